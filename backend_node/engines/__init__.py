@@ -1,0 +1,1 @@
+"""Query engines over CWB-format partitions: ``native`` (numpy) and ``cwb`` (real CQP)."""

@@ -1,0 +1,135 @@
+"""``cowbird encode`` and ``cowbird info``: cwb-encode's flags, cwb-describe-corpus's report."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder
+from backend_node.store.errors import StoreError
+from backend_node.store.info import describe
+from backend_node.store.reader import Corpus
+from backend_node.store.registry import parse_s_declaration
+
+
+class _OrderedDeclarations(click.Command):
+    """Remembers the command-line order of -S and -V, which fixes the registry's order as in cwb-encode."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        order: list[tuple[str, str]] = []
+        it = iter(args)
+        for arg in it:
+            if arg in ("-S", "-V"):
+                order.append((arg, next(it, "")))
+            elif len(arg) > 2 and arg[:2] in ("-S", "-V"):
+                order.append((arg[:2], arg[2:]))
+        ctx.meta["s_order"] = order
+        return super().parse_args(ctx, args)
+
+
+@click.command("encode", cls=_OrderedDeclarations)
+@click.option("-f", "input_file", required=True, type=click.Path(path_type=Path), help="VRT input (.vrt or .vrt.gz).")
+@click.option("-d", "data_dir", required=True, help="Directory for the corpus data files.")
+@click.option("-R", "registry_file", required=True, type=click.Path(path_type=Path), help="Registry file to write.")
+@click.option("-c", "charset", default="latin1", show_default=True, help="Character set: utf8, latin1 or ascii.")
+@click.option("-x", "xml", is_flag=True, help="XML-aware: decode entities, skip <?...?> and <!...> lines.")
+@click.option("-s", "skip_blank", is_flag=True, help="Skip empty lines.")
+@click.option("-B", "strip_blanks", is_flag=True, help="Strip leading and trailing blanks of fields and values.")
+@click.option(
+    "-p", "default_attribute", default="word", show_default=True, help="Name of the first column ('-': none)."
+)
+@click.option("-P", "p_attributes", multiple=True, help="Declare a p-attribute (one per further column).")
+@click.option("-S", "s_attributes", multiple=True, help="Declare an s-attribute: name[:depth][+key...].")
+@click.option("-V", "v_attributes", multiple=True, help="Like -S, and keep the whole attribute string too.")
+@click.option("-q", "quiet", is_flag=True, help="Do not print warnings.")
+@click.option(
+    "--partition-tokens",
+    type=int,
+    default=None,
+    help=f"Cut into partitions of at most this many tokens (the paper's ~1 GT: {DEFAULT_PARTITION_TOKENS}).",
+)
+@click.option("--partition-at", default=None, help="Element to cut before (default: text, else the first -S).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
+              help="Processes: 2 reads the input twice and writes half of the p-attributes in each.")
+@click.option("--manifest", type=click.Path(path_type=Path), default=None, help="Where to write the corpus manifest.")
+@click.pass_context
+def encode_command(ctx: click.Context, /, **kw: Any) -> None:
+    """Encode a VRT file into CWB format, as cwb-encode followed by cwb-makeall would.
+
+    \b
+    Example:
+      cowbird encode -f ewt.vrt -d data/ewt -R registry/ewt -c utf8 -xsB \\
+        -P pos -P upos -P lemma -S text:0+id+genre+host+year+date+url -S p:0 -S s:0+id
+    """
+    try:
+        decls = [parse_s_declaration(value, keep_all=(flag == "-V")) for flag, value in ctx.meta["s_order"]]
+        names = [d.name for d in decls]
+        duplicate = next((n for n in names if names.count(n) > 1), None)
+        if duplicate:
+            raise StoreError(f"s-attribute <{duplicate}> declared twice")
+        p_attrs = ([] if kw["default_attribute"] == "-" else [kw["default_attribute"]]) + list(kw["p_attributes"])
+        clash = set(p_attrs) & {n for d in decls for n in d.attribute_names}
+        if clash or len(set(p_attrs)) != len(p_attrs):
+            raise StoreError(f"attribute name declared twice: {', '.join(sorted(clash) or p_attrs)}")
+        options = EncodeOptions(
+            input=kw["input_file"],
+            data_dir=Path(kw["data_dir"]),
+            registry_file=kw["registry_file"],
+            p_attributes=p_attrs,
+            s_attributes=decls,
+            charset=kw["charset"].lower(),
+            xml=kw["xml"],
+            skip_blank=kw["skip_blank"],
+            strip_blanks=kw["strip_blanks"],
+            partition_tokens=kw["partition_tokens"],
+            partition_at=kw["partition_at"],
+            manifest=kw["manifest"],
+            data_dir_arg=kw["data_dir"],
+        )
+        warnings = 0
+
+        def warn(message: str) -> None:
+            nonlocal warnings
+            warnings += 1
+            if not kw["quiet"]:
+                click.echo(f"warning: {message}", err=True)
+
+        total = options.input.stat().st_size if options.input.exists() and options.input.suffix != ".gz" else None
+        started = time.perf_counter()
+        with Progress(
+            TextColumn("encoding"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
+            transient=True, disable=not sys.stderr.isatty(),
+        ) as progress:
+            task = progress.add_task("encode", total=total)
+            encoder = Encoder(
+                options, warn=warn, progress=lambda done: progress.update(task, completed=done), jobs=kw["jobs"]
+            )
+            result = encoder.run()
+        elapsed = time.perf_counter() - started
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    rate = result.size / elapsed if elapsed > 0 else 0.0
+    click.echo(f"encoded {result.size:,} tokens in {elapsed:.1f} s ({rate:,.0f} tokens/s)")
+    for part in result.partitions:
+        click.echo(f"  {part.corpus_id}: {part.size:,} tokens at offset {part.offset:,} -> {part.directory}")
+    for registry in result.registry_files:
+        click.echo(f"  registry: {registry}")
+    if result.manifest is not None:
+        click.echo(f"  manifest: {result.manifest}")
+
+
+@click.command("info")
+@click.option("-r", "--registry", "registry_dir", required=True, type=click.Path(path_type=Path),
+              help="Registry directory.")
+@click.argument("corpus")
+def info_command(registry_dir: Path, corpus: str) -> None:
+    """Describe a corpus: size, attributes with type counts, regions (like cwb-describe-corpus -s)."""
+    try:
+        click.echo(describe(Corpus.open(registry_dir, corpus)), nl=False)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc

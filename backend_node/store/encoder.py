@@ -1,0 +1,412 @@
+"""Encode a VRT file into CWB-format corpora: what cwb-encode and cwb-makeall write, byte for byte.
+
+Optionally the corpus is cut into partitions at the start of a boundary element (``<text>`` by
+default): each partition is a complete CWB corpus with its own registry entry (``ID_p01``, ...)
+and a manifest records their sizes and global token offsets.
+
+Nothing half-written is left behind: partitions are encoded into a scratch directory next to the
+data directory and moved into place, registry files last, only when the whole input was read.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import numpy as np
+
+from backend_node.store.cwbformat import MAX_CORPUS_SIZE
+from backend_node.store.errors import StoreError, VrtError
+from backend_node.store.pattr_writer import PAttributeWriter
+from backend_node.store.registry import SAttributeDecl, format_registry
+from backend_node.store.sattr_writer import ElementEncoder
+from backend_node.store.vrt import Batch, VrtOptions, VrtReader
+
+DEFAULT_PARTITION_TOKENS = 1_000_000_000
+MANIFEST_FORMAT = "cowbird-manifest/1"
+
+
+@dataclass
+class EncodeOptions:
+    """What ``cowbird encode`` was asked to do, in cwb-encode's terms."""
+
+    input: Path
+    data_dir: Path
+    registry_file: Path
+    p_attributes: list[str]  # word (unless -p -) first, then -P in order
+    s_attributes: list[SAttributeDecl] = field(default_factory=list)
+    charset: str = "latin1"
+    xml: bool = False
+    skip_blank: bool = False
+    strip_blanks: bool = False
+    partition_tokens: int | None = None
+    partition_at: str | None = None  # boundary element; default "text" or the first declared
+    manifest: Path | None = None
+    data_dir_arg: str | None = None  # -d as typed, for HOME (cwb-encode writes it verbatim)
+
+
+@dataclass
+class PartitionInfo:
+    """One encoded partition."""
+
+    corpus_id: str
+    size: int
+    offset: int
+    directory: Path
+
+
+@dataclass
+class EncodeResult:
+    """What was written."""
+
+    corpus_id: str
+    size: int
+    partitions: list[PartitionInfo]
+    registry_files: list[Path]
+    manifest: Path | None
+
+
+class CorpusWriter:
+    """Writes one CWB corpus (a whole corpus or one partition) from batches.
+
+    ``columns`` picks the p-attributes this writer handles and ``structure`` whether it writes the
+    s-attributes: two processes can share one corpus, each writing its own files.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        options: EncodeOptions,
+        offset: int,
+        warn: Callable[[str], None],
+        columns: list[int],
+        structure: bool,
+    ) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
+        self.offset = offset
+        self.size = 0
+        self.columns = columns
+        self.p_writers = [PAttributeWriter(directory, options.p_attributes[k]) for k in columns]
+        decls = options.s_attributes if structure else []
+        self.elements = [ElementEncoder(directory, decl, options.strip_blanks, warn) for decl in decls]
+        self.source = str(options.input)
+
+    def add(self, batch: Batch) -> None:
+        if self.size + batch.size > MAX_CORPUS_SIZE:
+            raise StoreError(
+                f"a CWB corpus holds at most {MAX_CORPUS_SIZE} tokens; use --partition-tokens to split the input"
+            )
+        for writer, k in zip(self.p_writers, self.columns, strict=True):
+            writer.add(batch.columns[k])
+        self.size += batch.size
+        tags = batch.tags
+        if len(self.elements) == 1:
+            self.elements[0].feed(tags, self.offset, self.source)
+            return
+        for code, element in enumerate(self.elements):
+            mine = np.flatnonzero(tags.element == code)
+            if len(mine):
+                element.feed(tags.take(mine), self.offset, self.source)
+
+    def open_elements(self) -> list[str]:
+        return [element.decl.name for element in self.elements if element.is_open or element.level > 0]
+
+    def finish(self, where: str) -> None:
+        for element in self.elements:
+            element.finish(self.size, where)
+        for writer in self.p_writers:
+            writer.finish()
+
+    def abort(self) -> None:
+        for writer in self.p_writers:
+            writer.abort()
+        for element in self.elements:
+            element.abort()
+
+
+def _silent(message: str) -> None:
+    """Warnings of the helper process: the main process reads the same input and reports them."""
+
+
+class Encoder:
+    """Drives reading, optional partitioning and writing.
+
+    With ``jobs`` 2 (the default where ``fork`` exists) a helper process reads the input too and
+    writes half of the p-attributes, so both cores work; the main process writes the rest, the
+    s-attributes, and reports warnings and progress.
+    """
+
+    def __init__(
+        self,
+        options: EncodeOptions,
+        warn: Callable[[str], None] = lambda message: None,
+        progress: Callable[[int], None] | None = None,
+        jobs: int = 2,
+    ) -> None:
+        self.options = options
+        self.warn = warn
+        self.progress = progress
+        self.jobs = jobs if "fork" in multiprocessing.get_all_start_methods() else 1
+        registry_id = options.registry_file.name
+        self.registry_id = registry_id.lower()
+        names = [d.name for d in options.s_attributes]
+        if options.partition_tokens is not None:
+            boundary = options.partition_at or ("text" if "text" in names else (names[0] if names else None))
+            if boundary is None or boundary not in names:
+                raise StoreError(
+                    f"cannot partition at <{boundary}>: declare it with -S (declared: {', '.join(names) or 'none'})"
+                )
+            if options.partition_tokens < 1:
+                raise StoreError("--partition-tokens must be a positive number of tokens")
+            self.boundary: str | None = boundary
+        else:
+            self.boundary = None
+
+    def _reader(self, warn: Callable[[str], None]) -> VrtReader:
+        options = self.options
+        return VrtReader(
+            options.input,
+            VrtOptions(
+                columns=len(options.p_attributes),
+                s_attributes=tuple(d.name for d in options.s_attributes),
+                charset=options.charset,
+                xml=options.xml,
+                skip_blank=options.skip_blank,
+                strip_blanks=options.strip_blanks,
+                warn=warn,
+            ),
+        )
+
+    def run(self) -> EncodeResult:
+        options = self.options
+        options.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{options.data_dir.name}.partial-", dir=options.data_dir.parent))
+        columns = list(range(len(options.p_attributes)))
+        # word and lemma (big lexicons) land in different processes when they are columns 0 and 3
+        mine, theirs = (columns[0::2], columns[1::2]) if self.jobs > 1 and len(columns) > 1 else (columns, [])
+        collecting = gc.isenabled()
+        gc.disable()  # no reference cycles here; the collector would only rescan millions of strings
+        helper: multiprocessing.process.BaseProcess | None = None
+        try:
+            if theirs:
+                context = multiprocessing.get_context("fork")
+                receive, send = context.Pipe(duplex=False)
+                helper = context.Process(target=self._helper, args=(scratch, theirs, send), daemon=True)
+                helper.start()
+                send.close()
+            sizes = self._encode(scratch, mine, True, self.warn, self.progress)
+            if helper is not None:
+                outcome = receive.recv() if receive.poll(None) else ("error", "helper process ended without a word")
+                helper.join()
+                if outcome[0] != "ok":
+                    raise StoreError(f"encoding failed in the helper process: {outcome[1]}")
+                if outcome[1] != sizes:
+                    raise StoreError("internal error: the two encoding processes disagree about partition sizes")
+            return self._install(scratch, sizes)
+        except EOFError as exc:
+            raise StoreError("the helper encoding process died") from exc
+        finally:
+            if helper is not None and helper.is_alive():
+                helper.terminate()
+                helper.join()
+            if collecting:
+                gc.enable()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _helper(self, scratch: Path, columns: list[int], send: Connection) -> None:
+        try:
+            sizes = self._encode(scratch, columns, False, _silent, None)
+            send.send(("ok", sizes))
+        except BaseException as exc:  # the main process reports it; a traceback here would only confuse
+            send.send(("error", str(exc)))
+        finally:
+            send.close()
+
+    def _encode(
+        self,
+        scratch: Path,
+        columns: list[int],
+        structure: bool,
+        warn: Callable[[str], None],
+        progress: Callable[[int], None] | None,
+    ) -> list[tuple[int, int]]:
+        """Read the input and write the chosen attributes; returns (size, offset) per partition."""
+        reader = self._reader(warn)
+        writers: list[CorpusWriter] = []
+
+        def new_writer(directory: Path, offset: int) -> CorpusWriter:
+            writer = CorpusWriter(directory, self.options, offset, warn, columns, structure)
+            writers.append(writer)
+            return writer
+
+        def report() -> None:
+            if progress is not None:
+                progress(reader.bytes_read)
+
+        try:
+            if self.boundary is None:
+                writer = new_writer(scratch, 0)
+                for batch in reader:
+                    writer.add(batch)
+                    report()
+                writer.finish(f"{self.options.input}:end of input")
+            else:
+                self._partitioned(reader, scratch, new_writer, report)
+        except BaseException:
+            for writer in writers:
+                writer.abort()
+            raise
+        return [(writer.size, writer.offset) for writer in writers]
+
+    # -- partitioning ----------------------------------------------------------------------
+
+    def _partitioned(
+        self,
+        reader: VrtReader,
+        scratch: Path,
+        make_writer: Callable[[Path, int], CorpusWriter],
+        report: Callable[[], None],
+    ) -> None:
+        """Cut before a boundary start tag when the unit it opens would overflow the partition.
+
+        A unit is everything from one boundary start tag to the next; the last unit of a batch is
+        held back until the next batch tells where it ends.
+        """
+        limit = self.options.partition_tokens
+        assert limit is not None and self.boundary is not None
+        boundary = [d.name for d in self.options.s_attributes].index(self.boundary)
+        pending: tuple[Batch, int] | None = None
+
+        count = 0
+
+        def new_writer(offset: int) -> CorpusWriter:
+            nonlocal count
+            count += 1
+            return make_writer(scratch / f"p{count:02d}", offset)
+
+        current = new_writer(0)
+        for batch in reader:
+            merged = batch if pending is None else Batch.join(pending[0], batch)
+            tags = merged.tags
+            cuts = np.flatnonzero((tags.element == boundary) & ~tags.closing).tolist()
+            if pending is None and (not cuts or cuts[0] != 0 or int(tags.cpos[0]) != merged.start):
+                cuts = [-1] + cuts  # material before the first boundary: always goes to the current partition
+            units = self._units(merged, cuts)
+            pending = units.pop()
+            for unit, line in units:
+                current = self._place(unit, line, current, limit, new_writer)
+            report()
+        if pending is not None:
+            unit, line = pending
+            current = self._place(unit, line, current, limit, new_writer)
+        current.finish(f"{self.options.input}:end of input")
+
+    @staticmethod
+    def _units(merged: Batch, cuts: list[int]) -> list[tuple[Batch, int]]:
+        """Split a batch before each tag index in ``cuts`` (-1: a lead-in before any boundary)."""
+        units: list[tuple[Batch, int]] = []
+        tags = merged.tags
+        bounds = cuts + [len(tags)]
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            tag_from = max(a, 0)
+            token_from = int(tags.cpos[a]) - merged.start if a >= 0 else 0
+            token_to = int(tags.cpos[b]) - merged.start if b < len(tags) else merged.size
+            line = int(tags.line[a]) if a >= 0 else 0
+            units.append((merged.slice(token_from, token_to, tag_from, b), line))
+        return units
+
+    def _place(
+        self,
+        unit: Batch,
+        line: int,
+        current: CorpusWriter,
+        limit: int,
+        new_writer: Callable[[int], CorpusWriter],
+    ) -> CorpusWriter:
+        if unit.size > limit:
+            raise VrtError(
+                str(self.options.input),
+                line,
+                f"<{self.boundary}> region of {unit.size} tokens is larger than --partition-tokens {limit}",
+            )
+        if current.size and current.size + unit.size > limit:
+            still_open = current.open_elements()
+            if still_open:
+                raise VrtError(
+                    str(self.options.input),
+                    line,
+                    f"cannot start a new partition before this <{self.boundary}>: "
+                    f"<{still_open[0]}> is still open (partition at the outermost element with --partition-at)",
+                )
+            current.finish(f"{self.options.input}:{line}")
+            current = new_writer(current.offset + current.size)
+        current.add(unit)
+        return current
+
+    # -- installing the result -----------------------------------------------------------------
+
+    def _install(self, scratch: Path, sizes: list[tuple[int, int]]) -> EncodeResult:
+        options = self.options
+        data_dir = options.data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        home = options.data_dir_arg if options.data_dir_arg is not None else str(data_dir)
+        registry_dir = options.registry_file.parent
+        registry_dir.mkdir(parents=True, exist_ok=True)
+        partitions: list[PartitionInfo] = []
+        entries: list[tuple[str, str]] = []
+        if self.boundary is None:
+            for item in os.listdir(scratch):
+                os.replace(scratch / item, data_dir / item)
+            entries.append((self.registry_id, home))
+            partitions.append(PartitionInfo(self.registry_id, sizes[0][0], 0, data_dir))
+        else:
+            for number, (size, offset) in enumerate(sizes, start=1):
+                target = data_dir / f"p{number:02d}"
+                if target.exists():
+                    shutil.rmtree(target)
+                os.replace(scratch / f"p{number:02d}", target)
+                partition_id = f"{self.registry_id}_p{number:02d}"
+                entries.append((partition_id, f"{home.rstrip('/')}/p{number:02d}"))
+                partitions.append(PartitionInfo(partition_id, size, offset, target))
+        registry_files: list[Path] = []
+        for registry_id, home_dir in entries:
+            path = registry_dir / registry_id
+            text = format_registry(registry_id, home_dir, options.charset, options.p_attributes, options.s_attributes)
+            path.write_text(text, encoding="utf-8")
+            registry_files.append(path)
+        manifest = options.manifest
+        if manifest is None and self.boundary is not None:
+            manifest = data_dir / f"{self.registry_id}.manifest.json"
+        if manifest is not None:
+            write_manifest(manifest, self.registry_id, options, partitions)
+        total = sum(p.size for p in partitions)
+        return EncodeResult(self.registry_id, total, partitions, registry_files, manifest)
+
+
+def write_manifest(path: Path, corpus_id: str, options: EncodeOptions, partitions: list[PartitionInfo]) -> None:
+    """The corpus manifest the front end reads: attributes and partitions with global offsets."""
+    document = {
+        "format": MANIFEST_FORMAT,
+        "corpus": corpus_id,
+        "size": sum(p.size for p in partitions),
+        "charset": options.charset,
+        "p_attributes": options.p_attributes,
+        "s_attributes": [name for decl in options.s_attributes for name in decl.attribute_names],
+        "annotated_s_attributes": [name for decl in options.s_attributes for name in decl.annotated_names],
+        "registry": str(options.registry_file.parent.resolve()),
+        "partitions": [
+            {"id": p.corpus_id, "size": p.size, "offset": p.offset, "data": str(p.directory.resolve())}
+            for p in partitions
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

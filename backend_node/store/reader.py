@@ -1,0 +1,263 @@
+"""Memory-mapped access to a CWB corpus, whoever encoded it (real cwb-encode or cowbird).
+
+Files are mapped with ``np.memmap`` as big-endian int32 and never loaded whole; only the lexicon
+strings of an attribute are decoded into a Python list, and only when asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.store.cwbformat import BE_INT32
+from backend_node.store.errors import CorpusFormatError
+from backend_node.store.registry import RegistryEntry, find_registry_file, parse_registry
+
+CODECS = {"utf8": "utf-8", "ascii": "ascii", "latin1": "latin-1", "iso-8859-1": "latin-1"}
+
+IntArray = npt.NDArray[np.int32]
+
+
+def _map(path: Path) -> npt.NDArray[np.int32]:
+    """Map a big-endian int32 file; an empty file is an empty array (mmap cannot map 0 bytes)."""
+    if not path.exists():
+        raise CorpusFormatError(f"missing data file {path}")
+    size = path.stat().st_size
+    if size % 4:
+        raise CorpusFormatError(f"data file {path} is truncated ({size} bytes is not a multiple of 4)")
+    if size == 0:
+        return np.zeros(0, dtype=BE_INT32)
+    return np.memmap(path, dtype=BE_INT32, mode="r")
+
+
+def _map_bytes(path: Path) -> npt.NDArray[np.uint8]:
+    if not path.exists():
+        raise CorpusFormatError(f"missing data file {path}")
+    if path.stat().st_size == 0:
+        return np.zeros(0, dtype=np.uint8)
+    return np.memmap(path, dtype=np.uint8, mode="r")
+
+
+class PositionalAttribute:
+    """A p-attribute: token stream, lexicon, frequencies and reverse index."""
+
+    def __init__(self, home: Path, name: str, codec: str) -> None:
+        self.name = name
+        self.codec = codec
+        prefix = home / name
+        if not Path(f"{prefix}.corpus").exists():
+            if Path(f"{prefix}.huf").exists() or Path(f"{prefix}.hcd").exists():
+                raise CorpusFormatError(
+                    f"p-attribute {name!r} in {home} is compressed (cwb-huffcode): the native engine reads "
+                    "uncompressed corpora only; serve this corpus with the cwb engine (--engine cwb)"
+                )
+            raise CorpusFormatError(f"p-attribute {name!r}: missing data file {prefix}.corpus")
+        self.corpus = _map(Path(f"{prefix}.corpus"))
+        self.lexicon_bytes = _map_bytes(Path(f"{prefix}.lexicon"))
+        self.lexicon_index = _map(Path(f"{prefix}.lexicon.idx"))
+        self._home = home
+        if not Path(f"{prefix}.corpus.rev").exists() and Path(f"{prefix}.crc").exists():
+            raise CorpusFormatError(
+                f"the reverse index of {name!r} in {home} is compressed (cwb-compress-rdx); "
+                "serve this corpus with the cwb engine (--engine cwb)"
+            )
+
+    def __len__(self) -> int:
+        return len(self.corpus)
+
+    @property
+    def lexicon_size(self) -> int:
+        return len(self.lexicon_index)
+
+    @cached_property
+    def frequencies(self) -> IntArray:
+        """Frequency of each lexicon id (``corpus.cnt``)."""
+        return _map(self._home / f"{self.name}.corpus.cnt")
+
+    @cached_property
+    def rev_offsets(self) -> IntArray:
+        """Start of each id's positions in the reverse index (``corpus.rdx``)."""
+        return _map(self._home / f"{self.name}.corpus.rdx")
+
+    @cached_property
+    def rev(self) -> IntArray:
+        """Corpus positions grouped by id (``corpus.rev``)."""
+        return _map(self._home / f"{self.name}.corpus.rev")
+
+    @cached_property
+    def sorted_ids(self) -> IntArray:
+        """Lexicon ids in CWB's sort order (``lexicon.srt``)."""
+        return _map(self._home / f"{self.name}.lexicon.srt")
+
+    @cached_property
+    def strings(self) -> list[str]:
+        """All lexicon strings, decoded, indexed by id."""
+        raw = bytes(self.lexicon_bytes)
+        if not raw:
+            return []
+        parts = raw.split(b"\0")
+        parts.pop()
+        if len(parts) != self.lexicon_size:
+            raise CorpusFormatError(f"lexicon of {self.name!r} has {len(parts)} strings, index {self.lexicon_size}")
+        return [p.decode(self.codec, "replace") for p in parts]
+
+    @cached_property
+    def _string_ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self.strings)}
+
+    def id2str(self, lexicon_id: int) -> str:
+        if not 0 <= lexicon_id < self.lexicon_size:
+            raise IndexError(f"lexicon id {lexicon_id} out of range for {self.name!r}")
+        start = int(self.lexicon_index[lexicon_id])
+        end = start
+        data = self.lexicon_bytes
+        # strings are short; scanning for the NUL beats decoding the whole lexicon for one lookup
+        while data[end] != 0:
+            end += 1
+        return bytes(data[start:end]).decode(self.codec, "replace")
+
+    def str2id(self, value: str) -> int | None:
+        """The id of a string, or None when it does not occur."""
+        return self._string_ids.get(value)
+
+    def cpos2id(self, cpos: int | IntArray) -> npt.NDArray[np.int32]:
+        return np.asarray(self.corpus[cpos], dtype=np.int32)
+
+    def cpos2str(self, cpos: int) -> str:
+        return self.strings[int(self.corpus[cpos])]
+
+    def frequency(self, lexicon_id: int) -> int:
+        return int(self.frequencies[lexicon_id])
+
+    def positions(self, lexicon_id: int) -> npt.NDArray[np.int32]:
+        """Corpus positions of an id, ascending (a slice of the reverse index)."""
+        start = int(self.rev_offsets[lexicon_id])
+        return np.asarray(self.rev[start : start + int(self.frequencies[lexicon_id])], dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class Region:
+    """One region of an s-attribute (end inclusive) and its annotation, if any."""
+
+    number: int
+    start: int
+    end: int
+    value: str | None
+
+
+class StructuralAttribute:
+    """An s-attribute: sorted ranges and, when annotated, a value per region."""
+
+    def __init__(self, home: Path, name: str, codec: str, annotated: bool | None = None) -> None:
+        self.name = name
+        self.codec = codec
+        ranges = _map(home / f"{name}.rng")
+        self.ranges = ranges.reshape(-1, 2) if len(ranges) else np.zeros((0, 2), dtype=BE_INT32)
+        avx_path = home / f"{name}.avx"
+        self.has_values = avx_path.exists() if annotated is None else annotated and avx_path.exists()
+        if self.has_values:
+            avx = _map(avx_path)
+            self.value_index = avx.reshape(-1, 2) if len(avx) else np.zeros((0, 2), dtype=BE_INT32)
+            self.value_bytes = _map_bytes(home / f"{name}.avs")
+
+    def __len__(self) -> int:
+        return len(self.ranges)
+
+    @cached_property
+    def starts(self) -> IntArray:
+        return np.ascontiguousarray(self.ranges[:, 0], dtype=np.int32)
+
+    @cached_property
+    def ends(self) -> IntArray:
+        return np.ascontiguousarray(self.ranges[:, 1], dtype=np.int32)
+
+    def region_numbers(self, cpos: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Region number containing each position, -1 where none does."""
+        positions = np.asarray(cpos)
+        numbers = np.searchsorted(self.starts, positions, side="right") - 1
+        inside = (numbers >= 0) & (self.ends[np.maximum(numbers, 0)] >= positions)
+        return np.where(inside, numbers, -1)
+
+    def region(self, number: int) -> Region:
+        start, end = (int(x) for x in self.ranges[number])
+        return Region(number, start, end, self.value(number) if self.has_values else None)
+
+    def region_at(self, cpos: int) -> Region | None:
+        number = int(self.region_numbers(np.asarray([cpos]))[0])
+        return None if number < 0 else self.region(number)
+
+    @cached_property
+    def value_offsets(self) -> IntArray:
+        """avs offset of each region's value (avx second column, in region order)."""
+        return np.ascontiguousarray(self.value_index[:, 1], dtype=np.int32)
+
+    def value_at_offset(self, offset: int) -> str:
+        data = self.value_bytes
+        end = offset
+        while data[end] != 0:
+            end += 1
+        return bytes(data[offset:end]).decode(self.codec, "replace")
+
+    def value(self, number: int) -> str:
+        if not self.has_values:
+            raise CorpusFormatError(f"s-attribute {self.name!r} has no annotations")
+        return self.value_at_offset(int(self.value_offsets[number]))
+
+    @cached_property
+    def distinct_values(self) -> dict[int, str]:
+        """Every distinct annotation by its avs offset (regexes are evaluated on these, once each)."""
+        raw = bytes(self.value_bytes)
+        result: dict[int, str] = {}
+        offset = 0
+        for part in raw.split(b"\0")[:-1]:
+            result[offset] = part.decode(self.codec, "replace")
+            offset += len(part) + 1
+        return result
+
+
+class Corpus:
+    """A CWB corpus opened from its registry entry."""
+
+    def __init__(self, entry: RegistryEntry) -> None:
+        self.entry = entry
+        self.corpus_id = entry.corpus_id
+        self.codec = CODECS.get(entry.charset.lower(), "latin-1")
+        if not entry.home.is_dir():
+            raise CorpusFormatError(f"data directory {entry.home} of corpus {entry.corpus_id!r} does not exist")
+        if not entry.p_attributes:
+            raise CorpusFormatError(f"corpus {entry.corpus_id!r} declares no p-attributes")
+        self._p: dict[str, PositionalAttribute] = {}
+        self._s: dict[str, StructuralAttribute] = {}
+        self.size = len(self.p_attribute(entry.p_attributes[0]))
+
+    @classmethod
+    def open(cls, registry_dir: Path, corpus_id: str) -> Corpus:
+        return cls(parse_registry(find_registry_file(registry_dir, corpus_id)))
+
+    @property
+    def p_attribute_names(self) -> list[str]:
+        return list(self.entry.p_attributes)
+
+    @property
+    def s_attribute_names(self) -> list[str]:
+        return list(self.entry.s_attributes)
+
+    def p_attribute(self, name: str) -> PositionalAttribute:
+        if name not in self._p:
+            if name not in self.entry.p_attributes:
+                known = ", ".join(self.entry.p_attributes)
+                raise KeyError(f"corpus {self.corpus_id} has no p-attribute {name!r} (it has: {known})")
+            self._p[name] = PositionalAttribute(self.entry.home, name, self.codec)
+        return self._p[name]
+
+    def s_attribute(self, name: str) -> StructuralAttribute:
+        if name not in self._s:
+            if name not in self.entry.s_attributes:
+                known = ", ".join(self.entry.s_attributes) or "none"
+                raise KeyError(f"corpus {self.corpus_id} has no s-attribute {name!r} (it has: {known})")
+            self._s[name] = StructuralAttribute(self.entry.home, name, self.codec)
+        return self._s[name]

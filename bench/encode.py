@@ -1,0 +1,81 @@
+"""Encoding benchmark: BIG10 and BIG50 shuffle corpora through ``cowbird encode``.
+
+Builds the corpora with ``../shared/reference/make_shuffle_corpus.py`` (cached in ``bench/data``),
+encodes each in a fresh process with the reference README's flags, and prints a table of
+tokens/second and peak resident memory. Real cwb-encode + cwb-makeall take 73 s for BIG50 on the
+development machine (60 s + 13 s).
+
+    .venv/bin/python bench/encode.py [--sizes 10000000,50000000] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
+DATA = ROOT / "bench" / "data"
+FLAGS = ["-c", "utf8", "-xsB", "-P", "pos", "-P", "upos", "-P", "lemma",
+         "-S", "text:0+id+host+tld+genre+year+lastmod+url", "-S", "s:0+id", "-q"]
+CWB_SECONDS = {50_000_000: 73.0}
+
+
+def shuffle_corpus(tokens: int) -> Path:
+    """The deterministic shuffle corpus of this size (seed 1), built once."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"big{tokens // 1_000_000}.vrt"
+    if not path.exists():
+        script = REFERENCE / "make_shuffle_corpus.py"
+        if not script.exists():
+            sys.exit(f"{script} not found: the benchmark needs ../shared/reference")
+        print(f"building {path.name} ...", file=sys.stderr)
+        subprocess.run([sys.executable, str(script), str(REFERENCE / "ewt.vrt"), str(tokens), str(path), "1"],
+                       check=True)
+    return path
+
+
+def encode(vrt: Path, jobs: int) -> tuple[float, float, str]:
+    """Encode in a child process; wall seconds, peak RSS of the largest process (MB), last output line."""
+    target = DATA / f"{vrt.stem}-encoded"
+    shutil.rmtree(target, ignore_errors=True)
+    command = [sys.executable, "-m", "cowbird", "encode", "--jobs", str(jobs),
+               "-f", str(vrt), "-d", str(target / "data"), "-R", str(target / "registry" / vrt.stem), *FLAGS]
+    started = time.perf_counter()
+    process = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    elapsed = time.perf_counter() - started
+    if process.returncode:
+        sys.exit(process.stderr)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return elapsed, peak, process.stdout.splitlines()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000000,50000000", help="corpus sizes in tokens, comma-separated")
+    parser.add_argument("--jobs", default="2,1", help="process counts to measure, comma-separated")
+    args = parser.parse_args()
+    table = Table(title="cowbird encode (VRT -> CWB, including what cwb-makeall writes)")
+    for column in ("corpus", "jobs", "tokens", "seconds", "tokens/s", "peak RSS MB", "cwb-encode+makeall s"):
+        table.add_column(column, justify="right")
+    for size in (int(s) for s in args.sizes.split(",")):
+        vrt = shuffle_corpus(size)
+        for jobs in (int(j) for j in args.jobs.split(",")):
+            seconds, peak, line = encode(vrt, jobs)
+            tokens = int(line.split()[1].replace(",", ""))
+            cwb = CWB_SECONDS.get(size)
+            table.add_row(vrt.name, str(jobs), f"{tokens:,}", f"{seconds:.1f}", f"{tokens / seconds:,.0f}",
+                          f"{peak:,.0f}", f"{cwb:.0f}" if cwb else "-")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""The `cowbird` command line: one group, one subcommand per task.
+
+Domain errors become one-line messages and a non-zero exit; `--help` works on every level.
+"""
+
+from __future__ import annotations
+
+import click
+
+from cowbird import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cowbird")
+def main() -> None:
+    """cowbird: encode, inspect and query CWB-format corpora, and serve them over HTTP."""
+
+
+def _register() -> None:
+    # Subcommands live next to the code they drive; importing them here keeps `cowbird` one tree.
+    from backend_node.store.cli import encode_command, info_command
+    from query_lang.cli import check_command, translate_command
+
+    for command in (encode_command, info_command, translate_command, check_command):
+        main.add_command(command)
+
+
+_register()

@@ -1,0 +1,55 @@
+"""Small helpers for store tests: encode a VRT string and read it back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend_node.store.encoder import EncodeOptions, Encoder, EncodeResult
+from backend_node.store.reader import Corpus
+from backend_node.store.registry import parse_s_declaration
+
+
+def encode_text(
+    tmp_path: Path,
+    vrt: str | bytes,
+    p_attributes: list[str] | None = None,
+    s_attributes: list[str] | None = None,
+    warnings: list[str] | None = None,
+    **extra: object,
+) -> tuple[EncodeResult, Path]:
+    """Encode ``vrt`` as corpus ``test`` with -c utf8 -xsB; returns the result and the registry dir.
+
+    An s-attribute declaration starting with ``-V `` keeps the whole attribute string.
+    """
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    source = tmp_path / "input.vrt"
+    source.write_bytes(vrt.encode("utf-8") if isinstance(vrt, str) else vrt)
+    options = EncodeOptions(
+        input=source,
+        data_dir=tmp_path / "data",
+        registry_file=tmp_path / "registry" / "test",
+        p_attributes=p_attributes or ["word", "pos"],
+        s_attributes=[
+            parse_s_declaration(d.removeprefix("-V "), keep_all=d.startswith("-V "))
+            for d in (s_attributes if s_attributes is not None else ["s:0+id"])
+        ],
+        charset="utf8",
+        xml=True,
+        skip_blank=True,
+        strip_blanks=True,
+    )
+    for key, value in extra.items():
+        setattr(options, key, value)
+    sink = warnings if warnings is not None else []
+    result = Encoder(options, warn=sink.append).run()
+    return result, tmp_path / "registry"
+
+
+def tokens(corpus: Corpus, attribute: str = "word") -> list[str]:
+    att = corpus.p_attribute(attribute)
+    return [att.cpos2str(i) for i in range(corpus.size)]
+
+
+def regions(corpus: Corpus, name: str) -> list[tuple[int, int, str | None]]:
+    att = corpus.s_attribute(name)
+    return [(r.start, r.end, r.value) for r in (att.region(i) for i in range(len(att)))]

@@ -1,0 +1,65 @@
+"""Acceptance: encoding the reference VRT gives the files real cwb-encode + cwb-makeall wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend_node.store.encoder import EncodeOptions, Encoder
+from backend_node.store.reader import Corpus
+from backend_node.store.registry import parse_s_declaration
+
+FLAGS_S = ["text:0+id+genre+host+year+date+url", "p:0", "s:0+id"]
+
+
+@pytest.fixture(scope="module")
+def encoded_ewt(reference: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("ewt")
+    Encoder(
+        EncodeOptions(
+            input=reference / "ewt.vrt",
+            data_dir=base / "data" / "ewt",
+            registry_file=base / "registry" / "ewt",
+            p_attributes=["word", "pos", "upos", "lemma"],
+            s_attributes=[parse_s_declaration(d) for d in FLAGS_S],
+            charset="utf8",
+            xml=True,
+            skip_blank=True,
+            strip_blanks=True,
+        )
+    ).run()
+    return base
+
+
+def test_every_data_file_is_byte_identical(encoded_ewt: Path, reference: Path) -> None:
+    expected_dir = reference / "cwb" / "data" / "ewt"
+    ours = encoded_ewt / "data" / "ewt"
+    expected = sorted(p.name for p in expected_dir.iterdir())
+    assert sorted(p.name for p in ours.iterdir()) == expected
+    assert len(expected) == 52
+    different = [name for name in expected if (ours / name).read_bytes() != (expected_dir / name).read_bytes()]
+    assert different == []
+
+
+def test_registry_matches_cwb_encode_except_home(encoded_ewt: Path, reference: Path) -> None:
+    ours = (encoded_ewt / "registry" / "ewt").read_text().splitlines()
+    theirs = (reference / "cwb" / "registry" / "ewt").read_text().splitlines()
+    assert len(ours) == len(theirs)
+    for mine, real in zip(ours, theirs, strict=True):
+        if real.startswith(("HOME ", "INFO ")):
+            assert mine.split()[0] == real.split()[0]
+        else:
+            assert mine == real
+
+
+def test_reader_opens_real_cwb_and_our_encoding_alike(encoded_ewt: Path, reference: Path) -> None:
+    real = Corpus.open(reference / "cwb" / "registry", "ewt")
+    ours = Corpus.open(encoded_ewt / "registry", "EWT")
+    assert real.size == ours.size == 254_818
+    for name in ("word", "lemma"):
+        a, b = real.p_attribute(name), ours.p_attribute(name)
+        assert a.lexicon_size == b.lexicon_size
+        assert [a.cpos2str(i) for i in range(0, 254_818, 9973)] == [b.cpos2str(i) for i in range(0, 254_818, 9973)]
+    assert real.s_attribute("text_genre").region(0).value == "answers"
+    assert real.s_attribute("text").region(1).start == 139

@@ -1,0 +1,1 @@
+"""Tools that work on cowbird's output."""
