@@ -1,0 +1,72 @@
+"""cowbird's query languages: the simplified language of Colibri² and checked CQP.
+
+- ``translate(text, ignore_case=False) -> str``: simple query to canonical CQP text.
+- ``parse_cqp(text) -> Query``: a CQP query expression to the typed AST (``cqp_ast``).
+- ``serialize(query) -> str`` and ``canonical(text) -> str``: the AST back to canonical CQP,
+  the only CQP text that is ever sent to a node.
+
+Every failure is a ``QueryError`` (``QuerySyntaxError`` or ``UnsupportedQueryError``) carrying
+the offset, line and column of the problem. No Lark object leaves this package.
+"""
+
+from query_lang.cqp import canonical, parse_cqp
+from query_lang.cqp_ast import (
+    Alternation,
+    And,
+    AttributeTest,
+    Comparison,
+    Condition,
+    Constraint,
+    ConstraintAnd,
+    ConstraintNot,
+    ConstraintOr,
+    LabelRef,
+    Not,
+    Or,
+    Pattern,
+    Query,
+    RegexValue,
+    Repetition,
+    Sequence,
+    StructuralTag,
+    TokenPattern,
+    ValueTest,
+)
+from query_lang.cqp_serialize import serialize
+from query_lang.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
+from query_lang.simple import Distance, SimpleQuery, Term, parse_simple, to_cqp, translate
+
+__all__ = [
+    "Alternation",
+    "And",
+    "AttributeTest",
+    "Comparison",
+    "Condition",
+    "Constraint",
+    "ConstraintAnd",
+    "ConstraintNot",
+    "ConstraintOr",
+    "Distance",
+    "LabelRef",
+    "Not",
+    "Or",
+    "Pattern",
+    "Query",
+    "QueryError",
+    "QuerySyntaxError",
+    "RegexValue",
+    "Repetition",
+    "Sequence",
+    "SimpleQuery",
+    "StructuralTag",
+    "Term",
+    "TokenPattern",
+    "UnsupportedQueryError",
+    "ValueTest",
+    "canonical",
+    "parse_cqp",
+    "parse_simple",
+    "serialize",
+    "to_cqp",
+    "translate",
+]

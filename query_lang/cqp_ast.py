@@ -1,0 +1,196 @@
+"""Typed AST of a CQP query expression: frozen, hashable dataclasses and nothing else.
+
+The parser (``query_lang.cqp``) builds it, the serializer (``query_lang.cqp_serialize``) turns it
+back into canonical CQP text, and the native engine walks it. Shapes are normalised so that
+``parse_cqp(serialize(q)) == q``:
+
+- ``Sequence`` has at least two items, none of them a ``Sequence``; ``Alternation`` has at least
+  two options, none of them an ``Alternation``; ``And``/``Or`` (and the constraint variants) have
+  at least two operands, none of the same class. A parenthesised single item is the item itself.
+- A bare ``"house"`` is ``TokenPattern(AttributeTest("word", False, RegexValue("house")))``.
+- ``Repetition`` keeps the bounds as written: ``?`` is (0, 1), ``*`` is (0, None), ``+`` is
+  (1, None), ``{,m}`` is (0, m); ``x{1}`` stays a ``Repetition`` (it is not simplified to ``x``).
+
+Regular expressions follow CQP: PCRE syntax, matched against the *whole* attribute value (an
+implicit ``^(?:...)$``), ``%c`` folds case, ``%d`` ignores diacritics, ``%l`` makes the value a
+literal string instead of a regex.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+# ------------------------------------------------------------------ values
+
+
+@dataclass(frozen=True)
+class RegexValue:
+    """A quoted value: the regex exactly as the regex engine must see it, plus CQP's flags.
+
+    ``pattern`` is the text between the quotes with CQP's quote doubling undone (``"a""b"`` is
+    ``a"b``); backslashes are kept as written, so ``"\\$"`` is the regex ``\\$``. With ``literal``
+    (``%l``) the pattern is a plain string, compared as a whole, and the other flags are off.
+    """
+
+    pattern: str
+    ignore_case: bool = False
+    ignore_diacritics: bool = False
+    literal: bool = False
+
+
+@dataclass(frozen=True)
+class ValueTest:
+    """``="..."`` or ``!="..."`` on a structural tag: ``<text_genre!="email">``."""
+
+    negated: bool
+    value: RegexValue
+
+
+# ------------------------------------------------------------------ conditions inside [...]
+
+
+@dataclass(frozen=True)
+class AttributeTest:
+    """``word="x"`` (``negated`` False) or ``word!="x"`` (``negated`` True)."""
+
+    attribute: str
+    negated: bool
+    value: RegexValue
+
+
+@dataclass(frozen=True)
+class Not:
+    """``!condition``."""
+
+    operand: Condition
+
+
+@dataclass(frozen=True)
+class And:
+    """``a & b & ...``."""
+
+    operands: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    """``a | b | ...``."""
+
+    operands: tuple[Condition, ...]
+
+
+Condition: TypeAlias = AttributeTest | Not | And | Or
+
+# ------------------------------------------------------------------ token-level pattern
+
+
+@dataclass(frozen=True)
+class TokenPattern:
+    """One corpus position: ``[condition]``, or ``[]`` (``condition`` None) for any token.
+
+    ``label`` is the name set by ``a:[...]``; ``target`` is True for ``@[...]``.
+    """
+
+    condition: Condition | None
+    label: str | None = None
+    target: bool = False
+
+
+@dataclass(frozen=True)
+class StructuralTag:
+    """A zero-width assertion: region start ``<s>``, end ``</s>``, or ``<text_genre="x">``.
+
+    ``attribute`` is the s-attribute as written (``text_genre``); only opening tags have a test.
+    """
+
+    attribute: str
+    closing: bool = False
+    test: ValueTest | None = None
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """Items matched one after the other."""
+
+    items: tuple[Pattern, ...]
+
+
+@dataclass(frozen=True)
+class Alternation:
+    """Any one of the options (``a | b``)."""
+
+    options: tuple[Pattern, ...]
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """``item`` repeated between ``min`` and ``max`` times; ``max`` None means unbounded."""
+
+    item: Pattern
+    min: int
+    max: int | None
+
+
+Pattern: TypeAlias = TokenPattern | StructuralTag | Sequence | Alternation | Repetition
+
+# ------------------------------------------------------------------ global constraint after ::
+
+
+@dataclass(frozen=True)
+class LabelRef:
+    """``label.attribute``: ``match.text_genre``, ``a.lemma``; labels are ``match``,
+    ``matchend``, ``target`` or a label set in the pattern."""
+
+    label: str
+    attribute: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``left = right`` or ``left != right`` (``negated``); right is a regex or another label."""
+
+    left: LabelRef
+    negated: bool
+    right: RegexValue | LabelRef
+
+
+@dataclass(frozen=True)
+class ConstraintNot:
+    """``!constraint``."""
+
+    operand: Constraint
+
+
+@dataclass(frozen=True)
+class ConstraintAnd:
+    """``a & b & ...`` in a global constraint."""
+
+    operands: tuple[Constraint, ...]
+
+
+@dataclass(frozen=True)
+class ConstraintOr:
+    """``a | b | ...`` in a global constraint."""
+
+    operands: tuple[Constraint, ...]
+
+
+Constraint: TypeAlias = Comparison | ConstraintNot | ConstraintAnd | ConstraintOr
+
+# ------------------------------------------------------------------ the query
+
+
+@dataclass(frozen=True)
+class Query:
+    """A whole query: ``pattern [:: constraint] [within s] [cut N] [expand to s]``."""
+
+    pattern: Pattern
+    within: str | None = None
+    constraint: Constraint | None = None
+    cut: int | None = None
+    expand: str | None = None
+
+
+SPECIAL_LABELS = frozenset({"match", "matchend", "target"})
+"""Labels every query defines; a constraint may refer to them without setting them."""

@@ -1,0 +1,270 @@
+"""From Lark's parse tree of ``cqp.lark`` to the typed AST of ``cqp_ast``, checking as it goes.
+
+Everything the grammar cannot say is checked here, with the offending token's offset: flags,
+regexes, repetition bounds, reserved words, a single target marker, labels used in the global
+constraint but never set, and the constructs parsed only to be reported as unsupported.
+The transformer is non-recursive, so tree depth never meets Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token
+from lark.visitors import Transformer_NonRecursive, v_args
+
+from query_lang.cqp_ast import (
+    SPECIAL_LABELS,
+    Alternation,
+    And,
+    AttributeTest,
+    Comparison,
+    Condition,
+    Constraint,
+    ConstraintAnd,
+    ConstraintNot,
+    ConstraintOr,
+    LabelRef,
+    Not,
+    Or,
+    Pattern,
+    Query,
+    RegexValue,
+    Repetition,
+    Sequence,
+    StructuralTag,
+    TokenPattern,
+    ValueTest,
+)
+from query_lang.cqp_lexical import ANCHOR_TAGS, RESERVED_WORDS, unquote, unrepresentable_reason
+from query_lang.errors import QuerySyntaxError, UnsupportedQueryError
+from query_lang.limits import MAX_CUT, MAX_REPETITION
+from query_lang.regex_check import MAX_REGEX_SIZE, check_regex
+
+Bounds = tuple[int, int | None]
+
+
+@v_args(inline=True)
+class AstBuilder(Transformer_NonRecursive[Token, Any]):
+    """Builds one ``Query``; make a new instance per query (it collects labels and targets)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.labels: set[str] = set()
+        self.label_refs: list[tuple[str, int]] = []
+        self.targets: list[int] = []
+        self.regex_budget = MAX_REGEX_SIZE
+
+    def _error(self, message: str, token: Token | int) -> QuerySyntaxError:
+        offset = token if isinstance(token, int) else _offset(token)
+        return QuerySyntaxError(message, self.text, offset)
+
+    def _unsupported(self, message: str, token: Token) -> UnsupportedQueryError:
+        return UnsupportedQueryError(message, self.text, _offset(token))
+
+    def _name(self, token: Token, what: str) -> str:
+        name = str(token)
+        if name in RESERVED_WORDS:
+            raise self._error(f"'{name}' is a CQP keyword and cannot be used as {what}", token)
+        return name
+
+    def _int(self, token: Token, low: int, high: int, what: str) -> int:
+        # Bounding the digits first keeps int() away from Python's long-string conversion limit.
+        value = int(token) if len(token) <= 12 else high + 1
+        if not low <= value <= high:
+            raise self._error(f"{what} must be between {low:,} and {high:,}", token)
+        return value
+
+    # ------------------------------------------------------------------ query and clauses
+
+    def start(
+        self,
+        pattern: Pattern,
+        constraint: Constraint | None,
+        within: str | None,
+        cut: int | None,
+        expand: str | None,
+    ) -> Query:
+        if len(self.targets) > 1:
+            raise self._error("only one target marker '@' is allowed in a query", self.targets[1])
+        for label, offset in self.label_refs:
+            if label not in SPECIAL_LABELS and label not in self.labels:
+                raise self._error(
+                    f"label '{label}' is not set in the pattern (set it with {label}:[...])", offset
+                )
+        return Query(pattern, within=within, constraint=constraint, cut=cut, expand=expand)
+
+    def constraint_clause(self, constraint: Constraint) -> Constraint:
+        return constraint
+
+    def within_clause(self, direction: Token | None, context: Token) -> str:
+        if direction is not None:
+            raise self._unsupported(f"'within {direction}' is not supported; use 'within s'", direction)
+        return self._name(context, "a structural attribute")
+
+    def expand_clause(self, direction: Token | None, context: Token) -> str:
+        if direction is not None:
+            raise self._unsupported(f"'expand {direction}' is not supported; use 'expand to s'", direction)
+        return self._name(context, "a structural attribute")
+
+    def context(self, first: Token, name: Token | None = None) -> Token:
+        if first.type == "INT":
+            raise self._unsupported(
+                "a number of tokens or regions is not supported here; give a structural "
+                "attribute such as 's'",
+                first,
+            )
+        return first
+
+    def cut_clause(self, count: Token) -> int:
+        return self._int(count, 1, MAX_CUT, "the number after 'cut'")
+
+    # ------------------------------------------------------------------ pattern
+
+    def pattern(self, *options: Pattern) -> Alternation:
+        flat: list[Pattern] = []
+        for option in options:
+            flat.extend(option.options if isinstance(option, Alternation) else (option,))
+        return Alternation(tuple(flat))
+
+    def sequence(self, *items: Pattern) -> Sequence:
+        flat: list[Pattern] = []
+        for item in items:
+            flat.extend(item.items if isinstance(item, Sequence) else (item,))
+        return Sequence(tuple(flat))
+
+    def repetition(self, item: Pattern, bounds: Bounds) -> Repetition:
+        return Repetition(item, bounds[0], bounds[1])
+
+    def optional(self) -> Bounds:
+        return (0, 1)
+
+    def any_number(self) -> Bounds:
+        return (0, None)
+
+    def at_least_one(self) -> Bounds:
+        return (1, None)
+
+    def exactly(self, count: Token) -> Bounds:
+        value = self._int(count, 1, MAX_REPETITION, "a repetition count")
+        return (value, value)
+
+    def at_least(self, low: Token) -> Bounds:
+        return (self._int(low, 0, MAX_REPETITION, "a repetition bound"), None)
+
+    def between(self, low: Token, high: Token) -> Bounds:
+        minimum = self._int(low, 0, MAX_REPETITION, "a repetition bound")
+        maximum = self._int(high, max(minimum, 1), MAX_REPETITION, "the upper bound of {n,m}")
+        return (minimum, maximum)
+
+    def at_most(self, high: Token) -> Bounds:
+        return (0, self._int(high, 1, MAX_REPETITION, "the upper bound of {,m}"))
+
+    def bracket_token(
+        self, target: Token | None, label: Token | None, condition: Condition | None
+    ) -> TokenPattern:
+        return TokenPattern(condition, label=self._label(label), target=self._target(target))
+
+    def string_token(self, target: Token | None, label: Token | None, value: RegexValue) -> TokenPattern:
+        condition = AttributeTest("word", False, value)
+        return TokenPattern(condition, label=self._label(label), target=self._target(target))
+
+    def _label(self, token: Token | None) -> str | None:
+        if token is None:
+            return None
+        name = self._name(Token("LABEL", token[:-1], start_pos=token.start_pos), "a label")
+        self.labels.add(name)
+        return name
+
+    def _target(self, token: Token | None) -> bool:
+        if token is not None:
+            self.targets.append(_offset(token))
+        return token is not None
+
+    def open_tag(
+        self, tag: Token, operator: Token | None = None, value: RegexValue | None = None
+    ) -> StructuralTag:
+        name = str(tag)[1:]
+        if name in ANCHOR_TAGS:
+            raise self._unsupported(f"anchor points such as <{name}> are not supported", tag)
+        test = None if value is None else ValueTest(operator == "!=", value)
+        return StructuralTag(name, closing=False, test=test)
+
+    open_tag_test = open_tag
+
+    def close_tag(self, tag: Token) -> StructuralTag:
+        name = str(tag)[2:-1]
+        if name in ANCHOR_TAGS:
+            raise self._unsupported(f"anchor points such as </{name}> are not supported", tag)
+        return StructuralTag(name, closing=True)
+
+    # ------------------------------------------------------------------ conditions
+
+    def or_condition(self, *operands: Condition) -> Or:
+        return Or(_flatten(operands, Or))
+
+    def and_condition(self, *operands: Condition) -> And:
+        return And(_flatten(operands, And))
+
+    def negation(self, operand: Condition) -> Not:
+        return Not(operand)
+
+    def attribute_test(self, name: Token, operator: Token, value: RegexValue) -> AttributeTest:
+        return AttributeTest(self._name(name, "an attribute name"), operator == "!=", value)
+
+    def value(self, string: Token, flags: Token | None) -> RegexValue:
+        ignore_case, ignore_diacritics, literal = self._flags(flags)
+        pattern, offsets = unquote(str(string))
+        reason = unrepresentable_reason(pattern)
+        if reason is not None:
+            raise self._error(reason, _offset(string) + len(string) - 1)
+        if not literal:
+            problem, size = check_regex(pattern, self.regex_budget)
+            if problem is not None:
+                index = offsets[problem.index] if problem.index < len(offsets) else len(string) - 1
+                raise self._error(problem.message, _offset(string) + index)
+            self.regex_budget -= size
+        return RegexValue(pattern, ignore_case, ignore_diacritics, literal)
+
+    def _flags(self, flags: Token | None) -> tuple[bool, bool, bool]:
+        letters = "" if flags is None else str(flags)[1:]
+        for index, letter in enumerate(letters):
+            if letter not in "cdl":
+                raise self._error(
+                    f"unknown flag '%{letter}' (use %c, %d, %cd or %l)", _offset(flags) + 1 + index
+                )
+        if "l" in letters and set(letters) != {"l"}:
+            raise self._error("%l (literal) cannot be combined with %c or %d", _offset(flags))
+        return "c" in letters, "d" in letters, "l" in letters
+
+    # ------------------------------------------------------------------ global constraint
+
+    def or_constraint(self, *operands: Constraint) -> ConstraintOr:
+        return ConstraintOr(_flatten(operands, ConstraintOr))
+
+    def and_constraint(self, *operands: Constraint) -> ConstraintAnd:
+        return ConstraintAnd(_flatten(operands, ConstraintAnd))
+
+    def constraint_negation(self, operand: Constraint) -> ConstraintNot:
+        return ConstraintNot(operand)
+
+    def comparison(self, left: LabelRef, operator: Token, right: RegexValue | LabelRef) -> Comparison:
+        return Comparison(left, operator == "!=", right)
+
+    def label_ref(self, qid: Token) -> LabelRef:
+        label, attribute = str(qid).split(".")
+        self.label_refs.append((label, _offset(qid)))
+        return LabelRef(label, attribute)
+
+
+def _offset(token: Token | None) -> int:
+    return 0 if token is None or token.start_pos is None else token.start_pos
+
+
+def _flatten(operands: tuple[Any, ...], kind: type[Any]) -> tuple[Any, ...]:
+    """Merge nested operands of the same operator: ``a & (b & c)`` is ``a & b & c``."""
+    flat: list[Any] = []
+    for operand in operands:
+        flat.extend(operand.operands if type(operand) is kind else (operand,))
+    return tuple(flat)

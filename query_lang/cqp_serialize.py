@@ -1,0 +1,182 @@
+"""The AST back to canonical CQP text: the only CQP text cowbird ever sends to a node.
+
+Canonical form: one space between sequence items and around ``|``, ``&``, ``::``; flags right
+after the string (``[word="x"%c]``); parentheses only where precedence needs them; quantifiers in
+their shortest spelling (``?``, ``*``, ``+``, ``{n}``, ``{n,}``, ``{0,m}``); a bare ``"x"`` comes
+out as ``[word="x"]``.
+
+Because the output is what the CQP process reads, it must be impossible to smuggle anything else
+through it: every name is checked against CQP's identifier syntax and reserved words, and every
+value is quoted by ``cqp_lexical.quote``, which refuses values that could end their string early
+or late. Such ASTs raise ``QuerySyntaxError`` instead of producing text.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from query_lang.cqp_ast import (
+    SPECIAL_LABELS,
+    Alternation,
+    And,
+    AttributeTest,
+    Comparison,
+    Condition,
+    Constraint,
+    ConstraintAnd,
+    ConstraintNot,
+    ConstraintOr,
+    LabelRef,
+    Not,
+    Or,
+    Pattern,
+    Query,
+    RegexValue,
+    Repetition,
+    Sequence,
+    StructuralTag,
+    TokenPattern,
+)
+from query_lang.cqp_lexical import ANCHOR_TAGS, NAME_RE, is_name, quote, unrepresentable_reason
+from query_lang.errors import QuerySyntaxError
+
+_T = TypeVar("_T")
+
+
+def serialize(query: Query) -> str:
+    """Canonical CQP text for ``query``; ``parse_cqp(serialize(q)) == q``."""
+    parts = [_pattern(query.pattern)]
+    if query.constraint is not None:
+        parts += ["::", _constraint(query.constraint)]
+    if query.within is not None:
+        parts += ["within", _name(query.within)]
+    if query.cut is not None:
+        if isinstance(query.cut, bool) or not isinstance(query.cut, int) or query.cut < 1:
+            raise QuerySyntaxError(f"cut must be a positive integer, not {query.cut!r}")
+        parts += ["cut", str(query.cut)]
+    if query.expand is not None:
+        parts += ["expand", "to", _name(query.expand)]
+    return " ".join(parts)
+
+
+def _name(name: str, *, reserved_ok: bool = False) -> str:
+    valid = NAME_RE.fullmatch(name) is not None if reserved_ok else is_name(name)
+    if not valid:
+        raise QuerySyntaxError(f"{name!r} cannot be written as a CQP name")
+    return name
+
+
+def _value(value: RegexValue) -> str:
+    reason = unrepresentable_reason(value.pattern)
+    if reason is not None:
+        raise QuerySyntaxError(reason)
+    if value.literal and (value.ignore_case or value.ignore_diacritics):
+        raise QuerySyntaxError("%l (literal) cannot be combined with %c or %d")
+    flags = (
+        "l"
+        if value.literal
+        else ("c" if value.ignore_case else "") + ("d" if value.ignore_diacritics else "")
+    )
+    return quote(value.pattern) + (f"%{flags}" if flags else "")
+
+
+# ------------------------------------------------------------------ pattern
+
+
+def _pattern(pattern: Pattern) -> str:
+    if isinstance(pattern, Alternation):
+        return " | ".join(_pattern(option) for option in _at_least_two(pattern.options))
+    if isinstance(pattern, Sequence):
+        return " ".join(
+            f"({_pattern(item)})" if isinstance(item, Alternation) else _pattern(item)
+            for item in _at_least_two(pattern.items)
+        )
+    if isinstance(pattern, Repetition):
+        item = _pattern(pattern.item)
+        if not isinstance(pattern.item, TokenPattern | StructuralTag):
+            item = f"({item})"
+        return item + _quantifier(pattern.min, pattern.max)
+    if isinstance(pattern, TokenPattern):
+        prefix = ("@" if pattern.target else "") + (
+            "" if pattern.label is None else _name(pattern.label) + ":"
+        )
+        body = "" if pattern.condition is None else _condition(pattern.condition)
+        return f"{prefix}[{body}]"
+    if isinstance(pattern, StructuralTag):
+        name = _name(pattern.attribute, reserved_ok=True)
+        if name in ANCHOR_TAGS:
+            raise QuerySyntaxError(f"<{name}> would be read by CQP as an anchor point")
+        if pattern.closing:
+            if pattern.test is not None:
+                raise QuerySyntaxError("a closing tag cannot test a value")
+            return f"</{name}>"
+        if pattern.test is None:
+            return f"<{name}>"
+        operator = "!=" if pattern.test.negated else "="
+        return f"<{name}{operator}{_value(pattern.test.value)}>"
+    raise TypeError(f"not a pattern node: {pattern!r}")
+
+
+def _quantifier(low: int, high: int | None) -> str:
+    if low < 0 or (high is not None and (high < max(low, 1))):
+        raise QuerySyntaxError(f"invalid repetition bounds {{{low},{high}}}")
+    if high is None:
+        return {0: "*", 1: "+"}.get(low, f"{{{low},}}")
+    if (low, high) == (0, 1):
+        return "?"
+    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
+
+
+def _at_least_two(items: tuple[_T, ...]) -> tuple[_T, ...]:
+    if len(items) < 2:
+        raise QuerySyntaxError("a sequence, alternation or Boolean operator needs two operands")
+    return items
+
+
+# ------------------------------------------------------------------ conditions
+
+
+def _condition(condition: Condition) -> str:
+    if isinstance(condition, AttributeTest):
+        operator = "!=" if condition.negated else "="
+        return f"{_name(condition.attribute)}{operator}{_value(condition.value)}"
+    if isinstance(condition, Not):
+        operand = condition.operand
+        inner = _condition(operand)
+        return f"!({inner})" if isinstance(operand, And | Or) else f"!{inner}"
+    if isinstance(condition, And):
+        return " & ".join(
+            f"({_condition(op)})" if isinstance(op, Or) else _condition(op)
+            for op in _at_least_two(condition.operands)
+        )
+    if isinstance(condition, Or):
+        return " | ".join(_condition(op) for op in _at_least_two(condition.operands))
+    raise TypeError(f"not a condition node: {condition!r}")
+
+
+# ------------------------------------------------------------------ global constraint
+
+
+def _label_ref(ref: LabelRef) -> str:
+    label = ref.label if ref.label in SPECIAL_LABELS else _name(ref.label)
+    return f"{label}.{_name(ref.attribute, reserved_ok=True)}"
+
+
+def _constraint(constraint: Constraint) -> str:
+    if isinstance(constraint, Comparison):
+        operator = "!=" if constraint.negated else "="
+        right = constraint.right
+        rhs = _label_ref(right) if isinstance(right, LabelRef) else _value(right)
+        return f"{_label_ref(constraint.left)}{operator}{rhs}"
+    if isinstance(constraint, ConstraintNot):
+        operand = constraint.operand
+        inner = _constraint(operand)
+        return f"!({inner})" if isinstance(operand, ConstraintAnd | ConstraintOr) else f"!{inner}"
+    if isinstance(constraint, ConstraintAnd):
+        return " & ".join(
+            f"({_constraint(op)})" if isinstance(op, ConstraintOr) else _constraint(op)
+            for op in _at_least_two(constraint.operands)
+        )
+    if isinstance(constraint, ConstraintOr):
+        return " | ".join(_constraint(op) for op in _at_least_two(constraint.operands))
+    raise TypeError(f"not a constraint node: {constraint!r}")

@@ -1,0 +1,20 @@
+"""Bounds on what the query parsers accept.
+
+They are checked with cheap scans before Lark runs, so a hostile query (a megabyte of text, ten
+thousand nested parentheses) costs microseconds and ends in a clean error, never a RecursionError
+or a hang. Real linguists' queries stay far below every one of them.
+"""
+
+from __future__ import annotations
+
+MAX_QUERY_LENGTH = 10_000
+"""Characters in a query (simple or CQP), and in the CQP text a simple query translates to."""
+
+MAX_NESTING_DEPTH = 64
+"""Open parentheses, brackets and prefix ``!`` operators enclosing any point of a CQP query."""
+
+MAX_REPETITION = 1_000
+"""Largest bound in ``{n,m}`` and largest simple-language distance (CQP's HardBoundary is 500)."""
+
+MAX_CUT = 2**31 - 1
+"""Largest ``cut N`` (CQP stores it in a C int)."""

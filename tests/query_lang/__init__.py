@@ -1,0 +1,1 @@
+"""Tests of the query languages (``query_lang``)."""

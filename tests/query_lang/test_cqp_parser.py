@@ -1,0 +1,271 @@
+"""The CQP parser: ASTs of real queries, canonical forms, and positioned errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from query_lang import (
+    Alternation,
+    And,
+    AttributeTest,
+    Comparison,
+    ConstraintAnd,
+    ConstraintNot,
+    ConstraintOr,
+    LabelRef,
+    Not,
+    Or,
+    Query,
+    QuerySyntaxError,
+    RegexValue,
+    Repetition,
+    Sequence,
+    StructuralTag,
+    TokenPattern,
+    UnsupportedQueryError,
+    ValueTest,
+    canonical,
+    parse_cqp,
+)
+
+
+def test(attribute: str, pattern: str, negated: bool = False, **flags: bool) -> TokenPattern:
+    return TokenPattern(AttributeTest(attribute, negated, RegexValue(pattern, **flags)))
+
+
+test.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+def test_bare_string_is_a_word_test() -> None:
+    assert parse_cqp('"house"') == Query(test("word", "house"))
+    assert parse_cqp("'house'%c") == Query(test("word", "house", ignore_case=True))
+
+
+def test_sequence_quantifiers_and_within() -> None:
+    assert parse_cqp('[lemma="make"] [pos="DT"]? [pos="JJ"]* [pos="NNS?"] within s') == Query(
+        Sequence(
+            (
+                test("lemma", "make"),
+                Repetition(test("pos", "DT"), 0, 1),
+                Repetition(test("pos", "JJ"), 0, None),
+                test("pos", "NNS?"),
+            )
+        ),
+        within="s",
+    )
+
+
+def test_grouping_alternation_and_repetition() -> None:
+    assert parse_cqp('[upos="NOUN"] ([upos="ADP"] [upos="DET"]? [upos="NOUN"])+') == Query(
+        Sequence(
+            (
+                test("upos", "NOUN"),
+                Repetition(
+                    Sequence(
+                        (test("upos", "ADP"), Repetition(test("upos", "DET"), 0, 1), test("upos", "NOUN"))
+                    ),
+                    1,
+                    None,
+                ),
+            )
+        )
+    )
+    assert parse_cqp('([pos="JJ"] | [pos="RB"]) [pos="NN"]').pattern == Sequence(
+        (Alternation((test("pos", "JJ"), test("pos", "RB"))), test("pos", "NN"))
+    )
+
+
+def test_boolean_conditions_bind_like_cqp() -> None:
+    # '!' binds tighter than '&', which binds tighter than '|'.
+    a, b, c = (AttributeTest(x, False, RegexValue(x)) for x in "abc")
+    assert parse_cqp('[!a="a" & b="b" | c="c"]').pattern == TokenPattern(Or((And((Not(a), b)), c)))
+    assert parse_cqp('[a="a" & (b="b" | !(c="c"))]').pattern == TokenPattern(And((a, Or((b, Not(c))))))
+    assert parse_cqp('[a="a" & (b="b" & c="c")]').pattern == TokenPattern(And((a, b, c)))
+    assert parse_cqp('[upos="VERB" & lemma!="be|have|do"]').pattern == TokenPattern(
+        And(
+            (
+                AttributeTest("upos", False, RegexValue("VERB")),
+                AttributeTest("lemma", True, RegexValue("be|have|do")),
+            )
+        )
+    )
+
+
+def test_flags() -> None:
+    assert parse_cqp('[word="caf.*"%cd]') == Query(
+        test("word", "caf.*", ignore_case=True, ignore_diacritics=True)
+    )
+    assert parse_cqp('[word="caf.*" %dc]') == parse_cqp('[word="caf.*"%cd]')
+    assert parse_cqp('[word="a.b"%l]') == Query(test("word", "a.b", literal=True))
+
+
+def test_strings_follow_cqp_quoting() -> None:
+    # Backslashes stay (the regex engine needs them); doubled quotes stand for one quote.
+    assert parse_cqp('[word="\\$"]') == Query(test("word", "\\$"))
+    assert parse_cqp('[word="\\""]') == Query(test("word", '\\"'))
+    assert parse_cqp('[word="a""b"]') == Query(test("word", 'a"b'))
+    assert parse_cqp("[word='it''s']") == Query(test("word", "it's"))
+    assert parse_cqp("""[word='"']""") == Query(test("word", '"'))
+
+
+def test_labels_target_tags_and_global_constraint() -> None:
+    query = parse_cqp(
+        'a:[pos="JJ"] @[pos="NN"] <text_genre!="email"%c> </s> '
+        ':: a.lemma="good" & !(match.text_genre="weblog" | a.word=matchend.word) '
+        "within s cut 5 expand to s"
+    )
+    assert query == Query(
+        Sequence(
+            (
+                TokenPattern(AttributeTest("pos", False, RegexValue("JJ")), label="a"),
+                TokenPattern(AttributeTest("pos", False, RegexValue("NN")), target=True),
+                StructuralTag("text_genre", test=ValueTest(True, RegexValue("email", ignore_case=True))),
+                StructuralTag("s", closing=True),
+            )
+        ),
+        within="s",
+        constraint=ConstraintAnd(
+            (
+                Comparison(LabelRef("a", "lemma"), False, RegexValue("good")),
+                ConstraintNot(
+                    ConstraintOr(
+                        (
+                            Comparison(LabelRef("match", "text_genre"), False, RegexValue("weblog")),
+                            Comparison(LabelRef("a", "word"), False, LabelRef("matchend", "word")),
+                        )
+                    )
+                ),
+            )
+        ),
+        cut=5,
+        expand="s",
+    )
+
+
+def test_repetition_bounds() -> None:
+    bounds = {
+        "[]?": (0, 1), "[]*": (0, None), "[]+": (1, None), "[]{3}": (3, 3), "[]{2,}": (2, None),
+        "[]{0,2}": (0, 2), "[]{,4}": (0, 4), "[]{1}": (1, 1),
+    }  # fmt: skip
+    for text, (low, high) in bounds.items():
+        assert parse_cqp(text).pattern == Repetition(TokenPattern(None), low, high), text
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical_text"),
+    [
+        ('"house"', '[word="house"]'),
+        ('[word="not"|word="n\'t"]', '[word="not" | word="n\'t"]'),
+        ('[word="\\(" ] []{1,5} [word="\\)"]', '[word="\\("] []{1,5} [word="\\)"]'),
+        ('[word = "x" %c]', '[word="x"%c]'),
+        ("[]{0,1} []{,4} []{1,} []{0,}", "[]? []{0,4} []+ []*"),
+        ('(("a" "b") ("c")) | ("d" | "e")', '[word="a"] [word="b"] [word="c"] | [word="d"] | [word="e"]'),
+        ('("a" | "b")* "c"', '([word="a"] | [word="b"])* [word="c"]'),
+        ("(([]+))?", "([]+)?"),
+        ('[(a="1" | b="2") & !(c="3" & d="4")]', '[(a="1" | b="2") & !(c="3" & d="4")]'),
+        ("<text_genre = 'email' %c>", '<text_genre="email"%c>'),
+        ("[word='it''s' & lemma=\"a\"\"b\"]", '[word="it\'s" & lemma="a""b"]'),
+        ("@ a:[]", "@a:[]"),
+        ('[] :: (match.x="1")', '[] :: match.x="1"'),
+        ('[word="the"]   cut   05', '[word="the"] cut 5'),
+        # A value ending in a quote is written in single quotes (cqp_lexical.quote explains why).
+        ('[word="\\""]', "[word='\\\"']"),
+        ('[word=\'"\'] [pos="x"]', '[word=\'"\'] [pos="x"]'),
+    ],
+)
+def test_canonical_form(text: str, canonical_text: str) -> None:
+    assert canonical(text) == canonical_text
+    assert canonical(canonical_text) == canonical_text
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "offset"),
+    [
+        ('[word="a" & ]', "unexpected ']'; expected an attribute test", 12),
+        ('[word="a"', "unexpected end of the query; expected ']', ')', '&' or '|'", 9),
+        ('([word="a"]', "unexpected end of the query; expected ')'", 11),
+        ('[word="a"] |', 'unexpected end of the query; expected a token such as [word="x"]', 12),
+        ('[word="a"] foo', "unexpected word 'foo'", 11),
+        ('[word "a"]', "unexpected string \"a\"; expected '=' or '!='", 6),
+        (
+            '[word="a"] within s :: match.x="y"',
+            "the global constraint '::' must come right after the pattern",
+            20,
+        ),
+        ('[word="a"', "unexpected end of the query", 9),
+        ('[word="a"]]', "unexpected ']'", 10),
+        ('[word="a["]', "invalid regular expression: unterminated character set", 9),
+        ('[a="x" & word="(b"]', "invalid regular expression: missing )", 17),
+        (
+            '[word="a\\"]',
+            'unterminated string: the closing " is missing (a backslash before a quote escapes it)',
+            6,
+        ),
+        ("[word='a]", "unterminated string: the closing ' is missing", 6),
+        ('[word="a\\\\"]', "a value cannot end with a backslash", 10),
+        ('[word="x"%q]', "unknown flag '%q'", 10),
+        ('[word="x"%cq]', "unknown flag '%q'", 11),
+        ('[word="x"%lc]', "%l (literal) cannot be combined with %c or %d", 9),
+        ("[]{3,2}", "the upper bound of {n,m} must be between 3 and 1,000", 5),
+        ("[]{0}", "a repetition count must be between 1 and 1,000", 3),
+        ("[]{1001}", "a repetition count must be between 1 and 1,000", 3),
+        ("[]{99999999999999999999999}", "a repetition count must be between 1 and 1,000", 3),
+        ('[within="x"]', "'within' is a CQP keyword and cannot be used as an attribute name", 1),
+        ("[] within cut", "'cut' is a CQP keyword and cannot be used as a structural attribute", 10),
+        ("match:[]", "'match' is a CQP keyword and cannot be used as a label", 0),
+        ('[word="a"] :: b.x="y"', "label 'b' is not set in the pattern", 14),
+        ("@[] @[]", "only one target marker '@' is allowed", 4),
+        ('[word="a"] cut 0', "the number after 'cut' must be between 1 and 2,147,483,647", 15),
+        (
+            '[pos="((a{100}){100})"]',
+            "counted repetitions in a regular expression may multiply to at most 1,000",
+            15,
+        ),
+    ],
+)
+def test_syntax_errors(text: str, message: str, offset: int) -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_cqp(text)
+    assert caught.value.message.startswith(message), caught.value.message
+    assert caught.value.offset == offset
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "offset"),
+    [
+        ('/np["x"]', "macros", 0),
+        ('[word="a"] :EN [word="b"]', "alignment constraints", 11),
+        ('MU(meet [lemma="a"] [lemma="b"] s)', "MU queries", 0),
+        ('(meet [lemma="a"] [lemma="b"] s)', "MU queries", 1),
+        ('TAB [pos="DT"] [pos="NN"]', "TAB queries", 0),
+        ("show corpora", "the CQP command 'show'", 0),
+        ('[word="a"] sort by word', "the CQP command 'sort'", 11),
+        ("count Last by lemma", "the CQP command 'count'", 0),
+        ("group Last match lemma", "the CQP command 'group'", 0),
+        ("set ExternalSort on", "the CQP command 'set'", 0),
+        ('A = [word="x"]', "assigning the result to a name", 0),
+        ('[word contains "x"]', "the operators 'contains', 'matches' and 'not'", 6),
+        ('[a.word="x"]', "label references such as a.lemma are only supported in the global constraint", 2),
+        (
+            "a:[] [lemma=a.lemma]",
+            "label references such as a.lemma are only supported in the global constraint",
+            12,
+        ),
+        ('[word="a"] :: distance(a, b) < 3', "functions such as distance()", 14),
+        ('[word="a"] :: match.x < 3', "comparison operators other than '=' and '!='", 22),
+        ('[word="a"] -> [word="b"]', "implication", 11),
+        ('[: word="a" :]', "lookahead constraints", 1),
+        ('(?longest) [word="a"]', "query extensions", 1),
+        ("[lemma=RE($x)]", "variables", 10),
+        ("<match> [] </match>", "anchor points such as <match>", 0),
+        ('[word="a"] within 3 s', "a number of tokens or regions is not supported", 18),
+        ('[word="a"] expand left to s', "'expand left' is not supported", 18),
+        ('[word="a"] # comment', "comments", 11),
+    ],
+)
+def test_unsupported_cqp(text: str, message: str, offset: int) -> None:
+    with pytest.raises(UnsupportedQueryError) as caught:
+        parse_cqp(text)
+    assert message in caught.value.message, caught.value.message
+    assert caught.value.offset == offset
+    assert caught.value.code == "unsupported"

@@ -1,0 +1,196 @@
+"""Only one bounded query expression gets through, and the serializer cannot be made to emit more.
+
+The front end forwards ``serialize(parse_cqp(user_text))`` to the nodes, never the user's text,
+so the checks here are about two things: hostile text ends in a clean ``QueryError`` quickly, and
+no AST serialises to text that CQP's own lexer would read differently.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from query_lang import (
+    AttributeTest,
+    Comparison,
+    LabelRef,
+    Query,
+    QueryError,
+    QuerySyntaxError,
+    RegexValue,
+    StructuralTag,
+    TokenPattern,
+    UnsupportedQueryError,
+    parse_cqp,
+    serialize,
+)
+from query_lang.cqp_lexical import STRING_RE
+from tests.query_lang.strategies import LITERALS, REGEXES, queries
+
+INJECTIONS = [
+    '[word="a"]; cat Last > "/tmp/x"',
+    '[word="a"];',
+    ";",
+    'cat Last > "/tmp/x"',
+    "set ExternalSort on",
+    'set PrettyPrint off; [word="a"]',
+    'define $x = "a"',
+    'source "/etc/passwd"',
+    'dump Last > "/tmp/x"',
+    'undump X < "/tmp/x"',
+    "exit",
+    "sleep 100",
+    "unlock 42",
+    '[word="a"] > "/tmp/x"',
+    '[word="a"] >> "/tmp/x"',
+    '[word="a"] > "| rm -rf ~"',
+    '[word="a"]\x00; cat',
+    '[word="a"]\ncat Last',
+    '[word="a"]\r\n',
+    '[word="a\nb"]',
+    '[word="a"]\t',
+    '[word="unterminated',
+    '[word="a\\"] ; cat Last',
+    "/macro[]",
+    '[word="a"] :OTHER_CORPUS [word="b"]',
+    "Last",
+    "A = Last",
+    "x" * 1_000_000,
+    "(" * 10_000 + "[]" + ")" * 10_000,
+    "(" * 4_000 + "[]" + ")" * 4_000,
+    "[" + "!" * 5_000 + 'a="b"]',
+    "[" + "(" * 3_000 + 'a="b"' + ")" * 3_000 + "]",
+    "[] :: " + "!(" * 2_000 + 'match.a="b"' + ")" * 2_000,
+    '[pos="(((a{1000}){1000}){1000})"]',
+    " ".join(['[w="a{1000}"]'] * 600),
+]
+
+
+@pytest.mark.parametrize("text", INJECTIONS, ids=lambda t: repr(t[:30]))
+def test_injection_attempts_end_in_a_clean_error(text: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises((QuerySyntaxError, UnsupportedQueryError)) as caught:
+        parse_cqp(text)
+    assert time.perf_counter() - started < 1.0
+    assert caught.value.offset is not None and 0 <= caught.value.offset <= len(text)
+    assert caught.value.pretty()  # renders, even for megabytes or control characters
+
+
+def test_semicolon_is_reported_where_it_is() -> None:
+    with pytest.raises(UnsupportedQueryError) as caught:
+        parse_cqp('[word="a"]; cat Last > "/tmp/x"')
+    assert caught.value.offset == 10
+    assert "';' is not allowed" in caught.value.message
+
+
+def test_control_characters_are_positioned() -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_cqp('[word="a"]\ncat Last')
+    assert caught.value.offset == 10
+    assert "U+000A" in caught.value.message
+
+
+def test_strings_may_contain_what_would_be_dangerous_outside_them() -> None:
+    query = parse_cqp("""[word=";" | word="cat Last > \\"/tmp/x\\"" | word='#'] within s""")
+    assert serialize(query) == """[word=";" | word='cat Last > \\"/tmp/x\\"' | word="#"] within s"""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        Query(TokenPattern(AttributeTest("word", False, RegexValue("a\\")))),
+        Query(TokenPattern(AttributeTest("word", False, RegexValue("a\\\\")))),
+        Query(TokenPattern(AttributeTest("word", False, RegexValue("a\nb")))),
+        Query(TokenPattern(AttributeTest("word", False, RegexValue("a\x00")))),
+        Query(TokenPattern(AttributeTest('word="x"] ; cat', False, RegexValue("a")))),
+        Query(TokenPattern(AttributeTest("within", False, RegexValue("a")))),
+        Query(TokenPattern(None, label="a:b")),
+        Query(TokenPattern(None), within="s; cat Last"),
+        Query(TokenPattern(None), expand="s > x"),
+        Query(TokenPattern(None), cut=0),
+        Query(TokenPattern(None), constraint=Comparison(LabelRef("a.b", "x"), False, RegexValue("y"))),
+        Query(StructuralTag("s>; cat")),
+        Query(StructuralTag("match")),
+        Query(TokenPattern(AttributeTest("word", False, RegexValue("a", ignore_case=True, literal=True)))),
+    ],
+)
+def test_serializer_refuses_what_it_cannot_write_safely(query: Query) -> None:
+    with pytest.raises(QueryError):
+        serialize(query)
+
+
+def flex_string_end(text: str, start: int) -> int | None:
+    """Where CQP's flex lexer ends the string starting at ``start``: its longest match of
+    ``"(\\\\[^\\r\\n]|""|[^"\\r\\n])*"`` (or the same with single quotes), where a backslash may
+    also stand alone. None if no string can be matched."""
+    delimiter = text[start]
+    states = {"inside"}
+    end = None
+    for i in range(start + 1, len(text)):
+        char, following = text[i], set()
+        for state in states:
+            if char in "\r\n":
+                continue
+            if state == "escape":
+                following.add("inside")
+            elif state == "quote":  # just read a quote: the string ended, or a doubled quote continues
+                if char == delimiter:
+                    following.add("inside")
+            elif char == "\\":
+                following |= {"inside", "escape"}
+            elif char == delimiter:
+                following.add("quote")
+            else:
+                following.add("inside")
+        if "quote" in following:
+            end = i + 1
+        states = following
+        if not states:
+            break
+    return end
+
+
+def our_strings(text: str) -> list[tuple[int, int]]:
+    spans, i = [], 0
+    while i < len(text):
+        if text[i] in "\"'":
+            match = STRING_RE.match(text, i)
+            assert match is not None
+            spans.append(match.span())
+            i = match.end()
+        else:
+            i += 1
+    return spans
+
+
+def test_flex_emulation_sees_the_hazard_we_avoid() -> None:
+    # The reason values ending in a quote are written in single quotes: flex would run on.
+    naive = '[word="\\""] [pos="x"]'
+    assert flex_string_end(naive, 6) == len('[word="\\""] [pos="')
+    careful = serialize(parse_cqp(naive))
+    assert careful == '[word=\'\\"\'] [pos="x"]'
+    assert [flex_string_end(careful, start) for start, _ in our_strings(careful)] == [
+        end for _, end in our_strings(careful)
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(queries())
+def test_cqp_lexer_reads_every_serialized_string_as_we_wrote_it(query: Query) -> None:
+    text = serialize(query)
+    for start, end in our_strings(text):
+        assert flex_string_end(text, start) == end, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(REGEXES | LITERALS, st.sampled_from(["]", "%c]", "> []", " | a.b=match.c]", " within s"]))
+def test_any_value_stays_inside_its_quotes(value: str, after: str) -> None:
+    query = Query(TokenPattern(AttributeTest("word", False, RegexValue(value, literal=True))))
+    text = serialize(query)
+    [(start, end)] = our_strings(text)
+    assert text[end:] == "%l]"
+    assert flex_string_end(text + after, start) == end
+    assert parse_cqp(text) == query
