@@ -1,0 +1,102 @@
+"""The engine interface shared by the native engine and the ``cwb`` engine (real CQP).
+
+An engine serves one corpus (a partition). ``run`` evaluates a CQP query once into a
+:class:`ResultSet` holding just the hits as arrays; concordance lines are built on demand for
+the slice a caller asks for, so a preview costs the exact total plus 100 lines.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+STRATEGIES = ("standard", "shortest", "longest", "traditional")
+
+
+@dataclass(frozen=True)
+class Context:
+    """How much context a concordance line gets: ``tokens`` each side, or up to a region's edges.
+
+    With ``region`` (e.g. ``s``) the context runs to the start and end of the enclosing region,
+    but never beyond ``tokens`` (when ``tokens`` is given) — so a runaway region stays bounded.
+    """
+
+    tokens: int = 10
+    region: str | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One match: corpus positions, ``matchend`` inclusive, as CQP reports them."""
+
+    match: int
+    matchend: int
+    target: int | None = None
+
+
+@dataclass(frozen=True)
+class KwicLine:
+    """A concordance line: tokens as value lists (one value per shown p-attribute, word first)."""
+
+    hit: Hit
+    left: list[list[str]]
+    keyword: list[list[str]]
+    right: list[list[str]]
+    structure: dict[str, str | None] = field(default_factory=dict)
+    left_start: int = 0  # cpos of the first left-context token
+
+
+class ResultSet(ABC):
+    """The hits of one query on one corpus, in corpus order."""
+
+    @property
+    @abstractmethod
+    def total(self) -> int: ...
+
+    @abstractmethod
+    def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]: ...
+
+    @abstractmethod
+    def kwic(
+        self,
+        offset: int,
+        limit: int,
+        context: Context,
+        show: list[str],
+        structure: list[str],
+    ) -> list[KwicLine]: ...
+
+
+class QueryEngine(ABC):
+    """Runs checked CQP query text on one corpus."""
+
+    name = "abstract"
+
+    @property
+    @abstractmethod
+    def corpus_id(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def size(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def p_attributes(self) -> list[str]: ...
+
+    @property
+    @abstractmethod
+    def s_attributes(self) -> list[str]: ...
+
+    @abstractmethod
+    def run(self, query: str, strategy: str = "standard", hard_boundary: int = 500) -> ResultSet: ...
+
+    def count(self, query: str, strategy: str = "standard") -> int:
+        return self.run(query, strategy).total
+
+    def hits(self, query: str, offset: int = 0, limit: int | None = None, strategy: str = "standard") -> list[Hit]:
+        return self.run(query, strategy).hits(offset, limit)
+
+    @abstractmethod
+    def context(self, cpos: int, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+        """The line around one position (static links): ``cpos`` is the keyword."""

@@ -1,0 +1,285 @@
+"""Stage 1, compile: the CQP AST becomes a position automaton over token tests and tag assertions.
+
+Every token pattern and every structural tag of the query is one *position* (a Glushkov
+automaton): ``first`` are the positions a match can start with, ``follow[i]`` the positions that
+may come right after ``i``, ``final`` those a match can end with. Bounded repetitions are unrolled
+(``x{1,3}`` is ``x (x (x)?)?``, as CQP does), so positions never carry counters.
+
+Token conditions are compiled here too: each attribute test becomes a boolean table over the
+attribute's lexicon (``lexicon.py``), and tests on one attribute combined with ``&``, ``|``, ``!``
+fold into one table, so a token test is usually a single gather and lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.engines.errors import QueryTooExpensive, UnknownAttribute
+from backend_node.engines.native.lexicon import BoolTable, LexiconIndex, match_table
+from query_lang.cqp_ast import (
+    Alternation,
+    And,
+    AttributeTest,
+    Condition,
+    Not,
+    Or,
+    Pattern,
+    RegexValue,
+    Repetition,
+    Sequence,
+    StructuralTag,
+    TokenPattern,
+)
+
+MAX_POSITIONS = 2000
+"""Largest unrolled pattern; ``[]{0,100000}`` is refused rather than allocated."""
+
+
+class CorpusView(Protocol):
+    """What compilation needs to know about a corpus (the native engine's corpus state)."""
+
+    size: int
+
+    def lexicon(self, attribute: str) -> LexiconIndex: ...
+
+    def frequencies(self, attribute: str) -> npt.NDArray[np.int64]: ...
+
+    def region_table(self, attribute: str, value: RegexValue | None) -> npt.NDArray[np.bool_] | None: ...
+
+    def has_s_attribute(self, attribute: str) -> bool: ...
+
+
+# ---------------------------------------------------------------------------- token predicates
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """``table[id of attribute at cpos]``; ``count`` is how many corpus positions satisfy it."""
+
+    attribute: str
+    table: BoolTable = field(compare=False)
+    count: int = field(compare=False)
+
+
+@dataclass(frozen=True)
+class AllOf:
+    parts: tuple[Predicate, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    parts: tuple[Predicate, ...]
+
+
+@dataclass(frozen=True)
+class Negation:
+    part: Predicate
+
+
+@dataclass(frozen=True)
+class Always:
+    """``[]``: any token."""
+
+
+Predicate = Lookup | AllOf | AnyOf | Negation | Always
+
+
+def estimate(predicate: Predicate, size: int) -> int:
+    """Upper bound of the number of positions where the predicate holds (for planning)."""
+    if isinstance(predicate, Lookup):
+        return predicate.count
+    if isinstance(predicate, AllOf):
+        return min(estimate(p, size) for p in predicate.parts)
+    if isinstance(predicate, AnyOf):
+        return min(size, sum(estimate(p, size) for p in predicate.parts))
+    return size
+
+
+class PredicateCompiler:
+    """Turns conditions into predicates, folding tests on one attribute into one table."""
+
+    def __init__(self, corpus: CorpusView) -> None:
+        self.corpus = corpus
+        self._tables: dict[tuple[str, RegexValue], BoolTable] = {}
+
+    def table(self, attribute: str, value: RegexValue) -> BoolTable:
+        key = (attribute, value)
+        if key not in self._tables:
+            self._tables[key] = match_table(self.corpus.lexicon(attribute), value)
+        return self._tables[key]
+
+    def lookup(self, attribute: str, table: BoolTable) -> Lookup:
+        return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()))
+
+    def compile(self, condition: Condition | None) -> Predicate:
+        if condition is None:
+            return Always()
+        if isinstance(condition, AttributeTest):
+            table = self.table(condition.attribute, condition.value)
+            return self.lookup(condition.attribute, ~table if condition.negated else table)
+        if isinstance(condition, Not):
+            inner = self.compile(condition.operand)
+            if isinstance(inner, Lookup):
+                return self.lookup(inner.attribute, ~inner.table)
+            return Negation(inner)
+        parts = [self.compile(c) for c in condition.operands]
+        conjunction = isinstance(condition, And)
+        merged: dict[str, BoolTable] = {}
+        others: list[Predicate] = []
+        for part in parts:
+            if isinstance(part, Lookup):
+                if part.attribute in merged:
+                    before = merged[part.attribute]
+                    merged[part.attribute] = before & part.table if conjunction else before | part.table
+                else:
+                    merged[part.attribute] = part.table
+            else:
+                others.append(part)
+        combined: list[Predicate] = [self.lookup(a, t) for a, t in merged.items()] + others
+        if len(combined) == 1:
+            return combined[0]
+        return AllOf(tuple(combined)) if conjunction else AnyOf(tuple(combined))
+
+
+# ---------------------------------------------------------------------------- the automaton
+
+
+@dataclass(frozen=True)
+class TagTest:
+    """A zero-width assertion: a region of ``attribute`` starts here (or ended just before)."""
+
+    attribute: str
+    closing: bool
+    region_ok: npt.NDArray[np.bool_] | None = field(default=None, compare=False)  # value test per region
+
+
+@dataclass
+class Position:
+    """One token pattern or tag of the query."""
+
+    predicate: Predicate | None  # token positions
+    tag: TagTest | None  # tag positions
+    label: str | None = None
+    target: bool = False
+
+    @property
+    def is_token(self) -> bool:
+        return self.tag is None
+
+
+@dataclass
+class Automaton:
+    positions: list[Position]
+    first: list[int]
+    final: set[int]
+    follow: list[list[int]]
+    nullable: bool
+
+    @property
+    def sources(self) -> list[list[int]]:
+        """For each position, the positions it can be reached from."""
+        into: list[list[int]] = [[] for _ in self.positions]
+        for i, targets in enumerate(self.follow):
+            for j in targets:
+                into[j].append(i)
+        return into
+
+    @property
+    def labels(self) -> list[str]:
+        return sorted({p.label for p in self.positions if p.label})
+
+
+@dataclass
+class _Fragment:
+    first: list[int]
+    last: list[int]
+    nullable: bool
+
+
+class AutomatonBuilder:
+    """Glushkov construction over the pattern AST."""
+
+    def __init__(self, corpus: CorpusView, predicates: PredicateCompiler) -> None:
+        self.corpus = corpus
+        self.predicates = predicates
+        self.positions: list[Position] = []
+        self.follow: list[list[int]] = []
+
+    def build(self, pattern: Pattern) -> Automaton:
+        fragment = self._build(pattern)
+        return Automaton(self.positions, fragment.first, set(fragment.last), self.follow, fragment.nullable)
+
+    def _new(self, position: Position) -> _Fragment:
+        if len(self.positions) >= MAX_POSITIONS:
+            raise QueryTooExpensive(
+                f"the query unrolls to more than {MAX_POSITIONS} token positions: use smaller repetition bounds"
+            )
+        self.positions.append(position)
+        self.follow.append([])
+        index = len(self.positions) - 1
+        return _Fragment([index], [index], False)
+
+    def _link(self, sources: list[int], targets: list[int]) -> None:
+        for s in sources:
+            for t in targets:
+                if t not in self.follow[s]:
+                    self.follow[s].append(t)
+
+    def _sequence(self, a: _Fragment, b: _Fragment) -> _Fragment:
+        self._link(a.last, b.first)
+        first = a.first + ([f for f in b.first if f not in a.first] if a.nullable else [])
+        last = b.last + ([x for x in a.last if x not in b.last] if b.nullable else [])
+        return _Fragment(first, last, a.nullable and b.nullable)
+
+    def _build(self, pattern: Pattern) -> _Fragment:
+        if isinstance(pattern, TokenPattern):
+            predicate = self.predicates.compile(pattern.condition)
+            return self._new(Position(predicate, None, pattern.label, pattern.target))
+        if isinstance(pattern, StructuralTag):
+            return self._new(Position(None, self._tag(pattern)))
+        if isinstance(pattern, Sequence):
+            fragment = self._build(pattern.items[0])
+            for item in pattern.items[1:]:
+                fragment = self._sequence(fragment, self._build(item))
+            return fragment
+        if isinstance(pattern, Alternation):
+            parts = [self._build(option) for option in pattern.options]
+            first = [f for p in parts for f in p.first]
+            last = [x for p in parts for x in p.last]
+            return _Fragment(first, last, any(p.nullable for p in parts))
+        return self._repetition(pattern)
+
+    def _repetition(self, pattern: Repetition) -> _Fragment:
+        fragment: _Fragment | None = None
+        for _ in range(pattern.min):
+            copy = self._build(pattern.item)
+            fragment = copy if fragment is None else self._sequence(fragment, copy)
+        if pattern.max is None:
+            loop = self._build(pattern.item)
+            self._link(loop.last, loop.first)
+            loop = _Fragment(loop.first, loop.last, True)
+            fragment = loop if fragment is None else self._sequence(fragment, loop)
+        elif pattern.max > pattern.min:
+            # nested optionals: x (x (x)?)? -- the second copy only after the first, as CQP unrolls it
+            copies = [self._build(pattern.item) for _ in range(pattern.max - pattern.min)]
+            for a, b in zip(copies, copies[1:], strict=False):
+                self._link(a.last, b.first)
+            tail = _Fragment(copies[0].first, [x for c in copies for x in c.last], True)
+            fragment = tail if fragment is None else self._sequence(fragment, tail)
+        if fragment is None:  # x{0} or x{0,0}: matches the empty string only
+            return _Fragment([], [], True)
+        return fragment
+
+    def _tag(self, tag: StructuralTag) -> TagTest:
+        if not self.corpus.has_s_attribute(tag.attribute):
+            raise UnknownAttribute(f"the corpus has no s-attribute {tag.attribute!r} (in <{tag.attribute}>)")
+        if tag.test is None:
+            return TagTest(tag.attribute, tag.closing)
+        table = self.corpus.region_table(tag.attribute, tag.test.value)
+        if table is None:
+            raise UnknownAttribute(f"s-attribute {tag.attribute!r} has no annotations to compare with a value")
+        return TagTest(tag.attribute, tag.closing, ~table if tag.test.negated else table)

@@ -1,0 +1,157 @@
+"""What the native engine keeps per opened corpus: lexicon helpers, region arrays, value tables.
+
+Everything here is derived from the memory-mapped store on first use and cached for the life of
+the corpus object (a node serves many queries on it); all caches are bounded by lexicon or region
+counts, never by hits.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.engines.errors import UnknownAttribute
+from backend_node.engines.native.lexicon import LexiconIndex, match_table
+from backend_node.store.reader import Corpus, PositionalAttribute, StructuralAttribute
+from query_lang.cqp_ast import RegexValue
+
+SCAN_CHUNK = 1 << 22
+"""Positions looked up at once when a test is evaluated over the whole corpus."""
+
+
+class RegionIndex:
+    """An s-attribute's ranges as native arrays, for vectorised position -> region lookups."""
+
+    def __init__(self, attribute: StructuralAttribute) -> None:
+        self.attribute = attribute
+        self.starts = np.ascontiguousarray(attribute.ranges[:, 0], dtype=np.int64)
+        self.ends = np.ascontiguousarray(attribute.ranges[:, 1], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def containing(self, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Region number containing each position, -1 where none does."""
+        number = np.searchsorted(self.starts, cpos, side="right") - 1
+        inside = number >= 0
+        inside[inside] = self.ends[number[inside]] >= cpos[inside]
+        return np.where(inside, number, -1)
+
+    def starting_at(self, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Region number starting exactly at each position, -1 elsewhere."""
+        number = np.searchsorted(self.starts, cpos, side="left")
+        ok = number < len(self.starts)
+        ok[ok] = self.starts[number[ok]] == cpos[ok]
+        return np.where(ok, number, -1)
+
+    def ending_at(self, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Region number ending exactly at each position, -1 elsewhere."""
+        number = np.searchsorted(self.starts, cpos, side="right") - 1
+        ok = number >= 0
+        ok[ok] = self.ends[number[ok]] == cpos[ok]
+        return np.where(ok, number, -1)
+
+
+class NativeCorpus:
+    """A store corpus plus the derived indexes the native engine works with."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.store = corpus
+        self.corpus_id = corpus.corpus_id
+        self.size = corpus.size
+        self._lexicons: dict[str, LexiconIndex] = {}
+        self._frequencies: dict[str, npt.NDArray[np.int64]] = {}
+        self._regions: dict[str, RegionIndex] = {}
+        self._value_tables: dict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = {}
+
+    # -- p-attributes -----------------------------------------------------------------------
+
+    def p(self, attribute: str) -> PositionalAttribute:
+        if attribute not in self.store.entry.p_attributes:
+            known = ", ".join(self.store.entry.p_attributes)
+            raise UnknownAttribute(f"the corpus has no p-attribute {attribute!r} (it has: {known})")
+        return self.store.p_attribute(attribute)
+
+    def lexicon(self, attribute: str) -> LexiconIndex:
+        if attribute not in self._lexicons:
+            self._lexicons[attribute] = LexiconIndex(self.p(attribute).strings)
+        return self._lexicons[attribute]
+
+    def frequencies(self, attribute: str) -> npt.NDArray[np.int64]:
+        if attribute not in self._frequencies:
+            self._frequencies[attribute] = np.asarray(self.p(attribute).frequencies, dtype=np.int64)
+        return self._frequencies[attribute]
+
+    def ids(self, attribute: str, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+        """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""
+        return self.p(attribute).corpus[cpos].astype(np.int32)
+
+    def positions_of(self, attribute: str, table: npt.NDArray[np.bool_], count: int) -> npt.NDArray[np.int64]:
+        """Sorted corpus positions whose id is marked in ``table`` (``count`` of them)."""
+        if count == 0:
+            return np.zeros(0, dtype=np.int64)
+        attr = self.p(attribute)
+        ids = np.flatnonzero(table)
+        offsets = attr.rev_offsets
+        frequencies = self.frequencies(attribute)
+        if len(ids) == 1:
+            start = int(offsets[ids[0]])
+            return attr.rev[start : start + int(frequencies[ids[0]])].astype(np.int64)
+        if count * 8 < self.size:  # few positions: gather the reverse-index slices and sort them
+            parts = [attr.rev[int(offsets[i]) : int(offsets[i]) + int(frequencies[i])] for i in ids.tolist()]
+            merged = np.concatenate(parts).astype(np.int64)
+            merged.sort()
+            return merged
+        if len(ids) * 4 < len(table):  # many positions, few ids: mark them in a mask
+            mask = np.zeros(self.size, dtype=np.bool_)
+            for i in ids.tolist():
+                start = int(offsets[i])
+                mask[attr.rev[start : start + int(frequencies[i])]] = True
+            return np.flatnonzero(mask)
+        return self.scan(attribute, table)
+
+    def scan(self, attribute: str, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """Positions whose id is marked, by reading the whole token stream in chunks."""
+        corpus = self.p(attribute).corpus
+        found = [
+            np.flatnonzero(table[corpus[start : start + SCAN_CHUNK]]) + start
+            for start in range(0, self.size, SCAN_CHUNK)
+        ]
+        return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
+
+    # -- s-attributes -----------------------------------------------------------------------
+
+    def has_s_attribute(self, attribute: str) -> bool:
+        return attribute in self.store.entry.s_attributes
+
+    def s(self, attribute: str) -> StructuralAttribute:
+        if not self.has_s_attribute(attribute):
+            known = ", ".join(self.store.entry.s_attributes) or "none"
+            raise UnknownAttribute(f"the corpus has no s-attribute {attribute!r} (it has: {known})")
+        return self.store.s_attribute(attribute)
+
+    def regions(self, attribute: str) -> RegionIndex:
+        if attribute not in self._regions:
+            self._regions[attribute] = RegionIndex(self.s(attribute))
+        return self._regions[attribute]
+
+    def region_table(self, attribute: str, value: RegexValue | None) -> npt.NDArray[np.bool_] | None:
+        """Per region of an annotated s-attribute: does its value match? (None: no annotations.)"""
+        s_attr = self.s(attribute)
+        if not s_attr.has_values:
+            return None
+        if value is None:
+            return np.ones(len(s_attr), dtype=np.bool_)
+        key = (attribute, value)
+        if key not in self._value_tables:
+            distinct = s_attr.distinct_values
+            offsets = np.fromiter(distinct.keys(), dtype=np.int64, count=len(distinct))
+            matched = match_table(LexiconIndex(list(distinct.values())), value)
+            self._value_tables[key] = np.isin(np.asarray(s_attr.value_offsets, dtype=np.int64), offsets[matched])
+        return self._value_tables[key]
+
+    @cached_property
+    def p_attribute_names(self) -> list[str]:
+        return list(self.store.entry.p_attributes)

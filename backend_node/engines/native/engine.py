@@ -1,0 +1,150 @@
+"""The native engine: CQP over CWB-format files with numpy, no CWB installation needed.
+
+Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``evaluate.py`` (plan candidates,
+step all of them together), ``strategy.py`` (merge, matching strategy, cut, expand), and the
+presentation here (concordance lines for just the slice asked for).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from backend_node.engines.base import STRATEGIES, Context, Hit, KwicLine, QueryEngine, ResultSet
+from backend_node.engines.errors import EngineError, UnknownAttribute
+from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
+from backend_node.engines.native.constraint import ConstraintEvaluator
+from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.native.evaluate import DEFAULT_HARD_BOUNDARY, Matches, PassRunner
+from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
+from backend_node.store.reader import Corpus
+from query_lang import parse_cqp
+from query_lang.cqp_ast import Query
+
+
+class NativeResultSet(ResultSet):
+    """Hits held as arrays; lines are decoded only for the requested slice."""
+
+    def __init__(self, corpus: NativeCorpus, matches: Matches) -> None:
+        self.corpus = corpus
+        self.matches = matches
+
+    @property
+    def total(self) -> int:
+        return len(self.matches)
+
+    def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]:
+        stop = None if limit is None else offset + limit
+        m = self.matches
+        return [
+            Hit(a, b, t if t >= 0 else None)
+            for a, b, t in zip(
+                m.match[offset:stop].tolist(), m.matchend[offset:stop].tolist(), m.target[offset:stop].tolist(),
+                strict=True,
+            )
+        ]
+
+    def kwic(self, offset: int, limit: int, context: Context, show: list[str], structure: list[str]) -> list[KwicLine]:
+        return [build_line(self.corpus, hit, context, show, structure) for hit in self.hits(offset, limit)]
+
+
+def build_line(corpus: NativeCorpus, hit: Hit, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+    """One concordance line: left context, keyword, right context, structural values at the match."""
+    attributes = ["word"] + [a for a in show if a != "word"]
+    for name in attributes:
+        corpus.p(name)  # raises UnknownAttribute for a bad name
+    left_start = max(0, hit.match - context.tokens)
+    right_end = min(corpus.size - 1, hit.matchend + context.tokens)
+    if context.region is not None:
+        regions = corpus.regions(context.region)
+        number = int(regions.containing(np.asarray([hit.match], dtype=np.int64))[0])
+        end_number = int(regions.containing(np.asarray([hit.matchend], dtype=np.int64))[0])
+        if number >= 0:
+            left_start = max(left_start, int(regions.starts[number])) if context.tokens else int(regions.starts[number])
+        if end_number >= 0:
+            region_end = int(regions.ends[end_number])
+            right_end = min(right_end, region_end) if context.tokens else region_end
+    span = np.arange(left_start, right_end + 1, dtype=np.int64)
+    columns = []
+    for name in attributes:
+        strings = corpus.lexicon(name).strings
+        columns.append([strings[i] for i in corpus.ids(name, span).tolist()])
+    tokens = [list(values) for values in zip(*columns, strict=True)]
+    a, b = hit.match - left_start, hit.matchend - left_start + 1
+    values: dict[str, str | None] = {}
+    for name in structure:
+        s_attr = corpus.s(name)
+        number = int(corpus.regions(name).containing(np.asarray([hit.match], dtype=np.int64))[0])
+        if number < 0:
+            values[name] = None
+        elif s_attr.has_values:
+            values[name] = s_attr.value(number)
+        else:
+            values[name] = str(number)
+    return KwicLine(hit, tokens[:a], tokens[a:b], tokens[b:], values, left_start)
+
+
+class NativeEngine(QueryEngine):
+    """Runs CQP queries on one corpus with the native (numpy) evaluator."""
+
+    name = "native"
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = NativeCorpus(corpus)
+
+    @classmethod
+    def open(cls, registry_dir: Path, corpus_id: str) -> NativeEngine:
+        return cls(Corpus.open(registry_dir, corpus_id))
+
+    @property
+    def corpus_id(self) -> str:
+        return self.corpus.corpus_id
+
+    @property
+    def size(self) -> int:
+        return self.corpus.size
+
+    @property
+    def p_attributes(self) -> list[str]:
+        return list(self.corpus.store.entry.p_attributes)
+
+    @property
+    def s_attributes(self) -> list[str]:
+        return list(self.corpus.store.entry.s_attributes)
+
+    def run(self, query: str, strategy: str = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> ResultSet:
+        return NativeResultSet(self.corpus, self.evaluate(parse_cqp(query), strategy, hard_boundary))
+
+    def evaluate(self, query: Query, strategy: str = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> Matches:
+        """All matches of a parsed query, in corpus order."""
+        if strategy not in STRATEGIES:
+            raise EngineError(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
+        for name in (query.within, query.expand):
+            if name is not None and not self.corpus.has_s_attribute(name):
+                raise UnknownAttribute(f"the corpus has no s-attribute {name!r}")
+        predicates = PredicateCompiler(self.corpus)
+        automaton = AutomatonBuilder(self.corpus, predicates).build(query.pattern)
+        if automaton.nullable:
+            return Matches.empty()  # CQP: "start state is final state", nothing is evaluated
+        constraint = (
+            ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
+        )
+        runner = PassRunner(self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary)
+        passes = []
+        for symbol in automaton.first:
+            found = runner.run(symbol)
+            if query.cut is not None:
+                found = first(merge([found]), query.cut)  # CQP stops each pass after `cut` starts
+            passes.append(found)
+        matches = apply_strategy(merge(passes), strategy)
+        if query.cut is not None:
+            matches = first(matches, query.cut)
+        if query.expand is not None:
+            matches = expand(matches, self.corpus.regions(query.expand))
+        return matches
+
+    def context(self, cpos: int, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+        if not 0 <= cpos < self.size:
+            raise EngineError(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
+        return build_line(self.corpus, Hit(cpos, cpos), context, show, structure)

@@ -1,0 +1,413 @@
+"""Stages 2 and 3, plan and evaluate: all candidate starts of a query stepped forward together.
+
+CQP runs one pass per symbol a match can start with; each pass takes the candidate starts where
+that symbol holds and finds, per start, the first (shortest) end the automaton accepts — or, for
+the ``longest`` strategy, the last — within the search boundary: the enclosing region with
+``within``, else ``start + HardBoundary`` tokens. The passes are merged, the matching strategy
+filters them (``strategy.py``), then ``cut`` and ``expand`` apply.
+
+Here a pass is vectorised: every candidate is a row of a boolean state matrix (rows x automaton
+positions); one step gathers the token at each row's current position and advances all rows at
+once. Labels are tracked per row and state as positions (the last assignment wins).
+
+Planning: when a pass starts with a fixed chain of tests (``[] [word="anyway"]``,
+``<s> [pos="UH"]``), candidates come from the chain's rarest test through the reverse index,
+shifted by its offset, and the other chain tests are checked with one gather each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.engines.native.compile import (
+    AllOf,
+    Always,
+    AnyOf,
+    Automaton,
+    Lookup,
+    Negation,
+    Predicate,
+    TagTest,
+    estimate,
+)
+from backend_node.engines.native.constraint import ConstraintEvaluator
+from backend_node.engines.native.corpus_state import NativeCorpus
+
+Positions = npt.NDArray[np.int64]
+DEFAULT_HARD_BOUNDARY = 500
+
+
+def attributes(predicate: Predicate) -> set[str]:
+    """The p-attributes a predicate reads."""
+    if isinstance(predicate, Lookup):
+        return {predicate.attribute}
+    if isinstance(predicate, Negation):
+        return attributes(predicate.part)
+    if isinstance(predicate, AllOf | AnyOf):
+        return set().union(*(attributes(p) for p in predicate.parts))
+    return set()
+
+
+@dataclass
+class Matches:
+    """Hits as parallel arrays, sorted by (match, matchend); ``target`` is -1 where unset."""
+
+    match: Positions
+    matchend: Positions
+    target: Positions
+
+    def __len__(self) -> int:
+        return len(self.match)
+
+    @staticmethod
+    def empty() -> Matches:
+        zero = np.zeros(0, dtype=np.int64)
+        return Matches(zero, zero.copy(), zero.copy())
+
+
+class TokenTests:
+    """Evaluate predicates and tag assertions at arrays of positions."""
+
+    def __init__(self, corpus: NativeCorpus) -> None:
+        self.corpus = corpus
+
+    def holds(
+        self, predicate: Predicate, cpos: Positions, ids: dict[str, npt.NDArray[np.int32]]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether the predicate holds at each position; ``ids`` caches gathered lexicon ids."""
+        if isinstance(predicate, Always):
+            return np.ones(len(cpos), dtype=np.bool_)
+        if isinstance(predicate, Lookup):
+            if predicate.attribute not in ids:
+                ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
+            return predicate.table[ids[predicate.attribute]]
+        if isinstance(predicate, Negation):
+            return ~self.holds(predicate.part, cpos, ids)
+        results = [self.holds(p, cpos, ids) for p in predicate.parts]
+        combined = results[0]
+        for r in results[1:]:
+            combined = combined & r if isinstance(predicate, AllOf) else combined | r
+        return combined
+
+    def tag_holds(self, tag: TagTest, cpos: Positions) -> npt.NDArray[np.bool_]:
+        regions = self.corpus.regions(tag.attribute)
+        number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
+        ok = number >= 0
+        if tag.region_ok is not None:
+            ok[ok] = tag.region_ok[number[ok]]
+        return ok
+
+    def positions(self, predicate: Predicate) -> Positions:
+        """Sorted corpus positions where a predicate holds, from the reverse index where it pays."""
+        size = self.corpus.size
+        if isinstance(predicate, Always):
+            return np.arange(size, dtype=np.int64)
+        if isinstance(predicate, Lookup):
+            return self.corpus.positions_of(predicate.attribute, predicate.table, predicate.count)
+        if isinstance(predicate, AllOf):
+            parts = sorted(predicate.parts, key=lambda p: estimate(p, size))
+            found = self.positions(parts[0])
+            for part in parts[1:]:
+                found = found[self.holds(part, found, {})]
+            return found
+        if isinstance(predicate, AnyOf):
+            return np.unique(np.concatenate([self.positions(p) for p in predicate.parts]))
+        everything = np.arange(size, dtype=np.int64)
+        return everything[self.holds(predicate, everything, {})]
+
+    def tag_positions(self, tag: TagTest) -> Positions:
+        regions = self.corpus.regions(tag.attribute)
+        keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
+        return (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
+
+
+class PassRunner:
+    """Runs the passes of one query over one corpus."""
+
+    def __init__(
+        self,
+        corpus: NativeCorpus,
+        automaton: Automaton,
+        constraint: ConstraintEvaluator | None,
+        within: str | None,
+        longest: bool,
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+    ) -> None:
+        self.corpus = corpus
+        self.automaton = automaton
+        self.constraint = constraint
+        self.within = within
+        self.longest = longest
+        self.hard_boundary = hard_boundary
+        self.tests = TokenTests(corpus)
+        self.sources = automaton.sources
+        self.final = sorted(automaton.final)
+        self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
+        self.track_target = any(p.target for p in automaton.positions)
+        # tag positions in an order where a tag's tag sources come first (zero-width chains)
+        self.tag_order = self._tag_order()
+
+    def _tag_order(self) -> list[int]:
+        tags = [i for i, p in enumerate(self.automaton.positions) if not p.is_token]
+        ordered: list[int] = []
+        visiting: set[int] = set()
+
+        def visit(i: int) -> None:
+            if i in ordered:
+                return
+            if i in visiting:
+                raise ValueError("a cycle of structural tags cannot consume tokens")  # CQP: infinite loop
+            visiting.add(i)
+            for source in self.sources[i]:
+                if not self.automaton.positions[source].is_token:
+                    visit(source)
+            visiting.discard(i)
+            ordered.append(i)
+
+        for i in tags:
+            visit(i)
+        return ordered
+
+    # -- candidates ------------------------------------------------------------------------
+
+    def _chain(self, first: int) -> list[tuple[int, int]]:
+        """The fixed run of positions every match of this pass goes through, with their offsets."""
+        chain = [(first, 0)]
+        offset = 1 if self.automaton.positions[first].is_token else 0
+        current = first
+        while current not in self.automaton.final and len(self.automaton.follow[current]) == 1:
+            nxt = self.automaton.follow[current][0]
+            if len(self.sources[nxt]) != 1 or any(nxt == c for c, _ in chain):
+                break
+            chain.append((nxt, offset))
+            offset += 1 if self.automaton.positions[nxt].is_token else 0
+            current = nxt
+        return chain
+
+    def candidates(self, first: int) -> Positions:
+        """Start positions for the pass that begins with ``first``."""
+        positions = self.automaton.positions
+        size = self.corpus.size
+
+        def cost(item: tuple[int, int]) -> int:
+            position = positions[item[0]]
+            if position.predicate is not None:
+                return estimate(position.predicate, size)
+            return len(self.corpus.regions(position.tag.attribute)) if position.tag else size
+
+        chain = self._chain(first)
+        anchor = min(chain, key=cost)
+        index, offset = anchor
+        position = positions[index]
+        if position.predicate is not None:
+            found = self.tests.positions(position.predicate)
+        else:
+            assert position.tag is not None
+            found = self.tests.tag_positions(position.tag)
+        starts = found - offset
+        starts = starts[starts >= 0]
+        for other, other_offset in chain:
+            if (other, other_offset) == anchor or len(starts) == 0:
+                continue
+            item = positions[other]
+            at = starts + other_offset
+            if item.predicate is not None:
+                if isinstance(item.predicate, Always):
+                    keep = at < size
+                else:
+                    keep = at < size
+                    keep[keep] = self.tests.holds(item.predicate, at[keep], {})
+            else:
+                assert item.tag is not None
+                keep = self.tests.tag_holds(item.tag, at)
+            starts = starts[keep]
+        return starts
+
+    def boundaries(self, starts: Positions) -> tuple[Positions, Positions]:
+        """Keep starts that may match and give each its last allowed position."""
+        if self.within is None:
+            return starts, np.minimum(starts + self.hard_boundary, self.corpus.size - 1)
+        regions = self.corpus.regions(self.within)
+        number = regions.containing(starts)
+        inside = number >= 0
+        return starts[inside], regions.ends[number[inside]]
+
+    # -- one pass ------------------------------------------------------------------------
+
+    def run(self, first: int) -> Matches:
+        starts, bound = self.boundaries(self.candidates(first))
+        positions = self.automaton.positions
+        n_states = len(positions)
+        head = positions[first]
+        if not head.is_token:
+            assert head.tag is not None
+            effective = starts - 1 if head.tag.closing else starts
+            keep = effective <= bound
+            starts, bound = starts[keep], bound[keep]
+        rows = len(starts)
+        if rows == 0:
+            return Matches.empty()
+        state = np.zeros((rows, n_states), dtype=np.bool_)
+        state[:, first] = True
+        cursor = starts + 1 if head.is_token else starts.copy()
+        labels = {name: np.full((rows, n_states), -1, dtype=np.int64) for name in self.tracked}
+        target = np.full((rows, n_states), -1, dtype=np.int64) if self.track_target else None
+        if head.label in labels:
+            labels[head.label][:, first] = starts
+        if target is not None and head.target:
+            target[:, first] = starts
+        origin = np.arange(rows)
+        origin_starts = starts.copy()
+        found_start: list[Positions] = []
+        found_end: list[Positions] = []
+        found_target: list[Positions] = []
+        last_end = np.full(rows, -1, dtype=np.int64)
+        last_target = np.full(rows, -1, dtype=np.int64)
+        while True:
+            self._closure(state, labels, target, cursor, bound)
+            accepted, accepted_target = self._accepting(state, labels, target, starts, cursor)
+            if self.longest:
+                last_end[origin[accepted]] = cursor[accepted] - 1
+                last_target[origin[accepted]] = accepted_target[accepted]
+                alive = state.any(axis=1)
+            else:
+                if accepted.any():
+                    found_start.append(starts[accepted])
+                    found_end.append(cursor[accepted] - 1)
+                    found_target.append(accepted_target[accepted])
+                alive = state.any(axis=1) & ~accepted
+            alive &= cursor <= bound
+            if not alive.all():
+                keep = np.flatnonzero(alive)
+                state, starts, bound = state[keep], starts[keep], bound[keep]
+                cursor, origin = cursor[keep], origin[keep]
+                labels = {name: values[keep] for name, values in labels.items()}
+                target = target[keep] if target is not None else None
+            if len(starts) == 0:
+                break
+            state, labels, target = self._step(state, labels, target, cursor)
+            cursor = cursor + 1
+        if self.longest:
+            done = last_end >= 0
+            return Matches(origin_starts[done], last_end[done], last_target[done])
+        if not found_start:
+            return Matches.empty()
+        return Matches(np.concatenate(found_start), np.concatenate(found_end), np.concatenate(found_target))
+
+    def _step(
+        self,
+        state: npt.NDArray[np.bool_],
+        labels: dict[str, npt.NDArray[np.int64]],
+        target: npt.NDArray[np.int64] | None,
+        cursor: Positions,
+    ) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64] | None]:
+        """Consume the token at ``cursor`` in every row."""
+        positions = self.automaton.positions
+        new_state = np.zeros_like(state)
+        new_labels = {name: np.full_like(values, -1) for name, values in labels.items()}
+        new_target = np.full_like(target, -1) if target is not None else None
+        gathered: dict[str, npt.NDArray[np.int32]] = {}
+        rows_all = np.arange(len(cursor))
+        for j, position in enumerate(positions):
+            if not position.is_token or not self.sources[j]:
+                continue
+            reach = np.zeros(len(cursor), dtype=np.bool_)
+            for i in self.sources[j]:
+                reach |= state[:, i]
+            if not reach.any():
+                continue
+            rows = rows_all[reach]
+            assert position.predicate is not None
+            if isinstance(position.predicate, Always):
+                ok = rows
+            else:
+                # one gather per attribute and step, shared by every position that tests it
+                ids = {}
+                for attribute in attributes(position.predicate):
+                    if attribute not in gathered:
+                        gathered[attribute] = self.corpus.ids(attribute, cursor)
+                    ids[attribute] = gathered[attribute][rows]
+                ok = rows[self.tests.holds(position.predicate, cursor[rows], ids)]
+            new_state[ok, j] = True
+            self._propagate(state, labels, target, new_labels, new_target, j, ok)
+            if position.label in new_labels:
+                new_labels[position.label][ok, j] = cursor[ok]
+            if new_target is not None and position.target:
+                new_target[ok, j] = cursor[ok]
+        return new_state, new_labels, new_target
+
+    def _propagate(
+        self,
+        state: npt.NDArray[np.bool_],
+        labels: dict[str, npt.NDArray[np.int64]],
+        target: npt.NDArray[np.int64] | None,
+        new_labels: dict[str, npt.NDArray[np.int64]],
+        new_target: npt.NDArray[np.int64] | None,
+        j: int,
+        rows: npt.NDArray[np.int64],
+    ) -> None:
+        """Label values flow from the source states into ``j``; the last source in order wins."""
+        if not labels and target is None:
+            return
+        for i in self.sources[j]:
+            active = rows[state[rows, i]]
+            for name, values in labels.items():
+                new_labels[name][active, j] = values[active, i]
+            if target is not None and new_target is not None:
+                new_target[active, j] = target[active, i]
+
+    def _closure(
+        self,
+        state: npt.NDArray[np.bool_],
+        labels: dict[str, npt.NDArray[np.int64]],
+        target: npt.NDArray[np.int64] | None,
+        cursor: Positions,
+        bound: Positions,
+    ) -> None:
+        """Follow zero-width tags at the current position (in place)."""
+        positions = self.automaton.positions
+        for j in self.tag_order:
+            tag = positions[j].tag
+            assert tag is not None
+            reach = np.zeros(len(cursor), dtype=np.bool_)
+            for i in self.sources[j]:
+                reach |= state[:, i]
+            if not reach.any():
+                continue
+            rows = np.flatnonzero(reach)
+            effective = cursor[rows] - 1 if tag.closing else cursor[rows]
+            rows = rows[effective <= bound[rows]]
+            ok = rows[self.tests.tag_holds(tag, cursor[rows])]
+            state[ok, j] = True
+            self._propagate(state, labels, target, labels, target, j, ok)
+
+    def _accepting(
+        self,
+        state: npt.NDArray[np.bool_],
+        labels: dict[str, npt.NDArray[np.int64]],
+        target: npt.NDArray[np.int64] | None,
+        starts: Positions,
+        cursor: Positions,
+    ) -> tuple[npt.NDArray[np.bool_], Positions]:
+        """Rows whose current states include a final one (that passes the global constraint)."""
+        ends = cursor - 1
+        accepted = np.zeros(len(cursor), dtype=np.bool_)
+        chosen_target = np.full(len(cursor), -1, dtype=np.int64)
+        valid = ends >= starts  # a match must contain at least one token
+        for f in self.final:
+            rows = np.flatnonzero(state[:, f] & valid & ~accepted)
+            if len(rows) == 0:
+                continue
+            if self.constraint is not None:
+                values = {name: labels[name][rows, f] for name in labels}
+                values["match"] = starts[rows]
+                values["matchend"] = ends[rows]
+                values["target"] = target[rows, f] if target is not None else np.full(len(rows), -1)
+                rows = rows[self.constraint.holds(values)]
+            accepted[rows] = True
+            if target is not None:
+                chosen_target[rows] = target[rows, f]
+        return accepted, chosen_target

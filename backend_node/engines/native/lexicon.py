@@ -1,0 +1,242 @@
+"""Attribute tests evaluated once per lexicon: a regex becomes a boolean table over lexicon ids.
+
+CQP's rules (cl/regopt.c, parse_actions.c): a value without flags and without any of
+``[](){}.*+|?\\`` is a literal, looked up as a whole; otherwise it is a PCRE matched against the
+whole value, ``%c`` matches caselessly, ``%d`` strips combining marks from both the pattern and the
+value (NFD, drop marks, NFC), ``%l`` compares the string as written. Python's ``regex`` module is
+the closest to PCRE's UTF-8/UCP mode (``\\p{L}``, POSIX classes, ``(?i)``).
+
+Common shapes never touch the whole lexicon: literals (and their case-folded forms) go through a
+dictionary, and a literal prefix (``geh.*``) narrows the candidates by binary search in the sorted
+lexicon; only the candidates are matched with the regex.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+import regex
+
+from backend_node.engines.errors import QueryTooExpensive
+from query_lang.cqp_ast import RegexValue
+
+REGEX_META = set("[](){}.*+|?\\")
+REGEX_BUDGET_SECONDS = 10.0
+"""Longest a regex may run over one lexicon before the query is refused (hostile patterns)."""
+
+BoolTable = npt.NDArray[np.bool_]
+
+
+def strip_diacritics(text: str) -> str:
+    """CQP's %d: canonical decomposition, combining marks removed, recomposed."""
+    decomposed = unicodedata.normalize("NFD", text)
+    if decomposed.isascii():
+        return decomposed
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) not in ("Mn", "Mc", "Me"))
+    return unicodedata.normalize("NFC", kept)
+
+
+def is_literal(value: RegexValue) -> bool:
+    """Whether CQP compares this value as a plain string rather than a regex."""
+    if value.literal:
+        return True
+    return not value.ignore_case and not value.ignore_diacritics and not (set(value.pattern) & REGEX_META)
+
+
+def literal_prefix(pattern: str) -> str:
+    """The literal text every match must start with (``geh.*`` -> ``geh``), or ''."""
+    prefix = []
+    for i, ch in enumerate(pattern):
+        if ch in REGEX_META or ch in "^$":
+            # a quantifier makes the preceding character optional: drop it from the prefix
+            if ch in "*?{" and prefix:
+                prefix.pop()
+            if ch == "|":
+                return ""
+            break
+        prefix.append(ch)
+    else:
+        return "".join(prefix)
+    if "|" in pattern[i:] and _top_level_bar(pattern):
+        return ""
+    return "".join(prefix)
+
+
+def _top_level_bar(pattern: str) -> bool:
+    depth, escaped, in_class = 0, False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+    return False
+
+
+def literal_alternatives(pattern: str) -> list[str] | None:
+    """``give|send|offer`` -> the three words; None when the pattern is not such a list."""
+    parts = pattern.split("|")
+    if any(not p or set(p) & REGEX_META or set(p) & set("^$") for p in parts):
+        return None
+    return parts
+
+
+def is_risky(pattern: str) -> bool:
+    """Patterns that can backtrack exponentially: nested quantifiers, quantified alternation, backrefs."""
+    stack: list[bool] = [False]  # per open group: does it contain a quantifier or a bar?
+    escaped = in_class = False
+    previous_group: bool | None = None
+    for ch in pattern:
+        if escaped:
+            escaped = False
+            if ch.isdigit() or ch in "gk":
+                return True
+            previous_group = None
+            continue
+        if in_class:
+            in_class = ch != "]"
+            continue
+        if ch == "\\":
+            escaped = True
+        elif ch == "[":
+            in_class = True
+            previous_group = None
+        elif ch == "(":
+            stack.append(False)
+            previous_group = None
+        elif ch == ")":
+            inner = stack.pop() if len(stack) > 1 else False
+            previous_group = inner
+            stack[-1] = stack[-1] or inner
+        elif ch in "*+?{":
+            if previous_group:
+                return True
+            stack[-1] = True
+            previous_group = None
+        elif ch == "|":
+            stack[-1] = True
+            previous_group = None
+        else:
+            previous_group = None
+    return "(?=" in pattern or "(?!" in pattern or "(?<" in pattern
+
+
+@dataclass
+class LexiconIndex:
+    """Per-attribute helpers built on first use and kept: folded forms and sorted views."""
+
+    strings: Sequence[str]
+    _cache: dict[str, object] = field(default_factory=dict)
+
+    @cached_property
+    def ids(self) -> dict[str, int]:
+        return {s: i for i, s in enumerate(self.strings)}
+
+    def folded(self, ignore_case: bool, ignore_diacritics: bool) -> Sequence[str]:
+        """The lexicon with %d applied (the regex then runs on these strings)."""
+        if not ignore_diacritics:
+            return self.strings
+        key = "diacritics"
+        if key not in self._cache:
+            self._cache[key] = [strip_diacritics(s) for s in self.strings]
+        return self._cache[key]  # type: ignore[return-value]
+
+    def sorted_view(self, ignore_case: bool, ignore_diacritics: bool) -> tuple[list[str], list[int]]:
+        """Lexicon strings (case-folded for %c) in code point order, with their ids."""
+        key = f"sorted-{ignore_case}-{ignore_diacritics}"
+        if key not in self._cache:
+            source = self.folded(ignore_case, ignore_diacritics)
+            keys = [s.casefold() for s in source] if ignore_case else list(source)
+            order = sorted(range(len(keys)), key=keys.__getitem__)
+            self._cache[key] = ([keys[i] for i in order], order)
+        return self._cache[key]  # type: ignore[return-value]
+
+    def prefix_candidates(self, prefix: str, ignore_case: bool, ignore_diacritics: bool) -> list[int]:
+        keys, order = self.sorted_view(ignore_case, ignore_diacritics)
+        needle = prefix.casefold() if ignore_case else prefix
+        lo = bisect.bisect_left(keys, needle)
+        hi = bisect.bisect_left(keys, needle + "\U0010ffff")
+        return order[lo:hi]
+
+
+def _compile(value: RegexValue) -> Callable[[str], object]:
+    pattern = strip_diacritics(value.pattern) if value.ignore_diacritics else value.pattern
+    flags = regex.V0 | (regex.IGNORECASE if value.ignore_case else 0)
+    compiled = regex.compile(f"(?:{pattern})", flags)
+    return compiled.fullmatch
+
+
+def match_table(index: LexiconIndex, value: RegexValue) -> BoolTable:
+    """Which lexicon ids the value matches (the whole string, as in CQP)."""
+    table = np.zeros(len(index.strings), dtype=np.bool_)
+    if value.literal:
+        found = index.ids.get(value.pattern)
+        if found is not None:
+            table[found] = True
+        return table
+    if is_literal(value):
+        found = index.ids.get(value.pattern)
+        if found is not None:
+            table[found] = True
+        return table
+    matcher = _compile(value)
+    strings = index.folded(value.ignore_case, value.ignore_diacritics)
+    pattern = strip_diacritics(value.pattern) if value.ignore_diacritics else value.pattern
+    candidates: Sequence[int] | None = None
+    alternatives = literal_alternatives(pattern)
+    if alternatives is not None:
+        candidates = sorted({i for alt in alternatives for i in index.prefix_candidates(
+            alt, value.ignore_case, value.ignore_diacritics)})
+    elif not value.ignore_case or pattern.isascii():
+        prefix = literal_prefix(pattern)
+        if prefix:
+            candidates = index.prefix_candidates(prefix, value.ignore_case, value.ignore_diacritics)
+    if is_risky(pattern):
+        _match_with_budget(table, strings, matcher, candidates, value.pattern)
+    elif candidates is None:
+        hits = list(map(matcher, strings))
+        table[:] = [h is not None for h in hits]
+    else:
+        for i in candidates:
+            if matcher(strings[i]) is not None:
+                table[i] = True
+    return table
+
+
+def _match_with_budget(
+    table: BoolTable,
+    strings: Sequence[str],
+    matcher: Callable[..., object],
+    candidates: Sequence[int] | None,
+    pattern: str,
+) -> None:
+    deadline = time.monotonic() + REGEX_BUDGET_SECONDS
+    ids: Sequence[int] = range(len(strings)) if candidates is None else candidates
+    for i in ids:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            if matcher(strings[i], timeout=remaining) is not None:
+                table[i] = True
+        except TimeoutError as exc:
+            raise QueryTooExpensive(
+                f"the regular expression \"{pattern}\" takes too long to evaluate (nested repetition?): "
+                "simplify it"
+            ) from exc

@@ -1,0 +1,94 @@
+"""Stage 3b: merge the passes and apply CQP's matching strategy, ``cut`` and ``expand``.
+
+The rules are those of CQP's ranges.c: the passes' matches are merged in (match, matchend) order
+without exact duplicates (the first pass's target wins); then
+
+- ``traditional`` keeps everything;
+- ``standard`` keeps, per start, the shortest match, then, per end, the earliest start;
+- ``shortest`` drops every match that contains another one;
+- ``longest`` (whose passes already took the longest end per start) drops every match contained
+  in another one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backend_node.engines.native.corpus_state import RegionIndex
+from backend_node.engines.native.evaluate import Matches
+
+STRATEGIES = ("standard", "shortest", "longest", "traditional")
+
+
+def merge(passes: list[Matches]) -> Matches:
+    """Union of the passes in corpus order, exact duplicates dropped (earlier pass first)."""
+    passes = [p for p in passes if len(p)]
+    if not passes:
+        return Matches.empty()
+    if len(passes) == 1:
+        matches = passes[0]
+        order = np.lexsort((matches.matchend, matches.match))
+        return Matches(matches.match[order], matches.matchend[order], matches.target[order])
+    start = np.concatenate([p.match for p in passes])
+    end = np.concatenate([p.matchend for p in passes])
+    target = np.concatenate([p.target for p in passes])
+    number = np.concatenate([np.full(len(p), k) for k, p in enumerate(passes)])
+    order = np.lexsort((number, end, start))
+    start, end, target = start[order], end[order], target[order]
+    keep = np.ones(len(start), dtype=np.bool_)
+    keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
+    return Matches(start[keep], end[keep], target[keep])
+
+
+def _first_per_start(matches: Matches) -> Matches:
+    keep = np.ones(len(matches), dtype=np.bool_)
+    keep[1:] = matches.match[1:] != matches.match[:-1]
+    return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+
+
+def apply_strategy(matches: Matches, strategy: str) -> Matches:
+    """Filter merged matches (sorted by start, end) as CQP's strategy does."""
+    if strategy == "traditional" or len(matches) == 0:
+        return matches
+    if strategy == "standard":
+        matches = _first_per_start(matches)
+        # per end, the earliest start survives; starts are ascending, so it is the first of each end
+        order = np.lexsort((matches.match, matches.matchend))
+        ends = matches.matchend[order]
+        first = np.ones(len(order), dtype=np.bool_)
+        first[1:] = ends[1:] != ends[:-1]
+        keep = np.zeros(len(matches), dtype=np.bool_)
+        keep[order[first]] = True
+        return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+    if strategy == "shortest":
+        matches = _first_per_start(matches)
+        # a match contains a later one when some later start has an end not beyond its own
+        later_min_end = np.minimum.accumulate(matches.matchend[::-1])[::-1]
+        contains = np.zeros(len(matches), dtype=np.bool_)
+        contains[:-1] = later_min_end[1:] <= matches.matchend[:-1]
+        keep = ~contains
+        return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+    if strategy == "longest":
+        order = np.lexsort((-matches.matchend, matches.match))
+        matches = _first_per_start(Matches(matches.match[order], matches.matchend[order], matches.target[order]))
+        earlier_max_end = np.maximum.accumulate(matches.matchend)
+        contained = np.zeros(len(matches), dtype=np.bool_)
+        contained[1:] = earlier_max_end[:-1] >= matches.matchend[1:]
+        keep = ~contained
+        return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+    raise ValueError(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
+
+
+def first(matches: Matches, count: int) -> Matches:
+    return Matches(matches.match[:count], matches.matchend[:count], matches.target[:count])
+
+
+def expand(matches: Matches, regions: RegionIndex) -> Matches:
+    """``expand to s``: widen each match to its regions; adjacent duplicates merge (CQP's RUniq)."""
+    start_region = regions.containing(matches.match)
+    end_region = regions.containing(matches.matchend)
+    start = np.where(start_region >= 0, regions.starts[np.maximum(start_region, 0)], matches.match)
+    end = np.where(end_region >= 0, regions.ends[np.maximum(end_region, 0)], matches.matchend)
+    keep = np.ones(len(start), dtype=np.bool_)
+    keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
+    return Matches(start[keep], end[keep], matches.target[keep])
