@@ -6,6 +6,7 @@ strings of an attribute are decoded into a Python list, and only when asked for.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +33,24 @@ def _map(path: Path) -> npt.NDArray[np.int32]:
     if size == 0:
         return np.zeros(0, dtype=BE_INT32)
     return np.memmap(path, dtype=BE_INT32, mode="r")
+
+
+def release_pages(array: object) -> None:
+    """Drop a memory-mapped array's resident pages from this process (the OS keeps them cached).
+
+    Mapped pages count towards a process's resident memory; a long-running node releases them
+    when it grows past its budget, and the next access maps them again from the page cache.
+    """
+    mapping = getattr(array, "_mmap", None)
+    if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
+        mapping.madvise(mmap.MADV_DONTNEED)
+
+
+def read_ints(path: Path, start: int, count: int) -> npt.NDArray[np.int32]:
+    """Read ``count`` ints from ``start`` without mapping them (scans stay out of resident memory)."""
+    with open(path, "rb") as handle:
+        handle.seek(start * 4)
+        return np.fromfile(handle, dtype=BE_INT32, count=count)
 
 
 def _map_bytes(path: Path) -> npt.NDArray[np.uint8]:
@@ -68,6 +87,16 @@ class PositionalAttribute:
 
     def __len__(self) -> int:
         return len(self.corpus)
+
+    @property
+    def corpus_path(self) -> Path:
+        return self._home / f"{self.name}.corpus"
+
+    def release(self) -> None:
+        """Release the resident pages of the token stream and the reverse index."""
+        release_pages(self.corpus)
+        if "rev" in self.__dict__:
+            release_pages(self.rev)
 
     @property
     def lexicon_size(self) -> int:
@@ -253,6 +282,11 @@ class Corpus:
                 raise KeyError(f"corpus {self.corpus_id} has no p-attribute {name!r} (it has: {known})")
             self._p[name] = PositionalAttribute(self.entry.home, name, self.codec)
         return self._p[name]
+
+    def release(self) -> None:
+        """Release the resident pages of every opened p-attribute's token stream and index."""
+        for attribute in self._p.values():
+            attribute.release()
 
     def s_attribute(self, name: str) -> StructuralAttribute:
         if name not in self._s:

@@ -26,7 +26,6 @@ from query_lang.cqp_ast import (
     AttributeTest,
     Condition,
     Not,
-    Or,
     Pattern,
     RegexValue,
     Repetition,

@@ -17,7 +17,6 @@ from query_lang.cqp_ast import (
     Constraint,
     ConstraintAnd,
     ConstraintNot,
-    ConstraintOr,
     LabelRef,
 )
 
@@ -51,10 +50,11 @@ class ConstraintEvaluator:
             for ref in refs:
                 if ref.attribute in self.corpus.p_attribute_names:
                     continue
+                where = f"{ref.label}.{ref.attribute}"
                 if not self.corpus.has_s_attribute(ref.attribute):
-                    raise UnknownAttribute(f"{ref.label}.{ref.attribute}: the corpus has no attribute {ref.attribute!r}")
+                    raise UnknownAttribute(f"{where}: the corpus has no attribute {ref.attribute!r}")
                 if not self.corpus.s(ref.attribute).has_values:
-                    raise UnknownAttribute(f"{ref.label}.{ref.attribute}: s-attribute {ref.attribute!r} has no values")
+                    raise UnknownAttribute(f"{where}: s-attribute {ref.attribute!r} has no values")
             return
         for child in [node.operand] if isinstance(node, ConstraintNot) else list(node.operands):
             self._check(child)

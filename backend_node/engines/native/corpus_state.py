@@ -7,6 +7,7 @@ counts, never by hits.
 
 from __future__ import annotations
 
+import mmap
 from functools import cached_property
 
 import numpy as np
@@ -14,11 +15,14 @@ import numpy.typing as npt
 
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.lexicon import LexiconIndex, match_table
-from backend_node.store.reader import Corpus, PositionalAttribute, StructuralAttribute
+from backend_node.store.reader import Corpus, PositionalAttribute, StructuralAttribute, read_ints
 from query_lang.cqp_ast import RegexValue
 
 SCAN_CHUNK = 1 << 22
 """Positions looked up at once when a test is evaluated over the whole corpus."""
+
+RESIDENT_BUDGET = 768 * 1024 * 1024
+"""Resident memory above which a corpus releases its mapped pages after a query."""
 
 
 class RegionIndex:
@@ -113,13 +117,25 @@ class NativeCorpus:
         return self.scan(attribute, table)
 
     def scan(self, attribute: str, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-        """Positions whose id is marked, by reading the whole token stream in chunks."""
-        corpus = self.p(attribute).corpus
+        """Positions whose id is marked, reading the whole token stream in chunks (not mapped)."""
+        path = self.p(attribute).corpus_path
         found = [
-            np.flatnonzero(table[corpus[start : start + SCAN_CHUNK]]) + start
+            np.flatnonzero(table[read_ints(path, start, SCAN_CHUNK)]) + start
             for start in range(0, self.size, SCAN_CHUNK)
         ]
         return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
+
+    def trim(self, budget_bytes: int = RESIDENT_BUDGET) -> bool:
+        """Release mapped pages when the process holds more than ``budget_bytes``; True if it did."""
+        try:
+            with open("/proc/self/statm") as handle:
+                resident = int(handle.read().split()[1]) * mmap.PAGESIZE
+        except (OSError, ValueError, IndexError):
+            return False
+        if resident <= budget_bytes:
+            return False
+        self.store.release()
+        return True
 
     # -- s-attributes -----------------------------------------------------------------------
 

@@ -113,8 +113,23 @@ class NativeEngine(QueryEngine):
     def s_attributes(self) -> list[str]:
         return list(self.corpus.store.entry.s_attributes)
 
+    def warm(self) -> None:
+        """Build the per-corpus state queries share (decoded lexicons, their sorted and folded views,
+        region arrays), so that the first queries do not pay for it; a node does this at start."""
+        parse_cqp('[word="x"]')  # builds the parser once per process
+        for name in self.p_attributes:
+            lexicon = self.corpus.lexicon(name)
+            lexicon.ids  # noqa: B018 - a cached property: building it is the point
+            for ignore_case in (False, True):
+                lexicon.sorted_view(ignore_case, False)
+            self.corpus.frequencies(name)
+        for name in self.s_attributes:
+            self.corpus.regions(name)
+
     def run(self, query: str, strategy: str = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> ResultSet:
-        return NativeResultSet(self.corpus, self.evaluate(parse_cqp(query), strategy, hard_boundary))
+        matches = self.evaluate(parse_cqp(query), strategy, hard_boundary)
+        self.corpus.trim()
+        return NativeResultSet(self.corpus, matches)
 
     def evaluate(self, query: Query, strategy: str = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> Matches:
         """All matches of a parsed query, in corpus order."""
@@ -133,7 +148,7 @@ class NativeEngine(QueryEngine):
         runner = PassRunner(self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary)
         passes = []
         for symbol in automaton.first:
-            found = runner.run(symbol)
+            found = runner.run(symbol, query.cut)
             if query.cut is not None:
                 found = first(merge([found]), query.cut)  # CQP stops each pass after `cut` starts
             passes.append(found)

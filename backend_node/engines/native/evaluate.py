@@ -237,8 +237,25 @@ class PassRunner:
 
     # -- one pass ------------------------------------------------------------------------
 
-    def run(self, first: int) -> Matches:
+    def run(self, first: int, limit: int | None = None) -> Matches:
+        """All matches of the pass starting with ``first``; with ``limit``, those of its first
+        ``limit`` successful starts only (CQP's ``cut``), evaluating candidates chunk by chunk."""
         starts, bound = self.boundaries(self.candidates(first))
+        if limit is None:
+            return self._simulate(first, starts, bound)
+        chunk = max(1024, 8 * limit)
+        found: list[Matches] = []
+        total = 0
+        for offset in range(0, len(starts), chunk):
+            part = self._simulate(first, starts[offset : offset + chunk], bound[offset : offset + chunk])
+            found.append(part)
+            total += len(part)
+            if total >= limit:
+                break
+        return Matches(*(np.concatenate([getattr(m, f) for m in found]) if found else np.zeros(0, np.int64)
+                         for f in ("match", "matchend", "target")))
+
+    def _simulate(self, first: int, starts: Positions, bound: Positions) -> Matches:
         positions = self.automaton.positions
         n_states = len(positions)
         head = positions[first]
@@ -264,38 +281,43 @@ class PassRunner:
         found_start: list[Positions] = []
         found_end: list[Positions] = []
         found_target: list[Positions] = []
-        last_end = np.full(rows, -1, dtype=np.int64)
-        last_target = np.full(rows, -1, dtype=np.int64)
+        last_end = np.full(rows if self.longest else 0, -1, dtype=np.int64)
+        last_target = np.full(rows if self.longest else 0, -1, dtype=np.int64)
         while True:
             self._closure(state, labels, target, cursor, bound)
             accepted, accepted_target = self._accepting(state, labels, target, starts, cursor)
             if self.longest:
                 last_end[origin[accepted]] = cursor[accepted] - 1
-                last_target[origin[accepted]] = accepted_target[accepted]
+                if target is not None:
+                    last_target[origin[accepted]] = accepted_target[accepted]
                 alive = state.any(axis=1)
             else:
                 if accepted.any():
                     found_start.append(starts[accepted])
                     found_end.append(cursor[accepted] - 1)
-                    found_target.append(accepted_target[accepted])
+                    if target is not None:
+                        found_target.append(accepted_target[accepted])
                 alive = state.any(axis=1) & ~accepted
             alive &= cursor <= bound
             if not alive.all():
-                keep = np.flatnonzero(alive)
-                state, starts, bound = state[keep], starts[keep], bound[keep]
-                cursor, origin = cursor[keep], origin[keep]
-                labels = {name: values[keep] for name, values in labels.items()}
-                target = target[keep] if target is not None else None
+                survivors = np.flatnonzero(alive)
+                state, starts, bound = state[survivors], starts[survivors], bound[survivors]
+                cursor, origin = cursor[survivors], origin[survivors]
+                labels = {name: values[survivors] for name, values in labels.items()}
+                target = target[survivors] if target is not None else None
             if len(starts) == 0:
                 break
             state, labels, target = self._step(state, labels, target, cursor)
             cursor = cursor + 1
         if self.longest:
             done = last_end >= 0
-            return Matches(origin_starts[done], last_end[done], last_target[done])
+            targets = last_target[done] if self.track_target else np.full(int(done.sum()), -1, dtype=np.int64)
+            return Matches(origin_starts[done], last_end[done], targets)
         if not found_start:
             return Matches.empty()
-        return Matches(np.concatenate(found_start), np.concatenate(found_end), np.concatenate(found_target))
+        match = np.concatenate(found_start)
+        targets = np.concatenate(found_target) if found_target else np.full(len(match), -1, dtype=np.int64)
+        return Matches(match, np.concatenate(found_end), targets)
 
     def _step(
         self,
@@ -395,7 +417,7 @@ class PassRunner:
         """Rows whose current states include a final one (that passes the global constraint)."""
         ends = cursor - 1
         accepted = np.zeros(len(cursor), dtype=np.bool_)
-        chosen_target = np.full(len(cursor), -1, dtype=np.int64)
+        chosen_target = np.full(len(cursor) if target is not None else 0, -1, dtype=np.int64)
         valid = ends >= starts  # a match must contain at least one token
         for f in self.final:
             rows = np.flatnonzero(state[:, f] & valid & ~accepted)

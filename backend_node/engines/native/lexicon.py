@@ -52,20 +52,15 @@ def is_literal(value: RegexValue) -> bool:
 
 def literal_prefix(pattern: str) -> str:
     """The literal text every match must start with (``geh.*`` -> ``geh``), or ''."""
-    prefix = []
-    for i, ch in enumerate(pattern):
+    if _top_level_bar(pattern):
+        return ""
+    prefix: list[str] = []
+    for ch in pattern:
         if ch in REGEX_META or ch in "^$":
-            # a quantifier makes the preceding character optional: drop it from the prefix
-            if ch in "*?{" and prefix:
+            if ch in "*?{" and prefix:  # a quantifier makes the preceding character optional
                 prefix.pop()
-            if ch == "|":
-                return ""
             break
         prefix.append(ch)
-    else:
-        return "".join(prefix)
-    if "|" in pattern[i:] and _top_level_bar(pattern):
-        return ""
     return "".join(prefix)
 
 
@@ -179,7 +174,8 @@ def _compile(value: RegexValue) -> Callable[[str], object]:
     pattern = strip_diacritics(value.pattern) if value.ignore_diacritics else value.pattern
     flags = regex.V0 | (regex.IGNORECASE if value.ignore_case else 0)
     compiled = regex.compile(f"(?:{pattern})", flags)
-    return compiled.fullmatch
+    matcher: Callable[[str], object] = compiled.fullmatch
+    return matcher
 
 
 def match_table(index: LexiconIndex, value: RegexValue) -> BoolTable:

@@ -27,7 +27,9 @@ def merge(passes: list[Matches]) -> Matches:
         return Matches.empty()
     if len(passes) == 1:
         matches = passes[0]
-        order = np.lexsort((matches.matchend, matches.match))
+        if len(matches) < 2 or bool(np.all(np.diff(matches.match) > 0)):
+            return matches  # one pass gives one match per start; usually they are already in order
+        order = np.argsort(matches.match, kind="stable")
         return Matches(matches.match[order], matches.matchend[order], matches.target[order])
     start = np.concatenate([p.match for p in passes])
     end = np.concatenate([p.matchend for p in passes])
@@ -52,6 +54,8 @@ def apply_strategy(matches: Matches, strategy: str) -> Matches:
         return matches
     if strategy == "standard":
         matches = _first_per_start(matches)
+        if len(matches) < 2 or bool(np.all(np.diff(matches.matchend) > 0)):
+            return matches  # ends strictly increasing: no two matches share an end
         # per end, the earliest start survives; starts are ascending, so it is the first of each end
         order = np.lexsort((matches.match, matches.matchend))
         ends = matches.matchend[order]

@@ -1,0 +1,120 @@
+"""``cowbird query``: run CQP on one corpus from the command line, as CQP's ``dump`` or a concordance."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from backend_node.engines.base import STRATEGIES, Context, KwicLine, QueryEngine
+from backend_node.engines.errors import EngineError
+from backend_node.store.errors import StoreError
+from query_lang import QueryError
+
+ENGINES = ("native",)
+
+
+def open_engine(registry_dir: Path, corpus_id: str, engine: str) -> QueryEngine:
+    """An engine serving one corpus of a registry."""
+    from backend_node.engines.native.engine import NativeEngine
+
+    if engine != "native":
+        raise EngineError(f"unknown engine {engine!r} (available: {', '.join(ENGINES)})")
+    return NativeEngine.open(registry_dir, corpus_id)
+
+
+def format_line(line: KwicLine) -> str:
+    """``match: left <keyword> right`` with tokens as ``word/lemma/...``."""
+
+    def tokens(values: list[list[str]]) -> str:
+        return " ".join("/".join(token) for token in values)
+
+    parts = [tokens(line.left), f"<{tokens(line.keyword)}>", tokens(line.right)]
+    return f"{line.hit.match:>9}: " + " ".join(p for p in parts if p)
+
+
+def _preview(engine: QueryEngine, query: str, options: dict[str, object]) -> tuple[int, list[KwicLine]]:
+    result = engine.run(query, str(options["strategy"]), int(options["hard_boundary"]))  # type: ignore[call-overload]
+    context = Context(int(options["kwic"] or 0))  # type: ignore[call-overload]
+    lines = result.kwic(0, int(options["limit"]), context, list(options["show"]), [])  # type: ignore[call-overload]
+    return result.total, lines
+
+
+@click.command("query")
+@click.option("-r", "--registry", "registry_dir", required=True, type=click.Path(path_type=Path),
+              help="Registry directory.")
+@click.option("-C", "--corpus", "corpus_id", required=True, help="Corpus (or partition) id.")
+@click.option("--engine", type=click.Choice(ENGINES), default="native", show_default=True, help="Query engine.")
+@click.option("--count", is_flag=True, help="Print only the number of hits.")
+@click.option("--kwic", type=click.IntRange(0, 1000), default=None,
+              help="Print the total, then concordance lines with this many tokens of context.")
+@click.option("--show", multiple=True, help="Further p-attributes to show in concordance lines (repeatable).")
+@click.option("--limit", type=click.IntRange(0), default=100, show_default=True,
+              help="Concordance lines to print (--kwic, --batch).")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="standard", show_default=True,
+              help="CQP's MatchingStrategy.")
+@click.option("--hard-boundary", type=click.IntRange(1), default=500, show_default=True,
+              help="CQP's HardBoundary: longest match, in tokens, when the query has no 'within'.")
+@click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Run every 'id<TAB>query' line of this file after opening the corpus once.")
+@click.option("--timing", is_flag=True, help="With --batch: print id, hits and milliseconds per query.")
+@click.argument("query", required=False)
+def query_command(registry_dir: Path, corpus_id: str, engine: str, query: str | None, **options: object) -> None:
+    """Run a CQP query on a corpus and print its hits as CQP's dump does (match<TAB>matchend).
+
+    \b
+    Examples:
+      cowbird query -r registry -C ewt '[lemma="go"] []{0,2} [word="to"]'
+      cowbird query -r registry -C ewt --kwic 10 --show lemma '"house"'
+      cowbird query -r registry -C ewt --batch queries.tsv --kwic 10 --show lemma --timing
+    """
+    if (query is None) == (options["batch"] is None):
+        raise click.UsageError("give either a QUERY or --batch FILE")
+    try:
+        corpus = open_engine(registry_dir, corpus_id, engine)
+        if options["batch"] is not None:
+            _batch(corpus, Path(str(options["batch"])), options)
+            return
+        assert query is not None
+        if options["kwic"] is not None:
+            total, lines = _preview(corpus, query, options)
+            click.echo(total)
+            for line in lines:
+                click.echo(format_line(line))
+            return
+        result = corpus.run(query, str(options["strategy"]), int(options["hard_boundary"]))  # type: ignore[call-overload]
+        if options["count"]:
+            click.echo(result.total)
+            return
+        out = sys.stdout
+        for hit in result.hits():
+            out.write(f"{hit.match}\t{hit.matchend}\n")
+    except QueryError as exc:
+        click.echo(exc.pretty(), err=True)
+        sys.exit(1)
+    except (EngineError, StoreError, KeyError) as exc:
+        raise click.ClickException(str(exc).strip('"')) from exc
+
+
+def _batch(engine: QueryEngine, path: Path, options: dict[str, object]) -> None:
+    """The preview workload for each query: exact total and the first lines built (not printed)."""
+    failures = 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        query_id, _, text = line.partition("\t")
+        if not text:
+            raise click.ClickException(f"{path}:{number}: expected 'id<TAB>query'")
+        started = time.perf_counter()
+        try:
+            total, _lines = _preview(engine, text, {**options, "kwic": options["kwic"] or 0})
+        except (QueryError, EngineError) as exc:
+            failures += 1
+            click.echo(f"{query_id}\terror\t{str(exc).splitlines()[0]}")
+            continue
+        elapsed = (time.perf_counter() - started) * 1000
+        click.echo(f"{query_id}\t{total}\t{elapsed:.1f}" if options["timing"] else f"{query_id}\t{total}")
+    if failures:
+        sys.exit(1)

@@ -1,0 +1,117 @@
+"""The native engine on the sample corpus: expected hits written out, checked by eye."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend_node.engines.base import Context, Hit
+from backend_node.engines.errors import EngineError, QueryTooExpensive, UnknownAttribute
+from backend_node.engines.native import lexicon
+from backend_node.engines.native.engine import NativeEngine
+from query_lang import RegexValue
+
+
+@pytest.fixture(scope="module")
+def sample(sample_registry: Path) -> NativeEngine:
+    return NativeEngine.open(sample_registry, "sample")
+
+
+def pairs(engine: NativeEngine, query: str, strategy: str = "standard") -> list[tuple[int, int]]:
+    return [(h.match, h.matchend) for h in engine.hits(query, strategy=strategy)]
+
+
+def words(engine: NativeEngine, query: str) -> list[str]:
+    lines = engine.run(query).kwic(0, 1000, Context(0), [], [])
+    return [" ".join(t[0] for t in line.keyword) for line in lines]
+
+
+def test_literals_regexes_and_flags(sample: NativeEngine) -> None:
+    assert pairs(sample, '"house"') == [(2, 2), (19, 19), (81, 81)]
+    assert words(sample, '[lemma="house"]') == ["house", "house", "houses", "House", "house"]
+    assert words(sample, '[word="house"%c]') == ["house", "house", "House", "house"]
+    assert words(sample, '[word="cafe"%d]') == ["café"]
+    assert words(sample, '[word="3.5"]') == ["3.5"]  # a regex: the dot matches any character
+    assert words(sample, '[word="^"]') == []  # a literal: no token is spelled ^
+    assert words(sample, '[word="ho.*" & pos="NNS?"]') == ["house", "house", "houses", "house"]
+    assert words(sample, '[word="\\("]') == ["("]
+    assert words(sample, '[word="<3"]') == ["<3"]
+
+
+def test_sequences_alternation_and_repetition(sample: NativeEngine) -> None:
+    assert words(sample, '[pos="JJ"] [pos="NNS?"]') == ["old house", "new houses", "good coffee", "old house"]
+    assert words(sample, '[word="very"]+ [pos="JJ"]') == ["very very expensive"]
+    assert words(sample, '"the" []{0,1} "house"') == ["the house", "the old house"]
+    assert words(sample, '("New" | "Nobody") []') == ["Nobody has", "New York"]
+    assert words(sample, '[lemma="be"] [pos="RB"]? [pos="VBG"]') == ["are going", "are not falling"]
+
+
+def test_structure_within_and_constraints(sample: NativeEngine) -> None:
+    assert words(sample, '<s> [pos="PP"]') == ["We", "I", "We", "He"]
+    assert words(sample, '[pos="SENT"] </s>')[:2] == [".", "."]
+    assert words(sample, '<text_genre="blog"> []') == ["The"]
+    assert words(sample, '[word="the"%c] :: match.text_genre="news"') == ["The", "the", "the", "the", "the", "the"]
+    assert words(sample, '[pos="DT"] [] :: match.text_year="2009" & matchend.word="house"') == ["the house"]
+    assert words(sample, 'a:[pos="JJ"] [] :: a.word="old"') == ["old house", "old house"]
+    assert pairs(sample, "\"the\" []* \"house\" within s") == [(18, 19), (79, 81)]
+    # "." is a regex (any one character), so "!" and "a" end these matches, as in CQP
+    assert pairs(sample, '"We" []* "."') == [(15, 21), (62, 67)]
+
+
+def test_target_cut_and_expand(sample: NativeEngine) -> None:
+    hits = sample.hits('[lemma="be"] @[pos="RB"] [pos="VBG"]')
+    assert hits == [Hit(72, 74, 73)]
+    assert pairs(sample, '"the" cut 2') == [(5, 5), (18, 18)]
+    assert pairs(sample, "\"house\" expand to s") == [(0, 7), (15, 21), (76, 87)]
+
+
+def test_strategies_on_nested_matches(sample: NativeEngine) -> None:
+    query = '[pos="RB"]+ [pos="JJ"]'
+    assert pairs(sample, query, "standard") == [(28, 30)]
+    assert pairs(sample, query, "shortest") == [(29, 30)]
+    assert pairs(sample, query, "longest") == [(28, 30)]
+    assert pairs(sample, query, "traditional") == [(28, 30), (29, 30)]
+
+
+def test_zero_token_patterns_find_nothing(sample: NativeEngine) -> None:
+    assert sample.count('[pos="XX"]*') == 0
+    assert sample.count("<s>") == 0
+
+
+def test_kwic_lines(sample: NativeEngine) -> None:
+    line = sample.run('"coffee"').kwic(0, 1, Context(3), ["lemma"], ["text_genre", "s_id"])[0]
+    assert line.left[-1] == ["good", "good"]
+    assert [t[0] for t in line.left] == ["Haus", "serves", "good"]
+    assert line.keyword == [["coffee", "coffee"]]
+    assert [t[0] for t in line.right] == [".", "We", "are"]
+    assert line.structure == {"text_genre": "blog", "s_id": "s7"}
+    in_sentence = sample.run('"coffee"').kwic(0, 1, Context(10, "s"), [], [])[0]
+    assert [t[0] for t in in_sentence.right] == ["."]
+    assert [t[0] for t in in_sentence.left][0] == "The"
+
+
+def test_context_at_corpus_edges(sample: NativeEngine) -> None:
+    first = sample.context(0, Context(2), [], [])
+    assert first.left == [] and [t[0] for t in first.right] == ["old", "house"]
+    last = sample.context(sample.size - 1, Context(2), [], [])
+    assert last.right == [] and [t[0] for t in last.left] == ["the", "note"]
+    with pytest.raises(EngineError, match="outside the corpus"):
+        sample.context(sample.size, Context(2), [], [])
+
+
+def test_errors_name_the_problem(sample: NativeEngine) -> None:
+    with pytest.raises(UnknownAttribute, match="no p-attribute 'tag'"):
+        sample.count('[tag="NN"]')
+    with pytest.raises(UnknownAttribute, match="no s-attribute 'chapter'"):
+        sample.count('"the" within chapter')
+    with pytest.raises(UnknownAttribute, match="no attribute 'genre'"):
+        sample.count('"the" :: match.genre="news"')
+
+
+def test_hostile_regex_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexicon, "REGEX_BUDGET_SECONDS", 0.3)
+    index = lexicon.LexiconIndex(["a" * 40 + "c", "b"])
+    with pytest.raises(QueryTooExpensive, match="takes too long"):
+        lexicon.match_table(index, RegexValue("(a|a)+b"))
+    assert lexicon.match_table(index, RegexValue("b|x")).tolist() == [False, True]

@@ -1,0 +1,67 @@
+"""``cowbird query``: dump rows, counts, concordance lines, batches, positioned errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cowbird.cli import main
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_dump_rows_like_cqp(sample_registry: Path) -> None:
+    code, out, _ = run("query", "-r", str(sample_registry), "-C", "sample", '"house"')
+    assert code == 0
+    assert out == "2\t2\n19\t19\n81\t81\n"
+
+
+def test_count_and_strategy(sample_registry: Path) -> None:
+    assert run("query", "-r", str(sample_registry), "-C", "sample", "--count", '[pos="DT"]')[1] == "12\n"
+    out = run("query", "-r", str(sample_registry), "-C", "sample", "--strategy", "traditional",
+              '[pos="RB"]+ [pos="JJ"]')[1]
+    assert out == "28\t30\n29\t30\n"
+
+
+def test_kwic_lines(sample_registry: Path) -> None:
+    code, out, _ = run("query", "-r", str(sample_registry), "-C", "sample", "--kwic", "2", "--show", "lemma",
+                       "--limit", "2", '"house"')
+    assert code == 0
+    assert out.splitlines() == [
+        "3",
+        "        2: The/the old/old <house/house> stands/stand on/on",
+        "       19: to/to the/the <house/house> anyway/anyway !/!",
+    ]
+
+
+def test_batch_timing(sample_registry: Path, tmp_path: Path) -> None:
+    batch = tmp_path / "q.tsv"
+    batch.write_text('# id\tquery\nq1\t"house"\nq2\t[pos="JJ"] [pos="NNS?"]\n')
+    code, out, _ = run("query", "-r", str(sample_registry), "-C", "sample", "--batch", str(batch), "--kwic", "10",
+                       "--show", "lemma", "--timing")
+    assert code == 0
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [(r[0], r[1]) for r in rows] == [("q1", "3"), ("q2", "4")]
+    assert all(float(r[2]) >= 0 for r in rows)
+
+
+def test_bad_query_prints_the_position_and_exits_1(sample_registry: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "cowbird", "query", "-r", str(sample_registry), "-C", "sample", '[word="the"'],
+        capture_output=True, text=True,
+    )
+    assert process.returncode == 1
+    assert process.stderr.startswith("query_syntax: unexpected end of the query")
+    assert process.stderr.splitlines()[-1].strip() == "^"
+
+
+def test_unknown_attribute_is_one_line(sample_registry: Path) -> None:
+    code, _, err = run("query", "-r", str(sample_registry), "-C", "sample", '[tag="NN"]')
+    assert code == 1
+    assert err.strip() == "Error: the corpus has no p-attribute 'tag' (it has: word, pos, lemma)"
