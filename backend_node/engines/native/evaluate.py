@@ -17,6 +17,7 @@ shifted by its offset, and the other chain tests are checked with one gather eac
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,8 @@ from backend_node.engines.native.corpus_state import NativeCorpus
 
 Positions = npt.NDArray[np.int64]
 DEFAULT_HARD_BOUNDARY = 500
+PARALLEL_ROWS = 200_000
+"""Passes with at least this many candidate starts are split over two threads."""
 
 
 def attributes(predicate: Predicate) -> set[str]:
@@ -135,7 +138,9 @@ class PassRunner:
         within: str | None,
         longest: bool,
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        threads: int = 2,
     ) -> None:
+        self.threads = threads
         self.corpus = corpus
         self.automaton = automaton
         self.constraint = constraint
@@ -242,6 +247,14 @@ class PassRunner:
         ``limit`` successful starts only (CQP's ``cut``), evaluating candidates chunk by chunk."""
         starts, bound = self.boundaries(self.candidates(first))
         if limit is None:
+            if self.threads > 1 and len(starts) >= PARALLEL_ROWS and self._steps_after(first):
+                # numpy releases the GIL in its array work: halves of the candidates run on both cores
+                cut = len(starts) // 2
+                halves = [(starts[:cut], bound[:cut]), (starts[cut:], bound[cut:])]
+                with ThreadPoolExecutor(2) as pool:
+                    parts = list(pool.map(lambda half: self._simulate(first, *half), halves))
+                return Matches(*(np.concatenate([getattr(m, f) for m in parts])
+                                 for f in ("match", "matchend", "target")))
             return self._simulate(first, starts, bound)
         chunk = max(1024, 8 * limit)
         found: list[Matches] = []
@@ -254,6 +267,19 @@ class PassRunner:
                 break
         return Matches(*(np.concatenate([getattr(m, f) for m in found]) if found else np.zeros(0, np.int64)
                          for f in ("match", "matchend", "target")))
+
+    def _steps_after(self, first: int) -> bool:
+        """Whether a match of this pass can consume tokens after its first position (else the
+        pass is a few vectorised operations and threads would only add overhead)."""
+        seen, todo = {first}, [first]
+        while todo:
+            for nxt in self.automaton.follow[todo.pop()]:
+                if self.automaton.positions[nxt].is_token:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
 
     def _simulate(self, first: int, starts: Positions, bound: Positions) -> Matches:
         positions = self.automaton.positions
