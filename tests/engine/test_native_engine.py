@@ -115,3 +115,9 @@ def test_hostile_regex_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(QueryTooExpensive, match="takes too long"):
         lexicon.match_table(index, RegexValue("(a|a)+b"))
     assert lexicon.match_table(index, RegexValue("b|x")).tolist() == [False, True]
+
+
+def test_strict_regions_keep_a_match_inside_the_region_it_entered(sample: NativeEngine) -> None:
+    # without StrictRegions the 8-token first sentence would stretch to the end of the second
+    assert pairs(sample, "<s> []{9,} </s>") == [(22, 31), (32, 40), (41, 52), (53, 61), (76, 87)]
+    assert pairs(sample, "<s> []{1,5} </s>") == [(88, 92)]

@@ -151,6 +151,12 @@ class PassRunner:
         self.sources = automaton.sources
         self.final = sorted(automaton.final)
         self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
+        # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
+        # at <s> must not leave it before </s>, and </s> must close that very region
+        tags = [p.tag for p in automaton.positions if p.tag is not None]
+        opened = {t.attribute for t in tags if not t.closing}
+        self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
+        self.tracked += [f"<{name}>" for name in self.strict]
         self.track_target = any(p.target for p in automaton.positions)
         # tag positions in an order where a tag's tag sources come first (zero-width chains)
         self.tag_order = self._tag_order()
@@ -300,6 +306,9 @@ class PassRunner:
         target = np.full((rows, n_states), -1, dtype=np.int64) if self.track_target else None
         if head.label in labels:
             labels[head.label][:, first] = starts
+        if head.tag is not None and not head.tag.closing and head.tag.attribute in self.strict:
+            regions = self.corpus.regions(head.tag.attribute)
+            labels[f"<{head.tag.attribute}>"][:, first] = regions.ends[regions.starting_at(starts)]
         if target is not None and head.target:
             target[:, first] = starts
         origin = np.arange(rows)
@@ -354,6 +363,9 @@ class PassRunner:
     ) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64] | None]:
         """Consume the token at ``cursor`` in every row."""
         positions = self.automaton.positions
+        for name in self.strict:  # inside a region entered at <s>, no token beyond its end
+            region_end = labels[f"<{name}>"]
+            state = state & ((region_end < 0) | (cursor[:, None] <= region_end))
         new_state = np.zeros_like(state)
         new_labels = {name: np.full_like(values, -1) for name, values in labels.items()}
         new_target = np.full_like(target, -1) if target is not None else None
@@ -428,9 +440,39 @@ class PassRunner:
             rows = np.flatnonzero(reach)
             effective = cursor[rows] - 1 if tag.closing else cursor[rows]
             rows = rows[effective <= bound[rows]]
+            sources = state
+            if self.strict:
+                sources = self._strict_sources(state, labels, cursor, tag, j)
+                rows = rows[sources[rows][:, self.sources[j]].any(axis=1)]
             ok = rows[self.tests.tag_holds(tag, cursor[rows])]
             state[ok, j] = True
-            self._propagate(state, labels, target, labels, target, j, ok)
+            self._propagate(sources, labels, target, labels, target, j, ok)
+            if tag.attribute in self.strict:
+                key = f"<{tag.attribute}>"
+                if tag.closing:
+                    labels[key][ok, j] = -1
+                else:
+                    regions = self.corpus.regions(tag.attribute)
+                    labels[key][ok, j] = regions.ends[regions.starting_at(cursor[ok])]
+
+    def _strict_sources(
+        self,
+        state: npt.NDArray[np.bool_],
+        labels: dict[str, npt.NDArray[np.int64]],
+        cursor: Positions,
+        tag: TagTest,
+        j: int,
+    ) -> npt.NDArray[np.bool_]:
+        """Source states from which tag ``j`` may follow under StrictRegions."""
+        allowed = state.copy()
+        effective = (cursor - 1 if tag.closing else cursor)[:, None]
+        for name in self.strict:
+            region_end = labels[f"<{name}>"]
+            if tag.closing and name == tag.attribute:
+                allowed &= (region_end < 0) | (effective == region_end)
+            else:
+                allowed &= (region_end < 0) | (effective <= region_end)
+        return allowed
 
     def _accepting(
         self,
