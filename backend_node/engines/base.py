@@ -7,10 +7,25 @@ the slice a caller asks for, so a preview costs the exact total plus 100 lines.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
+from backend_node.engines.errors import QueryTimeout
+
 STRATEGIES = ("standard", "shortest", "longest", "traditional")
+
+
+class Deadline:
+    """A query's time budget; engines call :meth:`check` between units of work and stop."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds if seconds is not None else None
+
+    def check(self) -> None:
+        if self.at is not None and time.monotonic() > self.at:
+            raise QueryTimeout(f"the query took longer than {self.seconds:g} s and was stopped")
 
 
 @dataclass(frozen=True)
@@ -89,7 +104,10 @@ class QueryEngine(ABC):
     def s_attributes(self) -> list[str]: ...
 
     @abstractmethod
-    def run(self, query: str, strategy: str = "standard", hard_boundary: int = 500) -> ResultSet: ...
+    def run(
+        self, query: str, strategy: str = "standard", hard_boundary: int = 500, deadline: Deadline | None = None
+    ) -> ResultSet:
+        """Evaluate checked CQP text; ``deadline`` stops the work when the budget is spent."""
 
     def count(self, query: str, strategy: str = "standard") -> int:
         return self.run(query, strategy).total

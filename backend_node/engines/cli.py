@@ -13,15 +13,19 @@ from backend_node.engines.errors import EngineError
 from backend_node.store.errors import StoreError
 from query_lang import QueryError
 
-ENGINES = ("native",)
+ENGINES = ("native", "cwb")
 
 
 def open_engine(registry_dir: Path, corpus_id: str, engine: str) -> QueryEngine:
     """An engine serving one corpus of a registry."""
-    from backend_node.engines.native.engine import NativeEngine
+    if engine == "cwb":
+        from backend_node.engines.cwb import CwbEngine
 
+        return CwbEngine(registry_dir, corpus_id)
     if engine != "native":
         raise EngineError(f"unknown engine {engine!r} (available: {', '.join(ENGINES)})")
+    from backend_node.engines.native.engine import NativeEngine
+
     return NativeEngine.open(registry_dir, corpus_id)
 
 

@@ -25,3 +25,9 @@ class EngineUnavailable(EngineError):
     """The engine cannot run here (e.g. the cwb engine without CWB installed)."""
 
     code = "unavailable"
+
+
+class QueryTimeout(EngineError):
+    """The query ran past its time budget and was stopped."""
+
+    code = "timeout"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backend_node.engines.base import STRATEGIES, Context, Hit, KwicLine, QueryEngine, ResultSet
+from backend_node.engines.base import STRATEGIES, Context, Deadline, Hit, KwicLine, QueryEngine, ResultSet
 from backend_node.engines.errors import EngineError, UnknownAttribute
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
@@ -126,13 +126,26 @@ class NativeEngine(QueryEngine):
         for name in self.s_attributes:
             self.corpus.regions(name)
 
-    def run(self, query: str, strategy: str = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> ResultSet:
-        matches = self.evaluate(parse_cqp(query), strategy, hard_boundary)
+    def run(
+        self,
+        query: str,
+        strategy: str = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> ResultSet:
+        matches = self.evaluate(parse_cqp(query), strategy, hard_boundary, deadline)
         self.corpus.trim()
         return NativeResultSet(self.corpus, matches)
 
-    def evaluate(self, query: Query, strategy: str = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> Matches:
+    def evaluate(
+        self,
+        query: Query,
+        strategy: str = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> Matches:
         """All matches of a parsed query, in corpus order."""
+        deadline = deadline or Deadline()
         if strategy not in STRATEGIES:
             raise EngineError(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
         for name in (query.within, query.expand):
@@ -145,9 +158,12 @@ class NativeEngine(QueryEngine):
         constraint = (
             ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
         )
-        runner = PassRunner(self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary)
+        runner = PassRunner(
+            self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary, deadline=deadline
+        )
         passes = []
         for symbol in automaton.first:
+            deadline.check()
             found = runner.run(symbol, query.cut)
             if query.cut is not None:
                 found = first(merge([found]), query.cut)  # CQP stops each pass after `cut` starts

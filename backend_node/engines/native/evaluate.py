@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.engines.base import Deadline
 from backend_node.engines.native.compile import (
     AllOf,
     Always,
@@ -139,8 +140,10 @@ class PassRunner:
         longest: bool,
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         threads: int = 2,
+        deadline: Deadline | None = None,
     ) -> None:
         self.threads = threads
+        self.deadline = deadline or Deadline()
         self.corpus = corpus
         self.automaton = automaton
         self.constraint = constraint
@@ -319,6 +322,7 @@ class PassRunner:
         last_end = np.full(rows if self.longest else 0, -1, dtype=np.int64)
         last_target = np.full(rows if self.longest else 0, -1, dtype=np.int64)
         while True:
+            self.deadline.check()
             self._closure(state, labels, target, cursor, bound)
             accepted, accepted_target = self._accepting(state, labels, target, starts, cursor)
             if self.longest:

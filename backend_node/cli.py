@@ -1,0 +1,55 @@
+"""``cowbird node serve``: run a backend node over HTTP(S)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import uvicorn
+from pydantic import ValidationError
+
+from backend_node.app import create_app, open_engines
+from backend_node.settings import NodeSettings
+from backend_node.store.errors import StoreError
+
+
+@click.group("node")
+def node_group() -> None:
+    """Backend nodes: serve CWB-format partitions to the front end."""
+
+
+@node_group.command("serve")
+@click.option("--config", type=click.Path(path_type=Path), default=None, help="TOML file with node settings.")
+@click.option("--registry", type=click.Path(path_type=Path), default=None, help="Registry directory.")
+@click.option("--corpus", "corpora", multiple=True, help="Partition to serve (repeatable; default: all).")
+@click.option("--engine", type=click.Choice(["native", "cwb"]), default=None, help="Query engine (default native).")
+@click.option("--host", default=None, help="Address to listen on (default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default 8701).")
+@click.option("--token-file", type=click.Path(path_type=Path), default=None, help="File with the bearer token.")
+@click.option("--tls-cert", type=click.Path(path_type=Path), default=None, help="TLS certificate (PEM).")
+@click.option("--tls-key", type=click.Path(path_type=Path), default=None, help="TLS private key (PEM).")
+@click.option("--dev", is_flag=True, default=None, help="Development mode: allow a placeholder token.")
+def serve_command(config: Path | None, **options: object) -> None:
+    """Serve the partitions of a registry, each request authenticated with the node token.
+
+    Settings come from --config (TOML), COWBIRD_NODE_* environment variables and these options.
+    """
+    try:
+        overrides = {k: (list(v) if isinstance(v, tuple) else v) for k, v in options.items()}
+        settings = NodeSettings.load(config, **overrides)
+        token = settings.bearer_token()
+        engines = open_engines(settings)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise click.ClickException(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    except (ValueError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    app = create_app(settings, engines=engines, token=token)
+    scheme = "https" if settings.tls_cert else "http"
+    click.echo(f"cowbird node: {len(engines)} partition(s) with the {settings.engine} engine on "
+               f"{scheme}://{settings.host}:{settings.port}", err=True)
+    uvicorn.run(
+        app, host=settings.host, port=settings.port, log_level="warning",
+        ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
+        ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
+    )

@@ -1,0 +1,1 @@
+"""HTTP resources of the node, one module each."""

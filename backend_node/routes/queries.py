@@ -1,0 +1,71 @@
+"""``POST /v1/count``, ``POST /v1/hits`` and the streamed ``POST /v1/export`` (NDJSON)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from backend_node.engines.base import Context, KwicLine
+from backend_node.routes.auth import Service
+from backend_node.schemas import CountRequest, CountResponse, ExportRequest, HitsRequest, HitsResponse, Line
+
+router = APIRouter(prefix="/v1", tags=["queries"])
+EXPORT_CHUNK = 500
+
+
+def line_model(line: KwicLine) -> Line:
+    return Line(
+        match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target,
+        left=line.left, keyword=line.keyword, right=line.right, structure=line.structure,
+    )
+
+
+@router.post("/count", response_model=CountResponse)
+async def count(request: CountRequest, service: Service) -> CountResponse:
+    started = time.perf_counter()
+    text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
+    elapsed = (time.perf_counter() - started) * 1000
+    return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=elapsed)
+
+
+@router.post("/hits", response_model=HitsResponse)
+async def hits(request: HitsRequest, service: Service) -> HitsResponse:
+    started = time.perf_counter()
+    context = Context(request.context.tokens, request.context.region)
+    service.check_window(request.limit, service.settings.max_hits_per_request, context)
+    text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
+    lines = await service.lines(result, request.offset, request.limit, context, request.show, request.structure)
+    elapsed = (time.perf_counter() - started) * 1000
+    return HitsResponse(
+        partition=request.partition, query=text, total=result.total, offset=request.offset,
+        data=[line_model(line) for line in lines], elapsed_ms=elapsed,
+    )
+
+
+@router.post(
+    "/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}, "description": "One KWIC line (JSON) per line."}},
+)
+async def export(request: ExportRequest, service: Service) -> StreamingResponse:
+    """The lines of a range of hits, streamed as NDJSON, built a chunk at a time."""
+    context = Context(request.context.tokens, request.context.region)
+    service.check_window(request.limit, service.settings.max_export_hits, context)
+    text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
+    stop = min(result.total, request.offset + request.limit)
+    # check attributes before the stream starts, so that errors are still problem+json
+    await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.structure)
+
+    async def stream() -> AsyncIterator[bytes]:
+        for start in range(request.offset, stop, EXPORT_CHUNK):
+            size = min(EXPORT_CHUNK, stop - start)
+            lines = await service.lines(result, start, size, context, request.show, request.structure)
+            rows = (json.dumps(line_model(line).model_dump(), ensure_ascii=False) + "\n" for line in lines)
+            yield "".join(rows).encode()
+
+    headers = {"X-Total-Hits": str(result.total), "X-Lines": str(max(0, stop - request.offset)), "X-Query": text}
+    return StreamingResponse(stream(), media_type="application/x-ndjson", headers=headers)

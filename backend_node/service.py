@@ -1,0 +1,132 @@
+"""The node's query service: engines per partition, a result cache, a concurrency limit, time budgets.
+
+Queries run in worker threads, off the event loop, under a :class:`Deadline` the engine checks
+between steps, so a query past ``query_timeout`` really stops. The result cache keeps recent
+(partition, query) results so paging through one query costs one evaluation; it is bounded by the
+number of hits it holds (24 bytes each: match, matchend, target).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio
+
+from backend_node.engines.base import Context, Deadline, KwicLine, QueryEngine, ResultSet
+from backend_node.engines.errors import EngineError
+from backend_node.errors import (
+    Busy,
+    LimitExceeded,
+    NodeError,
+    QuerySyntax,
+    UnknownPartition,
+    Unsupported,
+    from_engine,
+)
+from backend_node.settings import NodeSettings
+from query_lang import QueryError, UnsupportedQueryError, canonical
+
+T = TypeVar("T")
+BYTES_PER_HIT = 24
+
+
+class ResultCache:
+    """LRU of query results, bounded by the total number of hits held."""
+
+    def __init__(self, max_hits: int) -> None:
+        self.max_hits = max_hits
+        self._entries: OrderedDict[tuple[str, str, str, int], ResultSet] = OrderedDict()
+        self.hits = 0
+
+    def get(self, key: tuple[str, str, str, int]) -> ResultSet | None:
+        result = self._entries.get(key)
+        if result is not None:
+            self._entries.move_to_end(key)
+        return result
+
+    def put(self, key: tuple[str, str, str, int], result: ResultSet) -> None:
+        if result.total > self.max_hits or key in self._entries:
+            return
+        self._entries[key] = result
+        self.hits += result.total
+        while self.hits > self.max_hits:
+            _, evicted = self._entries.popitem(last=False)
+            self.hits -= evicted.total
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class PartitionService:
+    """Runs checked queries on the partitions this node serves."""
+
+    def __init__(self, settings: NodeSettings, engines: dict[str, QueryEngine]) -> None:
+        self.settings = settings
+        self.engines = engines
+        self.cache = ResultCache(settings.cache_max_hits)
+        self._slots = asyncio.Semaphore(settings.max_concurrent_queries)
+
+    def engine(self, partition: str) -> QueryEngine:
+        engine = self.engines.get(partition) or self.engines.get(partition.lower())
+        if engine is None:
+            served = ", ".join(sorted(self.engines)) or "none"
+            raise UnknownPartition(f"this node does not serve partition {partition!r} (it serves: {served})")
+        return engine
+
+    @staticmethod
+    def check(query: str) -> str:
+        """Parse the query again and return the canonical text: the only text an engine sees."""
+        try:
+            return canonical(query)
+        except UnsupportedQueryError as exc:
+            raise Unsupported(exc.pretty()) from exc
+        except QueryError as exc:
+            error = QuerySyntax(exc.pretty(), exc.offset)
+            raise error from exc
+
+    async def in_thread(self, function: Callable[..., T], *args: object) -> T:
+        """Run engine work in a worker thread, mapping engine errors to node errors."""
+        try:
+            return await anyio.to_thread.run_sync(function, *args)
+        except EngineError as exc:
+            raise from_engine(exc) from exc
+        except KeyError as exc:  # an unknown attribute in show/structure
+            raise from_engine(EngineError(str(exc).strip('"'))) from exc
+
+    async def run(self, partition: str, query: str, strategy: str, hard_boundary: int) -> tuple[str, ResultSet]:
+        """The result of a query on a partition, from the cache or evaluated now."""
+        engine = self.engine(partition)
+        text = self.check(query)
+        key = (engine.corpus_id, text, strategy, hard_boundary)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return text, cached
+        if self._slots.locked():
+            raise Busy(
+                f"the node is running {self.settings.max_concurrent_queries} queries; try again shortly",
+                headers={"Retry-After": "1"},
+            )
+        async with self._slots:
+            deadline = Deadline(self.settings.query_timeout)
+            result = await self.in_thread(engine.run, text, strategy, hard_boundary, deadline)
+        self.cache.put(key, result)
+        return text, result
+
+    def check_window(self, limit: int, maximum: int, context: Context) -> None:
+        if limit > maximum:
+            raise LimitExceeded(f"limit {limit} is more than this node returns at once ({maximum})")
+        if context.tokens > self.settings.max_context_tokens:
+            raise LimitExceeded(
+                f"context of {context.tokens} tokens is wider than allowed ({self.settings.max_context_tokens})"
+            )
+
+    async def lines(
+        self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], structure: list[str]
+    ) -> list[KwicLine]:
+        return await self.in_thread(result.kwic, offset, limit, context, show, structure)
+
+
+__all__ = ["NodeError", "PartitionService", "ResultCache"]

@@ -1,0 +1,90 @@
+"""Node settings: a TOML file, ``COWBIRD_NODE_*`` environment variables, then command-line options.
+
+Precedence, highest first: options given to ``cowbird node serve``, environment variables, the
+TOML file (``--config``), defaults. The node refuses to start without a real token.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+PLACEHOLDER_TOKENS = {"", "changeme", "change-me", "change_me", "secret", "token", "password", "xxx", "todo"}
+MIN_TOKEN_LENGTH = 16
+
+
+class NodeSettings(BaseSettings):
+    """Everything a backend node needs to serve its partitions."""
+
+    model_config = SettingsConfigDict(env_prefix="COWBIRD_NODE_", extra="forbid")
+
+    registry: Path = Field(description="CWB registry directory holding the partitions to serve.")
+    corpora: list[str] = Field(default_factory=list, description="Partition ids to serve (default: all).")
+    engine: Literal["native", "cwb"] = Field("native", description="Query engine: native (numpy) or cwb (real CQP).")
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8701, ge=1, le=65535, description="Port to listen on.")
+    token: SecretStr | None = Field(None, description="Bearer token the front end must send (prefer token_file).")
+    token_file: Path | None = Field(None, description="File holding the bearer token.")
+    tls_cert: Path | None = Field(None, description="TLS certificate (PEM) to serve HTTPS.")
+    tls_key: Path | None = Field(None, description="TLS private key (PEM).")
+    dev: bool = Field(False, description="Development mode: allows a placeholder token.")
+    max_hits_per_request: int = Field(1000, ge=1, description="Most KWIC lines one /v1/hits request may ask for.")
+    max_export_hits: int = Field(1_000_000, ge=1, description="Most lines one /v1/export stream may return.")
+    max_context_tokens: int = Field(100, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    query_timeout: float = Field(60.0, gt=0, description="Seconds a query may run before it is stopped.")
+    max_concurrent_queries: int = Field(4, ge=1, description="Queries run at once; more get 503 and Retry-After.")
+    max_request_bytes: int = Field(64 * 1024, ge=1024, description="Largest request body accepted.")
+    cache_max_hits: int = Field(20_000_000, ge=0, description="Hits kept in the result cache (24 bytes each).")
+    cqp_binary: str | None = Field(None, description="Path of the cqp binary for the cwb engine (default: on PATH).")
+
+    @field_validator("corpora", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return [v for v in value.split(",") if v] if isinstance(value, str) else value
+
+    def bearer_token(self) -> str:
+        """The token, read from ``token_file`` when given; refuses placeholders outside ``dev``."""
+        if self.token_file is not None:
+            try:
+                token = self.token_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ValueError(f"cannot read the token file {self.token_file}: {exc.strerror}") from exc
+        elif self.token is not None:
+            token = self.token.get_secret_value().strip()
+        else:
+            token = ""
+        if not self.dev and (token.lower() in PLACEHOLDER_TOKENS or len(token) < MIN_TOKEN_LENGTH):
+            raise ValueError(
+                "refusing to start without a real node token: put at least "
+                f"{MIN_TOKEN_LENGTH} random characters in the token file "
+                "(for example: python -c 'import secrets; print(secrets.token_urlsafe(32))' > node.token)"
+            )
+        return token
+
+    @classmethod
+    def load(cls, config: Path | None = None, **overrides: Any) -> NodeSettings:
+        """Settings from ``config`` (TOML), the environment and ``overrides`` (None values ignored)."""
+        toml_file = config
+
+        class FromFile(cls):  # type: ignore[valid-type, misc]
+            @classmethod
+            def settings_customise_sources(
+                cls,
+                settings_cls: type[BaseSettings],
+                init_settings: PydanticBaseSettingsSource,
+                env_settings: PydanticBaseSettingsSource,
+                dotenv_settings: PydanticBaseSettingsSource,
+                file_secret_settings: PydanticBaseSettingsSource,
+            ) -> tuple[PydanticBaseSettingsSource, ...]:
+                sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+                if toml_file is not None:
+                    sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+                return tuple(sources)
+
+        if config is not None and not config.is_file():
+            raise ValueError(f"configuration file {config} does not exist")
+        values = {k: v for k, v in overrides.items() if v is not None and v != ()}
+        return NodeSettings.model_validate(FromFile(**values).model_dump())

@@ -1,0 +1,161 @@
+"""The node API in-process: auth, queries, KWIC lines, export stream, context, every error code."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend_node.service import PartitionService
+from tests.node.conftest import client_for, make_app
+
+pytestmark = pytest.mark.anyio
+PROBLEM = "application/problem+json"
+
+
+def assert_problem(response: httpx.Response, status: int, code: str) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith(PROBLEM)
+    body = response.json()
+    assert body["status"] == status and body["code"] == code and body["detail"] and body["title"]
+    return body  # type: ignore[no-any-return]
+
+
+async def test_health_needs_no_token(sample_registry: Path, big_registry: Path) -> None:
+    async for anonymous in client_for(make_app(sample_registry, big_registry), token=None):
+        response = await anonymous.get("/health")
+        assert response.json() == {"status": "ok", "engine": "native", "partitions": 2}
+        assert_problem(await anonymous.get("/v1/partitions"), 401, "unauthorized")
+        wrong = await anonymous.get("/v1/partitions", headers={"Authorization": "Bearer nope"})
+        body = assert_problem(wrong, 401, "unauthorized")
+        assert "partitions" not in body
+        assert wrong.headers["www-authenticate"] == "Bearer"
+
+
+async def test_partitions(client: httpx.AsyncClient) -> None:
+    body = (await client.get("/v1/partitions")).json()
+    assert body["total"] == 2
+    sample = next(p for p in body["data"] if p["id"] == "sample")
+    assert sample == {"id": "sample", "size": 93, "p_attributes": ["word", "pos", "lemma"],
+                      "s_attributes": ["text", "text_id", "text_genre", "text_year", "text_url", "s", "s_id"],
+                      "engine": "native"}
+
+
+async def test_count_runs_the_canonical_query(client: httpx.AsyncClient) -> None:
+    body = (await client.post("/v1/count", json={"partition": "sample", "query": ' "house" '})).json()
+    assert (body["total"], body["query"]) == (3, '[word="house"]')
+
+
+async def test_hits_with_context_attributes_and_structure(client: httpx.AsyncClient) -> None:
+    request = {"partition": "sample", "query": '[lemma="house"]', "offset": 1, "limit": 2,
+               "context": {"tokens": 2}, "show": ["lemma"], "structure": ["text_genre"]}
+    body = (await client.post("/v1/hits", json=request)).json()
+    assert body["total"] == 5 and body["offset"] == 1
+    assert body["data"][0] == {"match": 19, "matchend": 19, "target": None,
+                               "left": [["to", "to"], ["the", "the"]], "keyword": [["house", "house"]],
+                               "right": [["anyway", "anyway"], ["!", "!"]], "structure": {"text_genre": "news"}}
+    assert body["data"][1]["keyword"] == [["houses", "house"]]
+    in_sentence = await client.post("/v1/hits", json={"partition": "sample", "query": '"coffee"',
+                                                      "context": {"tokens": 50, "region": "s"}})
+    assert [t[0] for t in in_sentence.json()["data"][0]["left"]][0] == "The"
+
+
+async def test_export_streams_ndjson_for_more_than_10000_hits(client: httpx.AsyncClient) -> None:
+    request = {"partition": "big", "query": '[pos="P1"] []', "limit": 12_000, "context": {"tokens": 1}}
+    async with client.stream("POST", "/v1/export", json=request) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("application/x-ndjson")
+        assert response.headers["x-total-hits"] == "12000" and response.headers["x-lines"] == "12000"
+        lines = [json.loads(line) async for line in response.aiter_lines() if line]
+    assert len(lines) == 12_000
+    assert [(x["match"], x["matchend"]) for x in lines[:2]] == [(1, 2), (6, 7)]
+    assert lines[-1]["match"] == 59_996
+
+
+async def test_context_at_corpus_edges(client: httpx.AsyncClient) -> None:
+    first = (await client.get("/v1/context/sample/0", params={"tokens": 2})).json()["line"]
+    assert first["left"] == [] and first["keyword"] == [["The"]] and len(first["right"]) == 2
+    last = (await client.get("/v1/context/sample/92", params={"tokens": 2, "show": "lemma"})).json()["line"]
+    assert last["right"] == [] and last["left"] == [["the", "the"], ["note", "note"]]
+    assert_problem(await client.get("/v1/context/sample/93"), 404, "out_of_range")
+
+
+async def test_error_codes(client: httpx.AsyncClient) -> None:
+    syntax = assert_problem(await client.post("/v1/count", json={"partition": "sample", "query": '[word="a"'}),
+                            400, "query_syntax")
+    assert syntax["offset"] == 9
+    assert_problem(await client.post("/v1/count", json={"partition": "sample", "query": '[word="a"]; cat Last'}),
+                   400, "unsupported")
+    assert_problem(await client.post("/v1/count", json={"partition": "nope", "query": '"a"'}), 404,
+                   "unknown_partition")
+    assert_problem(await client.post("/v1/count", json={"partition": "sample", "query": '[tag="a"]'}), 400,
+                   "unknown_attribute")
+    assert_problem(await client.post("/v1/hits", json={"partition": "sample", "query": '"a"', "show": ["tag"]}),
+                   400, "unknown_attribute")
+    assert_problem(await client.post("/v1/hits", json={"partition": "sample", "query": '"a"', "limit": 5000}),
+                   400, "limit_exceeded")
+    assert_problem(await client.post("/v1/hits", json={"partition": "sample", "query": '"a"',
+                                                       "context": {"tokens": 1000}}), 400, "limit_exceeded")
+    assert_problem(await client.post("/v1/hits", json={"partition": "sample", "query": '"a"', "offset": -1}),
+                   422, "invalid_request")
+    assert_problem(await client.post("/v1/count", content=b"x" * 100_000,
+                                     headers={"content-type": "application/json"}), 413, "too_large")
+    assert_problem(await client.get("/v1/nothing"), 404, "not_found")
+
+
+async def test_busy_when_all_query_slots_are_taken(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, max_concurrent_queries=1)
+    async for client in client_for(app):
+        service = app.state.service
+        async with service._slots:  # one query is running
+            response = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
+        assert_problem(response, 503, "busy")
+        assert response.headers["retry-after"] == "1"
+        assert (await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})).status_code == 200
+
+
+async def test_timeout_really_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, query_timeout=0.2)
+    async for client in client_for(app):
+        started = time.perf_counter()
+        # every start walks 500 tokens looking for a word that does not occur: seconds of work
+        response = await client.post("/v1/count", json={"partition": "big", "query": '[] []* [word="zzz"]'})
+        elapsed = time.perf_counter() - started
+        assert_problem(response, 504, "timeout")
+        # the worker thread returned: the error only arrives once the engine itself stopped
+        assert elapsed < 1.5
+        quick = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
+        assert quick.json()["total"] == 3
+
+
+async def test_concurrent_requests_and_the_cache(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, max_concurrent_queries=8)
+    async for client in client_for(app):
+        await _concurrent_requests_and_the_cache(client, app.state.service)
+
+
+async def _concurrent_requests_and_the_cache(client: httpx.AsyncClient, service: PartitionService) -> None:
+    queries = ['"house"', '[pos="DT"]', '[pos="JJ"] [pos="NNS?"]', '"the" []{0,1} "house"']
+    responses = await asyncio.gather(
+        *(client.post("/v1/count", json={"partition": p, "query": q}) for q in queries for p in ("sample", "big"))
+    )
+    totals = [r.json()["total"] for r in responses]
+    assert totals == [3, 0, 12, 0, 4, 0, 2, 0]
+    assert len(service.cache) == 8
+    again = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
+    assert again.json()["total"] == 3 and len(service.cache) == 8
+    page = {"partition": "big", "query": '[pos="P1"]', "limit": 10}
+    first = await client.post("/v1/hits", json={**page, "offset": 0})
+    second = await client.post("/v1/hits", json={**page, "offset": 10})
+    assert first.json()["data"][0]["match"] == 1 and second.json()["data"][0]["match"] == 51
+    assert len(service.cache) == 9
+
+
+async def test_openapi_documents_every_route(client: httpx.AsyncClient) -> None:
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    assert set(paths) >= {"/health", "/v1/partitions", "/v1/count", "/v1/hits", "/v1/export",
+                          "/v1/context/{partition}/{cpos}"}

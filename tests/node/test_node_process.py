@@ -1,0 +1,143 @@
+"""A real ``cowbird node serve`` process on a loopback port, settings, and parity over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend_node.settings import NodeSettings
+from tests.conftest import REFERENCE
+from tests.node.conftest import TOKEN
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_node(registry: Path, token_file: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(registry), "--port", str(port),
+         "--token-file", str(token_file), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"node exited: {process.stderr.read() if process.stderr else ''}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("node did not start in 30 s")
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "node.token"
+    path.write_text(TOKEN + "\n")
+    return path
+
+
+@pytest.fixture
+def node(sample_registry: Path, token_file: Path) -> Iterator[str]:
+    process, url = start_node(sample_registry, token_file)
+    yield url
+    process.terminate()
+    process.wait(10)
+
+
+def test_real_process_over_http(node: str) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    assert httpx.get(f"{node}/health").json()["partitions"] == 1
+    assert httpx.post(f"{node}/v1/count", json={"partition": "sample", "query": '"house"'}).status_code == 401
+    response = httpx.post(f"{node}/v1/count", json={"partition": "sample", "query": '"house"'}, headers=headers)
+    assert response.json()["total"] == 3
+
+
+def test_refuses_to_start_with_a_placeholder_token(sample_registry: Path, tmp_path: Path) -> None:
+    weak = tmp_path / "weak.token"
+    weak.write_text("changeme\n")
+    process = subprocess.run(
+        [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(sample_registry),
+         "--token-file", str(weak)], capture_output=True, text=True, timeout=60,
+    )
+    assert process.returncode == 1
+    assert "refusing to start without a real node token" in process.stderr
+
+
+def test_unknown_partition_in_settings_fails_at_start(sample_registry: Path, token_file: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(sample_registry),
+         "--token-file", str(token_file), "--corpus", "missing"], capture_output=True, text=True, timeout=60,
+    )
+    assert process.returncode == 1
+    assert "partition(s) missing not found in registry" in process.stderr
+
+
+def test_settings_from_toml_environment_and_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "node.toml"
+    config.write_text('registry = "/srv/registry"\nport = 9000\nquery_timeout = 30.0\ncorpora = ["a_p01"]\n')
+    monkeypatch.setenv("COWBIRD_NODE_PORT", "9100")
+    monkeypatch.setenv("COWBIRD_NODE_MAX_CONCURRENT_QUERIES", "2")
+    settings = NodeSettings.load(config, host="0.0.0.0")
+    assert (settings.registry, settings.port, settings.host) == (Path("/srv/registry"), 9100, "0.0.0.0")
+    assert (settings.query_timeout, settings.max_concurrent_queries, settings.corpora) == (30.0, 2, ["a_p01"])
+    with pytest.raises(ValueError, match="does not exist"):
+        NodeSettings.load(tmp_path / "missing.toml")
+
+
+@pytest.mark.skipif(not (REFERENCE / "parity" / "queries.tsv").exists(),
+                    reason=f"reference parity queries not found at {REFERENCE}/parity")
+def test_parity_queries_over_http(token_file: Path) -> None:
+    registry = REFERENCE / "cwb" / "registry"
+    process, url = start_node(registry, token_file, "--corpus", "ewt")
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        for line in (REFERENCE / "parity" / "queries.tsv").read_text().splitlines():
+            if not line.startswith("q"):
+                continue
+            query_id, query = line.split("\t", 1)
+            expected = (REFERENCE / "parity" / "hits" / f"{query_id}.tsv").read_text().split()
+            request = {"partition": "ewt", "query": query, "limit": 20_000, "context": {"tokens": 0}}
+            with httpx.stream("POST", f"{url}/v1/export", json=request, headers=headers, timeout=60) as response:
+                assert response.status_code == 200, query
+                got = [f"{x['match']}\t{x['matchend']}" for x in map(json.loads, response.iter_lines()) if x]
+            assert "\n".join(got).split() == expected, query_id
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_cwb_engine_when_cwb_is_installed(token_file: Path) -> None:
+    from backend_node.engines.cwb import find_cqp
+
+    if find_cqp(os.environ.get("COWBIRD_NODE_CQP_BINARY")) is None:
+        pytest.skip("CWB is not installed here (no cqp on PATH): the cwb engine cannot be compared")
+    pytest.importorskip("ccc", reason="cwb-ccc (the cowbird[cwb] extra) is not installed")
+    from backend_node.engines.cwb import CwbEngine
+    from backend_node.engines.native.engine import NativeEngine
+
+    registry = REFERENCE / "cwb" / "registry"
+    if not registry.exists():
+        pytest.skip(f"reference corpus not found at {registry}")
+    cwb, native = CwbEngine(registry, "ewt"), NativeEngine.open(registry, "ewt")
+    for line in (REFERENCE / "parity" / "queries.tsv").read_text().splitlines():
+        if line.startswith("q"):
+            query = line.split("\t", 1)[1]
+            real = [(h.match, h.matchend) for h in cwb.hits(query)]
+            assert real == [(h.match, h.matchend) for h in native.hits(query)], query
