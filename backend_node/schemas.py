@@ -75,6 +75,9 @@ class ContextSpec(BaseModel):
 class HitsRequest(_Request):
     offset: int = Field(0, ge=0)
     limit: int = Field(100, ge=0)
+    indices: list[int] | None = Field(
+        None, description="Instead of offset/limit: these hit numbers (0-based, ascending), e.g. for a sample."
+    )
     context: ContextSpec = Field(default_factory=ContextSpec)
     show: list[str] = Field(default_factory=list, description="p-attributes shown with each token (word is first).")
     structure: list[str] = Field(default_factory=list, description="s-attribute values reported at each match.")

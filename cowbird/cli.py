@@ -21,9 +21,12 @@ def _register() -> None:
     from backend_node.cli import node_group
     from backend_node.engines.cli import query_command
     from backend_node.store.cli import encode_command, info_command
+    from frontend_api.cli import serve_command
     from query_lang.cli import check_command, translate_command
 
-    for command in (encode_command, info_command, query_command, translate_command, check_command, node_group):
+    commands = (encode_command, info_command, query_command, translate_command, check_command, node_group,
+                serve_command)
+    for command in commands:
         main.add_command(command)
 
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from backend_node.engines.base import Context, KwicLine
+from backend_node.engines.base import Context, KwicLine, ResultSet
 from backend_node.routes.auth import Service
 from backend_node.schemas import CountRequest, CountResponse, ExportRequest, HitsRequest, HitsResponse, Line
 
@@ -24,6 +24,12 @@ def line_model(line: KwicLine) -> Line:
     )
 
 
+def _lines_at(
+    result: ResultSet, indices: list[int], context: Context, show: list[str], structure: list[str]
+) -> list[KwicLine]:
+    return [line for i in indices if 0 <= i < result.total for line in result.kwic(i, 1, context, show, structure)]
+
+
 @router.post("/count", response_model=CountResponse)
 async def count(request: CountRequest, service: Service) -> CountResponse:
     started = time.perf_counter()
@@ -36,9 +42,13 @@ async def count(request: CountRequest, service: Service) -> CountResponse:
 async def hits(request: HitsRequest, service: Service) -> HitsResponse:
     started = time.perf_counter()
     context = Context(request.context.tokens, request.context.region)
-    service.check_window(request.limit, service.settings.max_hits_per_request, context)
+    wanted = len(request.indices) if request.indices is not None else request.limit
+    service.check_window(wanted, service.settings.max_hits_per_request, context)
     text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
-    lines = await service.lines(result, request.offset, request.limit, context, request.show, request.structure)
+    if request.indices is not None:
+        lines = await service.in_thread(_lines_at, result, request.indices, context, request.show, request.structure)
+    else:
+        lines = await service.lines(result, request.offset, request.limit, context, request.show, request.structure)
     elapsed = (time.perf_counter() - started) * 1000
     return HitsResponse(
         partition=request.partition, query=text, total=result.total, offset=request.offset,

@@ -1,0 +1,30 @@
+"""``cowbird serve``: run the front end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import uvicorn
+from pydantic import ValidationError
+
+from frontend_api.app import create_app
+from frontend_api.settings import FrontendSettings
+
+
+@click.command("serve")
+@click.option("--config", type=click.Path(path_type=Path), required=True, help="TOML configuration (cowbird.toml).")
+@click.option("--host", default=None, help="Address to listen on (default from the configuration, 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default from the configuration, 8700).")
+def serve_command(config: Path, host: str | None, port: int | None) -> None:
+    """Serve the public HTTP API over the configured corpora and nodes (COWBIRD_* variables apply)."""
+    try:
+        settings = FrontendSettings.load(config, host=host, port=port)
+        app = create_app(settings)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise click.ClickException(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"cowbird: {len(settings.corpora)} corpora on http://{settings.host}:{settings.port}", err=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")

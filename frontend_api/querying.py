@@ -1,0 +1,103 @@
+"""From request parameters to the one CQP text sent to nodes: syntax, case switch, filters.
+
+Users type a simple query or CQP; the front end parses it, applies the global case switch
+(``%c`` on every attribute test), adds metadata filters as a global constraint on the match
+(``filter=text_genre!~forum``), and serialises the AST. Nodes parse that text again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from frontend_api.corpora import Corpus
+from frontend_api.errors import BadParameter, BadQuery, UnknownAttribute, Unsupported
+from query_lang import QueryError, UnsupportedQueryError, parse_cqp, serialize, translate
+from query_lang.cqp_ast import (
+    Alternation,
+    And,
+    AttributeTest,
+    Comparison,
+    Condition,
+    Constraint,
+    ConstraintAnd,
+    LabelRef,
+    Not,
+    Or,
+    Pattern,
+    Query,
+    RegexValue,
+    Repetition,
+    Sequence,
+    TokenPattern,
+)
+
+_FILTER = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(!~|~)(.*)$", re.DOTALL)
+
+
+def _fold(condition: Condition) -> Condition:
+    if isinstance(condition, AttributeTest):
+        value = condition.value
+        if value.literal:
+            return condition
+        return replace(condition, value=replace(value, ignore_case=True))
+    if isinstance(condition, Not):
+        return Not(_fold(condition.operand))
+    if isinstance(condition, And):
+        return And(tuple(_fold(c) for c in condition.operands))
+    assert isinstance(condition, Or)
+    return Or(tuple(_fold(c) for c in condition.operands))
+
+
+def ignore_case(pattern: Pattern) -> Pattern:
+    """The pattern with ``%c`` on every attribute test (the global case switch for CQP input)."""
+    if isinstance(pattern, TokenPattern):
+        return pattern if pattern.condition is None else replace(pattern, condition=_fold(pattern.condition))
+    if isinstance(pattern, Sequence):
+        return Sequence(tuple(ignore_case(p) for p in pattern.items))
+    if isinstance(pattern, Alternation):
+        return Alternation(tuple(ignore_case(p) for p in pattern.options))
+    if isinstance(pattern, Repetition):
+        return replace(pattern, item=ignore_case(pattern.item))
+    return pattern
+
+
+def parse_filter(text: str, corpus: Corpus) -> Comparison:
+    """``text_lastmod~2009.*`` (matches) or ``text_genre!~forum`` (does not match) on the match."""
+    found = _FILTER.match(text)
+    if not found:
+        raise BadParameter(f"filter {text!r}: write ATTRIBUTE~REGEX or ATTRIBUTE!~REGEX, e.g. text_genre!~forum")
+    attribute, operator, pattern = found.groups()
+    if attribute not in corpus.annotated:
+        raise UnknownAttribute(
+            f"filter {text!r}: corpus {corpus.name} has no annotated s-attribute {attribute!r} "
+            f"(it has: {', '.join(corpus.annotated) or 'none'})"
+        )
+    try:  # the regex is checked by the CQP parser, in a query of its own, so errors point into it
+        parse_cqp(serialize(Query(TokenPattern(None), constraint=Comparison(
+            LabelRef("match", attribute), False, RegexValue(pattern)))))
+    except QueryError as exc:
+        raise BadQuery(f"filter {text!r}: {exc.message}") from exc
+    return Comparison(LabelRef("match", attribute), operator == "!~", RegexValue(pattern))
+
+
+def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str], corpus: Corpus) -> str:
+    """The canonical CQP text for a request."""
+    if not q.strip():
+        raise BadParameter("q is empty: give a query")
+    try:
+        cqp = translate(q, ignore_case=case_insensitive) if syntax == "simple" else q
+        query = parse_cqp(cqp)
+    except UnsupportedQueryError as exc:
+        raise Unsupported(exc.pretty(), offset=exc.offset) from exc
+    except QueryError as exc:
+        raise BadQuery(exc.pretty(), offset=exc.offset) from exc
+    if syntax == "cqp" and case_insensitive:
+        query = replace(query, pattern=ignore_case(query.pattern))
+    comparisons: list[Constraint] = [parse_filter(f, corpus) for f in filters]
+    if comparisons:
+        existing = query.constraint
+        before = list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else []
+        parts = before + comparisons
+        query = replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts)))
+    return serialize(query)

@@ -1,0 +1,1 @@
+"""Public HTTP resources of the front end, one module each."""

@@ -1,0 +1,81 @@
+"""Shared request dependencies: the (possibly anonymous) user, the services, common parameters."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable
+from typing import Annotated, TypeVar
+
+from fastapi import Depends, Query, Request
+
+from frontend_api.corpora import CorpusRegistry
+from frontend_api.errors import BadParameter, FrontendError
+from frontend_api.service import QueryService, Window
+
+T = TypeVar("T")
+
+
+class User:
+    """Who is asking: anonymous, or an API-token holder (API mode). Accounts extend this."""
+
+    def __init__(self, api: bool) -> None:
+        self.api = api
+        self.name: str | None = "api" if api else None
+
+
+class Unauthorized(FrontendError):
+    status, code, title = 401, "unauthorized", "The token is not valid"
+
+
+def current_user(request: Request) -> User:
+    header = request.headers.get("authorization", "")
+    if not header:
+        return User(api=False)
+    scheme, _, token = header.partition(" ")
+    tokens: set[str] = request.app.state.api_tokens
+    if scheme.lower() == "bearer" and any(secrets.compare_digest(token.strip(), t) for t in tokens):
+        return User(api=True)
+    raise Unauthorized("the API token is not valid", headers={"WWW-Authenticate": "Bearer"})
+
+
+def corpora(request: Request) -> CorpusRegistry:
+    registry: CorpusRegistry = request.app.state.corpora
+    return registry
+
+
+def query_service(request: Request) -> QueryService:
+    service: QueryService = request.app.state.queries
+    return service
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+Corpora = Annotated[CorpusRegistry, Depends(corpora)]
+Queries = Annotated[QueryService, Depends(query_service)]
+
+
+def split(values: str | None) -> list[str]:
+    return [v.strip() for v in (values or "").split(",") if v.strip()]
+
+
+def window(
+    request: Request,
+    context: Annotated[int, Query(ge=0, description="Tokens of context each side.")] = 10,
+    show: Annotated[str | None, Query(description="p-attributes of the match to return, comma-separated.")] = None,
+    meta: Annotated[str | None, Query(description="s-attributes (metadata) to return, comma-separated.")] = None,
+) -> Window:
+    limit = request.app.state.settings.max_context
+    if context > limit:
+        raise BadParameter(f"context={context}: at most {limit} tokens each side")
+    return Window(context, split(show), split(meta))
+
+
+async def until_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """Run ``work``; if the client goes away first, cancel it (which cancels the node requests)."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        done, _ = await asyncio.wait({task}, timeout=0.25)
+        if not done and await request.is_disconnected():
+            task.cancel()
+            break
+    return await task

@@ -1,0 +1,93 @@
+"""``GET /api/v1/export``: a streamed TSV download of up to 10,000 hits (more in API mode).
+
+Escaping, documented for users: in every cell a backslash is written ``\\\\``, a tab ``\\t``, a
+newline ``\\n`` and a carriage return ``\\r``; a cell starting with ``=``, ``+``, ``-`` or ``@``
+(which a spreadsheet would run as a formula) gets a leading apostrophe unless ``raw=1``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import StreamingResponse
+
+from frontend_api.errors import BadParameter, Forbidden
+from frontend_api.querying import build_query
+from frontend_api.routes.deps import Corpora, CurrentUser, Queries, window
+from frontend_api.routes.query import Filters, Syntax
+from frontend_api.service import Window, check_window, hit_json
+
+router = APIRouter(prefix="/api/v1", tags=["export"])
+_FORMULA = ("=", "+", "-", "@")
+
+
+def cell(value: object, raw: bool) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    if not raw and text.startswith(_FORMULA):
+        text = "'" + text
+    return text
+
+
+@router.get("/export", response_class=StreamingResponse)
+async def export(
+    request: Request,
+    user: CurrentUser,
+    registry: Corpora,
+    queries: Queries,
+    corpus: Annotated[str, Query()],
+    q: Annotated[str, Query()],
+    shown: Annotated[Window, Depends(window)],
+    syntax: Syntax = "simple",
+    ignore_case: bool = False,
+    filters: Filters = None,
+    limit: Annotated[int | None, Query(ge=1, description="Rows (default: the browser limit).")] = None,
+    format: Annotated[Literal["tsv"], Query()] = "tsv",
+    raw: Annotated[bool, Query(description="Do not neutralise cells that look like formulas.")] = False,
+) -> StreamingResponse:
+    settings = request.app.state.settings
+    target = registry.get(corpus, user.name)
+    allowed = settings.api_export_limit if user.api else settings.browser_export_limit
+    rows = limit or settings.browser_export_limit
+    if rows > allowed:
+        if not user.api:
+            raise Forbidden(f"more than {allowed} rows need API mode (an API token)")
+        raise BadParameter(f"limit={rows}: API mode exports at most {allowed} rows")
+    check_window(target, shown)
+    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    statuses = await queries.count(target, cqp)
+    total = sum(s.total or 0 for s in statuses if s.error is None)
+    written = min(rows, total)
+    base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
+    shown_attributes = [a for a in shown.show]
+
+    async def stream() -> AsyncIterator[bytes]:
+        header = ["corpus", "position", "ref", "left", "match", "right", *shown_attributes, *shown.meta]
+        yield ("\t".join(header) + "\n").encode()
+        batch: list[str] = []
+        async for partition, line in queries.export(target, cqp, statuses, rows, shown):
+            hit = hit_json(target, partition, line, shown)
+            values = [target.name, hit["position"], base + hit["ref"], hit["left"], hit["match"], hit["right"],
+                      *(hit["attributes"].get(a, "") for a in shown_attributes),
+                      *(hit["meta"].get(m) for m in shown.meta)]
+            batch.append("\t".join(cell(v, raw) for v in values) + "\n")
+            if len(batch) >= 500:
+                yield "".join(batch).encode()
+                batch = []
+        if batch:
+            yield "".join(batch).encode()
+
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", q)[:40].strip("_") or "query"
+    failed = [s.partition.id for s in statuses if s.error is not None]
+    headers = {
+        "Content-Disposition": f'attachment; filename="{target.name}-{name}.tsv"',
+        "X-Cowbird-Rows": str(written),
+        "X-Cowbird-Total": str(total),
+        "X-Cowbird-Truncated": "true" if total > rows else "false",
+        "X-Cowbird-Complete": "false" if failed else "true",
+        "X-Cowbird-Failed": ",".join(failed),
+    }
+    return StreamingResponse(stream(), media_type="text/tab-separated-values; charset=utf-8", headers=headers)

@@ -1,0 +1,111 @@
+"""Front-end settings: a TOML file (``cowbird serve --config``), then ``COWBIRD_*`` environment variables.
+
+A corpus names its manifest (written by ``cowbird encode --partition-tokens``) and the node URLs of
+each partition; a partition may be served by several nodes, tried in order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from backend_node.settings import MIN_TOKEN_LENGTH, PLACEHOLDER_TOKENS
+
+
+class CorpusConfig(BaseModel):
+    """One corpus as users see it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="Short name used in URLs.")
+    title: str = Field("", description="Human-readable title.")
+    description: str = Field("", description="What the corpus is.")
+    language: str = Field("", description="ISO code of the language.")
+    access: str = Field("public", description="public, login, or group:NAME (enforced with accounts).")
+    manifest: Path = Field(description="Corpus manifest JSON written by cowbird encode.")
+    nodes: dict[str, list[str]] = Field(description="Partition id -> node base URLs, tried in order.")
+    citation: str = Field("", description="Citation text for static links; {url} and {position} are filled in.")
+
+
+class FrontendSettings(BaseSettings):
+    """Everything the front end needs."""
+
+    model_config = SettingsConfigDict(env_prefix="COWBIRD_", extra="forbid", env_nested_delimiter="__")
+
+    corpora: list[CorpusConfig] = Field(default_factory=list, description="The corpora served.")
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8700, ge=1, le=65535, description="Port to listen on.")
+    public_url: str = Field("", description="Base URL for links in exports (default: from the request).")
+    node_token: SecretStr | None = Field(None, description="Bearer token for the nodes (prefer node_token_file).")
+    node_token_file: Path | None = Field(None, description="File with the node token.")
+    api_tokens_file: Path | None = Field(None, description="API tokens (one per line) for API mode, until accounts.")
+    fanout: Literal["parallel", "serial"] = Field("parallel", description="Call nodes in parallel or one by one.")
+    max_parallel: int = Field(8, ge=1, description="Nodes called at once in parallel mode.")
+    node_connect_timeout: float = Field(5.0, gt=0, description="Seconds to connect to a node.")
+    node_timeout: float = Field(60.0, gt=0, description="Seconds one node request may take.")
+    deadline: float = Field(120.0, gt=0, description="Seconds a whole query may take across all nodes.")
+    preview_size: int = Field(100, ge=1, description="Most hits a preview (/api/v1/query) returns.")
+    browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
+    api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
+    max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    dev: bool = Field(False, description="Development mode: allows a placeholder node token.")
+
+    def node_bearer(self) -> str:
+        if self.node_token_file is not None:
+            try:
+                token = self.node_token_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ValueError(f"cannot read the node token file {self.node_token_file}: {exc.strerror}") from exc
+        else:
+            token = self.node_token.get_secret_value().strip() if self.node_token else ""
+        if not self.dev and (token.lower() in PLACEHOLDER_TOKENS or len(token) < MIN_TOKEN_LENGTH):
+            raise ValueError("refusing to start without a real node token (node_token_file)")
+        return token
+
+    def api_tokens(self) -> set[str]:
+        if self.api_tokens_file is None:
+            return set()
+        try:
+            lines = self.api_tokens_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ValueError(f"cannot read the API tokens file {self.api_tokens_file}: {exc.strerror}") from exc
+        return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+    @classmethod
+    def load(cls, config: Path | None = None, **overrides: Any) -> FrontendSettings:
+        """Settings from the TOML file, the environment and ``overrides`` (None values ignored).
+
+        Relative paths in the file are taken relative to the file's folder.
+        """
+        if config is not None and not config.is_file():
+            raise ValueError(f"configuration file {config} does not exist")
+        toml_file = config
+
+        class FromFile(cls):  # type: ignore[valid-type, misc]
+            @classmethod
+            def settings_customise_sources(
+                cls,
+                settings_cls: type[BaseSettings],
+                init_settings: PydanticBaseSettingsSource,
+                env_settings: PydanticBaseSettingsSource,
+                dotenv_settings: PydanticBaseSettingsSource,
+                file_secret_settings: PydanticBaseSettingsSource,
+            ) -> tuple[PydanticBaseSettingsSource, ...]:
+                sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+                if toml_file is not None:
+                    sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+                return tuple(sources)
+
+        values = {k: v for k, v in overrides.items() if v is not None}
+        settings = FrontendSettings.model_validate(FromFile(**values).model_dump())
+        if config is not None:
+            base = config.resolve().parent
+            for corpus in settings.corpora:
+                if not corpus.manifest.is_absolute():
+                    corpus.manifest = base / corpus.manifest
+            for name in ("node_token_file", "api_tokens_file"):
+                path = getattr(settings, name)
+                if path is not None and not path.is_absolute():
+                    setattr(settings, name, base / path)
+        return settings

@@ -1,0 +1,136 @@
+"""Front-end fixtures: the sample corpus in 3 partitions and a 60,000-token corpus in 3 partitions,
+served by in-process node apps that the front end reaches through a host-routing transport."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from backend_node.app import create_app as create_node
+from backend_node.engines.native.engine import NativeEngine
+from backend_node.settings import NodeSettings
+from backend_node.store.encoder import EncodeOptions, Encoder
+from backend_node.store.registry import parse_s_declaration
+from frontend_api.app import create_app
+from frontend_api.settings import CorpusConfig, FrontendSettings
+from tests.conftest import sample_options
+
+NODE_TOKEN = "node-token-0123456789abcdef"
+API_TOKEN = "api-token-0123456789abcdef"
+
+
+@dataclass
+class Partitioned:
+    registry: Path
+    manifest: Path
+    ids: list[str]
+
+
+@pytest.fixture(scope="session")
+def sample_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    base = tmp_path_factory.mktemp("sample-parts")
+    result = Encoder(sample_options(base / "data", base / "registry" / "sample", partition_tokens=40)).run()
+    assert result.manifest is not None
+    return Partitioned(base / "registry", result.manifest, [p.corpus_id for p in result.partitions])
+
+
+@pytest.fixture(scope="session")
+def big_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    base = tmp_path_factory.mktemp("big-parts")
+    lines = []
+    for t in range(60):
+        lines.append(f'<text id="t{t}" genre="{"news" if t % 2 else "blog"}">')
+        for s in range(100):
+            lines.append("<s>")
+            lines += [f"w{(t * 7 + s * 3 + k) % 100}\tP{k % 5}" for k in range(10)]
+            lines.append("</s>")
+        lines.append("</text>")
+    source = base / "big.vrt"
+    source.write_text("\n".join(lines) + "\n")
+    result = Encoder(EncodeOptions(
+        source, base / "data", base / "registry" / "big", ["word", "pos"],
+        [parse_s_declaration("text:0+id+genre"), parse_s_declaration("s:0")], charset="utf8", xml=True,
+        skip_blank=True, strip_blanks=True, partition_tokens=20_000)).run()
+    assert result.manifest is not None
+    return Partitioned(base / "registry", result.manifest, [p.corpus_id for p in result.partitions])
+
+
+class HostRouter(httpx.AsyncBaseTransport):
+    """Send each request to the transport registered for its host (like httpx's mounts)."""
+
+    def __init__(self, routes: dict[str, httpx.AsyncBaseTransport]) -> None:
+        self.routes = routes
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        transport = self.routes.get(request.url.host)
+        if transport is None:
+            raise httpx.ConnectError(f"no route to {request.url.host}", request=request)
+        return await transport.handle_async_request(request)
+
+
+def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: object) -> FrontendSettings:
+    tokens = tmp / "api.tokens"
+    tokens.write_text(f"# API mode\n{API_TOKEN}\n")
+    corpora = [
+        CorpusConfig(name="sample", title="Sample corpus", language="en", manifest=sample.manifest,
+                     nodes={sample.ids[0]: ["http://node-a"], sample.ids[1]: ["http://node-a"],
+                            sample.ids[2]: ["http://node-b"]}),
+        CorpusConfig(name="big", title="Big", manifest=big.manifest,
+                     nodes={big.ids[0]: ["http://node-a"], big.ids[1]: ["http://node-b"], big.ids[2]: ["http://node-b"]}),
+    ]
+    return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, api_tokens_file=tokens, **extra)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def front_client(
+    settings: FrontendSettings, nodes: dict[str, FastAPI], extra: dict[str, httpx.AsyncBaseTransport] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    async with AsyncExitStack() as stack:
+        for app in nodes.values():
+            await stack.enter_async_context(app.router.lifespan_context(app))
+        routes: dict[str, httpx.AsyncBaseTransport] = {h: httpx.ASGITransport(app=a) for h, a in nodes.items()}
+        routes.update(extra or {})
+        front = create_app(settings, transport=HostRouter(routes))
+        await stack.enter_async_context(front.router.lifespan_context(front))
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=front), base_url="http://front")
+        )
+        yield client
+
+
+@pytest.fixture
+def nodes(sample_parts: Partitioned, big_parts: Partitioned) -> dict[str, FastAPI]:
+    return {
+        "node-a": _combined(sample_parts, big_parts, [0, 1], [0]),
+        "node-b": _combined(sample_parts, big_parts, [2], [1, 2]),
+    }
+
+
+def _combined(sample: Partitioned, big: Partitioned, sample_idx: list[int], big_idx: list[int]) -> FastAPI:
+    engines = {sample.ids[i]: NativeEngine.open(sample.registry, sample.ids[i]) for i in sample_idx}
+    engines |= {big.ids[i]: NativeEngine.open(big.registry, big.ids[i]) for i in big_idx}
+    return create_node(NodeSettings(registry=sample.registry, token=NODE_TOKEN, max_concurrent_queries=16),  # type: ignore[arg-type]
+                       engines=engines)
+
+
+@pytest.fixture
+async def client(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in front_client(front_settings(sample_parts, big_parts, tmp_path), nodes):
+        yield c
+
+
+def manifest_of(parts: Partitioned) -> dict[str, object]:
+    return json.loads(parts.manifest.read_text())  # type: ignore[no-any-return]

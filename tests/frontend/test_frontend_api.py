@@ -1,0 +1,239 @@
+"""The public API over partitioned corpora served by in-process nodes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from backend_node.engines.native.engine import NativeEngine
+from frontend_api.routes.deps import until_disconnected
+from frontend_api.routes.export import cell
+from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
+
+pytestmark = pytest.mark.anyio
+
+
+def whole(sample_registry: Path) -> NativeEngine:
+    return NativeEngine.open(sample_registry, "sample")
+
+
+def assert_problem(response: httpx.Response, status: int, code: str) -> dict[str, object]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body: dict[str, object] = response.json()
+    assert body["code"] == code and body["status"] == status and body["detail"]
+    return body
+
+
+async def test_corpora(client: httpx.AsyncClient) -> None:
+    body = (await client.get("/api/v1/corpora")).json()
+    sample = body["data"][0]
+    assert (body["total"], sample["name"], sample["size"], len(sample["partitions"])) == (2, "sample", 93, 3)
+    assert sample["metadata"] == ["text_id", "text_genre", "text_year", "text_url", "s_id"]
+    assert [p["offset"] for p in sample["partitions"]] == [0, 22, 53]
+
+
+async def test_translate_and_check(client: httpx.AsyncClient) -> None:
+    body = (await client.get("/api/v1/translate", params={"q": "ohne 0-2 ^Beanstandung", "ignore_case": 1})).json()
+    assert body["cqp"] == '[word="ohne"%c] []{0,2} [lemma="Beanstandung"%c]'
+    bad = assert_problem(await client.get("/api/v1/translate", params={"q": "ohne 3"}), 400, "query_syntax")
+    assert bad["offset"] == 5
+    assert (await client.get("/api/v1/check", params={"cqp": ' "a" '})).json() == {"cqp": '[word="a"]'}
+    assert_problem(await client.get("/api/v1/check", params={"cqp": "set x y"}), 400, "unsupported")
+
+
+async def test_preview_merges_partitions_in_global_order(client: httpx.AsyncClient, sample_registry: Path) -> None:
+    body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house", "context": 2,
+                                                     "show": "lemma,pos", "meta": "text_genre"})).json()
+    assert body["cqp"] == '[word="house"]' and body["total"] == 3 and body["complete"] is True
+    assert [p["total"] for p in body["partitions"]] == [2, 0, 1]
+    assert [h["position"] for h in body["hits"]] == [2, 19, 81]
+    first = body["hits"][0]
+    assert first == {"position": 2, "matchend": 2, "partition": "sample_p01", "left": "The old", "match": "house",
+                     "right": "stands on", "attributes": {"lemma": "house", "pos": "NN"},
+                     "meta": {"text_genre": "news"}, "ref": "/ref/sample/2"}
+    expected = [h.match for h in whole(sample_registry).hits('[word="house"]')]
+    assert [h["position"] for h in body["hits"]] == expected
+
+
+async def test_paging_across_partitions(client: httpx.AsyncClient, sample_registry: Path) -> None:
+    expected = [h.match for h in whole(sample_registry).hits('[pos="DT"]')]
+    pages = []
+    for offset in (0, 5, 10):
+        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": '[pos="DT"]', "syntax": "cqp",
+                                                         "offset": offset, "limit": 5})).json()
+        assert body["total"] == 12 and body["offset"] == offset
+        pages += [h["position"] for h in body["hits"]]
+    assert pages == expected
+
+
+async def test_case_switch_and_cqp_syntax(client: httpx.AsyncClient) -> None:
+    simple = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "HOUSE", "ignore_case": 1})).json()
+    assert simple["total"] == 4 and simple["cqp"] == '[word="HOUSE"%c]'
+    cqp = (await client.get("/api/v1/query", params={"corpus": "sample", "q": '[word="HOUSE" & pos="NN"]',
+                                                    "syntax": "cqp", "ignore_case": 1})).json()
+    assert cqp["cqp"] == '[word="HOUSE"%c & pos="NN"%c]' and cqp["total"] == 4
+
+
+async def test_filters_as_global_constraints(client: httpx.AsyncClient, sample_registry: Path) -> None:
+    engine = whole(sample_registry)
+    for filters, constraint in [
+        (["text_genre!~news"], 'match.text_genre!="news"'),
+        (["text_year~200[0-9]", "text_genre~n.*"], 'match.text_year="200[0-9]" & match.text_genre="n.*"'),
+    ]:
+        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "the", "filter": filters,
+                                                         "ignore_case": 1})).json()
+        assert body["cqp"] == f'[word="the"%c] :: {constraint}'
+        assert [h["position"] for h in body["hits"]] == [h.match for h in engine.hits(body["cqp"])]
+    assert body["total"] == 3
+
+
+async def test_reproducible_uniform_sample(client: httpx.AsyncClient, sample_registry: Path) -> None:
+    params = {"corpus": "sample", "q": "[]", "syntax": "cqp", "sample": 10, "seed": 7}
+    first = (await client.get("/api/v1/query", params=params)).json()
+    again = (await client.get("/api/v1/query", params=params)).json()
+    other = (await client.get("/api/v1/query", params={**params, "seed": 8})).json()
+    positions = [h["position"] for h in first["hits"]]
+    assert positions == [h["position"] for h in again["hits"]] and len(set(positions)) == 10
+    assert positions == sorted(positions) and positions != [h["position"] for h in other["hits"]]
+    assert {h["partition"] for h in first["hits"]} <= {"sample_p01", "sample_p02", "sample_p03"}
+
+
+async def test_export_tsv_and_the_browser_cap(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v1/export", params={"corpus": "sample", "q": "house", "show": "lemma",
+                                                         "meta": "text_url", "context": 1})
+    assert response.headers["content-disposition"] == 'attachment; filename="sample-house.tsv"'
+    assert response.headers["x-cowbird-rows"] == "3" and response.headers["x-cowbird-truncated"] == "false"
+    rows = [line.split("\t") for line in response.text.splitlines()]
+    assert rows[0] == ["corpus", "position", "ref", "left", "match", "right", "lemma", "text_url"]
+    assert rows[1] == ["sample", "2", "http://front/ref/sample/2", "old", "house", "stands", "house",
+                       "http://example.org/news/1"]
+    capped = await client.get("/api/v1/export", params={"corpus": "big", "q": "[]", "syntax": "cqp"})
+    assert capped.headers["x-cowbird-rows"] == "10000" and capped.headers["x-cowbird-truncated"] == "true"
+    assert len(capped.text.splitlines()) == 10_001
+    assert_problem(await client.get("/api/v1/export", params={"corpus": "big", "q": "[]", "syntax": "cqp",
+                                                             "limit": 20_000}), 403, "forbidden")
+
+
+async def test_api_mode_streams_50000_rows(client: httpx.AsyncClient) -> None:
+    params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 50_000, "context": 0}
+    lines = 0
+    async with client.stream("GET", "/api/v1/export", params=params,
+                             headers={"Authorization": f"Bearer {API_TOKEN}"}) as response:
+        assert response.status_code == 200 and response.headers["x-cowbird-rows"] == "50000"
+        async for _ in response.aiter_lines():
+            lines += 1
+    assert lines == 50_001
+    bad_token = await client.get("/api/v1/export", params=params, headers={"Authorization": "Bearer wrong"})
+    assert_problem(bad_token, 401, "unauthorized")
+
+
+def test_cells_escape_tabs_newlines_and_formulas() -> None:
+    assert cell("a\tb\nc\\d\re", raw=False) == "a\\tb\\nc\\\\d\\re"
+    assert cell("=SUM(A1)", raw=False) == "'=SUM(A1)" and cell("=SUM(A1)", raw=True) == "=SUM(A1)"
+    assert [cell(v, raw=False) for v in ("+1", "-1", "@x", "x=1", None)] == ["'+1", "'-1", "'@x", "x=1", ""]
+
+
+async def test_static_links(client: httpx.AsyncClient) -> None:
+    body = (await client.get("/api/v1/ref/sample/60")).json()
+    assert body["partition"] == "sample_p03" and body["sentence"]["match"] == "coffee"
+    assert body["sentence"]["left"] == "The café near the Haus serves good" and body["sentence"]["right"] == "."
+    assert body["metadata"]["text_url"] == "http://example.org/blog/3"
+    assert body["citation"].startswith("Sample corpus, position 60. http://front/ref/sample/60, source: ")
+    page = await client.get("/ref/sample/60")
+    assert page.status_code == 200 and "<mark>coffee</mark>" in page.text
+    assert_problem(await client.get("/api/v1/ref/sample/93"), 404, "out_of_range")
+    html = await client.get("/ref/sample/93", headers={"accept": "text/html"})
+    assert html.status_code == 404 and "outside corpus sample" in html.text
+
+
+async def test_bad_input_is_4xx_problem_json(client: httpx.AsyncClient) -> None:
+    base = {"corpus": "sample", "q": "house"}
+    assert_problem(await client.get("/api/v1/query", params={**base, "corpus": "nope"}), 404, "unknown_corpus")
+    assert_problem(await client.get("/api/v1/query", params={**base, "filter": "text_genre~(a"}), 400,
+                   "query_syntax")
+    assert_problem(await client.get("/api/v1/query", params={**base, "filter": "genre~a"}), 400, "unknown_attribute")
+    assert_problem(await client.get("/api/v1/query", params={**base, "filter": "text_genre"}), 400, "bad_parameter")
+    assert_problem(await client.get("/api/v1/query", params={**base, "offset": -1}), 422, "invalid_parameter")
+    assert_problem(await client.get("/api/v1/query", params={**base, "limit": 100_000}), 400, "bad_parameter")
+    assert_problem(await client.get("/api/v1/query", params={**base, "show": "tag"}), 400, "unknown_attribute")
+    assert_problem(await client.get("/api/v1/query", params={**base, "q": "[tag=\"x\"]", "syntax": "cqp"}), 400,
+                   "unknown_attribute")
+    assert_problem(await client.get("/api/v1/query", params={**base, "context": 500}), 400, "bad_parameter")
+    assert_problem(await client.get("/api/v1/query", params={**base, "q": "a 3"}), 400, "query_syntax")
+
+
+async def test_failures_are_reported_per_partition(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    def broken(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, json={"detail": "disk on fire"})
+
+    def lying(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"total": "many"})
+
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-broken"]
+    settings.corpora[0].nodes[sample_parts.ids[1]] = ["http://node-lying"]
+    settings.corpora[0].nodes[sample_parts.ids[0]] = ["http://node-gone", "http://node-a"]  # failover
+    extra = {"node-broken": httpx.MockTransport(broken), "node-lying": httpx.MockTransport(lying)}
+    async for client in front_client(settings, nodes, extra):
+        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        assert body["complete"] is False and body["failed"] == ["sample_p02", "sample_p03"]
+        assert body["total"] == 2 and [h["position"] for h in body["hits"]] == [2, 19]
+        statuses = {p["id"]: p for p in body["partitions"]}
+        assert "HTTP 500: disk on fire" in statuses["sample_p03"]["error"]
+        assert "not a valid response" in statuses["sample_p02"]["error"]
+        assert statuses["sample_p01"]["status"] == "ok"
+
+
+async def test_all_nodes_failing_is_503(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(5)
+        return httpx.Response(200)
+
+    settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.2)
+    for pid in sample_parts.ids:
+        settings.corpora[0].nodes[pid] = ["http://node-slow"]
+    async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}):
+        response = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+        assert_problem(response, 503, "nodes_unavailable")
+        assert response.headers["retry-after"] == "10"
+
+
+async def test_serial_mode_gives_the_same_answers(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    settings = front_settings(sample_parts, big_parts, tmp_path, fanout="serial")
+    async for client in front_client(settings, nodes):
+        body = (await client.get("/api/v1/query", params={"corpus": "big", "q": "[pos=\"P1\"]", "syntax": "cqp",
+                                                         "offset": 3990, "limit": 20})).json()
+        assert body["total"] == 12_000
+        assert [h["position"] for h in body["hits"]][:2] == [19_951, 19_956]
+        assert {h["partition"] for h in body["hits"]} == {"big_p01", "big_p02"}
+
+
+async def test_client_disconnect_cancels_the_work() -> None:
+    cancelled = asyncio.Event()
+
+    async def work() -> int:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return 1
+
+    class GoneRequest:
+        async def is_disconnected(self) -> bool:
+            return True
+
+    with pytest.raises(asyncio.CancelledError):
+        await until_disconnected(GoneRequest(), work())  # type: ignore[arg-type]
+    assert cancelled.is_set()
