@@ -15,13 +15,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## demo: build the sample corpus in two partitions and describe it
+## demo: the sample corpus in two partitions, two nodes and the front end on loopback (Ctrl-C stops)
 demo: $(STAMP)
-	$(BIN)/cowbird encode -f tests/data/sample.vrt -d $(DEMO)/data/sample -R $(DEMO)/registry/sample \
-	    -c utf8 -xsB -P pos -P lemma -S text:0+id+genre+year+url -S s:0+id --partition-tokens 60
-	$(BIN)/cowbird info -r $(DEMO)/registry sample_p01
-	$(BIN)/cowbird info -r $(DEMO)/registry sample_p02
-	@echo "The demo corpus is in $(DEMO)/ (registry: $(DEMO)/registry). Serving it arrives with the front end."
+	$(BIN)/cowbird demo --dir $(DEMO) --port 8700
 
 ## test: ruff, mypy (strict) and pytest
 test: $(STAMP) lint typecheck pytest

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -90,6 +90,10 @@ def create_app(
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
         code = "not_found" if error.status_code == 404 else "http_error"
         return render(request, error.status_code, code, str(error.detail), f"{request.method} {request.url.path}")
+
+    @app.get("/", include_in_schema=False)
+    async def home() -> RedirectResponse:
+        return RedirectResponse("/docs")
 
     for router in (corpora.router, language.router, query.router, export.router, ref.router):
         app.include_router(router)

@@ -70,12 +70,24 @@ def window(
     return Window(context, split(show), split(meta))
 
 
-async def until_disconnected(request: Request, work: Awaitable[T]) -> T:
-    """Run ``work``; if the client goes away first, cancel it (which cancels the node requests)."""
+class DeadlinePassed(FrontendError):
+    status, code, title = 504, "deadline", "The query did not finish in time"
+
+
+async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:
+    """Run ``work``; if the client goes away first, or ``deadline`` seconds pass, cancel it (which
+    cancels the requests to the nodes)."""
     task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    stop = loop.time() + deadline if deadline is not None else None
     while not task.done():
         done, _ = await asyncio.wait({task}, timeout=0.25)
-        if not done and await request.is_disconnected():
+        if done:
+            break
+        if stop is not None and loop.time() > stop:
+            task.cancel()
+            raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
+        if await request.is_disconnected():
             task.cancel()
             break
     return await task

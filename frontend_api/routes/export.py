@@ -16,7 +16,7 @@ from fastapi.responses import StreamingResponse
 
 from frontend_api.errors import BadParameter, Forbidden
 from frontend_api.querying import build_query
-from frontend_api.routes.deps import Corpora, CurrentUser, Queries, window
+from frontend_api.routes.deps import Corpora, CurrentUser, Queries, until_disconnected, window
 from frontend_api.routes.query import Filters, Syntax
 from frontend_api.service import Window, check_window, hit_json
 
@@ -58,7 +58,7 @@ async def export(
         raise BadParameter(f"limit={rows}: API mode exports at most {allowed} rows")
     check_window(target, shown)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
-    statuses = await queries.count(target, cqp)
+    statuses = await until_disconnected(request, queries.count(target, cqp), settings.deadline)
     total = sum(s.total or 0 for s in statuses if s.error is None)
     written = min(rows, total)
     base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")

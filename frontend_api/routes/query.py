@@ -52,10 +52,12 @@ async def query(
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
     check_window(target, shown)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    deadline = request.app.state.settings.deadline
     if sample is not None:
-        statuses, hits = await until_disconnected(request, queries.sample(target, cqp, sample, seed, shown))
+        work = queries.sample(target, cqp, sample, seed, shown)
     else:
-        statuses, hits = await until_disconnected(request, queries.preview(target, cqp, offset, limit, shown))
+        work = queries.preview(target, cqp, offset, limit, shown)
+    statuses, hits = await until_disconnected(request, work, deadline)
     return {
         "corpus": target.name,
         "cqp": cqp,

@@ -237,3 +237,16 @@ async def test_client_disconnect_cancels_the_work() -> None:
     with pytest.raises(asyncio.CancelledError):
         await until_disconnected(GoneRequest(), work())  # type: ignore[arg-type]
     assert cancelled.is_set()
+
+
+async def test_overall_deadline(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(3)
+        return httpx.Response(500)
+
+    settings = front_settings(sample_parts, big_parts, tmp_path, deadline=0.3)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-slow"]
+    async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}):
+        assert_problem(await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}), 504, "deadline")

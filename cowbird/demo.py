@@ -1,0 +1,117 @@
+"""``cowbird demo``: the whole platform on loopback — sample corpus in two partitions, two nodes, front end.
+
+The sample corpus (``tests/data/sample.vrt``) is encoded into two partitions; node 1 serves the
+first, node 2 the second and a replica of the first; the front end fans out to both. Ctrl-C stops
+every process.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import httpx
+
+from backend_node.store.encoder import EncodeOptions, Encoder
+from backend_node.store.registry import parse_s_declaration
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
+
+
+class DemoStack:
+    """Encodes the sample corpus and runs two nodes and the front end as child processes."""
+
+    def __init__(self, base: Path, port: int = 8700, node_ports: tuple[int, int] = (8701, 8702)) -> None:
+        self.base = base.resolve()
+        self.port = port
+        self.node_ports = node_ports
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def prepare(self) -> None:
+        data, registry = self.base / "data" / "sample", self.base / "registry"
+        result = Encoder(EncodeOptions(
+            SAMPLE, data, registry / "sample", ["word", "pos", "lemma"],
+            [parse_s_declaration("text:0+id+genre+year+url"), parse_s_declaration("s:0+id")],
+            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=60,
+        )).run()
+        token = self.base / "node.token"
+        if not token.exists():
+            token.write_text(secrets.token_urlsafe(32) + "\n")
+        first, second = (p.corpus_id for p in result.partitions)
+        n1, n2 = (f"http://127.0.0.1:{p}" for p in self.node_ports)
+        (self.base / "cowbird.toml").write_text(
+            f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n\n'
+            '[[corpora]]\nname = "sample"\ntitle = "cowbird sample corpus"\nlanguage = "en"\n'
+            f'description = "93 tokens in 4 texts, for trying cowbird out"\nmanifest = "{result.manifest}"\n\n'
+            f'[corpora.nodes]\n{first} = ["{n1}", "{n2}"]\n{second} = ["{n2}"]\n'
+        )
+        self.partitions = [first, second]
+
+    def _start(self, args: list[str], health: str) -> None:
+        process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base)
+        self.processes.append(process)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.stop()
+                raise click.ClickException(f"cowbird {' '.join(args[:2])} exited with status {process.returncode}")
+            try:
+                if httpx.get(health, timeout=1).status_code < 500:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        self.stop()
+        raise click.ClickException(f"cowbird {' '.join(args[:2])} did not answer {health} within 60 s")
+
+    def start(self) -> None:
+        registry = str(self.base / "registry")
+        first, second = self.partitions
+        for port, served in zip(self.node_ports, ([first], [first, second]), strict=True):
+            corpora = [arg for pid in served for arg in ("--corpus", pid)]
+            self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
+                         "--token-file", "node.token"], f"http://127.0.0.1:{port}/health")
+        self._start(["serve", "--config", "cowbird.toml"], f"{self.url}/api/v1/corpora")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.processes = []
+
+
+@click.command("demo")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("demo-data"), show_default=True,
+              help="Where the demo corpus, token and configuration go.")
+@click.option("--port", type=int, default=8700, show_default=True, help="Port of the front end.")
+def demo_command(directory: Path, port: int) -> None:
+    """Run the platform on loopback: the sample corpus in two partitions, two nodes, the front end."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stack = DemoStack(directory, port, (port + 1, port + 2))
+    stack.prepare()
+    stack.start()
+    click.echo(f"\ncowbird is running at {stack.url}  (Ctrl-C stops it)\n")
+    click.echo(f"  curl '{stack.url}/api/v1/corpora'")
+    click.echo(f"  curl '{stack.url}/api/v1/query?corpus=sample&q=the+0-1+house&show=lemma&meta=text_url'")
+    click.echo(f"  curl -OJ '{stack.url}/api/v1/export?corpus=sample&q=%5Ehouse&format=tsv'")
+    click.echo(f"  {stack.url}/ref/sample/2\n")
+    try:
+        while all(p.poll() is None for p in stack.processes):
+            time.sleep(0.5)
+        click.echo("a cowbird process ended; stopping the others", err=True)
+    except KeyboardInterrupt:
+        click.echo("\nstopping ...", err=True)
+    finally:
+        stack.stop()

@@ -1,0 +1,52 @@
+"""End to end: the front end and two real node processes on loopback, as ``cowbird demo`` runs them."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cowbird.demo import DemoStack
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    front, node1, node2 = free_ports(3)
+    demo = DemoStack(Path(tmp_path_factory.mktemp("demo")), front, (node1, node2))
+    demo.prepare()
+    demo.start()
+    yield demo
+    demo.stop()
+
+
+def test_query_export_and_static_link_over_real_http(stack: DemoStack) -> None:
+    body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house", "show": "pos"}).json()
+    assert body["complete"] is True and body["total"] == 5
+    assert [h["position"] for h in body["hits"]] == [2, 19, 26, 70, 81]
+    assert [p["id"] for p in body["partitions"]] == stack.partitions
+    export = httpx.get(f"{stack.url}/api/v1/export", params={"corpus": "sample", "q": "^house"})
+    assert export.headers["x-cowbird-rows"] == "5" and len(export.text.splitlines()) == 6
+    ref = httpx.get(f"{stack.url}/api/v1/ref/sample/70").json()
+    assert ref["sentence"]["match"] == "House" and ref["metadata"]["text_genre"] == "news"
+
+
+def test_a_missing_node_is_reported(stack: DemoStack) -> None:
+    stack.processes[1].terminate()  # node 2: the only node of the second partition
+    stack.processes[1].wait(10)
+    body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house"}).json()
+    assert body["complete"] is False and body["failed"] == [stack.partitions[1]]
+    assert body["total"] == 3  # the first partition is still served by node 1
