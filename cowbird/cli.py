@@ -19,9 +19,9 @@ def main() -> None:
 def _register() -> None:
     # Subcommands live next to the code they drive; importing them here keeps `cowbird` one tree.
     from backend_node.cli import node_group
-    from cowbird.demo import demo_command
     from backend_node.engines.cli import query_command
     from backend_node.store.cli import encode_command, info_command
+    from cowbird.demo import demo_command
     from frontend_api.cli import serve_command
     from query_lang.cli import check_command, translate_command
 
