@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import anyio
@@ -96,8 +96,18 @@ class PartitionService:
         except KeyError as exc:  # an unknown attribute in show/structure
             raise from_engine(EngineError(str(exc).strip('"'))) from exc
 
-    async def run(self, partition: str, query: str, strategy: str, hard_boundary: int) -> tuple[str, ResultSet]:
-        """The result of a query on a partition, from the cache or evaluated now."""
+    async def run(
+        self,
+        partition: str,
+        query: str,
+        strategy: str,
+        hard_boundary: int,
+        disconnected: Callable[[], Awaitable[bool]] | None = None,
+    ) -> tuple[str, ResultSet]:
+        """The result of a query on a partition, from the cache or evaluated now.
+
+        ``disconnected`` tells whether the client has gone; the engine is then told to stop.
+        """
         engine = self.engine(partition)
         text = self.check(query)
         key = (engine.corpus_id, text, strategy, hard_boundary)
@@ -111,7 +121,12 @@ class PartitionService:
             )
         async with self._slots:
             deadline = Deadline(self.settings.query_timeout)
-            result = await self.in_thread(engine.run, text, strategy, hard_boundary, deadline)
+            watcher = asyncio.ensure_future(_watch(disconnected, deadline)) if disconnected else None
+            try:
+                result = await self.in_thread(engine.run, text, strategy, hard_boundary, deadline)
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
         self.cache.put(key, result)
         return text, result
 
@@ -127,6 +142,12 @@ class PartitionService:
         self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], structure: list[str]
     ) -> list[KwicLine]:
         return await self.in_thread(result.kwic, offset, limit, context, show, structure)
+
+
+async def _watch(disconnected: Callable[[], Awaitable[bool]], deadline: Deadline) -> None:
+    while not await disconnected():
+        await asyncio.sleep(0.1)
+    deadline.cancel()
 
 
 __all__ = ["NodeError", "PartitionService", "ResultCache"]

@@ -7,6 +7,7 @@ every process.
 
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
 import sys
@@ -26,35 +27,52 @@ SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
 class DemoStack:
     """Encodes the sample corpus and runs two nodes and the front end as child processes."""
 
-    def __init__(self, base: Path, port: int = 8700, node_ports: tuple[int, int] = (8701, 8702)) -> None:
+    def __init__(
+        self,
+        base: Path,
+        port: int = 8700,
+        node_ports: tuple[int, int] = (8701, 8702),
+        encoding: EncodeOptions | None = None,
+        name: str = "sample",
+    ) -> None:
         self.base = base.resolve()
         self.port = port
         self.node_ports = node_ports
+        self.name = name
+        self.encoding = encoding
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.partitions: list[str] = []
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def prepare(self) -> None:
-        data, registry = self.base / "data" / "sample", self.base / "registry"
-        result = Encoder(EncodeOptions(
-            SAMPLE, data, registry / "sample", ["word", "pos", "lemma"],
+        """Encode the corpus into partitions; node 1 serves the even ones, node 2 the odd ones and a
+        replica of the first; write the node token and the front end's configuration."""
+        data, registry = self.base / "data" / self.name, self.base / "registry"
+        options = self.encoding or EncodeOptions(
+            SAMPLE, data, registry / self.name, ["word", "pos", "lemma"],
             [parse_s_declaration("text:0+id+genre+year+url"), parse_s_declaration("s:0+id")],
             charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=60,
-        )).run()
+        )
+        result = Encoder(options).run()
         token = self.base / "node.token"
         if not token.exists():
             token.write_text(secrets.token_urlsafe(32) + "\n")
-        first, second = (p.corpus_id for p in result.partitions)
+        self.partitions = [p.corpus_id for p in result.partitions]
         n1, n2 = (f"http://127.0.0.1:{p}" for p in self.node_ports)
+        self.served: tuple[list[str], list[str]] = (self.partitions[0::2], self.partitions[1::2] + self.partitions[:1])
+        urls: dict[str, list[str]] = {pid: [] for pid in self.partitions}
+        for url, served in zip((n1, n2), self.served, strict=True):
+            for pid in served:
+                urls[pid].append(url)
+        nodes = "".join(f"{pid} = {json.dumps(urls[pid])}\n" for pid in self.partitions)
         (self.base / "cowbird.toml").write_text(
             f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n\n'
-            '[[corpora]]\nname = "sample"\ntitle = "cowbird sample corpus"\nlanguage = "en"\n'
-            f'description = "93 tokens in 4 texts, for trying cowbird out"\nmanifest = "{result.manifest}"\n\n'
-            f'[corpora.nodes]\n{first} = ["{n1}", "{n2}"]\n{second} = ["{n2}"]\n'
+            f'[[corpora]]\nname = "{self.name}"\ntitle = "cowbird {self.name} corpus"\nlanguage = "en"\n'
+            f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}'
         )
-        self.partitions = [first, second]
 
     def _start(self, args: list[str], health: str) -> None:
         process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base)
@@ -74,8 +92,7 @@ class DemoStack:
 
     def start(self) -> None:
         registry = str(self.base / "registry")
-        first, second = self.partitions
-        for port, served in zip(self.node_ports, ([first], [first, second]), strict=True):
+        for port, served in zip(self.node_ports, self.served, strict=True):
             corpora = [arg for pid in served for arg in ("--corpus", pid)]
             self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
                          "--token-file", "node.token"], f"http://127.0.0.1:{port}/health")

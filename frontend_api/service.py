@@ -18,6 +18,7 @@ from backend_node.schemas import Line
 from frontend_api.corpora import Corpus, Partition
 from frontend_api.errors import NodesUnavailable, UnknownAttribute
 from frontend_api.fanout import NodeClient, NodeFailure
+from query_lang import parse_cqp
 
 
 @dataclass
@@ -85,6 +86,7 @@ class QueryService:
         self.nodes = nodes
 
     async def count(self, corpus: Corpus, cqp: str) -> list[PartitionStatus]:
+        """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus."""
         results = await self.nodes.gather(
             [lambda p=p: self.nodes.count(p, cqp) for p in corpus.partitions], serial=False  # type: ignore[misc]
         )
@@ -99,6 +101,13 @@ class QueryService:
                 "no node answered for corpus " + corpus.name + ": " + "; ".join(str(s.error) for s in statuses),
                 headers={"Retry-After": "10"},
             )
+        cut = parse_cqp(cqp).cut
+        if cut is not None:  # each node cut its own partition; the corpus keeps its first `cut` hits
+            remaining = cut
+            for status in statuses:
+                if status.total is not None:
+                    status.total = min(status.total, remaining)
+                    remaining -= status.total
         return statuses
 
     async def preview(

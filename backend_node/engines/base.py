@@ -22,8 +22,15 @@ class Deadline:
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = seconds
         self.at = time.monotonic() + seconds if seconds is not None else None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Stop the work at the next check (the client went away)."""
+        self.cancelled = True
 
     def check(self) -> None:
+        if self.cancelled:
+            raise QueryTimeout("the query was cancelled: the client went away")
         if self.at is not None and time.monotonic() > self.at:
             raise QueryTimeout(f"the query took longer than {self.seconds:g} s and was stopped")
 

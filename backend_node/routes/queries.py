@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from backend_node.engines.base import Context, KwicLine, ResultSet
@@ -31,20 +31,24 @@ def _lines_at(
 
 
 @router.post("/count", response_model=CountResponse)
-async def count(request: CountRequest, service: Service) -> CountResponse:
+async def count(request: CountRequest, service: Service, http: Request) -> CountResponse:
     started = time.perf_counter()
-    text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
+    text, result = await service.run(
+        request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
+    )
     elapsed = (time.perf_counter() - started) * 1000
     return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=elapsed)
 
 
 @router.post("/hits", response_model=HitsResponse)
-async def hits(request: HitsRequest, service: Service) -> HitsResponse:
+async def hits(request: HitsRequest, service: Service, http: Request) -> HitsResponse:
     started = time.perf_counter()
     context = Context(request.context.tokens, request.context.region)
     wanted = len(request.indices) if request.indices is not None else request.limit
     service.check_window(wanted, service.settings.max_hits_per_request, context)
-    text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
+    text, result = await service.run(
+        request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
+    )
     if request.indices is not None:
         lines = await service.in_thread(_lines_at, result, request.indices, context, request.show, request.structure)
     else:

@@ -250,3 +250,10 @@ async def test_overall_deadline(
     settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-slow"]
     async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}):
         assert_problem(await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}), 504, "deadline")
+
+
+async def test_cut_applies_to_the_whole_corpus(client: httpx.AsyncClient, sample_registry: Path) -> None:
+    body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": '[pos="DT"] cut 7',
+                                                     "syntax": "cqp"})).json()
+    assert body["total"] == 7
+    assert [h["position"] for h in body["hits"]] == [h.match for h in whole(sample_registry).hits('[pos="DT"] cut 7')]

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from backend_node.errors import NodeError
 from backend_node.service import PartitionService
 from tests.node.conftest import client_for, make_app
 
@@ -159,3 +160,18 @@ async def test_openapi_documents_every_route(client: httpx.AsyncClient) -> None:
     paths = (await client.get("/openapi.json")).json()["paths"]
     assert set(paths) >= {"/health", "/v1/partitions", "/v1/count", "/v1/hits", "/v1/export",
                           "/v1/context/{partition}/{cpos}"}
+
+
+async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, query_timeout=30)
+    async for _client in client_for(app):
+        service: PartitionService = app.state.service
+        started = time.perf_counter()
+
+        async def gone(since: float = started) -> bool:
+            return time.perf_counter() - since > 0.2
+
+        with pytest.raises(NodeError) as error:
+            await service.run("big", '[] []* [word="zzz"]', "standard", 500, gone)
+        assert error.value.code == "timeout" and "client went away" in error.value.detail
+        assert time.perf_counter() - started < 1.5
