@@ -257,3 +257,34 @@ async def test_cut_applies_to_the_whole_corpus(client: httpx.AsyncClient, sample
                                                      "syntax": "cqp"})).json()
     assert body["total"] == 7
     assert [h["position"] for h in body["hits"]] == [h.match for h in whole(sample_registry).hits('[pos="DT"] cut 7')]
+
+
+def test_configuration_errors_are_clear_at_start(sample_parts: Partitioned, big_parts: Partitioned,
+                                                 tmp_path: Path) -> None:
+    from frontend_api.corpora import CorpusRegistry
+
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].nodes["sample_p09"] = ["http://node-a"]
+    with pytest.raises(ValueError, match="unknown partition\\(s\\) sample_p09"):
+        CorpusRegistry(settings)
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    del settings.corpora[0].nodes["sample_p02"]
+    with pytest.raises(ValueError, match="partition sample_p02 has no node URL"):
+        CorpusRegistry(settings)
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].manifest = tmp_path / "missing.json"
+    with pytest.raises(ValueError, match="cannot read manifest"):
+        CorpusRegistry(settings)
+
+
+def test_settings_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from frontend_api.settings import FrontendSettings
+
+    config = tmp_path / "cowbird.toml"
+    config.write_text('node_token_file = "node.token"\nfanout = "serial"\n\n[[corpora]]\nname = "x"\n'
+                      'manifest = "data/x.manifest.json"\n[corpora.nodes]\nx_p01 = ["http://n1"]\n')
+    monkeypatch.setenv("COWBIRD_MAX_PARALLEL", "3")
+    settings = FrontendSettings.load(config)
+    assert (settings.fanout, settings.max_parallel) == ("serial", 3)
+    assert settings.corpora[0].manifest == tmp_path / "data" / "x.manifest.json"
+    assert settings.node_token_file == tmp_path / "node.token"
