@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from cowbird.config import load_settings
 
 PLACEHOLDER_TOKENS = {"", "changeme", "change-me", "change_me", "secret", "token", "password", "xxx", "todo"}
 MIN_TOKEN_LENGTH = 16
@@ -67,24 +69,4 @@ class NodeSettings(BaseSettings):
     @classmethod
     def load(cls, config: Path | None = None, **overrides: Any) -> NodeSettings:
         """Settings from ``config`` (TOML), the environment and ``overrides`` (None values ignored)."""
-        toml_file = config
-
-        class FromFile(cls):  # type: ignore[valid-type, misc]
-            @classmethod
-            def settings_customise_sources(
-                cls,
-                settings_cls: type[BaseSettings],
-                init_settings: PydanticBaseSettingsSource,
-                env_settings: PydanticBaseSettingsSource,
-                dotenv_settings: PydanticBaseSettingsSource,
-                file_secret_settings: PydanticBaseSettingsSource,
-            ) -> tuple[PydanticBaseSettingsSource, ...]:
-                sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-                if toml_file is not None:
-                    sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
-                return tuple(sources)
-
-        if config is not None and not config.is_file():
-            raise ValueError(f"configuration file {config} does not exist")
-        values = {k: v for k, v in overrides.items() if v is not None and v != ()}
-        return NodeSettings.model_validate(FromFile(**values).model_dump())
+        return load_settings(NodeSettings, config, overrides)

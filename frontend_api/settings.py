@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backend_node.settings import MIN_TOKEN_LENGTH, PLACEHOLDER_TOKENS
+from cowbird.config import load_settings
 
 
 class CorpusConfig(BaseModel):
@@ -78,27 +79,7 @@ class FrontendSettings(BaseSettings):
 
         Relative paths in the file are taken relative to the file's folder.
         """
-        if config is not None and not config.is_file():
-            raise ValueError(f"configuration file {config} does not exist")
-        toml_file = config
-
-        class FromFile(cls):  # type: ignore[valid-type, misc]
-            @classmethod
-            def settings_customise_sources(
-                cls,
-                settings_cls: type[BaseSettings],
-                init_settings: PydanticBaseSettingsSource,
-                env_settings: PydanticBaseSettingsSource,
-                dotenv_settings: PydanticBaseSettingsSource,
-                file_secret_settings: PydanticBaseSettingsSource,
-            ) -> tuple[PydanticBaseSettingsSource, ...]:
-                sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-                if toml_file is not None:
-                    sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
-                return tuple(sources)
-
-        values = {k: v for k, v in overrides.items() if v is not None}
-        settings = FrontendSettings.model_validate(FromFile(**values).model_dump())
+        settings = load_settings(FrontendSettings, config, overrides)
         if config is not None:
             base = config.resolve().parent
             for corpus in settings.corpora:

@@ -16,11 +16,10 @@ from fastapi import FastAPI
 from backend_node.app import create_app as create_node
 from backend_node.engines.native.engine import NativeEngine
 from backend_node.settings import NodeSettings
-from backend_node.store.encoder import EncodeOptions, Encoder
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store.encoder import Encoder
 from frontend_api.app import create_app
 from frontend_api.settings import CorpusConfig, FrontendSettings
-from tests.conftest import sample_options
+from tests.conftest import sample_options, synthetic_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
 API_TOKEN = "api-token-0123456789abcdef"
@@ -44,20 +43,7 @@ def sample_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
 @pytest.fixture(scope="session")
 def big_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("big-parts")
-    lines = []
-    for t in range(60):
-        lines.append(f'<text id="t{t}" genre="{"news" if t % 2 else "blog"}">')
-        for s in range(100):
-            lines.append("<s>")
-            lines += [f"w{(t * 7 + s * 3 + k) % 100}\tP{k % 5}" for k in range(10)]
-            lines.append("</s>")
-        lines.append("</text>")
-    source = base / "big.vrt"
-    source.write_text("\n".join(lines) + "\n")
-    result = Encoder(EncodeOptions(
-        source, base / "data", base / "registry" / "big", ["word", "pos"],
-        [parse_s_declaration("text:0+id+genre"), parse_s_declaration("s:0")], charset="utf8", xml=True,
-        skip_blank=True, strip_blanks=True, partition_tokens=20_000)).run()
+    result = Encoder(synthetic_options(base, partition_tokens=20_000)).run()
     assert result.manifest is not None
     return Partitioned(base / "registry", result.manifest, [p.corpus_id for p in result.partitions])
 

@@ -12,8 +12,8 @@ from fastapi import FastAPI
 from backend_node.app import create_app
 from backend_node.engines.native.engine import NativeEngine
 from backend_node.settings import NodeSettings
-from backend_node.store.encoder import EncodeOptions, Encoder
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store.encoder import Encoder
+from tests.conftest import synthetic_options
 
 TOKEN = "test-token-0123456789abcdef"
 
@@ -22,19 +22,7 @@ TOKEN = "test-token-0123456789abcdef"
 def big_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``big``: 60 texts of 100 sentences of 10 tokens (w0..w99), for streams and slow queries."""
     base = tmp_path_factory.mktemp("big")
-    lines = []
-    for t in range(60):
-        lines.append(f'<text id="t{t}" genre="{"news" if t % 2 else "blog"}">')
-        for s in range(100):
-            lines.append("<s>")
-            lines += [f"w{(t * 7 + s * 3 + k) % 100}\tP{k % 5}" for k in range(10)]
-            lines.append("</s>")
-        lines.append("</text>")
-    source = base / "big.vrt"
-    source.write_text("\n".join(lines) + "\n")
-    Encoder(EncodeOptions(source, base / "data", base / "registry" / "big", ["word", "pos"],
-                          [parse_s_declaration("text:0+id+genre"), parse_s_declaration("s:0")], charset="utf8",
-                          xml=True, skip_blank=True, strip_blanks=True)).run()
+    Encoder(synthetic_options(base)).run()
     return base / "registry"
 
 
