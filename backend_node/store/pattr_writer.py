@@ -15,8 +15,8 @@ import numpy as np
 
 from backend_node.store.cwbformat import BE_INT32, sorted_lexicon_ids, write_ints, write_lexicon
 
-REV_CHUNK = 16 * 1024 * 1024
-"""Corpus positions sorted into the reverse index at once (64 MiB of ids)."""
+REV_CHUNK = 4 * 1024 * 1024
+"""Corpus positions sorted into the reverse index at once (16 MiB of ids, about 100 MB of work arrays)."""
 
 
 class PAttributeWriter:

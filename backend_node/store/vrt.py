@@ -1,8 +1,8 @@
 """Streaming VRT reader: token lines and structural tags, in batches of a few million lines.
 
 VRT is one token per line with tab-separated positional attributes, and XML-style structural tags
-(``<s id="1">``, ``</s>``) on lines of their own. The reader follows cwb-encode's rules (see
-``docs/encoding.md`` in the README's tour) and works on large byte chunks with numpy — line
+(``<s id="1">``, ``</s>``) on lines of their own. The reader follows cwb-encode's rules (the README
+lists them) and works on large byte chunks with numpy — line
 classification, field splitting, locating the rare fields that need work — so Python only touches
 tags, fields with entities, blanks or excess length, and lines in error.
 
@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from backend_node.store.errors import VrtError
 
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 8 * 1024 * 1024
 """How much input one batch reads: large enough for numpy to pay off, small enough for memory."""
 
 MAX_LINE_BYTES = 65534
