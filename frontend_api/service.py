@@ -7,7 +7,6 @@ whose nodes all fail is reported (``complete: false``) and left out of the numbe
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,7 +113,6 @@ class QueryService:
         self, corpus: Corpus, cqp: str, offset: int, limit: int, window: Window
     ) -> tuple[list[PartitionStatus], list[dict[str, Any]]]:
         """The hits ``offset`` .. ``offset + limit`` in global order."""
-        started = time.perf_counter()
         statuses = await self.count(corpus, cqp)
         plan: list[tuple[PartitionStatus, int, int]] = []
         before = 0
@@ -139,7 +137,6 @@ class QueryService:
             for page in pages:
                 if isinstance(page, list):
                     hits += page
-        self.elapsed = time.perf_counter() - started
         return statuses, hits
 
     async def _page(

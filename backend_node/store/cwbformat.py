@@ -57,16 +57,3 @@ def write_lexicon(directory: Path, name: str, strings: Iterable[bytes]) -> list[
         out.write(b"\0".join(items) + (b"\0" if items else b""))
     write_ints(directory / f"{name}.lexicon.idx", offsets)
     return items
-
-
-def p_attribute_files(name: str) -> list[str]:
-    """The files an uncompressed, fully indexed p-attribute consists of."""
-    return [
-        f"{name}.lexicon",
-        f"{name}.lexicon.idx",
-        f"{name}.lexicon.srt",
-        f"{name}.corpus",
-        f"{name}.corpus.cnt",
-        f"{name}.corpus.rdx",
-        f"{name}.corpus.rev",
-    ]

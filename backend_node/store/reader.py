@@ -153,9 +153,6 @@ class PositionalAttribute:
         """The id of a string, or None when it does not occur."""
         return self._string_ids.get(value)
 
-    def cpos2id(self, cpos: int | IntArray) -> npt.NDArray[np.int32]:
-        return np.asarray(self.corpus[cpos], dtype=np.int32)
-
     def cpos2str(self, cpos: int) -> str:
         return self.strings[int(self.corpus[cpos])]
 

@@ -34,7 +34,8 @@ def current_user(request: Request) -> User:
         return User(api=False)
     scheme, _, token = header.partition(" ")
     tokens: set[str] = request.app.state.api_tokens
-    if scheme.lower() == "bearer" and any(secrets.compare_digest(token.strip(), t) for t in tokens):
+    given = token.strip().encode("utf-8")
+    if scheme.lower() == "bearer" and any(secrets.compare_digest(given, t.encode("utf-8")) for t in tokens):
         return User(api=True)
     raise Unauthorized("the API token is not valid", headers={"WWW-Authenticate": "Bearer"})
 
