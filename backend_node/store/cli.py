@@ -113,6 +113,10 @@ def encode_command(ctx: click.Context, /, **kw: Any) -> None:
         elapsed = time.perf_counter() - started
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
+    except OSError as exc:  # an output folder that cannot be created or written
+        raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from exc
+    if result.size == 0:
+        click.echo(f"warning: {options.input} holds no tokens; the corpus is empty", err=True)
     rate = result.size / elapsed if elapsed > 0 else 0.0
     click.echo(f"encoded {result.size:,} tokens in {elapsed:.1f} s ({rate:,.0f} tokens/s)")
     for part in result.partitions:

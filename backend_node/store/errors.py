@@ -15,7 +15,7 @@ class VrtError(StoreError):
     """The VRT input cannot be encoded; the message names file and line."""
 
     def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}:{line}: {message}")
+        super().__init__(f"{path}:{line}: {message}" if line > 0 else f"{path}: {message}")
         self.path = path
         self.line = line
         self.reason = message

@@ -106,3 +106,16 @@ def test_help_on_every_level(command: list[str]) -> None:
     result = CliRunner().invoke(main, [*command, "--help"])
     assert result.exit_code == 0
     assert "Usage:" in result.output
+
+
+def test_missing_input_and_unwritable_output_are_one_line_errors(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(main, ["encode", "-f", str(tmp_path / "nope.vrt"), "-d", str(tmp_path / "d"),
+                                        "-R", str(tmp_path / "r" / "x")])
+    assert missing.exit_code == 1
+    assert missing.stderr.strip() == f"Error: {tmp_path / 'nope.vrt'}: cannot open input: No such file or directory"
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    unwritable = CliRunner().invoke(main, ["encode", "-f", str(SAMPLE_VRT), "-d", str(blocked / "d"), "-R",
+                                           str(tmp_path / "r" / "x"), "-c", "utf8", "-xsB", "-S", "s"])
+    assert unwritable.exit_code == 1 and unwritable.stderr.startswith("Error: ")
+    assert "Traceback" not in unwritable.output
