@@ -50,8 +50,12 @@ class NativeResultSet(ResultSet):
 
 
 def build_line(corpus: NativeCorpus, hit: Hit, context: Context, show: list[str], structure: list[str]) -> KwicLine:
-    """One concordance line: left context, keyword, right context, structural values at the match."""
-    attributes = ["word"] + [a for a in show if a != "word"]
+    """One concordance line: left context, keyword, right context, structural values at the match.
+
+    Tokens are value lists: the word (or the first p-attribute of a corpus without one), then ``show``.
+    """
+    first = "word" if "word" in corpus.p_attribute_names else corpus.p_attribute_names[0]
+    attributes = [first] + [a for a in show if a != first]
     for name in attributes:
         corpus.p(name)  # raises UnknownAttribute for a bad name
     left_start = max(0, hit.match - context.tokens)
