@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backend_node.engines.base import QueryEngine
 from backend_node.engines.errors import EngineError
-from backend_node.errors import NodeError, QuerySyntax, TooLarge, Unavailable, UnknownPartition
+from backend_node.errors import NodeError, QuerySyntax, TooLarge, Unavailable
 from backend_node.routes import context, health, partitions, queries
 from backend_node.schemas import Problem
 from backend_node.service import PartitionService
@@ -120,5 +120,3 @@ def create_app(
         app.include_router(router)
     return app
 
-
-__all__ = ["UnknownPartition", "create_app", "open_engines"]

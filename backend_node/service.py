@@ -20,7 +20,6 @@ from backend_node.engines.errors import EngineError
 from backend_node.errors import (
     Busy,
     LimitExceeded,
-    NodeError,
     QuerySyntax,
     UnknownPartition,
     Unsupported,
@@ -149,5 +148,3 @@ async def _watch(disconnected: Callable[[], Awaitable[bool]], deadline: Deadline
         await asyncio.sleep(0.1)
     deadline.cancel()
 
-
-__all__ = ["NodeError", "PartitionService", "ResultCache"]

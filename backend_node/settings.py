@@ -12,10 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cowbird.config import load_settings
-
-PLACEHOLDER_TOKENS = {"", "changeme", "change-me", "change_me", "secret", "token", "password", "xxx", "todo"}
-MIN_TOKEN_LENGTH = 16
+from cowbird.config import load_settings, read_token
 
 
 class NodeSettings(BaseSettings):
@@ -49,22 +46,8 @@ class NodeSettings(BaseSettings):
 
     def bearer_token(self) -> str:
         """The token, read from ``token_file`` when given; refuses placeholders outside ``dev``."""
-        if self.token_file is not None:
-            try:
-                token = self.token_file.read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise ValueError(f"cannot read the token file {self.token_file}: {exc.strerror}") from exc
-        elif self.token is not None:
-            token = self.token.get_secret_value().strip()
-        else:
-            token = ""
-        if not self.dev and (token.lower() in PLACEHOLDER_TOKENS or len(token) < MIN_TOKEN_LENGTH):
-            raise ValueError(
-                "refusing to start without a real node token: put at least "
-                f"{MIN_TOKEN_LENGTH} random characters in the token file "
-                "(for example: python -c 'import secrets; print(secrets.token_urlsafe(32))' > node.token)"
-            )
-        return token
+        secret = self.token.get_secret_value() if self.token is not None else None
+        return read_token(self.token_file, secret, self.dev, "node token")
 
     @classmethod
     def load(cls, config: Path | None = None, **overrides: Any) -> NodeSettings:

@@ -9,6 +9,26 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, TomlConf
 
 S = TypeVar("S", bound=BaseSettings)
 
+PLACEHOLDER_TOKENS = {"", "changeme", "change-me", "change_me", "secret", "token", "password", "xxx", "todo"}
+MIN_TOKEN_LENGTH = 16
+
+
+def read_token(path: Path | None, value: str | None, dev: bool, what: str) -> str:
+    """A bearer token from ``path`` (preferred) or ``value``; placeholders are refused outside dev mode."""
+    if path is not None:
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ValueError(f"cannot read the {what} file {path}: {exc.strerror}") from exc
+    else:
+        token = (value or "").strip()
+    if not dev and (token.lower() in PLACEHOLDER_TOKENS or len(token) < MIN_TOKEN_LENGTH):
+        raise ValueError(
+            f"refusing to start without a real {what}: put at least {MIN_TOKEN_LENGTH} random characters in "
+            "its file (for example: python -c 'import secrets; print(secrets.token_urlsafe(32))' > node.token)"
+        )
+    return token
+
 
 def load_settings(cls: type[S], config: Path | None, overrides: dict[str, Any]) -> S:
     """``cls`` from ``overrides`` (None values ignored) over environment variables over ``config``."""

@@ -74,7 +74,7 @@ class NodeClient:
                 return model.model_validate(response.json())  # type: ignore[attr-defined, no-any-return]
             except (ValueError, ValidationError):
                 failures.append(NodeFailure(partition.id, node, "answered something that is not a valid response"))
-        raise failures[-1] if failures else NodeFailure(partition.id, "-", "no node configured")
+        raise _combined(partition, failures)
 
     async def count(self, partition: Partition, cqp: str) -> CountResponse:
         body = {"partition": partition.id, "query": cqp}
@@ -126,12 +126,13 @@ class NodeClient:
             if response.status_code < 500:
                 raise NodeRejected(response.status_code, _problem(response))
             failures.append(NodeFailure(partition.id, node, f"HTTP {response.status_code}"))
-        raise failures[-1] if failures else NodeFailure(partition.id, "-", "no node configured")
+        raise _combined(partition, failures)
 
     async def gather(
-        self, calls: list[Callable[[], Awaitable[T]]], serial: bool
+        self, calls: list[Callable[[], Awaitable[T]]]
     ) -> list[T | NodeFailure]:
-        """Run calls in parallel (bounded) or one after the other; failures are returned, not raised."""
+        """Run calls as configured, in parallel (bounded) or one after the other; failures are
+        returned, not raised."""
 
         async def one(call: Callable[[], Awaitable[T]]) -> T | NodeFailure:
             async with self._slots:
@@ -140,7 +141,7 @@ class NodeClient:
                 except NodeFailure as failure:
                     return failure
 
-        if serial or self.settings.fanout == "serial":
+        if self.settings.fanout == "serial":
             return [await one(call) for call in calls]
         return list(await asyncio.gather(*(one(call) for call in calls)))
 
@@ -152,6 +153,16 @@ class NodeRejected(Exception):
         super().__init__(problem.get("detail", ""))
         self.status = status
         self.problem = problem
+
+
+def _combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:
+    """One failure naming every node that was tried."""
+    if not failures:
+        return NodeFailure(partition.id, "-", "no node configured")
+    if len(failures) == 1:
+        return failures[0]
+    return NodeFailure(partition.id, ", ".join(f.node for f in failures), "; ".join(
+        f"{f.node}: {f.reason}" for f in failures))
 
 
 def _problem(response: httpx.Response) -> dict[str, Any]:

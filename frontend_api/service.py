@@ -87,7 +87,7 @@ class QueryService:
     async def count(self, corpus: Corpus, cqp: str) -> list[PartitionStatus]:
         """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus."""
         results = await self.nodes.gather(
-            [lambda p=p: self.nodes.count(p, cqp) for p in corpus.partitions], serial=False  # type: ignore[misc]
+            [lambda p=p: self.nodes.count(p, cqp) for p in corpus.partitions]  # type: ignore[misc]
         )
         statuses = []
         for partition, result in zip(corpus.partitions, results, strict=True):
@@ -132,7 +132,6 @@ class QueryService:
         else:
             pages = await self.nodes.gather(
                 [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, a, c, window) for s, a, c in plan],  # type: ignore[misc]
-                serial=False,
             )
             for page in pages:
                 if isinstance(page, list):

@@ -12,8 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from backend_node.settings import MIN_TOKEN_LENGTH, PLACEHOLDER_TOKENS
-from cowbird.config import load_settings
+from cowbird.config import load_settings, read_token
 
 
 class CorpusConfig(BaseModel):
@@ -53,16 +52,9 @@ class FrontendSettings(BaseSettings):
     dev: bool = Field(False, description="Development mode: allows a placeholder node token.")
 
     def node_bearer(self) -> str:
-        if self.node_token_file is not None:
-            try:
-                token = self.node_token_file.read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise ValueError(f"cannot read the node token file {self.node_token_file}: {exc.strerror}") from exc
-        else:
-            token = self.node_token.get_secret_value().strip() if self.node_token else ""
-        if not self.dev and (token.lower() in PLACEHOLDER_TOKENS or len(token) < MIN_TOKEN_LENGTH):
-            raise ValueError("refusing to start without a real node token (node_token_file)")
-        return token
+        """The token the nodes expect (``node_token_file`` preferred)."""
+        secret = self.node_token.get_secret_value() if self.node_token is not None else None
+        return read_token(self.node_token_file, secret, self.dev, "node token")
 
     def api_tokens(self) -> set[str]:
         if self.api_tokens_file is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -39,11 +40,20 @@ def format_line(line: KwicLine) -> str:
     return f"{line.hit.match:>9}: " + " ".join(p for p in parts if p)
 
 
-def _preview(engine: QueryEngine, query: str, options: dict[str, object]) -> tuple[int, list[KwicLine]]:
-    result = engine.run(query, str(options["strategy"]), int(options["hard_boundary"]))  # type: ignore[call-overload]
-    context = Context(int(options["kwic"] or 0))  # type: ignore[call-overload]
-    lines = result.kwic(0, int(options["limit"]), context, list(options["show"]), [])  # type: ignore[call-overload]
-    return result.total, lines
+@dataclass(frozen=True)
+class Preview:
+    """What one query run prints or builds: strategy, boundary, concordance shape."""
+
+    strategy: str
+    hard_boundary: int
+    kwic: int
+    limit: int
+    show: list[str]
+
+    def run(self, engine: QueryEngine, query: str) -> tuple[int, list[KwicLine]]:
+        """The exact total and the first ``limit`` concordance lines."""
+        result = engine.run(query, self.strategy, self.hard_boundary)
+        return result.total, result.kwic(0, self.limit, Context(self.kwic), self.show, [])
 
 
 @click.command("query")
@@ -65,7 +75,20 @@ def _preview(engine: QueryEngine, query: str, options: dict[str, object]) -> tup
               help="Run every 'id<TAB>query' line of this file after opening the corpus once.")
 @click.option("--timing", is_flag=True, help="With --batch: print id, hits and milliseconds per query.")
 @click.argument("query", required=False)
-def query_command(registry_dir: Path, corpus_id: str, engine: str, query: str | None, **options: object) -> None:
+def query_command(
+    registry_dir: Path,
+    corpus_id: str,
+    engine: str,
+    query: str | None,
+    count: bool,
+    kwic: int | None,
+    show: tuple[str, ...],
+    limit: int,
+    strategy: str,
+    hard_boundary: int,
+    batch: Path | None,
+    timing: bool,
+) -> None:
     """Run a CQP query on a corpus and print its hits as CQP's dump does (match<TAB>matchend).
 
     \b
@@ -74,22 +97,23 @@ def query_command(registry_dir: Path, corpus_id: str, engine: str, query: str | 
       cowbird query -r registry -C ewt --kwic 10 --show lemma '"house"'
       cowbird query -r registry -C ewt --batch queries.tsv --kwic 10 --show lemma --timing
     """
-    if (query is None) == (options["batch"] is None):
+    if (query is None) == (batch is None):
         raise click.UsageError("give either a QUERY or --batch FILE")
+    preview = Preview(strategy, hard_boundary, kwic or 0, limit, list(show))
     try:
         corpus = open_engine(registry_dir, corpus_id, engine)
-        if options["batch"] is not None:
-            _batch(corpus, Path(str(options["batch"])), options)
+        if batch is not None:
+            _batch(corpus, batch, preview, timing)
             return
         assert query is not None
-        if options["kwic"] is not None:
-            total, lines = _preview(corpus, query, options)
+        if kwic is not None:
+            total, lines = preview.run(corpus, query)
             click.echo(total)
             for line in lines:
                 click.echo(format_line(line))
             return
-        result = corpus.run(query, str(options["strategy"]), int(options["hard_boundary"]))  # type: ignore[call-overload]
-        if options["count"]:
+        result = corpus.run(query, strategy, hard_boundary)
+        if count:
             click.echo(result.total)
             return
         out = sys.stdout
@@ -102,7 +126,7 @@ def query_command(registry_dir: Path, corpus_id: str, engine: str, query: str | 
         raise click.ClickException(str(exc).strip('"')) from exc
 
 
-def _batch(engine: QueryEngine, path: Path, options: dict[str, object]) -> None:
+def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> None:
     """The preview workload for each query: exact total and the first lines built (not printed)."""
     failures = 0
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -113,12 +137,12 @@ def _batch(engine: QueryEngine, path: Path, options: dict[str, object]) -> None:
             raise click.ClickException(f"{path}:{number}: expected 'id<TAB>query'")
         started = time.perf_counter()
         try:
-            total, _lines = _preview(engine, text, {**options, "kwic": options["kwic"] or 0})
+            total, _lines = preview.run(engine, text)
         except (QueryError, EngineError) as exc:
             failures += 1
             click.echo(f"{query_id}\terror\t{str(exc).splitlines()[0]}")
             continue
         elapsed = (time.perf_counter() - started) * 1000
-        click.echo(f"{query_id}\t{total}\t{elapsed:.1f}" if options["timing"] else f"{query_id}\t{total}")
+        click.echo(f"{query_id}\t{total}\t{elapsed:.1f}" if timing else f"{query_id}\t{total}")
     if failures:
         sys.exit(1)

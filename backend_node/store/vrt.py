@@ -95,12 +95,6 @@ class Tags:
     closing: npt.NDArray[np.bool_]
     annotation: list[bytes]
 
-    @staticmethod
-    def empty() -> Tags:
-        return Tags(
-            np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int16), np.zeros(0, np.bool_), []
-        )
-
     def __len__(self) -> int:
         return len(self.annotation)
 

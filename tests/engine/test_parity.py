@@ -49,8 +49,10 @@ def test_matching_strategies_as_observed_in_cqp(ewt: NativeEngine, query: str, c
 
 def test_strategies_on_nested_candidates(ewt: NativeEngine) -> None:
     query = parse_cqp('[pos="JJ.*"]+ [pos="NNS?"]')
-    pairs = {s: set(zip(*(lambda m: (m.match.tolist(), m.matchend.tolist()))(ewt.evaluate(query, s)), strict=True))
-             for s in ("standard", "shortest", "longest", "traditional")}
+    pairs = {}
+    for strategy in ("standard", "shortest", "longest", "traditional"):
+        found = ewt.evaluate(query, strategy)
+        pairs[strategy] = set(zip(found.match.tolist(), found.matchend.tolist(), strict=True))
     assert (429, 431) in pairs["standard"] and (430, 431) not in pairs["standard"]
     assert (430, 431) in pairs["shortest"] and (429, 431) not in pairs["shortest"]
     assert (429, 431) in pairs["longest"]

@@ -378,9 +378,7 @@ class PassRunner:
         for j, position in enumerate(positions):
             if not position.is_token or not self.sources[j]:
                 continue
-            reach = np.zeros(len(cursor), dtype=np.bool_)
-            for i in self.sources[j]:
-                reach |= state[:, i]
+            reach = self._reach(state, j)
             if not reach.any():
                 continue
             rows = rows_all[reach]
@@ -402,6 +400,10 @@ class PassRunner:
             if new_target is not None and position.target:
                 new_target[ok, j] = cursor[ok]
         return new_state, new_labels, new_target
+
+    def _reach(self, state: npt.NDArray[np.bool_], j: int) -> npt.NDArray[np.bool_]:
+        """Rows with an active state from which position ``j`` may follow."""
+        return np.asarray(state[:, self.sources[j]].any(axis=1), dtype=np.bool_)
 
     def _propagate(
         self,
@@ -436,9 +438,7 @@ class PassRunner:
         for j in self.tag_order:
             tag = positions[j].tag
             assert tag is not None
-            reach = np.zeros(len(cursor), dtype=np.bool_)
-            for i in self.sources[j]:
-                reach |= state[:, i]
+            reach = self._reach(state, j)
             if not reach.any():
                 continue
             rows = np.flatnonzero(reach)

@@ -134,33 +134,33 @@ def is_risky(pattern: str) -> bool:
 
 @dataclass
 class LexiconIndex:
-    """Per-attribute helpers built on first use and kept: folded forms and sorted views."""
+    """Per-attribute helpers built on first use and kept: the %d-folded forms and sorted views."""
 
     strings: Sequence[str]
-    _cache: dict[str, object] = field(default_factory=dict)
+    _stripped: list[str] | None = None
+    _sorted: dict[tuple[bool, bool], tuple[list[str], list[int]]] = field(default_factory=dict)
 
     @cached_property
     def ids(self) -> dict[str, int]:
         return {s: i for i, s in enumerate(self.strings)}
 
-    def folded(self, ignore_case: bool, ignore_diacritics: bool) -> Sequence[str]:
-        """The lexicon with %d applied (the regex then runs on these strings)."""
+    def folded(self, ignore_diacritics: bool) -> Sequence[str]:
+        """The lexicon with %d applied when asked (the regex then runs on these strings)."""
         if not ignore_diacritics:
             return self.strings
-        key = "diacritics"
-        if key not in self._cache:
-            self._cache[key] = [strip_diacritics(s) for s in self.strings]
-        return self._cache[key]  # type: ignore[return-value]
+        if self._stripped is None:
+            self._stripped = [strip_diacritics(s) for s in self.strings]
+        return self._stripped
 
     def sorted_view(self, ignore_case: bool, ignore_diacritics: bool) -> tuple[list[str], list[int]]:
         """Lexicon strings (case-folded for %c) in code point order, with their ids."""
-        key = f"sorted-{ignore_case}-{ignore_diacritics}"
-        if key not in self._cache:
-            source = self.folded(ignore_case, ignore_diacritics)
+        key = (ignore_case, ignore_diacritics)
+        if key not in self._sorted:
+            source = self.folded(ignore_diacritics)
             keys = [s.casefold() for s in source] if ignore_case else list(source)
             order = sorted(range(len(keys)), key=keys.__getitem__)
-            self._cache[key] = ([keys[i] for i in order], order)
-        return self._cache[key]  # type: ignore[return-value]
+            self._sorted[key] = ([keys[i] for i in order], order)
+        return self._sorted[key]
 
     def prefix_candidates(self, prefix: str, ignore_case: bool, ignore_diacritics: bool) -> list[int]:
         keys, order = self.sorted_view(ignore_case, ignore_diacritics)
@@ -192,7 +192,7 @@ def match_table(index: LexiconIndex, value: RegexValue) -> BoolTable:
             table[found] = True
         return table
     matcher = _compile(value)
-    strings = index.folded(value.ignore_case, value.ignore_diacritics)
+    strings = index.folded(value.ignore_diacritics)
     pattern = strip_diacritics(value.pattern) if value.ignore_diacritics else value.pattern
     candidates: Sequence[int] | None = None
     alternatives = literal_alternatives(pattern)
