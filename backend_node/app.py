@@ -1,37 +1,25 @@
 """The node service: ``create_app(settings)`` builds the FastAPI app; partitions open in its lifespan.
 
 Every route but ``/health`` needs the node token; every error is ``application/problem+json`` with
-a stable ``code`` (see ``errors.py``); request bodies over ``max_request_bytes`` are refused.
+a stable ``code`` (``cowbird.problems``); request bodies over ``max_request_bytes`` are refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
-from fastapi import FastAPI, Request, Response
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from backend_node.engines.base import QueryEngine
-from backend_node.engines.errors import EngineError
-from backend_node.errors import NodeError, QuerySyntax, TooLarge, Unavailable
+from backend_node.engines import QueryEngine, open_engine
+from backend_node.errors import TooLarge
 from backend_node.routes import context, health, partitions, queries
-from backend_node.schemas import Problem
 from backend_node.service import PartitionService
 from backend_node.settings import NodeSettings
-from backend_node.store.errors import StoreError
-from backend_node.store.registry import list_registry
+from backend_node.store import RegistryError, list_registry
 from cowbird import __version__
-
-PROBLEM = "application/problem+json"
-
-
-def problem(status: int, code: str, title: str, detail: str, **extra: object) -> JSONResponse:
-    body = Problem(title=title, status=status, detail=detail, code=code, **extra)  # type: ignore[arg-type]
-    return JSONResponse(body.model_dump(exclude_none=True), status_code=status, media_type=PROBLEM)
+from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_response
 
 
 def open_engines(settings: NodeSettings) -> dict[str, QueryEngine]:
@@ -40,26 +28,30 @@ def open_engines(settings: NodeSettings) -> dict[str, QueryEngine]:
     wanted = settings.corpora or available
     missing = [c for c in wanted if c.lower() not in {a.lower() for a in available}]
     if missing:
-        raise StoreError(
+        raise RegistryError(
             f"partition(s) {', '.join(missing)} not found in registry {settings.registry} "
             f"(it has: {', '.join(available) or 'nothing'})"
         )
-    engines: dict[str, QueryEngine] = {}
-    for corpus_id in wanted:
-        engines[corpus_id.lower()] = make_engine(settings, settings.registry, corpus_id)
-    return engines
+    options = settings.engine_options()
+    return {corpus_id.lower(): open_engine(settings.registry, corpus_id, settings.engine, options, warm=True)
+            for corpus_id in wanted}
 
 
-def make_engine(settings: NodeSettings, registry: Path, corpus_id: str) -> QueryEngine:
-    if settings.engine == "cwb":
-        from backend_node.engines.cwb import CwbEngine
+class BodyLimit:
+    """ASGI middleware: refuse a request whose declared body is over the limit, before it is read."""
 
-        return CwbEngine(registry, corpus_id, settings.cqp_binary)
-    from backend_node.engines.native.engine import NativeEngine
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
 
-    engine = NativeEngine.open(registry, corpus_id)
-    engine.warm()
-    return engine
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = dict(scope["headers"]).get(b"content-length", b"")
+            if length.isdigit() and int(length) > self.max_bytes:
+                error = TooLarge(f"request body of {int(length)} bytes is over the limit of {self.max_bytes}")
+                await problem_response(error)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(
@@ -80,43 +72,12 @@ def create_app(
         description="Serves CWB-format partitions to the cowbird front end. All routes but /health need "
         "'Authorization: Bearer <node token>'. Errors are application/problem+json with a stable code.",
         lifespan=lifespan,
+        responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
     app.state.token = bearer
-
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > settings.max_request_bytes:
-            error = TooLarge(f"request body of {length} bytes is over the limit of {settings.max_request_bytes}")
-            return problem(error.status, error.code, error.title, error.detail)
-        return await call_next(request)
-
-    @app.exception_handler(NodeError)
-    async def node_error(request: Request, error: NodeError) -> JSONResponse:
-        extra = {"offset": error.offset} if isinstance(error, QuerySyntax) and error.offset is not None else {}
-        response = problem(error.status, error.code, error.title, error.detail, **extra)
-        response.headers.update(error.headers)
-        if error.status == 401:
-            response.headers["WWW-Authenticate"] = "Bearer"
-        return response
-
-    @app.exception_handler(EngineError)
-    async def engine_error(request: Request, error: EngineError) -> JSONResponse:
-        return await node_error(request, Unavailable(str(error)))
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        first = error.errors()[0] if error.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return problem(422, "invalid_request", "The request does not match the API", f"{where}: {first['msg']}")
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        code = "not_found" if error.status_code == 404 else "http_error"
-        return problem(error.status_code, code, str(error.detail), f"{request.method} {request.url.path}")
-
+    install_problem_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     for router in (health.router, partitions.router, queries.router, context.router):
         app.include_router(router)
     return app
-

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from backend_node.app import create_app, open_engines
 from backend_node.settings import NodeSettings
-from backend_node.store.errors import StoreError
+from backend_node.store import StoreError
 
 
 @click.group("node")

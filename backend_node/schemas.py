@@ -10,23 +10,33 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Strategy = Literal["standard", "shortest", "longest", "traditional"]
+from backend_node.engines import DEFAULT_HARD_BOUNDARY, EngineName, Strategy
+from cowbird.problems import Problem
+from query_lang.limits import MAX_QUERY_LENGTH
 
+EXPORT_BATCH_LINES = 500
+"""Lines built and sent together in an export stream (node) and written together (front end)."""
 
-class Problem(BaseModel):
-    """An error as ``application/problem+json`` (RFC 9457) with a stable ``code``."""
-
-    type: str = "about:blank"
-    title: str
-    status: int
-    detail: str
-    code: str
-    offset: int | None = Field(None, description="For query_syntax: 0-based offset of the problem in the query.")
+__all__ = [
+    "EXPORT_BATCH_LINES",
+    "ContextResponse",
+    "ContextSpec",
+    "CountRequest",
+    "CountResponse",
+    "ExportRequest",
+    "Health",
+    "HitsRequest",
+    "HitsResponse",
+    "Line",
+    "PartitionInfo",
+    "PartitionList",
+    "Problem",
+]
 
 
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
-    engine: str
+    engine: EngineName
     partitions: int
 
 
@@ -37,7 +47,8 @@ class PartitionInfo(BaseModel):
     size: int = Field(description="Tokens in the partition.")
     p_attributes: list[str]
     s_attributes: list[str]
-    engine: str
+    meta: list[str] = Field(description="The s-attributes whose regions carry values.")
+    engine: EngineName
 
 
 class PartitionList(BaseModel):
@@ -49,9 +60,9 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     partition: str = Field(description="Partition (corpus id in the node's registry).")
-    query: str = Field(min_length=1, max_length=10_000, description="Checked CQP query text.")
+    query: str = Field(min_length=1, max_length=MAX_QUERY_LENGTH, description="Checked CQP query text.")
     strategy: Strategy = "standard"
-    hard_boundary: int = Field(500, ge=1, le=10_000, description="CQP's HardBoundary (tokens).")
+    hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000, description="CQP's HardBoundary (tokens).")
 
 
 class CountRequest(_Request):
@@ -80,7 +91,7 @@ class HitsRequest(_Request):
     )
     context: ContextSpec = Field(default_factory=ContextSpec)
     show: list[str] = Field(default_factory=list, description="p-attributes shown with each token (word is first).")
-    structure: list[str] = Field(default_factory=list, description="s-attribute values reported at each match.")
+    meta: list[str] = Field(default_factory=list, description="s-attributes whose values are reported at each match.")
 
 
 class ExportRequest(HitsRequest):
@@ -96,7 +107,9 @@ class Line(BaseModel):
     left: list[list[str]]
     keyword: list[list[str]]
     right: list[list[str]]
-    structure: dict[str, str | None] = Field(default_factory=dict)
+    meta: dict[str, str | None] = Field(
+        default_factory=dict, description="Value of each requested s-attribute at the match (None outside regions)."
+    )
 
 
 class HitsResponse(BaseModel):

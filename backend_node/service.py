@@ -15,18 +15,11 @@ from typing import TypeVar
 
 import anyio
 
-from backend_node.engines.base import Context, Deadline, KwicLine, QueryEngine, ResultSet
-from backend_node.engines.errors import EngineError
-from backend_node.errors import (
-    Busy,
-    LimitExceeded,
-    QuerySyntax,
-    UnknownPartition,
-    Unsupported,
-    from_engine,
-)
+from backend_node.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
+from backend_node.errors import Busy, UnknownPartition
 from backend_node.settings import NodeSettings
-from query_lang import QueryError, UnsupportedQueryError, canonical
+from cowbird.errors import LimitExceeded, query_problem
+from query_lang import QueryError, canonical
 
 T = TypeVar("T")
 BYTES_PER_HIT = 24
@@ -80,26 +73,18 @@ class PartitionService:
         """Parse the query again and return the canonical text: the only text an engine sees."""
         try:
             return canonical(query)
-        except UnsupportedQueryError as exc:
-            raise Unsupported(exc.pretty()) from exc
         except QueryError as exc:
-            error = QuerySyntax(exc.pretty(), exc.offset)
-            raise error from exc
+            raise query_problem(exc) from exc
 
     async def in_thread(self, function: Callable[..., T], *args: object) -> T:
-        """Run engine work in a worker thread, mapping engine errors to node errors."""
-        try:
-            return await anyio.to_thread.run_sync(function, *args)
-        except EngineError as exc:
-            raise from_engine(exc) from exc
-        except KeyError as exc:  # an unknown attribute in show/structure
-            raise from_engine(EngineError(str(exc).strip('"'))) from exc
+        """Run engine work in a worker thread (its errors carry their own status and code)."""
+        return await anyio.to_thread.run_sync(function, *args)
 
     async def run(
         self,
         partition: str,
         query: str,
-        strategy: str,
+        strategy: Strategy,
         hard_boundary: int,
         disconnected: Callable[[], Awaitable[bool]] | None = None,
     ) -> tuple[str, ResultSet]:
@@ -129,7 +114,7 @@ class PartitionService:
         self.cache.put(key, result)
         return text, result
 
-    def check_window(self, limit: int, maximum: int, context: Context) -> None:
+    def check_request(self, limit: int, maximum: int, context: Context) -> None:
         if limit > maximum:
             raise LimitExceeded(f"limit {limit} is more than this node returns at once ({maximum})")
         if context.tokens > self.settings.max_context_tokens:
@@ -138,9 +123,9 @@ class PartitionService:
             )
 
     async def lines(
-        self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], structure: list[str]
+        self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], meta: list[str]
     ) -> list[KwicLine]:
-        return await self.in_thread(result.kwic, offset, limit, context, show, structure)
+        return await self.in_thread(result.kwic, offset, limit, context, show, meta)
 
 
 async def _watch(disconnected: Callable[[], Awaitable[bool]], deadline: Deadline) -> None:

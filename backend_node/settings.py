@@ -1,17 +1,19 @@
 """Node settings: a TOML file, ``COWBIRD_NODE_*`` environment variables, then command-line options.
 
 Precedence, highest first: options given to ``cowbird node serve``, environment variables, the
-TOML file (``--config``), defaults. The node refuses to start without a real token.
+TOML file (``--config``, whose relative paths are relative to the file), defaults. The node refuses
+to start without a real token.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from backend_node.engines import EngineName, EngineOptions
 from cowbird.config import load_settings, read_token
 
 
@@ -22,7 +24,7 @@ class NodeSettings(BaseSettings):
 
     registry: Path = Field(description="CWB registry directory holding the partitions to serve.")
     corpora: list[str] = Field(default_factory=list, description="Partition ids to serve (default: all).")
-    engine: Literal["native", "cwb"] = Field("native", description="Query engine: native (numpy) or cwb (real CQP).")
+    engine: EngineName = Field("native", description="Query engine: native (numpy) or cwb (real CQP).")
     host: str = Field("127.0.0.1", description="Address to listen on.")
     port: int = Field(8701, ge=1, le=65535, description="Port to listen on.")
     token: SecretStr | None = Field(None, description="Bearer token the front end must send (prefer token_file).")
@@ -38,11 +40,28 @@ class NodeSettings(BaseSettings):
     max_request_bytes: int = Field(64 * 1024, ge=1024, description="Largest request body accepted.")
     cache_max_hits: int = Field(20_000_000, ge=0, description="Hits kept in the result cache (24 bytes each).")
     cqp_binary: str | None = Field(None, description="Path of the cqp binary for the cwb engine (default: on PATH).")
+    engine_threads: int = Field(2, ge=1, le=64, description="Threads one large evaluation step may be split over.")
+    resident_memory_budget: int = Field(
+        768 * 1024 * 1024, ge=64 * 1024 * 1024,
+        description="Resident bytes above which a partition releases its mapped pages after a query.",
+    )
+    regex_time_budget: float = Field(
+        10.0, gt=0, description="Seconds one regular expression may run over a lexicon (at most query_timeout).",
+    )
 
     @field_validator("corpora", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         return [v for v in value.split(",") if v] if isinstance(value, str) else value
+
+    def engine_options(self) -> EngineOptions:
+        """The tunables the engines take; the regex budget never exceeds the query timeout."""
+        return EngineOptions(
+            threads=self.engine_threads,
+            resident_budget=self.resident_memory_budget,
+            regex_seconds=min(self.regex_time_budget, self.query_timeout),
+            cqp_binary=self.cqp_binary,
+        )
 
     def bearer_token(self) -> str:
         """The token, read from ``token_file`` when given; refuses placeholders outside ``dev``."""

@@ -28,9 +28,9 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_node.engines.base import Context  # noqa: E402
-from backend_node.engines.native.engine import NativeEngine  # noqa: E402
-from bench.encode import DATA, FLAGS, REFERENCE, shuffle_corpus  # noqa: E402
+from backend_node.engines import Context
+from backend_node.engines.native import NativeEngine
+from bench.encode import DATA, FLAGS, REFERENCE, shuffle_corpus
 
 
 def big50_registry() -> Path:

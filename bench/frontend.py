@@ -27,11 +27,13 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_node.engines.base import Context  # noqa: E402
-from backend_node.engines.native.engine import NativeEngine  # noqa: E402
-from backend_node.store.encoder import EncodeOptions  # noqa: E402
-from backend_node.store.registry import parse_s_declaration  # noqa: E402
-from cowbird.demo import DemoStack  # noqa: E402
+from backend_node.engines import Context
+from backend_node.engines.native import NativeEngine
+from backend_node.store import (
+    EncodeOptions,
+    parse_s_declaration,
+)
+from cowbird.demo import DemoStack
 
 REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
 

@@ -1,10 +1,20 @@
-"""Settings loading shared by the node and the front end: TOML file, environment, then overrides."""
+"""Settings loading shared by the node and the front end: TOML file, environment, then overrides.
+
+Both services read their settings the same way: a relative path written in the TOML file is taken
+relative to the file's folder (so a configuration works from any working directory); a relative
+path given in the environment or on the command line is taken relative to the working directory,
+as usual for those.
+"""
 
 from __future__ import annotations
 
+import tomllib
+import types
+import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, TomlConfigSettingsSource
 
 S = TypeVar("S", bound=BaseSettings)
@@ -13,27 +23,96 @@ PLACEHOLDER_TOKENS = {"", "changeme", "change-me", "change_me", "secret", "token
 MIN_TOKEN_LENGTH = 16
 
 
+class ConfigError(ValueError):
+    """The configuration cannot be used; the message says which setting (and file) and why."""
+
+
 def read_token(path: Path | None, value: str | None, dev: bool, what: str) -> str:
     """A bearer token from ``path`` (preferred) or ``value``; placeholders are refused outside dev mode."""
     if path is not None:
         try:
             token = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise ValueError(f"cannot read the {what} file {path}: {exc.strerror}") from exc
+            raise ConfigError(f"cannot read the {what} file {path}: {exc.strerror}") from exc
     else:
         token = (value or "").strip()
     if not dev and (token.lower() in PLACEHOLDER_TOKENS or len(token) < MIN_TOKEN_LENGTH):
-        raise ValueError(
+        raise ConfigError(
             f"refusing to start without a real {what}: put at least {MIN_TOKEN_LENGTH} random characters in "
             "its file (for example: python -c 'import secrets; print(secrets.token_urlsafe(32))' > node.token)"
         )
     return token
 
 
+def _is_path(annotation: Any) -> bool:
+    if annotation is Path:
+        return True
+    return any(_is_path(arg) for arg in typing.get_args(annotation) if arg is not type(None))
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (directly, optionally, or as list items), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (list, tuple, types.UnionType, typing.Union):
+        for arg in typing.get_args(annotation):
+            model = _model_of(arg)
+            if model is not None:
+                return model
+    return None
+
+
+def resolve_paths(model: type[BaseModel], data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """``data`` (as read from a file in ``base``) with every relative path of ``model`` made absolute."""
+    resolved = dict(data)
+    for name, info in model.model_fields.items():
+        if name not in resolved:
+            continue
+        value = resolved[name]
+        if _is_path(info.annotation) and isinstance(value, str) and value and not Path(value).is_absolute():
+            resolved[name] = str(base / value)
+            continue
+        inner = _model_of(info.annotation)
+        if inner is None:
+            continue
+        if isinstance(value, dict):
+            resolved[name] = resolve_paths(inner, value, base)
+        elif isinstance(value, list):
+            resolved[name] = [resolve_paths(inner, v, base) if isinstance(v, dict) else v for v in value]
+    return resolved
+
+
+class RelativeTomlSource(TomlConfigSettingsSource):
+    """A TOML file whose relative paths are relative to the file itself."""
+
+    def __init__(self, settings_cls: type[BaseSettings], toml_file: Path) -> None:
+        self._model = settings_cls  # _read_file runs inside the base class's __init__
+        super().__init__(settings_cls, toml_file=toml_file)
+
+    def _read_file(self, file_path: Any) -> dict[str, Any]:
+        try:
+            data = super()._read_file(file_path)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{file_path}: not valid TOML ({exc})") from exc
+        return resolve_paths(self._model, data, Path(file_path).resolve().parent)
+
+
+def describe_validation_error(error: ValidationError, config: Path | None = None) -> str:
+    """Pydantic's first complaint as one line: which setting, what is wrong (and in which file)."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    source = f" in {config}" if config is not None else ""
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"invalid setting {where}{source}: {message}" if where else f"invalid settings{source}: {message}"
+
+
 def load_settings(cls: type[S], config: Path | None, overrides: dict[str, Any]) -> S:
-    """``cls`` from ``overrides`` (None values ignored) over environment variables over ``config``."""
+    """``cls`` from ``overrides`` (None values ignored) over environment variables over ``config``.
+
+    Every problem is a ``ConfigError`` with a one-line message.
+    """
     if config is not None and not config.is_file():
-        raise ValueError(f"configuration file {config} does not exist")
+        raise ConfigError(f"configuration file {config} does not exist")
 
     class FromFile(cls):  # type: ignore[valid-type, misc]
         @classmethod
@@ -47,8 +126,11 @@ def load_settings(cls: type[S], config: Path | None, overrides: dict[str, Any]) 
         ) -> tuple[PydanticBaseSettingsSource, ...]:
             sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
             if config is not None:
-                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config))
+                sources.append(RelativeTomlSource(settings_cls, toml_file=config))
             return tuple(sources)
 
     values = {k: v for k, v in overrides.items() if v is not None and v != ()}
-    return cls.model_validate(FromFile(**values).model_dump())
+    try:
+        return cls.model_validate(FromFile(**values).model_dump())
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, config)) from exc

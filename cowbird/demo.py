@@ -17,8 +17,7 @@ from pathlib import Path
 import click
 import httpx
 
-from backend_node.store.encoder import EncodeOptions, Encoder
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
@@ -60,7 +59,7 @@ class DemoStack:
         token = self.base / "node.token"
         if not token.exists():
             token.write_text(secrets.token_urlsafe(32) + "\n")
-        self.partitions = [p.corpus_id for p in result.partitions]
+        self.partitions = [p.id for p in result.partitions]
         n1, n2 = (f"http://127.0.0.1:{p}" for p in self.node_ports)
         self.served: tuple[list[str], list[str]] = (self.partitions[0::2], self.partitions[1::2] + self.partitions[:1])
         urls: dict[str, list[str]] = {pid: [] for pid in self.partitions}

@@ -11,22 +11,19 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cowbird import __version__
+from cowbird.errors import CowbirdError
+from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
 from frontend_api.corpora import CorpusRegistry
-from frontend_api.errors import FrontendError
-from frontend_api.fanout import NodeClient, NodeRejected, client_limits, client_timeouts
+from frontend_api.fanout import NodeClient, client_limits, client_timeouts
 from frontend_api.routes import corpora, export, language, query, ref
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
 from web import STATIC, TEMPLATES
-
-PROBLEM = "application/problem+json"
 
 
 def create_app(
@@ -51,45 +48,26 @@ def create_app(
         description="Query very large web corpora: simplified language or CQP, merged previews across "
         "partitions, TSV export, static links. Errors are application/problem+json with a stable code.",
         lifespan=lifespan,
+        responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
     app.state.corpora = registry
     app.state.api_tokens = settings.api_tokens()
-    app.state.templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
-    def render(request: Request, status: int, code: str, title: str, detail: str, **extra: object) -> Response:
-        body = {"type": "about:blank", "title": title, "status": status, "detail": detail, "code": code, **extra}
+    def render(request: Request, error: CowbirdError) -> Response:
+        """problem+json for the API and scripts; an HTML page for a browser on a page route."""
         if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
-            page: HTMLResponse = app.state.templates.TemplateResponse(
-                request, "error.html", {"problem": body}, status_code=status
+            page: HTMLResponse = templates.TemplateResponse(
+                request, "error.html", {"problem": problem_body(error)}, status_code=error.status,
+                headers=error.headers,
             )
             return page
-        return JSONResponse(body, status_code=status, media_type=PROBLEM)
+        return problem_response(error)
 
-    @app.exception_handler(FrontendError)
-    async def frontend_error(request: Request, error: FrontendError) -> Response:
-        response = render(request, error.status, error.code, error.title, error.detail, **error.extra)
-        response.headers.update(error.headers)
-        return response
-
-    @app.exception_handler(NodeRejected)
-    async def rejected(request: Request, error: NodeRejected) -> Response:
-        problem = error.problem
-        return render(request, error.status, str(problem.get("code", "bad_request")),
-                      str(problem.get("title", "Rejected by a node")), str(problem.get("detail", "")))
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> Response:
-        first = error.errors()[0] if error.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("query", "path"))
-        detail = f"{where}: {first['msg']}"
-        return render(request, 422, "invalid_parameter", "A parameter is missing or invalid", detail)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
-        code = "not_found" if error.status_code == 404 else "http_error"
-        return render(request, error.status_code, code, str(error.detail), f"{request.method} {request.url.path}")
+    install_problem_handlers(app, render)
 
     @app.get("/", include_in_schema=False)
     async def home() -> RedirectResponse:

@@ -1,21 +1,26 @@
 """Configured corpora: their manifests, partitions with global offsets, and node URLs.
 
 A global position is the partition's token offset plus the position inside the partition;
-:meth:`Corpus.locate` maps it back.
+:meth:`CorpusEntry.locate` maps it back.
 """
 
 from __future__ import annotations
 
 import bisect
-import json
 from dataclasses import dataclass, field
 
-from frontend_api.errors import OutOfRange, UnknownCorpus
+from backend_node.store import Manifest, StoreError
+from cowbird.config import ConfigError
+from cowbird.errors import OutOfRange
+from frontend_api.errors import UnknownCorpus
+from frontend_api.schemas import CorpusSummary, PartitionSummary
 from frontend_api.settings import CorpusConfig, FrontendSettings
 
 
 @dataclass(frozen=True)
 class Partition:
+    """A partition of a corpus and the nodes that serve it, in the order they are tried."""
+
     id: str
     size: int
     offset: int
@@ -23,12 +28,12 @@ class Partition:
 
 
 @dataclass
-class Corpus:
+class CorpusEntry:
+    """A corpus the front end serves: its configuration, its manifest and where its partitions live."""
+
     config: CorpusConfig
+    manifest: Manifest
     partitions: list[Partition]
-    p_attributes: list[str]
-    s_attributes: list[str]
-    annotated: list[str]
     _offsets: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -40,7 +45,20 @@ class Corpus:
 
     @property
     def size(self) -> int:
-        return sum(p.size for p in self.partitions)
+        return self.manifest.size
+
+    @property
+    def p_attributes(self) -> list[str]:
+        return self.manifest.p_attributes
+
+    @property
+    def s_attributes(self) -> list[str]:
+        return self.manifest.s_attributes
+
+    @property
+    def meta(self) -> list[str]:
+        """The s-attributes whose regions carry values."""
+        return self.manifest.meta
 
     def locate(self, position: int) -> tuple[Partition, int]:
         """The partition holding a global position, and the local position in it."""
@@ -57,31 +75,36 @@ class Corpus:
         """
         return True
 
+    def summary(self) -> CorpusSummary:
+        config = self.config
+        return CorpusSummary(
+            name=self.name, title=config.title, description=config.description, language=config.language,
+            access=str(config.access), size=self.size, p_attributes=self.p_attributes,
+            s_attributes=self.s_attributes, meta=self.meta,
+            partitions=[PartitionSummary(id=p.id, size=p.size, offset=p.offset) for p in self.partitions],
+        )
 
-def load_corpus(config: CorpusConfig) -> Corpus:
+
+def load_corpus(config: CorpusConfig) -> CorpusEntry:
     """Read the manifest and check that every partition has a node (and no unknown partitions)."""
     try:
-        manifest = json.loads(config.manifest.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"corpus {config.name}: cannot read manifest {config.manifest}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"corpus {config.name}: manifest {config.manifest} is not JSON ({exc})") from exc
-    partitions = []
-    known = {p["id"] for p in manifest["partitions"]}
-    unknown = sorted(set(config.nodes) - known)
+        manifest = Manifest.load(config.manifest)
+    except StoreError as exc:
+        raise ConfigError(f"corpus {config.name}: {exc.detail}") from exc
+    known = [p.id for p in manifest.partitions]
+    unknown = sorted(set(config.nodes) - set(known))
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"corpus {config.name}: nodes are configured for unknown partition(s) {', '.join(unknown)} "
-            f"(the manifest has: {', '.join(sorted(known))})"
+            f"(the manifest has: {', '.join(known)})"
         )
-    for entry in manifest["partitions"]:
-        nodes = config.nodes.get(entry["id"])
+    partitions = []
+    for entry in manifest.partitions:
+        nodes = config.nodes.get(entry.id)
         if not nodes:
-            raise ValueError(f"corpus {config.name}: partition {entry['id']} has no node URL in the configuration")
-        partitions.append(Partition(entry["id"], int(entry["size"]), int(entry["offset"]),
-                                    tuple(n.rstrip("/") for n in nodes)))
-    return Corpus(config, partitions, list(manifest["p_attributes"]), list(manifest["s_attributes"]),
-                  list(manifest.get("annotated_s_attributes", [])))
+            raise ConfigError(f"corpus {config.name}: partition {entry.id} has no node URL in the configuration")
+        partitions.append(Partition(entry.id, entry.size, entry.offset, tuple(nodes)))
+    return CorpusEntry(config, manifest, partitions)
 
 
 class CorpusRegistry:
@@ -90,12 +113,12 @@ class CorpusRegistry:
     def __init__(self, settings: FrontendSettings) -> None:
         self.corpora = {c.name: load_corpus(c) for c in settings.corpora}
 
-    def get(self, name: str, user: str | None = None) -> Corpus:
+    def get(self, name: str, user: str | None = None) -> CorpusEntry:
         corpus = self.corpora.get(name)
         if corpus is None or not corpus.visible_to(user):
             known = ", ".join(sorted(self.corpora)) or "none"
             raise UnknownCorpus(f"no corpus {name!r} (available: {known})")
         return corpus
 
-    def visible(self, user: str | None) -> list[Corpus]:
+    def visible(self, user: str | None) -> list[CorpusEntry]:
         return [c for c in self.corpora.values() if c.visible_to(user)]

@@ -1,42 +1,20 @@
-"""Front-end errors: a root with ``status`` and stable ``code``, rendered as problem+json (or HTML)."""
+"""The front end's own errors; all are ``CowbirdError``s, rendered once (problem+json, or HTML for pages).
+
+Errors that mean the same on node and front end (``query_syntax``, ``unknown_attribute``,
+``bad_parameter``, ``out_of_range``, ``unauthorized``, ...) come from ``cowbird.errors``.
+"""
 
 from __future__ import annotations
 
-
-class FrontendError(Exception):
-    status = 500
-    code = "internal"
-    title = "Internal error"
-
-    def __init__(self, detail: str, headers: dict[str, str] | None = None, **extra: object) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.headers = headers or {}
-        self.extra = extra
+from cowbird.errors import CowbirdError
 
 
-class BadQuery(FrontendError):
-    status, code, title = 400, "query_syntax", "The query is not well-formed"
-
-
-class Unsupported(FrontendError):
-    status, code, title = 400, "unsupported", "The query uses something cowbird does not support"
-
-
-class BadParameter(FrontendError):
-    status, code, title = 400, "bad_parameter", "A parameter is not valid"
-
-
-class UnknownAttribute(FrontendError):
-    status, code, title = 400, "unknown_attribute", "The corpus has no such attribute"
+class FrontendError(CowbirdError):
+    """Root of the errors only the front end raises."""
 
 
 class UnknownCorpus(FrontendError):
     status, code, title = 404, "unknown_corpus", "No such corpus"
-
-
-class OutOfRange(FrontendError):
-    status, code, title = 404, "out_of_range", "The position is outside the corpus"
 
 
 class Forbidden(FrontendError):
@@ -45,3 +23,17 @@ class Forbidden(FrontendError):
 
 class NodesUnavailable(FrontendError):
     status, code, title = 503, "nodes_unavailable", "No node answered for this corpus"
+
+
+class DeadlinePassed(FrontendError):
+    status, code, title = 504, "deadline", "The query did not finish in time"
+
+
+class RejectedByNode(FrontendError):
+    """A node refused the request itself (its 4xx problem), which every replica would refuse too:
+    passed on to the client with the node's status, code and query position."""
+
+    def __init__(self, status: int, code: str, title: str, detail: str, **extra: object) -> None:
+        super().__init__(detail)
+        self.status, self.code, self.title = status, code, title
+        self.extra = extra

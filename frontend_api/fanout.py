@@ -1,9 +1,13 @@
 """Calling the nodes: one shared ``httpx.AsyncClient``, failover across a partition's nodes, and
 parallel (at most ``max_parallel`` at once) or serial fan-out.
 
-Every failure — refused connection, timeout, an error status, or an answer that does not parse —
-becomes a :class:`NodeFailure` naming the partition, the node and why; callers report it per
-partition instead of dropping it.
+Every call goes through :meth:`NodeClient._try_nodes`, which tries a partition's nodes in order
+under one rule (:func:`classify`): a failure that another node may not have — refused connection,
+timeout, a 5xx, a redirect, a node-side refusal such as a wrong node token or an unknown
+partition, an answer that does not parse — moves on to the next node and, if all fail, becomes a
+:class:`NodeFailure` naming the partition, the nodes and why, which callers report per partition.
+A refusal of the request itself (a 4xx problem such as ``query_syntax``) would be the same on
+every node: it is passed to the client as :class:`RejectedByNode`.
 """
 
 from __future__ import annotations
@@ -15,17 +19,33 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from backend_node.schemas import CountResponse, HitsResponse, Line
+from backend_node.schemas import (
+    ContextResponse,
+    CountRequest,
+    CountResponse,
+    ExportRequest,
+    HitsRequest,
+    HitsResponse,
+    Line,
+)
+from cowbird.problems import Problem
 from frontend_api.corpora import Partition
+from frontend_api.errors import RejectedByNode
 from frontend_api.settings import FrontendSettings
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+NODE_SIDE_CODES = frozenset({"unauthorized", "unknown_partition", "too_large", "not_found", "http_error"})
+"""Codes of 4xx answers that say something about the node, not the request: try the next node."""
 
 
 @dataclass
 class NodeFailure(Exception):
+    """A partition could not be served: by which node(s), and why."""
+
     partition: str
     node: str
     reason: str
@@ -42,8 +62,41 @@ def client_limits(settings: FrontendSettings) -> httpx.Limits:
     return httpx.Limits(max_connections=max(16, 4 * settings.max_parallel), max_keepalive_connections=32)
 
 
+def _problem(response: httpx.Response) -> Problem | None:
+    try:
+        return Problem.model_validate(response.json())
+    except (ValueError, ValidationError):
+        return None
+
+
+def _detail(response: httpx.Response, problem: Problem | None) -> str:
+    """What a failed answer says about itself, in a few words."""
+    if problem is not None:
+        return problem.detail
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return str(body["detail"])[:200]
+    return response.reason_phrase or "no detail"
+
+
+def classify(response: httpx.Response, partition: str, node: str) -> None:
+    """The one rule for node answers: return for a success, raise ``NodeFailure`` for a failure of the
+    node (try the next one), ``RejectedByNode`` for a refusal of the request itself."""
+    status = response.status_code
+    if status < 300:
+        return
+    problem = _problem(response)
+    if problem is not None and 400 <= status < 500 and status not in (408, 429) and problem.code not in NODE_SIDE_CODES:
+        extra = problem.model_dump(exclude_none=True, exclude={"type", "title", "status", "detail", "code"})
+        raise RejectedByNode(status, problem.code, problem.title, problem.detail, **extra)
+    raise NodeFailure(partition, node, f"HTTP {status}: {_detail(response, problem)}")
+
+
 class NodeClient:
-    """Typed calls to the node API with failover."""
+    """Typed calls to the node API, each with failover over the partition's nodes."""
 
     def __init__(self, client: httpx.AsyncClient, token: str, settings: FrontendSettings) -> None:
         self.client = client
@@ -51,86 +104,74 @@ class NodeClient:
         self.settings = settings
         self._slots = asyncio.Semaphore(settings.max_parallel)
 
-    async def _post(self, partition: Partition, path: str, body: dict[str, Any], model: type[T]) -> T:
+    async def _try_nodes(self, partition: Partition, send: Callable[[str], Awaitable[T]]) -> T:
+        """``send(node)`` on each node of the partition in turn until one answers."""
         failures: list[NodeFailure] = []
         for node in partition.nodes:
             try:
-                response = await self.client.post(f"{node}{path}", json=body, headers=self.headers)
+                return await send(node)
             except httpx.TimeoutException:
                 failures.append(NodeFailure(partition.id, node, "timed out"))
-                continue
             except httpx.TransportError as exc:
                 failures.append(NodeFailure(partition.id, node, f"unreachable ({type(exc).__name__})"))
-                continue
-            if response.status_code >= 400:
-                problem = _problem(response)
-                if 400 <= response.status_code < 500 and problem.get("code") != "unknown_partition":
-                    # the query itself is wrong: another node would say the same
-                    raise NodeRejected(response.status_code, problem)
-                failures.append(NodeFailure(partition.id, node, f"HTTP {response.status_code}: "
-                                            f"{problem.get('detail', response.reason_phrase)}"))
-                continue
-            try:
-                return model.model_validate(response.json())  # type: ignore[attr-defined, no-any-return]
-            except (ValueError, ValidationError):
-                failures.append(NodeFailure(partition.id, node, "answered something that is not a valid response"))
+            except NodeFailure as failure:
+                failures.append(failure)
         raise _combined(partition, failures)
+
+    async def _post(self, partition: Partition, path: str, body: BaseModel, model: type[M]) -> M:
+        payload = body.model_dump(mode="json", exclude_unset=True)
+
+        async def send(node: str) -> M:
+            response = await self.client.post(f"{node}{path}", json=payload, headers=self.headers)
+            classify(response, partition.id, node)
+            return _parse(response, model, partition.id, node)
+
+        return await self._try_nodes(partition, send)
 
     async def count(self, partition: Partition, cqp: str) -> CountResponse:
-        body = {"partition": partition.id, "query": cqp}
-        return await self._post(partition, "/v1/count", body, CountResponse)
+        return await self._post(partition, "/v1/count", CountRequest(partition=partition.id, query=cqp),
+                                CountResponse)
 
-    async def hits(self, partition: Partition, cqp: str, **window: Any) -> HitsResponse:
-        body = {"partition": partition.id, "query": cqp, **window}
-        return await self._post(partition, "/v1/hits", body, HitsResponse)
+    async def hits(self, partition: Partition, request: HitsRequest) -> HitsResponse:
+        return await self._post(partition, "/v1/hits", request, HitsResponse)
 
-    async def export(self, partition: Partition, cqp: str, **window: Any) -> AsyncIterator[Line]:
+    async def export(self, partition: Partition, request: ExportRequest) -> AsyncIterator[Line]:
         """Lines of a range of hits, streamed from the first node that answers."""
-        body = {"partition": partition.id, "query": cqp, **window}
-        last: NodeFailure | None = None
-        for node in partition.nodes:
-            try:
-                async with self.client.stream("POST", f"{node}/v1/export", json=body, headers=self.headers) as response:
-                    if response.status_code >= 400:
-                        await response.aread()
-                        problem = _problem(response)
-                        if 400 <= response.status_code < 500:
-                            raise NodeRejected(response.status_code, problem)
-                        last = NodeFailure(partition.id, node, f"HTTP {response.status_code}")
-                        continue
-                    async for text in response.aiter_lines():
-                        if text:
-                            try:
-                                yield Line.model_validate(json.loads(text))
-                            except (ValueError, ValidationError) as exc:
-                                raise NodeFailure(partition.id, node, "sent a line that is not valid") from exc
-                    return
-            except httpx.TimeoutException:
-                last = NodeFailure(partition.id, node, "timed out")
-            except httpx.TransportError as exc:
-                last = NodeFailure(partition.id, node, f"unreachable ({type(exc).__name__})")
-        raise last or NodeFailure(partition.id, "-", "no node configured")
+        payload = request.model_dump(mode="json", exclude_unset=True)
 
-    async def context(self, partition: Partition, cpos: int, **params: Any) -> dict[str, Any]:
-        failures = []
-        for node in partition.nodes:
+        async def open_stream(node: str) -> tuple[str, httpx.Response]:
+            outgoing = self.client.build_request("POST", f"{node}/v1/export", json=payload, headers=self.headers)
+            response = await self.client.send(outgoing, stream=True)
             try:
-                response = await self.client.get(f"{node}/v1/context/{partition.id}/{cpos}", params=params,
-                                                 headers=self.headers)
-            except httpx.HTTPError as exc:
-                failures.append(NodeFailure(partition.id, node, type(exc).__name__))
-                continue
-            if response.status_code < 400:
-                data: dict[str, Any] = response.json()
-                return data
-            if response.status_code < 500:
-                raise NodeRejected(response.status_code, _problem(response))
-            failures.append(NodeFailure(partition.id, node, f"HTTP {response.status_code}"))
-        raise _combined(partition, failures)
+                if response.status_code >= 300:
+                    await response.aread()
+                classify(response, partition.id, node)
+            except BaseException:
+                await response.aclose()
+                raise
+            return node, response
 
-    async def gather(
-        self, calls: list[Callable[[], Awaitable[T]]]
-    ) -> list[T | NodeFailure]:
+        node, response = await self._try_nodes(partition, open_stream)
+        try:
+            async for text in response.aiter_lines():
+                if text:
+                    try:
+                        yield Line.model_validate(json.loads(text))
+                    except (ValueError, ValidationError) as exc:
+                        raise NodeFailure(partition.id, node, "sent a line that is not valid") from exc
+        finally:
+            await response.aclose()
+
+    async def context(self, partition: Partition, cpos: int, **params: Any) -> ContextResponse:
+        async def send(node: str) -> ContextResponse:
+            response = await self.client.get(f"{node}/v1/context/{partition.id}/{cpos}", params=params,
+                                             headers=self.headers)
+            classify(response, partition.id, node)
+            return _parse(response, ContextResponse, partition.id, node)
+
+        return await self._try_nodes(partition, send)
+
+    async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | NodeFailure]:
         """Run calls as configured, in parallel (bounded) or one after the other; failures are
         returned, not raised."""
 
@@ -146,13 +187,11 @@ class NodeClient:
         return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
-class NodeRejected(Exception):
-    """A node refused the request itself (a 4xx problem): passed on to the user."""
-
-    def __init__(self, status: int, problem: dict[str, Any]) -> None:
-        super().__init__(problem.get("detail", ""))
-        self.status = status
-        self.problem = problem
+def _parse(response: httpx.Response, model: type[M], partition: str, node: str) -> M:
+    try:
+        return model.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise NodeFailure(partition, node, "answered something that is not a valid response") from exc
 
 
 def _combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:
@@ -163,11 +202,3 @@ def _combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:
         return failures[0]
     return NodeFailure(partition.id, ", ".join(f.node for f in failures), "; ".join(
         f"{f.node}: {f.reason}" for f in failures))
-
-
-def _problem(response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        return {"detail": response.text[:200]}
-    return body if isinstance(body, dict) else {"detail": str(body)[:200]}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import assert_never
 
-from frontend_api.corpora import Corpus
-from frontend_api.errors import BadParameter, BadQuery, UnknownAttribute, Unsupported
-from query_lang import QueryError, UnsupportedQueryError, parse_cqp, serialize, translate
-from query_lang.cqp_ast import (
+from cowbird.errors import BadParameter, QuerySyntax, UnknownAttribute, query_problem
+from frontend_api.corpora import CorpusEntry
+from query_lang import (
     Alternation,
     And,
     AttributeTest,
@@ -26,10 +26,15 @@ from query_lang.cqp_ast import (
     Or,
     Pattern,
     Query,
+    QueryError,
     RegexValue,
     Repetition,
     Sequence,
+    StructuralTag,
     TokenPattern,
+    parse_cqp,
+    serialize,
+    translate,
 )
 
 _FILTER = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(!~|~)(.*)$", re.DOTALL)
@@ -45,8 +50,9 @@ def _fold(condition: Condition) -> Condition:
         return Not(_fold(condition.operand))
     if isinstance(condition, And):
         return And(tuple(_fold(c) for c in condition.operands))
-    assert isinstance(condition, Or)
-    return Or(tuple(_fold(c) for c in condition.operands))
+    if isinstance(condition, Or):
+        return Or(tuple(_fold(c) for c in condition.operands))
+    assert_never(condition)
 
 
 def ignore_case(pattern: Pattern) -> Pattern:
@@ -59,39 +65,39 @@ def ignore_case(pattern: Pattern) -> Pattern:
         return Alternation(tuple(ignore_case(p) for p in pattern.options))
     if isinstance(pattern, Repetition):
         return replace(pattern, item=ignore_case(pattern.item))
-    return pattern
+    if isinstance(pattern, StructuralTag):
+        return pattern  # a region's value test keeps its own flags, like a filter
+    assert_never(pattern)
 
 
-def parse_filter(text: str, corpus: Corpus) -> Comparison:
+def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
     """``text_lastmod~2009.*`` (matches) or ``text_genre!~forum`` (does not match) on the match."""
     found = _FILTER.match(text)
     if not found:
         raise BadParameter(f"filter {text!r}: write ATTRIBUTE~REGEX or ATTRIBUTE!~REGEX, e.g. text_genre!~forum")
     attribute, operator, pattern = found.groups()
-    if attribute not in corpus.annotated:
+    if attribute not in corpus.meta:
         raise UnknownAttribute(
-            f"filter {text!r}: corpus {corpus.name} has no annotated s-attribute {attribute!r} "
-            f"(it has: {', '.join(corpus.annotated) or 'none'})"
+            f"filter {text!r}: corpus {corpus.name} has no s-attribute with values named {attribute!r} "
+            f"(it has: {', '.join(corpus.meta) or 'none'})"
         )
     try:  # the regex is checked by the CQP parser, in a query of its own, so errors point into it
         parse_cqp(serialize(Query(TokenPattern(None), constraint=Comparison(
             LabelRef("match", attribute), False, RegexValue(pattern)))))
-    except QueryError as exc:
-        raise BadQuery(f"filter {text!r}: {exc.message}") from exc
+    except QueryError as exc:  # its offset is in the query built here, not in anything the user typed
+        raise QuerySyntax(f"filter {text!r}: {exc.message}", parameter="filter") from exc
     return Comparison(LabelRef("match", attribute), operator == "!~", RegexValue(pattern))
 
 
-def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str], corpus: Corpus) -> str:
+def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str], corpus: CorpusEntry) -> str:
     """The canonical CQP text for a request."""
     if not q.strip():
         raise BadParameter("q is empty: give a query")
     try:
         cqp = translate(q, ignore_case=case_insensitive) if syntax == "simple" else q
         query = parse_cqp(cqp)
-    except UnsupportedQueryError as exc:
-        raise Unsupported(exc.pretty(), offset=exc.offset) from exc
     except QueryError as exc:
-        raise BadQuery(exc.pretty(), offset=exc.offset) from exc
+        raise query_problem(exc) from exc
     if syntax == "cqp" and case_insensitive:
         query = replace(query, pattern=ignore_case(query.pattern))
     comparisons: list[Constraint] = [parse_filter(f, corpus) for f in filters]

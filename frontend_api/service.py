@@ -1,4 +1,4 @@
-"""Queries across partitions: count everywhere first, then fetch just the window of hits asked for.
+"""Queries across partitions: count everywhere first, then fetch just the hits asked for.
 
 Hits are numbered in global corpus order — partition order, then position — so a page at any
 offset is served by the partitions it overlaps, using the per-partition totals. A partition
@@ -13,69 +13,65 @@ from typing import Any
 
 import numpy as np
 
-from backend_node.schemas import Line
-from frontend_api.corpora import Corpus, Partition
-from frontend_api.errors import NodesUnavailable, UnknownAttribute
+from backend_node.schemas import ContextSpec, ExportRequest, HitsRequest, Line
+from cowbird.errors import UnknownAttribute
+from frontend_api.corpora import CorpusEntry, Partition
+from frontend_api.errors import NodesUnavailable
 from frontend_api.fanout import NodeClient, NodeFailure
+from frontend_api.schemas import Hit, PartitionResult
 from query_lang import parse_cqp
 
 
 @dataclass
 class PartitionStatus:
+    """How a partition answered so far: its total, or why it failed."""
+
     partition: Partition
     total: int | None = None
     error: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.partition.id, "status": "ok" if self.error is None else "failed"}
-        data["total"] = self.total
-        if self.error is not None:
-            data["error"] = self.error
-        return data
+    def result(self) -> PartitionResult:
+        return PartitionResult(id=self.partition.id, status="ok" if self.error is None else "failed",
+                               total=self.total, error=self.error)
 
 
 @dataclass
-class Window:
-    """What a request shows: context width, attributes of tokens, metadata of the match."""
+class HitView:
+    """What each hit shows: tokens of context each side, p-attributes of the match, metadata."""
 
     context: int = 10
     show: list[str] = field(default_factory=list)
     meta: list[str] = field(default_factory=list)
 
-    def node_params(self) -> dict[str, Any]:
-        return {"context": {"tokens": self.context}, "show": [a for a in self.show if a != "word"],
-                "structure": self.meta}
+    def check(self, corpus: CorpusEntry) -> None:
+        """Refuse attributes the corpus does not have, naming the parameter."""
+        for name in self.show:
+            if name not in corpus.p_attributes:
+                raise UnknownAttribute(f"show={name}: corpus {corpus.name} has no p-attribute {name!r} "
+                                       f"(it has: {', '.join(corpus.p_attributes)})")
+        for name in self.meta:
+            if name not in corpus.s_attributes:
+                raise UnknownAttribute(f"meta={name}: corpus {corpus.name} has no s-attribute {name!r} "
+                                       f"(it has: {', '.join(corpus.s_attributes)})")
 
+    def node_fields(self) -> dict[str, Any]:
+        """The fields of a node request that say what each line shows (word always comes first)."""
+        return {"context": ContextSpec(tokens=self.context), "show": [a for a in self.show if a != "word"],
+                "meta": self.meta}
 
-def check_window(corpus: Corpus, window: Window) -> None:
-    for name in window.show:
-        if name not in corpus.p_attributes:
-            raise UnknownAttribute(f"show={name}: corpus {corpus.name} has no p-attribute {name!r} "
-                                   f"(it has: {', '.join(corpus.p_attributes)})")
-    for name in window.meta:
-        if name not in corpus.s_attributes:
-            raise UnknownAttribute(f"meta={name}: corpus {corpus.name} has no s-attribute {name!r} "
-                                   f"(it has: {', '.join(corpus.s_attributes)})")
-
-
-def hit_json(corpus: Corpus, partition: Partition, line: Line, window: Window) -> dict[str, Any]:
-    """One hit as the public API gives it: global position, KWIC strings, attributes, metadata, link."""
-    shown = [a for a in window.show if a != "word"]
-    position = partition.offset + line.match
-    attributes = {name: " ".join(t[k + 1] for t in line.keyword) for k, name in enumerate(shown)}
-    if "word" in window.show:
-        attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
-    return {
-        "position": position,
-        "matchend": partition.offset + line.matchend,
-        "partition": partition.id,
-        "left": " ".join(t[0] for t in line.left),
-        "match": " ".join(t[0] for t in line.keyword),
-        "right": " ".join(t[0] for t in line.right),
-        "attributes": attributes,
-        "meta": line.structure,
-        "ref": f"/ref/{corpus.name}/{position}",
-    }
+    def hit(self, corpus: CorpusEntry, partition: Partition, line: Line) -> Hit:
+        """A node's line as the public API gives it: global positions, KWIC strings, attributes, link."""
+        shown = [a for a in self.show if a != "word"]
+        position = partition.offset + line.match
+        attributes = {name: " ".join(t[k + 1] for t in line.keyword) for k, name in enumerate(shown)}
+        if "word" in self.show:
+            attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
+        return Hit(
+            position=position, matchend=partition.offset + line.matchend, partition=partition.id,
+            left=" ".join(t[0] for t in line.left), match=" ".join(t[0] for t in line.keyword),
+            right=" ".join(t[0] for t in line.right), attributes=attributes, meta=line.meta,
+            ref=f"/ref/{corpus.name}/{position}",
+        )
 
 
 class QueryService:
@@ -84,7 +80,7 @@ class QueryService:
     def __init__(self, nodes: NodeClient) -> None:
         self.nodes = nodes
 
-    async def count(self, corpus: Corpus, cqp: str) -> list[PartitionStatus]:
+    async def count(self, corpus: CorpusEntry, cqp: str) -> list[PartitionStatus]:
         """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus."""
         results = await self.nodes.gather(
             [lambda p=p: self.nodes.count(p, cqp) for p in corpus.partitions]  # type: ignore[misc]
@@ -110,8 +106,8 @@ class QueryService:
         return statuses
 
     async def preview(
-        self, corpus: Corpus, cqp: str, offset: int, limit: int, window: Window
-    ) -> tuple[list[PartitionStatus], list[dict[str, Any]]]:
+        self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: HitView
+    ) -> tuple[list[PartitionStatus], list[Hit]]:
         """The hits ``offset`` .. ``offset + limit`` in global order."""
         statuses = await self.count(corpus, cqp)
         plan: list[tuple[PartitionStatus, int, int]] = []
@@ -123,15 +119,16 @@ class QueryService:
             if first < last:
                 plan.append((status, first - before, last - first))
             before += status.total
-        hits: list[dict[str, Any]] = []
+        hits: list[Hit] = []
         if self.nodes.settings.fanout == "serial":
             for status, local, count in plan:  # in order; stops once the page is full
                 if len(hits) >= limit:
                     break
-                hits += await self._page(corpus, status, cqp, local, count, window)
+                hits += await self._page(corpus, status, cqp, view, offset=local, limit=count)
         else:
             pages = await self.nodes.gather(
-                [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, a, c, window) for s, a, c in plan],  # type: ignore[misc]
+                [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, view, offset=a, limit=c)  # type: ignore[misc]
+                 for s, a, c in plan],
             )
             for page in pages:
                 if isinstance(page, list):
@@ -139,18 +136,20 @@ class QueryService:
         return statuses, hits
 
     async def _page(
-        self, corpus: Corpus, status: PartitionStatus, cqp: str, offset: int, count: int, window: Window
-    ) -> list[dict[str, Any]]:
+        self, corpus: CorpusEntry, status: PartitionStatus, cqp: str, view: HitView, **which: Any
+    ) -> list[Hit]:
+        """Hits of one partition (``offset``/``limit`` or ``indices``); a failure marks the partition."""
+        request = HitsRequest(partition=status.partition.id, query=cqp, **which, **view.node_fields())
         try:
-            response = await self.nodes.hits(status.partition, cqp, offset=offset, limit=count, **window.node_params())
+            response = await self.nodes.hits(status.partition, request)
         except NodeFailure as failure:
             status.error = str(failure)
             return []
-        return [hit_json(corpus, status.partition, line, window) for line in response.data]
+        return [view.hit(corpus, status.partition, line) for line in response.data]
 
     async def sample(
-        self, corpus: Corpus, cqp: str, size: int, seed: int, window: Window
-    ) -> tuple[list[PartitionStatus], list[dict[str, Any]]]:
+        self, corpus: CorpusEntry, cqp: str, size: int, seed: int, view: HitView
+    ) -> tuple[list[PartitionStatus], list[Hit]]:
         """``size`` hits drawn uniformly, without replacement, from all hits of all partitions."""
         statuses = await self.count(corpus, cqp)
         ok = [s for s in statuses if s.total]
@@ -160,24 +159,17 @@ class QueryService:
             return statuses, []
         chosen = np.sort(np.random.default_rng(seed).choice(population, size=min(size, population), replace=False))
         bounds = np.concatenate(([0], np.cumsum(totals)))
-        hits: list[dict[str, Any]] = []
+        hits: list[Hit] = []
         for k, status in enumerate(ok):
             mine = chosen[(chosen >= bounds[k]) & (chosen < bounds[k + 1])] - bounds[k]
-            if len(mine) == 0:
-                continue
-            try:
-                response = await self.nodes.hits(status.partition, cqp, indices=mine.tolist(), limit=len(mine),
-                                                 **window.node_params())
-            except NodeFailure as failure:
-                status.error = str(failure)
-                continue
-            hits += [hit_json(corpus, status.partition, line, window) for line in response.data]
+            if len(mine):
+                hits += await self._page(corpus, status, cqp, view, indices=mine.tolist(), limit=len(mine))
         return statuses, hits
 
     async def export(
-        self, corpus: Corpus, cqp: str, statuses: list[PartitionStatus], limit: int, window: Window
-    ) -> AsyncIterator[tuple[Partition, Line]]:
-        """Up to ``limit`` lines in global order, streamed partition by partition."""
+        self, corpus: CorpusEntry, cqp: str, statuses: list[PartitionStatus], limit: int, view: HitView
+    ) -> AsyncIterator[Hit]:
+        """Up to ``limit`` hits in global order, streamed partition by partition."""
         remaining = limit
         for status in statuses:
             if remaining <= 0:
@@ -185,6 +177,8 @@ class QueryService:
             if not status.total:
                 continue
             count = min(remaining, status.total)
-            async for line in self.nodes.export(status.partition, cqp, offset=0, limit=count, **window.node_params()):
-                yield status.partition, line
+            request = ExportRequest(partition=status.partition.id, query=cqp, offset=0, limit=count,
+                                    **view.node_fields())
+            async for line in self.nodes.export(status.partition, request):
+                yield view.hit(corpus, status.partition, line)
             remaining -= count

@@ -1,18 +1,79 @@
 """Front-end settings: a TOML file (``cowbird serve --config``), then ``COWBIRD_*`` environment variables.
 
 A corpus names its manifest (written by ``cowbird encode --partition-tokens``) and the node URLs of
-each partition; a partition may be served by several nodes, tried in order.
+each partition; a partition may be served by several nodes, tried in order. Relative paths in the
+file are relative to the file. Everything is checked at start: a node URL without a scheme, an
+unknown access level or a setting out of range is a one-line error naming it.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, SecretStr, WithJsonSchema, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cowbird.config import load_settings, read_token
+from cowbird.config import ConfigError, load_settings, read_token
+
+
+class AccessLevel(StrEnum):
+    """Who may use a corpus."""
+
+    PUBLIC = "public"
+    LOGIN = "login"
+    GROUP = "group"
+
+
+_GROUP = re.compile(r"^group:([A-Za-z0-9_.-]+)$")
+
+
+@dataclass(frozen=True)
+class Access:
+    """An access level, with the group for ``group:NAME``."""
+
+    level: AccessLevel
+    group: str | None = None
+
+    @classmethod
+    def parse(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        if value in (AccessLevel.PUBLIC, AccessLevel.LOGIN):
+            return cls(AccessLevel(value))
+        found = _GROUP.match(value)
+        if found is None:
+            raise ValueError(f"access {value!r} is not one of: public, login, group:NAME")
+        return cls(AccessLevel.GROUP, found.group(1))
+
+    def __str__(self) -> str:
+        return f"group:{self.group}" if self.level is AccessLevel.GROUP else self.level.value
+
+
+AccessSetting = Annotated[
+    Access,
+    BeforeValidator(Access.parse),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": r"^(public|login|group:[A-Za-z0-9_.-]+)$"}),
+]
+
+
+def check_node_url(url: str) -> str:
+    """A node's base URL: ``http(s)://host:port`` (a path prefix is allowed), without a trailing slash."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not a node URL: write http://host:port or https://host:port")
+    try:
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"{url!r} has an invalid port") from exc
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"{url!r}: a node URL has no user, query or fragment")
+    return url.rstrip("/")
 
 
 class CorpusConfig(BaseModel):
@@ -22,10 +83,21 @@ class CorpusConfig(BaseModel):
     title: str = Field("", description="Human-readable title.")
     description: str = Field("", description="What the corpus is.")
     language: str = Field("", description="ISO code of the language.")
-    access: str = Field("public", description="public, login, or group:NAME (enforced with accounts).")
+    access: AccessSetting = Field(Access(AccessLevel.PUBLIC), description="public, login, or group:NAME.")
     manifest: Path = Field(description="Corpus manifest JSON written by cowbird encode.")
-    nodes: dict[str, list[str]] = Field(description="Partition id -> node base URLs, tried in order.")
+    nodes: dict[str, list[str]] = Field(description="Partition id -> node base URLs (http(s)://host:port), in order.")
     citation: str = Field("", description="Citation text for static links; {url} and {position} are filled in.")
+
+    @field_validator("nodes")
+    @classmethod
+    def _node_urls(cls, nodes: dict[str, list[str]]) -> dict[str, list[str]]:
+        checked: dict[str, list[str]] = {}
+        for partition, urls in nodes.items():
+            try:
+                checked[partition] = [check_node_url(url) for url in urls]
+            except ValueError as exc:
+                raise ValueError(f"partition {partition}: {exc}") from None
+        return checked
 
 
 class FrontendSettings(BaseSettings):
@@ -62,23 +134,10 @@ class FrontendSettings(BaseSettings):
         try:
             lines = self.api_tokens_file.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise ValueError(f"cannot read the API tokens file {self.api_tokens_file}: {exc.strerror}") from exc
+            raise ConfigError(f"cannot read the API tokens file {self.api_tokens_file}: {exc.strerror}") from exc
         return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
     @classmethod
     def load(cls, config: Path | None = None, **overrides: Any) -> FrontendSettings:
-        """Settings from the TOML file, the environment and ``overrides`` (None values ignored).
-
-        Relative paths in the file are taken relative to the file's folder.
-        """
-        settings = load_settings(FrontendSettings, config, overrides)
-        if config is not None:
-            base = config.resolve().parent
-            for corpus in settings.corpora:
-                if not corpus.manifest.is_absolute():
-                    corpus.manifest = base / corpus.manifest
-            for name in ("node_token_file", "api_tokens_file"):
-                path = getattr(settings, name)
-                if path is not None and not path.is_absolute():
-                    setattr(settings, name, base / path)
-        return settings
+        """Settings from the TOML file, the environment and ``overrides`` (None values ignored)."""
+        return load_settings(FrontendSettings, config, overrides)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store.encoder import EncodeOptions, Encoder
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_VRT = ROOT / "tests" / "data" / "sample.vrt"

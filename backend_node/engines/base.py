@@ -10,10 +10,38 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal, get_args
 
 from backend_node.engines.errors import QueryTimeout
 
-STRATEGIES = ("standard", "shortest", "longest", "traditional")
+Strategy = Literal["standard", "shortest", "longest", "traditional"]
+"""CQP's MatchingStrategy."""
+
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+
+DEFAULT_HARD_BOUNDARY = 500
+"""CQP's HardBoundary default: the longest match, in tokens, of a query without ``within``."""
+
+EngineName = Literal["native", "cwb"]
+"""The engines a node can run: ``native`` (numpy) and ``cwb`` (real CQP through cwb-ccc)."""
+
+ENGINES: tuple[EngineName, ...] = get_args(EngineName)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Tunables of an engine, set from the node's settings.
+
+    ``threads``: worker threads a large evaluation step may be split over; ``resident_budget``:
+    resident bytes above which a corpus releases its mapped pages after a query; ``regex_seconds``:
+    longest one regex may run over a lexicon (the node keeps it within its query timeout);
+    ``cqp_binary``: the ``cqp`` the cwb engine runs (default: the one on PATH).
+    """
+
+    threads: int = 2
+    resident_budget: int = 768 * 1024 * 1024
+    regex_seconds: float = 10.0
+    cqp_binary: str | None = None
 
 
 class Deadline:
@@ -23,6 +51,10 @@ class Deadline:
         self.seconds = seconds
         self.at = time.monotonic() + seconds if seconds is not None else None
         self.cancelled = False
+
+    def remaining(self) -> float | None:
+        """Seconds left (None: no limit)."""
+        return None if self.at is None else max(0.0, self.at - time.monotonic())
 
     def cancel(self) -> None:
         """Stop the work at the next check (the client went away)."""
@@ -64,7 +96,7 @@ class KwicLine:
     left: list[list[str]]
     keyword: list[list[str]]
     right: list[list[str]]
-    structure: dict[str, str | None] = field(default_factory=dict)
+    meta: dict[str, str | None] = field(default_factory=dict)
     left_start: int = 0  # cpos of the first left-context token
 
 
@@ -85,14 +117,14 @@ class ResultSet(ABC):
         limit: int,
         context: Context,
         show: list[str],
-        structure: list[str],
+        meta: list[str],
     ) -> list[KwicLine]: ...
 
 
 class QueryEngine(ABC):
     """Runs checked CQP query text on one corpus."""
 
-    name = "abstract"
+    name: ClassVar[EngineName]
 
     @property
     @abstractmethod
@@ -110,18 +142,29 @@ class QueryEngine(ABC):
     @abstractmethod
     def s_attributes(self) -> list[str]: ...
 
+    @property
+    @abstractmethod
+    def meta_attributes(self) -> list[str]:
+        """The s-attributes whose regions carry values (``text_url``): what ``meta`` may name."""
+
     @abstractmethod
     def run(
-        self, query: str, strategy: str = "standard", hard_boundary: int = 500, deadline: Deadline | None = None
+        self,
+        query: str,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
     ) -> ResultSet:
         """Evaluate checked CQP text; ``deadline`` stops the work when the budget is spent."""
 
-    def count(self, query: str, strategy: str = "standard") -> int:
+    def count(self, query: str, strategy: Strategy = "standard") -> int:
         return self.run(query, strategy).total
 
-    def hits(self, query: str, offset: int = 0, limit: int | None = None, strategy: str = "standard") -> list[Hit]:
+    def hits(
+        self, query: str, offset: int = 0, limit: int | None = None, strategy: Strategy = "standard"
+    ) -> list[Hit]:
         return self.run(query, strategy).hits(offset, limit)
 
     @abstractmethod
-    def context(self, cpos: int, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+    def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
         """The line around one position (static links): ``cpos`` is the keyword."""

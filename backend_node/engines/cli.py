@@ -9,25 +9,9 @@ from pathlib import Path
 
 import click
 
-from backend_node.engines.base import STRATEGIES, Context, KwicLine, QueryEngine
-from backend_node.engines.errors import EngineError
-from backend_node.store.errors import StoreError
+from backend_node.engines import ENGINES, STRATEGIES, Context, EngineName, KwicLine, QueryEngine, Strategy, open_engine
+from cowbird.errors import CowbirdError
 from query_lang import QueryError
-
-ENGINES = ("native", "cwb")
-
-
-def open_engine(registry_dir: Path, corpus_id: str, engine: str) -> QueryEngine:
-    """An engine serving one corpus of a registry."""
-    if engine == "cwb":
-        from backend_node.engines.cwb import CwbEngine
-
-        return CwbEngine(registry_dir, corpus_id)
-    if engine != "native":
-        raise EngineError(f"unknown engine {engine!r} (available: {', '.join(ENGINES)})")
-    from backend_node.engines.native.engine import NativeEngine
-
-    return NativeEngine.open(registry_dir, corpus_id)
 
 
 def format_line(line: KwicLine) -> str:
@@ -44,7 +28,7 @@ def format_line(line: KwicLine) -> str:
 class Preview:
     """What one query run prints or builds: strategy, boundary, concordance shape."""
 
-    strategy: str
+    strategy: Strategy
     hard_boundary: int
     kwic: int
     limit: int
@@ -78,13 +62,13 @@ class Preview:
 def query_command(
     registry_dir: Path,
     corpus_id: str,
-    engine: str,
+    engine: EngineName,
     query: str | None,
     count: bool,
     kwic: int | None,
     show: tuple[str, ...],
     limit: int,
-    strategy: str,
+    strategy: Strategy,
     hard_boundary: int,
     batch: Path | None,
     timing: bool,
@@ -122,8 +106,8 @@ def query_command(
     except QueryError as exc:
         click.echo(exc.pretty(), err=True)
         sys.exit(1)
-    except (EngineError, StoreError, KeyError) as exc:
-        raise click.ClickException(str(exc).strip('"')) from exc
+    except CowbirdError as exc:
+        raise click.ClickException(exc.detail) from exc
 
 
 def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> None:
@@ -138,7 +122,7 @@ def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> N
         started = time.perf_counter()
         try:
             total, _lines = preview.run(engine, text)
-        except (QueryError, EngineError) as exc:
+        except (QueryError, CowbirdError) as exc:
             failures += 1
             click.echo(f"{query_id}\terror\t{str(exc).splitlines()[0]}")
             continue

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from backend_node.engines.base import STRATEGIES, Context, Deadline, KwicLine, QueryEngine, ResultSet
-from backend_node.engines.errors import EngineError, EngineUnavailable, QueryTimeout
+from backend_node.engines.base import STRATEGIES, Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
+from backend_node.engines.errors import EngineUnavailable, InvalidOption, OutOfRange, QueryFailed, QueryTimeout
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.engine import NativeResultSet, build_line
 from backend_node.engines.native.evaluate import Matches
-from backend_node.store.reader import Corpus
+from backend_node.store.reader import CwbCorpus
 from query_lang import canonical
 
 
@@ -43,8 +43,9 @@ class CwbEngine(QueryEngine):
 
     name = "cwb"
 
-    def __init__(self, registry: Path, corpus_id: str, cqp_binary: str | None = None) -> None:
-        binary = find_cqp(cqp_binary)
+    def __init__(self, registry: Path, corpus_id: str, options: EngineOptions | None = None) -> None:
+        self.options = options or EngineOptions()
+        binary = find_cqp(self.options.cqp_binary)
         if binary is None:
             raise EngineUnavailable(
                 "the cwb engine needs CWB's cqp: install CWB (cwb-config and cqp on PATH) or set cqp_binary"
@@ -56,8 +57,8 @@ class CwbEngine(QueryEngine):
         self._cqp_class = CQP
         self._binary = binary
         self._registry = registry
-        self._store = Corpus.open(registry, corpus_id)
-        self._corpus = NativeCorpus(self._store)
+        self._store = CwbCorpus.open(registry, corpus_id)
+        self._corpus = NativeCorpus(self._store, self.options)
         self._lock = threading.Lock()
         self._killed = False
         self._cqp: Any = self._start()
@@ -94,6 +95,10 @@ class CwbEngine(QueryEngine):
     def s_attributes(self) -> list[str]:
         return list(self._store.entry.s_attributes)
 
+    @property
+    def meta_attributes(self) -> list[str]:
+        return self._store.meta_attribute_names
+
     def _exec(self, command: str) -> str:
         output = self._cqp.Exec(command)
         if self._killed:
@@ -101,14 +106,14 @@ class CwbEngine(QueryEngine):
         if not self._cqp.Ok():
             message = self._cqp.error_message
             text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-            raise EngineError(f"cqp: {text.strip()}")
+            raise QueryFailed(f"cqp: {text.strip()}")
         return str(output)
 
     def run(
         self, query: str, strategy: str = "standard", hard_boundary: int = 500, deadline: Deadline | None = None
     ) -> ResultSet:
         if strategy not in STRATEGIES:
-            raise EngineError(f"unknown matching strategy {strategy!r}")
+            raise InvalidOption(f"unknown matching strategy {strategy!r}")
         text = canonical(query)  # only the re-serialised, checked query ever reaches cqp
         seconds = deadline.seconds if deadline is not None and deadline.seconds is not None else None
         with self._lock:
@@ -133,9 +138,9 @@ class CwbEngine(QueryEngine):
         table = np.asarray([[int(x) for x in row[:3]] for row in rows], dtype=np.int64).reshape(-1, 3)
         return NativeResultSet(self._corpus, Matches(table[:, 0], table[:, 1], table[:, 2]))
 
-    def context(self, cpos: int, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+    def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
         from backend_node.engines.base import Hit
 
         if not 0 <= cpos < self.size:
-            raise EngineError(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
-        return build_line(self._corpus, Hit(cpos, cpos), context, show, structure)
+            raise OutOfRange(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
+        return build_line(self._corpus, Hit(cpos, cpos), context, show, meta)

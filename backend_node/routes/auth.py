@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from backend_node.errors import Unauthorized
 from backend_node.service import PartitionService
+from cowbird.errors import Unauthorized
 
 bearer = HTTPBearer(auto_error=False, description="The node token shared with the front end.")
 

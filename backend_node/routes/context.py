@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from backend_node.engines.base import Context
-from backend_node.errors import OutOfRange
+from backend_node.engines import Context
 from backend_node.routes.auth import Service
 from backend_node.routes.queries import line_model
 from backend_node.schemas import ContextResponse
+from cowbird.errors import OutOfRange
 
 router = APIRouter(prefix="/v1", tags=["context"])
 
@@ -23,12 +23,12 @@ async def context(
     tokens: Annotated[int, Query(ge=0, description="Tokens of context on each side.")] = 20,
     region: Annotated[str | None, Query(description="Extend to the enclosing region (e.g. s) instead.")] = None,
     show: Annotated[list[str] | None, Query(description="p-attributes to show with each token.")] = None,
-    structure: Annotated[list[str] | None, Query(description="s-attribute values to report.")] = None,
+    meta: Annotated[list[str] | None, Query(description="s-attribute values to report.")] = None,
 ) -> ContextResponse:
     engine = service.engine(partition)
-    window = Context(tokens, region)
-    service.check_window(1, 1, window)
+    shown = Context(tokens, region)
+    service.check_request(1, 1, shown)
     if not 0 <= cpos < engine.size:
         raise OutOfRange(f"position {cpos} is outside partition {partition} (0 to {engine.size - 1})")
-    line = await service.in_thread(engine.context, cpos, window, show or [], structure or [])
+    line = await service.in_thread(engine.context, cpos, shown, show or [], meta or [])
     return ContextResponse(partition=partition, cpos=cpos, line=line_model(line))

@@ -14,7 +14,8 @@ router = APIRouter(prefix="/v1", tags=["partitions"])
 async def partitions(service: Service) -> PartitionList:
     data = [
         PartitionInfo(
-            id=pid, size=e.size, p_attributes=e.p_attributes, s_attributes=e.s_attributes, engine=e.name
+            id=pid, size=e.size, p_attributes=e.p_attributes, s_attributes=e.s_attributes,
+            meta=e.meta_attributes, engine=e.name,
         )
         for pid, e in sorted(service.engines.items())
     ]

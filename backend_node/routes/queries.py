@@ -9,25 +9,32 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from backend_node.engines.base import Context, KwicLine, ResultSet
+from backend_node.engines import Context, KwicLine, ResultSet
 from backend_node.routes.auth import Service
-from backend_node.schemas import CountRequest, CountResponse, ExportRequest, HitsRequest, HitsResponse, Line
+from backend_node.schemas import (
+    EXPORT_BATCH_LINES,
+    CountRequest,
+    CountResponse,
+    ExportRequest,
+    HitsRequest,
+    HitsResponse,
+    Line,
+)
 
 router = APIRouter(prefix="/v1", tags=["queries"])
-EXPORT_CHUNK = 500
 
 
 def line_model(line: KwicLine) -> Line:
     return Line(
         match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target,
-        left=line.left, keyword=line.keyword, right=line.right, structure=line.structure,
+        left=line.left, keyword=line.keyword, right=line.right, meta=line.meta,
     )
 
 
 def _lines_at(
-    result: ResultSet, indices: list[int], context: Context, show: list[str], structure: list[str]
+    result: ResultSet, indices: list[int], context: Context, show: list[str], meta: list[str]
 ) -> list[KwicLine]:
-    return [line for i in indices if 0 <= i < result.total for line in result.kwic(i, 1, context, show, structure)]
+    return [line for i in indices if 0 <= i < result.total for line in result.kwic(i, 1, context, show, meta)]
 
 
 @router.post("/count", response_model=CountResponse)
@@ -45,14 +52,14 @@ async def hits(request: HitsRequest, service: Service, http: Request) -> HitsRes
     started = time.perf_counter()
     context = Context(request.context.tokens, request.context.region)
     wanted = len(request.indices) if request.indices is not None else request.limit
-    service.check_window(wanted, service.settings.max_hits_per_request, context)
+    service.check_request(wanted, service.settings.max_hits_per_request, context)
     text, result = await service.run(
         request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
     )
     if request.indices is not None:
-        lines = await service.in_thread(_lines_at, result, request.indices, context, request.show, request.structure)
+        lines = await service.in_thread(_lines_at, result, request.indices, context, request.show, request.meta)
     else:
-        lines = await service.lines(result, request.offset, request.limit, context, request.show, request.structure)
+        lines = await service.lines(result, request.offset, request.limit, context, request.show, request.meta)
     elapsed = (time.perf_counter() - started) * 1000
     return HitsResponse(
         partition=request.partition, query=text, total=result.total, offset=request.offset,
@@ -68,16 +75,16 @@ async def hits(request: HitsRequest, service: Service, http: Request) -> HitsRes
 async def export(request: ExportRequest, service: Service) -> StreamingResponse:
     """The lines of a range of hits, streamed as NDJSON, built a chunk at a time."""
     context = Context(request.context.tokens, request.context.region)
-    service.check_window(request.limit, service.settings.max_export_hits, context)
+    service.check_request(request.limit, service.settings.max_export_hits, context)
     text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
     stop = min(result.total, request.offset + request.limit)
     # check attributes before the stream starts, so that errors are still problem+json
-    await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.structure)
+    await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)
 
     async def stream() -> AsyncIterator[bytes]:
-        for start in range(request.offset, stop, EXPORT_CHUNK):
-            size = min(EXPORT_CHUNK, stop - start)
-            lines = await service.lines(result, start, size, context, request.show, request.structure)
+        for start in range(request.offset, stop, EXPORT_BATCH_LINES):
+            size = min(EXPORT_BATCH_LINES, stop - start)
+            lines = await service.lines(result, start, size, context, request.show, request.meta)
             rows = (json.dumps(line_model(line).model_dump(), ensure_ascii=False) + "\n" for line in lines)
             yield "".join(rows).encode()
 

@@ -1,1 +1,46 @@
-"""The CWB-format corpus store: VRT reader, encoder and partitioner, memory-mapped reader."""
+"""The CWB-format corpus store: VRT reader, encoder and partitioner, manifest, memory-mapped reader.
+
+It knows files, not queries: ``Encoder`` writes what cwb-encode and cwb-makeall write (optionally
+cut into partitions, described by a ``Manifest``); ``CwbCorpus`` maps a corpus written by real CWB
+or by cowbird and gives its attributes.
+"""
+
+from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder, EncodeResult
+from backend_node.store.errors import CorpusFormatError, ManifestError, RegistryError, StoreError, VrtError
+from backend_node.store.info import describe
+from backend_node.store.manifest import MANIFEST_FORMAT, Manifest, ManifestPartition
+from backend_node.store.reader import CwbCorpus, PositionalAttribute, Region, StructuralAttribute
+from backend_node.store.registry import (
+    RegistryEntry,
+    SAttributeDecl,
+    find_registry_file,
+    list_registry,
+    parse_registry,
+    parse_s_declaration,
+)
+
+__all__ = [
+    "DEFAULT_PARTITION_TOKENS",
+    "MANIFEST_FORMAT",
+    "CorpusFormatError",
+    "CwbCorpus",
+    "EncodeOptions",
+    "EncodeResult",
+    "Encoder",
+    "Manifest",
+    "ManifestError",
+    "ManifestPartition",
+    "PositionalAttribute",
+    "Region",
+    "RegistryEntry",
+    "RegistryError",
+    "SAttributeDecl",
+    "StoreError",
+    "StructuralAttribute",
+    "VrtError",
+    "describe",
+    "find_registry_file",
+    "list_registry",
+    "parse_registry",
+    "parse_s_declaration",
+]

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeE
 from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder
 from backend_node.store.errors import StoreError
 from backend_node.store.info import describe
-from backend_node.store.reader import Corpus
+from backend_node.store.reader import CwbCorpus
 from backend_node.store.registry import parse_s_declaration
 
 
@@ -120,7 +120,7 @@ def encode_command(ctx: click.Context, /, **kw: Any) -> None:
     rate = result.size / elapsed if elapsed > 0 else 0.0
     click.echo(f"encoded {result.size:,} tokens in {elapsed:.1f} s ({rate:,.0f} tokens/s)")
     for part in result.partitions:
-        click.echo(f"  {part.corpus_id}: {part.size:,} tokens at offset {part.offset:,} -> {part.directory}")
+        click.echo(f"  {part.id}: {part.size:,} tokens at offset {part.offset:,} -> {part.data}")
     for registry in result.registry_files:
         click.echo(f"  registry: {registry}")
     if result.manifest is not None:
@@ -134,6 +134,6 @@ def encode_command(ctx: click.Context, /, **kw: Any) -> None:
 def info_command(registry_dir: Path, corpus: str) -> None:
     """Describe a corpus: size, attributes with type counts, regions (like cwb-describe-corpus -s)."""
     try:
-        click.echo(describe(Corpus.open(registry_dir, corpus)), nl=False)
+        click.echo(describe(CwbCorpus.open(registry_dir, corpus)), nl=False)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc

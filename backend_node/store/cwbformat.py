@@ -17,6 +17,9 @@ import numpy.typing as npt
 BE_INT32 = np.dtype(">i4")
 """The one integer type of the format."""
 
+CHARSETS = {"utf8": "utf-8", "ascii": "ascii", "latin1": "latin-1", "iso-8859-1": "latin-1"}
+"""Character sets of CWB corpora (cwb-encode's names, as in the registry) and their Python codecs."""
+
 MAX_CORPUS_SIZE = 2**31 - 1
 """Positions are signed 32-bit ints: a partition must stay below this many tokens."""
 

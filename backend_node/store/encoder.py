@@ -11,7 +11,6 @@ data directory and moved into place, registry files last, only when the whole in
 from __future__ import annotations
 
 import gc
-import json
 import multiprocessing
 import os
 import shutil
@@ -24,14 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from backend_node.store.cwbformat import MAX_CORPUS_SIZE
-from backend_node.store.errors import StoreError, VrtError
+from backend_node.store.errors import StoreError
+from backend_node.store.manifest import Manifest, ManifestPartition
+from backend_node.store.partitioner import Partitioner
 from backend_node.store.pattr_writer import PAttributeWriter
 from backend_node.store.registry import SAttributeDecl, format_registry
 from backend_node.store.sattr_writer import ElementEncoder
 from backend_node.store.vrt import Batch, VrtOptions, VrtReader
 
 DEFAULT_PARTITION_TOKENS = 1_000_000_000
-MANIFEST_FORMAT = "cowbird-manifest/1"
 
 
 @dataclass
@@ -54,22 +54,12 @@ class EncodeOptions:
 
 
 @dataclass
-class PartitionInfo:
-    """One encoded partition."""
-
-    corpus_id: str
-    size: int
-    offset: int
-    directory: Path
-
-
-@dataclass
 class EncodeResult:
     """What was written."""
 
     corpus_id: str
     size: int
-    partitions: list[PartitionInfo]
+    partitions: list[ManifestPartition]
     registry_files: list[Path]
     manifest: Path | None
 
@@ -260,97 +250,17 @@ class Encoder:
                     report()
                 writer.finish(f"{self.options.input}:end of input")
             else:
-                self._partitioned(reader, scratch, new_writer, report)
+                assert self.options.partition_tokens is not None
+                boundary_code = [d.name for d in self.options.s_attributes].index(self.boundary)
+                Partitioner(
+                    self.options.partition_tokens, self.boundary, boundary_code, str(self.options.input),
+                    lambda offset: new_writer(scratch / f"p{len(writers) + 1:02d}", offset),
+                ).run(reader, report)
         except BaseException:
             for writer in writers:
                 writer.abort()
             raise
         return [(writer.size, writer.offset) for writer in writers]
-
-    # -- partitioning ----------------------------------------------------------------------
-
-    def _partitioned(
-        self,
-        reader: VrtReader,
-        scratch: Path,
-        make_writer: Callable[[Path, int], CorpusWriter],
-        report: Callable[[], None],
-    ) -> None:
-        """Cut before a boundary start tag when the unit it opens would overflow the partition.
-
-        A unit is everything from one boundary start tag to the next; the last unit of a batch is
-        held back until the next batch tells where it ends.
-        """
-        limit = self.options.partition_tokens
-        assert limit is not None and self.boundary is not None
-        boundary = [d.name for d in self.options.s_attributes].index(self.boundary)
-        pending: tuple[Batch, int] | None = None
-
-        count = 0
-
-        def new_writer(offset: int) -> CorpusWriter:
-            nonlocal count
-            count += 1
-            return make_writer(scratch / f"p{count:02d}", offset)
-
-        current = new_writer(0)
-        for batch in reader:
-            merged = batch if pending is None else Batch.join(pending[0], batch)
-            tags = merged.tags
-            cuts = np.flatnonzero((tags.element == boundary) & ~tags.closing).tolist()
-            if pending is None and (not cuts or cuts[0] != 0 or int(tags.cpos[0]) != merged.start):
-                cuts = [-1] + cuts  # material before the first boundary: always goes to the current partition
-            units = self._units(merged, cuts)
-            pending = units.pop()
-            for unit, line in units:
-                current = self._place(unit, line, current, limit, new_writer)
-            report()
-        if pending is not None:
-            unit, line = pending
-            current = self._place(unit, line, current, limit, new_writer)
-        current.finish(f"{self.options.input}:end of input")
-
-    @staticmethod
-    def _units(merged: Batch, cuts: list[int]) -> list[tuple[Batch, int]]:
-        """Split a batch before each tag index in ``cuts`` (-1: a lead-in before any boundary)."""
-        units: list[tuple[Batch, int]] = []
-        tags = merged.tags
-        bounds = cuts + [len(tags)]
-        for a, b in zip(bounds, bounds[1:], strict=False):
-            tag_from = max(a, 0)
-            token_from = int(tags.cpos[a]) - merged.start if a >= 0 else 0
-            token_to = int(tags.cpos[b]) - merged.start if b < len(tags) else merged.size
-            line = int(tags.line[a]) if a >= 0 else 0
-            units.append((merged.slice(token_from, token_to, tag_from, b), line))
-        return units
-
-    def _place(
-        self,
-        unit: Batch,
-        line: int,
-        current: CorpusWriter,
-        limit: int,
-        new_writer: Callable[[int], CorpusWriter],
-    ) -> CorpusWriter:
-        if unit.size > limit:
-            raise VrtError(
-                str(self.options.input),
-                line,
-                f"<{self.boundary}> region of {unit.size} tokens is larger than --partition-tokens {limit}",
-            )
-        if current.size and current.size + unit.size > limit:
-            still_open = current.open_elements()
-            if still_open:
-                raise VrtError(
-                    str(self.options.input),
-                    line,
-                    f"cannot start a new partition before this <{self.boundary}>: "
-                    f"<{still_open[0]}> is still open (partition at the outermost element with --partition-at)",
-                )
-            current.finish(f"{self.options.input}:{line}")
-            current = new_writer(current.offset + current.size)
-        current.add(unit)
-        return current
 
     # -- installing the result -----------------------------------------------------------------
 
@@ -361,13 +271,13 @@ class Encoder:
         home = options.data_dir_arg if options.data_dir_arg is not None else str(data_dir)
         registry_dir = options.registry_file.parent
         registry_dir.mkdir(parents=True, exist_ok=True)
-        partitions: list[PartitionInfo] = []
+        partitions: list[ManifestPartition] = []
         entries: list[tuple[str, str]] = []
         if self.boundary is None:
             for item in os.listdir(scratch):
                 os.replace(scratch / item, data_dir / item)
             entries.append((self.registry_id, home))
-            partitions.append(PartitionInfo(self.registry_id, sizes[0][0], 0, data_dir))
+            partitions.append(ManifestPartition(id=self.registry_id, size=sizes[0][0], offset=0, data=data_dir))
         else:
             for number, (size, offset) in enumerate(sizes, start=1):
                 target = data_dir / f"p{number:02d}"
@@ -376,7 +286,7 @@ class Encoder:
                 os.replace(scratch / f"p{number:02d}", target)
                 partition_id = f"{self.registry_id}_p{number:02d}"
                 entries.append((partition_id, f"{home.rstrip('/')}/p{number:02d}"))
-                partitions.append(PartitionInfo(partition_id, size, offset, target))
+                partitions.append(ManifestPartition(id=partition_id, size=size, offset=offset, data=target))
         registry_files: list[Path] = []
         for registry_id, home_dir in entries:
             path = registry_dir / registry_id
@@ -387,26 +297,20 @@ class Encoder:
         if manifest is None and self.boundary is not None:
             manifest = data_dir / f"{self.registry_id}.manifest.json"
         if manifest is not None:
-            write_manifest(manifest, self.registry_id, options, partitions)
+            manifest_of(self.registry_id, options, partitions).write(manifest)
         total = sum(p.size for p in partitions)
         return EncodeResult(self.registry_id, total, partitions, registry_files, manifest)
 
 
-def write_manifest(path: Path, corpus_id: str, options: EncodeOptions, partitions: list[PartitionInfo]) -> None:
+def manifest_of(corpus_id: str, options: EncodeOptions, partitions: list[ManifestPartition]) -> Manifest:
     """The corpus manifest the front end reads: attributes and partitions with global offsets."""
-    document = {
-        "format": MANIFEST_FORMAT,
-        "corpus": corpus_id,
-        "size": sum(p.size for p in partitions),
-        "charset": options.charset,
-        "p_attributes": options.p_attributes,
-        "s_attributes": [name for decl in options.s_attributes for name in decl.attribute_names],
-        "annotated_s_attributes": [name for decl in options.s_attributes for name in decl.annotated_names],
-        "registry": str(options.registry_file.parent.resolve()),
-        "partitions": [
-            {"id": p.corpus_id, "size": p.size, "offset": p.offset, "data": str(p.directory.resolve())}
-            for p in partitions
-        ],
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return Manifest(
+        corpus=corpus_id,
+        size=sum(p.size for p in partitions),
+        charset=options.charset,
+        p_attributes=options.p_attributes,
+        s_attributes=[name for decl in options.s_attributes for name in decl.attribute_names],
+        meta=[name for decl in options.s_attributes for name in decl.annotated_names],
+        registry=options.registry_file.parent.resolve(),
+        partitions=[p.model_copy(update={"data": p.data.resolve()}) for p in partitions],
+    )

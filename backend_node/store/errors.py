@@ -1,10 +1,19 @@
-"""Errors of the store: each names the file (and line) that caused it, so the CLI can print one line."""
+"""Errors of the store: each names the file (and line) that caused it, so the CLI can print one line.
+
+They are ``CowbirdError``s: a store failure while a node serves a query is a server-side problem
+(``500``, code ``corpus_data``) unless it is the client's, such as asking for an attribute the corpus
+does not have (``cowbird.errors.UnknownAttribute``, which the store raises too).
+"""
 
 from __future__ import annotations
 
+from cowbird.errors import CowbirdError
 
-class StoreError(Exception):
-    """Root of every error raised by ``backend_node.store``."""
+
+class StoreError(CowbirdError):
+    """Root of every error raised by ``backend_node.store`` about its files."""
+
+    code, title = "corpus_data", "The corpus data cannot be read"
 
 
 class RegistryError(StoreError):
@@ -23,3 +32,7 @@ class VrtError(StoreError):
 
 class CorpusFormatError(StoreError):
     """Corpus data files are missing, truncated or in a format this reader does not handle."""
+
+
+class ManifestError(StoreError):
+    """A corpus manifest is missing, unreadable, incomplete or of an unknown format version."""

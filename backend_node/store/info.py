@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from backend_node.store.reader import Corpus
+from backend_node.store.reader import CwbCorpus
 
 
-def describe(corpus: Corpus) -> str:
+def describe(corpus: CwbCorpus) -> str:
     """Basic facts and per-attribute statistics: tokens and types, regions and annotations."""
     entry = corpus.entry
     registry = entry.path if entry.path is not None else "(none)"

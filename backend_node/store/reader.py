@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from backend_node.store.cwbformat import BE_INT32
+from backend_node.store.cwbformat import BE_INT32, CHARSETS
 from backend_node.store.errors import CorpusFormatError
 from backend_node.store.registry import RegistryEntry, find_registry_file, parse_registry
-
-CODECS = {"utf8": "utf-8", "ascii": "ascii", "latin1": "latin-1", "iso-8859-1": "latin-1"}
+from cowbird.errors import UnknownAttribute
 
 IntArray = npt.NDArray[np.int32]
 
@@ -245,13 +244,13 @@ class StructuralAttribute:
         return result
 
 
-class Corpus:
+class CwbCorpus:
     """A CWB corpus opened from its registry entry."""
 
     def __init__(self, entry: RegistryEntry) -> None:
         self.entry = entry
         self.corpus_id = entry.corpus_id
-        self.codec = CODECS.get(entry.charset.lower(), "latin-1")
+        self.codec = CHARSETS.get(entry.charset.lower(), "latin-1")
         if not entry.home.is_dir():
             raise CorpusFormatError(f"data directory {entry.home} of corpus {entry.corpus_id!r} does not exist")
         if not entry.p_attributes:
@@ -261,7 +260,7 @@ class Corpus:
         self.size = len(self.p_attribute(entry.p_attributes[0]))
 
     @classmethod
-    def open(cls, registry_dir: Path, corpus_id: str) -> Corpus:
+    def open(cls, registry_dir: Path, corpus_id: str) -> CwbCorpus:
         return cls(parse_registry(find_registry_file(registry_dir, corpus_id)))
 
     @property
@@ -272,11 +271,16 @@ class Corpus:
     def s_attribute_names(self) -> list[str]:
         return list(self.entry.s_attributes)
 
+    @property
+    def meta_attribute_names(self) -> list[str]:
+        """The s-attributes whose regions carry values (those with an ``avx`` file)."""
+        return [name for name in self.entry.s_attributes if (self.entry.home / f"{name}.avx").exists()]
+
     def p_attribute(self, name: str) -> PositionalAttribute:
         if name not in self._p:
             if name not in self.entry.p_attributes:
                 known = ", ".join(self.entry.p_attributes)
-                raise KeyError(f"corpus {self.corpus_id} has no p-attribute {name!r} (it has: {known})")
+                raise UnknownAttribute(f"corpus {self.corpus_id} has no p-attribute {name!r} (it has: {known})")
             self._p[name] = PositionalAttribute(self.entry.home, name, self.codec)
         return self._p[name]
 
@@ -289,6 +293,6 @@ class Corpus:
         if name not in self._s:
             if name not in self.entry.s_attributes:
                 known = ", ".join(self.entry.s_attributes) or "none"
-                raise KeyError(f"corpus {self.corpus_id} has no s-attribute {name!r} (it has: {known})")
+                raise UnknownAttribute(f"corpus {self.corpus_id} has no s-attribute {name!r} (it has: {known})")
             self._s[name] = StructuralAttribute(self.entry.home, name, self.codec)
         return self._s[name]

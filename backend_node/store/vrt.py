@@ -23,6 +23,7 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.store.cwbformat import CHARSETS
 from backend_node.store.errors import VrtError
 
 CHUNK_BYTES = 8 * 1024 * 1024
@@ -46,10 +47,6 @@ _TAG_LINE = re.compile(
     rb"^<(/?)([A-Za-z0-9_\-\x80-\xff]+)(?:[ \t]+([^\n]*?))?/?>[ \t]*$", re.MULTILINE
 )
 """A well-formed tag line: optional slash, name, annotation without a final ``/`` of an empty element."""
-
-CHARSETS = {"utf8": "utf-8", "ascii": "ascii", "latin1": "latin-1", "iso-8859-1": "latin-1"}
-"""Character sets cowbird encodes (cwb-encode's names) and their Python codecs."""
-
 
 def decode_entities(value: bytes) -> bytes:
     """Decode ``&lt; &gt; &amp; &quot; &apos;`` and numeric references in one left-to-right pass."""

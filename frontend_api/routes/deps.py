@@ -9,9 +9,10 @@ from typing import Annotated, TypeVar
 
 from fastapi import Depends, Query, Request
 
+from cowbird.errors import BadParameter, Unauthorized
 from frontend_api.corpora import CorpusRegistry
-from frontend_api.errors import BadParameter, FrontendError
-from frontend_api.service import QueryService, Window
+from frontend_api.errors import DeadlinePassed
+from frontend_api.service import HitView, QueryService
 
 T = TypeVar("T")
 
@@ -22,10 +23,6 @@ class User:
     def __init__(self, api: bool) -> None:
         self.api = api
         self.name: str | None = "api" if api else None
-
-
-class Unauthorized(FrontendError):
-    status, code, title = 401, "unauthorized", "The token is not valid"
 
 
 def current_user(request: Request) -> User:
@@ -59,21 +56,20 @@ def split(values: str | None) -> list[str]:
     return [v.strip() for v in (values or "").split(",") if v.strip()]
 
 
-def window(
+def hit_view(
     request: Request,
     context: Annotated[int, Query(ge=0, description="Tokens of context each side.")] = 10,
     show: Annotated[str | None, Query(description="p-attributes of the match to return, comma-separated.")] = None,
     meta: Annotated[str | None, Query(description="s-attributes (metadata) to return, comma-separated.")] = None,
-) -> Window:
+) -> HitView:
+    """What each hit shows, from the ``context``, ``show`` and ``meta`` parameters."""
     limit = request.app.state.settings.max_context
     if context > limit:
         raise BadParameter(f"context={context}: at most {limit} tokens each side")
-    return Window(context, split(show), split(meta))
+    return HitView(context, split(show), split(meta))
 
 
-class DeadlinePassed(FrontendError):
-    status, code, title = 504, "deadline", "The query did not finish in time"
-
+View = Annotated[HitView, Depends(hit_view)]
 
 async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:
     """Run ``work``; if the client goes away first, or ``deadline`` seconds pass, cancel it (which

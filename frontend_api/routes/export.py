@@ -11,14 +11,15 @@ import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from frontend_api.errors import BadParameter, Forbidden
+from backend_node.schemas import EXPORT_BATCH_LINES
+from cowbird.errors import BadParameter
+from frontend_api.errors import Forbidden
 from frontend_api.querying import build_query
-from frontend_api.routes.deps import Corpora, CurrentUser, Queries, until_disconnected, window
-from frontend_api.routes.query import Filters, Syntax
-from frontend_api.service import Window, check_window, hit_json
+from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
+from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
 _FORMULA = ("=", "+", "-", "@")
@@ -32,7 +33,11 @@ def cell(value: object, raw: bool) -> str:
     return text
 
 
-@router.get("/export", response_class=StreamingResponse)
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/tab-separated-values": {}}, "description": "The rows as TSV, streamed."}},
+)
 async def export(
     request: Request,
     user: CurrentUser,
@@ -40,7 +45,7 @@ async def export(
     queries: Queries,
     corpus: Annotated[str, Query()],
     q: Annotated[str, Query()],
-    shown: Annotated[Window, Depends(window)],
+    view: View,
     syntax: Syntax = "simple",
     ignore_case: bool = False,
     filters: Filters = None,
@@ -56,32 +61,29 @@ async def export(
         if not user.api:
             raise Forbidden(f"more than {allowed} rows need API mode (an API token)")
         raise BadParameter(f"limit={rows}: API mode exports at most {allowed} rows")
-    check_window(target, shown)
+    view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
     statuses = await until_disconnected(request, queries.count(target, cqp), settings.deadline)
-    total = sum(s.total or 0 for s in statuses if s.error is None)
+    total = answered_total(statuses)
     written = min(rows, total)
     base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
-    shown_attributes = [a for a in shown.show]
 
     async def stream() -> AsyncIterator[bytes]:
-        header = ["corpus", "position", "ref", "left", "match", "right", *shown_attributes, *shown.meta]
+        header = ["corpus", "position", "ref", "left", "match", "right", *view.show, *view.meta]
         yield ("\t".join(header) + "\n").encode()
         batch: list[str] = []
-        async for partition, line in queries.export(target, cqp, statuses, rows, shown):
-            hit = hit_json(target, partition, line, shown)
-            values = [target.name, hit["position"], base + hit["ref"], hit["left"], hit["match"], hit["right"],
-                      *(hit["attributes"].get(a, "") for a in shown_attributes),
-                      *(hit["meta"].get(m) for m in shown.meta)]
+        async for hit in queries.export(target, cqp, statuses, rows, view):
+            values = [target.name, hit.position, base + hit.ref, hit.left, hit.match, hit.right,
+                      *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
             batch.append("\t".join(cell(v, raw) for v in values) + "\n")
-            if len(batch) >= 500:
+            if len(batch) >= EXPORT_BATCH_LINES:
                 yield "".join(batch).encode()
                 batch = []
         if batch:
             yield "".join(batch).encode()
 
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", q)[:40].strip("_") or "query"
-    failed = [s.partition.id for s in statuses if s.error is not None]
+    failed = failed_partitions(statuses)
     headers = {
         "Content-Disposition": f'attachment; filename="{target.name}-{name}.tsv"',
         "X-Cowbird-Rows": str(written),

@@ -6,31 +6,27 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from frontend_api.errors import BadQuery, Unsupported
-from query_lang import QueryError, UnsupportedQueryError, canonical, translate
+from cowbird.errors import query_problem
+from frontend_api.schemas import CheckResult, Translation
+from query_lang import QueryError, canonical, translate
 
 router = APIRouter(prefix="/api/v1", tags=["query language"])
 
 
-def _error(exc: QueryError) -> BadQuery | Unsupported:
-    kind = Unsupported if isinstance(exc, UnsupportedQueryError) else BadQuery
-    return kind(exc.pretty(), offset=exc.offset, line=exc.line, column=exc.column)
-
-
-@router.get("/translate")
+@router.get("/translate", response_model=Translation)
 async def translate_query(
     q: Annotated[str, Query(description="A query in the simplified language.")],
     ignore_case: Annotated[bool, Query(description="Case-insensitive: %c on every term.")] = False,
-) -> dict[str, str]:
+) -> Translation:
     try:
-        return {"q": q, "cqp": translate(q, ignore_case=ignore_case)}
+        return Translation(q=q, cqp=translate(q, ignore_case=ignore_case))
     except QueryError as exc:
-        raise _error(exc) from exc
+        raise query_problem(exc) from exc
 
 
-@router.get("/check")
-async def check_query(cqp: Annotated[str, Query(description="A CQP query expression.")]) -> dict[str, str]:
+@router.get("/check", response_model=CheckResult)
+async def check_query(cqp: Annotated[str, Query(description="A CQP query expression.")]) -> CheckResult:
     try:
-        return {"cqp": canonical(cqp)}
+        return CheckResult(cqp=canonical(cqp))
     except QueryError as exc:
-        raise _error(exc) from exc
+        raise query_problem(exc) from exc

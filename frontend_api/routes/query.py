@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 
-from frontend_api.errors import BadParameter
+from cowbird.errors import BadParameter
 from frontend_api.querying import build_query
-from frontend_api.routes.deps import Corpora, CurrentUser, Queries, until_disconnected, window
-from frontend_api.service import PartitionStatus, Window, check_window
+from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
+from frontend_api.schemas import QueryResult
+from frontend_api.service import PartitionStatus
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
 
@@ -18,17 +19,16 @@ Syntax = Annotated[Literal["simple", "cqp"], Query(description="simple (ColibriÂ
 Filters = Annotated[list[str] | None, Query(alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")]
 
 
-def summary(statuses: list[PartitionStatus]) -> dict[str, Any]:
-    failed = [s.partition.id for s in statuses if s.error is not None]
-    return {
-        "total": sum(s.total or 0 for s in statuses if s.error is None),
-        "complete": not failed,
-        "failed": failed,
-        "partitions": [s.as_json() for s in statuses],
-    }
+def failed_partitions(statuses: list[PartitionStatus]) -> list[str]:
+    return [s.partition.id for s in statuses if s.error is not None]
 
 
-@router.get("/query")
+def answered_total(statuses: list[PartitionStatus]) -> int:
+    """Hits in the partitions that answered."""
+    return sum(s.total or 0 for s in statuses if s.error is None)
+
+
+@router.get("/query", response_model=QueryResult)
 async def query(
     request: Request,
     user: CurrentUser,
@@ -36,7 +36,7 @@ async def query(
     queries: Queries,
     corpus: Annotated[str, Query(description="Corpus name.")],
     q: Annotated[str, Query(description="The query.")],
-    shown: Annotated[Window, Depends(window)],
+    view: View,
     syntax: Syntax = "simple",
     ignore_case: Annotated[bool, Query(description="Case-insensitive matching.")] = False,
     filters: Filters = None,
@@ -44,26 +44,23 @@ async def query(
     limit: Annotated[int, Query(ge=0)] = 100,
     sample: Annotated[int | None, Query(ge=1, description="Return a random sample of this many hits.")] = None,
     seed: Annotated[int, Query(description="Seed of the sample (same seed, same sample).")] = 0,
-) -> dict[str, Any]:
+) -> QueryResult:
     started = time.perf_counter()
     target = registry.get(corpus, user.name)
     preview_size = request.app.state.settings.preview_size
     if limit > preview_size or (sample or 0) > preview_size:
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
-    check_window(target, shown)
+    view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
     deadline = request.app.state.settings.deadline
     if sample is not None:
-        work = queries.sample(target, cqp, sample, seed, shown)
+        work = queries.sample(target, cqp, sample, seed, view)
     else:
-        work = queries.preview(target, cqp, offset, limit, shown)
+        work = queries.preview(target, cqp, offset, limit, view)
     statuses, hits = await until_disconnected(request, work, deadline)
-    return {
-        "corpus": target.name,
-        "cqp": cqp,
-        **summary(statuses),
-        "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
-        "offset": offset if sample is None else 0,
-        "sample": sample,
-        "hits": hits,
-    }
+    failed = failed_partitions(statuses)
+    return QueryResult(
+        corpus=target.name, cqp=cqp, total=answered_total(statuses), complete=not failed, failed=failed,
+        partitions=[s.result() for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        offset=offset if sample is None else 0, sample=sample, hits=hits,
+    )

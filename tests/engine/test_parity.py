@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.engines.native.engine import NativeEngine
+from backend_node.engines.native import NativeEngine
 from query_lang import parse_cqp
 from tests.conftest import REFERENCE
 

@@ -14,9 +14,9 @@ import pytest
 from fastapi import FastAPI
 
 from backend_node.app import create_app as create_node
-from backend_node.engines.native.engine import NativeEngine
+from backend_node.engines.native import NativeEngine
 from backend_node.settings import NodeSettings
-from backend_node.store.encoder import Encoder
+from backend_node.store import Encoder
 from frontend_api.app import create_app
 from frontend_api.settings import CorpusConfig, FrontendSettings
 from tests.conftest import sample_options, synthetic_options
@@ -37,7 +37,7 @@ def sample_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("sample-parts")
     result = Encoder(sample_options(base / "data", base / "registry" / "sample", partition_tokens=40)).run()
     assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.corpus_id for p in result.partitions])
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,7 @@ def big_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("big-parts")
     result = Encoder(synthetic_options(base, partition_tokens=20_000)).run()
     assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.corpus_id for p in result.partitions])
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 
 class HostRouter(httpx.AsyncBaseTransport):

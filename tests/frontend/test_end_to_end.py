@@ -41,7 +41,7 @@ def test_query_export_and_static_link_over_real_http(stack: DemoStack) -> None:
     export = httpx.get(f"{stack.url}/api/v1/export", params={"corpus": "sample", "q": "^house"})
     assert export.headers["x-cowbird-rows"] == "5" and len(export.text.splitlines()) == 6
     ref = httpx.get(f"{stack.url}/api/v1/ref/sample/70").json()
-    assert ref["sentence"]["match"] == "House" and ref["metadata"]["text_genre"] == "news"
+    assert ref["sentence"]["match"] == "House" and ref["meta"]["text_genre"] == "news"
 
 
 def test_a_missing_node_is_reported(stack: DemoStack) -> None:

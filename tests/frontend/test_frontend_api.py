@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node.engines.native.engine import NativeEngine
+from backend_node.engines.native import NativeEngine
 from frontend_api.routes.deps import until_disconnected
 from frontend_api.routes.export import cell
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
@@ -33,7 +33,7 @@ async def test_corpora(client: httpx.AsyncClient) -> None:
     body = (await client.get("/api/v1/corpora")).json()
     sample = body["data"][0]
     assert (body["total"], sample["name"], sample["size"], len(sample["partitions"])) == (2, "sample", 93, 3)
-    assert sample["metadata"] == ["text_id", "text_genre", "text_year", "text_url", "s_id"]
+    assert sample["meta"] == ["text_id", "text_genre", "text_year", "text_url", "s_id"]
     assert [p["offset"] for p in sample["partitions"]] == [0, 22, 53]
 
 
@@ -142,7 +142,7 @@ async def test_static_links(client: httpx.AsyncClient) -> None:
     body = (await client.get("/api/v1/ref/sample/60")).json()
     assert body["partition"] == "sample_p03" and body["sentence"]["match"] == "coffee"
     assert body["sentence"]["left"] == "The café near the Haus serves good" and body["sentence"]["right"] == "."
-    assert body["metadata"]["text_url"] == "http://example.org/blog/3"
+    assert body["meta"]["text_url"] == "http://example.org/blog/3"
     assert body["citation"].startswith("Sample corpus, position 60. http://front/ref/sample/60, source: ")
     page = await client.get("/ref/sample/60")
     assert page.status_code == 200 and "<mark>coffee</mark>" in page.text
@@ -158,7 +158,7 @@ async def test_bad_input_is_4xx_problem_json(client: httpx.AsyncClient) -> None:
                    "query_syntax")
     assert_problem(await client.get("/api/v1/query", params={**base, "filter": "genre~a"}), 400, "unknown_attribute")
     assert_problem(await client.get("/api/v1/query", params={**base, "filter": "text_genre"}), 400, "bad_parameter")
-    assert_problem(await client.get("/api/v1/query", params={**base, "offset": -1}), 422, "invalid_parameter")
+    assert_problem(await client.get("/api/v1/query", params={**base, "offset": -1}), 422, "invalid_request")
     assert_problem(await client.get("/api/v1/query", params={**base, "limit": 100_000}), 400, "bad_parameter")
     assert_problem(await client.get("/api/v1/query", params={**base, "show": "tag"}), 400, "unknown_attribute")
     assert_problem(await client.get("/api/v1/query", params={**base, "q": "[tag=\"x\"]", "syntax": "cqp"}), 400,

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend_node.errors import NodeError
+from backend_node.engines import QueryTimeout
 from backend_node.service import PartitionService
 from tests.node.conftest import client_for, make_app
 
@@ -43,7 +43,7 @@ async def test_partitions(client: httpx.AsyncClient) -> None:
     sample = next(p for p in body["data"] if p["id"] == "sample")
     assert sample == {"id": "sample", "size": 93, "p_attributes": ["word", "pos", "lemma"],
                       "s_attributes": ["text", "text_id", "text_genre", "text_year", "text_url", "s", "s_id"],
-                      "engine": "native"}
+                      "meta": ["text_id", "text_genre", "text_year", "text_url", "s_id"], "engine": "native"}
 
 
 async def test_count_runs_the_canonical_query(client: httpx.AsyncClient) -> None:
@@ -51,14 +51,14 @@ async def test_count_runs_the_canonical_query(client: httpx.AsyncClient) -> None
     assert (body["total"], body["query"]) == (3, '[word="house"]')
 
 
-async def test_hits_with_context_attributes_and_structure(client: httpx.AsyncClient) -> None:
+async def test_hits_with_context_attributes_and_meta(client: httpx.AsyncClient) -> None:
     request = {"partition": "sample", "query": '[lemma="house"]', "offset": 1, "limit": 2,
-               "context": {"tokens": 2}, "show": ["lemma"], "structure": ["text_genre"]}
+               "context": {"tokens": 2}, "show": ["lemma"], "meta": ["text_genre"]}
     body = (await client.post("/v1/hits", json=request)).json()
     assert body["total"] == 5 and body["offset"] == 1
     assert body["data"][0] == {"match": 19, "matchend": 19, "target": None,
                                "left": [["to", "to"], ["the", "the"]], "keyword": [["house", "house"]],
-                               "right": [["anyway", "anyway"], ["!", "!"]], "structure": {"text_genre": "news"}}
+                               "right": [["anyway", "anyway"], ["!", "!"]], "meta": {"text_genre": "news"}}
     assert body["data"][1]["keyword"] == [["houses", "house"]]
     in_sentence = await client.post("/v1/hits", json={"partition": "sample", "query": '"coffee"',
                                                       "context": {"tokens": 50, "region": "s"}})
@@ -171,7 +171,7 @@ async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, bi
         async def gone(since: float = started) -> bool:
             return time.perf_counter() - since > 0.2
 
-        with pytest.raises(NodeError) as error:
+        with pytest.raises(QueryTimeout) as error:
             await service.run("big", '[] []* [word="zzz"]', "standard", 500, gone)
         assert error.value.code == "timeout" and "client went away" in error.value.detail
         assert time.perf_counter() - started < 1.5

@@ -130,7 +130,7 @@ def test_cwb_engine_when_cwb_is_installed(token_file: Path) -> None:
         pytest.skip("CWB is not installed here (no cqp on PATH): the cwb engine cannot be compared")
     pytest.importorskip("ccc", reason="cwb-ccc (the cowbird[cwb] extra) is not installed")
     from backend_node.engines.cwb import CwbEngine
-    from backend_node.engines.native.engine import NativeEngine
+    from backend_node.engines.native import NativeEngine
 
     registry = REFERENCE / "cwb" / "registry"
     if not registry.exists():

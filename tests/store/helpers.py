@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_node.store.encoder import EncodeOptions, Encoder, EncodeResult
-from backend_node.store.reader import Corpus
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store import CwbCorpus, EncodeOptions, Encoder, EncodeResult, parse_s_declaration
 
 
 def encode_text(
@@ -45,11 +43,11 @@ def encode_text(
     return result, tmp_path / "registry"
 
 
-def tokens(corpus: Corpus, attribute: str = "word") -> list[str]:
+def tokens(corpus: CwbCorpus, attribute: str = "word") -> list[str]:
     att = corpus.p_attribute(attribute)
     return [att.cpos2str(i) for i in range(corpus.size)]
 
 
-def regions(corpus: Corpus, name: str) -> list[tuple[int, int, str | None]]:
+def regions(corpus: CwbCorpus, name: str) -> list[tuple[int, int, str | None]]:
     att = corpus.s_attribute(name)
     return [(r.start, r.end, r.value) for r in (att.region(i) for i in range(len(att)))]

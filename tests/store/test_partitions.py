@@ -7,26 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store.encoder import Encoder
-from backend_node.store.errors import VrtError
-from backend_node.store.reader import Corpus
+from backend_node.store import CwbCorpus, Encoder, VrtError
 from tests.conftest import sample_options
 from tests.store.helpers import encode_text, regions, tokens
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, list[Corpus], dict[str, object]]:
+def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[CwbCorpus, list[CwbCorpus], dict[str, object]]:
     base = tmp_path_factory.mktemp("parts")
     Encoder(sample_options(base / "whole", base / "registry" / "sample")).run()
     result = Encoder(sample_options(base / "parts", base / "registry" / "sample", partition_tokens=40)).run()
     assert result.manifest is not None
     manifest = json.loads(result.manifest.read_text())
-    whole = Corpus.open(base / "registry", "sample")
-    parts = [Corpus.open(base / "registry", p["id"]) for p in manifest["partitions"]]
+    whole = CwbCorpus.open(base / "registry", "sample")
+    parts = [CwbCorpus.open(base / "registry", p["id"]) for p in manifest["partitions"]]
     return whole, parts, manifest
 
 
-def test_partitions_respect_the_limit_and_cut_at_texts(both: tuple[Corpus, list[Corpus], dict[str, object]]) -> None:
+def test_partitions_respect_the_limit_and_cut_at_texts(
+    both: tuple[CwbCorpus, list[CwbCorpus], dict[str, object]],
+) -> None:
     whole, parts, manifest = both
     assert [p.corpus_id for p in parts] == ["sample_p01", "sample_p02", "sample_p03"]
     assert all(p.size <= 40 for p in parts)
@@ -37,7 +37,7 @@ def test_partitions_respect_the_limit_and_cut_at_texts(both: tuple[Corpus, list[
 
 
 def test_same_tokens_and_regions_at_the_same_global_positions(
-    both: tuple[Corpus, list[Corpus], dict[str, object]],
+    both: tuple[CwbCorpus, list[CwbCorpus], dict[str, object]],
 ) -> None:
     whole, parts, manifest = both
     partitions = manifest["partitions"]
@@ -54,13 +54,13 @@ def test_same_tokens_and_regions_at_the_same_global_positions(
         assert shifted == regions(whole, name)
 
 
-def test_manifest_lists_attributes_and_partitions(both: tuple[Corpus, list[Corpus], dict[str, object]]) -> None:
+def test_manifest_lists_attributes_and_partitions(both: tuple[CwbCorpus, list[CwbCorpus], dict[str, object]]) -> None:
     _, parts, manifest = both
-    assert manifest["format"] == "cowbird-manifest/1"
+    assert manifest["format"] == "cowbird-manifest/2"
     assert manifest["corpus"] == "sample"
     assert manifest["p_attributes"] == ["word", "pos", "lemma"]
     assert "text_genre" in manifest["s_attributes"]  # type: ignore[operator]
-    assert manifest["annotated_s_attributes"] == ["text_id", "text_genre", "text_year", "text_url", "s_id"]
+    assert manifest["meta"] == ["text_id", "text_genre", "text_year", "text_url", "s_id"]
     assert [p["size"] for p in manifest["partitions"]] == [p.size for p in parts]  # type: ignore[union-attr]
 
 
@@ -88,5 +88,5 @@ def test_small_partitions_in_one_batch_and_across_batches(tmp_path: Path) -> Non
     texts = "".join(f'<text id="{i}">\n' + f"w{i}\tX\n" * (i % 3 + 1) + "</text>\n" for i in range(30))
     result, registry = encode_text(tmp_path, texts, s_attributes=["text:0+id"], partition_tokens=4)
     assert all(p.size <= 4 for p in result.partitions)
-    words = [t for p in result.partitions for t in tokens(Corpus.open(registry, p.corpus_id))]
+    words = [t for p in result.partitions for t in tokens(CwbCorpus.open(registry, p.id))]
     assert words == [f"w{i}" for i in range(30) for _ in range(i % 3 + 1)]

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from backend_node.store.errors import CorpusFormatError, RegistryError
-from backend_node.store.reader import Corpus
+from backend_node.store import CorpusFormatError, CwbCorpus, RegistryError
 from backend_node.store.registry import format_registry, parse_s_declaration
 from cowbird.cli import main
+from cowbird.errors import UnknownAttribute
 from tests.conftest import SAMPLE_VRT
 
 
 def test_positional_attribute_lookups(sample_registry: Path) -> None:
-    corpus = Corpus.open(sample_registry, "sample")
+    corpus = CwbCorpus.open(sample_registry, "sample")
     word = corpus.p_attribute("word")
     assert corpus.size == 93
     assert [word.cpos2str(i) for i in range(3)] == ["The", "old", "house"]
@@ -33,7 +33,7 @@ def test_positional_attribute_lookups(sample_registry: Path) -> None:
 
 
 def test_structural_attribute_regions(sample_registry: Path) -> None:
-    corpus = Corpus.open(sample_registry, "sample")
+    corpus = CwbCorpus.open(sample_registry, "sample")
     genre = corpus.s_attribute("text_genre")
     assert [genre.region(i).value for i in range(len(genre))] == ["news", "forum", "blog", "news"]
     numbers = corpus.s_attribute("s").region_numbers(np.array([0, 7, 8, 92]))
@@ -43,11 +43,11 @@ def test_structural_attribute_regions(sample_registry: Path) -> None:
 
 
 def test_unknown_attribute_and_corpus_errors_are_clear(sample_registry: Path) -> None:
-    corpus = Corpus.open(sample_registry, "sample")
-    with pytest.raises(KeyError, match="has no p-attribute 'tag'"):
+    corpus = CwbCorpus.open(sample_registry, "sample")
+    with pytest.raises(UnknownAttribute, match="has no p-attribute 'tag'"):
         corpus.p_attribute("tag")
     with pytest.raises(RegistryError, match="no corpus 'nope' in registry"):
-        Corpus.open(sample_registry, "nope")
+        CwbCorpus.open(sample_registry, "nope")
 
 
 def test_compressed_only_corpus_is_refused_with_a_hint(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_compressed_only_corpus_is_refused_with_a_hint(tmp_path: Path) -> None:
     registry.mkdir()
     (registry / "zip").write_text(format_registry("zip", str(data), "utf8", ["word"], []))
     with pytest.raises(CorpusFormatError, match="compressed.*--engine cwb"):
-        Corpus.open(registry, "zip")
+        CwbCorpus.open(registry, "zip")
 
 
 def test_registry_blocks_for_embedding_and_flat_elements() -> None:
@@ -85,7 +85,7 @@ def test_encode_command_with_combined_flags(tmp_path: Path) -> None:
     assert "encoded 93 tokens" in result.output
     registry = (tmp_path / "r" / "demo").read_text()
     assert registry.index("STRUCTURE text_url") < registry.index("STRUCTURE s                    # [annotations]")
-    corpus = Corpus.open(tmp_path / "r", "demo")
+    corpus = CwbCorpus.open(tmp_path / "r", "demo")
     assert corpus.s_attribute("s").region(0).value == 'id="s1"'
 
 

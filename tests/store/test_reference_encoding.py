@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store.encoder import EncodeOptions, Encoder
-from backend_node.store.reader import Corpus
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store import CwbCorpus, EncodeOptions, Encoder, parse_s_declaration
 
 FLAGS_S = ["text:0+id+genre+host+year+date+url", "p:0", "s:0+id"]
 
@@ -54,8 +52,8 @@ def test_registry_matches_cwb_encode_except_home(encoded_ewt: Path, reference: P
 
 
 def test_reader_opens_real_cwb_and_our_encoding_alike(encoded_ewt: Path, reference: Path) -> None:
-    real = Corpus.open(reference / "cwb" / "registry", "ewt")
-    ours = Corpus.open(encoded_ewt / "registry", "EWT")
+    real = CwbCorpus.open(reference / "cwb" / "registry", "ewt")
+    ours = CwbCorpus.open(encoded_ewt / "registry", "EWT")
     assert real.size == ours.size == 254_818
     for name in ("word", "lemma"):
         a, b = real.p_attribute(name), ours.p_attribute(name)

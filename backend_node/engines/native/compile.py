@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import QueryTooExpensive, UnknownAttribute
 from backend_node.engines.native.lexicon import BoolTable, LexiconIndex, match_table
 from query_lang.cqp_ast import (
@@ -42,6 +43,7 @@ class CorpusView(Protocol):
     """What compilation needs to know about a corpus (the native engine's corpus state)."""
 
     size: int
+    options: EngineOptions
 
     def lexicon(self, attribute: str) -> LexiconIndex: ...
 
@@ -108,7 +110,7 @@ class PredicateCompiler:
     def table(self, attribute: str, value: RegexValue) -> BoolTable:
         key = (attribute, value)
         if key not in self._tables:
-            self._tables[key] = match_table(self.corpus.lexicon(attribute), value)
+            self._tables[key] = match_table(self.corpus.lexicon(attribute), value, self.corpus.options.regex_seconds)
         return self._tables[key]
 
     def lookup(self, attribute: str, table: BoolTable) -> Lookup:

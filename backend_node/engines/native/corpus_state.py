@@ -13,16 +13,14 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.lexicon import LexiconIndex, match_table
-from backend_node.store.reader import Corpus, PositionalAttribute, StructuralAttribute, read_ints
+from backend_node.store.reader import CwbCorpus, PositionalAttribute, StructuralAttribute, read_ints
 from query_lang.cqp_ast import RegexValue
 
 SCAN_CHUNK = 1 << 22
 """Positions looked up at once when a test is evaluated over the whole corpus."""
-
-RESIDENT_BUDGET = 768 * 1024 * 1024
-"""Resident memory above which a corpus releases its mapped pages after a query."""
 
 
 class RegionIndex:
@@ -61,8 +59,9 @@ class RegionIndex:
 class NativeCorpus:
     """A store corpus plus the derived indexes the native engine works with."""
 
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: CwbCorpus, options: EngineOptions | None = None) -> None:
         self.store = corpus
+        self.options = options or EngineOptions()
         self.corpus_id = corpus.corpus_id
         self.size = corpus.size
         self._lexicons: dict[str, LexiconIndex] = {}
@@ -125,14 +124,14 @@ class NativeCorpus:
         ]
         return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
 
-    def trim(self, budget_bytes: int = RESIDENT_BUDGET) -> bool:
-        """Release mapped pages when the process holds more than ``budget_bytes``; True if it did."""
+    def trim(self) -> bool:
+        """Release mapped pages when the process holds more than its resident budget; True if it did."""
         try:
             with open("/proc/self/statm") as handle:
                 resident = int(handle.read().split()[1]) * mmap.PAGESIZE
         except (OSError, ValueError, IndexError):
             return False
-        if resident <= budget_bytes:
+        if resident <= self.options.resident_budget:
             return False
         self.store.release()
         return True
@@ -164,7 +163,7 @@ class NativeCorpus:
         if key not in self._value_tables:
             distinct = s_attr.distinct_values
             offsets = np.fromiter(distinct.keys(), dtype=np.int64, count=len(distinct))
-            matched = match_table(LexiconIndex(list(distinct.values())), value)
+            matched = match_table(LexiconIndex(list(distinct.values())), value, self.options.regex_seconds)
             self._value_tables[key] = np.isin(np.asarray(s_attr.value_offsets, dtype=np.int64), offsets[matched])
         return self._value_tables[key]
 

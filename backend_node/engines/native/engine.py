@@ -11,14 +11,23 @@ from pathlib import Path
 
 import numpy as np
 
-from backend_node.engines.base import STRATEGIES, Context, Deadline, Hit, KwicLine, QueryEngine, ResultSet
-from backend_node.engines.errors import EngineError, UnknownAttribute
+from backend_node.engines.base import (
+    STRATEGIES,
+    Context,
+    Deadline,
+    EngineOptions,
+    Hit,
+    KwicLine,
+    QueryEngine,
+    ResultSet,
+)
+from backend_node.engines.errors import InvalidOption, OutOfRange, UnknownAttribute
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.evaluate import DEFAULT_HARD_BOUNDARY, Matches, PassRunner
 from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
-from backend_node.store.reader import Corpus
+from backend_node.store.reader import CwbCorpus
 from query_lang import parse_cqp
 from query_lang.cqp_ast import Query
 
@@ -45,11 +54,11 @@ class NativeResultSet(ResultSet):
             )
         ]
 
-    def kwic(self, offset: int, limit: int, context: Context, show: list[str], structure: list[str]) -> list[KwicLine]:
-        return [build_line(self.corpus, hit, context, show, structure) for hit in self.hits(offset, limit)]
+    def kwic(self, offset: int, limit: int, context: Context, show: list[str], meta: list[str]) -> list[KwicLine]:
+        return [build_line(self.corpus, hit, context, show, meta) for hit in self.hits(offset, limit)]
 
 
-def build_line(corpus: NativeCorpus, hit: Hit, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+def build_line(corpus: NativeCorpus, hit: Hit, context: Context, show: list[str], meta: list[str]) -> KwicLine:
     """One concordance line: left context, keyword, right context, structural values at the match.
 
     Tokens are value lists: the word (or the first p-attribute of a corpus without one), then ``show``.
@@ -77,7 +86,7 @@ def build_line(corpus: NativeCorpus, hit: Hit, context: Context, show: list[str]
     tokens = [list(values) for values in zip(*columns, strict=True)]
     a, b = hit.match - left_start, hit.matchend - left_start + 1
     values: dict[str, str | None] = {}
-    for name in structure:
+    for name in meta:
         s_attr = corpus.s(name)
         number = int(corpus.regions(name).containing(np.asarray([hit.match], dtype=np.int64))[0])
         if number < 0:
@@ -94,12 +103,13 @@ class NativeEngine(QueryEngine):
 
     name = "native"
 
-    def __init__(self, corpus: Corpus) -> None:
-        self.corpus = NativeCorpus(corpus)
+    def __init__(self, corpus: CwbCorpus, options: EngineOptions | None = None) -> None:
+        self.options = options or EngineOptions()
+        self.corpus = NativeCorpus(corpus, self.options)
 
     @classmethod
-    def open(cls, registry_dir: Path, corpus_id: str) -> NativeEngine:
-        return cls(Corpus.open(registry_dir, corpus_id))
+    def open(cls, registry_dir: Path, corpus_id: str, options: EngineOptions | None = None) -> NativeEngine:
+        return cls(CwbCorpus.open(registry_dir, corpus_id), options)
 
     @property
     def corpus_id(self) -> str:
@@ -116,6 +126,10 @@ class NativeEngine(QueryEngine):
     @property
     def s_attributes(self) -> list[str]:
         return list(self.corpus.store.entry.s_attributes)
+
+    @property
+    def meta_attributes(self) -> list[str]:
+        return self.corpus.store.meta_attribute_names
 
     def warm(self) -> None:
         """Build the per-corpus state queries share (decoded lexicons, their sorted and folded views,
@@ -151,7 +165,7 @@ class NativeEngine(QueryEngine):
         """All matches of a parsed query, in corpus order."""
         deadline = deadline or Deadline()
         if strategy not in STRATEGIES:
-            raise EngineError(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
+            raise InvalidOption(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
         for name in (query.within, query.expand):
             if name is not None and not self.corpus.has_s_attribute(name):
                 raise UnknownAttribute(f"the corpus has no s-attribute {name!r}")
@@ -163,7 +177,8 @@ class NativeEngine(QueryEngine):
             ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
         )
         runner = PassRunner(
-            self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary, deadline=deadline
+            self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary,
+            threads=self.options.threads, deadline=deadline,
         )
         passes = []
         for symbol in automaton.first:
@@ -179,7 +194,7 @@ class NativeEngine(QueryEngine):
             matches = expand(matches, self.corpus.regions(query.expand))
         return matches
 
-    def context(self, cpos: int, context: Context, show: list[str], structure: list[str]) -> KwicLine:
+    def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
         if not 0 <= cpos < self.size:
-            raise EngineError(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
-        return build_line(self.corpus, Hit(cpos, cpos), context, show, structure)
+            raise OutOfRange(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
+        return build_line(self.corpus, Hit(cpos, cpos), context, show, meta)

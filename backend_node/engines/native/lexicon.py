@@ -28,8 +28,6 @@ from backend_node.engines.errors import QueryTooExpensive
 from query_lang.cqp_ast import RegexValue
 
 REGEX_META = set("[](){}.*+|?\\")
-REGEX_BUDGET_SECONDS = 10.0
-"""Longest a regex may run over one lexicon before the query is refused (hostile patterns)."""
 
 BoolTable = npt.NDArray[np.bool_]
 
@@ -178,8 +176,9 @@ def _compile(value: RegexValue) -> Callable[[str], object]:
     return matcher
 
 
-def match_table(index: LexiconIndex, value: RegexValue) -> BoolTable:
-    """Which lexicon ids the value matches (the whole string, as in CQP)."""
+def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolTable:
+    """Which lexicon ids the value matches (the whole string, as in CQP); a regex that could
+    backtrack exponentially may run ``seconds`` before the query is refused."""
     table = np.zeros(len(index.strings), dtype=np.bool_)
     if value.literal:
         found = index.ids.get(value.pattern)
@@ -204,7 +203,7 @@ def match_table(index: LexiconIndex, value: RegexValue) -> BoolTable:
         if prefix:
             candidates = index.prefix_candidates(prefix, value.ignore_case, value.ignore_diacritics)
     if is_risky(pattern):
-        _match_with_budget(table, strings, matcher, candidates, value.pattern)
+        _match_with_budget(table, strings, matcher, candidates, value.pattern, seconds)
     elif candidates is None:
         hits = list(map(matcher, strings))
         table[:] = [h is not None for h in hits]
@@ -221,8 +220,9 @@ def _match_with_budget(
     matcher: Callable[..., object],
     candidates: Sequence[int] | None,
     pattern: str,
+    seconds: float,
 ) -> None:
-    deadline = time.monotonic() + REGEX_BUDGET_SECONDS
+    deadline = time.monotonic() + seconds
     ids: Sequence[int] = range(len(strings)) if candidates is None else candidates
     for i in ids:
         remaining = deadline - time.monotonic()

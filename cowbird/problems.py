@@ -1,0 +1,139 @@
+"""Errors as ``application/problem+json`` (RFC 9457): one body model and one set of handlers for both services.
+
+``install_problem_handlers(app)`` makes every failure of an app a problem+json answer:
+
+- a ``CowbirdError`` with its own status and code;
+- a request that does not match the API (FastAPI's validation) as ``422 invalid_request``;
+- Starlette's HTTP errors (an unknown route: ``404 not_found``);
+- anything unexpected as ``500 internal``: the traceback goes to the log, the body says only that
+  something failed (no traceback, path or token).
+
+The front end passes its own ``render`` to answer browsers with an HTML page instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cowbird.errors import CowbirdError, HttpError, Internal, InvalidRequest, NotFound
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+logger = logging.getLogger("cowbird")
+
+
+class Problem(BaseModel):
+    """An error: RFC 9457 members plus a stable ``code``; query errors add where the problem is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str = Field(description="A short summary of the kind of problem.")
+    status: int = Field(description="The HTTP status code.")
+    detail: str = Field(description="What went wrong in this request, in words.")
+    code: str = Field(description="Stable machine-readable identifier of the kind of problem.")
+    message: str | None = Field(None, description="Query errors: the message without the caret picture.")
+    offset: int | None = Field(None, description="Query errors: 0-based offset of the problem in the query.")
+    line: int | None = Field(None, description="Query errors: 1-based line of the problem.")
+    column: int | None = Field(None, description="Query errors: 1-based column of the problem.")
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"model": Problem, "content": {PROBLEM_MEDIA_TYPE: {}}, "description": "The request cannot be served."},
+    "5XX": {"model": Problem, "content": {PROBLEM_MEDIA_TYPE: {}}, "description": "A server-side failure."},
+}
+"""``responses=`` for an app or router: documents the problem+json answers in the OpenAPI document."""
+
+
+def problem_body(error: CowbirdError) -> dict[str, Any]:
+    """The problem+json body of an error (members that are None are left out)."""
+    fields = {"title": error.title, "status": error.status, "detail": error.detail, "code": error.code}
+    return Problem.model_validate(error.extra | fields).model_dump(exclude_none=True)
+
+
+def problem_response(error: CowbirdError) -> Response:
+    """The JSON answer for an error, with its headers (and the challenge of a 401)."""
+    response = JSONResponse(problem_body(error), status_code=error.status, media_type=PROBLEM_MEDIA_TYPE)
+    response.headers.update(error.headers)
+    if error.status == 401:
+        response.headers.setdefault("WWW-Authenticate", "Bearer")
+    return response
+
+
+Renderer = Callable[[Request, CowbirdError], Response]
+
+
+def _default_render(request: Request, error: CowbirdError) -> Response:
+    return problem_response(error)
+
+
+def validation_error(error: RequestValidationError) -> InvalidRequest:
+    """FastAPI's validation failure as one line: where (``body.limit``, ``query.context``) and why."""
+    errors = error.errors()
+    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return InvalidRequest(f"{where}: {first['msg']}" if where else str(first["msg"]))
+
+
+def install_problem_handlers(app: FastAPI, render: Renderer = _default_render) -> None:
+    """Route every failure of ``app`` through ``render`` (see the module docstring)."""
+
+    @app.exception_handler(CowbirdError)
+    async def known(request: Request, error: CowbirdError) -> Response:
+        return render(request, error)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        return render(request, validation_error(error))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        detail = f"{request.method} {request.url.path}: {error.detail}"
+        return render(request, NotFound(detail) if error.status_code == 404 else HttpError(error.status_code, detail))
+
+    app.add_middleware(CatchAll, render=render)
+
+
+class CatchAll:
+    """ASGI middleware: an unexpected exception is logged with its traceback and answered ``500 internal``.
+
+    It runs inside Starlette's own error middleware, so the exception is handled here once (logged
+    once) instead of being re-raised to the server. If the response had already started (a stream
+    that broke), the exception is re-raised so that the server aborts the connection and the client
+    sees a broken response, never a clean short one.
+    """
+
+    def __init__(self, app: ASGIApp, render: Renderer = _default_render) -> None:
+        self.app = app
+        self.render = render
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            logger.exception("unexpected error in %s %s", scope.get("method", ""), scope.get("path", ""))
+            if started:
+                raise
+            error = Internal("an unexpected error occurred on the server; it has been logged")
+            response = self.render(Request(scope, receive), error)
+            await response(scope, receive, send)

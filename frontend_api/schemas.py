@@ -1,0 +1,124 @@
+"""The public contract of the front end: one pydantic model per response of the HTTP API.
+
+Every route declares its ``response_model`` from here, so ``/openapi.json`` describes every field;
+the node's wire models stay in ``backend_node.schemas``. Names follow one rule: the values of
+regions (``text_url`` of the text a hit is in) are ``meta`` everywhere — the ``meta=`` parameter,
+a hit's ``meta``, the corpus listing's ``meta`` (which s-attributes carry values), ``/ref``'s ``meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cowbird.problems import Problem
+
+__all__ = [
+    "CheckResult",
+    "CorpusList",
+    "CorpusSummary",
+    "Hit",
+    "PartitionResult",
+    "PartitionSummary",
+    "Problem",
+    "QueryResult",
+    "RefResult",
+    "RefText",
+    "Translation",
+]
+
+
+class PartitionSummary(BaseModel):
+    """One partition of a corpus: its tokens are the global positions ``offset`` .. ``offset + size - 1``."""
+
+    id: str
+    size: int = Field(description="Tokens in the partition.")
+    offset: int = Field(description="Global position of its first token.")
+
+
+class CorpusSummary(BaseModel):
+    """A corpus as the listing shows it."""
+
+    name: str = Field(description="Short name used in URLs and in the corpus= parameter.")
+    title: str
+    description: str
+    language: str = Field(description="ISO code of the language.")
+    access: str = Field(description="public, login, or group:NAME.")
+    size: int = Field(description="Tokens in the whole corpus.")
+    p_attributes: list[str] = Field(description="Positional attributes: what show= and queries can name.")
+    s_attributes: list[str] = Field(description="Structural attributes (regions such as s and text).")
+    meta: list[str] = Field(description="The s-attributes whose regions carry values: what meta= and filter= name.")
+    partitions: list[PartitionSummary]
+
+
+class CorpusList(BaseModel):
+    data: list[CorpusSummary]
+    total: int
+
+
+class Translation(BaseModel):
+    q: str = Field(description="The simple query as given.")
+    cqp: str = Field(description="Its translation to canonical CQP.")
+
+
+class CheckResult(BaseModel):
+    cqp: str = Field(description="The canonical form of the query: what the nodes run.")
+
+
+class PartitionResult(BaseModel):
+    """How one partition answered."""
+
+    id: str
+    status: Literal["ok", "failed"]
+    total: int | None = Field(description="Hits in this partition (None when it failed).")
+    error: str | None = Field(None, description="Why it failed.")
+
+
+class Hit(BaseModel):
+    """One hit: global positions, the KWIC strings, the match's attributes and metadata, its static link."""
+
+    position: int = Field(description="Global position of the first token of the match.")
+    matchend: int = Field(description="Global position of the last token of the match.")
+    partition: str
+    left: str = Field(description="Left context, tokens separated by spaces.")
+    match: str
+    right: str = Field(description="Right context, tokens separated by spaces.")
+    attributes: dict[str, str] = Field(description="Each show= attribute of the match (tokens separated by spaces).")
+    meta: dict[str, str | None] = Field(description="Each meta= attribute at the match (None outside any region).")
+    ref: str = Field(description="Path of the static link: /ref/<corpus>/<position>.")
+
+
+class QueryResult(BaseModel):
+    """A preview: the exact total over all partitions and up to ``limit`` hits in global corpus order."""
+
+    corpus: str
+    cqp: str = Field(description="The CQP that ran on every partition.")
+    total: int = Field(description="Hits in the partitions that answered.")
+    complete: bool = Field(description="False when a partition failed (its hits are missing).")
+    failed: list[str] = Field(description="Partitions that failed.")
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+    offset: int
+    sample: int | None = Field(description="The sample size asked for, or None for a page of hits.")
+    hits: list[Hit]
+
+
+class RefText(BaseModel):
+    left: str
+    match: str
+    right: str
+
+
+class RefResult(BaseModel):
+    """A static link resolved: the sentence at a global position, wider context, metadata, citation."""
+
+    corpus: str
+    title: str
+    position: int
+    partition: str
+    sentence: RefText
+    context: RefText
+    meta: dict[str, str | None]
+    citation: str
+    link: str = Field(description="The permanent URL of this position.")
