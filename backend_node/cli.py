@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 import uvicorn
-from pydantic import ValidationError
 
 from backend_node.app import create_app, open_engines
 from backend_node.settings import NodeSettings
-from backend_node.store import StoreError
+from cowbird.config import ConfigError
+from cowbird.errors import CowbirdError
 
 
 @click.group("node")
@@ -39,11 +39,10 @@ def serve_command(config: Path | None, **options: object) -> None:
         settings = NodeSettings.load(config, **overrides)
         token = settings.bearer_token()
         engines = open_engines(settings)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise click.ClickException(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
-    except (ValueError, StoreError) as exc:
+    except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
+    except CowbirdError as exc:
+        raise click.ClickException(exc.detail) from exc
     app = create_app(settings, engines=engines, token=token)
     scheme = "https" if settings.tls_cert else "http"
     click.echo(f"cowbird node: {len(engines)} partition(s) with the {settings.engine} engine on "

@@ -23,7 +23,10 @@ from rich.console import Console
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
+sys.path.insert(0, str(ROOT))
+
+from tests.support import REFERENCE
+
 DATA = ROOT / "bench" / "data"
 FLAGS = ["-c", "utf8", "-xsB", "-P", "pos", "-P", "upos", "-P", "lemma",
          "-S", "text:0+id+host+tld+genre+year+lastmod+url", "-S", "s:0+id", "-q"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import statistics
 import sys
 import tempfile
@@ -29,23 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from backend_node.engines import Context
 from backend_node.engines.native import NativeEngine
-from backend_node.store import (
-    EncodeOptions,
-    parse_s_declaration,
-)
 from cowbird.demo import DemoStack
-
-REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [int(s.getsockname()[1]) for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+from tests.support import REFERENCE, ewt_options, free_ports
 
 
 def main() -> None:
@@ -59,11 +43,7 @@ def main() -> None:
                if line.startswith("q")]
     base = Path(tempfile.mkdtemp(prefix="cowbird-bench-"))
     front, n1, n2 = free_ports(3)
-    encoding = EncodeOptions(
-        REFERENCE / "ewt.vrt", base / "data" / "ewt", base / "registry" / "ewt", ["word", "pos", "upos", "lemma"],
-        [parse_s_declaration(d) for d in ("text:0+id+genre+host+year+date+url", "p:0", "s:0+id")],
-        charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=66_000,
-    )
+    encoding = ewt_options(base / "data" / "ewt", base / "registry" / "ewt", partition_tokens=66_000)
     stack = DemoStack(base, front, (n1, n2), encoding, name="ewt")
     stack.prepare()
     stack.start()

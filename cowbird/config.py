@@ -8,6 +8,7 @@ as usual for those.
 
 from __future__ import annotations
 
+import os
 import tomllib
 import types
 import typing
@@ -70,7 +71,7 @@ def resolve_paths(model: type[BaseModel], data: dict[str, Any], base: Path) -> d
             continue
         value = resolved[name]
         if _is_path(info.annotation) and isinstance(value, str) and value and not Path(value).is_absolute():
-            resolved[name] = str(base / value)
+            resolved[name] = os.path.normpath(base / value)
             continue
         inner = _model_of(info.annotation)
         if inner is None:

@@ -48,10 +48,11 @@ class Problem(BaseModel):
 
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    "4XX": {"model": Problem, "content": {PROBLEM_MEDIA_TYPE: {}}, "description": "The request cannot be served."},
-    "5XX": {"model": Problem, "content": {PROBLEM_MEDIA_TYPE: {}}, "description": "A server-side failure."},
+    "4XX": {"model": Problem, "description": "The request cannot be served (application/problem+json)."},
+    "5XX": {"model": Problem, "description": "A server-side failure (application/problem+json)."},
 }
-"""``responses=`` for an app or router: documents the problem+json answers in the OpenAPI document."""
+"""``responses=`` for an app: documents the problem+json answers of every route in the OpenAPI document
+(``install_problem_handlers`` files them under their real media type)."""
 
 
 def problem_body(error: CowbirdError) -> dict[str, Any]:
@@ -101,6 +102,26 @@ def install_problem_handlers(app: FastAPI, render: Renderer = _default_render) -
         return render(request, NotFound(detail) if error.status_code == 404 else HttpError(error.status_code, detail))
 
     app.add_middleware(CatchAll, render=render)
+    _document_problems(app)
+
+
+def _document_problems(app: FastAPI) -> None:
+    """FastAPI files a response model under application/json; errors are application/problem+json."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = build()
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                for status in ("4XX", "5XX"):
+                    content = operation.get("responses", {}).get(status, {}).get("content", {})
+                    if "application/json" in content:
+                        content[PROBLEM_MEDIA_TYPE] = content.pop("application/json")
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class CatchAll:

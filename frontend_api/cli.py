@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 import uvicorn
-from pydantic import ValidationError
 
+from cowbird.config import ConfigError
 from frontend_api.app import create_app
 from frontend_api.settings import FrontendSettings
 
@@ -21,10 +21,7 @@ def serve_command(config: Path, host: str | None, port: int | None) -> None:
     try:
         settings = FrontendSettings.load(config, host=host, port=port)
         app = create_app(settings)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise click.ClickException(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
-    except ValueError as exc:
+    except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"cowbird: {len(settings.corpora)} corpora on http://{settings.host}:{settings.port}", err=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")

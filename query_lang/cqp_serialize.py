@@ -13,7 +13,7 @@ or late. Such ASTs raise ``QuerySyntaxError`` instead of producing text.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 from query_lang.cqp_ast import (
     SPECIAL_LABELS,
@@ -114,7 +114,7 @@ def _pattern(pattern: Pattern) -> str:
             return f"<{name}>"
         operator = "!=" if pattern.test.negated else "="
         return f"<{name}{operator}{_value(pattern.test.value)}>"
-    raise TypeError(f"not a pattern node: {pattern!r}")
+    assert_never(pattern)
 
 
 def _quantifier(low: int, high: int | None) -> str:
@@ -151,7 +151,7 @@ def _condition(condition: Condition) -> str:
         )
     if isinstance(condition, Or):
         return " | ".join(_condition(op) for op in _at_least_two(condition.operands))
-    raise TypeError(f"not a condition node: {condition!r}")
+    assert_never(condition)
 
 
 # ------------------------------------------------------------------ global constraint
@@ -179,4 +179,4 @@ def _constraint(constraint: Constraint) -> str:
         )
     if isinstance(constraint, ConstraintOr):
         return " | ".join(_constraint(op) for op in _at_least_two(constraint.operands))
-    raise TypeError(f"not a constraint node: {constraint!r}")
+    assert_never(constraint)

@@ -6,7 +6,7 @@ syntax (``\\p{L}``, ``[[:alpha:]]``, ``(?i)``, look-around). Remember that CQP r
 
 Compiling can itself be an attack: ``regex`` unrolls counted repetitions, and
 ``((a{1000}){1000}){1000}`` exhausts memory. So before compiling, a small scanner bounds the
-counted repetitions the way RE2 (the native engine's matcher) does: the product of nested bounds
+counted repetitions (the native engine matches with ``regex`` too): the product of nested bounds
 may not exceed ``MAX_REGEX_REPEAT``, and a query's regexes together may not unroll to more than
 ``MAX_REGEX_SIZE`` atoms.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import regex
 
 MAX_REGEX_REPEAT = 1_000
-"""Largest product of nested ``{n,m}`` bounds in one regex (RE2 refuses larger ones)."""
+"""Largest product of nested ``{n,m}`` bounds in one regex."""
 
 MAX_REGEX_SIZE = 20_000
 """Largest number of atoms all regexes of one query unroll to."""

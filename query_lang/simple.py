@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import assert_never
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
@@ -200,11 +201,20 @@ def to_cqp(query: SimpleQuery, ignore_case: bool = False) -> Query:
         if isinstance(item, Term):
             value = RegexValue(term_regex(item), ignore_case=ignore_case)
             items.append(TokenPattern(AttributeTest("lemma" if item.lemma else "word", False, value)))
-        elif item.max == 1 and item.min == 1:
-            items.append(TokenPattern(None))
-        elif item.max > 0:
-            items.append(Repetition(TokenPattern(None), item.min, item.max))
+        elif isinstance(item, Distance):
+            items += _gap(item)
+        else:
+            assert_never(item)
     return Query(items[0] if len(items) == 1 else Sequence(tuple(items)))
+
+
+def _gap(distance: Distance) -> list[Pattern]:
+    """Arbitrary tokens between two terms: none for 0, ``[]`` for 1, ``[]{n,m}`` otherwise."""
+    if distance.max == 0:
+        return []
+    if distance.min == distance.max == 1:
+        return [TokenPattern(None)]
+    return [Repetition(TokenPattern(None), distance.min, distance.max)]
 
 
 def translate(text: str, ignore_case: bool = False) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder
+from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder, EncodeResult
 from backend_node.store.errors import StoreError
 from backend_node.store.info import describe
 from backend_node.store.reader import CwbCorpus
@@ -67,35 +67,9 @@ def encode_command(ctx: click.Context, /, **kw: Any) -> None:
         -P pos -P upos -P lemma -S text:0+id+genre+host+year+date+url -S p:0 -S s:0+id
     """
     try:
-        decls = [parse_s_declaration(value, keep_all=(flag == "-V")) for flag, value in ctx.meta["s_order"]]
-        names = [d.name for d in decls]
-        duplicate = next((n for n in names if names.count(n) > 1), None)
-        if duplicate:
-            raise StoreError(f"s-attribute <{duplicate}> declared twice")
-        p_attrs = ([] if kw["default_attribute"] == "-" else [kw["default_attribute"]]) + list(kw["p_attributes"])
-        clash = set(p_attrs) & {n for d in decls for n in d.attribute_names}
-        if clash or len(set(p_attrs)) != len(p_attrs):
-            raise StoreError(f"attribute name declared twice: {', '.join(sorted(clash) or p_attrs)}")
-        options = EncodeOptions(
-            input=kw["input_file"],
-            data_dir=Path(kw["data_dir"]),
-            registry_file=kw["registry_file"],
-            p_attributes=p_attrs,
-            s_attributes=decls,
-            charset=kw["charset"].lower(),
-            xml=kw["xml"],
-            skip_blank=kw["skip_blank"],
-            strip_blanks=kw["strip_blanks"],
-            partition_tokens=kw["partition_tokens"],
-            partition_at=kw["partition_at"],
-            manifest=kw["manifest"],
-            data_dir_arg=kw["data_dir"],
-        )
-        warnings = 0
+        options = _encode_options(ctx.meta["s_order"], kw)
 
         def warn(message: str) -> None:
-            nonlocal warnings
-            warnings += 1
             if not kw["quiet"]:
                 click.echo(f"warning: {message}", err=True)
 
@@ -115,8 +89,40 @@ def encode_command(ctx: click.Context, /, **kw: Any) -> None:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:  # an output folder that cannot be created or written
         raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from exc
+    _report(result, elapsed, options.input)
+
+
+def _encode_options(s_order: list[tuple[str, str]], kw: dict[str, Any]) -> EncodeOptions:
+    """The options of ``cowbird encode`` checked as cwb-encode checks them (no name declared twice)."""
+    decls = [parse_s_declaration(value, keep_all=(flag == "-V")) for flag, value in s_order]
+    names = [d.name for d in decls]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise StoreError(f"s-attribute <{duplicate}> declared twice")
+    p_attrs = ([] if kw["default_attribute"] == "-" else [kw["default_attribute"]]) + list(kw["p_attributes"])
+    clash = set(p_attrs) & {n for d in decls for n in d.attribute_names}
+    if clash or len(set(p_attrs)) != len(p_attrs):
+        raise StoreError(f"attribute name declared twice: {', '.join(sorted(clash) or p_attrs)}")
+    return EncodeOptions(
+        input=kw["input_file"],
+        data_dir=Path(kw["data_dir"]),
+        registry_file=kw["registry_file"],
+        p_attributes=p_attrs,
+        s_attributes=decls,
+        charset=kw["charset"].lower(),
+        xml=kw["xml"],
+        skip_blank=kw["skip_blank"],
+        strip_blanks=kw["strip_blanks"],
+        partition_tokens=kw["partition_tokens"],
+        partition_at=kw["partition_at"],
+        manifest=kw["manifest"],
+        data_dir_arg=kw["data_dir"],
+    )
+
+
+def _report(result: EncodeResult, elapsed: float, source: Path) -> None:
     if result.size == 0:
-        click.echo(f"warning: {options.input} holds no tokens; the corpus is empty", err=True)
+        click.echo(f"warning: {source} holds no tokens; the corpus is empty", err=True)
     rate = result.size / elapsed if elapsed > 0 else 0.0
     click.echo(f"encoded {result.size:,} tokens in {elapsed:.1f} s ({rate:,.0f} tokens/s)")
     for part in result.partitions:

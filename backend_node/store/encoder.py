@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backend_node.store.batch import Batch
 from backend_node.store.cwbformat import MAX_CORPUS_SIZE
 from backend_node.store.errors import StoreError
 from backend_node.store.manifest import Manifest, ManifestPartition
@@ -29,7 +30,7 @@ from backend_node.store.partitioner import Partitioner
 from backend_node.store.pattr_writer import PAttributeWriter
 from backend_node.store.registry import SAttributeDecl, format_registry
 from backend_node.store.sattr_writer import ElementEncoder
-from backend_node.store.vrt import Batch, VrtOptions, VrtReader
+from backend_node.store.vrt import VrtOptions, VrtReader
 
 DEFAULT_PARTITION_TOKENS = 1_000_000_000
 

@@ -14,8 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
+from backend_node.store.batch import Batch
 from backend_node.store.errors import VrtError
-from backend_node.store.vrt import Batch
 
 
 class PartitionWriter(Protocol):

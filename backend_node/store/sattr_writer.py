@@ -20,9 +20,10 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.store.batch import Tags
 from backend_node.store.cwbformat import BE_INT32
 from backend_node.store.registry import SAttributeDecl
-from backend_node.store.vrt import MAX_VALUE_BYTES, Tags, decode_entities, truncate_value
+from backend_node.store.vrt import MAX_VALUE_BYTES, decode_entities, truncate_value
 
 FLUSH_ENTRIES = 1 << 20
 

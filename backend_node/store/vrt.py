@@ -23,8 +23,10 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.store.batch import Batch, Tags
 from backend_node.store.cwbformat import CHARSETS
 from backend_node.store.errors import VrtError
+from backend_node.store.vrt_tags import LITERAL, SKIP, TOKEN, TagParser
 
 CHUNK_BYTES = 8 * 1024 * 1024
 """How much input one batch reads: large enough for numpy to pay off, small enough for memory."""
@@ -40,13 +42,6 @@ UNDEF = b"__UNDEF__"
 
 _ENTITY = re.compile(rb"&(?:#x([0-9A-Fa-f]+)|#([0-9]+)|(lt|gt|amp|quot|apos));")
 _NAMED = {b"lt": b"<", b"gt": b">", b"amp": b"&", b"quot": b'"', b"apos": b"'"}
-_NAME_RUN = re.compile(rb"[A-Za-z0-9_\-\x80-\xff]+")
-"""cwb-encode's XML name characters: ASCII letters, digits, ``_``, ``-`` and any byte >= 0x80."""
-
-_TAG_LINE = re.compile(
-    rb"^<(/?)([A-Za-z0-9_\-\x80-\xff]+)(?:[ \t]+([^\n]*?))?/?>[ \t]*$", re.MULTILINE
-)
-"""A well-formed tag line: optional slash, name, annotation without a final ``/`` of an empty element."""
 
 def decode_entities(value: bytes) -> bytes:
     """Decode ``&lt; &gt; &amp; &quot; &apos;`` and numeric references in one left-to-right pass."""
@@ -72,85 +67,6 @@ def truncate_value(value: bytes, utf8: bool) -> bytes:
         except UnicodeDecodeError as exc:
             head = head[: exc.start]
     return head + b"$"
-
-
-SKIP, TOKEN, LITERAL = -1, -2, -3
-"""Tag classifications that are not a declared element: ignore the line, or encode it as a token."""
-
-
-@dataclass
-class Tags:
-    """The structural tags of a batch, column by column (millions of them: no object per tag).
-
-    ``element[i]`` indexes the reader's declared element names; ``cpos[i]`` is the number of tokens
-    before the tag; ``annotation[i]`` is the text between an opening tag's name and its ``>``.
-    """
-
-    cpos: npt.NDArray[np.int64]
-    line: npt.NDArray[np.int64]
-    element: npt.NDArray[np.int16]
-    closing: npt.NDArray[np.bool_]
-    annotation: list[bytes]
-
-    def __len__(self) -> int:
-        return len(self.annotation)
-
-    def slice(self, first: int, last: int) -> Tags:
-        return Tags(
-            self.cpos[first:last],
-            self.line[first:last],
-            self.element[first:last],
-            self.closing[first:last],
-            self.annotation[first:last],
-        )
-
-    def take(self, indices: npt.NDArray[np.int64]) -> Tags:
-        return Tags(
-            self.cpos[indices],
-            self.line[indices],
-            self.element[indices],
-            self.closing[indices],
-            [self.annotation[i] for i in indices.tolist()],
-        )
-
-    @staticmethod
-    def join(first: Tags, second: Tags) -> Tags:
-        return Tags(
-            np.concatenate((first.cpos, second.cpos)),
-            np.concatenate((first.line, second.line)),
-            np.concatenate((first.element, second.element)),
-            np.concatenate((first.closing, second.closing)),
-            first.annotation + second.annotation,
-        )
-
-
-@dataclass
-class Batch:
-    """Consecutive input: ``columns[k][i]`` is attribute k of token ``start + i``; tags in order."""
-
-    start: int
-    columns: list[list[bytes]]
-    tags: Tags
-    size: int = 0
-
-    def slice(self, token_from: int, token_to: int, tag_from: int, tag_to: int) -> Batch:
-        """Tokens ``[token_from, token_to)`` (batch-relative) and tags ``[tag_from, tag_to)``."""
-        return Batch(
-            self.start + token_from,
-            [col[token_from:token_to] for col in self.columns],
-            self.tags.slice(tag_from, tag_to),
-            token_to - token_from,
-        )
-
-    @staticmethod
-    def join(first: Batch, second: Batch) -> Batch:
-        """Two adjacent batches as one."""
-        return Batch(
-            first.start,
-            [a + b for a, b in zip(first.columns, second.columns, strict=True)],
-            Tags.join(first.tags, second.tags),
-            first.size + second.size,
-        )
 
 
 @dataclass
@@ -190,9 +106,9 @@ class VrtReader:
         self.chunk_bytes = chunk_bytes
         self.name = str(path)
         self.bytes_read = 0
-        self._tag_cache: dict[bytes, tuple[int, bool, bytes]] = {}
-        self._element_codes = {name.encode("ascii"): code for code, name in enumerate(options.s_attributes)}
         self._warned: set[str] = set()
+        self.tag_parser = TagParser(self.name, options.s_attributes, options.columns, options.xml,
+                                    options.strip_blanks, options.warn, self.warn_once)
 
     def __iter__(self) -> Iterator[Batch]:
         cpos = 0
@@ -234,8 +150,40 @@ class VrtReader:
 
     def _batch(self, chunk: bytes, cpos: int, line_base: int) -> Batch:
         chunk = self._decode_check(chunk, line_base)
-        data = np.frombuffer(chunk, dtype=np.uint8)
-        ends = np.flatnonzero(data == 10)
+        starts, ends = self._line_bounds(chunk, line_base)
+        is_blank, is_tag = self._blank_and_tag_lines(chunk, starts, ends)
+        literal: dict[int, bytes] = {}  # line index -> line to encode as a token with cwb-encode's padding
+        if is_blank.any() and not self.options.skip_blank:
+            literal.update((i, b"") for i in np.flatnonzero(is_blank).tolist())
+        skip = is_blank.copy()
+        tag_lines = np.flatnonzero(is_tag)
+        codes, closing, annotations = self.tag_parser.classify_lines(
+            chunk, starts[tag_lines], ends[tag_lines], tag_lines, line_base
+        )
+        declared = codes >= 0
+        skip[tag_lines[declared | (codes == SKIP)]] = True
+        is_tag[tag_lines[(codes == TOKEN) | (codes == LITERAL)]] = False
+        for k in np.flatnonzero(codes == LITERAL).tolist():
+            i = int(tag_lines[k])
+            literal[i] = chunk[starts[i] : ends[i]]
+        tag_index = tag_lines[declared]
+        kept = np.flatnonzero(declared)
+        is_token = ~(is_tag | skip)
+        is_token[list(literal)] = True
+        tokens_before: npt.NDArray[np.int64] = np.cumsum(is_token, dtype=np.int64) - is_token
+        tags = Tags(
+            cpos + tokens_before[tag_index].astype(np.int64),
+            tag_index.astype(np.int64) + line_base,
+            codes[declared].astype(np.int16),
+            closing[declared],
+            annotations if len(kept) == len(annotations) else [annotations[k] for k in kept.tolist()],
+        )
+        columns = self._columns(chunk, starts, ends, is_token, literal, tokens_before, line_base)
+        return Batch(cpos, columns, tags, int(is_token.sum()))
+
+    def _line_bounds(self, chunk: bytes, line_base: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Start and end (the newline) of every line; a line over cwb-encode's limit is an error."""
+        ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
         starts = np.empty_like(ends)
         starts[0] = 0
         starts[1:] = ends[:-1] + 1
@@ -243,49 +191,39 @@ class VrtReader:
         if lengths.max(initial=0) > MAX_LINE_BYTES:
             line = line_base + int(np.argmax(lengths > MAX_LINE_BYTES))
             raise VrtError(self.name, line, f"input line too long (max: {MAX_LINE_BYTES} bytes)")
+        return starts, ends
+
+    def _blank_and_tag_lines(
+        self, chunk: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Which lines are empty and which start with ``<`` (after leading spaces, with -B)."""
+        data = np.frombuffer(chunk, dtype=np.uint8)
+        lengths = ends - starts
         first = data[np.minimum(starts, len(data) - 1)]
         first[lengths == 0] = 0
         is_blank = lengths == 0
         is_tag = first == ord("<")
-        literal: dict[int, bytes] = {}  # line index -> line to encode as a token with cwb-encode's padding
         if self.options.strip_blanks:
             # -B skips leading spaces of a line: it may then be empty or a tag
             for i in np.flatnonzero(first == ord(" ")).tolist():
                 stripped = chunk[starts[i] : ends[i]].lstrip(b" ")
                 is_blank[i] = not stripped
                 is_tag[i] = stripped.startswith(b"<")
-        if is_blank.any() and not self.options.skip_blank:
-            for i in np.flatnonzero(is_blank).tolist():
-                literal[i] = b""
-        skip = is_blank.copy()
-        tag_lines = np.flatnonzero(is_tag)
-        codes, closing, annotations = self._tags(chunk, starts[tag_lines], ends[tag_lines], tag_lines, line_base)
-        declared = codes >= 0
-        skip[tag_lines[declared | (codes == SKIP)]] = True
-        inserted = tag_lines[(codes == TOKEN) | (codes == LITERAL)]
-        is_tag[inserted] = False
-        for k in np.flatnonzero(codes == LITERAL).tolist():
-            i = int(tag_lines[k])
-            literal[i] = chunk[starts[i] : ends[i]]
-        tag_index = tag_lines[declared]
-        kept = np.flatnonzero(declared)
-        tag_element = codes[declared]
-        tag_closing = closing[declared]
-        tag_annotation = annotations if len(kept) == len(annotations) else [annotations[k] for k in kept.tolist()]
-        is_token = ~(is_tag | skip)
-        for i in literal:
-            is_token[i] = True
-        tokens_before = np.cumsum(is_token) - is_token
-        tags = Tags(
-            cpos + tokens_before[tag_index].astype(np.int64),
-            tag_index.astype(np.int64) + line_base,
-            tag_element.astype(np.int16),
-            tag_closing,
-            tag_annotation,
-        )
+        return is_blank, is_tag
+
+    def _columns(
+        self,
+        chunk: bytes,
+        starts: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+        is_token: npt.NDArray[np.bool_],
+        literal: dict[int, bytes],
+        tokens_before: npt.NDArray[np.int64],
+        line_base: int,
+    ) -> list[list[bytes]]:
+        """The token lines split into one list of values per positional attribute."""
         regular = is_token.copy()
-        for i in literal:
-            regular[i] = False
+        regular[list(literal)] = False
         token_lines = np.flatnonzero(regular)
         columns: list[list[bytes]] = [[] for _ in range(self.options.columns)]
         if len(token_lines):
@@ -296,7 +234,7 @@ class VrtReader:
             values = self._literal_fields(literal[i])
             for k, column in enumerate(columns):
                 column.insert(at, values[k])
-        return Batch(cpos, columns, tags, int(is_token.sum()))
+        return columns
 
     def _decode_check(self, chunk: bytes, line_base: int) -> bytes:
         try:
@@ -384,108 +322,3 @@ class VrtReader:
             f"token line has {found} column{'s' if found != 1 else ''}, expected {self.options.columns} "
             "(one per positional attribute, separated by tabs)",
         )
-
-    # -- tags --------------------------------------------------------------------------------
-
-    def _tags(
-        self,
-        chunk: bytes,
-        starts: npt.NDArray[np.int64],
-        ends: npt.NDArray[np.int64],
-        lines: npt.NDArray[np.int64],
-        line_base: int,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], list[bytes]]:
-        """Classify tag lines: element index (or SKIP/TOKEN/LITERAL), closing flag, annotation.
-
-        One regular expression over all tag lines of the chunk handles well-formed tags of declared
-        elements; the rest (malformed, undeclared, odd) go through :meth:`_classify_tag` one by one.
-        """
-        n = len(lines)
-        codes = np.full(n, SKIP, dtype=np.int64)
-        closing = np.zeros(n, dtype=np.bool_)
-        annotations: list[bytes] = [b""] * n
-        if n == 0:
-            return codes, closing, annotations
-        texts = [chunk[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-        found = _TAG_LINE.findall(b"\n".join(texts))
-        element_codes = self._element_codes
-        if len(found) == n:
-            slow = []
-            for k, (slash, name, annotation) in enumerate(found):
-                code = element_codes.get(name)
-                if code is None or (slash and annotation):
-                    slow.append(k)
-                    continue
-                codes[k] = code
-                if slash:
-                    closing[k] = True
-                else:
-                    annotations[k] = annotation
-        else:
-            slow = list(range(n))
-        strip = self.options.strip_blanks
-        for k in slow:
-            raw = texts[k]
-            line = line_base + int(lines[k])
-            code, is_closing, annotation = self._classify_tag(raw.lstrip(b" ") if strip else raw, line)
-            codes[k], closing[k], annotations[k] = code, is_closing, annotation
-        return codes, closing, annotations
-
-    def _classify_tag(self, raw: bytes, line: int) -> tuple[int, bool, bytes]:
-        """(element index, closing, annotation) for a declared element, else (SKIP|TOKEN|LITERAL, ...)."""
-        cached = self._tag_cache.get(raw)
-        if cached is not None:
-            return cached
-        result = self._parse_tag(raw, line)
-        # Opening tags with annotations are mostly unique (ids): caching them would only cost memory.
-        # Literal insertions warn per line, so they are not cached either.
-        if len(self._tag_cache) < 100_000 and not result[2] and result[0] != LITERAL:
-            self._tag_cache[raw] = result
-        return result
-
-    def _parse_tag(self, raw: bytes, line: int) -> tuple[int, bool, bytes]:
-        if self.options.xml and (raw.startswith(b"<?") or raw.startswith(b"<!")):
-            return (SKIP, False, b"")
-        closing = raw.startswith(b"</")
-        k = 2 if closing else 1
-        match = _NAME_RUN.match(raw, k)
-        end = match.end() if match else k
-        name = raw[k:end].decode("utf-8", "replace")
-        separator = raw[end : end + 1]
-        fields = raw.count(b"\t") + 1
-        might_be_token = fields > 1 and fields == self.options.columns
-        where = f"{self.name}:{line}"
-        if end == k or separator not in (b" ", b"\t", b">", b"/"):
-            if might_be_token:
-                return (TOKEN, False, b"")
-            text = raw.decode("utf-8", "replace")
-            self.options.warn(f"{where}: malformed tag {text!r}, inserted literally as a token")
-            return (LITERAL, False, b"")
-        code = self._element_codes.get(name.encode("utf-8"))
-        if code is None:
-            if might_be_token:
-                return (TOKEN, False, b"")
-            self.warn_once(
-                f"undeclared:{name}",
-                f"{where}: s-attribute <{name}> not declared, inserted literally as a token "
-                "(warning issued only once)",
-            )
-            return (LITERAL, False, b"")
-        rest = raw[end:]
-        if closing:
-            if separator != b">":
-                self.options.warn(f"{where}: no annotations allowed on closing tag </{name} ...>, ignored")
-            return (code, True, b"")
-        if separator == b">":
-            if rest[1:].strip(b" \t"):
-                self.options.warn(f"{where}: extra material after tag <{name}> ignored")
-            return (code, False, b"")
-        body = rest.lstrip(b" \t")
-        trimmed = body.rstrip(b" \t")
-        if not trimmed.endswith(b">"):
-            self.options.warn(f"{where}: malformed tag: missing > at end of line, annotations of <{name}> ignored")
-            return (code, False, b"")
-        annotation = body[: len(trimmed) - 1]
-        if annotation.endswith(b"/"):  # an empty element <x a="1"/> opens a region like <x a="1">
-            annotation = annotation[:-1]
-        return (code, False, annotation)

@@ -8,14 +8,7 @@ import pytest
 
 from backend_node.engines.native import NativeEngine
 from query_lang import parse_cqp
-from tests.conftest import REFERENCE
-
-
-def _queries() -> list[tuple[str, str]]:
-    path = REFERENCE / "parity" / "queries.tsv"
-    if not path.exists():
-        return []
-    return [tuple(line.split("\t", 1)) for line in path.read_text().splitlines() if line.startswith("q")]  # type: ignore[misc]
+from tests.support import parity_hits, parity_queries
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +16,9 @@ def ewt(reference: Path) -> NativeEngine:
     return NativeEngine.open(reference / "cwb" / "registry", "ewt")
 
 
-@pytest.mark.parametrize(("query_id", "query"), _queries() or [pytest.param("none", "", marks=pytest.mark.skip(
-    reason=f"reference parity queries not found at {REFERENCE}/parity"))])
-def test_same_hits_as_cqp(ewt: NativeEngine, reference: Path, query_id: str, query: str) -> None:
-    expected = [
-        tuple(int(x) for x in line.split("\t"))
-        for line in (reference / "parity" / "hits" / f"{query_id}.tsv").read_text().splitlines()
-        if line.strip()
-    ]
+@pytest.mark.parametrize(("query_id", "query"), parity_queries())
+def test_same_hits_as_cqp(ewt: NativeEngine, query_id: str, query: str) -> None:
+    expected = parity_hits(query_id)
     matches = ewt.evaluate(parse_cqp(query))
     assert list(zip(matches.match.tolist(), matches.matchend.tolist(), strict=True)) == expected
 

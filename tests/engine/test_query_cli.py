@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cowbird.cli import main
@@ -51,6 +52,7 @@ def test_batch_timing(sample_registry: Path, tmp_path: Path) -> None:
     assert all(float(r[2]) >= 0 for r in rows)
 
 
+@pytest.mark.e2e
 def test_bad_query_prints_the_position_and_exits_1(sample_registry: Path) -> None:
     process = subprocess.run(
         [sys.executable, "-m", "cowbird", "query", "-r", str(sample_registry), "-C", "sample", '[word="the"'],

@@ -13,13 +13,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node.app import create_app as create_node
+from backend_node import NodeSettings
+from backend_node import create_app as create_node
 from backend_node.engines.native import NativeEngine
-from backend_node.settings import NodeSettings
 from backend_node.store import Encoder
-from frontend_api.app import create_app
-from frontend_api.settings import CorpusConfig, FrontendSettings
-from tests.conftest import sample_options, synthetic_options
+from frontend_api import CorpusConfig, FrontendSettings, create_app
+from tests.support import sample_options, synthetic_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
 API_TOKEN = "api-token-0123456789abcdef"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,17 +9,9 @@ import httpx
 import pytest
 
 from cowbird.demo import DemoStack
+from tests.support import free_ports
 
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

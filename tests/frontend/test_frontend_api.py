@@ -119,6 +119,7 @@ async def test_export_tsv_and_the_browser_cap(client: httpx.AsyncClient) -> None
                                                              "limit": 20_000}), 403, "forbidden")
 
 
+@pytest.mark.slow
 async def test_api_mode_streams_50000_rows(client: httpx.AsyncClient) -> None:
     params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 50_000, "context": 0}
     lines = 0
@@ -278,7 +279,7 @@ def test_configuration_errors_are_clear_at_start(sample_parts: Partitioned, big_
 
 
 def test_settings_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from frontend_api.settings import FrontendSettings
+    from frontend_api import FrontendSettings
 
     config = tmp_path / "cowbird.toml"
     config.write_text('node_token_file = "node.token"\nfanout = "serial"\n\n[[corpora]]\nname = "x"\n'

@@ -9,11 +9,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node.app import create_app
+from backend_node import NodeSettings, create_app
 from backend_node.engines.native import NativeEngine
-from backend_node.settings import NodeSettings
 from backend_node.store import Encoder
-from tests.conftest import synthetic_options
+from tests.support import synthetic_options
 
 TOKEN = "test-token-0123456789abcdef"
 

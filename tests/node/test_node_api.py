@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from backend_node import PartitionService
 from backend_node.engines import QueryTimeout
-from backend_node.service import PartitionService
 from tests.node.conftest import client_for, make_app
 
 pytestmark = pytest.mark.anyio
@@ -175,3 +175,23 @@ async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, bi
             await service.run("big", '[] []* [word="zzz"]', "standard", 500, gone)
         assert error.value.code == "timeout" and "client went away" in error.value.detail
         assert time.perf_counter() - started < 1.5
+
+
+async def test_an_engine_bug_is_a_logged_500_not_a_bad_request(
+    sample_registry: Path, big_registry: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_app(sample_registry, big_registry)
+    async for client in client_for(app):
+        engine = app.state.service.engines["sample"]
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise KeyError("lemma")  # what a bug looks like; an unknown attribute is UnknownAttribute
+
+        monkeypatch.setattr(engine, "run", broken)
+        response = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
+        body = assert_problem(response, 500, "internal")
+        assert "lemma" not in response.text and "Traceback" not in response.text
+        assert "KeyError: 'lemma'" in caplog.text
+        unknown = await client.post("/v1/hits", json={"partition": "big", "query": '"w1"', "show": ["lemma"]})
+        assert_problem(unknown, 400, "unknown_attribute")
+        assert body["title"] == "Internal error"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,19 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend_node.settings import NodeSettings
-from tests.conftest import REFERENCE
+from backend_node import NodeSettings
 from tests.node.conftest import TOKEN
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support import free_ports, parity_hits, parity_queries
 
 
 def start_node(registry: Path, token_file: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
+    port = free_ports(1)[0]
     process = subprocess.Popen(
         [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(registry), "--port", str(port),
          "--token-file", str(token_file), *extra],
@@ -61,6 +54,7 @@ def node(sample_registry: Path, token_file: Path) -> Iterator[str]:
     process.wait(10)
 
 
+@pytest.mark.e2e
 def test_real_process_over_http(node: str) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}"}
     assert httpx.get(f"{node}/health").json()["partitions"] == 1
@@ -69,6 +63,7 @@ def test_real_process_over_http(node: str) -> None:
     assert response.json()["total"] == 3
 
 
+@pytest.mark.e2e
 def test_refuses_to_start_with_a_placeholder_token(sample_registry: Path, tmp_path: Path) -> None:
     weak = tmp_path / "weak.token"
     weak.write_text("changeme\n")
@@ -80,6 +75,7 @@ def test_refuses_to_start_with_a_placeholder_token(sample_registry: Path, tmp_pa
     assert "refusing to start without a real node token" in process.stderr
 
 
+@pytest.mark.e2e
 def test_unknown_partition_in_settings_fails_at_start(sample_registry: Path, token_file: Path) -> None:
     process = subprocess.run(
         [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(sample_registry),
@@ -99,31 +95,35 @@ def test_settings_from_toml_environment_and_options(tmp_path: Path, monkeypatch:
     assert (settings.query_timeout, settings.max_concurrent_queries, settings.corpora) == (30.0, 2, ["a_p01"])
     with pytest.raises(ValueError, match="does not exist"):
         NodeSettings.load(tmp_path / "missing.toml")
+    # relative paths in the file are relative to the file, as in the front end's configuration
+    (tmp_path / "conf").mkdir()
+    config = tmp_path / "conf" / "node.toml"
+    config.write_text('registry = "../registry"\ntoken_file = "node.token"\nregex_time_budget = 90\n')
+    monkeypatch.delenv("COWBIRD_NODE_PORT")
+    settings = NodeSettings.load(config)
+    assert settings.registry == tmp_path / "registry"
+    assert settings.token_file == tmp_path / "conf" / "node.token"
+    assert settings.engine_options().regex_seconds == 60.0  # never longer than the query timeout
 
 
-@pytest.mark.skipif(not (REFERENCE / "parity" / "queries.tsv").exists(),
-                    reason=f"reference parity queries not found at {REFERENCE}/parity")
-def test_parity_queries_over_http(token_file: Path) -> None:
-    registry = REFERENCE / "cwb" / "registry"
-    process, url = start_node(registry, token_file, "--corpus", "ewt")
+@pytest.mark.e2e
+def test_parity_queries_over_http(token_file: Path, reference: Path) -> None:
+    process, url = start_node(reference / "cwb" / "registry", token_file, "--corpus", "ewt")
     headers = {"Authorization": f"Bearer {TOKEN}"}
     try:
-        for line in (REFERENCE / "parity" / "queries.tsv").read_text().splitlines():
-            if not line.startswith("q"):
-                continue
-            query_id, query = line.split("\t", 1)
-            expected = (REFERENCE / "parity" / "hits" / f"{query_id}.tsv").read_text().split()
+        for param in parity_queries():
+            query_id, query = param.values
             request = {"partition": "ewt", "query": query, "limit": 20_000, "context": {"tokens": 0}}
             with httpx.stream("POST", f"{url}/v1/export", json=request, headers=headers, timeout=60) as response:
                 assert response.status_code == 200, query
-                got = [f"{x['match']}\t{x['matchend']}" for x in map(json.loads, response.iter_lines()) if x]
-            assert "\n".join(got).split() == expected, query_id
+                got = [(x["match"], x["matchend"]) for x in map(json.loads, response.iter_lines()) if x]
+            assert got == parity_hits(query_id), query_id
     finally:
         process.terminate()
         process.wait(10)
 
 
-def test_cwb_engine_when_cwb_is_installed(token_file: Path) -> None:
+def test_cwb_engine_when_cwb_is_installed(token_file: Path, reference: Path) -> None:
     from backend_node.engines.cwb import find_cqp
 
     if find_cqp(os.environ.get("COWBIRD_NODE_CQP_BINARY")) is None:
@@ -132,12 +132,9 @@ def test_cwb_engine_when_cwb_is_installed(token_file: Path) -> None:
     from backend_node.engines.cwb import CwbEngine
     from backend_node.engines.native import NativeEngine
 
-    registry = REFERENCE / "cwb" / "registry"
-    if not registry.exists():
-        pytest.skip(f"reference corpus not found at {registry}")
+    registry = reference / "cwb" / "registry"
     cwb, native = CwbEngine(registry, "ewt"), NativeEngine.open(registry, "ewt")
-    for line in (REFERENCE / "parity" / "queries.tsv").read_text().splitlines():
-        if line.startswith("q"):
-            query = line.split("\t", 1)[1]
-            real = [(h.match, h.matchend) for h in cwb.hits(query)]
-            assert real == [(h.match, h.matchend) for h in native.hits(query)], query
+    for param in parity_queries():
+        query = param.values[1]
+        real = [(h.match, h.matchend) for h in cwb.hits(query)]
+        assert real == [(h.match, h.matchend) for h in native.hits(query)], query

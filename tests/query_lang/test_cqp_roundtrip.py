@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from query_lang import Query, QueryError, canonical, parse_cqp, serialize
@@ -10,6 +11,7 @@ from tests.query_lang.strategies import queries
 
 @settings(max_examples=200, deadline=None)
 @given(queries())
+@pytest.mark.slow
 def test_parse_of_serialize_is_identity(query: Query) -> None:
     text = serialize(query)
     assert parse_cqp(text) == query

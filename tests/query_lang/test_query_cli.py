@@ -53,6 +53,7 @@ def test_subcommands_are_registered_with_help() -> None:
     assert "canonical form" in runner.invoke(main, ["check", "--help"]).stdout
 
 
+@pytest.mark.e2e
 def test_real_subprocess() -> None:
     executable = Path(sys.executable).parent / "cowbird"
     if not executable.exists():

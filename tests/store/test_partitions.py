@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from backend_node.store import CwbCorpus, Encoder, VrtError
-from tests.conftest import sample_options
 from tests.store.helpers import encode_text, regions, tokens
+from tests.support import sample_options
 
 
 @pytest.fixture(scope="module")

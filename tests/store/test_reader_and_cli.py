@@ -14,7 +14,7 @@ from backend_node.store import CorpusFormatError, CwbCorpus, RegistryError
 from backend_node.store.registry import format_registry, parse_s_declaration
 from cowbird.cli import main
 from cowbird.errors import UnknownAttribute
-from tests.conftest import SAMPLE_VRT
+from tests.support import SAMPLE_VRT
 
 
 def test_positional_attribute_lookups(sample_registry: Path) -> None:
@@ -89,6 +89,7 @@ def test_encode_command_with_combined_flags(tmp_path: Path) -> None:
     assert corpus.s_attribute("s").region(0).value == 'id="s1"'
 
 
+@pytest.mark.e2e
 def test_encode_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.vrt"
     bad.write_text("<s>\na\tb\n</s>\n")

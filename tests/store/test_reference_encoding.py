@@ -6,27 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store import CwbCorpus, EncodeOptions, Encoder, parse_s_declaration
-
-FLAGS_S = ["text:0+id+genre+host+year+date+url", "p:0", "s:0+id"]
+from backend_node.store import CwbCorpus, Encoder
+from tests.support import ewt_options
 
 
 @pytest.fixture(scope="module")
 def encoded_ewt(reference: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("ewt")
-    Encoder(
-        EncodeOptions(
-            input=reference / "ewt.vrt",
-            data_dir=base / "data" / "ewt",
-            registry_file=base / "registry" / "ewt",
-            p_attributes=["word", "pos", "upos", "lemma"],
-            s_attributes=[parse_s_declaration(d) for d in FLAGS_S],
-            charset="utf8",
-            xml=True,
-            skip_blank=True,
-            strip_blanks=True,
-        )
-    ).run()
+    Encoder(ewt_options(base / "data" / "ewt", base / "registry" / "ewt")).run()
     return base
 
 

@@ -1,0 +1,123 @@
+"""Helpers shared by the tests and the benchmarks: where things are, the test corpora, free ports,
+and the rule for the reference data.
+
+The rule: tests that need ``../shared/reference`` skip with a message when it is missing — except
+under CI (``CI=true``), where a missing reference is a failure, so that parity is never skipped
+silently where it counts.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from backend_node.store import EncodeOptions, parse_s_declaration
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
+SAMPLE_VRT = ROOT / "tests" / "data" / "sample.vrt"
+PARITY_QUERIES = REFERENCE / "parity" / "queries.tsv"
+
+SAMPLE_P = ["word", "pos", "lemma"]
+SAMPLE_S = ["text:0+id+genre+year+url", "s:0+id"]
+EWT_P = ["word", "pos", "upos", "lemma"]
+EWT_S = ["text:0+id+genre+host+year+date+url", "p:0", "s:0+id"]
+"""The reference README's cwb-encode declarations for ewt.vrt."""
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test saying why — or, under CI, fail it: CI must run everything."""
+    if in_ci():
+        pytest.fail(f"{reason}; under CI every tool and the reference data must be present", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_reference() -> Path:
+    """``../shared/reference``, or skip (fail under CI) when it is not there."""
+    if not (REFERENCE / "ewt.vrt").is_file() or not PARITY_QUERIES.is_file():
+        unavailable(f"reference data not found at {REFERENCE} (the shared/ folder beside the project)")
+    return REFERENCE
+
+
+def parity_queries() -> list[Any]:
+    """The 44 parity queries as ``pytest.param(query_id, query)``; without the reference data one
+    placeholder whose test calls :func:`require_reference` and so skips (or fails under CI)."""
+    if not PARITY_QUERIES.is_file():
+        return [pytest.param("none", "", id="no-reference-data")]
+    rows = []
+    for line in PARITY_QUERIES.read_text(encoding="utf-8").splitlines():
+        if line.startswith("q"):
+            query_id, query = line.split("\t", 1)
+            rows.append(pytest.param(query_id, query, id=query_id))
+    return rows
+
+
+def parity_hits(query_id: str) -> list[tuple[int, int]]:
+    """Every (match, matchend) real CQP returned for a parity query on EWT."""
+    text = (require_reference() / "parity" / "hits" / f"{query_id}.tsv").read_text()
+    return [(int(a), int(b)) for a, b in (line.split("\t") for line in text.splitlines() if line.strip())]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports that are free on loopback right now."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def sample_options(data_dir: Path, registry_file: Path, **extra: Any) -> EncodeOptions:
+    """The encoding the README uses for the sample corpus."""
+    return EncodeOptions(
+        input=SAMPLE_VRT, data_dir=data_dir, registry_file=registry_file, p_attributes=list(SAMPLE_P),
+        s_attributes=[parse_s_declaration(d) for d in SAMPLE_S], charset="utf8", xml=True, skip_blank=True,
+        strip_blanks=True, **extra,
+    )
+
+
+def ewt_options(data_dir: Path, registry_file: Path, **extra: Any) -> EncodeOptions:
+    """``ewt.vrt`` encoded with the reference README's flags (what real cwb-encode was given)."""
+    return EncodeOptions(
+        input=require_reference() / "ewt.vrt", data_dir=data_dir, registry_file=registry_file,
+        p_attributes=list(EWT_P), s_attributes=[parse_s_declaration(d) for d in EWT_S], charset="utf8",
+        xml=True, skip_blank=True, strip_blanks=True, **extra,
+    )
+
+
+def write_synthetic_vrt(path: Path) -> None:
+    """60 texts (genre news/blog) of 100 sentences of 10 tokens: words w0..w99, tags P0..P4.
+
+    Position p holds tag P{p % 5} (so P1 is at 1, 6, 11, ...): 60,000 tokens whose hits are easy
+    to count, for streams, paging and deliberately slow queries.
+    """
+    lines = []
+    for t in range(60):
+        lines.append(f'<text id="t{t}" genre="{"news" if t % 2 else "blog"}">')
+        for s in range(100):
+            lines.append("<s>")
+            lines += [f"w{(t * 7 + s * 3 + k) % 100}\tP{k % 5}" for k in range(10)]
+            lines.append("</s>")
+        lines.append("</text>")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def synthetic_options(base: Path, **extra: Any) -> EncodeOptions:
+    source = base / "big.vrt"
+    write_synthetic_vrt(source)
+    return EncodeOptions(
+        source, base / "data", base / "registry" / "big", ["word", "pos"],
+        [parse_s_declaration("text:0+id+genre"), parse_s_declaration("s:0")], charset="utf8", xml=True,
+        skip_blank=True, strip_blanks=True, **extra,
+    )
