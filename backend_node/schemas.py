@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backend_node.engines import DEFAULT_HARD_BOUNDARY, EngineName, Strategy
 from cowbird.problems import Problem
-from query_lang.limits import MAX_QUERY_LENGTH
+from query_lang import MAX_QUERY_LENGTH
 
 EXPORT_BATCH_LINES = 500
 """Lines built and sent together in an export stream (node) and written together (front end)."""

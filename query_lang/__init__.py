@@ -34,9 +34,11 @@ from query_lang.cqp_ast import (
 )
 from query_lang.cqp_serialize import serialize
 from query_lang.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
+from query_lang.limits import MAX_QUERY_LENGTH
 from query_lang.simple import Distance, SimpleQuery, Term, parse_simple, to_cqp, translate
 
 __all__ = [
+    "MAX_QUERY_LENGTH",
     "Alternation",
     "And",
     "AttributeTest",

@@ -24,7 +24,7 @@ from query_lang.cqp_diagnose import translate_lark_error
 from query_lang.cqp_lexical import CONTROL_RE, STRING_RE
 from query_lang.cqp_serialize import serialize
 from query_lang.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
-from query_lang.limits import MAX_NESTING_DEPTH, MAX_QUERY_LENGTH
+from query_lang.limits import MAX_NESTING_DEPTH, check_length_and_controls
 
 
 @functools.cache
@@ -61,20 +61,7 @@ def canonical(text: str) -> str:
 
 def check_text(text: str) -> None:
     """Refuse, cheaply and before any parsing, text that cannot be one bounded CQP query."""
-    if len(text) > MAX_QUERY_LENGTH:
-        raise QuerySyntaxError(
-            f"the query is too long ({len(text):,} characters; at most {MAX_QUERY_LENGTH:,})",
-            text,
-            MAX_QUERY_LENGTH,
-        )
-    control = CONTROL_RE.search(text)
-    if control:
-        raise QuerySyntaxError(
-            f"control character U+{ord(control.group()):04X} is not allowed in a query "
-            f"(a query is a single line)",
-            text,
-            control.start(),
-        )
+    check_length_and_controls(text, CONTROL_RE, " (a query is a single line)")
     if not text.strip(" "):
         raise QuerySyntaxError("the query is empty", text, 0)
     depth = 0

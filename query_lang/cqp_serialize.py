@@ -141,17 +141,22 @@ def _condition(condition: Condition) -> str:
         operator = "!=" if condition.negated else "="
         return f"{_name(condition.attribute)}{operator}{_value(condition.value)}"
     if isinstance(condition, Not):
-        operand = condition.operand
-        inner = _condition(operand)
-        return f"!({inner})" if isinstance(operand, And | Or) else f"!{inner}"
+        return _negation(_condition(condition.operand), isinstance(condition.operand, And | Or))
     if isinstance(condition, And):
-        return " & ".join(
-            f"({_condition(op)})" if isinstance(op, Or) else _condition(op)
-            for op in _at_least_two(condition.operands)
-        )
+        return _conjunction([(_condition(op), isinstance(op, Or)) for op in _at_least_two(condition.operands)])
     if isinstance(condition, Or):
         return " | ".join(_condition(op) for op in _at_least_two(condition.operands))
     assert_never(condition)
+
+
+def _negation(operand: str, compound: bool) -> str:
+    """``!x``, with parentheses around an ``&`` or ``|`` operand (``!`` binds tighter)."""
+    return f"!({operand})" if compound else f"!{operand}"
+
+
+def _conjunction(operands: list[tuple[str, bool]]) -> str:
+    """``a & b``, with parentheses around each operand that is an ``|`` (``&`` binds tighter)."""
+    return " & ".join(f"({text})" if disjunction else text for text, disjunction in operands)
 
 
 # ------------------------------------------------------------------ global constraint
@@ -170,13 +175,10 @@ def _constraint(constraint: Constraint) -> str:
         return f"{_label_ref(constraint.left)}{operator}{rhs}"
     if isinstance(constraint, ConstraintNot):
         operand = constraint.operand
-        inner = _constraint(operand)
-        return f"!({inner})" if isinstance(operand, ConstraintAnd | ConstraintOr) else f"!{inner}"
+        return _negation(_constraint(operand), isinstance(operand, ConstraintAnd | ConstraintOr))
     if isinstance(constraint, ConstraintAnd):
-        return " & ".join(
-            f"({_constraint(op)})" if isinstance(op, ConstraintOr) else _constraint(op)
-            for op in _at_least_two(constraint.operands)
-        )
+        operands = _at_least_two(constraint.operands)
+        return _conjunction([(_constraint(op), isinstance(op, ConstraintOr)) for op in operands])
     if isinstance(constraint, ConstraintOr):
         return " | ".join(_constraint(op) for op in _at_least_two(constraint.operands))
     assert_never(constraint)

@@ -7,6 +7,10 @@ or a hang. Real linguists' queries stay far below every one of them.
 
 from __future__ import annotations
 
+import re
+
+from query_lang.errors import QuerySyntaxError
+
 MAX_QUERY_LENGTH = 10_000
 """Characters in a query (simple or CQP), and in the CQP text a simple query translates to."""
 
@@ -18,3 +22,17 @@ MAX_REPETITION = 1_000
 
 MAX_CUT = 2**31 - 1
 """Largest ``cut N`` (CQP stores it in a C int)."""
+
+
+def check_length_and_controls(text: str, controls: re.Pattern[str], why: str = "") -> None:
+    """Refuse a query over ``MAX_QUERY_LENGTH`` or with a character ``controls`` matches (``why``
+    says why such characters are not allowed)."""
+    if len(text) > MAX_QUERY_LENGTH:
+        raise QuerySyntaxError(
+            f"the query is too long ({len(text):,} characters; at most {MAX_QUERY_LENGTH:,})", text, MAX_QUERY_LENGTH
+        )
+    control = controls.search(text)
+    if control:
+        raise QuerySyntaxError(
+            f"control character U+{ord(control.group()):04X} is not allowed in a query{why}", text, control.start()
+        )

@@ -32,7 +32,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from query_lang.cqp_ast import AttributeTest, Pattern, Query, RegexValue, Repetition, Sequence, TokenPattern
 from query_lang.cqp_serialize import serialize
 from query_lang.errors import QuerySyntaxError
-from query_lang.limits import MAX_QUERY_LENGTH, MAX_REPETITION
+from query_lang.limits import MAX_QUERY_LENGTH, MAX_REPETITION, check_length_and_controls
 
 
 @dataclass(frozen=True)
@@ -75,17 +75,7 @@ def _parser() -> Lark:
 
 def parse_simple(text: str) -> SimpleQuery:
     """Parse a simple query; raise ``QuerySyntaxError`` saying what is wrong and where."""
-    if len(text) > MAX_QUERY_LENGTH:
-        raise QuerySyntaxError(
-            f"the query is too long ({len(text):,} characters; at most {MAX_QUERY_LENGTH:,})",
-            text,
-            MAX_QUERY_LENGTH,
-        )
-    control = _CONTROL.search(text)
-    if control:
-        raise QuerySyntaxError(
-            f"control character U+{ord(control.group()):04X} is not allowed in a query", text, control.start()
-        )
+    check_length_and_controls(text, _CONTROL)
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
