@@ -1,7 +1,8 @@
 """The node service: ``create_app(settings)`` builds the FastAPI app; partitions open in its lifespan.
 
-Every route but ``/health`` needs the node token; every error is ``application/problem+json`` with
-a stable ``code`` (``cowbird.problems``); request bodies over ``max_request_bytes`` are refused.
+Every route but ``/health`` needs the node token, checked before the request is read
+(``guard.py``); every error is ``application/problem+json`` with a stable ``code``
+(``cowbird.problems``); request bodies over ``max_request_bytes`` are refused.
 """
 
 from __future__ import annotations
@@ -10,16 +11,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend_node.engines import QueryEngine, open_engine
-from backend_node.errors import TooLarge
+from backend_node.guard import NodeGuard
 from backend_node.routes import context, health, partitions, queries
 from backend_node.service import PartitionService
 from backend_node.settings import NodeSettings
 from backend_node.store import RegistryError, list_registry
 from cowbird import __version__
-from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_response
+from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers
 
 
 def open_engines(settings: NodeSettings) -> dict[str, QueryEngine]:
@@ -35,23 +35,6 @@ def open_engines(settings: NodeSettings) -> dict[str, QueryEngine]:
     options = settings.engine_options()
     return {corpus_id.lower(): open_engine(settings.registry, corpus_id, settings.engine, options, warm=True)
             for corpus_id in wanted}
-
-
-class BodyLimit:
-    """ASGI middleware: refuse a request whose declared body is over the limit, before it is read."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            length = dict(scope["headers"]).get(b"content-length", b"")
-            if length.isdigit() and int(length) > self.max_bytes:
-                error = TooLarge(f"request body of {int(length)} bytes is over the limit of {self.max_bytes}")
-                await problem_response(error)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def create_app(
@@ -75,9 +58,8 @@ def create_app(
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
-    app.state.token = bearer
     install_problem_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes)
     for router in (health.router, partitions.router, queries.router, context.router):
         app.include_router(router)
     return app
