@@ -78,7 +78,10 @@ class PartitionService:
 
     async def in_thread(self, function: Callable[..., T], *args: object) -> T:
         """Run engine work in a worker thread (its errors carry their own status and code)."""
-        return await anyio.to_thread.run_sync(function, *args)
+        try:
+            return await anyio.to_thread.run_sync(function, *args)
+        except MemoryError as exc:  # the query asked for more than this process can hold
+            raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
 
     async def run(
         self,

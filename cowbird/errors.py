@@ -29,6 +29,12 @@ class CowbirdError(Exception):
         self.extra = extra
 
 
+class BrokenStream(Exception):
+    """Raised inside a streamed response after it started (its headers promised more): not rendered
+    as a problem — the server drops the connection, so the client sees a broken transfer, never a
+    clean short one. The message is logged."""
+
+
 class Internal(CowbirdError):
     """Something went wrong that is not the client's fault (the details are logged, never sent)."""
 

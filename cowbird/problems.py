@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.errors import CowbirdError, HttpError, Internal, InvalidRequest, NotFound
+from cowbird.errors import BrokenStream, CowbirdError, HttpError, Internal, InvalidRequest, NotFound
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 logger = logging.getLogger("cowbird")
@@ -151,8 +151,12 @@ class CatchAll:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception:
-            logger.exception("unexpected error in %s %s", scope.get("method", ""), scope.get("path", ""))
+        except Exception as exc:
+            where = f"{scope.get('method', '')} {scope.get('path', '')}"
+            if started and isinstance(exc, BrokenStream):  # a known failure of a stream: one line will do
+                logger.warning("%s: response broken off: %s", where, exc)
+                raise
+            logger.exception("unexpected error in %s", where)
             if started:
                 raise
             error = Internal("an unexpected error occurred on the server; it has been logged")

@@ -20,6 +20,7 @@ from cowbird.errors import CowbirdError
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.fanout import NodeClient, client_limits, client_timeouts
+from frontend_api.middleware import TrustedHosts, Utf8Parameters
 from frontend_api.routes import corpora, export, language, query, ref
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
@@ -68,6 +69,8 @@ def create_app(
         return problem_response(error)
 
     install_problem_handlers(app, render)
+    app.add_middleware(Utf8Parameters, render=render)
+    app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
 
     @app.get("/", include_in_schema=False)
     async def home() -> RedirectResponse:

@@ -6,7 +6,7 @@ Errors that mean the same on node and front end (``query_syntax``, ``unknown_att
 
 from __future__ import annotations
 
-from cowbird.errors import CowbirdError
+from cowbird.errors import BrokenStream, CowbirdError
 
 
 class FrontendError(CowbirdError):
@@ -25,8 +25,18 @@ class NodesUnavailable(FrontendError):
     status, code, title = 503, "nodes_unavailable", "No node answered for this corpus"
 
 
+class QueryTooSlow(FrontendError):
+    """Every partition ran out of time on this query: another try would too (no Retry-After)."""
+
+    status, code, title = 504, "timeout", "The query ran out of time"
+
+
 class DeadlinePassed(FrontendError):
     status, code, title = 504, "deadline", "The query did not finish in time"
+
+
+class ExportBroken(BrokenStream):
+    """An export could not be finished on any node after its download had started."""
 
 
 class RejectedByNode(FrontendError):

@@ -32,6 +32,7 @@ from query_lang import (
     Sequence,
     StructuralTag,
     TokenPattern,
+    nfc,
     parse_cqp,
     serialize,
     translate,
@@ -76,6 +77,7 @@ def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
     if not found:
         raise BadParameter(f"filter {text!r}: write ATTRIBUTE~REGEX or ATTRIBUTE!~REGEX, e.g. text_genre!~forum")
     attribute, operator, pattern = found.groups()
+    pattern = nfc(pattern)  # as queries are, so that the CQP sent is canonical
     if attribute not in corpus.meta:
         raise UnknownAttribute(
             f"filter {text!r}: corpus {corpus.name} has no s-attribute with values named {attribute!r} "

@@ -16,8 +16,8 @@ import numpy as np
 from backend_node.schemas import ContextSpec, ExportRequest, HitsRequest, Line
 from cowbird.errors import UnknownAttribute
 from frontend_api.corpora import CorpusEntry, Partition
-from frontend_api.errors import NodesUnavailable
-from frontend_api.fanout import NodeClient, NodeFailure
+from frontend_api.errors import NodesUnavailable, QueryTooSlow
+from frontend_api.fanout import Budget, NodeClient, NodeFailure
 from frontend_api.schemas import Hit, PartitionResult
 from query_lang import parse_cqp
 
@@ -28,7 +28,12 @@ class PartitionStatus:
 
     partition: Partition
     total: int | None = None
-    error: str | None = None
+    failure: NodeFailure | None = None
+
+    @property
+    def error(self) -> str | None:
+        """Why the partition failed, as clients may see it (no node URLs)."""
+        return None if self.failure is None else self.failure.public()
 
     def result(self) -> PartitionResult:
         return PartitionResult(id=self.partition.id, status="ok" if self.error is None else "failed",
@@ -74,28 +79,38 @@ class HitView:
         )
 
 
+COUNT_SHARE = 0.75
+"""Share of a query's deadline the counts may use; the rest is for fetching the page of hits."""
+
+
 class QueryService:
     """The query path of the front end."""
 
     def __init__(self, nodes: NodeClient) -> None:
         self.nodes = nodes
 
-    async def count(self, corpus: CorpusEntry, cqp: str) -> list[PartitionStatus]:
-        """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus."""
+    def budget(self) -> Budget:
+        """The time one preview may take across all nodes (``deadline``)."""
+        return Budget(self.nodes.settings.deadline)
+
+    async def count(self, corpus: CorpusEntry, cqp: str, budget: Budget) -> list[PartitionStatus]:
+        """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus.
+
+        The counts may use three quarters of the budget: a partition too slow for that is reported
+        as failed, and the others' hits can still be fetched.
+        """
+        counting = budget.part(COUNT_SHARE)
         results = await self.nodes.gather(
-            [lambda p=p: self.nodes.count(p, cqp) for p in corpus.partitions]  # type: ignore[misc]
+            [lambda p=p: self.nodes.count(p, cqp, counting) for p in corpus.partitions]  # type: ignore[misc]
         )
         statuses = []
         for partition, result in zip(corpus.partitions, results, strict=True):
             if isinstance(result, NodeFailure):
-                statuses.append(PartitionStatus(partition, None, str(result)))
+                statuses.append(PartitionStatus(partition, None, result))
             else:
                 statuses.append(PartitionStatus(partition, result.total))
-        if all(s.error is not None for s in statuses):
-            raise NodesUnavailable(
-                "no node answered for corpus " + corpus.name + ": " + "; ".join(str(s.error) for s in statuses),
-                headers={"Retry-After": "10"},
-            )
+        if all(s.failure is not None for s in statuses):
+            raise _all_failed(corpus, statuses)
         cut = parse_cqp(cqp).cut
         if cut is not None:  # each node cut its own partition; the corpus keeps its first `cut` hits
             remaining = cut
@@ -109,7 +124,8 @@ class QueryService:
         self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: HitView
     ) -> tuple[list[PartitionStatus], list[Hit]]:
         """The hits ``offset`` .. ``offset + limit`` in global order."""
-        statuses = await self.count(corpus, cqp)
+        budget = self.budget()
+        statuses = await self.count(corpus, cqp, budget)
         plan: list[tuple[PartitionStatus, int, int]] = []
         before = 0
         for status in statuses:
@@ -124,10 +140,10 @@ class QueryService:
             for status, local, count in plan:  # in order; stops once the page is full
                 if len(hits) >= limit:
                     break
-                hits += await self._page(corpus, status, cqp, view, offset=local, limit=count)
+                hits += await self._page(corpus, status, cqp, view, budget, offset=local, limit=count)
         else:
             pages = await self.nodes.gather(
-                [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, view, offset=a, limit=c)  # type: ignore[misc]
+                [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, view, budget, offset=a, limit=c)  # type: ignore[misc]
                  for s, a, c in plan],
             )
             for page in pages:
@@ -136,14 +152,14 @@ class QueryService:
         return statuses, hits
 
     async def _page(
-        self, corpus: CorpusEntry, status: PartitionStatus, cqp: str, view: HitView, **which: Any
+        self, corpus: CorpusEntry, status: PartitionStatus, cqp: str, view: HitView, budget: Budget, **which: Any
     ) -> list[Hit]:
         """Hits of one partition (``offset``/``limit`` or ``indices``); a failure marks the partition."""
         request = HitsRequest(partition=status.partition.id, query=cqp, **which, **view.node_fields())
         try:
-            response = await self.nodes.hits(status.partition, request)
+            response = await self.nodes.hits(status.partition, request, budget)
         except NodeFailure as failure:
-            status.error = str(failure)
+            status.failure = failure
             return []
         return [view.hit(corpus, status.partition, line) for line in response.data]
 
@@ -151,7 +167,8 @@ class QueryService:
         self, corpus: CorpusEntry, cqp: str, size: int, seed: int, view: HitView
     ) -> tuple[list[PartitionStatus], list[Hit]]:
         """``size`` hits drawn uniformly, without replacement, from all hits of all partitions."""
-        statuses = await self.count(corpus, cqp)
+        budget = self.budget()
+        statuses = await self.count(corpus, cqp, budget)
         ok = [s for s in statuses if s.total]
         totals = np.asarray([s.total for s in ok], dtype=np.int64)
         population = int(totals.sum())
@@ -163,13 +180,15 @@ class QueryService:
         for k, status in enumerate(ok):
             mine = chosen[(chosen >= bounds[k]) & (chosen < bounds[k + 1])] - bounds[k]
             if len(mine):
-                hits += await self._page(corpus, status, cqp, view, indices=mine.tolist(), limit=len(mine))
+                hits += await self._page(corpus, status, cqp, view, budget, indices=mine.tolist(), limit=len(mine))
         return statuses, hits
 
     async def export(
         self, corpus: CorpusEntry, cqp: str, statuses: list[PartitionStatus], limit: int, view: HitView
     ) -> AsyncIterator[Hit]:
-        """Up to ``limit`` hits in global order, streamed partition by partition."""
+        """Exactly ``min(limit, total)`` hits in global order, streamed partition by partition;
+        ``NodeFailure`` if a partition cannot be finished on any of its nodes (never a short stream)."""
+        budget = Budget(self.nodes.settings.export_deadline)
         remaining = limit
         for status in statuses:
             if remaining <= 0:
@@ -179,6 +198,15 @@ class QueryService:
             count = min(remaining, status.total)
             request = ExportRequest(partition=status.partition.id, query=cqp, offset=0, limit=count,
                                     **view.node_fields())
-            async for line in self.nodes.export(status.partition, request):
+            async for line in self.nodes.export(status.partition, request, count, budget):
                 yield view.hit(corpus, status.partition, line)
             remaining -= count
+
+
+def _all_failed(corpus: CorpusEntry, statuses: list[PartitionStatus]) -> NodesUnavailable | QueryTooSlow:
+    """No partition answered: the query was too slow everywhere, or the nodes are not answering."""
+    failures = [s.failure for s in statuses if s.failure is not None]
+    reasons = "; ".join(f.public() for f in failures)
+    if all(f.final for f in failures):
+        return QueryTooSlow(f"the query ran out of time on every partition of {corpus.name}: {reasons}")
+    return NodesUnavailable(f"no node answered for corpus {corpus.name}: {reasons}", headers={"Retry-After": "10"})

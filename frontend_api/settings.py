@@ -117,11 +117,33 @@ class FrontendSettings(BaseSettings):
     node_connect_timeout: float = Field(5.0, gt=0, description="Seconds to connect to a node.")
     node_timeout: float = Field(60.0, gt=0, description="Seconds one node request may take.")
     deadline: float = Field(120.0, gt=0, description="Seconds a whole query may take across all nodes.")
+    export_deadline: float = Field(3600.0, gt=0, description="Seconds a whole export may take.")
+    health_probe_timeout: float = Field(
+        2.0, gt=0, description="Seconds a node has to answer its health check before it counts as down.",
+    )
+    max_node_response_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024 * 1024, description="Largest answer read from a node (an export line by line).",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"],
+        description="Host names clients may use to reach the front end (the Host header is checked, so "
+        "links in answers cannot be forged); the host of public_url is always allowed. '*' allows any.",
+    )
     preview_size: int = Field(100, ge=1, description="Most hits a preview (/api/v1/query) returns.")
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
     max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
     dev: bool = Field(False, description="Development mode: allows a placeholder node token.")
+
+    def trusted_hosts(self) -> list[str]:
+        """The Host names requests may use: ``allowed_hosts``, the host of ``public_url`` and the
+        address the front end listens on."""
+        hosts = list(self.allowed_hosts)
+        public = urlsplit(self.public_url).hostname if self.public_url else None
+        for host in (public, self.host):
+            if host and host not in hosts and host not in ("0.0.0.0", "::"):
+                hosts.append(f"[{host}]" if ":" in host else host)
+        return hosts
 
     def node_bearer(self) -> str:
         """The token the nodes expect (``node_token_file`` preferred)."""

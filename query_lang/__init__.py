@@ -34,7 +34,7 @@ from query_lang.cqp_ast import (
 )
 from query_lang.cqp_serialize import serialize
 from query_lang.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
-from query_lang.limits import MAX_QUERY_LENGTH
+from query_lang.limits import MAX_QUERY_LENGTH, nfc
 from query_lang.simple import Distance, SimpleQuery, Term, parse_simple, to_cqp, translate
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "UnsupportedQueryError",
     "ValueTest",
     "canonical",
+    "nfc",
     "parse_cqp",
     "parse_simple",
     "serialize",

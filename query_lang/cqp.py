@@ -24,7 +24,7 @@ from query_lang.cqp_diagnose import translate_lark_error
 from query_lang.cqp_lexical import CONTROL_RE, STRING_RE
 from query_lang.cqp_serialize import serialize
 from query_lang.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
-from query_lang.limits import MAX_NESTING_DEPTH, check_length_and_controls
+from query_lang.limits import MAX_NESTING_DEPTH, check_length_and_controls, nfc
 
 
 @functools.cache
@@ -35,7 +35,12 @@ def _parser() -> Lark:
 
 
 def parse_cqp(text: str) -> Query:
-    """Parse one CQP query expression; raise ``QueryError`` (with offset) if it is not one."""
+    """Parse one CQP query expression; raise ``QueryError`` (with offset) if it is not one.
+
+    The text is normalised to Unicode NFC first, as the encoder normalises the corpus, so that
+    ``entrée`` typed with a combining accent finds the corpus's ``entrée``.
+    """
+    text = nfc(text)
     check_text(text)
     try:
         tree = _parser().parse(text)

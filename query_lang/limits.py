@@ -8,6 +8,7 @@ or a hang. Real linguists' queries stay far below every one of them.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from query_lang.errors import QuerySyntaxError
 
@@ -36,3 +37,8 @@ def check_length_and_controls(text: str, controls: re.Pattern[str], why: str = "
         raise QuerySyntaxError(
             f"control character U+{ord(control.group()):04X} is not allowed in a query{why}", text, control.start()
         )
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC, the form cwb-encode (and cowbird's encoder) stores."""
+    return text if text.isascii() or unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)

@@ -126,12 +126,35 @@ def _class_end(pattern: str, start: int) -> int:
     return len(pattern)
 
 
+_RECURSION = re.compile(r"\(\?(?:R\)|[+-]?\d|&|P>)|\\g[<']")
+"""Recursion and subroutine calls: ``(?R)``, ``(?0)``, ``(?+1)``, ``(?&name)``, ``(?P>name)``,
+PCRE's ``\\g<name>``. Recursion can exhaust memory while compiling or matching."""
+
+
+def recursion_at(pattern: str) -> int | None:
+    """Index of the first recursion or subroutine call outside a character class, or None."""
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "[":
+            i = _class_end(pattern, i)
+            continue
+        if _RECURSION.match(pattern, i):
+            return i
+        i += 2 if char == "\\" else 1
+    return None
+
+
 def check_regex(pattern: str, budget: int = MAX_REGEX_SIZE) -> tuple[RegexProblem | None, int]:
     """The first problem with ``pattern`` (or None), and its unrolled size.
 
     ``budget`` is what is left of the query's ``MAX_REGEX_SIZE``; a regex unrolling to more is
     refused before it is compiled.
     """
+    recursion = recursion_at(pattern)
+    if recursion is not None:
+        message = "recursion and subroutine calls ((?R), (?1), (?&name), \\g<name>) are not supported in a regex"
+        return RegexProblem(message, recursion), 0
     product, size, index = unrolled_size(pattern)
     if product > MAX_REGEX_REPEAT:
         message = (

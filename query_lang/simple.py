@@ -32,7 +32,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 from query_lang.cqp_ast import AttributeTest, Pattern, Query, RegexValue, Repetition, Sequence, TokenPattern
 from query_lang.cqp_serialize import serialize
 from query_lang.errors import QuerySyntaxError
-from query_lang.limits import MAX_QUERY_LENGTH, MAX_REPETITION, check_length_and_controls
+from query_lang.limits import MAX_QUERY_LENGTH, MAX_REPETITION, check_length_and_controls, nfc
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,9 @@ def _parser() -> Lark:
 
 
 def parse_simple(text: str) -> SimpleQuery:
-    """Parse a simple query; raise ``QuerySyntaxError`` saying what is wrong and where."""
+    """Parse a simple query (normalised to NFC, like the corpus); raise ``QuerySyntaxError`` saying
+    what is wrong and where."""
+    text = nfc(text)
     check_length_and_controls(text, _CONTROL)
     try:
         tree = _parser().parse(text)

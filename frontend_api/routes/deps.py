@@ -71,12 +71,17 @@ def hit_view(
 
 View = Annotated[HitView, Depends(hit_view)]
 
+BACKSTOP_SECONDS = 5.0
+"""How long past its deadline a query may still run: node calls end at the deadline themselves
+(a slow partition is reported as failed), this only catches what does not."""
+
+
 async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:
-    """Run ``work``; if the client goes away first, or ``deadline`` seconds pass, cancel it (which
-    cancels the requests to the nodes)."""
+    """Run ``work``; if the client goes away first, or ``deadline`` (plus a backstop margin) seconds
+    pass, cancel it (which cancels the requests to the nodes)."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
-    stop = loop.time() + deadline if deadline is not None else None
+    stop = loop.time() + deadline + BACKSTOP_SECONDS if deadline is not None else None
     while not task.done():
         done, _ = await asyncio.wait({task}, timeout=0.25)
         if done:

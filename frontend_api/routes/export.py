@@ -16,7 +16,8 @@ from fastapi.responses import StreamingResponse
 
 from backend_node.schemas import EXPORT_BATCH_LINES
 from cowbird.errors import BadParameter
-from frontend_api.errors import Forbidden
+from frontend_api.errors import ExportBroken, Forbidden
+from frontend_api.fanout import NodeFailure
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
@@ -63,7 +64,7 @@ async def export(
         raise BadParameter(f"limit={rows}: API mode exports at most {allowed} rows")
     view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
-    statuses = await until_disconnected(request, queries.count(target, cqp), settings.deadline)
+    statuses = await until_disconnected(request, queries.count(target, cqp, queries.budget()), settings.deadline)
     total = answered_total(statuses)
     written = min(rows, total)
     base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
@@ -72,13 +73,21 @@ async def export(
         header = ["corpus", "position", "ref", "left", "match", "right", *view.show, *view.meta]
         yield ("\t".join(header) + "\n").encode()
         batch: list[str] = []
-        async for hit in queries.export(target, cqp, statuses, rows, view):
-            values = [target.name, hit.position, base + hit.ref, hit.left, hit.match, hit.right,
-                      *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
-            batch.append("\t".join(cell(v, raw) for v in values) + "\n")
-            if len(batch) >= EXPORT_BATCH_LINES:
-                yield "".join(batch).encode()
-                batch = []
+        sent = 0
+        try:
+            async for hit in queries.export(target, cqp, statuses, rows, view):
+                values = [target.name, hit.position, base + hit.ref, hit.left, hit.match, hit.right,
+                          *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
+                batch.append("\t".join(cell(v, raw) for v in values) + "\n")
+                if len(batch) >= EXPORT_BATCH_LINES:
+                    yield "".join(batch).encode()
+                    sent += len(batch)
+                    batch = []
+        except NodeFailure as failure:
+            # The headers promised `written` rows: the connection is dropped so that no client can
+            # take what it got for a complete file.
+            raise ExportBroken(f"the export broke off after {sent + len(batch)} of {written} rows: "
+                               f"{failure.public()}") from failure
         if batch:
             yield "".join(batch).encode()
 

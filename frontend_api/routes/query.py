@@ -43,7 +43,7 @@ async def query(
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=0)] = 100,
     sample: Annotated[int | None, Query(ge=1, description="Return a random sample of this many hits.")] = None,
-    seed: Annotated[int, Query(description="Seed of the sample (same seed, same sample).")] = 0,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample (same seed, same sample).")] = 0,
 ) -> QueryResult:
     started = time.perf_counter()
     target = registry.get(corpus, user.name)

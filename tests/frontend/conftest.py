@@ -70,6 +70,7 @@ def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: ob
         CorpusConfig(name="big", title="Big", manifest=big.manifest,
                      nodes={big.ids[0]: ["http://node-a"], big.ids[1]: ["http://node-b"], big.ids[2]: ["http://node-b"]}),
     ]
+    extra.setdefault("allowed_hosts", ["front"])
     return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, api_tokens_file=tokens, **extra)  # type: ignore[arg-type]
 
 

@@ -65,3 +65,14 @@ def test_error_without_position() -> None:
     error = QuerySyntaxError("cannot be written")
     assert (error.offset, error.line, error.column) == (None, None, None)
     assert error.pretty() == "query_syntax: cannot be written"
+
+
+@pytest.mark.parametrize(
+    ("query", "offset"),
+    [('[word="(?R)"]', 7), ('[word="(?0)"]', 7), ('[word="((?1))"]', 8), ('[word="x*(?R)"]', 9),
+     ('[word="(?&a)(?P<a>x)"]', 7), ('[lemma="a\\g<1>(x)"]', 9)],
+)
+def test_recursive_regexes_are_refused_where_they_are(query: str, offset: int) -> None:
+    with pytest.raises(QuerySyntaxError, match="recursion and subroutine calls") as error:
+        parse_cqp(query)
+    assert error.value.offset == offset

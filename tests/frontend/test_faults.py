@@ -1,0 +1,210 @@
+"""Faults between the front end and its nodes: every answer is exact, flagged partial, or visibly
+broken — never silently wrong. Fake nodes wrap a real node app and misbehave on purpose."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from frontend_api.errors import ExportBroken
+from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client, front_settings
+from tests.frontend.test_frontend_api import assert_problem
+
+pytestmark = pytest.mark.anyio
+P1 = {"corpus": "big", "q": '[pos="P1"]', "syntax": "cqp"}
+
+
+class Fake:
+    """A node that forwards to a real node app and then does what it is told with the answer."""
+
+    def __init__(self, app: FastAPI, **misbehaviour: object) -> None:
+        self.app = app
+        self.misbehaviour = misbehaviour
+        self.calls: list[str] = []
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.calls.append(request.url.path)
+        how = self.misbehaviour
+        if "status" in how and request.url.path.startswith("/v1/"):
+            return httpx.Response(int(how["status"]), headers={"location": "http://elsewhere/"},  # type: ignore[call-overload]
+                                  json=how.get("body", {"code": "nope", "title": "x", "status": 1, "detail": "x"}))
+        if "answer" in how and request.url.path == str(how.get("path", request.url.path)):
+            return httpx.Response(200, content=how["answer"])  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://node") as inner:
+            real = await inner.request(request.method, request.url.path, params=request.url.params,
+                                       content=await request.aread(), headers=dict(request.headers))
+        if request.url.path != "/v1/export":
+            return httpx.Response(real.status_code, content=real.content, headers=real.headers)
+        lines = real.content.splitlines(keepends=True)
+        if "end_after" in how:
+            return httpx.Response(200, content=b"".join(lines[: int(how["end_after"])]))  # type: ignore[call-overload]
+        if "break_after" in how:
+            cut = int(how["break_after"])  # type: ignore[call-overload]
+
+            async def broken() -> AsyncIterator[bytes]:
+                for line in lines[:cut]:
+                    yield line
+                raise httpx.ReadError("connection reset by peer")
+
+            return httpx.Response(200, content=broken())
+        if "extra" in how:
+            return httpx.Response(200, content=real.content + b"".join(lines[:5]))
+        return httpx.Response(200, content=real.content)
+
+
+def big_settings(big: Partitioned, sample: Partitioned, tmp_path: Path, first: str, **extra: object) -> object:
+    settings = front_settings(sample, big, tmp_path, **extra)
+    settings.corpora[1].nodes[big.ids[0]] = [f"http://{first}", "http://node-a"]
+    return settings
+
+
+async def _export(client: httpx.AsyncClient, **params: object) -> list[str]:
+    response = await client.get("/api/v1/export", params={**P1, "limit": 4_100, **params})  # type: ignore[arg-type]
+    assert response.status_code == 200, response.text
+    return response.text.splitlines()[1:]
+
+
+async def test_an_export_that_breaks_part_way_resumes_on_the_replica_without_duplicates(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    fake = Fake(nodes["node-a"], break_after=1_000)
+    plain = front_settings(sample_parts, big_parts, tmp_path)
+    async for client in front_client(plain, nodes):
+        expected = await _export(client)
+    settings = big_settings(big_parts, sample_parts, tmp_path, "node-flaky")
+    async for client in front_client(settings, nodes, {"node-flaky": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        rows = await _export(client)
+    assert len(rows) == len(expected) == 4_100 and rows == expected
+    positions = [int(row.split("\t")[1]) for row in rows]
+    assert positions == sorted(set(positions))
+
+
+@pytest.mark.parametrize("misbehaviour", [
+    {"end_after": 17},  # the stream ends early but cleanly
+    {"status": 307},  # a redirect
+    {"status": 502, "body": {"detail": "bad gateway"}},
+    {"answer": b"<html>garbage</html>\n", "path": "/v1/export"},
+    {"answer": b'{"match": 99999, "matchend": 99999, "left": [], "keyword": [], "right": []}\n', "path": "/v1/export"},
+    {"extra": True},  # more lines than asked for
+], ids=["short", "redirect", "5xx", "garbage", "outside", "extra"])
+async def test_a_bad_export_answer_moves_to_the_next_node(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
+    misbehaviour: dict[str, object],
+) -> None:
+    async for client in front_client(front_settings(sample_parts, big_parts, tmp_path), nodes):
+        expected = await _export(client)
+    fake = Fake(nodes["node-a"], **misbehaviour)
+    settings = big_settings(big_parts, sample_parts, tmp_path, "node-bad")
+    async for client in front_client(settings, nodes, {"node-bad": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        assert await _export(client) == expected
+
+
+async def test_with_no_node_left_an_export_breaks_visibly(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    fake = Fake(nodes["node-a"], end_after=17)
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[1].nodes[big_parts.ids[0]] = ["http://node-short"]
+    async for client in front_client(settings, nodes, {"node-short": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        with pytest.raises(ExportBroken, match="broke off after 17 of 4100 rows: big_p01: ended the stream"):
+            await client.get("/api/v1/export", params={**P1, "limit": 4_100})
+
+
+async def test_wrong_answers_from_a_node_are_refused(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    lies = {
+        "negative": b'{"partition": "sample_p03", "query": "[word=\\"house\\"]", "total": -1985, "elapsed_ms": 1}',
+        "huge": b'{"partition": "sample_p03", "query": "[word=\\"house\\"]", "total": 1000000000000000000000000000000,'
+                b' "elapsed_ms": 1}',
+        "other query": b'{"partition": "sample_p03", "query": "[word=\\"home\\"]", "total": 1, "elapsed_ms": 1}',
+        "other partition": b'{"partition": "sample_p01", "query": "[word=\\"house\\"]", "total": 1, "elapsed_ms": 1}',
+    }
+    for lie in lies.values():
+        fake = Fake(nodes["node-b"], answer=lie, path="/v1/count")
+        settings = front_settings(sample_parts, big_parts, tmp_path)
+        settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-liar"]
+        async for client in front_client(settings, nodes, {"node-liar": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+            body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+            assert body["complete"] is False and body["failed"] == [sample_parts.ids[2]] and body["total"] == 2
+            assert "answer refused" in body["partitions"][2]["error"] or "not a valid" in body["partitions"][2]["error"]
+
+
+async def test_a_node_that_refuses_our_token_or_is_busy_is_a_node_failure(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    for status, code in ((401, "unauthorized"), (429, "too_many"), (503, "busy")):
+        body = {"type": "about:blank", "title": "no", "status": status, "detail": "no", "code": code}
+        fake = Fake(nodes["node-b"], status=status, body=body)
+        settings = front_settings(sample_parts, big_parts, tmp_path)
+        settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-odd", "http://node-b"]
+        async for client in front_client(settings, nodes, {"node-odd": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+            answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+            assert answer.status_code == 200 and answer.json()["complete"] is True, (status, answer.text)
+
+
+async def test_node_answers_have_a_size_limit(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    fake = Fake(nodes["node-b"], answer=b'{"x": "' + b"a" * 3_000_000 + b'"}', path="/v1/count")
+    settings = front_settings(sample_parts, big_parts, tmp_path, max_node_response_bytes=1024 * 1024)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-huge"]
+    async for client in front_client(settings, nodes, {"node-huge": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        error = body["partitions"][2]["error"]
+        assert error.startswith(f"{sample_parts.ids[2]}: answered ") and error.endswith("more than 1048576")
+
+
+async def test_a_dead_node_is_skipped_until_it_answers_again(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    state = {"dead": True}
+
+    async def hangs(request: httpx.Request) -> httpx.Response:
+        if state["dead"]:
+            await asyncio.sleep(30)
+        transport = httpx.ASGITransport(app=nodes["node-b"])
+        return await transport.handle_async_request(request)
+
+    settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.5, health_probe_timeout=0.2)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-hangs", "http://node-b"]
+    async for client in front_client(settings, nodes, {"node-hangs": httpx.MockTransport(hangs)}):
+        first = time.perf_counter()
+        assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()["complete"]
+        first = time.perf_counter() - first
+        second = time.perf_counter()
+        assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "sun"})).json()["complete"]
+        second = time.perf_counter() - second
+        assert first >= 0.5 and second < 0.3, (first, second)  # the dead node cost the first query only
+        state["dead"] = False
+        await asyncio.sleep(1.1)  # after its cooldown, one health check finds it again
+        await client.get("/api/v1/query", params={"corpus": "sample", "q": "old"})
+        app = client._transport.app  # type: ignore[attr-defined]
+        assert not app.state.nodes.health.is_down("http://node-hangs")
+
+
+async def test_query_errors_from_nodes_are_the_clients_and_never_retried(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    problem = {"type": "about:blank", "title": "bad", "status": 400, "detail": "bad query", "code": "query_syntax",
+               "offset": 3}
+    fake = Fake(nodes["node-b"], status=400, body=problem)
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-picky", "http://node-b"]
+    async for client in front_client(settings, nodes, {"node-picky": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+        assert assert_problem(answer, 400, "query_syntax")["offset"] == 3
+
+
+async def test_the_node_token_is_sent_and_checked(nodes: dict[str, FastAPI]) -> None:
+    async with nodes["node-a"].router.lifespan_context(nodes["node-a"]):
+        transport = httpx.ASGITransport(app=nodes["node-a"])
+        async with httpx.AsyncClient(transport=transport, base_url="http://node") as node:
+            good = await node.get("/v1/partitions", headers={"Authorization": f"Bearer {NODE_TOKEN}"})
+            assert good.status_code == 200
