@@ -123,33 +123,39 @@ class QueryService:
     async def preview(
         self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: HitView
     ) -> tuple[list[PartitionStatus], list[Hit]]:
-        """The hits ``offset`` .. ``offset + limit`` in global order."""
+        """The hits ``offset`` .. ``offset + limit`` in global order.
+
+        Hits are numbered over the partitions that answered. If a partition fails while its page
+        is fetched, the numbering changes, so the page is planned and fetched again without it
+        (nodes keep the results, so the second round is cheap): the hits always match the totals.
+        """
         budget = self.budget()
         statuses = await self.count(corpus, cqp, budget)
-        plan: list[tuple[PartitionStatus, int, int]] = []
-        before = 0
-        for status in statuses:
-            if status.total is None:
-                continue
-            first, last = max(offset, before), min(offset + limit, before + status.total)
-            if first < last:
-                plan.append((status, first - before, last - first))
-            before += status.total
+        while True:
+            failed = sum(s.failure is not None for s in statuses)
+            hits = await self._fetch(corpus, cqp, view, budget, _plan(statuses, offset, limit), limit)
+            if sum(s.failure is not None for s in statuses) == failed:
+                return statuses, hits
+
+    async def _fetch(
+        self, corpus: CorpusEntry, cqp: str, view: HitView, budget: Budget,
+        plan: list[tuple[PartitionStatus, int, int]], limit: int,
+    ) -> list[Hit]:
         hits: list[Hit] = []
         if self.nodes.settings.fanout == "serial":
             for status, local, count in plan:  # in order; stops once the page is full
                 if len(hits) >= limit:
                     break
                 hits += await self._page(corpus, status, cqp, view, budget, offset=local, limit=count)
-        else:
-            pages = await self.nodes.gather(
-                [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, view, budget, offset=a, limit=c)  # type: ignore[misc]
-                 for s, a, c in plan],
-            )
-            for page in pages:
-                if isinstance(page, list):
-                    hits += page
-        return statuses, hits
+            return hits
+        pages = await self.nodes.gather(
+            [lambda s=s, a=a, c=c: self._page(corpus, s, cqp, view, budget, offset=a, limit=c)  # type: ignore[misc]
+             for s, a, c in plan],
+        )
+        for page in pages:
+            if isinstance(page, list):
+                hits += page
+        return hits
 
     async def _page(
         self, corpus: CorpusEntry, status: PartitionStatus, cqp: str, view: HitView, budget: Budget, **which: Any
@@ -203,10 +209,25 @@ class QueryService:
             remaining -= count
 
 
+def _plan(statuses: list[PartitionStatus], offset: int, limit: int) -> list[tuple[PartitionStatus, int, int]]:
+    """Which partitions hold the hits ``offset`` .. ``offset + limit`` of the partitions that
+    answered, as (partition, local offset, count)."""
+    plan: list[tuple[PartitionStatus, int, int]] = []
+    before = 0
+    for status in statuses:
+        if status.total is None or status.failure is not None:
+            continue
+        first, last = max(offset, before), min(offset + limit, before + status.total)
+        if first < last:
+            plan.append((status, first - before, last - first))
+        before += status.total
+    return plan
+
+
 def _all_failed(corpus: CorpusEntry, statuses: list[PartitionStatus]) -> NodesUnavailable | QueryTooSlow:
     """No partition answered: the query was too slow everywhere, or the nodes are not answering."""
     failures = [s.failure for s in statuses if s.failure is not None]
     reasons = "; ".join(f.public() for f in failures)
-    if all(f.final for f in failures):
+    if all(f.final or f.timed_out for f in failures):
         return QueryTooSlow(f"the query ran out of time on every partition of {corpus.name}: {reasons}")
     return NodesUnavailable(f"no node answered for corpus {corpus.name}: {reasons}", headers={"Retry-After": "10"})

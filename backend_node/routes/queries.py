@@ -72,11 +72,13 @@ async def hits(request: HitsRequest, service: Service, http: Request) -> HitsRes
     response_class=StreamingResponse,
     responses={200: {"content": {"application/x-ndjson": {}}, "description": "One KWIC line (JSON) per line."}},
 )
-async def export(request: ExportRequest, service: Service) -> StreamingResponse:
+async def export(request: ExportRequest, service: Service, http: Request) -> StreamingResponse:
     """The lines of a range of hits, streamed as NDJSON, built a chunk at a time."""
     context = Context(request.context.tokens, request.context.region)
     service.check_request(request.limit, service.settings.max_export_hits, context)
-    text, result = await service.run(request.partition, request.query, request.strategy, request.hard_boundary)
+    text, result = await service.run(
+        request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
+    )
     stop = min(result.total, request.offset + request.limit)
     # check attributes before the stream starts, so that errors are still problem+json
     await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)

@@ -193,7 +193,7 @@ async def test_failures_are_reported_per_partition(
         assert statuses["sample_p01"]["status"] == "ok"
 
 
-async def test_all_nodes_failing_is_503(
+async def test_all_nodes_failing_is_503_and_all_too_slow_is_504(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
     async def slow(request: httpx.Request) -> httpx.Response:
@@ -202,11 +202,17 @@ async def test_all_nodes_failing_is_503(
 
     settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.2, health_probe_timeout=0.1)
     for pid in sample_parts.ids:
+        settings.corpora[0].nodes[pid] = ["http://node-gone"]
+    async for client in front_client(settings, nodes):
+        response = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+        assert_problem(response, 503, "nodes_unavailable")
+        assert response.headers["retry-after"] == "10" and "node-gone" not in response.text
+    for pid in sample_parts.ids:
         settings.corpora[0].nodes[pid] = ["http://node-slow"]
     async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}):
         response = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
-        assert_problem(response, 503, "nodes_unavailable")
-        assert response.headers["retry-after"] == "10"
+        assert_problem(response, 504, "timeout")
+        assert "retry-after" not in response.headers
 
 
 async def test_serial_mode_gives_the_same_answers(

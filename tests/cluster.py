@@ -1,0 +1,125 @@
+"""Real cowbird processes on loopback for end-to-end tests: nodes and a front end, each partition on
+the nodes a test chooses, with ways to kill, stop, resume and restart nodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support import free_ports
+
+TOKEN = "cluster-node-token-0123456789abcdef"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Cluster:
+    """``layout[i]`` lists the partitions node i serves; the front end tries a partition's nodes in
+    node order. ``front`` adds top-level settings to the front end's cowbird.toml."""
+
+    def __init__(self, base: Path, registry: Path, manifest: Path, corpus: str, layout: list[list[str]],
+                 node_options: list[str] | None = None, **front: Any) -> None:
+        self.base = base
+        self.registry = registry
+        self.manifest = manifest
+        self.corpus = corpus
+        self.layout = layout
+        self.node_options = node_options or []
+        self.front = front
+        ports = free_ports(len(layout) + 1)
+        self.port, self.node_ports = ports[0], ports[1:]
+        self.nodes: list[subprocess.Popen[bytes] | None] = [None] * len(layout)
+        self.frontend: subprocess.Popen[bytes] | None = None
+        (base / "node.token").write_text(TOKEN)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def node_url(self, index: int) -> str:
+        return f"http://127.0.0.1:{self.node_ports[index]}"
+
+    def start(self) -> Cluster:
+        for index in range(len(self.layout)):
+            self.start_node(index)
+        routes: dict[str, list[str]] = {}
+        for index, partitions in enumerate(self.layout):
+            for pid in partitions:
+                routes.setdefault(pid, []).append(self.node_url(index))
+        settings = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.front.items())
+        nodes = "".join(f"{pid} = {json.dumps(urls)}\n" for pid, urls in sorted(routes.items()))
+        config = self.base / "cowbird.toml"
+        config.write_text(f'node_token_file = "node.token"\nport = {self.port}\n{settings}\n[[corpora]]\n'
+                          f'name = "{self.corpus}"\nmanifest = "{self.manifest}"\n[corpora.nodes]\n{nodes}')
+        self.frontend = self._spawn(["serve", "--config", str(config)], f"{self.url}/api/v1/corpora")
+        return self
+
+    def start_node(self, index: int) -> None:
+        corpora = [arg for pid in self.layout[index] for arg in ("--corpus", pid)]
+        self.nodes[index] = self._spawn(
+            ["node", "serve", "--registry", str(self.registry), *corpora, "--port", str(self.node_ports[index]),
+             "--token-file", str(self.base / "node.token"), *self.node_options],
+            f"{self.node_url(index)}/health",
+        )
+
+    def _spawn(self, args: list[str], health: str) -> subprocess.Popen[bytes]:
+        log = open(self.base / f"{args[0]}-{len(list(self.base.glob('*.log')))}.log", "wb")
+        process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], stdout=log, stderr=log, cwd=self.base)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise AssertionError(f"cowbird {' '.join(args)} exited: {Path(log.name).read_text()}")
+            try:
+                if httpx.get(health, timeout=1).status_code < 500:
+                    return process
+            except httpx.TransportError:
+                time.sleep(0.1)
+        process.kill()
+        raise AssertionError(f"cowbird {' '.join(args)} did not answer {health} within 60 s")
+
+    def process(self, index: int) -> subprocess.Popen[bytes]:
+        process = self.nodes[index]
+        assert process is not None
+        return process
+
+    def kill(self, index: int) -> None:
+        """``kill -9`` a node: no goodbye, connections reset mid-answer."""
+        process = self.process(index)
+        process.kill()
+        process.wait(10)
+        self.nodes[index] = None
+
+    def pause(self, index: int) -> None:
+        """SIGSTOP: the node keeps its connections open and answers nothing."""
+        os.kill(self.process(index).pid, signal.SIGSTOP)
+
+    def resume(self, index: int) -> None:
+        os.kill(self.process(index).pid, signal.SIGCONT)
+
+    def close(self) -> None:
+        for process in [*self.nodes, self.frontend]:
+            if process is None:
+                continue
+            try:
+                os.kill(process.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            process.terminate()
+        for process in [*self.nodes, self.frontend]:
+            if process is not None:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()

@@ -1,0 +1,145 @@
+"""Real processes under faults: nodes killed, stopped and restarted during a burst of previews and
+exports; queries given up by their clients. Every answer must be exact, flagged partial, or
+visibly broken — never silently wrong — and abandoned work must stop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend_node.engines.native import NativeEngine
+from tests.cluster import Cluster, cpu_seconds
+from tests.frontend.conftest import Partitioned
+
+pytestmark = pytest.mark.e2e
+
+QUERIES = ['[pos="P1"]', '[word="w7"] [pos="P3"]', '[word="w1.*"] []? [pos="P0"]']
+HEAVY = '[] []{0,400} [pos="P9"]'  # no hits, but every start walks 400 steps: seconds per partition
+
+
+def expected_hits(parts: Partitioned, manifest: dict[str, object], query: str) -> dict[str, list[int]]:
+    """Global positions of every hit of ``query``, per partition, from the engine in process."""
+    offsets = {p["id"]: p["offset"] for p in manifest["partitions"]}  # type: ignore[attr-defined]
+    found = {}
+    for pid in parts.ids:
+        engine = NativeEngine.open(parts.registry, pid)
+        found[pid] = [offsets[pid] + hit.match for hit in engine.hits(query)]
+    return found
+
+
+@pytest.fixture(scope="module")
+def expected(big_parts: Partitioned) -> dict[str, dict[str, list[int]]]:
+    import json
+
+    manifest = json.loads(big_parts.manifest.read_text())
+    return {query: expected_hits(big_parts, manifest, query) for query in QUERIES}
+
+
+@pytest.fixture
+def replicated(big_parts: Partitioned, tmp_path: Path) -> Iterator[Cluster]:
+    p1, p2, p3 = big_parts.ids
+    cluster = Cluster(tmp_path, big_parts.registry, big_parts.manifest, "big", [[p1, p2], [p2, p3], [p3, p1]],
+                      node_timeout=3.0, health_probe_timeout=0.5, deadline=20.0)
+    yield cluster.start()
+    cluster.close()
+
+
+def check_preview(body: dict[str, object], expected: dict[str, list[int]], offset: int) -> None:
+    ok = [p for p in body["partitions"] if p["status"] == "ok"]  # type: ignore[attr-defined]
+    for partition in ok:
+        assert partition["total"] == len(expected[partition["id"]]), partition
+    answered = sorted(position for p in ok for position in expected[p["id"]])
+    assert body["total"] == len(answered)
+    assert body["complete"] is (len(ok) == len(expected))
+    assert [h["position"] for h in body["hits"]] == answered[offset:offset + 100], body  # type: ignore[attr-defined]
+
+
+async def one_request(client: httpx.AsyncClient, expected: dict[str, dict[str, list[int]]], k: int) -> str:
+    query = QUERIES[k % len(QUERIES)]
+    if k % 4 == 3:  # an export
+        try:
+            response = await client.get("/api/v1/export", params={"corpus": "big", "q": query, "syntax": "cqp",
+                                                                   "limit": 10_000})
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            return "broken"  # visibly broken: the client cannot take it for a whole file
+        if response.status_code != 200:
+            assert response.status_code in (503, 504), response.text
+            return "refused"
+        rows = [int(line.split("\t")[1]) for line in response.text.splitlines()[1:]]
+        failed = set(filter(None, response.headers["x-cowbird-failed"].split(",")))
+        answered = sorted(p for pid, hits in expected[query].items() if pid not in failed for p in hits)
+        assert rows == answered[:10_000] and len(rows) == int(response.headers["x-cowbird-rows"])
+        return "partial" if failed else "exact"
+    offset = (k * 37) % 200
+    response = await client.get("/api/v1/query", params={"corpus": "big", "q": query, "syntax": "cqp",
+                                                         "offset": offset})
+    if response.status_code != 200:
+        assert response.status_code in (503, 504), response.text
+        return "refused"
+    body = response.json()
+    check_preview(body, expected[query], offset)
+    return "exact" if body["complete"] else "partial"
+
+
+async def burst(url: str, expected: dict[str, dict[str, list[int]]], count: int) -> list[str]:
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        slots = asyncio.Semaphore(8)
+
+        async def limited(k: int) -> str:
+            async with slots:
+                return await one_request(client, expected, k)
+
+        return list(await asyncio.gather(*(limited(k) for k in range(count))))
+
+
+def test_kill_stop_and_restart_nodes_during_a_burst(
+    replicated: Cluster, expected: dict[str, dict[str, list[int]]]
+) -> None:
+    async def scenario() -> list[str]:
+        work = asyncio.ensure_future(burst(replicated.url, expected, 240))
+        await asyncio.sleep(0.3)
+        replicated.kill(0)  # kill -9 in the middle of answers and exports
+        await asyncio.sleep(0.5)
+        replicated.pause(1)  # SIGSTOP: connections open, nothing answered
+        await asyncio.sleep(2.0)
+        replicated.resume(1)
+        replicated.start_node(0)  # back again: used once it answers
+        return await work
+
+    outcomes = asyncio.run(scenario())
+    assert len(outcomes) == 240 and "exact" in outcomes
+    log = "".join(path.read_text() for path in replicated.base.glob("serve-*.log"))
+    assert f"node {replicated.node_url(0)} is not answering" in log  # the faults were met, not missed
+    after = asyncio.run(burst(replicated.url, expected, 12))
+    assert after == ["exact"] * 12  # every node is used again
+
+
+def test_work_stops_when_the_client_gives_up_and_at_the_deadline(big_parts: Partitioned, tmp_path: Path) -> None:
+    cluster = Cluster(tmp_path, big_parts.registry, big_parts.manifest, "big", [list(big_parts.ids)],
+                      deadline=2.0, node_timeout=30.0)
+    cluster.start()
+    try:
+        node = cluster.process(0).pid
+        params = {"corpus": "big", "q": HEAVY, "syntax": "cqp"}
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.get(f"{cluster.url}/api/v1/query", params=params, timeout=1.0)
+        gone = time.monotonic()
+        time.sleep(max(0.0, gone + 1.0 - time.monotonic()))
+        busy = cpu_seconds(node)
+        time.sleep(1.0)
+        assert cpu_seconds(node) - busy < 0.2, "the node kept working after the client had gone"
+        started = time.monotonic()
+        answer = httpx.get(f"{cluster.url}/api/v1/query", params={**params, "q": HEAVY + " cut 5"}, timeout=30)
+        assert answer.status_code == 504 and answer.json()["code"] == "timeout"
+        assert time.monotonic() - started < 4.0
+        time.sleep(1.0)
+        busy = cpu_seconds(node)
+        time.sleep(1.0)
+        assert cpu_seconds(node) - busy < 0.2, "the node kept working after the front end's deadline"
+    finally:
+        cluster.close()
