@@ -22,7 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from backend_node.engines.base import STRATEGIES, Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
+from backend_node.engines.base import (
+    DEFAULT_HARD_BOUNDARY,
+    STRATEGIES,
+    Context,
+    Deadline,
+    EngineOptions,
+    KwicLine,
+    QueryEngine,
+    ResultSet,
+    Strategy,
+)
 from backend_node.engines.errors import EngineUnavailable, InvalidOption, OutOfRange, QueryFailed, QueryTimeout
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.engine import NativeResultSet, build_line
@@ -110,7 +120,11 @@ class CwbEngine(QueryEngine):
         return str(output)
 
     def run(
-        self, query: str, strategy: str = "standard", hard_boundary: int = 500, deadline: Deadline | None = None
+        self,
+        query: str,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
     ) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from backend_node.engines.base import (
+    DEFAULT_HARD_BOUNDARY,
     STRATEGIES,
     Context,
     Deadline,
@@ -20,12 +21,13 @@ from backend_node.engines.base import (
     KwicLine,
     QueryEngine,
     ResultSet,
+    Strategy,
 )
 from backend_node.engines.errors import InvalidOption, OutOfRange, UnknownAttribute
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
-from backend_node.engines.native.evaluate import DEFAULT_HARD_BOUNDARY, Matches, PassRunner
+from backend_node.engines.native.evaluate import Matches, PassRunner
 from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
 from backend_node.store.reader import CwbCorpus
 from query_lang import parse_cqp
@@ -147,7 +149,7 @@ class NativeEngine(QueryEngine):
     def run(
         self,
         query: str,
-        strategy: str = "standard",
+        strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> ResultSet:
@@ -158,7 +160,7 @@ class NativeEngine(QueryEngine):
     def evaluate(
         self,
         query: Query,
-        strategy: str = "standard",
+        strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> Matches:

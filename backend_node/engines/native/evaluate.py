@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from backend_node.engines.base import Deadline
+from backend_node.engines.base import DEFAULT_HARD_BOUNDARY, Deadline
 from backend_node.engines.native.compile import (
     AllOf,
     Always,
@@ -39,7 +39,6 @@ from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 
 Positions = npt.NDArray[np.int64]
-DEFAULT_HARD_BOUNDARY = 500
 PARALLEL_ROWS = 200_000
 """Passes with at least this many candidate starts are split over two threads."""
 
