@@ -13,7 +13,7 @@ fold into one table, so a token test is usually a single gather and lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ from query_lang.cqp_ast import (
     AttributeTest,
     Condition,
     Not,
+    Or,
     Pattern,
     RegexValue,
     Repetition,
@@ -97,7 +98,11 @@ def estimate(predicate: Predicate, size: int) -> int:
         return min(estimate(p, size) for p in predicate.parts)
     if isinstance(predicate, AnyOf):
         return min(size, sum(estimate(p, size) for p in predicate.parts))
-    return size
+    if isinstance(predicate, Negation):
+        return size  # not tracked: a negation of a rare test holds almost everywhere
+    if isinstance(predicate, Always):
+        return size
+    assert_never(predicate)
 
 
 class PredicateCompiler:
@@ -127,8 +132,15 @@ class PredicateCompiler:
             if isinstance(inner, Lookup):
                 return self.lookup(inner.attribute, ~inner.table)
             return Negation(inner)
-        parts = [self.compile(c) for c in condition.operands]
-        conjunction = isinstance(condition, And)
+        if isinstance(condition, And):
+            return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
+        if isinstance(condition, Or):
+            return self._combine([self.compile(c) for c in condition.operands], conjunction=False)
+        assert_never(condition)
+
+    def _combine(self, parts: list[Predicate], conjunction: bool) -> Predicate:
+        """``&`` (``conjunction``) or ``|`` of compiled parts; lookups on one attribute fold into
+        one table, so a token test stays one gather per attribute."""
         merged: dict[str, BoolTable] = {}
         others: list[Predicate] = []
         for part in parts:
@@ -252,7 +264,9 @@ class AutomatonBuilder:
             first = [f for p in parts for f in p.first]
             last = [x for p in parts for x in p.last]
             return _Fragment(first, last, any(p.nullable for p in parts))
-        return self._repetition(pattern)
+        if isinstance(pattern, Repetition):
+            return self._repetition(pattern)
+        assert_never(pattern)
 
     def _repetition(self, pattern: Repetition) -> _Fragment:
         fragment: _Fragment | None = None

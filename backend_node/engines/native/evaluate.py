@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -49,9 +50,13 @@ def attributes(predicate: Predicate) -> set[str]:
         return {predicate.attribute}
     if isinstance(predicate, Negation):
         return attributes(predicate.part)
-    if isinstance(predicate, AllOf | AnyOf):
+    if isinstance(predicate, AllOf):
         return set().union(*(attributes(p) for p in predicate.parts))
-    return set()
+    if isinstance(predicate, AnyOf):
+        return set().union(*(attributes(p) for p in predicate.parts))
+    if isinstance(predicate, Always):
+        return set()
+    assert_never(predicate)
 
 
 @dataclass
@@ -89,11 +94,17 @@ class TokenTests:
             return predicate.table[ids[predicate.attribute]]
         if isinstance(predicate, Negation):
             return ~self.holds(predicate.part, cpos, ids)
-        results = [self.holds(p, cpos, ids) for p in predicate.parts]
-        combined = results[0]
-        for r in results[1:]:
-            combined = combined & r if isinstance(predicate, AllOf) else combined | r
-        return combined
+        if isinstance(predicate, AllOf):
+            combined = self.holds(predicate.parts[0], cpos, ids)
+            for part in predicate.parts[1:]:
+                combined &= self.holds(part, cpos, ids)
+            return combined
+        if isinstance(predicate, AnyOf):
+            combined = self.holds(predicate.parts[0], cpos, ids)
+            for part in predicate.parts[1:]:
+                combined |= self.holds(part, cpos, ids)
+            return combined
+        assert_never(predicate)
 
     def tag_holds(self, tag: TagTest, cpos: Positions) -> npt.NDArray[np.bool_]:
         regions = self.corpus.regions(tag.attribute)
@@ -118,8 +129,11 @@ class TokenTests:
             return found
         if isinstance(predicate, AnyOf):
             return np.unique(np.concatenate([self.positions(p) for p in predicate.parts]))
-        everything = np.arange(size, dtype=np.int64)
-        return everything[self.holds(predicate, everything, {})]
+        if isinstance(predicate, Negation):
+            # a negation has no index to read: test it at every position
+            everything = np.arange(size, dtype=np.int64)
+            return everything[self.holds(predicate, everything, {})]
+        assert_never(predicate)
 
     def tag_positions(self, tag: TagTest) -> Positions:
         regions = self.corpus.regions(tag.attribute)
