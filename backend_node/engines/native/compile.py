@@ -1,9 +1,10 @@
-"""Stage 1, compile: the CQP AST becomes a position automaton over token tests and tag assertions.
+"""Stage 1, compile: the CQP AST becomes an automaton over token tests and tag assertions.
 
-Every token pattern and every structural tag of the query is one *position* (a Glushkov
-automaton): ``first`` are the positions a match can start with, ``follow[i]`` the positions that
-may come right after ``i``, ``final`` those a match can end with. Bounded repetitions are unrolled
-(``x{1,3}`` is ``x (x (x)?)?``, as CQP does), so positions never carry counters.
+Every token pattern and every structural tag of the query is one automaton *state* (a Glushkov
+automaton, whose literature calls them positions; here "position" always means a corpus position,
+a cpos): ``first`` are the states a match can start with, ``follow[i]`` the states that may come
+right after state ``i``, ``final`` those a match can end with. Bounded repetitions are unrolled
+(``x{1,3}`` is ``x (x (x)?)?``, as CQP does), so states never carry counters.
 
 Token conditions are compiled here too: each attribute test becomes a boolean table over the
 attribute's lexicon (``lexicon.py``), and tests on one attribute combined with ``&``, ``|``, ``!``
@@ -36,7 +37,7 @@ from query_lang.cqp_ast import (
     TokenPattern,
 )
 
-MAX_POSITIONS = 2000
+MAX_STATES = 2000
 """Largest unrolled pattern; ``[]{0,100000}`` is refused rather than allocated."""
 
 
@@ -171,11 +172,11 @@ class TagTest:
 
 
 @dataclass
-class Position:
-    """One token pattern or tag of the query."""
+class State:
+    """One token pattern or tag of the query: a state of the automaton."""
 
-    predicate: Predicate | None  # token positions
-    tag: TagTest | None  # tag positions
+    predicate: Predicate | None  # token states
+    tag: TagTest | None  # tag states
     label: str | None = None
     target: bool = False
 
@@ -186,7 +187,9 @@ class Position:
 
 @dataclass
 class Automaton:
-    positions: list[Position]
+    """The compiled pattern: ``states`` indexed by state number, transitions in ``follow``."""
+
+    states: list[State]
     first: list[int]
     final: set[int]
     follow: list[list[int]]
@@ -194,8 +197,8 @@ class Automaton:
 
     @property
     def sources(self) -> list[list[int]]:
-        """For each position, the positions it can be reached from."""
-        into: list[list[int]] = [[] for _ in self.positions]
+        """For each state, the states it can be reached from."""
+        into: list[list[int]] = [[] for _ in self.states]
         for i, targets in enumerate(self.follow):
             for j in targets:
                 into[j].append(i)
@@ -203,7 +206,7 @@ class Automaton:
 
     @property
     def labels(self) -> list[str]:
-        return sorted({p.label for p in self.positions if p.label})
+        return sorted({s.label for s in self.states if s.label})
 
 
 @dataclass
@@ -219,21 +222,21 @@ class AutomatonBuilder:
     def __init__(self, corpus: CorpusView, predicates: PredicateCompiler) -> None:
         self.corpus = corpus
         self.predicates = predicates
-        self.positions: list[Position] = []
+        self.states: list[State] = []
         self.follow: list[list[int]] = []
 
     def build(self, pattern: Pattern) -> Automaton:
         fragment = self._build(pattern)
-        return Automaton(self.positions, fragment.first, set(fragment.last), self.follow, fragment.nullable)
+        return Automaton(self.states, fragment.first, set(fragment.last), self.follow, fragment.nullable)
 
-    def _new(self, position: Position) -> _Fragment:
-        if len(self.positions) >= MAX_POSITIONS:
+    def _new(self, state: State) -> _Fragment:
+        if len(self.states) >= MAX_STATES:
             raise QueryTooExpensive(
-                f"the query unrolls to more than {MAX_POSITIONS} token positions: use smaller repetition bounds"
+                f"the query unrolls to more than {MAX_STATES} token patterns and tags: use smaller repetition bounds"
             )
-        self.positions.append(position)
+        self.states.append(state)
         self.follow.append([])
-        index = len(self.positions) - 1
+        index = len(self.states) - 1
         return _Fragment([index], [index], False)
 
     def _link(self, sources: list[int], targets: list[int]) -> None:
@@ -251,9 +254,9 @@ class AutomatonBuilder:
     def _build(self, pattern: Pattern) -> _Fragment:
         if isinstance(pattern, TokenPattern):
             predicate = self.predicates.compile(pattern.condition)
-            return self._new(Position(predicate, None, pattern.label, pattern.target))
+            return self._new(State(predicate, None, pattern.label, pattern.target))
         if isinstance(pattern, StructuralTag):
-            return self._new(Position(None, self._tag(pattern)))
+            return self._new(State(None, self._tag(pattern)))
         if isinstance(pattern, Sequence):
             fragment = self._build(pattern.items[0])
             for item in pattern.items[1:]:

@@ -91,7 +91,7 @@ class NativeCorpus:
         """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""
         return self.p(attribute).corpus[cpos].astype(np.int32)
 
-    def positions_of(self, attribute: str, table: npt.NDArray[np.bool_], count: int) -> npt.NDArray[np.int64]:
+    def cpos_of(self, attribute: str, table: npt.NDArray[np.bool_], count: int) -> npt.NDArray[np.int64]:
         """Sorted corpus positions whose id is marked in ``table`` (``count`` of them)."""
         if count == 0:
             return np.zeros(0, dtype=np.int64)

@@ -6,9 +6,10 @@ the ``longest`` strategy, the last — within the search boundary: the enclosing
 ``within``, else ``start + HardBoundary`` tokens. The passes are merged, the matching strategy
 filters them (``strategy.py``), then ``cut`` and ``expand`` apply.
 
-Here a pass is vectorised: every candidate is a row of a boolean state matrix (rows x automaton
-positions); one step gathers the token at each row's current position and advances all rows at
-once. Labels are tracked per row and state as positions (the last assignment wins).
+Here a pass is vectorised: every candidate is a row of a boolean matrix ``active`` (rows x
+automaton states); one step gathers the token at each row's cursor (a corpus position) and
+advances all rows at once. Labels are tracked per row and state as corpus positions (the last
+assignment wins).
 
 Planning: when a pass starts with a fixed chain of tests (``[] [word="anyway"]``,
 ``<s> [pos="UH"]``), candidates come from the chain's rarest test through the reverse index,
@@ -39,7 +40,8 @@ from backend_node.engines.native.compile import (
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 
-Positions = npt.NDArray[np.int64]
+Cpos = npt.NDArray[np.int64]
+"""An array of corpus positions."""
 PARALLEL_ROWS = 200_000
 """Passes with at least this many candidate starts are split over two threads."""
 
@@ -63,9 +65,9 @@ def attributes(predicate: Predicate) -> set[str]:
 class Matches:
     """Hits as parallel arrays, sorted by (match, matchend); ``target`` is -1 where unset."""
 
-    match: Positions
-    matchend: Positions
-    target: Positions
+    match: Cpos
+    matchend: Cpos
+    target: Cpos
 
     def __len__(self) -> int:
         return len(self.match)
@@ -77,13 +79,13 @@ class Matches:
 
 
 class TokenTests:
-    """Evaluate predicates and tag assertions at arrays of positions."""
+    """Evaluate predicates and tag assertions at arrays of corpus positions."""
 
     def __init__(self, corpus: NativeCorpus) -> None:
         self.corpus = corpus
 
     def holds(
-        self, predicate: Predicate, cpos: Positions, ids: dict[str, npt.NDArray[np.int32]]
+        self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]]
     ) -> npt.NDArray[np.bool_]:
         """Whether the predicate holds at each position; ``ids`` caches gathered lexicon ids."""
         if isinstance(predicate, Always):
@@ -106,7 +108,7 @@ class TokenTests:
             return combined
         assert_never(predicate)
 
-    def tag_holds(self, tag: TagTest, cpos: Positions) -> npt.NDArray[np.bool_]:
+    def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
         regions = self.corpus.regions(tag.attribute)
         number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
         ok = number >= 0
@@ -114,28 +116,29 @@ class TokenTests:
             ok[ok] = tag.region_ok[number[ok]]
         return ok
 
-    def positions(self, predicate: Predicate) -> Positions:
+    def cpos_where(self, predicate: Predicate) -> Cpos:
         """Sorted corpus positions where a predicate holds, from the reverse index where it pays."""
         size = self.corpus.size
         if isinstance(predicate, Always):
             return np.arange(size, dtype=np.int64)
         if isinstance(predicate, Lookup):
-            return self.corpus.positions_of(predicate.attribute, predicate.table, predicate.count)
+            return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count)
         if isinstance(predicate, AllOf):
             parts = sorted(predicate.parts, key=lambda p: estimate(p, size))
-            found = self.positions(parts[0])
+            found = self.cpos_where(parts[0])
             for part in parts[1:]:
                 found = found[self.holds(part, found, {})]
             return found
         if isinstance(predicate, AnyOf):
-            return np.unique(np.concatenate([self.positions(p) for p in predicate.parts]))
+            return np.unique(np.concatenate([self.cpos_where(p) for p in predicate.parts]))
         if isinstance(predicate, Negation):
             # a negation has no index to read: test it at every position
             everything = np.arange(size, dtype=np.int64)
             return everything[self.holds(predicate, everything, {})]
         assert_never(predicate)
 
-    def tag_positions(self, tag: TagTest) -> Positions:
+    def tag_cpos(self, tag: TagTest) -> Cpos:
+        """Sorted corpus positions where a tag assertion holds (region starts, or ends + 1)."""
         regions = self.corpus.regions(tag.attribute)
         keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
         return (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
@@ -169,16 +172,16 @@ class PassRunner:
         self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
         # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
         # at <s> must not leave it before </s>, and </s> must close that very region
-        tags = [p.tag for p in automaton.positions if p.tag is not None]
+        tags = [p.tag for p in automaton.states if p.tag is not None]
         opened = {t.attribute for t in tags if not t.closing}
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
         self.tracked += [f"<{name}>" for name in self.strict]
-        self.track_target = any(p.target for p in automaton.positions)
-        # tag positions in an order where a tag's tag sources come first (zero-width chains)
+        self.track_target = any(p.target for p in automaton.states)
+        # tag states in an order where a tag's tag sources come first (zero-width chains)
         self.tag_order = self._tag_order()
 
     def _tag_order(self) -> list[int]:
-        tags = [i for i, p in enumerate(self.automaton.positions) if not p.is_token]
+        tags = [i for i, p in enumerate(self.automaton.states) if not p.is_token]
         ordered: list[int] = []
         visiting: set[int] = set()
 
@@ -189,7 +192,7 @@ class PassRunner:
                 raise ValueError("a cycle of structural tags cannot consume tokens")  # CQP: infinite loop
             visiting.add(i)
             for source in self.sources[i]:
-                if not self.automaton.positions[source].is_token:
+                if not self.automaton.states[source].is_token:
                     visit(source)
             visiting.discard(i)
             ordered.append(i)
@@ -201,45 +204,45 @@ class PassRunner:
     # -- candidates ------------------------------------------------------------------------
 
     def _chain(self, first: int) -> list[tuple[int, int]]:
-        """The fixed run of positions every match of this pass goes through, with their offsets."""
+        """The fixed run of states every match of this pass goes through, with their token offsets."""
         chain = [(first, 0)]
-        offset = 1 if self.automaton.positions[first].is_token else 0
+        offset = 1 if self.automaton.states[first].is_token else 0
         current = first
         while current not in self.automaton.final and len(self.automaton.follow[current]) == 1:
             nxt = self.automaton.follow[current][0]
             if len(self.sources[nxt]) != 1 or any(nxt == c for c, _ in chain):
                 break
             chain.append((nxt, offset))
-            offset += 1 if self.automaton.positions[nxt].is_token else 0
+            offset += 1 if self.automaton.states[nxt].is_token else 0
             current = nxt
         return chain
 
-    def candidates(self, first: int) -> Positions:
-        """Start positions for the pass that begins with ``first``."""
-        positions = self.automaton.positions
+    def candidates(self, first: int) -> Cpos:
+        """Candidate start cpos for the pass that begins with state ``first``."""
+        states = self.automaton.states
         size = self.corpus.size
 
         def cost(item: tuple[int, int]) -> int:
-            position = positions[item[0]]
-            if position.predicate is not None:
-                return estimate(position.predicate, size)
-            return len(self.corpus.regions(position.tag.attribute)) if position.tag else size
+            state = states[item[0]]
+            if state.predicate is not None:
+                return estimate(state.predicate, size)
+            return len(self.corpus.regions(state.tag.attribute)) if state.tag else size
 
         chain = self._chain(first)
         anchor = min(chain, key=cost)
         index, offset = anchor
-        position = positions[index]
-        if position.predicate is not None:
-            found = self.tests.positions(position.predicate)
+        state = states[index]
+        if state.predicate is not None:
+            found = self.tests.cpos_where(state.predicate)
         else:
-            assert position.tag is not None
-            found = self.tests.tag_positions(position.tag)
+            assert state.tag is not None
+            found = self.tests.tag_cpos(state.tag)
         starts = found - offset
         starts = starts[starts >= 0]
         for other, other_offset in chain:
             if (other, other_offset) == anchor or len(starts) == 0:
                 continue
-            item = positions[other]
+            item = states[other]
             at = starts + other_offset
             if item.predicate is not None:
                 if isinstance(item.predicate, Always):
@@ -253,8 +256,8 @@ class PassRunner:
             starts = starts[keep]
         return starts
 
-    def boundaries(self, starts: Positions) -> tuple[Positions, Positions]:
-        """Keep starts that may match and give each its last allowed position."""
+    def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
+        """Keep starts that may match and give each its last allowed corpus position."""
         if self.within is None:
             return starts, np.minimum(starts + self.hard_boundary, self.corpus.size - 1)
         regions = self.corpus.regions(self.within)
@@ -291,22 +294,22 @@ class PassRunner:
                          for f in ("match", "matchend", "target")))
 
     def _steps_after(self, first: int) -> bool:
-        """Whether a match of this pass can consume tokens after its first position (else the
+        """Whether a match of this pass can consume tokens after its first state (else the
         pass is a few vectorised operations and threads would only add overhead)."""
         seen, todo = {first}, [first]
         while todo:
             for nxt in self.automaton.follow[todo.pop()]:
-                if self.automaton.positions[nxt].is_token:
+                if self.automaton.states[nxt].is_token:
                     return True
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
         return False
 
-    def _simulate(self, first: int, starts: Positions, bound: Positions) -> Matches:
-        positions = self.automaton.positions
-        n_states = len(positions)
-        head = positions[first]
+    def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
+        states = self.automaton.states
+        n_states = len(states)
+        head = states[first]
         if not head.is_token:
             assert head.tag is not None
             effective = starts - 1 if head.tag.closing else starts
@@ -315,8 +318,8 @@ class PassRunner:
         rows = len(starts)
         if rows == 0:
             return Matches.empty()
-        state = np.zeros((rows, n_states), dtype=np.bool_)
-        state[:, first] = True
+        active = np.zeros((rows, n_states), dtype=np.bool_)
+        active[:, first] = True
         cursor = starts + 1 if head.is_token else starts.copy()
         labels = {name: np.full((rows, n_states), -1, dtype=np.int64) for name in self.tracked}
         target = np.full((rows, n_states), -1, dtype=np.int64) if self.track_target else None
@@ -329,37 +332,37 @@ class PassRunner:
             target[:, first] = starts
         origin = np.arange(rows)
         origin_starts = starts.copy()
-        found_start: list[Positions] = []
-        found_end: list[Positions] = []
-        found_target: list[Positions] = []
+        found_start: list[Cpos] = []
+        found_end: list[Cpos] = []
+        found_target: list[Cpos] = []
         last_end = np.full(rows if self.longest else 0, -1, dtype=np.int64)
         last_target = np.full(rows if self.longest else 0, -1, dtype=np.int64)
         while True:
             self.deadline.check()
-            self._closure(state, labels, target, cursor, bound)
-            accepted, accepted_target = self._accepting(state, labels, target, starts, cursor)
+            self._closure(active, labels, target, cursor, bound)
+            accepted, accepted_target = self._accepting(active, labels, target, starts, cursor)
             if self.longest:
                 last_end[origin[accepted]] = cursor[accepted] - 1
                 if target is not None:
                     last_target[origin[accepted]] = accepted_target[accepted]
-                alive = state.any(axis=1)
+                alive = active.any(axis=1)
             else:
                 if accepted.any():
                     found_start.append(starts[accepted])
                     found_end.append(cursor[accepted] - 1)
                     if target is not None:
                         found_target.append(accepted_target[accepted])
-                alive = state.any(axis=1) & ~accepted
+                alive = active.any(axis=1) & ~accepted
             alive &= cursor <= bound
             if not alive.all():
                 survivors = np.flatnonzero(alive)
-                state, starts, bound = state[survivors], starts[survivors], bound[survivors]
+                active, starts, bound = active[survivors], starts[survivors], bound[survivors]
                 cursor, origin = cursor[survivors], origin[survivors]
                 labels = {name: values[survivors] for name, values in labels.items()}
                 target = target[survivors] if target is not None else None
             if len(starts) == 0:
                 break
-            state, labels, target = self._step(state, labels, target, cursor)
+            active, labels, target = self._step(active, labels, target, cursor)
             cursor = cursor + 1
         if self.longest:
             done = last_end >= 0
@@ -373,54 +376,54 @@ class PassRunner:
 
     def _step(
         self,
-        state: npt.NDArray[np.bool_],
+        active: npt.NDArray[np.bool_],
         labels: dict[str, npt.NDArray[np.int64]],
         target: npt.NDArray[np.int64] | None,
-        cursor: Positions,
+        cursor: Cpos,
     ) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64] | None]:
         """Consume the token at ``cursor`` in every row."""
-        positions = self.automaton.positions
+        states = self.automaton.states
         for name in self.strict:  # inside a region entered at <s>, no token beyond its end
             region_end = labels[f"<{name}>"]
-            state = state & ((region_end < 0) | (cursor[:, None] <= region_end))
-        new_state = np.zeros_like(state)
+            active = active & ((region_end < 0) | (cursor[:, None] <= region_end))
+        new_active = np.zeros_like(active)
         new_labels = {name: np.full_like(values, -1) for name, values in labels.items()}
         new_target = np.full_like(target, -1) if target is not None else None
         gathered: dict[str, npt.NDArray[np.int32]] = {}
         rows_all = np.arange(len(cursor))
-        for j, position in enumerate(positions):
-            if not position.is_token or not self.sources[j]:
+        for j, state in enumerate(states):
+            if not state.is_token or not self.sources[j]:
                 continue
-            reach = self._reach(state, j)
+            reach = self._reach(active, j)
             if not reach.any():
                 continue
             rows = rows_all[reach]
-            assert position.predicate is not None
-            if isinstance(position.predicate, Always):
+            assert state.predicate is not None
+            if isinstance(state.predicate, Always):
                 ok = rows
             else:
-                # one gather per attribute and step, shared by every position that tests it
+                # one gather per attribute and step, shared by every state that tests it
                 ids = {}
-                for attribute in attributes(position.predicate):
+                for attribute in attributes(state.predicate):
                     if attribute not in gathered:
                         gathered[attribute] = self.corpus.ids(attribute, cursor)
                     ids[attribute] = gathered[attribute][rows]
-                ok = rows[self.tests.holds(position.predicate, cursor[rows], ids)]
-            new_state[ok, j] = True
-            self._propagate(state, labels, target, new_labels, new_target, j, ok)
-            if position.label in new_labels:
-                new_labels[position.label][ok, j] = cursor[ok]
-            if new_target is not None and position.target:
+                ok = rows[self.tests.holds(state.predicate, cursor[rows], ids)]
+            new_active[ok, j] = True
+            self._propagate(active, labels, target, new_labels, new_target, j, ok)
+            if state.label in new_labels:
+                new_labels[state.label][ok, j] = cursor[ok]
+            if new_target is not None and state.target:
                 new_target[ok, j] = cursor[ok]
-        return new_state, new_labels, new_target
+        return new_active, new_labels, new_target
 
-    def _reach(self, state: npt.NDArray[np.bool_], j: int) -> npt.NDArray[np.bool_]:
-        """Rows with an active state from which position ``j`` may follow."""
-        return np.asarray(state[:, self.sources[j]].any(axis=1), dtype=np.bool_)
+    def _reach(self, active: npt.NDArray[np.bool_], j: int) -> npt.NDArray[np.bool_]:
+        """Rows with an active state from which state ``j`` may follow."""
+        return np.asarray(active[:, self.sources[j]].any(axis=1), dtype=np.bool_)
 
     def _propagate(
         self,
-        state: npt.NDArray[np.bool_],
+        active: npt.NDArray[np.bool_],
         labels: dict[str, npt.NDArray[np.int64]],
         target: npt.NDArray[np.int64] | None,
         new_labels: dict[str, npt.NDArray[np.int64]],
@@ -428,41 +431,41 @@ class PassRunner:
         j: int,
         rows: npt.NDArray[np.int64],
     ) -> None:
-        """Label values flow from the source states into ``j``; the last source in order wins."""
+        """Label values flow from the source states into state ``j``; the last source in order wins."""
         if not labels and target is None:
             return
         for i in self.sources[j]:
-            active = rows[state[rows, i]]
+            live = rows[active[rows, i]]
             for name, values in labels.items():
-                new_labels[name][active, j] = values[active, i]
+                new_labels[name][live, j] = values[live, i]
             if target is not None and new_target is not None:
-                new_target[active, j] = target[active, i]
+                new_target[live, j] = target[live, i]
 
     def _closure(
         self,
-        state: npt.NDArray[np.bool_],
+        active: npt.NDArray[np.bool_],
         labels: dict[str, npt.NDArray[np.int64]],
         target: npt.NDArray[np.int64] | None,
-        cursor: Positions,
-        bound: Positions,
+        cursor: Cpos,
+        bound: Cpos,
     ) -> None:
-        """Follow zero-width tags at the current position (in place)."""
-        positions = self.automaton.positions
+        """Follow zero-width tags at each row's cursor (in place)."""
+        states = self.automaton.states
         for j in self.tag_order:
-            tag = positions[j].tag
+            tag = states[j].tag
             assert tag is not None
-            reach = self._reach(state, j)
+            reach = self._reach(active, j)
             if not reach.any():
                 continue
             rows = np.flatnonzero(reach)
             effective = cursor[rows] - 1 if tag.closing else cursor[rows]
             rows = rows[effective <= bound[rows]]
-            sources = state
+            sources = active
             if self.strict:
-                sources = self._strict_sources(state, labels, cursor, tag, j)
+                sources = self._strict_sources(active, labels, cursor, tag, j)
                 rows = rows[sources[rows][:, self.sources[j]].any(axis=1)]
             ok = rows[self.tests.tag_holds(tag, cursor[rows])]
-            state[ok, j] = True
+            active[ok, j] = True
             self._propagate(sources, labels, target, labels, target, j, ok)
             if tag.attribute in self.strict:
                 key = f"<{tag.attribute}>"
@@ -474,14 +477,14 @@ class PassRunner:
 
     def _strict_sources(
         self,
-        state: npt.NDArray[np.bool_],
+        active: npt.NDArray[np.bool_],
         labels: dict[str, npt.NDArray[np.int64]],
-        cursor: Positions,
+        cursor: Cpos,
         tag: TagTest,
         j: int,
     ) -> npt.NDArray[np.bool_]:
-        """Source states from which tag ``j`` may follow under StrictRegions."""
-        allowed = state.copy()
+        """Source states from which tag state ``j`` may follow under StrictRegions."""
+        allowed = active.copy()
         effective = (cursor - 1 if tag.closing else cursor)[:, None]
         for name in self.strict:
             region_end = labels[f"<{name}>"]
@@ -493,19 +496,19 @@ class PassRunner:
 
     def _accepting(
         self,
-        state: npt.NDArray[np.bool_],
+        active: npt.NDArray[np.bool_],
         labels: dict[str, npt.NDArray[np.int64]],
         target: npt.NDArray[np.int64] | None,
-        starts: Positions,
-        cursor: Positions,
-    ) -> tuple[npt.NDArray[np.bool_], Positions]:
-        """Rows whose current states include a final one (that passes the global constraint)."""
+        starts: Cpos,
+        cursor: Cpos,
+    ) -> tuple[npt.NDArray[np.bool_], Cpos]:
+        """Rows whose active states include a final one (that passes the global constraint)."""
         ends = cursor - 1
         accepted = np.zeros(len(cursor), dtype=np.bool_)
         chosen_target = np.full(len(cursor) if target is not None else 0, -1, dtype=np.int64)
         valid = ends >= starts  # a match must contain at least one token
         for f in self.final:
-            rows = np.flatnonzero(state[:, f] & valid & ~accepted)
+            rows = np.flatnonzero(active[:, f] & valid & ~accepted)
             if len(rows) == 0:
                 continue
             if self.constraint is not None:
