@@ -39,6 +39,7 @@ from backend_node.engines.native.compile import (
 )
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.native.registers import Registers
 
 Cpos = npt.NDArray[np.int64]
 """An array of corpus positions."""
@@ -175,7 +176,6 @@ class PassRunner:
         tags = [p.tag for p in automaton.states if p.tag is not None]
         opened = {t.attribute for t in tags if not t.closing}
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
-        self.tracked += [f"<{name}>" for name in self.strict]
         self.track_target = any(p.target for p in automaton.states)
         # tag states in an order where a tag's tag sources come first (zero-width chains)
         self.tag_order = self._tag_order()
@@ -307,152 +307,96 @@ class PassRunner:
         return False
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
-        states = self.automaton.states
-        n_states = len(states)
-        head = states[first]
-        if not head.is_token:
-            assert head.tag is not None
+        """Step the candidates of the pass that begins with state ``first`` (one row per start)
+        until each row accepts, dies, or passes its ``bound``."""
+        head = self.automaton.states[first]
+        if head.tag is not None:
+            # a closing tag at the start looks at the token before: it too must be in bounds
             effective = starts - 1 if head.tag.closing else starts
             keep = effective <= bound
             starts, bound = starts[keep], bound[keep]
-        rows = len(starts)
-        if rows == 0:
+        if len(starts) == 0:
             return Matches.empty()
-        active = np.zeros((rows, n_states), dtype=np.bool_)
-        active[:, first] = True
+        active, registers = self._begin(first, starts)
         cursor = starts + 1 if head.is_token else starts.copy()
-        labels = {name: np.full((rows, n_states), -1, dtype=np.int64) for name in self.tracked}
-        target = np.full((rows, n_states), -1, dtype=np.int64) if self.track_target else None
-        if head.label in labels:
-            labels[head.label][:, first] = starts
-        if head.tag is not None and not head.tag.closing and head.tag.attribute in self.strict:
-            regions = self.corpus.regions(head.tag.attribute)
-            labels[f"<{head.tag.attribute}>"][:, first] = regions.ends[regions.starting_at(starts)]
-        if target is not None and head.target:
-            target[:, first] = starts
-        origin = np.arange(rows)
-        origin_starts = starts.copy()
-        found_start: list[Cpos] = []
-        found_end: list[Cpos] = []
-        found_target: list[Cpos] = []
-        last_end = np.full(rows if self.longest else 0, -1, dtype=np.int64)
-        last_target = np.full(rows if self.longest else 0, -1, dtype=np.int64)
+        accepts = _Accepts(starts, self.longest, registers.target is not None)
+        origin = np.arange(len(starts))  # each row's index among the pass's starts
         while True:
             self.deadline.check()
-            self._closure(active, labels, target, cursor, bound)
-            accepted, accepted_target = self._accepting(active, labels, target, starts, cursor)
-            if self.longest:
-                last_end[origin[accepted]] = cursor[accepted] - 1
-                if target is not None:
-                    last_target[origin[accepted]] = accepted_target[accepted]
-                alive = active.any(axis=1)
-            else:
-                if accepted.any():
-                    found_start.append(starts[accepted])
-                    found_end.append(cursor[accepted] - 1)
-                    if target is not None:
-                        found_target.append(accepted_target[accepted])
-                alive = active.any(axis=1) & ~accepted
+            self._closure(active, registers, cursor, bound)
+            accepted, accepted_target = self._accepting(active, registers, starts, cursor)
+            accepts.add(origin, starts, cursor, accepted, accepted_target)
+            alive = active.any(axis=1)
+            if not self.longest:
+                alive &= ~accepted  # the first (shortest) accept of a row is its match
             alive &= cursor <= bound
             if not alive.all():
                 survivors = np.flatnonzero(alive)
                 active, starts, bound = active[survivors], starts[survivors], bound[survivors]
                 cursor, origin = cursor[survivors], origin[survivors]
-                labels = {name: values[survivors] for name, values in labels.items()}
-                target = target[survivors] if target is not None else None
+                registers = registers.select(survivors)
             if len(starts) == 0:
                 break
-            active, labels, target = self._step(active, labels, target, cursor)
+            active, registers = self._step(active, registers, cursor)
             cursor = cursor + 1
-        if self.longest:
-            done = last_end >= 0
-            targets = last_target[done] if self.track_target else np.full(int(done.sum()), -1, dtype=np.int64)
-            return Matches(origin_starts[done], last_end[done], targets)
-        if not found_start:
-            return Matches.empty()
-        match = np.concatenate(found_start)
-        targets = np.concatenate(found_target) if found_target else np.full(len(match), -1, dtype=np.int64)
-        return Matches(match, np.concatenate(found_end), targets)
+        return accepts.matches()
+
+    def _begin(self, first: int, starts: Cpos) -> tuple[npt.NDArray[np.bool_], Registers]:
+        """Every row in state ``first``, its label, target or entered region set at its start."""
+        states = self.automaton.states
+        head = states[first]
+        active = np.zeros((len(starts), len(states)), dtype=np.bool_)
+        active[:, first] = True
+        registers = Registers.unset(len(starts), len(states), self.tracked, self.track_target, self.strict)
+        registers.record(head.label, head.target, first, slice(None), starts)
+        if head.tag is not None and not head.tag.closing and head.tag.attribute in registers.region_ends:
+            regions = self.corpus.regions(head.tag.attribute)
+            registers.region_ends[head.tag.attribute][:, first] = regions.ends[regions.starting_at(starts)]
+        return active, registers
 
     def _step(
-        self,
-        active: npt.NDArray[np.bool_],
-        labels: dict[str, npt.NDArray[np.int64]],
-        target: npt.NDArray[np.int64] | None,
-        cursor: Cpos,
-    ) -> tuple[npt.NDArray[np.bool_], dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64] | None]:
+        self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos
+    ) -> tuple[npt.NDArray[np.bool_], Registers]:
         """Consume the token at ``cursor`` in every row."""
-        states = self.automaton.states
-        for name in self.strict:  # inside a region entered at <s>, no token beyond its end
-            region_end = labels[f"<{name}>"]
-            active = active & ((region_end < 0) | (cursor[:, None] <= region_end))
+        active = registers.inside_regions(active, cursor)  # in a region entered at <s>, no token beyond its end
         new_active = np.zeros_like(active)
-        new_labels = {name: np.full_like(values, -1) for name, values in labels.items()}
-        new_target = np.full_like(target, -1) if target is not None else None
+        new = registers.cleared()
         gathered: dict[str, npt.NDArray[np.int32]] = {}
         rows_all = np.arange(len(cursor))
-        for j, state in enumerate(states):
-            if not state.is_token or not self.sources[j]:
-                continue
+        for j, state in enumerate(self.automaton.states):
+            if state.predicate is None or not self.sources[j]:
+                continue  # tags are followed in _closure; a state without sources only starts a pass
             reach = self._reach(active, j)
             if not reach.any():
                 continue
-            rows = rows_all[reach]
-            assert state.predicate is not None
-            if isinstance(state.predicate, Always):
-                ok = rows
-            else:
-                # one gather per attribute and step, shared by every state that tests it
-                ids = {}
-                for attribute in attributes(state.predicate):
-                    if attribute not in gathered:
-                        gathered[attribute] = self.corpus.ids(attribute, cursor)
-                    ids[attribute] = gathered[attribute][rows]
-                ok = rows[self.tests.holds(state.predicate, cursor[rows], ids)]
+            ok = self._matching_rows(state.predicate, rows_all[reach], cursor, gathered)
             new_active[ok, j] = True
-            self._propagate(active, labels, target, new_labels, new_target, j, ok)
-            if state.label in new_labels:
-                new_labels[state.label][ok, j] = cursor[ok]
-            if new_target is not None and state.target:
-                new_target[ok, j] = cursor[ok]
-        return new_active, new_labels, new_target
+            registers.propagate(new, active, self.sources[j], j, ok)
+            new.record(state.label, state.target, j, ok, cursor)
+        return new_active, new
+
+    def _matching_rows(
+        self, predicate: Predicate, rows: Cpos, cursor: Cpos, gathered: dict[str, npt.NDArray[np.int32]]
+    ) -> Cpos:
+        """The ``rows`` whose token at ``cursor`` satisfies ``predicate``."""
+        if isinstance(predicate, Always):
+            return rows
+        # one gather per attribute and step (over all rows), shared by every state that tests it
+        ids = {}
+        for attribute in attributes(predicate):
+            if attribute not in gathered:
+                gathered[attribute] = self.corpus.ids(attribute, cursor)
+            ids[attribute] = gathered[attribute][rows]
+        return rows[self.tests.holds(predicate, cursor[rows], ids)]
 
     def _reach(self, active: npt.NDArray[np.bool_], j: int) -> npt.NDArray[np.bool_]:
         """Rows with an active state from which state ``j`` may follow."""
         return np.asarray(active[:, self.sources[j]].any(axis=1), dtype=np.bool_)
 
-    def _propagate(
-        self,
-        active: npt.NDArray[np.bool_],
-        labels: dict[str, npt.NDArray[np.int64]],
-        target: npt.NDArray[np.int64] | None,
-        new_labels: dict[str, npt.NDArray[np.int64]],
-        new_target: npt.NDArray[np.int64] | None,
-        j: int,
-        rows: npt.NDArray[np.int64],
-    ) -> None:
-        """Label values flow from the source states into state ``j``; the last source in order wins."""
-        if not labels and target is None:
-            return
-        for i in self.sources[j]:
-            live = rows[active[rows, i]]
-            for name, values in labels.items():
-                new_labels[name][live, j] = values[live, i]
-            if target is not None and new_target is not None:
-                new_target[live, j] = target[live, i]
-
-    def _closure(
-        self,
-        active: npt.NDArray[np.bool_],
-        labels: dict[str, npt.NDArray[np.int64]],
-        target: npt.NDArray[np.int64] | None,
-        cursor: Cpos,
-        bound: Cpos,
-    ) -> None:
+    def _closure(self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, bound: Cpos) -> None:
         """Follow zero-width tags at each row's cursor (in place)."""
-        states = self.automaton.states
         for j in self.tag_order:
-            tag = states[j].tag
+            tag = self.automaton.states[j].tag
             assert tag is not None
             reach = self._reach(active, j)
             if not reach.any():
@@ -461,49 +405,29 @@ class PassRunner:
             effective = cursor[rows] - 1 if tag.closing else cursor[rows]
             rows = rows[effective <= bound[rows]]
             sources = active
-            if self.strict:
-                sources = self._strict_sources(active, labels, cursor, tag, j)
+            if registers.region_ends:
+                # StrictRegions: a tag may only follow states whose entered regions it stays in
+                closing = tag.attribute if tag.closing else None
+                sources = registers.inside_regions(active, cursor - 1 if tag.closing else cursor, closing)
                 rows = rows[sources[rows][:, self.sources[j]].any(axis=1)]
             ok = rows[self.tests.tag_holds(tag, cursor[rows])]
             active[ok, j] = True
-            self._propagate(sources, labels, target, labels, target, j, ok)
-            if tag.attribute in self.strict:
-                key = f"<{tag.attribute}>"
+            registers.propagate(registers, sources, self.sources[j], j, ok)
+            if tag.attribute in registers.region_ends:
+                ends = registers.region_ends[tag.attribute]
                 if tag.closing:
-                    labels[key][ok, j] = -1
+                    ends[ok, j] = -1  # the region is closed: nothing left to stay inside
                 else:
                     regions = self.corpus.regions(tag.attribute)
-                    labels[key][ok, j] = regions.ends[regions.starting_at(cursor[ok])]
-
-    def _strict_sources(
-        self,
-        active: npt.NDArray[np.bool_],
-        labels: dict[str, npt.NDArray[np.int64]],
-        cursor: Cpos,
-        tag: TagTest,
-        j: int,
-    ) -> npt.NDArray[np.bool_]:
-        """Source states from which tag state ``j`` may follow under StrictRegions."""
-        allowed = active.copy()
-        effective = (cursor - 1 if tag.closing else cursor)[:, None]
-        for name in self.strict:
-            region_end = labels[f"<{name}>"]
-            if tag.closing and name == tag.attribute:
-                allowed &= (region_end < 0) | (effective == region_end)
-            else:
-                allowed &= (region_end < 0) | (effective <= region_end)
-        return allowed
+                    ends[ok, j] = regions.ends[regions.starting_at(cursor[ok])]
 
     def _accepting(
-        self,
-        active: npt.NDArray[np.bool_],
-        labels: dict[str, npt.NDArray[np.int64]],
-        target: npt.NDArray[np.int64] | None,
-        starts: Cpos,
-        cursor: Cpos,
+        self, active: npt.NDArray[np.bool_], registers: Registers, starts: Cpos, cursor: Cpos
     ) -> tuple[npt.NDArray[np.bool_], Cpos]:
-        """Rows whose active states include a final one (that passes the global constraint)."""
+        """Rows whose active states include a final one (that passes the global constraint), and
+        the target of each such row (an empty array when the query marks no target)."""
         ends = cursor - 1
+        target = registers.target
         accepted = np.zeros(len(cursor), dtype=np.bool_)
         chosen_target = np.full(len(cursor) if target is not None else 0, -1, dtype=np.int64)
         valid = ends >= starts  # a match must contain at least one token
@@ -512,7 +436,7 @@ class PassRunner:
             if len(rows) == 0:
                 continue
             if self.constraint is not None:
-                values = {name: labels[name][rows, f] for name in labels}
+                values = {name: grid[rows, f] for name, grid in registers.labels.items()}
                 values["match"] = starts[rows]
                 values["matchend"] = ends[rows]
                 values["target"] = target[rows, f] if target is not None else np.full(len(rows), -1)
@@ -521,3 +445,41 @@ class PassRunner:
             if target is not None:
                 chosen_target[rows] = target[rows, f]
         return accepted, chosen_target
+
+
+class _Accepts:
+    """The matches one simulation found: each row's first accept, or, for the ``longest``
+    strategy, each row's last accept (rows keep running after accepting)."""
+
+    def __init__(self, starts: Cpos, longest: bool, track_target: bool) -> None:
+        self.starts = starts  # by origin row; never modified in place
+        self.longest = longest
+        self.track_target = track_target
+        self.last_end = np.full(len(starts) if longest else 0, -1, dtype=np.int64)
+        self.last_target = np.full(len(starts) if longest else 0, -1, dtype=np.int64)
+        self.found_start: list[Cpos] = []
+        self.found_end: list[Cpos] = []
+        self.found_target: list[Cpos] = []
+
+    def add(self, origin: Cpos, starts: Cpos, cursor: Cpos, accepted: npt.NDArray[np.bool_], target: Cpos) -> None:
+        """Rows ``accepted`` at this step end just before their ``cursor``."""
+        if self.longest:
+            self.last_end[origin[accepted]] = cursor[accepted] - 1
+            if self.track_target:
+                self.last_target[origin[accepted]] = target[accepted]
+        elif accepted.any():
+            self.found_start.append(starts[accepted])
+            self.found_end.append(cursor[accepted] - 1)
+            if self.track_target:
+                self.found_target.append(target[accepted])
+
+    def matches(self) -> Matches:
+        if self.longest:
+            done = self.last_end >= 0
+            targets = self.last_target[done] if self.track_target else np.full(int(done.sum()), -1, dtype=np.int64)
+            return Matches(self.starts[done], self.last_end[done], targets)
+        if not self.found_start:
+            return Matches.empty()
+        match = np.concatenate(self.found_start)
+        targets = np.concatenate(self.found_target) if self.found_target else np.full(len(match), -1, dtype=np.int64)
+        return Matches(match, np.concatenate(self.found_end), targets)
