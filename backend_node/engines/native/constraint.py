@@ -14,6 +14,7 @@ import numpy.typing as npt
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.compile import PredicateCompiler
 from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.results import Cpos
 from query_lang.cqp_ast import (
     Comparison,
     Constraint,
@@ -77,10 +78,10 @@ class ConstraintEvaluator:
         if not self.corpus.s(ref.attribute).has_values:
             raise UnknownAttribute(f"{where}: s-attribute {ref.attribute!r} has no values")
 
-    def holds(self, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def holds(self, values: dict[str, Cpos]) -> Bools:
         return self._eval(self.constraint, values)
 
-    def _eval(self, node: Constraint, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def _eval(self, node: Constraint, values: dict[str, Cpos]) -> Bools:
         if isinstance(node, Comparison):
             return self._compare(node, values)
         if isinstance(node, ConstraintNot):
@@ -97,7 +98,7 @@ class ConstraintEvaluator:
             return combined
         assert_never(node)
 
-    def _compare(self, node: Comparison, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def _compare(self, node: Comparison, values: dict[str, Cpos]) -> Bools:
         right = node.right
         if isinstance(right, LabelRef):
             return self._compare_labels(node, right, values)
@@ -105,7 +106,7 @@ class ConstraintEvaluator:
             return self._compare_value(node, right, values)
         assert_never(right)
 
-    def _compare_labels(self, node: Comparison, right: LabelRef, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def _compare_labels(self, node: Comparison, right: LabelRef, values: dict[str, Cpos]) -> Bools:
         """``a.lemma = b.lemma``: string equality of two attributes at two labels."""
         where = values[node.left.label]
         other = values[right.label]
@@ -117,7 +118,7 @@ class ConstraintEvaluator:
         result[rows] = ~equal if node.negated else equal
         return result
 
-    def _compare_value(self, node: Comparison, right: RegexValue, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def _compare_value(self, node: Comparison, right: RegexValue, values: dict[str, Cpos]) -> Bools:
         """``a.lemma = "be"``: the value test's table (lexicon or region values) at the label."""
         where = values[node.left.label]
         result = np.zeros(len(where), dtype=np.bool_)
@@ -136,10 +137,10 @@ class ConstraintEvaluator:
         result[rows] = ~matched if node.negated else matched
         return result
 
-    def _strings(self, attribute: str, positions: npt.NDArray[np.int64]) -> list[str | None]:
+    def _strings(self, attribute: str, cpos: Cpos) -> list[str | None]:
         if attribute in self.corpus.p_attribute_names:
             strings = self.corpus.lexicon(attribute).strings
-            return [strings[i] for i in self.corpus.ids(attribute, positions).tolist()]
+            return [strings[i] for i in self.corpus.ids(attribute, cpos).tolist()]
         s_attr = self.corpus.s(attribute)
-        number = self.corpus.regions(attribute).containing(positions)
+        number = self.corpus.regions(attribute).containing(cpos)
         return [s_attr.value(n) if n >= 0 else None for n in number.tolist()]

@@ -19,7 +19,6 @@ shifted by its offset, and the other chain tests are checked with one gather eac
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import assert_never
 
 import numpy as np
@@ -40,9 +39,8 @@ from backend_node.engines.native.compile import (
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.registers import Registers
+from backend_node.engines.results import Cpos, Matches
 
-Cpos = npt.NDArray[np.int64]
-"""An array of corpus positions."""
 PARALLEL_ROWS = 200_000
 """Passes with at least this many candidate starts are split over two threads."""
 
@@ -60,23 +58,6 @@ def attributes(predicate: Predicate) -> set[str]:
     if isinstance(predicate, Always):
         return set()
     assert_never(predicate)
-
-
-@dataclass
-class Matches:
-    """Hits as parallel arrays, sorted by (match, matchend); ``target`` is -1 where unset."""
-
-    match: Cpos
-    matchend: Cpos
-    target: Cpos
-
-    def __len__(self) -> int:
-        return len(self.match)
-
-    @staticmethod
-    def empty() -> Matches:
-        zero = np.zeros(0, dtype=np.int64)
-        return Matches(zero, zero.copy(), zero.copy())
 
 
 class TokenTests:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.engines.results import Cpos
+
 Grid = npt.NDArray[np.int64]
 """rows x states: a corpus position per candidate and automaton state, -1 where unset."""
 
@@ -87,7 +89,7 @@ class Registers:
                 target[live, state] = grid[live, source]
 
     def record(
-        self, label: str | None, is_target: bool, state: int, rows: Rows | slice, cursor: npt.NDArray[np.int64]
+        self, label: str | None, is_target: bool, state: int, rows: Rows | slice, cursor: Cpos
     ) -> None:
         """A token state matched in ``rows`` at their ``cursor``: assign its label and target there
         (the gather ``cursor[rows]`` happens only when something is assigned)."""
@@ -96,7 +98,7 @@ class Registers:
         if is_target and self.target is not None:
             self.target[rows, state] = cursor[rows]
 
-    def inside_regions(self, active: Bools, cpos: npt.NDArray[np.int64], closing: str | None = None) -> Bools:
+    def inside_regions(self, active: Bools, cpos: Cpos, closing: str | None = None) -> Bools:
         """``active`` restricted to the states whose entered regions still contain ``cpos``
         (StrictRegions); a closing tag of attribute ``closing`` must end exactly its region."""
         allowed = active

@@ -18,7 +18,7 @@ import numpy as np
 
 from backend_node.engines.base import Strategy
 from backend_node.engines.native.corpus_state import RegionIndex
-from backend_node.engines.native.evaluate import Matches
+from backend_node.engines.results import Matches
 
 
 def merge(passes: list[Matches]) -> Matches:
