@@ -40,6 +40,17 @@ class Matches:
         zero = np.zeros(0, dtype=np.int64)
         return Matches(zero, zero.copy(), zero.copy())
 
+    @staticmethod
+    def concatenate(parts: list[Matches]) -> Matches:
+        """The parts one after the other (no sorting: callers merge or know the order)."""
+        if not parts:
+            return Matches.empty()
+        return Matches(
+            np.concatenate([p.match for p in parts]),
+            np.concatenate([p.matchend for p in parts]),
+            np.concatenate([p.target for p in parts]),
+        )
+
 
 class ArrayResultSet(ResultSet):
     """Hits held as arrays; lines are decoded only for the requested slice."""

@@ -106,6 +106,21 @@ def estimate(predicate: Predicate, size: int) -> int:
     assert_never(predicate)
 
 
+def attributes(predicate: Predicate) -> set[str]:
+    """The p-attributes a predicate reads."""
+    if isinstance(predicate, Lookup):
+        return {predicate.attribute}
+    if isinstance(predicate, Negation):
+        return attributes(predicate.part)
+    if isinstance(predicate, AllOf):
+        return set().union(*(attributes(p) for p in predicate.parts))
+    if isinstance(predicate, AnyOf):
+        return set().union(*(attributes(p) for p in predicate.parts))
+    if isinstance(predicate, Always):
+        return set()
+    assert_never(predicate)
+
+
 class PredicateCompiler:
     """Turns conditions into predicates, folding tests on one attribute into one table."""
 

@@ -1,8 +1,10 @@
 """The native engine: CQP over CWB-format files with numpy, no CWB installation needed.
 
-Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``evaluate.py`` (plan candidates,
-step all of them together), ``strategy.py`` (merge, matching strategy, cut, expand); the hits go
-into the shared ``engines/results.py`` (concordance lines for just the slice asked for).
+Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``plan.py`` (candidate starts and
+their boundaries), ``simulate.py`` (all candidates stepped through the automaton together, with
+``registers.py`` for labels, target and entered regions), ``strategy.py`` (merge, matching
+strategy, cut, expand); the hits go into the shared ``engines/results.py`` (concordance lines
+for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the per-corpus state.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from backend_node.engines.errors import InvalidOption, OutOfRange, UnknownAttrib
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
-from backend_node.engines.native.evaluate import PassRunner
+from backend_node.engines.native.simulate import PassRunner
 from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
 from backend_node.engines.results import ArrayResultSet, Matches, build_line
 from backend_node.store.reader import CwbCorpus

@@ -1,129 +1,33 @@
-"""Stages 2 and 3, plan and evaluate: all candidate starts of a query stepped forward together.
+"""Stage 3, simulate: all candidate starts of a pass stepped through the automaton together.
 
-CQP runs one pass per symbol a match can start with; each pass takes the candidate starts where
-that symbol holds and finds, per start, the first (shortest) end the automaton accepts — or, for
-the ``longest`` strategy, the last — within the search boundary: the enclosing region with
-``within``, else ``start + HardBoundary`` tokens. The passes are merged, the matching strategy
-filters them (``strategy.py``), then ``cut`` and ``expand`` apply.
+Each pass takes its candidate starts (``plan.py``) and finds, per start, the first (shortest) end
+the automaton accepts — or, for the ``longest`` strategy, the last — within the start's boundary.
+The passes are then merged, the matching strategy filters them (``strategy.py``), and ``cut`` and
+``expand`` apply (``engine.py``).
 
-Here a pass is vectorised: every candidate is a row of a boolean matrix ``active`` (rows x
-automaton states); one step gathers the token at each row's cursor (a corpus position) and
-advances all rows at once. Labels are tracked per row and state as corpus positions (the last
-assignment wins).
-
-Planning: when a pass starts with a fixed chain of tests (``[] [word="anyway"]``,
-``<s> [pos="UH"]``), candidates come from the chain's rarest test through the reverse index,
-shifted by its offset, and the other chain tests are checked with one gather each.
+A pass is vectorised: every candidate is a row of a boolean matrix ``active`` (rows x automaton
+states); one step gathers the token at each row's cursor (a corpus position) and advances all
+rows at once, rows that accept, die or pass their boundary drop out. What a row remembers per
+state besides being active (labels, target, entered regions) is kept in ``Registers``.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import assert_never
 
 import numpy as np
 import numpy.typing as npt
 
 from backend_node.engines.base import DEFAULT_HARD_BOUNDARY, Deadline
-from backend_node.engines.native.compile import (
-    AllOf,
-    Always,
-    AnyOf,
-    Automaton,
-    Lookup,
-    Negation,
-    Predicate,
-    TagTest,
-    estimate,
-)
+from backend_node.engines.native.compile import Always, Automaton, Predicate, attributes
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.native.plan import Planner, tag_order
 from backend_node.engines.native.registers import Registers
 from backend_node.engines.results import Cpos, Matches
 
 PARALLEL_ROWS = 200_000
 """Passes with at least this many candidate starts are split over two threads."""
-
-
-def attributes(predicate: Predicate) -> set[str]:
-    """The p-attributes a predicate reads."""
-    if isinstance(predicate, Lookup):
-        return {predicate.attribute}
-    if isinstance(predicate, Negation):
-        return attributes(predicate.part)
-    if isinstance(predicate, AllOf):
-        return set().union(*(attributes(p) for p in predicate.parts))
-    if isinstance(predicate, AnyOf):
-        return set().union(*(attributes(p) for p in predicate.parts))
-    if isinstance(predicate, Always):
-        return set()
-    assert_never(predicate)
-
-
-class TokenTests:
-    """Evaluate predicates and tag assertions at arrays of corpus positions."""
-
-    def __init__(self, corpus: NativeCorpus) -> None:
-        self.corpus = corpus
-
-    def holds(
-        self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]]
-    ) -> npt.NDArray[np.bool_]:
-        """Whether the predicate holds at each position; ``ids`` caches gathered lexicon ids."""
-        if isinstance(predicate, Always):
-            return np.ones(len(cpos), dtype=np.bool_)
-        if isinstance(predicate, Lookup):
-            if predicate.attribute not in ids:
-                ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
-            return predicate.table[ids[predicate.attribute]]
-        if isinstance(predicate, Negation):
-            return ~self.holds(predicate.part, cpos, ids)
-        if isinstance(predicate, AllOf):
-            combined = self.holds(predicate.parts[0], cpos, ids)
-            for part in predicate.parts[1:]:
-                combined &= self.holds(part, cpos, ids)
-            return combined
-        if isinstance(predicate, AnyOf):
-            combined = self.holds(predicate.parts[0], cpos, ids)
-            for part in predicate.parts[1:]:
-                combined |= self.holds(part, cpos, ids)
-            return combined
-        assert_never(predicate)
-
-    def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
-        regions = self.corpus.regions(tag.attribute)
-        number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
-        ok = number >= 0
-        if tag.region_ok is not None:
-            ok[ok] = tag.region_ok[number[ok]]
-        return ok
-
-    def cpos_where(self, predicate: Predicate) -> Cpos:
-        """Sorted corpus positions where a predicate holds, from the reverse index where it pays."""
-        size = self.corpus.size
-        if isinstance(predicate, Always):
-            return np.arange(size, dtype=np.int64)
-        if isinstance(predicate, Lookup):
-            return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count)
-        if isinstance(predicate, AllOf):
-            parts = sorted(predicate.parts, key=lambda p: estimate(p, size))
-            found = self.cpos_where(parts[0])
-            for part in parts[1:]:
-                found = found[self.holds(part, found, {})]
-            return found
-        if isinstance(predicate, AnyOf):
-            return np.unique(np.concatenate([self.cpos_where(p) for p in predicate.parts]))
-        if isinstance(predicate, Negation):
-            # a negation has no index to read: test it at every position
-            everything = np.arange(size, dtype=np.int64)
-            return everything[self.holds(predicate, everything, {})]
-        assert_never(predicate)
-
-    def tag_cpos(self, tag: TagTest) -> Cpos:
-        """Sorted corpus positions where a tag assertion holds (region starts, or ends + 1)."""
-        regions = self.corpus.regions(tag.attribute)
-        keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
-        return (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
 
 
 class PassRunner:
@@ -145,11 +49,10 @@ class PassRunner:
         self.corpus = corpus
         self.automaton = automaton
         self.constraint = constraint
-        self.within = within
         self.longest = longest
-        self.hard_boundary = hard_boundary
-        self.tests = TokenTests(corpus)
-        self.sources = automaton.sources
+        self.plan = Planner(corpus, automaton, within, hard_boundary)
+        self.tests = self.plan.tests
+        self.sources = self.plan.sources
         self.final = sorted(automaton.final)
         self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
         # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
@@ -158,109 +61,19 @@ class PassRunner:
         opened = {t.attribute for t in tags if not t.closing}
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
         self.track_target = any(p.target for p in automaton.states)
-        # tag states in an order where a tag's tag sources come first (zero-width chains)
-        self.tag_order = self._tag_order()
-
-    def _tag_order(self) -> list[int]:
-        tags = [i for i, p in enumerate(self.automaton.states) if not p.is_token]
-        ordered: list[int] = []
-        visiting: set[int] = set()
-
-        def visit(i: int) -> None:
-            if i in ordered:
-                return
-            if i in visiting:
-                raise ValueError("a cycle of structural tags cannot consume tokens")  # CQP: infinite loop
-            visiting.add(i)
-            for source in self.sources[i]:
-                if not self.automaton.states[source].is_token:
-                    visit(source)
-            visiting.discard(i)
-            ordered.append(i)
-
-        for i in tags:
-            visit(i)
-        return ordered
-
-    # -- candidates ------------------------------------------------------------------------
-
-    def _chain(self, first: int) -> list[tuple[int, int]]:
-        """The fixed run of states every match of this pass goes through, with their token offsets."""
-        chain = [(first, 0)]
-        offset = 1 if self.automaton.states[first].is_token else 0
-        current = first
-        while current not in self.automaton.final and len(self.automaton.follow[current]) == 1:
-            nxt = self.automaton.follow[current][0]
-            if len(self.sources[nxt]) != 1 or any(nxt == c for c, _ in chain):
-                break
-            chain.append((nxt, offset))
-            offset += 1 if self.automaton.states[nxt].is_token else 0
-            current = nxt
-        return chain
-
-    def candidates(self, first: int) -> Cpos:
-        """Candidate start cpos for the pass that begins with state ``first``."""
-        states = self.automaton.states
-        size = self.corpus.size
-
-        def cost(item: tuple[int, int]) -> int:
-            state = states[item[0]]
-            if state.predicate is not None:
-                return estimate(state.predicate, size)
-            return len(self.corpus.regions(state.tag.attribute)) if state.tag else size
-
-        chain = self._chain(first)
-        anchor = min(chain, key=cost)
-        index, offset = anchor
-        state = states[index]
-        if state.predicate is not None:
-            found = self.tests.cpos_where(state.predicate)
-        else:
-            assert state.tag is not None
-            found = self.tests.tag_cpos(state.tag)
-        starts = found - offset
-        starts = starts[starts >= 0]
-        for other, other_offset in chain:
-            if (other, other_offset) == anchor or len(starts) == 0:
-                continue
-            item = states[other]
-            at = starts + other_offset
-            if item.predicate is not None:
-                if isinstance(item.predicate, Always):
-                    keep = at < size
-                else:
-                    keep = at < size
-                    keep[keep] = self.tests.holds(item.predicate, at[keep], {})
-            else:
-                assert item.tag is not None
-                keep = self.tests.tag_holds(item.tag, at)
-            starts = starts[keep]
-        return starts
-
-    def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
-        """Keep starts that may match and give each its last allowed corpus position."""
-        if self.within is None:
-            return starts, np.minimum(starts + self.hard_boundary, self.corpus.size - 1)
-        regions = self.corpus.regions(self.within)
-        number = regions.containing(starts)
-        inside = number >= 0
-        return starts[inside], regions.ends[number[inside]]
-
-    # -- one pass ------------------------------------------------------------------------
+        self.tag_order = tag_order(automaton, self.sources)
 
     def run(self, first: int, limit: int | None = None) -> Matches:
         """All matches of the pass starting with ``first``; with ``limit``, those of its first
         ``limit`` successful starts only (CQP's ``cut``), evaluating candidates chunk by chunk."""
-        starts, bound = self.boundaries(self.candidates(first))
+        starts, bound = self.plan.boundaries(self.plan.candidates(first))
         if limit is None:
-            if self.threads > 1 and len(starts) >= PARALLEL_ROWS and self._steps_after(first):
+            if self.threads > 1 and len(starts) >= PARALLEL_ROWS and self.plan.consumes_after(first):
                 # numpy releases the GIL in its array work: halves of the candidates run on both cores
                 cut = len(starts) // 2
                 halves = [(starts[:cut], bound[:cut]), (starts[cut:], bound[cut:])]
                 with ThreadPoolExecutor(2) as pool:
-                    parts = list(pool.map(lambda half: self._simulate(first, *half), halves))
-                return Matches(*(np.concatenate([getattr(m, f) for m in parts])
-                                 for f in ("match", "matchend", "target")))
+                    return Matches.concatenate(list(pool.map(lambda half: self._simulate(first, *half), halves)))
             return self._simulate(first, starts, bound)
         chunk = max(1024, 8 * limit)
         found: list[Matches] = []
@@ -271,21 +84,7 @@ class PassRunner:
             total += len(part)
             if total >= limit:
                 break
-        return Matches(*(np.concatenate([getattr(m, f) for m in found]) if found else np.zeros(0, np.int64)
-                         for f in ("match", "matchend", "target")))
-
-    def _steps_after(self, first: int) -> bool:
-        """Whether a match of this pass can consume tokens after its first state (else the
-        pass is a few vectorised operations and threads would only add overhead)."""
-        seen, todo = {first}, [first]
-        while todo:
-            for nxt in self.automaton.follow[todo.pop()]:
-                if self.automaton.states[nxt].is_token:
-                    return True
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return False
+        return Matches.concatenate(found)
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
         """Step the candidates of the pass that begins with state ``first`` (one row per start)
