@@ -138,6 +138,7 @@ class Planner:
         chain = [(first, 0)]
         offset = 1 if self.automaton.states[first].is_token else 0
         current = first
+        # the offsets stay fixed only while there is one way on and one way in (and no loop)
         while current not in self.automaton.final and len(self.automaton.follow[current]) == 1:
             nxt = self.automaton.follow[current][0]
             if len(self.sources[nxt]) != 1 or any(nxt == c for c, _ in chain):
@@ -148,43 +149,45 @@ class Planner:
         return chain
 
     def candidates(self, first: int) -> Cpos:
-        """Candidate start cpos for the pass that begins with state ``first``."""
-        states = self.automaton.states
-        size = self.corpus.size
-
-        def cost(item: tuple[int, int]) -> int:
-            state = states[item[0]]
-            if state.predicate is not None:
-                return estimate(state.predicate, size)
-            return len(self.corpus.regions(state.tag.attribute)) if state.tag else size
-
+        """Candidate start cpos for the pass that begins with state ``first``: the chain's rarest
+        state (the anchor) read from the index and shifted back by its offset, then every other
+        state of the chain checked with one gather."""
         chain = self.chain(first)
-        anchor = min(chain, key=cost)
+        anchor = min(chain, key=lambda item: self._cost(item[0]))
         index, offset = anchor
-        state = states[index]
-        if state.predicate is not None:
-            found = self.tests.cpos_where(state.predicate)
-        else:
-            assert state.tag is not None
-            found = self.tests.tag_cpos(state.tag)
-        starts = found - offset
+        starts = self._where(index) - offset
         starts = starts[starts >= 0]
         for other, other_offset in chain:
             if (other, other_offset) == anchor or len(starts) == 0:
                 continue
-            item = states[other]
-            at = starts + other_offset
-            if item.predicate is not None:
-                if isinstance(item.predicate, Always):
-                    keep = at < size
-                else:
-                    keep = at < size
-                    keep[keep] = self.tests.holds(item.predicate, at[keep], {})
-            else:
-                assert item.tag is not None
-                keep = self.tests.tag_holds(item.tag, at)
-            starts = starts[keep]
+            starts = starts[self._holds_at(other, starts + other_offset)]
         return starts
+
+    def _cost(self, index: int) -> int:
+        """An upper bound of the cpos where state ``index`` holds: what reading it would cost."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return estimate(state.predicate, self.corpus.size)
+        return len(self.corpus.regions(state.tag.attribute)) if state.tag else self.corpus.size
+
+    def _where(self, index: int) -> Cpos:
+        """Sorted cpos where state ``index`` holds."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return self.tests.cpos_where(state.predicate)
+        assert state.tag is not None  # a state is a token test or a tag
+        return self.tests.tag_cpos(state.tag)
+
+    def _holds_at(self, index: int, at: Cpos) -> npt.NDArray[np.bool_]:
+        """Whether state ``index`` holds at each cpos of ``at``."""
+        state = self.automaton.states[index]
+        if state.predicate is None:
+            assert state.tag is not None  # a state is a token test or a tag
+            return self.tests.tag_holds(state.tag, at)
+        keep = at < self.corpus.size  # a token beyond the corpus end matches nothing
+        if not isinstance(state.predicate, Always):
+            keep[keep] = self.tests.holds(state.predicate, at[keep], {})
+        return keep
 
     def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
         """Keep starts that may match and give each its last allowed corpus position."""
