@@ -9,7 +9,17 @@ from pathlib import Path
 
 import click
 
-from backend_node.engines import ENGINES, STRATEGIES, Context, EngineName, KwicLine, QueryEngine, Strategy, open_engine
+from backend_node.engines import (
+    DEFAULT_HARD_BOUNDARY,
+    ENGINES,
+    STRATEGIES,
+    Context,
+    EngineName,
+    KwicLine,
+    QueryEngine,
+    Strategy,
+    open_engine,
+)
 from cowbird.errors import CowbirdError
 from query_lang import QueryError
 
@@ -53,7 +63,7 @@ class Preview:
               help="Concordance lines to print (--kwic, --batch).")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="standard", show_default=True,
               help="CQP's MatchingStrategy.")
-@click.option("--hard-boundary", type=click.IntRange(1), default=500, show_default=True,
+@click.option("--hard-boundary", type=click.IntRange(1), default=DEFAULT_HARD_BOUNDARY, show_default=True,
               help="CQP's HardBoundary: longest match, in tokens, when the query has no 'within'.")
 @click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Run every 'id<TAB>query' line of this file after opening the corpus once.")

@@ -6,7 +6,8 @@ query wrapped in ``set QueryLock <random key>`` ... ``unlock <key>``, nothing bu
 query is ever sent, and on timeout the whole process group is killed and CQP restarted.
 
 Hits come from CQP (``dump``); concordance lines are built from the corpus files by the shared
-presenter, so this engine needs the uncompressed token streams for KWIC lines, like the reader.
+``results`` module (nothing of the native engine is imported), so this engine needs the
+uncompressed token streams for KWIC lines, like the reader.
 """
 
 from __future__ import annotations
@@ -22,11 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from backend_node.engines.base import STRATEGIES, Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
+from backend_node.engines.base import (
+    DEFAULT_HARD_BOUNDARY,
+    STRATEGIES,
+    Context,
+    Deadline,
+    EngineOptions,
+    Hit,
+    KwicLine,
+    QueryEngine,
+    ResultSet,
+    Strategy,
+)
 from backend_node.engines.errors import EngineUnavailable, InvalidOption, OutOfRange, QueryFailed, QueryTimeout
-from backend_node.engines.native.corpus_state import NativeCorpus
-from backend_node.engines.native.engine import NativeResultSet, build_line
-from backend_node.engines.native.evaluate import Matches
+from backend_node.engines.results import ArrayResultSet, Matches, build_line
 from backend_node.store.reader import CwbCorpus
 from query_lang import canonical
 
@@ -58,7 +68,6 @@ class CwbEngine(QueryEngine):
         self._binary = binary
         self._registry = registry
         self._store = CwbCorpus.open(registry, corpus_id)
-        self._corpus = NativeCorpus(self._store, self.options)
         self._lock = threading.Lock()
         self._killed = False
         self._cqp: Any = self._start()
@@ -110,7 +119,11 @@ class CwbEngine(QueryEngine):
         return str(output)
 
     def run(
-        self, query: str, strategy: str = "standard", hard_boundary: int = 500, deadline: Deadline | None = None
+        self,
+        query: str,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
     ) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
@@ -136,11 +149,9 @@ class CwbEngine(QueryEngine):
                     self._cqp = self._start()
         rows = [line.split("\t") for line in dump.splitlines() if line.strip()]
         table = np.asarray([[int(x) for x in row[:3]] for row in rows], dtype=np.int64).reshape(-1, 3)
-        return NativeResultSet(self._corpus, Matches(table[:, 0], table[:, 1], table[:, 2]))
+        return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2]))
 
     def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
-        from backend_node.engines.base import Hit
-
         if not 0 <= cpos < self.size:
             raise OutOfRange(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
-        return build_line(self._corpus, Hit(cpos, cpos), context, show, meta)
+        return build_line(self._store, Hit(cpos, cpos), context, show, meta)

@@ -1,4 +1,4 @@
-"""The native CQP engine: compile the CQP AST, plan, evaluate over the store, present hits."""
+"""The native CQP engine: compile the CQP AST, plan candidate starts, simulate them over the store."""
 
 from backend_node.engines.native.engine import NativeEngine
 

@@ -1,9 +1,10 @@
-"""Stage 1, compile: the CQP AST becomes a position automaton over token tests and tag assertions.
+"""Stage 1, compile: the CQP AST becomes an automaton over token tests and tag assertions.
 
-Every token pattern and every structural tag of the query is one *position* (a Glushkov
-automaton): ``first`` are the positions a match can start with, ``follow[i]`` the positions that
-may come right after ``i``, ``final`` those a match can end with. Bounded repetitions are unrolled
-(``x{1,3}`` is ``x (x (x)?)?``, as CQP does), so positions never carry counters.
+Every token pattern and every structural tag of the query is one automaton *state* (a Glushkov
+automaton, whose literature calls them positions; here "position" always means a corpus position,
+a cpos): ``first`` are the states a match can start with, ``follow[i]`` the states that may come
+right after state ``i``, ``final`` those a match can end with. Bounded repetitions are unrolled
+(``x{1,3}`` is ``x (x (x)?)?``, as CQP does), so states never carry counters.
 
 Token conditions are compiled here too: each attribute test becomes a boolean table over the
 attribute's lexicon (``lexicon.py``), and tests on one attribute combined with ``&``, ``|``, ``!``
@@ -13,7 +14,7 @@ fold into one table, so a token test is usually a single gather and lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,7 @@ from query_lang.cqp_ast import (
     AttributeTest,
     Condition,
     Not,
+    Or,
     Pattern,
     RegexValue,
     Repetition,
@@ -35,7 +37,7 @@ from query_lang.cqp_ast import (
     TokenPattern,
 )
 
-MAX_POSITIONS = 2000
+MAX_STATES = 2000
 """Largest unrolled pattern; ``[]{0,100000}`` is refused rather than allocated."""
 
 
@@ -97,7 +99,26 @@ def estimate(predicate: Predicate, size: int) -> int:
         return min(estimate(p, size) for p in predicate.parts)
     if isinstance(predicate, AnyOf):
         return min(size, sum(estimate(p, size) for p in predicate.parts))
-    return size
+    if isinstance(predicate, Negation):
+        return size  # not tracked: a negation of a rare test holds almost everywhere
+    if isinstance(predicate, Always):
+        return size
+    assert_never(predicate)
+
+
+def attributes(predicate: Predicate) -> set[str]:
+    """The p-attributes a predicate reads."""
+    if isinstance(predicate, Lookup):
+        return {predicate.attribute}
+    if isinstance(predicate, Negation):
+        return attributes(predicate.part)
+    if isinstance(predicate, AllOf):
+        return set().union(*(attributes(p) for p in predicate.parts))
+    if isinstance(predicate, AnyOf):
+        return set().union(*(attributes(p) for p in predicate.parts))
+    if isinstance(predicate, Always):
+        return set()
+    assert_never(predicate)
 
 
 class PredicateCompiler:
@@ -127,8 +148,15 @@ class PredicateCompiler:
             if isinstance(inner, Lookup):
                 return self.lookup(inner.attribute, ~inner.table)
             return Negation(inner)
-        parts = [self.compile(c) for c in condition.operands]
-        conjunction = isinstance(condition, And)
+        if isinstance(condition, And):
+            return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
+        if isinstance(condition, Or):
+            return self._combine([self.compile(c) for c in condition.operands], conjunction=False)
+        assert_never(condition)
+
+    def _combine(self, parts: list[Predicate], conjunction: bool) -> Predicate:
+        """``&`` (``conjunction``) or ``|`` of compiled parts; lookups on one attribute fold into
+        one table, so a token test stays one gather per attribute."""
         merged: dict[str, BoolTable] = {}
         others: list[Predicate] = []
         for part in parts:
@@ -159,11 +187,11 @@ class TagTest:
 
 
 @dataclass
-class Position:
-    """One token pattern or tag of the query."""
+class State:
+    """One token pattern or tag of the query: a state of the automaton."""
 
-    predicate: Predicate | None  # token positions
-    tag: TagTest | None  # tag positions
+    predicate: Predicate | None  # token states
+    tag: TagTest | None  # tag states
     label: str | None = None
     target: bool = False
 
@@ -174,7 +202,9 @@ class Position:
 
 @dataclass
 class Automaton:
-    positions: list[Position]
+    """The compiled pattern: ``states`` indexed by state number, transitions in ``follow``."""
+
+    states: list[State]
     first: list[int]
     final: set[int]
     follow: list[list[int]]
@@ -182,8 +212,8 @@ class Automaton:
 
     @property
     def sources(self) -> list[list[int]]:
-        """For each position, the positions it can be reached from."""
-        into: list[list[int]] = [[] for _ in self.positions]
+        """For each state, the states it can be reached from."""
+        into: list[list[int]] = [[] for _ in self.states]
         for i, targets in enumerate(self.follow):
             for j in targets:
                 into[j].append(i)
@@ -191,7 +221,7 @@ class Automaton:
 
     @property
     def labels(self) -> list[str]:
-        return sorted({p.label for p in self.positions if p.label})
+        return sorted({s.label for s in self.states if s.label})
 
 
 @dataclass
@@ -207,21 +237,21 @@ class AutomatonBuilder:
     def __init__(self, corpus: CorpusView, predicates: PredicateCompiler) -> None:
         self.corpus = corpus
         self.predicates = predicates
-        self.positions: list[Position] = []
+        self.states: list[State] = []
         self.follow: list[list[int]] = []
 
     def build(self, pattern: Pattern) -> Automaton:
         fragment = self._build(pattern)
-        return Automaton(self.positions, fragment.first, set(fragment.last), self.follow, fragment.nullable)
+        return Automaton(self.states, fragment.first, set(fragment.last), self.follow, fragment.nullable)
 
-    def _new(self, position: Position) -> _Fragment:
-        if len(self.positions) >= MAX_POSITIONS:
+    def _new(self, state: State) -> _Fragment:
+        if len(self.states) >= MAX_STATES:
             raise QueryTooExpensive(
-                f"the query unrolls to more than {MAX_POSITIONS} token positions: use smaller repetition bounds"
+                f"the query unrolls to more than {MAX_STATES} token patterns and tags: use smaller repetition bounds"
             )
-        self.positions.append(position)
+        self.states.append(state)
         self.follow.append([])
-        index = len(self.positions) - 1
+        index = len(self.states) - 1
         return _Fragment([index], [index], False)
 
     def _link(self, sources: list[int], targets: list[int]) -> None:
@@ -239,9 +269,9 @@ class AutomatonBuilder:
     def _build(self, pattern: Pattern) -> _Fragment:
         if isinstance(pattern, TokenPattern):
             predicate = self.predicates.compile(pattern.condition)
-            return self._new(Position(predicate, None, pattern.label, pattern.target))
+            return self._new(State(predicate, None, pattern.label, pattern.target))
         if isinstance(pattern, StructuralTag):
-            return self._new(Position(None, self._tag(pattern)))
+            return self._new(State(None, self._tag(pattern)))
         if isinstance(pattern, Sequence):
             fragment = self._build(pattern.items[0])
             for item in pattern.items[1:]:
@@ -252,7 +282,9 @@ class AutomatonBuilder:
             first = [f for p in parts for f in p.first]
             last = [x for p in parts for x in p.last]
             return _Fragment(first, last, any(p.nullable for p in parts))
-        return self._repetition(pattern)
+        if isinstance(pattern, Repetition):
+            return self._repetition(pattern)
+        assert_never(pattern)
 
     def _repetition(self, pattern: Repetition) -> _Fragment:
         fragment: _Fragment | None = None

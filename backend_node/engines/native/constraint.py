@@ -6,18 +6,23 @@ an s-attribute containing it. As in CQP, any comparison involving an unset label
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import numpy as np
 import numpy.typing as npt
 
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.compile import PredicateCompiler
 from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.results import Cpos
 from query_lang.cqp_ast import (
     Comparison,
     Constraint,
     ConstraintAnd,
     ConstraintNot,
+    ConstraintOr,
     LabelRef,
+    RegexValue,
 )
 
 Bools = npt.NDArray[np.bool_]
@@ -41,53 +46,83 @@ class ConstraintEvaluator:
             return found
         if isinstance(node, ConstraintNot):
             return self._labels(node.operand)
-        return set().union(*(self._labels(o) for o in node.operands))
+        if isinstance(node, ConstraintAnd):
+            return set().union(*(self._labels(o) for o in node.operands))
+        if isinstance(node, ConstraintOr):
+            return set().union(*(self._labels(o) for o in node.operands))
+        assert_never(node)
 
     def _check(self, node: Constraint) -> None:
         """Refuse unknown attributes before any work is done."""
         if isinstance(node, Comparison):
             refs = [node.left] + ([node.right] if isinstance(node.right, LabelRef) else [])
             for ref in refs:
-                if ref.attribute in self.corpus.p_attribute_names:
-                    continue
-                where = f"{ref.label}.{ref.attribute}"
-                if not self.corpus.has_s_attribute(ref.attribute):
-                    raise UnknownAttribute(f"{where}: the corpus has no attribute {ref.attribute!r}")
-                if not self.corpus.s(ref.attribute).has_values:
-                    raise UnknownAttribute(f"{where}: s-attribute {ref.attribute!r} has no values")
-            return
-        for child in [node.operand] if isinstance(node, ConstraintNot) else list(node.operands):
-            self._check(child)
+                self._check_ref(ref)
+        elif isinstance(node, ConstraintNot):
+            self._check(node.operand)
+        elif isinstance(node, ConstraintAnd):
+            for child in node.operands:
+                self._check(child)
+        elif isinstance(node, ConstraintOr):
+            for child in node.operands:
+                self._check(child)
+        else:
+            assert_never(node)
 
-    def holds(self, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def _check_ref(self, ref: LabelRef) -> None:
+        if ref.attribute in self.corpus.p_attribute_names:
+            return
+        where = f"{ref.label}.{ref.attribute}"
+        if not self.corpus.has_s_attribute(ref.attribute):
+            raise UnknownAttribute(f"{where}: the corpus has no attribute {ref.attribute!r}")
+        if not self.corpus.s(ref.attribute).has_values:
+            raise UnknownAttribute(f"{where}: s-attribute {ref.attribute!r} has no values")
+
+    def holds(self, values: dict[str, Cpos]) -> Bools:
         return self._eval(self.constraint, values)
 
-    def _eval(self, node: Constraint, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
+    def _eval(self, node: Constraint, values: dict[str, Cpos]) -> Bools:
         if isinstance(node, Comparison):
             return self._compare(node, values)
         if isinstance(node, ConstraintNot):
             return ~self._eval(node.operand, values)
-        results = [self._eval(o, values) for o in node.operands]
-        combined = results[0]
-        for r in results[1:]:
-            combined = combined & r if isinstance(node, ConstraintAnd) else combined | r
-        return combined
+        if isinstance(node, ConstraintAnd):
+            combined = self._eval(node.operands[0], values)
+            for operand in node.operands[1:]:
+                combined = combined & self._eval(operand, values)
+            return combined
+        if isinstance(node, ConstraintOr):
+            combined = self._eval(node.operands[0], values)
+            for operand in node.operands[1:]:
+                combined = combined | self._eval(operand, values)
+            return combined
+        assert_never(node)
 
-    def _compare(self, node: Comparison, values: dict[str, npt.NDArray[np.int64]]) -> Bools:
-        where = values[node.left.label]
-        result = np.zeros(len(where), dtype=np.bool_)
-        is_set = where >= 0
+    def _compare(self, node: Comparison, values: dict[str, Cpos]) -> Bools:
         right = node.right
         if isinstance(right, LabelRef):
-            other = values[right.label]
-            is_set &= other >= 0
-            rows = np.flatnonzero(is_set)
-            left_strings = self._strings(node.left.attribute, where[rows])
-            right_strings = self._strings(right.attribute, other[rows])
-            equal = np.fromiter((a == b for a, b in zip(left_strings, right_strings, strict=True)), bool, len(rows))
-            result[rows] = ~equal if node.negated else equal
-            return result
-        rows = np.flatnonzero(is_set)
+            return self._compare_labels(node, right, values)
+        if isinstance(right, RegexValue):
+            return self._compare_value(node, right, values)
+        assert_never(right)
+
+    def _compare_labels(self, node: Comparison, right: LabelRef, values: dict[str, Cpos]) -> Bools:
+        """``a.lemma = b.lemma``: string equality of two attributes at two labels."""
+        where = values[node.left.label]
+        other = values[right.label]
+        result = np.zeros(len(where), dtype=np.bool_)
+        rows = np.flatnonzero((where >= 0) & (other >= 0))
+        left_strings = self._strings(node.left.attribute, where[rows])
+        right_strings = self._strings(right.attribute, other[rows])
+        equal = np.fromiter((a == b for a, b in zip(left_strings, right_strings, strict=True)), bool, len(rows))
+        result[rows] = ~equal if node.negated else equal
+        return result
+
+    def _compare_value(self, node: Comparison, right: RegexValue, values: dict[str, Cpos]) -> Bools:
+        """``a.lemma = "be"``: the value test's table (lexicon or region values) at the label."""
+        where = values[node.left.label]
+        result = np.zeros(len(where), dtype=np.bool_)
+        rows = np.flatnonzero(where >= 0)
         attribute = node.left.attribute
         if attribute in self.corpus.p_attribute_names:
             table = self.predicates.table(attribute, right)
@@ -102,10 +137,10 @@ class ConstraintEvaluator:
         result[rows] = ~matched if node.negated else matched
         return result
 
-    def _strings(self, attribute: str, positions: npt.NDArray[np.int64]) -> list[str | None]:
+    def _strings(self, attribute: str, cpos: Cpos) -> list[str | None]:
         if attribute in self.corpus.p_attribute_names:
             strings = self.corpus.lexicon(attribute).strings
-            return [strings[i] for i in self.corpus.ids(attribute, positions).tolist()]
+            return [strings[i] for i in self.corpus.ids(attribute, cpos).tolist()]
         s_attr = self.corpus.s(attribute)
-        number = self.corpus.regions(attribute).containing(positions)
+        number = self.corpus.regions(attribute).containing(cpos)
         return [s_attr.value(n) if n >= 0 else None for n in number.tolist()]

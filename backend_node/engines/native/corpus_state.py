@@ -16,6 +16,7 @@ import numpy.typing as npt
 from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.lexicon import LexiconIndex, match_table
+from backend_node.engines.results import Cpos
 from backend_node.store.reader import CwbCorpus, PositionalAttribute, StructuralAttribute, read_ints
 from query_lang.cqp_ast import RegexValue
 
@@ -34,21 +35,21 @@ class RegionIndex:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def containing(self, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    def containing(self, cpos: Cpos) -> npt.NDArray[np.int64]:
         """Region number containing each position, -1 where none does."""
         number = np.searchsorted(self.starts, cpos, side="right") - 1
         inside = number >= 0
         inside[inside] = self.ends[number[inside]] >= cpos[inside]
         return np.where(inside, number, -1)
 
-    def starting_at(self, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    def starting_at(self, cpos: Cpos) -> npt.NDArray[np.int64]:
         """Region number starting exactly at each position, -1 elsewhere."""
         number = np.searchsorted(self.starts, cpos, side="left")
         ok = number < len(self.starts)
         ok[ok] = self.starts[number[ok]] == cpos[ok]
         return np.where(ok, number, -1)
 
-    def ending_at(self, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    def ending_at(self, cpos: Cpos) -> npt.NDArray[np.int64]:
         """Region number ending exactly at each position, -1 elsewhere."""
         number = np.searchsorted(self.starts, cpos, side="right") - 1
         ok = number >= 0
@@ -87,11 +88,11 @@ class NativeCorpus:
             self._frequencies[attribute] = np.asarray(self.p(attribute).frequencies, dtype=np.int64)
         return self._frequencies[attribute]
 
-    def ids(self, attribute: str, cpos: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+    def ids(self, attribute: str, cpos: Cpos) -> npt.NDArray[np.int32]:
         """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""
         return self.p(attribute).corpus[cpos].astype(np.int32)
 
-    def positions_of(self, attribute: str, table: npt.NDArray[np.bool_], count: int) -> npt.NDArray[np.int64]:
+    def cpos_of(self, attribute: str, table: npt.NDArray[np.bool_], count: int) -> Cpos:
         """Sorted corpus positions whose id is marked in ``table`` (``count`` of them)."""
         if count == 0:
             return np.zeros(0, dtype=np.int64)
@@ -115,7 +116,7 @@ class NativeCorpus:
             return np.flatnonzero(mask)
         return self.scan(attribute, table)
 
-    def scan(self, attribute: str, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    def scan(self, attribute: str, table: npt.NDArray[np.bool_]) -> Cpos:
         """Positions whose id is marked, reading the whole token stream in chunks (not mapped)."""
         path = self.p(attribute).corpus_path
         found = [

@@ -1,17 +1,18 @@
 """The native engine: CQP over CWB-format files with numpy, no CWB installation needed.
 
-Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``evaluate.py`` (plan candidates,
-step all of them together), ``strategy.py`` (merge, matching strategy, cut, expand), and the
-presentation here (concordance lines for just the slice asked for).
+Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``plan.py`` (candidate starts and
+their boundaries), ``simulate.py`` (all candidates stepped through the automaton together, with
+``registers.py`` for labels, target and entered regions), ``strategy.py`` (merge, matching
+strategy, cut, expand); the hits go into the shared ``engines/results.py`` (concordance lines
+for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the per-corpus state.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from backend_node.engines.base import (
+    DEFAULT_HARD_BOUNDARY,
     STRATEGIES,
     Context,
     Deadline,
@@ -20,82 +21,18 @@ from backend_node.engines.base import (
     KwicLine,
     QueryEngine,
     ResultSet,
+    Strategy,
 )
 from backend_node.engines.errors import InvalidOption, OutOfRange, UnknownAttribute
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
-from backend_node.engines.native.evaluate import DEFAULT_HARD_BOUNDARY, Matches, PassRunner
+from backend_node.engines.native.simulate import PassRunner
 from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
+from backend_node.engines.results import ArrayResultSet, Matches, build_line
 from backend_node.store.reader import CwbCorpus
 from query_lang import parse_cqp
 from query_lang.cqp_ast import Query
-
-
-class NativeResultSet(ResultSet):
-    """Hits held as arrays; lines are decoded only for the requested slice."""
-
-    def __init__(self, corpus: NativeCorpus, matches: Matches) -> None:
-        self.corpus = corpus
-        self.matches = matches
-
-    @property
-    def total(self) -> int:
-        return len(self.matches)
-
-    def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]:
-        stop = None if limit is None else offset + limit
-        m = self.matches
-        return [
-            Hit(a, b, t if t >= 0 else None)
-            for a, b, t in zip(
-                m.match[offset:stop].tolist(), m.matchend[offset:stop].tolist(), m.target[offset:stop].tolist(),
-                strict=True,
-            )
-        ]
-
-    def kwic(self, offset: int, limit: int, context: Context, show: list[str], meta: list[str]) -> list[KwicLine]:
-        return [build_line(self.corpus, hit, context, show, meta) for hit in self.hits(offset, limit)]
-
-
-def build_line(corpus: NativeCorpus, hit: Hit, context: Context, show: list[str], meta: list[str]) -> KwicLine:
-    """One concordance line: left context, keyword, right context, structural values at the match.
-
-    Tokens are value lists: the word (or the first p-attribute of a corpus without one), then ``show``.
-    """
-    first = "word" if "word" in corpus.p_attribute_names else corpus.p_attribute_names[0]
-    attributes = [first] + [a for a in show if a != first]
-    for name in attributes:
-        corpus.p(name)  # raises UnknownAttribute for a bad name
-    left_start = max(0, hit.match - context.tokens)
-    right_end = min(corpus.size - 1, hit.matchend + context.tokens)
-    if context.region is not None:
-        regions = corpus.regions(context.region)
-        number = int(regions.containing(np.asarray([hit.match], dtype=np.int64))[0])
-        end_number = int(regions.containing(np.asarray([hit.matchend], dtype=np.int64))[0])
-        if number >= 0:
-            left_start = max(left_start, int(regions.starts[number])) if context.tokens else int(regions.starts[number])
-        if end_number >= 0:
-            region_end = int(regions.ends[end_number])
-            right_end = min(right_end, region_end) if context.tokens else region_end
-    span = np.arange(left_start, right_end + 1, dtype=np.int64)
-    columns = []
-    for name in attributes:
-        strings = corpus.lexicon(name).strings
-        columns.append([strings[i] for i in corpus.ids(name, span).tolist()])
-    tokens = [list(values) for values in zip(*columns, strict=True)]
-    a, b = hit.match - left_start, hit.matchend - left_start + 1
-    values: dict[str, str | None] = {}
-    for name in meta:
-        s_attr = corpus.s(name)
-        number = int(corpus.regions(name).containing(np.asarray([hit.match], dtype=np.int64))[0])
-        if number < 0:
-            values[name] = None
-        elif s_attr.has_values:
-            values[name] = s_attr.value(number)
-        else:
-            values[name] = str(number)
-    return KwicLine(hit, tokens[:a], tokens[a:b], tokens[b:], values, left_start)
 
 
 class NativeEngine(QueryEngine):
@@ -147,18 +84,18 @@ class NativeEngine(QueryEngine):
     def run(
         self,
         query: str,
-        strategy: str = "standard",
+        strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> ResultSet:
         matches = self.evaluate(parse_cqp(query), strategy, hard_boundary, deadline)
         self.corpus.trim()
-        return NativeResultSet(self.corpus, matches)
+        return ArrayResultSet(self.corpus.store, matches)
 
     def evaluate(
         self,
         query: Query,
-        strategy: str = "standard",
+        strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> Matches:
@@ -197,4 +134,4 @@ class NativeEngine(QueryEngine):
     def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
         if not 0 <= cpos < self.size:
             raise OutOfRange(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
-        return build_line(self.corpus, Hit(cpos, cpos), context, show, meta)
+        return build_line(self.corpus.store, Hit(cpos, cpos), context, show, meta)

@@ -12,12 +12,13 @@ without exact duplicates (the first pass's target wins); then
 
 from __future__ import annotations
 
+from typing import assert_never
+
 import numpy as np
 
+from backend_node.engines.base import Strategy
 from backend_node.engines.native.corpus_state import RegionIndex
-from backend_node.engines.native.evaluate import Matches
-
-STRATEGIES = ("standard", "shortest", "longest", "traditional")
+from backend_node.engines.results import Matches
 
 
 def merge(passes: list[Matches]) -> Matches:
@@ -48,8 +49,9 @@ def _first_per_start(matches: Matches) -> Matches:
     return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
 
 
-def apply_strategy(matches: Matches, strategy: str) -> Matches:
-    """Filter merged matches (sorted by start, end) as CQP's strategy does."""
+def apply_strategy(matches: Matches, strategy: Strategy) -> Matches:
+    """Filter merged matches (sorted by start, end) as CQP's strategy does (the caller has checked
+    ``strategy`` against ``STRATEGIES``)."""
     if strategy == "traditional" or len(matches) == 0:
         return matches
     if strategy == "standard":
@@ -80,7 +82,7 @@ def apply_strategy(matches: Matches, strategy: str) -> Matches:
         contained[1:] = earlier_max_end[:-1] >= matches.matchend[1:]
         keep = ~contained
         return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
-    raise ValueError(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
+    assert_never(strategy)
 
 
 def first(matches: Matches, count: int) -> Matches:

@@ -1,0 +1,212 @@
+"""Stage 2, plan: where the candidates of each pass start, and how far each may run.
+
+CQP runs one pass per state a match can start with (``Automaton.first``). When a pass starts
+with a fixed chain of tests (``[] [word="anyway"]``, ``<s> [pos="UH"]``), its candidate starts
+come from the chain's rarest test (the *anchor*) through the reverse index, shifted back by the
+anchor's token offset, and the other chain tests are checked with one gather each. Each start
+then gets its boundary: the end of the enclosing region with ``within``, else
+``start + HardBoundary`` tokens. No Python loop ever runs over corpus positions here.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.engines.native.compile import (
+    AllOf,
+    Always,
+    AnyOf,
+    Automaton,
+    Lookup,
+    Negation,
+    Predicate,
+    TagTest,
+    estimate,
+)
+from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.results import Cpos
+
+
+class TokenTests:
+    """Evaluate predicates and tag assertions at arrays of corpus positions."""
+
+    def __init__(self, corpus: NativeCorpus) -> None:
+        self.corpus = corpus
+
+    def holds(
+        self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether the predicate holds at each corpus position; ``ids`` caches gathered lexicon ids."""
+        if isinstance(predicate, Always):
+            return np.ones(len(cpos), dtype=np.bool_)
+        if isinstance(predicate, Lookup):
+            if predicate.attribute not in ids:
+                ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
+            return predicate.table[ids[predicate.attribute]]
+        if isinstance(predicate, Negation):
+            return ~self.holds(predicate.part, cpos, ids)
+        if isinstance(predicate, AllOf):
+            combined = self.holds(predicate.parts[0], cpos, ids)
+            for part in predicate.parts[1:]:
+                combined &= self.holds(part, cpos, ids)
+            return combined
+        if isinstance(predicate, AnyOf):
+            combined = self.holds(predicate.parts[0], cpos, ids)
+            for part in predicate.parts[1:]:
+                combined |= self.holds(part, cpos, ids)
+            return combined
+        assert_never(predicate)
+
+    def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
+        """Whether a region starts at each cpos (``<s>``), or ended just before it (``</s>``),
+        with a value that passes the tag's test, if any."""
+        regions = self.corpus.regions(tag.attribute)
+        number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
+        ok = number >= 0
+        if tag.region_ok is not None:
+            ok[ok] = tag.region_ok[number[ok]]
+        return ok
+
+    def cpos_where(self, predicate: Predicate) -> Cpos:
+        """Sorted corpus positions where a predicate holds, from the reverse index where it pays."""
+        size = self.corpus.size
+        if isinstance(predicate, Always):
+            return np.arange(size, dtype=np.int64)
+        if isinstance(predicate, Lookup):
+            return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count)
+        if isinstance(predicate, AllOf):
+            parts = sorted(predicate.parts, key=lambda p: estimate(p, size))
+            found = self.cpos_where(parts[0])
+            for part in parts[1:]:
+                found = found[self.holds(part, found, {})]
+            return found
+        if isinstance(predicate, AnyOf):
+            return np.unique(np.concatenate([self.cpos_where(p) for p in predicate.parts]))
+        if isinstance(predicate, Negation):
+            # a negation has no index to read: test it at every position
+            everything = np.arange(size, dtype=np.int64)
+            return everything[self.holds(predicate, everything, {})]
+        assert_never(predicate)
+
+    def tag_cpos(self, tag: TagTest) -> Cpos:
+        """Sorted corpus positions where a tag assertion holds (region starts, or ends + 1)."""
+        regions = self.corpus.regions(tag.attribute)
+        keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
+        return (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
+
+
+def tag_order(automaton: Automaton, sources: list[list[int]]) -> list[int]:
+    """The tag states in an order where a tag's tag sources come first, so that one sweep
+    follows chains of zero-width tags (``<text> <s>``) at one corpus position."""
+    tags = [i for i, p in enumerate(automaton.states) if not p.is_token]
+    ordered: list[int] = []
+    visiting: set[int] = set()
+
+    def visit(i: int) -> None:
+        if i in ordered:
+            return
+        if i in visiting:
+            raise ValueError("a cycle of structural tags cannot consume tokens")  # CQP: infinite loop
+        visiting.add(i)
+        for source in sources[i]:
+            if not automaton.states[source].is_token:
+                visit(source)
+        visiting.discard(i)
+        ordered.append(i)
+
+    for i in tags:
+        visit(i)
+    return ordered
+
+
+class Planner:
+    """Candidate starts and boundaries for the passes of one query over one corpus."""
+
+    def __init__(self, corpus: NativeCorpus, automaton: Automaton, within: str | None, hard_boundary: int) -> None:
+        self.corpus = corpus
+        self.automaton = automaton
+        self.within = within
+        self.hard_boundary = hard_boundary
+        self.tests = TokenTests(corpus)
+        self.sources = automaton.sources
+
+    def chain(self, first: int) -> list[tuple[int, int]]:
+        """The fixed run of states every match of this pass goes through, with their token offsets."""
+        chain = [(first, 0)]
+        offset = 1 if self.automaton.states[first].is_token else 0
+        current = first
+        # the offsets stay fixed only while there is one way on and one way in (and no loop)
+        while current not in self.automaton.final and len(self.automaton.follow[current]) == 1:
+            nxt = self.automaton.follow[current][0]
+            if len(self.sources[nxt]) != 1 or any(nxt == c for c, _ in chain):
+                break
+            chain.append((nxt, offset))
+            offset += 1 if self.automaton.states[nxt].is_token else 0
+            current = nxt
+        return chain
+
+    def candidates(self, first: int) -> Cpos:
+        """Candidate start cpos for the pass that begins with state ``first``: the chain's rarest
+        state (the anchor) read from the index and shifted back by its offset, then every other
+        state of the chain checked with one gather."""
+        chain = self.chain(first)
+        anchor = min(chain, key=lambda item: self._cost(item[0]))
+        index, offset = anchor
+        starts = self._where(index) - offset
+        starts = starts[starts >= 0]
+        for other, other_offset in chain:
+            if (other, other_offset) == anchor or len(starts) == 0:
+                continue
+            starts = starts[self._holds_at(other, starts + other_offset)]
+        return starts
+
+    def _cost(self, index: int) -> int:
+        """An upper bound of the cpos where state ``index`` holds: what reading it would cost."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return estimate(state.predicate, self.corpus.size)
+        return len(self.corpus.regions(state.tag.attribute)) if state.tag else self.corpus.size
+
+    def _where(self, index: int) -> Cpos:
+        """Sorted cpos where state ``index`` holds."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return self.tests.cpos_where(state.predicate)
+        assert state.tag is not None  # a state is a token test or a tag
+        return self.tests.tag_cpos(state.tag)
+
+    def _holds_at(self, index: int, at: Cpos) -> npt.NDArray[np.bool_]:
+        """Whether state ``index`` holds at each cpos of ``at``."""
+        state = self.automaton.states[index]
+        if state.predicate is None:
+            assert state.tag is not None  # a state is a token test or a tag
+            return self.tests.tag_holds(state.tag, at)
+        keep = at < self.corpus.size  # a token beyond the corpus end matches nothing
+        if not isinstance(state.predicate, Always):
+            keep[keep] = self.tests.holds(state.predicate, at[keep], {})
+        return keep
+
+    def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
+        """Keep starts that may match and give each its last allowed corpus position."""
+        if self.within is None:
+            return starts, np.minimum(starts + self.hard_boundary, self.corpus.size - 1)
+        regions = self.corpus.regions(self.within)
+        number = regions.containing(starts)
+        inside = number >= 0
+        return starts[inside], regions.ends[number[inside]]
+
+    def consumes_after(self, first: int) -> bool:
+        """Whether a match of this pass can consume tokens after its first state (else the
+        pass is a few vectorised operations and threads would only add overhead)."""
+        seen, todo = {first}, [first]
+        while todo:
+            for nxt in self.automaton.follow[todo.pop()]:
+                if self.automaton.states[nxt].is_token:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False

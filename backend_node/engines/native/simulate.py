@@ -1,0 +1,265 @@
+"""Stage 3, simulate: all candidate starts of a pass stepped through the automaton together.
+
+Each pass takes its candidate starts (``plan.py``) and finds, per start, the first (shortest) end
+the automaton accepts — or, for the ``longest`` strategy, the last — within the start's boundary.
+The passes are then merged, the matching strategy filters them (``strategy.py``), and ``cut`` and
+``expand`` apply (``engine.py``).
+
+A pass is vectorised: every candidate is a row of a boolean matrix ``active`` (rows x automaton
+states); one step gathers the token at each row's cursor (a corpus position) and advances all
+rows at once, rows that accept, die or pass their boundary drop out. What a row remembers per
+state besides being active (labels, target, entered regions) is kept in ``Registers``.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.engines.base import DEFAULT_HARD_BOUNDARY, Deadline
+from backend_node.engines.native.compile import Always, Automaton, Predicate, attributes
+from backend_node.engines.native.constraint import ConstraintEvaluator
+from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.native.plan import Planner, tag_order
+from backend_node.engines.native.registers import Registers
+from backend_node.engines.results import Cpos, Matches
+
+PARALLEL_ROWS = 200_000
+"""Passes with at least this many candidate starts are split over two threads."""
+
+
+class PassRunner:
+    """Runs the passes of one query over one corpus."""
+
+    def __init__(
+        self,
+        corpus: NativeCorpus,
+        automaton: Automaton,
+        constraint: ConstraintEvaluator | None,
+        within: str | None,
+        longest: bool,
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        threads: int = 2,
+        deadline: Deadline | None = None,
+    ) -> None:
+        self.threads = threads
+        self.deadline = deadline or Deadline()
+        self.corpus = corpus
+        self.automaton = automaton
+        self.constraint = constraint
+        self.longest = longest
+        self.plan = Planner(corpus, automaton, within, hard_boundary)
+        self.tests = self.plan.tests
+        self.sources = self.plan.sources
+        self.final = sorted(automaton.final)
+        self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
+        # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
+        # at <s> must not leave it before </s>, and </s> must close that very region
+        tags = [p.tag for p in automaton.states if p.tag is not None]
+        opened = {t.attribute for t in tags if not t.closing}
+        self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
+        self.track_target = any(p.target for p in automaton.states)
+        self.tag_order = tag_order(automaton, self.sources)
+
+    def run(self, first: int, limit: int | None = None) -> Matches:
+        """All matches of the pass starting with ``first``; with ``limit``, those of its first
+        ``limit`` successful starts only (CQP's ``cut``), evaluating candidates chunk by chunk."""
+        starts, bound = self.plan.boundaries(self.plan.candidates(first))
+        if limit is None:
+            if self.threads > 1 and len(starts) >= PARALLEL_ROWS and self.plan.consumes_after(first):
+                # numpy releases the GIL in its array work: halves of the candidates run on both cores
+                cut = len(starts) // 2
+                halves = [(starts[:cut], bound[:cut]), (starts[cut:], bound[cut:])]
+                with ThreadPoolExecutor(2) as pool:
+                    return Matches.concatenate(list(pool.map(lambda half: self._simulate(first, *half), halves)))
+            return self._simulate(first, starts, bound)
+        chunk = max(1024, 8 * limit)
+        found: list[Matches] = []
+        total = 0
+        for offset in range(0, len(starts), chunk):
+            part = self._simulate(first, starts[offset : offset + chunk], bound[offset : offset + chunk])
+            found.append(part)
+            total += len(part)
+            if total >= limit:
+                break
+        return Matches.concatenate(found)
+
+    def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
+        """Step the candidates of the pass that begins with state ``first`` (one row per start)
+        until each row accepts, dies, or passes its ``bound``."""
+        head = self.automaton.states[first]
+        if head.tag is not None:
+            # a closing tag at the start looks at the token before: it too must be in bounds
+            effective = starts - 1 if head.tag.closing else starts
+            keep = effective <= bound
+            starts, bound = starts[keep], bound[keep]
+        if len(starts) == 0:
+            return Matches.empty()
+        active, registers = self._begin(first, starts)
+        cursor = starts + 1 if head.is_token else starts.copy()
+        accepts = _Accepts(starts, self.longest, registers.target is not None)
+        origin = np.arange(len(starts))  # each row's index among the pass's starts
+        while True:
+            self.deadline.check()
+            self._closure(active, registers, cursor, bound)
+            accepted, accepted_target = self._accepting(active, registers, starts, cursor)
+            accepts.add(origin, starts, cursor, accepted, accepted_target)
+            alive = active.any(axis=1)
+            if not self.longest:
+                alive &= ~accepted  # the first (shortest) accept of a row is its match
+            alive &= cursor <= bound
+            if not alive.all():
+                survivors = np.flatnonzero(alive)
+                active, starts, bound = active[survivors], starts[survivors], bound[survivors]
+                cursor, origin = cursor[survivors], origin[survivors]
+                registers = registers.select(survivors)
+            if len(starts) == 0:
+                break
+            active, registers = self._step(active, registers, cursor)
+            cursor = cursor + 1
+        return accepts.matches()
+
+    def _begin(self, first: int, starts: Cpos) -> tuple[npt.NDArray[np.bool_], Registers]:
+        """Every row in state ``first``, its label, target or entered region set at its start."""
+        states = self.automaton.states
+        head = states[first]
+        active = np.zeros((len(starts), len(states)), dtype=np.bool_)
+        active[:, first] = True
+        registers = Registers.unset(len(starts), len(states), self.tracked, self.track_target, self.strict)
+        registers.record(head.label, head.target, first, slice(None), starts)
+        if head.tag is not None and not head.tag.closing and head.tag.attribute in registers.region_ends:
+            regions = self.corpus.regions(head.tag.attribute)
+            registers.region_ends[head.tag.attribute][:, first] = regions.ends[regions.starting_at(starts)]
+        return active, registers
+
+    def _step(
+        self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos
+    ) -> tuple[npt.NDArray[np.bool_], Registers]:
+        """Consume the token at ``cursor`` in every row."""
+        active = registers.inside_regions(active, cursor)  # in a region entered at <s>, no token beyond its end
+        new_active = np.zeros_like(active)
+        new = registers.cleared()
+        gathered: dict[str, npt.NDArray[np.int32]] = {}
+        rows_all = np.arange(len(cursor))
+        for j, state in enumerate(self.automaton.states):
+            if state.predicate is None or not self.sources[j]:
+                continue  # tags are followed in _closure; a state without sources only starts a pass
+            reach = self._reach(active, j)
+            if not reach.any():
+                continue
+            ok = self._matching_rows(state.predicate, rows_all[reach], cursor, gathered)
+            new_active[ok, j] = True
+            registers.propagate(new, active, self.sources[j], j, ok)
+            new.record(state.label, state.target, j, ok, cursor)
+        return new_active, new
+
+    def _matching_rows(
+        self, predicate: Predicate, rows: Cpos, cursor: Cpos, gathered: dict[str, npt.NDArray[np.int32]]
+    ) -> Cpos:
+        """The ``rows`` whose token at ``cursor`` satisfies ``predicate``."""
+        if isinstance(predicate, Always):
+            return rows
+        # one gather per attribute and step (over all rows), shared by every state that tests it
+        ids = {}
+        for attribute in attributes(predicate):
+            if attribute not in gathered:
+                gathered[attribute] = self.corpus.ids(attribute, cursor)
+            ids[attribute] = gathered[attribute][rows]
+        return rows[self.tests.holds(predicate, cursor[rows], ids)]
+
+    def _reach(self, active: npt.NDArray[np.bool_], j: int) -> npt.NDArray[np.bool_]:
+        """Rows with an active state from which state ``j`` may follow."""
+        return np.asarray(active[:, self.sources[j]].any(axis=1), dtype=np.bool_)
+
+    def _closure(self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, bound: Cpos) -> None:
+        """Follow zero-width tags at each row's cursor (in place)."""
+        for j in self.tag_order:
+            tag = self.automaton.states[j].tag
+            assert tag is not None
+            reach = self._reach(active, j)
+            if not reach.any():
+                continue
+            rows = np.flatnonzero(reach)
+            effective = cursor[rows] - 1 if tag.closing else cursor[rows]
+            rows = rows[effective <= bound[rows]]
+            sources = active
+            if registers.region_ends:
+                # StrictRegions: a tag may only follow states whose entered regions it stays in
+                closing = tag.attribute if tag.closing else None
+                sources = registers.inside_regions(active, cursor - 1 if tag.closing else cursor, closing)
+                rows = rows[sources[rows][:, self.sources[j]].any(axis=1)]
+            ok = rows[self.tests.tag_holds(tag, cursor[rows])]
+            active[ok, j] = True
+            registers.propagate(registers, sources, self.sources[j], j, ok)
+            if tag.attribute in registers.region_ends:
+                ends = registers.region_ends[tag.attribute]
+                if tag.closing:
+                    ends[ok, j] = -1  # the region is closed: nothing left to stay inside
+                else:
+                    regions = self.corpus.regions(tag.attribute)
+                    ends[ok, j] = regions.ends[regions.starting_at(cursor[ok])]
+
+    def _accepting(
+        self, active: npt.NDArray[np.bool_], registers: Registers, starts: Cpos, cursor: Cpos
+    ) -> tuple[npt.NDArray[np.bool_], Cpos]:
+        """Rows whose active states include a final one (that passes the global constraint), and
+        the target of each such row (an empty array when the query marks no target)."""
+        ends = cursor - 1
+        target = registers.target
+        accepted = np.zeros(len(cursor), dtype=np.bool_)
+        chosen_target = np.full(len(cursor) if target is not None else 0, -1, dtype=np.int64)
+        valid = ends >= starts  # a match must contain at least one token
+        for f in self.final:
+            rows = np.flatnonzero(active[:, f] & valid & ~accepted)
+            if len(rows) == 0:
+                continue
+            if self.constraint is not None:
+                values = {name: grid[rows, f] for name, grid in registers.labels.items()}
+                values["match"] = starts[rows]
+                values["matchend"] = ends[rows]
+                values["target"] = target[rows, f] if target is not None else np.full(len(rows), -1)
+                rows = rows[self.constraint.holds(values)]
+            accepted[rows] = True
+            if target is not None:
+                chosen_target[rows] = target[rows, f]
+        return accepted, chosen_target
+
+
+class _Accepts:
+    """The matches one simulation found: each row's first accept, or, for the ``longest``
+    strategy, each row's last accept (rows keep running after accepting)."""
+
+    def __init__(self, starts: Cpos, longest: bool, track_target: bool) -> None:
+        self.starts = starts  # by origin row; never modified in place
+        self.longest = longest
+        self.track_target = track_target
+        self.last_end = np.full(len(starts) if longest else 0, -1, dtype=np.int64)
+        self.last_target = np.full(len(starts) if longest else 0, -1, dtype=np.int64)
+        self.found_start: list[Cpos] = []
+        self.found_end: list[Cpos] = []
+        self.found_target: list[Cpos] = []
+
+    def add(self, origin: Cpos, starts: Cpos, cursor: Cpos, accepted: npt.NDArray[np.bool_], target: Cpos) -> None:
+        """Rows ``accepted`` at this step end just before their ``cursor``."""
+        if self.longest:
+            self.last_end[origin[accepted]] = cursor[accepted] - 1
+            if self.track_target:
+                self.last_target[origin[accepted]] = target[accepted]
+        elif accepted.any():
+            self.found_start.append(starts[accepted])
+            self.found_end.append(cursor[accepted] - 1)
+            if self.track_target:
+                self.found_target.append(target[accepted])
+
+    def matches(self) -> Matches:
+        if self.longest:
+            done = self.last_end >= 0
+            targets = self.last_target[done] if self.track_target else np.full(int(done.sum()), -1, dtype=np.int64)
+            return Matches(self.starts[done], self.last_end[done], targets)
+        if not self.found_start:
+            return Matches.empty()
+        match = np.concatenate(self.found_start)
+        targets = np.concatenate(self.found_target) if self.found_target else np.full(len(match), -1, dtype=np.int64)
+        return Matches(match, np.concatenate(self.found_end), targets)

@@ -1,0 +1,151 @@
+"""Results shared by both engines: hits as arrays, and concordance lines built from the store.
+
+The native engine computes ``Matches`` itself; the ``cwb`` engine reads them from CQP's ``dump``.
+Either way an :class:`ArrayResultSet` holds just the arrays, and :func:`build_line` decodes only
+the lines a caller asks for, straight from the memory-mapped store corpus
+(``backend_node.store.CwbCorpus``), so that this module, and the ``cwb`` engine with it, depends
+on nothing of the native engine. The per-corpus caches it relies on live in the store: decoded
+lexicon strings (``PositionalAttribute.strings``) and region start/end arrays
+(``StructuralAttribute.starts`` / ``.ends``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from backend_node.engines.base import Context, Hit, KwicLine, ResultSet
+from backend_node.engines.errors import UnknownAttribute
+from backend_node.store.reader import CwbCorpus, PositionalAttribute, StructuralAttribute
+
+Cpos = npt.NDArray[np.int64]
+"""An array of corpus positions (cpos)."""
+
+
+@dataclass
+class Matches:
+    """Hits as parallel arrays, sorted by (match, matchend); ``target`` is -1 where unset."""
+
+    match: Cpos
+    matchend: Cpos
+    target: Cpos
+
+    def __len__(self) -> int:
+        return len(self.match)
+
+    @staticmethod
+    def empty() -> Matches:
+        zero = np.zeros(0, dtype=np.int64)
+        return Matches(zero, zero.copy(), zero.copy())
+
+    @staticmethod
+    def concatenate(parts: list[Matches]) -> Matches:
+        """The parts one after the other (no sorting: callers merge or know the order)."""
+        if not parts:
+            return Matches.empty()
+        return Matches(
+            np.concatenate([p.match for p in parts]),
+            np.concatenate([p.matchend for p in parts]),
+            np.concatenate([p.target for p in parts]),
+        )
+
+
+class ArrayResultSet(ResultSet):
+    """Hits held as arrays; lines are decoded only for the requested slice."""
+
+    def __init__(self, corpus: CwbCorpus, matches: Matches) -> None:
+        self.corpus = corpus
+        self.matches = matches
+
+    @property
+    def total(self) -> int:
+        return len(self.matches)
+
+    def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]:
+        stop = None if limit is None else offset + limit
+        m = self.matches
+        return [
+            Hit(a, b, t if t >= 0 else None)
+            for a, b, t in zip(
+                m.match[offset:stop].tolist(), m.matchend[offset:stop].tolist(), m.target[offset:stop].tolist(),
+                strict=True,
+            )
+        ]
+
+    def kwic(self, offset: int, limit: int, context: Context, show: list[str], meta: list[str]) -> list[KwicLine]:
+        return [build_line(self.corpus, hit, context, show, meta) for hit in self.hits(offset, limit)]
+
+
+def _p(corpus: CwbCorpus, name: str) -> PositionalAttribute:
+    """A p-attribute for ``show``; an unknown name is the caller's error (``UnknownAttribute``)."""
+    if name not in corpus.entry.p_attributes:
+        known = ", ".join(corpus.entry.p_attributes)
+        raise UnknownAttribute(f"the corpus has no p-attribute {name!r} (it has: {known})")
+    return corpus.p_attribute(name)
+
+
+def _s(corpus: CwbCorpus, name: str) -> StructuralAttribute:
+    """An s-attribute for ``meta`` or a context region; unknown names raise ``UnknownAttribute``."""
+    if name not in corpus.entry.s_attributes:
+        known = ", ".join(corpus.entry.s_attributes) or "none"
+        raise UnknownAttribute(f"the corpus has no s-attribute {name!r} (it has: {known})")
+    return corpus.s_attribute(name)
+
+
+def _region(attribute: StructuralAttribute, cpos: int) -> int:
+    """Number of the region containing ``cpos``, -1 where none does."""
+    if len(attribute) == 0:
+        return -1  # region_numbers would index an empty ends array
+    # the position in the starts' own dtype, so searchsorted never converts the whole array
+    return int(attribute.region_numbers(np.asarray([cpos], dtype=attribute.starts.dtype))[0])
+
+
+def _span(corpus: CwbCorpus, hit: Hit, context: Context) -> tuple[int, int]:
+    """First and last cpos of the line: ``context.tokens`` each side, cut at the region's edges."""
+    left_start = max(0, hit.match - context.tokens)
+    right_end = min(corpus.size - 1, hit.matchend + context.tokens)
+    if context.region is not None:
+        regions = _s(corpus, context.region)
+        number, end_number = _region(regions, hit.match), _region(regions, hit.matchend)
+        if number >= 0:
+            region_start = int(regions.starts[number])
+            left_start = max(left_start, region_start) if context.tokens else region_start
+        if end_number >= 0:
+            region_end = int(regions.ends[end_number])
+            right_end = min(right_end, region_end) if context.tokens else region_end
+    return left_start, right_end
+
+
+def _meta(corpus: CwbCorpus, cpos: int, names: list[str]) -> dict[str, str | None]:
+    """Per s-attribute, the value of the region containing ``cpos`` (its number when the regions
+    carry no values; None outside any region)."""
+    values: dict[str, str | None] = {}
+    for name in names:
+        attribute = _s(corpus, name)
+        number = _region(attribute, cpos)
+        if number < 0:
+            values[name] = None
+        elif attribute.has_values:
+            values[name] = attribute.value(number)
+        else:
+            values[name] = str(number)
+    return values
+
+
+def build_line(corpus: CwbCorpus, hit: Hit, context: Context, show: list[str], meta: list[str]) -> KwicLine:
+    """One concordance line: left context, keyword, right context, structural values at the match.
+
+    Tokens are value lists: the word (or the first p-attribute of a corpus without one), then ``show``.
+    """
+    names = corpus.entry.p_attributes
+    first = "word" if "word" in names else names[0]
+    attributes = [_p(corpus, name) for name in [first] + [a for a in show if a != first]]
+    left_start, right_end = _span(corpus, hit, context)
+    span = np.arange(left_start, right_end + 1, dtype=np.int64)
+    # one gather per attribute for the whole span; strings decoded once per attribute, cached
+    columns = [[attribute.strings[i] for i in attribute.corpus[span].tolist()] for attribute in attributes]
+    tokens = [list(values) for values in zip(*columns, strict=True)]
+    a, b = hit.match - left_start, hit.matchend - left_start + 1
+    return KwicLine(hit, tokens[:a], tokens[a:b], tokens[b:], _meta(corpus, hit.match, meta), left_start)
