@@ -22,14 +22,11 @@ for the log; what clients see names partitions only.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ValidationError
 
 from backend_node.schemas import (
     ContextResponse,
@@ -40,42 +37,25 @@ from backend_node.schemas import (
     HitsResponse,
     Line,
 )
-from cowbird.problems import Problem
 from frontend_api.corpora import Partition
-from frontend_api.errors import RejectedByNode
+from frontend_api.node_answers import (
+    MAX_LINE_BYTES,
+    NodeFailure,
+    check,
+    check_lines,
+    classify,
+    combined,
+    parse_answer,
+    payload,
+    read_capped,
+)
+from frontend_api.node_health import Budget, NodeHealth
 from frontend_api.settings import FrontendSettings
 
+__all__ = ["Budget", "NodeClient", "NodeFailure", "client_limits", "client_timeouts"]
+
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 logger = logging.getLogger("cowbird.fanout")
-
-NODE_SIDE_CODES = frozenset({"unauthorized", "unknown_partition", "too_large", "not_found", "http_error", "busy"})
-"""Codes of answers that say something about the node, not the request: try the next node."""
-
-MAX_LINE_BYTES = 4 * 1024 * 1024
-"""Longest line of an export stream (a line of 100 tokens of context each side is a few kB)."""
-
-
-@dataclass
-class NodeFailure(Exception):
-    """A partition could not be served by a node (or by any: ``node`` lists them), and why.
-
-    ``final``: the other nodes would fail the same way (the query itself ran out of time);
-    ``timed_out``: the node did not answer in time (alive and slow, or not alive at all).
-    """
-
-    partition: str
-    node: str
-    reason: str
-    final: bool = False
-    timed_out: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.partition} on {self.node}: {self.reason}"
-
-    def public(self) -> str:
-        """What clients may see: the partition and why, not where the nodes are."""
-        return f"{self.partition}: {self.reason}"
 
 
 def client_timeouts(settings: FrontendSettings) -> httpx.Timeout:
@@ -86,131 +66,6 @@ def client_limits(settings: FrontendSettings) -> httpx.Limits:
     # Generous: one request's fan-out is bounded by max_parallel, and a heavy query holding a
     # connection must never make a cheap one wait for the pool.
     return httpx.Limits(max_connections=max(256, 16 * settings.max_parallel), max_keepalive_connections=64)
-
-
-def _problem(body: bytes) -> Problem | None:
-    try:
-        return Problem.model_validate(json.loads(body))
-    except (ValueError, ValidationError):
-        return None
-
-
-def _detail(body: bytes, status: int) -> str:
-    """What a failed answer says about itself, in a few words."""
-    problem = _problem(body)
-    if problem is not None:
-        return problem.detail[:200]
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict) and isinstance(parsed.get("detail"), str):
-        return str(parsed["detail"])[:200]
-    return httpx.codes.get_reason_phrase(status) or "no detail"
-
-
-def classify(status: int, body: bytes, partition: str, node: str) -> None:
-    """The rule for node answers: return for a success, raise ``NodeFailure`` for a failure of the
-    node (try the next one; ``final`` when the query ran out of time), ``RejectedByNode`` for a
-    refusal of the request itself."""
-    if status < 300:
-        return
-    problem = _problem(body)
-    if problem is not None and problem.code == "timeout":
-        raise NodeFailure(partition, node, "the query ran out of time on the node", final=True)
-    if problem is not None and 400 <= status < 500 and status not in (408, 429) and problem.code not in NODE_SIDE_CODES:
-        extra = problem.model_dump(exclude_none=True, exclude={"type", "title", "status", "detail", "code"})
-        raise RejectedByNode(status, problem.code, problem.title, problem.detail, **extra)
-    raise NodeFailure(partition, node, f"HTTP {status}: {_detail(body, status)}")
-
-
-@dataclass
-class _Health:
-    down: bool = False
-    retry_at: float = 0.0
-    cooldown: float = 0.0
-    probe: asyncio.Future[bool] | None = None
-
-
-@dataclass
-class NodeHealth:
-    """A circuit breaker per node: a node that failed is skipped until ``cooldown`` has passed, then
-    one health check (shared by every request that wants the node) decides whether it is back."""
-
-    client: httpx.AsyncClient
-    probe_timeout: float
-    first_cooldown: float = 1.0
-    max_cooldown: float = 30.0
-    _nodes: dict[str, _Health] = field(default_factory=dict)
-    _background: set[asyncio.Future[bool]] = field(default_factory=set)
-
-    def _now(self) -> float:
-        return asyncio.get_running_loop().time()
-
-    def is_down(self, node: str) -> bool:
-        return self._nodes.get(node, _Health()).down
-
-    async def usable(self, node: str) -> bool:
-        state = self._nodes.get(node)
-        if state is None or not state.down:
-            return True
-        if self._now() < state.retry_at:
-            return False
-        if state.probe is None or state.probe.done():  # one health check at a time, shared
-            state.probe = asyncio.ensure_future(self._probe(node))
-        return await asyncio.shield(state.probe)
-
-    async def alive(self, node: str) -> bool:
-        """After a timeout: does the node still answer its health check (then the query was slow)?"""
-        return await self._probe(node)
-
-    def check_later(self, node: str) -> None:
-        """After a timeout nobody waits on: find out in the background whether the node is down."""
-        task = asyncio.ensure_future(self._probe(node))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _probe(self, node: str) -> bool:
-        try:
-            async with asyncio.timeout(self.probe_timeout):
-                response = await self.client.get(f"{node}/health", timeout=self.probe_timeout)
-            ok = response.status_code == 200
-        except (TimeoutError, httpx.HTTPError):
-            ok = False
-        if ok:
-            self.succeeded(node)
-        else:
-            self.failed(node)
-        return ok
-
-    def failed(self, node: str) -> None:
-        state = self._nodes.setdefault(node, _Health())
-        if not state.down:
-            logger.warning("node %s is not answering; skipping it until it does", node)
-        state.down = True
-        state.cooldown = min(self.max_cooldown, state.cooldown * 2 or self.first_cooldown)
-        state.retry_at = self._now() + state.cooldown
-
-    def succeeded(self, node: str) -> None:
-        state = self._nodes.get(node)
-        if state is not None and state.down:
-            logger.warning("node %s answers again", node)
-        self._nodes.pop(node, None)
-
-
-class Budget:
-    """The time a request has left: each node call gets ``node_timeout``, never more than this."""
-
-    def __init__(self, seconds: float) -> None:
-        self.at = asyncio.get_running_loop().time() + seconds
-
-    def remaining(self) -> float:
-        return self.at - asyncio.get_running_loop().time()
-
-    def part(self, share: float) -> Budget:
-        """A budget ending when ``share`` of the remaining time has passed (the rest is kept for
-        what comes after, such as fetching the page of hits after the counts)."""
-        return Budget(max(0.0, self.remaining() * share))
 
 
 class NodeClient:
@@ -224,11 +79,15 @@ class NodeClient:
 
     # -- one rule for every call ---------------------------------------------------------------
 
+    def _time_limit(self, budget: Budget | None) -> float:
+        """``node_timeout``, but never past the request's deadline."""
+        limit = self.settings.node_timeout
+        return limit if budget is None else min(limit, budget.remaining())
+
     async def _attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],
                        budget: Budget | None) -> T:
         """One call to one node under the time limit, every failure as ``NodeFailure``."""
-        timeout = self.settings.node_timeout if budget is None else min(self.settings.node_timeout,
-                                                                          budget.remaining())
+        timeout = self._time_limit(budget)
         if timeout <= 0:
             raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
         try:
@@ -257,7 +116,7 @@ class NodeClient:
                 failures.append(failure)
                 if failure.final:
                     break
-        raise _combined(partition, failures)
+        raise combined(partition, failures)
 
     async def _after_timeout(self, failure: NodeFailure, more: bool) -> None:
         """A node timed out: if it still answers its health check, the query is what is slow, and
@@ -274,7 +133,7 @@ class NodeClient:
         request = self.client.build_request(method, f"{node}{path}", headers=self.headers, **kwargs)
         response = await self.client.send(request, stream=True)
         try:
-            body = await _read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
+            body = await read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
         finally:
             await response.aclose()
         classify(response.status_code, body, partition.id, node)
@@ -286,26 +145,26 @@ class NodeClient:
         request = CountRequest(partition=partition.id, query=cqp)
 
         async def send(node: str) -> CountResponse:
-            body = await self._request(partition, node, "POST", "/v1/count", json=_payload(request))
-            answer = _parse(body, CountResponse, partition.id, node)
-            _check(answer.partition == partition.id and answer.query == cqp, "answered another request",
+            body = await self._request(partition, node, "POST", "/v1/count", json=payload(request))
+            answer = parse_answer(body, CountResponse, partition.id, node)
+            check(answer.partition == partition.id and answer.query == cqp, "answered another request",
                    partition, node)
-            _check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
+            check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
             return answer
 
         return await self._try_nodes(partition, send, budget)
 
     async def hits(self, partition: Partition, request: HitsRequest, budget: Budget | None = None) -> HitsResponse:
         async def send(node: str) -> HitsResponse:
-            body = await self._request(partition, node, "POST", "/v1/hits", json=_payload(request))
-            answer = _parse(body, HitsResponse, partition.id, node)
-            _check(answer.partition == request.partition and answer.query == request.query
+            body = await self._request(partition, node, "POST", "/v1/hits", json=payload(request))
+            answer = parse_answer(body, HitsResponse, partition.id, node)
+            check(answer.partition == request.partition and answer.query == request.query
                    and answer.offset == request.offset, "answered another request", partition, node)
-            _check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
+            check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
             wanted = len(request.indices) if request.indices is not None else \
                 max(0, min(request.limit, answer.total - request.offset))
-            _check(len(answer.data) == wanted, f"sent {len(answer.data)} lines instead of {wanted}", partition, node)
-            _check_lines(answer.data, partition, node)
+            check(len(answer.data) == wanted, f"sent {len(answer.data)} lines instead of {wanted}", partition, node)
+            check_lines(answer.data, partition, node)
             return answer
 
         return await self._try_nodes(partition, send, budget)
@@ -313,10 +172,10 @@ class NodeClient:
     async def context(self, partition: Partition, cpos: int, **params: Any) -> ContextResponse:
         async def send(node: str) -> ContextResponse:
             body = await self._request(partition, node, "GET", f"/v1/context/{partition.id}/{cpos}", params=params)
-            answer = _parse(body, ContextResponse, partition.id, node)
-            _check(answer.partition == partition.id and answer.cpos == cpos, "answered another request",
+            answer = parse_answer(body, ContextResponse, partition.id, node)
+            check(answer.partition == partition.id and answer.cpos == cpos, "answered another request",
                    partition, node)
-            _check_lines([answer.line], partition, node)
+            check_lines([answer.line], partition, node)
             return answer
 
         return await self._try_nodes(partition, send)
@@ -360,14 +219,14 @@ class NodeClient:
                 if failure.final:
                     break
         if delivered < expected:
-            raise _combined(partition, failures)
+            raise combined(partition, failures)
 
     async def _open_export(self, partition: Partition, node: str, request: ExportRequest) -> httpx.Response:
-        outgoing = self.client.build_request("POST", f"{node}/v1/export", json=_payload(request), headers=self.headers)
+        outgoing = self.client.build_request("POST", f"{node}/v1/export", json=payload(request), headers=self.headers)
         response = await self.client.send(outgoing, stream=True)
         if response.status_code >= 300:
             try:
-                body = await _read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
+                body = await read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
             finally:
                 await response.aclose()
             classify(response.status_code, body, partition.id, node)
@@ -375,37 +234,46 @@ class NodeClient:
 
     async def _lines(self, partition: Partition, node: str, response: httpx.Response, count: int,
                      budget: Budget | None) -> AsyncIterator[Line]:
-        """``count`` valid lines of an export stream; each must arrive within ``node_timeout``."""
+        """``count`` valid lines of an export stream, in order; the stream must keep moving."""
         previous = -1
-        chunks = response.aiter_bytes()
-        buffer = b""
         received = 0
-        while received < count:
-            while b"\n" not in buffer:
-                if len(buffer) > MAX_LINE_BYTES:
-                    raise NodeFailure(partition.id, node, f"sent a line longer than {MAX_LINE_BYTES} bytes")
-                timeout = self.settings.node_timeout if budget is None else min(self.settings.node_timeout,
-                                                                                  budget.remaining())
-                try:
-                    async with asyncio.timeout(max(timeout, 0)):
-                        chunk = await anext(chunks, b"")
-                except (TimeoutError, httpx.TimeoutException):
-                    raise NodeFailure(partition.id, node, "stalled in the middle of the stream",
-                                      timed_out=True) from None
-                except httpx.TransportError as exc:
-                    raise NodeFailure(partition.id, node, f"broke off the stream ({type(exc).__name__})") from exc
-                if not chunk:
-                    raise NodeFailure(partition.id, node, f"ended the stream after {received} of {count} lines")
-                buffer += chunk
-            text, buffer = buffer.split(b"\n", 1)
+        async for text in self._raw_lines(partition, node, response, budget):
             if not text.strip():
                 continue
-            line = _parse(text, Line, partition.id, node)
-            _check_lines([line], partition, node)
-            _check(line.match >= previous, "sent lines out of order", partition, node)
+            line = parse_answer(text, Line, partition.id, node)
+            check_lines([line], partition, node)
+            check(line.match >= previous, "sent lines out of order", partition, node)
             previous = line.match
             received += 1
             yield line
+            if received == count:
+                return
+        raise NodeFailure(partition.id, node, f"ended the stream after {received} of {count} lines")
+
+    async def _raw_lines(self, partition: Partition, node: str, response: httpx.Response,
+                         budget: Budget | None) -> AsyncIterator[bytes]:
+        """The lines of a stream as they come; each chunk must arrive within ``node_timeout``, and
+        no line may be longer than ``MAX_LINE_BYTES``."""
+        chunks = response.aiter_bytes()
+        pending = b""
+        while True:
+            try:
+                async with asyncio.timeout(max(self._time_limit(budget), 0)):
+                    chunk = await anext(chunks, b"")
+            except (TimeoutError, httpx.TimeoutException):
+                raise NodeFailure(partition.id, node, "stalled in the middle of the stream", timed_out=True) from None
+            except httpx.TransportError as exc:
+                raise NodeFailure(partition.id, node, f"broke off the stream ({type(exc).__name__})") from exc
+            if not chunk:
+                if pending:
+                    yield pending
+                return
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if len(pending) > MAX_LINE_BYTES:
+                raise NodeFailure(partition.id, node, f"sent a line longer than {MAX_LINE_BYTES} bytes")
+            for line in lines:
+                yield line
 
     async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | NodeFailure]:
         """Run one request's calls as configured — in parallel, at most ``max_parallel`` at once, or
@@ -426,48 +294,3 @@ class NodeClient:
         return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
-def _payload(request: BaseModel) -> dict[str, Any]:
-    return request.model_dump(mode="json", exclude_unset=True)
-
-
-async def _read_capped(response: httpx.Response, cap: int, partition: str, node: str) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise NodeFailure(partition, node, f"answered {int(declared)} bytes, more than {cap}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            raise NodeFailure(partition, node, f"answered more than {cap} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _parse(body: bytes, model: type[M], partition: str, node: str) -> M:
-    try:
-        return model.model_validate_json(body)
-    except ValidationError as exc:
-        raise NodeFailure(partition, node, "answered something that is not a valid response") from exc
-
-
-def _check(condition: bool, problem: str, partition: Partition, node: str) -> None:
-    if not condition:
-        raise NodeFailure(partition.id, node, f"answer refused: it {problem}")
-
-
-def _check_lines(lines: list[Line], partition: Partition, node: str) -> None:
-    for line in lines:
-        _check(0 <= line.match <= line.matchend < partition.size,
-               f"gives a hit at {line.match}-{line.matchend}, outside the partition", partition, node)
-
-
-def _combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:
-    """One failure naming every node that was tried."""
-    if not failures:
-        return NodeFailure(partition.id, "-", "no node configured")
-    if len(failures) == 1:
-        return failures[0]
-    reasons = list(dict.fromkeys(f.reason for f in failures))
-    return NodeFailure(partition.id, ", ".join(f.node for f in failures), "; ".join(reasons),
-                       final=any(f.final for f in failures))

@@ -37,7 +37,7 @@ from backend_node.engines.base import (
 )
 from backend_node.engines.errors import EngineUnavailable, InvalidOption, OutOfRange, QueryFailed, QueryTimeout
 from backend_node.engines.results import ArrayResultSet, Matches, build_line
-from backend_node.store.reader import CwbCorpus
+from backend_node.store import CwbCorpus
 from query_lang import canonical
 
 

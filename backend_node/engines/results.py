@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from backend_node.engines.base import Context, Hit, KwicLine, ResultSet
 from backend_node.engines.errors import UnknownAttribute
-from backend_node.store.reader import CwbCorpus, PositionalAttribute, StructuralAttribute
+from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 
 Cpos = npt.NDArray[np.int64]
 """An array of corpus positions (cpos)."""

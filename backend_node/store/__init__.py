@@ -9,7 +9,7 @@ from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, 
 from backend_node.store.errors import CorpusFormatError, ManifestError, RegistryError, StoreError, VrtError
 from backend_node.store.info import describe
 from backend_node.store.manifest import MANIFEST_FORMAT, Manifest, ManifestPartition
-from backend_node.store.reader import CwbCorpus, PositionalAttribute, Region, StructuralAttribute
+from backend_node.store.reader import CwbCorpus, PositionalAttribute, Region, StructuralAttribute, read_ints
 from backend_node.store.registry import (
     RegistryEntry,
     SAttributeDecl,
@@ -43,4 +43,5 @@ __all__ = [
     "list_registry",
     "parse_registry",
     "parse_s_declaration",
+    "read_ints",
 ]

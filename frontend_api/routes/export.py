@@ -91,14 +91,17 @@ async def export(
         if batch:
             yield "".join(batch).encode()
 
+    headers = _download_headers(target.name, q, written, total, rows, failed_partitions(statuses))
+    return StreamingResponse(stream(), media_type="text/tab-separated-values; charset=utf-8", headers=headers)
+
+
+def _download_headers(corpus: str, q: str, written: int, total: int, rows: int, failed: list[str]) -> dict[str, str]:
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", q)[:40].strip("_") or "query"
-    failed = failed_partitions(statuses)
-    headers = {
-        "Content-Disposition": f'attachment; filename="{target.name}-{name}.tsv"',
+    return {
+        "Content-Disposition": f'attachment; filename="{corpus}-{name}.tsv"',
         "X-Cowbird-Rows": str(written),
         "X-Cowbird-Total": str(total),
         "X-Cowbird-Truncated": "true" if total > rows else "false",
         "X-Cowbird-Complete": "false" if failed else "true",
         "X-Cowbird-Failed": ",".join(failed),
     }
-    return StreamingResponse(stream(), media_type="text/tab-separated-values; charset=utf-8", headers=headers)

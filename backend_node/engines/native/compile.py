@@ -22,7 +22,7 @@ import numpy.typing as npt
 from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import QueryTooExpensive, UnknownAttribute
 from backend_node.engines.native.lexicon import BoolTable, LexiconIndex, match_table
-from query_lang.cqp_ast import (
+from query_lang import (
     Alternation,
     And,
     AttributeTest,

@@ -15,7 +15,7 @@ from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.compile import PredicateCompiler
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.results import Cpos
-from query_lang.cqp_ast import (
+from query_lang import (
     Comparison,
     Constraint,
     ConstraintAnd,

@@ -17,8 +17,8 @@ from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.lexicon import LexiconIndex, match_table
 from backend_node.engines.results import Cpos
-from backend_node.store.reader import CwbCorpus, PositionalAttribute, StructuralAttribute, read_ints
-from query_lang.cqp_ast import RegexValue
+from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute, read_ints
+from query_lang import RegexValue
 
 SCAN_CHUNK = 1 << 22
 """Positions looked up at once when a test is evaluated over the whole corpus."""

@@ -30,9 +30,8 @@ from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.simulate import PassRunner
 from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
 from backend_node.engines.results import ArrayResultSet, Matches, build_line
-from backend_node.store.reader import CwbCorpus
-from query_lang import parse_cqp
-from query_lang.cqp_ast import Query
+from backend_node.store import CwbCorpus
+from query_lang import Query, parse_cqp
 
 
 class NativeEngine(QueryEngine):

@@ -25,7 +25,7 @@ import numpy.typing as npt
 import regex
 
 from backend_node.engines.errors import QueryTooExpensive
-from query_lang.cqp_ast import RegexValue
+from query_lang import RegexValue
 
 REGEX_META = set("[](){}.*+|?\\")
 

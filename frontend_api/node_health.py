@@ -1,0 +1,106 @@
+"""Whether the nodes are up, and how much time a request has left.
+
+``NodeHealth`` is a circuit breaker per node: a node that did not answer is skipped until its
+cooldown has passed, then one health check, shared by every request that wants the node, decides
+whether it is back. ``Budget`` is a request's deadline, which every node call respects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+import httpx
+
+logger = logging.getLogger("cowbird.fanout")
+
+
+@dataclass
+class _Health:
+    down: bool = False
+    retry_at: float = 0.0
+    cooldown: float = 0.0
+    probe: asyncio.Future[bool] | None = None
+
+
+@dataclass
+class NodeHealth:
+    """A circuit breaker per node: a node that failed is skipped until ``cooldown`` has passed, then
+    one health check (shared by every request that wants the node) decides whether it is back."""
+
+    client: httpx.AsyncClient
+    probe_timeout: float
+    first_cooldown: float = 1.0
+    max_cooldown: float = 30.0
+    _nodes: dict[str, _Health] = field(default_factory=dict)
+    _background: set[asyncio.Future[bool]] = field(default_factory=set)
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def is_down(self, node: str) -> bool:
+        return self._nodes.get(node, _Health()).down
+
+    async def usable(self, node: str) -> bool:
+        state = self._nodes.get(node)
+        if state is None or not state.down:
+            return True
+        if self._now() < state.retry_at:
+            return False
+        if state.probe is None or state.probe.done():  # one health check at a time, shared
+            state.probe = asyncio.ensure_future(self._probe(node))
+        return await asyncio.shield(state.probe)
+
+    async def alive(self, node: str) -> bool:
+        """After a timeout: does the node still answer its health check (then the query was slow)?"""
+        return await self._probe(node)
+
+    def check_later(self, node: str) -> None:
+        """After a timeout nobody waits on: find out in the background whether the node is down."""
+        task = asyncio.ensure_future(self._probe(node))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _probe(self, node: str) -> bool:
+        try:
+            async with asyncio.timeout(self.probe_timeout):
+                response = await self.client.get(f"{node}/health", timeout=self.probe_timeout)
+            ok = response.status_code == 200
+        except (TimeoutError, httpx.HTTPError):
+            ok = False
+        if ok:
+            self.succeeded(node)
+        else:
+            self.failed(node)
+        return ok
+
+    def failed(self, node: str) -> None:
+        state = self._nodes.setdefault(node, _Health())
+        if not state.down:
+            logger.warning("node %s is not answering; skipping it until it does", node)
+        state.down = True
+        state.cooldown = min(self.max_cooldown, state.cooldown * 2 or self.first_cooldown)
+        state.retry_at = self._now() + state.cooldown
+
+    def succeeded(self, node: str) -> None:
+        state = self._nodes.get(node)
+        if state is not None and state.down:
+            logger.warning("node %s answers again", node)
+        self._nodes.pop(node, None)
+
+
+class Budget:
+    """The time a request has left: each node call gets ``node_timeout``, never more than this."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = asyncio.get_running_loop().time() + seconds
+
+    def remaining(self) -> float:
+        return self.at - asyncio.get_running_loop().time()
+
+    def part(self, share: float) -> Budget:
+        """A budget ending when ``share`` of the remaining time has passed (the rest is kept for
+        what comes after, such as fetching the page of hits after the counts)."""
+        return Budget(max(0.0, self.remaining() * share))
+
