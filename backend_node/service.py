@@ -3,7 +3,8 @@
 Queries run in worker threads, off the event loop, under a :class:`Deadline` the engine checks
 between steps, so a query past ``query_timeout`` really stops. The result cache keeps recent
 (partition, query) results so paging through one query costs one evaluation; it is bounded by the
-number of hits it holds (24 bytes each: match, matchend, target).
+number of hits it holds (24 bytes each: match, matchend, target). A query keeps at most
+``max_query_hits`` of its hits; it is counted exactly however many it has.
 """
 
 from __future__ import annotations
@@ -40,13 +41,13 @@ class ResultCache:
         return result
 
     def put(self, key: tuple[str, str, str, int], result: ResultSet) -> None:
-        if result.total > self.max_hits or key in self._entries:
+        if result.held > self.max_hits or key in self._entries:
             return
         self._entries[key] = result
-        self.hits += result.total
+        self.hits += result.held
         while self.hits > self.max_hits:
             _, evicted = self._entries.popitem(last=False)
-            self.hits -= evicted.total
+            self.hits -= evicted.held
 
     def __len__(self) -> int:
         return len(self._entries)

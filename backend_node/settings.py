@@ -39,6 +39,10 @@ class NodeSettings(BaseSettings):
     max_concurrent_queries: int = Field(4, ge=1, description="Queries run at once; more get 503 and Retry-After.")
     max_request_bytes: int = Field(64 * 1024, ge=1024, description="Largest request body accepted.")
     cache_max_hits: int = Field(20_000_000, ge=0, description="Hits kept in the result cache (24 bytes each).")
+    max_query_hits: int = Field(
+        10_000_000, ge=1000,
+        description="Hits one query keeps for reading and exports (24 bytes each); more are counted, not kept.",
+    )
     cqp_binary: str | None = Field(None, description="Path of the cqp binary for the cwb engine (default: on PATH).")
     engine_threads: int = Field(2, ge=1, le=64, description="Threads one large evaluation step may be split over.")
     resident_memory_budget: int = Field(
@@ -61,6 +65,8 @@ class NodeSettings(BaseSettings):
             resident_budget=self.resident_memory_budget,
             regex_seconds=min(self.regex_time_budget, self.query_timeout),
             cqp_binary=self.cqp_binary,
+            max_hits=self.max_query_hits,
+            work_seconds=self.query_timeout,  # work that surely takes longer would be stopped anyway
         )
 
     def bearer_token(self) -> str:

@@ -35,13 +35,22 @@ class EngineOptions:
     ``threads``: worker threads a large evaluation step may be split over; ``resident_budget``:
     resident bytes above which a corpus releases its mapped pages after a query; ``regex_seconds``:
     longest one regex may run over a lexicon (the node keeps it within its query timeout);
-    ``cqp_binary``: the ``cqp`` the cwb engine runs (default: the one on PATH).
+    ``cqp_binary``: the ``cqp`` the cwb engine runs (default: the one on PATH);
+    ``max_hits``: hits a result keeps for paging and exports (24 bytes each) — past it, the total
+    is still counted exactly, but hits beyond are refused with ``limit_exceeded``;
+    ``chunk_positions``: a corpus larger than this is evaluated range by range of start positions,
+    so that memory follows the range, not the corpus; ``work_seconds``: a query whose certain work
+    (candidates that cannot fail a test, such as ``[]{500}``, stepped through every state) is
+    estimated to take longer than this is refused before it runs (None: no estimate).
     """
 
     threads: int = 2
     resident_budget: int = 768 * 1024 * 1024
     regex_seconds: float = 10.0
     cqp_binary: str | None = None
+    max_hits: int = 20_000_000
+    chunk_positions: int = 8 * 1024 * 1024
+    work_seconds: float | None = None
 
 
 class Deadline:
@@ -105,7 +114,13 @@ class ResultSet(ABC):
 
     @property
     @abstractmethod
-    def total(self) -> int: ...
+    def total(self) -> int:
+        """The exact number of hits."""
+
+    @property
+    @abstractmethod
+    def held(self) -> int:
+        """How many hits, from the first, are held for reading (at most ``total``)."""
 
     @abstractmethod
     def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]: ...

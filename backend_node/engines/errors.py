@@ -12,6 +12,7 @@ __all__ = [
     "EngineError",
     "EngineUnavailable",
     "InvalidOption",
+    "LimitExceeded",
     "OutOfRange",
     "QueryFailed",
     "QueryTimeout",

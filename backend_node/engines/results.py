@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backend_node.engines.base import Context, Hit, KwicLine, ResultSet
-from backend_node.engines.errors import UnknownAttribute
+from backend_node.engines.errors import LimitExceeded, UnknownAttribute
 from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 
 Cpos = npt.NDArray[np.int64]
@@ -53,18 +53,33 @@ class Matches:
 
 
 class ArrayResultSet(ResultSet):
-    """Hits held as arrays; lines are decoded only for the requested slice."""
+    """Hits held as arrays; lines are decoded only for the requested slice.
 
-    def __init__(self, corpus: CwbCorpus, matches: Matches) -> None:
+    ``total`` may be larger than the hits held (``matches``): a query with more hits than the
+    engine keeps is counted exactly, and asking for a hit past those held is ``limit_exceeded``.
+    """
+
+    def __init__(self, corpus: CwbCorpus, matches: Matches, total: int | None = None) -> None:
         self.corpus = corpus
         self.matches = matches
+        self._total = len(matches) if total is None else total
 
     @property
     def total(self) -> int:
+        return self._total
+
+    @property
+    def held(self) -> int:
+        """How many of the hits are held (the first ones, in corpus order)."""
         return len(self.matches)
 
     def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]:
-        stop = None if limit is None else offset + limit
+        stop = min(self.total, offset + limit) if limit is not None else self.total
+        if stop > self.held:
+            raise LimitExceeded(
+                f"this query has {self.total:,} hits; the first {self.held:,} are kept for reading and exports "
+                f"(hit {stop:,} was asked for): narrow the query down"
+            )
         m = self.matches
         return [
             Hit(a, b, t if t >= 0 else None)

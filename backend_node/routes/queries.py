@@ -80,6 +80,8 @@ async def export(request: ExportRequest, service: Service, http: Request) -> Str
         request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
     )
     stop = min(result.total, request.offset + request.limit)
+    if stop > result.held:  # refuse now, while the answer can still be a problem+json
+        result.hits(stop - 1, 1)
     # check attributes before the stream starts, so that errors are still problem+json
     await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)
 

@@ -30,11 +30,12 @@ def node_settings(registry: Path, **extra: object) -> NodeSettings:
 
 
 def make_app(sample_registry: Path, big_registry: Path, **extra: object) -> FastAPI:
+    settings = node_settings(sample_registry, **extra)
     engines = {
-        "sample": NativeEngine.open(sample_registry, "sample"),
-        "big": NativeEngine.open(big_registry, "big"),
+        "sample": NativeEngine.open(sample_registry, "sample", settings.engine_options()),
+        "big": NativeEngine.open(big_registry, "big", settings.engine_options()),
     }
-    return create_app(node_settings(sample_registry, **extra), engines=engines)
+    return create_app(settings, engines=engines)
 
 
 @pytest.fixture

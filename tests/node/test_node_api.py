@@ -123,8 +123,8 @@ async def test_timeout_really_stops_the_query(sample_registry: Path, big_registr
     app = make_app(sample_registry, big_registry, query_timeout=0.2)
     async for client in client_for(app):
         started = time.perf_counter()
-        # every start walks 500 tokens looking for a word that does not occur: seconds of work
-        response = await client.post("/v1/count", json={"partition": "big", "query": '[] []* [word="zzz"]'})
+        # every start walks 500 tokens (every word matches w.*) looking for a word that does not occur
+        response = await client.post("/v1/count", json={"partition": "big", "query": '[word="w.*"]+ [word="zzz"]'})
         elapsed = time.perf_counter() - started
         assert_problem(response, 504, "timeout")
         # the worker thread returned: the error only arrives once the engine itself stopped
@@ -195,3 +195,21 @@ async def test_an_engine_bug_is_a_logged_500_not_a_bad_request(
         unknown = await client.post("/v1/hits", json={"partition": "big", "query": '"w1"', "show": ["lemma"]})
         assert_problem(unknown, 400, "unknown_attribute")
         assert body["title"] == "Internal error"
+
+
+async def test_big_results_are_counted_but_only_the_first_hits_kept(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, max_query_hits=1000, query_timeout=2)
+    async for client in client_for(app):
+        count = await client.post("/v1/count", json={"partition": "big", "query": "[]"})
+        assert count.json()["total"] == 60_000
+        page = await client.post("/v1/hits", json={"partition": "big", "query": "[]", "offset": 990, "limit": 10})
+        assert [line["match"] for line in page.json()["data"]] == list(range(990, 1000))
+        beyond = await client.post("/v1/hits", json={"partition": "big", "query": "[]", "offset": 995, "limit": 10})
+        detail = assert_problem(beyond, 400, "limit_exceeded")["detail"]
+        assert "this query has 60,000 hits; the first 1,000 are kept" in str(detail)
+        export = await client.post("/v1/export", json={"partition": "big", "query": "[]", "limit": 2000})
+        assert_problem(export, 400, "limit_exceeded")
+        started = time.perf_counter()
+        hopeless = await client.post("/v1/count", json={"partition": "big", "query": "[]{500}"})
+        assert_problem(hopeless, 400, "limit_exceeded")
+        assert time.perf_counter() - started < 1.0

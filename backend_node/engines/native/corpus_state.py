@@ -92,36 +92,58 @@ class NativeCorpus:
         """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""
         return self.p(attribute).corpus[cpos].astype(np.int32)
 
-    def cpos_of(self, attribute: str, table: npt.NDArray[np.bool_], count: int) -> Cpos:
-        """Sorted corpus positions whose id is marked in ``table`` (``count`` of them)."""
-        if count == 0:
+    def cpos_of(
+        self, attribute: str, table: npt.NDArray[np.bool_], count: int, lo: int = 0, hi: int | None = None
+    ) -> Cpos:
+        """Sorted corpus positions in ``[lo, hi)`` whose id is marked in ``table`` (``count`` of
+        them in the whole corpus)."""
+        hi = self.size if hi is None else min(hi, self.size)
+        whole = lo <= 0 and hi >= self.size
+        if count == 0 or lo >= hi:
             return np.zeros(0, dtype=np.int64)
         attr = self.p(attribute)
         ids = np.flatnonzero(table)
-        offsets = attr.rev_offsets
-        frequencies = self.frequencies(attribute)
-        if len(ids) == 1:
-            start = int(offsets[ids[0]])
-            return attr.rev[start : start + int(frequencies[ids[0]])].astype(np.int64)
-        if count * 8 < self.size:  # few positions: gather the reverse-index slices and sort them
-            parts = [attr.rev[int(offsets[i]) : int(offsets[i]) + int(frequencies[i])] for i in ids.tolist()]
-            merged = np.concatenate(parts).astype(np.int64)
-            merged.sort()
-            return merged
-        if len(ids) * 4 < len(table):  # many positions, few ids: mark them in a mask
-            mask = np.zeros(self.size, dtype=np.bool_)
-            for i in ids.tolist():
-                start = int(offsets[i])
-                mask[attr.rev[start : start + int(frequencies[i])]] = True
-            return np.flatnonzero(mask)
-        return self.scan(attribute, table)
+        if len(ids) == 1 or count * 8 < self.size:  # few positions: the reverse-index slices, merged
+            found = self._rev_slices(attr, ids, lo, hi, whole)
+            if len(ids) > 1:
+                found.sort()
+            return found
+        if len(ids) * 4 < len(table):  # many positions, few ids: mark them in a mask of the range
+            mask = np.zeros(hi - lo, dtype=np.bool_)
+            for part in self._rev_parts(attr, ids, lo, hi, whole):
+                mask[part - lo] = True
+            return np.flatnonzero(mask) + lo
+        return self.scan(attribute, table, lo, hi)
 
-    def scan(self, attribute: str, table: npt.NDArray[np.bool_]) -> Cpos:
-        """Positions whose id is marked, reading the whole token stream in chunks (not mapped)."""
+    def _rev_parts(
+        self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
+    ) -> list[npt.NDArray[np.int32]]:
+        """Per id, its positions in ``[lo, hi)`` (slices of the memory-mapped reverse index,
+        ascending each)."""
+        offsets, frequencies = attr.rev_offsets, self.frequencies(attr.name)
+        parts = []
+        for i in ids.tolist():
+            start = int(offsets[i])
+            positions = attr.rev[start : start + int(frequencies[i])]
+            if not whole:  # each id's positions are ascending: cut the slice to the range
+                a, b = np.searchsorted(positions, [lo, hi])
+                positions = positions[a:b]
+            parts.append(positions)
+        return parts
+
+    def _rev_slices(
+        self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
+    ) -> Cpos:
+        parts = self._rev_parts(attr, ids, lo, hi, whole)
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+    def scan(self, attribute: str, table: npt.NDArray[np.bool_], lo: int = 0, hi: int | None = None) -> Cpos:
+        """Positions in ``[lo, hi)`` whose id is marked, reading the token stream in chunks (not mapped)."""
         path = self.p(attribute).corpus_path
+        hi = self.size if hi is None else min(hi, self.size)
         found = [
-            np.flatnonzero(table[read_ints(path, start, SCAN_CHUNK)]) + start
-            for start in range(0, self.size, SCAN_CHUNK)
+            np.flatnonzero(table[read_ints(path, start, min(SCAN_CHUNK, hi - start))]) + start
+            for start in range(lo, hi, SCAN_CHUNK)
         ]
         return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
 

@@ -27,11 +27,42 @@ from backend_node.engines.errors import InvalidOption, OutOfRange, UnknownAttrib
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
-from backend_node.engines.native.simulate import PassRunner
-from backend_node.engines.native.strategy import apply_strategy, expand, first, merge
+from backend_node.engines.native.simulate import PassRunner, WorkBudget
+from backend_node.engines.native.strategy import (
+    StreamingExpand,
+    StreamingStrategy,
+    apply_strategy,
+    expand,
+    first,
+    merge,
+)
 from backend_node.engines.results import ArrayResultSet, Matches, build_line
 from backend_node.store import CwbCorpus
 from query_lang import Query, parse_cqp
+
+
+class _Kept:
+    """The first ``limit`` matches (all when None), and how many there were."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.parts: list[Matches] = []
+        self.held = 0
+        self.total = 0
+
+    def add(self, found: Matches) -> None:
+        self.total += len(found)
+        room = len(found) if self.limit is None else min(len(found), self.limit - self.held)
+        if room > 0:
+            self.parts.append(found if room == len(found) else first(found, room))
+            self.held += room
+
+    def matches(self) -> Matches:
+        return self.parts[0] if len(self.parts) == 1 else Matches.concatenate(self.parts)
+
+
+def _kept(matches: Matches, limit: int | None) -> Matches:
+    return matches if limit is None or len(matches) <= limit else first(matches, limit)
 
 
 class NativeEngine(QueryEngine):
@@ -87,9 +118,9 @@ class NativeEngine(QueryEngine):
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> ResultSet:
-        matches = self.evaluate(parse_cqp(query), strategy, hard_boundary, deadline)
+        matches, total = self.evaluate_counted(parse_cqp(query), strategy, hard_boundary, deadline)
         self.corpus.trim()
-        return ArrayResultSet(self.corpus.store, matches)
+        return ArrayResultSet(self.corpus.store, matches, total)
 
     def evaluate(
         self,
@@ -98,8 +129,23 @@ class NativeEngine(QueryEngine):
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> Matches:
-        """All matches of a parsed query, in corpus order."""
+        """All matches of a parsed query, in corpus order (however many there are)."""
+        matches, _ = self.evaluate_counted(query, strategy, hard_boundary, deadline, max_hits=None)
+        return matches
+
+    def evaluate_counted(
+        self,
+        query: Query,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+        max_hits: int | None = -1,
+    ) -> tuple[Matches, int]:
+        """The first ``max_hits`` matches (default: the engine's ``max_hits``; None: all) and the
+        exact number of matches. A corpus larger than ``chunk_positions`` is evaluated range by range
+        of start positions, so that memory follows the range and the hits kept, not the corpus."""
         deadline = deadline or Deadline()
+        keep = self.options.max_hits if max_hits == -1 else max_hits
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
         for name in (query.within, query.expand):
@@ -108,27 +154,38 @@ class NativeEngine(QueryEngine):
         predicates = PredicateCompiler(self.corpus)
         automaton = AutomatonBuilder(self.corpus, predicates).build(query.pattern)
         if automaton.nullable:
-            return Matches.empty()  # CQP: "start state is final state", nothing is evaluated
+            return Matches.empty(), 0  # CQP: "start state is final state", nothing is evaluated
         constraint = (
             ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
         )
         runner = PassRunner(
             self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary,
-            threads=self.options.threads, deadline=deadline,
+            threads=self.options.threads, deadline=deadline, work=WorkBudget(self.options.work_seconds, self.size),
         )
-        passes = []
-        for symbol in automaton.first:
-            deadline.check()
-            found = runner.run(symbol, query.cut)
-            if query.cut is not None:
-                found = first(merge([found]), query.cut)  # CQP stops each pass after `cut` starts
-            passes.append(found)
-        matches = apply_strategy(merge(passes), strategy)
         if query.cut is not None:
-            matches = first(matches, query.cut)
-        if query.expand is not None:
-            matches = expand(matches, self.corpus.regions(query.expand))
-        return matches
+            matches = self._cut(query, runner, automaton.first, strategy, query.cut)
+            return _kept(matches, keep), len(matches)
+        kept = _Kept(keep)
+        stream = StreamingStrategy(strategy)
+        widen = StreamingExpand(self.corpus.regions(query.expand)) if query.expand is not None else None
+        step = max(1, self.options.chunk_positions)
+        for lo in range(0, self.size, step):
+            hi = min(self.size, lo + step)
+            passes = []
+            for symbol in automaton.first:
+                deadline.check()
+                passes.append(runner.run(symbol, None, lo, hi))
+            found = stream.feed(merge(passes), hi)
+            kept.add(found if widen is None else widen.feed(found))
+        held = stream.finish()
+        kept.add(held if widen is None else widen.feed(held))
+        return kept.matches(), kept.total
+
+    def _cut(self, query: Query, runner: PassRunner, first_states: list[int], strategy: Strategy, cut: int) -> Matches:
+        """``cut N``: each pass stops after its first N successful starts, as CQP's passes do."""
+        passes = [first(merge([runner.run(symbol, cut)]), cut) for symbol in first_states]
+        matches = first(apply_strategy(merge(passes), strategy), cut)
+        return matches if query.expand is None else expand(matches, self.corpus.regions(query.expand))
 
     def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
         if not 0 <= cpos < self.size:

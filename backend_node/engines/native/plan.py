@@ -70,32 +70,40 @@ class TokenTests:
             ok[ok] = tag.region_ok[number[ok]]
         return ok
 
-    def cpos_where(self, predicate: Predicate) -> Cpos:
-        """Sorted corpus positions where a predicate holds, from the reverse index where it pays."""
-        size = self.corpus.size
+    def cpos_where(self, predicate: Predicate, lo: int = 0, hi: int | None = None) -> Cpos:
+        """Sorted corpus positions in ``[lo, hi)`` where a predicate holds, from the reverse index
+        where it pays, else by reading just that range of the token stream."""
+        hi = self.corpus.size if hi is None else min(hi, self.corpus.size)
+        lo = max(lo, 0)
+        if lo >= hi:
+            return np.zeros(0, dtype=np.int64)
         if isinstance(predicate, Always):
-            return np.arange(size, dtype=np.int64)
+            return np.arange(lo, hi, dtype=np.int64)
         if isinstance(predicate, Lookup):
-            return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count)
+            return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count, lo, hi)
         if isinstance(predicate, AllOf):
-            parts = sorted(predicate.parts, key=lambda p: estimate(p, size))
-            found = self.cpos_where(parts[0])
+            parts = sorted(predicate.parts, key=lambda p: estimate(p, self.corpus.size))
+            found = self.cpos_where(parts[0], lo, hi)
             for part in parts[1:]:
                 found = found[self.holds(part, found, {})]
             return found
         if isinstance(predicate, AnyOf):
-            return np.unique(np.concatenate([self.cpos_where(p) for p in predicate.parts]))
+            return np.unique(np.concatenate([self.cpos_where(p, lo, hi) for p in predicate.parts]))
         if isinstance(predicate, Negation):
-            # a negation has no index to read: test it at every position
-            everything = np.arange(size, dtype=np.int64)
+            # a negation has no index to read: test it at every position of the range
+            everything = np.arange(lo, hi, dtype=np.int64)
             return everything[self.holds(predicate, everything, {})]
         assert_never(predicate)
 
-    def tag_cpos(self, tag: TagTest) -> Cpos:
-        """Sorted corpus positions where a tag assertion holds (region starts, or ends + 1)."""
+    def tag_cpos(self, tag: TagTest, lo: int = 0, hi: int | None = None) -> Cpos:
+        """Sorted corpus positions in ``[lo, hi)`` where a tag assertion holds (region starts, or ends + 1)."""
         regions = self.corpus.regions(tag.attribute)
         keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
-        return (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
+        found = (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
+        if lo <= 0 and hi is None:
+            return found
+        first, last = np.searchsorted(found, [lo, self.corpus.size + 1 if hi is None else hi])
+        return found[first:last]
 
 
 def tag_order(automaton: Automaton, sources: list[list[int]]) -> list[int]:
@@ -148,14 +156,14 @@ class Planner:
             current = nxt
         return chain
 
-    def candidates(self, first: int) -> Cpos:
-        """Candidate start cpos for the pass that begins with state ``first``: the chain's rarest
-        state (the anchor) read from the index and shifted back by its offset, then every other
-        state of the chain checked with one gather."""
+    def candidates(self, first: int, lo: int = 0, hi: int | None = None) -> Cpos:
+        """Candidate start cpos in ``[lo, hi)`` for the pass that begins with state ``first``: the
+        chain's rarest state (the anchor) read from the index and shifted back by its offset, then
+        every other state of the chain checked with one gather."""
         chain = self.chain(first)
         anchor = min(chain, key=lambda item: self._cost(item[0]))
         index, offset = anchor
-        starts = self._where(index) - offset
+        starts = self._where(index, lo + offset, None if hi is None else hi + offset) - offset
         starts = starts[starts >= 0]
         for other, other_offset in chain:
             if (other, other_offset) == anchor or len(starts) == 0:
@@ -170,13 +178,13 @@ class Planner:
             return estimate(state.predicate, self.corpus.size)
         return len(self.corpus.regions(state.tag.attribute)) if state.tag else self.corpus.size
 
-    def _where(self, index: int) -> Cpos:
-        """Sorted cpos where state ``index`` holds."""
+    def _where(self, index: int, lo: int, hi: int | None) -> Cpos:
+        """Sorted cpos in ``[lo, hi)`` where state ``index`` holds."""
         state = self.automaton.states[index]
         if state.predicate is not None:
-            return self.tests.cpos_where(state.predicate)
+            return self.tests.cpos_where(state.predicate, lo, hi)
         assert state.tag is not None  # a state is a token test or a tag
-        return self.tests.tag_cpos(state.tag)
+        return self.tests.tag_cpos(state.tag, lo, hi)
 
     def _holds_at(self, index: int, at: Cpos) -> npt.NDArray[np.bool_]:
         """Whether state ``index`` holds at each cpos of ``at``."""
@@ -197,6 +205,42 @@ class Planner:
         number = regions.containing(starts)
         inside = number >= 0
         return starts[inside], regions.ends[number[inside]]
+
+    def certain_steps(self, first: int) -> int | None:
+        """Tokens every candidate of this pass surely consumes before it can die: the first state,
+        then the longest run of ``[]`` states after it (None: unbounded, a loop of ``[]``). Such
+        rows cannot fail a test, so they are stepped whatever the corpus holds."""
+        states, follow = self.automaton.states, self.automaton.follow
+        free = {j for j, state in enumerate(states) if isinstance(state.predicate, Always)}
+        heads = [k for k in follow[first] if k in free] if states[first].is_token else []
+        reach: set[int] = set()
+        todo = list(heads)
+        while todo:
+            j = todo.pop()
+            if j not in reach:
+                reach.add(j)
+                todo += [k for k in follow[j] if k in free]
+        waiting = {j: 0 for j in reach}
+        for j in reach:
+            for k in follow[j]:
+                if k in reach:
+                    waiting[k] += 1
+        ready = [j for j, n in waiting.items() if n == 0]
+        order = []
+        while ready:  # a topological order of the [] states; a loop leaves some out
+            j = ready.pop()
+            order.append(j)
+            for k in follow[j]:
+                if k in reach:
+                    waiting[k] -= 1
+                    if waiting[k] == 0:
+                        ready.append(k)
+        if len(order) < len(reach):
+            return None
+        longest: dict[int, int] = {}
+        for j in reversed(order):
+            longest[j] = 1 + max((longest[k] for k in follow[j] if k in reach), default=0)
+        return (1 if states[first].is_token else 0) + max((longest[k] for k in heads), default=0)
 
     def consumes_after(self, first: int) -> bool:
         """Whether a match of this pass can consume tokens after its first state (else the

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backend_node.engines.base import DEFAULT_HARD_BOUNDARY, Deadline
+from backend_node.engines.errors import QueryTooExpensive
 from backend_node.engines.native.compile import Always, Automaton, Predicate, attributes
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
@@ -28,6 +29,34 @@ from backend_node.engines.results import Cpos, Matches
 
 PARALLEL_ROWS = 200_000
 """Passes with at least this many candidate starts are split over two threads."""
+
+ROW_STEP_SECONDS = 3e-8
+STATE_STEP_SECONDS = 1.5e-9
+"""What stepping one candidate one token costs at least, plus per automaton state (a fast
+machine's figures, so that the estimate stays below the real cost)."""
+
+
+class WorkBudget:
+    """The time a query's certain work may take (see ``EngineOptions.work_seconds``)."""
+
+    def __init__(self, seconds: float | None, corpus_size: int) -> None:
+        self.seconds = seconds
+        self.corpus_size = corpus_size
+        self.spent = 0.0
+
+    def spend(self, seconds: float, done: int) -> None:
+        """Add the estimate for the next candidates; refuse the query when what it will have spent
+        by the end of the corpus (``done`` of its positions planned so far) passes the budget."""
+        self.spent += seconds
+        if self.seconds is None:
+            return
+        projected = self.spent * self.corpus_size / max(done, 1)
+        if projected > self.seconds:
+            raise QueryTooExpensive(
+                f"this query would take at least {projected:,.0f} s (the limit is {self.seconds:g} s): its "
+                "candidates must be stepped through many tokens whatever they hold — make the repeated [] "
+                "shorter, start with a rarer token, or add 'within s'"
+            )
 
 
 class PassRunner:
@@ -43,8 +72,10 @@ class PassRunner:
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         threads: int = 2,
         deadline: Deadline | None = None,
+        work: WorkBudget | None = None,
     ) -> None:
         self.threads = threads
+        self.work = work
         self.deadline = deadline or Deadline()
         self.corpus = corpus
         self.automaton = automaton
@@ -63,10 +94,13 @@ class PassRunner:
         self.track_target = any(p.target for p in automaton.states)
         self.tag_order = tag_order(automaton, self.sources)
 
-    def run(self, first: int, limit: int | None = None) -> Matches:
-        """All matches of the pass starting with ``first``; with ``limit``, those of its first
-        ``limit`` successful starts only (CQP's ``cut``), evaluating candidates chunk by chunk."""
-        starts, bound = self.plan.boundaries(self.plan.candidates(first))
+    def run(self, first: int, limit: int | None = None, lo: int = 0, hi: int | None = None) -> Matches:
+        """All matches of the pass starting with ``first`` whose start is in ``[lo, hi)``; with
+        ``limit``, those of its first ``limit`` successful starts only (CQP's ``cut``), evaluating
+        candidates chunk by chunk."""
+        starts, bound = self.plan.boundaries(self.plan.candidates(first, lo, hi))
+        if self.work is not None:
+            self._estimate(first, starts, bound, self.corpus.size if hi is None else hi)
         if limit is None:
             if self.threads > 1 and len(starts) >= PARALLEL_ROWS and self.plan.consumes_after(first):
                 # numpy releases the GIL in its array work: halves of the candidates run on both cores
@@ -85,6 +119,16 @@ class PassRunner:
             if total >= limit:
                 break
         return Matches.concatenate(found)
+
+    def _estimate(self, first: int, starts: Cpos, bound: Cpos, done: int) -> None:
+        """Charge the work budget for the tokens these candidates will surely be stepped through."""
+        assert self.work is not None
+        steps = self.plan.certain_steps(first)
+        if len(starts) == 0 or steps == 1:
+            return
+        room = bound - starts + 1
+        certain = float((room if steps is None else np.minimum(room, steps)).sum())
+        self.work.spend(certain * (ROW_STEP_SECONDS + STATE_STEP_SECONDS * len(self.automaton.states)), done)
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
         """Step the candidates of the pass that begins with state ``first`` (one row per start)
@@ -143,9 +187,10 @@ class PassRunner:
         new = registers.cleared()
         gathered: dict[str, npt.NDArray[np.int32]] = {}
         rows_all = np.arange(len(cursor))
+        live = _live(active)
         for j, state in enumerate(self.automaton.states):
-            if state.predicate is None or not self.sources[j]:
-                continue  # tags are followed in _closure; a state without sources only starts a pass
+            if state.predicate is None or not live.intersection(self.sources[j]):
+                continue  # tags are followed in _closure; a state no active state leads to stays off
             reach = self._reach(active, j)
             if not reach.any():
                 continue
@@ -175,9 +220,12 @@ class PassRunner:
 
     def _closure(self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, bound: Cpos) -> None:
         """Follow zero-width tags at each row's cursor (in place)."""
+        live = _live(active) if self.tag_order else set()
         for j in self.tag_order:
             tag = self.automaton.states[j].tag
             assert tag is not None
+            if not live.intersection(self.sources[j]):
+                continue
             reach = self._reach(active, j)
             if not reach.any():
                 continue
@@ -192,6 +240,8 @@ class PassRunner:
                 rows = rows[sources[rows][:, self.sources[j]].any(axis=1)]
             ok = rows[self.tests.tag_holds(tag, cursor[rows])]
             active[ok, j] = True
+            if len(ok):
+                live.add(j)  # a tag followed here can lead on to later tags at the same cpos
             registers.propagate(registers, sources, self.sources[j], j, ok)
             if tag.attribute in registers.region_ends:
                 ends = registers.region_ends[tag.attribute]
@@ -211,7 +261,10 @@ class PassRunner:
         accepted = np.zeros(len(cursor), dtype=np.bool_)
         chosen_target = np.full(len(cursor) if target is not None else 0, -1, dtype=np.int64)
         valid = ends >= starts  # a match must contain at least one token
+        live = _live(active)
         for f in self.final:
+            if f not in live:
+                continue
             rows = np.flatnonzero(active[:, f] & valid & ~accepted)
             if len(rows) == 0:
                 continue
@@ -225,6 +278,12 @@ class PassRunner:
             if target is not None:
                 chosen_target[rows] = target[rows, f]
         return accepted, chosen_target
+
+
+def _live(active: npt.NDArray[np.bool_]) -> set[int]:
+    """The states active in some row: only states they lead to need looking at (in a long
+    repetition such as ``[]{500}`` every row is in one state of 500 at each step)."""
+    return set(np.flatnonzero(active.any(axis=0)).tolist())
 
 
 class _Accepts:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import assert_never
 
 import numpy as np
+import numpy.typing as npt
 
 from backend_node.engines.base import Strategy
 from backend_node.engines.native.corpus_state import RegionIndex
@@ -98,3 +99,87 @@ def expand(matches: Matches, regions: RegionIndex) -> Matches:
     keep = np.ones(len(start), dtype=np.bool_)
     keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
     return Matches(start[keep], end[keep], matches.target[keep])
+
+
+class StreamingStrategy:
+    """The matching strategy applied range by range of start positions, with what each range must
+    know of the ranges before it, so that the result equals ``apply_strategy`` on all at once.
+
+    ``feed`` takes the merged matches of the starts in ``[lo, hi)`` and returns the matches that are
+    final; ``finish`` returns what is still held back. Matches come out in corpus order.
+
+    - ``standard``: a match is dropped when an earlier start has a match with the same end; the
+      ends at or past ``hi`` are carried to the next range.
+    - ``longest``: a match is dropped when an earlier start reaches at least as far; the furthest
+      end so far is carried.
+    - ``shortest``: a match is dropped when a later start ends no later; a match ending at or past
+      ``hi`` is held back until a range starting beyond its end has been seen.
+    """
+
+    def __init__(self, strategy: Strategy) -> None:
+        self.strategy = strategy
+        self.ends = np.zeros(0, dtype=np.int64)  # standard: ends of earlier starts' matches, >= lo
+        self.furthest = -1  # longest: the furthest end of any earlier start
+        self.pending = Matches.empty()  # shortest: matches a later range may still drop
+
+    def feed(self, merged: Matches, hi: int) -> Matches:
+        if self.strategy == "traditional" or (len(merged) == 0 and len(self.pending) == 0):
+            return merged
+        if self.strategy == "standard":
+            return self._standard(merged, hi)
+        if self.strategy == "longest":
+            return self._longest(merged)
+        if self.strategy == "shortest":
+            return self._shortest(merged, hi)
+        assert_never(self.strategy)
+
+    def finish(self) -> Matches:
+        held, self.pending = self.pending, Matches.empty()
+        return held
+
+    def _standard(self, merged: Matches, hi: int) -> Matches:
+        matches = _first_per_start(merged)
+        seen = np.isin(matches.matchend, self.ends)
+        self.ends = np.union1d(self.ends[self.ends >= hi], matches.matchend[matches.matchend >= hi])
+        return apply_strategy(_take(matches, ~seen), "standard")
+
+    def _longest(self, merged: Matches) -> Matches:
+        order = np.lexsort((-merged.matchend, merged.match))
+        matches = _first_per_start(_take(merged, order))
+        if len(matches) == 0:
+            return matches
+        reach = np.maximum.accumulate(np.concatenate(([self.furthest], matches.matchend)))
+        self.furthest = int(reach[-1])
+        return _take(matches, reach[:-1] < matches.matchend)
+
+    def _shortest(self, merged: Matches, hi: int) -> Matches:
+        matches = _first_per_start(merged)
+        pending = self.pending
+        if len(matches) and len(pending):
+            pending = _take(pending, pending.matchend < int(matches.matchend.min()))
+        kept = apply_strategy(matches, "shortest")
+        final_pending = pending.matchend < hi
+        final_kept = kept.matchend < hi
+        self.pending = Matches.concatenate([_take(pending, ~final_pending), _take(kept, ~final_kept)])
+        return Matches.concatenate([_take(pending, final_pending), _take(kept, final_kept)])
+
+
+def _take(matches: Matches, which: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> Matches:
+    return Matches(matches.match[which], matches.matchend[which], matches.target[which])
+
+
+class StreamingExpand:
+    """``expand to s`` range by range: a match widened to the same span as the last one given
+    out is dropped, as ``expand`` merges adjacent duplicates."""
+
+    def __init__(self, regions: RegionIndex) -> None:
+        self.regions = regions
+        self.last: tuple[int, int] | None = None
+
+    def feed(self, matches: Matches) -> Matches:
+        widened = expand(matches, self.regions)
+        if len(widened) and self.last == (int(widened.match[0]), int(widened.matchend[0])):
+            widened = _take(widened, np.arange(1, len(widened)))
+        if len(widened):
+            self.last = (int(widened.match[-1]), int(widened.matchend[-1]))
+        return widened
