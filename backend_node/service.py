@@ -17,7 +17,8 @@ from typing import TypeVar
 import anyio
 
 from backend_node.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
-from backend_node.errors import Busy, UnknownPartition
+from backend_node.errors import UnknownPartition
+from backend_node.scheduler import Scheduler
 from backend_node.settings import NodeSettings
 from cowbird.errors import LimitExceeded, query_problem
 from query_lang import QueryError, canonical
@@ -60,7 +61,10 @@ class PartitionService:
         self.settings = settings
         self.engines = engines
         self.cache = ResultCache(settings.cache_max_hits)
-        self._slots = asyncio.Semaphore(settings.max_concurrent_queries)
+        self.scheduler = Scheduler(
+            settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
+            settings.max_heavy_queries, settings.heavy_after_seconds,
+        )
 
     def engine(self, partition: str) -> QueryEngine:
         engine = self.engines.get(partition) or self.engines.get(partition.lower())
@@ -78,11 +82,8 @@ class PartitionService:
             raise query_problem(exc) from exc
 
     async def in_thread(self, function: Callable[..., T], *args: object) -> T:
-        """Run engine work in a worker thread (its errors carry their own status and code)."""
-        try:
-            return await anyio.to_thread.run_sync(function, *args)
-        except MemoryError as exc:  # the query asked for more than this process can hold
-            raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
+        """Run engine work (building lines) in a worker thread (its errors carry their own status and code)."""
+        return await anyio.to_thread.run_sync(function, *args)
 
     async def run(
         self,
@@ -102,19 +103,18 @@ class PartitionService:
         cached = self.cache.get(key)
         if cached is not None:
             return text, cached
-        if self._slots.locked():
-            raise Busy(
-                f"the node is running {self.settings.max_concurrent_queries} queries; try again shortly",
-                headers={"Retry-After": "1"},
-            )
-        async with self._slots:
-            deadline = Deadline(self.settings.query_timeout)
-            watcher = asyncio.ensure_future(_watch(disconnected, deadline)) if disconnected else None
+
+        def work(deadline: Deadline) -> ResultSet:
             try:
-                result = await self.in_thread(engine.run, text, strategy, hard_boundary, deadline)
-            finally:
-                if watcher is not None:
-                    watcher.cancel()
+                return engine.run(text, strategy, hard_boundary, deadline)
+            except MemoryError as exc:  # the query asked for more than this process can hold
+                raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
+
+        async def watch(deadline: Deadline) -> None:
+            if disconnected is not None:
+                await _watch(disconnected, deadline)
+
+        result = await self.scheduler.run(work, self.settings.query_timeout, watch)
         self.cache.put(key, result)
         return text, result
 

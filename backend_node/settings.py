@@ -36,7 +36,14 @@ class NodeSettings(BaseSettings):
     max_export_hits: int = Field(1_000_000, ge=1, description="Most lines one /v1/export stream may return.")
     max_context_tokens: int = Field(100, ge=0, description="Widest context (tokens each side) a request may ask for.")
     query_timeout: float = Field(60.0, gt=0, description="Seconds a query may run before it is stopped.")
-    max_concurrent_queries: int = Field(4, ge=1, description="Queries run at once; more get 503 and Retry-After.")
+    max_concurrent_queries: int = Field(4, ge=1, description="Queries evaluated at once; more wait in line.")
+    max_queued_queries: int = Field(64, ge=0, description="Queries waiting in line; more get 503 and Retry-After.")
+    queue_seconds: float = Field(10.0, gt=0, description="Longest a query waits in line before it gets 503.")
+    heavy_after_seconds: float = Field(
+        0.5, gt=0, description="A query running longer is heavy: it gives its place to short ones and runs at the "
+        "lowest CPU priority.",
+    )
+    max_heavy_queries: int = Field(1, ge=1, description="Heavy queries that step on at once; others pause.")
     max_request_bytes: int = Field(64 * 1024, ge=1024, description="Largest request body accepted.")
     cache_max_hits: int = Field(20_000_000, ge=0, description="Hits kept in the result cache (24 bytes each).")
     max_query_hits: int = Field(

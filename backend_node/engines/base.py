@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, get_args
 
@@ -54,12 +55,17 @@ class EngineOptions:
 
 
 class Deadline:
-    """A query's time budget; engines call :meth:`check` between units of work and stop."""
+    """A query's time budget; engines call :meth:`check` between units of work and stop.
 
-    def __init__(self, seconds: float | None = None) -> None:
+    ``pace`` (if given) is called at every check too: the node uses it to let a query that has
+    run long step aside for short ones (``backend_node.scheduler``).
+    """
+
+    def __init__(self, seconds: float | None = None, pace: Callable[[], None] | None = None) -> None:
         self.seconds = seconds
         self.at = time.monotonic() + seconds if seconds is not None else None
         self.cancelled = False
+        self.pace = pace
 
     def remaining(self) -> float | None:
         """Seconds left (None: no limit)."""
@@ -70,6 +76,12 @@ class Deadline:
         self.cancelled = True
 
     def check(self) -> None:
+        """Stop (``QueryTimeout``) if the client went away or the time is up; else let ``pace`` run."""
+        self.check_time()
+        if self.pace is not None:
+            self.pace()
+
+    def check_time(self) -> None:
         if self.cancelled:
             raise QueryTimeout("the query was cancelled: the client went away")
         if self.at is not None and time.monotonic() > self.at:

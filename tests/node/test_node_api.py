@@ -108,15 +108,38 @@ async def test_error_codes(client: httpx.AsyncClient) -> None:
     assert_problem(await client.get("/v1/nothing"), 404, "not_found")
 
 
-async def test_busy_when_all_query_slots_are_taken(sample_registry: Path, big_registry: Path) -> None:
-    app = make_app(sample_registry, big_registry, max_concurrent_queries=1)
+async def test_queries_wait_in_line_then_get_busy(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, max_concurrent_queries=1, max_queued_queries=1, queue_seconds=0.3)
     async for client in client_for(app):
-        service = app.state.service
-        async with service._slots:  # one query is running
+        slots = app.state.service.scheduler.slots
+        async with slots:  # a query is running
+            started = time.perf_counter()
             response = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
-        assert_problem(response, 503, "busy")
-        assert response.headers["retry-after"] == "1"
-        assert (await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})).status_code == 200
+            assert time.perf_counter() - started >= 0.3  # it waited in line first
+            assert_problem(response, 503, "busy")
+            assert response.headers["retry-after"] == "2"
+        async with slots:
+            waiting = asyncio.ensure_future(client.post("/v1/count", json={"partition": "sample", "query": '"the"'}))
+            await asyncio.sleep(0.05)
+            full = await client.post("/v1/count", json={"partition": "sample", "query": '"a"'})
+            assert_problem(full, 503, "busy")  # the line is full: no waiting
+        assert (await waiting).json()["total"] == 9  # the query in line ran once the place was free
+
+
+async def test_short_queries_are_not_held_up_by_heavy_ones(sample_registry: Path, big_registry: Path) -> None:
+    app = make_app(sample_registry, big_registry, max_concurrent_queries=1, heavy_after_seconds=0.2,
+                   max_heavy_queries=1, query_timeout=60)
+    heavy = {"partition": "big", "query": '[word="w.*"]+ [word="zzz"]'}  # every start walks 500 tokens
+    async for client in client_for(app):
+        running = [asyncio.ensure_future(client.post("/v1/count", json={**heavy, "hard_boundary": 500 + k}))
+                   for k in range(2)]
+        await asyncio.sleep(0.6)
+        for query in ('"house"', '"old"', '[pos="DT"]'):
+            started = time.perf_counter()
+            answer = await client.post("/v1/count", json={"partition": "sample", "query": query})
+            assert answer.status_code == 200 and time.perf_counter() - started < 0.5, query
+        assert not any(task.done() for task in running)  # the heavy ones are still at it
+        assert [(await task).json()["total"] for task in running] == [0, 0]
 
 
 async def test_timeout_really_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
