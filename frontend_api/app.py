@@ -19,7 +19,7 @@ from cowbird import __version__
 from cowbird.errors import CowbirdError
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
 from frontend_api.corpora import CorpusRegistry
-from frontend_api.fanout import NodeClient, client_limits, client_timeouts
+from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
 from frontend_api.routes import corpora, export, language, query, ref
 from frontend_api.service import QueryService
@@ -36,12 +36,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with httpx.AsyncClient(
-            transport=transport, timeout=client_timeouts(settings), limits=client_limits(settings)
-        ) as client:
-            app.state.nodes = NodeClient(client, token, settings)
+        pools = NodePools(settings, transport)
+        try:
+            app.state.nodes = NodeClient(pools, token, settings)
             app.state.queries = QueryService(app.state.nodes)
             yield
+        finally:
+            await pools.aclose()
 
     app = FastAPI(
         title="cowbird",

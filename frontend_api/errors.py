@@ -35,6 +35,13 @@ class DeadlinePassed(FrontendError):
     status, code, title = 504, "deadline", "The query did not finish in time"
 
 
+class ClientGone(FrontendError):
+    """The client closed the connection before the answer was ready; its work was cancelled. The
+    answer (499, as nginx logs it) goes nowhere: it only ends the request without a traceback."""
+
+    status, code, title = 499, "client_gone", "The client went away"
+
+
 class ExportBroken(BrokenStream):
     """An export could not be finished on any node after its download had started."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
@@ -29,7 +30,7 @@ class NodeHealth:
     """A circuit breaker per node: a node that failed is skipped until ``cooldown`` has passed, then
     one health check (shared by every request that wants the node) decides whether it is back."""
 
-    client: httpx.AsyncClient
+    pools: Callable[[str], httpx.AsyncClient]
     probe_timeout: float
     first_cooldown: float = 1.0
     max_cooldown: float = 30.0
@@ -65,7 +66,7 @@ class NodeHealth:
     async def _probe(self, node: str) -> bool:
         try:
             async with asyncio.timeout(self.probe_timeout):
-                response = await self.client.get(f"{node}/health", timeout=self.probe_timeout)
+                response = await self.pools(node).get(f"{node}/health", timeout=self.probe_timeout)
             ok = response.status_code == 200
         except (TimeoutError, httpx.HTTPError):
             ok = False

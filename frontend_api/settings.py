@@ -114,6 +114,9 @@ class FrontendSettings(BaseSettings):
     api_tokens_file: Path | None = Field(None, description="API tokens (one per line) for API mode, until accounts.")
     fanout: Literal["parallel", "serial"] = Field("parallel", description="Call nodes in parallel or one by one.")
     max_parallel: int = Field(8, ge=1, description="Nodes called at once in parallel mode.")
+    node_connections: int = Field(
+        16, ge=1, description="Connections to each node at most (a pool per node); more requests wait for one."
+    )
     node_connect_timeout: float = Field(5.0, gt=0, description="Seconds to connect to a node.")
     node_timeout: float = Field(60.0, gt=0, description="Seconds one node request may take.")
     deadline: float = Field(120.0, gt=0, description="Seconds a whole query may take across all nodes.")

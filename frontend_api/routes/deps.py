@@ -11,7 +11,7 @@ from fastapi import Depends, Query, Request
 
 from cowbird.errors import BadParameter, Unauthorized
 from frontend_api.corpora import CorpusRegistry
-from frontend_api.errors import DeadlinePassed
+from frontend_api.errors import ClientGone, DeadlinePassed
 from frontend_api.service import HitView, QueryService
 
 T = TypeVar("T")
@@ -78,7 +78,8 @@ BACKSTOP_SECONDS = 5.0
 
 async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:
     """Run ``work``; if the client goes away first, or ``deadline`` (plus a backstop margin) seconds
-    pass, cancel it (which cancels the requests to the nodes)."""
+    pass, cancel it (which cancels the requests to the nodes) and raise ``ClientGone`` or
+    ``DeadlinePassed``."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
     stop = loop.time() + deadline + BACKSTOP_SECONDS if deadline is not None else None
@@ -91,5 +92,6 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
             raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
         if await request.is_disconnected():
             task.cancel()
-            break
+            await asyncio.gather(task, return_exceptions=True)
+            raise ClientGone("the client closed the connection; the query was stopped")
     return await task

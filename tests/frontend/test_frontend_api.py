@@ -11,6 +11,8 @@ import pytest
 from fastapi import FastAPI
 
 from backend_node.engines.native import NativeEngine
+from frontend_api.errors import ClientGone
+from frontend_api.fanout import NodePools
 from frontend_api.routes.deps import until_disconnected
 from frontend_api.routes.export import cell
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
@@ -242,7 +244,7 @@ async def test_client_disconnect_cancels_the_work() -> None:
         async def is_disconnected(self) -> bool:
             return True
 
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(ClientGone):
         await until_disconnected(GoneRequest(), work())  # type: ignore[arg-type]
     assert cancelled.is_set()
 
@@ -300,3 +302,16 @@ def test_settings_file_and_environment(tmp_path: Path, monkeypatch: pytest.Monke
     assert (settings.fanout, settings.max_parallel) == ("serial", 3)
     assert settings.corpora[0].manifest == tmp_path / "data" / "x.manifest.json"
     assert settings.node_token_file == tmp_path / "node.token"
+
+
+async def test_each_node_has_a_small_pool_of_its_own(sample_parts: Partitioned, big_parts: Partitioned,
+                                                     tmp_path: Path) -> None:
+    settings = front_settings(sample_parts, big_parts, tmp_path, node_connections=3)
+    pools = NodePools(settings)
+    try:
+        one, other = pools("http://node-a:1"), pools("http://node-b:1")
+        assert pools("http://node-a:1") is one and one is not other
+        assert one._transport._pool._max_connections == 3  # type: ignore[attr-defined]
+    finally:
+        await pools.aclose()
+    assert one.is_closed and other.is_closed
