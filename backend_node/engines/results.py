@@ -1,7 +1,7 @@
 """Results shared by both engines: hits as arrays, and concordance lines built from the store.
 
 The native engine computes ``Matches`` itself; the ``cwb`` engine reads them from CQP's ``dump``.
-Either way an :class:`ArrayResultSet` holds just the arrays, and :func:`build_line` decodes only
+Either way an :class:`ArrayResultSet` holds just the arrays, and :func:`build_lines` decodes only
 the lines a caller asks for, straight from the memory-mapped store corpus
 (``backend_node.store.CwbCorpus``), so that this module, and the ``cwb`` engine with it, depends
 on nothing of the native engine. The per-corpus caches it relies on live in the store: decoded
@@ -90,7 +90,7 @@ class ArrayResultSet(ResultSet):
         ]
 
     def kwic(self, offset: int, limit: int, context: Context, show: list[str], meta: list[str]) -> list[KwicLine]:
-        return [build_line(self.corpus, hit, context, show, meta) for hit in self.hits(offset, limit)]
+        return build_lines(self.corpus, self.hits(offset, limit), context, show, meta)
 
 
 def _p(corpus: CwbCorpus, name: str) -> PositionalAttribute:
@@ -133,34 +133,54 @@ def _span(corpus: CwbCorpus, hit: Hit, context: Context) -> tuple[int, int]:
     return left_start, right_end
 
 
-def _meta(corpus: CwbCorpus, cpos: int, names: list[str]) -> dict[str, str | None]:
-    """Per s-attribute, the value of the region containing ``cpos`` (its number when the regions
-    carry no values; None outside any region)."""
-    values: dict[str, str | None] = {}
+def _meta(corpus: CwbCorpus, positions: list[int], names: list[str]) -> list[dict[str, str | None]]:
+    """Per position, per s-attribute, the value of the region containing it (its number when the
+    regions carry no values; None outside any region): one search per attribute for all positions."""
+    values: list[dict[str, str | None]] = [{} for _ in positions]
     for name in names:
         attribute = _s(corpus, name)
-        number = _region(attribute, cpos)
-        if number < 0:
-            values[name] = None
-        elif attribute.has_values:
-            values[name] = attribute.value(number)
-        else:
-            values[name] = str(number)
+        if len(attribute) == 0:
+            numbers = [-1] * len(positions)
+        else:  # positions in the starts' own dtype, so searchsorted never converts the whole array
+            numbers = attribute.region_numbers(np.asarray(positions, dtype=attribute.starts.dtype)).tolist()
+        decoded: dict[int, str | None] = {-1: None}
+        for line, number in zip(values, numbers, strict=True):
+            value = decoded.get(number)
+            if value is None and number >= 0:
+                value = decoded[number] = attribute.value(number) if attribute.has_values else str(number)
+            line[name] = value
     return values
 
 
-def build_line(corpus: CwbCorpus, hit: Hit, context: Context, show: list[str], meta: list[str]) -> KwicLine:
-    """One concordance line: left context, keyword, right context, structural values at the match.
+def build_lines(
+    corpus: CwbCorpus, hits: list[Hit], context: Context, show: list[str], meta: list[str]
+) -> list[KwicLine]:
+    """Concordance lines: left context, keyword, right context, structural values at the match.
 
-    Tokens are value lists: the word (or the first p-attribute of a corpus without one), then ``show``.
+    Tokens are value lists: the word (or the first p-attribute of a corpus without one), then
+    ``show``. All lines are decoded together: one gather per attribute over every line's span.
     """
     names = corpus.entry.p_attributes
     first = "word" if "word" in names else names[0]
     attributes = [_p(corpus, name) for name in [first] + [a for a in show if a != first]]
-    left_start, right_end = _span(corpus, hit, context)
-    span = np.arange(left_start, right_end + 1, dtype=np.int64)
-    # one gather per attribute for the whole span; strings decoded once per attribute, cached
-    columns = [[attribute.strings[i] for i in attribute.corpus[span].tolist()] for attribute in attributes]
+    metas = _meta(corpus, [hit.match for hit in hits], meta)
+    if not hits:
+        return []
+    spans = [_span(corpus, hit, context) for hit in hits]
+    starts = np.asarray([a for a, _ in spans], dtype=np.int64)
+    lengths = np.asarray([b - a + 1 for a, b in spans], dtype=np.int64)
+    line_starts = np.cumsum(lengths) - lengths
+    positions = np.repeat(starts - line_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+    columns = [attribute.string_array[attribute.corpus[positions]].tolist() for attribute in attributes]
     tokens = [list(values) for values in zip(*columns, strict=True)]
-    a, b = hit.match - left_start, hit.matchend - left_start + 1
-    return KwicLine(hit, tokens[:a], tokens[a:b], tokens[b:], _meta(corpus, hit.match, meta), left_start)
+    lines = []
+    for hit, (left_start, right_end), at, values in zip(hits, spans, line_starts.tolist(), metas, strict=True):
+        a, b = at + hit.match - left_start, at + hit.matchend - left_start + 1
+        end = at + right_end - left_start + 1
+        lines.append(KwicLine(hit, tokens[at:a], tokens[a:b], tokens[b:end], values, left_start))
+    return lines
+
+
+def build_line(corpus: CwbCorpus, hit: Hit, context: Context, show: list[str], meta: list[str]) -> KwicLine:
+    """One concordance line (see :func:`build_lines`)."""
+    return build_lines(corpus, [hit], context, show, meta)[0]

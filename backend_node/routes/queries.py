@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 
@@ -89,8 +88,7 @@ async def export(request: ExportRequest, service: Service, http: Request) -> Str
         for start in range(request.offset, stop, EXPORT_BATCH_LINES):
             size = min(EXPORT_BATCH_LINES, stop - start)
             lines = await service.lines(result, start, size, context, request.show, request.meta)
-            rows = (json.dumps(line_model(line).model_dump(), ensure_ascii=False) + "\n" for line in lines)
-            yield "".join(rows).encode()
+            yield b"".join(line_model(line).model_dump_json().encode() + b"\n" for line in lines)
 
     headers = {"X-Total-Hits": str(result.total), "X-Lines": str(max(0, stop - request.offset)), "X-Query": text}
     return StreamingResponse(stream(), media_type="application/x-ndjson", headers=headers)

@@ -134,6 +134,13 @@ class PositionalAttribute:
         return [p.decode(self.codec, "replace") for p in parts]
 
     @cached_property
+    def string_array(self) -> npt.NDArray[np.object_]:
+        """The lexicon strings as a numpy object array: ``string_array[ids]`` decodes many at once."""
+        array = np.empty(len(self.strings), dtype=object)
+        array[:] = self.strings
+        return array
+
+    @cached_property
     def _string_ids(self) -> dict[str, int]:
         return {s: i for i, s in enumerate(self.strings)}
 
@@ -221,11 +228,13 @@ class StructuralAttribute:
         return np.ascontiguousarray(self.value_index[:, 1], dtype=np.int32)
 
     def value_at_offset(self, offset: int) -> str:
-        data = self.value_bytes
-        end = offset
-        while data[end] != 0:
-            end += 1
-        return bytes(data[offset:end]).decode(self.codec, "replace")
+        data, window = self.value_bytes, 256
+        while True:  # read a window and look for the terminating NUL in it, widening as needed
+            chunk = bytes(data[offset : offset + window])
+            end = chunk.find(b"\0")
+            if end >= 0 or offset + window >= len(data):
+                return (chunk if end < 0 else chunk[:end]).decode(self.codec, "replace")
+            window *= 4
 
     def value(self, number: int) -> str:
         if not self.has_values:

@@ -147,3 +147,10 @@ def test_gzip_input_and_crlf_line_ends(tmp_path: Path) -> None:
     corpus = CwbCorpus.open(tmp_path / "r", "gz")
     assert tokens(corpus) == ["the", "cat"]
     assert regions(corpus, "s_id") == [(0, 1, "1")]
+
+
+def test_region_values_of_any_length_read_back_whole(tmp_path: Path) -> None:
+    urls = ["http://a.example/" + "x" * n for n in (0, 239, 240, 1000, 3000)]  # around the 256-byte read window
+    vrt = "".join(f'<text url="{url}">\nw\tNN\n</text>\n' for url in urls)
+    _, registry = encode_text(tmp_path, vrt, s_attributes=["text:0+url"])
+    assert [value for _, _, value in regions(CwbCorpus.open(registry, "test"), "text_url")] == urls
