@@ -49,6 +49,7 @@ def serve_command(config: Path | None, **options: object) -> None:
                f"{scheme}://{settings.host}:{settings.port}", err=True)
     uvicorn.run(
         app, host=settings.host, port=settings.port, log_level="warning",
+        timeout_keep_alive=int(settings.keep_alive_seconds),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
         ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
     )

@@ -40,10 +40,14 @@ class NodeSettings(BaseSettings):
     max_queued_queries: int = Field(64, ge=0, description="Queries waiting in line; more get 503 and Retry-After.")
     queue_seconds: float = Field(10.0, gt=0, description="Longest a query waits in line before it gets 503.")
     heavy_after_seconds: float = Field(
-        0.5, gt=0, description="A query running longer is heavy: it gives its place to short ones and runs at the "
+        0.25, gt=0, description="A query running longer is heavy: it gives its place to short ones and runs at the "
         "lowest CPU priority.",
     )
     max_heavy_queries: int = Field(1, ge=1, description="Heavy queries that step on at once; others pause.")
+    keep_alive_seconds: float = Field(
+        30.0, ge=1, description="Seconds an idle connection stays open. Keep it above the front end's 10 s, so "
+        "that the front end never sends a request on a connection the node is closing.",
+    )
     max_request_bytes: int = Field(64 * 1024, ge=1024, description="Largest request body accepted.")
     cache_max_hits: int = Field(20_000_000, ge=0, description="Hits kept in the result cache (24 bytes each).")
     max_query_hits: int = Field(

@@ -60,6 +60,7 @@ class Outcome:
     latencies: list[float] = field(default_factory=list)
     cheap: list[float] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: {"complete": 0, "partial": 0, "error": 0})
+    reasons: dict[str, int] = field(default_factory=dict)
 
 
 async def run(url: str, queries: list[str], clients: int, requests: int, heavy: bool, pause: float) -> Outcome:
@@ -76,8 +77,15 @@ async def run(url: str, queries: list[str], clients: int, requests: int, heavy: 
                 outcome.latencies.append((time.perf_counter() - started) * 1000)
                 if response.status_code != 200:
                     outcome.counts["error"] += 1
+                    why = f"{response.status_code} {response.text[:200]}"
+                    outcome.reasons[why] = outcome.reasons.get(why, 0) + 1
                 else:
-                    outcome.counts["complete" if response.json()["complete"] else "partial"] += 1
+                    body = response.json()
+                    outcome.counts["complete" if body["complete"] else "partial"] += 1
+                    for partition in body["partitions"]:
+                        if partition["status"] != "ok":
+                            why = f"{partition['id']}: {partition['error']}"
+                            outcome.reasons[why] = outcome.reasons.get(why, 0) + 1
                 await asyncio.sleep(pause)
 
     async def heavy_loop(query: str) -> None:
@@ -147,6 +155,8 @@ def main() -> None:
                           *(str(result.counts[k]) for k in ("complete", "partial", "error")),
                           f"{statistics.median(cheap):.0f}" if cheap else "-", f"{max(cheap):.0f}" if cheap else "-",
                           f"{front_cpu / done * 1000:.1f}", f"{nodes_cpu / done * 1000:.1f}")
+            for why, times in result.reasons.items():
+                print(f"{name}: {times} x {why}")
     finally:
         stack.stop()
     Console(width=220).print(table)

@@ -58,6 +58,12 @@ T = TypeVar("T")
 logger = logging.getLogger("cowbird.fanout")
 
 
+IDLE_SECONDS = 10.0
+"""How long an idle connection to a node is kept for reuse: well below the node's
+``keep_alive_seconds`` (30), so that a request never goes out on a connection the node is just
+closing (which fails with a read error, and without a replica the partition with it)."""
+
+
 class NodePools:
     """One ``httpx.AsyncClient`` per node, each with at most ``node_connections`` connections.
 
@@ -72,7 +78,8 @@ class NodePools:
         self.transport = transport
         self.timeout = httpx.Timeout(settings.node_timeout, connect=settings.node_connect_timeout)
         self.limits = httpx.Limits(
-            max_connections=settings.node_connections, max_keepalive_connections=settings.node_connections
+            max_connections=settings.node_connections, max_keepalive_connections=settings.node_connections,
+            keepalive_expiry=IDLE_SECONDS,
         )
         self._clients: dict[str, httpx.AsyncClient] = {}
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from backend_node import NodeSettings
+from frontend_api.fanout import IDLE_SECONDS
 from tests.node.conftest import TOKEN
 from tests.support import free_ports, parity_hits, parity_queries
 
@@ -64,6 +65,22 @@ def test_real_process_over_http(node: str) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.e2e
+def test_idle_connections_outlive_the_front_ends_reuse_window(sample_registry: Path, token_file: Path) -> None:
+    """The front end reuses an idle connection for up to IDLE_SECONDS; the node must not close it
+    sooner, or a request can go out on a connection being closed (a read error, a failed partition)."""
+    process, url = start_node(sample_registry, token_file)
+    try:
+        with httpx.Client(base_url=url, limits=httpx.Limits(max_connections=1, keepalive_expiry=60)) as client:
+            first = client.get("/health").extensions["network_stream"].get_extra_info("client_addr")
+            time.sleep(IDLE_SECONDS + 0.5)  # as long as the front end may keep it, and then some
+            second = client.get("/health").extensions["network_stream"].get_extra_info("client_addr")
+        assert first == second  # the same connection served both
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
 def test_refuses_to_start_with_a_placeholder_token(sample_registry: Path, tmp_path: Path) -> None:
     weak = tmp_path / "weak.token"
     weak.write_text("changeme\n")
