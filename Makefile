@@ -4,6 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-data
+# the cwb engine's extra (cwb-ccc) builds against CWB: installed when cwb-config is on PATH
+COMMA  := ,
+EXTRAS := test$(if $(shell command -v cwb-config),$(COMMA)cwb)
 
 .PHONY: demo test lint typecheck pytest clean
 
@@ -12,7 +15,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 ## demo: the sample corpus in two partitions, two nodes and the front end on loopback (Ctrl-C stops)

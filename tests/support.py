@@ -9,6 +9,7 @@ silently where it counts.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 from pathlib import Path
 from typing import Any, NoReturn
@@ -45,6 +46,18 @@ def require_reference() -> Path:
     if not (REFERENCE / "ewt.vrt").is_file() or not PARITY_QUERIES.is_file():
         unavailable(f"reference data not found at {REFERENCE} (the shared/ folder beside the project)")
     return REFERENCE
+
+
+def reference_cqp() -> Path:
+    """The real ``cqp`` (CWB 3.4.16): on PATH, or where ``build-cqp.sh`` builds it; else skip (fail
+    under CI, where ``.ci/run`` builds it first)."""
+    on_path = shutil.which("cqp")
+    if on_path:
+        return Path(on_path)
+    home = Path(os.environ.get("COWBIRD_REFERENCE_CWB", Path.home() / ".cache" / "cowbird-reference-cwb"))
+    if (home / "bin" / "cqp").is_file():
+        return home / "bin" / "cqp"
+    unavailable("real CQP is not built here: run ../shared/reference/build-cqp.sh (about a minute)")
 
 
 def parity_queries() -> list[Any]:

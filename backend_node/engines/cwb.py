@@ -3,20 +3,27 @@
 Available when CWB is installed (``cqp`` on PATH or configured) and the ``cowbird[cwb]`` extra is.
 Hardened as CQP front ends should be: ``cqp -c -x`` (child mode, no shell escapes or pipes), every
 query wrapped in ``set QueryLock <random key>`` ... ``unlock <key>``, nothing but the re-serialised
-query is ever sent, and on timeout the whole process group is killed and CQP restarted.
+query is ever sent (so ``cat ... > "file"``, ``set``, ``source``, ``define``, ``undump`` or ``unlock``
+in a query are refused by the parser before CQP sees them), and on timeout — or when the caller
+goes away — the whole process group is killed and CQP restarted for the next query; a CQP that
+died on its own is restarted the same way.
 
 Hits come from CQP (``dump``); concordance lines are built from the corpus files by the shared
-``results`` module (nothing of the native engine is imported), so this engine needs the
-uncompressed token streams for KWIC lines, like the reader.
+``results`` module (nothing of the native engine is imported). So this engine serves corpora whose
+reverse index was compressed with ``cwb-compress-rdx`` (which the native engine cannot), but needs
+the uncompressed token streams (``.corpus``) next to ``cwb-huffcode``'s files: without them it
+refuses the corpus at start, saying so.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shlex
 import shutil
 import signal
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -35,10 +42,33 @@ from backend_node.engines.base import (
     ResultSet,
     Strategy,
 )
-from backend_node.engines.errors import EngineUnavailable, InvalidOption, OutOfRange, QueryFailed, QueryTimeout
+from backend_node.engines.errors import (
+    EngineUnavailable,
+    InvalidOption,
+    OutOfRange,
+    QueryFailed,
+    QueryTimeout,
+    UnknownAttribute,
+)
 from backend_node.engines.results import ArrayResultSet, Matches, build_line
 from backend_node.store import CwbCorpus
 from query_lang import canonical
+
+WATCH_SECONDS = 0.1
+"""How often a running query's deadline and caller are checked."""
+
+_UNKNOWN_ATTRIBUTE = re.compile(
+    r"neither a positional/structural attribute|Structural attribute .* does not exist"
+    r"|Attribute .* is not defined|Structure .* is not defined"
+)
+
+
+def cqp_error(message: str) -> QueryFailed | UnknownAttribute:
+    """CQP's error message as cowbird's error: an unknown attribute has the code it has with the
+    native engine (``unknown_attribute``); anything else CQP refuses is ``query_failed``."""
+    text = " ".join(line.strip() for line in message.splitlines() if line.strip() and line.strip() != "CQP Error:")
+    kind = UnknownAttribute if _UNKNOWN_ATTRIBUTE.search(text) else QueryFailed
+    return kind(f"cqp: {text}")
 
 
 def find_cqp(configured: str | None = None) -> str | None:
@@ -68,6 +98,7 @@ class CwbEngine(QueryEngine):
         self._binary = binary
         self._registry = registry
         self._store = CwbCorpus.open(registry, corpus_id)
+        self._store.check_readable(reverse_index=False)  # CQP reads compressed indexes itself
         self._lock = threading.Lock()
         self._killed = False
         self._cqp: Any = self._start()
@@ -83,10 +114,36 @@ class CwbEngine(QueryEngine):
     def _kill(self) -> None:
         """Kill cqp and everything it started (it runs in its own process group)."""
         self._killed = True
+        process = self._cqp.CQP_process
         try:
-            os.killpg(os.getpgid(self._cqp.CQP_process.pid), signal.SIGKILL)
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
         except ProcessLookupError:
             pass
+        try:
+            process.wait(5)  # reap it: no zombie left behind
+        except subprocess.TimeoutExpired:
+            pass
+        self._cqp.CQPrunning = False  # cwb-ccc's reading loop ends instead of waiting for a marker
+
+    def _watch(self, deadline: Deadline | None, done: threading.Event) -> None:
+        """Kill cqp when the query runs out of time or its caller goes away."""
+        while not done.wait(WATCH_SECONDS):
+            if deadline is None:
+                continue
+            remaining = deadline.remaining()
+            if deadline.cancelled or (remaining is not None and remaining <= 0):
+                self._kill()
+                return
+
+    @property
+    def process_id(self) -> int:
+        """PID of the cqp child (its process group holds everything it runs)."""
+        return int(self._cqp.CQP_process.pid)
+
+    def close(self) -> None:
+        """Stop cqp."""
+        with self._lock:
+            self._kill()
 
     @property
     def corpus_id(self) -> str:
@@ -111,11 +168,13 @@ class CwbEngine(QueryEngine):
     def _exec(self, command: str) -> str:
         output = self._cqp.Exec(command)
         if self._killed:
-            raise QueryTimeout("the query ran out of time; cqp was stopped")
+            raise QueryTimeout("the query ran out of time or its caller went away; cqp was stopped")
+        if self._cqp.CQP_process.poll() is not None or output is None:
+            raise QueryFailed("cqp stopped unexpectedly; it is restarted for the next query")
         if not self._cqp.Ok():
             message = self._cqp.error_message
             text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-            raise QueryFailed(f"cqp: {text.strip()}")
+            raise cqp_error(text)
         return str(output)
 
     def run(
@@ -128,25 +187,28 @@ class CwbEngine(QueryEngine):
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
         text = canonical(query)  # only the re-serialised, checked query ever reaches cqp
-        seconds = deadline.seconds if deadline is not None and deadline.seconds is not None else None
         with self._lock:
+            if self._killed or self._cqp.CQP_process.poll() is not None:
+                self._cqp.CQPrunning = False  # nothing to tell the old one: it is gone
+                self._cqp = self._start()  # stopped after the last query, or crashed since
             self._killed = False
-            timer = threading.Timer(seconds, self._kill) if seconds is not None else None
-            if timer is not None:
-                timer.start()
+            done = threading.Event()
+            watcher = threading.Thread(target=self._watch, args=(deadline, done), daemon=True)
+            watcher.start()
             try:
                 self._exec(f"set MatchingStrategy {strategy}")
                 self._exec(f"set HardBoundary {int(hard_boundary)}")
-                key = secrets.token_hex(16)
+                key = secrets.randbelow(2**31 - 2) + 1  # CQP wants a positive integer
                 self._exec(f"set QueryLock {key}")
-                self._exec(f"Hits = {text}")
-                self._exec(f"unlock {key}")
+                try:
+                    self._exec(f"Hits = {text}")
+                finally:
+                    if not self._killed and self._cqp.CQP_process.poll() is None:
+                        self._cqp.Exec(f"unlock {key}")  # also after an error, or the lock stays
                 dump = self._exec("dump Hits")
             finally:
-                if timer is not None:
-                    timer.cancel()
-                if self._killed:
-                    self._cqp = self._start()
+                done.set()
+                watcher.join()
         rows = [line.split("\t") for line in dump.splitlines() if line.strip()]
         table = np.asarray([[int(x) for x in row[:3]] for row in rows], dtype=np.int64).reshape(-1, 3)
         return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2]))

@@ -70,19 +70,27 @@ class PositionalAttribute:
         if not Path(f"{prefix}.corpus").exists():
             if Path(f"{prefix}.huf").exists() or Path(f"{prefix}.hcd").exists():
                 raise CorpusFormatError(
-                    f"p-attribute {name!r} in {home} is compressed (cwb-huffcode): the native engine reads "
-                    "uncompressed corpora only; serve this corpus with the cwb engine (--engine cwb)"
+                    f"the token stream of p-attribute {name!r} in {home} is compressed (cwb-huffcode) and "
+                    f"{name}.corpus was deleted: cowbird reads concordance lines from the uncompressed "
+                    "stream with either engine; keep the .corpus files or encode the corpus again"
                 )
             raise CorpusFormatError(f"p-attribute {name!r}: missing data file {prefix}.corpus")
         self.corpus = _map(Path(f"{prefix}.corpus"))
         self.lexicon_bytes = _map_bytes(Path(f"{prefix}.lexicon"))
         self.lexicon_index = _map(Path(f"{prefix}.lexicon.idx"))
         self._home = home
-        if not Path(f"{prefix}.corpus.rev").exists() and Path(f"{prefix}.crc").exists():
-            raise CorpusFormatError(
-                f"the reverse index of {name!r} in {home} is compressed (cwb-compress-rdx); "
-                "serve this corpus with the cwb engine (--engine cwb)"
-            )
+
+    def check_reverse_index(self) -> None:
+        """The native engine needs the uncompressed reverse index; say so if it was compressed."""
+        prefix = self._home / self.name
+        if not Path(f"{prefix}.corpus.rev").exists():
+            if Path(f"{prefix}.crc").exists():
+                raise CorpusFormatError(
+                    f"the reverse index of {self.name!r} in {self._home} is compressed (cwb-compress-rdx): "
+                    "the native engine reads uncompressed indexes only; serve this corpus with the cwb "
+                    "engine (--engine cwb), which reads it through CQP"
+                )
+            raise CorpusFormatError(f"p-attribute {self.name!r}: missing data file {prefix}.corpus.rev")
 
     def __len__(self) -> int:
         return len(self.corpus)
@@ -292,6 +300,14 @@ class CwbCorpus:
                 raise UnknownAttribute(f"corpus {self.corpus_id} has no p-attribute {name!r} (it has: {known})")
             self._p[name] = PositionalAttribute(self.entry.home, name, self.codec)
         return self._p[name]
+
+    def check_readable(self, reverse_index: bool) -> None:
+        """Open every p-attribute now, so that a corpus cowbird cannot read fails at start with a
+        message saying why (a compressed token stream; with ``reverse_index``, a compressed index)."""
+        for name in self.entry.p_attributes:
+            attribute = self.p_attribute(name)
+            if reverse_index:
+                attribute.check_reverse_index()
 
     def release(self) -> None:
         """Release the resident pages of every opened p-attribute's token stream and index."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -138,20 +137,3 @@ def test_parity_queries_over_http(token_file: Path, reference: Path) -> None:
     finally:
         process.terminate()
         process.wait(10)
-
-
-def test_cwb_engine_when_cwb_is_installed(token_file: Path, reference: Path) -> None:
-    from backend_node.engines.cwb import find_cqp
-
-    if find_cqp(os.environ.get("COWBIRD_NODE_CQP_BINARY")) is None:
-        pytest.skip("CWB is not installed here (no cqp on PATH): the cwb engine cannot be compared")
-    pytest.importorskip("ccc", reason="cwb-ccc (the cowbird[cwb] extra) is not installed")
-    from backend_node.engines.cwb import CwbEngine
-    from backend_node.engines.native import NativeEngine
-
-    registry = reference / "cwb" / "registry"
-    cwb, native = CwbEngine(registry, "ewt"), NativeEngine.open(registry, "ewt")
-    for param in parity_queries():
-        query = param.values[1]
-        real = [(h.match, h.matchend) for h in cwb.hits(query)]
-        assert real == [(h.match, h.matchend) for h in native.hits(query)], query

@@ -71,6 +71,7 @@ class NativeEngine(QueryEngine):
     name = "native"
 
     def __init__(self, corpus: CwbCorpus, options: EngineOptions | None = None) -> None:
+        corpus.check_readable(reverse_index=True)
         self.options = options or EngineOptions()
         self.corpus = NativeCorpus(corpus, self.options)
 

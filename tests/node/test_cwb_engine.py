@@ -1,0 +1,221 @@
+"""The ``cwb`` engine against real CQP: parity, the same answers as the native engine through real
+node processes, the hardening of the CQP child, and compressed corpora.
+
+Needs real CQP (``../shared/reference/build-cqp.sh``) and cwb-ccc (``pip install -e '.[cwb]'``);
+outside CI the tests skip without them, under CI they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from backend_node.engines import Context, Deadline, EngineOptions
+from backend_node.engines.cwb import CwbEngine
+from backend_node.engines.errors import QueryTimeout
+from backend_node.engines.native import NativeEngine
+from backend_node.store import CorpusFormatError
+from query_lang import QueryError
+from tests.node.conftest import TOKEN
+from tests.node.test_node_process import start_node
+from tests.support import parity_hits, parity_queries, reference_cqp, require_reference, unavailable
+
+
+def _ccc() -> None:
+    try:
+        import ccc  # noqa: F401 - only: is cwb-ccc installed?
+    except ImportError:
+        unavailable("cwb-ccc is not installed: pip install -e '.[cwb]' with cwb-config on PATH")
+
+
+@pytest.fixture(scope="module")
+def cqp() -> Path:
+    binary = reference_cqp()
+    _ccc()
+    return binary
+
+
+@pytest.fixture(scope="module")
+def registry() -> Path:
+    return require_reference() / "cwb" / "registry"
+
+
+@pytest.fixture(scope="module")
+def cwb(cqp: Path, registry: Path) -> Iterator[CwbEngine]:
+    engine = CwbEngine(registry, "ewt", EngineOptions(cqp_binary=str(cqp)))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def native(registry: Path) -> NativeEngine:
+    return NativeEngine.open(registry, "ewt")
+
+
+def group_commands(engine: CwbEngine) -> list[str]:
+    """Command lines of every process in the cqp child's process group."""
+    group = os.getpgid(engine.process_id)
+    commands = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2]) == group:
+                commands.append((entry / "cmdline").read_text().replace("\0", " ").strip())
+        except (OSError, IndexError):
+            continue
+    return commands
+
+
+@pytest.mark.parametrize(("query_id", "query"), parity_queries())
+def test_parity_with_real_cqp_and_the_native_engine(
+    query_id: str, query: str, cwb: CwbEngine, native: NativeEngine
+) -> None:
+    expected = parity_hits(query_id)
+    assert [(h.match, h.matchend) for h in cwb.hits(query)] == expected
+    assert [(h.match, h.matchend) for h in native.hits(query)] == expected
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    ['cat Last > "/tmp/cowbird-pwned"', 'set Registry "/tmp"', 'source "/etc/passwd"', 'define $x = "a"',
+     'undump Hits < "/etc/passwd"', "unlock 1", '[word="a"]; cat Last > "/tmp/cowbird-pwned"',
+     '[word="a"] ; set QueryLock 1', "! ls", 'exit'],
+)
+def test_commands_never_reach_cqp(attempt: str, cwb: CwbEngine) -> None:
+    with pytest.raises(QueryError):
+        cwb.run(attempt)
+    assert not Path("/tmp/cowbird-pwned").exists()
+    assert cwb.run('[word="dog"]').total == 52  # and cqp is unharmed
+
+
+def test_cqp_runs_in_child_mode_and_spawns_nothing(cwb: CwbEngine, cqp: Path) -> None:
+    cwb.run('[lemma="be"] []{0,3} [pos="VBN"]')
+    commands = group_commands(cwb)
+    real = [c for c in commands if c.startswith(str(cqp))]
+    assert len(real) == 1 and " -c -x " in f"{real[0]} "
+    assert all(c.startswith(str(cqp)) or c.startswith("/bin/sh -c ") for c in commands), commands
+
+
+def test_timeout_kills_the_process_group_and_the_next_query_runs(cwb: CwbEngine) -> None:
+    before = cwb.process_id
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout):
+        cwb.run("[]{0,60} [word=\"qqq\"] []{0,60} [word=\"zzz\"]", deadline=Deadline(0.3))
+    assert time.monotonic() - started < 2
+    assert cwb.run('[word="dog"]').total == 52
+    assert cwb.process_id != before  # a new cqp
+    with pytest.raises(ProcessLookupError):
+        os.kill(before, 0)  # the old one is gone
+
+
+def test_a_caller_that_goes_away_stops_cqp(cwb: CwbEngine) -> None:
+    deadline = Deadline(60)
+    started = time.monotonic()
+    threading.Timer(0.3, deadline.cancel).start()  # as the node does when the request is dropped
+    with pytest.raises(QueryTimeout):
+        cwb.run("[]{0,60} [word=\"qqq\"] []{0,60} [word=\"zzz\"]", deadline=deadline)
+    assert time.monotonic() - started < 2
+    assert cwb.run('[word="dog"]').total == 52
+
+
+def test_a_crashed_cqp_is_replaced_on_the_next_query(cwb: CwbEngine) -> None:
+    os.killpg(os.getpgid(cwb.process_id), signal.SIGKILL)
+    time.sleep(0.2)
+    assert cwb.run('[word="dog"]').total == 52
+
+
+def _answers(url: str, query: str) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    request = {"partition": "ewt", "query": query, "limit": 25, "offset": 3, "context": {"tokens": 5},
+               "show": ["lemma", "pos"], "meta": ["text_id", "s_id"]}
+    count = httpx.post(f"{url}/v1/count", json=request | {"limit": None}, headers=headers, timeout=60)
+    hits = httpx.post(f"{url}/v1/hits", json=request, headers=headers, timeout=60)
+    answers: dict[str, Any] = {}
+    for name, response in (("count", count), ("hits", hits)):
+        body = response.json()
+        body.pop("elapsed_ms", None)
+        if response.status_code != 200:
+            body = {"status": response.status_code, "code": body["code"]}
+        answers[name] = body
+    return answers
+
+
+@pytest.mark.e2e
+def test_both_engines_answer_alike_through_real_nodes(cqp: Path, registry: Path, tmp_path: Path) -> None:
+    token = tmp_path / "node.token"
+    token.write_text(TOKEN + "\n")
+    os.environ["COWBIRD_NODE_CQP_BINARY"] = str(cqp)
+    try:
+        cwb_node, cwb_url = start_node(registry, token, "--corpus", "ewt", "--engine", "cwb")
+        native_node, native_url = start_node(registry, token, "--corpus", "ewt", "--engine", "native")
+    finally:
+        del os.environ["COWBIRD_NODE_CQP_BINARY"]
+    try:
+        queries = [param.values[1] for param in parity_queries()]
+        queries += ['[foo="dog"]', "<nope> []", '[word="dog"] within nope', '[word="dog"', '"dog" cut 3']
+        for query in queries:
+            assert _answers(cwb_url, query) == _answers(native_url, query), query
+        export = {"partition": "ewt", "query": '[pos="NNP"]', "limit": 5000, "context": {"tokens": 3}}
+        lines = []
+        for url in (cwb_url, native_url):
+            with httpx.stream("POST", f"{url}/v1/export", json=export, headers={"Authorization": f"Bearer {TOKEN}"},
+                              timeout=60) as response:
+                lines.append([json.loads(line) for line in response.iter_lines() if line])
+        assert lines[0] == lines[1] and len(lines[0]) == 5000
+    finally:
+        for process in (cwb_node, native_node):
+            process.terminate()
+            process.wait(10)
+
+
+def _copy_ewt(registry: Path, target: Path) -> Path:
+    """A copy of the reference EWT whose registry names its data with an absolute path."""
+    text = (registry / "ewt").read_text()
+    home = next(line.split(None, 1)[1].strip().strip('"') for line in text.splitlines() if line.startswith("HOME "))
+    data = target / "data"
+    shutil.copytree((Path.cwd() / home).resolve(), data)
+    (target / "registry").mkdir()
+    lines = [f'HOME "{data}"' if line.startswith("HOME ") else line for line in text.splitlines()]
+    (target / "registry" / "ewt").write_text("\n".join(lines) + "\n")
+    return target / "registry"
+
+
+def test_compressed_reverse_index_is_served_by_the_cwb_engine(
+    cqp: Path, registry: Path, native: NativeEngine, tmp_path: Path
+) -> None:
+    copy = _copy_ewt(registry, tmp_path)
+    tool = cqp.parent / "cwb-compress-rdx"
+    subprocess.run([str(tool), "-r", str(copy), "-P", "word", "EWT"], check=True, capture_output=True)
+    for suffix in (".corpus.rev", ".corpus.rdx"):
+        (tmp_path / "data" / f"word{suffix}").unlink()
+    with pytest.raises(CorpusFormatError, match=r"compressed \(cwb-compress-rdx\).*--engine cwb"):
+        NativeEngine.open(copy, "ewt")
+    engine = CwbEngine(copy, "ewt", EngineOptions(cqp_binary=str(cqp)))
+    try:
+        query = '[word="the"] [pos="JJ"]'
+        got = engine.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"])
+        assert got == native.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"])
+        assert engine.run(query).total == native.run(query).total
+    finally:
+        engine.close()
+
+
+def test_compressed_token_stream_without_corpus_file_is_refused_at_start(
+    cqp: Path, registry: Path, tmp_path: Path
+) -> None:
+    copy = _copy_ewt(registry, tmp_path)
+    subprocess.run([str(cqp.parent / "cwb-huffcode"), "-r", str(copy), "-P", "word", "EWT"], check=True,
+                   capture_output=True)
+    (tmp_path / "data" / "word.corpus").unlink()
+    with pytest.raises(CorpusFormatError, match=r"compressed \(cwb-huffcode\) and word.corpus was deleted"):
+        CwbEngine(copy, "ewt", EngineOptions(cqp_binary=str(cqp)))
