@@ -143,8 +143,9 @@ class NativeEngine(QueryEngine):
         max_hits: int | None = -1,
     ) -> tuple[Matches, int]:
         """The first ``max_hits`` matches (default: the engine's ``max_hits``; None: all) and the
-        exact number of matches. A corpus larger than ``chunk_positions`` is evaluated range by range
-        of start positions, so that memory follows the range and the hits kept, not the corpus."""
+        exact number of matches. A query that may have more than ``chunk_positions`` candidates is
+        evaluated range by range of start positions, so that memory follows the range and the hits
+        kept, not the corpus; one with fewer (a rare word) is evaluated at once, which costs less."""
         deadline = deadline or Deadline()
         keep = self.options.max_hits if max_hits == -1 else max_hits
         if strategy not in STRATEGIES:
@@ -170,6 +171,8 @@ class NativeEngine(QueryEngine):
         stream = StreamingStrategy(strategy)
         widen = StreamingExpand(self.corpus.regions(query.expand)) if query.expand is not None else None
         step = max(1, self.options.chunk_positions)
+        if sum(runner.plan.candidate_bound(symbol) for symbol in automaton.first) <= step:
+            step = max(1, self.size)  # candidates bound the memory already: one range
         for lo in range(0, self.size, step):
             hi = min(self.size, lo + step)
             passes = []

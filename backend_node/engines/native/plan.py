@@ -171,6 +171,10 @@ class Planner:
             starts = starts[self._holds_at(other, starts + other_offset)]
         return starts
 
+    def candidate_bound(self, first: int) -> int:
+        """At most how many candidates the pass that begins with ``first`` has: its anchor's cost."""
+        return min(self._cost(index) for index, _ in self.chain(first))
+
     def _cost(self, index: int) -> int:
         """An upper bound of the cpos where state ``index`` holds: what reading it would cost."""
         state = self.automaton.states[index]
