@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import regex
 
 from backend_node.engines import Context, Hit
 from backend_node.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
@@ -119,3 +120,27 @@ def test_strict_regions_keep_a_match_inside_the_region_it_entered(sample: Native
     # without StrictRegions the 8-token first sentence would stretch to the end of the second
     assert pairs(sample, "<s> []{9,} </s>") == [(22, 31), (32, 40), (41, 52), (53, 61), (76, 87)]
     assert pairs(sample, "<s> []{1,5} </s>") == [(88, 92)]
+
+
+LEXICON = ["the", "The", "THE", "e.g.", "$", "(", ")", "x\\y", "naïve", "naive", "Émile", "", "a b", "über",
+           "2024", "co-op", "email", "EMAIL", "E-Mail", "verylongwordindeed", "ab", "abab", "x\u0301"]
+PATTERNS = [".{5,}", "\\$", "\\(", "e\\.g\\.", "(?i)email", "[a-z]+", "[^a-z]+", "\\w+", "\\W", "\\s.*", ".*\\S",
+            "[[:alpha:]]+", "\\p{Lu}.*", "t.e", "(ab)+", "a|b", "na.ve", "(?s).", "x\\\\y", "\\d{4}", ".*-.*",
+            "^the$", "the|THE", "", ".*", "[A-Z]+", "\\x24", "(?i)É.*", "ü.*"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize(("ignore_case", "ignore_diacritics"), [(False, False), (True, False), (False, True)])
+def test_one_scan_over_the_lexicon_matches_as_string_by_string(
+    pattern: str, ignore_case: bool, ignore_diacritics: bool
+) -> None:
+    """The buffer scan and the escaped-literal lookup give exactly the per-string fullmatch table."""
+    value = RegexValue(pattern, ignore_case=ignore_case, ignore_diacritics=ignore_diacritics)
+    index = lexicon.LexiconIndex(list(LEXICON))
+    strings = index.folded(ignore_diacritics)
+    target = lexicon.strip_diacritics(pattern) if ignore_diacritics else pattern
+    flags = regex.V0 | (regex.IGNORECASE if ignore_case else 0)
+    expected = [regex.fullmatch(f"(?:{target})", s, flags) is not None for s in strings]
+    if lexicon.is_literal(value):
+        expected = [s == pattern for s in LEXICON]
+    assert lexicon.match_table(index, value, seconds=5).tolist() == expected

@@ -138,9 +138,20 @@ class LexiconIndex:
     _stripped: list[str] | None = None
     _sorted: dict[tuple[bool, bool], tuple[list[str], list[int]]] = field(default_factory=dict)
 
+    _buffers: dict[bool, tuple[str, npt.NDArray[np.int64]]] = field(default_factory=dict)
+
     @cached_property
     def ids(self) -> dict[str, int]:
         return {s: i for i, s in enumerate(self.strings)}
+
+    def buffer(self, ignore_diacritics: bool) -> tuple[str, npt.NDArray[np.int64]]:
+        """The lexicon (%d-folded when asked) as one string, a line per id, and where each line
+        starts: one regex scan over it replaces a Python call per string."""
+        if ignore_diacritics not in self._buffers:
+            strings = self.folded(ignore_diacritics)
+            lengths = np.fromiter((len(x) + 1 for x in strings), dtype=np.int64, count=len(strings))
+            self._buffers[ignore_diacritics] = ("\n".join(strings), np.cumsum(lengths) - lengths)
+        return self._buffers[ignore_diacritics]
 
     def folded(self, ignore_diacritics: bool) -> Sequence[str]:
         """The lexicon with %d applied when asked (the regex then runs on these strings)."""
@@ -176,6 +187,24 @@ def _compile(value: RegexValue) -> Callable[[str], object]:
     return matcher
 
 
+_ESCAPED_TEXT = regex.compile(r"(?:[^\[\](){}.*+|?\\^$]|\\[^\w\s])*")
+r"""A pattern that is plain text once its escapes are removed: ``\$``, ``\(``, ``e\.g\.``."""
+
+_SCAN_UNSAFE = regex.compile(r"\[\^|\[\[:|\\[^\W\d_dwbB]|\\[\d]|\(\?[\w-]*[sx]")
+r"""Constructs that could match a line break (a negated or POSIX class, ``\s``/``\W``/``\p``/... and
+other letter escapes, DOTALL or verbose flags): such patterns are matched string by string."""
+
+
+def _scan(index: LexiconIndex, value: RegexValue, pattern: str, table: BoolTable) -> None:
+    """Mark the ids whose whole string matches, in one scan over the lexicon buffer. The pattern
+    cannot match a line break (``_SCAN_UNSAFE``), so a match between ``^`` and ``$`` is one string."""
+    text, starts = index.buffer(value.ignore_diacritics)
+    flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if value.ignore_case else 0)
+    found = [m.start() for m in regex.compile(f"^(?:{pattern})$", flags).finditer(text)]
+    if found:
+        table[np.searchsorted(starts, np.asarray(found, dtype=np.int64))] = True
+
+
 def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolTable:
     """Which lexicon ids the value matches (the whole string, as in CQP); a regex that could
     backtrack exponentially may run ``seconds`` before the query is refused."""
@@ -187,6 +216,11 @@ def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolT
         return table
     if is_literal(value):
         found = index.ids.get(value.pattern)
+        if found is not None:
+            table[found] = True
+        return table
+    if not value.ignore_case and not value.ignore_diacritics and _ESCAPED_TEXT.fullmatch(value.pattern):
+        found = index.ids.get(regex.sub(r"\\(.)", r"\1", value.pattern))  # \$ is the string $
         if found is not None:
             table[found] = True
         return table
@@ -204,6 +238,8 @@ def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolT
             candidates = index.prefix_candidates(prefix, value.ignore_case, value.ignore_diacritics)
     if is_risky(pattern):
         _match_with_budget(table, strings, matcher, candidates, value.pattern, seconds)
+    elif candidates is None and not _SCAN_UNSAFE.search(pattern):
+        _scan(index, value, pattern, table)
     elif candidates is None:
         hits = list(map(matcher, strings))
         table[:] = [h is not None for h in hits]
