@@ -73,3 +73,21 @@ def test_hopeless_work_is_refused_before_it_runs(tmp_path: Path) -> None:
     assert time.perf_counter() - started < 1.0
     assert engine.run('[word="w1"] []{0,5} [pos="P2"]').total > 0  # short repetitions are fine
     assert engine.run('[word="w1"] []* [pos="P2"] within s').total > 0
+
+
+@pytest.mark.parametrize("first_range", [1, 3, 16])
+def test_cut_read_range_by_range_gives_the_same_hits(
+    sample_registry: Path, first_range: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backend_node.engines.native import engine as native_engine
+
+    whole = NativeEngine.open(sample_registry, "sample")
+    expected = {}
+    for query in [q for q in SAMPLE_QUERIES if "expand" not in q]:  # cut comes before expand
+        for cut in (1, 3, 7, 50):
+            for strategy in STRATEGIES:
+                expected[query, cut, strategy] = pairs(whole.evaluate(parse_cqp(f"{query} cut {cut}"), strategy))
+    monkeypatch.setattr(native_engine, "CUT_FIRST_RANGE", first_range)
+    for (query, cut, strategy), hits in expected.items():
+        assert pairs(whole.evaluate(parse_cqp(f"{query} cut {cut}"), strategy)) == hits, (query, cut, strategy)
+        assert len(hits) <= cut

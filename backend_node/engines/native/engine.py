@@ -65,6 +65,10 @@ def _kept(matches: Matches, limit: int | None) -> Matches:
     return matches if limit is None or len(matches) <= limit else first(matches, limit)
 
 
+CUT_FIRST_RANGE = 1 << 16
+"""Start positions a ``cut`` query reads first; each further range is twice as wide."""
+
+
 class NativeEngine(QueryEngine):
     """Runs CQP queries on one corpus with the native (numpy) evaluator."""
 
@@ -186,10 +190,26 @@ class NativeEngine(QueryEngine):
         return kept.matches(), kept.total
 
     def _cut(self, query: Query, runner: PassRunner, first_states: list[int], strategy: Strategy, cut: int) -> Matches:
-        """``cut N``: each pass stops after its first N successful starts, as CQP's passes do."""
-        passes = [first(merge([runner.run(symbol, cut)]), cut) for symbol in first_states]
+        """``cut N``: each pass stops after its first N successful starts, as CQP's passes do. A pass
+        reads its candidates range by range (doubling from ``CUT_FIRST_RANGE`` positions), so that
+        ``[word="the"] cut 5`` reads a few index entries, not every position of "the"."""
+        passes = [first(merge([self._first_starts(runner, symbol, cut)]), cut) for symbol in first_states]
         matches = first(apply_strategy(merge(passes), strategy), cut)
         return matches if query.expand is None else expand(matches, self.corpus.regions(query.expand))
+
+    def _first_starts(self, runner: PassRunner, symbol: int, cut: int) -> Matches:
+        """At least the first ``cut`` matches of one pass (all matches of every candidate up to
+        there), range by range, as ``runner.run`` with a limit gives them for the whole corpus."""
+        found: list[Matches] = []
+        total = 0
+        lo, width = 0, CUT_FIRST_RANGE
+        while lo < self.size and total < cut:
+            hi = min(self.size, lo + width)
+            part = runner.run(symbol, cut - total, lo, hi)
+            found.append(part)
+            total += len(part)
+            lo, width = hi, width * 2
+        return Matches.concatenate(found)
 
     def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
         if not 0 <= cpos < self.size:
