@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
 
@@ -168,9 +169,24 @@ def check_regex(pattern: str, budget: int = MAX_REGEX_SIZE) -> tuple[RegexProble
             f"unrolled (at most {MAX_REGEX_SIZE:,} characters in all)"
         )
         return RegexProblem(message, index), size
+    error = _compile_error(pattern)
+    if error is not None:
+        return RegexProblem(f"invalid regular expression: {error[0]}", error[1]), size
+    return None, size
+
+
+_PLAIN = re.compile(r"[^\\\[\](){}.*+|?^$]*")
+"""Text without any regex syntax: always a valid regex."""
+
+
+@lru_cache(maxsize=1024)
+def _compile_error(pattern: str) -> tuple[str, int] | None:
+    """Why ``pattern`` does not compile, and where; compiled once per distinct pattern (a query is
+    parsed on the front end and again on every node), not kept in ``regex``'s own cache."""
+    if _PLAIN.fullmatch(pattern):
+        return None
     try:
         regex.compile(pattern, cache_pattern=False)
     except regex.error as error:
-        index = error.pos if error.pos is not None else len(pattern)
-        return RegexProblem(f"invalid regular expression: {error.msg}", index), size
-    return None, size
+        return error.msg, error.pos if error.pos is not None else len(pattern)
+    return None
