@@ -57,6 +57,10 @@ class RegionIndex:
         return np.where(ok, number, -1)
 
 
+GATHER_IDS = 16
+"""Above this many ids, their reverse-index slices are read with one gather."""
+
+
 class NativeCorpus:
     """A store corpus plus the derived indexes the native engine works with."""
 
@@ -134,6 +138,13 @@ class NativeCorpus:
     def _rev_slices(
         self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
     ) -> Cpos:
+        """The positions of every id, id after id (each id's ascending)."""
+        if whole and len(ids) > GATHER_IDS:  # many ids: one gather instead of a slice per id
+            starts = np.asarray(attr.rev_offsets[ids], dtype=np.int64)
+            lengths = np.asarray(self.frequencies(attr.name)[ids], dtype=np.int64)
+            before = np.cumsum(lengths) - lengths
+            index = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+            return np.asarray(attr.rev[index], dtype=np.int64)
         parts = self._rev_parts(attr, ids, lo, hi, whole)
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
