@@ -1,0 +1,480 @@
+"""Differential tests: the native engine against real CQP on the EWT reference corpus (issue 11).
+
+Hypothesis writes queries in the CQP the native engine accepts (``query_lang/cqp.lark``), with
+values taken from frequent EWT words, lemmas and tags so that most queries have hits, and real
+CQP (``tests/realcqp.py``) judges: both must find the same (match, matchend) pairs in the same
+order, or both must refuse the query. Runs are derandomized, so CI sees the same examples every
+time; ``COWBIRD_DIFF_EXAMPLES`` sets how many per test.
+
+A difference found this way is written down in ``KNOWN_DIFFERENCES`` as an explicit case, xfail
+until the engine is fixed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import pytest
+from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
+from hypothesis import strategies as st
+
+from backend_node.engines.base import Strategy
+from backend_node.engines.errors import QueryTooExpensive
+from backend_node.engines.native import NativeEngine
+from cowbird.errors import CowbirdError
+from query_lang import Alternation, Pattern, QueryError, Sequence, StructuralTag, TokenPattern, canonical, parse_cqp
+from tests.realcqp import Hits, NoAnswer, RealCqp, real_cqp
+from tests.support import parity_hits, parity_queries, require_reference
+
+pytestmark = pytest.mark.e2e  # a real cqp process answers every query
+
+EXAMPLES = int(os.environ.get("COWBIRD_DIFF_EXAMPLES", "200"))
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+CANONICAL_CHECK_HITS = 20_000
+"""Queries with at most this many hits are also run as canonical text (more would double the time)."""
+
+
+class Case(NamedTuple):
+    query: str
+    strategy: Strategy = "standard"
+    hard_boundary: int = 500
+
+
+# ---------------------------------------------------------------------------- the two engines
+
+
+@pytest.fixture(scope="module")
+def ewt() -> NativeEngine:
+    return NativeEngine.open(require_reference() / "cwb" / "registry", "ewt")
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[RealCqp]:
+    cqp = real_cqp(timeout=20.0)
+    yield cqp
+    cqp.close()
+
+
+def native_answer(engine: NativeEngine, case: Case) -> Hits | str | None:
+    """The native engine's hits, its refusal as text, or None when it hit a resource limit (no verdict)."""
+    try:
+        # evaluate() rather than run(): all hits as arrays, without a Hit object each
+        found = engine.evaluate(parse_cqp(case.query), case.strategy, case.hard_boundary)
+    except QueryTooExpensive:
+        return None
+    except (QueryError, CowbirdError) as error:
+        if isinstance(error, CowbirdError) and error.status >= 500:
+            raise  # the engine failed: that is a bug, not a refusal
+        return f"{type(error).__name__}: {error}"
+    return list(zip(found.match.tolist(), found.matchend.tolist(), strict=True))
+
+
+def difference(native: Hits | str, cqp: Hits | str) -> str | None:
+    """None when the answers agree; else what differs, in a few lines."""
+    if isinstance(native, str) or isinstance(cqp, str):
+        if isinstance(native, str) and isinstance(cqp, str):
+            return None  # both refuse; their messages are worded differently
+        return f"native: {native if isinstance(native, str) else f'{len(native)} hits'}\n" \
+            f"CQP: {cqp if isinstance(cqp, str) else f'{len(cqp)} hits'}"
+    if native == cqp:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(native, cqp, strict=False)) if a != b), min(len(native), len(cqp)))
+    only_native, only_cqp = sorted(set(native) - set(cqp)), sorted(set(cqp) - set(native))
+    return (
+        f"native {len(native)} hits, CQP {len(cqp)}; first difference at #{at}: "
+        f"native {native[at : at + 3]}, CQP {cqp[at : at + 3]}\n"
+        f"only native ({len(only_native)}): {only_native[:5]}\nonly CQP ({len(only_cqp)}): {only_cqp[:5]}"
+    )
+
+
+def note(text: str) -> None:
+    """Count an outcome in hypothesis' statistics (``--hypothesis-show-statistics``)."""
+    if currently_in_test_context():
+        event(text)
+
+
+def check(engine: NativeEngine, judge: RealCqp, case: Case) -> None:
+    """Both engines answer the case alike: the same hits in the same order, or both refuse it."""
+    native = native_answer(engine, case)
+    try:
+        cqp = judge.query(case.query, case.strategy, case.hard_boundary)
+    except NoAnswer as error:
+        note(f"no verdict: {str(error).splitlines()[0]}")
+        return
+    if native is None:
+        note("no verdict: the native engine refused the work")
+        return
+    note("both refuse" if isinstance(native, str) and isinstance(cqp, str) else "compared")
+    found = difference(native, cqp)
+    assert found is None, f"{case}\n{found}"
+    if not isinstance(native, str) and len(native) <= CANONICAL_CHECK_HITS:
+        # the canonical text is what nodes run: it must mean to CQP what the query meant
+        text = canonical(case.query)
+        if text != case.query:
+            again = judge.query(text, case.strategy, case.hard_boundary)
+            assert again == cqp, f"{case}: canonical {text!r} changes CQP's answer\n{difference(again, cqp)}"
+
+
+# ---------------------------------------------------------------------------- query generator
+
+# Frequent values of each EWT attribute, literal and as regexes, so that generated queries find
+# something (and %c / %d have something to fold).
+LITERALS = {
+    "word": ["the", "The", "THE", "to", "and", "a", "of", "I", "in", "is", "you", "that", "it", "have", "not",
+             "was", "be", "'s", "n't", "’s", ",", ".", "?", "(", "-", "house", "good", "decor", "Déjà"],
+    "lemma": ["be", "have", "do", "go", "the", "good", "not", "I", "say", "get", "make", "time", "a", "to"],
+    "pos": ["NN", "NNS", "NNP", "IN", "DT", "JJ", "RB", "VB", "VBD", "VBZ", "PRP", "CC", "MD", "TO", ",", "nn"],
+    "upos": ["NOUN", "VERB", "ADJ", "DET", "ADP", "PRON", "PUNCT", "AUX", "ADV", "PROPN", "CCONJ", "noun"],
+}  # fmt: skip
+REGEXES = {
+    "word": ["th.*", "[Tt]he", ".*ing", ".*ly", "a|an|the", "(un|in).+", "[A-Z].*", "[,.?!]",
+             ".{1,3}", "go(es|ing|ne)?", "[0-9]+", "[a-z]+", "..", "[^a-z]+", ".*é.*", "to|of"],
+    "lemma": ["b.*", "go|get|make", "[a-z]{2}", "(be|have)", ".*e", "d."],
+    "pos": ["NN.*", "VB[DZ]?", "JJ.?", "N.*|V.*", "PRP\\$", "[A-Z]{2}", "-[LR]RB-", "."],
+    "upos": ["N.*", "PRO.*", "A.*|D.*", "[A-Z]+", "(NOUN|VERB)"],
+}  # fmt: skip
+P_ATTRIBUTES = list(LITERALS)
+FLAGS = st.sampled_from(["", "", "", "%c", "%d", "%cd"])
+TAGS = st.sampled_from(
+    ["<s>", "</s>", "<s>", "</s>", "<text>", "</text>", "<p>", "</p>", '<text_genre="reviews">',
+     '<text_genre!="email">', '<text_genre="(weblog|email)">', '<text_genre="R.*"%c>', '<text_year="">']
+)  # fmt: skip
+BOUNDED = st.one_of(
+    st.just("?"),
+    st.integers(1, 3).map(lambda n: f"{{{n}}}"),  # x{0}: see KNOWN_DIFFERENCES
+    st.integers(1, 3).map(lambda m: f"{{,{m}}}"),
+    st.integers(0, 2).flatmap(lambda n: st.integers(max(n, 1), 3).map(lambda m: f"{{{n},{m}}}")),
+)
+UNBOUNDED = st.one_of(st.sampled_from(["*", "+"]), st.integers(0, 2).map(lambda n: f"{{{n},}}"))
+
+
+@st.composite
+def values(draw: st.DrawFn, attribute: str) -> str:
+    """A quoted value with flags: a frequent literal or a regex over the attribute's values."""
+    if draw(st.booleans()):
+        text = draw(st.sampled_from(LITERALS[attribute]))
+        flags = draw(st.sampled_from(["", "", "%c", "%d", "%cd", "%l"]))
+    else:
+        text = draw(st.sampled_from(REGEXES[attribute]))
+        flags = draw(FLAGS)
+    quote = "'" if "'" not in text and draw(st.integers(0, 9)) == 0 else '"'
+    return f"{quote}{text}{quote}{flags}"
+
+
+@st.composite
+def attribute_tests(draw: st.DrawFn) -> str:
+    attribute = draw(st.sampled_from(P_ATTRIBUTES))
+    return f"{attribute}{draw(st.sampled_from(['=', '=', '=', '!=']))}{draw(values(attribute))}"
+
+
+def conditions() -> st.SearchStrategy[str]:
+    # negations are few: they hold almost everywhere, and every position a candidate costs time
+    tests = attribute_tests()
+    leaves = st.one_of(tests, tests, tests, tests.map(lambda test: f"!{test}"))
+    return st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            inner.map(lambda c: f"!({c})"),
+            inner.map(lambda c: f"({c})"),
+            st.tuples(inner, inner).map(" & ".join),
+            st.tuples(inner, inner).map(" & ".join),
+            st.tuples(inner, inner).map(" | ".join),
+        ),
+        max_leaves=2,
+    )
+
+
+@st.composite
+def tokens(draw: st.DrawFn, marked: bool = False) -> str:
+    """``[condition]``, ``[]`` or a bare ``"word"``; ``marked`` ones may carry a label or ``@``."""
+    kind = draw(st.sampled_from(["condition"] * 5 + ["any", "bare", "bare"]))
+    body = {
+        "condition": lambda: f"[{draw(conditions())}]",
+        "any": lambda: "[]",
+        "bare": lambda: draw(values("word")),
+    }[kind]()
+    if not marked:
+        return body
+    label = f"{draw(st.sampled_from(['a', 'b']))}:" if draw(st.integers(0, 2)) == 0 else ""
+    target = "@" if draw(st.integers(0, 4)) == 0 else ""
+    return f"{target}{label}{body}"
+
+
+@st.composite
+def quantified(draw: st.DrawFn, element: st.SearchStrategy[str]) -> str:
+    item = draw(element)
+    # nested unbounded repetitions make CQP's simulation crawl (seconds to minutes per query)
+    kinds = ["", "", "bounded"] + ([] if unbounded_text(item) else ["unbounded"])
+    kind = draw(st.sampled_from(kinds))
+    return item + ("" if not kind else draw(BOUNDED if kind == "bounded" else UNBOUNDED))
+
+
+def groups() -> st.SearchStrategy[str]:
+    """Tokens and parenthesised sequences and alternations of them, each maybe quantified."""
+
+    def pattern(element: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        sequence = st.lists(quantified(element), min_size=1, max_size=3).map(" ".join)
+        return st.one_of(sequence, sequence, st.tuples(sequence, sequence).map(" | ".join))
+
+    return st.recursive(tokens(), lambda inner: pattern(inner).map(lambda p: f"({p})"), max_leaves=3)
+
+
+def consumes_nothing(pattern: Pattern) -> bool:
+    """Whether a pattern can match without consuming a token (tags are zero-width)."""
+    if isinstance(pattern, TokenPattern):
+        return False
+    if isinstance(pattern, StructuralTag):
+        return True
+    if isinstance(pattern, Sequence):
+        return all(consumes_nothing(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(consumes_nothing(option) for option in pattern.options)
+    return pattern.min == 0 or consumes_nothing(pattern.item)
+
+
+@st.composite
+def sequences(draw: st.DrawFn, tags: bool) -> str:
+    """A top-level sequence: quantified groups, and tokens and tags that every path passes through.
+
+    The generator keeps away from constructs where CQP's simulation is known to differ from the
+    native engine's (see KNOWN_DIFFERENCES): tags stay out of groups, quantifiers and alternatives
+    (CQP counts a tag as a step and ties a closing tag to an opening one earlier in the text),
+    labels and ``@`` stay out of them too (CQP checks the constraint on each path, the native
+    engine on merged paths), and every sequence consumes a token (CQP drops a start whose first
+    accept is empty).
+    """
+    kinds = [quantified(groups()), quantified(groups()), tokens(marked=True)] + ([TAGS] if tags else [])
+    text = one_target(" ".join(draw(st.lists(st.one_of(kinds), min_size=1, max_size=4))))
+    with contextlib.suppress(QueryError):
+        if consumes_nothing(parse_cqp(text).pattern):
+            text += f" {draw(tokens(marked=True))}"
+    return text
+
+
+def patterns() -> st.SearchStrategy[str]:
+    """One sequence, or two alternatives of which only the first has tags."""
+    one = sequences(tags=True)
+    return st.one_of(one, one, st.tuples(one, sequences(tags=False)).map(" | ".join)).map(one_target)
+
+
+def one_target(text: str) -> str:
+    """The text with every ``@`` but the first removed: the native engine allows one target
+    (see KNOWN_DIFFERENCES), and no generated value contains an ``@``."""
+    first, *rest = text.split("@")
+    return first + ("@" if rest else "") + "".join(rest)
+
+
+def unbounded_text(text: str) -> bool:
+    try:
+        return unbounded(parse_cqp(one_target(text)).pattern)
+    except QueryError:
+        return False
+
+
+def unbounded(pattern: Pattern) -> bool:
+    if isinstance(pattern, TokenPattern | StructuralTag):
+        return False
+    if isinstance(pattern, Sequence):
+        return any(unbounded(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(unbounded(option) for option in pattern.options)
+    return pattern.max is None or unbounded(pattern.item)
+
+
+@st.composite
+def constraints(draw: st.DrawFn, defined: list[str], target: bool) -> str:
+    """A global constraint that reads every label of the pattern: CQP refuses a query with a label
+    it never reads ("Illegal use of labels"), and ``target`` without an ``@`` (see KNOWN_DIFFERENCES).
+    Now and then it reads a label the pattern does not set, which both engines must refuse."""
+    readable = [*defined, "match", "matchend"] + (["target"] if target else [])
+    if draw(st.integers(0, 9)) == 0:
+        readable.append("b" if "a" in defined else "a")
+
+    def comparison(label: str) -> str:
+        operator = draw(st.sampled_from(["=", "!="]))
+        if draw(st.booleans()):
+            attribute = draw(st.sampled_from([*P_ATTRIBUTES, "text_genre"]))
+            other = f"{draw(st.sampled_from(readable))}.{draw(st.sampled_from([attribute, *P_ATTRIBUTES]))}"
+            return f"{label}.{attribute} {operator} {other}"
+        if label in ("match", "matchend"):
+            attribute = draw(st.sampled_from([*P_ATTRIBUTES, "text_genre"]))
+        else:
+            # a label may be unset, and CQP then decides `a.pos = "N.*"` by how it compiled the value
+            # (see KNOWN_DIFFERENCES): regexes on word and lemma, whose lexicons are large, are safe
+            attribute = draw(st.sampled_from(["word", "lemma", "text_genre"]))
+        if attribute == "text_genre":
+            value = draw(st.sampled_from(['"reviews"', '"email|weblog"', '"R.*"%c']))
+        elif label in ("match", "matchend"):
+            value = draw(values(attribute))
+        else:
+            value = f'"{draw(st.sampled_from(REGEXES[attribute]))}"{draw(FLAGS)}'
+        return f"{label}.{attribute} {operator} {value}"
+
+    labels = defined or [draw(st.sampled_from(readable))]
+    parts = [comparison(label) for label in labels] + [comparison(draw(st.sampled_from(readable)))] * draw(
+        st.integers(0, 1)
+    )
+    joined = f" {draw(st.sampled_from(['&', '|']))} ".join(parts)
+    return f"!({joined})" if draw(st.integers(0, 5)) == 0 else joined
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    query = draw(patterns())
+    # every candidate of a long repetition may run to the end of a text or to the HardBoundary
+    long_runs = unbounded_text(query)
+    defined = sorted(set(re.findall(r"\b([ab]):", query)))  # no generated value contains a colon
+    if defined or draw(st.integers(0, 3)) == 0:
+        query += f" :: {draw(constraints(defined, '@' in query))}"
+    if draw(st.booleans()):
+        query += f" within {draw(st.sampled_from(['s', 's'] if long_runs else ['s', 'text', 'p']))}"
+    if draw(st.integers(0, 9)) == 0:
+        query += f" cut {draw(st.integers(1, 20))}"
+    if draw(st.integers(0, 9)) == 0:
+        query += " expand to s"
+    strategy: Strategy = draw(st.sampled_from(["standard", "shortest", "longest", "traditional"]))
+    boundaries = [20, 3] if long_runs else [500, 20, 3]
+    return Case(query, strategy, 500 if " within " in query else draw(st.sampled_from(boundaries)))
+
+
+# Pieces of regexes where PCRE (UTF-8 and UCP, as CQP compiles them, anchored to the whole value)
+# and Python's regex module could disagree: classes, Unicode properties, anchors, escapes, groups,
+# multibyte characters (the EWT lexicon has é, ’, ³, Υ, ♥, £, a soft hyphen). Pieces that are
+# known to disagree are left out; KNOWN_DIFFERENCES has one case for each.
+REGEX_PIECES = [
+    "a", "e", "n", "t", "s", "T", "é", "É", "ç", "’", "—", "Υ", "´", "³", ".", ".*", ".+", "..", ".?",
+    "[a-z]", "[^a-z]", "[A-Z]", "[aeiou]", "[é-ü]", "[’']", "[[:alpha:]]", "[[:upper:]]", "[[:lower:]]",
+    "[[:digit:]]", "[[:space:]]", "[^[:alpha:]]", "\\d", "\\D", "\\s", "\\S", "\\b", "\\B", "\\h", "\\X",
+    "\\p{L}", "\\P{L}", "\\pL", "\\p{P}", "\\p{Pi}", "\\p{Pf}", "\\p{Pd}", "\\p{S}", "\\p{Sc}", "\\p{N}",
+    "\\p{No}", "\\p{Greek}", "\\p{Latin}", "\\p{Cf}", "\\p{L&}", "\\p{Any}", "\\p{Han}",
+    "^", "$", "\\A", "\\z", "\\.", "\\-", "\\'", "\\x41", "\\101", "\\t", "\\/", "\\_", "\\$", "\\%",
+    "(a|e)", "(?:s|es)", "(?i)", "(?i:t)", "(?>a+)", "a*+", "a++", "s{2}", "{1}", "(.)\\1", "(?=a)", "(?!e)", "(?<=n)",
+    "(?|a|e)", "(?#x)", "(?P<n>s)(?P<m>e)", "(?s).", "(?x) a", "s{2,1}", "[z-a]", "x**", "|", ")", "(", "[", "]",
+    "\\K", "\\R", "\\v", "\\G", "\\f", "\\0",
+]  # fmt: skip
+
+
+@st.composite
+def regex_cases(draw: st.DrawFn) -> Case:
+    pattern = "".join(draw(st.lists(st.sampled_from(REGEX_PIECES), min_size=1, max_size=4)))
+    attribute = draw(st.sampled_from(["word", "word", "lemma"]))
+    return Case(f'[{attribute}="{pattern}"{draw(FLAGS)}]')
+
+
+# ---------------------------------------------------------------------------- the tests
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(case=cases())
+def test_native_engine_agrees_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(case=regex_cases())
+def test_regexes_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
+
+
+@pytest.mark.parametrize(("query_id", "query"), parity_queries())
+def test_judge_reproduces_the_parity_hits(judge: RealCqp, query_id: str, query: str) -> None:
+    """The judge itself: real CQP through it answers the 44 parity queries as the reference files say."""
+    assert judge.query(query) == parity_hits(query_id)
+
+
+def known(name: str, query: str, reason: str, strategy: Strategy = "standard") -> object:
+    return pytest.param(Case(query, strategy), id=name, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
+# Differences the generators found (shrunk by hand), with what each engine answers on EWT. The
+# generators keep away from these constructs, so that they go on finding new ones; when the engine
+# is fixed, the case XPASSes and both the case and the generator's restriction can go.
+KNOWN_DIFFERENCES = [
+    # -- the simulation (backend_node/engines/native/simulate.py, plan.py, registers.py)
+    known("empty-first-accept", "<s> []?",
+          "CQP ends a start at its first accepting state even when no token was consumed, and then drops "
+          "the empty match (eval.c: winner < start): 0 hits; native skips the empty accept and goes on to "
+          "<s> []: 16,622 hits (0-0, 24-24, ...); all strategies but longest"),
+    known("tag-is-a-step", "[] (</s> | []) []",
+          "CQP's simulation takes one step per transition, a tag included, and stops at the first final "
+          "state reached in step order: at 23 (sentence end) [] [] [] and [] </s> [] tie at 3 steps and "
+          "CQP takes 23-25; native counts tokens and takes 23-24; 254,816 vs native 238,967 hits"),
+    known("tag-is-a-step-tie", "[] ([] [] | </s> [])",
+          "as tag-is-a-step: a tie in steps is decided by CQP's state order: CQP 23-25, 56-58, ...; "
+          "native 23-24, 56-57, ... (16,621 of 254,816 hits differ)", "traditional"),
+    known("strict-regions-in-text-order", '<s> [pos="DT"] | [pos="NN"] </s>',
+          "CQP ties a closing tag to the region label of an opening tag written before it in the query "
+          "text (parse_actions.c, StrictRegions), so </s> in the second alternative never matches: "
+          "1,803 hits; native checks </s> only on paths that entered <s>: 2,541 (208-208 first extra)"),
+    known("constraint-per-path", 'b:[]{1,2} a:[]{1,2} [pos="."] :: a.word != b.word',
+          "CQP evaluates the global constraint on every transition into a final state, so any path whose "
+          "labels satisfy it makes the match; native merges the paths' labels per state (last source "
+          "wins) before testing: 88 of 24,574 hits differ, CQP 2870-2873 vs native 2871-2873"),
+    known("unset-label-value", '[pos="DT"] | a:[pos="NN"] :: a.pos = "[A-Z]{2}"',
+          "CQP compiles a regex over a small lexicon (< 1000 types) into an id list, inverted when it "
+          "covers more than half of the tokens, and an unset label passes an inverted list (likewise "
+          "!= with a literal absent from the lexicon): 54,349 hits incl. every DT; native: an unset "
+          "label fails every comparison, 33,591"),
+    known("unread-label", 'a:[word="the"]',
+          "CQP refuses a label that no constraint reads (\"Illegal use of labels\"); native runs it: 9,872 hits"),
+    known("target-without-marker", '[pos="NN"] :: !(target.upos = "NOUN")',
+          "CQP refuses target in a constraint when no token has @ (\"Label target used before it was "
+          "defined\"); native runs it: 33,591 hits"),
+    known("two-targets", '@[pos="DT"] @[pos="NN"]',
+          "native refuses a second @ (QuerySyntaxError); CQP accepts it: 10,133 hits"),
+    known("zero-repetition", '[pos="DT"] [pos="JJ"]{0} [pos="NN"]',
+          "native refuses {0} (QuerySyntaxError: count between 1 and 1,000); CQP accepts it: 10,133 hits"),
+    known("matches-empty", '[pos="DT"]?',
+          "CQP refuses a pattern that matches the empty string (\"Query matches empty string\"); native "
+          "answers 0 hits without an error"),
+    known("tag-cycle", '<s>+ [word="the"]',
+          "native fails with ValueError (a cycle of structural tags, plan.tag_order: an internal error, "
+          "not a refusal); CQP refuses at run time (\"Infinite loop detected\")"),
+    # -- regexes: PCRE (UTF-8, UCP) in CQP, Python's regex module in native (lexicon.py, regex_check.py)
+    known("caseless-property", '[word="\\p{Lu}"%c]',
+          "with %c, regex makes \\p{Lu} and \\p{Ll} caseless, PCRE does not: native 9,746 hits, CQP 4,282"),
+    known("ucp-word-numbers", '[word="\\w+"]',
+          "PCRE's UCP \\w (and [[:alnum:]], [[:word:]]) take every \\p{N}, regex only \\p{Nd}: CQP also "
+          "matches Ã³l at 236816 (218,239 vs native 218,238)"),
+    known("posix-punct", '[word="[[:punct:]]"]',
+          "PCRE's [[:punct:]] is \\p{P} plus ASCII symbols, regex's is \\p{P} and \\p{S}: native also "
+          "matches ♥ at 3280 and £ at 112022, 165716 (29,395 vs CQP 29,392)"),
+    known("brace-without-minimum", '[word="s{,2}"]',
+          "PCRE1 reads {,2} as literal text, regex as {0,2}: native 229 hits, CQP 0"),
+    known("backslash-N", '[word="\\N"]',
+          "PCRE's \\N is any character but newline, regex's a literal N: native 7 hits, CQP 40,009"),
+    known("word-start-class", '[word="[[:<:]]a"]',
+          "PCRE's [[:<:]] is a word start, regex reads a character class: native 0 hits, CQP 4,567"),
+    known("hex-brace-escape", '[word="d\\x{e9}cor"]',
+          "regex refuses \\x{e9} (native: QuerySyntaxError); CQP: 1 hit, décor at 160375"),
+    known("octal-brace-escape", '[word="\\o{101}"%c]', "regex refuses \\o{101}; CQP: 4,785 hits"),
+    known("quoted-literal", '[word="\\Q.\\E"]', "regex refuses \\Q...\\E; CQP: 10,899 hits"),
+    known("lone-end-quote", '[word="the\\E"]', "regex refuses a lone \\E, PCRE ignores it; CQP: 9,872 hits"),
+    known("backslash-8", '[word="\\8"]', "regex refuses \\8 (no group 8), PCRE reads a literal 8; CQP: 32 hits"),
+    known("escape-in-class", '[word="[\\Z]"]', "regex refuses \\Z in a class, PCRE reads Z; CQP: 3 hits"),
+    known("unknown-escape", '[word="\\y"]', "regex refuses \\y, PCRE reads y; CQP: 2 hits"),
+    known("pcre-property", '[word="\\p{Xan}+"]', "regex does not know \\p{Xan}; CQP: 218,201 hits"),
+    known("group-reference-g", '[word="\\g1"]',
+          "regex reads \\g1 as the text g1 (native 0 hits), PCRE refuses it (no group 1)"),
+    known("duplicate-group-names", '[word="(?P<n>s)(?P<n>s)"]',
+          "regex accepts two groups named n (native 0 hits), PCRE refuses them"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", KNOWN_DIFFERENCES)
+def test_known_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
