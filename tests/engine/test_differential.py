@@ -86,8 +86,7 @@ def difference(native: Hits | str, cqp: Hits | str) -> str | None:
     if isinstance(native, str) or isinstance(cqp, str):
         if isinstance(native, str) and isinstance(cqp, str):
             return None  # both refuse; their messages are worded differently
-        return f"native: {native if isinstance(native, str) else f'{len(native)} hits'}\n" \
-            f"CQP: {cqp if isinstance(cqp, str) else f'{len(cqp)} hits'}"
+        return f"native: {summary(native)}\nCQP: {summary(cqp)}"
     if native == cqp:
         return None
     at = next((i for i, (a, b) in enumerate(zip(native, cqp, strict=False)) if a != b), min(len(native), len(cqp)))
@@ -99,32 +98,42 @@ def difference(native: Hits | str, cqp: Hits | str) -> str | None:
     )
 
 
+def summary(answer: Hits | str) -> str:
+    return answer if isinstance(answer, str) else f"{len(answer)} hits {answer[:3]}"
+
+
 def note(text: str) -> None:
     """Count an outcome in hypothesis' statistics (``--hypothesis-show-statistics``)."""
     if currently_in_test_context():
         event(text)
 
 
+def ask(judge: RealCqp, case: Case) -> Hits | str | None:
+    """Real CQP's answer, or None when it gave none (timed out or died: no verdict)."""
+    try:
+        return judge.query(case.query, case.strategy, case.hard_boundary)
+    except NoAnswer as error:
+        note(f"no verdict: {str(error).splitlines()[0]}")
+        return None
+
+
 def check(engine: NativeEngine, judge: RealCqp, case: Case) -> None:
     """Both engines answer the case alike: the same hits in the same order, or both refuse it."""
     native = native_answer(engine, case)
-    try:
-        cqp = judge.query(case.query, case.strategy, case.hard_boundary)
-    except NoAnswer as error:
-        note(f"no verdict: {str(error).splitlines()[0]}")
-        return
+    cqp = ask(judge, case)
     if native is None:
         note("no verdict: the native engine refused the work")
+    if native is None or cqp is None:
         return
     note("both refuse" if isinstance(native, str) and isinstance(cqp, str) else "compared")
     found = difference(native, cqp)
     assert found is None, f"{case}\n{found}"
-    if not isinstance(native, str) and len(native) <= CANONICAL_CHECK_HITS:
-        # the canonical text is what nodes run: it must mean to CQP what the query meant
-        text = canonical(case.query)
-        if text != case.query:
-            again = judge.query(text, case.strategy, case.hard_boundary)
-            assert again == cqp, f"{case}: canonical {text!r} changes CQP's answer\n{difference(again, cqp)}"
+    if isinstance(native, str) or len(native) > CANONICAL_CHECK_HITS:
+        return
+    # the canonical text is what nodes run: it must mean to CQP what the query meant
+    text = canonical(case.query)
+    again = ask(judge, case._replace(query=text)) if text != case.query else cqp
+    assert again is None or again == cqp, f"{case}: canonical {text!r} changes CQP's answer to {summary(again)}"
 
 
 # ---------------------------------------------------------------------------- query generator
@@ -200,11 +209,10 @@ def conditions() -> st.SearchStrategy[str]:
 def tokens(draw: st.DrawFn, marked: bool = False) -> str:
     """``[condition]``, ``[]`` or a bare ``"word"``; ``marked`` ones may carry a label or ``@``."""
     kind = draw(st.sampled_from(["condition"] * 5 + ["any", "bare", "bare"]))
-    body = {
-        "condition": lambda: f"[{draw(conditions())}]",
-        "any": lambda: "[]",
-        "bare": lambda: draw(values("word")),
-    }[kind]()
+    if kind == "condition":
+        body = f"[{draw(conditions())}]"
+    else:
+        body = "[]" if kind == "any" else draw(values("word"))
     if not marked:
         return body
     label = f"{draw(st.sampled_from(['a', 'b']))}:" if draw(st.integers(0, 2)) == 0 else ""
@@ -244,6 +252,24 @@ def consumes_nothing(pattern: Pattern) -> bool:
     return pattern.min == 0 or consumes_nothing(pattern.item)
 
 
+def unbounded_text(text: str) -> bool:
+    """Whether a pattern (as text) has a repetition without an upper bound."""
+    try:
+        return unbounded(parse_cqp(one_target(text)).pattern)
+    except QueryError:
+        return False
+
+
+def unbounded(pattern: Pattern) -> bool:
+    if isinstance(pattern, TokenPattern | StructuralTag):
+        return False
+    if isinstance(pattern, Sequence):
+        return any(unbounded(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(unbounded(option) for option in pattern.options)
+    return pattern.max is None or unbounded(pattern.item)
+
+
 @st.composite
 def sequences(draw: st.DrawFn, tags: bool) -> str:
     """A top-level sequence: quantified groups, and tokens and tags that every path passes through.
@@ -274,23 +300,6 @@ def one_target(text: str) -> str:
     (see KNOWN_DIFFERENCES), and no generated value contains an ``@``."""
     first, *rest = text.split("@")
     return first + ("@" if rest else "") + "".join(rest)
-
-
-def unbounded_text(text: str) -> bool:
-    try:
-        return unbounded(parse_cqp(one_target(text)).pattern)
-    except QueryError:
-        return False
-
-
-def unbounded(pattern: Pattern) -> bool:
-    if isinstance(pattern, TokenPattern | StructuralTag):
-        return False
-    if isinstance(pattern, Sequence):
-        return any(unbounded(item) for item in pattern.items)
-    if isinstance(pattern, Alternation):
-        return any(unbounded(option) for option in pattern.options)
-    return pattern.max is None or unbounded(pattern.item)
 
 
 @st.composite
@@ -416,6 +425,11 @@ KNOWN_DIFFERENCES = [
     known("tag-is-a-step-tie", "[] ([] [] | </s> [])",
           "as tag-is-a-step: a tie in steps is decided by CQP's state order: CQP 23-25, 56-58, ...; "
           "native 23-24, 56-57, ... (16,621 of 254,816 hits differ)", "traditional"),
+    known("tag-is-a-step-longest", '([]? [word="[A-Z].*"]{2} <s>?)+',
+          "CQP keeps one corpus position per state and step, and a tag does not advance it: paths that "
+          "the optional <s> puts out of step overwrite each other, so CQP's longest match from 397 ends "
+          "at 408 (and 405-409 is a hit of its own); native finds 397-409: 6,289 vs native 6,222 hits",
+          "longest"),
     known("strict-regions-in-text-order", '<s> [pos="DT"] | [pos="NN"] </s>',
           "CQP ties a closing tag to the region label of an opening tag written before it in the query "
           "text (parse_actions.c, StrictRegions), so </s> in the second alternative never matches: "
