@@ -455,9 +455,6 @@ KNOWN_DIFFERENCES = [
     known("matches-empty", '[pos="DT"]?',
           "CQP refuses a pattern that matches the empty string (\"Query matches empty string\"); native "
           "answers 0 hits without an error"),
-    known("tag-cycle", '<s>+ [word="the"]',
-          "native fails with ValueError (a cycle of structural tags, plan.tag_order: an internal error, "
-          "not a refusal); CQP refuses at run time (\"Infinite loop detected\")"),
     # -- regexes: PCRE (UTF-8, UCP) in CQP, Python's regex module in native (lexicon.py, regex_check.py)
     known("caseless-property", '[word="\\p{Lu}"%c]',
           "with %c, regex makes \\p{Lu} and \\p{Ll} caseless, PCRE does not: native 9,746 hits, CQP 4,282"),

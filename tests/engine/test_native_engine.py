@@ -8,7 +8,7 @@ import pytest
 import regex
 
 from backend_node.engines import Context, Hit
-from backend_node.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
+from backend_node.engines.errors import OutOfRange, QueryFailed, QueryTooExpensive, UnknownAttribute
 from backend_node.engines.native import NativeEngine, lexicon
 from query_lang import RegexValue
 
@@ -144,3 +144,9 @@ def test_one_scan_over_the_lexicon_matches_as_string_by_string(
     if lexicon.is_literal(value):
         expected = [s == pattern for s in LEXICON]
     assert lexicon.match_table(index, value, seconds=5).tolist() == expected
+
+
+def test_a_loop_of_tags_is_refused_not_crashed(sample: NativeEngine) -> None:
+    with pytest.raises(QueryFailed, match="would loop forever") as error:
+        sample.count('<s>+ [word="the"]')
+    assert error.value.status == 400

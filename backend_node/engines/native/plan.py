@@ -15,6 +15,7 @@ from typing import assert_never
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.engines.errors import QueryFailed
 from backend_node.engines.native.compile import (
     AllOf,
     Always,
@@ -117,7 +118,9 @@ def tag_order(automaton: Automaton, sources: list[list[int]]) -> list[int]:
         if i in ordered:
             return
         if i in visiting:
-            raise ValueError("a cycle of structural tags cannot consume tokens")  # CQP: infinite loop
+            raise QueryFailed(  # CQP refuses such a query too ("Infinite loop detected")
+                "the query repeats structural tags that consume no token (such as <s>+): it would loop forever"
+            )
         visiting.add(i)
         for source in sources[i]:
             if not automaton.states[source].is_token:
