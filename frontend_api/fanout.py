@@ -160,9 +160,16 @@ class NodeClient:
 
     async def _request(self, partition: Partition, node: str, method: str, path: str, **kwargs: Any) -> bytes:
         """The body of a successful answer, read up to ``max_node_response_bytes``."""
+        return await self._body(partition, node, await self._send(node, method, path, **kwargs))
+
+    async def _send(self, node: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The node's answer, its body not read yet."""
         client = self.pools(node)
         request = client.build_request(method, f"{node}{path}", headers=self.headers, **kwargs)
-        response = await client.send(request, stream=True)
+        return await client.send(request, stream=True)
+
+    async def _body(self, partition: Partition, node: str, response: httpx.Response) -> bytes:
+        """The body, read up to ``max_node_response_bytes``; a failure answer raises (``classify``)."""
         try:
             body = await read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
         finally:
@@ -253,15 +260,9 @@ class NodeClient:
             raise combined(partition, failures)
 
     async def _open_export(self, partition: Partition, node: str, request: ExportRequest) -> httpx.Response:
-        client = self.pools(node)
-        outgoing = client.build_request("POST", f"{node}/v1/export", json=payload(request), headers=self.headers)
-        response = await client.send(outgoing, stream=True)
+        response = await self._send(node, "POST", "/v1/export", json=payload(request))
         if response.status_code >= 300:
-            try:
-                body = await read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
-            finally:
-                await response.aclose()
-            classify(response.status_code, body, partition.id, node)
+            await self._body(partition, node, response)  # raises: the node refused or failed
         return response
 
     async def _lines(self, partition: Partition, node: str, response: httpx.Response, count: int,
