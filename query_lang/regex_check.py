@@ -1,8 +1,8 @@
 """Parse-time checks of the regular expressions inside CQP values.
 
-CQP hands values to PCRE; we check them with the ``regex`` module, which understands the same
-syntax (``\\p{L}``, ``[[:alpha:]]``, ``(?i)``, look-around). Remember that CQP regexes match the
-*whole* value: ``"the"`` finds only *the*, never *other*.
+CQP hands values to PCRE; we check them as ``query_lang.pcre`` translates them for the ``regex``
+module, which then compiles them (the native engine matches with the same translation). Remember
+that CQP regexes match the *whole* value: ``"the"`` finds only *the*, never *other*.
 
 Compiling can itself be an attack: ``regex`` unrolls counted repetitions, and
 ``((a{1000}){1000}){1000}`` exhausts memory. So before compiling, a small scanner bounds the
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import regex
+from query_lang.pcre import compile_error
 
 MAX_REGEX_REPEAT = 1_000
 """Largest product of nested ``{n,m}`` bounds in one regex."""
@@ -185,8 +185,5 @@ def _compile_error(pattern: str) -> tuple[str, int] | None:
     parsed on the front end and again on every node), not kept in ``regex``'s own cache."""
     if _PLAIN.fullmatch(pattern):
         return None
-    try:
-        regex.compile(pattern, cache_pattern=False)
-    except regex.error as error:
-        return error.msg, error.pos if error.pos is not None else len(pattern)
-    return None
+    error = compile_error(pattern)
+    return None if error is None else (error.message, error.index)

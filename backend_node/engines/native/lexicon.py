@@ -3,8 +3,8 @@
 CQP's rules (cl/regopt.c, parse_actions.c): a value without flags and without any of
 ``[](){}.*+|?\\`` is a literal, looked up as a whole; otherwise it is a PCRE matched against the
 whole value, ``%c`` matches caselessly, ``%d`` strips combining marks from both the pattern and the
-value (NFD, drop marks, NFC), ``%l`` compares the string as written. Python's ``regex`` module is
-the closest to PCRE's UTF-8/UCP mode (``\\p{L}``, POSIX classes, ``(?i)``).
+value (NFD, drop marks, NFC), ``%l`` compares the string as written. Regexes are PCRE's, rewritten
+for Python's ``regex`` module by ``query_lang.pcre``.
 
 Common shapes never touch the whole lexicon: literals (and their case-folded forms) go through a
 dictionary, and a literal prefix (``geh.*``) narrows the candidates by binary search in the sorted
@@ -26,6 +26,7 @@ import regex
 
 from backend_node.engines.errors import QueryTooExpensive
 from query_lang import RegexValue
+from query_lang.pcre import compile_pcre, translate
 
 REGEX_META = set("[](){}.*+|?\\")
 
@@ -181,28 +182,26 @@ class LexiconIndex:
 
 def _compile(value: RegexValue) -> Callable[[str], object]:
     pattern = strip_diacritics(value.pattern) if value.ignore_diacritics else value.pattern
-    flags = regex.V0 | (regex.IGNORECASE if value.ignore_case else 0)
-    compiled = regex.compile(f"(?:{pattern})", flags)
-    matcher: Callable[[str], object] = compiled.fullmatch
+    matcher: Callable[[str], object] = compile_pcre(pattern, value.ignore_case).search  # anchored by CQP
     return matcher
 
 
 _ESCAPED_TEXT = regex.compile(r"(?:[^\[\](){}.*+|?\\^$]|\\[^\w\s])*")
 r"""A pattern that is plain text once its escapes are removed: ``\$``, ``\(``, ``e\.g\.``."""
 
-_SCAN_UNSAFE = regex.compile(r"\[\^|\[\[:|\\[^\W\d_dwbB]|\\[\d]|\(\?[\w-]*[sx]")
-r"""Constructs that could match a line break (a negated or POSIX class, ``\s``/``\W``/``\p``/... and
-other letter escapes, DOTALL or verbose flags): such patterns are matched string by string."""
+_SCAN_UNSAFE = regex.compile(r"\[\^|\\P|\\p\{C|\\[nxuUXsSWDVHRNAZG]|\(\?[\w-]*s")
+r"""Constructs of a translated pattern (``query_lang.pcre``) that could match a line break: a
+negated class or property, a control-character escape, DOTALL, or that anchors to the text's ends
+(``\\A``, ``\\Z``, ``\\G``): such patterns are matched string by string."""
 
 
 def _scan(index: LexiconIndex, value: RegexValue, pattern: str, table: BoolTable) -> None:
     """Mark the ids whose whole string matches, in one scan over the lexicon buffer. The pattern
     cannot match a line break (``_SCAN_UNSAFE``), so a match between ``^`` and ``$`` is one string."""
     text, starts = index.buffer(value.ignore_diacritics)
-    flags = regex.V0 | regex.MULTILINE | (regex.IGNORECASE if value.ignore_case else 0)
-    found = [m.start() for m in regex.compile(f"^(?:{pattern})$", flags).finditer(text)]
-    if found:
-        table[np.searchsorted(starts, np.asarray(found, dtype=np.int64))] = True
+    found = [m.start() for m in compile_pcre(pattern, value.ignore_case, multiline=True).finditer(text)]
+    if found:  # the string each match lies in (a match can start within it: a)|(b)
+        table[np.searchsorted(starts, np.asarray(found, dtype=np.int64), side="right") - 1] = True
 
 
 def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolTable:
@@ -227,9 +226,12 @@ def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolT
     matcher = _compile(value)
     strings = index.folded(value.ignore_diacritics)
     pattern = strip_diacritics(value.pattern) if value.ignore_diacritics else value.pattern
+    translation = translate(pattern, value.ignore_case)
     candidates: Sequence[int] | None = None
     alternatives = literal_alternatives(pattern)
-    if alternatives is not None:
+    if not translation.self_contained:  # a)|(b: neither a prefix nor a list of alternatives
+        pass
+    elif alternatives is not None:
         candidates = sorted({i for alt in alternatives for i in index.prefix_candidates(
             alt, value.ignore_case, value.ignore_diacritics)})
     elif not value.ignore_case or pattern.isascii():
@@ -238,7 +240,7 @@ def match_table(index: LexiconIndex, value: RegexValue, seconds: float) -> BoolT
             candidates = index.prefix_candidates(prefix, value.ignore_case, value.ignore_diacritics)
     if is_risky(pattern):
         _match_with_budget(table, strings, matcher, candidates, value.pattern, seconds)
-    elif candidates is None and not _SCAN_UNSAFE.search(pattern):
+    elif candidates is None and translation.self_contained and not _SCAN_UNSAFE.search(translation.text):
         _scan(index, value, pattern, table)
     elif candidates is None:
         hits = list(map(matcher, strings))
