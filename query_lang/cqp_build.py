@@ -54,6 +54,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         self.labels: set[str] = set()
         self.label_refs: list[tuple[str, int]] = []
         self.targets: list[int] = []
+        self.label_offsets: dict[str, int] = {}
         self.regex_budget = MAX_REGEX_SIZE
 
     def _error(self, message: str, token: Token | int) -> QuerySyntaxError:
@@ -86,13 +87,29 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         cut: int | None,
         expand: str | None,
     ) -> Query:
-        if len(self.targets) > 1:
-            raise self._error("only one target marker '@' is allowed in a query", self.targets[1])
         for label, offset in self.label_refs:
+            if label == "target" and not self.targets:
+                raise self._error("'target' is not set in the pattern (mark a token with @, as in @[...])", offset)
             if label not in SPECIAL_LABELS and label not in self.labels:
                 raise self._error(
                     f"label '{label}' is not set in the pattern (set it with {label}:[...])", offset
                 )
+        read = {label for label, _ in self.label_refs}
+        for label, offset in self.label_offsets.items():
+            if label not in read:  # CQP: "Illegal use of labels"
+                raise self._error(
+                    f"label '{label}' is set but never read: compare it after '::' (as in :: {label}.word = ...) "
+                    "or remove it",
+                    offset,
+                )
+        if not _has_symbols(pattern):  # CQP: "Query is vacuous"
+            raise self._error("the query is vacuous: every token and tag in it is repeated zero times", 0)
+        if matches_empty(pattern):  # CQP: "Query matches empty string"
+            raise self._error(
+                "the query matches the empty string (every token and tag in it is optional), so it would "
+                "match everywhere: make at least one token or tag obligatory",
+                0,
+            )
         return Query(pattern, within=within, constraint=constraint, cut=cut, expand=expand)
 
     def constraint_clause(self, constraint: Constraint) -> Constraint:
@@ -147,7 +164,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         return (1, None)
 
     def exactly(self, count: Token) -> Bounds:
-        value = self._int(count, 1, MAX_REPETITION, "a repetition count")
+        value = self._int(count, 0, MAX_REPETITION, "a repetition count")
         return (value, value)
 
     def at_least(self, low: Token) -> Bounds:
@@ -155,11 +172,11 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     def between(self, low: Token, high: Token) -> Bounds:
         minimum = self._int(low, 0, MAX_REPETITION, "a repetition bound")
-        maximum = self._int(high, max(minimum, 1), MAX_REPETITION, "the upper bound of {n,m}")
+        maximum = self._int(high, minimum, MAX_REPETITION, "the upper bound of {n,m}")
         return (minimum, maximum)
 
     def at_most(self, high: Token) -> Bounds:
-        return (0, self._int(high, 1, MAX_REPETITION, "the upper bound of {,m}"))
+        return (0, self._int(high, 0, MAX_REPETITION, "the upper bound of {,m}"))
 
     def bracket_token(
         self, target: Token | None, label: Token | None, condition: Condition | None
@@ -175,6 +192,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
             return None
         name = self._name(Token("LABEL", token[:-1], start_pos=token.start_pos), "a label")
         self.labels.add(name)
+        self.label_offsets.setdefault(name, _offset(token))
         return name
 
     def _target(self, token: Token | None) -> bool:
@@ -256,6 +274,27 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         label, attribute = str(qid).split(".")
         self.label_refs.append((label, _offset(qid)))
         return LabelRef(label, attribute)
+
+
+def _has_symbols(pattern: Pattern) -> bool:
+    """Whether any token or tag of the pattern is left once ``x{0}`` repetitions are dropped."""
+    if isinstance(pattern, TokenPattern | StructuralTag):
+        return True
+    if isinstance(pattern, Repetition):
+        return pattern.max != 0 and _has_symbols(pattern.item)
+    parts = pattern.items if isinstance(pattern, Sequence) else pattern.options
+    return any(_has_symbols(part) for part in parts)
+
+
+def matches_empty(pattern: Pattern) -> bool:
+    """Whether the pattern matches without a token or a tag (CQP counts a tag as a symbol here)."""
+    if isinstance(pattern, TokenPattern | StructuralTag):
+        return False
+    if isinstance(pattern, Repetition):
+        return pattern.min == 0 or matches_empty(pattern.item)
+    if isinstance(pattern, Sequence):
+        return all(matches_empty(item) for item in pattern.items)
+    return any(matches_empty(option) for option in pattern.options)
 
 
 def _offset(token: Token | None) -> int:

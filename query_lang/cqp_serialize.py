@@ -118,7 +118,7 @@ def _pattern(pattern: Pattern) -> str:
 
 
 def _quantifier(low: int, high: int | None) -> str:
-    if low < 0 or (high is not None and (high < max(low, 1))):
+    if low < 0 or (high is not None and high < low):
         raise QuerySyntaxError(f"invalid repetition bounds {{{low},{high}}}")
     if high is None:
         return {0: "*", 1: "+"}.get(low, f"{{{low},}}")

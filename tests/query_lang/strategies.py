@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -29,6 +28,7 @@ from query_lang.cqp_ast import (
     TokenPattern,
     ValueTest,
 )
+from query_lang.cqp_build import matches_empty
 
 ATTRIBUTES = st.sampled_from(["word", "lemma", "pos", "upos", "text_genre", "x-y", "_a1"])
 S_ATTRIBUTES = st.sampled_from(["s", "p", "text", "text_genre", "chapter-1"])
@@ -157,28 +157,36 @@ def constraints(labels: list[str]) -> st.SearchStrategy[Constraint]:
 
 @st.composite
 def queries(draw: st.DrawFn) -> Query:
-    """A Query in the normal form the parser produces, with at most one target marker."""
+    """A Query in the normal form the parser produces, and one CQP accepts: the pattern does not
+    match the empty string, every label it sets is read by the constraint, ``target`` is read only
+    when a token carries ``@``."""
     pattern = draw(patterns())
+    if matches_empty(pattern):
+        pattern = _sequence([pattern, TokenPattern(None)])
     tokens = walk_tokens(pattern)
-    if sum(token.target for token in tokens) > 1:
-        pattern = _untarget(pattern)
-    labels = sorted({t.label for t in tokens if t.label is not None} | {"match", "matchend", "target"})
+    defined = sorted({t.label for t in tokens if t.label is not None})
+    readable = [*defined, "match", "matchend"] + (["target"] if any(t.target for t in tokens) else [])
+    constraint = draw(st.none() | constraints(readable))
+    unread = [label for label in defined if label not in _read_labels(constraint)]
+    if unread:
+        reads = [Comparison(LabelRef(label, "word"), False, LabelRef("match", "word")) for label in unread]
+        operands = ([] if constraint is None else [constraint]) + reads
+        constraint = operands[0] if len(operands) == 1 else ConstraintAnd(_flat(ConstraintAnd, operands))
     return Query(
         pattern,
         within=draw(st.none() | S_ATTRIBUTES),
-        constraint=draw(st.none() | constraints(labels)),
+        constraint=constraint,
         cut=draw(st.none() | st.integers(1, 2**31 - 1)),
         expand=draw(st.none() | S_ATTRIBUTES),
     )
 
 
-def _untarget(pattern: Pattern) -> Pattern:
-    if isinstance(pattern, TokenPattern):
-        return replace(pattern, target=False)
-    if isinstance(pattern, Sequence):
-        return Sequence(tuple(_untarget(item) for item in pattern.items))
-    if isinstance(pattern, Alternation):
-        return Alternation(tuple(_untarget(option) for option in pattern.options))
-    if isinstance(pattern, Repetition):
-        return replace(pattern, item=_untarget(pattern.item))
-    return pattern
+def _read_labels(constraint: Constraint | None) -> set[str]:
+    if constraint is None:
+        return set()
+    if isinstance(constraint, Comparison):
+        right = {constraint.right.label} if isinstance(constraint.right, LabelRef) else set()
+        return {constraint.left.label} | right
+    if isinstance(constraint, ConstraintNot):
+        return _read_labels(constraint.operand)
+    return {label for operand in constraint.operands for label in _read_labels(operand)}
