@@ -193,5 +193,7 @@ class QueryEngine(ABC):
         return self.run(query, strategy).hits(offset, limit)
 
     @abstractmethod
-    def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
-        """The line around one position (static links): ``cpos`` is the keyword."""
+    def context(
+        self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
+    ) -> KwicLine:
+        """The line around one position (static links): ``cpos`` .. ``end`` (default ``cpos``) is the keyword."""

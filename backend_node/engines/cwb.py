@@ -36,7 +36,6 @@ from backend_node.engines.base import (
     Context,
     Deadline,
     EngineOptions,
-    Hit,
     KwicLine,
     QueryEngine,
     ResultSet,
@@ -45,12 +44,11 @@ from backend_node.engines.base import (
 from backend_node.engines.errors import (
     EngineUnavailable,
     InvalidOption,
-    OutOfRange,
     QueryFailed,
     QueryTimeout,
     UnknownAttribute,
 )
-from backend_node.engines.results import ArrayResultSet, Matches, build_line
+from backend_node.engines.results import ArrayResultSet, Matches, context_line
 from backend_node.store import CwbCorpus
 from query_lang import canonical
 
@@ -213,7 +211,7 @@ class CwbEngine(QueryEngine):
         table = np.asarray([[int(x) for x in row[:3]] for row in rows], dtype=np.int64).reshape(-1, 3)
         return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2]))
 
-    def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
-        if not 0 <= cpos < self.size:
-            raise OutOfRange(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
-        return build_line(self._store, Hit(cpos, cpos), context, show, meta)
+    def context(
+        self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
+    ) -> KwicLine:
+        return context_line(self._store, cpos, end, context, show, meta)

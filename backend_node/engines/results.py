@@ -19,6 +19,7 @@ import numpy.typing as npt
 from backend_node.engines.base import Context, Hit, KwicLine, ResultSet
 from backend_node.engines.errors import LimitExceeded, UnknownAttribute
 from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
+from cowbird.errors import OutOfRange
 
 Cpos = npt.NDArray[np.int64]
 """An array of corpus positions (cpos)."""
@@ -115,6 +116,16 @@ def _region(attribute: StructuralAttribute, cpos: int) -> int:
         return -1  # region_numbers would index an empty ends array
     # the position in the starts' own dtype, so searchsorted never converts the whole array
     return int(attribute.region_numbers(np.asarray([cpos], dtype=attribute.starts.dtype))[0])
+
+
+def context_line(
+    corpus: CwbCorpus, cpos: int, end: int | None, context: Context, show: list[str], meta: list[str]
+) -> KwicLine:
+    """The line around ``cpos`` .. ``end`` (default ``cpos``) as the keyword: a static link."""
+    last = cpos if end is None else end
+    if not 0 <= cpos <= last < corpus.size:
+        raise OutOfRange(f"positions {cpos}..{last} are outside the corpus (0 to {corpus.size - 1})")
+    return build_line(corpus, Hit(cpos, last), context, show, meta)
 
 
 def _span(corpus: CwbCorpus, hit: Hit, context: Context) -> tuple[int, int]:

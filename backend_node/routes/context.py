@@ -14,6 +14,9 @@ from cowbird.errors import OutOfRange
 
 router = APIRouter(prefix="/v1", tags=["context"])
 
+MAX_KEYWORD_TOKENS = 1_000
+"""Longest keyword a static link shows (a match end at most this far after its start)."""
+
 
 @router.get("/context/{partition}/{cpos}", response_model=ContextResponse)
 async def context(
@@ -24,11 +27,15 @@ async def context(
     region: Annotated[str | None, Query(description="Extend to the enclosing region (e.g. s) instead.")] = None,
     show: Annotated[list[str] | None, Query(description="p-attributes to show with each token.")] = None,
     meta: Annotated[list[str] | None, Query(description="s-attribute values to report.")] = None,
+    end: Annotated[int | None, Query(ge=0, description="Last position of a longer keyword (a match end).")] = None,
 ) -> ContextResponse:
     engine = service.engine(partition)
     shown = Context(tokens, region)
     service.check_request(1, 1, shown)
-    if not 0 <= cpos < engine.size:
-        raise OutOfRange(f"position {cpos} is outside partition {partition} (0 to {engine.size - 1})")
-    line = await service.in_thread(engine.context, cpos, shown, show or [], meta or [])
+    last = cpos if end is None else end
+    if not 0 <= cpos <= last < engine.size:
+        raise OutOfRange(f"positions {cpos}..{last} are outside partition {partition} (0 to {engine.size - 1})")
+    if last - cpos > MAX_KEYWORD_TOKENS:
+        raise OutOfRange(f"end={end}: a keyword spans at most {MAX_KEYWORD_TOKENS} tokens")
+    line = await service.in_thread(engine.context, cpos, shown, show or [], meta or [], end)
     return ContextResponse(partition=partition, cpos=cpos, line=line_model(line))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from backend_node.schemas import Line
-from cowbird.errors import OutOfRange
+from cowbird.errors import BadParameter, OutOfRange
 from frontend_api.corpora import CorpusEntry
 from frontend_api.errors import NodesUnavailable
 from frontend_api.fanout import NodeClient, NodeFailure
@@ -23,43 +24,66 @@ def _text(line: Line) -> RefText:
                    right=" ".join(t[0] for t in line.right))
 
 
-async def resolve(request: Request, corpus: CorpusEntry, position: int) -> RefResult:
+DOCUMENT_REGION = "text"
+"""The s-attribute of a corpus's documents (COW's and cowbird's ``<text>``): the context of a static
+link stays inside it, and a position outside any of them is said to be so."""
+WINDOW = 40
+
+
+async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int | None = None) -> RefResult:
     if position < 0:
         raise OutOfRange(f"position {position} is outside corpus {corpus.name}")
     partition, local = corpus.locate(position)
+    if end is not None and not position <= end < partition.offset + partition.size:
+        raise BadParameter(
+            f"end={end}: the match end must be at or after position {position} and in the same partition "
+            f"(at most {partition.offset + partition.size - 1})"
+        )
+    local_end = None if end is None or end == position else end - partition.offset
     nodes: NodeClient = request.app.state.nodes
     sentence_region = "s" if "s" in corpus.s_attributes else None
+    document = DOCUMENT_REGION if DOCUMENT_REGION in corpus.s_attributes else None
+    keyword = {} if local_end is None else {"end": local_end}
     try:
-        sentence = await nodes.context(partition, local, tokens=0 if sentence_region else 15,
-                                       region=sentence_region, meta=corpus.meta)
-        around = await nodes.context(partition, local, tokens=40)
+        sentence = await nodes.context(partition, local, tokens=0 if sentence_region else 15, region=sentence_region,
+                                       meta=[*corpus.meta, *([document] if document else [])], **keyword)
+        around = await nodes.context(partition, local, tokens=WINDOW, region=document, **keyword)
     except NodeFailure as failure:
         raise NodesUnavailable(f"the partition holding position {position} is not reachable: {failure}",
                                headers={"Retry-After": "10"}) from failure
-    meta = sentence.line.meta
+    meta = {k: v for k, v in sentence.line.meta.items() if k != document}
+    outside = document is not None and sentence.line.meta.get(document) is None
     url = next((v for k, v in meta.items() if k.endswith("_url") and v), "")
     today = datetime.date.today().isoformat()
     base = request.app.state.settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
-    link = f"{base}/ref/{corpus.name}/{position}"
+    link = f"{base}/ref/{corpus.name}/{position}" + (f"?end={end}" if local_end is not None else "")
     template = corpus.config.citation or "{title}, position {position}. {link}{source} (accessed {date})"
     citation = template.format(title=corpus.config.title or corpus.name, position=position, link=link,
                                source=f", source: {url}" if url else "", date=today, url=url)
     return RefResult(
-        corpus=corpus.name, title=corpus.config.title, position=position, partition=partition.id,
+        corpus=corpus.name, title=corpus.config.title, position=position,
+        matchend=position if end is None else end, partition=partition.id,
         sentence=_text(sentence.line), context=_text(around.line), meta=meta, citation=citation, link=link,
+        note=f"position {position} is not inside any text of {corpus.name}: it has no document metadata"
+        if outside else None,
     )
 
 
+EndOfMatch = Annotated[int | None, Query(ge=0, description="Global position of the match's last token.")]
+
+
 @router.get("/api/v1/ref/{corpus}/{position}", response_model=RefResult)
-async def ref_json(request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora) -> RefResult:
-    return await resolve(request, registry.get(corpus, user.name), position)
+async def ref_json(
+    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
+) -> RefResult:
+    return await resolve(request, registry.get(corpus, user.name), position, end)
 
 
 @router.get("/ref/{corpus}/{position}", response_class=HTMLResponse)
 async def ref_page(
-    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora
+    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
 ) -> HTMLResponse:
-    ref = await resolve(request, registry.get(corpus, user.name), position)
+    ref = await resolve(request, registry.get(corpus, user.name), position, end)
     templates = request.app.state.templates
     response: HTMLResponse = templates.TemplateResponse(request, "ref.html", {"ref": ref})
     return response

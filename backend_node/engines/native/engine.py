@@ -17,13 +17,12 @@ from backend_node.engines.base import (
     Context,
     Deadline,
     EngineOptions,
-    Hit,
     KwicLine,
     QueryEngine,
     ResultSet,
     Strategy,
 )
-from backend_node.engines.errors import InvalidOption, OutOfRange, UnknownAttribute
+from backend_node.engines.errors import InvalidOption, UnknownAttribute
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
@@ -36,7 +35,7 @@ from backend_node.engines.native.strategy import (
     first,
     merge,
 )
-from backend_node.engines.results import ArrayResultSet, Matches, build_line
+from backend_node.engines.results import ArrayResultSet, Matches, context_line
 from backend_node.store import CwbCorpus
 from query_lang import Query, parse_cqp
 
@@ -211,7 +210,7 @@ class NativeEngine(QueryEngine):
             lo, width = hi, width * 2
         return Matches.concatenate(found)
 
-    def context(self, cpos: int, context: Context, show: list[str], meta: list[str]) -> KwicLine:
-        if not 0 <= cpos < self.size:
-            raise OutOfRange(f"position {cpos} is outside the corpus (0 to {self.size - 1})")
-        return build_line(self.corpus.store, Hit(cpos, cpos), context, show, meta)
+    def context(
+        self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
+    ) -> KwicLine:
+        return context_line(self.corpus.store, cpos, end, context, show, meta)

@@ -1,0 +1,85 @@
+"""``/ref/{corpus}/{position}``: the whole match highlighted, context inside its own text, and a
+position outside any text said to be so."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
+from tests.frontend.conftest import Partitioned, ewt_client
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def ewt(ewt_parts: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(ewt_parts):
+        yield c
+
+
+async def test_a_multi_token_match_is_highlighted_whole(ewt: httpx.AsyncClient) -> None:
+    page = (await ewt.get("/api/v1/query", params={"corpus": "ewt", "q": "the 1 of", "limit": 1})).json()
+    hit = page["hits"][0]
+    assert hit["matchend"] == hit["position"] + 2 and hit["ref"].endswith(f"?end={hit['matchend']}")
+    answer = await ewt.get(f"/api/v1{hit['ref']}")
+    assert answer.status_code == 200, answer.text
+    ref = answer.json()
+    assert ref["sentence"]["match"] == hit["match"] and len(hit["match"].split()) == 3
+    assert ref["context"]["match"] == hit["match"] and ref["matchend"] == hit["matchend"]
+    assert ref["link"].endswith(hit["ref"]) and ref["note"] is None
+    html = (await ewt.get(hit["ref"])).text
+    assert f"<mark>{hit['match']}</mark>" in html
+    bad = await ewt.get(f"/api/v1/ref/ewt/{hit['position']}", params={"end": hit["position"] - 1})
+    assert bad.status_code == 400 and "end=" in bad.json()["detail"]
+
+
+async def test_context_stays_inside_the_text(ewt: httpx.AsyncClient) -> None:
+    """The last token of one text and the first of the next: the 40-token context of each stops at
+    the text's edge, and each citation names its own text."""
+    last = (await ewt.get("/api/v1/query", params={"corpus": "ewt", "q": "[] </text>", "syntax": "cqp",
+                                                   "meta": "text_url", "limit": 3})).json()["hits"]
+    for hit in last:
+        ref = (await ewt.get(f"/api/v1/ref/ewt/{hit['position']}")).json()
+        assert ref["context"]["right"] == "" and ref["context"]["left"] != ""
+        following = (await ewt.get(f"/api/v1/ref/ewt/{hit['position'] + 1}")).json()
+        assert following["context"]["left"] == ""
+        url, next_url = ref["meta"]["text_url"], following["meta"]["text_url"]
+        assert url == hit["meta"]["text_url"] and url != next_url
+        assert url in ref["citation"] and next_url in following["citation"]
+
+
+@pytest.fixture(scope="module")
+def loose(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    """A corpus with a sentence between its two texts, outside any of them."""
+    base = tmp_path_factory.mktemp("loose")
+    vrt = base / "loose.vrt"
+    vrt.write_text(
+        '<text id="a" url="http://example.org/a">\n<s>\nfirst\nline\n</s>\n</text>\n'
+        "<s>\nstray\nwords\n</s>\n"
+        '<text id="b" url="http://example.org/b">\n<s>\nlast\nline\n</s>\n</text>\n',
+        encoding="utf-8",
+    )
+    options = EncodeOptions(
+        input=vrt, data_dir=base / "data", registry_file=base / "registry" / "loose", p_attributes=["word"],
+        s_attributes=[parse_s_declaration("text:0+id+url"), parse_s_declaration("s:0")], charset="utf8",
+        xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
+    )  # fmt: skip
+    result = Encoder(options).run()
+    assert result.manifest is not None
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+async def test_a_position_outside_any_text_says_so(loose: Partitioned) -> None:
+    async for client in ewt_client(loose, name="loose"):
+        inside = (await client.get("/api/v1/ref/loose/0")).json()
+        assert inside["note"] is None and inside["meta"]["text_url"] == "http://example.org/a"
+        assert inside["context"] == {"left": "", "match": "first", "right": "line"}
+        stray = (await client.get("/api/v1/ref/loose/2")).json()
+        assert stray["note"] == "position 2 is not inside any text of loose: it has no document metadata"
+        assert stray["meta"]["text_url"] is None and stray["sentence"]["match"] == "stray"
+        assert "not inside any text" in (await client.get("/ref/loose/2")).text
+        assert (await client.get("/api/v1/ref/loose/99")).status_code == 404
+
