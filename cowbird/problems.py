@@ -3,7 +3,8 @@
 ``install_problem_handlers(app)`` makes every failure of an app a problem+json answer:
 
 - a ``CowbirdError`` with its own status and code;
-- a request that does not match the API (FastAPI's validation) as ``422 invalid_request``;
+- a request that does not match the API (FastAPI's validation) as ``422 invalid_request``, or
+  ``400 bad_parameter`` when a query parameter is at fault;
 - Starlette's HTTP errors (an unknown route: ``404 not_found``);
 - anything unexpected as ``500 internal``: the traceback goes to the log, the body says only that
   something failed (no traceback, path or token).
@@ -25,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.errors import BrokenStream, CowbirdError, HttpError, Internal, InvalidRequest, NotFound
+from cowbird.errors import BadParameter, BrokenStream, CowbirdError, HttpError, Internal, InvalidRequest, NotFound
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 logger = logging.getLogger("cowbird")
@@ -77,11 +78,16 @@ def _default_render(request: Request, error: CowbirdError) -> Response:
     return problem_response(error)
 
 
-def validation_error(error: RequestValidationError) -> InvalidRequest:
-    """FastAPI's validation failure as one line: where (``body.limit``, ``query.context``) and why."""
+def validation_error(error: RequestValidationError) -> InvalidRequest | BadParameter:
+    """FastAPI's validation failure as one line: where (``body.limit``, ``query.context``) and why.
+    A bad query parameter (``format=xls``, ``offset=-1``) is ``400 bad_parameter`` naming it, like
+    the parameters the routes check themselves; a body that does not match the API stays 422."""
     errors = error.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-    where = ".".join(str(part) for part in first.get("loc", ()))
+    location = tuple(first.get("loc", ()))
+    if location[:1] == ("query",) and len(location) > 1:
+        return BadParameter(f"{location[1]}: {first['msg']}")
+    where = ".".join(str(part) for part in location)
     return InvalidRequest(f"{where}: {first['msg']}" if where else str(first["msg"]))
 
 

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -22,6 +22,7 @@ from frontend_api.corpora import CorpusRegistry
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
 from frontend_api.routes import corpora, export, language, query, ref
+from frontend_api.routes.deps import known_parameters
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
 from web import STATIC, TEMPLATES
@@ -78,5 +79,5 @@ def create_app(
         return RedirectResponse("/docs")
 
     for router in (corpora.router, language.router, query.router, export.router, ref.router):
-        app.include_router(router)
+        app.include_router(router, dependencies=[Depends(known_parameters)])
     return app

@@ -86,7 +86,8 @@ class Hit(BaseModel):
     right: str = Field(description="Right context, tokens separated by spaces.")
     attributes: dict[str, str] = Field(description="Each show= attribute of the match (tokens separated by spaces).")
     meta: dict[str, str | None] = Field(description="Each meta= attribute at the match (None outside any region).")
-    ref: str = Field(description="Path of the static link: /ref/<corpus>/<position>.")
+    ref: str = Field(description="Path of the static link: /ref/<corpus>/<position>, with ?end=<matchend> "
+                     "when the match is longer than one token.")
 
 
 class QueryResult(BaseModel):
@@ -102,6 +103,7 @@ class QueryResult(BaseModel):
     offset: int
     sample: int | None = Field(description="The sample size asked for, or None for a page of hits.")
     hits: list[Hit]
+    hint: str | None = Field(None, description="Advice when the query probably did not mean what it found.")
 
 
 class RefText(BaseModel):
@@ -116,9 +118,11 @@ class RefResult(BaseModel):
     corpus: str
     title: str
     position: int
+    matchend: int = Field(description="Last position of the match shown (the position itself for one token).")
     partition: str
     sentence: RefText
     context: RefText
     meta: dict[str, str | None]
     citation: str
     link: str = Field(description="The permanent URL of this position.")
+    note: str | None = Field(None, description="Said when the position lies outside any text.")

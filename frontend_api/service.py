@@ -47,9 +47,14 @@ class HitView:
     context: int = 10
     show: list[str] = field(default_factory=list)
     meta: list[str] = field(default_factory=list)
+    region: str | None = None  # context=s: the whole region around the match instead of tokens
 
     def check(self, corpus: CorpusEntry) -> None:
         """Refuse attributes the corpus does not have, naming the parameter."""
+        if self.region is not None and self.region not in corpus.s_attributes:
+            raise UnknownAttribute(f"context={self.region}: corpus {corpus.name} has no s-attribute "
+                                   f"{self.region!r}; give a number of tokens or one of: "
+                                   f"{', '.join(corpus.s_attributes)}")
         for name in self.show:
             if name not in corpus.p_attributes:
                 raise UnknownAttribute(f"show={name}: corpus {corpus.name} has no p-attribute {name!r} "
@@ -61,21 +66,22 @@ class HitView:
 
     def node_fields(self) -> dict[str, Any]:
         """The fields of a node request that say what each line shows (word always comes first)."""
-        return {"context": ContextSpec(tokens=self.context), "show": [a for a in self.show if a != "word"],
-                "meta": self.meta}
+        context = ContextSpec(tokens=0, region=self.region) if self.region else ContextSpec(tokens=self.context)
+        return {"context": context, "show": [a for a in self.show if a != "word"], "meta": self.meta}
 
     def hit(self, corpus: CorpusEntry, partition: Partition, line: Line) -> Hit:
         """A node's line as the public API gives it: global positions, KWIC strings, attributes, link."""
         shown = [a for a in self.show if a != "word"]
         position = partition.offset + line.match
+        matchend = partition.offset + line.matchend
         attributes = {name: " ".join(t[k + 1] for t in line.keyword) for k, name in enumerate(shown)}
         if "word" in self.show:
             attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
         return Hit(
-            position=position, matchend=partition.offset + line.matchend, partition=partition.id,
+            position=position, matchend=matchend, partition=partition.id,
             left=" ".join(t[0] for t in line.left), match=" ".join(t[0] for t in line.keyword),
             right=" ".join(t[0] for t in line.right), attributes=attributes, meta=line.meta,
-            ref=f"/ref/{corpus.name}/{position}",
+            ref=f"/ref/{corpus.name}/{position}" + (f"?end={matchend}" if matchend != position else ""),
         )
 
 
@@ -175,38 +181,56 @@ class QueryService:
         """``size`` hits drawn uniformly, without replacement, from all hits of all partitions."""
         budget = self.budget()
         statuses = await self.count(corpus, cqp, budget)
-        ok = [s for s in statuses if s.total]
-        totals = np.asarray([s.total for s in ok], dtype=np.int64)
-        population = int(totals.sum())
-        if population == 0:
-            return statuses, []
-        chosen = np.sort(np.random.default_rng(seed).choice(population, size=min(size, population), replace=False))
-        bounds = np.concatenate(([0], np.cumsum(totals)))
         hits: list[Hit] = []
-        for k, status in enumerate(ok):
-            mine = chosen[(chosen >= bounds[k]) & (chosen < bounds[k + 1])] - bounds[k]
-            if len(mine):
-                hits += await self._page(corpus, status, cqp, view, budget, indices=mine.tolist(), limit=len(mine))
+        for status, indices in sample_plan(statuses, size, seed):
+            hits += await self._page(corpus, status, cqp, view, budget, indices=indices, limit=len(indices))
         return statuses, hits
 
     async def export(
-        self, corpus: CorpusEntry, cqp: str, statuses: list[PartitionStatus], limit: int, view: HitView
+        self, corpus: CorpusEntry, cqp: str, statuses: list[PartitionStatus], offset: int, limit: int,
+        view: HitView, sample: tuple[int, int] | None = None,
     ) -> AsyncIterator[Hit]:
-        """Exactly ``min(limit, total)`` hits in global order, streamed partition by partition;
+        """Exactly the hits ``offset`` .. ``offset + limit`` in global order (or the ``sample`` of
+        (size, seed): the preview's sample for the same seed), streamed partition by partition;
         ``NodeFailure`` if a partition cannot be finished on any of its nodes (never a short stream)."""
         budget = Budget(self.nodes.settings.export_deadline)
-        remaining = limit
-        for status in statuses:
-            if remaining <= 0:
-                return
-            if not status.total:
-                continue
-            count = min(remaining, status.total)
-            request = ExportRequest(partition=status.partition.id, query=cqp, offset=0, limit=count,
+        if sample is not None:
+            for status, indices in sample_plan(statuses, *sample):
+                for start in range(0, len(indices), SAMPLE_BATCH):
+                    batch = indices[start : start + SAMPLE_BATCH]
+                    request = HitsRequest(partition=status.partition.id, query=cqp, indices=batch, limit=len(batch),
+                                          **view.node_fields())
+                    response = await self.nodes.hits(status.partition, request, budget)
+                    for line in response.data:
+                        yield view.hit(corpus, status.partition, line)
+            return
+        for status, local, count in _plan(statuses, offset, limit):
+            request = ExportRequest(partition=status.partition.id, query=cqp, offset=local, limit=count,
                                     **view.node_fields())
             async for line in self.nodes.export(status.partition, request, count, budget):
                 yield view.hit(corpus, status.partition, line)
-            remaining -= count
+
+
+SAMPLE_BATCH = 1000
+"""Sampled hits fetched per node request (a node's ``max_hits_per_request``)."""
+
+
+def sample_plan(statuses: list[PartitionStatus], size: int, seed: int) -> list[tuple[PartitionStatus, list[int]]]:
+    """Which hits of which partition make the sample of ``size`` for ``seed``: uniform without
+    replacement over the hits of the partitions that answered, in global order."""
+    ok = [s for s in statuses if s.total and s.failure is None]
+    totals = np.asarray([s.total for s in ok], dtype=np.int64)
+    population = int(totals.sum())
+    if population == 0:
+        return []
+    chosen = np.sort(np.random.default_rng(seed).choice(population, size=min(size, population), replace=False))
+    bounds = np.concatenate(([0], np.cumsum(totals)))
+    plan = []
+    for k, status in enumerate(ok):
+        mine = chosen[(chosen >= bounds[k]) & (chosen < bounds[k + 1])] - bounds[k]
+        if len(mine):
+            plan.append((status, mine.tolist()))
+    return plan
 
 
 def _plan(statuses: list[PartitionStatus], offset: int, limit: int) -> list[tuple[PartitionStatus, int, int]]:

@@ -90,6 +90,13 @@ def parse_simple(text: str) -> SimpleQuery:
         assert isinstance(token, Token)
         if token.type in ("COUNT", "RANGE"):
             items.append(_distance(text, token, index, len(tokens), items))
+        elif token.type == "WORD" and re.fullmatch(r"[0-9]+-", str(token)):
+            raise QuerySyntaxError(
+                f"{token} is not a distance: a range needs two numbers, as in 0-2; "
+                f'write "{token}" to search for it as a word',
+                text,
+                _offset(token),
+            )
         else:
             items.append(_term(text, token))
     return SimpleQuery(tuple(items))

@@ -1,43 +1,43 @@
-"""``GET /api/v1/export``: a streamed TSV download of up to 10,000 hits (more in API mode).
+"""``GET /api/v1/export``: a streamed download of up to 10,000 hits (more in API mode).
 
-Escaping, documented for users: in every cell a backslash is written ``\\\\``, a tab ``\\t``, a
-newline ``\\n`` and a carriage return ``\\r``; a cell starting with ``=``, ``+``, ``-`` or ``@``
-(which a spreadsheet would run as a formula) gets a leading apostrophe unless ``raw=1``.
+Formats (``frontend_api/downloads.py``): ``tsv`` (default), ``csv``, ``xlsx``, ``ndjson``. Values are
+written exactly as the corpus has them — no formula guard in TSV, CSV or NDJSON (a token ``-`` or
+``=`` must stay what it is); spreadsheets should open the XLSX, where every cell is a string.
+The file name says what the file holds (``ewt_<query-hash>_<rows>of<total>[_partial].tsv``), and
+``provenance=1`` puts the query, its CQP, the filters, the totals and what is missing into the file.
 """
 
 from __future__ import annotations
 
-import re
+import datetime
+import hashlib
 from collections.abc import AsyncIterator
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from backend_node.schemas import EXPORT_BATCH_LINES
+from cowbird import __version__
 from cowbird.errors import BadParameter
+from frontend_api.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from frontend_api.errors import ExportBroken, Forbidden
 from frontend_api.fanout import NodeFailure
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
+from frontend_api.schemas import Hit
+from frontend_api.service import HitView
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
-_FORMULA = ("=", "+", "-", "@")
-
-
-def cell(value: object, raw: bool) -> str:
-    text = "" if value is None else str(value)
-    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    if not raw and text.startswith(_FORMULA):
-        text = "'" + text
-    return text
 
 
 @router.get(
     "/export",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/tab-separated-values": {}}, "description": "The rows as TSV, streamed."}},
+    responses={
+        200: {"content": {MEDIA_TYPES[f].split(";")[0]: {} for f in FORMATS}, "description": "The rows, streamed."}
+    },
 )
 async def export(
     request: Request,
@@ -50,58 +50,96 @@ async def export(
     syntax: Syntax = "simple",
     ignore_case: bool = False,
     filters: Filters = None,
+    offset: Annotated[int, Query(ge=0, description="First hit to export (0-based, global order).")] = 0,
     limit: Annotated[int | None, Query(ge=1, description="Rows (default: the browser limit).")] = None,
-    format: Annotated[Literal["tsv"], Query()] = "tsv",
-    raw: Annotated[bool, Query(description="Do not neutralise cells that look like formulas.")] = False,
+    sample: Annotated[int | None, Query(ge=1, description="Export a random sample of this many hits.")] = None,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample (the preview's, same seed).")] = 0,
+    format: Annotated[Format, Query(description="tsv, csv, xlsx or ndjson.")] = "tsv",
+    provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
 ) -> StreamingResponse:
     settings = request.app.state.settings
     target = registry.get(corpus, user.name)
     allowed = settings.api_export_limit if user.api else settings.browser_export_limit
-    rows = limit or settings.browser_export_limit
+    rows = sample if sample is not None else (limit or settings.browser_export_limit)
     if rows > allowed:
         if not user.api:
             raise Forbidden(f"more than {allowed} rows need API mode (an API token)")
-        raise BadParameter(f"limit={rows}: API mode exports at most {allowed} rows")
+        raise BadParameter(f"{'sample' if sample else 'limit'}={rows}: API mode exports at most {allowed} rows")
+    if sample is not None and offset:
+        raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
     view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
     statuses = await until_disconnected(request, queries.count(target, cqp, queries.budget()), settings.deadline)
     total = answered_total(statuses)
-    written = min(rows, total)
+    written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
+    if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
+        raise BadParameter(
+            f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a header "
+            "at most); export fewer rows (limit=) or use tsv, csv or ndjson"
+        )
+    failed = failed_partitions(statuses)
     base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
+    columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
+    about = {
+        "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters or [], "cqp": cqp,
+        "corpus": target.name, "corpus_size": target.size, "cowbird": __version__,
+        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "total": total, "offset": offset, "rows": written, "sample": sample, "seed": seed if sample else None,
+        "truncated": written < total, "complete": not failed, "failed_partitions": failed,
+        "context": view.region or view.context, "ref_base": f"{base}/ref/{target.name}/",
+    }  # fmt: skip
+    out = writer(format, columns, about if provenance else None)
+
+    def row(hit: Hit) -> list[Any]:
+        return [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
+                *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
 
     async def stream() -> AsyncIterator[bytes]:
-        header = ["corpus", "position", "ref", "left", "match", "right", *view.show, *view.meta]
-        yield ("\t".join(header) + "\n").encode()
-        batch: list[str] = []
+        yield out.start()
+        batch: list[list[Any]] = []
         sent = 0
         try:
-            async for hit in queries.export(target, cqp, statuses, rows, view):
-                values = [target.name, hit.position, base + hit.ref, hit.left, hit.match, hit.right,
-                          *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
-                batch.append("\t".join(cell(v, raw) for v in values) + "\n")
+            hits = queries.export(target, cqp, statuses, offset, written, view,
+                                  sample=(sample, seed) if sample is not None else None)
+            async for hit in hits:
+                batch.append(row(hit))
                 if len(batch) >= EXPORT_BATCH_LINES:
-                    yield "".join(batch).encode()
+                    yield out.rows(batch)
                     sent += len(batch)
                     batch = []
         except NodeFailure as failure:
+            out.abort()
             # The headers promised `written` rows: the connection is dropped so that no client can
             # take what it got for a complete file.
             raise ExportBroken(f"the export broke off after {sent + len(batch)} of {written} rows: "
                                f"{failure.public()}") from failure
-        if batch:
-            yield "".join(batch).encode()
+        yield out.rows(batch)
+        for chunk in out.end():
+            yield chunk
 
-    headers = _download_headers(target.name, q, written, total, rows, failed_partitions(statuses))
-    return StreamingResponse(stream(), media_type="text/tab-separated-values; charset=utf-8", headers=headers)
+    headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed),
+                                format, written, total, failed)
+    return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers)
 
 
-def _download_headers(corpus: str, q: str, written: int, total: int, rows: int, failed: list[str]) -> dict[str, str]:
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", q)[:40].strip("_") or "query"
+def _fingerprint(
+    q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int
+) -> str:
+    """Eight hex digits naming the request: the same search, the same name."""
+    text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _download_headers(
+    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str]
+) -> dict[str, str]:
+    partial = "_partial" if written < total or failed else ""
+    name = f"{corpus}_{fingerprint}_{written}of{total}{partial}.{format}"
     return {
-        "Content-Disposition": f'attachment; filename="{corpus}-{name}.tsv"',
+        "Content-Disposition": f'attachment; filename="{name}"',
         "X-Cowbird-Rows": str(written),
         "X-Cowbird-Total": str(total),
-        "X-Cowbird-Truncated": "true" if total > rows else "false",
+        "X-Cowbird-Truncated": "true" if written < total else "false",
         "X-Cowbird-Complete": "false" if failed else "true",
         "X-Cowbird-Failed": ",".join(failed),
     }

@@ -12,6 +12,7 @@ from frontend_api.querying import build_query
 from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.schemas import QueryResult
 from frontend_api.service import PartitionStatus
+from query_lang import QueryError, parse_cqp
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
 
@@ -63,4 +64,21 @@ async def query(
         corpus=target.name, cqp=cqp, total=answered_total(statuses), complete=not failed, failed=failed,
         partitions=[s.result() for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         offset=offset if sample is None else 0, sample=sample, hits=hits,
+        hint=CQP_HINT if syntax == "simple" and not hits and looks_like_cqp(q) else None,
     )
+
+
+CQP_HINT = "this looks like CQP; use syntax=cqp"
+
+
+def looks_like_cqp(q: str) -> bool:
+    """A simple query that is CQP pasted into the simple box: it opens like a CQP token or tag,
+    compares with =, and is valid CQP (searched as simple text, it finds the literal brackets)."""
+    text = q.strip()
+    if not text.startswith(("[", "<", '"', "(")) or "=" not in text:
+        return False
+    try:
+        parse_cqp(text)
+    except QueryError:
+        return False
+    return True

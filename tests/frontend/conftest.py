@@ -18,7 +18,7 @@ from backend_node import create_app as create_node
 from backend_node.engines.native import NativeEngine
 from backend_node.store import Encoder
 from frontend_api import CorpusConfig, FrontendSettings, create_app
-from tests.support import sample_options, synthetic_options
+from tests.support import ewt_options, sample_options, synthetic_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
 API_TOKEN = "api-token-0123456789abcdef"
@@ -45,6 +45,26 @@ def big_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     result = Encoder(synthetic_options(base, partition_tokens=20_000)).run()
     assert result.manifest is not None
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+@pytest.fixture(scope="session")
+def ewt_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    """The reference corpus EWT in two partitions (skips, or fails under CI, without the reference)."""
+    base = tmp_path_factory.mktemp("ewt-parts")
+    result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=130_000)).run()
+    assert result.manifest is not None and len(result.partitions) == 2
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+async def ewt_client(parts: Partitioned, name: str = "ewt") -> AsyncIterator[httpx.AsyncClient]:
+    """A front end over ``parts`` served by one in-process node."""
+    engines = {pid: NativeEngine.open(parts.registry, pid) for pid in parts.ids}
+    node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)  # type: ignore[arg-type]
+    corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
+                          nodes={pid: ["http://node-a"] for pid in parts.ids})
+    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"])  # type: ignore[arg-type]
+    async for c in front_client(settings, {"node-a": node}):
+        yield c
 
 
 class HostRouter(httpx.AsyncBaseTransport):

@@ -51,7 +51,7 @@ from query_lang import (
         ("Größe café 日本", True, '[word="Größe"%c] [word="café"%c] [word="日本"%c]'),
         ('don"t', False, '[word="don\\"t"]'),
         ("*", False, '[word=".*"]'),
-        ("-3 3x 3-", False, '[word="-3"] [word="3x"] [word="3-"]'),
+        ("-3 3x", False, '[word="-3"] [word="3x"]'),
         # A final literal backslash cannot end a CQP string, so it is written \x5c.
         ("C:\\", False, '[word="C:\\x5c"]'),
         # A term ending with a quote needs single quotes in CQP (see cqp_lexical.quote).
@@ -86,6 +86,8 @@ def test_parse_simple_ast() -> None:
         ("a 3 4 b", "two distances in a row", 4),
         ("a 2 0-1 b", "two distances in a row", 4),
         ("a 5-2 b", "in the distance 5-2 the second number must not be smaller than the first", 2),
+        ("the 0-", "0- is not a distance: a range needs two numbers", 4),
+        ("the 0- house", "0- is not a distance", 4),
         ("", "the query is empty", 0),
         (" \t ", "the query is empty", 0),
         ("^", "'^' must be followed directly by a lemma", 0),

@@ -1,0 +1,160 @@
+"""Downloads a linguist can trust: every format read back by the tools linguists use, with default
+settings, gives exactly the rows and values of ``/api/v1/query``.
+
+EWT in two partitions; the query matches the tokens that broke the old TSV (``"`` opened a quoted
+field in every reader) or were altered by its spreadsheet guard (``-`` became ``'-``): ``"``,
+``-``, ``=``, ``@``, ``+1`` and ``None``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openpyxl
+import pandas as pd
+import pytest
+
+from tests.frontend.conftest import Partitioned, ewt_client
+from tests.support import unavailable
+
+pytestmark = pytest.mark.anyio
+
+QUERY = '[word="\\"|-|=|@|\\+1|None"]'
+PARAMS = {"corpus": "ewt", "q": QUERY, "syntax": "cqp", "show": "lemma,upos", "meta": "text_genre,text_url",
+          "context": "3"}  # fmt: skip
+COLUMNS = ["corpus", "position", "matchend", "ref", "left", "match", "right", "lemma", "upos", "text_genre",
+           "text_url"]  # fmt: skip
+
+
+@pytest.fixture
+async def client(ewt_parts: Partitioned, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(ewt_parts):
+        yield c
+
+
+async def expected_rows(client: httpx.AsyncClient) -> list[list[str]]:
+    """Every hit as /api/v1/query gives it, page by page, as the strings a file must hold."""
+    rows: list[list[str]] = []
+    offset = 0
+    while True:
+        page = (await client.get("/api/v1/query", params={**PARAMS, "offset": offset, "limit": 100})).json()
+        for hit in page["hits"]:
+            rows.append(["ewt", str(hit["position"]), str(hit["matchend"]), "http://front" + hit["ref"], hit["left"],
+                         hit["match"], hit["right"], hit["attributes"]["lemma"], hit["attributes"]["upos"],
+                         hit["meta"]["text_genre"] or "", hit["meta"]["text_url"] or ""])
+        offset += 100
+        if offset >= page["total"]:
+            return rows
+
+
+async def download(client: httpx.AsyncClient, format: str, **extra: Any) -> httpx.Response:
+    response = await client.get("/api/v1/export", params={**PARAMS, "format": format, **extra})
+    assert response.status_code == 200, response.text
+    return response
+
+
+async def test_every_format_reads_back_exactly(client: httpx.AsyncClient) -> None:
+    expected = await expected_rows(client)
+    matched = {row[5] for row in expected}
+    assert matched == {'"', "-", "=", "@", "+1", "None"} and len(expected) > 3000
+
+    tsv = (await download(client, "tsv")).content
+    csv_bytes = (await download(client, "csv")).content
+    # Python's csv with default settings
+    assert list(csv.reader(io.StringIO(tsv.decode("utf-8")), delimiter="\t")) == [COLUMNS, *expected]
+    assert list(csv.reader(io.StringIO(csv_bytes.decode("utf-8")))) == [COLUMNS, *expected]
+    # pandas: the defaults give every row; its default NA words (None) need keep_default_na=False
+    for data, sep in ((tsv, "\t"), (csv_bytes, ",")):
+        frame = pd.read_csv(io.BytesIO(data), sep=sep)
+        assert frame.shape == (len(expected), len(COLUMNS)) and list(frame.columns) == COLUMNS
+        exact = pd.read_csv(io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False)
+        assert exact.values.tolist() == expected
+    # XLSX: every cell a string, nothing evaluated
+    book = openpyxl.load_workbook(io.BytesIO((await download(client, "xlsx")).content), read_only=True)
+    sheet = book["hits"].iter_rows(values_only=True)
+    sheet_rows = [[cell if cell is not None else "" for cell in row] for row in sheet]
+    assert sheet_rows == [COLUMNS, *expected]
+    # NDJSON: typed values
+    lines = (await download(client, "ndjson")).text.splitlines()
+    first = json.loads(lines[0])
+    assert len(lines) == len(expected) and first["position"] == int(expected[0][1]) and first["match"] == expected[0][5]
+    assert [str(json.loads(line)["match"]) for line in lines] == [row[5] for row in expected]
+
+
+async def test_r_reads_tsv_and_csv(client: httpx.AsyncClient, tmp_path: Path) -> None:
+    """R's read.delim and read.csv (Debian's r-base-core; .ci/run installs it)."""
+    rscript = shutil.which("Rscript")
+    if rscript is None:
+        unavailable("Rscript is not installed (apt-get install r-base-core)")
+    expected = await expected_rows(client)
+    for name, format, reader in (("x.tsv", "tsv", "read.delim"), ("x.csv", "csv", "read.csv")):
+        path = tmp_path / name
+        path.write_bytes((await download(client, format)).content)
+        out = tmp_path / f"{name}.out"
+        script = (f'd <- {reader}("{path}", encoding="UTF-8", colClasses="character", na.strings=character(0)); '
+                  f'stopifnot(nrow(d) == {len(expected)}); '
+                  f'write.csv(d, "{out}", row.names=FALSE, fileEncoding="UTF-8")')
+        subprocess.run([rscript, "-e", script], check=True, capture_output=True, timeout=120)
+        back = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
+        assert back == [COLUMNS, *expected]
+
+
+async def test_provenance_block_and_file_names(client: httpx.AsyncClient) -> None:
+    response = await download(client, "csv", provenance="1", limit="10")
+    name = response.headers["content-disposition"]
+    total = int(response.headers["x-cowbird-total"])
+    assert name.endswith(f'_10of{total}_partial.csv"') and name.startswith('attachment; filename="ewt_')
+    text = response.text
+    count = int(text.split("skiprows=")[1].split(";")[0])
+    block = text.splitlines()[:count]
+    assert all(line.startswith("#") for line in block)
+    about = {line[2:].split(": ", 1)[0]: json.loads(line[2:].split(": ", 1)[1]) for line in block[1:]}
+    assert about["query"] == QUERY and about["cqp"] == QUERY and about["total"] == total and about["rows"] == 10
+    assert about["truncated"] is True and about["complete"] is True and about["failed_partitions"] == []
+    frame = pd.read_csv(io.StringIO(text), skiprows=count)
+    assert list(frame.columns) == COLUMNS and len(frame) == 10
+    # without provenance=1 the file is pure data
+    plain = (await download(client, "csv", limit="10")).text
+    assert plain.startswith("corpus,position,") and "#" not in plain.splitlines()[0]
+    ndjson = (await download(client, "ndjson", provenance="1", limit="2")).text.splitlines()
+    assert json.loads(ndjson[0])["metadata"]["rows"] == 2 and len(ndjson) == 3
+    book = openpyxl.load_workbook(io.BytesIO((await download(client, "xlsx", provenance="1", limit="2")).content))
+    assert book.sheetnames == ["hits", "metadata"]
+    assert ["query", QUERY] in [list(row) for row in book["metadata"].iter_rows(values_only=True)]
+
+
+async def test_export_takes_offset_sample_and_sentence_context(client: httpx.AsyncClient) -> None:
+    expected = await expected_rows(client)
+    page = (await download(client, "tsv", offset="150", limit="20")).text
+    rows = list(csv.reader(io.StringIO(page), delimiter="\t"))[1:]
+    assert rows == expected[150:170]
+    past = await download(client, "tsv", offset=str(len(expected) + 5))
+    assert past.text.splitlines() == ["\t".join(COLUMNS)] and past.headers["x-cowbird-rows"] == "0"
+    sample = (await client.get("/api/v1/query", params={**PARAMS, "sample": 25, "seed": 7})).json()
+    exported = list(csv.reader(io.StringIO((await download(client, "tsv", sample="25", seed="7")).text),
+                               delimiter="\t"))[1:]
+    assert [int(row[1]) for row in exported] == [hit["position"] for hit in sample["hits"]]
+    sentence = list(csv.reader(io.StringIO((await download(client, "tsv", context="s", limit="5")).text),
+                               delimiter="\t"))[1:]
+    for row in sentence:  # the whole sentence around the match
+        lines = (await client.get(f"/api/v1/ref/ewt/{row[1]}")).json()["sentence"]
+        assert (row[4], row[5], row[6]) == (lines["left"], lines["match"], lines["right"])
+
+
+async def test_bad_export_parameters_are_named(client: httpx.AsyncClient) -> None:
+    cases = [({"format": "xls"}, "format"), ({"context": "9999"}, "context=9999"), ({"context": "para"}, "para"),
+             ({"meta": "1"}, "provenance=1"), ({"ignorecase": "1"}, "did you mean ignore_case"),
+             ({"sample": "5", "offset": "3"}, "offset and sample")]  # fmt: skip
+    for extra, words in cases:
+        response = await client.get("/api/v1/export", params={**PARAMS, **extra})
+        assert response.status_code == 400, (extra, response.text)
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert words in response.text, (extra, response.text)
