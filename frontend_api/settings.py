@@ -83,6 +83,7 @@ class CorpusConfig(BaseModel):
     title: str = Field("", description="Human-readable title.")
     description: str = Field("", description="What the corpus is.")
     language: str = Field("", description="ISO code of the language.")
+    version: str = Field("", description="Edition of the corpus as it should be cited (e.g. 2024-03); in downloads.")
     access: AccessSetting = Field(Access(AccessLevel.PUBLIC), description="public, login, or group:NAME.")
     manifest: Path = Field(description="Corpus manifest JSON written by cowbird encode.")
     nodes: dict[str, list[str]] = Field(description="Partition id -> node base URLs (http(s)://host:port), in order.")

@@ -82,7 +82,8 @@ async def export(
     columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
     about = {
         "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters or [], "cqp": cqp,
-        "corpus": target.name, "corpus_size": target.size, "cowbird": __version__,
+        "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
+        "cowbird": __version__,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "total": total, "offset": offset, "rows": written, "sample": sample, "seed": seed if sample else None,
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,

@@ -158,3 +158,11 @@ async def test_bad_export_parameters_are_named(client: httpx.AsyncClient) -> Non
         assert response.status_code == 400, (extra, response.text)
         assert response.headers["content-type"].startswith("application/problem+json")
         assert words in response.text, (extra, response.text)
+
+
+async def test_xlsx_over_the_sheet_limit_is_refused(client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("frontend_api.routes.export.XLSX_MAX_ROWS", 10)
+    refused = await client.get("/api/v1/export", params={**PARAMS, "format": "xlsx", "limit": 20})
+    assert refused.status_code == 400 and "do not fit in a spreadsheet" in refused.json()["detail"]
+    fits = await client.get("/api/v1/export", params={**PARAMS, "format": "xlsx", "limit": 9})
+    assert fits.status_code == 200 and fits.headers["x-cowbird-rows"] == "9"
