@@ -16,8 +16,10 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from cowbird import __version__
+from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
+from frontend_api.accounts import Accounts, Database
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
@@ -44,6 +46,7 @@ def create_app(
             yield
         finally:
             await pools.aclose()
+            app.state.accounts.database.close()
 
     app = FastAPI(
         title="cowbird",
@@ -55,7 +58,14 @@ def create_app(
     )
     app.state.settings = settings
     app.state.corpora = registry
-    app.state.api_tokens = settings.api_tokens()
+    if settings.api_tokens_file is not None:
+        raise ConfigError(
+            f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {settings.api_tokens_file} "
+            "--user NAME --config ...` once, then remove api_tokens_file from the configuration"
+        )
+    database = Database(settings.database_address())
+    database.upgrade()  # migrations only add: an older database keeps its data
+    app.state.accounts = Accounts(database)
     templates = Jinja2Templates(directory=str(TEMPLATES))
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

@@ -14,7 +14,8 @@ from cowbird.config import ConfigError
 from cowbird.errors import OutOfRange
 from frontend_api.errors import UnknownCorpus
 from frontend_api.schemas import CorpusSummary, PartitionSummary
-from frontend_api.settings import CorpusConfig, FrontendSettings
+from frontend_api.settings import AccessLevel, CorpusConfig, FrontendSettings
+from frontend_api.viewer import ANONYMOUS, Viewer
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,17 @@ class CorpusEntry:
         partition = self.partitions[index]
         return partition, position - partition.offset
 
-    def visible_to(self, user: str | None) -> bool:
-        """Whether a (possibly anonymous) user may use the corpus.
-
-        Access levels are recorded per corpus; until accounts exist every corpus counts as public.
-        """
-        return True
+    def visible_to(self, viewer: Viewer) -> bool:
+        """Whether a (possibly anonymous) user may see and use the corpus: ``public`` for everyone,
+        ``login`` for approved users, ``group:NAME`` for its members (and admins)."""
+        access = self.config.access
+        if access.level is AccessLevel.PUBLIC:
+            return True
+        if viewer.name is None:
+            return False
+        if access.level is AccessLevel.LOGIN:
+            return True
+        return viewer.admin or access.group in viewer.groups
 
     def summary(self) -> CorpusSummary:
         config = self.config
@@ -113,12 +119,12 @@ class CorpusRegistry:
     def __init__(self, settings: FrontendSettings) -> None:
         self.corpora = {c.name: load_corpus(c) for c in settings.corpora}
 
-    def get(self, name: str, user: str | None = None) -> CorpusEntry:
+    def get(self, name: str, user: Viewer = ANONYMOUS) -> CorpusEntry:
         corpus = self.corpora.get(name)
-        if corpus is None or not corpus.visible_to(user):
-            known = ", ".join(sorted(self.corpora)) or "none"
+        if corpus is None or not corpus.visible_to(user):  # a protected corpus is invisible, not forbidden
+            known = ", ".join(sorted(c.name for c in self.visible(user))) or "none"
             raise UnknownCorpus(f"no corpus {name!r} (available: {known})")
         return corpus
 
-    def visible(self, user: str | None) -> list[CorpusEntry]:
+    def visible(self, user: Viewer = ANONYMOUS) -> list[CorpusEntry]:
         return [c for c in self.corpora.values() if c.visible_to(user)]

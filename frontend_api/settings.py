@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, SecretStr, WithJsonSchema, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cowbird.config import ConfigError, load_settings, read_token
+from cowbird.config import load_settings, read_token
 
 
 class AccessLevel(StrEnum):
@@ -101,6 +101,9 @@ class CorpusConfig(BaseModel):
         return checked
 
 
+DEFAULT_DATABASE_FILE = "cowbird-accounts.sqlite3"
+
+
 class FrontendSettings(BaseSettings):
     """Everything the front end needs."""
 
@@ -112,7 +115,16 @@ class FrontendSettings(BaseSettings):
     public_url: str = Field("", description="Base URL for links in exports (default: from the request).")
     node_token: SecretStr | None = Field(None, description="Bearer token for the nodes (prefer node_token_file).")
     node_token_file: Path | None = Field(None, description="File with the node token.")
-    api_tokens_file: Path | None = Field(None, description="API tokens (one per line) for API mode, until accounts.")
+    api_tokens_file: Path | None = Field(
+        None, description="Old flat file of API tokens; move them into accounts with `cowbird users import-tokens`."
+    )
+    database_url: str = Field(
+        "", description="Account database (SQLAlchemy URL, e.g. postgresql+psycopg://user@host/cowbird); "
+        "empty: the SQLite file database_file."
+    )
+    database_file: Path | None = Field(
+        None, description="SQLite file of the accounts (default: cowbird-accounts.sqlite3 next to the configuration)."
+    )
     fanout: Literal["parallel", "serial"] = Field("parallel", description="Call nodes in parallel or one by one.")
     max_parallel: int = Field(8, ge=1, description="Nodes called at once in parallel mode.")
     node_connections: int = Field(
@@ -154,16 +166,17 @@ class FrontendSettings(BaseSettings):
         secret = self.node_token.get_secret_value() if self.node_token is not None else None
         return read_token(self.node_token_file, secret, self.dev, "node token")
 
-    def api_tokens(self) -> set[str]:
-        if self.api_tokens_file is None:
-            return set()
-        try:
-            lines = self.api_tokens_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise ConfigError(f"cannot read the API tokens file {self.api_tokens_file}: {exc.strerror}") from exc
-        return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-
     @classmethod
     def load(cls, config: Path | None = None, **overrides: Any) -> FrontendSettings:
         """Settings from the TOML file, the environment and ``overrides`` (None values ignored)."""
-        return load_settings(FrontendSettings, config, overrides)
+        settings = load_settings(FrontendSettings, config, overrides)
+        if not settings.database_url and settings.database_file is None:
+            folder = config.resolve().parent if config is not None else Path.cwd()
+            settings = settings.model_copy(update={"database_file": folder / DEFAULT_DATABASE_FILE})
+        return settings
+
+    def database_address(self) -> str:
+        """The SQLAlchemy URL of the account database."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.database_file or Path(DEFAULT_DATABASE_FILE)).resolve()}"

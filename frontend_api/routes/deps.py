@@ -4,40 +4,53 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import secrets
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
 from fastapi import Depends, Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from sqlalchemy.exc import SQLAlchemyError
 
 from cowbird.errors import BadParameter, Unauthorized
+from frontend_api.accounts import Accounts, DatabaseError, User
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.errors import ClientGone, DeadlinePassed
 from frontend_api.service import HitView, QueryService
+from frontend_api.viewer import ANONYMOUS, Viewer
 
 T = TypeVar("T")
 
 
-class User:
-    """Who is asking: anonymous, or an API-token holder (API mode). Accounts extend this."""
-
-    def __init__(self, api: bool) -> None:
-        self.api = api
-        self.name: str | None = "api" if api else None
-
-
-def current_user(request: Request) -> User:
+def current_user(request: Request) -> Viewer:
+    """The viewer behind the request: anonymous, or the approved owner of the API token given as
+    ``Authorization: Bearer <token>`` (or, for HTTP GET scripts, ``?token=<token>``). A token that is
+    unknown, revoked or whose account is not approved is refused (401), never taken as anonymous."""
     header = request.headers.get("authorization", "")
-    if not header:
-        return User(api=False)
-    scheme, _, token = header.partition(" ")
-    tokens: set[str] = request.app.state.api_tokens
-    given = token.strip().encode("utf-8")
-    if scheme.lower() == "bearer" and any(secrets.compare_digest(given, t.encode("utf-8")) for t in tokens):
-        return User(api=True)
-    raise Unauthorized("the API token is not valid", headers={"WWW-Authenticate": "Bearer"})
+    if header:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("use Authorization: Bearer <API token>", headers={"WWW-Authenticate": "Bearer"})
+    else:
+        token = request.query_params.get("token", "")
+        if not token:
+            return ANONYMOUS
+    accounts: Accounts = request.app.state.accounts
+    try:
+        with accounts.database.session() as session:
+            user = accounts.user_for_token(session, token.strip())
+            viewer = None if user is None else viewer_of(user)
+    except SQLAlchemyError as exc:
+        raise DatabaseError("the account database cannot be read; try again shortly",
+                            headers={"Retry-After": "10"}) from exc
+    if viewer is None:
+        raise Unauthorized("the API token is not valid (unknown or revoked, or the account is not approved)",
+                           headers={"WWW-Authenticate": "Bearer"})
+    return viewer
+
+
+def viewer_of(user: User) -> Viewer:
+    return Viewer(user.name, frozenset(user.group_names), user.api_bulk, user.is_admin)
 
 
 def corpora(request: Request) -> CorpusRegistry:
@@ -50,7 +63,7 @@ def query_service(request: Request) -> QueryService:
     return service
 
 
-CurrentUser = Annotated[User, Depends(current_user)]
+CurrentUser = Annotated[Viewer, Depends(current_user)]
 Corpora = Annotated[CorpusRegistry, Depends(corpora)]
 Queries = Annotated[QueryService, Depends(query_service)]
 
@@ -91,7 +104,7 @@ def known_parameters(request: Request) -> None:
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
-    accepted = _accepted(route)
+    accepted = _accepted(route) | {"token"}  # ?token= authenticates HTTP GET scripts on every route
     unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in accepted]
     if not unknown:
         return

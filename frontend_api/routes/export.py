@@ -58,12 +58,13 @@ async def export(
     provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
 ) -> StreamingResponse:
     settings = request.app.state.settings
-    target = registry.get(corpus, user.name)
+    target = registry.get(corpus, user)
     allowed = settings.api_export_limit if user.api else settings.browser_export_limit
     rows = sample if sample is not None else (limit or settings.browser_export_limit)
     if rows > allowed:
         if not user.api:
-            raise Forbidden(f"more than {allowed} rows need API mode (an API token)")
+            raise Forbidden(f"more than {allowed:,} rows need API mode: an API token of an account with the "
+                            "api_bulk right (ask an administrator)")
         raise BadParameter(f"{'sample' if sample else 'limit'}={rows}: API mode exports at most {allowed} rows")
     if sample is not None and offset:
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")

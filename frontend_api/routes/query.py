@@ -47,7 +47,7 @@ async def query(
     seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample (same seed, same sample).")] = 0,
 ) -> QueryResult:
     started = time.perf_counter()
-    target = registry.get(corpus, user.name)
+    target = registry.get(corpus, user)
     preview_size = request.app.state.settings.preview_size
     if limit > preview_size or (sample or 0) > preview_size:
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")

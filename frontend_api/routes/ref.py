@@ -76,14 +76,14 @@ EndOfMatch = Annotated[int | None, Query(ge=0, description="Global position of t
 async def ref_json(
     request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
 ) -> RefResult:
-    return await resolve(request, registry.get(corpus, user.name), position, end)
+    return await resolve(request, registry.get(corpus, user), position, end)
 
 
 @router.get("/ref/{corpus}/{position}", response_class=HTMLResponse)
 async def ref_page(
     request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
 ) -> HTMLResponse:
-    ref = await resolve(request, registry.get(corpus, user.name), position, end)
+    ref = await resolve(request, registry.get(corpus, user), position, end)
     templates = request.app.state.templates
     response: HTMLResponse = templates.TemplateResponse(request, "ref.html", {"ref": ref})
     return response

@@ -18,6 +18,7 @@ from backend_node import create_app as create_node
 from backend_node.engines.native import NativeEngine
 from backend_node.store import Encoder
 from frontend_api import CorpusConfig, FrontendSettings, create_app
+from frontend_api.accounts import Accounts, Database, sqlite_url
 from tests.support import ewt_options, sample_options, synthetic_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
@@ -62,7 +63,8 @@ async def ewt_client(parts: Partitioned, name: str = "ewt") -> AsyncIterator[htt
     node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)  # type: ignore[arg-type]
     corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
                           nodes={pid: ["http://node-a"] for pid in parts.ids})
-    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"])  # type: ignore[arg-type]
+    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
+                                database_file=api_account(parts.registry.parent / "accounts.sqlite3"))
     async for c in front_client(settings, {"node-a": node}):
         yield c
 
@@ -80,9 +82,21 @@ class HostRouter(httpx.AsyncBaseTransport):
         return await transport.handle_async_request(request)
 
 
+def api_account(database_file: Path) -> Path:
+    """An account database with the user ``api`` (approved, api_bulk) owning ``API_TOKEN``."""
+    database = Database(sqlite_url(database_file))
+    database.upgrade()
+    accounts = Accounts(database)
+    with database.session() as session:
+        if accounts.find(session, "api") is None:
+            user, _ = accounts.add(session, "api", "api@example.org", "tests")
+            accounts.grant(session, user, "api_bulk", "tests")
+            accounts.import_token(session, user, "tests", API_TOKEN)
+    database.close()
+    return database_file
+
+
 def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: object) -> FrontendSettings:
-    tokens = tmp / "api.tokens"
-    tokens.write_text(f"# API mode\n{API_TOKEN}\n")
     corpora = [
         CorpusConfig(name="sample", title="Sample corpus", language="en", manifest=sample.manifest,
                      nodes={sample.ids[0]: ["http://node-a"], sample.ids[1]: ["http://node-a"],
@@ -91,7 +105,8 @@ def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: ob
                      nodes={big.ids[0]: ["http://node-a"], big.ids[1]: ["http://node-b"], big.ids[2]: ["http://node-b"]}),
     ]
     extra.setdefault("allowed_hosts", ["front"])
-    return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, api_tokens_file=tokens, **extra)  # type: ignore[arg-type]
+    extra.setdefault("database_file", api_account(tmp / "accounts.sqlite3"))
+    return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, **extra)  # type: ignore[arg-type]
 
 
 @pytest.fixture

@@ -1,0 +1,207 @@
+"""``cowbird db upgrade`` and ``cowbird users ...``: the account database from the command line.
+
+Every command takes ``--config`` (the front end's TOML: its ``database_url``/``database_file``);
+changes are recorded with the actor ``cli:<login name>``.
+"""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cowbird.config import ConfigError
+from cowbird.errors import CowbirdError
+from frontend_api.accounts.database import Database
+from frontend_api.accounts.models import State, User
+from frontend_api.accounts.service import Accounts
+from frontend_api.settings import FrontendSettings
+
+CONFIG = click.option("--config", type=click.Path(path_type=Path), required=True,
+                      help="The front end's TOML configuration (cowbird.toml).")
+
+
+def _database(config: Path) -> Database:
+    """The account database of this configuration, migrated to the newest revision."""
+    try:
+        settings = FrontendSettings.load(config)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    return Database(settings.database_address())
+
+
+def _open(config: Path) -> Accounts:
+    database = _database(config)
+    try:
+        database.upgrade()
+    except CowbirdError as exc:
+        database.close()
+        raise click.ClickException(str(exc)) from exc
+    return Accounts(database)
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def _run(config: Path, work: Callable[[Accounts, Any], None]) -> None:
+    accounts = _open(config)
+    try:
+        with accounts.database.session() as session:
+            work(accounts, session)
+    except CowbirdError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        accounts.database.close()
+
+
+@click.group("db")
+def db_group() -> None:
+    """The account database."""
+
+
+@db_group.command("upgrade")
+@CONFIG
+def db_upgrade(config: Path) -> None:
+    """Create or migrate the account tables (cowbird serve does this at start too); never drops data."""
+    database = _database(config)
+    try:
+        before, after = database.upgrade()
+    except CowbirdError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        database.close()
+    click.echo(f"account database at revision {after}" + ("" if before == after else f" (was {before})"))
+
+
+@click.group("users")
+def users_group() -> None:
+    """Accounts: list, review, add, grant rights, import old API tokens."""
+
+
+def _line(user: User) -> str:
+    groups = ",".join(user.group_names) or "-"
+    rights = ",".join(r for r, on in (("admin", user.is_admin), ("api_bulk", user.api_bulk)) if on) or "-"
+    return f"{user.name}\t{user.email}\t{user.state}\t{rights}\t{groups}\t{user.created_at:%Y-%m-%d}"
+
+
+@users_group.command("list")
+@CONFIG
+@click.option("--state", type=click.Choice([s.value for s in State]), default=None, help="Only users in this state.")
+def users_list(config: Path, state: str | None) -> None:
+    """One line per user: name, e-mail, state, rights, groups, registered."""
+
+    def work(accounts: Accounts, session: Any) -> None:
+        for user in accounts.users(session, State(state) if state else None):
+            click.echo(_line(user))
+
+    _run(config, work)
+
+
+@users_group.command("show")
+@CONFIG
+@click.argument("name")
+def users_show(config: Path, name: str) -> None:
+    """A user's details, research abstract, tokens and history."""
+
+    def work(accounts: Accounts, session: Any) -> None:
+        user = accounts.get(session, name)
+        click.echo(_line(user))
+        click.echo(f"affiliation: {user.affiliation or '-'}")
+        click.echo(f"abstract: {user.abstract or '-'}")
+        for token in accounts.tokens(session, user):
+            status = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else "active"
+            click.echo(f"token {token.name} ({token.prefix}...) {status}")
+        for change in accounts.history(session, user):
+            reason = f" — {change.reason}" if change.reason else ""
+            click.echo(f"{change.at:%Y-%m-%d %H:%M} {change.actor}: {change.what}{reason}")
+
+    _run(config, work)
+
+
+def _decision(name: str, state: State, needs_reason: bool) -> click.Command:
+    @click.command(name)
+    @CONFIG
+    @click.argument("user")
+    @(click.option("--reason", required=True, help="Why (recorded, and told to the user).") if needs_reason
+      else click.option("--reason", default="", help="Why (recorded)."))
+    def command(config: Path, user: str, reason: str) -> None:
+        def work(accounts: Accounts, session: Any) -> None:
+            accounts.decide(session, accounts.get(session, user), state, _actor(), reason)
+            click.echo(f"{user}: {state.value}")
+
+        _run(config, work)
+
+    command.help = f"Make USER {state.value}."
+    return command
+
+
+for _name, _state, _reason in (("approve", State.APPROVED, False), ("deny", State.DENIED, True),
+                               ("suspend", State.SUSPENDED, True), ("reinstate", State.APPROVED, False)):
+    users_group.add_command(_decision(_name, _state, _reason))
+
+
+@users_group.command("add")
+@CONFIG
+@click.argument("name")
+@click.option("--email", required=True, help="E-mail address (unique).")
+@click.option("--admin", is_flag=True, help="Make the user an administrator.")
+def users_add(config: Path, name: str, email: str, admin: bool) -> None:
+    """Add an approved user; prints a one-time password (change it after the first login)."""
+
+    def work(accounts: Accounts, session: Any) -> None:
+        user, password = accounts.add(session, name, email, _actor(), admin=admin)
+        click.echo(f"{user.name} added ({user.role}); one-time password: {password}")
+
+    _run(config, work)
+
+
+def _right(name: str, on: bool) -> click.Command:
+    @click.command(name)
+    @CONFIG
+    @click.argument("user")
+    @click.argument("right")
+    @click.option("--reason", default="", help="Why (recorded).")
+    def command(config: Path, user: str, right: str, reason: str) -> None:
+        def work(accounts: Accounts, session: Any) -> None:
+            target = accounts.get(session, user)
+            (accounts.grant if on else accounts.revoke)(session, target, right, _actor(), reason)
+            click.echo(f"{user}: {'+' if on else '-'}{right}")
+
+        _run(config, work)
+
+    command.help = f"{'Grant' if on else 'Revoke'} RIGHT: api_bulk, admin or group:NAME."
+    return command
+
+
+users_group.add_command(_right("grant", True))
+users_group.add_command(_right("revoke", False))
+
+
+@users_group.command("import-tokens")
+@CONFIG
+@click.argument("tokens_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--user", "owner", required=True, help="The user who will own the imported tokens.")
+@click.option("--api-bulk/--no-api-bulk", default=True, show_default=True,
+              help="Grant the owner api_bulk (the old file's tokens allowed large exports).")
+def users_import_tokens(config: Path, tokens_file: Path, owner: str, api_bulk: bool) -> None:
+    """Move the tokens of an old api_tokens_file (one per line, # comments) into accounts."""
+
+    def work(accounts: Accounts, session: Any) -> None:
+        user = accounts.get(session, owner)
+        lines = tokens_file.read_text(encoding="utf-8").splitlines()
+        secrets = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        actor = _actor()
+        added = sum(accounts.import_token(session, user, f"imported-{k + 1}", s, actor) for k, s in enumerate(secrets))
+        if api_bulk and not user.api_bulk:
+            accounts.grant(session, user, "api_bulk", _actor(), "imported API tokens")
+        click.echo(f"{added} of {len(secrets)} tokens imported for {owner} (the others were already known); "
+                   "remove api_tokens_file from the configuration")
+
+    _run(config, work)

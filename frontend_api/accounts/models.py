@@ -1,0 +1,126 @@
+"""The account tables (SQLAlchemy 2): users, their groups, every change of state, API tokens and
+browser sessions. The schema itself is made by the migrations (``migrations/versions``), never by
+``create_all``, so that an upgrade never destroys data."""
+
+from __future__ import annotations
+
+import datetime
+from enum import StrEnum
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+class State(StrEnum):
+    """Where a user is in the account lifecycle: ``pending → approved | denied``, ``suspended``."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    SUSPENDED = "suspended"
+
+
+class Role(StrEnum):
+    USER = "user"
+    ADMIN = "admin"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Membership(Base):
+    __tablename__ = "memberships"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    group_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"), primary_key=True)
+
+
+class Group(Base):
+    __tablename__ = "groups"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str] = mapped_column(String(254))
+    email_key: Mapped[str] = mapped_column(String(254), unique=True)  # case-folded: unique regardless of case
+    affiliation: Mapped[str] = mapped_column(String(300), default="")
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    password_hash: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16), default=Role.USER.value)
+    state: Mapped[str] = mapped_column(String(16), default=State.PENDING.value)
+    api_bulk: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    password_changed_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    groups: Mapped[list[Group]] = relationship(secondary="memberships", lazy="selectin", order_by=Group.name)
+
+    @property
+    def group_names(self) -> list[str]:
+        return [group.name for group in self.groups]
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == Role.ADMIN.value
+
+    @property
+    def active(self) -> bool:
+        """Only approved users may log in or use tokens."""
+        return self.state == State.APPROVED.value
+
+
+class StateChange(Base):
+    """One change of a user's state, role or rights: who, when and why."""
+
+    __tablename__ = "state_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    what: Mapped[str] = mapped_column(String(200))  # "state: pending -> approved", "group +lab", ...
+    actor: Mapped[str] = mapped_column(String(100))  # a user name, or "cli:<login>" for the command line
+    reason: Mapped[str] = mapped_column(Text, default="")
+    at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class ApiToken(Base):
+    """A personal API token: only its SHA-256 digest is stored; the token is shown once."""
+
+    __tablename__ = "api_tokens"
+    __table_args__ = (UniqueConstraint("user_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(12))  # shown in lists, so that users tell tokens apart
+    created_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    last_used_at: Mapped[datetime.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    user: Mapped[User] = relationship(lazy="joined")
+
+
+class WebSession(Base):
+    """A browser session, server side (revocable): the cookie carries the session id, the table its digest."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    csrf: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    expires_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    user: Mapped[User] = relationship(lazy="joined")

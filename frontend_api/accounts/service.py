@@ -1,0 +1,254 @@
+"""What can happen to an account, each step recorded with who, when and why.
+
+Registration leaves a user ``pending``; an admin approves or denies (with a reason); an approved
+user can be suspended and reinstated. Only approved users log in or use tokens, and a suspension
+or a password change revokes every browser session at once. API tokens are random, shown once,
+stored as SHA-256 digests, and checked on every request (a revoked token stops working at once).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from cowbird.errors import BadParameter, CowbirdError, NotFound
+from frontend_api.accounts.database import Database
+from frontend_api.accounts.models import ApiToken, Group, Role, State, StateChange, User, WebSession, now
+from frontend_api.accounts.passwords import WeakPassword, hash_password
+
+MIN_ABSTRACT = 200
+TOKEN_PREFIX = "cb_"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+_GROUP = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+# The changes an admin may make, from each state.
+TRANSITIONS = {
+    State.APPROVED: {State.PENDING, State.DENIED, State.SUSPENDED},
+    State.DENIED: {State.PENDING},
+    State.SUSPENDED: {State.APPROVED},
+}
+
+
+class Conflict(CowbirdError):
+    status, code, title = 409, "conflict", "The request conflicts with what exists"
+
+
+class NotAllowed(CowbirdError):
+    status, code, title = 409, "not_allowed", "This change is not possible from the account's state"
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def email_key(email: str) -> str:
+    return email.strip().casefold()
+
+
+@dataclass(frozen=True)
+class NewToken:
+    """A token just made: ``secret`` is shown once and never stored."""
+
+    name: str
+    secret: str
+    prefix: str
+
+
+class Accounts:
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    # ------------------------------------------------------------------ lookups
+
+    def find(self, session: Session, name_or_email: str) -> User | None:
+        text = name_or_email.strip()
+        if "@" in text:
+            return session.scalar(select(User).where(User.email_key == email_key(text)))
+        return session.scalar(select(User).where(User.name == text))
+
+    def get(self, session: Session, name: str) -> User:
+        user = self.find(session, name)
+        if user is None:
+            raise NotFound(f"no user {name!r}")
+        return user
+
+    def users(self, session: Session, state: State | None = None) -> list[User]:
+        query = select(User).order_by(User.created_at, User.id)
+        if state is not None:
+            query = query.where(User.state == state.value)
+        return list(session.scalars(query))
+
+    def history(self, session: Session, user: User) -> list[StateChange]:
+        query = select(StateChange).where(StateChange.user_id == user.id).order_by(StateChange.at, StateChange.id)
+        return list(session.scalars(query))
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def register(
+        self, session: Session, name: str, email: str, affiliation: str, abstract: str, password: str
+    ) -> User:
+        """A new pending account; every field checked, with a message naming it."""
+        if not _NAME.match(name):
+            raise BadParameter("name: 2-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        if not _EMAIL.match(email.strip()):
+            raise BadParameter("email: not an e-mail address")
+        if len(abstract.strip()) < MIN_ABSTRACT:
+            raise BadParameter(
+                f"abstract: describe your research in at least {MIN_ABSTRACT} characters "
+                f"({len(abstract.strip())} given)"
+            )
+        if not affiliation.strip():
+            raise BadParameter("affiliation: name your institution")
+        try:
+            hashed = hash_password(password)
+        except WeakPassword as exc:
+            raise BadParameter(f"password: {exc}") from None
+        if self.find(session, name) is not None or self.find(session, email) is not None:
+            raise Conflict("this name or e-mail address is already registered")
+        user = User(name=name, email=email.strip(), email_key=email_key(email), affiliation=affiliation.strip(),
+                    abstract=abstract.strip(), password_hash=hashed, role=Role.USER.value, state=State.PENDING.value,
+                    api_bulk=False)
+        session.add(user)
+        session.flush()
+        self._record(session, user, "registered (pending)", name, "")
+        return user
+
+    def add(self, session: Session, name: str, email: str, actor: str, admin: bool = False) -> tuple[User, str]:
+        """An approved account made by an admin, with a one-time password (returned, never stored)."""
+        if not _NAME.match(name):
+            raise BadParameter("name: 2-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        if not _EMAIL.match(email.strip()):
+            raise BadParameter("email: not an e-mail address")
+        if self.find(session, name) is not None or self.find(session, email) is not None:
+            raise Conflict("this name or e-mail address is already registered")
+        password = secrets.token_urlsafe(15)
+        user = User(name=name, email=email.strip(), email_key=email_key(email), affiliation="", abstract="",
+                    password_hash=hash_password(password), role=(Role.ADMIN if admin else Role.USER).value,
+                    state=State.APPROVED.value, api_bulk=False)
+        session.add(user)
+        session.flush()
+        self._record(session, user, f"added as {user.role} (approved)", actor, "")
+        return user, password
+
+    def decide(self, session: Session, user: User, state: State, actor: str, reason: str) -> None:
+        """Move ``user`` to ``state`` (approve, deny, suspend, reinstate), with the reason recorded."""
+        old = State(user.state)
+        if state == old:
+            raise NotAllowed(f"{user.name} is already {state.value}")
+        if old not in TRANSITIONS.get(state, set()):
+            raise NotAllowed(f"{user.name} is {old.value}: it cannot become {state.value}")
+        if state in (State.DENIED, State.SUSPENDED) and not reason.strip():
+            raise BadParameter(f"reason: say why {user.name} is {state.value}")
+        user.state = state.value
+        if state is not State.APPROVED:
+            self.revoke_sessions(session, user)
+        self._record(session, user, f"state: {old.value} -> {state.value}", actor, reason)
+
+    def set_password(self, session: Session, user: User, password: str, actor: str) -> None:
+        try:
+            user.password_hash = hash_password(password)
+        except WeakPassword as exc:
+            raise BadParameter(f"password: {exc}") from None
+        user.password_changed_at = now()
+        self.revoke_sessions(session, user)
+        self._record(session, user, "password changed", actor, "")
+
+    def grant(self, session: Session, user: User, right: str, actor: str, reason: str = "") -> None:
+        """``api_bulk``, ``admin`` or ``group:NAME``."""
+        self._change_right(session, user, right, True, actor, reason)
+
+    def revoke(self, session: Session, user: User, right: str, actor: str, reason: str = "") -> None:
+        self._change_right(session, user, right, False, actor, reason)
+
+    def _change_right(self, session: Session, user: User, right: str, on: bool, actor: str, reason: str) -> None:
+        sign = "+" if on else "-"
+        if right == "api_bulk":
+            user.api_bulk = on
+        elif right == "admin":
+            user.role = (Role.ADMIN if on else Role.USER).value
+        elif right.startswith("group:") and _GROUP.match(right[6:]):
+            name = right[6:]
+            group = session.scalar(select(Group).where(Group.name == name))
+            if group is None:
+                group = Group(name=name)
+                session.add(group)
+                session.flush()
+            if on and group not in user.groups:
+                user.groups.append(group)
+            elif not on and group in user.groups:
+                user.groups.remove(group)
+        else:
+            raise BadParameter(f"{right!r} is not a right: use api_bulk, admin or group:NAME")
+        self._record(session, user, f"{sign}{right}", actor, reason)
+
+    def _record(self, session: Session, user: User, what: str, actor: str, reason: str) -> None:
+        session.add(StateChange(user_id=user.id, what=what, actor=actor, reason=reason.strip()))
+
+    # ------------------------------------------------------------------ API tokens
+
+    def create_token(self, session: Session, user: User, name: str) -> NewToken:
+        name = name.strip()
+        if not name or len(name) > 100:
+            raise BadParameter("name: give the token a name of at most 100 characters")
+        taken = session.scalar(select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.name == name))
+        if taken is not None:
+            raise Conflict(f"a token named {name!r} exists; revoke it or choose another name")
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=secret[:10]))
+        self._record(session, user, f"token +{name}", user.name, "")
+        return NewToken(name, secret, secret[:10])
+
+    def import_token(self, session: Session, user: User, name: str, secret: str, actor: str = "cli") -> bool:
+        """An existing token (from the old api_tokens_file) kept working for ``user``; False if known."""
+        if session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret))) is not None:
+            return False
+        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=secret[:10]))
+        self._record(session, user, f"token +{name} (imported)", actor, "")
+        return True
+
+    def tokens(self, session: Session, user: User) -> list[ApiToken]:
+        query = select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.created_at, ApiToken.id)
+        return list(session.scalars(query))
+
+    def revoke_token(self, session: Session, user: User, name: str) -> None:
+        token = session.scalar(select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.name == name))
+        if token is None or token.revoked_at is not None:
+            raise NotFound(f"{user.name} has no active token named {name!r}")
+        token.revoked_at = now()
+        self._record(session, user, f"token -{name}", user.name, "")
+
+    def user_for_token(self, session: Session, secret: str) -> User | None:
+        """The approved user a token belongs to, or None (unknown, revoked, or the user not approved)."""
+        token = session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret)))
+        if token is None or token.revoked_at is not None or not token.user.active:
+            return None
+        stamp = now()
+        if token.last_used_at is None or _aware(token.last_used_at) < stamp - datetime.timedelta(minutes=1):
+            token.last_used_at = stamp
+        return token.user
+
+    # ------------------------------------------------------------------ sessions
+
+    def revoke_sessions(self, session: Session, user: User) -> int:
+        live = session.scalars(select(WebSession).where(WebSession.user_id == user.id,
+                                                        WebSession.revoked_at.is_(None)))
+        count = 0
+        for web in live:
+            web.revoked_at = now()
+            count += 1
+        return count
+
+    def count(self, session: Session) -> int:
+        return session.scalar(select(func.count()).select_from(User)) or 0
+
+
+def _aware(stamp: datetime.datetime) -> datetime.datetime:
+    """SQLite returns naive datetimes for timezone-aware columns: they are UTC."""
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=datetime.UTC)

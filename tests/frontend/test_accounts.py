@@ -1,0 +1,234 @@
+"""Accounts on a real database (an SQLite file, and a real PostgreSQL server): the lifecycle with
+its record, tokens, the command line, and who sees which corpus through the API."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from cowbird.cli import main
+from cowbird.errors import BadParameter
+from frontend_api import CorpusConfig, FrontendSettings
+from frontend_api.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url
+from frontend_api.accounts.passwords import verify_password
+from frontend_api.settings import Access, AccessLevel
+from tests.accounts_support import postgres_server
+from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
+
+pytestmark = pytest.mark.anyio
+
+ABSTRACT = "I study how speakers of English use light verb constructions in informal web writing. " * 3
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    if request.param == "sqlite":
+        db = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
+    else:
+        db = Database(request.getfixturevalue("postgres_url"))
+        with db.engine.begin() as connection:  # a fresh schema for each test
+            connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    db.upgrade()
+    yield db
+    db.close()
+
+
+def test_migrations_run_once_and_keep_data(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        accounts.add(session, "root", "root@example.org", "tests", admin=True)
+    assert database.upgrade() == ("0001", "0001") and database.current() == database.head() == "0001"
+    with database.session() as session:
+        assert [u.name for u in accounts.users(session)] == ["root"]
+
+
+def test_the_account_lifecycle_is_recorded(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        user = accounts.register(session, "ada", "Ada@Uni.example", "Uni Example", ABSTRACT, PASSWORD)
+        assert user.state == "pending" and not user.active
+        assert verify_password(user.password_hash, PASSWORD) and not verify_password(user.password_hash, "wrong one!")
+        with pytest.raises(Conflict):
+            accounts.register(session, "ada2", "ada@uni.EXAMPLE", "Uni", ABSTRACT, PASSWORD)  # e-mail, any case
+        with pytest.raises(BadParameter, match="reason"):
+            accounts.decide(session, user, State.DENIED, "admin", " ")
+        accounts.decide(session, user, State.APPROVED, "admin", "")
+        with pytest.raises(NotAllowed, match="already approved"):
+            accounts.decide(session, user, State.APPROVED, "admin", "")
+        accounts.decide(session, user, State.SUSPENDED, "admin", "shared the password")
+        with pytest.raises(NotAllowed, match="cannot become denied"):
+            accounts.decide(session, user, State.DENIED, "admin", "no")
+        accounts.decide(session, user, State.APPROVED, "admin", "reinstated")
+        accounts.grant(session, user, "group:lab", "admin")
+        accounts.grant(session, user, "api_bulk", "admin", "large exports for the project")
+        history = [(c.what, c.actor, c.reason) for c in accounts.history(session, user)]
+    assert history == [
+        ("registered (pending)", "ada", ""),
+        ("state: pending -> approved", "admin", ""),
+        ("state: approved -> suspended", "admin", "shared the password"),
+        ("state: suspended -> approved", "admin", "reinstated"),
+        ("+group:lab", "admin", ""),
+        ("+api_bulk", "admin", "large exports for the project"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "values"),
+    [("name", {"name": "a b"}), ("email", {"email": "not-an-address"}), ("abstract", {"abstract": "too short"}),
+     ("affiliation", {"affiliation": " "}), ("password", {"password": "short"})],
+)  # fmt: skip
+def test_registration_names_what_is_wrong(database: Database, field: str, values: dict[str, str]) -> None:
+    given = {"name": "ada", "email": "ada@uni.example", "affiliation": "Uni", "abstract": ABSTRACT,
+             "password": PASSWORD} | values  # fmt: skip
+    with database.session() as session, pytest.raises(BadParameter, match=f"^{field}:"):
+        Accounts(database).register(session, **given)
+
+
+def test_a_huge_password_is_refused_before_hashing(database: Database) -> None:
+    started = time.perf_counter()
+    with database.session() as session, pytest.raises(BadParameter, match="at most 1024 bytes"):
+        Accounts(database).register(session, "ada", "ada@uni.example", "Uni", ABSTRACT, "x" * 1_000_000)
+    assert not verify_password(None, "x" * 1_000_000)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_tokens_are_hashed_shown_once_and_revoked_at_once(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
+        token = accounts.create_token(session, user, "laptop")
+        assert token.secret.startswith("cb_") and len(token.secret) > 40
+        stored = accounts.tokens(session, user)[0]
+        assert stored.digest != token.secret and token.secret not in (stored.digest, stored.prefix)
+        assert accounts.user_for_token(session, token.secret) is user
+        with pytest.raises(Conflict):
+            accounts.create_token(session, user, "laptop")
+    with database.session() as session:
+        accounts.revoke_token(session, accounts.get(session, "ada"), "laptop")
+    with database.session() as session:
+        assert accounts.user_for_token(session, token.secret) is None
+
+
+def test_the_command_line(tmp_path: Path) -> None:
+    config = tmp_path / "cowbird.toml"
+    config.write_text('[[corpora]]\nname = "x"\nmanifest = "m.json"\nnodes = {}\n', encoding="utf-8")
+    run = CliRunner().invoke
+    upgrade = run(main, ["db", "upgrade", "--config", str(config)])
+    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0001 (was None)\n"
+    assert (tmp_path / "cowbird-accounts.sqlite3").is_file()  # next to the configuration
+    added = run(main, ["users", "add", "root", "--email", "root@example.org", "--admin", "--config", str(config)])
+    assert added.exit_code == 0 and "one-time password: " in added.output
+    tokens = tmp_path / "api.tokens"
+    tokens.write_text("# old file\nold-token-0123456789\n\n", encoding="utf-8")
+    imported = run(main, ["users", "import-tokens", str(tokens), "--user", "root", "--config", str(config)])
+    assert imported.exit_code == 0 and imported.output.startswith("1 of 1 tokens imported for root")
+    again = run(main, ["users", "import-tokens", str(tokens), "--user", "root", "--config", str(config)])
+    assert again.output.startswith("0 of 1 tokens imported")
+    refused = run(main, ["users", "deny", "root", "--config", str(config)])
+    assert refused.exit_code == 2 and "--reason" in refused.output
+    suspended = run(main, ["users", "suspend", "root", "--reason", "holiday", "--config", str(config)])
+    assert suspended.exit_code == 0
+    listing = run(main, ["users", "list", "--config", str(config)]).output.split("\t")
+    assert listing[:4] == ["root", "root@example.org", "suspended", "admin,api_bulk"]
+    shown = run(main, ["users", "show", "root", "--config", str(config)]).output
+    assert "token imported-1 (old-token-...) active" in shown and "state: approved -> suspended — holiday" in shown
+    missing = run(main, ["users", "approve", "nobody", "--config", str(config)])
+    assert missing.exit_code == 1 and "no user 'nobody'" in missing.output
+
+
+# ------------------------------------------------------------------ who sees what, over HTTP
+
+
+@pytest.fixture
+async def guarded(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
+                  database: Database) -> AsyncIterator[tuple[httpx.AsyncClient, Accounts, dict[str, str]]]:
+    """The sample corpus three times: public, login-only, and for group lab; users in each state."""
+    accounts = Accounts(database)
+    secrets: dict[str, str] = {}
+    with database.session() as session:
+        for name, state in (("member", State.APPROVED), ("other", State.APPROVED), ("waiting", State.PENDING),
+                            ("away", State.SUSPENDED)):
+            user = accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+            if state is not State.PENDING:
+                accounts.decide(session, user, State.APPROVED, "admin", "")
+            if state is State.SUSPENDED:
+                accounts.decide(session, user, State.SUSPENDED, "admin", "holiday")
+            secrets[name] = accounts.create_token(session, user, "script").secret
+        accounts.grant(session, accounts.get(session, "member"), "group:lab", "admin")
+    nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
+    corpora = [CorpusConfig(name=name, title=name, manifest=sample_parts.manifest, nodes=nodes_of, access=access)
+               for name, access in (("open", Access(AccessLevel.PUBLIC)), ("members", Access(AccessLevel.LOGIN)),
+                                    ("lab", Access(AccessLevel.GROUP, "lab")))]
+    settings = FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
+                                database_url=database.url)
+    async for client in front_client(settings, nodes):
+        yield client, accounts, secrets
+
+
+ROUTES = [
+    "/api/v1/query?corpus={c}&q=house",
+    "/api/v1/export?corpus={c}&q=house",
+    "/api/v1/ref/{c}/2",
+    "/ref/{c}/2",
+]
+
+
+async def test_each_viewer_sees_exactly_the_corpora_it_may(
+    guarded: tuple[httpx.AsyncClient, Accounts, dict[str, str]],
+) -> None:
+    client, _, secrets = guarded
+    expected = {None: {"open"}, "other": {"open", "members"}, "member": {"open", "members", "lab"}}
+    for who, visible in expected.items():
+        headers = {"Authorization": f"Bearer {secrets[who]}"} if who else {}
+        listing = (await client.get("/api/v1/corpora", headers=headers)).json()
+        assert {c["name"] for c in listing["data"]} == visible, who
+        for corpus in ("open", "members", "lab"):
+            for route in ROUTES:
+                answer = await client.get(route.format(c=corpus), headers=headers)
+                if corpus in visible:
+                    assert answer.status_code == 200, (who, route, answer.text)
+                elif route.startswith("/api/"):  # invisible, not forbidden: answered as for no such corpus
+                    known = ", ".join(sorted(visible))
+                    assert answer.status_code == 404, (who, route)
+                    assert answer.json()["detail"] == f"no corpus {corpus!r} (available: {known})", (who, route)
+                else:
+                    assert answer.status_code == 404, (who, route)
+
+
+async def test_only_approved_accounts_use_tokens(guarded: tuple[httpx.AsyncClient, Accounts, dict[str, str]]) -> None:
+    client, accounts, secrets = guarded
+    for who in ("waiting", "away"):
+        answer = await client.get("/api/v1/corpora", headers={"Authorization": f"Bearer {secrets[who]}"})
+        assert answer.status_code == 401 and "not valid" in answer.json()["detail"], who
+    by_query = await client.get("/api/v1/query", params={"corpus": "lab", "q": "house", "token": secrets["member"]})
+    assert by_query.status_code == 200 and by_query.json()["total"] == 3
+    with accounts.database.session() as session:
+        accounts.revoke_token(session, accounts.get(session, "member"), "script")
+    revoked = await client.get("/api/v1/query", params={"corpus": "lab", "q": "house", "token": secrets["member"]})
+    assert revoked.status_code == 401  # at once: every request checks the token
+    assert (await client.get("/api/v1/corpora", params={"token": "made-up"})).status_code == 401
+
+
+async def test_large_exports_need_api_bulk(guarded: tuple[httpx.AsyncClient, Accounts, dict[str, str]]) -> None:
+    client, accounts, secrets = guarded
+    params = {"corpus": "open", "q": "house", "limit": 20_000}
+    plain = await client.get("/api/v1/export", params=params, headers={"Authorization": f"Bearer {secrets['other']}"})
+    assert plain.status_code == 403 and "api_bulk" in plain.json()["detail"]
+    with accounts.database.session() as session:
+        accounts.grant(session, accounts.get(session, "other"), "api_bulk", "admin")
+    bulk = await client.get("/api/v1/export", params=params, headers={"Authorization": f"Bearer {secrets['other']}"})
+    assert bulk.status_code == 200 and bulk.headers["x-cowbird-rows"] == "3"
