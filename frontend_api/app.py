@@ -20,6 +20,7 @@ from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
 from frontend_api.accounts import Accounts, Database
+from frontend_api.accounts import web as accounts_web
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
@@ -81,6 +82,7 @@ def create_app(
         return problem_response(error)
 
     install_problem_handlers(app, render)
+    app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
 
@@ -88,6 +90,6 @@ def create_app(
     async def home() -> RedirectResponse:
         return RedirectResponse("/docs")
 
-    for router in (corpora.router, language.router, query.router, export.router, ref.router):
+    for router in (corpora.router, language.router, query.router, export.router, ref.router, accounts_web.router):
         app.include_router(router, dependencies=[Depends(known_parameters)])
     return app

@@ -21,6 +21,10 @@ class Forbidden(FrontendError):
     status, code, title = 403, "forbidden", "This needs other rights"
 
 
+class TooManyRequests(FrontendError):
+    status, code, title = 429, "too_many_requests", "Too many requests; wait and try again"
+
+
 class NodesUnavailable(FrontendError):
     status, code, title = 503, "nodes_unavailable", "No node answered for this corpus"
 

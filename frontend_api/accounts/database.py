@@ -50,14 +50,14 @@ class Database:
         config.set_main_option("script_location", str(MIGRATIONS))
         return config
 
-    def upgrade(self) -> tuple[str | None, str | None]:
-        """Bring the schema to the newest revision; (revision before, revision after)."""
+    def upgrade(self, target: str = "head") -> tuple[str | None, str | None]:
+        """Bring the schema to the newest revision (or ``target``); (revision before, revision after)."""
         try:
             with self.engine.begin() as connection:
                 before = MigrationContext.configure(connection).get_current_revision()
                 config = self._config()
                 config.attributes["connection"] = connection
-                command.upgrade(config, "head")
+                command.upgrade(config, target)
                 after = MigrationContext.configure(connection).get_current_revision()
         except SQLAlchemyError as exc:
             raise DatabaseError(f"cannot migrate the account database: {exc.__class__.__name__}: {exc}") from exc

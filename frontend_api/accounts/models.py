@@ -124,3 +124,12 @@ class WebSession(Base):
     revoked_at: Mapped[datetime.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     user: Mapped[User] = relationship(lazy="joined")
+
+
+class AppSecret(Base):
+    """A secret of the installation (``session-key``), made on first use."""
+
+    __tablename__ = "app_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))

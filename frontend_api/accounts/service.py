@@ -15,12 +15,13 @@ import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from cowbird.errors import BadParameter, CowbirdError, NotFound
 from frontend_api.accounts.database import Database
-from frontend_api.accounts.models import ApiToken, Group, Role, State, StateChange, User, WebSession, now
-from frontend_api.accounts.passwords import WeakPassword, hash_password
+from frontend_api.accounts.models import ApiToken, AppSecret, Group, Role, State, StateChange, User, WebSession, now
+from frontend_api.accounts.passwords import WeakPassword, hash_password, needs_rehash, verify_password
 
 MIN_ABSTRACT = 200
 TOKEN_PREFIX = "cb_"
@@ -234,7 +235,60 @@ class Accounts:
             token.last_used_at = stamp
         return token.user
 
-    # ------------------------------------------------------------------ sessions
+    # ------------------------------------------------------------------ login and browser sessions
+
+    def authenticate(self, session: Session, login: str, password: str) -> User | None:
+        """The user whose name or e-mail and password these are (in any state), or None. The same
+        work is done for an unknown login as for a known one."""
+        user = self.find(session, login) if login.strip() else None
+        if not verify_password(user.password_hash if user else None, password) or user is None:
+            return None
+        if needs_rehash(user.password_hash):
+            user.password_hash = hash_password(password)
+        return user
+
+    def last_decision(self, session: Session, user: User) -> StateChange | None:
+        """The latest change of the user's state (shown to them when they log in)."""
+        query = (select(StateChange).where(StateChange.user_id == user.id, StateChange.what.like("state:%"))
+                 .order_by(StateChange.at.desc(), StateChange.id.desc()))
+        return session.scalars(query).first()
+
+    def open_session(self, session: Session, user: User, days: float) -> tuple[str, WebSession]:
+        """A new browser session: (the id for the cookie, the record). Only its digest is stored."""
+        secret = secrets.token_urlsafe(32)
+        web = WebSession(digest=digest(secret), user_id=user.id, csrf=secrets.token_urlsafe(32),
+                         expires_at=now() + datetime.timedelta(days=days))
+        session.add(web)
+        session.flush()
+        return secret, web
+
+    def session_for(self, session: Session, secret: str) -> WebSession | None:
+        """The live session of this id, its user approved; None if unknown, revoked or expired."""
+        web = session.scalar(select(WebSession).where(WebSession.digest == digest(secret)))
+        if web is None or web.revoked_at is not None or _aware(web.expires_at) <= now() or not web.user.active:
+            return None
+        if _aware(web.created_at) < _aware(web.user.password_changed_at):
+            return None
+        return web
+
+    def close_session(self, session: Session, secret: str) -> None:
+        web = session.scalar(select(WebSession).where(WebSession.digest == digest(secret)))
+        if web is not None and web.revoked_at is None:
+            web.revoked_at = now()
+
+    def secret(self, session: Session, name: str) -> str:
+        """An installation secret, made on first use (another process may make it at the same time)."""
+        found = session.get(AppSecret, name)
+        if found is not None:
+            return found.value
+        try:
+            with session.begin_nested():
+                session.add(AppSecret(name=name, value=secrets.token_urlsafe(48)))
+        except IntegrityError:
+            pass
+        found = session.get(AppSecret, name)
+        assert found is not None
+        return found.value
 
     def revoke_sessions(self, session: Session, user: User) -> int:
         live = session.scalars(select(WebSession).where(WebSession.user_id == user.id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 from collections.abc import Awaitable
+from dataclasses import replace
 from typing import Annotated, TypeVar
 
 from fastapi import Depends, Query, Request
@@ -14,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from cowbird.errors import BadParameter, Unauthorized
 from frontend_api.accounts import Accounts, DatabaseError, User
+from frontend_api.accounts.web import SESSION_COOKIE, current_session
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.errors import ClientGone, DeadlinePassed
 from frontend_api.service import HitView, QueryService
@@ -34,7 +36,7 @@ def current_user(request: Request) -> Viewer:
     else:
         token = request.query_params.get("token", "")
         if not token:
-            return ANONYMOUS
+            return _session_viewer(request)
     accounts: Accounts = request.app.state.accounts
     try:
         with accounts.database.session() as session:
@@ -47,6 +49,21 @@ def current_user(request: Request) -> Viewer:
         raise Unauthorized("the API token is not valid (unknown or revoked, or the account is not approved)",
                            headers={"WWW-Authenticate": "Bearer"})
     return viewer
+
+
+def _session_viewer(request: Request) -> Viewer:
+    """The logged-in browser user (a session cookie), or anonymous. A browser session works within
+    the browser limits: API mode over them takes an API token."""
+    if not request.cookies.get(SESSION_COOKIE):
+        return ANONYMOUS
+    accounts: Accounts = request.app.state.accounts
+    try:
+        with accounts.database.session() as session:
+            web = current_session(request, session)
+            return ANONYMOUS if web is None else replace(viewer_of(web.user), api_bulk=False)
+    except SQLAlchemyError as exc:
+        raise DatabaseError("the account database cannot be read; try again shortly",
+                            headers={"Retry-After": "10"}) from exc
 
 
 def viewer_of(user: User) -> Viewer:

@@ -3,6 +3,8 @@ its record, tokens, the command line, and who sees which corpus through the API.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -11,6 +13,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from fastapi import FastAPI
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlalchemy import text
 
 from cowbird.cli import main
@@ -18,7 +23,11 @@ from cowbird.errors import BadParameter
 from frontend_api import CorpusConfig, FrontendSettings
 from frontend_api.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url
 from frontend_api.accounts.passwords import verify_password
+from frontend_api.accounts.service import TRANSITIONS
+from frontend_api.corpora import CorpusEntry
+from frontend_api.routes.deps import viewer_of
 from frontend_api.settings import Access, AccessLevel
+from frontend_api.viewer import ANONYMOUS
 from tests.accounts_support import postgres_server
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
 
@@ -47,13 +56,24 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     db.close()
 
 
-def test_migrations_run_once_and_keep_data(database: Database) -> None:
+def test_migrations_run_once_and_keep_data(database: Database, tmp_path: Path) -> None:
     accounts = Accounts(database)
     with database.session() as session:
         accounts.add(session, "root", "root@example.org", "tests", admin=True)
-    assert database.upgrade() == ("0001", "0001") and database.current() == database.head() == "0001"
+    head = database.head()
+    assert database.upgrade() == (head, head) and database.current() == head == "0002"
     with database.session() as session:
         assert [u.name for u in accounts.users(session)] == ["root"]
+    # a database made by the first release keeps its users through the upgrade
+    old = Database(sqlite_url(tmp_path / "old.sqlite3"))
+    assert old.upgrade("0001") == (None, "0001")
+    with old.session() as session:
+        Accounts(old).add(session, "early", "early@example.org", "tests")
+    assert old.upgrade() == ("0001", "0002")
+    with old.session() as session:
+        assert [u.name for u in Accounts(old).users(session)] == ["early"]
+        assert Accounts(old).secret(session, "session-key") == Accounts(old).secret(session, "session-key")
+    old.close()
 
 
 def test_the_account_lifecycle_is_recorded(database: Database) -> None:
@@ -128,7 +148,7 @@ def test_the_command_line(tmp_path: Path) -> None:
     config.write_text('[[corpora]]\nname = "x"\nmanifest = "m.json"\nnodes = {}\n', encoding="utf-8")
     run = CliRunner().invoke
     upgrade = run(main, ["db", "upgrade", "--config", str(config)])
-    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0001 (was None)\n"
+    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0002 (was None)\n"
     assert (tmp_path / "cowbird-accounts.sqlite3").is_file()  # next to the configuration
     added = run(main, ["users", "add", "root", "--email", "root@example.org", "--admin", "--config", str(config)])
     assert added.exit_code == 0 and "one-time password: " in added.output
@@ -232,3 +252,81 @@ async def test_large_exports_need_api_bulk(guarded: tuple[httpx.AsyncClient, Acc
         accounts.grant(session, accounts.get(session, "other"), "api_bulk", "admin")
     bulk = await client.get("/api/v1/export", params=params, headers={"Authorization": f"Bearer {secrets['other']}"})
     assert bulk.status_code == 200 and bulk.headers["x-cowbird-rows"] == "3"
+
+
+# ------------------------------------------------------------------ the lifecycle as a state machine
+
+
+class Lifecycle(RuleBasedStateMachine):
+    """Register, approve, deny, suspend, reinstate and group changes in any order an admin could
+    make them; after every step, exactly the approved users' tokens work and each viewer sees
+    exactly the corpora its account allows."""
+
+    names = Bundle("names")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = Path(tempfile.mkdtemp(prefix="cowbird-lifecycle-"))
+        self.database = Database(sqlite_url(self.folder / "accounts.sqlite3"))
+        self.database.upgrade()
+        self.accounts = Accounts(self.database)
+        self.state: dict[str, State] = {}
+        self.groups: dict[str, bool] = {}
+        self.tokens: dict[str, str] = {}
+        corpora = [CorpusConfig(name=n, manifest=Path("m.json"), nodes={}, access=a) for n, a in
+                   (("open", Access(AccessLevel.PUBLIC)), ("members", Access(AccessLevel.LOGIN)),
+                    ("lab", Access(AccessLevel.GROUP, "lab")))]
+        self.corpora = corpora
+
+    def teardown(self) -> None:
+        self.database.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    @rule(target=names, name=st.sampled_from(["ada", "bo", "cy", "di"]))
+    def register(self, name: str) -> str:
+        with self.database.session() as session:
+            if self.accounts.find(session, name) is None:
+                user = self.accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+                self.tokens[name] = self.accounts.create_token(session, user, "t").secret
+                self.state[name], self.groups[name] = State.PENDING, False
+        return name
+
+    @rule(name=names, to=st.sampled_from(list(State)))
+    def decide(self, name: str, to: State) -> None:
+        allowed = to in TRANSITIONS and self.state[name] in TRANSITIONS[to]
+        with self.database.session() as session:
+            user = self.accounts.get(session, name)
+            if allowed:
+                self.accounts.decide(session, user, to, "admin", "because")
+                self.state[name] = to
+            else:
+                with pytest.raises(NotAllowed):
+                    self.accounts.decide(session, user, to, "admin", "because")
+
+    @rule(name=names, member=st.booleans())
+    def group(self, name: str, member: bool) -> None:
+        with self.database.session() as session:
+            user = self.accounts.get(session, name)
+            (self.accounts.grant if member else self.accounts.revoke)(session, user, "group:lab", "admin")
+        self.groups[name] = member
+
+    @invariant()
+    def who_sees_what(self) -> None:
+        for name, secret in self.tokens.items():
+            with self.database.session() as session:
+                user = self.accounts.user_for_token(session, secret)
+                viewer = ANONYMOUS if user is None else viewer_of(user)
+            approved = self.state[name] is State.APPROVED
+            assert (user is not None) == approved, (name, self.state[name])
+            expected = {"open"} | ({"members"} if approved else set()) | ({"lab"} if approved and self.groups[name]
+                                                                          else set())
+            seen = {c.name for c in self.corpora if _entry(c).visible_to(viewer)}
+            assert seen == expected, (name, self.state[name], self.groups[name])
+
+
+def _entry(config: CorpusConfig) -> CorpusEntry:
+    return CorpusEntry(config, None, [])  # type: ignore[arg-type]  # visibility reads only the config
+
+
+TestLifecycle = Lifecycle.TestCase
+TestLifecycle.settings = settings(max_examples=30, stateful_step_count=15, deadline=None)

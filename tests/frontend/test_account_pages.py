@@ -1,0 +1,153 @@
+"""The account forms as a browser uses them (no JavaScript): register, wait for review, log in,
+make and revoke an API token, the admin's decision; CSRF, cookie flags, throttling, sessions
+ended by a suspension or a new password."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from frontend_api import CorpusConfig, FrontendSettings
+from frontend_api.accounts import Accounts, Database, State, sqlite_url
+from frontend_api.settings import Access, AccessLevel
+from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
+
+pytestmark = pytest.mark.anyio
+
+ABSTRACT = "We compare the use of modal verbs across genres of English web text for a corpus study. " * 3
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+async def site(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+               ) -> AsyncIterator[tuple[httpx.AsyncClient, Accounts]]:
+    database = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
+    database.upgrade()
+    accounts = Accounts(database)
+    with database.session() as session:
+        admin, password = accounts.add(session, "boss", "boss@uni.example", "tests", admin=True)
+        accounts.set_password(session, admin, PASSWORD, "tests")
+    nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
+    corpus = CorpusConfig(name="members", manifest=sample_parts.manifest, nodes=nodes_of,
+                          access=Access(AccessLevel.LOGIN))
+    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
+                                database_file=tmp_path / "accounts.sqlite3")
+    async for client in front_client(settings, nodes):
+        yield client, accounts
+    database.close()
+
+
+def csrf_of(page: httpx.Response) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+async def login(client: httpx.AsyncClient, name: str, password: str = PASSWORD) -> httpx.Response:
+    form = await client.get("/login")
+    return await client.post("/login", data={"login": name, "password": password, "csrf": csrf_of(form)})
+
+
+async def test_register_review_login_and_tokens(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    form = await client.get("/register")
+    assert form.status_code == 200 and "at least 200 characters" in form.text
+    short = await client.post("/register", data={"name": "ada", "email": "ada@uni.example", "affiliation": "Uni",
+                                                 "abstract": "too short", "password": PASSWORD, "csrf": csrf_of(form)})
+    assert short.status_code == 400 and "abstract: describe your research" in short.text
+    assert 'value="ada@uni.example"' in short.text  # nothing typed is lost
+    done = await client.post("/register", data={"name": "ada", "email": "ada@uni.example", "affiliation": "Uni",
+                                                "abstract": ABSTRACT, "password": PASSWORD, "csrf": csrf_of(form)})
+    assert done.status_code == 200 and "waiting for review" in done.text
+    pending = await login(client, "ada")
+    assert pending.status_code == 403 and "waiting for review" in pending.text
+    assert "cowbird_session" not in client.cookies
+
+    # the admin approves on the review page
+    assert (await login(client, "boss")).status_code == 303
+    review = await client.get("/admin/users")
+    assert review.status_code == 200 and ABSTRACT.strip()[:60] in review.text
+    denied = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied",
+                                                            "csrf": csrf_of(review)})
+    assert denied.status_code == 400 and "reason: say why" in denied.text
+    approved = await client.post("/admin/users/decide", data={"name": "ada", "decision": "approved",
+                                                              "csrf": csrf_of(review)})
+    assert approved.status_code == 303
+    client.cookies.clear()
+
+    # ada logs in, sees the login-only corpus, makes a token and uses it from a script
+    assert (await client.get("/api/v1/corpora")).json()["total"] == 0
+    answer = await login(client, "ADA@uni.example")  # the e-mail address, in any case
+    assert answer.status_code == 303 and answer.headers["location"] == "/account"
+    cookie = answer.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" not in cookie  # plain HTTP here
+    assert (await client.get("/api/v1/corpora")).json()["total"] == 1
+    page = await client.get("/account")
+    made = await client.post("/account/tokens", data={"name": "laptop", "csrf": csrf_of(page)})
+    secret = re.search(r'<pre class="token">([^<]+)</pre>', made.text)
+    assert made.status_code == 200 and secret is not None
+    assert secret.group(1) not in (await client.get("/account")).text  # shown once
+    async with httpx.AsyncClient(transport=client._transport, base_url="http://front") as script:
+        headers = {"Authorization": f"Bearer {secret.group(1)}"}
+        assert (await script.get("/api/v1/query", params={"corpus": "members", "q": "house"}, headers=headers)
+                ).json()["total"] == 3
+        await client.post("/account/tokens/revoke", data={"name": "laptop", "csrf": csrf_of(page)})
+        assert (await script.get("/api/v1/corpora", headers=headers)).status_code == 401
+
+
+async def test_forms_need_their_csrf_token(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, _ = site
+    await client.get("/login")
+    forged = await client.post("/login", data={"login": "boss", "password": PASSWORD, "csrf": "made-up"})
+    assert forged.status_code == 403 and forged.json()["code"] == "csrf_failed"
+    assert (await login(client, "boss")).status_code == 303
+    forged_token = await client.post("/account/tokens", data={"name": "x", "csrf": "made-up"})
+    assert forged_token.status_code == 403
+    missing = await client.post("/account/tokens", data={"name": "x"})
+    assert missing.status_code == 422 and missing.json()["detail"].startswith("body.csrf")
+
+
+async def test_failed_logins_are_throttled_alike_for_every_name(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, _ = site
+    for name in ("boss", "nobody"):
+        answers = [await login(client, name, "wrong password!") for _ in range(6)]
+        assert [a.status_code for a in answers] == [400] * 5 + [429], name
+        assert answers[0].text.count("the name or e-mail address or the password is wrong") == 1
+        assert int(answers[-1].headers["retry-after"]) > 0
+    assert (await login(client, "boss")).status_code == 429  # the account waits even with the right password
+
+
+async def test_suspension_and_new_password_end_sessions(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    with accounts.database.session() as session:
+        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
+        accounts.set_password(session, user, PASSWORD, "tests")
+    assert (await login(client, "ada")).status_code == 303
+    assert (await client.get("/account")).status_code == 200
+    with accounts.database.session() as session:
+        accounts.decide(session, accounts.get(session, "ada"), State.SUSPENDED, "boss", "holiday")
+    gone = await client.get("/account")
+    assert gone.status_code == 303 and gone.headers["location"] == "/login"
+    again = await login(client, "ada")
+    assert again.status_code == 403 and "suspended" in again.text and "holiday" in again.text
+    with accounts.database.session() as session:
+        accounts.decide(session, accounts.get(session, "ada"), State.APPROVED, "boss", "")
+    assert (await login(client, "ada")).status_code == 303
+    page = await client.get("/account")
+    changed = await client.post("/account/password", data={"current": PASSWORD, "new": "another long secret",
+                                                           "csrf": csrf_of(page)})
+    assert changed.status_code == 303 and (await client.get("/account")).status_code == 303
+    assert (await login(client, "ada", "another long secret")).status_code == 303
+
+
+async def test_cookies_are_secure_behind_tls(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, _ = site
+    async with httpx.AsyncClient(transport=client._transport, base_url="https://front") as tls:
+        answer = await login(tls, "boss")
+        assert answer.status_code == 303
+        assert all("Secure" in value for value in answer.headers.get_list("set-cookie"))
