@@ -33,12 +33,14 @@ class DemoStack:
         node_ports: tuple[int, int] = (8701, 8702),
         encoding: EncodeOptions | None = None,
         name: str = "sample",
+        settings: dict[str, object] | None = None,
     ) -> None:
         self.base = base.resolve()
         self.port = port
         self.node_ports = node_ports
         self.name = name
         self.encoding = encoding
+        self.settings = settings or {}  # further front-end settings for cowbird.toml
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -67,8 +69,9 @@ class DemoStack:
             for pid in served:
                 urls[pid].append(url)
         nodes = "".join(f"{pid} = {json.dumps(urls[pid])}\n" for pid in self.partitions)
+        extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.settings.items())
         (self.base / "cowbird.toml").write_text(
-            f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n\n'
+            f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n{extra}\n'
             f'[[corpora]]\nname = "{self.name}"\ntitle = "cowbird {self.name} corpus"\nlanguage = "en"\n'
             f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}'
         )

@@ -22,6 +22,7 @@ from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, proble
 from frontend_api.accounts import Accounts, Database
 from frontend_api.accounts import web as accounts_web
 from frontend_api.corpora import CorpusRegistry
+from frontend_api.fair_use import FairUse, Limits
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
 from frontend_api.routes import corpora, export, language, query, ref
@@ -67,6 +68,11 @@ def create_app(
     database = Database(settings.database_address())
     database.upgrade()  # migrations only add: an older database keeps its data
     app.state.accounts = Accounts(database)
+    app.state.fair_use = FairUse(
+        anonymous=Limits(settings.anonymous_running_queries, settings.anonymous_rows_per_day),
+        user=Limits(settings.user_running_queries, settings.user_rows_per_day),
+        bulk=Limits(settings.bulk_running_queries, settings.bulk_rows_per_day),
+    )
     templates = Jinja2Templates(directory=str(TEMPLATES))
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

@@ -148,6 +148,14 @@ class FrontendSettings(BaseSettings):
     preview_size: int = Field(100, ge=1, description="Most hits a preview (/api/v1/query) returns.")
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
+    anonymous_running_queries: int = Field(2, ge=1, description="Queries one address runs at once without login.")
+    user_running_queries: int = Field(4, ge=1, description="Queries one user runs at once.")
+    bulk_running_queries: int = Field(4, ge=1, description="Queries one api_bulk user runs at once by API token.")
+    anonymous_rows_per_day: int = Field(50_000, ge=0, description="Rows one address exports per day without login.")
+    user_rows_per_day: int = Field(200_000, ge=0, description="Rows one user exports per day.")
+    bulk_rows_per_day: int = Field(
+        20_000_000, ge=0, description="Rows one api_bulk user exports per day by API token."
+    )
     max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
     dev: bool = Field(False, description="Development mode: allows a placeholder node token.")
 

@@ -24,6 +24,8 @@ from frontend_api.accounts.models import State, User, WebSession
 from frontend_api.accounts.service import MIN_ABSTRACT, Accounts
 from frontend_api.accounts.throttle import Throttle
 from frontend_api.errors import Forbidden, TooManyRequests
+from frontend_api.fair_use import FairUse
+from frontend_api.viewer import Viewer
 
 router = APIRouter(include_in_schema=False)
 
@@ -238,8 +240,15 @@ def _signed_in(
 
 
 def _account_page(request: Request, web: WebSession, session: Session, status: int = 200, **extra: Any) -> HTMLResponse:
+    fair_use: FairUse = request.app.state.fair_use
+    key = f"user:{web.user.name}"
+    budgets = []
+    for label, viewer in (("in the browser", Viewer(web.user.name)), ("by API token", Viewer(web.user.name,
+                          api_bulk=web.user.api_bulk))):
+        limits = fair_use.limits(viewer)
+        budgets.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day))
     return _page(request, "account.html", status, user=web.user, csrf=web.csrf,
-                 tokens=_accounts(request).tokens(session, web.user), **extra)
+                 tokens=_accounts(request).tokens(session, web.user), budgets=budgets, **extra)
 
 
 @router.get("/account", response_class=HTMLResponse)

@@ -18,6 +18,7 @@ from frontend_api.accounts import Accounts, DatabaseError, User
 from frontend_api.accounts.web import SESSION_COOKIE, current_session
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.errors import ClientGone, DeadlinePassed
+from frontend_api.fair_use import FairUse
 from frontend_api.service import HitView, QueryService
 from frontend_api.viewer import ANONYMOUS, Viewer
 
@@ -81,6 +82,14 @@ def query_service(request: Request) -> QueryService:
 
 
 CurrentUser = Annotated[Viewer, Depends(current_user)]
+
+
+def fair_use(request: Request) -> FairUse:
+    tracker: FairUse = request.app.state.fair_use
+    return tracker
+
+
+Budgets = Annotated[FairUse, Depends(fair_use)]
 Corpora = Annotated[CorpusRegistry, Depends(corpora)]
 Queries = Annotated[QueryService, Depends(query_service)]
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime
 import hashlib
 from collections.abc import AsyncIterator
+from contextlib import ExitStack
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from backend_node.schemas import EXPORT_BATCH_LINES
 from cowbird import __version__
@@ -24,7 +26,7 @@ from frontend_api.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, 
 from frontend_api.errors import ExportBroken, Forbidden
 from frontend_api.fanout import NodeFailure
 from frontend_api.querying import build_query
-from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
+from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
 from frontend_api.schemas import Hit
 from frontend_api.service import HitView
@@ -42,6 +44,7 @@ router = APIRouter(prefix="/api/v1", tags=["export"])
 async def export(
     request: Request,
     user: CurrentUser,
+    budgets: Budgets,
     registry: Corpora,
     queries: Queries,
     corpus: Annotated[str, Query()],
@@ -70,14 +73,22 @@ async def export(
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
     view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
-    statuses = await until_disconnected(request, queries.count(target, cqp, queries.budget()), settings.deadline)
-    total = answered_total(statuses)
-    written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
-    if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
-        raise BadParameter(
-            f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a header "
-            "at most); export fewer rows (limit=) or use tsv, csv or ndjson"
-        )
+    key = budgets.key(user, request)
+    slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
+    slot.enter_context(budgets.running(user, key))
+    try:
+        statuses = await until_disconnected(request, queries.count(target, cqp, queries.budget()), settings.deadline)
+        total = answered_total(statuses)
+        written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
+        if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
+            raise BadParameter(
+                f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a "
+                "header at most); export fewer rows (limit=) or use tsv, csv or ndjson"
+            )
+        budgets.charge(user, key, written)
+    except BaseException:
+        slot.close()
+        raise
     failed = failed_partitions(statuses)
     base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
     columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
@@ -97,6 +108,13 @@ async def export(
                 *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
 
     async def stream() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in rows_of():
+                yield chunk
+        finally:
+            slot.close()
+
+    async def rows_of() -> AsyncIterator[bytes]:
         yield out.start()
         batch: list[list[Any]] = []
         sent = 0
@@ -121,7 +139,9 @@ async def export(
 
     headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed),
                                 format, written, total, failed)
-    return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers)
+    headers.update(budgets.headers(user, key))
+    return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
+                             background=BackgroundTask(slot.close))
 
 
 def _fingerprint(

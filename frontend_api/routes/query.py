@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from cowbird.errors import BadParameter
 from frontend_api.querying import build_query
-from frontend_api.routes.deps import Corpora, CurrentUser, Queries, View, until_disconnected
+from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.schemas import QueryResult
 from frontend_api.service import PartitionStatus
 from query_lang import QueryError, parse_cqp
@@ -32,7 +32,9 @@ def answered_total(statuses: list[PartitionStatus]) -> int:
 @router.get("/query", response_model=QueryResult)
 async def query(
     request: Request,
+    response: Response,
     user: CurrentUser,
+    budgets: Budgets,
     registry: Corpora,
     queries: Queries,
     corpus: Annotated[str, Query(description="Corpus name.")],
@@ -54,11 +56,14 @@ async def query(
     view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
     deadline = request.app.state.settings.deadline
-    if sample is not None:
-        work = queries.sample(target, cqp, sample, seed, view)
-    else:
-        work = queries.preview(target, cqp, offset, limit, view)
-    statuses, hits = await until_disconnected(request, work, deadline)
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        if sample is not None:
+            work = queries.sample(target, cqp, sample, seed, view)
+        else:
+            work = queries.preview(target, cqp, offset, limit, view)
+        statuses, hits = await until_disconnected(request, work, deadline)
+    response.headers.update(budgets.headers(user, key))
     failed = failed_partitions(statuses)
     return QueryResult(
         corpus=target.name, cqp=cqp, total=answered_total(statuses), complete=not failed, failed=failed,
