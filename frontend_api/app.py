@@ -68,6 +68,7 @@ def create_app(
     database = Database(settings.database_address())
     database.upgrade()  # migrations only add: an older database keeps its data
     app.state.accounts = Accounts(database)
+    app.state.mailer = settings.mailer()
     app.state.fair_use = FairUse(
         anonymous=Limits(settings.anonymous_running_queries, settings.anonymous_rows_per_day),
         user=Limits(settings.user_running_queries, settings.user_rows_per_day),

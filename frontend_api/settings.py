@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, SecretStr, WithJsonSchema, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from cowbird.config import load_settings, read_token
+from cowbird.config import ConfigError, load_settings, read_token
+from frontend_api.accounts.mail import Mailer
 
 
 class AccessLevel(StrEnum):
@@ -148,6 +149,12 @@ class FrontendSettings(BaseSettings):
     preview_size: int = Field(100, ge=1, description="Most hits a preview (/api/v1/query) returns.")
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
+    smtp_host: str = Field("", description="SMTP server that tells users the decision on their account (empty: none).")
+    smtp_port: int = Field(25, ge=1, le=65535, description="SMTP port.")
+    smtp_from: str = Field("cowbird@localhost", description="Sender address of those e-mails.")
+    smtp_starttls: bool = Field(False, description="Use STARTTLS.")
+    smtp_user: str = Field("", description="SMTP login (empty: none).")
+    smtp_password_file: Path | None = Field(None, description="File with the SMTP password.")
     anonymous_running_queries: int = Field(2, ge=1, description="Queries one address runs at once without login.")
     user_running_queries: int = Field(4, ge=1, description="Queries one user runs at once.")
     bulk_running_queries: int = Field(4, ge=1, description="Queries one api_bulk user runs at once by API token.")
@@ -182,6 +189,19 @@ class FrontendSettings(BaseSettings):
             folder = config.resolve().parent if config is not None else Path.cwd()
             settings = settings.model_copy(update={"database_file": folder / DEFAULT_DATABASE_FILE})
         return settings
+
+    def mailer(self) -> Mailer | None:
+        """Who sends decisions by e-mail, or None when no SMTP server is configured."""
+        if not self.smtp_host:
+            return None
+        password = ""
+        if self.smtp_password_file is not None:
+            try:
+                password = self.smtp_password_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(f"cannot read smtp_password_file {self.smtp_password_file}: {exc.strerror}") from exc
+        return Mailer(self.smtp_host, self.smtp_port, self.smtp_from, self.smtp_starttls, self.smtp_user, password,
+                      self.public_url)
 
     def database_address(self) -> str:
         """The SQLAlchemy URL of the account database."""

@@ -132,11 +132,19 @@ def _decision(name: str, state: State, needs_reason: bool) -> click.Command:
     @(click.option("--reason", required=True, help="Why (recorded, and told to the user).") if needs_reason
       else click.option("--reason", default="", help="Why (recorded)."))
     def command(config: Path, user: str, reason: str) -> None:
+        decided: list[User] = []
+
         def work(accounts: Accounts, session: Any) -> None:
-            accounts.decide(session, accounts.get(session, user), state, _actor(), reason)
+            target = accounts.get(session, user)
+            accounts.decide(session, target, state, _actor(), reason)
+            decided.append(target)
             click.echo(f"{user}: {state.value}")
 
         _run(config, work)
+        mailer = FrontendSettings.load(config).mailer()
+        problem = None if mailer is None else mailer.send(decided[0], state, reason)
+        if problem is not None:
+            click.echo(f"warning: {problem}", err=True)
 
     command.help = f"Make USER {state.value}."
     return command

@@ -20,6 +20,7 @@ from itsdangerous import BadSignature, Signer
 from sqlalchemy.orm import Session
 
 from cowbird.errors import BadParameter, CowbirdError
+from frontend_api.accounts.mail import Mailer
 from frontend_api.accounts.models import State, User, WebSession
 from frontend_api.accounts.service import MIN_ABSTRACT, Accounts
 from frontend_api.accounts.throttle import Throttle
@@ -325,7 +326,12 @@ def admin_decide(
     with _signed_in(request, csrf, admin=True) as (accounts, session, web):
         try:
             with session.begin_nested():
-                accounts.decide(session, accounts.get(session, name), State(decision), web.user.name, reason)
+                user = accounts.get(session, name)
+                accounts.decide(session, user, State(decision), web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
+        mailer: Mailer | None = request.app.state.mailer
+        problem = None if mailer is None else mailer.send(user, State(decision), reason)
+        if problem is not None:  # the decision stands; the admin learns that the e-mail did not go out
+            return _admin_page(request, accounts, session, web, error=f"{name} is {decision}, but {problem}")
     return RedirectResponse("/admin/users", status_code=303)

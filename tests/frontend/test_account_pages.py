@@ -4,18 +4,25 @@ ended by a suspension or a new password."""
 
 from __future__ import annotations
 
+import email
+import email.message
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import Envelope
+from click.testing import CliRunner
 from fastapi import FastAPI
 
+from cowbird.cli import main
 from frontend_api import CorpusConfig, FrontendSettings
 from frontend_api.accounts import Accounts, Database, State, sqlite_url
 from frontend_api.settings import Access, AccessLevel
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
+from tests.support import free_ports
 
 pytestmark = pytest.mark.anyio
 
@@ -151,3 +158,79 @@ async def test_cookies_are_secure_behind_tls(site: tuple[httpx.AsyncClient, Acco
         answer = await login(tls, "boss")
         assert answer.status_code == 303
         assert all("Secure" in value for value in answer.headers.get_list("set-cookie"))
+
+
+class Sink:
+    """An SMTP server that keeps what it receives (aiosmtpd)."""
+
+    def __init__(self) -> None:
+        self.messages: list[email.message.Message] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: Envelope) -> str:  # noqa: N802
+        self.messages.append(email.message_from_bytes(envelope.content))  # type: ignore[arg-type]
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Sink, int]]:
+    sink, port = Sink(), free_ports(1)[0]
+    controller = Controller(sink, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield sink, port
+    controller.stop()
+
+
+async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
+                                    smtp: tuple[Sink, int]) -> None:
+    sink, port = smtp
+    database = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
+    database.upgrade()
+    accounts = Accounts(database)
+    with database.session() as session:
+        admin, _ = accounts.add(session, "boss", "boss@uni.example", "tests", admin=True)
+        accounts.set_password(session, admin, PASSWORD, "tests")
+        for name in ("ada", "bo"):
+            accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+    database.close()
+    nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
+    corpus = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes=nodes_of)
+    base = {"corpora": [corpus], "node_token": NODE_TOKEN, "allowed_hosts": ["front"],
+            "database_file": tmp_path / "accounts.sqlite3", "smtp_from": "corpora@uni.example",
+            "public_url": "http://corpora.uni.example"}  # fmt: skip
+    async for client in front_client(FrontendSettings(**base, smtp_host="127.0.0.1", smtp_port=port), nodes):
+        await login(client, "boss")
+        review = await client.get("/admin/users")
+        answer = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied",
+                                                                "reason": "not a research project",
+                                                                "csrf": csrf_of(review)})
+        assert answer.status_code == 303
+    message = sink.messages[-1]
+    assert (message["To"], message["From"]) == ("ada@uni.example", "corpora@uni.example")
+    assert message["Subject"] == "Your cowbird registration was not approved"
+    body = message.get_payload()
+    assert "Reason: not a research project" in body and "http://corpora.uni.example/login" in body
+    # no SMTP server listening: the decision stands and the admin is told
+    unused = free_ports(1)[0]
+    async for client in front_client(FrontendSettings(**base, smtp_host="127.0.0.1", smtp_port=unused), nodes):
+        await login(client, "boss")
+        review = await client.get("/admin/users")
+        answer = await client.post("/admin/users/decide", data={"name": "bo", "decision": "approved",
+                                                                "csrf": csrf_of(review)})
+        told = "bo is approved, but the e-mail to bo@uni.example could not be sent"
+        assert answer.status_code == 200 and told in answer.text
+        assert (await login(client, "bo")).status_code == 303
+
+
+def test_the_command_line_mails_decisions_too(tmp_path: Path, smtp: tuple[Sink, int]) -> None:
+    sink, port = smtp
+    config = tmp_path / "cowbird.toml"
+    config.write_text(f'smtp_host = "127.0.0.1"\nsmtp_port = {port}\n[[corpora]]\nname = "x"\nmanifest = "m.json"\n'
+                      "nodes = {}\n", encoding="utf-8")
+    database = Database(sqlite_url(tmp_path / "cowbird-accounts.sqlite3"))
+    database.upgrade()
+    with database.session() as session:
+        Accounts(database).register(session, "ada", "ada@uni.example", "Uni", ABSTRACT, PASSWORD)
+    database.close()
+    result = CliRunner().invoke(main, ["users", "approve", "ada", "--config", str(config)])
+    assert result.exit_code == 0 and result.output == "ada: approved\n"
+    assert sink.messages[-1]["Subject"] == "Your cowbird account is approved"

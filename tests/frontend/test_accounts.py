@@ -189,6 +189,8 @@ async def guarded(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path
                 accounts.decide(session, user, State.SUSPENDED, "admin", "holiday")
             secrets[name] = accounts.create_token(session, user, "script").secret
         accounts.grant(session, accounts.get(session, "member"), "group:lab", "admin")
+        chief, _ = accounts.add(session, "chief", "chief@uni.example", "tests", admin=True)
+        secrets["chief"] = accounts.create_token(session, chief, "script").secret
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpora = [CorpusConfig(name=name, title=name, manifest=sample_parts.manifest, nodes=nodes_of, access=access)
                for name, access in (("open", Access(AccessLevel.PUBLIC)), ("members", Access(AccessLevel.LOGIN)),
@@ -211,7 +213,8 @@ async def test_each_viewer_sees_exactly_the_corpora_it_may(
     guarded: tuple[httpx.AsyncClient, Accounts, dict[str, str]],
 ) -> None:
     client, _, secrets = guarded
-    expected = {None: {"open"}, "other": {"open", "members"}, "member": {"open", "members", "lab"}}
+    expected = {None: {"open"}, "other": {"open", "members"}, "member": {"open", "members", "lab"},
+                "chief": {"open", "members", "lab"}}  # an admin sees group corpora too
     for who, visible in expected.items():
         headers = {"Authorization": f"Bearer {secrets[who]}"} if who else {}
         listing = (await client.get("/api/v1/corpora", headers=headers)).json()
