@@ -11,9 +11,10 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from fastapi_offline import FastAPIOffline
 
 from cowbird import __version__
 from cowbird.config import ConfigError
@@ -25,7 +26,7 @@ from frontend_api.corpora import CorpusRegistry
 from frontend_api.fair_use import FairUse, Limits
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
-from frontend_api.routes import corpora, export, language, query, ref
+from frontend_api.routes import corpora, export, history, language, pages, query, ref
 from frontend_api.routes.deps import known_parameters
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
@@ -50,7 +51,7 @@ def create_app(
             await pools.aclose()
             app.state.accounts.database.close()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs with Swagger UI served by cowbird itself: it works offline
         title="cowbird",
         version=__version__,
         description="Query very large web corpora: simplified language or CQP, merged previews across "
@@ -93,10 +94,9 @@ def create_app(
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
 
-    @app.get("/", include_in_schema=False)
-    async def home() -> RedirectResponse:
-        return RedirectResponse("/docs")
-
-    for router in (corpora.router, language.router, query.router, export.router, ref.router, accounts_web.router):
+    routers = (corpora.router, language.router, query.router, export.router, ref.router, history.router,
+               accounts_web.router)
+    for router in routers:
         app.include_router(router, dependencies=[Depends(known_parameters)])
+    app.include_router(pages.router)  # the search page's URL carries the search itself: its script reads it
     return app

@@ -126,3 +126,22 @@ class RefResult(BaseModel):
     citation: str
     link: str = Field(description="The permanent URL of this position.")
     note: str | None = Field(None, description="Said when the position lies outside any text.")
+
+
+class PastSearch(BaseModel):
+    """One search of the user's history, with the URL that runs it again."""
+
+    at: str = Field(description="When (ISO 8601, UTC).")
+    corpus: str
+    q: str
+    syntax: str
+    ignore_case: bool
+    filters: list[str]
+    total: int
+    url: str = Field(description="The search page URL of this search.")
+
+
+class History(BaseModel):
+    """The logged-in user's last searches in the browser, newest first (at most 100)."""
+
+    data: list[PastSearch]

@@ -13,6 +13,7 @@ class Viewer:
     groups: frozenset[str] = field(default_factory=frozenset)
     api_bulk: bool = False  # may export more than the browser limit
     admin: bool = False
+    browser: bool = False  # logged in by a browser session (its searches are remembered)
 
     @property
     def api(self) -> bool:

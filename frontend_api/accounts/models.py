@@ -133,3 +133,19 @@ class AppSecret(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(200))
+
+
+class Search(Base):
+    """One search a user ran in the browser; the newest ``HISTORY_SIZE`` are kept."""
+
+    __tablename__ = "searches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    corpus: Mapped[str] = mapped_column(String(64))
+    q: Mapped[str] = mapped_column(Text)
+    syntax: Mapped[str] = mapped_column(String(8))
+    ignore_case: Mapped[bool] = mapped_column(Boolean)
+    filters: Mapped[str] = mapped_column(Text)
+    total: Mapped[int] = mapped_column(Integer)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import re
 import secrets
 from dataclasses import dataclass
@@ -20,10 +21,22 @@ from sqlalchemy.orm import Session
 
 from cowbird.errors import BadParameter, CowbirdError, NotFound
 from frontend_api.accounts.database import Database
-from frontend_api.accounts.models import ApiToken, AppSecret, Group, Role, State, StateChange, User, WebSession, now
+from frontend_api.accounts.models import (
+    ApiToken,
+    AppSecret,
+    Group,
+    Role,
+    Search,
+    State,
+    StateChange,
+    User,
+    WebSession,
+    now,
+)
 from frontend_api.accounts.passwords import WeakPassword, hash_password, needs_rehash, verify_password
 
 MIN_ABSTRACT = 200
+HISTORY_SIZE = 100
 TOKEN_PREFIX = "cb_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
@@ -298,6 +311,28 @@ class Accounts:
             web.revoked_at = now()
             count += 1
         return count
+
+    # ------------------------------------------------------------------ search history
+
+    def remember(self, session: Session, name: str, corpus: str, q: str, syntax: str, ignore_case: bool,
+                 filters: list[str], total: int) -> None:
+        """Record a browser search; only the newest ``HISTORY_SIZE`` of a user are kept."""
+        user = self.find(session, name)
+        if user is None:
+            return
+        session.add(Search(user_id=user.id, corpus=corpus, q=q, syntax=syntax, ignore_case=ignore_case,
+                           filters=json.dumps(filters, ensure_ascii=False), total=total))
+        session.flush()
+        old = select(Search.id).where(Search.user_id == user.id).order_by(Search.at.desc(), Search.id.desc())
+        for stale in list(session.scalars(old.offset(HISTORY_SIZE))):
+            session.delete(session.get(Search, stale))
+
+    def history_of(self, session: Session, name: str) -> list[Search]:
+        user = self.find(session, name)
+        if user is None:
+            return []
+        query = select(Search).where(Search.user_id == user.id).order_by(Search.at.desc(), Search.id.desc())
+        return list(session.scalars(query.limit(HISTORY_SIZE)))
 
     def count(self, session: Session) -> int:
         return session.scalar(select(func.count()).select_from(User)) or 0

@@ -61,7 +61,7 @@ def _session_viewer(request: Request) -> Viewer:
     try:
         with accounts.database.session() as session:
             web = current_session(request, session)
-            return ANONYMOUS if web is None else replace(viewer_of(web.user), api_bulk=False)
+            return ANONYMOUS if web is None else replace(viewer_of(web.user), api_bulk=False, browser=True)
     except SQLAlchemyError as exc:
         raise DatabaseError("the account database cannot be read; try again shortly",
                             headers={"Retry-After": "10"}) from exc

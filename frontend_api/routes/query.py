@@ -6,8 +6,10 @@ import time
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 
 from cowbird.errors import BadParameter
+from frontend_api.accounts import Accounts
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.schemas import QueryResult
@@ -65,12 +67,22 @@ async def query(
         statuses, hits = await until_disconnected(request, work, deadline)
     response.headers.update(budgets.headers(user, key))
     failed = failed_partitions(statuses)
+    if user.browser and user.name is not None and sample is None and offset == 0:
+        accounts: Accounts = request.app.state.accounts
+        await run_in_threadpool(_remember, accounts, user.name, target.name, q, syntax, ignore_case, filters or [],
+                                answered_total(statuses))
     return QueryResult(
         corpus=target.name, cqp=cqp, total=answered_total(statuses), complete=not failed, failed=failed,
         partitions=[s.result() for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         offset=offset if sample is None else 0, sample=sample, hits=hits,
         hint=CQP_HINT if syntax == "simple" and not hits and looks_like_cqp(q) else None,
     )
+
+
+def _remember(accounts: Accounts, name: str, corpus: str, q: str, syntax: str, ignore_case: bool,
+              filters: list[str], total: int) -> None:
+    with accounts.database.session() as session:
+        accounts.remember(session, name, corpus, q, syntax, ignore_case, filters, total)
 
 
 CQP_HINT = "this looks like CQP; use syntax=cqp"

@@ -234,3 +234,22 @@ def test_the_command_line_mails_decisions_too(tmp_path: Path, smtp: tuple[Sink, 
     result = CliRunner().invoke(main, ["users", "approve", "ada", "--config", str(config)])
     assert result.exit_code == 0 and result.output == "ada: approved\n"
     assert sink.messages[-1]["Subject"] == "Your cowbird account is approved"
+
+
+async def test_browser_searches_are_remembered(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    assert (await client.get("/api/v1/history")).status_code == 401
+    assert (await login(client, "boss")).status_code == 303
+    for q in ("house", "the", "house"):
+        answer = await client.get("/api/v1/query", params={"corpus": "members", "q": q, "ignore_case": 1,
+                                                           "filter": "text_genre~news"})
+    await client.get("/api/v1/query", params={"corpus": "members", "q": "old", "offset": 1})  # paging: not new
+    history = (await client.get("/api/v1/history")).json()["data"]
+    assert [h["q"] for h in history] == ["house", "the", "house"]
+    assert history[0]["url"] == "/?corpus=members&q=house&syntax=simple&ignore_case=1&filter=text_genre~news"
+    assert history[0]["total"] == answer.json()["total"] > 0 and history[0]["filters"] == ["text_genre~news"]
+    with accounts.database.session() as session:
+        for k in range(105):
+            accounts.remember(session, "boss", "members", f"q{k}", "simple", False, [], 0)
+    history = (await client.get("/api/v1/history")).json()["data"]
+    assert len(history) == 100 and history[0]["q"] == "q104"
