@@ -18,6 +18,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +77,7 @@ def measure(stack: DemoStack, rounds: int, chromium: str) -> None:
                 api.append(float(page.evaluate("document.body.dataset.queryMs")))
                 render.append(float(page.evaluate("document.body.dataset.renderMs")))
                 shown = page.locator("#kwic tbody tr").count()
-            table.add_row(query, str(shown), f"{statistics.median(api):.0f}", f"{statistics.median(render):.0f}")
+            table.add_row(escape(query), str(shown), f"{statistics.median(api):.0f}", f"{statistics.median(render):.0f}")
         browser.close()
     console.print(f"page weight {weight:,} bytes (target < 200 KB); load {statistics.median(loads):.0f} ms "
                   "(target < 300 ms)")

@@ -212,6 +212,13 @@ def test_page_weight_and_timings(site: DemoStack, page: Page, record_property: C
     record_property("search_page_load_ms", page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
     search(page, "the")
     record_property("preview_render_ms", int(page.evaluate("document.body.dataset.renderMs")))
+    shift = page.evaluate("""() => new Promise((resolve) => {
+        let total = 0;
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) total += e.value; })
+            .observe({ type: "layout-shift", buffered: true });
+        setTimeout(() => resolve(total), 100);
+    })""")
+    assert shift < 0.1, f"the results moved the page: cumulative layout shift {shift:.3f}"
 
 
 def test_docs_work_offline(site: DemoStack, page: Page) -> None:
