@@ -77,7 +77,8 @@ def measure(stack: DemoStack, rounds: int, chromium: str) -> None:
                 api.append(float(page.evaluate("document.body.dataset.queryMs")))
                 render.append(float(page.evaluate("document.body.dataset.renderMs")))
                 shown = page.locator("#kwic tbody tr").count()
-            table.add_row(escape(query), str(shown), f"{statistics.median(api):.0f}", f"{statistics.median(render):.0f}")
+            medians = (f"{statistics.median(api):.0f}", f"{statistics.median(render):.0f}")
+            table.add_row(escape(query), str(shown), *medians)
         browser.close()
     console.print(f"page weight {weight:,} bytes (target < 200 KB); load {statistics.median(loads):.0f} ms "
                   "(target < 300 ms)")
