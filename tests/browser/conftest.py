@@ -21,7 +21,7 @@ USER, PASSWORD = "ada", "correct horse battery"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     front, node1, node2 = free_ports(3)
     stack = DemoStack(tmp_path_factory.mktemp("browser-site"), front, (node1, node2))
@@ -43,8 +43,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     stack.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Module-scoped: sync Playwright runs an event loop of its own while it is open, and the
+    asynchronous tests of other modules must not find it running."""
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         unavailable(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     with sync_playwright() as playwright:
