@@ -1,0 +1,149 @@
+"""``calf EXPORT -o OUT.tsv``: add to each line of a concordance its context from the web.
+
+Rows keep their order; a malformed row is reported with its line number and marked ``bad_row``;
+``--resume`` continues an interrupted run; fetched pages are cached with ``--cache-dir``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import IO, Any
+
+import click
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from tools.calf.core import OUTPUT_COLUMNS, STATUSES, Outcome, Reconstructor
+from tools.calf.fetching import Fetcher
+from tools.calf.rows import Columns, InputError, Row, read_table, resolve_columns, sentence_of
+from tools.calf.search import PROVIDERS, SearchProvider
+
+
+@click.command("calf", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the lines with their context (TSV).")
+@click.option("--context-chars", type=click.IntRange(0, 100_000), default=500, show_default=True,
+              help="Characters of context each side (cut at word boundaries).")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
+              help="Lines worked on at once (each host is still asked one request at a time).")
+@click.option("--min-score", type=click.FloatRange(0, 100), default=90.0, show_default=True,
+              help="Lowest fuzzy-match score (0-100) that counts as found.")
+@click.option("--search-url", default=None, help="A SearXNG-compatible search API (…/search), asked when the "
+              "page is gone or the sentence is not on it.")
+@click.option("--search-provider", type=click.Choice(sorted(PROVIDERS)), default="searxng", show_default=True)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep fetched pages here (and use them on the next run).")
+@click.option("--resume", is_flag=True, help="Skip the rows already in OUTPUT and append the rest.")
+@click.option("--url-column", default=None, help="Column with the page URL (default: text_url, url or *_url).")
+@click.option("--left-column", default="left", show_default=True)
+@click.option("--match-column", default="match", show_default=True)
+@click.option("--right-column", default="right", show_default=True)
+@click.option("--sentence-column", default=None, help="One column with the whole line, instead of left/match/right.")
+@click.option("--delay", type=click.FloatRange(0), default=0.5, show_default=True,
+              help="Seconds between two requests to the same host.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=15.0, show_default=True, help="Seconds per request.")
+@click.option("--ignore-robots", is_flag=True, help="Do not read robots.txt (only for your own servers).")
+def main(export: Path, output: Path, context_chars: int, concurrency: int, min_score: float, search_url: str | None,
+         search_provider: str, cache_dir: Path | None, resume: bool, url_column: str | None, left_column: str,
+         match_column: str, right_column: str, sentence_column: str | None, delay: float, timeout: float,
+         ignore_robots: bool) -> None:
+    """Re-find each line of EXPORT (cowbird's TSV, CSV, XLSX or NDJSON) on its web page, or
+    through a search engine, and write it with the context around it."""
+    try:
+        table = read_table(export)
+        columns = resolve_columns(table.header, Columns(url_column, left_column, match_column, right_column,
+                                                        sentence_column))
+    except InputError as exc:
+        raise click.ClickException(str(exc)) from exc
+    done = _already_done(output, table.header) if resume else 0
+    fetcher = Fetcher(timeout=timeout, delay=delay, cache_dir=cache_dir, respect_robots=not ignore_robots)
+    search = PROVIDERS[search_provider](search_url) if search_url else None
+    started = time.monotonic()
+    mode = "a" if done else "w"
+    with output.open(mode, encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+        if not done:
+            writer.writerow([*table.header, *OUTPUT_COLUMNS])
+        counts = asyncio.run(_run(table.rows[done:], table.header, columns, fetcher, search, min_score,
+                                  context_chars, concurrency, writer, out))
+    _summary(counts, len(table.rows) - done, done, time.monotonic() - started)
+
+
+def _already_done(output: Path, header: list[str]) -> int:
+    if not output.exists():
+        return 0
+    with output.open(encoding="utf-8", newline="") as existing:
+        reader = csv.reader(existing, delimiter="\t")
+        first = next(reader, None)
+        if first != [*header, *OUTPUT_COLUMNS]:
+            raise click.ClickException(f"{output} was not written for this input (its header differs): "
+                                       "choose another output or leave out --resume")
+        return sum(1 for _ in reader)
+
+
+async def _run(rows: list[Row], header: list[str], columns: Columns, fetcher: Fetcher, search: SearchProvider | None,
+               min_score: float, context_chars: int, concurrency: int, writer: Any, out: IO[str]) -> Counter[str]:
+    console = Console(stderr=True)
+    counts: Counter[str] = Counter()
+    results: dict[int, Outcome] = {}
+    next_to_write = 0
+    gate = asyncio.Semaphore(concurrency)
+    async with fetcher, httpx.AsyncClient(timeout=fetcher.timeout) as search_client:
+        reconstructor = Reconstructor(fetcher, search, search_client, min_score, context_chars)
+
+        async def work(index: int, row: Row) -> None:
+            if row.problem is not None:
+                console.print(f"line {row.line}: {row.problem} (bad_row)", highlight=False)
+                results[index] = Outcome("bad_row", detail=row.problem)
+                return
+            url, sentence = row.values.get(columns.url or "", "").strip(), sentence_of(row, columns)
+            if not sentence.strip():
+                console.print(f"line {row.line}: no text to look for (bad_row)", highlight=False)
+                results[index] = Outcome("bad_row", detail="no text")
+                return
+            async with gate:
+                results[index] = await reconstructor.line(url, sentence)
+
+        with Progress(TextColumn("calf"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[found]} found"),
+                      TextColumn("{task.fields[rate]} lines/s"), TimeRemainingColumn(), console=console,
+                      disable=not sys.stderr.isatty(), transient=True) as progress:
+            task = progress.add_task("calf", total=len(rows), found=0, rate="0.0")
+            started = time.monotonic()
+            pending = {asyncio.ensure_future(work(i, row)) for i, row in enumerate(rows)}
+            while pending:
+                finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                while next_to_write in results:  # rows keep their order; a resumed run continues here
+                    outcome = results.pop(next_to_write)
+                    row = rows[next_to_write]
+                    values = [row.values.get(name, "") for name in header]
+                    writer.writerow([*values, *outcome.columns()])
+                    counts[outcome.status] += 1
+                    next_to_write += 1
+                out.flush()
+                rate = next_to_write / max(time.monotonic() - started, 1e-6)
+                found = counts["found_url"] + counts["found_search"]
+                progress.update(task, completed=next_to_write, found=found, rate=f"{rate:.1f}")
+    return counts
+
+
+def _summary(counts: Counter[str], rows: int, skipped: int, seconds: float) -> None:
+    console = Console(stderr=True)
+    found = counts["found_url"] + counts["found_search"]
+    share = f" ({found / rows:.0%})" if rows else ""
+    parts = ", ".join(f"{status} {counts[status]}" for status in STATUSES if counts[status])
+    resumed = f" ({skipped} done before)" if skipped else ""
+    console.print(f"calf: {rows} lines{resumed} in {seconds:.1f} s ({rows / max(seconds, 1e-6):.1f} lines/s): "
+                  f"{found} found{share}; {parts or 'nothing to do'}", highlight=False)
+
+
+if __name__ == "__main__":
+    main()
