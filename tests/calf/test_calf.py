@@ -160,7 +160,8 @@ def export_rows(web: LocalWeb) -> list[dict[str, str]]:
 def write_tsv(path: Path, rows: list[dict[str, str]], provenance: bool = False) -> None:
     with path.open("w", encoding="utf-8", newline="") as out:
         if provenance:
-            out.write("# cowbird export: 2 lines of metadata starting with '#' come before the header\r\n# query: \"x\"\r\n")
+            out.write("# cowbird export: 2 lines of metadata starting with '#' come before the header\r\n")
+            out.write('# query: "x"\r\n')
         writer = csv.DictWriter(out, list(rows[0]), delimiter="\t", lineterminator="\r\n")
         writer.writeheader()
         writer.writerows(rows)
