@@ -6,8 +6,10 @@ node, no unknown partitions), so a bad configuration fails at start with a clear
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 import httpx
 from fastapi import Depends, FastAPI, Request
@@ -30,7 +32,23 @@ from frontend_api.routes import corpora, export, history, language, pages, query
 from frontend_api.routes.deps import known_parameters
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
+from tools.calf.core import Reconstructor
+from tools.calf.fetching import Fetcher
+from tools.calf.search import SearxngSearch
 from web import STATIC, TEMPLATES
+
+
+@asynccontextmanager
+async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
+    """Calf as the front end runs it: public addresses only (unless allowed), a page cache, the
+    configured search engine."""
+    cache = settings.calf_cache_dir or Path(tempfile.gettempdir()) / "cowbird-calf-cache"
+    fetcher = Fetcher(timeout=settings.calf_timeout, retries=1, delay=0.5, cache_dir=cache,
+                      cache_seconds=settings.calf_cache_seconds, public_only=True,
+                      allowed_hosts=tuple(settings.calf_allowed_hosts))
+    search = SearxngSearch(settings.calf_search_url) if settings.calf_search_url else None
+    async with fetcher, httpx.AsyncClient(timeout=settings.calf_timeout) as client:
+        yield Reconstructor(fetcher, search, client, context_chars=500)
 
 
 def create_app(
@@ -43,12 +61,15 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         pools = NodePools(settings, transport)
-        try:
-            app.state.nodes = NodeClient(pools, token, settings)
-            app.state.queries = QueryService(app.state.nodes)
-            yield
-        finally:
-            await pools.aclose()
+        async with AsyncExitStack() as stack:
+            try:
+                app.state.nodes = NodeClient(pools, token, settings)
+                app.state.queries = QueryService(app.state.nodes)
+                if settings.calf_enabled:
+                    app.state.calf = await stack.enter_async_context(calf_for(settings))
+                yield
+            finally:
+                await pools.aclose()
             app.state.accounts.database.close()
 
     app = FastAPIOffline(  # /docs with Swagger UI served by cowbird itself: it works offline

@@ -145,3 +145,15 @@ class History(BaseModel):
     """The logged-in user's last searches in the browser, newest first (at most 100)."""
 
     data: list[PastSearch]
+
+
+class WebContext(BaseModel):
+    """Calf's answer for one static link: the sentence re-found on the web, with its context."""
+
+    status: Literal["found_url", "found_search", "not_found", "fetch_error"]
+    score: float | None = Field(description="Fuzzy-match score 0-100 of the best place found.")
+    source_url: str = Field(description="The page the context comes from (after redirects or a search).")
+    sentence: str
+    left: str
+    right: str
+    detail: str = Field("", description="Why not found (the fetch error).")

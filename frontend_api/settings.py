@@ -155,6 +155,17 @@ class FrontendSettings(BaseSettings):
     smtp_starttls: bool = Field(False, description="Use STARTTLS.")
     smtp_user: str = Field("", description="SMTP login (empty: none).")
     smtp_password_file: Path | None = Field(None, description="File with the SMTP password.")
+    calf_enabled: bool = Field(False, description="Offer 'find this sentence on the web' on static link pages.")
+    calf_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts Calf may fetch although they are not public addresses (tests: 127.0.0.1).",
+    )
+    calf_search_url: str = Field("", description="SearXNG-compatible search API Calf asks when a page is gone.")
+    calf_cache_dir: Path | None = Field(
+        None, description="Where Calf keeps fetched pages (default: a temporary folder)."
+    )
+    calf_cache_seconds: float = Field(86_400.0, gt=0, description="How long a fetched page is kept.")
+    calf_timeout: float = Field(10.0, gt=0, description="Seconds per page Calf fetches.")
     anonymous_running_queries: int = Field(2, ge=1, description="Queries one address runs at once without login.")
     user_running_queries: int = Field(4, ge=1, description="Queries one user runs at once.")
     bulk_running_queries: int = Field(4, ge=1, description="Queries one api_bulk user runs at once by API token.")

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from backend_node.schemas import Line
-from cowbird.errors import BadParameter, OutOfRange
+from cowbird.errors import BadParameter, NotFound, OutOfRange
 from frontend_api.corpora import CorpusEntry
 from frontend_api.errors import NodesUnavailable
 from frontend_api.fanout import NodeClient, NodeFailure
 from frontend_api.routes.deps import Corpora, CurrentUser
-from frontend_api.schemas import RefResult, RefText
+from frontend_api.schemas import RefResult, RefText, WebContext
 
 router = APIRouter(tags=["static links"])
 
@@ -85,5 +85,25 @@ async def ref_page(
 ) -> HTMLResponse:
     ref = await resolve(request, registry.get(corpus, user), position, end)
     templates = request.app.state.templates
-    response: HTMLResponse = templates.TemplateResponse(request, "ref.html", {"ref": ref})
+    calf = request.app.state.settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
+    response: HTMLResponse = templates.TemplateResponse(request, "ref.html", {"ref": ref, "calf": calf})
     return response
+
+
+@router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)
+async def ref_on_the_web(
+    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
+) -> WebContext:
+    """Calf for one static link: the page of the hit's text is fetched (public addresses only),
+    the sentence found in it, and its context returned. Off unless ``calf_enabled``."""
+    settings = request.app.state.settings
+    if not settings.calf_enabled:
+        raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
+    ref = await resolve(request, registry.get(corpus, user), position, end)
+    url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")
+    if not url:
+        raise NotFound(f"position {position} has no URL in its metadata to look on")
+    sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
+    outcome = await request.app.state.calf.line(url, sentence)
+    return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
+                      left=outcome.left, right=outcome.right, detail=outcome.detail)

@@ -57,14 +57,15 @@ def ewt_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 
-async def ewt_client(parts: Partitioned, name: str = "ewt") -> AsyncIterator[httpx.AsyncClient]:
-    """A front end over ``parts`` served by one in-process node."""
+async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: object) -> AsyncIterator[httpx.AsyncClient]:
+    """A front end over ``parts`` served by one in-process node (``extra``: further settings)."""
     engines = {pid: NativeEngine.open(parts.registry, pid) for pid in parts.ids}
     node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)  # type: ignore[arg-type]
     corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
                           nodes={pid: ["http://node-a"] for pid in parts.ids})
+    extra.setdefault("database_file", api_account(parts.registry.parent / "accounts.sqlite3"))
     settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
-                                database_file=api_account(parts.registry.parent / "accounts.sqlite3"))
+                                **extra)
     async for c in front_client(settings, {"node-a": node}):
         yield c
 
