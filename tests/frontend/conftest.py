@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from backend_node import NodeSettings
 from backend_node import create_app as create_node
 from backend_node.engines.native import NativeEngine
-from backend_node.store import Encoder
+from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
 from frontend_api import CorpusConfig, FrontendSettings, create_app
 from frontend_api.accounts import Accounts, Database, sqlite_url
 from tests.support import ewt_options, sample_options, synthetic_options
@@ -54,6 +54,20 @@ def ewt_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("ewt-parts")
     result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=130_000)).run()
     assert result.manifest is not None and len(result.partitions) == 2
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+def tiny_corpus(base: Path, name: str, vrt_text: str) -> Partitioned:
+    """A corpus of a few tokens (word only; <text id url> and <s>), encoded in one partition."""
+    vrt = base / f"{name}.vrt"
+    vrt.write_text(vrt_text, encoding="utf-8")
+    options = EncodeOptions(
+        input=vrt, data_dir=base / "data", registry_file=base / "registry" / name, p_attributes=["word"],
+        s_attributes=[parse_s_declaration("text:0+id+url"), parse_s_declaration("s:0")], charset="utf8",
+        xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
+    )  # fmt: skip
+    result = Encoder(options).run()
+    assert result.manifest is not None
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
 from tests.calf.test_calf import html
 from tests.calf.web import Answer, LocalWeb
-from tests.frontend.conftest import Partitioned, ewt_client
+from tests.frontend.conftest import Partitioned, ewt_client, tiny_corpus
 
 pytestmark = pytest.mark.anyio
 
@@ -26,18 +25,8 @@ def web() -> Iterator[LocalWeb]:
 
 
 def corpus_citing(web: LocalWeb, base: Path) -> Partitioned:
-    vrt = base / "blog.vrt"
-    tokens = "The café near the Haus serves good coffee .".split()
-    vrt.write_text(f'<text id="t3" url="{web.url}/blog/3">\n<s>\n' + "\n".join(tokens) + "\n</s>\n</text>\n",
-                   encoding="utf-8")
-    options = EncodeOptions(
-        input=vrt, data_dir=base / "data", registry_file=base / "registry" / "blog", p_attributes=["word"],
-        s_attributes=[parse_s_declaration("text:0+id+url"), parse_s_declaration("s:0")], charset="utf8",
-        xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
-    )  # fmt: skip
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    tokens = "\n".join("The café near the Haus serves good coffee .".split())
+    return tiny_corpus(base, "blog", f'<text id="t3" url="{web.url}/blog/3">\n<s>\n{tokens}\n</s>\n</text>\n')
 
 
 async def test_find_a_static_link_on_the_web(web: LocalWeb, tmp_path: Path) -> None:

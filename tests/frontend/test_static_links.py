@@ -8,8 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
-from tests.frontend.conftest import Partitioned, ewt_client
+from tests.frontend.conftest import Partitioned, ewt_client, tiny_corpus
 
 pytestmark = pytest.mark.anyio
 
@@ -54,22 +53,12 @@ async def test_context_stays_inside_the_text(ewt: httpx.AsyncClient) -> None:
 @pytest.fixture(scope="module")
 def loose(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     """A corpus with a sentence between its two texts, outside any of them."""
-    base = tmp_path_factory.mktemp("loose")
-    vrt = base / "loose.vrt"
-    vrt.write_text(
+    return tiny_corpus(
+        tmp_path_factory.mktemp("loose"), "loose",
         '<text id="a" url="http://example.org/a">\n<s>\nfirst\nline\n</s>\n</text>\n'
         "<s>\nstray\nwords\n</s>\n"
         '<text id="b" url="http://example.org/b">\n<s>\nlast\nline\n</s>\n</text>\n',
-        encoding="utf-8",
     )
-    options = EncodeOptions(
-        input=vrt, data_dir=base / "data", registry_file=base / "registry" / "loose", p_attributes=["word"],
-        s_attributes=[parse_s_declaration("text:0+id+url"), parse_s_declaration("s:0")], charset="utf8",
-        xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
-    )  # fmt: skip
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 
 async def test_a_position_outside_any_text_says_so(loose: Partitioned) -> None:
