@@ -3,6 +3,7 @@ served by in-process node apps that the front end reaches through a host-routing
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -30,6 +31,13 @@ class Partitioned:
     registry: Path
     manifest: Path
     ids: list[str]
+
+
+@functools.cache
+def engine(registry: Path, partition: str) -> NativeEngine:
+    """One engine per partition for the whole test session: each holds its corpus files open (memory
+    maps), and a fresh one per test would run the process out of file descriptors."""
+    return NativeEngine.open(registry, partition)
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +81,7 @@ def tiny_corpus(base: Path, name: str, vrt_text: str) -> Partitioned:
 
 async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: object) -> AsyncIterator[httpx.AsyncClient]:
     """A front end over ``parts`` served by one in-process node (``extra``: further settings)."""
-    engines = {pid: NativeEngine.open(parts.registry, pid) for pid in parts.ids}
+    engines = {pid: engine(parts.registry, pid) for pid in parts.ids}
     node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)  # type: ignore[arg-type]
     corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
                           nodes={pid: ["http://node-a"] for pid in parts.ids})
@@ -154,8 +162,8 @@ def nodes(sample_parts: Partitioned, big_parts: Partitioned) -> dict[str, FastAP
 
 
 def _combined(sample: Partitioned, big: Partitioned, sample_idx: list[int], big_idx: list[int]) -> FastAPI:
-    engines = {sample.ids[i]: NativeEngine.open(sample.registry, sample.ids[i]) for i in sample_idx}
-    engines |= {big.ids[i]: NativeEngine.open(big.registry, big.ids[i]) for i in big_idx}
+    engines = {sample.ids[i]: engine(sample.registry, sample.ids[i]) for i in sample_idx}
+    engines |= {big.ids[i]: engine(big.registry, big.ids[i]) for i in big_idx}
     return create_node(NodeSettings(registry=sample.registry, token=NODE_TOKEN, max_concurrent_queries=16),  # type: ignore[arg-type]
                        engines=engines)
 
