@@ -104,7 +104,9 @@ class Web:
                     self._send(200, b"User-agent: *\nAllow: /\n", "text/plain")
                 elif parts.path == "/search":
                     key = search_key(parse_qs(parts.query).get("q", [""])[0])
-                    urls = web.search.get(key, [f"http://127.0.0.2:{self.server.server_address[1]}/p/unrelated"])
+                    # unrelated results come from many sites, as a real engine's would
+                    unrelated = f"http://127.0.0.{2 + len(key) % HOSTS}:{self.server.server_address[1]}/p/unrelated"
+                    urls = web.search.get(key, [unrelated])
                     self._send(200, json.dumps({"results": [{"url": u} for u in urls]}).encode(), "application/json")
                 elif (host, parts.path) in web.pages:
                     self._send(200, web.pages[(host, parts.path)], "text/html; charset=utf-8")
@@ -141,7 +143,8 @@ def build(web: Web, corpus: list[list[list[str]]], count: int, seed: int) -> tup
     rng.shuffle(classes)
     rows, kinds = [], []
     unrelated = page([detokenize(s) for s in chosen[0][:3]] + FILLER, "Unrelated")
-    web.pages[("127.0.0.2", "/p/unrelated")] = unrelated.encode()
+    for host in range(HOSTS):
+        web.pages[(f"127.0.0.{2 + host}", "/p/unrelated")] = unrelated.encode()
     for number, (text, kind) in enumerate(zip(chosen, classes, strict=True)):
         host = f"127.0.0.{2 + number % HOSTS}"
         candidates = [i for i, s in enumerate(text) if 6 <= len(s) <= 40] or list(range(len(text)))
@@ -162,7 +165,8 @@ def build(web: Web, corpus: list[list[list[str]]], count: int, seed: int) -> tup
             new_host = f"127.0.0.{2 + (number + 7) % HOSTS}"
             web.pages[(new_host, f"/moved/{number}")] = html
             web.search[search_key(" ".join(tokens))] = [
-                f"http://127.0.0.2:{web.port}/p/unrelated", f"http://{new_host}:{web.port}/moved/{number}"]
+                f"http://127.0.0.{2 + number % HOSTS}:{web.port}/p/unrelated",
+                f"http://{new_host}:{web.port}/moved/{number}"]
         match = rng.randrange(len(tokens))
         rows.append({"corpus": "ewt", "position": str(number), "left": " ".join(tokens[:match]),
                      "match": tokens[match], "right": " ".join(tokens[match + 1:]), "text_url": url})

@@ -241,3 +241,14 @@ def test_pages_are_cached(web: LocalWeb, tmp_path: Path) -> None:
                                            str(tmp_path / "cache"), "--delay", "0"])
         assert result.exit_code == 0
     assert web.requests.count("/a") == 1
+
+
+def test_lines_of_one_page_share_one_fetch(web: LocalWeb, tmp_path: Path) -> None:
+    rows = export_rows(web)
+    same = [dict(rows[0], position=str(k)) for k in range(6)]  # six lines from the same page
+    source = tmp_path / "in.tsv"
+    write_tsv(source, same)
+    result = CliRunner().invoke(main, [str(source), "-o", str(tmp_path / "out.tsv"), "--delay", "0",
+                                       "--concurrency", "6"])
+    assert result.exit_code == 0 and "6 found" in result.output
+    assert web.requests.count("/a") == 1

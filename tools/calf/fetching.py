@@ -12,6 +12,7 @@ import json
 import socket
 import time
 import urllib.robotparser
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,8 @@ from cowbird import __version__
 
 USER_AGENT = f"cowbird-calf/{__version__} (+https://github.com/cowbird-corpus/cowbird; finds corpus sentences)"
 MAX_BYTES = 5 * 1024 * 1024
+RECENT = 512
+"""Pages (or their errors) kept in memory during a run."""
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml")
 
 
@@ -76,6 +79,8 @@ class Fetcher:
     _hosts: dict[str, asyncio.Lock] = field(default_factory=dict)
     _last: dict[str, float] = field(default_factory=dict)
     _robots: dict[str, urllib.robotparser.RobotFileParser | None] = field(default_factory=dict)
+    _recent: OrderedDict[str, Page | FetchError] = field(default_factory=OrderedDict)
+    _inflight: dict[str, asyncio.Future[Page]] = field(default_factory=dict)
 
     async def __aenter__(self) -> Fetcher:
         self._client = httpx.AsyncClient(
@@ -118,7 +123,38 @@ class Fetcher:
     # ------------------------------------------------------------------ fetching
 
     async def get(self, url: str) -> Page:
-        """The page at ``url`` (redirects followed, each checked); ``FetchError`` saying why not."""
+        """The page at ``url`` (redirects followed, each checked); ``FetchError`` saying why not.
+        Lines of one page share one fetch: the last ``RECENT`` answers are kept in memory, and a
+        page being fetched is waited for, not fetched again."""
+        if url in self._recent:
+            self._recent.move_to_end(url)
+            answer = self._recent[url]
+            if isinstance(answer, FetchError):
+                raise answer
+            return answer
+        if url in self._inflight:
+            return await asyncio.shield(self._inflight[url])
+        future: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
+        self._inflight[url] = future
+        try:
+            page = await self._get_cached(url)
+        except FetchError as error:
+            self._remember(url, error)
+            future.set_exception(error)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody else waited
+            raise
+        finally:
+            del self._inflight[url]
+        self._remember(url, page)
+        future.set_result(page)
+        return page
+
+    def _remember(self, url: str, answer: Page | FetchError) -> None:
+        self._recent[url] = answer
+        while len(self._recent) > RECENT:
+            self._recent.popitem(last=False)
+
+    async def _get_cached(self, url: str) -> Page:
         cached = self._cached(url)
         if isinstance(cached, FetchError):
             raise cached
