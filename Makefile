@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-data
+PORT   ?= 8700
 # the cwb engine's extra (cwb-ccc) builds against CWB: installed when cwb-config is on PATH
 COMMA  := ,
 EXTRAS := test$(if $(shell command -v cwb-config),$(COMMA)cwb)
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 ## demo: the sample corpus in two partitions, two nodes and the front end on loopback (Ctrl-C stops)
 demo: $(STAMP)
-	$(BIN)/cowbird demo --dir $(DEMO) --port 8700
+	$(BIN)/cowbird demo --dir $(DEMO) --port $(PORT)
 
 ## test: ruff, mypy (strict) and pytest
 test: $(STAMP) lint typecheck pytest

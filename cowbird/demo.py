@@ -1,14 +1,17 @@
 """``cowbird demo``: the whole platform on loopback — sample corpus in two partitions, two nodes, front end.
 
 The sample corpus (``tests/data/sample.vrt``) is encoded into two partitions; node 1 serves the
-first, node 2 the second and a replica of the first; the front end fans out to both. Ctrl-C stops
-every process.
+first, node 2 the second and a replica of the first; the front end fans out to both. The first run
+makes an administrator account and shows its password once. Ctrl-C or SIGTERM stops every
+process; ports already in use are refused with their numbers.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +21,8 @@ import click
 import httpx
 
 from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
+from frontend_api.accounts import Accounts, Database, sqlite_url
+from frontend_api.settings import DEFAULT_DATABASE_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
@@ -111,22 +116,67 @@ class DemoStack:
         self.processes = []
 
 
+def port_in_use(port: int) -> bool:
+    """Whether something already listens on 127.0.0.1:``port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def admin_account(base: Path) -> str | None:
+    """The demo's administrator: made on the first run, with a password shown once (returned);
+    None when it exists already."""
+    database = Database(sqlite_url(base / DEFAULT_DATABASE_FILE))
+    try:
+        database.upgrade()
+        accounts = Accounts(database)
+        with database.session() as session:
+            if accounts.find(session, "admin") is not None:
+                return None
+            _, password = accounts.add(session, "admin", "admin@demo.localhost", "cowbird demo", admin=True)
+            return password
+    finally:
+        database.close()
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds to the `finally` that stops every process
+
+
 @click.command("demo")
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("demo-data"), show_default=True,
               help="Where the demo corpus, token and configuration go.")
-@click.option("--port", type=int, default=8700, show_default=True, help="Port of the front end.")
+@click.option("--port", type=click.IntRange(1, 65533), default=8700, show_default=True,
+              help="Port of the front end; the nodes take the next two.")
 def demo_command(directory: Path, port: int) -> None:
-    """Run the platform on loopback: the sample corpus in two partitions, two nodes, the front end."""
+    """Run the platform on loopback: the sample corpus in two partitions, two nodes, the front end.
+    Ctrl-C or SIGTERM stops every process."""
+    busy = [p for p in (port, port + 1, port + 2) if port_in_use(p)]
+    if busy:
+        raise click.ClickException(
+            f"port {', '.join(map(str, busy))} is in use (another program, or a demo still running): stop it or "
+            f"choose other ports with --port (make demo PORT={port + 100})"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     stack = DemoStack(directory, port, (port + 1, port + 2))
     stack.prepare()
-    stack.start()
-    click.echo(f"\ncowbird is running at {stack.url}  (Ctrl-C stops it)\n")
-    click.echo(f"  curl '{stack.url}/api/v1/corpora'")
-    click.echo(f"  curl '{stack.url}/api/v1/query?corpus=sample&q=the+0-1+house&show=lemma&meta=text_url'")
-    click.echo(f"  curl -OJ '{stack.url}/api/v1/export?corpus=sample&q=%5Ehouse&format=tsv'")
-    click.echo(f"  {stack.url}/ref/sample/2\n")
+    password = admin_account(stack.base)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
+        stack.start()
+        click.echo(f"\ncowbird is running at {stack.url}  (Ctrl-C stops it)\n")
+        if password is not None:
+            click.echo(f"  administrator: admin / {password}   (shown once; log in at {stack.url}/login)")
+        else:
+            click.echo(f"  administrator: admin (its password was shown on the first run; {stack.url}/login)")
+        click.echo(f"  curl '{stack.url}/api/v1/corpora'")
+        click.echo(f"  curl '{stack.url}/api/v1/query?corpus=sample&q=the+0-1+house&show=lemma&meta=text_url'")
+        click.echo(f"  curl -OJ '{stack.url}/api/v1/export?corpus=sample&q=%5Ehouse&format=tsv'")
+        click.echo(f"  {stack.url}/ref/sample/2\n")
         while all(p.poll() is None for p in stack.processes):
             time.sleep(0.5)
         click.echo("a cowbird process ended; stopping the others", err=True)
