@@ -36,6 +36,9 @@ class _OrderedDeclarations(click.Command):
 @click.option("-f", "input_file", required=True, type=click.Path(path_type=Path), help="VRT input (.vrt or .vrt.gz).")
 @click.option("-d", "data_dir", required=True, help="Directory for the corpus data files.")
 @click.option("-R", "registry_file", required=True, type=click.Path(path_type=Path), help="Registry file to write.")
+@click.option("--relative-home", is_flag=True,
+              help="Write -d as typed into the registry's HOME (as cwb-encode does); it then works only from "
+              "the directory that encoded it. Default: the absolute path.")
 @click.option("-c", "charset", default="latin1", show_default=True, help="Character set: utf8, latin1 or ascii.")
 @click.option("-x", "xml", is_flag=True, help="XML-aware: decode entities, skip <?...?> and <!...> lines.")
 @click.option("-s", "skip_blank", is_flag=True, help="Skip empty lines.")
@@ -116,7 +119,9 @@ def _encode_options(s_order: list[tuple[str, str]], kw: dict[str, Any]) -> Encod
         partition_tokens=kw["partition_tokens"],
         partition_at=kw["partition_at"],
         manifest=kw["manifest"],
-        data_dir_arg=kw["data_dir"],
+        # HOME: absolute, so that a service started from any directory finds the data; -d as typed
+        # (what cwb-encode writes) only with --relative-home
+        data_dir_arg=kw["data_dir"] if kw.get("relative_home") else str(Path(kw["data_dir"]).resolve()),
     )
 
 

@@ -120,3 +120,13 @@ def test_missing_input_and_unwritable_output_are_one_line_errors(tmp_path: Path)
                                            str(tmp_path / "r" / "x"), "-c", "utf8", "-xsB", "-S", "s"])
     assert unwritable.exit_code == 1 and unwritable.stderr.startswith("Error: ")
     assert "Traceback" not in unwritable.output
+
+
+def test_home_is_absolute_unless_relative_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    base = ["encode", "-f", str(SAMPLE_VRT), "-c", "utf8", "-xsB", "-P", "pos", "-P", "lemma",
+            "-S", "text:0+id+genre+year+url", "-S", "s:0+id"]  # fmt: skip
+    assert CliRunner().invoke(main, [*base, "-d", "data/a", "-R", "registry/a"]).exit_code == 0
+    assert f"HOME {tmp_path / 'data' / 'a'}\n" in (tmp_path / "registry" / "a").read_text()
+    assert CliRunner().invoke(main, [*base, "-d", "data/b", "-R", "registry/b", "--relative-home"]).exit_code == 0
+    assert "HOME data/b" in (tmp_path / "registry" / "b").read_text()
