@@ -20,6 +20,7 @@ from backend_node.settings import NodeSettings
 from backend_node.store import RegistryError, list_registry
 from cowbird import __version__
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers
+from cowbird.request_log import RequestLog
 
 
 def open_engines(settings: NodeSettings) -> dict[str, QueryEngine]:
@@ -60,6 +61,7 @@ def create_app(
     app.state.settings = settings
     install_problem_handlers(app)
     app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes)
+    app.add_middleware(RequestLog, service="node")
     for router in (health.router, partitions.router, queries.router, context.router):
         app.include_router(router)
     return app

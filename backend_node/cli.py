@@ -11,6 +11,7 @@ from backend_node.app import create_app, open_engines
 from backend_node.settings import NodeSettings
 from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
+from cowbird.request_log import LOG_FORMAT, LOG_LEVEL, configure
 
 
 @click.group("node")
@@ -29,11 +30,14 @@ def node_group() -> None:
 @click.option("--tls-cert", type=click.Path(path_type=Path), default=None, help="TLS certificate (PEM).")
 @click.option("--tls-key", type=click.Path(path_type=Path), default=None, help="TLS private key (PEM).")
 @click.option("--dev", is_flag=True, default=None, help="Development mode: allow a placeholder token.")
-def serve_command(config: Path | None, **options: object) -> None:
+@LOG_LEVEL
+@LOG_FORMAT
+def serve_command(config: Path | None, log_level: str, log_format: str, **options: object) -> None:
     """Serve the partitions of a registry, each request authenticated with the node token.
 
     Settings come from --config (TOML), COWBIRD_NODE_* environment variables and these options.
     """
+    configure(log_level, "json" if log_format == "json" else "text")
     try:
         overrides = {k: (list(v) if isinstance(v, tuple) else v) for k, v in options.items()}
         settings = NodeSettings.load(config, **overrides)

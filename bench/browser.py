@@ -41,7 +41,7 @@ def main() -> None:
         base = Path(folder)
         front, n1, n2 = free_ports(3)
         encoding = ewt_options(base / "data" / "ewt", base / "registry" / "ewt", partition_tokens=66_000)
-        stack = DemoStack(base, front, (n1, n2), encoding, name="ewt")
+        stack = DemoStack(base, front, (n1, n2), encoding, name="ewt", log_level="warning")
         stack.prepare()
         stack.start()
         try:

@@ -46,7 +46,8 @@ def main() -> None:
     encoding = ewt_options(base / "data" / "ewt", base / "registry" / "ewt", partition_tokens=66_000)
     # 32 clients on one address: measure the system, not the fair-use limits
     stack = DemoStack(base, front, (n1, n2), encoding, name="ewt",
-                      settings={"anonymous_running_queries": 10_000, "anonymous_rows_per_day": 10**12})
+                      settings={"anonymous_running_queries": 10_000, "anonymous_rows_per_day": 10**12},
+                      log_level="warning")
     stack.prepare()
     stack.start()
     console = Console()

@@ -134,7 +134,8 @@ def main() -> None:
     stack = DemoStack(base, front, (n1, n2), ewt_options(base / "data" / "ewt", base / "registry" / "ewt",
                                                          partition_tokens=66_000), name="ewt",
                       # 32 clients on one address: measure the system, not the fair-use limits
-                      settings={"anonymous_running_queries": 10_000, "anonymous_rows_per_day": 10**12})
+                      settings={"anonymous_running_queries": 10_000, "anonymous_rows_per_day": 10**12},
+                      log_level="warning")
     stack.prepare()
     stack.start()
     table = Table(title=f"{args.clients} concurrent clients, {args.requests} previews of the parity mix "

@@ -39,6 +39,7 @@ class DemoStack:
         encoding: EncodeOptions | None = None,
         name: str = "sample",
         settings: dict[str, object] | None = None,
+        log_level: str = "info",
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -46,6 +47,7 @@ class DemoStack:
         self.name = name
         self.encoding = encoding
         self.settings = settings or {}  # further front-end settings for cowbird.toml
+        self.log_level = log_level  # of every process's request log
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -102,8 +104,8 @@ class DemoStack:
         for port, served in zip(self.node_ports, self.served, strict=True):
             corpora = [arg for pid in served for arg in ("--corpus", pid)]
             self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
-                         "--token-file", "node.token"], f"http://127.0.0.1:{port}/health")
-        self._start(["serve", "--config", "cowbird.toml"], f"{self.url}/api/v1/corpora")
+                         "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
+        self._start(["serve", "--config", "cowbird.toml", "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
 
     def stop(self) -> None:
         for process in self.processes:

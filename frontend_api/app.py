@@ -22,6 +22,7 @@ from cowbird import __version__
 from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
+from cowbird.request_log import RequestLog
 from frontend_api.accounts import Accounts, Database
 from frontend_api.accounts import web as accounts_web
 from frontend_api.corpora import CorpusRegistry
@@ -114,6 +115,7 @@ def create_app(
     app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
+    app.add_middleware(RequestLog, service="frontend")
 
     routers = (corpora.router, language.router, query.router, export.router, ref.router, history.router,
                accounts_web.router)

@@ -8,6 +8,7 @@ import click
 import uvicorn
 
 from cowbird.config import ConfigError
+from cowbird.request_log import LOG_FORMAT, LOG_LEVEL, configure
 from frontend_api.app import create_app
 from frontend_api.settings import FrontendSettings
 
@@ -16,8 +17,11 @@ from frontend_api.settings import FrontendSettings
 @click.option("--config", type=click.Path(path_type=Path), required=True, help="TOML configuration (cowbird.toml).")
 @click.option("--host", default=None, help="Address to listen on (default from the configuration, 127.0.0.1).")
 @click.option("--port", type=int, default=None, help="Port (default from the configuration, 8700).")
-def serve_command(config: Path, host: str | None, port: int | None) -> None:
+@LOG_LEVEL
+@LOG_FORMAT
+def serve_command(config: Path, host: str | None, port: int | None, log_level: str, log_format: str) -> None:
     """Serve the public HTTP API over the configured corpora and nodes (COWBIRD_* variables apply)."""
+    configure(log_level, "json" if log_format == "json" else "text")
     try:
         settings = FrontendSettings.load(config, host=host, port=port)
         app = create_app(settings)

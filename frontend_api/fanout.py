@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -98,6 +99,9 @@ class NodePools:
             await client.aclose()
 
 
+FANOUT = logging.getLogger("cowbird.fanout")
+
+
 class NodeClient:
     """Typed calls to the node API, each with failover over the partition's nodes."""
 
@@ -120,14 +124,25 @@ class NodeClient:
         timeout = self._time_limit(budget)
         if timeout <= 0:
             raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
+        started = time.perf_counter()
+        outcome = "ok"
         try:
             async with asyncio.timeout(timeout):
                 result = await send(node)
         except (TimeoutError, httpx.TimeoutException):
+            outcome = "timeout"
             raise NodeFailure(partition.id, node, f"timed out after {timeout:.3g} s", timed_out=True) from None
         except httpx.TransportError as exc:
+            outcome = "unreachable"
             self.health.failed(node)
             raise NodeFailure(partition.id, node, f"unreachable ({type(exc).__name__})") from exc
+        except NodeFailure as failure:
+            outcome = f"failed: {failure.reason}"
+            raise
+        finally:
+            fields = {"node": node, "partition": partition.id, "ms": round((time.perf_counter() - started) * 1000, 1),
+                      "status": outcome}
+            FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
         self.health.succeeded(node)
         return result
 

@@ -39,16 +39,19 @@ def _lines_at(
 @router.post("/count", response_model=CountResponse)
 async def count(request: CountRequest, service: Service, http: Request) -> CountResponse:
     started = time.perf_counter()
+    http.state.log_partition = request.partition
     text, result = await service.run(
         request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
     )
     elapsed = (time.perf_counter() - started) * 1000
+    http.state.log_hits = result.total
     return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=elapsed)
 
 
 @router.post("/hits", response_model=HitsResponse)
 async def hits(request: HitsRequest, service: Service, http: Request) -> HitsResponse:
     started = time.perf_counter()
+    http.state.log_partition = request.partition
     context = Context(request.context.tokens, request.context.region)
     wanted = len(request.indices) if request.indices is not None else request.limit
     service.check_request(wanted, service.settings.max_hits_per_request, context)
@@ -73,6 +76,7 @@ async def hits(request: HitsRequest, service: Service, http: Request) -> HitsRes
 )
 async def export(request: ExportRequest, service: Service, http: Request) -> StreamingResponse:
     """The lines of a range of hits, streamed as NDJSON, built a chunk at a time."""
+    http.state.log_partition = request.partition
     context = Context(request.context.tokens, request.context.region)
     service.check_request(request.limit, service.settings.max_export_hits, context)
     text, result = await service.run(

@@ -26,6 +26,12 @@ T = TypeVar("T")
 
 
 def current_user(request: Request) -> Viewer:
+    viewer = _viewer(request)
+    request.state.log_user = viewer.name  # for the request log
+    return viewer
+
+
+def _viewer(request: Request) -> Viewer:
     """The viewer behind the request: anonymous, or the approved owner of the API token given as
     ``Authorization: Bearer <token>`` (or, for HTTP GET scripts, ``?token=<token>``). A token that is
     unknown, revoked or whose account is not approved is refused (401), never taken as anonymous."""

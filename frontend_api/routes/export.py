@@ -86,6 +86,7 @@ async def export(
                 "header at most); export fewer rows (limit=) or use tsv, csv or ndjson"
             )
         budgets.charge(user, key, written)
+        request.state.log_corpus, request.state.log_hits = target.name, written
     except BaseException:
         slot.close()
         raise

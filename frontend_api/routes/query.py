@@ -67,6 +67,7 @@ async def query(
         statuses, hits = await until_disconnected(request, work, deadline)
     response.headers.update(budgets.headers(user, key))
     failed = failed_partitions(statuses)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     if user.browser and user.name is not None and sample is None and offset == 0:
         accounts: Accounts = request.app.state.accounts
         await run_in_threadpool(_remember, accounts, user.name, target.name, q, syntax, ignore_case, filters or [],

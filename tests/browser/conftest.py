@@ -24,7 +24,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     front, node1, node2 = free_ports(3)
-    stack = DemoStack(tmp_path_factory.mktemp("browser-site"), front, (node1, node2))
+    stack = DemoStack(tmp_path_factory.mktemp("browser-site"), front, (node1, node2), log_level="warning")
     stack.prepare()
     config = stack.base / "cowbird.toml"
     text = config.read_text(encoding="utf-8")

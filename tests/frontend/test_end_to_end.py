@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     front, node1, node2 = free_ports(3)
-    demo = DemoStack(Path(tmp_path_factory.mktemp("demo")), front, (node1, node2))
+    demo = DemoStack(Path(tmp_path_factory.mktemp("demo")), front, (node1, node2), log_level="warning")
     demo.prepare()
     demo.start()
     yield demo
