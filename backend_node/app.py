@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.responses import Response
 
 from backend_node.engines import QueryEngine, open_engine
 from backend_node.guard import NodeGuard
@@ -19,6 +20,7 @@ from backend_node.service import PartitionService
 from backend_node.settings import NodeSettings
 from backend_node.store import RegistryError, list_registry
 from cowbird import __version__
+from cowbird.metrics import CONTENT_TYPE, Metrics
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers
 from cowbird.request_log import RequestLog
 
@@ -47,7 +49,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = engines if engines is not None else open_engines(settings)
-        app.state.service = PartitionService(settings, opened)
+        app.state.service = PartitionService(settings, opened, app.state.metrics)
         yield
 
     app = FastAPI(
@@ -59,9 +61,16 @@ def create_app(
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
+    app.state.metrics = Metrics("node")
     install_problem_handlers(app)
     app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes)
-    app.add_middleware(RequestLog, service="node")
+    app.add_middleware(RequestLog, service="node", metrics=app.state.metrics)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        """Prometheus metrics (behind the node token, like every route but /health)."""
+        return Response(app.state.metrics.exposition(), media_type=CONTENT_TYPE)
+
     for router in (health.router, partitions.router, queries.router, context.router):
         app.include_router(router)
     return app

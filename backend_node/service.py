@@ -21,6 +21,7 @@ from backend_node.errors import UnknownPartition
 from backend_node.scheduler import Scheduler
 from backend_node.settings import NodeSettings
 from cowbird.errors import LimitExceeded, query_problem
+from cowbird.metrics import Metrics
 from query_lang import QueryError, canonical
 
 T = TypeVar("T")
@@ -57,9 +58,10 @@ class ResultCache:
 class PartitionService:
     """Runs checked queries on the partitions this node serves."""
 
-    def __init__(self, settings: NodeSettings, engines: dict[str, QueryEngine]) -> None:
+    def __init__(self, settings: NodeSettings, engines: dict[str, QueryEngine], metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.engines = engines
+        self.metrics = metrics
         self.cache = ResultCache(settings.cache_max_hits)
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
@@ -102,7 +104,11 @@ class PartitionService:
         key = (engine.corpus_id, text, strategy, hard_boundary)
         cached = self.cache.get(key)
         if cached is not None:
+            if self.metrics is not None:
+                self.metrics.cache_hits.labels(partition).inc()
             return text, cached
+        if self.metrics is not None:
+            self.metrics.queries.labels(partition).inc()
 
         def work(deadline: Deadline) -> ResultSet:
             try:

@@ -20,6 +20,8 @@ from urllib.parse import parse_qsl, urlencode
 import click
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cowbird.metrics import Metrics
+
 REQUESTS = logging.getLogger("cowbird.requests")
 LOG_LEVEL = click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
                          show_default=True, help="Request log and messages at this level and above.")
@@ -73,9 +75,10 @@ def safe_path(scope: Scope) -> str:
 
 
 class RequestLog:
-    def __init__(self, app: ASGIApp, service: str) -> None:
+    def __init__(self, app: ASGIApp, service: str, metrics: Metrics | None = None) -> None:
         self.app = app
         self.service = service
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -90,9 +93,16 @@ class RequestLog:
                 status = int(message["status"])
             await send(message)
 
+        if self.metrics is not None:
+            self.metrics.running.labels(self.service).inc()
         try:
             await self.app(scope, receive, record)
         finally:
+            if self.metrics is not None:
+                route = self.metrics.route(scope)
+                self.metrics.running.labels(self.service).dec()
+                self.metrics.requests.labels(self.service, route, str(status)).inc()
+                self.metrics.latency.labels(self.service, route).observe(time.perf_counter() - started)
             if REQUESTS.isEnabledFor(logging.INFO):
                 state = scope.get("state", {})
                 fields = {"service": self.service, "method": scope.get("method", ""), "path": safe_path(scope),

@@ -21,6 +21,7 @@ from fastapi_offline import FastAPIOffline
 from cowbird import __version__
 from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
+from cowbird.metrics import Metrics
 from cowbird.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
 from cowbird.request_log import RequestLog
 from frontend_api.accounts import Accounts, Database
@@ -29,7 +30,7 @@ from frontend_api.corpora import CorpusRegistry
 from frontend_api.fair_use import FairUse, Limits
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
-from frontend_api.routes import corpora, export, history, language, pages, query, ref
+from frontend_api.routes import corpora, export, history, language, metrics, pages, query, ref
 from frontend_api.routes.deps import known_parameters
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
@@ -65,6 +66,7 @@ def create_app(
         async with AsyncExitStack() as stack:
             try:
                 app.state.nodes = NodeClient(pools, token, settings)
+                app.state.nodes.metrics = app.state.metrics
                 app.state.queries = QueryService(app.state.nodes)
                 if settings.calf_enabled:
                     app.state.calf = await stack.enter_async_context(calf_for(settings))
@@ -83,6 +85,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.corpora = registry
+    app.state.metrics = Metrics("frontend")
     if settings.api_tokens_file is not None:
         raise ConfigError(
             f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {settings.api_tokens_file} "
@@ -115,11 +118,12 @@ def create_app(
     app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
-    app.add_middleware(RequestLog, service="frontend")
+    app.add_middleware(RequestLog, service="frontend", metrics=app.state.metrics)
 
     routers = (corpora.router, language.router, query.router, export.router, ref.router, history.router,
                accounts_web.router)
     for router in routers:
         app.include_router(router, dependencies=[Depends(known_parameters)])
-    app.include_router(pages.router)  # the search page's URL carries the search itself: its script reads it
+    app.include_router(pages.router)
+    app.include_router(metrics.router)  # the search page's URL carries the search itself: its script reads it
     return app

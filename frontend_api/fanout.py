@@ -38,6 +38,7 @@ from backend_node.schemas import (
     HitsResponse,
     Line,
 )
+from cowbird.metrics import Metrics
 from frontend_api.corpora import Partition
 from frontend_api.node_answers import (
     MAX_LINE_BYTES,
@@ -110,6 +111,7 @@ class NodeClient:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.settings = settings
         self.health = NodeHealth(pools, settings.health_probe_timeout)
+        self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
     # -- one rule for every call ---------------------------------------------------------------
 
@@ -143,6 +145,8 @@ class NodeClient:
             fields = {"node": node, "partition": partition.id, "ms": round((time.perf_counter() - started) * 1000, 1),
                       "status": outcome}
             FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
+            if self.metrics is not None:
+                self.metrics.node_calls.labels(partition.id, outcome.split(":")[0]).inc()
         self.health.succeeded(node)
         return result
 

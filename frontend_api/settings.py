@@ -155,6 +155,9 @@ class FrontendSettings(BaseSettings):
     smtp_starttls: bool = Field(False, description="Use STARTTLS.")
     smtp_user: str = Field("", description="SMTP login (empty: none).")
     smtp_password_file: Path | None = Field(None, description="File with the SMTP password.")
+    metrics_token_file: Path | None = Field(
+        None, description="File with the bearer token Prometheus sends to /metrics (an admin's API token works too)."
+    )
     calf_enabled: bool = Field(False, description="Offer 'find this sentence on the web' on static link pages.")
     calf_allowed_hosts: list[str] = Field(
         default_factory=list,
