@@ -20,18 +20,19 @@ from backend_node.engines import (
     Strategy,
     open_engine,
 )
+from backend_node.store import Manifest, StoreError
 from cowbird.errors import CowbirdError
-from query_lang import QueryError
+from query_lang import QueryError, parse_cqp
 
 
-def format_line(line: KwicLine) -> str:
-    """``match: left <keyword> right`` with tokens as ``word/lemma/...``."""
+def format_line(line: KwicLine, offset: int = 0) -> str:
+    """``match: left <keyword> right`` with tokens as ``word/lemma/...`` (``offset``: of the partition)."""
 
     def tokens(values: list[list[str]]) -> str:
         return " ".join("/".join(token) for token in values)
 
     parts = [tokens(line.left), f"<{tokens(line.keyword)}>", tokens(line.right)]
-    return f"{line.hit.match:>9}: " + " ".join(p for p in parts if p)
+    return f"{line.hit.match + offset:>9}: " + " ".join(p for p in parts if p)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,9 @@ class Preview:
 @click.command("query")
 @click.option("-r", "--registry", "registry_dir", required=True, type=click.Path(path_type=Path),
               help="Registry directory.")
-@click.option("-C", "--corpus", "corpus_id", required=True, help="Corpus (or partition) id.")
+@click.option("-C", "--corpus", "corpus_id", default=None, help="Corpus (or partition) id.")
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A partitioned corpus's manifest: run over all its partitions in order, global positions.")
 @click.option("--engine", type=click.Choice(ENGINES), default="native", show_default=True, help="Query engine.")
 @click.option("--count", is_flag=True, help="Print only the number of hits.")
 @click.option("--kwic", type=click.IntRange(0, 1000), default=None,
@@ -71,7 +74,8 @@ class Preview:
 @click.argument("query", required=False)
 def query_command(
     registry_dir: Path,
-    corpus_id: str,
+    corpus_id: str | None,
+    manifest: Path | None,
     engine: EngineName,
     query: str | None,
     count: bool,
@@ -88,12 +92,22 @@ def query_command(
     \b
     Examples:
       cowbird query -r registry -C ewt '[lemma="go"] []{0,2} [word="to"]'
+      cowbird query -r registry --manifest ewt.manifest.json --count '"house"'
       cowbird query -r registry -C ewt --kwic 10 --show lemma '"house"'
       cowbird query -r registry -C ewt --batch queries.tsv --kwic 10 --show lemma --timing
     """
     if (query is None) == (batch is None):
         raise click.UsageError("give either a QUERY or --batch FILE")
+    if (corpus_id is None) == (manifest is None):
+        raise click.UsageError("give either -C CORPUS or --manifest FILE")
     preview = Preview(strategy, hard_boundary, kwic or 0, limit, list(show))
+    if manifest is not None:
+        if batch is not None:
+            raise click.UsageError("--batch runs on one corpus (-C); with --manifest give a QUERY")
+        assert query is not None
+        _over_partitions(registry_dir, manifest, engine, query, count, kwic, preview)
+        return
+    assert corpus_id is not None
     try:
         corpus = open_engine(registry_dir, corpus_id, engine)
         if batch is not None:
@@ -118,6 +132,40 @@ def query_command(
         sys.exit(1)
     except CowbirdError as exc:
         raise click.ClickException(exc.detail) from exc
+
+
+def _over_partitions(registry_dir: Path, manifest_path: Path, engine: EngineName, query: str, count: bool,
+                     kwic: int | None, preview: Preview) -> None:
+    """The query over every partition of a manifest, in order, with global positions; a ``cut``
+    applies to the whole corpus, as on the front end."""
+    lines: list[str] = []
+    total = 0
+    try:
+        manifest = Manifest.load(manifest_path)
+        cut = parse_cqp(query).cut
+        for partition in manifest.partitions:
+            corpus = open_engine(registry_dir, partition.id, engine)
+            result = corpus.run(query, preview.strategy, preview.hard_boundary)
+            found = result.total if cut is None else min(result.total, cut - total)
+            total += found
+            if kwic is not None:
+                room = max(0, min(found, preview.limit - len(lines)))
+                lines += [format_line(kwic_line, partition.offset)
+                          for kwic_line in result.kwic(0, room, Context(kwic), preview.show, [])]
+            elif not count:
+                for hit in result.hits(0, found):
+                    sys.stdout.write(f"{hit.match + partition.offset}\t{hit.matchend + partition.offset}\n")
+            if cut is not None and total >= cut:
+                break
+    except QueryError as exc:
+        click.echo(exc.pretty(), err=True)
+        sys.exit(1)
+    except (CowbirdError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if count or kwic is not None:
+        click.echo(total)
+    for text in lines:
+        click.echo(text)
 
 
 def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> None:

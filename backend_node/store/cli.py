@@ -13,6 +13,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeE
 from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder, EncodeResult
 from backend_node.store.errors import StoreError
 from backend_node.store.info import describe
+from backend_node.store.manifest import Manifest
 from backend_node.store.reader import CwbCorpus
 from backend_node.store.registry import parse_s_declaration
 
@@ -141,10 +142,26 @@ def _report(result: EncodeResult, elapsed: float, source: Path) -> None:
 @click.command("info")
 @click.option("-r", "--registry", "registry_dir", required=True, type=click.Path(path_type=Path),
               help="Registry directory.")
-@click.argument("corpus")
-def info_command(registry_dir: Path, corpus: str) -> None:
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A partitioned corpus's manifest: describe the whole corpus and each partition.")
+@click.argument("corpus", required=False)
+def info_command(registry_dir: Path, corpus: str | None, manifest: Path | None) -> None:
     """Describe a corpus: size, attributes with type counts, regions (like cwb-describe-corpus -s)."""
+    if (corpus is None) == (manifest is None):
+        raise click.UsageError("give either CORPUS or --manifest FILE")
     try:
-        click.echo(describe(CwbCorpus.open(registry_dir, corpus)), nl=False)
+        if manifest is None:
+            assert corpus is not None
+            click.echo(describe(CwbCorpus.open(registry_dir, corpus)), nl=False)
+            return
+        whole = Manifest.load(manifest)
+        click.echo(f"corpus {whole.corpus}: {whole.size:,} tokens in {len(whole.partitions)} partitions "
+                   f"({whole.charset})")
+        click.echo(f"p-attributes: {', '.join(whole.p_attributes)}")
+        click.echo(f"s-attributes: {', '.join(whole.s_attributes)}")
+        click.echo("partition\tfirst position\ttokens")
+        for partition in whole.partitions:
+            CwbCorpus.open(registry_dir, partition.id)  # each partition must open, or the corpus is broken
+            click.echo(f"{partition.id}\t{partition.offset}\t{partition.size}")
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc

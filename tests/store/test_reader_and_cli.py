@@ -130,3 +130,31 @@ def test_home_is_absolute_unless_relative_home(tmp_path: Path, monkeypatch: pyte
     assert f"HOME {tmp_path / 'data' / 'a'}\n" in (tmp_path / "registry" / "a").read_text()
     assert CliRunner().invoke(main, [*base, "-d", "data/b", "-R", "registry/b", "--relative-home"]).exit_code == 0
     assert "HOME data/b" in (tmp_path / "registry" / "b").read_text()
+
+
+def test_info_and_query_over_a_manifest(tmp_path: Path) -> None:
+    """After --partition-tokens, `cowbird info` and `cowbird query` take the manifest and answer for
+    the whole corpus with global positions — the same as the corpus encoded in one piece."""
+    base = ["encode", "-f", str(SAMPLE_VRT), "-c", "utf8", "-xsB", "-P", "pos", "-P", "lemma",
+            "-S", "text:0+id+genre+year+url", "-S", "s:0+id"]  # fmt: skip
+    runner = CliRunner()
+    whole_encoding = runner.invoke(main, [*base, "-d", str(tmp_path / "whole"), "-R", str(tmp_path / "r" / "whole")])
+    assert whole_encoding.exit_code == 0
+    manifest = tmp_path / "parts.manifest.json"
+    parted = runner.invoke(main, [*base, "-d", str(tmp_path / "parts"), "-R", str(tmp_path / "r" / "parts"),
+                                  "--partition-tokens", "40", "--manifest", str(manifest)])
+    assert parted.exit_code == 0, parted.output
+    registry = str(tmp_path / "r")
+    info = runner.invoke(main, ["info", "-r", registry, "--manifest", str(manifest)])
+    assert info.exit_code == 0 and info.output.startswith("corpus parts: 93 tokens in 3 partitions")
+    assert "parts_p02\t22\t" in info.output
+    for query in ('"the"', '[pos="NN"] [pos="VBZ"]', '"house" cut 2'):
+        whole = runner.invoke(main, ["query", "-r", registry, "-C", "whole", query]).output
+        merged = runner.invoke(main, ["query", "-r", registry, "--manifest", str(manifest), query]).output
+        assert merged == whole and merged, query
+        counted = runner.invoke(main, ["query", "-r", registry, "--manifest", str(manifest), "--count", query])
+        assert counted.output == f"{len(whole.splitlines())}\n"
+    lines = runner.invoke(main, ["query", "-r", registry, "--manifest", str(manifest), "--kwic", "2", '"coffee"'])
+    assert lines.output.splitlines()[1].strip().startswith("60: serves good <coffee>")
+    both = runner.invoke(main, ["query", "-r", registry, "-C", "whole", "--manifest", str(manifest), '"x"'])
+    assert both.exit_code == 2 and "either -C CORPUS or --manifest FILE" in both.output
