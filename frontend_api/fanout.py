@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -78,6 +79,10 @@ class NodePools:
 
     def __init__(self, settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.transport = transport
+        # https nodes: verified against node_ca_file (a private CA) when given, else the system's CAs
+        self.verify: ssl.SSLContext | bool = (
+            ssl.create_default_context(cafile=str(settings.node_ca_file)) if settings.node_ca_file else True
+        )
         self.timeout = httpx.Timeout(settings.node_timeout, connect=settings.node_connect_timeout)
         self.limits = httpx.Limits(
             max_connections=settings.node_connections, max_keepalive_connections=settings.node_connections,
@@ -90,7 +95,7 @@ class NodePools:
         client = self._clients.get(node)
         if client is None:
             client = self._clients[node] = httpx.AsyncClient(
-                transport=self.transport, timeout=self.timeout, limits=self.limits
+                transport=self.transport, timeout=self.timeout, limits=self.limits, verify=self.verify
             )
         return client
 

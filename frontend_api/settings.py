@@ -116,6 +116,9 @@ class FrontendSettings(BaseSettings):
     public_url: str = Field("", description="Base URL for links in exports (default: from the request).")
     node_token: SecretStr | None = Field(None, description="Bearer token for the nodes (prefer node_token_file).")
     node_token_file: Path | None = Field(None, description="File with the node token.")
+    node_ca_file: Path | None = Field(
+        None, description="CA certificate(s) (PEM) that https:// nodes' certificates must chain to (a private CA)."
+    )
     api_tokens_file: Path | None = Field(
         None, description="Old flat file of API tokens; move them into accounts with `cowbird users import-tokens`."
     )
