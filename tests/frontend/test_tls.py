@@ -32,10 +32,10 @@ def tls_node(sample_parts: Partitioned, tmp_path_factory: pytest.TempPathFactory
     ca.cert_pem.write_to_path(str(base / "ca.pem"))
     (base / "node.token").write_text(NODE_TOKEN + "\n")
     port = free_ports(1)[0]
+    pem = str(base / "node.pem")
     process = subprocess.Popen([sys.executable, "-m", "cowbird", "node", "serve", "--registry",
-                                str(sample_parts.registry), "--port", str(port), "--token-file", str(base / "node.token"),
-                                "--tls-cert", str(base / "node.pem"), "--tls-key", str(base / "node.pem"),
-                                "--log-level", "warning"])
+                                str(sample_parts.registry), "--port", str(port), "--token-file",
+                                str(base / "node.token"), "--tls-cert", pem, "--tls-key", pem, "--log-level", "warning"])
     url = f"https://127.0.0.1:{port}"
     trust = ssl.create_default_context(cafile=str(base / "ca.pem"))
     deadline = time.monotonic() + 60
