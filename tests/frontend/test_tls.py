@@ -35,7 +35,8 @@ def tls_node(sample_parts: Partitioned, tmp_path_factory: pytest.TempPathFactory
     pem = str(base / "node.pem")
     process = subprocess.Popen([sys.executable, "-m", "cowbird", "node", "serve", "--registry",
                                 str(sample_parts.registry), "--port", str(port), "--token-file",
-                                str(base / "node.token"), "--tls-cert", pem, "--tls-key", pem, "--log-level", "warning"])
+                                str(base / "node.token"), "--tls-cert", pem, "--tls-key", pem,
+                                "--log-level", "warning"])
     url = f"https://127.0.0.1:{port}"
     trust = ssl.create_default_context(cafile=str(base / "ca.pem"))
     deadline = time.monotonic() + 60
