@@ -143,3 +143,48 @@ def test_work_stops_when_the_client_gives_up_and_at_the_deadline(big_parts: Part
         assert cpu_seconds(node) - busy < 0.2, "the node kept working after the front end's deadline"
     finally:
         cluster.close()
+
+
+def test_a_front_end_killed_mid_export_leaves_a_broken_download(replicated: Cluster) -> None:
+    """The client must never take a cut-off export for a complete file: the chunked transfer breaks.
+    A front end started again serves as before."""
+    params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 10_000, "context": 5}
+    received = 0
+    with httpx.Client(timeout=30) as client, client.stream("GET", f"{replicated.url}/api/v1/export",
+                                                            params=params) as response:
+        assert response.status_code == 200 and response.headers["x-cowbird-rows"] == "10000"
+        with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+            for chunk in response.iter_bytes():
+                if received == 0:
+                    replicated.frontend.kill()  # mid-stream: the headers promised 10,000 rows
+                received += len(chunk)
+    assert received > 0
+    replicated.frontend.wait(10)
+    replicated.frontend = replicated._spawn(["serve", "--config", str(replicated.base / "cowbird.toml")],
+                                            f"{replicated.url}/api/v1/corpora")
+    again = httpx.get(f"{replicated.url}/api/v1/export", params={**params, "limit": 100}, timeout=30)
+    assert again.status_code == 200 and len(again.text.splitlines()) == 101
+
+
+def test_both_replicas_of_a_partition_down_is_a_named_partial_answer(
+    replicated: Cluster, expected: dict[str, dict[str, list[int]]]
+) -> None:
+    p1 = replicated.layout[0][0]
+    replicated.kill(0)
+    replicated.kill(2)  # the two nodes holding p1 (each also holds another partition)
+    query = QUERIES[0]
+    body = httpx.get(f"{replicated.url}/api/v1/query", params={"corpus": "big", "q": query, "syntax": "cqp"},
+                     timeout=30).json()
+    assert body["complete"] is False and body["failed"] == [p1]
+    check_preview(body, expected[query], 0)  # the other partitions, served by their replicas, are exact
+    replicated.start_node(0)
+    replicated.start_node(2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        body = httpx.get(f"{replicated.url}/api/v1/query", params={"corpus": "big", "q": query, "syntax": "cqp"},
+                         timeout=30).json()
+        if body["complete"]:
+            break
+        time.sleep(0.5)
+    assert body["complete"] is True  # used again once they answer
+    check_preview(body, expected[query], 0)
