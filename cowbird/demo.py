@@ -20,12 +20,15 @@ from pathlib import Path
 import click
 import httpx
 
-from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
+from backend_node.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
+from backend_node.store.encoder import EncodeResult
+from cowbird import demo_corpus
 from frontend_api.accounts import Accounts, Database, sqlite_url
 from frontend_api.settings import DEFAULT_DATABASE_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
+WEB_TOKENS = 2_000_000
 
 
 class DemoStack:
@@ -40,6 +43,7 @@ class DemoStack:
         name: str = "sample",
         settings: dict[str, object] | None = None,
         log_level: str = "info",
+        generated: bool = False,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -48,6 +52,7 @@ class DemoStack:
         self.encoding = encoding
         self.settings = settings or {}  # further front-end settings for cowbird.toml
         self.log_level = log_level  # of every process's request log
+        self.generated = generated  # serve the generated web corpus too (cowbird demo)
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -57,31 +62,57 @@ class DemoStack:
 
     def prepare(self) -> None:
         """Encode the corpus into partitions; node 1 serves the even ones, node 2 the odd ones and a
-        replica of the first; write the node token and the front end's configuration."""
-        data, registry = self.base / "data" / self.name, self.base / "registry"
+        replica of the first; write the node token and the front end's configuration. With
+        ``generated``, the public corpus is the generated web corpus and the sample corpus is for
+        logged-in users only."""
+        registry = self.base / "registry"
         options = self.encoding or EncodeOptions(
-            SAMPLE, data, registry / self.name, ["word", "pos", "lemma"],
+            SAMPLE, self.base / "data" / self.name, registry / self.name, ["word", "pos", "lemma"],
             [parse_s_declaration("text:0+id+genre+year+url"), parse_s_declaration("s:0+id")],
             charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=60,
         )
-        result = Encoder(options).run()
+        corpora = [(self.name, f"cowbird {self.name} corpus", "login" if self.generated else "public",
+                    Encoder(options).run())]
+        if self.generated:
+            corpora.insert(0, ("web", "Demo web corpus (generated English-like web text)", "public",
+                               self._web_corpus(registry)))
         token = self.base / "node.token"
         if not token.exists():
             token.write_text(secrets.token_urlsafe(32) + "\n")
-        self.partitions = [p.id for p in result.partitions]
+        self.partitions = [p.id for *_, result in corpora for p in result.partitions]
         n1, n2 = (f"http://127.0.0.1:{p}" for p in self.node_ports)
         self.served: tuple[list[str], list[str]] = (self.partitions[0::2], self.partitions[1::2] + self.partitions[:1])
         urls: dict[str, list[str]] = {pid: [] for pid in self.partitions}
         for url, served in zip((n1, n2), self.served, strict=True):
             for pid in served:
                 urls[pid].append(url)
-        nodes = "".join(f"{pid} = {json.dumps(urls[pid])}\n" for pid in self.partitions)
         extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.settings.items())
-        (self.base / "cowbird.toml").write_text(
-            f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n{extra}\n'
-            f'[[corpora]]\nname = "{self.name}"\ntitle = "cowbird {self.name} corpus"\nlanguage = "en"\n'
-            f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}'
+        text = f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n{extra}\n'
+        for name, title, access, result in corpora:
+            nodes = "".join(f"{p.id} = {json.dumps(urls[p.id])}\n" for p in result.partitions)
+            text += (f'[[corpora]]\nname = "{name}"\ntitle = "{title}"\nlanguage = "en"\naccess = "{access}"\n'
+                     f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}\n')
+        (self.base / "cowbird.toml").write_text(text)
+
+    def _web_corpus(self, registry: Path) -> EncodeResult:
+        """The generated corpus, made and encoded once: a second run finds it (by its stamp)."""
+        vrt, stamp = self.base / "web.vrt", self.base / "web.stamp"
+        wanted = json.dumps({"version": demo_corpus.VERSION, "tokens": WEB_TOKENS})
+        manifest = self.base / "data" / "web" / "web.manifest.json"
+        if stamp.exists() and stamp.read_text() == wanted and manifest.exists():
+            loaded = Manifest.load(manifest)
+            return EncodeResult(loaded.corpus, loaded.size, list(loaded.partitions), [], manifest)
+        click.echo(f"generating the demo web corpus ({WEB_TOKENS:,} tokens) ...", err=True)
+        demo_corpus.write_vrt(vrt, WEB_TOKENS)
+        options = EncodeOptions(
+            vrt, self.base / "data" / "web", registry / "web", ["word", "pos", "lemma"],
+            [parse_s_declaration("text:0+id+url+host+tld+genre+year+lastmod"), parse_s_declaration("s:0+id")],
+            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=WEB_TOKENS // 2 + 1,
+            manifest=manifest,
         )
+        result = Encoder(options).run()
+        stamp.write_text(wanted)
+        return result
 
     def _start(self, args: list[str], health: str) -> None:
         process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base)
@@ -155,8 +186,9 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 @click.option("--port", type=click.IntRange(1, 65533), default=8700, show_default=True,
               help="Port of the front end; the nodes take the next two.")
 def demo_command(directory: Path, port: int) -> None:
-    """Run the platform on loopback: the sample corpus in two partitions, two nodes, the front end.
-    Ctrl-C or SIGTERM stops every process."""
+    """Run the platform on loopback: a generated 2-million-token web corpus (public) and the sample
+    corpus (login only), in partitions on two nodes, and the front end. Ctrl-C or SIGTERM stops
+    every process."""
     busy = [p for p in (port, port + 1, port + 2) if port_in_use(p)]
     if busy:
         raise click.ClickException(
@@ -164,7 +196,7 @@ def demo_command(directory: Path, port: int) -> None:
             f"choose other ports with --port (make demo PORT={port + 100})"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    stack = DemoStack(directory, port, (port + 1, port + 2))
+    stack = DemoStack(directory, port, (port + 1, port + 2), generated=True)
     stack.prepare()
     password = admin_account(stack.base)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
@@ -175,10 +207,12 @@ def demo_command(directory: Path, port: int) -> None:
             click.echo(f"  administrator: admin / {password}   (shown once; log in at {stack.url}/login)")
         else:
             click.echo(f"  administrator: admin (its password was shown on the first run; {stack.url}/login)")
+        click.echo(f"  open {stack.url}/ in a browser: the public corpus 'web' (2 million generated tokens);")
+        click.echo("  the 'sample' corpus is for logged-in users")
         click.echo(f"  curl '{stack.url}/api/v1/corpora'")
-        click.echo(f"  curl '{stack.url}/api/v1/query?corpus=sample&q=the+0-1+house&show=lemma&meta=text_url'")
-        click.echo(f"  curl -OJ '{stack.url}/api/v1/export?corpus=sample&q=%5Ehouse&format=tsv'")
-        click.echo(f"  {stack.url}/ref/sample/2\n")
+        click.echo(f"  curl '{stack.url}/api/v1/query?corpus=web&q=the+0-1+house&show=lemma&meta=text_url'")
+        click.echo(f"  curl -OJ '{stack.url}/api/v1/export?corpus=web&q=%5Ehouse&format=tsv&context=s&meta=text_url'")
+        click.echo(f"  {stack.url}/ref/web/2\n")
         while all(p.poll() is None for p in stack.processes):
             time.sleep(0.5)
         click.echo("a cowbird process ended; stopping the others", err=True)
