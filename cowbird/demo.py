@@ -103,11 +103,11 @@ class DemoStack:
             loaded = Manifest.load(manifest)
             return EncodeResult(loaded.corpus, loaded.size, list(loaded.partitions), [], manifest)
         click.echo(f"generating the demo web corpus ({WEB_TOKENS:,} tokens) ...", err=True)
-        demo_corpus.write_vrt(vrt, WEB_TOKENS)
+        written = demo_corpus.write_vrt(vrt, WEB_TOKENS)
         options = EncodeOptions(
             vrt, self.base / "data" / "web", registry / "web", ["word", "pos", "lemma"],
             [parse_s_declaration("text:0+id+url+host+tld+genre+year+lastmod"), parse_s_declaration("s:0+id")],
-            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=WEB_TOKENS // 2 + 1,
+            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=written // 2 + 1,
             manifest=manifest,
         )
         result = Encoder(options).run()
