@@ -107,7 +107,8 @@ class DemoStack:
         options = EncodeOptions(
             vrt, self.base / "data" / "web", registry / "web", ["word", "pos", "lemma"],
             [parse_s_declaration("text:0+id+url+host+tld+genre+year+lastmod"), parse_s_declaration("s:0+id")],
-            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=written // 2 + 200,  # sentences are shorter: two partitions
+            # two partitions: half of the tokens each, with room for the last (short) sentence
+            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=written // 2 + 200,
             manifest=manifest,
         )
         result = Encoder(options).run()
