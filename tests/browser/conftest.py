@@ -29,7 +29,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     config = stack.base / "cowbird.toml"
     text = config.read_text(encoding="utf-8")
     members = text[text.index("[[corpora]]"):].replace('name = "sample"', 'name = "members"', 1).replace(
-        'title = "cowbird sample corpus"', 'title = "Members only"\naccess = "login"', 1)
+        'title = "cowbird sample corpus"', 'title = "Members only"', 1).replace('access = "public"', 'access = "login"', 1)
     config.write_text(text + "\n" + members, encoding="utf-8")
     database = Database(sqlite_url(stack.base / "cowbird-accounts.sqlite3"))
     database.upgrade()
