@@ -28,8 +28,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     stack.prepare()
     config = stack.base / "cowbird.toml"
     text = config.read_text(encoding="utf-8")
-    members = text[text.index("[[corpora]]"):].replace('name = "sample"', 'name = "members"', 1).replace(
-        'title = "cowbird sample corpus"', 'title = "Members only"', 1).replace('access = "public"', 'access = "login"', 1)
+    members = text[text.index("[[corpora]]"):]
+    changes = (('name = "sample"', 'name = "members"'), ('title = "cowbird sample corpus"', 'title = "Members only"'),
+               ('access = "public"', 'access = "login"'))
+    for old, new in changes:
+        members = members.replace(old, new, 1)
     config.write_text(text + "\n" + members, encoding="utf-8")
     database = Database(sqlite_url(stack.base / "cowbird-accounts.sqlite3"))
     database.upgrade()
