@@ -61,7 +61,7 @@ def create_app(
         responses=PROBLEM_RESPONSES,
     )
     app.state.settings = settings
-    app.state.metrics = Metrics("node")
+    app.state.metrics = Metrics()
     install_problem_handlers(app)
     app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes)
     app.add_middleware(RequestLog, service="node", metrics=app.state.metrics)

@@ -16,7 +16,7 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
 class Metrics:
-    def __init__(self, service: str) -> None:
+    def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter("cowbird_requests", "HTTP requests answered", ["service", "route", "status"],
                                 registry=self.registry)
@@ -31,7 +31,6 @@ class Metrics:
                                ["partition"], registry=self.registry)
         self.cache_hits = Counter("cowbird_result_cache_hits", "Queries answered from a node's result cache",
                                   ["partition"], registry=self.registry)
-        self.service = service
 
     def route(self, scope: Scope) -> str:
         """The route's path template (``/ref/{corpus}/{position}``), so that labels stay few."""

@@ -85,7 +85,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.corpora = registry
-    app.state.metrics = Metrics("frontend")
+    app.state.metrics = Metrics()
     if settings.api_tokens_file is not None:
         raise ConfigError(
             f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {settings.api_tokens_file} "

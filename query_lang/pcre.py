@@ -286,27 +286,24 @@ class _Translator:
 
     # ---------------------------------------------------------------- escapes
 
-    def number_escape(self, inside: bool) -> str:
-        """``\\`` and digits: a back reference, an octal character, or the digits 8 and 9."""
-        pattern, start = self.pattern, self.i  # at the first digit
-        digits = re.match(r"\d+", pattern[start:])
+    def number_escape(self) -> str:
+        """``\\`` and digits outside a class: a back reference, an octal character, or 8 or 9."""
+        digits = re.match(r"\d+", self.pattern[self.i :])
         assert digits is not None
-        text = digits.group()
-        if text[0] == "0":
-            octal = re.match(r"[0-7]{1,3}", pattern[start:])
-            assert octal is not None
-            self.i = start + len(octal.group())
-            return _char(chr(int(octal.group(), 8)), inside)
-        number = int(text)
-        if not inside and (number < 8 or number <= self.groups):
-            self.i = start + len(text)
+        number = int(digits.group())
+        if digits.group()[0] != "0" and (number < 8 or number <= self.groups):
+            self.i += len(digits.group())
             return f"\\g<{number}>"
-        octal = re.match(r"[0-7]{1,3}", pattern[start:])
+        return _char(self.octal_character(), inside=False)
+
+    def octal_character(self) -> str:
+        """The character of up to three octal digits at ``self.i``; a leading 8 or 9 is itself."""
+        octal = re.match(r"[0-7]{1,3}", self.pattern[self.i :])
         if octal is None:  # \8, \9: the digit itself
-            self.i = start + 1
-            return text[0]
-        self.i = start + len(octal.group())
-        return _char(chr(int(octal.group(), 8)), inside)
+            self.i += 1
+            return self.pattern[self.i - 1]
+        self.i += len(octal.group())
+        return chr(int(octal.group(), 8))
 
     def braced_code(self, base: int, letter: str) -> str:
         """The character of ``\\x{...}`` or ``\\o{...}`` (``self.i`` at the brace)."""
@@ -388,7 +385,7 @@ class _Translator:
         if not letter:
             raise self.error("\\ at end of pattern", start)
         if letter.isdigit():
-            return self.number_escape(inside=False)
+            return self.number_escape()
         self.i += 1
         character = self.literal_escape(letter)
         if character is not None:
@@ -537,9 +534,8 @@ class _Translator:
         letter = self.peek()
         if not letter:
             raise self.error("\\ at end of pattern", start)
-        if letter.isdigit():
-            text = self.number_escape(inside=True)
-            return _unescape_class_char(text)
+        if letter.isdigit():  # in a class, digits are always an octal character (or 8, 9)
+            return self.octal_character()
         self.i += 1
         if letter == "b":
             return "\b"
@@ -566,13 +562,6 @@ class _Translator:
         if letter in _UNSUPPORTED:
             raise self.error(f"PCRE does not support \\{letter}", start)
         return letter  # an unknown escape is the character itself
-
-
-def _unescape_class_char(text: str) -> str:
-    """The one character that ``_char`` wrote as ``text``."""
-    if text.startswith("\\x") or text.startswith("\\u") or text.startswith("\\U"):
-        return chr(int(text[2:], 16))
-    return text[-1]
 
 
 def _count_groups(pattern: str) -> int:

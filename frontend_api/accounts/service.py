@@ -15,7 +15,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -333,9 +333,6 @@ class Accounts:
             return []
         query = select(Search).where(Search.user_id == user.id).order_by(Search.at.desc(), Search.id.desc())
         return list(session.scalars(query.limit(HISTORY_SIZE)))
-
-    def count(self, session: Session) -> int:
-        return session.scalar(select(func.count()).select_from(User)) or 0
 
 
 def _aware(stamp: datetime.datetime) -> datetime.datetime:

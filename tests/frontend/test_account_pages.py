@@ -30,15 +30,24 @@ ABSTRACT = "We compare the use of modal verbs across genres of English web text 
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture
-async def site(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
-               ) -> AsyncIterator[tuple[httpx.AsyncClient, Accounts]]:
-    database = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
+def with_admin(path: Path, *registered: str) -> Accounts:
+    """An account database with the admin ``boss`` (password PASSWORD) and pending ``registered`` users."""
+    database = Database(sqlite_url(path))
     database.upgrade()
     accounts = Accounts(database)
     with database.session() as session:
-        admin, password = accounts.add(session, "boss", "boss@uni.example", "tests", admin=True)
+        admin, _ = accounts.add(session, "boss", "boss@uni.example", "tests", admin=True)
         accounts.set_password(session, admin, PASSWORD, "tests")
+        for name in registered:
+            accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+    return accounts
+
+
+@pytest.fixture
+async def site(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+               ) -> AsyncIterator[tuple[httpx.AsyncClient, Accounts]]:
+    accounts = with_admin(tmp_path / "accounts.sqlite3")
+    database = accounts.database
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpus = CorpusConfig(name="members", manifest=sample_parts.manifest, nodes=nodes_of,
                           access=Access(AccessLevel.LOGIN))
@@ -183,15 +192,7 @@ def smtp() -> Iterator[tuple[Sink, int]]:
 async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
                                     smtp: tuple[Sink, int]) -> None:
     sink, port = smtp
-    database = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
-    database.upgrade()
-    accounts = Accounts(database)
-    with database.session() as session:
-        admin, _ = accounts.add(session, "boss", "boss@uni.example", "tests", admin=True)
-        accounts.set_password(session, admin, PASSWORD, "tests")
-        for name in ("ada", "bo"):
-            accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
-    database.close()
+    with_admin(tmp_path / "accounts.sqlite3", "ada", "bo").database.close()
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpus = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes=nodes_of)
     base = {"corpora": [corpus], "node_token": NODE_TOKEN, "allowed_hosts": ["front"],

@@ -215,8 +215,6 @@ class Fetcher:
                     self._last[host] = time.monotonic()
             if attempt < self.retries:
                 await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
-        if failure.startswith("HTTP"):
-            raise FetchError(failure)
         raise FetchError(failure)
 
     async def _read(self, url: str) -> httpx.Response:
