@@ -15,7 +15,7 @@ from fastapi.responses import Response
 
 from backend_node.engines import QueryEngine, open_engine
 from backend_node.guard import NodeGuard
-from backend_node.routes import context, health, partitions, queries
+from backend_node.routes import analyses, context, health, partitions, queries
 from backend_node.service import PartitionService
 from backend_node.settings import NodeSettings
 from backend_node.store import RegistryError, list_registry
@@ -71,6 +71,6 @@ def create_app(
         """Prometheus metrics (behind the node token, like every route but /health)."""
         return Response(app.state.metrics.exposition(), media_type=CONTENT_TYPE)
 
-    for router in (health.router, partitions.router, queries.router, context.router):
+    for router in (health.router, partitions.router, queries.router, analyses.router, context.router):
         app.include_router(router)
     return app

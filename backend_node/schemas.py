@@ -20,6 +20,17 @@ EXPORT_BATCH_LINES = 500
 __all__ = [
     "EXPORT_BATCH_LINES",
     "ContextResponse",
+    "CooccurrenceRequest",
+    "CooccurrenceResponse",
+    "DistributionRequest",
+    "DistributionResponse",
+    "FrequencyRequest",
+    "FrequencyResponse",
+    "MarginalsRequest",
+    "MarginalsResponse",
+    "SortKeysRequest",
+    "SortKeysResponse",
+    "SortSpec",
     "ContextSpec",
     "CountRequest",
     "CountResponse",
@@ -83,7 +94,25 @@ class ContextSpec(BaseModel):
     region: str | None = Field(default=None, description="Extend the context to the enclosing region (e.g. s).")
 
 
+class SortSpec(BaseModel):
+    """A sort order of the hits (``backend_node.analysis.spec.parse_sort``): ``key`` such as
+    ``match.lemma``, ``left1.word%c`` or ``random``; ``base`` is the partition's global offset, on
+    which random keys depend so that they merge across partitions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(min_length=1, max_length=200)
+    direction: Literal["asc", "desc"] = "asc"
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    base: int = Field(0, ge=0)
+
+
+SortValue = list[list[str]] | int
+"""A hit's sort key: the folded (with %c/%d) then the plain values over the span, or a random number."""
+
+
 class HitsRequest(_Request):
+    sort: SortSpec | None = Field(None, description="Sort the hits; offset, limit and indices are then sorted ranks.")
     offset: int = Field(0, ge=0)
     limit: int = Field(100, ge=0)
     indices: list[int] | None = Field(
@@ -110,6 +139,7 @@ class Line(BaseModel):
     meta: dict[str, str | None] = Field(
         default_factory=dict, description="Value of each requested s-attribute at the match (None outside regions)."
     )
+    sort_key: SortValue | None = Field(None, description="The hit's sort key, when the hits were sorted.")
 
 
 class HitsResponse(BaseModel):
@@ -125,3 +155,94 @@ class ContextResponse(BaseModel):
     partition: str
     cpos: int
     line: Line
+
+
+class SortKeysRequest(_Request):
+    sort: SortSpec
+    offset: int = Field(0, ge=0)
+    limit: int = Field(1000, ge=0)
+
+
+class SortKeysResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    offset: int
+    keys: list[SortValue]
+    elapsed_ms: float
+
+
+class FrequencyRequest(_Request):
+    attribute: str = Field(min_length=1, description="The p-attribute counted (word, lemma, pos ...).")
+    on: str | None = Field(None, description="Anchor or span: match, matchend[1], match..matchend (default).")
+    fold: Literal["", "c", "d", "cd"] = Field("", description="Fold case (c) and/or diacritics (d) of the values.")
+
+
+class FrequencyResponse(BaseModel):
+    partition: str
+    query: str
+    total: int = Field(description="Hits of the query.")
+    counted: int = Field(description="Hits counted (those where the span is set).")
+    unset: int = Field(description="Hits without the anchor (no target).")
+    distinct: int
+    truncated: bool = Field(description="More distinct values than the node lists; the rarest are left out.")
+    values: list[str]
+    counts: list[int]
+    elapsed_ms: float
+
+
+class DistributionRequest(_Request):
+    attribute: str = Field(min_length=1, description="An s-attribute with values (text_genre, text_year ...).")
+
+
+class DistributionResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    outside: int = Field(description="Hits outside every region of the attribute.")
+    all_values: bool = Field(description="Every value is listed (else only those with hits).")
+    truncated: bool
+    values: list[str]
+    hits: list[int]
+    regions_with_hits: list[int]
+    tokens: list[int] = Field(description="Tokens in the regions with the value (its subcorpus size).")
+    regions: list[int]
+    elapsed_ms: float
+
+
+class CooccurrenceRequest(_Request):
+    attribute: str = Field(min_length=1, description="The p-attribute of the collocates.")
+    left: int = Field(5, ge=0, le=100)
+    right: int = Field(5, ge=0, le=100)
+    within: str | None = Field(None, description="Windows stay inside this s-attribute's region (s, text).")
+
+
+class CooccurrenceResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    context_tokens: int = Field(description="Positions in the windows, each once, hits excluded.")
+    node_tokens: int = Field(description="Positions inside hits, each once.")
+    size: int = Field(description="Tokens in the partition.")
+    truncated: bool
+    values: list[str]
+    f: list[int] = Field(description="Co-occurrence frequency of each value (values in windows or in hits).")
+    marginal: list[int] = Field(description="Frequency of each value in the partition.")
+    in_nodes: list[int] = Field(description="Frequency of each value inside hits.")
+    elapsed_ms: float
+
+
+class MarginalsRequest(BaseModel):
+    """Frequencies of given values of a p-attribute in a partition (the marginals of collocates found
+    on other partitions)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    partition: str
+    attribute: str = Field(min_length=1)
+    values: list[str] = Field(max_length=2_000_000)
+
+
+class MarginalsResponse(BaseModel):
+    partition: str
+    frequencies: list[int]

@@ -16,9 +16,13 @@ from typing import TypeVar
 
 import anyio
 
-from backend_node.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
+from backend_node.analysis.compute import SortOrder, sort_order
+from backend_node.analysis.spec import parse_sort
+from backend_node.engines import Context, Deadline, Hit, KwicLine, QueryEngine, ResultSet, Strategy
+from backend_node.engines.results import ArrayResultSet, build_lines
 from backend_node.errors import UnknownPartition
 from backend_node.scheduler import Scheduler
+from backend_node.schemas import SortSpec
 from backend_node.settings import NodeSettings
 from cowbird.errors import LimitExceeded, query_problem
 from cowbird.metrics import Metrics
@@ -26,6 +30,8 @@ from query_lang import QueryError, canonical
 
 T = TypeVar("T")
 BYTES_PER_HIT = 24
+SORT_ORDERS_KEPT = 8
+"""Sort orders kept for paging (8 bytes per hit each)."""
 
 
 class ResultCache:
@@ -63,6 +69,7 @@ class PartitionService:
         self.engines = engines
         self.metrics = metrics
         self.cache = ResultCache(settings.cache_max_hits)
+        self.orders: OrderedDict[tuple[int, str, str, int, int], SortOrder] = OrderedDict()
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds,
@@ -136,6 +143,47 @@ class PartitionService:
         self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], meta: list[str]
     ) -> list[KwicLine]:
         return await self.in_thread(result.kwic, offset, limit, context, show, meta)
+
+    @staticmethod
+    def every_hit(result: ResultSet) -> ArrayResultSet:
+        """The result with every hit held: an analysis counts all of them, never the first ones only."""
+        if not isinstance(result, ArrayResultSet):  # both engines hold hits as arrays
+            raise TypeError(f"an analysis needs hits as arrays, not {type(result).__name__}")
+        if result.held < result.total:
+            raise LimitExceeded(
+                f"this query has {result.total:,} hits on this partition and the node keeps {result.held:,} "
+                "(max_query_hits): an analysis needs every hit; narrow the query down"
+            )
+        return result
+
+    async def order(self, result: ResultSet, spec: SortSpec) -> SortOrder:
+        """The hits of a result in sorted order (kept for paging, as results are)."""
+        key = parse_sort(spec.key, spec.direction, spec.seed)
+        held = self.every_hit(result)
+        cache_key = (id(result), str(key), spec.direction, spec.seed, spec.base)
+        cached = self.orders.get(cache_key)
+        if cached is not None and cached.matches is held.matches:
+            self.orders.move_to_end(cache_key)
+            return cached
+        order = await self.in_thread(sort_order, held.corpus, held.matches, key, spec.base)
+        self.orders[cache_key] = order
+        while len(self.orders) > SORT_ORDERS_KEPT:
+            self.orders.popitem(last=False)
+        return order
+
+    async def sorted_lines(
+        self, order: SortOrder, ranks: list[int], context: Context, show: list[str], meta: list[str]
+    ) -> list[KwicLine]:
+        """The lines of the hits at these sorted ranks, in that order."""
+
+        def build() -> list[KwicLine]:
+            picked = order.order[ranks] if ranks else order.order[:0]
+            m = order.matches
+            hits = [Hit(a, b, t if t >= 0 else None) for a, b, t in zip(
+                m.match[picked].tolist(), m.matchend[picked].tolist(), m.target[picked].tolist(), strict=True)]
+            return build_lines(order.corpus, hits, context, show, meta)
+
+        return await self.in_thread(build)
 
 
 async def _watch(disconnected: Callable[[], Awaitable[bool]], deadline: Deadline) -> None:

@@ -34,6 +34,11 @@ class NodeSettings(BaseSettings):
     dev: bool = Field(False, description="Development mode: allows a placeholder token.")
     max_hits_per_request: int = Field(1000, ge=1, description="Most KWIC lines one /v1/hits request may ask for.")
     max_export_hits: int = Field(1_000_000, ge=1, description="Most lines one /v1/export stream may return.")
+    max_analysis_rows: int = Field(
+        500_000, ge=1,
+        description="Most values one frequency, distribution or co-occurrence answer lists (the rest: truncated).",
+    )
+    max_sort_keys: int = Field(1_000_000, ge=1, description="Most sort keys one /v1/sortkeys request may ask for.")
     max_context_tokens: int = Field(100, ge=0, description="Widest context (tokens each side) a request may ask for.")
     query_timeout: float = Field(60.0, gt=0, description="Seconds a query may run before it is stopped.")
     max_concurrent_queries: int = Field(4, ge=1, description="Queries evaluated at once; more wait in line.")

@@ -30,7 +30,7 @@ from frontend_api.corpora import CorpusRegistry
 from frontend_api.fair_use import FairUse, Limits
 from frontend_api.fanout import NodeClient, NodePools
 from frontend_api.middleware import TrustedHosts, Utf8Parameters
-from frontend_api.routes import corpora, export, history, language, metrics, pages, query, ref
+from frontend_api.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
 from frontend_api.routes.deps import known_parameters
 from frontend_api.service import QueryService
 from frontend_api.settings import FrontendSettings
@@ -120,8 +120,8 @@ def create_app(
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
     app.add_middleware(RequestLog, service="frontend", metrics=app.state.metrics)
 
-    routers = (corpora.router, language.router, query.router, export.router, ref.router, history.router,
-               accounts_web.router)
+    routers = (corpora.router, language.router, query.router, analyses.router, export.router, ref.router,
+               history.router, accounts_web.router)
     for router in routers:
         app.include_router(router, dependencies=[Depends(known_parameters)])
     app.include_router(pages.router)

@@ -32,12 +32,22 @@ import httpx
 
 from backend_node.schemas import (
     ContextResponse,
+    CooccurrenceRequest,
+    CooccurrenceResponse,
     CountRequest,
     CountResponse,
+    DistributionRequest,
+    DistributionResponse,
     ExportRequest,
+    FrequencyRequest,
+    FrequencyResponse,
     HitsRequest,
     HitsResponse,
     Line,
+    MarginalsRequest,
+    MarginalsResponse,
+    SortKeysRequest,
+    SortKeysResponse,
 )
 from cowbird.metrics import Metrics
 from frontend_api.corpora import Partition
@@ -58,6 +68,8 @@ from frontend_api.settings import FrontendSettings
 __all__ = ["Budget", "NodeClient", "NodeFailure", "NodePools"]
 
 T = TypeVar("T")
+AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest
+A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse)
 logger = logging.getLogger("cowbird.fanout")
 
 
@@ -231,6 +243,34 @@ class NodeClient:
 
         return await self._try_nodes(partition, send, budget)
 
+    async def analysis(self, partition: Partition, path: str, request: AnalysisRequest, answer_type: type[A],
+                       budget: Budget | None = None) -> A:
+        """An analysis of the hits on one partition (``/v1/frequency``, ``/v1/distribution``,
+        ``/v1/cooccurrence``, ``/v1/sortkeys``), checked against the request and the manifest."""
+
+        async def send(node: str) -> A:
+            body = await self._request(partition, node, "POST", path, json=payload(request))
+            answer = parse_answer(body, answer_type, partition.id, node)
+            check(answer.partition == partition.id and answer.query == request.query, "answered another request",
+                   partition, node)
+            check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
+            return answer
+
+        return await self._try_nodes(partition, send, budget)
+
+    async def marginals(self, partition: Partition, request: MarginalsRequest,
+                        budget: Budget | None = None) -> MarginalsResponse:
+        async def send(node: str) -> MarginalsResponse:
+            body = await self._request(partition, node, "POST", "/v1/marginals", json=payload(request))
+            answer = parse_answer(body, MarginalsResponse, partition.id, node)
+            check(answer.partition == partition.id and len(answer.frequencies) == len(request.values),
+                   "answered another request", partition, node)
+            check(all(0 <= f <= partition.size for f in answer.frequencies), "claims impossible frequencies",
+                   partition, node)
+            return answer
+
+        return await self._try_nodes(partition, send, budget)
+
     async def context(self, partition: Partition, cpos: int, **params: Any) -> ContextResponse:
         async def send(node: str) -> ContextResponse:
             body = await self._request(partition, node, "GET", f"/v1/context/{partition.id}/{cpos}", params=params)
@@ -265,7 +305,8 @@ class NodeClient:
                 response = await self._attempt(partition, node, open_stream, budget)
                 opened = True
                 try:
-                    async for line in self._lines(partition, node, response, expected - delivered, budget):
+                    async for line in self._lines(partition, node, response, expected - delivered, budget,
+                                                  in_corpus_order=request.sort is None):
                         delivered += 1
                         yield line
                 finally:
@@ -290,8 +331,9 @@ class NodeClient:
         return response
 
     async def _lines(self, partition: Partition, node: str, response: httpx.Response, count: int,
-                     budget: Budget | None) -> AsyncIterator[Line]:
-        """``count`` valid lines of an export stream, in order; the stream must keep moving."""
+                     budget: Budget | None, in_corpus_order: bool = True) -> AsyncIterator[Line]:
+        """``count`` valid lines of an export stream, in corpus order unless sorted (then each line
+        carries its sort key); the stream must keep moving."""
         previous = -1
         received = 0
         async for text in self._raw_lines(partition, node, response, budget):
@@ -299,7 +341,10 @@ class NodeClient:
                 continue
             line = parse_answer(text, Line, partition.id, node)
             check_lines([line], partition, node)
-            check(line.match >= previous, "sent lines out of order", partition, node)
+            if in_corpus_order:
+                check(line.match >= previous, "sent lines out of order", partition, node)
+            else:
+                check(line.sort_key is not None, "sent a sorted line without its sort key", partition, node)
             previous = line.match
             received += 1
             yield line

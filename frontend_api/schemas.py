@@ -157,3 +157,85 @@ class WebContext(BaseModel):
     left: str
     right: str
     detail: str = Field("", description="Why not found (the fetch error).")
+
+
+class _AnalysisResult(BaseModel):
+    corpus: str
+    cqp: str = Field(description="The CQP that ran on every partition.")
+    total: int = Field(description="Hits in the partitions that answered.")
+    complete: bool = Field(description="False when a partition failed (its hits are missing from every count).")
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+
+
+class FrequencyRow(BaseModel):
+    value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked.")
+    frequency: int
+    share: float = Field(description="Share of the hits counted.")
+    per_million: float = Field(description="Frequency per million tokens of the corpus.")
+    concordance: str | None = Field(description="The search page showing these hits (single-token spans).")
+
+
+class FrequencyResult(_AnalysisResult):
+    """Hits counted by the value of a p-attribute over a span: CQP's ``count A by ATT on SPAN``."""
+
+    by: str
+    on: str
+    fold: str
+    counted: int = Field(description="Hits counted (those where the span is set).")
+    unset: int = Field(description="Hits without the anchor (no target), not counted.")
+    distinct: int = Field(description="Distinct values (a lower bound when truncated).")
+    truncated: bool = Field(description="A node had more distinct values than it lists; rare values are missing.")
+    offset: int
+    rows: list[FrequencyRow]
+
+
+class DistributionRow(BaseModel):
+    value: str
+    hits: int
+    tokens: int = Field(description="Size of the subcorpus with this value, in tokens.")
+    per_million: float = Field(description="Hits per million tokens of that subcorpus.")
+    regions: int = Field(description="Regions with this value.")
+    regions_with_hits: int = Field(description="Of those, regions with at least one hit.")
+    size_exact: bool = Field(description="The subcorpus size is summed over every partition.")
+    concordance: str = Field(description="The search page showing these hits (the query with a filter).")
+
+
+class DistributionResult(_AnalysisResult):
+    """Hits per value of an s-attribute at the match: CQP's ``group A match ATT``, with subcorpus sizes."""
+
+    by: str
+    outside: int = Field(description="Hits outside every region of the attribute.")
+    numeric: bool = Field(description="The values look like numbers and are sorted as numbers.")
+    all_values: bool = Field(description="Every value is listed, also those without hits.")
+    truncated: bool
+    rows: list[DistributionRow]
+
+
+class CollocateRow(BaseModel):
+    value: str
+    f: int = Field(description="Co-occurrences (O11): window positions with this value.")
+    f2: int = Field(description="Frequency outside the hits (C1).")
+    marginal: int = Field(description="Frequency in the corpus.")
+    in_nodes: int = Field(description="Frequency inside the hits.")
+    expected: float = Field(description="Expected co-occurrences (E11).")
+    scores: dict[str, float]
+
+
+class CollocationResult(_AnalysisResult):
+    """Collocates in windows around the hits, scored on the whole corpus's counts."""
+
+    attribute: str
+    left: int
+    right: int
+    within: str | None
+    measures: list[str]
+    order: str
+    min_freq: int
+    f1: int = Field(description="Tokens in the windows (R1), each once, hits excluded.")
+    n: int = Field(description="Corpus tokens outside the hits (N).")
+    candidates: int = Field(description="Distinct collocates before min_freq.")
+    truncated: bool
+    offset: int
+    rows: list[CollocateRow]

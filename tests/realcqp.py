@@ -54,6 +54,13 @@ class RealCqp:
         assert len(rows) == numbers[0], f"CQP said {numbers[0]} hits but dumped {len(rows)}"
         return list(zip(rows[:, 0].tolist(), rows[:, 1].tolist(), strict=True))
 
+    def run(self, commands: str) -> str:
+        """The output of CQP commands (``A = ...; count A by lemma;``) on the corpus; an error raises."""
+        out, err = self._ask(commands if commands.endswith("\n") else commands + "\n")
+        if err.strip():
+            raise ValueError(f"CQP refused {commands!r}: {err.strip()}")
+        return out
+
     def close(self) -> None:
         if self.process is not None:
             self.process.kill()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal, get_args
 
 from backend_node.engines.errors import QueryTimeout
+from backend_node.store import CwbCorpus
 
 Strategy = Literal["standard", "shortest", "longest", "traditional"]
 """CQP's MatchingStrategy."""
@@ -160,6 +161,11 @@ class QueryEngine(ABC):
     @property
     @abstractmethod
     def size(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def store(self) -> CwbCorpus:
+        """The memory-mapped corpus both engines build lines and analyses from."""
 
     @property
     @abstractmethod

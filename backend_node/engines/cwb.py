@@ -148,6 +148,10 @@ class CwbEngine(QueryEngine):
         return self._store.corpus_id
 
     @property
+    def store(self) -> CwbCorpus:
+        return self._store
+
+    @property
     def size(self) -> int:
         return self._store.size
 

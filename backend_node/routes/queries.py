@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
+from backend_node.analysis.compute import SortOrder
 from backend_node.engines import Context, KwicLine, ResultSet
 from backend_node.routes.auth import Service
 from backend_node.schemas import (
@@ -18,16 +19,26 @@ from backend_node.schemas import (
     HitsRequest,
     HitsResponse,
     Line,
+    SortValue,
 )
+from backend_node.service import PartitionService
 
 router = APIRouter(prefix="/v1", tags=["queries"])
 
 
-def line_model(line: KwicLine) -> Line:
+def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:
     return Line(
         match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target,
-        left=line.left, keyword=line.keyword, right=line.right, meta=line.meta,
+        left=line.left, keyword=line.keyword, right=line.right, meta=line.meta, sort_key=sort_key,
     )
+
+
+async def _sorted_models(service: PartitionService, order: SortOrder, ranks: list[int], context: Context,
+                         show: list[str], meta: list[str]) -> list[Line]:
+    """The lines at sorted ranks, each with its sort key (the front end merges partitions on it)."""
+    lines = await service.sorted_lines(order, ranks, context, show, meta)
+    keys = await service.in_thread(order.keys, ranks)
+    return [line_model(line, key) for line, key in zip(lines, keys, strict=True)]
 
 
 def _lines_at(
@@ -58,14 +69,21 @@ async def hits(request: HitsRequest, service: Service, http: Request) -> HitsRes
     text, result = await service.run(
         request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
     )
-    if request.indices is not None:
-        lines = await service.in_thread(_lines_at, result, request.indices, context, request.show, request.meta)
+    if request.sort is not None:
+        order = await service.order(result, request.sort)
+        ranks = [i for i in request.indices if 0 <= i < result.total] if request.indices is not None else \
+            list(range(request.offset, min(result.total, request.offset + request.limit)))
+        data = await _sorted_models(service, order, ranks, context, request.show, request.meta)
     else:
-        lines = await service.lines(result, request.offset, request.limit, context, request.show, request.meta)
+        if request.indices is not None:
+            lines = await service.in_thread(_lines_at, result, request.indices, context, request.show, request.meta)
+        else:
+            lines = await service.lines(result, request.offset, request.limit, context, request.show, request.meta)
+        data = [line_model(line) for line in lines]
     elapsed = (time.perf_counter() - started) * 1000
     return HitsResponse(
-        partition=request.partition, query=text, total=result.total, offset=request.offset,
-        data=[line_model(line) for line in lines], elapsed_ms=elapsed,
+        partition=request.partition, query=text, total=result.total, offset=request.offset, data=data,
+        elapsed_ms=elapsed,
     )
 
 
@@ -85,14 +103,20 @@ async def export(request: ExportRequest, service: Service, http: Request) -> Str
     stop = min(result.total, request.offset + request.limit)
     if stop > result.held:  # refuse now, while the answer can still be a problem+json
         result.hits(stop - 1, 1)
+    order = None if request.sort is None else await service.order(result, request.sort)
     # check attributes before the stream starts, so that errors are still problem+json
     await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)
 
     async def stream() -> AsyncIterator[bytes]:
         for start in range(request.offset, stop, EXPORT_BATCH_LINES):
             size = min(EXPORT_BATCH_LINES, stop - start)
-            lines = await service.lines(result, start, size, context, request.show, request.meta)
-            yield b"".join(line_model(line).model_dump_json().encode() + b"\n" for line in lines)
+            if order is not None:
+                models = await _sorted_models(service, order, list(range(start, start + size)), context,
+                                              request.show, request.meta)
+            else:
+                lines = await service.lines(result, start, size, context, request.show, request.meta)
+                models = [line_model(line) for line in lines]
+            yield b"".join(model.model_dump_json().encode() + b"\n" for model in models)
 
     headers = {"X-Total-Hits": str(result.total), "X-Lines": str(max(0, stop - request.offset)), "X-Query": text}
     return StreamingResponse(stream(), media_type="application/x-ndjson", headers=headers)

@@ -22,12 +22,13 @@ from starlette.background import BackgroundTask
 from backend_node.schemas import EXPORT_BATCH_LINES
 from cowbird import __version__
 from cowbird.errors import BadParameter
+from frontend_api.analyses import Analyses, check_no_cut
 from frontend_api.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from frontend_api.errors import ExportBroken, Forbidden
 from frontend_api.fanout import NodeFailure
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
-from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
+from frontend_api.routes.query import Direction, Filters, Sort, Syntax, answered_total, failed_partitions, sort_key
 from frontend_api.schemas import Hit
 from frontend_api.service import HitView
 
@@ -56,7 +57,9 @@ async def export(
     offset: Annotated[int, Query(ge=0, description="First hit to export (0-based, global order).")] = 0,
     limit: Annotated[int | None, Query(ge=1, description="Rows (default: the browser limit).")] = None,
     sample: Annotated[int | None, Query(ge=1, description="Export a random sample of this many hits.")] = None,
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample (the preview's, same seed).")] = 0,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")] = 0,
+    sort: Sort = None,
+    direction: Direction = "asc",
     format: Annotated[Format, Query(description="tsv, csv, xlsx or ndjson.")] = "tsv",
     provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
 ) -> StreamingResponse:
@@ -73,6 +76,9 @@ async def export(
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
     view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    order = sort_key(sort, direction, seed, sample, target)
+    if order is not None:
+        check_no_cut(cqp, "sorting")
     key = budgets.key(user, request)
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
     slot.enter_context(budgets.running(user, key))
@@ -98,7 +104,9 @@ async def export(
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
         "cowbird": __version__,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "total": total, "offset": offset, "rows": written, "sample": sample, "seed": seed if sample else None,
+        "total": total, "offset": offset, "rows": written, "sample": sample,
+        "seed": seed if sample or (order and order.random) else None,
+        "sort": None if order is None else f"{order} {order.direction}",
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "ref_base": f"{base}/ref/{target.name}/",
     }  # fmt: skip
@@ -120,8 +128,11 @@ async def export(
         batch: list[list[Any]] = []
         sent = 0
         try:
-            hits = queries.export(target, cqp, statuses, offset, written, view,
-                                  sample=(sample, seed) if sample is not None else None)
+            if order is not None:
+                hits = Analyses(queries).sorted_export(target, cqp, statuses, offset, written, view, order)
+            else:
+                hits = queries.export(target, cqp, statuses, offset, written, view,
+                                      sample=(sample, seed) if sample is not None else None)
             async for hit in hits:
                 batch.append(row(hit))
                 if len(batch) >= EXPORT_BATCH_LINES:
@@ -138,7 +149,8 @@ async def export(
         for chunk in out.end():
             yield chunk
 
-    headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed),
+    headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
+                                                          None if order is None else f"{order} {order.direction}"),
                                 format, written, total, failed)
     headers.update(budgets.headers(user, key))
     return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
@@ -146,10 +158,12 @@ async def export(
 
 
 def _fingerprint(
-    q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int
+    q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int,
+    sort: str | None = None,
 ) -> str:
     """Eight hex digits naming the request: the same search, the same name."""
-    text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed))
+    text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
+                + ((sort,) if sort else ()))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 

@@ -8,8 +8,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from cowbird.errors import BadParameter
+from backend_node.analysis.spec import SortKey, parse_sort
+from cowbird.errors import BadParameter, UnknownAttribute
 from frontend_api.accounts import Accounts
+from frontend_api.analyses import Analyses
+from frontend_api.corpora import CorpusEntry
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.schemas import QueryResult
@@ -19,6 +22,23 @@ from query_lang import QueryError, parse_cqp
 router = APIRouter(prefix="/api/v1", tags=["query"])
 
 Syntax = Annotated[Literal["simple", "cqp"], Query(description="simple (Colibri² language) or cqp.")]
+Sort = Annotated[str | None, Query(description="Sort the hits: match.lemma, match..matchend.word, left1.word, "
+                                               "right2.pos%c, target.lemma, random (with seed).")]
+Direction = Annotated[Literal["asc", "desc"], Query(description="Sort direction (ties stay in corpus order).")]
+
+
+def sort_key(sort: str | None, direction: str, seed: int, sample: int | None, corpus: CorpusEntry) -> SortKey | None:
+    """The sort asked for, checked against the corpus (a sample is in corpus order: not both)."""
+    if sort is None or not sort.strip():
+        return None
+    if sample is not None:
+        raise BadParameter("sort and sample do not go together: a sample is in corpus order; "
+                           "sort=random&seed=N orders all hits at random")
+    key = parse_sort(sort, direction, seed)  # type: ignore[arg-type]
+    if key.attribute is not None and key.attribute not in corpus.p_attributes:
+        raise UnknownAttribute(f"sort={sort}: corpus {corpus.name} has no p-attribute {key.attribute!r} "
+                               f"(it has: {', '.join(corpus.p_attributes)})")
+    return key
 Filters = Annotated[list[str] | None, Query(alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")]
 
 
@@ -48,7 +68,9 @@ async def query(
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=0)] = 100,
     sample: Annotated[int | None, Query(ge=1, description="Return a random sample of this many hits.")] = None,
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample (same seed, same sample).")] = 0,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")] = 0,
+    sort: Sort = None,
+    direction: Direction = "asc",
 ) -> QueryResult:
     started = time.perf_counter()
     target = registry.get(corpus, user)
@@ -57,11 +79,14 @@ async def query(
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
     view.check(target)
     cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    order = sort_key(sort, direction, seed, sample, target)
     deadline = request.app.state.settings.deadline
     key = budgets.key(user, request)
     with budgets.running(user, key):
         if sample is not None:
             work = queries.sample(target, cqp, sample, seed, view)
+        elif order is not None:
+            work = Analyses(queries).sorted_preview(target, cqp, offset, limit, view, order)
         else:
             work = queries.preview(target, cqp, offset, limit, view)
         statuses, hits = await until_disconnected(request, work, deadline)

@@ -87,6 +87,10 @@ class NativeEngine(QueryEngine):
         return self.corpus.corpus_id
 
     @property
+    def store(self) -> CwbCorpus:
+        return self.corpus.store
+
+    @property
     def size(self) -> int:
         return self.corpus.size
 

@@ -1,0 +1,225 @@
+"""Partitions' analyses added up into the whole corpus's: sums first, then shares, rates and scores.
+
+Frequencies, region counts and co-occurrence counts are sums over partitions; association
+measures are computed once, from the summed counts, so that they are those of the whole corpus
+(never an average of partitions' scores). The front end and ``cowbird query`` use the same code.
+
+Association measures, from the contingency table of a collocate (Evert 2008): ``O11`` = f
+(co-occurrences), ``R1`` = f1 (tokens in the windows), ``C1`` = f2 (the collocate's frequency
+outside the hits), ``N`` (corpus tokens outside the hits), ``E11 = R1·C1/N``:
+
+- ``log_likelihood``: 2 Σ Oij ln(Oij/Eij), negative when O11 < E11 (as cwb-ccc's);
+- ``mi``: log2(O11/E11) (cwb-ccc's ``mutual_information`` is the same in log10);
+- ``mi3``: log2(O11³/E11);
+- ``t_score``: (O11 − E11)/√O11; ``z_score``: (O11 − E11)/√E11;
+- ``dice``: 2·O11/(R1 + C1); ``log_dice``: 14 + log2(dice) (Rychlý 2008);
+- ``min_sensitivity``: min(O11/R1, O11/C1).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+import numpy.typing as npt
+
+Measure = Literal["log_likelihood", "mi", "mi3", "t_score", "z_score", "dice", "log_dice", "min_sensitivity"]
+MEASURES: tuple[Measure, ...] = get_args(Measure)
+
+Floats = npt.NDArray[np.float64]
+
+
+# -- frequency -------------------------------------------------------------------------------------
+
+@dataclass
+class FrequencyRow:
+    value: str
+    frequency: int
+    share: float  # of the hits counted
+    per_million: float  # per million tokens of the corpus
+
+
+@dataclass
+class FrequencyTable:
+    rows: list[FrequencyRow]
+    counted: int
+    unset: int
+    distinct: int  # distinct values after the sum (a lower bound when truncated)
+    truncated: bool
+
+
+def merge_frequencies(parts: list[tuple[list[str], list[int]]], counted: int, unset: int,
+                      truncated: bool) -> tuple[list[tuple[str, int]], FrequencyTable]:
+    """Values summed over partitions, most frequent first (ties: by value, in code point order)."""
+    totals: dict[str, int] = {}
+    for values, counts in parts:
+        for value, count in zip(values, counts, strict=True):
+            totals[value] = totals.get(value, 0) + count
+    ordered = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+    table = FrequencyTable([], counted, unset, len(ordered), truncated)
+    return ordered, table
+
+
+def frequency_rows(ordered: list[tuple[str, int]], table: FrequencyTable, corpus_size: int, minimum: int,
+                   offset: int, limit: int | None) -> FrequencyTable:
+    """The rows of a page: values with at least ``minimum`` hits, from ``offset``, at most ``limit``."""
+    kept = [item for item in ordered if item[1] >= minimum]
+    page = kept[offset:] if limit is None else kept[offset : offset + limit]
+    table.rows = [FrequencyRow(value, count, count / table.counted if table.counted else 0.0,
+                               count / corpus_size * 1e6 if corpus_size else 0.0) for value, count in page]
+    return table
+
+
+# -- distribution ----------------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?$")
+
+
+@dataclass
+class DistributionRow:
+    value: str
+    hits: int
+    tokens: int  # size of the subcorpus with this value
+    per_million: float  # hits per million tokens of that subcorpus
+    regions: int
+    regions_with_hits: int
+
+
+@dataclass
+class DistributionTable:
+    rows: list[DistributionRow]
+    outside: int
+    numeric: bool  # values sorted as numbers
+    all_values: bool
+    truncated: bool
+
+
+@dataclass
+class DistributionSums:
+    hits: dict[str, int] = field(default_factory=dict)
+    regions_with_hits: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    regions: dict[str, int] = field(default_factory=dict)
+
+    def add(self, values: list[str], hits: list[int], regions_with_hits: list[int], tokens: list[int],
+            regions: list[int]) -> None:
+        for k, value in enumerate(values):
+            self.hits[value] = self.hits.get(value, 0) + hits[k]
+            self.regions_with_hits[value] = self.regions_with_hits.get(value, 0) + regions_with_hits[k]
+            self.tokens[value] = self.tokens.get(value, 0) + tokens[k]
+            self.regions[value] = self.regions.get(value, 0) + regions[k]
+
+
+def distribution_table(sums: DistributionSums, outside: int, all_values: bool, truncated: bool,
+                       order: Literal["value", "hits", "per_million"] = "value") -> DistributionTable:
+    """One row per value; numeric-looking values (years) sort as numbers, empty values last."""
+    values = list(sums.hits)
+    numeric = bool(values) and all(_NUMBER.match(v) for v in values if v)
+
+    def by_value(value: str) -> tuple[int, float, str]:
+        if not value:
+            return (1, 0.0, value)
+        return (0, float(value), value) if numeric else (0, 0.0, value)
+
+    rows = [DistributionRow(v, sums.hits[v], sums.tokens[v], sums.hits[v] / sums.tokens[v] * 1e6 if sums.tokens[v]
+                            else 0.0, sums.regions[v], sums.regions_with_hits[v]) for v in values]
+    rows.sort(key=lambda row: by_value(row.value))
+    if order == "hits":
+        rows.sort(key=lambda row: -row.hits)
+    elif order == "per_million":
+        rows.sort(key=lambda row: -row.per_million)
+    return DistributionTable(rows, outside, numeric, all_values, truncated)
+
+
+# -- collocations ----------------------------------------------------------------------------------
+
+@dataclass
+class CooccurrenceSums:
+    f: dict[str, int] = field(default_factory=dict)
+    marginal: dict[str, int] = field(default_factory=dict)
+    in_nodes: dict[str, int] = field(default_factory=dict)
+    context_tokens: int = 0
+    node_tokens: int = 0
+    size: int = 0
+    truncated: bool = False
+
+    def add(self, values: list[str], f: list[int], marginal: list[int], in_nodes: list[int]) -> None:
+        for k, value in enumerate(values):
+            self.f[value] = self.f.get(value, 0) + f[k]
+            self.marginal[value] = self.marginal.get(value, 0) + marginal[k]
+            self.in_nodes[value] = self.in_nodes.get(value, 0) + in_nodes[k]
+
+
+@dataclass
+class CollocateRow:
+    value: str
+    f: int  # O11
+    f2: int  # C1: frequency outside the hits
+    marginal: int
+    in_nodes: int
+    expected: float  # E11
+    scores: dict[str, float]
+
+
+@dataclass
+class CollocationTable:
+    rows: list[CollocateRow]
+    f1: int  # R1: tokens in the windows
+    n: int  # N: corpus tokens outside the hits
+    candidates: int  # collocates before min_freq
+    truncated: bool
+
+
+def scores(o11: Floats, r1: float, c1: Floats, n: float, measures: list[Measure]) -> tuple[Floats, dict[str, Floats]]:
+    """E11 and the measures for each collocate (arrays), from the contingency tables."""
+    o12, o21 = r1 - o11, c1 - o11
+    o22 = n - r1 - c1 + o11
+    r2, c2 = n - r1, n - c1
+    e11, e12, e21, e22 = r1 * c1 / n, r1 * c2 / n, r2 * c1 / n, r2 * c2 / n
+    out: dict[str, Floats] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for measure in measures:
+            if measure == "log_likelihood":
+                terms = sum(np.where(o > 0, o * np.log(np.where(o > 0, o, 1) / e), 0.0)
+                            for o, e in ((o11, e11), (o12, e12), (o21, e21), (o22, e22)))
+                out[measure] = np.sign(o11 - e11) * 2 * terms
+            elif measure == "mi":
+                out[measure] = np.log2(o11 / e11)
+            elif measure == "mi3":
+                out[measure] = np.log2(o11**3 / e11)
+            elif measure == "t_score":
+                out[measure] = (o11 - e11) / np.sqrt(o11)
+            elif measure == "z_score":
+                out[measure] = (o11 - e11) / np.sqrt(e11)
+            elif measure == "dice":
+                out[measure] = 2 * o11 / (r1 + c1)
+            elif measure == "log_dice":
+                out[measure] = 14 + np.log2(2 * o11 / (r1 + c1))
+            elif measure == "min_sensitivity":
+                out[measure] = np.minimum(o11 / r1, o11 / c1)
+    return e11, out
+
+
+def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Measure | Literal["f"],
+                      min_freq: int) -> CollocationTable:
+    """Collocates with at least ``min_freq`` co-occurrences, scored on the whole corpus's counts,
+    best first by ``order`` (ties by value)."""
+    values = [v for v, f in sums.f.items() if f >= min_freq]
+    n = sums.size - sums.node_tokens
+    o11 = np.asarray([sums.f[v] for v in values], dtype=np.float64)
+    c1 = np.asarray([sums.marginal[v] - sums.in_nodes[v] for v in values], dtype=np.float64)
+    wanted = list(dict.fromkeys([*measures, *([order] if order != "f" else [])]))
+    e11, computed = scores(o11, float(sums.context_tokens), c1, float(n), wanted)
+    rows = [
+        CollocateRow(v, sums.f[v], sums.marginal[v] - sums.in_nodes[v], sums.marginal[v], sums.in_nodes[v],
+                     float(e11[k]), {m: float(computed[m][k]) for m in measures})
+        for k, v in enumerate(values)
+    ]
+    if order == "f":
+        rows.sort(key=lambda row: (-row.f, row.value))
+    else:
+        key = {v: float(computed[order][k]) for k, v in enumerate(values)}
+        rows.sort(key=lambda row: (-key[row.value], row.value))
+    return CollocationTable(rows, sums.context_tokens, n, len(sums.f), sums.truncated)

@@ -1,0 +1,322 @@
+"""Analyses across partitions — frequency breakdowns, distributions, collocations, sorted hits —
+exact over the whole corpus.
+
+Each partition's node answers with counts (``backend_node.analysis.compute``) and the front end
+adds them up (``backend_node.analysis.merge``) before computing shares, rates and association
+scores. Sorted hits are merged like sorted streams: every node sorts its own hits and sends the
+keys, the front end merges them in order (ties by global position, i.e. partition order, then
+position), so the page at any offset holds exactly the hits a single sorted corpus would.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from functools import total_ordering
+from typing import Any, Literal
+
+from backend_node.analysis.merge import (
+    CollocationTable,
+    CooccurrenceSums,
+    DistributionSums,
+    DistributionTable,
+    FrequencyTable,
+    Measure,
+    collocation_table,
+    distribution_table,
+    frequency_rows,
+    merge_frequencies,
+)
+from backend_node.analysis.spec import SortKey, parse_fold, parse_span
+from backend_node.schemas import (
+    CooccurrenceRequest,
+    CooccurrenceResponse,
+    DistributionRequest,
+    DistributionResponse,
+    ExportRequest,
+    FrequencyRequest,
+    FrequencyResponse,
+    HitsRequest,
+    Line,
+    MarginalsRequest,
+    SortKeysRequest,
+    SortKeysResponse,
+    SortSpec,
+    SortValue,
+)
+from cowbird.errors import BadParameter, UnknownAttribute
+from frontend_api.corpora import CorpusEntry, Partition
+from frontend_api.fanout import Budget, NodeFailure
+from frontend_api.schemas import Hit
+from frontend_api.service import PartitionStatus, QueryService, _all_failed
+from query_lang import parse_cqp
+
+SORT_KEYS_BATCH = 100_000
+"""Sort keys asked of a node at once when a page lies deep in the sorted hits."""
+
+
+def check_no_cut(cqp: str, what: str) -> None:
+    if parse_cqp(cqp).cut is not None:
+        raise BadParameter(f"{what} counts every hit: drop the query's cut (narrow the query down instead)")
+
+
+@total_ordering
+@dataclass(frozen=True)
+class _Order:
+    """A sort key as the merge compares it: hits without a value last, then the key (reversed for desc)."""
+
+    key: SortValue
+    descending: bool
+
+    def _tuple(self) -> tuple[bool, Any]:
+        return (self.key == [], self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Order) and self._tuple() == other._tuple()
+
+    def __lt__(self, other: _Order) -> bool:
+        mine, theirs = self._tuple(), other._tuple()
+        if mine[0] != theirs[0]:
+            return mine[0] < theirs[0]
+        return bool(theirs[1] < mine[1]) if self.descending else bool(mine[1] < theirs[1])
+
+    def __hash__(self) -> int:
+        return hash(repr(self.key))
+
+
+class Analyses:
+    """The analyses of the front end, over the query service's node client."""
+
+    def __init__(self, queries: QueryService) -> None:
+        self.queries = queries
+        self.nodes = queries.nodes
+
+    async def _each(self, corpus: CorpusEntry,
+                    call: Callable[[Partition, Budget], Any]) -> list[tuple[PartitionStatus, Any]]:
+        """One analysis call per partition, as configured (parallel or serial); failures are reported."""
+        budget = self.queries.budget()
+        answers = await self.nodes.gather(
+            [functools.partial(call, p, budget) for p in corpus.partitions])
+        statuses: list[tuple[PartitionStatus, Any]] = []
+        for partition, answer in zip(corpus.partitions, answers, strict=True):
+            if isinstance(answer, NodeFailure):
+                statuses.append((PartitionStatus(partition, None, answer), None))
+            else:
+                statuses.append((PartitionStatus(partition, answer.total), answer))
+        if all(status.failure is not None for status, _ in statuses):
+            raise _all_failed(corpus, [status for status, _ in statuses])
+        return statuses
+
+    # -- frequency -----------------------------------------------------------------------------
+
+    async def frequency(self, corpus: CorpusEntry, cqp: str, attribute: str, on: str | None, fold: str,
+                        minimum: int, offset: int, limit: int | None) -> tuple[list[PartitionStatus], FrequencyTable]:
+        check_no_cut(cqp, "a frequency breakdown")
+        span = parse_span(on)
+        folded = parse_fold(fold)
+        if attribute not in corpus.p_attributes:
+            raise UnknownAttribute(f"by={attribute}: corpus {corpus.name} has no p-attribute {attribute!r} "
+                                   f"(it has: {', '.join(corpus.p_attributes)})")
+
+        async def call(partition: Partition, budget: Budget) -> FrequencyResponse:
+            request = FrequencyRequest(partition=partition.id, query=cqp, attribute=attribute,
+                                       on=str(span), fold=folded)
+            return await self.nodes.analysis(partition, "/v1/frequency", request, FrequencyResponse, budget)
+
+        answered = await self._each(corpus, call)
+        answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
+        ordered, table = merge_frequencies(
+            [(a.values, a.counts) for a in answers], sum(a.counted for a in answers), sum(a.unset for a in answers),
+            any(a.truncated for a in answers),
+        )
+        return [s for s, _ in answered], frequency_rows(ordered, table, _answered_size(answered), minimum, offset,
+                                                        limit)
+
+    # -- distribution --------------------------------------------------------------------------
+
+    async def distribution(self, corpus: CorpusEntry, cqp: str, attribute: str,
+                           order: Literal["value", "hits", "per_million"]) -> tuple[list[PartitionStatus],
+                                                                                    DistributionTable]:
+        check_no_cut(cqp, "a distribution")
+        if attribute not in corpus.meta:
+            raise UnknownAttribute(f"by={attribute}: corpus {corpus.name} has no s-attribute with values named "
+                                   f"{attribute!r} (it has: {', '.join(corpus.meta) or 'none'})")
+
+        async def call(partition: Partition, budget: Budget) -> DistributionResponse:
+            request = DistributionRequest(partition=partition.id, query=cqp, attribute=attribute)
+            return await self.nodes.analysis(partition, "/v1/distribution", request, DistributionResponse, budget)
+
+        answered = await self._each(corpus, call)
+        sums = DistributionSums()
+        answers: list[DistributionResponse] = [a for _, a in answered if a is not None]
+        for a in answers:
+            sums.add(a.values, a.hits, a.regions_with_hits, a.tokens, a.regions)
+        table = distribution_table(sums, sum(a.outside for a in answers), all(a.all_values for a in answers),
+                                   any(a.truncated for a in answers), order)
+        return [s for s, _ in answered], table
+
+    # -- collocations --------------------------------------------------------------------------
+
+    async def collocations(self, corpus: CorpusEntry, cqp: str, attribute: str, left: int, right: int,
+                           within: str | None, measures: list[Measure], order: Measure | Literal["f"],
+                           min_freq: int) -> tuple[list[PartitionStatus], CollocationTable]:
+        check_no_cut(cqp, "a collocation analysis")
+        if attribute not in corpus.p_attributes:
+            raise UnknownAttribute(f"attribute={attribute}: corpus {corpus.name} has no p-attribute {attribute!r} "
+                                   f"(it has: {', '.join(corpus.p_attributes)})")
+
+        async def call(partition: Partition, budget: Budget) -> CooccurrenceResponse:
+            request = CooccurrenceRequest(partition=partition.id, query=cqp, attribute=attribute, left=left,
+                                          right=right, within=within)
+            return await self.nodes.analysis(partition, "/v1/cooccurrence", request, CooccurrenceResponse, budget)
+
+        answered = await self._each(corpus, call)
+        sums = CooccurrenceSums()
+        for _, a in answered:
+            if a is not None:
+                sums.add(a.values, a.f, a.marginal, a.in_nodes)
+                sums.context_tokens += a.context_tokens
+                sums.node_tokens += a.node_tokens
+                sums.size += a.size
+                sums.truncated = sums.truncated or a.truncated
+        # a collocate's marginal counts on every partition, also where it never co-occurs: ask those
+        wanted = {v for v, f in sums.f.items() if f >= min_freq}
+        asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
+        asks = [(status, values) for status, values in asks if values]
+        budget = self.queries.budget()
+        answers = await self.nodes.gather([functools.partial(
+            self.nodes.marginals, status.partition,
+            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=values), budget)
+            for status, values in asks])
+        for (status, values), answer in zip(asks, answers, strict=True):
+            if isinstance(answer, NodeFailure):
+                status.failure = answer  # its counts are in, its marginals not: the result is incomplete
+            else:
+                sums.add(values, [0] * len(values), answer.frequencies, [0] * len(values))
+        return [s for s, _ in answered], collocation_table(sums, measures, order, min_freq)
+
+    # -- sorted hits ---------------------------------------------------------------------------
+
+    def _spec(self, status: PartitionStatus, sort: SortKey) -> SortSpec:
+        return SortSpec(key=str(sort), direction=sort.direction, seed=sort.seed, base=status.partition.offset)
+
+    async def _keys(self, status: PartitionStatus, cqp: str, sort: SortKey, count: int,
+                    budget: Budget) -> list[SortValue]:
+        """The sort keys of a partition's first ``count`` sorted hits."""
+        keys: list[SortValue] = []
+        while len(keys) < count:
+            request = SortKeysRequest(partition=status.partition.id, query=cqp, sort=self._spec(status, sort),
+                                      offset=len(keys), limit=min(SORT_KEYS_BATCH, count - len(keys)))
+            answer = await self.nodes.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse, budget)
+            if not answer.keys:
+                break
+            keys += answer.keys
+        return keys
+
+    async def _split(self, statuses: list[PartitionStatus], cqp: str, sort: SortKey, offset: int, limit: int,
+                     budget: Budget) -> tuple[list[tuple[PartitionStatus, int, int]], list[tuple[int, int]]]:
+        """Where the sorted hits ``offset`` .. ``offset + limit`` lie: per partition (first rank, count),
+        and the page's order as (partition number, rank)."""
+        live = [s for s in statuses if s.failure is None and s.total]
+        wanted = [min(s.total or 0, offset + limit) for s in live]
+        fetched = await self.nodes.gather(
+            [functools.partial(self._keys, s, cqp, sort, n, budget) for s, n in zip(live, wanted, strict=True)])
+        streams = []
+        for k, (status, keys) in enumerate(zip(live, fetched, strict=True)):
+            if isinstance(keys, NodeFailure):
+                status.failure = keys
+                continue
+            streams.append([(_Order(key, sort.direction == "desc"), k, rank) for rank, key in enumerate(keys)])
+        page = [(k, rank) for _, k, rank in list(heapq.merge(*streams))[offset : offset + limit]]
+        ranges: list[tuple[PartitionStatus, int, int]] = []
+        for k, status in enumerate(live):
+            ranks = [rank for p, rank in page if p == k]
+            if ranks:
+                ranges.append((status, ranks[0], len(ranks)))
+        return ranges, page
+
+    async def sorted_preview(self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: Any,
+                             sort: SortKey) -> tuple[list[PartitionStatus], list[Hit]]:
+        """The sorted hits ``offset`` .. ``offset + limit`` of the whole corpus."""
+        check_no_cut(cqp, "sorting")
+        budget = self.queries.budget()
+        statuses = await self.queries.count(corpus, cqp, budget)
+        while True:
+            failed = sum(s.failure is not None for s in statuses)
+            ranges, page = await self._split(statuses, cqp, sort, offset, limit, budget)
+            lines: dict[tuple[str, int], Hit] = {}
+            live = [s for s in statuses if s.failure is None and s.total]
+            for status, first, count in ranges:
+                request = HitsRequest(partition=status.partition.id, query=cqp, sort=self._spec(status, sort),
+                                      offset=first, limit=count, **view.node_fields())
+                try:
+                    response = await self.nodes.hits(status.partition, request, budget)
+                except NodeFailure as failure:
+                    status.failure = failure
+                    continue
+                for rank, line in enumerate(response.data, start=first):
+                    lines[(status.partition.id, rank)] = view.hit(corpus, status.partition, line)
+            if sum(s.failure is not None for s in statuses) == failed:
+                return statuses, [lines[(live[k].partition.id, rank)] for k, rank in page]
+
+    async def sorted_export(self, corpus: CorpusEntry, cqp: str, statuses: list[PartitionStatus], offset: int,
+                            limit: int, view: Any, sort: SortKey) -> AsyncIterator[Hit]:
+        """Exactly the sorted hits ``offset`` .. ``offset + limit``: each partition's sorted stream from
+        its first rank in the range, merged on the sort keys."""
+        check_no_cut(cqp, "sorting")
+        budget = Budget(self.nodes.settings.export_deadline)
+        live = [s for s in statuses if s.failure is None and s.total]
+        starts = {s.partition.id: 0 for s in live}
+        if offset:  # each partition starts after its hits among the first `offset` of the merged order
+            before, _ = await self._split(statuses, cqp, sort, 0, offset, budget)
+            starts.update({status.partition.id: count for status, _first, count in before})
+        streams = []
+        for k, status in enumerate(live):
+            first = starts[status.partition.id]
+            count = min((status.total or 0) - first, limit)
+            if count <= 0:
+                continue
+            request = ExportRequest(partition=status.partition.id, query=cqp, sort=self._spec(status, sort),
+                                    offset=first, limit=count, **view.node_fields())
+            streams.append((k, status, self.nodes.export(status.partition, request, count, budget)))
+        sent = 0
+        async for k, line in _merge(streams, sort.direction == "desc"):
+            yield view.hit(corpus, live[k].partition, line)
+            sent += 1
+            if sent == limit:
+                break
+
+
+def _answered_size(answered: list[tuple[PartitionStatus, Any]]) -> int:
+    """Tokens in the partitions that answered (the base of per-million rates)."""
+    return sum(status.partition.size for status, answer in answered if answer is not None)
+
+
+async def _merge(streams: list[tuple[int, PartitionStatus, AsyncIterator[Line]]],
+                 descending: bool) -> AsyncIterator[tuple[int, Line]]:
+    """Sorted line streams merged on their sort keys; equal keys in partition order."""
+    heap: list[tuple[_Order, int, int, Line]] = []
+    iterators = {k: stream for k, _, stream in streams}
+    counter = 0
+    try:
+        for k, iterator in iterators.items():
+            line = await anext(iterator, None)
+            if line is not None:
+                heap.append((_Order(line.sort_key if line.sort_key is not None else [], descending), k, counter, line))
+                counter += 1
+        heapq.heapify(heap)
+        while heap:
+            _, k, _, line = heapq.heappop(heap)
+            yield k, line
+            following = await anext(iterators[k], None)
+            if following is not None:
+                key = following.sort_key if following.sort_key is not None else []
+                heapq.heappush(heap, (_Order(key, descending), k, counter, following))
+                counter += 1
+    finally:
+        for iterator in iterators.values():
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,221 @@
+"""``GET /api/v1/frequency``, ``/api/v1/distribution`` and ``/api/v1/collocations``: analyses of a
+query's hits over every partition, exact for the whole corpus (``frontend_api.analyses``)."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from typing import Annotated, Literal, cast
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query, Request
+
+from backend_node.analysis.merge import MEASURES, Measure
+from backend_node.analysis.spec import WHOLE_MATCH, parse_fold, parse_span
+from cowbird.errors import BadParameter
+from frontend_api.analyses import Analyses
+from frontend_api.querying import build_query
+from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, split, until_disconnected
+from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
+from frontend_api.schemas import (
+    CollocateRow,
+    CollocationResult,
+    DistributionResult,
+    DistributionRow,
+    FrequencyResult,
+    FrequencyRow,
+)
+from frontend_api.service import PartitionStatus
+from query_lang import Comparison, ConstraintAnd, LabelRef, RegexValue, TokenPattern, parse_cqp, serialize
+
+router = APIRouter(prefix="/api/v1", tags=["analyses"])
+
+Corpus = Annotated[str, Query(description="Corpus name.")]
+Q = Annotated[str, Query(description="The query.")]
+IgnoreCase = Annotated[bool, Query(description="Case-insensitive matching.")]
+
+
+def _link(**params: str | list[str]) -> str:
+    return "/?" + urlencode(params, doseq=True)
+
+
+def _with_value(cqp: str, label: str, attribute: str, value: str, fold: str) -> str:
+    """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
+    query = parse_cqp(cqp)
+    test = RegexValue(value, literal=True) if not fold else \
+        RegexValue(re.escape(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
+    comparison = Comparison(LabelRef(label, attribute), False, test)
+    existing = query.constraint
+    parts = (list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else [])
+    parts.append(comparison)
+    return serialize(replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts))))
+
+
+def _statuses(statuses: list[PartitionStatus]) -> dict[str, object]:
+    failed = failed_partitions(statuses)
+    return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
+            "partitions": [s.result() for s in statuses]}
+
+
+@router.get("/frequency", response_model=FrequencyResult)
+async def frequency(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    registry: Corpora,
+    queries: Queries,
+    corpus: Corpus,
+    q: Q,
+    by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
+    on: Annotated[str | None, Query(description="match, matchend, target, an offset (match[-1], matchend[1]) or "
+                                                "a span (match..matchend, the default: the whole match).")] = None,
+    fold: Annotated[str, Query(description="c: fold case, d: ignore diacritics, cd: both.")] = "",
+    min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=100_000, description="Rows returned.")] = 1000,
+    syntax: Syntax = "simple",
+    ignore_case: IgnoreCase = False,
+    filters: Filters = None,
+) -> FrequencyResult:
+    """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
+    started = time.perf_counter()
+    target = registry.get(corpus, user)
+    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    span, folded = parse_span(on), parse_fold(fold)
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, limit)
+        statuses, table = await until_disconnected(request, work, request.app.state.settings.deadline)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    one_token = isinstance(parse_cqp(cqp).pattern, TokenPattern)  # the whole match is its first token
+    single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
+    rows = [
+        FrequencyRow(value=row.value, frequency=row.frequency, share=row.share, per_million=row.per_million,
+                     concordance=_link(corpus=target.name, q=_with_value(cqp, span.start.name, by, row.value, folded),
+                                       syntax="cqp") if single else None)
+        for row in table.rows
+    ]
+    return FrequencyResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        by=by, on=str(span) if span != WHOLE_MATCH else "match..matchend", fold=folded, counted=table.counted,
+        unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows=rows,
+    )
+
+
+@router.get("/distribution", response_model=DistributionResult)
+async def distribution(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    registry: Corpora,
+    queries: Queries,
+    corpus: Corpus,
+    q: Q,
+    by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
+    order: Annotated[Literal["value", "hits", "per_million"], Query(
+        description="Rows by value (numbers as numbers), by hits or by hits per million.")] = "value",
+    syntax: Syntax = "simple",
+    ignore_case: IgnoreCase = False,
+    filters: Filters = None,
+) -> DistributionResult:
+    """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
+    each value's subcorpus and the relative frequency."""
+    started = time.perf_counter()
+    target = registry.get(corpus, user)
+    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        work = Analyses(queries).distribution(target, cqp, by, order)
+        statuses, table = await until_disconnected(request, work, request.app.state.settings.deadline)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    exact = not failed_partitions(statuses)
+    base: dict[str, str | list[str]] = {"corpus": target.name, "q": q, "syntax": syntax}
+    if ignore_case:
+        base["ignore_case"] = "1"
+    rows = [
+        DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
+                        regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
+                        concordance=_link(**base, filter=[*(filters or []), _only(by, row.value)]))
+        for row in table.rows
+    ]
+    return DistributionResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
+        rows=rows,
+    )
+
+
+@router.get("/collocations", response_model=CollocationResult)
+async def collocations(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    registry: Corpora,
+    queries: Queries,
+    corpus: Corpus,
+    q: Q,
+    attribute: Annotated[str, Query(description="The p-attribute of the collocates.")] = "lemma",
+    window: Annotated[int, Query(ge=1, le=100, description="Tokens each side (left= and right= override).")] = 5,
+    left: Annotated[int | None, Query(ge=0, le=100, description="Tokens before the match.")] = None,
+    right: Annotated[int | None, Query(ge=0, le=100, description="Tokens after the match.")] = None,
+    within: Annotated[str | None, Query(description="Windows stay in this region (s, text); 'none' lets them "
+                                                    "run to the partition's edges. Default: text.")] = None,
+    measures: Annotated[str | None, Query(description=f"Comma-separated, of: {', '.join(MEASURES)} (default all).")]
+    = None,
+    order: Annotated[str, Query(description="The measure the rows are sorted by, or f.")] = "log_likelihood",
+    min_freq: Annotated[int, Query(ge=1, description="Only collocates with at least this many co-occurrences.")] = 2,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
+    syntax: Syntax = "simple",
+    ignore_case: IgnoreCase = False,
+    filters: Filters = None,
+) -> CollocationResult:
+    """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
+    partitions before any association measure is computed."""
+    started = time.perf_counter()
+    target = registry.get(corpus, user)
+    chosen = cast(list[Measure], split(measures) or list(MEASURES))
+    unknown = [m for m in chosen if m not in MEASURES]
+    if unknown:
+        raise BadParameter(f"measures={measures}: unknown {', '.join(unknown)}; give any of {', '.join(MEASURES)}")
+    if order != "f" and order not in MEASURES:
+        raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
+    region = _within(within, target.s_attributes)
+    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    if region is not None and parse_cqp(cqp).within is None:  # as cwb-ccc: hits lie inside the region too
+        cqp = serialize(replace(parse_cqp(cqp), within=region))
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        work = Analyses(queries).collocations(
+            target, cqp, attribute, window if left is None else left, window if right is None else right, region,
+            chosen, cast(Measure, order), min_freq)
+        statuses, table = await until_disconnected(request, work, request.app.state.settings.deadline)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
+                         scores=r.scores) for r in table.rows[offset : offset + limit]]
+    return CollocationResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        attribute=attribute, left=window if left is None else left, right=window if right is None else right,
+        within=region, measures=chosen, order=order, min_freq=min_freq, f1=table.f1, n=table.n,
+        candidates=table.candidates, truncated=table.truncated, offset=offset, rows=rows,
+    )
+
+
+def _only(attribute: str, value: str) -> str:
+    """A filter keeping the regions whose value is exactly ``value``."""
+    return f"{attribute}~{re.escape(value)}" if value else f"{attribute}!~.+"
+
+
+def _within(within: str | None, s_attributes: list[str]) -> str | None:
+    """The region windows stay in: as given, ``none`` for none, by default ``text`` when the corpus has
+    texts (partitions are cut between texts, so windows never cross a partition's edge either)."""
+    if within is None:
+        return "text" if "text" in s_attributes else None
+    if within.strip().lower() == "none":
+        return None
+    if within not in s_attributes:
+        raise BadParameter(f"within={within}: the corpus has no s-attribute {within!r} "
+                           f"(it has: {', '.join(s_attributes) or 'none'}; or none)")
+    return within
+
