@@ -13,8 +13,6 @@ from __future__ import annotations
 import functools
 import heapq
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from functools import total_ordering
 from typing import Any, Literal
 
 from backend_node.analysis.merge import (
@@ -24,6 +22,7 @@ from backend_node.analysis.merge import (
     DistributionTable,
     FrequencyTable,
     Measure,
+    MergeKey,
     collocation_table,
     distribution_table,
     frequency_rows,
@@ -60,30 +59,6 @@ SORT_KEYS_BATCH = 100_000
 def check_no_cut(cqp: str, what: str) -> None:
     if parse_cqp(cqp).cut is not None:
         raise BadParameter(f"{what} counts every hit: drop the query's cut (narrow the query down instead)")
-
-
-@total_ordering
-@dataclass(frozen=True)
-class _Order:
-    """A sort key as the merge compares it: hits without a value last, then the key (reversed for desc)."""
-
-    key: SortValue
-    descending: bool
-
-    def _tuple(self) -> tuple[bool, Any]:
-        return (self.key == [], self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Order) and self._tuple() == other._tuple()
-
-    def __lt__(self, other: _Order) -> bool:
-        mine, theirs = self._tuple(), other._tuple()
-        if mine[0] != theirs[0]:
-            return mine[0] < theirs[0]
-        return bool(theirs[1] < mine[1]) if self.descending else bool(mine[1] < theirs[1])
-
-    def __hash__(self) -> int:
-        return hash(repr(self.key))
 
 
 class Analyses:
@@ -228,7 +203,7 @@ class Analyses:
             if isinstance(keys, NodeFailure):
                 status.failure = keys
                 continue
-            streams.append([(_Order(key, sort.direction == "desc"), k, rank) for rank, key in enumerate(keys)])
+            streams.append([(MergeKey(key, sort.direction == "desc"), k, rank) for rank, key in enumerate(keys)])
         page = [(k, rank) for _, k, rank in list(heapq.merge(*streams))[offset : offset + limit]]
         ranges: list[tuple[PartitionStatus, int, int]] = []
         for k, status in enumerate(live):
@@ -297,14 +272,15 @@ def _answered_size(answered: list[tuple[PartitionStatus, Any]]) -> int:
 async def _merge(streams: list[tuple[int, PartitionStatus, AsyncIterator[Line]]],
                  descending: bool) -> AsyncIterator[tuple[int, Line]]:
     """Sorted line streams merged on their sort keys; equal keys in partition order."""
-    heap: list[tuple[_Order, int, int, Line]] = []
+    heap: list[tuple[MergeKey, int, int, Line]] = []
     iterators = {k: stream for k, _, stream in streams}
     counter = 0
     try:
         for k, iterator in iterators.items():
             line = await anext(iterator, None)
             if line is not None:
-                heap.append((_Order(line.sort_key if line.sort_key is not None else [], descending), k, counter, line))
+                key = line.sort_key if line.sort_key is not None else []
+                heap.append((MergeKey(key, descending), k, counter, line))
                 counter += 1
         heapq.heapify(heap)
         while heap:
@@ -313,7 +289,7 @@ async def _merge(streams: list[tuple[int, PartitionStatus, AsyncIterator[Line]]]
             following = await anext(iterators[k], None)
             if following is not None:
                 key = following.sort_key if following.sort_key is not None else []
-                heapq.heappush(heap, (_Order(key, descending), k, counter, following))
+                heapq.heappush(heap, (MergeKey(key, descending), k, counter, following))
                 counter += 1
     finally:
         for iterator in iterators.values():

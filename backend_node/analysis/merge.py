@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from functools import total_ordering
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -223,3 +224,30 @@ def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Me
         key = {v: float(computed[order][k]) for k, v in enumerate(values)}
         rows.sort(key=lambda row: (-key[row.value], row.value))
     return CollocationTable(rows, sums.context_tokens, n, len(sums.f), sums.truncated)
+
+
+# -- sorted hits -----------------------------------------------------------------------------------
+
+@total_ordering
+@dataclass(frozen=True)
+class MergeKey:
+    """A hit's sort key (``compute.SortOrder.keys``) as a merge of partitions compares it: hits without
+    a value (no target) last, then the key, reversed when descending — the nodes' own order."""
+
+    key: Any  # lists of strings, or a random number
+    descending: bool
+
+    def _parts(self) -> tuple[bool, Any]:
+        return (self.key == [], self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MergeKey) and self._parts() == other._parts()
+
+    def __lt__(self, other: MergeKey) -> bool:
+        (mine_unset, mine), (theirs_unset, theirs) = self._parts(), other._parts()
+        if mine_unset != theirs_unset:
+            return theirs_unset
+        return bool(theirs < mine) if self.descending else bool(mine < theirs)
+
+    def __hash__(self) -> int:
+        return hash(repr(self.key))

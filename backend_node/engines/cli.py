@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import heapq
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import click
 
+from backend_node.analysis import compute, merge
+from backend_node.analysis.spec import parse_fold, parse_sort, parse_span
 from backend_node.engines import (
     DEFAULT_HARD_BOUNDARY,
     ENGINES,
@@ -20,6 +24,7 @@ from backend_node.engines import (
     Strategy,
     open_engine,
 )
+from backend_node.engines.results import ArrayResultSet
 from backend_node.store import Manifest, StoreError
 from cowbird.errors import CowbirdError
 from query_lang import QueryError, parse_cqp
@@ -71,6 +76,25 @@ class Preview:
 @click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Run every 'id<TAB>query' line of this file after opening the corpus once.")
 @click.option("--timing", is_flag=True, help="With --batch: print id, hits and milliseconds per query.")
+@click.option("--frequency", "frequency_by", metavar="ATT", default=None,
+              help="Print a frequency breakdown of the hits by this p-attribute (CQP's count A by ATT).")
+@click.option("--on", "on", metavar="SPAN", default=None,
+              help="With --frequency: match, matchend[1], match[-1], match..matchend (default: the whole match).")
+@click.option("--fold", type=click.Choice(["c", "d", "cd"]), default=None,
+              help="With --frequency or --sort: fold case (c) and/or diacritics (d).")
+@click.option("--distribution", "distribution_by", metavar="S_ATT", default=None,
+              help="Print hits per value of this s-attribute with each value's size (CQP's group A match S_ATT).")
+@click.option("--collocations", "collocations_by", metavar="ATT", default=None,
+              help="Print collocates of the hits on this p-attribute with association measures.")
+@click.option("--window", type=click.IntRange(1, 100), default=5, show_default=True,
+              help="With --collocations: tokens each side.")
+@click.option("--within", "within", metavar="S_ATT", default=None,
+              help="With --collocations: windows stay inside this region (s, text).")
+@click.option("--min-freq", type=click.IntRange(1), default=2, show_default=True,
+              help="With --collocations: least co-occurrences.")
+@click.option("--sort", "sort_by", metavar="KEY", default=None,
+              help="Print the hits sorted: match.lemma, match..matchend.word, left1.word, right2.pos, random.")
+@click.option("--descending", is_flag=True, help="With --sort: descending order.")
 @click.argument("query", required=False)
 def query_command(
     registry_dir: Path,
@@ -86,6 +110,16 @@ def query_command(
     hard_boundary: int,
     batch: Path | None,
     timing: bool,
+    frequency_by: str | None,
+    on: str | None,
+    fold: str | None,
+    distribution_by: str | None,
+    collocations_by: str | None,
+    window: int,
+    within: str | None,
+    min_freq: int,
+    sort_by: str | None,
+    descending: bool,
 ) -> None:
     """Run a CQP query on a corpus and print its hits as CQP's dump does (match<TAB>matchend).
 
@@ -95,12 +129,31 @@ def query_command(
       cowbird query -r registry --manifest ewt.manifest.json --count '"house"'
       cowbird query -r registry -C ewt --kwic 10 --show lemma '"house"'
       cowbird query -r registry -C ewt --batch queries.tsv --kwic 10 --show lemma --timing
+      cowbird query -r registry --manifest ewt.manifest.json --frequency lemma '[pos="JJ"]'
+      cowbird query -r registry -C ewt --distribution text_genre '[lemma="go"]'
+      cowbird query -r registry -C ewt --collocations lemma --window 5 --within s '[lemma="go"]'
+      cowbird query -r registry -C ewt --sort right1.word '[lemma="go"]'
     """
     if (query is None) == (batch is None):
         raise click.UsageError("give either a QUERY or --batch FILE")
     if (corpus_id is None) == (manifest is None):
         raise click.UsageError("give either -C CORPUS or --manifest FILE")
     preview = Preview(strategy, hard_boundary, kwic or 0, limit, list(show))
+    analysis = Analysis(frequency_by, on, fold or "", distribution_by, collocations_by, window, within, min_freq,
+                        sort_by, descending)
+    if analysis.wanted:
+        if query is None:
+            raise click.UsageError("an analysis runs one QUERY (not --batch)")
+        try:
+            partitions = [(corpus_id or "", 0)] if manifest is None else \
+                [(p.id, p.offset) for p in Manifest.load(manifest).partitions]
+            analysis.run(registry_dir, partitions, engine, query, preview)
+        except QueryError as exc:
+            click.echo(exc.pretty(), err=True)
+            sys.exit(1)
+        except (CowbirdError, StoreError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        return
     if manifest is not None:
         if batch is not None:
             raise click.UsageError("--batch runs on one corpus (-C); with --manifest give a QUERY")
@@ -188,3 +241,95 @@ def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> N
         click.echo(f"{query_id}\t{total}\t{elapsed:.1f}" if timing else f"{query_id}\t{total}")
     if failures:
         sys.exit(1)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """An analysis of the hits over one corpus or every partition of a manifest, summed as the front end
+    sums them (``backend_node.analysis.merge``), printed as TSV with a header."""
+
+    frequency: str | None
+    on: str | None
+    fold: str
+    distribution: str | None
+    collocations: str | None
+    window: int
+    within: str | None
+    min_freq: int
+    sort: str | None
+    descending: bool
+
+    @property
+    def wanted(self) -> bool:
+        return any(x is not None for x in (self.frequency, self.distribution, self.collocations, self.sort))
+
+    def run(self, registry: Path, partitions: list[tuple[str, int]], engine_name: EngineName, query: str,
+            preview: Preview) -> None:
+        if sum(x is not None for x in (self.frequency, self.distribution, self.collocations, self.sort)) > 1:
+            raise click.UsageError("give one of --frequency, --distribution, --collocations, --sort")
+        results = []
+        for partition, offset in partitions:
+            engine = open_engine(registry, partition, engine_name)
+            result = engine.run(query, preview.strategy, preview.hard_boundary)
+            if not isinstance(result, ArrayResultSet) or result.held < result.total:
+                raise click.ClickException(f"{partition}: an analysis needs every hit; narrow the query down")
+            results.append((result, offset))
+        out = sys.stdout
+        if self.frequency is not None:
+            span, fold = parse_span(self.on), parse_fold(self.fold)
+            parts = [compute.frequency(r.corpus, r.matches, self.frequency, span, fold, 10**9) for r, _ in results]
+            ordered, _ = merge.merge_frequencies([(p.values, p.counts) for p in parts], 0, 0, False)
+            out.write("frequency\tvalue\n")
+            out.writelines(f"{count}\t{value}\n" for value, count in ordered)
+        elif self.distribution is not None:
+            sums = merge.DistributionSums()
+            outside = 0
+            for r, _ in results:
+                d = compute.distribution(r.corpus, r.matches, self.distribution, 10**9)
+                sums.add(d.values, d.hits, d.regions_with_hits, d.tokens, d.regions)
+                outside += d.outside
+            out.write("value\thits\ttokens\tper_million\tregions\tregions_with_hits\n")
+            for row in merge.distribution_table(sums, outside, True, False).rows:
+                out.write(f"{row.value}\t{row.hits}\t{row.tokens}\t{row.per_million:.6g}\t{row.regions}\t"
+                          f"{row.regions_with_hits}\n")
+            if outside:
+                click.echo(f"{outside} hits outside every {self.distribution} region", err=True)
+        elif self.collocations is not None:
+            self._collocations(results, out)
+        else:
+            assert self.sort is not None
+            key = parse_sort(self.sort + (f"%{self.fold}" if self.fold and "%" not in self.sort else ""),
+                             "desc" if self.descending else "asc")
+            streams = []
+            for k, (r, offset) in enumerate(results):
+                order = compute.sort_order(r.corpus, r.matches, key, offset)
+                keys = order.keys(list(range(len(order.order))))
+                streams.append([(merge.MergeKey(value, self.descending), k, rank, order, offset)
+                                for rank, value in enumerate(keys)])
+            for _, _, rank, order, offset in heapq.merge(*streams, key=lambda item: item[:3]):
+                hit = int(order.order[rank])
+                out.write(f"{int(order.matches.match[hit]) + offset}\t{int(order.matches.matchend[hit]) + offset}\n")
+
+    def _collocations(self, results: list[tuple[ArrayResultSet, int]], out: TextIO) -> None:
+        sums = merge.CooccurrenceSums()
+        parts = []
+        assert self.collocations is not None
+        for r, _ in results:
+            c = compute.cooccurrence(r.corpus, r.matches, self.collocations, self.window, self.window, self.within,
+                                     10**9)
+            parts.append((r, c))
+            sums.add(c.values, c.f, c.marginal, c.in_nodes)
+            sums.context_tokens += c.context_tokens
+            sums.node_tokens += c.node_tokens
+            sums.size += c.size
+        wanted = {v for v, f in sums.f.items() if f >= self.min_freq}
+        for r, c in parts:  # marginals where a collocate does not co-occur
+            absent = sorted(wanted - set(c.values))
+            sums.add(absent, [0] * len(absent), compute.marginals(r.corpus, self.collocations, absent),
+                     [0] * len(absent))
+        table = merge.collocation_table(sums, list(merge.MEASURES), "log_likelihood", self.min_freq)
+        out.write("\t".join(["value", "f", "f2", "expected", *merge.MEASURES]) + "\n")
+        for row in table.rows:
+            scores = "\t".join(f"{row.scores[m]:.6g}" for m in merge.MEASURES)
+            out.write(f"{row.value}\t{row.f}\t{row.f2}\t{row.expected:.6g}\t{scores}\n")
+

@@ -67,3 +67,33 @@ def test_unknown_attribute_is_one_line(sample_registry: Path) -> None:
     code, _, err = run("query", "-r", str(sample_registry), "-C", "sample", '[tag="NN"]')
     assert code == 1
     assert err.strip() == "Error: the corpus has no p-attribute 'tag' (it has: word, pos, lemma)"
+
+
+def test_analyses_over_a_manifest_equal_one_corpus_and_real_cqp(tmp_path: Path) -> None:
+    """--frequency, --distribution, --collocations and --sort over EWT in four partitions print what
+    they print over EWT in one, and the frequencies are CQP's ``count``."""
+    from backend_node.store import Encoder
+    from tests.realcqp import real_cqp
+    from tests.support import ewt_options
+
+    one = Encoder(ewt_options(tmp_path / "one", tmp_path / "registry" / "ewt", partition_tokens=1_000_000)).run()
+    four = Encoder(ewt_options(tmp_path / "four", tmp_path / "registry" / "ewt4", partition_tokens=65_000)).run()
+    assert four.manifest is not None and len(four.partitions) == 4 and len(one.partitions) == 1
+    registry = str(tmp_path / "registry")
+    query = '[lemma="go"] within s'
+    for analysis in (["--frequency", "word", "--on", "matchend[1]", "--fold", "c"], ["--distribution", "text_genre"],
+                     ["--collocations", "lemma", "--window", "4", "--within", "s"], ["--sort", "right1.word"]):
+        single = run("query", "-r", registry, "-C", one.partitions[0].id, *analysis, query)
+        spread = run("query", "-r", registry, "--manifest", str(four.manifest), *analysis, query)
+        assert single[0] == spread[0] == 0, (single, spread)
+        assert single[1] == spread[1] and len(single[1].splitlines()) > 5, analysis
+    judge = real_cqp()
+    try:
+        out = judge.run(f"A = {query};\ncount A by word %c on matchend[1];")
+    finally:
+        judge.close()
+    expected = {line.split("\t")[2]: int(line.split("\t")[0]) for line in out.splitlines()}
+    printed = run("query", "-r", registry, "--manifest", str(four.manifest), "--frequency", "word", "--on",
+                  "matchend[1]", "--fold", "c", query)[1].splitlines()
+    assert printed[0] == "frequency\tvalue"
+    assert {line.split("\t")[1]: int(line.split("\t")[0]) for line in printed[1:]} == expected
