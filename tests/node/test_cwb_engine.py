@@ -25,6 +25,7 @@ from backend_node.engines import Context, Deadline, EngineOptions
 from backend_node.engines.cwb import CwbEngine
 from backend_node.engines.errors import QueryTimeout
 from backend_node.engines.native import NativeEngine
+from backend_node.engines.results import ArrayResultSet
 from backend_node.store import CorpusFormatError
 from query_lang import QueryError
 from tests.node.conftest import TOKEN
@@ -219,3 +220,24 @@ def test_compressed_token_stream_without_corpus_file_is_refused_at_start(
     (tmp_path / "data" / "word.corpus").unlink()
     with pytest.raises(CorpusFormatError, match=r"compressed \(cwb-huffcode\) and word.corpus was deleted"):
         CwbEngine(copy, "ewt", EngineOptions(cqp_binary=str(cqp)))
+
+
+def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEngine) -> None:
+    """Frequencies, distributions, co-occurrences and sort orders come from the hits either engine
+    holds, over the same store: the cwb engine's answers are the native engine's."""
+    from backend_node.analysis import compute
+    from backend_node.analysis.spec import parse_sort, parse_span
+
+    for query in ('[lemma="go"]', '[pos="JJ"] [pos="NN.*"] within s', '@[pos="DT"] [pos="JJ"]? [pos="NNS"]'):
+        real, ours = cwb.run(query), native.run(query)
+        assert isinstance(real, ArrayResultSet) and isinstance(ours, ArrayResultSet)
+        both = [(r.corpus, r.matches) for r in (real, ours)]
+        frequency = [compute.frequency(c, m, "lemma", parse_span("target" if "@" in query else None), "c", 10**6)
+                     for c, m in both]
+        assert frequency[0] == frequency[1] and frequency[0].hits > 100
+        assert compute.distribution(*both[0], "text_genre", 100) == compute.distribution(*both[1], "text_genre", 100)
+        assert compute.cooccurrence(*both[0], "word", 3, 4, "s", 10**6) == \
+            compute.cooccurrence(*both[1], "word", 3, 4, "s", 10**6)
+        key = parse_sort("left1.word%c", "desc")
+        orders = [compute.sort_order(c, m, key, 0).order.tolist() for c, m in both]
+        assert orders[0] == orders[1]
