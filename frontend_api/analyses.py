@@ -25,7 +25,7 @@ from backend_node.analysis.merge import (
     MergeKey,
     collocation_table,
     distribution_table,
-    frequency_rows,
+    frequency_table,
     merge_frequencies,
 )
 from backend_node.analysis.spec import SortKey, parse_fold, parse_span
@@ -49,7 +49,7 @@ from cowbird.errors import BadParameter, UnknownAttribute
 from frontend_api.corpora import CorpusEntry, Partition
 from frontend_api.fanout import Budget, NodeFailure
 from frontend_api.schemas import Hit
-from frontend_api.service import PartitionStatus, QueryService, _all_failed
+from frontend_api.service import HitView, PartitionStatus, QueryService, _all_failed
 from query_lang import parse_cqp
 
 SORT_KEYS_BATCH = 100_000
@@ -102,12 +102,10 @@ class Analyses:
 
         answered = await self._each(corpus, call)
         answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
-        ordered, table = merge_frequencies(
-            [(a.values, a.counts) for a in answers], sum(a.counted for a in answers), sum(a.unset for a in answers),
-            any(a.truncated for a in answers),
-        )
-        return [s for s, _ in answered], frequency_rows(ordered, table, _answered_size(answered), minimum, offset,
-                                                        limit)
+        ordered = merge_frequencies([(a.values, a.counts) for a in answers])
+        table = frequency_table(ordered, sum(a.counted for a in answers), sum(a.unset for a in answers),
+                                any(a.truncated for a in answers), _answered_size(answered), minimum, offset, limit)
+        return [s for s, _ in answered], table
 
     # -- distribution --------------------------------------------------------------------------
 
@@ -212,7 +210,7 @@ class Analyses:
                 ranges.append((status, ranks[0], len(ranks)))
         return ranges, page
 
-    async def sorted_preview(self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: Any,
+    async def sorted_preview(self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: HitView,
                              sort: SortKey) -> tuple[list[PartitionStatus], list[Hit]]:
         """The sorted hits ``offset`` .. ``offset + limit`` of the whole corpus."""
         check_no_cut(cqp, "sorting")
@@ -237,7 +235,7 @@ class Analyses:
                 return statuses, [lines[(live[k].partition.id, rank)] for k, rank in page]
 
     async def sorted_export(self, corpus: CorpusEntry, cqp: str, statuses: list[PartitionStatus], offset: int,
-                            limit: int, view: Any, sort: SortKey) -> AsyncIterator[Hit]:
+                            limit: int, view: HitView, sort: SortKey) -> AsyncIterator[Hit]:
         """Exactly the sorted hits ``offset`` .. ``offset + limit``: each partition's sorted stream from
         its first rank in the range, merged on the sort keys."""
         check_no_cut(cqp, "sorting")

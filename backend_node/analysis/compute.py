@@ -15,7 +15,6 @@ sequence sorts after its own prefix.
 from __future__ import annotations
 
 import threading
-import unicodedata
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backend_node.analysis.spec import Anchor, Fold, SortKey, Span
+from backend_node.engines.native.lexicon import strip_diacritics
 from backend_node.engines.results import Matches
 from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 from cowbird.errors import BadParameter, LimitExceeded, UnknownAttribute
@@ -38,12 +38,9 @@ MAX_SORT_CELLS = 64 * 1024 * 1024
 
 
 def fold_text(text: str, fold: Fold) -> str:
-    """A value as CQP's flags see it: ``d`` strips combining marks (NFD, marks dropped, NFC), ``c`` case-folds."""
+    """A value as CQP's flags see it: ``d`` strips combining marks first, then ``c`` case-folds."""
     if "d" in fold:
-        decomposed = unicodedata.normalize("NFD", text)
-        if not decomposed.isascii():
-            decomposed = "".join(ch for ch in decomposed if unicodedata.category(ch) not in ("Mn", "Mc", "Me"))
-        text = unicodedata.normalize("NFC", decomposed)
+        text = strip_diacritics(text)
     if "c" in fold:
         text = text.casefold()
     return text

@@ -51,26 +51,23 @@ class FrequencyTable:
     truncated: bool
 
 
-def merge_frequencies(parts: list[tuple[list[str], list[int]]], counted: int, unset: int,
-                      truncated: bool) -> tuple[list[tuple[str, int]], FrequencyTable]:
+def merge_frequencies(parts: list[tuple[list[str], list[int]]]) -> list[tuple[str, int]]:
     """Values summed over partitions, most frequent first (ties: by value, in code point order)."""
     totals: dict[str, int] = {}
     for values, counts in parts:
         for value, count in zip(values, counts, strict=True):
             totals[value] = totals.get(value, 0) + count
-    ordered = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
-    table = FrequencyTable([], counted, unset, len(ordered), truncated)
-    return ordered, table
+    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
 
 
-def frequency_rows(ordered: list[tuple[str, int]], table: FrequencyTable, corpus_size: int, minimum: int,
-                   offset: int, limit: int | None) -> FrequencyTable:
+def frequency_table(ordered: list[tuple[str, int]], counted: int, unset: int, truncated: bool, corpus_size: int,
+                    minimum: int, offset: int, limit: int | None) -> FrequencyTable:
     """The rows of a page: values with at least ``minimum`` hits, from ``offset``, at most ``limit``."""
     kept = [item for item in ordered if item[1] >= minimum]
     page = kept[offset:] if limit is None else kept[offset : offset + limit]
-    table.rows = [FrequencyRow(value, count, count / table.counted if table.counted else 0.0,
-                               count / corpus_size * 1e6 if corpus_size else 0.0) for value, count in page]
-    return table
+    rows = [FrequencyRow(value, count, count / counted if counted else 0.0,
+                         count / corpus_size * 1e6 if corpus_size else 0.0) for value, count in page]
+    return FrequencyTable(rows, counted, unset, len(ordered), truncated)
 
 
 # -- distribution ----------------------------------------------------------------------------------

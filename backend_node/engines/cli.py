@@ -278,7 +278,7 @@ class Analysis:
         if self.frequency is not None:
             span, fold = parse_span(self.on), parse_fold(self.fold)
             parts = [compute.frequency(r.corpus, r.matches, self.frequency, span, fold, 10**9) for r, _ in results]
-            ordered, _ = merge.merge_frequencies([(p.values, p.counts) for p in parts], 0, 0, False)
+            ordered = merge.merge_frequencies([(p.values, p.counts) for p in parts])
             out.write("frequency\tvalue\n")
             out.writelines(f"{count}\t{value}\n" for value, count in ordered)
         elif self.distribution is not None:

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
-from typing import Annotated, Literal, cast
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
+from typing import Annotated, Literal, TypeVar, cast
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 
 from backend_node.analysis.merge import MEASURES, Measure
 from backend_node.analysis.spec import WHOLE_MATCH, parse_fold, parse_span
 from cowbird.errors import BadParameter
 from frontend_api.analyses import Analyses
+from frontend_api.corpora import CorpusEntry
+from frontend_api.fair_use import FairUse
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, split, until_disconnected
 from frontend_api.routes.query import Filters, Syntax, answered_total, failed_partitions
@@ -27,9 +30,11 @@ from frontend_api.schemas import (
     FrequencyRow,
 )
 from frontend_api.service import PartitionStatus
+from frontend_api.viewer import Viewer
 from query_lang import Comparison, ConstraintAnd, LabelRef, RegexValue, TokenPattern, parse_cqp, serialize
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
+T = TypeVar("T")
 
 Corpus = Annotated[str, Query(description="Corpus name.")]
 Q = Annotated[str, Query(description="The query.")]
@@ -52,6 +57,35 @@ def _with_value(cqp: str, label: str, attribute: str, value: str, fold: str) -> 
     return serialize(replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts))))
 
 
+@dataclass(frozen=True)
+class Search:
+    """The query of an analysis request: the corpus (visible to the viewer) and the CQP sent to nodes."""
+
+    corpus: CorpusEntry
+    cqp: str
+    q: str
+    syntax: str
+    ignore_case: bool
+    filters: list[str]
+
+
+def search(user: CurrentUser, registry: Corpora, corpus: Corpus, q: Q, syntax: Syntax = "simple",
+           ignore_case: IgnoreCase = False, filters: Filters = None) -> Search:
+    target = registry.get(corpus, user)
+    return Search(target, build_query(q, syntax, ignore_case, filters or [], target), q, syntax, ignore_case,
+                  filters or [])
+
+
+Searched = Annotated[Search, Depends(search)]
+
+
+async def _run(request: Request, user: Viewer, budgets: FairUse, work: Awaitable[T]) -> T:
+    """An analysis as one of the viewer's queries, stopped when the client goes or the deadline passes."""
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        return await until_disconnected(request, work, request.app.state.settings.deadline)
+
+
 def _statuses(statuses: list[PartitionStatus]) -> dict[str, object]:
     failed = failed_partitions(statuses)
     return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
@@ -63,10 +97,8 @@ async def frequency(
     request: Request,
     user: CurrentUser,
     budgets: Budgets,
-    registry: Corpora,
     queries: Queries,
-    corpus: Corpus,
-    q: Q,
+    found: Searched,
     by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
     on: Annotated[str | None, Query(description="match, matchend, target, an offset (match[-1], matchend[1]) or "
                                                 "a span (match..matchend, the default: the whole match).")] = None,
@@ -74,19 +106,13 @@ async def frequency(
     min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=100_000, description="Rows returned.")] = 1000,
-    syntax: Syntax = "simple",
-    ignore_case: IgnoreCase = False,
-    filters: Filters = None,
 ) -> FrequencyResult:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
-    target = registry.get(corpus, user)
-    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    target, cqp = found.corpus, found.cqp
     span, folded = parse_span(on), parse_fold(fold)
-    key = budgets.key(user, request)
-    with budgets.running(user, key):
-        work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, limit)
-        statuses, table = await until_disconnected(request, work, request.app.state.settings.deadline)
+    work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, limit)
+    statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     one_token = isinstance(parse_cqp(cqp).pattern, TokenPattern)  # the whole match is its first token
     single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
@@ -108,35 +134,26 @@ async def distribution(
     request: Request,
     user: CurrentUser,
     budgets: Budgets,
-    registry: Corpora,
     queries: Queries,
-    corpus: Corpus,
-    q: Q,
+    found: Searched,
     by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
     order: Annotated[Literal["value", "hits", "per_million"], Query(
         description="Rows by value (numbers as numbers), by hits or by hits per million.")] = "value",
-    syntax: Syntax = "simple",
-    ignore_case: IgnoreCase = False,
-    filters: Filters = None,
 ) -> DistributionResult:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency."""
     started = time.perf_counter()
-    target = registry.get(corpus, user)
-    cqp = build_query(q, syntax, ignore_case, filters or [], target)
-    key = budgets.key(user, request)
-    with budgets.running(user, key):
-        work = Analyses(queries).distribution(target, cqp, by, order)
-        statuses, table = await until_disconnected(request, work, request.app.state.settings.deadline)
+    target, cqp = found.corpus, found.cqp
+    statuses, table = await _run(request, user, budgets, Analyses(queries).distribution(target, cqp, by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     exact = not failed_partitions(statuses)
-    base: dict[str, str | list[str]] = {"corpus": target.name, "q": q, "syntax": syntax}
-    if ignore_case:
+    base: dict[str, str | list[str]] = {"corpus": target.name, "q": found.q, "syntax": found.syntax}
+    if found.ignore_case:
         base["ignore_case"] = "1"
     rows = [
         DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
                         regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
-                        concordance=_link(**base, filter=[*(filters or []), _only(by, row.value)]))
+                        concordance=_link(**base, filter=[*found.filters, _only(by, row.value)]))
         for row in table.rows
     ]
     return DistributionResult(
@@ -151,10 +168,8 @@ async def collocations(
     request: Request,
     user: CurrentUser,
     budgets: Budgets,
-    registry: Corpora,
     queries: Queries,
-    corpus: Corpus,
-    q: Q,
+    found: Searched,
     attribute: Annotated[str, Query(description="The p-attribute of the collocates.")] = "lemma",
     window: Annotated[int, Query(ge=1, le=100, description="Tokens each side (left= and right= override).")] = 5,
     left: Annotated[int | None, Query(ge=0, le=100, description="Tokens before the match.")] = None,
@@ -167,14 +182,11 @@ async def collocations(
     min_freq: Annotated[int, Query(ge=1, description="Only collocates with at least this many co-occurrences.")] = 2,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
-    syntax: Syntax = "simple",
-    ignore_case: IgnoreCase = False,
-    filters: Filters = None,
 ) -> CollocationResult:
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
     started = time.perf_counter()
-    target = registry.get(corpus, user)
+    target, cqp = found.corpus, found.cqp
     chosen = cast(list[Measure], split(measures) or list(MEASURES))
     unknown = [m for m in chosen if m not in MEASURES]
     if unknown:
@@ -182,15 +194,12 @@ async def collocations(
     if order != "f" and order not in MEASURES:
         raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
     region = _within(within, target.s_attributes)
-    cqp = build_query(q, syntax, ignore_case, filters or [], target)
     if region is not None and parse_cqp(cqp).within is None:  # as cwb-ccc: hits lie inside the region too
         cqp = serialize(replace(parse_cqp(cqp), within=region))
-    key = budgets.key(user, request)
-    with budgets.running(user, key):
-        work = Analyses(queries).collocations(
-            target, cqp, attribute, window if left is None else left, window if right is None else right, region,
-            chosen, cast(Measure, order), min_freq)
-        statuses, table = await until_disconnected(request, work, request.app.state.settings.deadline)
+    work = Analyses(queries).collocations(
+        target, cqp, attribute, window if left is None else left, window if right is None else right, region,
+        chosen, cast(Measure, order), min_freq)
+    statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
                          scores=r.scores) for r in table.rows[offset : offset + limit]]

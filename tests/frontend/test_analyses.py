@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import numpy as np
@@ -21,7 +22,7 @@ import pytest
 from backend_node.store import Encoder
 from tests.frontend.conftest import API_TOKEN, Partitioned, ewt_client
 from tests.realcqp import RealCqp, real_cqp
-from tests.support import REFERENCE, ewt_options, unavailable
+from tests.support import REFERENCE, ewt_options, reference_cqp, unavailable
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +60,7 @@ async def five(ewt_five: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture(scope="module")
-def cqp() -> AsyncIterator[RealCqp]:
+def cqp() -> Iterator[RealCqp]:
     judge = real_cqp()
     yield judge
     judge.close()
@@ -130,7 +131,6 @@ async def test_frequency_paging_minimum_and_concordance_links(five: httpx.AsyncC
     assert page["rows"] == kept[10:15]
     link = page["rows"][0]["concordance"]
     assert link.startswith("/?corpus=ewt&q=") and link.endswith("&syntax=cqp")
-    from urllib.parse import parse_qs, urlsplit
     cqp_text = parse_qs(urlsplit(link).query)["q"][0]
     hits = await get(five, "/api/v1/query", q=cqp_text, limit=0)
     assert hits["total"] == page["rows"][0]["frequency"]
@@ -188,7 +188,6 @@ async def test_distribution_equals_cqp_group_with_exact_sizes(
 
 async def test_distribution_rows_link_to_their_hits(five: httpx.AsyncClient) -> None:
     genres = await get(five, "/api/v1/distribution", q="^go", syntax="simple", by="text_genre")
-    from urllib.parse import parse_qs, urlsplit
     for row in genres["rows"]:
         params = parse_qs(urlsplit(row["concordance"]).query)
         filtered = await five.get("/api/v1/query", params={**{k: v[0] for k, v in params.items() if k != "filter"},
@@ -205,7 +204,7 @@ def ccc_collocates(query: str, window: int, within: str, attribute: str) -> pd.D
         from ccc import Corpus
     except ImportError:
         unavailable("cwb-ccc is not installed: pip install -e '.[cwb]' with cwb-config on PATH")
-    real_cqp().close()  # skips (fails under CI) without real CQP and the reference
+    reference_cqp()  # skips (fails under CI) without real CQP
     corpus = Corpus("EWT", registry_dir=str(REFERENCE / "cwb" / "registry"), data_dir=tempfile.mkdtemp())
     frame: pd.DataFrame = corpus.query(query, context=window, context_break=within).collocates(
         p_query=[attribute], window=window, cut_off=None, min_freq=1, show_negative=True, order="O11")
@@ -220,14 +219,14 @@ def ccc_collocates(query: str, window: int, within: str, attribute: str) -> pd.D
 async def test_collocations_equal_cwb_ccc(
     one: httpx.AsyncClient, five: httpx.AsyncClient, query: str, window: int, within: str, attribute: str
 ) -> None:
-    from association_measures import measures as am
-
     params = {"q": query, "window": window, "within": within, "attribute": attribute, "min_freq": 1,
               "limit": 100_000, "order": "f"}
     single, spread = await get(one, "/api/v1/collocations", **params), await get(five, "/api/v1/collocations", **params)
     assert without_timing(single) == without_timing(spread)
     assert spread["cqp"].endswith(f"within {within}")
     theirs = ccc_collocates(query, window, within, attribute)
+    from association_measures import measures as am  # comes with cwb-ccc (checked just above)
+
     ours = {row["value"]: row for row in spread["rows"]}
     assert set(ours) == set(theirs.index)
     assert spread["f1"] == int(theirs["R1"].iloc[0]) and spread["n"] == int(theirs["N"].iloc[0])
