@@ -221,6 +221,8 @@ class CollocateRow(BaseModel):
     in_nodes: int = Field(description="Frequency inside the hits.")
     expected: float = Field(description="Expected co-occurrences (E11).")
     scores: dict[str, float]
+    concordance: str = Field(description="The search page showing the hits with this collocate in their window "
+                                         "(each match runs from the hit to the collocate).")
 
 
 class CollocationResult(_AnalysisResult):

@@ -3,20 +3,25 @@ query's hits over every partition, exact for the whole corpus (``frontend_api.an
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import re
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Literal, TypeVar, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel
 
 from backend_node.analysis.merge import MEASURES, Measure
 from backend_node.analysis.spec import WHOLE_MATCH, parse_fold, parse_span
+from cowbird import __version__
 from cowbird.errors import BadParameter
 from frontend_api.analyses import Analyses
 from frontend_api.corpora import CorpusEntry
+from frontend_api.downloads import MEDIA_TYPES, writer
 from frontend_api.fair_use import FairUse
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, split, until_disconnected
@@ -31,7 +36,20 @@ from frontend_api.schemas import (
 )
 from frontend_api.service import PartitionStatus
 from frontend_api.viewer import Viewer
-from query_lang import Comparison, ConstraintAnd, LabelRef, RegexValue, TokenPattern, parse_cqp, serialize
+from query_lang import (
+    Alternation,
+    AttributeTest,
+    Comparison,
+    ConstraintAnd,
+    LabelRef,
+    Pattern,
+    RegexValue,
+    Repetition,
+    TokenPattern,
+    parse_cqp,
+    serialize,
+)
+from query_lang import Sequence as Succession
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 T = TypeVar("T")
@@ -39,6 +57,8 @@ T = TypeVar("T")
 Corpus = Annotated[str, Query(description="Corpus name.")]
 Q = Annotated[str, Query(description="The query.")]
 IgnoreCase = Annotated[bool, Query(description="Case-insensitive matching.")]
+TableFormat = Annotated[Literal["json", "tsv", "csv"], Query(
+    description="json, or the rows as a tsv/csv file that starts with a metadata block (pandas: skiprows=N)")]
 
 
 def _link(**params: str | list[str]) -> str:
@@ -86,13 +106,44 @@ async def _run(request: Request, user: Viewer, budgets: FairUse, work: Awaitable
         return await until_disconnected(request, work, request.app.state.settings.deadline)
 
 
+def _table(found: Search, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
+           statuses: list[PartitionStatus], truncated: bool, columns: Sequence[str],
+           rows: Sequence[Sequence[object]]) -> Response:
+    """The rows as a TSV or CSV file (``downloads``' writer: values exactly as counted), with a
+    metadata block saying what was counted, how, and whether a partition was missing."""
+    failed = failed_partitions(statuses)
+    about: dict[str, Any] = {
+        "analysis": kind, "query": found.q, "syntax": found.syntax, "ignore_case": found.ignore_case,
+        "filters": found.filters, "cqp": cqp, "corpus": found.corpus.name,
+        "corpus_version": found.corpus.config.version or None, "corpus_size": found.corpus.size, **parameters,
+        "cowbird": __version__, "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "total": answered_total(statuses), "rows": len(rows), "truncated": truncated, "complete": not failed,
+        "failed_partitions": failed,
+    }  # fmt: skip
+    out = writer(cast(Any, format), columns, about if provenance else None)
+    body = out.start() + out.rows(rows)
+    named = repr((kind, found.corpus.name, found.q, found.syntax, found.ignore_case, found.filters,
+                  sorted(parameters.items())))
+    name = f"{found.corpus.name}_{kind}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
+    return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={
+        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
+        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
+
+
+FILES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv")}},
+          "description": "The analysis as JSON, or with format=tsv|csv as a file."}
+}
+Provenance = Annotated[bool, Query(description="With format=tsv|csv: start the file with what it counts and how.")]
+
+
 def _statuses(statuses: list[PartitionStatus]) -> dict[str, object]:
     failed = failed_partitions(statuses)
     return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
             "partitions": [s.result() for s in statuses]}
 
 
-@router.get("/frequency", response_model=FrequencyResult)
+@router.get("/frequency", response_model=FrequencyResult, responses=FILES)
 async def frequency(
     request: Request,
     user: CurrentUser,
@@ -106,7 +157,9 @@ async def frequency(
     min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=100_000, description="Rows returned.")] = 1000,
-) -> FrequencyResult:
+    format: TableFormat = "json",
+    provenance: Provenance = False,
+) -> BaseModel | Response:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
     target, cqp = found.corpus, found.cqp
@@ -122,14 +175,20 @@ async def frequency(
                                        syntax="cqp") if single else None)
         for row in table.rows
     ]
+    shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
+    if format != "json":
+        return _table(found, cqp, "frequency", format, provenance,
+                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": limit},
+                      statuses, table.truncated, ["value", "frequency", "share", "per_million"],
+                      [[r.value, r.frequency, r.share, r.per_million] for r in rows])
     return FrequencyResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
-        by=by, on=str(span) if span != WHOLE_MATCH else "match..matchend", fold=folded, counted=table.counted,
+        by=by, on=shown_on, fold=folded, counted=table.counted,
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows=rows,
     )
 
 
-@router.get("/distribution", response_model=DistributionResult)
+@router.get("/distribution", response_model=DistributionResult, responses=FILES)
 async def distribution(
     request: Request,
     user: CurrentUser,
@@ -139,7 +198,9 @@ async def distribution(
     by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
     order: Annotated[Literal["value", "hits", "per_million"], Query(
         description="Rows by value (numbers as numbers), by hits or by hits per million.")] = "value",
-) -> DistributionResult:
+    format: TableFormat = "json",
+    provenance: Provenance = False,
+) -> BaseModel | Response:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency."""
     started = time.perf_counter()
@@ -156,6 +217,10 @@ async def distribution(
                         concordance=_link(**base, filter=[*found.filters, _only(by, row.value)]))
         for row in table.rows
     ]
+    if format != "json":
+        return _table(found, cqp, "distribution", format, provenance, {"by": by, "order": order}, statuses,
+                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
+                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in rows])
     return DistributionResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
@@ -163,7 +228,7 @@ async def distribution(
     )
 
 
-@router.get("/collocations", response_model=CollocationResult)
+@router.get("/collocations", response_model=CollocationResult, responses=FILES)
 async def collocations(
     request: Request,
     user: CurrentUser,
@@ -182,7 +247,9 @@ async def collocations(
     min_freq: Annotated[int, Query(ge=1, description="Only collocates with at least this many co-occurrences.")] = 2,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
-) -> CollocationResult:
+    format: TableFormat = "json",
+    provenance: Provenance = False,
+) -> BaseModel | Response:
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
     started = time.perf_counter()
@@ -201,14 +268,43 @@ async def collocations(
         chosen, cast(Measure, order), min_freq)
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    before, after = window if left is None else left, window if right is None else right
     rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
-                         scores=r.scores) for r in table.rows[offset : offset + limit]]
+                         scores=r.scores, concordance=_link(corpus=target.name, syntax="cqp", q=_with_collocate(
+                             cqp, attribute, r.value, before, after)))
+            for r in table.rows[offset : offset + limit]]
+    if format != "json":
+        parameters: dict[str, object] = {
+            "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
+            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": limit}
+        return _table(found, cqp, "collocations", format, provenance, parameters, statuses, table.truncated,
+                      ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
+                      [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
+                       for r in rows])
     return CollocationResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
-        attribute=attribute, left=window if left is None else left, right=window if right is None else right,
-        within=region, measures=chosen, order=order, min_freq=min_freq, f1=table.f1, n=table.n,
+        attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
+        f1=table.f1, n=table.n,
         candidates=table.candidates, truncated=table.truncated, offset=offset, rows=rows,
     )
+
+
+def _with_collocate(cqp: str, attribute: str, value: str, left: int, right: int) -> str:
+    """The query's hits with ``value`` at most ``left`` tokens before or ``right`` after them, as one
+    CQP query whose matches run from the hit to the collocate (or back): the concordance of a
+    collocation. Its region (``within``) and constraint stay as they were."""
+    query = parse_cqp(cqp)
+    collocate = TokenPattern(AttributeTest(attribute, False, RegexValue(value, literal=True)))
+
+    def gap(tokens: int) -> list[Pattern]:
+        return [Repetition(TokenPattern(None), 0, tokens - 1)] if tokens > 1 else []
+
+    options: list[Pattern] = []
+    if right:
+        options.append(Succession((query.pattern, *gap(right), collocate)))
+    if left:
+        options.append(Succession((collocate, *gap(left), query.pattern)))
+    return serialize(replace(query, pattern=options[0] if len(options) == 1 else Alternation(tuple(options))))
 
 
 def _only(attribute: str, value: str) -> str:

@@ -106,7 +106,8 @@ async def export(
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "total": total, "offset": offset, "rows": written, "sample": sample,
         "seed": seed if sample or (order and order.random) else None,
-        "sort": None if order is None else f"{order} {order.direction}",
+        "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
+        "sort_cqp": None if order is None or order.random else f"{order} {order.direction}",
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "ref_base": f"{base}/ref/{target.name}/",
     }  # fmt: skip

@@ -6,6 +6,7 @@ between texts, never allow — the query's hits themselves would differ.)"""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import tempfile
@@ -261,6 +262,55 @@ async def test_collocations_order_measures_and_defaults(five: httpx.AsyncClient)
     assert bad.status_code == 400 and "unknown pmi" in bad.json()["detail"]
 
 
+async def test_collocation_rows_link_to_hits_with_the_collocate_nearby(five: httpx.AsyncClient) -> None:
+    answer = await get(five, "/api/v1/collocations", q='[lemma="go"]', window=3, within="s", order="f", limit=3)
+    for row in answer["rows"]:
+        params = parse_qs(urlsplit(row["concordance"]).query)
+        assert params["syntax"] == ["cqp"] and params["q"][0].endswith("within s")
+        hits = await get(five, "/api/v1/query", q=params["q"][0], limit=100, show="lemma", context=0)
+        assert hits["total"] > 0
+        for hit in hits["hits"]:  # each match runs from a hit of go to the collocate, at most 3 tokens away
+            lemmas = hit["attributes"]["lemma"].split(" ")
+            assert 2 <= len(lemmas) <= 4 and "go" in (lemmas[0], lemmas[-1]), lemmas
+            assert row["value"] == (lemmas[-1] if lemmas[0] == "go" else lemmas[0])
+    right_only = await get(five, "/api/v1/collocations", q='[lemma="go"]', left=0, right=1, limit=1, order="f")
+    only = parse_qs(urlsplit(right_only["rows"][0]["concordance"]).query)["q"][0]
+    assert only == f'[lemma="go"] [lemma="{right_only["rows"][0]["value"]}"%l] within text'
+    hits = await get(five, "/api/v1/query", q=only, limit=0)
+    assert hits["total"] == right_only["rows"][0]["f"]  # one token right: one co-occurrence per hit
+
+
+async def test_analyses_download_as_files_that_pandas_reads(five: httpx.AsyncClient) -> None:
+    base = {"corpus": "ewt", "q": '[lemma="go"]', "syntax": "cqp"}
+    cases = [("frequency", {"by": "word", "limit": 100_000}, "value", ["value", "frequency", "share", "per_million"]),
+             ("distribution", {"by": "text_genre"}, "value",
+              ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"]),
+             ("collocations", {"window": 3, "measures": "log_likelihood,mi", "limit": 50}, "value",
+              ["value", "f", "f2", "marginal", "in_nodes", "expected", "log_likelihood", "mi"])]
+    for kind, params, key, columns in cases:
+        data = await get(five, f"/api/v1/{kind}", **params, q=base["q"])
+        answer = await five.get(f"/api/v1/{kind}", params={**base, **params, "format": "tsv", "provenance": 1})
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-type"].startswith("text/tab-separated-values")
+        assert answer.headers["content-disposition"].startswith(f'attachment; filename="ewt_{kind}_')
+        assert answer.headers["x-cowbird-rows"] == str(len(data["rows"]))
+        skip = int(answer.text.split("skiprows=")[1].split(";")[0])
+        frame = pd.read_csv(io.StringIO(answer.text), sep="\t", skiprows=skip, keep_default_na=False,
+                            float_precision="round_trip", dtype={key: str})
+        assert list(frame.columns) == columns
+        assert list(frame[key]) == [row["value"] for row in data["rows"]]
+        numbers = [c for c in columns[1:] if c not in ("mi", "log_likelihood")]
+        for column in numbers:
+            assert list(frame[column]) == [row[column] for row in data["rows"]]
+        if kind == "collocations":
+            assert list(frame["mi"]) == [row["scores"]["mi"] for row in data["rows"]]  # every digit kept
+        assert f'# analysis: "{kind}"' in answer.text and '# cqp: "[lemma=\\"go\\"]' in answer.text
+        plain = await five.get(f"/api/v1/{kind}", params={**base, **params, "format": "csv"})
+        assert plain.text.startswith(",".join(columns) + "\r\n")  # without provenance: pure data
+    bad = await five.get("/api/v1/frequency", params={**base, "format": "xlsx"})
+    assert bad.status_code == 400 and "format" in bad.text
+
+
 # -- sorting ---------------------------------------------------------------------------------------
 
 SORT_CASES = [
@@ -344,6 +394,11 @@ async def test_sorted_export_at_an_offset_and_previews_agree(five: httpx.AsyncCl
     for offset in (1, 1234, len(every) - 10):
         assert await all_sorted(five, query, sort, "desc", offset=offset, limit=3000) == every[offset : offset + 3000]
         assert await page(five, query, sort, "desc", offset) == every[offset : offset + 100]
+    described = await five.get("/api/v1/export", params={
+        "corpus": "ewt", "q": '[lemma="go"]', "syntax": "cqp", "sort": "right1.word", "direction": "desc",
+        "provenance": 1, "limit": 5})
+    assert '# sort: "right1.word desc"' in described.text  # as the user wrote it
+    assert '# sort_cqp: "matchend[1].word desc"' in described.text  # and in CQP's terms
 
 
 async def test_random_order_is_seeded_and_the_same_across_partitions(one: httpx.AsyncClient,

@@ -1,6 +1,8 @@
-// cowbird's search page: preview a query, then download it. Plain JavaScript, no build step.
-// The page talks only to the public API (/api/v1/translate, /query, /export) and keeps the whole
-// search in the URL, so that a results page can be bookmarked, shared and reached with Back.
+// cowbird's search page: preview a query, sort it, count it (frequency, distribution, collocations),
+// then download it. Plain JavaScript, no build step. The page talks only to the public API
+// (/api/v1/translate, /query, /export, /frequency, /distribution, /collocations) and keeps the whole
+// search, the view shown and its settings in the URL, so that a results page can be bookmarked,
+// shared and reached with Back.
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
@@ -8,6 +10,16 @@ const corpora = JSON.parse($("#corpus-data").textContent);
 const PAGE = 100;
 let running = null; // the AbortController of the query in flight
 let current = null; // the search shown: {params, offset, sample, total}
+const VIEWS = ["kwic", "frequency", "distribution", "collocations"];
+// the controls whose values live in the URL (under their data-param name) when not at their default
+const SETTINGS = {
+  "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
+  "freq-by": "freq_by", "freq-on": "freq_on", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
+  "dist-by": "dist_by", "dist-order": "dist_order",
+  "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
+};
+const defaults = {}; // control id -> its value when the page was built
+let collOrder = "log_likelihood";
 
 function corpusInfo() {
   return corpora.find((c) => c.name === $("#corpus").value) || corpora[0];
@@ -32,6 +44,41 @@ function formState() {
   };
 }
 
+function activeView() {
+  return VIEWS.find((view) => $(`#tab-${view}`).getAttribute("aria-selected") === "true");
+}
+
+function value(id) {
+  const element = document.getElementById(id);
+  return element.type === "checkbox" ? (element.checked ? "1" : "") : element.value;
+}
+
+function setValue(id, text) {
+  const element = document.getElementById(id);
+  if (element.type === "checkbox") element.checked = text === "1";
+  else if (element.tagName !== "SELECT" || [...element.options].some((o) => o.value === text)) element.value = text;
+}
+
+// the sort of the concordance, as /api/v1/query and /export take it (null: corpus order)
+function sortParams() {
+  const on = value("sort-on");
+  if (!on) return null;
+  if (on === "random") return { sort: "random", direction: "asc" };
+  return { sort: `${on}.${value("sort-attribute")}${value("sort-fold") ? "%c" : ""}`, direction: value("sort-direction") };
+}
+
+// the page's URL: the search, the view shown and every setting changed from its default
+function pageUrl(params) {
+  const url = new URLSearchParams(params);
+  const view = activeView();
+  if (view !== "kwic") url.set("view", view);
+  for (const [id, name] of Object.entries(SETTINGS)) {
+    if (value(id) !== defaults[id]) url.set(name, value(id));
+  }
+  if (collOrder !== "log_likelihood") url.set("coll_order", collOrder);
+  return `/?${url}`;
+}
+
 function apiParams(state) {
   const params = new URLSearchParams({ corpus: state.corpus, q: state.q, syntax: state.syntax });
   if (state.ignore_case) params.set("ignore_case", "1");
@@ -53,6 +100,10 @@ function restore(params) {
     if (match) addFilter(match[1], match[2], match[3]);
   }
   describeCorpus();
+  for (const [id, name] of Object.entries(SETTINGS)) setValue(id, params.has(name) ? params.get(name) : defaults[id]);
+  collOrder = params.get("coll_order") || "log_likelihood";
+  showSortControls();
+  select(VIEWS.includes(params.get("view")) ? params.get("view") : "kwic", false);
   preview();
 }
 
@@ -62,6 +113,21 @@ function describeCorpus() {
   const info = corpusInfo();
   $("#corpus-description").textContent = info.description || "";
   for (const select of document.querySelectorAll("#filter-rows select.attribute")) fillAttributes(select, select.value);
+  const fill = (id, names, preferred) => {
+    const element = document.getElementById(id);
+    const keep = names.includes(element.value) ? element.value : names.find((n) => n === preferred) || names[0] || "";
+    element.replaceChildren(...names.map((name) => new Option(name, name, false, name === keep)));
+    element.value = keep;
+  };
+  fill("sort-attribute", info.p_attributes, "word");
+  fill("freq-by", info.p_attributes, "lemma");
+  fill("coll-attribute", info.p_attributes, "lemma");
+  fill("dist-by", info.meta, info.meta.find((m) => /genre|year|date/.test(m)) || info.meta[0]);
+  const regions = info.s_attributes.filter((a) => !info.meta.includes(a));
+  const within = $("#coll-within");
+  const kept = within.value;
+  within.replaceChildren(...[...regions, "none"].map((r) => new Option(r === "none" ? "no limit" : r, r)));
+  within.value = [...regions, "none"].includes(kept) ? kept : regions.includes("text") ? "text" : "none";
 }
 
 function fillAttributes(select, chosen) {
@@ -136,13 +202,19 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   if (!state.q.trim()) return;
   const params = apiParams(state);
   if (push) {
-    const url = `/?${params}`;
+    const url = pageUrl(params);
     if (url !== `${location.pathname}${location.search}`) history.pushState(null, "", url);
   }
+  const order = sample ? null : sortParams();
   const info = corpusInfo();
   const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
   const query = new URLSearchParams(params);
   if (show.length) query.set("show", show.join(","));
+  if (order) {
+    query.set("sort", order.sort);
+    query.set("direction", order.direction);
+    if (order.sort === "random") query.set("seed", "1");
+  }
   if (sample) {
     query.set("sample", String(sample.size));
     query.set("seed", String(sample.seed));
@@ -165,8 +237,9 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     render(body, show);
     document.body.dataset.renderMs = String(Math.round(performance.now() - drawn));
     document.body.dataset.queryMs = String(Math.round(drawn - started));
-    current = { params, offset, sample, total: body.total };
+    current = { params, offset, sample, total: body.total, order };
     if (!sample && offset === 0) loadHistory();
+    if (activeView() !== "kwic") analyse();
   } catch (error) {
     if (error.name === "AbortError") $("#summary").textContent = "Search cancelled.";
     else showError({ detail: `the search failed: ${error.message}` });
@@ -181,6 +254,8 @@ function render(body, show) {
   const first = body.sample ? "" : ` ${body.offset + (shown ? 1 : 0)}–${body.offset + shown} of`;
   $("#summary").textContent = `${body.sample ? `Random sample of ${shown} of` : first} ${body.total.toLocaleString("en")} hits · ${Math.round(body.elapsed_ms)} ms`;
   $("#actions").hidden = false;
+  $("#views").hidden = false;
+  $("#sorting").hidden = false;
   $("#prev").disabled = Boolean(body.sample) || body.offset === 0;
   $("#next").disabled = Boolean(body.sample) || body.offset + shown >= body.total;
   $("#random").disabled = body.total === 0;
@@ -232,6 +307,228 @@ function render(body, show) {
   $("#kwic").hidden = rows.length === 0;
 }
 
+// ---------------------------------------------------------------- views: tabs and the analyses
+
+function select(view, focus = true) {
+  for (const name of VIEWS) {
+    const tab = $(`#tab-${name}`);
+    const chosen = name === view;
+    tab.setAttribute("aria-selected", String(chosen));
+    tab.tabIndex = chosen ? 0 : -1;
+    $(`#panel-${name}`).hidden = !chosen;
+    if (chosen && focus) tab.focus();
+  }
+}
+
+function showSortControls() {
+  const on = value("sort-on");
+  for (const id of ["sort-attribute", "sort-direction", "sort-fold"]) document.getElementById(id).closest("label").hidden = !on || on === "random";
+}
+
+const number = (n) => n.toLocaleString("en");
+const decimal = (n, digits = 2) => n.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+let analysing = null; // the AbortController of the analysis in flight
+let analysed = {}; // view -> the request last shown (not fetched again when a tab is revisited)
+
+function analysisRequest(view) {
+  const params = new URLSearchParams(current.params);
+  if (view === "frequency") {
+    params.set("by", value("freq-by"));
+    if (value("freq-on")) params.set("on", value("freq-on"));
+    const fold = `${value("freq-fold-c") ? "c" : ""}${value("freq-fold-d") ? "d" : ""}`;
+    if (fold) params.set("fold", fold);
+  } else if (view === "distribution") {
+    params.set("by", value("dist-by"));
+    params.set("order", value("dist-order"));
+  } else {
+    params.set("attribute", value("coll-attribute"));
+    params.set("window", value("coll-window") || "5");
+    params.set("within", value("coll-within"));
+    params.set("min_freq", value("coll-min") || "1");
+    params.set("order", collOrder);
+  }
+  return params;
+}
+
+const PREFIX = { frequency: "freq", distribution: "dist", collocations: "coll" };
+
+async function analyse() {
+  const view = activeView();
+  if (view === "kwic" || !current) return;
+  const params = analysisRequest(view);
+  if (analysed[view] === params.toString()) return;
+  const prefix = PREFIX[view];
+  const summary = $(`#${prefix}-summary`);
+  analysing?.abort();
+  analysing = new AbortController();
+  summary.textContent = "Counting…";
+  $("#results").setAttribute("aria-busy", "true");
+  try {
+    const answer = await fetch(`/api/v1/${view}?${params}`, { signal: analysing.signal });
+    const body = await answer.json();
+    if (!answer.ok) {
+      summary.textContent = body.detail || body.title || "the analysis failed";
+      $(`#${prefix}-table`).hidden = true;
+      $(`#${prefix}-download`).hidden = true;
+      if (view === "distribution") $("#dist-figure").hidden = true;
+      return;
+    }
+    ({ frequency: showFrequency, distribution: showDistribution, collocations: showCollocations })[view](body);
+    if (!body.complete) summary.textContent += ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
+    const file = new URLSearchParams(params);
+    file.set("format", "tsv");
+    file.set("provenance", "1");
+    if (view !== "distribution") file.set("limit", "100000"); // a distribution has every value
+    const link = $(`#${prefix}-download`);
+    link.href = `/api/v1/${view}?${file}`;
+    link.setAttribute("download", "");
+    link.hidden = false;
+    analysed[view] = params.toString();
+    document.body.dataset.analysed = view;
+  } catch (error) {
+    summary.textContent = error.name === "AbortError" ? "Cancelled." : `The analysis failed: ${error.message}`;
+  } finally {
+    $("#results").setAttribute("aria-busy", "false");
+    analysing = null;
+  }
+}
+
+function cell(row, text, className) {
+  const td = row.insertCell();
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
+function linked(row, text, href, label) {
+  const td = row.insertCell();
+  td.className = "value";
+  if (href) {
+    const a = document.createElement("a");
+    a.href = href;
+    a.textContent = text === "" ? "(empty)" : text;
+    a.title = label;
+    td.append(a);
+  } else td.textContent = text;
+}
+
+function showFrequency(body) {
+  const on = $("#freq-on").selectedOptions[0].textContent;
+  $("#freq-summary").textContent = `${body.by} of ${on}: ${number(body.distinct)} distinct values over ${number(body.counted)} hits` +
+    (body.rows.length < body.distinct ? ` (the ${number(body.rows.length)} most frequent shown)` : "") +
+    (body.unset ? `; ${number(body.unset)} hits have no such token` : "") +
+    (body.truncated ? "; too many distinct values: the list is cut" : "") + ".";
+  const rows = body.rows.map((r, i) => {
+    const row = document.createElement("tr");
+    cell(row, number(body.offset + i + 1), "rank");
+    linked(row, r.value, r.concordance, `Show the ${number(r.frequency)} hits with ${body.by} ${r.value}`);
+    cell(row, number(r.frequency));
+    cell(row, `${decimal(100 * r.share)} %`);
+    cell(row, decimal(r.per_million));
+    return row;
+  });
+  $("#freq-table tbody").replaceChildren(...rows);
+  $("#freq-table").hidden = rows.length === 0;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+const CHART_ROWS = 40;
+
+function svg(name, attributes, text) {
+  const element = document.createElementNS(SVG, name);
+  for (const [key, val] of Object.entries(attributes)) element.setAttribute(key, String(val));
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+function showDistribution(body) {
+  const hits = body.rows.reduce((sum, r) => sum + r.hits, 0);
+  $("#dist-summary").textContent = `${number(hits)} hits over ${number(body.rows.length)} values of ${body.by}` +
+    (body.outside ? `; ${number(body.outside)} hits lie outside any ${body.by} region` : "") +
+    (body.rows.length > CHART_ROWS ? `; the chart shows the first ${CHART_ROWS}, the table all` : "") + ".";
+  // the chart: one bar per value, its length the hits per million tokens of that value's subcorpus
+  const shown = body.rows.slice(0, CHART_ROWS);
+  const top = Math.max(...shown.map((r) => r.per_million), 0) || 1;
+  const line = 26;
+  const chart = svg("svg", { width: "100%", height: shown.length * line + 4, role: "group",
+    "aria-label": `Hits per million tokens by ${body.by}`, class: "bars" });
+  shown.forEach((r, i) => {
+    const y = i * line + 2;
+    const name = r.value === "" ? "(no value)" : r.value;
+    const link = svg("a", { href: r.concordance });
+    link.append(svg("title", {}, `${name}: ${number(r.hits)} hits in ${number(r.tokens)} tokens, ${decimal(r.per_million)} per million — show these hits`));
+    const label = name.length > 28 ? `${name.slice(0, 27)}…` : name;
+    link.append(svg("text", { x: "27%", y: y + 16, "text-anchor": "end", class: "label" }, label));
+    const width = (58 * r.per_million) / top;
+    link.append(svg("rect", { x: "28%", y: y + 3, width: `${Math.max(width, r.hits ? 0.3 : 0)}%`, height: 17, rx: 2 }));
+    link.append(svg("text", { x: `${28.6 + width}%`, y: y + 16, class: "figure" }, `${decimal(r.per_million)} (${number(r.hits)})`));
+    chart.append(link);
+  });
+  $("#dist-chart").replaceChildren(chart);
+  $("#dist-figure").hidden = shown.length === 0;
+  const rows = body.rows.map((r) => {
+    const row = document.createElement("tr");
+    linked(row, r.value, r.concordance, `Show the ${number(r.hits)} hits in ${body.by} ${r.value}`);
+    cell(row, number(r.hits));
+    cell(row, number(r.tokens));
+    cell(row, decimal(r.per_million));
+    cell(row, number(r.regions));
+    cell(row, number(r.regions_with_hits));
+    return row;
+  });
+  $("#dist-table tbody").replaceChildren(...rows);
+  $("#dist-table").hidden = rows.length === 0;
+}
+
+const MEASURE_NAMES = { f: "Co-occurrences", log_likelihood: "Log-likelihood", mi: "MI", mi3: "MI³", t_score: "t-score",
+  z_score: "z-score", dice: "Dice", log_dice: "logDice", min_sensitivity: "Min. sensitivity" };
+
+function showCollocations(body) {
+  $("#coll-summary").textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
+    `${body.within ? ` (inside one ${body.within})` : ""}; ${number(body.f1)} tokens in the windows` +
+    (body.rows.length < body.candidates ? `; the ${number(body.rows.length)} first by ${MEASURE_NAMES[body.order]} with at least ${number(body.min_freq)} co-occurrences shown` : "") + ".";
+  const head = document.createElement("tr");
+  const th = (text, key) => {
+    const cellHead = document.createElement("th");
+    cellHead.scope = "col";
+    if (!key) {
+      cellHead.textContent = text;
+    } else {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      button.textContent = text;
+      button.dataset.order = key;
+      button.addEventListener("click", () => {
+        collOrder = key;
+        history.replaceState(null, "", pageUrl(current.params));
+        analyse();
+      });
+      if (key === body.order) cellHead.setAttribute("aria-sort", "descending");
+      cellHead.append(button);
+    }
+    head.append(cellHead);
+  };
+  th("Collocate");
+  th(MEASURE_NAMES.f, "f");
+  th("In the corpus");
+  for (const measure of body.measures) th(MEASURE_NAMES[measure], measure);
+  $("#coll-table thead").replaceChildren(head);
+  const rows = body.rows.map((r) => {
+    const row = document.createElement("tr");
+    linked(row, r.value, r.concordance, `Show the hits with ${r.value} in their window`);
+    cell(row, number(r.f));
+    cell(row, number(r.marginal));
+    for (const measure of body.measures) {
+      const score = cell(row, decimal(r.scores[measure]));
+      score.title = String(r.scores[measure]);
+    }
+    return row;
+  });
+  $("#coll-table tbody").replaceChildren(...rows);
+  $("#coll-table").hidden = rows.length === 0;
+}
+
 // ---------------------------------------------------------------- the user's last searches
 
 async function loadHistory() {
@@ -279,6 +576,11 @@ function checkbox(group, name, checked) {
 
 function exportParams() {
   const params = new URLSearchParams(current.params);
+  if (current.order) {
+    params.set("sort", current.order.sort);
+    params.set("direction", current.order.direction);
+    if (current.order.sort === "random") params.set("seed", "1");
+  }
   const pick = (selector) => [...document.querySelectorAll(selector)].filter((b) => b.checked).map((b) => b.value);
   const show = pick('#dl-show input[name="show"]');
   const meta = pick('#dl-meta input[name="meta"]');
@@ -367,7 +669,35 @@ for (const element of [$("#q"), $("#ignore_case"), ...document.querySelectorAll(
     typing = setTimeout(translate, 150);
   });
 }
+for (const view of VIEWS) {
+  $(`#tab-${view}`).addEventListener("click", () => {
+    select(view);
+    if (current) history.replaceState(null, "", pageUrl(current.params));
+    analyse();
+  });
+}
+$("#views").addEventListener("keydown", (event) => { // arrow keys move between the tabs
+  const step = { ArrowRight: 1, ArrowLeft: -1, Home: -VIEWS.length, End: VIEWS.length }[event.key];
+  if (step === undefined) return;
+  event.preventDefault();
+  const index = Math.min(VIEWS.length - 1, Math.max(0, VIEWS.indexOf(activeView()) + step));
+  $(`#tab-${VIEWS[index]}`).click();
+});
+for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold"]) {
+  document.getElementById(id).addEventListener("change", () => {
+    showSortControls();
+    preview({ push: true });
+  });
+}
+for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-"))) {
+  document.getElementById(id).addEventListener("change", () => {
+    if (current) history.replaceState(null, "", pageUrl(current.params));
+    analyse();
+  });
+}
 window.addEventListener("popstate", () => restore(new URLSearchParams(location.search)));
+describeCorpus();
+for (const id of Object.keys(SETTINGS)) defaults[id] = value(id);
 restore(new URLSearchParams(location.search));
 translate();
 loadHistory();

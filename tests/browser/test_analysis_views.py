@@ -1,0 +1,156 @@
+"""The views next to the concordance in real Chromium: a sorted concordance, and the Frequency,
+Distribution and Collocations tabs — the numbers shown are the API's, every row opens its hits,
+the tables download as files pandas reads, the state lives in the URL, and each view passes axe."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pandas as pd
+import pytest
+from playwright.sync_api import Page, expect
+
+from cowbird.demo import DemoStack
+from tests.browser.test_search_page import api, check_accessibility, hits_shown, search, shoot
+
+pytestmark = pytest.mark.e2e
+
+
+def open_view(page: Page, view: str) -> None:
+    page.click(f"#tab-{view}")
+    expect(page.locator("body")).to_have_attribute("data-analysed", view)
+
+
+def cells(page: Page, table: str, column: int) -> list[str]:
+    return page.locator(f"{table} tbody tr td:nth-child({column})").all_inner_texts()
+
+
+def downloaded(page: Page, link: str, tmp_path: Path) -> pd.DataFrame:
+    with page.expect_download() as waiting:
+        page.click(link)
+    download = waiting.value
+    saved = tmp_path / download.suggested_filename
+    download.save_as(saved)
+    text = saved.read_text(encoding="utf-8")
+    skip = int(text.split("skiprows=")[1].split(";")[0])
+    return pd.read_csv(io.StringIO(text), sep="\t", skiprows=skip, keep_default_na=False, dtype={"value": str})
+
+
+def test_sorting_the_concordance(site: DemoStack, page: Page) -> None:
+    expected = api(site, "/api/v1/query", corpus="sample", q="the", sort="right1.word")
+    backwards = api(site, "/api/v1/query", corpus="sample", q="the", sort="right1.word", direction="desc")
+    plain = api(site, "/api/v1/query", corpus="sample", q="the")
+    page.goto(site.url)
+    search(page, "the")
+    page.select_option("#sort-on", "right1")
+    page.select_option("#sort-attribute", "word")
+    expect(page).to_have_url(f"{site.url}/?corpus=sample&q=the&syntax=simple&sort_on=right1")
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in expected["hits"]])  # type: ignore[index]
+    page.select_option("#sort-direction", "desc")
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in backwards["hits"]])  # type: ignore[index]
+    bookmark = page.url
+    page.goto("about:blank")
+    page.goto(bookmark)  # the sort comes back with the page
+    expect(page.locator("#sort-direction")).to_have_value("desc")
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in backwards["hits"]])  # type: ignore[index]
+    page.select_option("#sort-on", "")
+    assert page.locator("#sort-attribute").is_hidden()
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in plain["hits"]])  # type: ignore[index]
+
+
+def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    expected = api(site, "/api/v1/frequency", corpus="sample", q="the 0-1 ^house", by="lemma")
+    folded = api(site, "/api/v1/frequency", corpus="sample", q="the 0-1 ^house", by="word", on="matchend", fold="c")
+    page.goto(f"{site.url}/?corpus=sample&q=the 0-1 ^house&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    open_view(page, "frequency")
+    rows: list[dict[str, object]] = expected["rows"]  # type: ignore[assignment]
+    assert cells(page, "#freq-table", 2) == [r["value"] for r in rows]
+    assert cells(page, "#freq-table", 3) == [str(r["frequency"]) for r in rows]
+    expect(page.locator("#freq-summary")).to_contain_text(f"over {expected['counted']} hits")
+    page.select_option("#freq-on", "matchend")  # one token: every row links to its hits
+    page.select_option("#freq-by", "word")
+    page.check("#freq-fold-c")
+    expect(page.locator("#freq-table tbody a").first).to_be_visible()
+    rows = folded["rows"]  # type: ignore[assignment]
+    expect(page.locator("#freq-table tbody td.value")).to_have_text([str(r["value"]) for r in rows])
+    assert "view=frequency" in page.url and "freq_on=matchend" in page.url and "freq_fold_c=1" in page.url
+    shoot(page, "frequency", tmp_path)
+    check_accessibility(page)
+    frame = downloaded(page, "#freq-download", tmp_path)
+    assert list(frame["value"]) == [r["value"] for r in rows]
+    assert list(frame["frequency"]) == [r["frequency"] for r in rows]
+    page.locator("#freq-table tbody a").first.click()  # the hits behind the first row
+    expect(page.locator("#kwic tbody tr")).to_have_count(int(rows[0]["frequency"]))  # type: ignore[call-overload]
+    assert parse_qs(urlsplit(page.url).query)["syntax"] == ["cqp"]
+
+
+def test_distribution_tab_draws_bars_that_open_their_hits(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    expected = api(site, "/api/v1/distribution", corpus="sample", q="the", by="text_genre")
+    by_hits = api(site, "/api/v1/distribution", corpus="sample", q="the", by="text_genre", order="hits")
+    page.goto(f"{site.url}/?corpus=sample&q=the&syntax=simple&view=distribution&dist_by=text_genre")
+    expect(page.locator("body")).to_have_attribute("data-analysed", "distribution")
+    rows: list[dict[str, object]] = expected["rows"]  # type: ignore[assignment]
+    assert cells(page, "#dist-table", 1) == [r["value"] for r in rows]
+    assert cells(page, "#dist-table", 2) == [str(r["hits"]) for r in rows]
+    bars = page.locator("#dist-chart svg a")
+    expect(bars).to_have_count(len(rows))
+    widths = [float(w.rstrip("%")) for w in page.locator("#dist-chart rect").evaluate_all(
+        "rects => rects.map(r => r.getAttribute('width'))")]
+    top = max(float(r["per_million"]) for r in rows)  # type: ignore[arg-type]
+    assert widths == pytest.approx([58 * float(r["per_million"]) / top for r in rows])  # type: ignore[arg-type]
+    shoot(page, "distribution", tmp_path)
+    check_accessibility(page)
+    page.select_option("#dist-order", "hits")
+    expect(page.locator("#dist-table tbody td.value")).to_have_text([str(r["value"]) for r in by_hits["rows"]])  # type: ignore[attr-defined]
+    frame = downloaded(page, "#dist-download", tmp_path)
+    assert list(frame["hits"]) == [r["hits"] for r in by_hits["rows"]]  # type: ignore[attr-defined]
+    assert list(frame["tokens"]) == [r["tokens"] for r in by_hits["rows"]]  # type: ignore[attr-defined]
+    first = by_hits["rows"][0]  # type: ignore[index]
+    bars.first.click()  # clicking a bar shows that subcorpus's hits
+    expect(page.locator("#summary")).to_contain_text(f"of {first['hits']} hits")
+    assert parse_qs(urlsplit(page.url).query)["filter"] == [f"text_genre~{first['value']}"]
+
+
+def test_collocations_tab_sorts_by_each_measure(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    params = {"corpus": "sample", "q": "the", "window": 3, "min_freq": 1}
+    expected = api(site, "/api/v1/collocations", **params)
+    by_mi = api(site, "/api/v1/collocations", **params, order="mi")
+    page.goto(f"{site.url}/?corpus=sample&q=the&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    open_view(page, "collocations")
+    page.fill("#coll-window", "3")
+    page.fill("#coll-min", "1")
+    page.press("#coll-min", "Enter")  # a number field commits its value on Enter or when it is left
+    page.locator("#coll-window").dispatch_event("change")
+    values = [r["value"] for r in expected["rows"]]  # type: ignore[attr-defined]
+    expect(page.locator("#coll-table tbody td.value")).to_have_text(values)
+    expect(page.locator('#coll-table th[aria-sort="descending"]')).to_have_text("Log-likelihood")
+    page.click('#coll-table button[data-order="mi"]')
+    expect(page.locator("#coll-table tbody td.value")).to_have_text([r["value"] for r in by_mi["rows"]])  # type: ignore[attr-defined]
+    expect(page.locator('#coll-table th[aria-sort="descending"]')).to_have_text("MI")
+    assert "coll_order=mi" in page.url and "coll_window=3" in page.url
+    shoot(page, "collocations", tmp_path)
+    check_accessibility(page)
+    collocate = by_mi["rows"][0]["value"]  # type: ignore[index]
+    page.locator("#coll-table tbody td.value a").first.click()
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    for match in hits_shown(page):  # each hit runs from "the" to the collocate
+        words = match.lower().split(" ")
+        assert "the" in (words[0], words[-1]) and collocate.lower() in (words[0], words[-1])
+
+
+def test_tabs_work_from_the_keyboard(site: DemoStack, page: Page) -> None:
+    page.goto(f"{site.url}/?corpus=sample&q=house&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    page.focus("#tab-kwic")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#tab-frequency")).to_be_focused()
+    expect(page.locator("#panel-frequency")).to_be_visible()
+    expect(page.locator("#panel-kwic")).to_be_hidden()
+    page.keyboard.press("End")
+    expect(page.locator("#tab-collocations")).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("Home")
+    expect(page.locator("#panel-kwic")).to_be_visible()
