@@ -184,6 +184,13 @@ class CqpChild:
         self._exchange(f"discard {name}; .EOL.;\n", 1)  # not timed: a node frees results later
         return elapsed, answer
 
+    def timed(self, commands: str) -> tuple[float, list[str], str]:
+        """Milliseconds for ``commands`` (their output read to the end), the output lines and any error."""
+        errors_from = self._stderr_size()
+        started = time.perf_counter()
+        (lines,) = self._exchange(commands.rstrip() + " .EOL.;\n", 1)
+        return (time.perf_counter() - started) * 1000, lines, self._stderr_since(errors_from)
+
     def peak_mb(self) -> float | None:
         """VmHWM of the child (peak resident set), from /proc."""
         try:

@@ -44,6 +44,7 @@ class DemoStack:
         settings: dict[str, object] | None = None,
         log_level: str = "info",
         generated: bool = False,
+        replica: bool = True,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -53,6 +54,7 @@ class DemoStack:
         self.settings = settings or {}  # further front-end settings for cowbird.toml
         self.log_level = log_level  # of every process's request log
         self.generated = generated  # serve the generated web corpus too (cowbird demo)
+        self.replica = replica  # node 2 serves a replica of the first partition (failover)
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -81,7 +83,8 @@ class DemoStack:
             token.write_text(secrets.token_urlsafe(32) + "\n")
         self.partitions = [p.id for *_, result in corpora for p in result.partitions]
         n1, n2 = (f"http://127.0.0.1:{p}" for p in self.node_ports)
-        self.served: tuple[list[str], list[str]] = (self.partitions[0::2], self.partitions[1::2] + self.partitions[:1])
+        self.served: tuple[list[str], list[str]] = (
+            self.partitions[0::2], self.partitions[1::2] + (self.partitions[:1] if self.replica else []))
         urls: dict[str, list[str]] = {pid: [] for pid in self.partitions}
         for url, served in zip((n1, n2), self.served, strict=True):
             for pid in served:

@@ -173,6 +173,21 @@ def test_both_engines_answer_alike_through_real_nodes(cqp: Path, registry: Path,
                               timeout=60) as response:
                 lines.append([json.loads(line) for line in response.iter_lines() if line])
         assert lines[0] == lines[1] and len(lines[0]) == 5000
+        analyses = [  # the analysis routes count the hits either engine holds: the same answers
+            ("/v1/frequency", {"query": '[lemma="go"]', "attribute": "word", "on": "matchend[1]", "fold": "c"}),
+            ("/v1/distribution", {"query": '[pos="JJ"] [pos="NN.*"] within s', "attribute": "text_genre"}),
+            ("/v1/cooccurrence", {"query": '[lemma="go"]', "attribute": "lemma", "left": 3, "right": 5,
+                                  "within": "s"}),
+            ("/v1/sortkeys", {"query": '[lemma="go"]', "sort": {"key": "right1.word"}, "limit": 200}),
+        ]
+        for path, request in analyses:
+            answers = []
+            for url in (cwb_url, native_url):
+                answer = httpx.post(f"{url}{path}", json={"partition": "ewt", **request}, timeout=60,
+                                    headers={"Authorization": f"Bearer {TOKEN}"})
+                assert answer.status_code == 200, answer.text
+                answers.append({k: v for k, v in answer.json().items() if k != "elapsed_ms"})
+            assert answers[0] == answers[1] and answers[0]["total"] > 100, path
     finally:
         for process in (cwb_node, native_node):
             process.terminate()

@@ -683,16 +683,22 @@ $("#views").addEventListener("keydown", (event) => { // arrow keys move between 
   const index = Math.min(VIEWS.length - 1, Math.max(0, VIEWS.indexOf(activeView()) + step));
   $(`#tab-${VIEWS[index]}`).click();
 });
+// settings changed in quick succession start one request, not one each (a viewer runs few at once)
+let settling = null;
+function settle(action) {
+  clearTimeout(settling);
+  settling = setTimeout(action, 200);
+}
 for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold"]) {
   document.getElementById(id).addEventListener("change", () => {
     showSortControls();
-    preview({ push: true });
+    settle(() => preview({ push: true }));
   });
 }
 for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-"))) {
   document.getElementById(id).addEventListener("change", () => {
     if (current) history.replaceState(null, "", pageUrl(current.params));
-    analyse();
+    settle(analyse);
   });
 }
 window.addEventListener("popstate", () => restore(new URLSearchParams(location.search)));

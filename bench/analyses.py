@@ -1,0 +1,226 @@
+"""Analyses benchmark: frequency, distribution, collocations and a sorted preview on BIG50 through
+the real front end over two node processes (one 25-MT partition each), side by side with real CQP
+(a warm ``cqp -c`` child on the same corpus in one partition) and cwb-ccc in the same run.
+
+Each run starts the nodes afresh, loads the tables an analysis needs with another query, then times
+the analysis as a new search (the query is evaluated, as CQP does for ``A = query; count A by
+lemma;``) and once more (the hits are in the node's cache: what switching between the tabs of a search
+costs). Medians of ``--runs``. Node memory is the larger peak resident set (VmHWM) of the two.
+
+    .venv/bin/python bench/analyses.py [--runs 3] [--no-ccc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from backend_node.store import EncodeOptions, parse_s_declaration
+from bench.encode import shuffle_corpus
+from bench.engine import CqpChild, big50_registry, find_cqp
+from cowbird.demo import DemoStack
+from tests.support import free_ports
+
+THE, GO, ONE_MILLION = '[word="the"]', '[lemma="go"]', '([pos="JJ"] | [pos="RB"]) [pos="NN"]'  # q01, -, q13
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    target_ms: float | None
+    path: str
+    params: dict[str, str | int]
+    warm_up: str  # another query that loads the same tables (lexicon orders, the OS's page cache)
+    cqp: str | None  # the same work for real CQP (None: CQP has no such command)
+
+
+JJ_NN = '([pos="JJ"] | [pos="RB"]) [pos="NNS"]'
+CASES = [
+    Case('frequency by lemma of [word="the"]', 1000, "/api/v1/frequency",
+         {"q": THE, "by": "lemma", "limit": 100_000}, '[word="a"]', f"A = {THE}; count A by lemma;"),
+    Case('distribution of [word="the"] by text_genre', 500, "/api/v1/distribution",
+         {"q": THE, "by": "text_genre"}, '[word="a"]', f"A = {THE}; group A match text_genre;"),
+    Case('collocations of [lemma="go"], window 5, within text', 2000, "/api/v1/collocations",
+         {"q": GO, "window": 5, "within": "text", "attribute": "lemma", "limit": 100}, '[lemma="come"]', None),
+    Case("sorted preview (100 of 1.18 M hits) by right1.word", 2000, "/api/v1/query",
+         {"q": ONE_MILLION, "sort": "right1.word", "limit": 100}, JJ_NN,
+         f"A = {ONE_MILLION}; sort A by word on matchend[1]; cat A 0 99;"),
+    Case("sorted preview (100 of 1.18 M hits) by match..matchend.lemma", 2000, "/api/v1/query",
+         {"q": ONE_MILLION, "sort": "match..matchend.lemma", "limit": 100}, JJ_NN,
+         f"A = {ONE_MILLION}; sort A by lemma; cat A 0 99;"),
+    Case('frequency by word of match[-1]..matchend of [pos="NN.*"] (millions of values)', None, "/api/v1/frequency",
+         {"q": '[pos="NN.*"]', "by": "word", "on": "match[-1]..matchend", "limit": 1000}, '[pos="JJ"]',
+         'A = [pos="NN.*"]; count A by word on match[-1]..matchend;'),
+]
+
+
+@dataclass
+class Timing:
+    new: list[float]  # a new search: the query is not in the nodes' cache
+    again: list[float]  # the same request again: the hits are cached (switching tabs, paging)
+    hits: int = 0
+    values: str = "-"
+    peak_mb: float = 0.0
+
+
+def median_ms(action: Callable[[], object], runs: int) -> float:
+    action()  # warm-up: lexicon tables, the OS's page cache
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+def peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed_get(client: httpx.Client, path: str, params: dict[str, str | int]) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    answer = client.get(path, params={"corpus": "big50", "syntax": "cqp", **params})
+    elapsed = (time.perf_counter() - started) * 1000
+    if answer.status_code != 200:
+        sys.exit(f"{path} {params}: {answer.status_code} {answer.text}")
+    body: dict[str, object] = answer.json()
+    assert body["complete"], body
+    return elapsed, body
+
+
+def measure(stack: DemoStack, case: Case, runs: int) -> Timing:
+    """Each run on freshly started nodes: a warm-up query loads the tables the analysis uses, then
+    the analysis runs as a new search (its query evaluated) and once more (its hits cached)."""
+    timing = Timing([], [])
+    for _ in range(runs):
+        stack.start()
+        try:
+            with httpx.Client(base_url=stack.url, timeout=600) as client:
+                timed_get(client, case.path, {**case.params, "q": case.warm_up})
+                new, body = timed_get(client, case.path, case.params)
+                again, _ = timed_get(client, case.path, case.params)
+            timing.new.append(new)
+            timing.again.append(again)
+            timing.hits = int(str(body["total"]))
+            distinct = body.get("distinct", body.get("candidates", len(body.get("rows", []))))  # type: ignore[arg-type]
+            if "hits" not in body:
+                timing.values = f"{distinct:,}" + (" (truncated)" if body.get("truncated") else "")
+            timing.peak_mb = max(timing.peak_mb, *(peak_mb(p.pid) for p in stack.processes[:2]))
+        finally:
+            stack.stop()
+    return timing
+
+
+def cqp_timings(runs: int) -> dict[str, float | None]:
+    binary = find_cqp(None)
+    if binary is None:
+        return {}
+    child = CqpChild(binary, big50_registry())
+    timings: dict[str, float | None] = {}
+    try:
+        for case in CASES:
+            if case.cqp is None:
+                timings[case.name] = None
+                continue
+            timings[case.name] = median_ms(lambda case=case: check(child.timed(case.cqp or "")), runs)
+    finally:
+        child.close()
+    return timings
+
+
+def check(answer: tuple[float, list[str], str]) -> None:
+    if answer[2].strip():
+        sys.exit(f"real CQP: {answer[2].strip()}")
+
+
+def ccc_collocations(runs: int) -> float | None:
+    """cwb-ccc's collocates of [lemma="go"] (window 5, within text) on BIG50, as a second yardstick."""
+    try:
+        from ccc import Corpus
+    except ImportError:
+        return None
+    data = tempfile.mkdtemp(prefix="cowbird-bench-ccc-")
+    corpus = Corpus("BIG50", registry_dir=str(big50_registry()), data_dir=data)
+
+    def run() -> None:
+        corpus.query(GO, context=5, context_break="text").collocates(p_query=["lemma"], window=5)
+
+    return median_ms(run, runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per case, after one warm-up")
+    parser.add_argument("--no-ccc", action="store_true", help="leave cwb-ccc out")
+    args = parser.parse_args()
+    console = Console(width=200)
+    vrt = shuffle_corpus(50_000_000)
+    base = Path(tempfile.mkdtemp(prefix="cowbird-bench-analyses-"))
+    options = EncodeOptions(
+        vrt, base / "data" / "big50", base / "registry" / "big50", ["word", "pos", "upos", "lemma"],
+        [parse_s_declaration("text:0+id+host+tld+genre+year+lastmod+url"), parse_s_declaration("s:0+id")],
+        charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=25_100_000,
+    )
+    settings = {"anonymous_running_queries": 100, "anonymous_rows_per_day": 10**12, "deadline": 600}
+    front, n1, n2 = free_ports(3)
+    stack = DemoStack(base, front, (n1, n2), options, name="big50", settings=settings, log_level="warning",
+                      replica=False)
+    console.print(f"encoding {vrt.name} into partitions of 25 MT in {base} ...")
+    started = time.perf_counter()
+    stack.prepare()
+    console.print(f"encoded {len(stack.partitions)} partitions in {time.perf_counter() - started:.0f} s")
+    measured = {case.name: measure(stack, case, args.runs) for case in CASES}
+    cqp = cqp_timings(args.runs)
+    ccc = None if args.no_ccc else ccc_collocations(args.runs)
+
+    title = (f"Analyses on BIG50 ({options.input.name}: 2 partitions of ~25 MT, one node process each, the front "
+             f"end over HTTP), medians of {args.runs} runs on freshly started nodes; real CQP 3.4.16 warm in the "
+             "same run on the same corpus in one piece")
+    columns = ["analysis", "hits", "values", "cowbird ms (new search)", "cowbird ms (again, hits cached)",
+               "real CQP ms (warm)", "target ms", "met", "node peak MB"]
+    rows = []
+    for case in CASES:
+        timing = measured[case.name]
+        new, again = statistics.median(timing.new), statistics.median(timing.again)
+        yardstick = cqp.get(case.name)
+        if case.cqp is None:
+            other = "-" if ccc is None else f"cwb-ccc: {ccc:,.0f}"
+        else:
+            other = "-" if yardstick is None else f"{yardstick:,.0f}"
+        met = case.target_ms is None or new <= case.target_ms
+        if yardstick is not None and case.path == "/api/v1/frequency":
+            met = met and new <= yardstick  # and no slower than CQP's count
+        rows.append([case.name, f"{timing.hits:,}", timing.values, f"{new:,.0f}", f"{again:,.0f}", other,
+                     f"{case.target_ms:,.0f}" if case.target_ms else "-", "yes" if met else "NO",
+                     f"{timing.peak_mb:,.0f}"])
+    table = Table(title=title, show_lines=False)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    Console(width=200).print(table)
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+
+if __name__ == "__main__":
+    main()
