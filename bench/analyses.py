@@ -75,6 +75,7 @@ class Timing:
     hits: int = 0
     values: str = "-"
     peak_mb: float = 0.0
+    answer: dict[str, object] | None = None  # the last answer, compared with real CQP's
 
 
 def median_ms(action: Callable[[], object], runs: int) -> float:
@@ -119,6 +120,7 @@ def measure(stack: DemoStack, case: Case, runs: int) -> Timing:
             timing.new.append(new)
             timing.again.append(again)
             timing.hits = int(str(body["total"]))
+            timing.answer = body
             distinct = body.get("distinct", body.get("candidates", len(body.get("rows", []))))  # type: ignore[arg-type]
             if "hits" not in body:
                 timing.values = f"{distinct:,}" + (" (truncated)" if body.get("truncated") else "")
@@ -128,26 +130,61 @@ def measure(stack: DemoStack, case: Case, runs: int) -> Timing:
     return timing
 
 
-def cqp_timings(runs: int) -> dict[str, float | None]:
+def cqp_timings(runs: int) -> tuple[dict[str, float | None], dict[str, list[str]]]:
+    """Real CQP's median milliseconds per case and what it answered (for sorts: ``dump`` of the
+    first 100 hits, run untimed after the timed ``cat``)."""
     binary = find_cqp(None)
     if binary is None:
-        return {}
+        return {}, {}
     child = CqpChild(binary, big50_registry())
     timings: dict[str, float | None] = {}
+    answers: dict[str, list[str]] = {}
     try:
+        check(child.timed("set PrettyPrint off;"))  # count: frequency, first hit, value; group: value, hits
         for case in CASES:
             if case.cqp is None:
                 timings[case.name] = None
                 continue
             timings[case.name] = median_ms(lambda case=case: check(child.timed(case.cqp or "")), runs)
+            command = case.cqp.replace("cat A 0 99;", "dump A 0 99;")
+            answers[case.name] = check(child.timed(command))
     finally:
         child.close()
-    return timings
+    return timings, answers
 
 
-def check(answer: tuple[float, list[str], str]) -> None:
+def check(answer: tuple[float, list[str], str]) -> list[str]:
     if answer[2].strip():
         sys.exit(f"real CQP: {answer[2].strip()}")
+    return answer[1]
+
+
+def same_as_cqp(case: Case, answer: dict[str, object] | None, lines: list[str] | None) -> str:
+    """Whether cowbird's answer is real CQP's: every frequency row's count (``count``: frequency,
+    first hit, value), every value's hits (``group``: value, hits), or the positions of the 100
+    sorted hits (``dump``: match, matchend, target, keyword)."""
+    if lines is None or answer is None:
+        return "-"
+    try:
+        return "yes" if _same(case, answer, lines) else "NO"
+    except ValueError as error:
+        return f"unreadable CQP output: {error}"
+
+
+def _same(case: Case, answer: dict[str, object], lines: list[str]) -> bool:
+    rows = answer["rows"] if "rows" in answer else answer.get("hits")
+    assert isinstance(rows, list)
+    if case.path == "/api/v1/frequency":
+        theirs = {value: int(count) for count, _first, value in (line.split("\t") for line in lines)}
+        same = all(theirs.get(r["value"]) == r["frequency"] for r in rows) and (
+            len(rows) == len(theirs) or len(rows) == case.params.get("limit"))
+    elif case.path == "/api/v1/distribution":
+        theirs = {value: int(count) for value, count in (line.split("\t") for line in lines)}
+        same = {r["value"]: r["hits"] for r in rows if r["hits"]} == theirs
+    else:
+        theirs_positions = [[int(n) for n in line.split()[:2]] for line in lines]
+        same = [[h["position"], h["matchend"]] for h in rows] == theirs_positions
+    return same
 
 
 def ccc_collocations(runs: int) -> float | None:
@@ -187,14 +224,14 @@ def main() -> None:
     stack.prepare()
     console.print(f"encoded {len(stack.partitions)} partitions in {time.perf_counter() - started:.0f} s")
     measured = {case.name: measure(stack, case, args.runs) for case in CASES}
-    cqp = cqp_timings(args.runs)
+    cqp, cqp_answers = cqp_timings(args.runs)
     ccc = None if args.no_ccc else ccc_collocations(args.runs)
 
     title = (f"Analyses on BIG50 ({options.input.name}: 2 partitions of ~25 MT, one node process each, the front "
              f"end over HTTP), medians of {args.runs} runs on freshly started nodes; real CQP 3.4.16 warm in the "
              "same run on the same corpus in one piece")
     columns = ["analysis", "hits", "values", "cowbird ms (new search)", "cowbird ms (again, hits cached)",
-               "real CQP ms (warm)", "target ms", "met", "node peak MB"]
+               "real CQP ms (warm)", "target ms", "met", "= CQP", "node peak MB"]
     rows = []
     for case in CASES:
         timing = measured[case.name]
@@ -209,7 +246,7 @@ def main() -> None:
             met = met and new <= yardstick  # and no slower than CQP's count
         rows.append([case.name, f"{timing.hits:,}", timing.values, f"{new:,.0f}", f"{again:,.0f}", other,
                      f"{case.target_ms:,.0f}" if case.target_ms else "-", "yes" if met else "NO",
-                     f"{timing.peak_mb:,.0f}"])
+                     same_as_cqp(case, timing.answer, cqp_answers.get(case.name)), f"{timing.peak_mb:,.0f}"])
     table = Table(title=title, show_lines=False)
     for column in columns:
         table.add_column(column, justify="right")

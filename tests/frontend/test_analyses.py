@@ -424,3 +424,18 @@ async def test_sort_errors(five: httpx.AsyncClient) -> None:
         response = await five.get("/api/v1/query", params={"corpus": "ewt", "q": "house", **dict(pairs)})
         assert response.status_code == 400, (pairs, response.text)
         assert message in response.json()["detail"]
+
+
+async def test_every_example_on_the_api_help_page_answers(five: httpx.AsyncClient) -> None:
+    """The copyable GET examples of /help/api work as written (the token is the caller's)."""
+    import html
+    import re as regex
+
+    page = await five.get("/help/api")
+    assert page.status_code == 200
+    urls = regex.findall(r"'(http[^']+)'", html.unescape(page.text))
+    assert len(urls) >= 9
+    for url in urls:
+        answer = await five.get(url.replace(str(five.base_url), "").replace("http://testserver", ""),
+                                headers={"Authorization": f"Bearer {API_TOKEN}"})
+        assert answer.status_code == 200, (url, answer.text)
