@@ -252,7 +252,7 @@ def main() -> None:
         table.add_column(column, justify="right")
     for row in rows:
         table.add_row(*(escape(cell) for cell in row))
-    Console(width=200).print(table)
+    console.print(table)
     print(f"\n### {title}\n")
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))

@@ -174,7 +174,8 @@ class FrequencyRow(BaseModel):
     frequency: int
     share: float = Field(description="Share of the hits counted.")
     per_million: float = Field(description="Frequency per million tokens of the corpus.")
-    concordance: str | None = Field(description="The search page showing these hits (single-token spans).")
+    concordance: str | None = Field(description="The search page showing these hits (single-token spans; None "
+                                                "for a value no CQP string can hold, one ending in a backslash).")
 
 
 class FrequencyResult(_AnalysisResult):
@@ -221,8 +222,9 @@ class CollocateRow(BaseModel):
     in_nodes: int = Field(description="Frequency inside the hits.")
     expected: float = Field(description="Expected co-occurrences (E11).")
     scores: dict[str, float]
-    concordance: str = Field(description="The search page showing the hits with this collocate in their window "
-                                         "(each match runs from the hit to the collocate).")
+    concordance: str | None = Field(description="The search page showing the hits with this collocate in their "
+                                                "window (each match runs from the hit to the collocate); None for a "
+                                                "value no CQP string can hold (one ending in a backslash).")
 
 
 class CollocationResult(_AnalysisResult):

@@ -4,10 +4,11 @@ query's hits over every partition, exact for the whole corpus (``frontend_api.an
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import re
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, TypeVar, cast
 from urllib.parse import urlencode
@@ -43,12 +44,14 @@ from query_lang import (
     ConstraintAnd,
     LabelRef,
     Pattern,
+    QuerySyntaxError,
     RegexValue,
     Repetition,
     TokenPattern,
     parse_cqp,
     serialize,
 )
+from query_lang import Query as ParsedQuery
 from query_lang import Sequence as Succession
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
@@ -65,9 +68,17 @@ def _link(**params: str | list[str]) -> str:
     return "/?" + urlencode(params, doseq=True)
 
 
-def _with_value(cqp: str, label: str, attribute: str, value: str, fold: str) -> str:
+def _cqp_link(corpus: str, build: Callable[[], str]) -> str | None:
+    """The search page running the CQP query ``build`` makes, or None when the value in it cannot be
+    written as a CQP string (a token ending in a backslash or holding a control character)."""
+    try:
+        return _link(corpus=corpus, q=build(), syntax="cqp")
+    except QuerySyntaxError:
+        return None
+
+
+def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold: str) -> str:
     """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
-    query = parse_cqp(cqp)
     test = RegexValue(value, literal=True) if not fold else \
         RegexValue(re.escape(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
     comparison = Comparison(LabelRef(label, attribute), False, test)
@@ -167,20 +178,21 @@ async def frequency(
     work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, limit)
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
-    one_token = isinstance(parse_cqp(cqp).pattern, TokenPattern)  # the whole match is its first token
-    single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
-    rows = [
-        FrequencyRow(value=row.value, frequency=row.frequency, share=row.share, per_million=row.per_million,
-                     concordance=_link(corpus=target.name, q=_with_value(cqp, span.start.name, by, row.value, folded),
-                                       syntax="cqp") if single else None)
-        for row in table.rows
-    ]
     shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
     if format != "json":
         return _table(found, cqp, "frequency", format, provenance,
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": limit},
                       statuses, table.truncated, ["value", "frequency", "share", "per_million"],
-                      [[r.value, r.frequency, r.share, r.per_million] for r in rows])
+                      [[r.value, r.frequency, r.share, r.per_million] for r in table.rows])
+    parsed = parse_cqp(cqp)
+    one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
+    single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
+    rows = [
+        FrequencyRow(value=row.value, frequency=row.frequency, share=row.share, per_million=row.per_million,
+                     concordance=_cqp_link(target.name, functools.partial(
+                         _with_value, parsed, span.start.name, by, row.value, folded)) if single else None)
+        for row in table.rows
+    ]
     return FrequencyResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, on=shown_on, fold=folded, counted=table.counted,
@@ -207,6 +219,11 @@ async def distribution(
     target, cqp = found.corpus, found.cqp
     statuses, table = await _run(request, user, budgets, Analyses(queries).distribution(target, cqp, by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    if format != "json":
+        return _table(found, cqp, "distribution", format, provenance, {"by": by, "order": order}, statuses,
+                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
+                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits]
+                       for r in table.rows])
     exact = not failed_partitions(statuses)
     base: dict[str, str | list[str]] = {"corpus": target.name, "q": found.q, "syntax": found.syntax}
     if found.ignore_case:
@@ -217,10 +234,6 @@ async def distribution(
                         concordance=_link(**base, filter=[*found.filters, _only(by, row.value)]))
         for row in table.rows
     ]
-    if format != "json":
-        return _table(found, cqp, "distribution", format, provenance, {"by": by, "order": order}, statuses,
-                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
-                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in rows])
     return DistributionResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
@@ -269,10 +282,7 @@ async def collocations(
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     before, after = window if left is None else left, window if right is None else right
-    rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
-                         scores=r.scores, concordance=_link(corpus=target.name, syntax="cqp", q=_with_collocate(
-                             cqp, attribute, r.value, before, after)))
-            for r in table.rows[offset : offset + limit]]
+    page = table.rows[offset : offset + limit]
     if format != "json":
         parameters: dict[str, object] = {
             "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
@@ -280,7 +290,12 @@ async def collocations(
         return _table(found, cqp, "collocations", format, provenance, parameters, statuses, table.truncated,
                       ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
                       [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
-                       for r in rows])
+                       for r in page])
+    parsed = parse_cqp(cqp)
+    rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
+                         scores=r.scores, concordance=_cqp_link(target.name, functools.partial(
+                             _with_collocate, parsed, attribute, r.value, before, after)))
+            for r in page]
     return CollocationResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
@@ -289,11 +304,10 @@ async def collocations(
     )
 
 
-def _with_collocate(cqp: str, attribute: str, value: str, left: int, right: int) -> str:
+def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, right: int) -> str:
     """The query's hits with ``value`` at most ``left`` tokens before or ``right`` after them, as one
     CQP query whose matches run from the hit to the collocate (or back): the concordance of a
     collocation. Its region (``within``) and constraint stay as they were."""
-    query = parse_cqp(cqp)
     collocate = TokenPattern(AttributeTest(attribute, False, RegexValue(value, literal=True)))
 
     def gap(tokens: int) -> list[Pattern]:

@@ -439,3 +439,20 @@ async def test_every_example_on_the_api_help_page_answers(five: httpx.AsyncClien
         answer = await five.get(url.replace(str(five.base_url), "").replace("http://testserver", ""),
                                 headers={"Authorization": f"Bearer {API_TOKEN}"})
         assert answer.status_code == 200, (url, answer.text)
+
+
+def test_a_value_no_cqp_string_can_hold_gets_no_link_instead_of_failing_the_table() -> None:
+    """Web tokens such as ``C:\\`` end in a backslash, which no CQP string can hold: that row has no
+    concordance link; every other row keeps its link."""
+    import functools
+
+    from frontend_api.routes.analyses import _cqp_link, _with_collocate, _with_value
+    from query_lang import parse_cqp
+
+    query = parse_cqp('[pos="NN"] within text')
+    assert _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "")) is None
+    assert _cqp_link("ewt", functools.partial(_with_collocate, query, "word", "C:\\", 2, 2)) is None
+    link = _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", 'say "hi"', ""))
+    assert link is not None
+    assert parse_qs(urlsplit(link).query)["q"] == ['[pos="NN"] :: match.word=\'say "hi"\'%l within text']
+    assert _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "c")) is None
