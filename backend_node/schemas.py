@@ -133,6 +133,7 @@ class Line(BaseModel):
     match: int
     matchend: int
     target: int | None = None
+    keyword_position: int | None = Field(None, description="The keyword anchor (@1[...] in the query), if set.")
     left: list[list[str]]
     keyword: list[list[str]]
     right: list[list[str]]
@@ -183,7 +184,7 @@ class FrequencyResponse(BaseModel):
     query: str
     total: int = Field(description="Hits of the query.")
     counted: int = Field(description="Hits counted (those where the span is set).")
-    unset: int = Field(description="Hits without the anchor (no target).")
+    unset: int = Field(description="Hits without the anchor (no target or keyword).")
     distinct: int
     truncated: bool = Field(description="More distinct values than the node lists; the rarest are left out.")
     values: list[str]

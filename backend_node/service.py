@@ -3,7 +3,8 @@
 Queries run in worker threads, off the event loop, under a :class:`Deadline` the engine checks
 between steps, so a query past ``query_timeout`` really stops. The result cache keeps recent
 (partition, query) results so paging through one query costs one evaluation; it is bounded by the
-number of hits it holds (24 bytes each: match, matchend, target). A query keeps at most
+number of hits it holds (24 bytes each: match, matchend, target; a query that marks a keyword
+anchor, ``@1[...]``, holds a fourth array and counts 4/3 per hit). A query keeps at most
 ``max_query_hits`` of its hits; it is counted exactly however many it has.
 """
 
@@ -18,7 +19,7 @@ import anyio
 
 from backend_node.analysis.compute import SortOrder, sort_order
 from backend_node.analysis.spec import parse_sort
-from backend_node.engines import Context, Deadline, Hit, KwicLine, QueryEngine, ResultSet, Strategy
+from backend_node.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
 from backend_node.engines.results import ArrayResultSet, build_lines
 from backend_node.errors import UnknownPartition
 from backend_node.scheduler import Scheduler
@@ -49,13 +50,13 @@ class ResultCache:
         return result
 
     def put(self, key: tuple[str, str, str, int], result: ResultSet) -> None:
-        if result.held > self.max_hits or key in self._entries:
+        if result.weight > self.max_hits or key in self._entries:
             return
         self._entries[key] = result
-        self.hits += result.held
+        self.hits += result.weight
         while self.hits > self.max_hits:
             _, evicted = self._entries.popitem(last=False)
-            self.hits -= evicted.held
+            self.hits -= evicted.weight
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -178,9 +179,7 @@ class PartitionService:
 
         def build() -> list[KwicLine]:
             picked = order.order[ranks] if ranks else order.order[:0]
-            m = order.matches
-            hits = [Hit(a, b, t if t >= 0 else None) for a, b, t in zip(
-                m.match[picked].tolist(), m.matchend[picked].tolist(), m.target[picked].tolist(), strict=True)]
+            hits = ArrayResultSet(order.corpus, order.matches.take(picked)).hits()
             return build_lines(order.corpus, hits, context, show, meta)
 
         return await self.in_thread(build)

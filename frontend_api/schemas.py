@@ -185,7 +185,7 @@ class FrequencyResult(_AnalysisResult):
     on: str
     fold: str
     counted: int = Field(description="Hits counted (those where the span is set).")
-    unset: int = Field(description="Hits without the anchor (no target), not counted.")
+    unset: int = Field(description="Hits without the anchor (no target or keyword), not counted.")
     distinct: int = Field(description="Distinct values (a lower bound when truncated).")
     truncated: bool = Field(description="A node had more distinct values than it lists; rare values are missing.")
     offset: int

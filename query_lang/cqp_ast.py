@@ -89,12 +89,14 @@ Condition: TypeAlias = AttributeTest | Not | And | Or
 class TokenPattern:
     """One corpus position: ``[condition]``, or ``[]`` (``condition`` None) for any token.
 
-    ``label`` is the name set by ``a:[...]``; ``target`` is True for ``@[...]``.
+    ``label`` is the name set by ``a:[...]``; ``target`` is True for ``@[...]`` (or ``@0[...]``),
+    ``keyword`` for ``@1[...]`` (CQP's second anchor; a token is at most one of the two).
     """
 
     condition: Condition | None
     label: str | None = None
     target: bool = False
+    keyword: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,5 +194,18 @@ class Query:
     expand: str | None = None
 
 
-SPECIAL_LABELS = frozenset({"match", "matchend", "target"})
+SPECIAL_LABELS = frozenset({"match", "matchend", "target", "keyword"})
 """Labels every query defines; a constraint may refer to them without setting them."""
+
+
+def marked_anchors(pattern: Pattern) -> frozenset[str]:
+    """The anchors the pattern's tokens mark: ``target`` (``@[...]``) and ``keyword`` (``@1[...]``)."""
+    if isinstance(pattern, TokenPattern):
+        return frozenset(name for name, marked in (("target", pattern.target), ("keyword", pattern.keyword)) if marked)
+    if isinstance(pattern, Sequence):
+        return frozenset().union(*(marked_anchors(item) for item in pattern.items))
+    if isinstance(pattern, Alternation):
+        return frozenset().union(*(marked_anchors(option) for option in pattern.options))
+    if isinstance(pattern, Repetition):
+        return marked_anchors(pattern.item)
+    return frozenset()

@@ -54,6 +54,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         self.labels: set[str] = set()
         self.label_refs: list[tuple[str, int]] = []
         self.targets: list[int] = []
+        self.keywords: list[int] = []
         self.label_offsets: dict[str, int] = {}
         self.regex_budget = MAX_REGEX_SIZE
 
@@ -90,6 +91,8 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         for label, offset in self.label_refs:
             if label == "target" and not self.targets:
                 raise self._error("'target' is not set in the pattern (mark a token with @, as in @[...])", offset)
+            if label == "keyword" and not self.keywords:
+                raise self._error("'keyword' is not set in the pattern (mark a token with @1, as in @1[...])", offset)
             if label not in SPECIAL_LABELS and label not in self.labels:
                 raise self._error(
                     f"label '{label}' is not set in the pattern (set it with {label}:[...])", offset
@@ -181,11 +184,16 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     def bracket_token(
         self, target: Token | None, label: Token | None, condition: Condition | None
     ) -> TokenPattern:
-        return TokenPattern(condition, label=self._label(label), target=self._target(target))
+        return self._token(condition, target, label)
 
     def string_token(self, target: Token | None, label: Token | None, value: RegexValue) -> TokenPattern:
-        condition = AttributeTest("word", False, value)
-        return TokenPattern(condition, label=self._label(label), target=self._target(target))
+        return self._token(AttributeTest("word", False, value), target, label)
+
+    def _token(self, condition: Condition | None, marker: Token | None, label: Token | None) -> TokenPattern:
+        anchor = self._anchor(marker)
+        return TokenPattern(
+            condition, label=self._label(label), target=anchor == "target", keyword=anchor == "keyword"
+        )
 
     def _label(self, token: Token | None) -> str | None:
         if token is None:
@@ -195,10 +203,21 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         self.label_offsets.setdefault(name, _offset(token))
         return name
 
-    def _target(self, token: Token | None) -> bool:
-        if token is not None:
+    def _anchor(self, token: Token | None) -> str | None:
+        """``@``/``@0`` mark the target, ``@1`` the keyword (CQP's default AnchorNumberTarget 0 and
+        AnchorNumberKeyword 1); ``@2`` to ``@9`` mark nothing, as in CQP, which ignores them."""
+        if token is None:
+            return None
+        number = str(token).strip("@:")
+        if number in ("", "0"):
             self.targets.append(_offset(token))
-        return token is not None
+            return "target"
+        if number == "1":
+            self.keywords.append(_offset(token))
+            return "keyword"
+        if len(number) == 1:
+            return None
+        raise self._error("an anchor marker is @ followed by at most one digit (@0 target, @1 keyword)", token)
 
     def open_tag(
         self, tag: Token, operator: Token | None = None, value: RegexValue | None = None

@@ -97,7 +97,7 @@ def _pattern(pattern: Pattern) -> str:
             item = f"({item})"
         return item + _quantifier(pattern.min, pattern.max)
     if isinstance(pattern, TokenPattern):
-        prefix = ("@" if pattern.target else "") + (
+        prefix = ("@" if pattern.target else "@1 " if pattern.keyword else "") + (
             "" if pattern.label is None else _name(pattern.label) + ":"
         )
         body = "" if pattern.condition is None else _condition(pattern.condition)

@@ -20,7 +20,7 @@ import numpy as np
 from tests.support import REFERENCE, ROOT, reference_cqp, require_reference
 
 MARKER = "-::-EOL-::-"
-Hits = list[tuple[int, int]]
+Hits = list[tuple[int, ...]]
 
 
 class NoAnswer(Exception):
@@ -36,8 +36,11 @@ class RealCqp:
         self.timeout = timeout
         self.process: subprocess.Popen[bytes] | None = None
 
-    def query(self, query: str, strategy: str = "standard", hard_boundary: int = 500) -> Hits | str:
-        """The (match, matchend) pairs CQP finds, in its order, or CQP's error message.
+    def query(
+        self, query: str, strategy: str = "standard", hard_boundary: int = 500, anchors: bool = False
+    ) -> Hits | str:
+        """The (match, matchend) pairs CQP finds, in its order, or CQP's error message; with
+        ``anchors``, (match, matchend, target, keyword) with -1 for an unset anchor.
 
         Raises ``NoAnswer`` when CQP takes longer than ``timeout`` seconds or dies on the query."""
         if "\n" in query or "\r" in query:
@@ -52,6 +55,8 @@ class RealCqp:
         numbers = np.fromstring(out, dtype=np.int64, sep=" ")
         rows = numbers[1:].reshape(-1, 4)
         assert len(rows) == numbers[0], f"CQP said {numbers[0]} hits but dumped {len(rows)}"
+        if anchors:
+            return [tuple(row) for row in rows.tolist()]
         return list(zip(rows[:, 0].tolist(), rows[:, 1].tolist(), strict=True))
 
     def run(self, commands: str) -> str:

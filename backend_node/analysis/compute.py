@@ -140,8 +140,10 @@ def _s_with_values(corpus: CwbCorpus, name: str, parameter: str) -> StructuralAt
 
 def anchor_positions(matches: Matches, anchor: Anchor, size: int) -> tuple[Ints, npt.NDArray[np.bool_]]:
     """Each hit's position for ``anchor``, clamped to the corpus as CQP does, and whether it is set
-    (a hit without a target has no target position)."""
-    base = {"match": matches.match, "matchend": matches.matchend, "target": matches.target}[anchor.name]
+    (a hit without a target or keyword has no such position)."""
+    base = {
+        "match": matches.match, "matchend": matches.matchend, "target": matches.target, "keyword": matches.keywords
+    }[anchor.name]
     base = np.asarray(base, dtype=np.int64)
     valid = base >= 0
     return np.clip(base + anchor.offset, 0, max(size - 1, 0)), valid
@@ -364,7 +366,7 @@ class SortOrder:
         if self.key.random:
             return [int(v) for v in random_keys(self.matches.match[hits] + self.base, self.key.seed).tolist()]
         assert self.key.span is not None and self.key.attribute is not None
-        picked = Matches(self.matches.match[hits], self.matches.matchend[hits], self.matches.target[hits])
+        picked = self.matches.take(hits)
         start, end, valid = span_positions(picked, self.key.span, self.corpus.size)
         p = _p(self.corpus, self.key.attribute)
         folded = groups(p, self.key.fold) if self.key.fold else None

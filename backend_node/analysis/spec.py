@@ -1,12 +1,13 @@
 """What an analysis looks at: anchors and spans (``on=``), value folding (``fold=``), sort keys (``sort=``).
 
 The notation follows CQP's ``count``/``group``/``sort`` commands: an anchor is ``match``,
-``matchend`` or ``target``, optionally with a token offset (``match[-1]``, ``matchend[2]``); a span is
-``A..B`` (``match..matchend``, CQP's default, the whole match). Sort keys name a span and a
-p-attribute, as CQP's ``sort A by ATT on SPAN`` does: ``match.lemma`` (the match's first token, CQP's
-``on match``), ``match..matchend.lemma`` (the whole match), ``matchend.word``, ``target.pos``, ``left1.word``
-(the token before the match, ``match[-1]``), ``right2.pos`` (``matchend[2]``), with CQP's ``%c``/``%d``
-flags (``left1.word%c``), or ``random``. Every parse error says what was wrong and how to write it.
+``matchend``, ``target`` (``@[...]``) or ``keyword`` (``@1[...]``), optionally with a token offset
+(``match[-1]``, ``matchend[2]``); a span is ``A..B`` (``match..matchend``, CQP's default, the whole
+match). Sort keys name a span and a p-attribute, as CQP's ``sort A by ATT on SPAN`` does:
+``match.lemma`` (the match's first token, CQP's ``on match``), ``match..matchend.lemma`` (the whole
+match), ``matchend.word``, ``target.pos``, ``left1.word`` (the token before the match,
+``match[-1]``), ``right2.pos`` (``matchend[2]``), with CQP's ``%c``/``%d`` flags (``left1.word%c``),
+or ``random``. Every parse error says what was wrong and how to write it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Literal, get_args
 
 from cowbird.errors import BadParameter
 
-AnchorName = Literal["match", "matchend", "target"]
+AnchorName = Literal["match", "matchend", "target", "keyword"]
 ANCHORS: tuple[AnchorName, ...] = get_args(AnchorName)
 
 _ANCHOR = re.compile(r"^(match|matchend|target|keyword)(?:\[(-?\d{1,4})\])?$")
@@ -27,7 +28,8 @@ _SORT = re.compile(r"^(?:(left|right)(\d{1,3})|([a-z]+(?:\[-?\d{1,4}\])?(?:\.\.[
 
 @dataclass(frozen=True)
 class Anchor:
-    """A corpus position relative to each hit: ``match``, ``matchend`` or ``target``, plus ``offset`` tokens."""
+    """A corpus position relative to each hit: ``match``, ``matchend``, ``target`` or ``keyword``, plus
+    ``offset`` tokens."""
 
     name: AnchorName
     offset: int = 0
@@ -43,10 +45,6 @@ class Span:
     start: Anchor
     end: Anchor
 
-    @property
-    def uses_target(self) -> bool:
-        return "target" in (self.start.name, self.end.name)
-
     def __str__(self) -> str:
         return str(self.start) if self.start == self.end else f"{self.start}..{self.end}"
 
@@ -57,12 +55,9 @@ WHOLE_MATCH = Span(Anchor("match"), Anchor("matchend"))
 def parse_anchor(text: str, parameter: str = "on") -> Anchor:
     found = _ANCHOR.match(text.strip())
     if found is None:
-        raise BadParameter(f"{parameter}={text}: an anchor is match, matchend or target, optionally with a token "
-                           "offset in brackets (match[-1], matchend[2])")
+        raise BadParameter(f"{parameter}={text}: an anchor is match, matchend, target or keyword, optionally with "
+                           "a token offset in brackets (match[-1], matchend[2])")
     name, offset = found.group(1), int(found.group(2) or 0)
-    if name == "keyword":
-        raise BadParameter(f"{parameter}={text}: cowbird's queries set no keyword anchor (CQP's @1); mark the "
-                           "token with @ in the query and use target")
     assert name in ANCHORS
     return Anchor(name, offset)
 
@@ -113,7 +108,8 @@ class SortKey:
 
 
 def parse_sort(text: str, direction: Direction = "asc", seed: int = 0) -> SortKey:
-    """``match.lemma``, ``match..matchend.lemma``, ``left1.word``, ``right2.pos%c``, ``target.lemma``, ``random``."""
+    """``match.lemma``, ``match..matchend.lemma``, ``left1.word``, ``right2.pos%c``, ``target.lemma``,
+    ``keyword.word``, ``random``."""
     value = text.strip()
     if value == "random":
         return SortKey(None, None, "", direction, seed)
@@ -121,7 +117,7 @@ def parse_sort(text: str, direction: Direction = "asc", seed: int = 0) -> SortKe
     if found is None:
         raise BadParameter(
             f"sort={text}: write SPAN.ATTRIBUTE with an optional %c/%d, e.g. match.lemma (first token), "
-            "match..matchend.lemma (whole match), left1.word, right2.pos%c, target.lemma — or random"
+            "match..matchend.lemma (whole match), left1.word, right2.pos%c, target.lemma, keyword.word — or random"
         )
     side, distance, span_text, attribute, flags = found.groups()
     if side is not None:

@@ -103,11 +103,13 @@ class Context:
 
 @dataclass(frozen=True)
 class Hit:
-    """One match: corpus positions, ``matchend`` inclusive, as CQP reports them."""
+    """One match: corpus positions, ``matchend`` inclusive, as CQP reports them; ``target`` and
+    ``keyword`` are the anchors set by ``@[...]`` and ``@1[...]`` (None where unset)."""
 
     match: int
     matchend: int
     target: int | None = None
+    keyword: int | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,11 @@ class ResultSet(ABC):
     @abstractmethod
     def held(self) -> int:
         """How many hits, from the first, are held for reading (at most ``total``)."""
+
+    @property
+    def weight(self) -> int:
+        """What the held hits cost in a result cache, in hits of 24 bytes (match, matchend, target)."""
+        return self.held
 
     @abstractmethod
     def hits(self, offset: int = 0, limit: int | None = None) -> list[Hit]: ...

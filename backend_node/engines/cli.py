@@ -79,7 +79,8 @@ class Preview:
 @click.option("--frequency", "frequency_by", metavar="ATT", default=None,
               help="Print a frequency breakdown of the hits by this p-attribute (CQP's count A by ATT).")
 @click.option("--on", "on", metavar="SPAN", default=None,
-              help="With --frequency: match, matchend[1], match[-1], match..matchend (default: the whole match).")
+              help="With --frequency: match, matchend[1], match[-1], target, keyword, match..matchend "
+                   "(default: the whole match).")
 @click.option("--fold", type=click.Choice(["c", "d", "cd"]), default=None,
               help="With --frequency or --sort: fold case (c) and/or diacritics (d).")
 @click.option("--distribution", "distribution_by", metavar="S_ATT", default=None,

@@ -50,7 +50,8 @@ from backend_node.engines.errors import (
 )
 from backend_node.engines.results import ArrayResultSet, Matches, context_line
 from backend_node.store import CwbCorpus
-from query_lang import canonical
+from query_lang import parse_cqp, serialize
+from query_lang.cqp_ast import marked_anchors
 
 WATCH_SECONDS = 0.1
 """How often a running query's deadline and caller are checked."""
@@ -188,7 +189,8 @@ class CwbEngine(QueryEngine):
     ) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
-        text = canonical(query)  # only the re-serialised, checked query ever reaches cqp
+        parsed = parse_cqp(query)
+        text = serialize(parsed)  # only the re-serialised, checked query ever reaches cqp
         with self._lock:
             if self._killed or self._cqp.CQP_process.poll() is not None:
                 self._cqp.CQPrunning = False  # nothing to tell the old one: it is gone
@@ -211,9 +213,11 @@ class CwbEngine(QueryEngine):
             finally:
                 done.set()
                 watcher.join()
+        # dump: match, matchend, target, keyword (-1 where unset)
         rows = [line.split("\t") for line in dump.splitlines() if line.strip()]
-        table = np.asarray([[int(x) for x in row[:3]] for row in rows], dtype=np.int64).reshape(-1, 3)
-        return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2]))
+        table = np.asarray([[int(x) for x in row[:4]] for row in rows], dtype=np.int64).reshape(-1, 4)
+        keyword = table[:, 3] if "keyword" in marked_anchors(parsed.pattern) else None
+        return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2], keyword))
 
     def context(
         self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None

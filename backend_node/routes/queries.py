@@ -28,7 +28,7 @@ router = APIRouter(prefix="/v1", tags=["queries"])
 
 def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:
     return Line(
-        match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target,
+        match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target, keyword_position=line.hit.keyword,
         left=line.left, keyword=line.keyword, right=line.right, meta=line.meta, sort_key=sort_key,
     )
 

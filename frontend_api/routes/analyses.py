@@ -162,8 +162,9 @@ async def frequency(
     queries: Queries,
     found: Searched,
     by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
-    on: Annotated[str | None, Query(description="match, matchend, target, an offset (match[-1], matchend[1]) or "
-                                                "a span (match..matchend, the default: the whole match).")] = None,
+    on: Annotated[str | None, Query(description="match, matchend, target, keyword, an offset (match[-1], "
+                                                "matchend[1]) or a span (match..matchend, the default: the "
+                                                "whole match).")] = None,
     fold: Annotated[str, Query(description="c: fold case, d: ignore diacritics, cd: both.")] = "",
     min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
     offset: Annotated[int, Query(ge=0)] = 0,

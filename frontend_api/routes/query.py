@@ -23,7 +23,7 @@ router = APIRouter(prefix="/api/v1", tags=["query"])
 
 Syntax = Annotated[Literal["simple", "cqp"], Query(description="simple (Colibri² language) or cqp.")]
 Sort = Annotated[str | None, Query(description="Sort the hits: match.lemma, match..matchend.word, left1.word, "
-                                               "right2.pos%c, target.lemma, random (with seed).")]
+                                               "right2.pos%c, target.lemma, keyword.word, random (with seed).")]
 Direction = Annotated[Literal["asc", "desc"], Query(description="Sort direction (ties stay in corpus order).")]
 
 

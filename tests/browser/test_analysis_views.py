@@ -87,6 +87,29 @@ def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, t
     assert parse_qs(urlsplit(page.url).query)["syntax"] == ["cqp"]
 
 
+def test_target_and_keyword_are_offered_when_the_query_marks_them(site: DemoStack, page: Page) -> None:
+    query = '@1[word="the"] @[]'
+    expected = api(site, "/api/v1/frequency", corpus="sample", q=query, syntax="cqp", by="word", on="target")
+    sorted_hits = api(site, "/api/v1/query", corpus="sample", q=query, syntax="cqp", sort="target.word",
+                      direction="desc")
+    page.goto(f"{site.url}/?corpus=sample&q=the&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    assert page.locator('#freq-on option[value="keyword"]').get_attribute("hidden") is not None
+    page.goto(f"{site.url}/?corpus=sample&q={query}&syntax=cqp&view=frequency&freq_by=word&freq_on=target")
+    expect(page.locator("body")).to_have_attribute("data-analysed", "frequency")
+    rows: list[dict[str, object]] = expected["rows"]  # type: ignore[assignment]
+    expect(page.locator("#freq-table tbody td.value")).to_have_text([str(r["value"]) for r in rows])
+    assert page.locator('#sort-on option[value="keyword"]').get_attribute("hidden") is None
+    page.click("#tab-kwic")
+    page.select_option("#sort-on", "target")
+    page.select_option("#sort-attribute", "word")
+    page.select_option("#sort-direction", "desc")
+    expect(page.locator("#kwic tbody td.match")).to_have_text([h["match"] for h in sorted_hits["hits"]])  # type: ignore[index]
+    page.check('input[name="syntax"][value="simple"]')  # a simple query marks no anchor
+    expect(page.locator('#sort-on option[value="target"]')).to_be_hidden()
+    expect(page.locator("#sort-on")).to_have_value("")
+
+
 def test_distribution_tab_draws_bars_that_open_their_hits(site: DemoStack, page: Page, tmp_path: Path) -> None:
     expected = api(site, "/api/v1/distribution", corpus="sample", q="the", by="text_genre")
     by_hits = api(site, "/api/v1/distribution", corpus="sample", q="the", by="text_genre", order="hits")

@@ -78,7 +78,8 @@ def native_answer(engine: NativeEngine, case: Case) -> Hits | str | None:
         if isinstance(error, CowbirdError) and error.status >= 500:
             raise  # the engine failed: that is a bug, not a refusal
         return f"{type(error).__name__}: {error}"
-    return list(zip(found.match.tolist(), found.matchend.tolist(), strict=True))
+    return list(zip(found.match.tolist(), found.matchend.tolist(), found.target.tolist(), found.keywords.tolist(),
+                    strict=True))
 
 
 def difference(native: Hits | str, cqp: Hits | str) -> str | None:
@@ -111,7 +112,7 @@ def note(text: str) -> None:
 def ask(judge: RealCqp, case: Case) -> Hits | str | None:
     """Real CQP's answer, or None when it gave none (timed out or died: no verdict)."""
     try:
-        return judge.query(case.query, case.strategy, case.hard_boundary)
+        return judge.query(case.query, case.strategy, case.hard_boundary, anchors=True)
     except NoAnswer as error:
         note(f"no verdict: {str(error).splitlines()[0]}")
         return None
@@ -207,7 +208,8 @@ def conditions() -> st.SearchStrategy[str]:
 
 @st.composite
 def tokens(draw: st.DrawFn, marked: bool = False) -> str:
-    """``[condition]``, ``[]`` or a bare ``"word"``; ``marked`` ones may carry a label or ``@``."""
+    """``[condition]``, ``[]`` or a bare ``"word"``; ``marked`` ones may carry a label, ``@`` (the
+    target, also written ``@0``) or ``@1`` (the keyword)."""
     kind = draw(st.sampled_from(["condition"] * 5 + ["any", "bare", "bare"]))
     if kind == "condition":
         body = f"[{draw(conditions())}]"
@@ -216,8 +218,8 @@ def tokens(draw: st.DrawFn, marked: bool = False) -> str:
     if not marked:
         return body
     label = f"{draw(st.sampled_from(['a', 'b']))}:" if draw(st.integers(0, 2)) == 0 else ""
-    target = "@" if draw(st.integers(0, 4)) == 0 else ""
-    return f"{target}{label}{body}"
+    anchor = draw(st.sampled_from(["@", "@0:", "@1", "@1 "] + [""] * 12))
+    return f"{anchor}{label}{body}"
 
 
 @st.composite
@@ -304,13 +306,13 @@ def patterns() -> st.SearchStrategy[str]:
 
 
 @st.composite
-def constraints(draw: st.DrawFn, defined: list[str], target: bool) -> str:
+def constraints(draw: st.DrawFn, defined: list[str], anchors: list[str]) -> str:
     """A global constraint that reads every label of the pattern: CQP refuses a query with a label
     it never reads ("Illegal use of labels"). Now and then it reads a label the pattern does not
-    set, or ``target`` without an ``@``, which both engines must refuse."""
-    readable = [*defined, "match", "matchend"] + (["target"] if target else [])
+    set, or ``target`` (``keyword``) without an ``@`` (``@1``), which both engines must refuse."""
+    readable = [*defined, "match", "matchend", *anchors]
     if draw(st.integers(0, 9)) == 0:
-        readable.append(draw(st.sampled_from(["b" if "a" in defined else "a", "target"])))
+        readable.append(draw(st.sampled_from(["b" if "a" in defined else "a", "target", "keyword"])))
 
     def comparison(label: str) -> str:
         operator = draw(st.sampled_from(["=", "!="]))
@@ -347,7 +349,9 @@ def cases(draw: st.DrawFn) -> Case:
     long_runs = unbounded_text(query)
     defined = sorted(set(re.findall(r"\b([ab]):", query)))  # no generated value contains a colon
     if defined or draw(st.integers(0, 3)) == 0:
-        query += f" :: {draw(constraints(defined, '@' in query))}"
+        marked = [name for name, found in (("target", re.search(r"@(?!1)", query)), ("keyword", "@1" in query))
+                  if found]
+        query += f" :: {draw(constraints(defined, marked))}"
     if draw(st.booleans()):
         query += f" within {draw(st.sampled_from(['s', 's'] if long_runs else ['s', 'text', 'p']))}"
     if draw(st.integers(0, 9)) == 0:
@@ -476,6 +480,13 @@ FIXED_DIFFERENCES = [
           "native refuses a second @ (QuerySyntaxError); CQP accepts it: 10,133 hits"),
     fixed("two-targets-last-wins", '@[pos="DT"] @[pos="NN"] :: target.word = "the"',
           "with two @ on a path, target is the last one set (the noun): CQP 0 hits"),
+    fixed("keyword-and-target", '@1[pos="JJ"] @[pos="NN.*"]',
+          "native once refused @1 (CQP's keyword anchor); CQP: 6,468 hits, each with target and keyword"),
+    fixed("keyword-in-constraint", '@1[pos="DT"] [pos="JJ"]? @0:[pos="NN"] :: keyword.word = "the"',
+          "CQP reads the keyword in a constraint like target"),
+    fixed("optional-keyword-longest", '[pos="DT"] @1[pos="JJ"]* [pos="NN.*"]',
+          "a path without the @1 token leaves the keyword unset (-1)", "longest"),
+    fixed("unused-anchor-number", '@2[pos="DT"] @9:[pos="NN"]', "CQP ignores @2 to @9: 10,133 hits, no anchors"),
     fixed("zero-repetition", '[pos="DT"] [pos="JJ"]{0} [pos="NN"]',
           "native refuses {0} (QuerySyntaxError: count between 1 and 1,000); CQP accepts it: 10,133 hits"),
     fixed("matches-empty", '[pos="DT"]?',

@@ -163,7 +163,8 @@ def test_both_engines_answer_alike_through_real_nodes(cqp: Path, registry: Path,
         del os.environ["COWBIRD_NODE_CQP_BINARY"]
     try:
         queries = [param.values[1] for param in parity_queries()]
-        queries += ['[foo="dog"]', "<nope> []", '[word="dog"] within nope', '[word="dog"', '"dog" cut 3']
+        queries += ['[foo="dog"]', "<nope> []", '[word="dog"] within nope', '[word="dog"', '"dog" cut 3',
+                    '[pos="DT"] @1[pos="JJ"]? @[pos="NN"]']  # target and keyword positions in the hits
         for query in queries:
             assert _answers(cwb_url, query) == _answers(native_url, query), query
         export = {"partition": "ewt", "query": '[pos="NNP"]', "limit": 5000, "context": {"tokens": 3}}
@@ -179,6 +180,9 @@ def test_both_engines_answer_alike_through_real_nodes(cqp: Path, registry: Path,
             ("/v1/cooccurrence", {"query": '[lemma="go"]', "attribute": "lemma", "left": 3, "right": 5,
                                   "within": "s"}),
             ("/v1/sortkeys", {"query": '[lemma="go"]', "sort": {"key": "right1.word"}, "limit": 200}),
+            ("/v1/frequency", {"query": '[pos="DT"] @1[pos="JJ"]? [pos="NN"]', "attribute": "lemma",
+                               "on": "keyword"}),
+            ("/v1/sortkeys", {"query": '@1[pos="JJ"] [pos="NN"]', "sort": {"key": "keyword.word"}, "limit": 200}),
         ]
         for path, request in analyses:
             answers = []

@@ -100,6 +100,7 @@ function restore(params) {
     if (match) addFilter(match[1], match[2], match[3]);
   }
   describeCorpus();
+  showAnchorOptions();
   for (const [id, name] of Object.entries(SETTINGS)) setValue(id, params.has(name) ? params.get(name) : defaults[id]);
   collOrder = params.get("coll_order") || "log_likelihood";
   showSortControls();
@@ -152,9 +153,24 @@ function addFilter(attribute = "", operator = "~", regex = "") {
   return row;
 }
 
+// the target (@, @0) and keyword (@1) are offered for sorting and counting when a CQP query marks them
+function showAnchorOptions() {
+  const state = formState();
+  const marked = {
+    target: state.syntax === "cqp" && /@(?![1-9])/.test(state.q),
+    keyword: state.syntax === "cqp" && /@1/.test(state.q),
+  };
+  for (const option of document.querySelectorAll("option[data-anchor]")) {
+    option.hidden = !marked[option.dataset.anchor];
+    if (option.hidden && option.selected) option.closest("select").value = "";
+  }
+  showSortControls();
+}
+
 let translating = null;
 async function translate() {
   const state = formState();
+  showAnchorOptions();
   if (state.syntax === "cqp") {
     $("#cqp-preview").textContent = state.q;
     return;

@@ -193,7 +193,7 @@ class State:
     predicate: Predicate | None  # token states
     tag: TagTest | None  # tag states
     label: str | None = None
-    target: bool = False
+    anchor: str | None = None  # "target" (@[...]) or "keyword" (@1[...])
 
     @property
     def is_token(self) -> bool:
@@ -269,7 +269,8 @@ class AutomatonBuilder:
     def _build(self, pattern: Pattern) -> _Fragment:
         if isinstance(pattern, TokenPattern):
             predicate = self.predicates.compile(pattern.condition)
-            return self._new(State(predicate, None, pattern.label, pattern.target))
+            anchor = "target" if pattern.target else "keyword" if pattern.keyword else None
+            return self._new(State(predicate, None, pattern.label, anchor))
         if isinstance(pattern, StructuralTag):
             return self._new(State(None, self._tag(pattern)))
         if isinstance(pattern, Sequence):

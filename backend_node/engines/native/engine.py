@@ -2,7 +2,7 @@
 
 Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``plan.py`` (candidate starts and
 their boundaries), ``simulate.py`` (all candidates stepped through the automaton together, with
-``registers.py`` for labels, target and entered regions), ``strategy.py`` (merge, matching
+``registers.py`` for labels, anchors and entered regions), ``strategy.py`` (merge, matching
 strategy, cut, expand); the hits go into the shared ``engines/results.py`` (concordance lines
 for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the per-corpus state.
 """

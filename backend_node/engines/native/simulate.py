@@ -8,7 +8,7 @@ The passes are then merged, the matching strategy filters them (``strategy.py``)
 A pass is vectorised: every candidate is a row of a boolean matrix ``active`` (rows x automaton
 states); one step gathers the token at each row's cursor (a corpus position) and advances all
 rows at once, rows that accept, die or pass their boundary drop out. What a row remembers per
-state besides being active (labels, target, entered regions) is kept in ``Registers``.
+state besides being active (labels, anchors, entered regions) is kept in ``Registers``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class PassRunner:
         tags = [p.tag for p in automaton.states if p.tag is not None]
         opened = {t.attribute for t in tags if not t.closing}
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
-        self.track_target = any(p.target for p in automaton.states)
+        self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
         self.tag_order = tag_order(automaton, self.sources)
 
     def run(self, first: int, limit: int | None = None, lo: int = 0, hi: int | None = None) -> Matches:
@@ -143,13 +143,13 @@ class PassRunner:
             return Matches.empty()
         active, registers = self._begin(first, starts)
         cursor = starts + 1 if head.is_token else starts.copy()
-        accepts = _Accepts(starts, self.longest, registers.target is not None)
+        accepts = _Accepts(starts, self.longest, self.anchors)
         origin = np.arange(len(starts))  # each row's index among the pass's starts
         while True:
             self.deadline.check()
             self._closure(active, registers, cursor, bound)
-            accepted, accepted_target = self._accepting(active, registers, starts, cursor)
-            accepts.add(origin, starts, cursor, accepted, accepted_target)
+            accepted, accepted_anchors = self._accepting(active, registers, starts, cursor)
+            accepts.add(origin, starts, cursor, accepted, accepted_anchors)
             alive = active.any(axis=1)
             if not self.longest:
                 alive &= ~accepted  # the first (shortest) accept of a row is its match
@@ -166,13 +166,13 @@ class PassRunner:
         return accepts.matches()
 
     def _begin(self, first: int, starts: Cpos) -> tuple[npt.NDArray[np.bool_], Registers]:
-        """Every row in state ``first``, its label, target or entered region set at its start."""
+        """Every row in state ``first``, its label, anchor or entered region set at its start."""
         states = self.automaton.states
         head = states[first]
         active = np.zeros((len(starts), len(states)), dtype=np.bool_)
         active[:, first] = True
-        registers = Registers.unset(len(starts), len(states), self.tracked, self.track_target, self.strict)
-        registers.record(head.label, head.target, first, slice(None), starts)
+        registers = Registers.unset(len(starts), len(states), self.tracked, self.anchors, self.strict)
+        registers.record(head.label, head.anchor, first, slice(None), starts)
         if head.tag is not None and not head.tag.closing and head.tag.attribute in registers.region_ends:
             regions = self.corpus.regions(head.tag.attribute)
             registers.region_ends[head.tag.attribute][:, first] = regions.ends[regions.starting_at(starts)]
@@ -197,7 +197,7 @@ class PassRunner:
             ok = self._matching_rows(state.predicate, rows_all[reach], cursor, gathered)
             new_active[ok, j] = True
             registers.propagate(new, active, self.sources[j], j, ok)
-            new.record(state.label, state.target, j, ok, cursor)
+            new.record(state.label, state.anchor, j, ok, cursor)
         return new_active, new
 
     def _matching_rows(
@@ -253,13 +253,12 @@ class PassRunner:
 
     def _accepting(
         self, active: npt.NDArray[np.bool_], registers: Registers, starts: Cpos, cursor: Cpos
-    ) -> tuple[npt.NDArray[np.bool_], Cpos]:
+    ) -> tuple[npt.NDArray[np.bool_], dict[str, Cpos]]:
         """Rows whose active states include a final one (that passes the global constraint), and
-        the target of each such row (an empty array when the query marks no target)."""
+        each anchor the query marks (target, keyword) for each such row, -1 where unset."""
         ends = cursor - 1
-        target = registers.target
         accepted = np.zeros(len(cursor), dtype=np.bool_)
-        chosen_target = np.full(len(cursor) if target is not None else 0, -1, dtype=np.int64)
+        chosen = {name: np.full(len(cursor), -1, dtype=np.int64) for name in registers.anchors}
         valid = ends >= starts  # a match must contain at least one token
         live = _live(active)
         for f in self.final:
@@ -272,12 +271,14 @@ class PassRunner:
                 values = {name: grid[rows, f] for name, grid in registers.labels.items()}
                 values["match"] = starts[rows]
                 values["matchend"] = ends[rows]
-                values["target"] = target[rows, f] if target is not None else np.full(len(rows), -1)
+                for name in ("target", "keyword"):
+                    grid = registers.anchors.get(name)
+                    values[name] = grid[rows, f] if grid is not None else np.full(len(rows), -1)
                 rows = rows[self.constraint.holds(values)]
             accepted[rows] = True
-            if target is not None:
-                chosen_target[rows] = target[rows, f]
-        return accepted, chosen_target
+            for name, grid in registers.anchors.items():
+                chosen[name][rows] = grid[rows, f]
+        return accepted, chosen
 
 
 def _live(active: npt.NDArray[np.bool_]) -> set[int]:
@@ -288,37 +289,43 @@ def _live(active: npt.NDArray[np.bool_]) -> set[int]:
 
 class _Accepts:
     """The matches one simulation found: each row's first accept, or, for the ``longest``
-    strategy, each row's last accept (rows keep running after accepting)."""
+    strategy, each row's last accept (rows keep running after accepting), with the ``anchors``
+    (target, keyword) the query marks."""
 
-    def __init__(self, starts: Cpos, longest: bool, track_target: bool) -> None:
+    def __init__(self, starts: Cpos, longest: bool, anchors: list[str]) -> None:
         self.starts = starts  # by origin row; never modified in place
         self.longest = longest
-        self.track_target = track_target
+        self.anchors = anchors
         self.last_end = np.full(len(starts) if longest else 0, -1, dtype=np.int64)
-        self.last_target = np.full(len(starts) if longest else 0, -1, dtype=np.int64)
+        self.last_anchor = {name: np.full(len(starts) if longest else 0, -1, dtype=np.int64) for name in anchors}
         self.found_start: list[Cpos] = []
         self.found_end: list[Cpos] = []
-        self.found_target: list[Cpos] = []
+        self.found_anchor: dict[str, list[Cpos]] = {name: [] for name in anchors}
 
-    def add(self, origin: Cpos, starts: Cpos, cursor: Cpos, accepted: npt.NDArray[np.bool_], target: Cpos) -> None:
+    def add(
+        self, origin: Cpos, starts: Cpos, cursor: Cpos, accepted: npt.NDArray[np.bool_], anchors: dict[str, Cpos]
+    ) -> None:
         """Rows ``accepted`` at this step end just before their ``cursor``."""
         if self.longest:
             self.last_end[origin[accepted]] = cursor[accepted] - 1
-            if self.track_target:
-                self.last_target[origin[accepted]] = target[accepted]
+            for name in self.anchors:
+                self.last_anchor[name][origin[accepted]] = anchors[name][accepted]
         elif accepted.any():
             self.found_start.append(starts[accepted])
             self.found_end.append(cursor[accepted] - 1)
-            if self.track_target:
-                self.found_target.append(target[accepted])
+            for name in self.anchors:
+                self.found_anchor[name].append(anchors[name][accepted])
 
     def matches(self) -> Matches:
         if self.longest:
             done = self.last_end >= 0
-            targets = self.last_target[done] if self.track_target else np.full(int(done.sum()), -1, dtype=np.int64)
-            return Matches(self.starts[done], self.last_end[done], targets)
-        if not self.found_start:
+            match, end = self.starts[done], self.last_end[done]
+            anchors = {name: values[done] for name, values in self.last_anchor.items()}
+        elif not self.found_start:
             return Matches.empty()
-        match = np.concatenate(self.found_start)
-        targets = np.concatenate(self.found_target) if self.found_target else np.full(len(match), -1, dtype=np.int64)
-        return Matches(match, np.concatenate(self.found_end), targets)
+        else:
+            match, end = np.concatenate(self.found_start), np.concatenate(self.found_end)
+            anchors = {name: np.concatenate(values) for name, values in self.found_anchor.items()}
+        target = anchors.get("target")
+        unset = np.full(len(match), -1, dtype=np.int64)
+        return Matches(match, end, target if target is not None else unset, anchors.get("keyword"))

@@ -1,7 +1,7 @@
 """Stage 3b: merge the passes and apply CQP's matching strategy, ``cut`` and ``expand``.
 
 The rules are those of CQP's ranges.c: the passes' matches are merged in (match, matchend) order
-without exact duplicates (the first pass's target wins); then
+without exact duplicates (the first pass's target and keyword win); then
 
 - ``traditional`` keeps everything;
 - ``standard`` keeps, per start, the shortest match, then, per end, the earliest start;
@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import assert_never
 
 import numpy as np
-import numpy.typing as npt
 
 from backend_node.engines.base import Strategy
 from backend_node.engines.native.corpus_state import RegionIndex
@@ -32,22 +31,20 @@ def merge(passes: list[Matches]) -> Matches:
         if len(matches) < 2 or bool(np.all(np.diff(matches.match) > 0)):
             return matches  # one pass gives one match per start; usually they are already in order
         order = np.argsort(matches.match, kind="stable")
-        return Matches(matches.match[order], matches.matchend[order], matches.target[order])
-    start = np.concatenate([p.match for p in passes])
-    end = np.concatenate([p.matchend for p in passes])
-    target = np.concatenate([p.target for p in passes])
+        return matches.take(order)
+    union = Matches.concatenate(passes)
     number = np.concatenate([np.full(len(p), k) for k, p in enumerate(passes)])
-    order = np.lexsort((number, end, start))
-    start, end, target = start[order], end[order], target[order]
+    union = union.take(np.lexsort((number, union.matchend, union.match)))
+    start, end = union.match, union.matchend
     keep = np.ones(len(start), dtype=np.bool_)
     keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
-    return Matches(start[keep], end[keep], target[keep])
+    return union.take(keep)
 
 
 def _first_per_start(matches: Matches) -> Matches:
     keep = np.ones(len(matches), dtype=np.bool_)
     keep[1:] = matches.match[1:] != matches.match[:-1]
-    return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+    return matches.take(keep)
 
 
 def apply_strategy(matches: Matches, strategy: Strategy) -> Matches:
@@ -66,7 +63,7 @@ def apply_strategy(matches: Matches, strategy: Strategy) -> Matches:
         first[1:] = ends[1:] != ends[:-1]
         keep = np.zeros(len(matches), dtype=np.bool_)
         keep[order[first]] = True
-        return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+        return matches.take(keep)
     if strategy == "shortest":
         matches = _first_per_start(matches)
         # a match contains a later one when some later start has an end not beyond its own
@@ -74,20 +71,20 @@ def apply_strategy(matches: Matches, strategy: Strategy) -> Matches:
         contains = np.zeros(len(matches), dtype=np.bool_)
         contains[:-1] = later_min_end[1:] <= matches.matchend[:-1]
         keep = ~contains
-        return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+        return matches.take(keep)
     if strategy == "longest":
         order = np.lexsort((-matches.matchend, matches.match))
-        matches = _first_per_start(Matches(matches.match[order], matches.matchend[order], matches.target[order]))
+        matches = _first_per_start(matches.take(order))
         earlier_max_end = np.maximum.accumulate(matches.matchend)
         contained = np.zeros(len(matches), dtype=np.bool_)
         contained[1:] = earlier_max_end[:-1] >= matches.matchend[1:]
         keep = ~contained
-        return Matches(matches.match[keep], matches.matchend[keep], matches.target[keep])
+        return matches.take(keep)
     assert_never(strategy)
 
 
 def first(matches: Matches, count: int) -> Matches:
-    return Matches(matches.match[:count], matches.matchend[:count], matches.target[:count])
+    return matches.take(slice(0, count))
 
 
 def expand(matches: Matches, regions: RegionIndex) -> Matches:
@@ -98,7 +95,8 @@ def expand(matches: Matches, regions: RegionIndex) -> Matches:
     end = np.where(end_region >= 0, regions.ends[np.maximum(end_region, 0)], matches.matchend)
     keep = np.ones(len(start), dtype=np.bool_)
     keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
-    return Matches(start[keep], end[keep], matches.target[keep])
+    kept = matches.take(keep)
+    return Matches(start[keep], end[keep], kept.target, kept.keyword)
 
 
 class StreamingStrategy:
@@ -141,31 +139,27 @@ class StreamingStrategy:
         matches = _first_per_start(merged)
         seen = np.isin(matches.matchend, self.ends)
         self.ends = np.union1d(self.ends[self.ends >= hi], matches.matchend[matches.matchend >= hi])
-        return apply_strategy(_take(matches, ~seen), "standard")
+        return apply_strategy(matches.take(~seen), "standard")
 
     def _longest(self, merged: Matches) -> Matches:
         order = np.lexsort((-merged.matchend, merged.match))
-        matches = _first_per_start(_take(merged, order))
+        matches = _first_per_start(merged.take(order))
         if len(matches) == 0:
             return matches
         reach = np.maximum.accumulate(np.concatenate(([self.furthest], matches.matchend)))
         self.furthest = int(reach[-1])
-        return _take(matches, reach[:-1] < matches.matchend)
+        return matches.take(reach[:-1] < matches.matchend)
 
     def _shortest(self, merged: Matches, hi: int) -> Matches:
         matches = _first_per_start(merged)
         pending = self.pending
         if len(matches) and len(pending):
-            pending = _take(pending, pending.matchend < int(matches.matchend.min()))
+            pending = pending.take(pending.matchend < int(matches.matchend.min()))
         kept = apply_strategy(matches, "shortest")
         final_pending = pending.matchend < hi
         final_kept = kept.matchend < hi
-        self.pending = Matches.concatenate([_take(pending, ~final_pending), _take(kept, ~final_kept)])
-        return Matches.concatenate([_take(pending, final_pending), _take(kept, final_kept)])
-
-
-def _take(matches: Matches, which: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> Matches:
-    return Matches(matches.match[which], matches.matchend[which], matches.target[which])
+        self.pending = Matches.concatenate([pending.take(~final_pending), kept.take(~final_kept)])
+        return Matches.concatenate([pending.take(final_pending), kept.take(final_kept)])
 
 
 class StreamingExpand:
@@ -179,7 +173,7 @@ class StreamingExpand:
     def feed(self, matches: Matches) -> Matches:
         widened = expand(matches, self.regions)
         if len(widened) and self.last == (int(widened.match[0]), int(widened.matchend[0])):
-            widened = _take(widened, np.arange(1, len(widened)))
+            widened = widened.take(np.arange(1, len(widened)))
         if len(widened):
             self.last = (int(widened.match[-1]), int(widened.matchend[-1]))
         return widened
