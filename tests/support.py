@@ -134,3 +134,17 @@ def synthetic_options(base: Path, **extra: Any) -> EncodeOptions:
         [parse_s_declaration("text:0+id+genre"), parse_s_declaration("s:0")], charset="utf8", xml=True,
         skip_blank=True, strip_blanks=True, **extra,
     )
+
+
+def copy_reference_ewt(target: Path) -> Path:
+    """A copy of the reference EWT (real cwb-encode's files) in ``target/data``, with a registry in
+    ``target/registry`` naming the copy by its absolute path; returns the registry directory."""
+    registry = require_reference() / "cwb" / "registry"
+    text = (registry / "ewt").read_text()
+    home = next(line.split(None, 1)[1].strip().strip('"') for line in text.splitlines() if line.startswith("HOME "))
+    data = target / "data"
+    shutil.copytree((Path.cwd() / home).resolve(), data)
+    (target / "registry").mkdir()
+    lines = [f'HOME "{data}"' if line.startswith("HOME ") else line for line in text.splitlines()]
+    (target / "registry" / "ewt").write_text("\n".join(lines) + "\n")
+    return target / "registry"

@@ -187,7 +187,7 @@ def frequency(corpus: CwbCorpus, matches: Matches, attribute: str, span: Span, f
     start, end = start[valid], end[valid]
     counts: dict[str, int] = {}
     for _which, positions in _sequences(start, end):
-        ids = table.of_id[np.asarray(p.corpus[positions.ravel()], dtype=np.int64)].reshape(positions.shape)
+        ids = table.of_id[np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)].reshape(positions.shape)
         if positions.shape[-1] == 1:
             found = np.bincount(ids[:, 0], minlength=len(table.names))
             for group in np.flatnonzero(found).tolist():
@@ -299,7 +299,7 @@ def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints]) -> tuple[Ints, in
     seen = 0
     for positions in chunks:
         if len(positions):
-            totals += np.bincount(np.asarray(p.corpus[positions], dtype=np.int64), minlength=p.lexicon_size)
+            totals += np.bincount(np.asarray(p.ids_at(positions), dtype=np.int64), minlength=p.lexicon_size)
             seen += len(positions)
     return totals, seen
 
@@ -376,7 +376,7 @@ class SortOrder:
                 values.append([])
                 continue
             step = 1 if b >= a else -1
-            ids = np.asarray(p.corpus[np.arange(a, b + step, step, dtype=np.int64)], dtype=np.int64)
+            ids = np.asarray(p.ids_at(np.arange(a, b + step, step, dtype=np.int64)), dtype=np.int64)
             plain = [p.strings[i] for i in ids.tolist()]
             values.append([[folded.names[g] for g in folded.of_id[ids].tolist()], plain] if folded else [plain])
         return values
@@ -417,7 +417,7 @@ def sort_order(corpus: CwbCorpus, matches: Matches, key: SortKey, base: int) -> 
     for table in passes:
         matrix = np.full((n, width), -1, dtype=np.int64)  # -1: the span has ended (a prefix sorts first)
         for which, positions in _sequences(start[valid], end[valid]):
-            ids = np.asarray(p.corpus[positions.ravel()], dtype=np.int64)
+            ids = np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)
             matrix[rows_set[which], : positions.shape[1]] = table.rank[table.of_id[ids]].reshape(positions.shape)
         if key.direction == "desc":  # all reversed, as CQP negates the comparison: a span now sorts before its prefix
             matrix = np.where(matrix >= 0, -matrix, 1)

@@ -9,10 +9,8 @@ goes away — the whole process group is killed and CQP restarted for the next q
 died on its own is restarted the same way.
 
 Hits come from CQP (``dump``); concordance lines are built from the corpus files by the shared
-``results`` module (nothing of the native engine is imported). So this engine serves corpora whose
-reverse index was compressed with ``cwb-compress-rdx`` (which the native engine cannot), but needs
-the uncompressed token streams (``.corpus``) next to ``cwb-huffcode``'s files: without them it
-refuses the corpus at start, saying so.
+``results`` module (nothing of the native engine is imported), which reads compressed attributes
+as CQP does.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ def build_lines(
     lengths = np.asarray([b - a + 1 for a, b in spans], dtype=np.int64)
     line_starts = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - line_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    columns = [attribute.string_array[attribute.corpus[positions]].tolist() for attribute in attributes]
+    columns = [attribute.string_array[attribute.ids_at(positions)].tolist() for attribute in attributes]
     tokens = [list(values) for values in zip(*columns, strict=True)]
     lines = []
     for hit, (left_start, right_end), at, values in zip(hits, spans, line_starts.tolist(), metas, strict=True):

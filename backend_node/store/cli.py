@@ -1,4 +1,5 @@
-"""``cowbird encode`` and ``cowbird info``: cwb-encode's flags, cwb-describe-corpus's report."""
+"""``cowbird encode``, ``cowbird compress`` and ``cowbird info``: cwb-encode's flags, cwb-huffcode's
+and cwb-compress-rdx's work, cwb-describe-corpus's report."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import Any
 import click
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
+from backend_node.store.compress import compress_corpus
 from backend_node.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder, EncodeResult
 from backend_node.store.errors import StoreError
 from backend_node.store.info import describe
 from backend_node.store.manifest import Manifest
 from backend_node.store.reader import CwbCorpus
-from backend_node.store.registry import parse_s_declaration
+from backend_node.store.registry import RegistryEntry, find_registry_file, parse_registry, parse_s_declaration
 
 
 class _OrderedDeclarations(click.Command):
@@ -61,6 +63,8 @@ class _OrderedDeclarations(click.Command):
 @click.option("-j", "--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 reads the input twice and writes half of the p-attributes in each.")
 @click.option("--manifest", type=click.Path(path_type=Path), default=None, help="Where to write the corpus manifest.")
+@click.option("--compress", is_flag=True,
+              help="Then compress every p-attribute of every partition as cowbird compress does.")
 @click.pass_context
 def encode_command(ctx: click.Context, /, **kw: Any) -> None:
     """Encode a VRT file into CWB format, as cwb-encode followed by cwb-makeall would.
@@ -94,6 +98,9 @@ def encode_command(ctx: click.Context, /, **kw: Any) -> None:
     except OSError as exc:  # an output folder that cannot be created or written
         raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from exc
     _report(result, elapsed, options.input)
+    if kw["compress"] and result.size:
+        for registry in result.registry_files:
+            _compress(parse_registry(registry), [], keep=False)
 
 
 def _encode_options(s_order: list[tuple[str, str]], kw: dict[str, Any]) -> EncodeOptions:
@@ -137,6 +144,63 @@ def _report(result: EncodeResult, elapsed: float, source: Path) -> None:
         click.echo(f"  registry: {registry}")
     if result.manifest is not None:
         click.echo(f"  manifest: {result.manifest}")
+
+
+@click.command("compress")
+@click.option("-r", "--registry", "registry_dir", required=True, type=click.Path(path_type=Path),
+              help="Registry directory.")
+@click.option("-P", "attributes", multiple=True, help="Compress only this p-attribute (repeatable; default: all).")
+@click.option("--keep", is_flag=True, help="Keep the uncompressed .corpus, .corpus.rev and .corpus.rdx files.")
+@click.argument("corpus")
+def compress_command(registry_dir: Path, corpus: str, attributes: tuple[str, ...], keep: bool) -> None:
+    """Compress a corpus's p-attributes as cwb-huffcode -A then cwb-compress-rdx -A do (the same bytes).
+
+    Each compressed file is decoded again and compared with the original before it is put in place;
+    only then are the originals removed (--keep keeps them). Both engines and real CQP read the
+    result.
+
+    \b
+    Example:
+      cowbird compress -r registry ewt
+      cowbird compress -r registry ewt -P word -P lemma --keep
+    """
+    try:
+        _compress(parse_registry(find_registry_file(registry_dir, corpus)), list(attributes), keep)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}") from exc
+
+
+def _compress(entry: RegistryEntry, attributes: list[str], keep: bool) -> None:
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), transient=True,
+                  disable=not sys.stderr.isatty()) as progress:
+        names = attributes or list(entry.p_attributes)
+        task = progress.add_task(f"compressing {entry.corpus_id}", total=len(names))
+
+        def report(message: str) -> None:
+            progress.update(task, description=f"{entry.corpus_id}: {message}", advance=0 if "compressing" in message
+                            else 1)
+
+        done = compress_corpus(entry, attributes, keep, report)
+    before = after = 0
+    for item in done:
+        before += item.stream_before + item.index_before
+        after += item.stream_after + item.index_after
+        parts = []
+        for what, old, new in (("stream", item.stream_before, item.stream_after),
+                               ("index", item.index_before, item.index_after)):
+            parts.append(f"{what} already compressed" if what in item.skipped else
+                         f"{what} {_size(old)} -> {_size(new)} ({new / old:.0%})")
+        click.echo(f"  {entry.corpus_id}.{item.name}: {', '.join(parts)}")
+    ratio = f" ({after / before:.0%})" if before else ""
+    click.echo(f"compressed {entry.corpus_id} in {time.perf_counter() - started:.1f} s: {_size(before)} -> "
+               f"{_size(after)}{ratio}{'; originals kept' if keep else ''}")
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**20:,.1f} MB"
 
 
 @click.command("info")

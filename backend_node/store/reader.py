@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from backend_node.store.compression import GolombIndex, HuffmanCode, HuffmanStream
 from backend_node.store.cwbformat import BE_INT32, CHARSETS
 from backend_node.store.errors import CorpusFormatError
 from backend_node.store.registry import RegistryEntry, find_registry_file, parse_registry
@@ -22,7 +23,7 @@ from cowbird.errors import UnknownAttribute
 IntArray = npt.NDArray[np.int32]
 
 
-def _map(path: Path) -> npt.NDArray[np.int32]:
+def map_ints(path: Path) -> npt.NDArray[np.int32]:
     """Map a big-endian int32 file; an empty file is an empty array (mmap cannot map 0 bytes)."""
     if not path.exists():
         raise CorpusFormatError(f"missing data file {path}")
@@ -52,7 +53,7 @@ def read_ints(path: Path, start: int, count: int) -> npt.NDArray[np.int32]:
         return np.fromfile(handle, dtype=BE_INT32, count=count)
 
 
-def _map_bytes(path: Path) -> npt.NDArray[np.uint8]:
+def map_bytes(path: Path) -> npt.NDArray[np.uint8]:
     if not path.exists():
         raise CorpusFormatError(f"missing data file {path}")
     if path.stat().st_size == 0:
@@ -61,49 +62,83 @@ def _map_bytes(path: Path) -> npt.NDArray[np.uint8]:
 
 
 class PositionalAttribute:
-    """A p-attribute: token stream, lexicon, frequencies and reverse index."""
+    """A p-attribute: token stream, lexicon, frequencies and reverse index.
+
+    The token stream is ``ATT.corpus`` or, when ``cwb-huffcode`` wrote all three of ``ATT.huf``,
+    ``ATT.hcd`` and ``ATT.huf.syn``, the Huffman-coded stream; the reverse index is
+    ``ATT.corpus.rev``/``.rdx`` or, when ``cwb-compress-rdx`` wrote ``ATT.crc`` and ``ATT.crx``, the
+    Golomb-coded one — each chosen as CWB's own library chooses (compressed files win when their
+    whole set is there), so mixed corpora read as CQP reads them. Callers go through ``ids_at``,
+    ``id_range``, ``positions`` and ``positions_of`` and never see which it is.
+    """
 
     def __init__(self, home: Path, name: str, codec: str) -> None:
         self.name = name
         self.codec = codec
-        prefix = home / name
-        if not Path(f"{prefix}.corpus").exists():
-            if Path(f"{prefix}.huf").exists() or Path(f"{prefix}.hcd").exists():
-                raise CorpusFormatError(
-                    f"the token stream of p-attribute {name!r} in {home} is compressed (cwb-huffcode) and "
-                    f"{name}.corpus was deleted: cowbird reads concordance lines from the uncompressed "
-                    "stream with either engine; keep the .corpus files or encode the corpus again"
-                )
-            raise CorpusFormatError(f"p-attribute {name!r}: missing data file {prefix}.corpus")
-        self.corpus = _map(Path(f"{prefix}.corpus"))
-        self.lexicon_bytes = _map_bytes(Path(f"{prefix}.lexicon"))
-        self.lexicon_index = _map(Path(f"{prefix}.lexicon.idx"))
         self._home = home
-
-    def check_reverse_index(self) -> None:
-        """The native engine needs the uncompressed reverse index; say so if it was compressed."""
-        prefix = self._home / self.name
-        if not Path(f"{prefix}.corpus.rev").exists():
-            if Path(f"{prefix}.crc").exists():
-                raise CorpusFormatError(
-                    f"the reverse index of {self.name!r} in {self._home} is compressed (cwb-compress-rdx): "
-                    "the native engine reads uncompressed indexes only; serve this corpus with the cwb "
-                    "engine (--engine cwb), which reads it through CQP"
-                )
-            raise CorpusFormatError(f"p-attribute {self.name!r}: missing data file {prefix}.corpus.rev")
-
-    def __len__(self) -> int:
-        return len(self.corpus)
+        prefix = home / name
+        self.stream: HuffmanStream | None = None
+        self.corpus: npt.NDArray[np.int32] | None = None
+        if all(Path(f"{prefix}{suffix}").exists() for suffix in (".huf", ".hcd", ".huf.syn")):
+            self.stream = HuffmanStream(str(prefix), HuffmanCode.read(Path(f"{prefix}.hcd")),
+                                        map_bytes(Path(f"{prefix}.huf")), map_ints(Path(f"{prefix}.huf.syn")))
+            self.size = len(self.stream)
+        elif Path(f"{prefix}.corpus").exists():
+            self.corpus = map_ints(Path(f"{prefix}.corpus"))
+            self.size = len(self.corpus)
+        else:
+            raise CorpusFormatError(f"p-attribute {name!r}: missing data file {prefix}.corpus (and no complete "
+                                    f"compressed stream {name}.huf, .hcd, .huf.syn)")
+        self.lexicon_bytes = map_bytes(Path(f"{prefix}.lexicon"))
+        self.lexicon_index = map_ints(Path(f"{prefix}.lexicon.idx"))
+        if self.stream is not None and self.stream.code.size != len(self.lexicon_index):
+            raise CorpusFormatError(f"{prefix}.hcd codes {self.stream.code.size} ids, the lexicon has "
+                                    f"{len(self.lexicon_index)}")
 
     @property
-    def corpus_path(self) -> Path:
-        return self._home / f"{self.name}.corpus"
+    def compressed(self) -> tuple[bool, bool]:
+        """Whether (the token stream, the reverse index) are read from CWB's compressed files."""
+        return self.stream is not None, self._golomb is not None
+
+    @cached_property
+    def _golomb(self) -> GolombIndex | None:
+        prefix = self._home / self.name
+        if Path(f"{prefix}.crc").exists() and Path(f"{prefix}.crx").exists():
+            return GolombIndex(str(prefix), map_bytes(Path(f"{prefix}.crc")), map_ints(Path(f"{prefix}.crx")),
+                               self.frequencies, self.size)
+        return None
+
+    def check_reverse_index(self) -> None:
+        """Say now, not at the first query, when the attribute has no reverse index at all."""
+        prefix = self._home / self.name
+        if self._golomb is None and not Path(f"{prefix}.corpus.rev").exists():
+            raise CorpusFormatError(f"p-attribute {self.name!r}: missing data file {prefix}.corpus.rev "
+                                    f"(and no compressed index {self.name}.crc, .crx)")
+
+    def __len__(self) -> int:
+        return self.size
+
+    def ids_at(self, cpos: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """The lexicon ids at these positions (any shape), in native byte order."""
+        if self.stream is not None:
+            return self.stream.ids(cpos)
+        assert self.corpus is not None
+        return np.asarray(self.corpus[np.asarray(cpos)], dtype=np.int32)
+
+    def id_range(self, start: int, stop: int) -> npt.NDArray[np.int32]:
+        """The ids of positions ``start`` to ``stop`` (exclusive), read without mapping them (a scan
+        of the whole stream stays out of resident memory)."""
+        if self.stream is not None:
+            return self.stream.range(start, stop)
+        return read_ints(self._home / f"{self.name}.corpus", start, max(0, stop - start))
 
     def release(self) -> None:
         """Release the resident pages of the token stream and the reverse index."""
-        release_pages(self.corpus)
+        release_pages(self.corpus if self.stream is None else self.stream.data)
         if "rev" in self.__dict__:
             release_pages(self.rev)
+        if self.__dict__.get("_golomb") is not None:
+            release_pages(self.__dict__["_golomb"].data)
 
     @property
     def lexicon_size(self) -> int:
@@ -112,22 +147,22 @@ class PositionalAttribute:
     @cached_property
     def frequencies(self) -> IntArray:
         """Frequency of each lexicon id (``corpus.cnt``)."""
-        return _map(self._home / f"{self.name}.corpus.cnt")
+        return map_ints(self._home / f"{self.name}.corpus.cnt")
 
     @cached_property
     def rev_offsets(self) -> IntArray:
         """Start of each id's positions in the reverse index (``corpus.rdx``)."""
-        return _map(self._home / f"{self.name}.corpus.rdx")
+        return map_ints(self._home / f"{self.name}.corpus.rdx")
 
     @cached_property
     def rev(self) -> IntArray:
         """Corpus positions grouped by id (``corpus.rev``)."""
-        return _map(self._home / f"{self.name}.corpus.rev")
+        return map_ints(self._home / f"{self.name}.corpus.rev")
 
     @cached_property
     def sorted_ids(self) -> IntArray:
         """Lexicon ids in CWB's sort order (``lexicon.srt``)."""
-        return _map(self._home / f"{self.name}.lexicon.srt")
+        return map_ints(self._home / f"{self.name}.lexicon.srt")
 
     @cached_property
     def strings(self) -> list[str]:
@@ -168,15 +203,28 @@ class PositionalAttribute:
         return self._string_ids.get(value)
 
     def cpos2str(self, cpos: int) -> str:
-        return self.strings[int(self.corpus[cpos])]
+        return self.strings[int(self.ids_at(np.asarray([cpos]))[0])]
 
     def frequency(self, lexicon_id: int) -> int:
         return int(self.frequencies[lexicon_id])
 
     def positions(self, lexicon_id: int) -> npt.NDArray[np.int32]:
-        """Corpus positions of an id, ascending (a slice of the reverse index)."""
+        """Corpus positions of an id, ascending (a slice of the mapped reverse index, or decoded)."""
+        if self._golomb is not None:
+            return self._golomb.positions([lexicon_id])
         start = int(self.rev_offsets[lexicon_id])
-        return np.asarray(self.rev[start : start + int(self.frequencies[lexicon_id])], dtype=np.int32)
+        return self.rev[start : start + int(self.frequencies[lexicon_id])]
+
+    def positions_of(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """The positions of every id, id after id (each id's ascending), in native byte order."""
+        wanted = np.asarray(ids, dtype=np.int64)
+        if self._golomb is not None:
+            return self._golomb.positions(wanted)
+        starts = np.asarray(self.rev_offsets[wanted], dtype=np.int64)
+        lengths = np.asarray(self.frequencies[wanted], dtype=np.int64)
+        before = np.cumsum(lengths) - lengths
+        index = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+        return np.asarray(self.rev[index], dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -195,14 +243,14 @@ class StructuralAttribute:
     def __init__(self, home: Path, name: str, codec: str, annotated: bool | None = None) -> None:
         self.name = name
         self.codec = codec
-        ranges = _map(home / f"{name}.rng")
+        ranges = map_ints(home / f"{name}.rng")
         self.ranges = ranges.reshape(-1, 2) if len(ranges) else np.zeros((0, 2), dtype=BE_INT32)
         avx_path = home / f"{name}.avx"
         self.has_values = avx_path.exists() if annotated is None else annotated and avx_path.exists()
         if self.has_values:
-            avx = _map(avx_path)
+            avx = map_ints(avx_path)
             self.value_index = avx.reshape(-1, 2) if len(avx) else np.zeros((0, 2), dtype=BE_INT32)
-            self.value_bytes = _map_bytes(home / f"{name}.avs")
+            self.value_bytes = map_bytes(home / f"{name}.avs")
 
     def __len__(self) -> int:
         return len(self.ranges)

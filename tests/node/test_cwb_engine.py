@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -26,11 +25,10 @@ from backend_node.engines.cwb import CwbEngine
 from backend_node.engines.errors import QueryTimeout
 from backend_node.engines.native import NativeEngine
 from backend_node.engines.results import ArrayResultSet
-from backend_node.store import CorpusFormatError
 from query_lang import QueryError
 from tests.node.conftest import TOKEN
 from tests.node.test_node_process import start_node
-from tests.support import parity_hits, parity_queries, reference_cqp, require_reference, unavailable
+from tests.support import copy_reference_ewt, parity_hits, parity_queries, reference_cqp, require_reference, unavailable
 
 
 def _ccc() -> None:
@@ -198,47 +196,25 @@ def test_both_engines_answer_alike_through_real_nodes(cqp: Path, registry: Path,
             process.wait(10)
 
 
-def _copy_ewt(registry: Path, target: Path) -> Path:
-    """A copy of the reference EWT whose registry names its data with an absolute path."""
-    text = (registry / "ewt").read_text()
-    home = next(line.split(None, 1)[1].strip().strip('"') for line in text.splitlines() if line.startswith("HOME "))
-    data = target / "data"
-    shutil.copytree((Path.cwd() / home).resolve(), data)
-    (target / "registry").mkdir()
-    lines = [f'HOME "{data}"' if line.startswith("HOME ") else line for line in text.splitlines()]
-    (target / "registry" / "ewt").write_text("\n".join(lines) + "\n")
-    return target / "registry"
-
-
-def test_compressed_reverse_index_is_served_by_the_cwb_engine(
-    cqp: Path, registry: Path, native: NativeEngine, tmp_path: Path
+def test_a_corpus_compressed_by_real_cwb_is_served_by_both_engines(
+    cqp: Path, native: NativeEngine, tmp_path: Path
 ) -> None:
-    copy = _copy_ewt(registry, tmp_path)
-    tool = cqp.parent / "cwb-compress-rdx"
-    subprocess.run([str(tool), "-r", str(copy), "-P", "word", "EWT"], check=True, capture_output=True)
-    for suffix in (".corpus.rev", ".corpus.rdx"):
-        (tmp_path / "data" / f"word{suffix}").unlink()
-    with pytest.raises(CorpusFormatError, match=r"compressed \(cwb-compress-rdx\).*--engine cwb"):
-        NativeEngine.open(copy, "ewt")
+    copy = copy_reference_ewt(tmp_path)
+    for tool in ("cwb-huffcode", "cwb-compress-rdx"):
+        subprocess.run([str(cqp.parent / tool), "-r", str(copy), "-A", "EWT"], check=True, capture_output=True)
+    for name in ("word", "pos", "upos", "lemma"):
+        for suffix in (".corpus", ".corpus.rev", ".corpus.rdx"):
+            (tmp_path / "data" / f"{name}{suffix}").unlink()
     engine = CwbEngine(copy, "ewt", EngineOptions(cqp_binary=str(cqp)))
+    compressed = NativeEngine.open(copy, "ewt")
     try:
-        query = '[word="the"] [pos="JJ"]'
-        got = engine.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"])
-        assert got == native.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"])
-        assert engine.run(query).total == native.run(query).total
+        for query in ('[word="the"] [pos="JJ"]', '[lemma="go"] []{0,2} [word="to"]', '"house"'):
+            expected = native.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"])
+            assert engine.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"]) == expected
+            assert compressed.run(query).kwic(0, 50, Context(4), ["lemma"], ["text_id"]) == expected
+            assert engine.run(query).total == native.run(query).total == compressed.run(query).total
     finally:
         engine.close()
-
-
-def test_compressed_token_stream_without_corpus_file_is_refused_at_start(
-    cqp: Path, registry: Path, tmp_path: Path
-) -> None:
-    copy = _copy_ewt(registry, tmp_path)
-    subprocess.run([str(cqp.parent / "cwb-huffcode"), "-r", str(copy), "-P", "word", "EWT"], check=True,
-                   capture_output=True)
-    (tmp_path / "data" / "word.corpus").unlink()
-    with pytest.raises(CorpusFormatError, match=r"compressed \(cwb-huffcode\) and word.corpus was deleted"):
-        CwbEngine(copy, "ewt", EngineOptions(cqp_binary=str(cqp)))
 
 
 def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEngine) -> None:

@@ -17,7 +17,7 @@ from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.lexicon import LexiconIndex, match_table
 from backend_node.engines.results import Cpos
-from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute, read_ints
+from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 from query_lang import RegexValue
 
 SCAN_CHUNK = 1 << 22
@@ -94,7 +94,7 @@ class NativeCorpus:
 
     def ids(self, attribute: str, cpos: Cpos) -> npt.NDArray[np.int32]:
         """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""
-        return self.p(attribute).corpus[cpos].astype(np.int32)
+        return self.p(attribute).ids_at(cpos)
 
     def cpos_of(
         self, attribute: str, table: npt.NDArray[np.bool_], count: int, lo: int = 0, hi: int | None = None
@@ -124,11 +124,9 @@ class NativeCorpus:
     ) -> list[npt.NDArray[np.int32]]:
         """Per id, its positions in ``[lo, hi)`` (slices of the memory-mapped reverse index,
         ascending each)."""
-        offsets, frequencies = attr.rev_offsets, self.frequencies(attr.name)
         parts = []
         for i in ids.tolist():
-            start = int(offsets[i])
-            positions = attr.rev[start : start + int(frequencies[i])]
+            positions = attr.positions(i)
             if not whole:  # each id's positions are ascending: cut the slice to the range
                 a, b = np.searchsorted(positions, [lo, hi])
                 positions = positions[a:b]
@@ -139,21 +137,17 @@ class NativeCorpus:
         self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
     ) -> Cpos:
         """The positions of every id, id after id (each id's ascending)."""
-        if whole and len(ids) > GATHER_IDS:  # many ids: one gather instead of a slice per id
-            starts = np.asarray(attr.rev_offsets[ids], dtype=np.int64)
-            lengths = np.asarray(self.frequencies(attr.name)[ids], dtype=np.int64)
-            before = np.cumsum(lengths) - lengths
-            index = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-            return np.asarray(attr.rev[index], dtype=np.int64)
+        if whole and (len(ids) > GATHER_IDS or attr.compressed[1]):  # one gather (or decoding) for all ids
+            return attr.positions_of(ids).astype(np.int64)
         parts = self._rev_parts(attr, ids, lo, hi, whole)
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
     def scan(self, attribute: str, table: npt.NDArray[np.bool_], lo: int = 0, hi: int | None = None) -> Cpos:
         """Positions in ``[lo, hi)`` whose id is marked, reading the token stream in chunks (not mapped)."""
-        path = self.p(attribute).corpus_path
+        attr = self.p(attribute)
         hi = self.size if hi is None else min(hi, self.size)
         found = [
-            np.flatnonzero(table[read_ints(path, start, min(SCAN_CHUNK, hi - start))]) + start
+            np.flatnonzero(table[attr.id_range(start, min(start + SCAN_CHUNK, hi))]) + start
             for start in range(lo, hi, SCAN_CHUNK)
         ]
         return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
