@@ -56,7 +56,7 @@ async def test_hits_with_context_attributes_and_meta(client: httpx.AsyncClient) 
                "context": {"tokens": 2}, "show": ["lemma"], "meta": ["text_genre"]}
     body = (await client.post("/v1/hits", json=request)).json()
     assert body["total"] == 5 and body["offset"] == 1
-    assert body["data"][0] == {"match": 19, "matchend": 19, "target": None,
+    assert body["data"][0] == {"match": 19, "matchend": 19, "target": None, "keyword_position": None,
                                "left": [["to", "to"], ["the", "the"]], "keyword": [["house", "house"]],
                                "right": [["anyway", "anyway"], ["!", "!"]], "meta": {"text_genre": "news"},
                                "sort_key": None}
