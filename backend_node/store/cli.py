@@ -18,6 +18,7 @@ from backend_node.store.info import describe
 from backend_node.store.manifest import Manifest
 from backend_node.store.reader import CwbCorpus
 from backend_node.store.registry import RegistryEntry, find_registry_file, parse_registry, parse_s_declaration
+from backend_node.store.strings import parse_memory
 
 
 class _OrderedDeclarations(click.Command):
@@ -63,6 +64,9 @@ class _OrderedDeclarations(click.Command):
 @click.option("-j", "--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 reads the input twice and writes half of the p-attributes in each.")
 @click.option("--manifest", type=click.Path(path_type=Path), default=None, help="Where to write the corpus manifest.")
+@click.option("--memory", "memory", default=None, metavar="SIZE",
+              help="Memory for the tables of distinct strings (lexicons, region values), e.g. 2GB; past it they "
+              "spill to sorted runs on disk and are merged at the end (the same files). Default: a quarter of RAM.")
 @click.option("--compress", is_flag=True,
               help="Then compress every p-attribute of every partition as cowbird compress does.")
 @click.pass_context
@@ -127,10 +131,20 @@ def _encode_options(s_order: list[tuple[str, str]], kw: dict[str, Any]) -> Encod
         partition_tokens=kw["partition_tokens"],
         partition_at=kw["partition_at"],
         manifest=kw["manifest"],
+        memory=_memory(kw.get("memory")),
         # HOME: absolute, so that a service started from any directory finds the data; -d as typed
         # (what cwb-encode writes) only with --relative-home
         data_dir_arg=kw["data_dir"] if kw.get("relative_home") else str(Path(kw["data_dir"]).resolve()),
     )
+
+
+def _memory(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise StoreError(f"--memory: {exc}") from exc
 
 
 def _report(result: EncodeResult, elapsed: float, source: Path) -> None:

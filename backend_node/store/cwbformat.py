@@ -8,7 +8,6 @@ annotated s-attribute, ``S.avx`` and ``S.avs``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -44,19 +43,3 @@ def sorted_lexicon_ids(strings: list[bytes]) -> npt.NDArray[np.int32]:
 def write_ints(path: Path, values: npt.ArrayLike) -> None:
     """Write ints as big-endian int32, the only integer layout CWB knows."""
     np.asarray(values).astype(BE_INT32, copy=False).tofile(path)
-
-
-def write_lexicon(directory: Path, name: str, strings: Iterable[bytes]) -> list[bytes]:
-    """Write ``NAME.lexicon`` (NUL-terminated strings) and ``NAME.lexicon.idx`` (their offsets).
-
-    Returns the strings as a list so callers can sort them without iterating twice.
-    """
-    items = list(strings)
-    offsets = np.zeros(len(items), dtype=np.int64)
-    if items:
-        lengths = np.fromiter((len(s) + 1 for s in items), dtype=np.int64, count=len(items))
-        np.cumsum(lengths[:-1], out=offsets[1:])
-    with open(directory / f"{name}.lexicon", "wb") as out:
-        out.write(b"\0".join(items) + (b"\0" if items else b""))
-    write_ints(directory / f"{name}.lexicon.idx", offsets)
-    return items

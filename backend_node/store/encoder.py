@@ -30,6 +30,7 @@ from backend_node.store.partitioner import Partitioner
 from backend_node.store.pattr_writer import PAttributeWriter
 from backend_node.store.registry import SAttributeDecl, format_registry
 from backend_node.store.sattr_writer import ElementEncoder
+from backend_node.store.strings import Budget, default_memory
 from backend_node.store.vrt import VrtOptions, VrtReader
 
 DEFAULT_PARTITION_TOKENS = 1_000_000_000
@@ -52,6 +53,7 @@ class EncodeOptions:
     partition_at: str | None = None  # boundary element; default "text" or the first declared
     manifest: Path | None = None
     data_dir_arg: str | None = None  # -d as typed, for HOME (cwb-encode writes it verbatim)
+    memory: int | None = None  # bytes the distinct-string tables may use (None: a quarter of RAM)
 
 
 @dataclass
@@ -80,15 +82,18 @@ class CorpusWriter:
         warn: Callable[[str], None],
         columns: list[int],
         structure: bool,
+        memory: int | None = None,
     ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self.offset = offset
         self.size = 0
         self.columns = columns
-        self.p_writers = [PAttributeWriter(directory, options.p_attributes[k]) for k in columns]
+        # lexicons and s-attribute values share the process's budget; past it they spill to disk
+        budget = Budget(memory)
+        self.p_writers = [PAttributeWriter(directory, options.p_attributes[k], budget) for k in columns]
         decls = options.s_attributes if structure else []
-        self.elements = [ElementEncoder(directory, decl, options.strip_blanks, warn) for decl in decls]
+        self.elements = [ElementEncoder(directory, decl, options.strip_blanks, warn, budget) for decl in decls]
         self.source = str(options.input)
 
     def add(self, batch: Batch) -> None:
@@ -234,8 +239,11 @@ class Encoder:
         reader = self._reader(warn)
         writers: list[CorpusWriter] = []
 
+        memory = self.options.memory if self.options.memory is not None else default_memory()
+        share = memory // 2 if self.jobs > 1 and len(self.options.p_attributes) > 1 else memory  # per process
+
         def new_writer(directory: Path, offset: int) -> CorpusWriter:
-            writer = CorpusWriter(directory, self.options, offset, warn, columns, structure)
+            writer = CorpusWriter(directory, self.options, offset, warn, columns, structure, share)
             writers.append(writer)
             return writer
 

@@ -2,8 +2,9 @@
 
 While encoding, each string gets the next free lexicon id on its first occurrence and the ids go
 to ``ATT.corpus`` batch by batch. ``finish`` then writes the lexicon, its index and sort order,
-the frequency list and the reverse index; memory stays bounded by the lexicon plus one chunk of
-the corpus, whatever the corpus size.
+the frequency list and the reverse index. The lexicon is a :class:`StringTable`: past the
+process's memory budget it spills to sorted runs, and ``finish`` merges them and renumbers
+``ATT.corpus`` in place, so memory stays bounded whatever the corpus size.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from backend_node.store.cwbformat import BE_INT32, sorted_lexicon_ids, write_ints, write_lexicon
+from backend_node.store.cwbformat import BE_INT32, write_ints
+from backend_node.store.strings import Budget, StringTable, remap_file
 
 REV_CHUNK = 4 * 1024 * 1024
 """Corpus positions sorted into the reverse index at once (16 MiB of ids, about 100 MB of work arrays)."""
@@ -22,30 +24,16 @@ REV_CHUNK = 4 * 1024 * 1024
 class PAttributeWriter:
     """Accumulates one p-attribute's token stream and writes its files."""
 
-    def __init__(self, directory: Path, name: str) -> None:
+    def __init__(self, directory: Path, name: str, budget: Budget | None = None) -> None:
         self.directory = directory
         self.name = name
-        self.lexicon: dict[bytes, int] = {}
+        self.lexicon = StringTable(directory, name, budget)
         self.size = 0
         self._corpus: BinaryIO | None = open(directory / f"{name}.corpus", "wb")
 
     def add(self, values: list[bytes]) -> None:
         """Append the next tokens' values; a new string gets the next id on its first occurrence."""
-        lexicon = self.lexicon
-        get = lexicon.get
-        ids: list[int | None] = list(map(get, values))  # C speed; None marks strings not seen before
-        if None in ids:
-            i = ids.index(None)
-            while True:
-                value = values[i]
-                known = get(value)
-                if known is None:
-                    known = lexicon[value] = len(lexicon)
-                ids[i] = known
-                try:
-                    i = ids.index(None, i + 1)
-                except ValueError:
-                    break
+        ids = self.lexicon.numbers(values)
         assert self._corpus is not None
         np.asarray(ids, dtype=np.int32).astype(BE_INT32).tofile(self._corpus)
         self.size += len(ids)
@@ -61,10 +49,13 @@ class PAttributeWriter:
         assert self._corpus is not None
         self._corpus.close()
         self._corpus = None
-        strings = write_lexicon(self.directory, self.name, self.lexicon)
-        self.lexicon = {}
-        write_ints(self.directory / f"{self.name}.lexicon.srt", sorted_lexicon_ids(strings))
-        self._write_index(len(strings))
+        done = self.lexicon.finish(self.directory / f"{self.name}.lexicon", sort_order=True)
+        write_ints(self.directory / f"{self.name}.lexicon.idx", done.offsets)
+        assert done.order is not None
+        write_ints(self.directory / f"{self.name}.lexicon.srt", done.order)
+        if done.remap is not None:  # the lexicon was spilled: provisional ids become final ones
+            remap_file(self.directory / f"{self.name}.corpus", done.remap)
+        self._write_index(done.count)
 
     def _write_index(self, lexicon_size: int) -> None:
         corpus = np.memmap(self.directory / f"{self.name}.corpus", dtype=BE_INT32, mode="r") if self.size else None

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from backend_node.store.batch import Tags
 from backend_node.store.cwbformat import BE_INT32
 from backend_node.store.registry import SAttributeDecl
+from backend_node.store.strings import Budget, StringTable, remap_file
 from backend_node.store.vrt import MAX_VALUE_BYTES, decode_entities, truncate_value
 
 FLUSH_ENTRIES = 1 << 20
@@ -38,7 +39,8 @@ _WELL_FORMED = re.compile(rb"(?:" + _PAIR.pattern + rb")*")
 class RegionWriter:
     """One CWB s-attribute: ranges, and annotation strings when it stores values."""
 
-    def __init__(self, directory: Path, name: str, store_values: bool) -> None:
+    def __init__(self, directory: Path, name: str, store_values: bool, budget: Budget | None = None) -> None:
+        self.directory = directory
         self.name = name
         self.store_values = store_values
         self.count = 0
@@ -46,9 +48,9 @@ class RegionWriter:
         self.value = b""
         self._rng: BinaryIO = open(directory / f"{name}.rng", "wb")
         self._avx: BinaryIO | None = open(directory / f"{name}.avx", "wb") if store_values else None
-        self._avs: BinaryIO | None = open(directory / f"{name}.avs", "wb") if store_values else None
-        self._offsets: dict[bytes, int] = {}
-        self._avs_size = 0
+        # the distinct values, numbered in order of first occurrence; .avx holds those numbers until
+        # finish() writes .avs and turns them into offsets
+        self._values = StringTable(directory, name, budget) if store_values else None
         self._ranges: list[npt.NDArray[np.int32]] = []
         self._index: list[npt.NDArray[np.int32]] = []
         self._buffered = 0
@@ -80,19 +82,10 @@ class RegionWriter:
         pairs[:, 0] = starts
         pairs[:, 1] = ends
         self._ranges.append(pairs)
-        if self.store_values:
-            offsets = self._offsets
+        if self._values is not None:
             index = np.empty((n, 2), dtype=np.int32)
             index[:, 0] = np.arange(self.count, self.count + n)
-            column = index[:, 1]
-            assert self._avs is not None
-            for k, value in enumerate(values):
-                offset = offsets.get(value)
-                if offset is None:
-                    offset = offsets[value] = self._avs_size
-                    self._avs.write(value + b"\0")
-                    self._avs_size += len(value) + 1
-                column[k] = offset
+            index[:, 1] = self._values.numbers(values)
             self._index.append(index)
         self.count += n
         self._buffered += n
@@ -107,9 +100,17 @@ class RegionWriter:
         self._ranges, self._index, self._buffered = [], [], 0
 
     def finish(self) -> None:
+        """Write what is buffered, ``.avs``, and the values' offsets into ``.avx``."""
         self._flush()
-        for handle in (self._rng, self._avx, self._avs):
-            if handle is not None:
+        self.close_files()
+        if self._values is not None:
+            done = self._values.finish(self.directory / f"{self.name}.avs")
+            offsets = done.offsets if done.remap is None else done.offsets[done.remap]
+            remap_file(self.directory / f"{self.name}.avx", offsets, column=1)
+
+    def close_files(self) -> None:
+        for handle in (self._rng, self._avx):
+            if handle is not None and not handle.closed:
                 handle.close()
 
 
@@ -165,16 +166,18 @@ def _parse_keys_strictly(annotation: bytes) -> tuple[dict[bytes, bytes], str | N
 class ElementEncoder:
     """One declared element and the s-attributes it produces."""
 
-    def __init__(self, directory: Path, decl: SAttributeDecl, strip_blanks: bool, warn: Callable[[str], None]) -> None:
+    def __init__(self, directory: Path, decl: SAttributeDecl, strip_blanks: bool, warn: Callable[[str], None],
+                 budget: Budget | None = None) -> None:
         self.decl = decl
         self.strip_blanks = strip_blanks
         self.warn = warn
         self.flat = decl.depth is None
         levels = 1 if decl.depth is None else decl.depth + 1
         suffixes = [""] + [str(i) for i in range(1, levels)]
-        self.main = [RegionWriter(directory, f"{decl.name}{s}", decl.keep_all) for s in suffixes]
+        self.main = [RegionWriter(directory, f"{decl.name}{s}", decl.keep_all, budget) for s in suffixes]
         self.key_names = [key.encode("ascii") for key in decl.keys]
-        self.keys = [[RegionWriter(directory, f"{decl.name}_{key}{s}", True) for s in suffixes] for key in decl.keys]
+        self.keys = [[RegionWriter(directory, f"{decl.name}_{key}{s}", True, budget) for s in suffixes]
+                     for key in decl.keys]
         self.level = 0
         self.dropped = 0
         self._warned: set[str] = set()
@@ -361,9 +364,10 @@ class ElementEncoder:
                 self.end(size, where)
         if self.dropped:
             self.warn(f"{self.dropped} <{self.decl.name}> regions dropped because of deep nesting")
-        self.abort()
-
-    def abort(self) -> None:
-        """Close the files (after ``finish``, or when encoding failed and they will be removed)."""
         for writer in self.main + [w for ws in self.keys for w in ws]:
             writer.finish()
+
+    def abort(self) -> None:
+        """Close the files (encoding failed and they will be removed)."""
+        for writer in self.main + [w for ws in self.keys for w in ws]:
+            writer.close_files()

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from backend_node.store import CwbCorpus, Encoder
+from backend_node.store.strings import StringTable, parse_memory
+from backend_node.store.vrt import VrtReader
 from tests.support import ewt_options
 
 
@@ -48,3 +50,34 @@ def test_reader_opens_real_cwb_and_our_encoding_alike(encoded_ewt: Path, referen
         assert [a.cpos2str(i) for i in range(0, 254_818, 9973)] == [b.cpos2str(i) for i in range(0, 254_818, 9973)]
     assert real.s_attribute("text_genre").region(0).value == "answers"
     assert real.s_attribute("text").region(1).start == 139
+
+
+def test_a_small_memory_budget_spills_to_disk_and_writes_the_same_files(
+    reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spilled: dict[str, int] = {}
+    spill = StringTable.spill
+
+    def counting(table: StringTable) -> None:
+        spilled[table.name] = spilled.get(table.name, 0) + 1
+        spill(table)
+
+    monkeypatch.setattr(StringTable, "spill", counting)
+    monkeypatch.setattr(VrtReader.__init__, "__defaults__", (1 << 16,))  # batches of 64 KB: the budget is checked often
+    # 1 MB: a few thousand strings at a time, so word, lemma and the sentence ids spill many times
+    Encoder(ewt_options(tmp_path / "data" / "ewt", tmp_path / "registry" / "ewt", memory=1 << 20), jobs=1).run()
+    assert spilled["word"] > 5 and spilled["lemma"] > 3 and spilled["s_id"] > 3, spilled
+    expected_dir = reference / "cwb" / "data" / "ewt"
+    ours = tmp_path / "data" / "ewt"
+    assert sorted(p.name for p in ours.iterdir()) == sorted(p.name for p in expected_dir.iterdir())  # no runs left
+    different = [p.name for p in expected_dir.iterdir() if (ours / p.name).read_bytes() != p.read_bytes()]
+    assert different == []
+
+
+def test_memory_sizes_are_read_as_people_write_them() -> None:
+    assert parse_memory("2GB") == parse_memory("2G") == parse_memory("2GiB") == 2 << 30
+    assert parse_memory("512MB") == 512 << 20 and parse_memory("1.5g") == 3 << 29
+    with pytest.raises(ValueError, match="not a memory size"):
+        parse_memory("lots")
+    with pytest.raises(ValueError, match="too small"):
+        parse_memory("100KB")
