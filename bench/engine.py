@@ -78,10 +78,10 @@ def find_cqp(configured: Path | None) -> Path | None:
     return built if os.access(built, os.X_OK) else None
 
 
-def cqp_command(binary: Path, registry: Path) -> list[str]:
-    """CQP in child mode with BIG50 active. It runs in the project root: a relative registry HOME
-    (as the reference README writes them) resolves from the working directory."""
-    return [str(binary), "-r", str(registry), "-D", CORPUS, "-c"]
+def cqp_command(binary: Path, registry: Path, corpus: str = CORPUS) -> list[str]:
+    """CQP in child mode with the corpus (BIG50) active. It runs in the project root: a relative
+    registry HOME (as the reference README writes them) resolves from the working directory."""
+    return [str(binary), "-r", str(registry), "-D", corpus, "-c"]
 
 
 @dataclass(frozen=True)
@@ -142,9 +142,9 @@ class CqpProcess:
 class CqpChild:
     """One warm ``cqp -c`` child answering queries in turn, each under a fresh name discarded after it."""
 
-    def __init__(self, binary: Path, registry: Path) -> None:
+    def __init__(self, binary: Path, registry: Path, corpus: str = CORPUS) -> None:
         self._errors: IO[bytes] = tempfile.TemporaryFile()
-        self._process = subprocess.Popen(cqp_command(binary, registry), stdin=subprocess.PIPE,
+        self._process = subprocess.Popen(cqp_command(binary, registry, corpus), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._errors, text=True, cwd=ROOT)
         self._count = 0
         self._exchange(f"{SETTINGS} .EOL.;\n", 1)  # also reads the version line child mode starts with

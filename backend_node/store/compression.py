@@ -215,36 +215,76 @@ def _encode_stream(ids: Ints, codes: Ints, lengths: Ints, out: npt.NDArray[np.ui
 
 
 @numba.njit(cache=True)
-def _decode_blocks(
-    data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], blocks: Ints, tokens: int,
+def _decode_block(
+    data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], block: int, tokens: int,
     min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints,
-    out: npt.NDArray[np.int32],
+    out: npt.NDArray[np.int32], at: int,
 ) -> None:
-    """Decode whole blocks into ``out`` (SYNC ids per block, the last block may be shorter).
+    """Decode one block into ``out[at:]`` (SYNC ids, fewer for the last block).
 
     A code of length l is the l bits from the cursor read as v, the shortest l with
     ``v >= min_code[l]``: ``limits[l]`` is ``min_code[l]`` shifted up to ``max_len`` bits, so one
     peek of ``max_len`` bits finds it."""
     size = len(data)
+    bit = _int32_at(sync, block) * 8
+    count = min(SYNC, tokens - block * SYNC)
+    for t in range(count):
+        byte = bit >> 3
+        window = np.int64(0)
+        for k in range(5):  # 40 bits from the cursor's byte: max_len + 7 <= 38
+            window <<= 8
+            if byte + k < size:
+                window |= data[byte + k]
+        peek = (window >> (40 - (bit & 7) - max_len)) & ((np.int64(1) << max_len) - 1)
+        length = min_len
+        while peek < limits[length]:
+            length += 1
+        value = peek >> (max_len - length)
+        out[at + t] = symbols[symindex[length] + value - min_code[length]]
+        bit += length
+
+
+@numba.njit(cache=True)
+def _decode_blocks(
+    data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], blocks: Ints, tokens: int,
+    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints,
+    out: npt.NDArray[np.int32],
+) -> None:
+    """Decode whole blocks into ``out``, SYNC ids per block."""
     for b in range(len(blocks)):
-        block = blocks[b]
-        bit = _int32_at(sync, block) * 8
-        first = block * SYNC
-        count = min(SYNC, tokens - first)
-        for t in range(count):
-            byte = bit >> 3
-            window = np.int64(0)
-            for k in range(5):  # 40 bits from the cursor's byte: max_len + 7 <= 38
-                window <<= 8
-                if byte + k < size:
-                    window |= data[byte + k]
-            peek = (window >> (40 - (bit & 7) - max_len)) & ((np.int64(1) << max_len) - 1)
-            length = min_len
-            while peek < limits[length]:
-                length += 1
-            value = peek >> (max_len - length)
-            out[b * SYNC + t] = symbols[symindex[length] + value - min_code[length]]
-            bit += length
+        _decode_block(data, sync, blocks[b], tokens, min_len, max_len, limits, min_code, symindex, symbols,
+                      out, b * SYNC)
+
+
+@numba.njit(cache=True)
+def _gather(
+    positions: Ints, data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], tokens: int,
+    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints,
+    slot_of: npt.NDArray[np.int32], block_of: Ints, cache: npt.NDArray[np.int32], clock: Ints,
+    out: npt.NDArray[np.int32],
+) -> None:
+    """The ids at ``positions``, through a cache of decoded blocks (``slot_of[block]`` is the
+    block's slot or -1; slots are reused in turn, the oldest first)."""
+    slots = len(block_of)
+    for i in range(len(positions)):
+        position = positions[i]
+        block = position >> 7
+        slot = slot_of[block]
+        if slot < 0:
+            slot = clock[0]
+            clock[0] = (slot + 1) % slots
+            if block_of[slot] >= 0:
+                slot_of[block_of[slot]] = -1
+            block_of[slot] = block
+            slot_of[block] = slot
+            _decode_block(data, sync, block, tokens, min_len, max_len, limits, min_code, symindex, symbols,
+                          cache, slot * SYNC)
+        out[i] = cache[slot * SYNC + (position & (SYNC - 1))]
+
+
+CACHE_BLOCKS = 1 << 16
+"""Decoded blocks a stream keeps for gathers (8.4 M ids, 32 MB): the steps of a query look at the
+positions after the previous step's, in the same blocks."""
 
 
 class HuffmanStream:
@@ -263,6 +303,10 @@ class HuffmanStream:
         for length in range(code.min_len, code.max_len + 1):
             limits[length] = code.min_code[length] << (code.max_len - length)
         self._limits = limits
+        self._slot_of: npt.NDArray[np.int32] | None = None  # the block cache, made at the first gather
+        self._block_of = np.zeros(0, dtype=np.int64)
+        self._cache = np.zeros(0, dtype=np.int32)
+        self._clock = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
         return self.code.length
@@ -277,16 +321,23 @@ class HuffmanStream:
         return out
 
     def ids(self, cpos: npt.ArrayLike) -> npt.NDArray[np.int32]:
-        """The ids at these positions, each block they fall in decoded once."""
+        """The ids at these positions (any shape), through the cache of decoded blocks."""
         positions = np.asarray(cpos, dtype=np.int64)
+        out = np.empty(positions.shape, dtype=np.int32)
         if positions.size == 0:
-            return np.zeros(positions.shape, dtype=np.int32)
+            return out
         if positions.min() < 0 or positions.max() >= self.code.length:
             raise IndexError(f"corpus position out of range for {self.prefix} ({self.code.length} tokens)")
-        block = positions >> 7
-        numbers, where = np.unique(block, return_inverse=True)
-        decoded = self.blocks(numbers)
-        return np.asarray(decoded[where.reshape(positions.shape) * SYNC + (positions & (SYNC - 1))], dtype=np.int32)
+        if self._slot_of is None:
+            blocks = len(self.sync)
+            self._slot_of = np.full(blocks, -1, dtype=np.int32)
+            self._block_of = np.full(min(blocks, CACHE_BLOCKS), -1, dtype=np.int64)
+            self._cache = np.zeros(len(self._block_of) * SYNC, dtype=np.int32)
+        c = self.code
+        _gather(np.ascontiguousarray(positions.ravel()), self.data, self.sync.view(np.uint8), c.length, c.min_len,
+                c.max_len, self._limits, c.min_code, c.symindex, c.symbols, self._slot_of, self._block_of,
+                self._cache, self._clock, out.reshape(-1))
+        return out
 
     def range(self, start: int, stop: int) -> npt.NDArray[np.int32]:
         """The ids of positions ``start`` to ``stop`` (exclusive)."""

@@ -219,3 +219,16 @@ def test_encode_with_compress_gives_a_compressed_corpus_that_answers_alike(tmp_p
     plain, packed = NativeEngine.open(sample_registry, "sample"), NativeEngine.open(tmp_path / "registry", "sample")
     for query in ('[pos="NN.*"]', '"the" [] [lemma="house"]', "[]"):
         assert plain.run(query).hits() == packed.run(query).hits()
+
+
+def test_gathers_through_a_small_block_cache_give_the_same_ids(ours: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from backend_node.store import compression
+
+    monkeypatch.setattr(compression, "CACHE_BLOCKS", 3)  # every gather evicts blocks it read a moment ago
+    word = CwbCorpus.open(ours, "ewt").p_attribute("word")
+    plain = CwbCorpus.open(plain_registry(), "ewt").p_attribute("word")
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        positions = np.sort(rng.integers(0, word.size, 2000))
+        positions = np.concatenate([positions, positions + 1, positions[::-1]]) % word.size
+        assert np.array_equal(word.ids_at(positions), plain.ids_at(positions))

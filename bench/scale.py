@@ -1,0 +1,299 @@
+"""Scale benchmark (issue 18): encoding, compression, and a node's open time, memory and queries at
+50 and 200 million tokens (and 1,000 with ``--big``), side by side with real CWB in the same run.
+
+Per size, with the shuffle corpus of ``../shared/reference/make_shuffle_corpus.py`` (cached in
+``bench/data``):
+
+1. ``cowbird encode`` and real ``cwb-encode`` + ``cwb-makeall`` of the same VRT: wall time, peak
+   resident memory of the largest process, and whether every file is byte-identical;
+2. ``cowbird compress`` of a copy of cowbird's corpus and real ``cwb-huffcode -A`` +
+   ``cwb-compress-rdx -A`` of CWB's: time, peak memory, sizes, byte identity of the compressed files;
+3. a node's native engine on the uncompressed and on the compressed corpus, each in a fresh process:
+   open time, warm-up time, resident memory after warm-up and after the workload (``RssAnon`` is the
+   process's own memory; ``RssFile`` the corpus pages the OS happens to have mapped in), and the
+   preview workload of the 44 parity queries (exact total + 100 KWIC lines with lemmas, median of
+   ``--runs`` after one warm-up run);
+4. real CQP (a warm ``cqp -c`` child) on CWB's corpus, uncompressed and then compressed.
+
+The table goes to stdout (``--markdown`` for RESULTS.md). Each size's corpora are deleted after
+its measurements unless ``--keep`` (200 MT takes about 30 GB while it runs; 1,000 MT about 150 GB,
+which is why it needs ``--big`` — check ``df`` first).
+
+    .venv/bin/python bench/scale.py [--sizes 50,200] [--big] [--runs 3] [--keep] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.encode import DATA, FLAGS, shuffle_corpus  # noqa: E402
+from bench.engine import KWIC_LINES, CqpChild, find_cqp  # noqa: E402
+from tests.support import REFERENCE  # noqa: E402
+
+
+def parity_queries() -> list[tuple[str, str]]:
+    lines = (REFERENCE / "parity" / "queries.tsv").read_text().splitlines()
+    return [(qid, query) for qid, query in (line.split("\t", 1) for line in lines if line.startswith("q"))]
+
+
+def run_measured(command: list[str], cwd: Path = ROOT) -> tuple[float, float]:
+    """Run a command; wall seconds and the peak resident memory (MB) of its largest process."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, text=True, cwd=cwd)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        if status:
+            err.seek(0)
+            sys.exit(f"{' '.join(command)} failed: {err.read()[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def copy_corpus(source: Path, target: Path, corpus: str) -> Path:
+    """A copy of a corpus (data and registry, HOME pointing at the copy); returns its registry dir."""
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    subprocess.run(["cp", "-r", "--reflink=auto", str(source / "data"), str(target / "data")], check=True)
+    (target / "registry").mkdir()
+    text = (source / "registry" / corpus).read_text()
+    lines = [f'HOME "{target / "data"}"' if line.startswith("HOME ") else line for line in text.splitlines()]
+    (target / "registry" / corpus).write_text("\n".join(lines) + "\n")
+    return target / "registry"
+
+
+def same_files(ours: Path, theirs: Path, suffixes: tuple[str, ...] | None = None) -> str:
+    """"yes" when both folders hold the same files (those with these suffixes) byte for byte."""
+    names = sorted(p.name for p in theirs.iterdir() if suffixes is None or p.name.endswith(suffixes))
+    if suffixes is None and sorted(p.name for p in ours.iterdir()) != names:
+        return "NO (different file lists)"
+    different = [n for n in names if not filecmp.cmp(ours / n, theirs / n, shallow=False)]
+    return "yes" if not different else f"NO ({', '.join(different[:4])})"
+
+
+def folder_mb(path: Path, suffixes: tuple[str, ...]) -> float:
+    return sum(p.stat().st_size for p in path.iterdir() if p.name.endswith(suffixes)) / 2**20
+
+
+# ---------------------------------------------------------------- the node side, in its own process
+
+
+def status_mb() -> dict[str, float]:
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields
+
+
+def node_side(registry: Path, corpus: str, runs: int) -> None:
+    """Open the corpus as a node does, warm it, run the workload; print JSON."""
+    from backend_node.engines import Context
+    from backend_node.engines.native import NativeEngine
+
+    started = time.perf_counter()
+    engine = NativeEngine.open(registry, corpus)
+    opened = time.perf_counter()
+    engine.warm()
+    warmed = time.perf_counter()
+    after_warm = status_mb()
+    queries: dict[str, dict[str, float | int]] = {}
+    for qid, query in parity_queries():
+        times = []
+        for run in range(runs + 1):
+            t0 = time.perf_counter()
+            result = engine.run(query)
+            result.kwic(0, KWIC_LINES, Context(10), ["lemma"], [])
+            if run:
+                times.append((time.perf_counter() - t0) * 1000)
+        queries[qid] = {"ms": statistics.median(times), "hits": result.total}
+    print(json.dumps({"open_ms": (opened - started) * 1000, "warm_ms": (warmed - opened) * 1000,
+                      "after_warm": after_warm, "after_workload": status_mb(), "queries": queries,
+                      "size": engine.size}))
+
+
+def node(registry: Path, corpus: str, runs: int) -> dict[str, object]:
+    done = subprocess.run([sys.executable, __file__, "--node", str(registry), corpus, "--runs", str(runs)],
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode:
+        sys.exit(f"node side failed on {registry}: {done.stderr[-3000:]}")
+    answer: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return answer
+
+
+def cqp_side(binary: Path, registry: Path, corpus: str, runs: int) -> dict[str, object]:
+    child = CqpChild(binary, registry, corpus)
+    queries: dict[str, dict[str, float | int | None]] = {}
+    for qid, query in parity_queries():
+        times = []
+        answer = None
+        for run in range(runs + 1):
+            elapsed, answer = child.preview(query)
+            if run:
+                times.append(elapsed)
+        assert answer is not None
+        queries[qid] = {"ms": statistics.median(times), "hits": answer.hits}
+    peak = child.peak_mb()
+    child.close()
+    return {"queries": queries, "peak_mb": peak}
+
+
+# ---------------------------------------------------------------- one size
+
+
+@dataclass
+class SizeResult:
+    tokens: int
+    rows: dict[str, str] = field(default_factory=dict)
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Console) -> SizeResult:
+    vrt = shuffle_corpus(millions * 1_000_000)
+    corpus = f"big{millions}"
+    base = DATA / f"scale{millions}"
+    shutil.rmtree(base, ignore_errors=True)
+    ours, cwb = base / "ours", base / "cwb"
+    tools = binary.parent
+    result = SizeResult(0)
+    rows = result.rows
+    try:
+        console.print(f"[{millions} MT] cowbird encode ...")
+        seconds, peak = run_measured([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
+                                      str(ours / "data"), "-R", str(ours / "registry" / corpus), *FLAGS])
+        rows["cowbird encode s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
+        console.print(f"[{millions} MT] cwb-encode + cwb-makeall ...")
+        (cwb / "data").mkdir(parents=True)
+        (cwb / "registry").mkdir()
+        enc_s, enc_mb = run_measured([str(tools / "cwb-encode"), "-f", str(vrt), "-d", str(cwb / "data"), "-R",
+                                      str(cwb / "registry" / corpus), *FLAGS])
+        make_s, make_mb = run_measured([str(tools / "cwb-makeall"), "-r", str(cwb / "registry"), "-V",
+                                        corpus.upper()])
+        rows["cwb-encode + makeall s / peak MB"] = f"{enc_s + make_s:,.0f} / {max(enc_mb, make_mb):,.0f}"
+        rows["encoded files identical"] = same_files(ours / "data", cwb / "data")
+        plain_mb = folder_mb(ours / "data", (".corpus", ".rev", ".rdx"))
+
+        console.print(f"[{millions} MT] cowbird compress ...")
+        packed = copy_corpus(ours, base / "ours-z", corpus)
+        seconds, peak = run_measured([sys.executable, "-m", "cowbird", "compress", "-r", str(packed), corpus])
+        rows["cowbird compress s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
+        packed_mb = folder_mb(base / "ours-z" / "data", (".huf", ".hcd", ".syn", ".crc", ".crx"))
+        rows["token streams + indexes MB (plain -> compressed)"] = f"{plain_mb:,.0f} -> {packed_mb:,.0f}"
+
+        console.print(f"[{millions} MT] node, uncompressed ...")
+        plain = node(ours / "registry", corpus, runs)
+        console.print(f"[{millions} MT] node, compressed ...")
+        zipped = node(packed, corpus, runs)
+        console.print(f"[{millions} MT] real CQP, uncompressed ...")
+        cqp_plain = cqp_side(binary, cwb / "registry", corpus.upper(), runs)
+
+        console.print(f"[{millions} MT] cwb-huffcode + cwb-compress-rdx ...")
+        huff_s, huff_mb = run_measured([str(tools / "cwb-huffcode"), "-r", str(cwb / "registry"), "-A",
+                                        corpus.upper()])
+        rdx_s, rdx_mb = run_measured([str(tools / "cwb-compress-rdx"), "-r", str(cwb / "registry"), "-A",
+                                      corpus.upper()])
+        rows["cwb-huffcode + compress-rdx s / peak MB"] = f"{huff_s + rdx_s:,.0f} / {max(huff_mb, rdx_mb):,.0f}"
+        rows["compressed files identical"] = same_files(base / "ours-z" / "data", cwb / "data",
+                                                        (".huf", ".hcd", ".syn", ".crc", ".crx"))
+        for path in (cwb / "data").iterdir():  # as a CWB user would, once compressed
+            if path.name.endswith((".corpus", ".corpus.rev", ".corpus.rdx")):
+                path.unlink()
+        console.print(f"[{millions} MT] real CQP, compressed ...")
+        cqp_zipped = cqp_side(binary, cwb / "registry", corpus.upper(), runs)
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+    result.tokens = int(plain["size"])  # type: ignore[call-overload]
+    for label, side in (("uncompressed", plain), ("compressed", zipped)):
+        warm, after = side["after_warm"], side["after_workload"]
+        assert isinstance(warm, dict) and isinstance(after, dict)
+        rows[f"node open / warm-up ms ({label})"] = f"{side['open_ms']:,.0f} / {side['warm_ms']:,.0f}"
+        rows[f"node RSS MB after warm-up: own / mapped ({label})"] = f"{warm['RssAnon']:,.0f} / {warm['RssFile']:,.0f}"
+        rows[f"node RSS MB after workload: own / mapped / peak ({label})"] = (
+            f"{after['RssAnon']:,.0f} / {after['RssFile']:,.0f} / {after['VmHWM']:,.0f}")
+    sides = {"cowbird": plain, "cowbird compressed": zipped, "CQP": cqp_plain, "CQP compressed": cqp_zipped}
+    ms = {name: {qid: float(q["ms"]) for qid, q in side["queries"].items()}  # type: ignore[attr-defined]
+          for name, side in sides.items()}
+    hits = {name: {qid: q["hits"] for qid, q in side["queries"].items()}  # type: ignore[attr-defined]
+            for name, side in sides.items()}
+    qids = sorted(ms["cowbird"])
+    for name in sides:
+        rows[f"workload geomean ms: {name}"] = f"{geomean([ms[name][q] for q in qids]):.1f}"
+
+    def ratio(a: str, b: str) -> str:
+        values = [ms[a][q] / ms[b][q] for q in qids]
+        worst = max(zip(values, qids, strict=True))
+        return f"{geomean(values):.2f} (worst {worst[0]:.2f}, {worst[1]})"
+
+    rows["compressed / uncompressed (cowbird)"] = ratio("cowbird compressed", "cowbird")
+    rows["cowbird / CQP, uncompressed"] = ratio("cowbird", "CQP")
+    rows["cowbird / CQP, compressed"] = ratio("cowbird compressed", "CQP compressed")
+    differ = [q for q in qids if len({hits[name][q] for name in sides}) > 1]
+    rows["hits equal on all four sides"] = "yes, every query" if not differ else f"NO: {', '.join(differ)}"
+    rows["CQP warm child peak MB (uncompressed / compressed)"] = (
+        f"{cqp_plain['peak_mb'] or 0:,.0f} / {cqp_zipped['peak_mb'] or 0:,.0f}")
+    return result
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--node":
+        node_side(Path(sys.argv[2]), sys.argv[3], int(sys.argv[5]) if len(sys.argv) > 5 else 3)
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="50,200", help="corpus sizes in millions of tokens, comma-separated")
+    parser.add_argument("--big", action="store_true", help="also 1,000 MT (about 150 GB of disk while it runs)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per query, after one warm-up run")
+    parser.add_argument("--keep", action="store_true", help="keep the encoded corpora in bench/data")
+    parser.add_argument("--cqp", type=Path, default=None, help="the cqp binary (its folder has cwb-encode etc.)")
+    parser.add_argument("--markdown", action="store_true", help="also print the table as markdown")
+    args = parser.parse_args()
+    binary = find_cqp(args.cqp)
+    if binary is None:
+        sys.exit("real CWB is needed side by side: run ../shared/reference/build-cqp.sh or give --cqp")
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()] + ([1000] if args.big else [])
+    console = Console(width=shutil.get_terminal_size((160, 24)).columns)
+    began = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    results = [measure_size(size, args.runs, binary, args.keep, console) for size in sizes]
+    labels = list(results[0].rows)
+    table = Table(title=f"scale: cowbird vs real CWB 3.4.16 ({binary}), same run, median of {args.runs} runs")
+    table.add_column("")
+    for result in results:
+        table.add_column(f"{result.tokens / 1e6:,.0f} MT", justify="right")
+    for label in labels:
+        table.add_row(label, *(r.rows.get(label, "-") for r in results))
+    console.print(table)
+    if args.markdown:
+        print("| | " + " | ".join(f"{r.tokens / 1e6:,.0f} MT" for r in results) + " |")
+        print("|---|" + "---:|" * len(results))
+        for label in labels:
+            print(f"| {label} | " + " | ".join(r.rows.get(label, "-") for r in results) + " |")
+    console.print(f"{platform.machine()}, {os.cpu_count()} cores, "
+                  f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GB, "
+                  f"Python {platform.python_version()}; {began} to {time.strftime('%H:%M:%S %Z')}", highlight=False)
+
+
+if __name__ == "__main__":
+    main()
