@@ -16,6 +16,8 @@ loop — too slow for a node that decodes at query time. Everything else is nump
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -214,52 +216,67 @@ def _encode_stream(ids: Ints, codes: Ints, lengths: Ints, out: npt.NDArray[np.ui
     return int(state[0])
 
 
+FAST_BITS = 10
+"""Codes of up to this many bits are decoded with one table lookup (most tokens: frequent ids get
+short codes)."""
+
+
 @numba.njit(cache=True)
 def _decode_block(
     data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], block: int, tokens: int,
-    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints,
+    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints, fast: Ints,
     out: npt.NDArray[np.int32], at: int,
 ) -> None:
     """Decode one block into ``out[at:]`` (SYNC ids, fewer for the last block).
 
-    A code of length l is the l bits from the cursor read as v, the shortest l with
-    ``v >= min_code[l]``: ``limits[l]`` is ``min_code[l]`` shifted up to ``max_len`` bits, so one
-    peek of ``max_len`` bits finds it."""
+    The next bits wait left-aligned in a 64-bit buffer. A code of length l is the l bits read as v,
+    the shortest l with ``v >= min_code[l]``: ``fast`` answers for the first FAST_BITS bits (the
+    length and id packed, or -1 when the code is longer); otherwise ``limits[l]``, ``min_code[l]``
+    shifted up to ``max_len`` bits, is compared with a peek of ``max_len`` bits."""
     size = len(data)
-    bit = _int32_at(sync, block) * 8
+    byte = _int32_at(sync, block)
     count = min(SYNC, tokens - block * SYNC)
+    buffer = np.uint64(0)
+    held = 0  # bits in the buffer
+    peek_shift = np.uint64(64 - max_len)
+    fast_shift = np.uint64(64 - FAST_BITS)
     for t in range(count):
-        byte = bit >> 3
-        window = np.int64(0)
-        for k in range(5):  # 40 bits from the cursor's byte: max_len + 7 <= 38
-            window <<= 8
-            if byte + k < size:
-                window |= data[byte + k]
-        peek = (window >> (40 - (bit & 7) - max_len)) & ((np.int64(1) << max_len) - 1)
-        length = min_len
-        while peek < limits[length]:
-            length += 1
-        value = peek >> (max_len - length)
-        out[at + t] = symbols[symindex[length] + value - min_code[length]]
-        bit += length
+        while held <= 56:
+            if byte < size:
+                buffer |= np.uint64(data[byte]) << np.uint64(56 - held)
+            byte += 1
+            held += 8
+        entry = fast[np.int64(buffer >> fast_shift)]
+        if entry >= 0:
+            length = entry >> 32
+            out[at + t] = entry & 0xFFFFFFFF
+        else:
+            peek = np.int64(buffer >> peek_shift)
+            length = FAST_BITS + 1 if FAST_BITS + 1 > min_len else min_len
+            while peek < limits[length]:
+                length += 1
+            value = peek >> (max_len - length)
+            out[at + t] = symbols[symindex[length] + value - min_code[length]]
+        buffer <<= np.uint64(length)
+        held -= length
 
 
 @numba.njit(cache=True)
 def _decode_blocks(
     data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], blocks: Ints, tokens: int,
-    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints,
+    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints, fast: Ints,
     out: npt.NDArray[np.int32],
 ) -> None:
     """Decode whole blocks into ``out``, SYNC ids per block."""
     for b in range(len(blocks)):
-        _decode_block(data, sync, blocks[b], tokens, min_len, max_len, limits, min_code, symindex, symbols,
+        _decode_block(data, sync, blocks[b], tokens, min_len, max_len, limits, min_code, symindex, symbols, fast,
                       out, b * SYNC)
 
 
 @numba.njit(cache=True)
 def _gather(
     positions: Ints, data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], tokens: int,
-    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints,
+    min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints, fast: Ints,
     slot_of: npt.NDArray[np.int32], block_of: Ints, cache: npt.NDArray[np.int32], clock: Ints,
     out: npt.NDArray[np.int32],
 ) -> None:
@@ -277,7 +294,7 @@ def _gather(
                 slot_of[block_of[slot]] = -1
             block_of[slot] = block
             slot_of[block] = slot
-            _decode_block(data, sync, block, tokens, min_len, max_len, limits, min_code, symindex, symbols,
+            _decode_block(data, sync, block, tokens, min_len, max_len, limits, min_code, symindex, symbols, fast,
                           cache, slot * SYNC)
         out[i] = cache[slot * SYNC + (position & (SYNC - 1))]
 
@@ -303,6 +320,16 @@ class HuffmanStream:
         for length in range(code.min_len, code.max_len + 1):
             limits[length] = code.min_code[length] << (code.max_len - length)
         self._limits = limits
+        # codes of at most FAST_BITS bits: every FAST_BITS-bit prefix that starts one gives its
+        # length and id (longer codes take the smaller values: their prefixes stay -1)
+        fast = np.full(1 << FAST_BITS, -1, dtype=np.int64)
+        codes, lengths = code.codes()
+        short = np.flatnonzero(lengths <= FAST_BITS)
+        for i in short.tolist():
+            spare = FAST_BITS - int(lengths[i])
+            first = int(codes[i]) << spare
+            fast[first : first + (1 << spare)] = (int(lengths[i]) << 32) | i
+        self._fast = fast
         self._slot_of: npt.NDArray[np.int32] | None = None  # the block cache, made at the first gather
         self._block_of = np.zeros(0, dtype=np.int64)
         self._cache = np.zeros(0, dtype=np.int32)
@@ -317,7 +344,7 @@ class HuffmanStream:
         if len(numbers):
             c = self.code
             _decode_blocks(self.data, self.sync.view(np.uint8), np.asarray(numbers, dtype=np.int64), c.length,
-                           c.min_len, c.max_len, self._limits, c.min_code, c.symindex, c.symbols, out)
+                           c.min_len, c.max_len, self._limits, c.min_code, c.symindex, c.symbols, self._fast, out)
         return out
 
     def ids(self, cpos: npt.ArrayLike) -> npt.NDArray[np.int32]:
@@ -335,7 +362,7 @@ class HuffmanStream:
             self._cache = np.zeros(len(self._block_of) * SYNC, dtype=np.int32)
         c = self.code
         _gather(np.ascontiguousarray(positions.ravel()), self.data, self.sync.view(np.uint8), c.length, c.min_len,
-                c.max_len, self._limits, c.min_code, c.symindex, c.symbols, self._slot_of, self._block_of,
+                c.max_len, self._limits, c.min_code, c.symindex, c.symbols, self._fast, self._slot_of, self._block_of,
                 self._cache, self._clock, out.reshape(-1))
         return out
 
@@ -470,15 +497,45 @@ class GolombIndex:
         self.offsets = offsets
         self.frequencies = np.asarray(frequencies, dtype=np.int64)
         self.parameters = golomb_parameters(self.frequencies, tokens)
+        self._kept: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
+        self._kept_size = 0
+        self._lock = threading.Lock()
 
     def positions(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
-        """The positions of every id, id after id (each id's ascending)."""
+        """The positions of every id, id after id (each id's ascending). The positions of a frequent
+        id asked for alone are kept for the next query (``POSITIONS_KEPT`` in all)."""
         wanted = np.asarray(ids, dtype=np.int64).ravel()
+        if len(wanted) == 1 and self.frequencies[wanted[0]] >= POSITIONS_CACHED_FROM:
+            key = int(wanted[0])
+            with self._lock:
+                kept = self._kept.get(key)
+                if kept is not None:
+                    self._kept.move_to_end(key)
+                    return kept
+            found = self._decode(wanted)
+            found.flags.writeable = False  # shared between queries
+            with self._lock:
+                self._kept[key] = found
+                self._kept_size += len(found)
+                while self._kept_size > POSITIONS_KEPT and len(self._kept) > 1:
+                    _, old = self._kept.popitem(last=False)
+                    self._kept_size -= len(old)
+            return found
+        return self._decode(wanted)
+
+    def _decode(self, wanted: Ints) -> npt.NDArray[np.int32]:
         frequencies = self.frequencies[wanted]
         out = np.empty(int(frequencies.sum()), dtype=np.int32)
         if len(out):
             _decode_index(self.data, self.offsets.view(np.uint8), wanted, frequencies, self.parameters[wanted], out)
         return out
+
+
+POSITIONS_CACHED_FROM = 1 << 14
+"""Ids this frequent have their decoded positions kept (rarer ones decode in microseconds)."""
+
+POSITIONS_KEPT = 1 << 24
+"""Decoded positions kept per index (64 MB), the least recently used dropped first."""
 
 
 def write_index(prefix: Path, rev: npt.NDArray[np.int32], frequencies: npt.ArrayLike, tokens: int,

@@ -25,10 +25,12 @@ from hypothesis import strategies as st
 from backend_node.engines.base import Strategy
 from backend_node.engines.errors import QueryTooExpensive
 from backend_node.engines.native import NativeEngine
+from backend_node.store.compress import compress_corpus
+from backend_node.store.registry import parse_registry
 from cowbird.errors import CowbirdError
 from query_lang import Alternation, Pattern, QueryError, Sequence, StructuralTag, TokenPattern, canonical, parse_cqp
 from tests.realcqp import Hits, NoAnswer, RealCqp, real_cqp
-from tests.support import parity_hits, parity_queries, require_reference
+from tests.support import copy_reference_ewt, parity_hits, parity_queries, require_reference
 
 pytestmark = pytest.mark.e2e  # a real cqp process answers every query
 
@@ -58,6 +60,16 @@ class Case(NamedTuple):
 @pytest.fixture(scope="module")
 def ewt() -> NativeEngine:
     return NativeEngine.open(require_reference() / "cwb" / "registry", "ewt")
+
+
+@pytest.fixture(scope="module")
+def compressed_ewt(tmp_path_factory: pytest.TempPathFactory) -> NativeEngine:
+    """EWT with every p-attribute compressed as cwb-huffcode and cwb-compress-rdx do: the engine
+    then tests frequent tokens through the reverse index instead of gathering ids."""
+    registry = copy_reference_ewt(tmp_path_factory.mktemp("compressed"))
+    entry = parse_registry(registry / "ewt")
+    compress_corpus(entry)
+    return NativeEngine.open(registry, "ewt")
 
 
 @pytest.fixture(scope="module")
@@ -401,6 +413,15 @@ def regex_cases(draw: st.DrawFn) -> Case:
 @given(case=cases())
 def test_native_engine_agrees_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
+@given(case=cases())
+def test_native_engine_on_a_compressed_corpus_agrees_with_real_cqp(
+    compressed_ewt: NativeEngine, judge: RealCqp, case: Case
+) -> None:
+    check(compressed_ewt, judge, case)
 
 
 @pytest.mark.slow

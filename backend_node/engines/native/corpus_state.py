@@ -10,6 +10,7 @@ from __future__ import annotations
 import mmap
 from functools import cached_property
 
+import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -60,6 +61,37 @@ class RegionIndex:
 GATHER_IDS = 16
 """Above this many ids, their reverse-index slices are read with one gather."""
 
+INDEX_TEST_MIN = 4096
+"""Fewer positions are always tested by gathering their ids (a handful of cached blocks)."""
+
+
+@numba.njit(cache=True)
+def _member_sorted(haystack: Cpos, needles: Cpos, out: npt.NDArray[np.bool_]) -> bool:
+    """Mark the needles found in the sorted haystack, walking both in order; False (and nothing
+    trustworthy in ``out``) when the needles turn out not to be sorted."""
+    j = 0
+    previous = -1
+    for i in range(len(needles)):
+        needle = needles[i]
+        if needle < previous:
+            return False
+        previous = needle
+        while j < len(haystack) and haystack[j] < needle:
+            j += 1
+        out[i] = j < len(haystack) and haystack[j] == needle
+    return True
+
+
+def sorted_member(haystack: Cpos, needles: Cpos) -> npt.NDArray[np.bool_]:
+    """Which needles occur in the sorted haystack (a merge when the needles are sorted too)."""
+    out = np.zeros(len(needles), dtype=np.bool_)
+    if len(haystack) == 0 or len(needles) == 0:
+        return out
+    if _member_sorted(haystack, needles, out):
+        return out
+    at = np.minimum(np.searchsorted(haystack, needles), len(haystack) - 1)
+    return np.asarray(haystack[at] == needles, dtype=np.bool_)
+
 
 class NativeCorpus:
     """A store corpus plus the derived indexes the native engine works with."""
@@ -91,6 +123,20 @@ class NativeCorpus:
         if attribute not in self._frequencies:
             self._frequencies[attribute] = np.asarray(self.p(attribute).frequencies, dtype=np.int64)
         return self._frequencies[attribute]
+
+    def prefers_index(self, attribute: str, count: int, needles: int) -> bool:
+        """Whether a test at ``needles`` positions is cheaper through the reverse index than by
+        gathering ids: on a compressed token stream a gather decodes every block it touches, so a
+        test that holds at not many more positions than are asked about reads the index instead."""
+        if needles < INDEX_TEST_MIN or not self.p(attribute).compressed[0]:
+            return False
+        # a gather decodes up to 128 ids per block it touches (about 1 µs); the index costs about
+        # 15-30 ns per position it holds
+        return count <= 32 * min(needles, -(-self.size // 128))
+
+    def member(self, attribute: str, table: npt.NDArray[np.bool_], count: int, cpos: Cpos) -> npt.NDArray[np.bool_]:
+        """Whether the id at each of ``cpos`` is marked in ``table``, from the positions where it is."""
+        return sorted_member(self.cpos_of(attribute, table, count), np.asarray(cpos, dtype=np.int64))
 
     def ids(self, attribute: str, cpos: Cpos) -> npt.NDArray[np.int32]:
         """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""

@@ -45,6 +45,8 @@ class TokenTests:
             return np.ones(len(cpos), dtype=np.bool_)
         if isinstance(predicate, Lookup):
             if predicate.attribute not in ids:
+                if self.corpus.prefers_index(predicate.attribute, predicate.count, len(cpos)):
+                    return self.corpus.member(predicate.attribute, predicate.table, predicate.count, cpos)
                 ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
             return predicate.table[ids[predicate.attribute]]
         if isinstance(predicate, Negation):

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from backend_node.engines.base import DEFAULT_HARD_BOUNDARY, Deadline
 from backend_node.engines.errors import QueryTooExpensive
-from backend_node.engines.native.compile import Always, Automaton, Predicate, attributes
+from backend_node.engines.native.compile import Always, Automaton, Lookup, Predicate, attributes
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.plan import Planner, tag_order
@@ -206,6 +206,9 @@ class PassRunner:
         """The ``rows`` whose token at ``cursor`` satisfies ``predicate``."""
         if isinstance(predicate, Always):
             return rows
+        if isinstance(predicate, Lookup) and self.corpus.prefers_index(predicate.attribute, predicate.count, len(rows)):
+            # a compressed stream: the positions where the test holds, from the index, beat a gather
+            return rows[self.tests.holds(predicate, cursor[rows], {})]
         # one gather per attribute and step (over all rows), shared by every state that tests it
         ids = {}
         for attribute in attributes(predicate):
