@@ -18,8 +18,10 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
@@ -27,6 +29,19 @@ import numpy.typing as npt
 
 from backend_node.store.cwbformat import BE_INT32
 from backend_node.store.errors import CorpusFormatError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def compiled(function: F) -> F:
+    """``numba.njit``, with the machine code cached on disk (``__pycache__`` beside the module, else
+    the user's cache folder, else ``NUMBA_CACHE_DIR``) where one of them can be written; a read-only
+    installation without any (a container user without a home) compiles at first use instead."""
+    try:
+        return cast(F, numba.njit(cache=True)(function))
+    except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+        return cast(F, numba.njit(function))
+
 
 SYNC = 128
 """Tokens per block of ``.huf``: each block starts on a byte boundary, ``.huf.syn`` has its offset."""
@@ -46,7 +61,7 @@ Ints = npt.NDArray[np.int64]
 # ------------------------------------------------------------------ Huffman code (.hcd)
 
 
-@numba.njit(cache=True)
+@compiled
 def _sift(heap: Ints, size: int, node: int) -> None:
     """Restore the min-heap below ``node`` (slots numbered from 1; slot s holds a pointer at
     heap[s-1], its key is heap[heap[s-1]]); ties go left and never swap, as in cwb-huffcode."""
@@ -62,7 +77,7 @@ def _sift(heap: Ints, size: int, node: int) -> None:
             break
 
 
-@numba.njit(cache=True)
+@compiled
 def _code_lengths(frequencies: Ints) -> Ints:
     """Each id's code length, by cwb-huffcode's in-place heap over the weights frequency + 1 (the
     order of its comparisons decides between the many equally good codes)."""
@@ -168,7 +183,7 @@ class HuffmanCode:
 # ``state`` holds (bytes written, bits pending, pending bits) between calls.
 
 
-@numba.njit(cache=True)
+@compiled
 def _put(out: npt.NDArray[np.uint8], state: Ints, value: int, width: int) -> None:
     """Append the low ``width`` bits of ``value`` (width <= 32), most significant first."""
     for shift in range(width - 1, -1, -1):
@@ -181,7 +196,7 @@ def _put(out: npt.NDArray[np.uint8], state: Ints, value: int, width: int) -> Non
             state[2] = 0
 
 
-@numba.njit(cache=True)
+@compiled
 def _pad(out: npt.NDArray[np.uint8], state: Ints) -> None:
     """Fill the pending byte with zero-bits and write it (nothing when no bit is pending)."""
     if state[1]:
@@ -194,7 +209,7 @@ def _pad(out: npt.NDArray[np.uint8], state: Ints) -> None:
 # ------------------------------------------------------------------ token stream (.huf, .huf.syn)
 
 
-@numba.njit(cache=True)
+@compiled
 def _int32_at(raw: npt.NDArray[np.uint8], index: int) -> int:
     """Entry ``index`` of a mapped big-endian int32 file seen as bytes (numba knows no big-endian
     arrays, and converting a whole index would copy it into memory)."""
@@ -202,7 +217,7 @@ def _int32_at(raw: npt.NDArray[np.uint8], index: int) -> int:
     return int((np.int64(raw[at]) << 24) | (np.int64(raw[at + 1]) << 16) | (np.int64(raw[at + 2]) << 8) | raw[at + 3])
 
 
-@numba.njit(cache=True)
+@compiled
 def _encode_stream(ids: Ints, codes: Ints, lengths: Ints, out: npt.NDArray[np.uint8], sync: Ints) -> int:
     """Write the codes of ``ids`` into ``out`` (zeroed), padding to a byte before every block of
     SYNC tokens; ``sync`` gets each block's byte offset. Returns the bytes written."""
@@ -221,7 +236,7 @@ FAST_BITS = 10
 short codes)."""
 
 
-@numba.njit(cache=True)
+@compiled
 def _decode_block(
     data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], block: int, tokens: int,
     min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints, fast: Ints,
@@ -261,7 +276,7 @@ def _decode_block(
         held -= length
 
 
-@numba.njit(cache=True)
+@compiled
 def _decode_blocks(
     data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], blocks: Ints, tokens: int,
     min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints, fast: Ints,
@@ -273,7 +288,7 @@ def _decode_blocks(
                       out, b * SYNC)
 
 
-@numba.njit(cache=True)
+@compiled
 def _gather(
     positions: Ints, data: npt.NDArray[np.uint8], sync: npt.NDArray[np.uint8], tokens: int,
     min_len: int, max_len: int, limits: Ints, min_code: Ints, symindex: Ints, symbols: Ints, fast: Ints,
@@ -414,7 +429,7 @@ def golomb_parameters(frequencies: npt.ArrayLike, tokens: int) -> Ints:
     return values[where.reshape(freq.shape)]
 
 
-@numba.njit(cache=True)
+@compiled
 def _encode_index(
     rev: npt.NDArray[np.int32], frequencies: Ints, parameters: Ints, out: npt.NDArray[np.uint8], offsets: Ints
 ) -> int:
@@ -449,7 +464,7 @@ def _encode_index(
     return int(state[0])
 
 
-@numba.njit(cache=True)
+@compiled
 def _decode_index(
     data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.uint8], ids: Ints, frequencies: Ints, parameters: Ints,
     out: npt.NDArray[np.int32],

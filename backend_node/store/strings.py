@@ -123,15 +123,6 @@ class StringTable:
                 self.budget.check()
         return found  # type: ignore[return-value]  # every None was replaced
 
-    def number(self, value: bytes) -> int:
-        known = self.table.get(value)
-        if known is None:
-            known = self.table[value] = self.given
-            self.given += 1
-            if self.budget is not None:
-                self.budget.check()
-        return known
-
     def spill(self) -> None:
         """Write the table as a run sorted as ``lexicon.srt`` sorts (keys with their numbers) and empty it."""
         keys = sorted((strcmp_key(value), number) for value, number in self.table.items())

@@ -14,7 +14,8 @@ RUN python -m venv /opt/cowbird && /opt/cowbird/bin/pip install --no-cache-dir .
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin cowbird
 COPY --from=build /opt/cowbird /opt/cowbird
-ENV PATH=/opt/cowbird/bin:$PATH PYTHONUNBUFFERED=1
+# NUMBA_CACHE_DIR: the compiled decoders of compressed corpora are cached there (the install is read-only)
+ENV PATH=/opt/cowbird/bin:$PATH PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 USER cowbird
 EXPOSE 8701
 # the node token comes from a secret file; TLS certificate and key likewise (optional)

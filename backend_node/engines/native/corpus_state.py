@@ -10,7 +10,6 @@ from __future__ import annotations
 import mmap
 from functools import cached_property
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
@@ -19,6 +18,7 @@ from backend_node.engines.errors import UnknownAttribute
 from backend_node.engines.native.lexicon import LexiconIndex, match_table
 from backend_node.engines.results import Cpos
 from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
+from backend_node.store.compression import compiled
 from query_lang import RegexValue
 
 SCAN_CHUNK = 1 << 22
@@ -65,7 +65,7 @@ INDEX_TEST_MIN = 4096
 """Fewer positions are always tested by gathering their ids (a handful of cached blocks)."""
 
 
-@numba.njit(cache=True)
+@compiled
 def _member_sorted(haystack: Cpos, needles: Cpos, out: npt.NDArray[np.bool_]) -> bool:
     """Mark the needles found in the sorted haystack, walking both in order; False (and nothing
     trustworthy in ``out``) when the needles turn out not to be sorted."""
