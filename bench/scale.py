@@ -6,7 +6,7 @@ Per size, with the shuffle corpus of ``../shared/reference/make_shuffle_corpus.p
 
 1. ``cowbird encode`` and real ``cwb-encode`` + ``cwb-makeall`` of the same VRT: wall time, peak
    resident memory of the largest process, and whether every file is byte-identical;
-2. ``cowbird compress`` of a copy of cowbird's corpus and real ``cwb-huffcode -A`` +
+2. ``cowbird compress`` of cowbird's corpus (in place) and real ``cwb-huffcode -A`` +
    ``cwb-compress-rdx -A`` of CWB's: time, peak memory, sizes, byte identity of the compressed files;
 3. a node's native engine on the uncompressed and on the compressed corpus, each in a fresh process:
    open time, warm-up time, resident memory after warm-up and after the workload (``RssAnon`` is the
@@ -15,9 +15,12 @@ Per size, with the shuffle corpus of ``../shared/reference/make_shuffle_corpus.p
    ``--runs`` after one warm-up run);
 4. real CQP (a warm ``cqp -c`` child) on CWB's corpus, uncompressed and then compressed.
 
-The table goes to stdout (``--markdown`` for RESULTS.md). Each size's corpora are deleted after
-its measurements unless ``--keep`` (200 MT takes about 30 GB while it runs; 1,000 MT about 150 GB,
-which is why it needs ``--big`` — check ``df`` first).
+cowbird's side runs first; its files are recorded by SHA-256 and deleted before CWB encodes, so
+only one uncompressed copy exists at a time besides the VRT (the VRT is kept in ``bench/data`` for
+the next run: about 20 bytes a token). The table goes to stdout (``--markdown`` for RESULTS.md).
+Each size's corpora are deleted after its measurements unless ``--keep``. Disk while it runs:
+about 12 GB at 200 MT and about 60 GB at 1,000 MT (20 GB of it the VRT), which is why 1,000 MT
+needs ``--big`` — check ``df`` first; it takes about two hours on a 2-core machine.
 
     .venv/bin/python bench/scale.py [--sizes 50,200] [--big] [--runs 3] [--keep] [--markdown]
 """
@@ -25,7 +28,7 @@ which is why it needs ``--big`` — check ``df`` first).
 from __future__ import annotations
 
 import argparse
-import filecmp
+import hashlib
 import json
 import math
 import os
@@ -68,24 +71,24 @@ def run_measured(command: list[str], cwd: Path = ROOT) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-def copy_corpus(source: Path, target: Path, corpus: str) -> Path:
-    """A copy of a corpus (data and registry, HOME pointing at the copy); returns its registry dir."""
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    subprocess.run(["cp", "-r", "--reflink=auto", str(source / "data"), str(target / "data")], check=True)
-    (target / "registry").mkdir()
-    text = (source / "registry" / corpus).read_text()
-    lines = [f'HOME "{target / "data"}"' if line.startswith("HOME ") else line for line in text.splitlines()]
-    (target / "registry" / corpus).write_text("\n".join(lines) + "\n")
-    return target / "registry"
+COMPRESSED = (".huf", ".hcd", ".syn", ".crc", ".crx")
 
 
-def same_files(ours: Path, theirs: Path, suffixes: tuple[str, ...] | None = None) -> str:
-    """"yes" when both folders hold the same files (those with these suffixes) byte for byte."""
-    names = sorted(p.name for p in theirs.iterdir() if suffixes is None or p.name.endswith(suffixes))
-    if suffixes is None and sorted(p.name for p in ours.iterdir()) != names:
-        return "NO (different file lists)"
-    different = [n for n in names if not filecmp.cmp(ours / n, theirs / n, shallow=False)]
+def digests(folder: Path, suffixes: tuple[str, ...] | None = None) -> dict[str, str]:
+    """SHA-256 of every file in a folder (those with these suffixes), by name."""
+    found = {}
+    for path in sorted(folder.iterdir()):
+        if suffixes is None or path.name.endswith(suffixes):
+            with path.open("rb") as handle:
+                found[path.name] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return found
+
+
+def same_digests(ours: dict[str, str], theirs: dict[str, str]) -> str:
+    """"yes" when both sides wrote the same files byte for byte."""
+    if sorted(ours) != sorted(theirs):
+        return f"NO (files only one side wrote: {', '.join(sorted(set(ours) ^ set(theirs))[:4])})"
+    different = [name for name in sorted(ours) if ours[name] != theirs[name]]
     return "yes" if not different else f"NO ({', '.join(different[:4])})"
 
 
@@ -171,6 +174,9 @@ def geomean(values: list[float]) -> float:
 
 
 def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Console) -> SizeResult:
+    """One size, lean on disk: cowbird's side first (encode, node, compress in place, node), its files
+    recorded by digest and deleted, then CWB's side compared with those digests — so at most one
+    uncompressed copy besides the VRT exists at a time (about 60 GB at 1,000 MT)."""
     vrt = shuffle_corpus(millions * 1_000_000)
     corpus = f"big{millions}"
     base = DATA / f"scale{millions}"
@@ -184,6 +190,23 @@ def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Co
         seconds, peak = run_measured([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
                                       str(ours / "data"), "-R", str(ours / "registry" / corpus), *FLAGS])
         rows["cowbird encode s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
+        encoded = digests(ours / "data")
+        plain_mb = folder_mb(ours / "data", (".corpus", ".rev", ".rdx"))
+        console.print(f"[{millions} MT] node, uncompressed ...")
+        plain = node(ours / "registry", corpus, runs)
+
+        console.print(f"[{millions} MT] cowbird compress ...")
+        seconds, peak = run_measured([sys.executable, "-m", "cowbird", "compress", "-r", str(ours / "registry"),
+                                      corpus])
+        rows["cowbird compress s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
+        compressed = digests(ours / "data", COMPRESSED)
+        packed_mb = folder_mb(ours / "data", COMPRESSED)
+        rows["token streams + indexes MB (plain -> compressed)"] = f"{plain_mb:,.0f} -> {packed_mb:,.0f}"
+        console.print(f"[{millions} MT] node, compressed ...")
+        zipped = node(ours / "registry", corpus, runs)
+        if not keep:
+            shutil.rmtree(ours)
+
         console.print(f"[{millions} MT] cwb-encode + cwb-makeall ...")
         (cwb / "data").mkdir(parents=True)
         (cwb / "registry").mkdir()
@@ -192,20 +215,7 @@ def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Co
         make_s, make_mb = run_measured([str(tools / "cwb-makeall"), "-r", str(cwb / "registry"), "-V",
                                         corpus.upper()])
         rows["cwb-encode + makeall s / peak MB"] = f"{enc_s + make_s:,.0f} / {max(enc_mb, make_mb):,.0f}"
-        rows["encoded files identical"] = same_files(ours / "data", cwb / "data")
-        plain_mb = folder_mb(ours / "data", (".corpus", ".rev", ".rdx"))
-
-        console.print(f"[{millions} MT] cowbird compress ...")
-        packed = copy_corpus(ours, base / "ours-z", corpus)
-        seconds, peak = run_measured([sys.executable, "-m", "cowbird", "compress", "-r", str(packed), corpus])
-        rows["cowbird compress s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
-        packed_mb = folder_mb(base / "ours-z" / "data", (".huf", ".hcd", ".syn", ".crc", ".crx"))
-        rows["token streams + indexes MB (plain -> compressed)"] = f"{plain_mb:,.0f} -> {packed_mb:,.0f}"
-
-        console.print(f"[{millions} MT] node, uncompressed ...")
-        plain = node(ours / "registry", corpus, runs)
-        console.print(f"[{millions} MT] node, compressed ...")
-        zipped = node(packed, corpus, runs)
+        rows["encoded files identical"] = same_digests(encoded, digests(cwb / "data"))
         console.print(f"[{millions} MT] real CQP, uncompressed ...")
         cqp_plain = cqp_side(binary, cwb / "registry", corpus.upper(), runs)
 
@@ -215,8 +225,7 @@ def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Co
         rdx_s, rdx_mb = run_measured([str(tools / "cwb-compress-rdx"), "-r", str(cwb / "registry"), "-A",
                                       corpus.upper()])
         rows["cwb-huffcode + compress-rdx s / peak MB"] = f"{huff_s + rdx_s:,.0f} / {max(huff_mb, rdx_mb):,.0f}"
-        rows["compressed files identical"] = same_files(base / "ours-z" / "data", cwb / "data",
-                                                        (".huf", ".hcd", ".syn", ".crc", ".crx"))
+        rows["compressed files identical"] = same_digests(compressed, digests(cwb / "data", COMPRESSED))
         for path in (cwb / "data").iterdir():  # as a CWB user would, once compressed
             if path.name.endswith((".corpus", ".corpus.rev", ".corpus.rdx")):
                 path.unlink()
@@ -258,13 +267,28 @@ def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Co
     return result
 
 
+BYTES_PER_TOKEN = {"vrt": 20, "corpus": 45}  # measured at 200 MT (VRT; one encoded copy at its largest)
+
+
+def check_disk(sizes: list[int]) -> None:
+    """Stop before starting when the largest size cannot fit on this disk."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    for millions in sizes:
+        vrt = DATA / f"big{millions}.vrt"
+        need = millions * 1e6 * (BYTES_PER_TOKEN["corpus"] + (0 if vrt.exists() else BYTES_PER_TOKEN["vrt"]))
+        free = shutil.disk_usage(DATA).free
+        if need > free * 0.95:
+            sys.exit(f"{millions} MT needs about {need / 1e9:,.0f} GB of disk in {DATA}; "
+                     f"{free / 1e9:,.0f} GB are free")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--node":
         node_side(Path(sys.argv[2]), sys.argv[3], int(sys.argv[5]) if len(sys.argv) > 5 else 3)
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="50,200", help="corpus sizes in millions of tokens, comma-separated")
-    parser.add_argument("--big", action="store_true", help="also 1,000 MT (about 150 GB of disk while it runs)")
+    parser.add_argument("--big", action="store_true", help="also 1,000 MT (about 60 GB of disk while it runs)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query, after one warm-up run")
     parser.add_argument("--keep", action="store_true", help="keep the encoded corpora in bench/data")
     parser.add_argument("--cqp", type=Path, default=None, help="the cqp binary (its folder has cwb-encode etc.)")
@@ -274,6 +298,7 @@ def main() -> None:
     if binary is None:
         sys.exit("real CWB is needed side by side: run ../shared/reference/build-cqp.sh or give --cqp")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] + ([1000] if args.big else [])
+    check_disk(sizes)
     console = Console(width=shutil.get_terminal_size((160, 24)).columns)
     began = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     results = [measure_size(size, args.runs, binary, args.keep, console) for size in sizes]
