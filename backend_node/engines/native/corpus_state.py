@@ -155,8 +155,8 @@ class NativeCorpus:
         ids = np.flatnonzero(table)
         if len(ids) == 1 or count * 8 < self.size:  # few positions: the reverse-index slices, merged
             found = self._rev_slices(attr, ids, lo, hi, whole)
-            if len(ids) > 1:
-                found.sort()
+            if len(ids) > 1:  # ascending runs, id after id: timsort merges them (3x quicksort's speed at 20M)
+                found.sort(kind="stable")
             return found
         if len(ids) * 4 < len(table):  # many positions, few ids: mark them in a mask of the range
             mask = np.zeros(hi - lo, dtype=np.bool_)

@@ -91,7 +91,9 @@ class TokenTests:
                 found = found[self.holds(part, found, {})]
             return found
         if isinstance(predicate, AnyOf):
-            return np.unique(np.concatenate([self.cpos_where(p, lo, hi) for p in predicate.parts]))
+            merged = np.concatenate([self.cpos_where(p, lo, hi) for p in predicate.parts])
+            merged.sort(kind="stable")  # ascending runs, part after part: timsort merges them
+            return merged[np.concatenate(([True], merged[1:] != merged[:-1]))] if len(merged) else merged
         if isinstance(predicate, Negation):
             # a negation has no index to read: test it at every position of the range
             everything = np.arange(lo, hi, dtype=np.int64)
