@@ -18,11 +18,14 @@ Per size, with the shuffle corpus of ``../shared/reference/make_shuffle_corpus.p
 cowbird's side runs first; its files are recorded by SHA-256 and deleted before CWB encodes, so
 only one uncompressed copy exists at a time besides the VRT (the VRT is kept in ``bench/data`` for
 the next run: about 20 bytes a token). The table goes to stdout (``--markdown`` for RESULTS.md).
-Each size's corpora are deleted after its measurements unless ``--keep``. Disk while it runs:
+Each size's corpora are deleted after its measurements unless ``--keep``. Every step's figures are
+written to ``bench/data/scaleN/journal.json`` as the step ends, with its clock time on the console;
+a stopped run keeps its files, and ``--resume`` continues after the last recorded step (a side whose
+files are half-written starts again). Disk while it runs:
 about 12 GB at 200 MT and about 60 GB at 1,000 MT (20 GB of it the VRT), which is why 1,000 MT
 needs ``--big`` — check ``df`` first; it takes about two hours on a 2-core machine.
 
-    .venv/bin/python bench/scale.py [--sizes 50,200] [--big] [--runs 3] [--keep] [--markdown]
+    .venv/bin/python bench/scale.py [--sizes 50,200] [--big] [--runs 3] [--keep] [--resume] [--markdown]
 """
 
 from __future__ import annotations
@@ -34,13 +37,16 @@ import math
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -167,86 +173,187 @@ def cqp_side(binary: Path, registry: Path, corpus: str, runs: int) -> dict[str, 
 class SizeResult:
     tokens: int
     rows: dict[str, str] = field(default_factory=dict)
+    began: str = ""
 
 
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def measure_size(millions: int, runs: int, binary: Path, keep: bool, console: Console) -> SizeResult:
+P_ATTRIBUTES = ["word", *(FLAGS[i + 1] for i, flag in enumerate(FLAGS) if flag == "-P")]
+PLAIN = (".corpus", ".corpus.rev", ".corpus.rdx")
+
+
+def state(data: Path) -> str:
+    """"plain" when every p-attribute is uncompressed and nothing is compressed, "compressed" when
+    every one is compressed and no uncompressed file is left, "partial" otherwise."""
+    have = {path.name for path in data.iterdir()} if data.is_dir() else set()
+    plain = [f"{a}{s}" in have for a in P_ATTRIBUTES for s in PLAIN]
+    packed = [f"{a}{s}" in have for a in P_ATTRIBUTES for s in (".huf", ".hcd", ".huf.syn", ".crc", ".crx")]
+    if all(plain) and not any(packed):
+        return "plain"
+    if all(packed) and not any(plain):
+        return "compressed"
+    return "plain+" if all(plain) else "partial"
+
+
+class Journal:
+    """Each step's measurements, written to ``journal.json`` as soon as the step ends, so a run that
+    is stopped loses nothing it measured; ``--resume`` skips the steps recorded there."""
+
+    def __init__(self, path: Path, millions: int, console: Console) -> None:
+        self.path, self.millions, self.console = path, millions, console
+        self.steps: dict[str, dict[str, object]] = json.loads(path.read_text()) if path.exists() else {}
+
+    def step(self, name: str, run: Callable[[], dict[str, object]],
+             needs: Callable[[], str | None] = lambda: None) -> dict[str, object]:
+        if name in self.steps:
+            self.console.print(f"[{self.millions} MT] {name}: recorded in {self.path}", highlight=False)
+            return self.steps[name]
+        missing = needs()
+        if missing:
+            raise Restart(missing)
+        began, clock = time.perf_counter(), time.strftime("%Y-%m-%d %H:%M:%S %Z")
+        self.console.print(f"[{self.millions} MT] {time.strftime('%H:%M:%S')} {name} ...", highlight=False)
+        self.steps[name] = {**run(), "began": clock, "ended": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+        self.console.print(f"[{self.millions} MT] {time.strftime('%H:%M:%S')} {name}: "
+                           f"{time.perf_counter() - began:,.0f} s", highlight=False)
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.steps))
+        temporary.replace(self.path)
+        return self.steps[name]
+
+    def forget(self, names: list[str]) -> None:
+        for name in names:
+            self.steps.pop(name, None)
+
+
+class Restart(Exception):
+    """A step to resume cannot run: the files it needs are gone or half-written."""
+
+
+OURS_STEPS = ["cowbird encode", "node, uncompressed", "cowbird compress", "node, compressed"]
+CWB_STEPS = ["cwb-encode + cwb-makeall", "real CQP, uncompressed", "cwb-huffcode + cwb-compress-rdx",
+             "real CQP, compressed"]
+
+
+def measure_size(millions: int, runs: int, binary: Path, keep: bool, resume: bool, console: Console) -> SizeResult:
     """One size, lean on disk: cowbird's side first (encode, node, compress in place, node), its files
     recorded by digest and deleted, then CWB's side compared with those digests — so at most one
-    uncompressed copy besides the VRT exists at a time (about 60 GB at 1,000 MT)."""
+    uncompressed copy besides the VRT exists at a time (about 60 GB at 1,000 MT). Each step's figures
+    go to ``journal.json`` in the size's folder as it ends; ``resume`` continues after the last one."""
     vrt = shuffle_corpus(millions * 1_000_000)
     corpus = f"big{millions}"
     base = DATA / f"scale{millions}"
-    shutil.rmtree(base, ignore_errors=True)
+    if not resume:
+        shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True, exist_ok=True)
     ours, cwb = base / "ours", base / "cwb"
     tools = binary.parent
-    result = SizeResult(0)
-    rows = result.rows
-    try:
-        console.print(f"[{millions} MT] cowbird encode ...")
+    journal = Journal(base / "journal.json", millions, console)
+
+    def needs(folder: Path, wanted: str) -> Callable[[], str | None]:
+        def check() -> str | None:
+            found = state(folder / "data")
+            ok = found == wanted or (wanted == "plain" and found == "plain+")
+            return None if ok else f"{folder / 'data'} is {found}, not {wanted}"
+        return check
+
+    def encode_ours() -> dict[str, object]:
+        shutil.rmtree(ours, ignore_errors=True)
         seconds, peak = run_measured([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
                                       str(ours / "data"), "-R", str(ours / "registry" / corpus), *FLAGS])
-        rows["cowbird encode s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
-        encoded = digests(ours / "data")
-        plain_mb = folder_mb(ours / "data", (".corpus", ".rev", ".rdx"))
-        console.print(f"[{millions} MT] node, uncompressed ...")
-        plain = node(ours / "registry", corpus, runs)
+        return {"seconds": seconds, "peak": peak, "digests": digests(ours / "data"),
+                "mb": folder_mb(ours / "data", PLAIN)}
 
-        console.print(f"[{millions} MT] cowbird compress ...")
+    def compress_ours() -> dict[str, object]:
         seconds, peak = run_measured([sys.executable, "-m", "cowbird", "compress", "-r", str(ours / "registry"),
                                       corpus])
-        rows["cowbird compress s / peak MB"] = f"{seconds:,.0f} / {peak:,.0f}"
-        compressed = digests(ours / "data", COMPRESSED)
-        packed_mb = folder_mb(ours / "data", COMPRESSED)
-        rows["token streams + indexes MB (plain -> compressed)"] = f"{plain_mb:,.0f} -> {packed_mb:,.0f}"
-        console.print(f"[{millions} MT] node, compressed ...")
-        zipped = node(ours / "registry", corpus, runs)
-        if not keep:
-            shutil.rmtree(ours)
+        return {"seconds": seconds, "peak": peak, "digests": digests(ours / "data", COMPRESSED),
+                "mb": folder_mb(ours / "data", COMPRESSED)}
 
-        console.print(f"[{millions} MT] cwb-encode + cwb-makeall ...")
+    def encode_cwb() -> dict[str, object]:
+        shutil.rmtree(cwb, ignore_errors=True)
         (cwb / "data").mkdir(parents=True)
         (cwb / "registry").mkdir()
         enc_s, enc_mb = run_measured([str(tools / "cwb-encode"), "-f", str(vrt), "-d", str(cwb / "data"), "-R",
                                       str(cwb / "registry" / corpus), *FLAGS])
         make_s, make_mb = run_measured([str(tools / "cwb-makeall"), "-r", str(cwb / "registry"), "-V",
                                         corpus.upper()])
-        rows["cwb-encode + makeall s / peak MB"] = f"{enc_s + make_s:,.0f} / {max(enc_mb, make_mb):,.0f}"
-        rows["encoded files identical"] = same_digests(encoded, digests(cwb / "data"))
-        console.print(f"[{millions} MT] real CQP, uncompressed ...")
-        cqp_plain = cqp_side(binary, cwb / "registry", corpus.upper(), runs)
+        return {"seconds": enc_s + make_s, "peak": max(enc_mb, make_mb), "digests": digests(cwb / "data")}
 
-        console.print(f"[{millions} MT] cwb-huffcode + cwb-compress-rdx ...")
+    def compress_cwb() -> dict[str, object]:
         huff_s, huff_mb = run_measured([str(tools / "cwb-huffcode"), "-r", str(cwb / "registry"), "-A",
                                         corpus.upper()])
         rdx_s, rdx_mb = run_measured([str(tools / "cwb-compress-rdx"), "-r", str(cwb / "registry"), "-A",
                                       corpus.upper()])
-        rows["cwb-huffcode + compress-rdx s / peak MB"] = f"{huff_s + rdx_s:,.0f} / {max(huff_mb, rdx_mb):,.0f}"
-        rows["compressed files identical"] = same_digests(compressed, digests(cwb / "data", COMPRESSED))
-        for path in (cwb / "data").iterdir():  # as a CWB user would, once compressed
-            if path.name.endswith((".corpus", ".corpus.rev", ".corpus.rdx")):
-                path.unlink()
-        console.print(f"[{millions} MT] real CQP, compressed ...")
-        cqp_zipped = cqp_side(binary, cwb / "registry", corpus.upper(), runs)
-    finally:
-        if not keep:
-            shutil.rmtree(base, ignore_errors=True)
+        return {"seconds": huff_s + rdx_s, "peak": max(huff_mb, rdx_mb),
+                "digests": digests(cwb / "data", COMPRESSED)}
 
-    result.tokens = int(plain["size"])  # type: ignore[call-overload]
+    def run_side(names: list[str], steps: list[Callable[[], dict[str, object]]],
+                 wants: list[Callable[[], str | None]]) -> list[dict[str, object]]:
+        try:
+            return [journal.step(name, step, want) for name, step, want in zip(names, steps, wants, strict=True)]
+        except Restart as why:
+            console.print(f"[{millions} MT] cannot resume ({why}): this side starts again", highlight=False)
+            journal.forget(names)
+            return [journal.step(name, step, want) for name, step, want in zip(names, steps, wants, strict=True)]
+
+    try:
+        encoded, plain, packed, zipped = run_side(
+            OURS_STEPS,
+            [encode_ours, lambda: node(ours / "registry", corpus, runs), compress_ours,
+             lambda: node(ours / "registry", corpus, runs)],
+            [lambda: None, needs(ours, "plain"), needs(ours, "plain"), needs(ours, "compressed")])
+        if not keep:
+            shutil.rmtree(ours, ignore_errors=True)
+
+        def unlink_plain() -> dict[str, object]:  # as a CWB user would, once compressed
+            for path in (cwb / "data").iterdir():
+                if path.name.endswith(PLAIN):
+                    path.unlink()
+            return cqp_side(binary, cwb / "registry", corpus.upper(), runs)
+
+        cwb_encoded, cqp_plain, cwb_packed, cqp_zipped = run_side(
+            CWB_STEPS,
+            [encode_cwb, lambda: cqp_side(binary, cwb / "registry", corpus.upper(), runs), compress_cwb,
+             unlink_plain],
+            [lambda: None, needs(cwb, "plain"), needs(cwb, "plain"),
+             lambda: None if state(cwb / "data") in ("plain+", "compressed") else f"{cwb / 'data'} is not compressed"])
+    except BaseException:
+        console.print(f"[{millions} MT] stopped; what was measured is in {journal.path}, and "
+                      f"`--resume` continues from there ({base} holds the files, delete it to start over)",
+                      highlight=False)
+        raise
+    if not keep:
+        shutil.rmtree(base, ignore_errors=True)
+    result = table_rows(encoded, plain, packed, zipped, cwb_encoded, cqp_plain, cwb_packed, cqp_zipped)
+    result.began = str(encoded["began"])
+    return result
+
+
+def table_rows(encoded: dict[str, Any], plain: dict[str, Any], packed: dict[str, Any], zipped: dict[str, Any],
+               cwb_encoded: dict[str, Any], cqp_plain: dict[str, Any], cwb_packed: dict[str, Any],
+               cqp_zipped: dict[str, Any]) -> SizeResult:
+    result = SizeResult(int(plain["size"]))
+    rows = result.rows
+    rows["cowbird encode s / peak MB"] = f"{encoded['seconds']:,.0f} / {encoded['peak']:,.0f}"
+    rows["cowbird compress s / peak MB"] = f"{packed['seconds']:,.0f} / {packed['peak']:,.0f}"
+    rows["token streams + indexes MB (plain -> compressed)"] = f"{encoded['mb']:,.0f} -> {packed['mb']:,.0f}"
+    rows["cwb-encode + makeall s / peak MB"] = f"{cwb_encoded['seconds']:,.0f} / {cwb_encoded['peak']:,.0f}"
+    rows["encoded files identical"] = same_digests(encoded["digests"], cwb_encoded["digests"])
+    rows["cwb-huffcode + compress-rdx s / peak MB"] = f"{cwb_packed['seconds']:,.0f} / {cwb_packed['peak']:,.0f}"
+    rows["compressed files identical"] = same_digests(packed["digests"], cwb_packed["digests"])
     for label, side in (("uncompressed", plain), ("compressed", zipped)):
         warm, after = side["after_warm"], side["after_workload"]
-        assert isinstance(warm, dict) and isinstance(after, dict)
         rows[f"node open / warm-up ms ({label})"] = f"{side['open_ms']:,.0f} / {side['warm_ms']:,.0f}"
         rows[f"node RSS MB after warm-up: own / mapped ({label})"] = f"{warm['RssAnon']:,.0f} / {warm['RssFile']:,.0f}"
         rows[f"node RSS MB after workload: own / mapped / peak ({label})"] = (
             f"{after['RssAnon']:,.0f} / {after['RssFile']:,.0f} / {after['VmHWM']:,.0f}")
     sides = {"cowbird": plain, "cowbird compressed": zipped, "CQP": cqp_plain, "CQP compressed": cqp_zipped}
-    ms = {name: {qid: float(q["ms"]) for qid, q in side["queries"].items()}  # type: ignore[attr-defined]
+    ms = {name: {qid: float(q["ms"]) for qid, q in side["queries"].items()}
           for name, side in sides.items()}
-    hits = {name: {qid: q["hits"] for qid, q in side["queries"].items()}  # type: ignore[attr-defined]
+    hits = {name: {qid: q["hits"] for qid, q in side["queries"].items()}
             for name, side in sides.items()}
     qids = sorted(ms["cowbird"])
     for name in sides:
@@ -291,6 +398,8 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="also 1,000 MT (about 60 GB of disk while it runs)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query, after one warm-up run")
     parser.add_argument("--keep", action="store_true", help="keep the encoded corpora in bench/data")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue a stopped run: skip the steps its journal.json recorded")
     parser.add_argument("--cqp", type=Path, default=None, help="the cqp binary (its folder has cwb-encode etc.)")
     parser.add_argument("--markdown", action="store_true", help="also print the table as markdown")
     args = parser.parse_args()
@@ -300,8 +409,8 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] + ([1000] if args.big else [])
     check_disk(sizes)
     console = Console(width=shutil.get_terminal_size((160, 24)).columns)
-    began = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    results = [measure_size(size, args.runs, binary, args.keep, console) for size in sizes]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped (SIGTERM)"))
+    results = [measure_size(size, args.runs, binary, args.keep, args.resume, console) for size in sizes]
     labels = list(results[0].rows)
     table = Table(title=f"scale: cowbird vs real CWB 3.4.16 ({binary}), same run, median of {args.runs} runs")
     table.add_column("")
@@ -317,7 +426,8 @@ def main() -> None:
             print(f"| {label} | " + " | ".join(r.rows.get(label, "-") for r in results) + " |")
     console.print(f"{platform.machine()}, {os.cpu_count()} cores, "
                   f"{os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GB, "
-                  f"Python {platform.python_version()}; {began} to {time.strftime('%H:%M:%S %Z')}", highlight=False)
+                  f"Python {platform.python_version()}; {min(r.began for r in results)} (first step) to "
+                  f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}", highlight=False)
 
 
 if __name__ == "__main__":
