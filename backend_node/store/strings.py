@@ -221,14 +221,16 @@ def _place(merged: Path, path: Path, starts: npt.NDArray[np.int64], sizes: npt.N
 
 def remap_file(path: Path, remap: npt.NDArray[np.int64], column: int | None = None, chunk: int = 1 << 22) -> None:
     """Replace provisional numbers by final ones in a big-endian int32 file (in one column of a
-    two-column file such as ``.avx``), a chunk at a time."""
+    two-column file such as ``.avx``), a chunk at a time, read and written back (not mapped: the
+    dirty pages of a mapped 4-GB file would count as the encoder's resident memory)."""
     size = path.stat().st_size // 4
-    if size == 0:
-        return
-    data = np.memmap(path, dtype=BE_INT32, mode="r+", shape=(size,))
-    view = data.reshape(-1, 2)[:, column] if column is not None else data
-    for start in range(0, len(view), chunk):
-        part = np.asarray(view[start : start + chunk], dtype=np.int64)
-        view[start : start + chunk] = remap[part]
-    data.flush()
-    del data, view
+    width = 1 if column is None else 2
+    chunk -= chunk % width
+    with open(path, "r+b") as handle:
+        for start in range(0, size, chunk):
+            handle.seek(start * 4)
+            data = np.fromfile(handle, dtype=BE_INT32, count=min(chunk, size - start))
+            view = data.reshape(-1, 2)[:, column] if column is not None else data
+            view[:] = remap[view.astype(np.int64)]
+            handle.seek(start * 4)
+            data.tofile(handle)

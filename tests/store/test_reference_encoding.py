@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from backend_node.store import CwbCorpus, Encoder
+from backend_node.store import CwbCorpus, Encoder, pattr_writer
 from backend_node.store.strings import StringTable, parse_memory
 from backend_node.store.vrt import VrtReader
 from tests.support import ewt_options
@@ -63,15 +64,36 @@ def test_a_small_memory_budget_spills_to_disk_and_writes_the_same_files(
         spill(table)
 
     monkeypatch.setattr(StringTable, "spill", counting)
+    groups: dict[int, int] = {}
+    id_groups = pattr_writer.id_groups
+
+    def counting_groups(counts: np.ndarray, slice_positions: int) -> list[tuple[int, int]]:
+        found = id_groups(counts, slice_positions)
+        groups[len(counts)] = len(found)
+        return found
+
+    # the reverse index in slices of 65,536 positions (a 16th of the budget), 10,000 tokens read at a time
+    monkeypatch.setattr(pattr_writer, "id_groups", counting_groups)
+    monkeypatch.setattr(pattr_writer, "REV_CHUNK", 10_000)
     monkeypatch.setattr(VrtReader.__init__, "__defaults__", (1 << 16,))  # batches of 64 KB: the budget is checked often
     # 1 MB: a few thousand strings at a time, so word, lemma and the sentence ids spill many times
     Encoder(ewt_options(tmp_path / "data" / "ewt", tmp_path / "registry" / "ewt", memory=1 << 20), jobs=1).run()
     assert spilled["word"] > 5 and spilled["lemma"] > 3 and spilled["s_id"] > 3, spilled
+    # every p-attribute's index (by lexicon size: word, lemma, pos, upos) in four or five passes
+    assert groups == {23042: 4, 16725: 5, 49: 5, 17: 5}, groups
     expected_dir = reference / "cwb" / "data" / "ewt"
     ours = tmp_path / "data" / "ewt"
     assert sorted(p.name for p in ours.iterdir()) == sorted(p.name for p in expected_dir.iterdir())  # no runs left
     different = [p.name for p in expected_dir.iterdir() if (ours / p.name).read_bytes() != p.read_bytes()]
     assert different == []
+
+
+def test_ids_are_grouped_so_that_their_positions_fit_a_slice() -> None:
+    counts = np.array([5, 1, 1, 10, 2, 0], dtype=np.int64)
+    # an id with more positions than a slice holds (10) is a group of its own
+    assert pattr_writer.id_groups(counts, 6) == [(0, 2), (2, 3), (3, 4), (4, 6)]
+    assert pattr_writer.id_groups(counts, 100) == [(0, 6)]
+    assert pattr_writer.id_groups(counts, 1) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6)]
 
 
 def test_memory_sizes_are_read_as_people_write_them() -> None:
