@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -47,22 +48,75 @@ def shuffle_corpus(tokens: int) -> Path:
     return path
 
 
-def encode(vrt: Path, jobs: int) -> tuple[float, float, str]:
-    """Encode in a child process; wall seconds, peak RSS of its largest process (MB), first output line."""
+@dataclass
+class Measured:
+    """A child process's wall seconds and memory: ``peak`` is the largest process's peak resident
+    memory (the kernel's figure); ``own`` and ``mapped`` the largest ``RssAnon`` (the process's own
+    memory) and ``RssFile`` (pages of files it has mapped: page cache the kernel can reclaim) seen by
+    sampling every process of the tree ten times a second."""
+
+    seconds: float
+    peak: float
+    own: float
+    mapped: float
+    output: str
+
+
+def _tree(pid: int) -> list[int]:
+    found = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return found
+    for child in children:
+        found += _tree(int(child))
+    return found
+
+
+def _rss_mb(pid: int) -> tuple[float, float]:
+    fields = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile"):
+                fields[key] = int(value.split()[0]) / 1024
+    except OSError:
+        pass
+    return fields.get("RssAnon", 0.0), fields.get("RssFile", 0.0)
+
+
+def run_sampled(command: list[str], cwd: Path = ROOT) -> Measured:
+    """Run a command; stop the benchmark with its error output if it fails."""
+    started = time.perf_counter()
+    own = mapped = 0.0
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, text=True, cwd=cwd)
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # this run's own peak, not the maximum so far
+            if pid:
+                break
+            for member in _tree(process.pid):
+                anon, file = _rss_mb(member)
+                own, mapped = max(own, anon), max(mapped, file)
+            time.sleep(0.1)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if status:
+            sys.exit(f"{' '.join(command)} failed: {err.read()[-2000:]}")
+        return Measured(elapsed, usage.ru_maxrss / 1024, own, mapped, out.read())
+
+
+def encode(vrt: Path, jobs: int) -> tuple[Measured, str]:
+    """Encode in a child process: its measurements and the first line it printed."""
     target = DATA / f"{vrt.stem}-encoded"
     shutil.rmtree(target, ignore_errors=True)
     command = [sys.executable, "-m", "cowbird", "encode", "--jobs", str(jobs),
                "-f", str(vrt), "-d", str(target / "data"), "-R", str(target / "registry" / vrt.stem), *FLAGS]
-    started = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(command, stdout=out, stderr=err, text=True, cwd=ROOT)
-        _, status, usage = os.wait4(process.pid, 0)  # this run's own peak, not the maximum so far
-        elapsed = time.perf_counter() - started
-        out.seek(0)
-        err.seek(0)
-        if status:
-            sys.exit(err.read())
-        return elapsed, usage.ru_maxrss / 1024, out.read().splitlines()[0]
+    measured = run_sampled(command)
+    shutil.rmtree(target, ignore_errors=True)
+    return measured, measured.output.splitlines()[0]
 
 
 def main() -> None:
@@ -71,16 +125,19 @@ def main() -> None:
     parser.add_argument("--jobs", default="2,1", help="process counts to measure, comma-separated")
     args = parser.parse_args()
     table = Table(title="cowbird encode (VRT -> CWB, including what cwb-makeall writes)")
-    for column in ("corpus", "jobs", "tokens", "seconds", "tokens/s", "peak RSS MB", "cwb-encode+makeall s"):
+    for column in ("corpus", "jobs", "tokens", "seconds", "tokens/s", "peak RSS MB", "own / mapped MB (sampled)",
+                   "cwb-encode+makeall s"):
         table.add_column(column, justify="right")
     for size in (int(s) for s in args.sizes.split(",")):
         vrt = shuffle_corpus(size)
         for jobs in (int(j) for j in args.jobs.split(",")):
-            seconds, peak, line = encode(vrt, jobs)
+            measured, line = encode(vrt, jobs)
             tokens = int(line.split()[1].replace(",", ""))
             cwb = CWB_SECONDS.get(size)
+            seconds = measured.seconds
             table.add_row(vrt.name, str(jobs), f"{tokens:,}", f"{seconds:.1f}", f"{tokens / seconds:,.0f}",
-                          f"{peak:,.0f}", f"{cwb:.0f}" if cwb else "-")
+                          f"{measured.peak:,.0f}", f"{measured.own:,.0f} / {measured.mapped:,.0f}",
+                          f"{cwb:.0f}" if cwb else "-")
     Console().print(table)
 
 

@@ -45,7 +45,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,7 +57,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.encode import DATA, FLAGS, shuffle_corpus  # noqa: E402
+from bench.encode import DATA, FLAGS, run_sampled, shuffle_corpus  # noqa: E402
 from bench.engine import KWIC_LINES, CqpChild, find_cqp  # noqa: E402
 from tests.support import REFERENCE  # noqa: E402
 
@@ -68,17 +67,10 @@ def parity_queries() -> list[tuple[str, str]]:
     return [(qid, query) for qid, query in (line.split("\t", 1) for line in lines if line.startswith("q"))]
 
 
-def run_measured(command: list[str], cwd: Path = ROOT) -> tuple[float, float]:
+def run_measured(command: list[str]) -> tuple[float, float]:
     """Run a command; wall seconds and the peak resident memory (MB) of its largest process."""
-    started = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, text=True, cwd=cwd)
-        _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - started
-        if status:
-            err.seek(0)
-            sys.exit(f"{' '.join(command)} failed: {err.read()[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024
+    measured = run_sampled(command)
+    return measured.seconds, measured.peak
 
 
 COMPRESSED = (".huf", ".hcd", ".syn", ".crc", ".crx")
@@ -269,10 +261,10 @@ def measure_size(millions: int, runs: int, binary: Path, keep: bool, resume: boo
 
     def encode_ours() -> dict[str, object]:
         shutil.rmtree(ours, ignore_errors=True)
-        seconds, peak = run_measured([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
-                                      str(ours / "data"), "-R", str(ours / "registry" / corpus), *FLAGS])
-        return {"seconds": seconds, "peak": peak, "digests": digests(ours / "data"),
-                "mb": folder_mb(ours / "data", PLAIN)}
+        measured = run_sampled([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
+                                str(ours / "data"), "-R", str(ours / "registry" / corpus), *FLAGS])
+        return {"seconds": measured.seconds, "peak": measured.peak, "own": measured.own, "mapped": measured.mapped,
+                "digests": digests(ours / "data"), "mb": folder_mb(ours / "data", PLAIN)}
 
     def compress_ours() -> dict[str, object]:
         seconds, peak = run_measured([sys.executable, "-m", "cowbird", "compress", "-r", str(ours / "registry"),
@@ -359,6 +351,8 @@ def table_rows(encoded: dict[str, Any], plain: dict[str, Any], packed: dict[str,
     result = SizeResult(int(plain["size"]))
     rows = result.rows
     rows["cowbird encode s / peak MB"] = f"{encoded['seconds']:,.0f} / {encoded['peak']:,.0f}"
+    rows["cowbird encode peak MB: own / mapped (sampled)"] = (
+        f"{encoded['own']:,.0f} / {encoded['mapped']:,.0f}" if "own" in encoded else "not sampled")
     rows["cowbird compress s / peak MB"] = f"{packed['seconds']:,.0f} / {packed['peak']:,.0f}"
     rows["token streams + indexes MB (plain -> compressed)"] = f"{encoded['mb']:,.0f} -> {packed['mb']:,.0f}"
     if cwb_encoded is None or cwb_packed is None:
