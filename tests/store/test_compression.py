@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from backend_node.engines.native import NativeEngine
+from backend_node.engines.native import NativeEngine, corpus_state
 from backend_node.store import CorpusFormatError, CwbCorpus
 from backend_node.store.compress import compress_attribute
 from backend_node.store.compression import HuffmanCode, write_index, write_stream
@@ -140,6 +140,25 @@ def test_native_engine_on_compressed_and_mixed_corpora_returns_every_parity_hit(
     for engine in (compressed_engine, mixed_engine):
         found = engine.evaluate(parse_cqp(query))
         assert list(zip(found.match.tolist(), found.matchend.tolist(), strict=True)) == expected
+
+
+def test_many_ids_are_marked_a_group_at_a_time_as_one_id_at_a_time(
+    compressed_engine: NativeEngine, mixed_engine: NativeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corpus_state, "MARK_POSITIONS", 5000)  # many groups of ids
+    for engine in (compressed_engine, mixed_engine, NativeEngine.open(plain_registry(), "ewt")):
+        corpus = engine.corpus
+        strings = corpus.p("word").strings
+        table = np.array([strings[i][:1] in ("a", "s", "t") for i in range(len(strings))], dtype=np.bool_)
+        count = int(corpus.frequencies("word")[table].sum())
+        ids = int(table.sum())
+        # the mask path, with many ids: more positions than an eighth of the corpus, few ids
+        assert ids > corpus_state.GATHER_IDS and count * 8 >= corpus.size and ids * 4 < len(table)
+        everywhere = corpus.scan("word", table)
+        assert len(everywhere) == count == 62_081
+        assert np.array_equal(corpus.cpos_of("word", table, count), everywhere)
+        part = corpus.cpos_of("word", table, count, 100_000, 150_003)
+        assert np.array_equal(part, everywhere[(everywhere >= 100_000) & (everywhere < 150_003)])
 
 
 def test_keep_one_attribute_and_compress_again(tmp_path: Path) -> None:
