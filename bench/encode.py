@@ -73,16 +73,17 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def _rss_mb(pid: int) -> tuple[float, float]:
+def status_mb(pid: int | str = "self") -> dict[str, float]:
+    """A process's VmRSS, RssAnon, RssFile and VmHWM in MB (none when it has ended)."""
     fields = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             key, _, value = line.partition(":")
-            if key in ("RssAnon", "RssFile"):
+            if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
                 fields[key] = int(value.split()[0]) / 1024
     except OSError:
         pass
-    return fields.get("RssAnon", 0.0), fields.get("RssFile", 0.0)
+    return fields
 
 
 def run_sampled(command: list[str], cwd: Path = ROOT) -> Measured:
@@ -96,8 +97,8 @@ def run_sampled(command: list[str], cwd: Path = ROOT) -> Measured:
             if pid:
                 break
             for member in _tree(process.pid):
-                anon, file = _rss_mb(member)
-                own, mapped = max(own, anon), max(mapped, file)
+                status = status_mb(member)
+                own, mapped = max(own, status.get("RssAnon", 0.0)), max(mapped, status.get("RssFile", 0.0))
             time.sleep(0.1)
         elapsed = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)

@@ -57,7 +57,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.encode import DATA, FLAGS, run_sampled, shuffle_corpus  # noqa: E402
+from bench.encode import DATA, FLAGS, run_sampled, shuffle_corpus, status_mb  # noqa: E402
 from bench.engine import KWIC_LINES, CqpChild, find_cqp  # noqa: E402
 from tests.support import REFERENCE  # noqa: E402
 
@@ -99,15 +99,6 @@ def folder_mb(path: Path, suffixes: tuple[str, ...]) -> float:
 
 
 # ---------------------------------------------------------------- the node side, in its own process
-
-
-def status_mb() -> dict[str, float]:
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields
 
 
 def node_side(registry: Path, corpus: str, runs: int) -> None:

@@ -142,23 +142,38 @@ def test_native_engine_on_compressed_and_mixed_corpora_returns_every_parity_hit(
         assert list(zip(found.match.tolist(), found.matchend.tolist(), strict=True)) == expected
 
 
-def test_many_ids_are_marked_a_group_at_a_time_as_one_id_at_a_time(
+def test_many_ids_read_a_group_at_a_time_give_the_positions_a_scan_gives(
     compressed_engine: NativeEngine, mixed_engine: NativeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(corpus_state, "MARK_POSITIONS", 5000)  # many groups of ids
     for engine in (compressed_engine, mixed_engine, NativeEngine.open(plain_registry(), "ewt")):
         corpus = engine.corpus
-        strings = corpus.p("word").strings
-        table = np.array([strings[i][:1] in ("a", "s", "t") for i in range(len(strings))], dtype=np.bool_)
-        count = int(corpus.frequencies("word")[table].sum())
-        ids = int(table.sum())
-        # the mask path, with many ids: more positions than an eighth of the corpus, few ids
-        assert ids > corpus_state.GATHER_IDS and count * 8 >= corpus.size and ids * 4 < len(table)
-        everywhere = corpus.scan("word", table)
-        assert len(everywhere) == count == 62_081
-        assert np.array_equal(corpus.cpos_of("word", table, count), everywhere)
-        part = corpus.cpos_of("word", table, count, 100_000, 150_003)
-        assert np.array_equal(part, everywhere[(everywhere >= 100_000) & (everywhere < 150_003)])
+        attr = corpus.p("word")
+        strings = attr.strings
+        frequencies = corpus.frequencies("word")
+        # the mask path with many ids: more positions than an eighth of the corpus, few ids
+        initial = np.array([strings[i][:1] in ("a", "s", "t") for i in range(len(strings))], dtype=np.bool_)
+        count = int(frequencies[initial].sum())
+        ids = int(initial.sum())
+        assert ids > corpus_state.GATHER_IDS and count * 8 >= corpus.size and ids * 4 < len(initial)
+        every_initial = corpus.scan("word", initial)
+        assert len(every_initial) == count == 62_081
+        assert np.array_equal(corpus.cpos_of("word", initial, count), every_initial)
+        # a range with few ids for its size: the groups are cut to the range, not scanned
+        frequent = np.zeros(len(strings), dtype=np.bool_)
+        frequent[np.argsort(-frequencies, kind="stable")[:40]] = True
+        count = int(frequencies[frequent].sum())
+        lo, hi = 20_000, 210_003
+        assert not corpus._range_scan_pays(attr, 40, count, hi - lo) and count * 8 >= corpus.size
+        everywhere = corpus.scan("word", frequent)
+        found = corpus.cpos_of("word", frequent, count, lo, hi)
+        assert len(found) > 50_000
+        assert np.array_equal(found, everywhere[(everywhere >= lo) & (everywhere < hi)])
+        # many ids on a short range: its tokens are read
+        assert corpus._range_scan_pays(attr, ids, count, 50_003)
+        every_initial = corpus.scan("word", initial)
+        part = corpus.cpos_of("word", initial, len(every_initial), 100_000, 150_003)
+        assert np.array_equal(part, every_initial[(every_initial >= 100_000) & (every_initial < 150_003)])
 
 
 def test_keep_one_attribute_and_compress_again(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from backend_node.engines.native.lexicon import LexiconIndex, match_table
 from backend_node.engines.results import Cpos
 from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 from backend_node.store.compression import compiled
+from backend_node.store.pattr_writer import id_groups
 from query_lang import RegexValue
 
 SCAN_CHUNK = 1 << 22
@@ -174,15 +175,11 @@ class NativeCorpus:
                     mask[part - lo] = True
                 return np.flatnonzero(mask) + lo
             # many ids: their positions read (or decoded) a group of ids at a time, not one call per id
-            ends = np.cumsum(self.frequencies(attribute)[ids])
-            first, done = 0, 0
-            while first < len(ids):
-                last = max(int(np.searchsorted(ends, done + MARK_POSITIONS, side="right")), first + 1)
+            for first, last in id_groups(self.frequencies(attribute)[ids], MARK_POSITIONS):
                 positions = attr.positions_of(ids[first:last])
                 if not whole:
                     positions = positions[(positions >= lo) & (positions < hi)]
                 mask[positions - lo] = True
-                first, done = last, int(ends[last - 1])
             return np.flatnonzero(mask) + lo
         return self.scan(attribute, table, lo, hi)
 
