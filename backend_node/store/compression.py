@@ -465,39 +465,60 @@ def _encode_index(
 
 
 @compiled
+def _decode_until(
+    data: npt.NDArray[np.uint8], state: Ints, b: int, lo: int, hi: int, out: npt.NDArray[np.int32], at: int
+) -> int:
+    """Go on decoding one id from ``state`` (the next code's bit, the last position decoded, the
+    positions left) up to the first position at or after ``hi``, which stays undecoded in ``state``;
+    the positions in ``[lo, hi)`` go to ``out`` from ``at`` on. Returns where the next would go."""
+    ub = 0
+    while (np.int64(1) << ub) < b:
+        ub += 1
+    lb = ub - 1
+    short = (np.int64(1) << ub) - b
+    size = len(data)
+    bit, previous, left = state[0], state[1], state[2]
+    while left > 0:
+        after = bit
+        q = 0
+        while after >> 3 < size and (data[after >> 3] >> (7 - (after & 7))) & 1:
+            q += 1
+            after += 1
+        after += 1  # the zero-bit
+        r = np.int64(0)
+        for _ in range(lb):
+            r = (r << 1) | ((data[after >> 3] >> (7 - (after & 7))) & 1)
+            after += 1
+        if r >= short:
+            r = ((r << 1) | ((data[after >> 3] >> (7 - (after & 7))) & 1)) - short
+            after += 1
+        position = previous + q * b + r
+        if position >= hi:
+            break
+        previous, bit = position, after
+        left -= 1
+        if position >= lo:
+            out[at] = position
+            at += 1
+    state[0], state[1], state[2] = bit, previous, left
+    return at
+
+
+@compiled
 def _decode_index(
     data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.uint8], ids: Ints, frequencies: Ints, parameters: Ints,
     out: npt.NDArray[np.int32],
 ) -> None:
     """Decode the positions of ``ids`` one after the other into ``out``."""
-    size = len(data)
+    state = np.zeros(3, dtype=np.int64)
     at = 0
     for k in range(len(ids)):
-        i = ids[k]
-        b = parameters[k]
-        ub = 0
-        while (np.int64(1) << ub) < b:
-            ub += 1
-        lb = ub - 1
-        short = (np.int64(1) << ub) - b
-        bit = _int32_at(offsets, i) * 8
-        previous = np.int64(0)
-        for _ in range(frequencies[k]):
-            q = 0
-            while bit >> 3 < size and (data[bit >> 3] >> (7 - (bit & 7))) & 1:
-                q += 1
-                bit += 1
-            bit += 1  # the zero-bit
-            r = np.int64(0)
-            for _ in range(lb):
-                r = (r << 1) | ((data[bit >> 3] >> (7 - (bit & 7))) & 1)
-                bit += 1
-            if r >= short:
-                r = ((r << 1) | ((data[bit >> 3] >> (7 - (bit & 7))) & 1)) - short
-                bit += 1
-            previous += q * b + r
-            out[at] = previous
-            at += 1
+        state[0], state[1], state[2] = _int32_at(offsets, ids[k]) * 8, 0, frequencies[k]
+        at = _decode_until(data, state, parameters[k], 0, EVERYWHERE, out, at)
+
+
+EVERYWHERE = 1 << 62
+"""A position beyond every corpus."""
 
 
 class GolombIndex:
@@ -514,6 +535,7 @@ class GolombIndex:
         self.parameters = golomb_parameters(self.frequencies, tokens)
         self._kept: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
         self._kept_size = 0
+        self._cursors: OrderedDict[int, tuple[int, Ints]] = OrderedDict()
         self._lock = threading.Lock()
 
     def positions(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
@@ -538,6 +560,30 @@ class GolombIndex:
             return found
         return self._decode(wanted)
 
+    def positions_between(self, lexicon_id: int, lo: int, hi: int) -> npt.NDArray[np.int32]:
+        """The positions of one id in ``[lo, hi)``, ascending. Kept positions are sliced; others are
+        decoded on from where the last call for this id stopped if that was at or before ``lo`` (a
+        query evaluated range by range, in ascending ranges, decodes each id once, whatever the
+        number of ranges), else from the id's first position; nothing outside the range is kept."""
+        with self._lock:
+            kept = self._kept.get(lexicon_id)
+            cursor = self._cursors.pop(lexicon_id, None)
+        if kept is not None:
+            a, b = np.searchsorted(kept, [lo, hi])
+            return kept[a:b]
+        frequency = int(self.frequencies[lexicon_id])
+        if cursor is None or cursor[0] > lo:  # (where it stopped, bit, last position, left)
+            state = np.array([_int32_at(self.offsets.view(np.uint8), lexicon_id) * 8, 0, frequency], dtype=np.int64)
+        else:
+            state = cursor[1]
+        out = np.empty(max(0, min(int(state[2]), hi - lo)), dtype=np.int32)
+        written = _decode_until(self.data, state, int(self.parameters[lexicon_id]), lo, hi, out, 0) if len(out) else 0
+        with self._lock:
+            self._cursors[lexicon_id] = (hi, state)
+            while len(self._cursors) > CURSORS_KEPT:
+                self._cursors.popitem(last=False)
+        return out[:written]
+
     def _decode(self, wanted: Ints) -> npt.NDArray[np.int32]:
         frequencies = self.frequencies[wanted]
         out = np.empty(int(frequencies.sum()), dtype=np.int32)
@@ -551,6 +597,10 @@ POSITIONS_CACHED_FROM = 1 << 14
 
 POSITIONS_KEPT = 1 << 24
 """Decoded positions kept per index (64 MB), the least recently used dropped first."""
+
+CURSORS_KEPT = 4096
+"""Ids whose decoding of a range, stopped where it ended, an index keeps to go on with (the most
+recent ones; 40 bytes each)."""
 
 
 def write_index(prefix: Path, rev: npt.NDArray[np.int32], frequencies: npt.ArrayLike, tokens: int,

@@ -215,6 +215,15 @@ class PositionalAttribute:
         start = int(self.rev_offsets[lexicon_id])
         return self.rev[start : start + int(self.frequencies[lexicon_id])]
 
+    def positions_between(self, lexicon_id: int, lo: int, hi: int) -> npt.NDArray[np.int32]:
+        """Corpus positions of an id in ``[lo, hi)``, ascending (a compressed index decodes only up
+        to ``hi``, going on from where its last call for the id stopped: see ``GolombIndex``)."""
+        if self._golomb is not None:
+            return self._golomb.positions_between(lexicon_id, lo, hi)
+        positions = self.positions(lexicon_id)
+        a, b = np.searchsorted(positions, [lo, hi])
+        return positions[a:b]
+
     def positions_of(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """The positions of every id, id after id (each id's ascending), in native byte order."""
         wanted = np.asarray(ids, dtype=np.int64)

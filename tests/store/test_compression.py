@@ -176,6 +176,36 @@ def test_many_ids_read_a_group_at_a_time_give_the_positions_a_scan_gives(
         assert np.array_equal(part, every_initial[(every_initial >= 100_000) & (every_initial < 150_003)])
 
 
+def test_ranges_decode_an_id_on_from_where_the_last_range_stopped(ours: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from backend_node.store import compression
+
+    monkeypatch.setattr(compression, "POSITIONS_CACHED_FROM", 10_000)  # EWT's "the" is kept once decoded whole
+    compressed = CwbCorpus.open(ours, "ewt").p_attribute("word")
+    plain = CwbCorpus.open(plain_registry(), "ewt").p_attribute("word")
+    frequencies = np.asarray(plain.frequencies)
+    the, rare = int(np.argmax(frequencies)), int(np.flatnonzero(frequencies == 3)[0])
+    assert frequencies[the] == 10_899
+
+    def expected(i: int, lo: int, hi: int) -> list[int]:
+        positions = plain.positions(i)
+        return positions[(positions >= lo) & (positions < hi)].tolist()
+
+    edges = [0, 1, 17, 5_000, 5_001, 120_000, 254_817, 254_818]
+    for i in (the, rare, 0):
+        for lo, hi in zip(edges, edges[1:], strict=False):  # ascending ranges: decoding goes on
+            assert compressed.positions_between(i, lo, hi).tolist() == expected(i, lo, hi)
+        # a range before where the last one stopped decodes from the id's start; one with a gap after it skips
+        for lo, hi in ((100, 90_000), (30_000, 40_000), (200_000, 254_818), (0, 254_818), (7, 7)):
+            assert compressed.positions_between(i, lo, hi).tolist() == expected(i, lo, hi)
+    # two ids decoded range by range in turn keep a place each
+    for lo in range(0, 254_818, 30_000):
+        for i in (the, rare):
+            assert compressed.positions_between(i, lo, lo + 30_000).tolist() == expected(i, lo, lo + 30_000)
+    # an id whose whole positions are kept is sliced
+    assert np.array_equal(compressed.positions(the), plain.positions(the))
+    assert compressed.positions_between(the, 1_000, 2_000).tolist() == expected(the, 1_000, 2_000)
+
+
 def test_keep_one_attribute_and_compress_again(tmp_path: Path) -> None:
     registry = copy_reference_ewt(tmp_path)
     runner = CliRunner()

@@ -186,25 +186,24 @@ class NativeCorpus:
     def _range_scan_pays(self, attr: PositionalAttribute, ids: int, count: int, span: int) -> bool:
         """Whether reading the tokens of a range (a query evaluated range by range) costs less than
         the reverse index: it does with many ids (each id's slice is a step of its own: about 2 µs,
-        reading a token about 2 ns), and on a compressed index when the ids' positions, decoded
-        whole for every range, outnumber the range's tokens (one frequent id's are kept decoded)."""
+        reading a token about 2 ns). On a compressed index, more than ``GATHER_IDS`` ids are decoded
+        whole for every range: a scan pays when their positions outnumber the range's tokens; fewer
+        ids are decoded a range at a time (each id once a query), and a scan pays only for very
+        frequent ones (decoding a position costs 15-30 ns, a compressed token 5-20 ns)."""
         if ids * RANGE_SCAN_IDS > span:
             return True
-        return attr.compressed[1] and ids > 1 and count > span
+        if not attr.compressed[1]:
+            return False
+        return count > span if ids > GATHER_IDS else count * 4 > self.size
 
     def _rev_parts(
         self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
     ) -> list[npt.NDArray[np.int32]]:
         """Per id, its positions in ``[lo, hi)`` (slices of the memory-mapped reverse index,
         ascending each)."""
-        parts = []
-        for i in ids.tolist():
-            positions = attr.positions(i)
-            if not whole:  # each id's positions are ascending: cut the slice to the range
-                a, b = np.searchsorted(positions, [lo, hi])
-                positions = positions[a:b]
-            parts.append(positions)
-        return parts
+        if whole:
+            return [attr.positions(i) for i in ids.tolist()]
+        return [attr.positions_between(i, lo, hi) for i in ids.tolist()]
 
     def _rev_slices(
         self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
