@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from backend_node.engines.base import EngineOptions
 from backend_node.engines.native import NativeEngine, corpus_state
 from backend_node.store import CorpusFormatError, CwbCorpus
 from backend_node.store.compress import compress_attribute
@@ -204,6 +205,25 @@ def test_ranges_decode_an_id_on_from_where_the_last_range_stopped(ours: Path, mo
     # an id whose whole positions are kept is sliced
     assert np.array_equal(compressed.positions(the), plain.positions(the))
     assert compressed.positions_between(the, 1_000, 2_000).tolist() == expected(the, 1_000, 2_000)
+
+
+@pytest.mark.parametrize(("query_id", "query"), parity_queries())
+def test_small_ranges_and_read_ahead_on_compressed_streams_return_every_parity_hit(
+    theirs: Path, compressed_engine: NativeEngine, monkeypatch: pytest.MonkeyPatch, query_id: str, query: str
+) -> None:
+    """What a 1-GT partition does, on EWT: queries evaluated in many ranges (each decoding its part
+    of an id's positions), a small block cache, and every step of a pass reading tokens ahead."""
+    from backend_node.engines.native import simulate
+    from backend_node.store import compression
+
+    monkeypatch.setattr(simulate, "AHEAD_ROWS", 0)
+    monkeypatch.setattr(simulate, "AHEAD_IDS", 5_000)  # windows of 2 to 32 tokens, as rows drop out
+    monkeypatch.setattr(compression, "CACHE_BLOCKS", 64)
+    monkeypatch.setattr(compression, "POSITIONS_KEPT", 2_000)
+    assert compressed_engine.corpus.p("word").compressed == (True, True)  # the originals are gone
+    engine = NativeEngine.open(theirs, "ewt", EngineOptions(chunk_positions=20_000))
+    found = engine.evaluate(parse_cqp(query))
+    assert list(zip(found.match.tolist(), found.matchend.tolist(), strict=True)) == parity_hits(query_id)
 
 
 def test_keep_one_attribute_and_compress_again(tmp_path: Path) -> None:

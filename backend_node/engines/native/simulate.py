@@ -26,6 +26,7 @@ from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.plan import Planner, tag_order
 from backend_node.engines.native.registers import Registers
 from backend_node.engines.results import Cpos, Matches
+from backend_node.store.compression import CACHE_BLOCKS
 
 PARALLEL_ROWS = 200_000
 """Passes with at least this many candidate starts are split over two threads."""
@@ -34,6 +35,63 @@ ROW_STEP_SECONDS = 3e-8
 STATE_STEP_SECONDS = 1.5e-9
 """What stepping one candidate one token costs at least, plus per automaton state (a fast
 machine's figures, so that the estimate stays below the real cost)."""
+
+
+AHEAD_ROWS = CACHE_BLOCKS // 2
+"""Above this many rows, a step's gather on a compressed token stream reads ahead (``_Lookahead``)."""
+
+AHEAD_IDS = 1 << 23
+"""Ids a read-ahead holds at most (32 MB, and twice that of positions while it is read)."""
+
+AHEAD_TOKENS = 32
+"""Tokens a read-ahead reads per row at most."""
+
+
+class _Lookahead:
+    """The ids of the next tokens of every row of a pass, read a window of tokens at a time on a
+    compressed token stream when more rows are stepped than its block cache holds: the rows of a
+    step each read their own block, and stepping them one token at a time would decode every
+    row's block again at every step (a window of W tokens decodes it once per W steps). Rows
+    are stepped in lockstep (every cursor moves one token a step), so a window read at one step
+    serves the next W - 1; ``origin`` numbers a row among the pass's starts (ascending, whatever
+    rows drop out)."""
+
+    def __init__(self, corpus: NativeCorpus) -> None:
+        self.corpus = corpus
+        self.windows: dict[str, tuple[npt.NDArray[np.int32], Cpos, Cpos]] = {}
+
+    def ids(self, attribute: str, cursor: Cpos, origin: Cpos) -> npt.NDArray[np.int32]:
+        """The id of ``attribute`` at each cursor."""
+        if len(cursor) <= AHEAD_ROWS or not self.corpus.p(attribute).compressed[0]:
+            self.windows.pop(attribute, None)
+            return self.corpus.ids(attribute, cursor)
+        held = self.windows.get(attribute)
+        if held is not None:
+            window, read_origin, read_at = held
+            at = np.searchsorted(read_origin, origin)  # rows only drop out: each is still in the window
+            offset = cursor - read_at[at]
+            if len(offset) and offset.min() >= 0 and offset.max() < window.shape[1]:
+                return np.asarray(window[at, offset], dtype=np.int32)
+        width = max(2, min(AHEAD_TOKENS, AHEAD_IDS // len(cursor)))
+        positions = np.minimum(cursor[:, None] + np.arange(width), self.corpus.size - 1)
+        window = self.corpus.ids(attribute, positions)  # row after row: each row's blocks decoded once
+        self.windows[attribute] = (window, origin.copy(), cursor.copy())
+        return window[:, 0]
+
+
+class _Gathered:
+    """The ids of one step, read once per attribute however many states test it."""
+
+    def __init__(self, ahead: _Lookahead, cursor: Cpos, origin: Cpos) -> None:
+        self.ahead = ahead
+        self.cursor = cursor
+        self.origin = origin
+        self.read: dict[str, npt.NDArray[np.int32]] = {}
+
+    def ids(self, attribute: str) -> npt.NDArray[np.int32]:
+        if attribute not in self.read:
+            self.read[attribute] = self.ahead.ids(attribute, self.cursor, self.origin)
+        return self.read[attribute]
 
 
 class WorkBudget:
@@ -145,6 +203,7 @@ class PassRunner:
         cursor = starts + 1 if head.is_token else starts.copy()
         accepts = _Accepts(starts, self.longest, self.anchors)
         origin = np.arange(len(starts))  # each row's index among the pass's starts
+        ahead = _Lookahead(self.corpus)
         while True:
             self.deadline.check()
             self._closure(active, registers, cursor, bound)
@@ -161,7 +220,7 @@ class PassRunner:
                 registers = registers.select(survivors)
             if len(starts) == 0:
                 break
-            active, registers = self._step(active, registers, cursor)
+            active, registers = self._step(active, registers, cursor, ahead, origin)
             cursor = cursor + 1
         return accepts.matches()
 
@@ -179,13 +238,13 @@ class PassRunner:
         return active, registers
 
     def _step(
-        self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos
+        self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, ahead: _Lookahead, origin: Cpos
     ) -> tuple[npt.NDArray[np.bool_], Registers]:
-        """Consume the token at ``cursor`` in every row."""
+        """Consume the token at ``cursor`` in every row (``origin``: each row's number in ``ahead``)."""
         active = registers.inside_regions(active, cursor)  # in a region entered at <s>, no token beyond its end
         new_active = np.zeros_like(active)
         new = registers.cleared()
-        gathered: dict[str, npt.NDArray[np.int32]] = {}
+        gathered = _Gathered(ahead, cursor, origin)
         rows_all = np.arange(len(cursor))
         live = _live(active)
         for j, state in enumerate(self.automaton.states):
@@ -200,9 +259,7 @@ class PassRunner:
             new.record(state.label, state.anchor, j, ok, cursor)
         return new_active, new
 
-    def _matching_rows(
-        self, predicate: Predicate, rows: Cpos, cursor: Cpos, gathered: dict[str, npt.NDArray[np.int32]]
-    ) -> Cpos:
+    def _matching_rows(self, predicate: Predicate, rows: Cpos, cursor: Cpos, gathered: _Gathered) -> Cpos:
         """The ``rows`` whose token at ``cursor`` satisfies ``predicate``."""
         if isinstance(predicate, Always):
             return rows
@@ -212,9 +269,7 @@ class PassRunner:
         # one gather per attribute and step (over all rows), shared by every state that tests it
         ids = {}
         for attribute in attributes(predicate):
-            if attribute not in gathered:
-                gathered[attribute] = self.corpus.ids(attribute, cursor)
-            ids[attribute] = gathered[attribute][rows]
+            ids[attribute] = gathered.ids(attribute)[rows]
         return rows[self.tests.holds(predicate, cursor[rows], ids)]
 
     def _reach(self, active: npt.NDArray[np.bool_], j: int) -> npt.NDArray[np.bool_]:
