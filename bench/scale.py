@@ -398,6 +398,8 @@ def check_disk(sizes: list[int]) -> None:
     for millions in sizes:
         vrt = DATA / f"big{millions}.vrt"
         need = millions * 1e6 * (BYTES_PER_TOKEN["corpus"] + (0 if vrt.exists() else BYTES_PER_TOKEN["vrt"]))
+        folder = DATA / f"scale{millions}"  # what a stopped run already wrote (--resume goes on with it)
+        need -= sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder.exists() else 0
         free = shutil.disk_usage(DATA).free
         if need > free * 0.95:
             sys.exit(f"{millions} MT needs about {need / 1e9:,.0f} GB of disk in {DATA}; "
