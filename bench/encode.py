@@ -53,12 +53,14 @@ class Measured:
     """A child process's wall seconds and memory: ``peak`` is the largest process's peak resident
     memory (the kernel's figure); ``own`` and ``mapped`` the largest ``RssAnon`` (the process's own
     memory) and ``RssFile`` (pages of files it has mapped: page cache the kernel can reclaim) seen by
-    sampling every process of the tree ten times a second."""
+    sampling every process of the tree ten times a second; ``together`` the largest sum of their
+    ``RssAnon`` (what the machine must hold for the whole command at once)."""
 
     seconds: float
     peak: float
     own: float
     mapped: float
+    together: float
     output: str
 
 
@@ -89,16 +91,17 @@ def status_mb(pid: int | str = "self") -> dict[str, float]:
 def run_sampled(command: list[str], cwd: Path = ROOT) -> Measured:
     """Run a command; stop the benchmark with its error output if it fails."""
     started = time.perf_counter()
-    own = mapped = 0.0
+    own = mapped = together = 0.0
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, stdout=out, stderr=err, text=True, cwd=cwd)
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # this run's own peak, not the maximum so far
             if pid:
                 break
-            for member in _tree(process.pid):
-                status = status_mb(member)
-                own, mapped = max(own, status.get("RssAnon", 0.0)), max(mapped, status.get("RssFile", 0.0))
+            members = [status_mb(member) for member in _tree(process.pid)]
+            for fields in members:
+                own, mapped = max(own, fields.get("RssAnon", 0.0)), max(mapped, fields.get("RssFile", 0.0))
+            together = max(together, sum(fields.get("RssAnon", 0.0) for fields in members))
             time.sleep(0.1)
         elapsed = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -106,7 +109,7 @@ def run_sampled(command: list[str], cwd: Path = ROOT) -> Measured:
         err.seek(0)
         if status:
             sys.exit(f"{' '.join(command)} failed: {err.read()[-2000:]}")
-        return Measured(elapsed, usage.ru_maxrss / 1024, own, mapped, out.read())
+        return Measured(elapsed, usage.ru_maxrss / 1024, own, mapped, together, out.read())
 
 
 def encode(vrt: Path, jobs: int) -> tuple[Measured, str]:
@@ -126,8 +129,8 @@ def main() -> None:
     parser.add_argument("--jobs", default="2,1", help="process counts to measure, comma-separated")
     args = parser.parse_args()
     table = Table(title="cowbird encode (VRT -> CWB, including what cwb-makeall writes)")
-    for column in ("corpus", "jobs", "tokens", "seconds", "tokens/s", "peak RSS MB", "own / mapped MB (sampled)",
-                   "cwb-encode+makeall s"):
+    for column in ("corpus", "jobs", "tokens", "seconds", "tokens/s", "peak RSS MB",
+                   "own / mapped / all own MB (sampled)", "cwb-encode+makeall s"):
         table.add_column(column, justify="right")
     for size in (int(s) for s in args.sizes.split(",")):
         vrt = shuffle_corpus(size)
@@ -137,7 +140,8 @@ def main() -> None:
             cwb = CWB_SECONDS.get(size)
             seconds = measured.seconds
             table.add_row(vrt.name, str(jobs), f"{tokens:,}", f"{seconds:.1f}", f"{tokens / seconds:,.0f}",
-                          f"{measured.peak:,.0f}", f"{measured.own:,.0f} / {measured.mapped:,.0f}",
+                          f"{measured.peak:,.0f}",
+                          f"{measured.own:,.0f} / {measured.mapped:,.0f} / {measured.together:,.0f}",
                           f"{cwb:.0f}" if cwb else "-")
     Console().print(table)
 

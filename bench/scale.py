@@ -255,7 +255,7 @@ def measure_size(millions: int, runs: int, binary: Path, keep: bool, resume: boo
         measured = run_sampled([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
                                 str(ours / "data"), "-R", str(ours / "registry" / corpus), *FLAGS])
         return {"seconds": measured.seconds, "peak": measured.peak, "own": measured.own, "mapped": measured.mapped,
-                "digests": digests(ours / "data"), "mb": folder_mb(ours / "data", PLAIN)}
+                "together": measured.together, "digests": digests(ours / "data"), "mb": folder_mb(ours / "data", PLAIN)}
 
     def compress_ours() -> dict[str, object]:
         seconds, peak = run_measured([sys.executable, "-m", "cowbird", "compress", "-r", str(ours / "registry"),
@@ -344,6 +344,8 @@ def table_rows(encoded: dict[str, Any], plain: dict[str, Any], packed: dict[str,
     rows["cowbird encode s / peak MB"] = f"{encoded['seconds']:,.0f} / {encoded['peak']:,.0f}"
     rows["cowbird encode peak MB: own / mapped (sampled)"] = (
         f"{encoded['own']:,.0f} / {encoded['mapped']:,.0f}" if "own" in encoded else "not sampled")
+    rows["cowbird encode peak MB: own, all processes together (sampled)"] = (
+        f"{encoded['together']:,.0f}" if "together" in encoded else "not sampled")
     rows["cowbird compress s / peak MB"] = f"{packed['seconds']:,.0f} / {packed['peak']:,.0f}"
     rows["token streams + indexes MB (plain -> compressed)"] = f"{encoded['mb']:,.0f} -> {packed['mb']:,.0f}"
     if cwb_encoded is None or cwb_packed is None:

@@ -65,8 +65,9 @@ class _OrderedDeclarations(click.Command):
               help="Processes: 2 reads the input twice and writes half of the p-attributes in each.")
 @click.option("--manifest", type=click.Path(path_type=Path), default=None, help="Where to write the corpus manifest.")
 @click.option("--memory", "memory", default=None, metavar="SIZE",
-              help="Memory for the tables of distinct strings (lexicons, region values), e.g. 2GB; past it they "
-              "spill to sorted runs on disk and are merged at the end (the same files). Default: a quarter of RAM.")
+              help="Memory for the tables of distinct strings (lexicons, region values) and the sorted copy each "
+              "needs while written out, e.g. 2GB; past it they spill to sorted runs on disk and are merged at the "
+              "end (the same files). Default: a quarter of RAM.")
 @click.option("--compress", is_flag=True,
               help="Then compress every p-attribute of every partition as cowbird compress does.")
 @click.pass_context

@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import os
 import struct
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +26,12 @@ import numpy.typing as npt
 
 from backend_node.store.cwbformat import BE_INT32, sorted_lexicon_ids, strcmp_key
 
-BYTES_PER_ENTRY = 160
-"""What one entry of a table costs: the dict slot, the bytes object, the int (measured for strings
-of 5-20 bytes: 120-140 bytes), with room for the copies ``finish`` makes."""
+BYTES_PER_ENTRY = 250
+"""What one entry of a table costs at its largest: the dict slot, the bytes object and the int
+(measured for strings of 5-20 bytes: 120-125 bytes), and as much again for the sorted copy that
+``spill`` and ``finish`` make of a whole table (measured: 123 bytes an entry)."""
+
+REMAP_CHUNK = 1 << 22  # provisional numbers renumbered at a time
 
 RUN_BUFFER = 1 << 20  # bytes read from each run at a time while merging
 PLACE_CHUNK = 1 << 20  # strings placed into the output at a time
@@ -84,7 +88,7 @@ class Finished:
 
     count: int
     offsets: npt.NDArray[np.int64]
-    remap: npt.NDArray[np.int64] | None
+    remap: npt.NDArray[np.int32] | None
     order: npt.NDArray[np.int32] | None
 
 
@@ -155,10 +159,12 @@ class StringTable:
             self.runs = []
 
     def _merge(self, path: Path, sort_order: bool) -> Finished:
-        remap = np.arange(self.given, dtype=np.int64)
+        # per distinct string and per provisional number, a few bytes in arrays (not Python ints:
+        # a 1-GT corpus has 65 M sentence ids, and a list of them alone took 2.6 GB)
+        remap = np.arange(self.given, dtype=np.int32)  # provisional numbers are int32, as CWB's ids
         merged = self.scratch / f".{self.name}.merged"
-        firsts: list[int] = []  # each distinct string's first provisional number, in sorted order
-        sizes: list[int] = []
+        firsts = array("i")  # each distinct string's first provisional number, in sorted order
+        sizes = array("i")
         previous, first = b"", -1  # no key is empty: strcmp_key appends a byte
         with open(merged, "wb") as out:
             for key, number in heapq.merge(*(_read_run(run) for run in self.runs)):
@@ -169,20 +175,26 @@ class StringTable:
                 firsts.append(number)
                 sizes.append(len(key))  # the string and its NUL (the key's extra byte)
                 out.write(key[:-1].translate(_UNFLIP) + b"\0")
-        is_first = np.zeros(self.given, dtype=np.bool_)
-        sorted_firsts = np.asarray(firsts, dtype=np.int64)
-        is_first[sorted_firsts] = True
-        final_of = np.cumsum(is_first, dtype=np.int64) - 1
-        remap = final_of[remap]
+        sorted_firsts = np.frombuffer(firsts, dtype=np.int32)
+        final_of = np.zeros(self.given, dtype=np.int32)
+        final_of[sorted_firsts] = 1
+        np.cumsum(final_of, dtype=np.int32, out=final_of)
+        final_of -= 1  # each first occurrence's final number: first occurrences in provisional order
+        for start in range(0, self.given, REMAP_CHUNK):  # in place, a chunk at a time
+            part = remap[start : start + REMAP_CHUNK]
+            part[:] = final_of[part]
         sorted_final = final_of[sorted_firsts]  # final numbers in sorted string order
+        del final_of
         count = len(firsts)
-        lengths = np.zeros(count, dtype=np.int64)
-        lengths[sorted_final] = np.asarray(sizes, dtype=np.int64)
+        size_of = np.frombuffer(sizes, dtype=np.int32)
         offsets = np.zeros(count, dtype=np.int64)
-        np.cumsum(lengths[:-1], out=offsets[1:])
-        _place(merged, path, offsets[sorted_final], np.asarray(sizes, dtype=np.int64), int(lengths.sum()))
+        offsets[sorted_final] = size_of  # each string's size, at its final number
+        total = int(offsets.sum())
+        np.cumsum(offsets, out=offsets)
+        offsets[sorted_final] -= size_of  # where each string starts: the sizes before it
+        _place(merged, path, offsets[sorted_final], size_of.astype(np.int64), total)
         merged.unlink()
-        order = sorted_final.astype(np.int32) if sort_order else None
+        order = sorted_final if sort_order else None
         return Finished(count, offsets, remap, order)
 
 
@@ -219,7 +231,9 @@ def _place(merged: Path, path: Path, starts: npt.NDArray[np.int64], sizes: npt.N
     del target, source
 
 
-def remap_file(path: Path, remap: npt.NDArray[np.int64], column: int | None = None, chunk: int = 1 << 22) -> None:
+def remap_file(
+    path: Path, remap: npt.NDArray[np.int32] | npt.NDArray[np.int64], column: int | None = None, chunk: int = 1 << 22
+) -> None:
     """Replace provisional numbers by final ones in a big-endian int32 file (in one column of a
     two-column file such as ``.avx``), a chunk at a time, read and written back (not mapped: the
     dirty pages of a mapped 4-GB file would count as the encoder's resident memory)."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from backend_node.engines import Context, Hit
 from backend_node.engines.errors import OutOfRange, QueryFailed, QueryTooExpensive, UnknownAttribute
 from backend_node.engines.native import NativeEngine, lexicon
+from backend_node.engines.native.corpus_state import sorted_member
 from query_lang import QueryError, RegexValue
 from query_lang.pcre import compile_pcre
 
@@ -153,3 +155,20 @@ def test_a_loop_of_tags_is_refused_not_crashed(sample: NativeEngine) -> None:
     with pytest.raises(QueryFailed, match="would loop forever") as error:
         sample.count('<s>+ [word="the"]')
     assert error.value.status == 400
+
+
+def test_sorted_membership_agrees_with_isin() -> None:
+    """Which needles are in a sorted haystack: few needles in a long haystack, as many needles as
+    haystack, repeated needles, needles beyond either end, and unsorted needles (the fallback)."""
+    rng = np.random.default_rng(11)
+    haystack = np.unique(rng.integers(0, 1_000_000, 200_000))
+    for needles in (
+        np.sort(rng.integers(-5, 1_000_005, 7)),
+        np.sort(rng.integers(0, 1_000_000, 300_000)),
+        np.repeat(haystack[[0, 17, 17, 199, -1]], 3),
+        np.array([haystack[-1] + 1, haystack[-1] + 9]),
+        rng.integers(0, 1_000_000, 1_000),
+    ):
+        assert sorted_member(haystack, needles).tolist() == np.isin(needles, haystack).tolist()
+    assert sorted_member(haystack, np.array([haystack[5]])).tolist() == [True]
+    assert sorted_member(haystack[:0], np.array([3])).tolist() == [False]
