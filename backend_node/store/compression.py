@@ -571,9 +571,9 @@ class GolombIndex:
         if kept is not None:
             a, b = np.searchsorted(kept, [lo, hi])
             return kept[a:b]
-        frequency = int(self.frequencies[lexicon_id])
-        if cursor is None or cursor[0] > lo:  # (where it stopped, bit, last position, left)
-            state = np.array([_int32_at(self.offsets.view(np.uint8), lexicon_id) * 8, 0, frequency], dtype=np.int64)
+        if cursor is None or cursor[0] > lo:  # (where it stopped, [bit, last position, positions left])
+            first_bit = _int32_at(self.offsets.view(np.uint8), lexicon_id) * 8
+            state = np.array([first_bit, 0, int(self.frequencies[lexicon_id])], dtype=np.int64)
         else:
             state = cursor[1]
         out = np.empty(max(0, min(int(state[2]), hi - lo)), dtype=np.int32)
@@ -600,7 +600,7 @@ POSITIONS_KEPT = 1 << 24
 
 CURSORS_KEPT = 4096
 """Ids whose decoding of a range, stopped where it ended, an index keeps to go on with (the most
-recent ones; 40 bytes each)."""
+recent ones; a small array each)."""
 
 
 def write_index(prefix: Path, rev: npt.NDArray[np.int32], frequencies: npt.ArrayLike, tokens: int,

@@ -199,8 +199,8 @@ class NativeCorpus:
     def _rev_parts(
         self, attr: PositionalAttribute, ids: npt.NDArray[np.int64], lo: int, hi: int, whole: bool
     ) -> list[npt.NDArray[np.int32]]:
-        """Per id, its positions in ``[lo, hi)`` (slices of the memory-mapped reverse index,
-        ascending each)."""
+        """Per id, its positions in ``[lo, hi)``, ascending each (slices of the memory-mapped
+        reverse index, or of a compressed one decoded a range at a time)."""
         if whole:
             return [attr.positions(i) for i in ids.tolist()]
         return [attr.positions_between(i, lo, hi) for i in ids.tolist()]
