@@ -82,6 +82,9 @@ def create_app(
         "partitions, TSV export, static links. Errors are application/problem+json with a stable code.",
         lifespan=lifespan,
         responses=PROBLEM_RESPONSES,
+        # Starlette would answer /api/v1/query/?token=... with a redirect whose absolute Location repeats
+        # the token (over http:// behind a TLS proxy, before the token is checked): no route has a slash
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.corpora = registry
@@ -100,7 +103,7 @@ def create_app(
         user=Limits(settings.user_running_queries, settings.user_rows_per_day),
         bulk=Limits(settings.bulk_running_queries, settings.bulk_rows_per_day),
     )
-    templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 

@@ -181,13 +181,23 @@ class Accounts:
     def revoke(self, session: Session, user: User, right: str, actor: str, reason: str = "") -> None:
         self._change_right(session, user, right, False, actor, reason)
 
+    def has_right(self, user: User, right: str) -> bool:
+        """Whether ``user`` holds ``right`` (``api_bulk``, ``admin`` or ``group:NAME``, checked)."""
+        _check_right(right)
+        if right == "api_bulk":
+            return user.api_bulk
+        if right == "admin":
+            return user.is_admin
+        return right[6:] in user.group_names
+
     def _change_right(self, session: Session, user: User, right: str, on: bool, actor: str, reason: str) -> None:
         sign = "+" if on else "-"
+        _check_right(right)
         if right == "api_bulk":
             user.api_bulk = on
         elif right == "admin":
             user.role = (Role.ADMIN if on else Role.USER).value
-        elif right.startswith("group:") and _GROUP.match(right[6:]):
+        else:
             name = right[6:]
             group = session.scalar(select(Group).where(Group.name == name))
             if group is None:
@@ -198,8 +208,6 @@ class Accounts:
                 user.groups.append(group)
             elif not on and group in user.groups:
                 user.groups.remove(group)
-        else:
-            raise BadParameter(f"{right!r} is not a right: use api_bulk, admin or group:NAME")
         self._record(session, user, f"{sign}{right}", actor, reason)
 
     def _record(self, session: Session, user: User, what: str, actor: str, reason: str) -> None:
@@ -333,6 +341,21 @@ class Accounts:
             return []
         query = select(Search).where(Search.user_id == user.id).order_by(Search.at.desc(), Search.id.desc())
         return list(session.scalars(query.limit(HISTORY_SIZE)))
+
+
+def rights(user: User) -> list[str]:
+    """The rights ``user`` holds, as ``grant`` and ``revoke`` name them."""
+    held = [right for right, on in (("admin", user.is_admin), ("api_bulk", user.api_bulk)) if on]
+    return held + [f"group:{name}" for name in user.group_names]
+
+
+def _check_right(right: str) -> None:
+    if right in ("api_bulk", "admin"):
+        return
+    if not right.startswith("group:"):
+        raise BadParameter(f"{right!r} is not a right: use api_bulk, admin or group:NAME")
+    if not _GROUP.match(right[6:]):
+        raise BadParameter(f"group name {right[6:]!r}: 1-64 letters, digits, '.', '_' or '-'")
 
 
 def _aware(stamp: datetime.datetime) -> datetime.datetime:

@@ -5,6 +5,9 @@ Browser sessions are server-side records; the cookie (``cowbird_session``: HttpO
 SameSite=Lax, Secure behind TLS) carries the session id signed with the installation's key.
 Every form post carries a CSRF token: the session's own once logged in, before that a signed
 double-submit cookie (``cowbird_csrf``) that the form repeats.
+
+Every page's header shows who is logged in (``page_context``, the templates' context processor):
+the session looked up for the request is remembered on it, so a page costs one lookup at most.
 """
 
 from __future__ import annotations
@@ -12,17 +15,19 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from itsdangerous import BadSignature, Signer
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from cowbird.errors import BadParameter, CowbirdError
 from frontend_api.accounts.mail import Mailer
 from frontend_api.accounts.models import State, User, WebSession
-from frontend_api.accounts.service import MIN_ABSTRACT, Accounts
+from frontend_api.accounts.service import MIN_ABSTRACT, Accounts, NotAllowed, rights
 from frontend_api.accounts.throttle import Throttle
 from frontend_api.errors import Forbidden, TooManyRequests
 from frontend_api.fair_use import FairUse
@@ -72,8 +77,45 @@ def session_id(request: Request) -> str | None:
 
 
 def current_session(request: Request, database_session: Any) -> WebSession | None:
+    """The live browser session of the request's cookie, or None; remembered for the page header."""
     secret = session_id(request)
-    return None if secret is None else _accounts(request).session_for(database_session, secret)
+    web = None if secret is None else _accounts(request).session_for(database_session, secret)
+    _remember(request, web)
+    return web
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """Who is logged in, as the header of every page shows them."""
+
+    name: str
+    is_admin: bool
+    csrf: str  # the session's: the header's Log out form sends it
+
+
+def _remember(request: Request, web: WebSession | None) -> None:
+    request.state.signed_in = None if web is None else SignedIn(web.user.name, web.user.is_admin, web.csrf)
+
+
+def signed_in(request: Request) -> SignedIn | None:
+    """The logged-in browser user of the request, or None: what ``current_session`` found for it,
+    else one lookup now. The header must not break a page (an error page among them): an account
+    database that cannot be read shows the anonymous header."""
+    if not hasattr(request.state, "signed_in"):
+        request.state.signed_in = None
+        if request.cookies.get(SESSION_COOKIE):
+            try:
+                with _accounts(request).database.session() as session:
+                    current_session(request, session)
+            except SQLAlchemyError:
+                request.state.signed_in = None
+    found: SignedIn | None = request.state.signed_in
+    return found
+
+
+def page_context(request: Request) -> dict[str, Any]:
+    """The templates' context processor: ``signed_in`` for the header of every page."""
+    return {"signed_in": signed_in(request)}
 
 
 def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -125,7 +167,7 @@ def _throttle(request: Request) -> Throttle:
 
 
 @router.get("/login", response_class=HTMLResponse)
-async def login_form(request: Request) -> HTMLResponse:
+def login_form(request: Request) -> HTMLResponse:
     return _page(request, "login.html")
 
 
@@ -185,7 +227,7 @@ def logout(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Resp
 
 
 @router.get("/register", response_class=HTMLResponse)
-async def register_form(request: Request) -> HTMLResponse:
+def register_form(request: Request) -> HTMLResponse:
     return _page(request, "register.html", form={})
 
 
@@ -305,8 +347,24 @@ def change_password(
 
 def _admin_page(request: Request, accounts: Accounts, session: Session, web: WebSession, status: int = 200,
                 **extra: Any) -> HTMLResponse:
+    _remember(request, web)
     return _page(request, "admin.html", status, csrf=web.csrf, pending=accounts.users(session, State.PENDING),
-                 users=accounts.users(session), **extra)
+                 users=accounts.users(session), rights_of=rights, **extra)
+
+
+def _other_admins(accounts: Accounts, session: Session, user: User) -> bool:
+    return any(other.is_admin and other.id != user.id for other in accounts.users(session, State.APPROVED))
+
+
+def _warning(request: Request, accounts: Accounts, session: Session, web: WebSession, action: str,
+             fields: dict[str, str], reason: str, what: str, button: str) -> HTMLResponse:
+    """The step before an admin's change to their own account: the page says what it does and
+    repeats the form with ``confirm=1``; only that request makes the change."""
+    alone = "" if _other_admins(accounts, session, web.user) else (
+        " No other approved administrator is left: only the command line (cowbird users) can undo it.")
+    return _admin_page(request, accounts, session, web, confirm={
+        "action": action, "fields": fields, "reason": reason, "what": what + alone, "button": button,
+        "reason_required": fields.get("decision") == State.SUSPENDED.value})
 
 
 @router.get("/admin/users", response_class=HTMLResponse)
@@ -322,16 +380,75 @@ def admin_decide(
     decision: Annotated[str, Form(pattern="^(approved|denied|suspended)$")],
     csrf: Annotated[str, Form(max_length=200)],
     reason: Annotated[str, Form(max_length=2000)] = "",
+    confirm: Annotated[str, Form(max_length=1)] = "",
 ) -> Response:
+    """Approve, deny, suspend or reinstate; an admin suspending themselves is warned first."""
     with _signed_in(request, csrf, admin=True) as (accounts, session, web):
         try:
             with session.begin_nested():
                 user = accounts.get(session, name)
+                yourself = user.id == web.user.id
+                if yourself and decision == State.SUSPENDED.value and confirm != "1":
+                    return _warning(
+                        request, accounts, session, web, "/admin/users/decide",
+                        {"name": user.name, "decision": decision}, reason,
+                        "You are about to suspend your own account. This ends all your sessions at once (you "
+                        "are logged out here and everywhere) and you lose access to the site, this page "
+                        "included, until another administrator reinstates you.",
+                        "Suspend my own account",
+                    )
                 accounts.decide(session, user, State(decision), web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
         mailer: Mailer | None = request.app.state.mailer
         problem = None if mailer is None else mailer.send(user, State(decision), reason)
+        if yourself:  # suspended: every session of theirs, this one too, has just ended
+            _remember(request, None)
+            told = f" Note: {problem}." if problem else ""
+            response = _page(request, "message.html", title="Your account is suspended",
+                             message=f"You suspended your own account; your sessions have ended.{told}")
+            response.delete_cookie(SESSION_COOKIE)
+            return response
         if problem is not None:  # the decision stands; the admin learns that the e-mail did not go out
             return _admin_page(request, accounts, session, web, error=f"{name} is {decision}, but {problem}")
     return RedirectResponse("/admin/users", status_code=303)
+
+
+@router.post("/admin/users/rights", response_class=HTMLResponse)
+def admin_rights(
+    request: Request,
+    name: Annotated[str, Form(max_length=64)],
+    change: Annotated[str, Form(pattern="^(grant|revoke)$")],
+    right: Annotated[str, Form(max_length=80)],
+    csrf: Annotated[str, Form(max_length=200)],
+    group: Annotated[str, Form(max_length=80)] = "",
+    reason: Annotated[str, Form(max_length=2000)] = "",
+    confirm: Annotated[str, Form(max_length=1)] = "",
+) -> Response:
+    """Grant or revoke ``api_bulk``, ``admin`` or ``group:NAME`` (``right=group`` takes the name from
+    ``group``), recorded with the admin and the reason as the command line records its changes; an
+    admin taking their own admin right is warned first."""
+    on, yourself = change == "grant", False
+    with _signed_in(request, csrf, admin=True) as (accounts, session, web):
+        try:
+            if right == "group":
+                right = f"group:{group.strip()}"
+            elif group.strip():
+                raise BadParameter(f"group: choose the right 'group' to add {name} to group {group.strip()!r}")
+            with session.begin_nested():
+                user = accounts.get(session, name)
+                if accounts.has_right(user, right) == on:
+                    raise NotAllowed(f"{user.name} {'already has' if on else 'does not have'} {right}")
+                yourself = user.id == web.user.id and right == "admin" and not on
+                if yourself and confirm != "1":
+                    return _warning(
+                        request, accounts, session, web, "/admin/users/rights",
+                        {"name": user.name, "change": change, "right": right}, reason,
+                        "You are about to take away your own admin right. You will no longer be able to "
+                        "review registrations or change accounts and rights, this page included.",
+                        "Revoke my own admin right",
+                    )
+                (accounts.grant if on else accounts.revoke)(session, user, right, web.user.name, reason)
+        except CowbirdError as error:
+            return _admin_page(request, accounts, session, web, error.status, error=str(error))
+    return RedirectResponse("/account" if yourself else "/admin/users", status_code=303)

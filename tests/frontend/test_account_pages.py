@@ -254,3 +254,176 @@ async def test_browser_searches_are_remembered(site: tuple[httpx.AsyncClient, Ac
             accounts.remember(session, "boss", "members", f"q{k}", "simple", False, [], 0)
     history = (await client.get("/api/v1/history")).json()["data"]
     assert len(history) == 100 and history[0]["q"] == "q104"
+
+
+# ------------------------------------------------------------------ the header, rights, self-suspension
+
+
+def header_of(page: httpx.Response) -> str:
+    return page.text[page.text.index("<header>"):page.text.index("</header>")]
+
+
+def logout_form_of(page: httpx.Response) -> str | None:
+    """The csrf of the header's Log out form (its button is in the header; the form, hidden, after the footer)."""
+    found = re.search(r'<form id="logout" method="post" action="/logout" hidden>\s*'
+                      r'<input type="hidden" name="csrf" value="([^"]+)"></form>', page.text)
+    return found.group(1) if found else None
+
+
+def add_user(accounts: Accounts, name: str) -> None:
+    with accounts.database.session() as session:
+        user, _ = accounts.add(session, name, f"{name}@uni.example", "tests")
+        accounts.set_password(session, user, PASSWORD, "tests")
+
+
+async def test_the_header_shows_who_is_logged_in(site: tuple[httpx.AsyncClient, Accounts],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    client, accounts = site
+    add_user(accounts, "ada")
+    html = {"Accept": "text/html"}
+    for path in ("/", "/ref/members/3", "/login"):  # /ref of a login-only corpus: the 404 page, with its header
+        header = header_of(await client.get(path, headers=html))
+        assert '<a href="/login">Log in</a>' in header and '<a href="/register">Register</a>' in header, path
+        assert "Log out" not in header and "ada" not in header
+    assert (await login(client, "ada")).status_code == 303
+    lookups: list[str] = []
+    session_for = Accounts.session_for
+    monkeypatch.setattr(Accounts, "session_for", lambda self, session, secret: lookups.append(secret)
+                        or session_for(self, session, secret))
+    for path in ("/", "/account", "/ref/members/3"):
+        lookups.clear()
+        page = await client.get(path, headers=html)
+        assert page.status_code == 200, path
+        assert len(lookups) == 1, path  # the session is looked up once for the route and the header
+        header = header_of(page)
+        assert re.search(r'<a href="/account" class="signed-in">.*ada</a>', header), path
+        assert '<button type="submit" form="logout" class="logout">Log out</button>' in header
+        assert "Log in" not in header and "Register" not in header and "/admin/users" not in header
+        assert logout_form_of(page) == csrf_of(await client.get("/account"))  # the session's CSRF token
+    # the header's form logs out
+    page = await client.get("/ref/members/3", headers=html)
+    out = await client.post("/logout", data={"csrf": logout_form_of(page)})
+    assert out.status_code == 303 and "cowbird_session" not in client.cookies
+    assert "Log in" in header_of(await client.get("/", headers=html))
+    # an admin also finds the review page there
+    assert (await login(client, "boss")).status_code == 303
+    header = header_of(await client.get("/", headers=html))
+    assert "boss</a>" in header and '<a href="/admin/users">Admin</a>' in header
+
+
+async def test_admins_grant_and_revoke_rights(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    add_user(accounts, "ada")
+
+    def rights_of(name: str) -> tuple[bool, list[str], list[tuple[str, str, str]]]:
+        with accounts.database.session() as session:
+            user = accounts.get(session, name)
+            changes = [(c.what, c.actor, c.reason) for c in accounts.history(session, user) if c.actor == "boss"]
+            return user.api_bulk, user.group_names, changes
+
+    # a user who is not an admin may not, even with their own valid CSRF token
+    assert (await login(client, "ada")).status_code == 303
+    mine = csrf_of(await client.get("/account"))
+    refused = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "right": "api_bulk",
+                                                             "csrf": mine})
+    assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+    assert (await client.get("/admin/users")).status_code == 403
+    assert rights_of("ada") == (False, [], [])
+
+    client.cookies.clear()
+    assert (await login(client, "boss")).status_code == 303
+    review = await client.get("/admin/users")
+    csrf = csrf_of(review)
+    forged = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "right": "api_bulk",
+                                                            "csrf": "made-up"})
+    assert forged.status_code == 403 and forged.json()["code"] == "csrf_failed"
+    assert rights_of("ada") == (False, [], [])
+
+    granted = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "right": "api_bulk",
+                                                             "reason": "a large export", "csrf": csrf})
+    assert granted.status_code == 303 and granted.headers["location"] == "/admin/users"
+    joined = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "right": "group",
+                                                            "group": "lab", "csrf": csrf})
+    assert joined.status_code == 303
+    assert rights_of("ada") == (True, ["lab"], [("+api_bulk", "boss", "a large export"), ("+group:lab", "boss", "")])
+    page = (await client.get("/admin/users")).text
+    row = page[page.index('<tr data-user="ada">'):]
+    row = row[:row.index("</tr>")]
+    assert "<code>api_bulk</code>" in row and "<code>group:lab</code>" in row
+    assert 'name="right" value="group:lab"' in row and 'name="change" value="revoke"' in row
+
+    # mistakes are told on the page, and change nothing
+    for data, status, told in (
+        ({"right": "group", "group": "la b"}, 400, "group name &#39;la b&#39;: 1-64 letters"),
+        ({"right": "group", "group": ""}, 400, "group name &#39;&#39;"),
+        ({"right": "api_bulk", "group": "lab"}, 400, "group: choose the right &#39;group&#39;"),
+        ({"right": "api_bulk"}, 409, "ada already has api_bulk"),
+        ({"right": "everything"}, 400, "&#39;everything&#39; is not a right"),
+    ):
+        wrong = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "csrf": csrf, **data})
+        assert wrong.status_code == status and f'<p class="error" role="alert">{told}' in wrong.text, data
+    nobody = await client.post("/admin/users/rights", data={"name": "nobody", "change": "grant",
+                                                            "right": "api_bulk", "csrf": csrf})
+    assert nobody.status_code == 404 and "no user &#39;nobody&#39;" in nobody.text
+
+    for right in ("api_bulk", "group:lab"):
+        revoked = await client.post("/admin/users/rights", data={"name": "ada", "change": "revoke", "right": right,
+                                                                 "csrf": csrf})
+        assert revoked.status_code == 303, right
+    bulk, groups, changes = rights_of("ada")
+    assert (bulk, groups) == (False, []) and changes[2:] == [("-api_bulk", "boss", ""), ("-group:lab", "boss", "")]
+    again = await client.post("/admin/users/rights", data={"name": "ada", "change": "revoke", "right": "group:lab",
+                                                           "csrf": csrf})
+    assert again.status_code == 409 and "ada does not have group:lab" in again.text
+
+
+async def test_admins_are_warned_before_suspending_themselves(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+
+    def state_of(name: str) -> str:
+        with accounts.database.session() as session:
+            return accounts.get(session, name).state
+
+    assert (await login(client, "boss")).status_code == 303
+    csrf = csrf_of(await client.get("/admin/users"))
+    warned = await client.post("/admin/users/decide", data={"name": "boss", "decision": "suspended",
+                                                            "reason": "leaving", "csrf": csrf})
+    assert warned.status_code == 200 and "You are about to suspend your own account" in warned.text
+    assert "ends all your sessions" in warned.text and "No other approved administrator" in warned.text
+    main = warned.text[warned.text.index("<main>"):]
+    for field in ('name="name" value="boss"', 'name="decision" value="suspended"', 'name="confirm" value="1"',
+                  'name="reason" value="leaving"', f'name="csrf" value="{csrf}"'):
+        assert field in main, field
+    assert state_of("boss") == "approved" and (await client.get("/admin/users")).status_code == 200
+
+    confirmed = await client.post("/admin/users/decide", data={"name": "boss", "decision": "suspended",
+                                                               "reason": "leaving", "confirm": "1", "csrf": csrf})
+    assert confirmed.status_code == 200 and "You suspended your own account" in confirmed.text
+    assert "Log in" in header_of(confirmed) and "cowbird_session" not in client.cookies
+    assert state_of("boss") == "suspended"
+    assert (await client.get("/admin/users")).status_code == 303  # to the login form
+
+
+async def test_admins_are_warned_before_giving_up_their_admin_right(site: tuple[httpx.AsyncClient, Accounts]
+                                                                    ) -> None:
+    client, accounts = site
+    add_user(accounts, "ada")
+    with accounts.database.session() as session:
+        accounts.grant(session, accounts.get(session, "ada"), "admin", "tests")
+    assert (await login(client, "boss")).status_code == 303
+    csrf = csrf_of(await client.get("/admin/users"))
+    data = {"name": "boss", "change": "revoke", "right": "admin", "csrf": csrf}
+    warned = await client.post("/admin/users/rights", data=data)
+    assert warned.status_code == 200 and "take away your own admin right" in warned.text
+    assert "No other approved administrator" not in warned.text  # ada is one
+    assert (await client.get("/admin/users")).status_code == 200
+    done = await client.post("/admin/users/rights", data={**data, "confirm": "1"})
+    assert done.status_code == 303 and done.headers["location"] == "/account"
+    assert (await client.get("/admin/users")).status_code == 403
+    assert "/admin/users" not in header_of(await client.get("/account"))
+    # an admin's change to another admin needs no warning
+    client.cookies.clear()
+    assert (await login(client, "ada")).status_code == 303
+    other = await client.post("/admin/users/rights", data={"name": "boss", "change": "grant", "right": "admin",
+                                                           "csrf": csrf_of(await client.get("/admin/users"))})
+    assert other.status_code == 303
