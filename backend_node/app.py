@@ -59,6 +59,7 @@ def create_app(
         "'Authorization: Bearer <node token>'. Errors are application/problem+json with a stable code.",
         lifespan=lifespan,
         responses=PROBLEM_RESPONSES,
+        redirect_slashes=False,  # an API answers the route it is asked, never a redirect to another
     )
     app.state.settings = settings
     app.state.metrics = Metrics()

@@ -105,6 +105,10 @@ def install_problem_handlers(app: FastAPI, render: Renderer = _default_render) -
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
         detail = f"{request.method} {request.url.path}: {error.detail}"
+        path = request.url.path
+        if error.status_code == 404 and len(path) > 1 and path.endswith("/"):
+            # no slash redirects (a Location would repeat ?token=): say what the route is called instead
+            detail += f" (routes have no trailing slash: {path.rstrip('/') or '/'})"
         return render(request, NotFound(detail) if error.status_code == 404 else HttpError(error.status_code, detail))
 
     app.add_middleware(CatchAll, render=render)

@@ -41,3 +41,31 @@ def test_a_missing_node_is_reported(stack: DemoStack) -> None:
     body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house"}).json()
     assert body["complete"] is False and body["failed"] == [stack.partitions[1]]
     assert body["total"] == 3  # the first partition is still served by node 1
+
+
+def test_no_response_carries_a_token_and_no_route_redirects_a_trailing_slash(stack: DemoStack) -> None:
+    """A trailing slash used to answer 307 with an absolute Location repeating ``?token=cb_...``
+    (over http:// behind a TLS proxy, before the token was checked). Now nothing redirects: the
+    route is named in a 404, and the token appears in no header and no body."""
+    from frontend_api.accounts import Accounts, Database, sqlite_url
+
+    database = Database(sqlite_url(stack.base / "cowbird-accounts.sqlite3"))
+    database.upgrade()
+    accounts = Accounts(database)
+    with database.session() as session:
+        user, _ = accounts.add(session, "slash", "slash@uni.example", "tests")
+        secret = accounts.create_token(session, user, "script").secret
+    database.close()
+    wrong = "cb_" + "x" * 43
+    for token in (secret, wrong):
+        for path in ("/api/v1/query/", "/api/v1/corpora/", "/ref/sample/5/", "/api/v1/ref/sample/5/", "/help/api/",
+                     "/api/v1/export/"):
+            answer = httpx.get(f"{stack.url}{path}", params={"corpus": "sample", "q": "house", "token": token},
+                               follow_redirects=False, timeout=30)
+            assert answer.status_code == 404, (path, answer.status_code)
+            assert "location" not in answer.headers, path
+            assert token not in answer.text and all(token not in v for v in answer.headers.values()), path
+            if path.startswith("/api/"):
+                assert f"routes have no trailing slash: {path.rstrip('/')}" in answer.json()["detail"]
+    fine = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "house", "token": secret})
+    assert fine.status_code == 200 and secret not in fine.text
