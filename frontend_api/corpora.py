@@ -86,7 +86,7 @@ class CorpusEntry:
         return CorpusSummary(
             name=self.name, title=config.title, description=config.description, language=config.language,
             access=str(config.access), size=self.size, p_attributes=self.p_attributes,
-            s_attributes=self.s_attributes, meta=self.meta,
+            s_attributes=self.s_attributes, meta=self.meta, attributes=dict(config.attributes),
             partitions=[PartitionSummary(id=p.id, size=p.size, offset=p.offset) for p in self.partitions],
         )
 
@@ -97,6 +97,10 @@ def load_corpus(config: CorpusConfig) -> CorpusEntry:
         manifest = Manifest.load(config.manifest)
     except StoreError as exc:
         raise ConfigError(f"corpus {config.name}: {exc.detail}") from exc
+    strange = sorted(set(config.attributes) - set(manifest.p_attributes) - set(manifest.s_attributes))
+    if strange:
+        raise ConfigError(f"corpus {config.name}: [corpora.attributes] describes {', '.join(strange)}, which the "
+                          f"corpus does not have (it has: {', '.join(manifest.p_attributes + manifest.s_attributes)})")
     known = [p.id for p in manifest.partitions]
     unknown = sorted(set(config.nodes) - set(known))
     if unknown:
@@ -113,6 +117,11 @@ def load_corpus(config: CorpusConfig) -> CorpusEntry:
     return CorpusEntry(config, manifest, partitions)
 
 
+def unknown_corpus(name: str) -> str:
+    """The same words for a corpus that does not exist and one the viewer may not use (the search page's too)."""
+    return f"there is no corpus {name!r} open to you: it does not exist, or it needs a login or a group's right"
+
+
 class CorpusRegistry:
     """All configured corpora by name."""
 
@@ -123,7 +132,7 @@ class CorpusRegistry:
         corpus = self.corpora.get(name)
         if corpus is None or not corpus.visible_to(user):  # a protected corpus is invisible, not forbidden
             known = ", ".join(sorted(c.name for c in self.visible(user))) or "none"
-            raise UnknownCorpus(f"no corpus {name!r} (available: {known})")
+            raise UnknownCorpus(f"{unknown_corpus(name)} (available: {known})")
         return corpus
 
     def visible(self, user: Viewer = ANONYMOUS) -> list[CorpusEntry]:

@@ -91,8 +91,8 @@ def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
     return Comparison(LabelRef("match", attribute), operator == "!~", RegexValue(pattern))
 
 
-def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str], corpus: CorpusEntry) -> str:
-    """The canonical CQP text for a request."""
+def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str], corpus: CorpusEntry | None) -> str:
+    """The canonical CQP text for a request (filters need the corpus whose metadata they test)."""
     if not q.strip():
         raise BadParameter("q is empty: give a query")
     try:
@@ -102,7 +102,9 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         raise query_problem(exc) from exc
     if syntax == "cqp" and case_insensitive:
         query = replace(query, pattern=ignore_case(query.pattern))
-    comparisons: list[Constraint] = [parse_filter(f, corpus) for f in filters]
+    if filters and corpus is None:
+        raise BadParameter("filter: name the corpus whose metadata the filters test")
+    comparisons: list[Constraint] = [parse_filter(f, corpus) for f in filters] if corpus is not None else []
     if comparisons:
         existing = query.constraint
         before = list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else []

@@ -49,6 +49,8 @@ class CorpusSummary(BaseModel):
     p_attributes: list[str] = Field(description="Positional attributes: what show= and queries can name.")
     s_attributes: list[str] = Field(description="Structural attributes (regions such as s and text).")
     meta: list[str] = Field(description="The s-attributes whose regions carry values: what meta= and filter= name.")
+    attributes: dict[str, str] = Field(description="What an attribute holds (its tagset, say), where the "
+                                                   "configuration says so: {\"pos\": \"Penn Treebank tags\"}.")
     partitions: list[PartitionSummary]
 
 
@@ -58,8 +60,8 @@ class CorpusList(BaseModel):
 
 
 class Translation(BaseModel):
-    q: str = Field(description="The simple query as given.")
-    cqp: str = Field(description="Its translation to canonical CQP.")
+    q: str = Field(description="The query as given.")
+    cqp: str = Field(description="The canonical CQP that runs: translated, with the case switch and the filters.")
 
 
 class CheckResult(BaseModel):
@@ -121,7 +123,9 @@ class RefResult(BaseModel):
     matchend: int = Field(description="Last position of the match shown (the position itself for one token).")
     partition: str
     sentence: RefText
-    context: RefText
+    context: RefText = Field(description="Up to 40 tokens each side, inside the text.")
+    more_before: bool = Field(description="The text goes on before the context shown.")
+    more_after: bool = Field(description="The text goes on after the context shown.")
     meta: dict[str, str | None]
     citation: str
     link: str = Field(description="The permanent URL of this position.")
@@ -188,7 +192,9 @@ class FrequencyResult(_AnalysisResult):
     unset: int = Field(description="Hits without the anchor (no target or keyword), not counted.")
     distinct: int = Field(description="Distinct values (a lower bound when truncated).")
     truncated: bool = Field(description="A node had more distinct values than it lists; rare values are missing.")
-    offset: int
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table (values with at least min hits): page with "
+                                        "offset and limit.")
     rows: list[FrequencyRow]
 
 
@@ -211,6 +217,8 @@ class DistributionResult(_AnalysisResult):
     numeric: bool = Field(description="The values look like numbers and are sorted as numbers.")
     all_values: bool = Field(description="Every value is listed, also those without hits.")
     truncated: bool
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table (one per value): page with offset and limit.")
     rows: list[DistributionRow]
 
 
@@ -241,5 +249,7 @@ class CollocationResult(_AnalysisResult):
     n: int = Field(description="Corpus tokens outside the hits (N).")
     candidates: int = Field(description="Distinct collocates before min_freq.")
     truncated: bool
-    offset: int
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table (collocates with at least min_freq "
+                                        "co-occurrences): page with offset and limit.")
     rows: list[CollocateRow]

@@ -89,6 +89,8 @@ class CorpusConfig(BaseModel):
     manifest: Path = Field(description="Corpus manifest JSON written by cowbird encode.")
     nodes: dict[str, list[str]] = Field(description="Partition id -> node base URLs (http(s)://host:port), in order.")
     citation: str = Field("", description="Citation text for static links; {url} and {position} are filled in.")
+    attributes: dict[str, str] = Field(default_factory=dict, description=(
+        "What an attribute holds, shown to users: [corpora.attributes] pos = \"Penn Treebank tags (NN, VBZ ...)\"."))
 
     @field_validator("nodes")
     @classmethod

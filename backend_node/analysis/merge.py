@@ -49,6 +49,7 @@ class FrequencyTable:
     unset: int
     distinct: int  # distinct values after the sum (a lower bound when truncated)
     truncated: bool
+    listed: int = 0  # values with at least the minimum frequency: the rows there are to page through
 
 
 def merge_frequencies(parts: list[tuple[list[str], list[int]]]) -> list[tuple[str, int]]:
@@ -67,7 +68,7 @@ def frequency_table(ordered: list[tuple[str, int]], counted: int, unset: int, tr
     page = kept[offset:] if limit is None else kept[offset : offset + limit]
     rows = [FrequencyRow(value, count, count / counted if counted else 0.0,
                          count / corpus_size * 1e6 if corpus_size else 0.0) for value, count in page]
-    return FrequencyTable(rows, counted, unset, len(ordered), truncated)
+    return FrequencyTable(rows, counted, unset, len(ordered), truncated, len(kept))
 
 
 # -- distribution ----------------------------------------------------------------------------------

@@ -56,6 +56,8 @@ from query_lang import Sequence as Succession
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 T = TypeVar("T")
+MAX_JSON_ROWS = 100_000
+"""Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
 
 Corpus = Annotated[str, Query(description="Corpus name.")]
 Q = Annotated[str, Query(description="The query.")]
@@ -146,6 +148,20 @@ FILES: dict[int | str, dict[str, Any]] = {
           "description": "The analysis as JSON, or with format=tsv|csv as a file."}
 }
 Provenance = Annotated[bool, Query(description="With format=tsv|csv: start the file with what it counts and how.")]
+Offset = Annotated[int, Query(ge=0, description="The first row returned (0-based), to page through the table.")]
+Limit = Annotated[int | None, Query(ge=1, description=(
+    f"Rows returned (JSON: at most {MAX_JSON_ROWS:,}; default 1,000, collocations 100); a tsv/csv file has every "
+    "row from offset unless limited."))]
+
+
+def _page_size(limit: int | None, format: str, default: int) -> int | None:
+    """The rows a request returns: ``limit``, or the default page of JSON; a file has every row (None)."""
+    if format != "json":
+        return limit
+    if limit is not None and limit > MAX_JSON_ROWS:
+        raise BadParameter(f"limit={limit}: a JSON answer has at most {MAX_JSON_ROWS:,} rows; page with offset, "
+                           "or take the whole table as a file (format=tsv or csv)")
+    return default if limit is None else limit
 
 
 def _statuses(statuses: list[PartitionStatus]) -> dict[str, object]:
@@ -167,8 +183,8 @@ async def frequency(
                                                 "whole match).")] = None,
     fold: Annotated[str, Query(description="c: fold case, d: ignore diacritics, cd: both.")] = "",
     min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1, le=100_000, description="Rows returned.")] = 1000,
+    offset: Offset = 0,
+    limit: Limit = None,
     format: TableFormat = "json",
     provenance: Provenance = False,
 ) -> BaseModel | Response:
@@ -176,13 +192,14 @@ async def frequency(
     started = time.perf_counter()
     target, cqp = found.corpus, found.cqp
     span, folded = parse_span(on), parse_fold(fold)
-    work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, limit)
+    rows_wanted = _page_size(limit, format, 1000)
+    work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, rows_wanted)
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
     if format != "json":
         return _table(found, cqp, "frequency", format, provenance,
-                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": limit},
+                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted},
                       statuses, table.truncated, ["value", "frequency", "share", "per_million"],
                       [[r.value, r.frequency, r.share, r.per_million] for r in table.rows])
     parsed = parse_cqp(cqp)
@@ -197,7 +214,8 @@ async def frequency(
     return FrequencyResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, on=shown_on, fold=folded, counted=table.counted,
-        unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows=rows,
+        unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
+        rows=rows,
     )
 
 
@@ -211,20 +229,26 @@ async def distribution(
     by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
     order: Annotated[Literal["value", "hits", "per_million"], Query(
         description="Rows by value (numbers as numbers), by hits or by hits per million.")] = "value",
+    offset: Offset = 0,
+    limit: Limit = None,
     format: TableFormat = "json",
     provenance: Provenance = False,
 ) -> BaseModel | Response:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
-    each value's subcorpus and the relative frequency."""
+    each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
+    values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
+    many there are), a file has them all."""
     started = time.perf_counter()
     target, cqp = found.corpus, found.cqp
+    rows_wanted = _page_size(limit, format, 1000)
     statuses, table = await _run(request, user, budgets, Analyses(queries).distribution(target, cqp, by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
-        return _table(found, cqp, "distribution", format, provenance, {"by": by, "order": order}, statuses,
+        return _table(found, cqp, "distribution", format, provenance,
+                      {"by": by, "order": order, "offset": offset, "limit": rows_wanted}, statuses,
                       table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
-                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits]
-                       for r in table.rows])
+                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in page])
     exact = not failed_partitions(statuses)
     base: dict[str, str | list[str]] = {"corpus": target.name, "q": found.q, "syntax": found.syntax}
     if found.ignore_case:
@@ -233,12 +257,12 @@ async def distribution(
         DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
                         regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
                         concordance=_link(**base, filter=[*found.filters, _only(by, row.value)]))
-        for row in table.rows
+        for row in page
     ]
     return DistributionResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
-        rows=rows,
+        offset=offset, rows_total=len(table.rows), rows=rows,
     )
 
 
@@ -259,8 +283,8 @@ async def collocations(
     = None,
     order: Annotated[str, Query(description="The measure the rows are sorted by, or f.")] = "log_likelihood",
     min_freq: Annotated[int, Query(ge=1, description="Only collocates with at least this many co-occurrences.")] = 2,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1, le=100_000)] = 100,
+    offset: Offset = 0,
+    limit: Limit = None,
     format: TableFormat = "json",
     provenance: Provenance = False,
 ) -> BaseModel | Response:
@@ -283,11 +307,12 @@ async def collocations(
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     before, after = window if left is None else left, window if right is None else right
-    page = table.rows[offset : offset + limit]
+    rows_wanted = _page_size(limit, format, 100)
+    page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
         parameters: dict[str, object] = {
             "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
-            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": limit}
+            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": rows_wanted}
         return _table(found, cqp, "collocations", format, provenance, parameters, statuses, table.truncated,
                       ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
                       [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
@@ -301,7 +326,7 @@ async def collocations(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
         f1=table.f1, n=table.n,
-        candidates=table.candidates, truncated=table.truncated, offset=offset, rows=rows,
+        candidates=table.candidates, truncated=table.truncated, offset=offset, rows_total=len(table.rows), rows=rows,
     )
 
 

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
+from backend_node.analysis.spec import SortKey
 from backend_node.schemas import EXPORT_BATCH_LINES
 from cowbird import __version__
 from cowbird.errors import BadParameter
@@ -104,7 +105,8 @@ async def export(
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
         "cowbird": __version__,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "total": total, "offset": offset, "rows": written, "sample": sample,
+        "total": total, "selection": _selection(total, offset, written, sample, seed, sort, order),
+        "offset": offset, "rows": written, "sample": sample,
         "seed": seed if sample or (order and order.random) else None,
         "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
         "sort_cqp": None if order is None or order.random else f"{order} {order.direction}",
@@ -152,10 +154,22 @@ async def export(
 
     headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
                                                           None if order is None else f"{order} {order.direction}"),
-                                format, written, total, failed)
+                                format, written, total, failed, sample is not None)
     headers.update(budgets.headers(user, key))
     return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
                              background=BackgroundTask(slot.close))
+
+
+def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int, sort: str | None,
+               order: SortKey | None) -> str:
+    """Which hits the file holds, in words: a reader of the file alone must not take a sample for the first hits."""
+    if sample is not None:
+        return (f"a random sample of {rows:,} of the {total:,} hits, drawn with seed {seed} "
+                "(the same request draws the same sample), in corpus order")
+    where = f"hits {offset + 1:,} to {offset + rows:,} of {total:,}" if rows else f"no hits (of {total:,})"
+    if order is None:
+        return f"{where}, in corpus order"
+    return f"{where}, sorted by {(sort or '').strip()} {order.direction}" + (f" (seed {seed})" if order.random else "")
 
 
 def _fingerprint(
@@ -169,10 +183,12 @@ def _fingerprint(
 
 
 def _download_headers(
-    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str]
+    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str], sample: bool = False
 ) -> dict[str, str]:
-    partial = "_partial" if written < total or failed else ""
-    name = f"{corpus}_{fingerprint}_{written}of{total}{partial}.{format}"
+    """The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
+    for a random sample, with ``_partial`` when hits are missing (cut at the limit, a partition failed)."""
+    partial = "_partial" if failed or (written < total and not sample) else ""
+    name = f"{corpus}_{fingerprint}_{'sample' if sample else ''}{written}of{total}{partial}.{format}"
     return {
         "Content-Disposition": f'attachment; filename="{name}"',
         "X-Cowbird-Rows": str(written),

@@ -29,7 +29,8 @@ async def search_page(request: Request, user: CurrentUser, registry: Corpora) ->
     response: HTMLResponse = request.app.state.templates.TemplateResponse(
         request, "search.html",
         {"corpora": corpora, "corpora_json": _script_json(data), "viewer": user,
-         "browser_limit": settings.browser_export_limit, "max_context": settings.max_context},
+         "browser_limit": settings.browser_export_limit, "api_limit": settings.api_export_limit,
+         "max_context": settings.max_context},
     )  # fmt: skip
     return response
 
@@ -39,6 +40,8 @@ async def api_help(request: Request, user: CurrentUser, registry: Corpora) -> HT
     corpora = registry.visible(user)
     base = request.app.state.settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
     response: HTMLResponse = request.app.state.templates.TemplateResponse(
-        request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS"}
+        request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",
+                                   "url_attribute": next((m for m in (corpora[0].meta if corpora else [])
+                                                          if m.endswith("_url")), "text_url")}
     )
     return response

@@ -19,9 +19,13 @@ from frontend_api.schemas import RefResult, RefText, WebContext
 router = APIRouter(tags=["static links"])
 
 
-def _text(line: Line) -> RefText:
-    return RefText(left=" ".join(t[0] for t in line.left), match=" ".join(t[0] for t in line.keyword),
-                   right=" ".join(t[0] for t in line.right))
+def _text(line: Line, window: int | None = None) -> RefText:
+    """The line's words; with ``window``, at most that many tokens each side (the nearest)."""
+    left, right = line.left, line.right
+    if window is not None:
+        left, right = left[max(0, len(left) - window):], right[:window]
+    return RefText(left=" ".join(t[0] for t in left), match=" ".join(t[0] for t in line.keyword),
+                   right=" ".join(t[0] for t in right))
 
 
 DOCUMENT_REGION = "text"
@@ -47,7 +51,8 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
     try:
         sentence = await nodes.context(partition, local, tokens=0 if sentence_region else 15, region=sentence_region,
                                        meta=[*corpus.meta, *([document] if document else [])], **keyword)
-        around = await nodes.context(partition, local, tokens=WINDOW, region=document, **keyword)
+        # one token more than shown each side: whether the text goes on beyond the context shown
+        around = await nodes.context(partition, local, tokens=WINDOW + 1, region=document, **keyword)
     except NodeFailure as failure:
         raise NodesUnavailable(f"the partition holding position {position} is not reachable: {failure}",
                                headers={"Retry-After": "10"}) from failure
@@ -63,7 +68,8 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
     return RefResult(
         corpus=corpus.name, title=corpus.config.title, position=position,
         matchend=position if end is None else end, partition=partition.id,
-        sentence=_text(sentence.line), context=_text(around.line), meta=meta, citation=citation, link=link,
+        sentence=_text(sentence.line), context=_text(around.line, WINDOW), meta=meta, citation=citation, link=link,
+        more_before=len(around.line.left) > WINDOW, more_after=len(around.line.right) > WINDOW,
         note=f"position {position} is not inside any text of {corpus.name}: it has no document metadata"
         if outside else None,
     )
@@ -86,8 +92,20 @@ async def ref_page(
     ref = await resolve(request, registry.get(corpus, user), position, end)
     templates = request.app.state.templates
     calf = request.app.state.settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
-    response: HTMLResponse = templates.TemplateResponse(request, "ref.html", {"ref": ref, "calf": calf})
+    response: HTMLResponse = templates.TemplateResponse(
+        request, "ref.html", {"ref": ref, "calf": calf, "before": _outside(ref.context.left, ref.sentence.left, True),
+                              "after": _outside(ref.context.right, ref.sentence.right, False)})
     return response
+
+
+def _outside(context: str, sentence: str, before: bool) -> str:
+    """The words of the context before (or after) the sentence, so that the page shows the sentence
+    once, in its context; nothing when the sentence reaches further than the context window."""
+    if not sentence:
+        return context
+    if before:
+        return context[: -len(sentence)].rstrip() if context == sentence or context.endswith(" " + sentence) else ""
+    return context[len(sentence):].lstrip() if context == sentence or context.startswith(sentence + " ") else ""
 
 
 @router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)

@@ -227,7 +227,9 @@ async def test_each_viewer_sees_exactly_the_corpora_it_may(
                 elif route.startswith("/api/"):  # invisible, not forbidden: answered as for no such corpus
                     known = ", ".join(sorted(visible))
                     assert answer.status_code == 404, (who, route)
-                    assert answer.json()["detail"] == f"no corpus {corpus!r} (available: {known})", (who, route)
+                    assert answer.json()["detail"] == (
+                        f"there is no corpus {corpus!r} open to you: it does not exist, or it needs a login or a "
+                        f"group's right (available: {known})"), (who, route)
                 else:
                     assert answer.status_code == 404, (who, route)
 

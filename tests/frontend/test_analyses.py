@@ -468,3 +468,30 @@ def test_a_value_no_cqp_string_can_hold_gets_no_link_instead_of_failing_the_tabl
     assert link is not None
     assert parse_qs(urlsplit(link).query)["q"] == ['[pos="NN"] :: match.word=\'say "hi"\'%l within text']
     assert _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "c")) is None
+
+
+async def test_every_analysis_is_paged_and_says_how_many_rows_it_has(five: httpx.AsyncClient) -> None:
+    """A distribution over an attribute with a value per sentence (16,622 on EWT) used to be sent
+    whole (the browser died on 42 MB of it); every analysis now answers a page — ``offset`` and
+    ``limit`` — with ``rows_total``, and a file has every row."""
+    sentences = 16_622
+    first = await get(five, "/api/v1/distribution", q='[lemma="go"]', by="s_id")
+    assert first["rows_total"] == sentences and len(first["rows"]) == 1000 and first["offset"] == 0
+    page = await get(five, "/api/v1/distribution", q='[lemma="go"]', by="s_id", offset=16_600, limit=50)
+    assert page["offset"] == 16_600 and len(page["rows"]) == 22 and page["rows_total"] == sentences
+    ranked = await get(five, "/api/v1/distribution", q='[lemma="go"]', by="s_id", order="hits", limit=3)
+    assert [r["hits"] for r in ranked["rows"]] == sorted((r["hits"] for r in ranked["rows"]), reverse=True)
+    everything = await five.get("/api/v1/distribution", params={"corpus": "ewt", "syntax": "cqp", "q": '[lemma="go"]',
+                                                                 "by": "s_id", "format": "tsv"})
+    assert everything.headers["x-cowbird-rows"] == str(sentences) and len(everything.text.splitlines()) == sentences + 1
+    frequency = await get(five, "/api/v1/frequency", q='[pos="NN"]', by="lemma", min=2, offset=10, limit=5)
+    whole = await get(five, "/api/v1/frequency", q='[pos="NN"]', by="lemma", min=2, limit=100_000)
+    assert frequency["rows_total"] == len(whole["rows"]) < whole["distinct"]
+    assert frequency["rows"] == whole["rows"][10:15]
+    collocates = await get(five, "/api/v1/collocations", q='[lemma="go"]', offset=5, limit=5)
+    all_collocates = await get(five, "/api/v1/collocations", q='[lemma="go"]', limit=10_000)
+    assert collocates["rows_total"] == len(all_collocates["rows"])
+    assert collocates["rows"] == all_collocates["rows"][5:10]
+    too_many = await five.get("/api/v1/distribution", params={"corpus": "ewt", "q": "go", "by": "s_id",
+                                                              "limit": 100_001})
+    assert too_many.status_code == 400 and "page with offset" in too_many.json()["detail"]

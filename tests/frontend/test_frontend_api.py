@@ -325,3 +325,43 @@ async def test_each_node_has_a_small_pool_of_its_own(sample_parts: Partitioned, 
     finally:
         await pools.aclose()
     assert one.is_closed and other.is_closed
+
+
+async def test_translate_answers_the_cqp_that_the_query_runs(client: httpx.AsyncClient) -> None:
+    """The search page's CQP line: in CQP mode the case switch puts %c on every attribute test (pos
+    too) and filters become a constraint — translate says so, exactly as the query runs it."""
+    cases = [
+        {"q": '[word="HOUSE" & pos="NN"]', "syntax": "cqp", "ignore_case": 1},
+        {"q": "the 0-1 house", "ignore_case": 1, "corpus": "sample", "filter": ["text_genre~news", "text_year!~2011"]},
+        {"q": '"house"', "syntax": "cqp"},
+    ]
+    for params in cases:
+        shown = (await client.get("/api/v1/translate", params=params)).json()["cqp"]
+        ran = (await client.get("/api/v1/query", params={"corpus": "sample", **params, "limit": 0})).json()["cqp"]
+        assert shown == ran, params
+    first = (await client.get("/api/v1/translate", params=cases[0])).json()["cqp"]
+    assert first == '[word="HOUSE"%c & pos="NN"%c]'
+    no_corpus = await client.get("/api/v1/translate", params={"q": "house", "filter": "text_genre~news"})
+    assert_problem(no_corpus, 400, "bad_parameter")
+    unknown = await client.get("/api/v1/translate", params={"q": "house", "corpus": "sample", "filter": "genre~x"})
+    assert_problem(unknown, 400, "unknown_attribute")
+
+
+async def test_a_sample_export_says_it_is_the_sample(client: httpx.AsyncClient) -> None:
+    preview = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "the", "sample": 5,
+                                                         "seed": 42})).json()
+    export = await client.get("/api/v1/export", params={"corpus": "sample", "q": "the", "sample": 5, "seed": 42,
+                                                        "provenance": 1})
+    total = preview["total"]
+    assert export.headers["content-disposition"].endswith(f'_sample5of{total}.tsv"')
+    lines = export.text.splitlines()
+    assert '# sample: 5' in lines and '# seed: 42' in lines
+    assert (f'# selection: "a random sample of 5 of the {total} hits, drawn with seed 42 (the same request draws '
+            'the same sample), in corpus order"') in lines
+    skip = int(lines[0].split("skiprows=")[1].split(";")[0])
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines[skip:])), delimiter="\t"))
+    assert [int(r["position"]) for r in rows] == [h["position"] for h in preview["hits"]]
+    page = await client.get("/api/v1/export", params={"corpus": "sample", "q": "the", "offset": 2, "limit": 3,
+                                                      "provenance": 1})
+    assert f'# selection: "hits 3 to 5 of {total}, in corpus order"' in page.text.splitlines()
+    assert page.headers["content-disposition"].endswith(f'_3of{total}_partial.tsv"')
