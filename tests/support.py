@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -148,3 +150,20 @@ def copy_reference_ewt(target: Path) -> Path:
     lines = [f'HOME "{data}"' if line.startswith("HOME ") else line for line in text.splitlines()]
     (target / "registry" / "ewt").write_text("\n".join(lines) + "\n")
     return target / "registry"
+
+
+@contextmanager
+def running_demo(base: Path, **options: Any) -> Iterator[Any]:
+    """The platform as ``make demo`` runs it (``cowbird.demo.DemoStack``: two node processes and the
+    front end on free loopback ports), quiet, stopped at the end; ``options`` go to the stack
+    (``generated=True, web_tokens=60_000``: the generated web corpus, smaller)."""
+    from cowbird.demo import DemoStack
+
+    front, node1, node2 = free_ports(3)
+    stack = DemoStack(base, front, (node1, node2), log_level="warning", **options)
+    stack.prepare()
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()

@@ -1,15 +1,18 @@
 // cowbird's search page: preview a query, sort it, count it (frequency, distribution, collocations),
 // then download it. Plain JavaScript, no build step. The page talks only to the public API
 // (/api/v1/translate, /query, /export, /frequency, /distribution, /collocations) and keeps the whole
-// search, the view shown and its settings in the URL, so that a results page can be bookmarked,
-// shared and reached with Back.
+// search, the page of hits or the random sample shown, the view and its settings in the URL, so that
+// a results page can be bookmarked, shared, reloaded and reached with Back.
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
 const corpora = JSON.parse($("#corpus-data").textContent);
 const PAGE = 100;
 let running = null; // the AbortController of the query in flight
-let current = null; // the search shown: {params, offset, sample, total}
+let current = null; // the search shown: {params, offset, sample, total, order}
+const ROWS = { frequency: 100, distribution: 30, collocations: 100 }; // rows of a table page (a chart: ≤ 30 bars)
+const OFFSETS = { frequency: "freq_offset", distribution: "dist_offset", collocations: "coll_offset" };
+const tableOffset = { frequency: 0, distribution: 0, collocations: 0 }; // the page of each analysis table
 const VIEWS = ["kwic", "frequency", "distribution", "collocations"];
 // the controls whose values live in the URL (under their data-param name) when not at their default
 const SETTINGS = {
@@ -67,9 +70,15 @@ function sortParams() {
   return { sort: `${on}.${value("sort-attribute")}${value("sort-fold") ? "%c" : ""}`, direction: value("sort-direction") };
 }
 
-// the page's URL: the search, the view shown and every setting changed from its default
-function pageUrl(params) {
+// the page's URL: the search, the page or sample of hits shown, the view shown and every setting
+// changed from its default
+function pageUrl(params, at = current) {
   const url = new URLSearchParams(params);
+  if (at?.sample) {
+    url.set("sample", String(at.sample.size));
+    url.set("seed", String(at.sample.seed));
+  } else if (at?.offset) url.set("offset", String(at.offset));
+  for (const [view, name] of Object.entries(OFFSETS)) if (tableOffset[view]) url.set(name, String(tableOffset[view]));
   const view = activeView();
   if (view !== "kwic") url.set("view", view);
   for (const [id, name] of Object.entries(SETTINGS)) {
@@ -86,10 +95,26 @@ function apiParams(state) {
   return params;
 }
 
-function restore(params) {
-  if (params.has("corpus") && corpora.some((c) => c.name === params.get("corpus"))) {
-    $("#corpus").value = params.get("corpus");
+// A corpus named in the URL that the viewer cannot use is said to be so, in the API's words, whether
+// it does not exist or needs a login; nothing runs on another corpus in its place.
+function showCorpusProblem(name) {
+  const notice = $("#corpus-problem");
+  notice.hidden = name === null;
+  notice.replaceChildren();
+  if (name === null) return;
+  notice.append(`There is no corpus '${name}' open to you: it does not exist, or it needs a login or a group's right.`);
+  if (!$("#history-list")) { // anonymous
+    const link = document.createElement("a");
+    link.href = "/login";
+    link.textContent = "Log in";
+    notice.append(" ", link, " to see the corpora open to your account.");
   }
+}
+
+function restore(params) {
+  const wanted = params.get("corpus");
+  const missing = wanted !== null && !corpora.some((c) => c.name === wanted);
+  if (wanted !== null && !missing) $("#corpus").value = wanted;
   $("#q").value = params.get("q") || "";
   const syntax = params.get("syntax") === "cqp" ? "cqp" : "simple";
   document.querySelector(`input[name="syntax"][value="${syntax}"]`).checked = true;
@@ -103,9 +128,25 @@ function restore(params) {
   showAnchorOptions();
   for (const [id, name] of Object.entries(SETTINGS)) setValue(id, params.has(name) ? params.get(name) : defaults[id]);
   collOrder = params.get("coll_order") || "log_likelihood";
+  for (const [view, name] of Object.entries(OFFSETS)) tableOffset[view] = whole(params.get(name));
   showSortControls();
   select(VIEWS.includes(params.get("view")) ? params.get("view") : "kwic", false);
-  preview();
+  showCorpusProblem(missing ? wanted : null);
+  if (missing) {
+    clearResults();
+    translate();
+    return;
+  }
+  const seed = params.get("seed");
+  const sample = params.has("sample") && seed !== null && /^\d+$/.test(seed)
+    ? { size: Math.min(PAGE, Math.max(1, whole(params.get("sample")))), seed: Number(seed) } : null;
+  preview({ offset: whole(params.get("offset")), sample });
+}
+
+// a non-negative integer from the URL (0 for anything else)
+function whole(text) {
+  const n = Number.parseInt(text ?? "", 10);
+  return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
 // ---------------------------------------------------------------- corpus, filters, live CQP
@@ -113,6 +154,16 @@ function restore(params) {
 function describeCorpus() {
   const info = corpusInfo();
   $("#corpus-description").textContent = info.description || "";
+  // each attribute a query, a filter or a download can name, with what it holds (its tagset) where the corpus says
+  const described = (name, kind) => {
+    const term = document.createElement("dt");
+    term.textContent = name;
+    const text = document.createElement("dd");
+    text.textContent = info.attributes?.[name] || kind;
+    return [term, text];
+  };
+  $("#attribute-list").replaceChildren(...info.p_attributes.flatMap((a) => described(a, "token attribute")),
+    ...info.meta.flatMap((a) => described(a, "metadata (filters, distributions, downloads)")));
   for (const select of document.querySelectorAll("#filter-rows select.attribute")) fillAttributes(select, select.value);
   const fill = (id, names, preferred) => {
     const element = document.getElementById(id);
@@ -167,28 +218,37 @@ function showAnchorOptions() {
   showSortControls();
 }
 
+// The CQP line shows what /api/v1/query would run for the form as it is — the server translates it,
+// with the case switch and the filters — and never an earlier query's CQP: it is blanked at once
+// when the form changes and filled when the translation of the form as it now is comes back.
 let translating = null;
+function pendingTranslation() {
+  const line = $("#cqp-preview");
+  line.textContent = "…";
+  line.dataset.state = "pending";
+}
+
 async function translate() {
   const state = formState();
+  const line = $("#cqp-preview");
   showAnchorOptions();
-  if (state.syntax === "cqp") {
-    $("#cqp-preview").textContent = state.q;
-    return;
-  }
-  if (!state.q.trim()) {
-    $("#cqp-preview").textContent = "";
-    return;
-  }
   translating?.abort();
+  if (!state.q.trim()) {
+    line.textContent = "";
+    line.dataset.state = "empty";
+    return;
+  }
   translating = new AbortController();
-  const params = new URLSearchParams({ q: state.q });
-  if (state.ignore_case) params.set("ignore_case", "1");
   try {
-    const answer = await fetch(`/api/v1/translate?${params}`, { signal: translating.signal });
+    const answer = await fetch(`/api/v1/translate?${apiParams(state)}`, { signal: translating.signal });
     const body = await answer.json();
-    $("#cqp-preview").textContent = answer.ok ? body.cqp : "—";
+    line.textContent = answer.ok ? body.cqp : "— (the query has an error)";
+    line.dataset.state = answer.ok ? "translated" : "error";
   } catch (error) {
-    if (error.name !== "AbortError") $("#cqp-preview").textContent = "";
+    if (error.name !== "AbortError") {
+      line.textContent = "";
+      line.dataset.state = "error";
+    }
   }
 }
 
@@ -212,15 +272,14 @@ function setBusy(busy) {
   $("#submit").disabled = busy;
 }
 
+// The hits of the search in the form: a page from `offset`, or a random `sample` ({size, seed}).
+// Only a search that succeeded goes into the URL — pushed (a new entry for Back) when the user
+// asked for it, else replaced — so that Back never returns to a failed search.
 async function preview({ offset = 0, sample = null, push = false } = {}) {
   const state = formState();
   $("#query-error").hidden = true;
   if (!state.q.trim()) return;
   const params = apiParams(state);
-  if (push) {
-    const url = pageUrl(params);
-    if (url !== `${location.pathname}${location.search}`) history.pushState(null, "", url);
-  }
   const order = sample ? null : sortParams();
   const info = corpusInfo();
   const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
@@ -247,31 +306,70 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     const body = await answer.json();
     if (!answer.ok) {
       showError(body);
+      clearResults();
       return;
     }
     const drawn = performance.now();
+    const changed = !current || current.params.toString() !== params.toString();
+    current = { params, offset, sample, total: body.total, order };
+    if (changed) {
+      for (const view of Object.keys(tableOffset)) if (push) tableOffset[view] = 0;
+      analysed = {};
+    }
     render(body, show);
     document.body.dataset.renderMs = String(Math.round(performance.now() - drawn));
     document.body.dataset.queryMs = String(Math.round(drawn - started));
-    current = { params, offset, sample, total: body.total, order };
+    const line = $("#cqp-preview");
+    line.textContent = body.cqp; // what ran
+    line.dataset.state = "ran";
+    const url = pageUrl(params);
+    if (url !== `${location.pathname}${location.search}`) {
+      if (push) history.pushState(null, "", url);
+      else history.replaceState(null, "", url);
+    }
     if (!sample && offset === 0) loadHistory();
-    if (activeView() !== "kwic") analyse();
+    if (activeView() !== "kwic" && body.total > 0) analyse();
   } catch (error) {
     if (error.name === "AbortError") $("#summary").textContent = "Search cancelled.";
-    else showError({ detail: `the search failed: ${error.message}` });
+    else {
+      showError({ detail: `the search failed: ${error.message}` });
+      clearResults();
+    }
   } finally {
     setBusy(false);
     running = null;
   }
 }
 
+// No results on the page: after a failed search nothing of an earlier one stays to be taken for its answer.
+function clearResults() {
+  current = null;
+  analysed = {};
+  $("#summary").textContent = "";
+  for (const id of ["#actions", "#views", "#sorting", "#partitions", "#incomplete", "#hint", "#kwic"]) $(id).hidden = true;
+  $("#kwic tbody").replaceChildren();
+  showPanels();
+}
+
+function summaryText(body, shown) {
+  const ms = `${Math.round(body.elapsed_ms)} ms`;
+  if (body.total === 0) return `No hits · ${ms}`;
+  const total = `${body.total.toLocaleString("en")} hit${body.total === 1 ? "" : "s"}`;
+  if (body.sample) return `Random sample of ${shown} of ${total} (seed ${current.sample.seed}) · ${ms}`;
+  if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${ms}`;
+  return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${ms}`;
+}
+
+const LONG_MATCH = 40; // characters: a longer match wraps in its column instead of widening it
+
 function render(body, show) {
   const shown = body.hits.length;
-  const first = body.sample ? "" : ` ${body.offset + (shown ? 1 : 0)}–${body.offset + shown} of`;
-  $("#summary").textContent = `${body.sample ? `Random sample of ${shown} of` : first} ${body.total.toLocaleString("en")} hits · ${Math.round(body.elapsed_ms)} ms`;
-  $("#actions").hidden = false;
-  $("#views").hidden = false;
-  $("#sorting").hidden = false;
+  const empty = body.total === 0;
+  $("#summary").textContent = summaryText(body, shown);
+  $("#actions").hidden = empty; // nothing to page, sample, sort, count or download
+  $("#views").hidden = empty;
+  $("#sorting").hidden = empty;
+  showPanels();
   $("#prev").disabled = Boolean(body.sample) || body.offset === 0;
   $("#next").disabled = Boolean(body.sample) || body.offset + shown >= body.total;
   $("#random").disabled = body.total === 0;
@@ -297,7 +395,7 @@ function render(body, show) {
     words.textContent = hit.left;
     left.append(words);
     const match = row.insertCell();
-    match.className = "match";
+    match.className = hit.match.length > LONG_MATCH ? "match long" : "match"; // a long match wraps, never cut
     const mark = document.createElement("mark");
     mark.textContent = hit.match;
     const details = show.map((a) => `${a}: ${hit.attributes[a] ?? ""}`).join(" · ");
@@ -331,9 +429,16 @@ function select(view, focus = true) {
     const chosen = name === view;
     tab.setAttribute("aria-selected", String(chosen));
     tab.tabIndex = chosen ? 0 : -1;
-    $(`#panel-${name}`).hidden = !chosen;
     if (chosen && focus) tab.focus();
   }
+  showPanels();
+}
+
+// the panel of the chosen view, when there are hits to view (no analysis panels without hits)
+function showPanels() {
+  const view = activeView();
+  const hits = Boolean(current) && current.total > 0;
+  for (const name of VIEWS) $(`#panel-${name}`).hidden = name !== view || (name !== "kwic" && !hits);
 }
 
 function showSortControls() {
@@ -366,12 +471,38 @@ function analysisRequest(view) {
   return params;
 }
 
+// the request of one page of an analysis table
+function pageRequest(view) {
+  const params = analysisRequest(view);
+  params.set("offset", String(tableOffset[view]));
+  params.set("limit", String(ROWS[view]));
+  return params;
+}
+
+// "rows 31–60 of 219,266" with ← Previous / Next →: every row of a large table is a page away
+function showPager(view, body) {
+  const pager = $(`#${PREFIX[view]}-pager`);
+  const first = body.offset + 1;
+  const last = body.offset + body.rows.length;
+  pager.hidden = body.rows_total <= ROWS[view] && body.offset === 0;
+  pager.querySelector(".range").textContent = body.rows.length
+    ? `rows ${number(first)}–${number(last)} of ${number(body.rows_total)}` : `no rows from ${number(first)} on (${number(body.rows_total)} in all)`;
+  pager.querySelector(".prev").disabled = body.offset === 0;
+  pager.querySelector(".next").disabled = last >= body.rows_total;
+}
+
+function turnPage(view, step) {
+  tableOffset[view] = Math.max(0, tableOffset[view] + step * ROWS[view]);
+  if (current) history.replaceState(null, "", pageUrl(current.params));
+  analyse();
+}
+
 const PREFIX = { frequency: "freq", distribution: "dist", collocations: "coll" };
 
 async function analyse() {
   const view = activeView();
-  if (view === "kwic" || !current) return;
-  const params = analysisRequest(view);
+  if (view === "kwic" || !current || current.total === 0) return;
+  const params = pageRequest(view);
   if (analysed[view] === params.toString()) return;
   const prefix = PREFIX[view];
   const summary = $(`#${prefix}-summary`);
@@ -386,15 +517,16 @@ async function analyse() {
       summary.textContent = body.detail || body.title || "the analysis failed";
       $(`#${prefix}-table`).hidden = true;
       $(`#${prefix}-download`).hidden = true;
+      $(`#${prefix}-pager`).hidden = true;
       if (view === "distribution") $("#dist-figure").hidden = true;
       return;
     }
     ({ frequency: showFrequency, distribution: showDistribution, collocations: showCollocations })[view](body);
+    showPager(view, body);
     if (!body.complete) summary.textContent += ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
-    const file = new URLSearchParams(params);
+    const file = analysisRequest(view); // the whole table, every row
     file.set("format", "tsv");
     file.set("provenance", "1");
-    if (view !== "distribution") file.set("limit", "100000"); // a distribution has every value
     const link = $(`#${prefix}-download`);
     link.href = `/api/v1/${view}?${file}`;
     link.setAttribute("download", "");
@@ -431,7 +563,6 @@ function linked(row, text, href, label) {
 function showFrequency(body) {
   const on = $("#freq-on").selectedOptions[0].textContent;
   $("#freq-summary").textContent = `${body.by} of ${on}: ${number(body.distinct)} distinct values over ${number(body.counted)} hits` +
-    (body.rows.length < body.distinct ? ` (the ${number(body.rows.length)} most frequent shown)` : "") +
     (body.unset ? `; ${number(body.unset)} hits have no such token` : "") +
     (body.truncated ? "; too many distinct values: the list is cut" : "") + ".";
   const rows = body.rows.map((r, i) => {
@@ -448,7 +579,7 @@ function showFrequency(body) {
 }
 
 const SVG = "http://www.w3.org/2000/svg";
-const CHART_ROWS = 40;
+const CHART_ROWS = 30; // bars a chart draws at most: a page of the distribution table
 
 function svg(name, attributes, text) {
   const element = document.createElementNS(SVG, name);
@@ -458,11 +589,11 @@ function svg(name, attributes, text) {
 }
 
 function showDistribution(body) {
-  const hits = body.rows.reduce((sum, r) => sum + r.hits, 0);
-  $("#dist-summary").textContent = `${number(hits)} hits over ${number(body.rows.length)} values of ${body.by}` +
+  const hits = body.total - body.outside;
+  $("#dist-summary").textContent = `${number(hits)} hits over ${number(body.rows_total)} values of ${body.by}` +
     (body.outside ? `; ${number(body.outside)} hits lie outside any ${body.by} region` : "") +
-    (body.rows.length > CHART_ROWS ? `; the chart shows the first ${CHART_ROWS}, the table all` : "") + ".";
-  // the chart: one bar per value, its length the hits per million tokens of that value's subcorpus
+    (body.rows_total > body.rows.length ? `; chart and table show ${body.rows.length} values a page, the download all` : "") + ".";
+  // the chart: one bar per value of the page, its length the hits per million tokens of that value's subcorpus
   const shown = body.rows.slice(0, CHART_ROWS);
   const top = Math.max(...shown.map((r) => r.per_million), 0) || 1;
   const line = 26;
@@ -502,7 +633,7 @@ const MEASURE_NAMES = { f: "Co-occurrences", log_likelihood: "Log-likelihood", m
 function showCollocations(body) {
   $("#coll-summary").textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
     `${body.within ? ` (inside one ${body.within})` : ""}; ${number(body.f1)} tokens in the windows` +
-    (body.rows.length < body.candidates ? `; the ${number(body.rows.length)} first by ${MEASURE_NAMES[body.order]} with at least ${number(body.min_freq)} co-occurrences shown` : "") + ".";
+    `; ${number(body.rows_total)} with at least ${number(body.min_freq)} co-occurrences, ranked by ${MEASURE_NAMES[body.order]}.`;
   const head = document.createElement("tr");
   const th = (text, key) => {
     const cellHead = document.createElement("th");
@@ -517,6 +648,7 @@ function showCollocations(body) {
       button.dataset.order = key;
       button.addEventListener("click", () => {
         collOrder = key;
+        tableOffset.collocations = 0;
         history.replaceState(null, "", pageUrl(current.params));
         analyse();
       });
@@ -568,31 +700,67 @@ async function loadHistory() {
 
 // ---------------------------------------------------------------- the download dialog
 
+const dialog = $("#download");
+const BROWSER_LIMIT = Number(dialog.dataset.browserLimit);
+const API_LIMIT = Number(dialog.dataset.apiLimit);
+const REGION_NAMES = { s: "the whole sentence (s)", p: "the whole paragraph (p)" };
+
 function openDownload() {
   const info = corpusInfo();
   $("#dl-show").replaceChildren(...info.p_attributes.filter((a) => a !== "word").map((a) => checkbox("show", a, a === "lemma")));
   $("#dl-meta").replaceChildren(...info.meta.map((a) => checkbox("meta", a, /url|id$/.test(a))));
-  $("#dl-rows").value = String(Math.min(Number($("#dl-rows").max), current?.total || 1));
+  // a region as context: the sentence is what Calf needs (with the page's URL) to find a line on the web
+  const regions = info.s_attributes.filter((a) => !info.meta.includes(a) && a !== "text");
+  const kind = $("#dl-context-kind");
+  const kept = kind.value;
+  kind.replaceChildren(new Option("tokens each side", "tokens"),
+    ...regions.map((r) => new Option(REGION_NAMES[r] || `the whole ${r} region`, r)));
+  kind.value = [...kind.options].some((o) => o.value === kept) ? kept : "tokens";
+  const sample = current.sample;
+  $("#dl-rows").disabled = Boolean(sample);
+  $("#dl-rows").value = String(sample ? current.total < sample.size ? current.total : sample.size
+    : Math.min(BROWSER_LIMIT, current.total || 1));
+  $("#dl-what").textContent = sample
+    ? `The random sample shown: ${Math.min(sample.size, current.total)} of ${number(current.total)} hits, drawn with seed ${sample.seed}.`
+    : `The hits in ${current.order ? "the order shown" : "corpus order"}, from the first; ${number(current.total)} in all.`;
   $("#dl-progress").textContent = "";
+  showContextKind();
+  checkRows();
   updateCurl();
-  $("#download").showModal();
+  dialog.showModal();
 }
 
 function checkbox(group, name, checked) {
   const label = document.createElement("label");
+  label.className = "choice";
   const box = document.createElement("input");
   box.type = "checkbox";
   box.name = group;
   box.value = name;
   box.checked = checked;
   box.addEventListener("change", updateCurl);
-  label.append(box, ` ${name}`);
+  const text = document.createElement("span");
+  text.textContent = name;
+  label.append(box, text);
   return label;
 }
 
-function exportParams() {
+function showContextKind() {
+  const tokens = $("#dl-context-kind").value === "tokens";
+  $("#dl-context").hidden = !tokens;
+  $("#dl-context").disabled = !tokens;
+  const url = corpusInfo().meta.find((m) => /_url$/.test(m));
+  $("#dl-calf").hidden = tokens || !url;
+  if (url) $("#dl-calf").textContent = `With ${url} ticked, each line of this file is a sentence Calf can find on its web page.`;
+}
+
+// the download's parameters: the search shown as it is shown (its sample, or its order), and the dialog's choices
+function exportParams(format = $("#dl-format").value) {
   const params = new URLSearchParams(current.params);
-  if (current.order) {
+  if (current.sample) {
+    params.set("sample", String(current.sample.size));
+    params.set("seed", String(current.sample.seed));
+  } else if (current.order) {
     params.set("sort", current.order.sort);
     params.set("direction", current.order.direction);
     if (current.order.sort === "random") params.set("seed", "1");
@@ -602,27 +770,42 @@ function exportParams() {
   const meta = pick('#dl-meta input[name="meta"]');
   if (show.length) params.set("show", show.join(","));
   if (meta.length) params.set("meta", meta.join(","));
-  params.set("context", $("#dl-context").value || "10");
-  params.set("format", $("#dl-format").value);
+  const kind = $("#dl-context-kind").value;
+  params.set("context", kind === "tokens" ? $("#dl-context").value || "10" : kind);
+  params.set("format", format);
   if ($("#dl-provenance").checked) params.set("provenance", "1");
   return params;
 }
 
+// how many hits the browser may download; more go through the API (the curl line)
+function checkRows() {
+  const rows = Number($("#dl-rows").value);
+  const bad = !current.sample && (!Number.isInteger(rows) || rows < 1 || rows > BROWSER_LIMIT);
+  $("#dl-rows-error").hidden = !bad;
+  $("#dl-rows-error").textContent = bad ? (rows > BROWSER_LIMIT
+    ? `At most ${number(BROWSER_LIMIT)} hits in the browser; for more, use the API (the curl line below).`
+    : "Give a whole number of hits, at least 1.") : "";
+  $("#dl-rows").setAttribute("aria-invalid", String(bad));
+  $("#dl-start").disabled = bad || downloading !== null;
+  return !bad;
+}
+
 function updateCurl() {
   const params = exportParams();
-  params.set("format", "tsv");
-  params.set("limit", "1000000");
-  $("#dl-curl").textContent = `curl -OJ -H "Authorization: Bearer $COWBIRD_TOKEN" '${location.origin}/api/v1/export?${params}'`;
+  if (!current.sample) params.set("limit", String(Math.max(1, Math.min(API_LIMIT, current.total))));
+  $("#dl-curl").textContent = `curl --fail-with-body -OJ -H "Authorization: Bearer $COWBIRD_TOKEN" '${location.origin}/api/v1/export?${params}'`;
 }
 
 let downloading = null;
 async function startDownload() {
+  if (!checkRows()) return;
   const params = exportParams();
-  params.set("limit", $("#dl-rows").value);
+  if (!current.sample) params.set("limit", $("#dl-rows").value);
   downloading = new AbortController();
   const progress = $("#dl-progress");
   progress.textContent = "Starting…";
   $("#dl-start").disabled = true;
+  $("#dl-cancel").hidden = false;
   try {
     const answer = await fetch(`/api/v1/export?${params}`, { signal: downloading.signal });
     if (!answer.ok) {
@@ -655,42 +838,71 @@ async function startDownload() {
   } catch (error) {
     progress.textContent = error.name === "AbortError" ? "Download cancelled." : `The download failed: ${error.message}`;
   } finally {
-    $("#dl-start").disabled = false;
     downloading = null;
+    $("#dl-cancel").hidden = true;
+    checkRows();
   }
+}
+
+function closeDownload() {
+  downloading?.abort();
+  dialog.close();
 }
 
 // ---------------------------------------------------------------- wiring
 
 $("#search").addEventListener("submit", (event) => {
   event.preventDefault();
+  showCorpusProblem(null);
   preview({ push: true });
 });
 $("#cancel").addEventListener("click", () => running?.abort());
-$("#prev").addEventListener("click", () => preview({ offset: Math.max(0, current.offset - PAGE) }));
-$("#next").addEventListener("click", () => preview({ offset: current.offset + PAGE }));
-$("#random").addEventListener("click", () => preview({ sample: { size: PAGE, seed: Math.floor(Math.random() * 2 ** 31) } }));
+$("#prev").addEventListener("click", () => preview({ offset: Math.max(0, current.offset - PAGE), push: true }));
+$("#next").addEventListener("click", () => preview({ offset: current.offset + PAGE, push: true }));
+$("#random").addEventListener("click", () => preview({ sample: { size: PAGE, seed: Math.floor(Math.random() * 2 ** 31) }, push: true }));
 $("#open-download").addEventListener("click", openDownload);
 $("#dl-start").addEventListener("click", startDownload);
 $("#dl-cancel").addEventListener("click", () => downloading?.abort());
+$("#dl-close").addEventListener("click", closeDownload);
+dialog.addEventListener("cancel", () => downloading?.abort()); // Escape
+$("#dl-rows").addEventListener("input", () => {
+  checkRows();
+  updateCurl();
+});
 $("#dl-context").addEventListener("input", updateCurl);
+$("#dl-context-kind").addEventListener("change", () => {
+  showContextKind();
+  updateCurl();
+});
 $("#dl-format").addEventListener("change", updateCurl);
 $("#dl-provenance").addEventListener("change", updateCurl);
 $("#add-filter").addEventListener("click", () => addFilter().querySelector("input").focus());
-$("#corpus").addEventListener("change", describeCorpus);
+$("#corpus").addEventListener("change", () => {
+  showCorpusProblem(null);
+  describeCorpus();
+});
+// any change to the form (query, syntax, case, corpus, filters) makes the CQP line wait for its translation
 let typing = null;
-for (const element of [$("#q"), $("#ignore_case"), ...document.querySelectorAll('input[name="syntax"]')]) {
-  element.addEventListener("input", () => {
-    clearTimeout(typing);
-    typing = setTimeout(translate, 150);
-  });
+function formChanged() {
+  pendingTranslation();
+  clearTimeout(typing);
+  typing = setTimeout(translate, 150);
 }
+$("#search").addEventListener("input", formChanged);
+$("#search").addEventListener("change", formChanged);
+$("#filter-rows").addEventListener("click", (event) => {
+  if (event.target.closest("button.remove")) formChanged();
+});
 for (const view of VIEWS) {
   $(`#tab-${view}`).addEventListener("click", () => {
     select(view);
     if (current) history.replaceState(null, "", pageUrl(current.params));
     analyse();
   });
+}
+for (const view of Object.keys(ROWS)) {
+  $(`#${PREFIX[view]}-pager .prev`).addEventListener("click", () => turnPage(view, -1));
+  $(`#${PREFIX[view]}-pager .next`).addEventListener("click", () => turnPage(view, 1));
 }
 $("#views").addEventListener("keydown", (event) => { // arrow keys move between the tabs
   const step = { ArrowRight: 1, ArrowLeft: -1, Home: -VIEWS.length, End: VIEWS.length }[event.key];
@@ -713,6 +925,8 @@ for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold"]) {
 }
 for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-"))) {
   document.getElementById(id).addEventListener("change", () => {
+    const view = Object.keys(PREFIX).find((v) => id.startsWith(`${PREFIX[v]}-`));
+    if (view) tableOffset[view] = 0; // another table: from its first row
     if (current) history.replaceState(null, "", pageUrl(current.params));
     settle(analyse);
   });
