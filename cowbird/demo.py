@@ -29,6 +29,12 @@ from frontend_api.settings import DEFAULT_DATABASE_FILE
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
 WEB_TOKENS = 2_000_000
+DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users ([corpora.attributes])
+    "web": {"pos": "part of speech, Penn Treebank tags (DT determiner, JJ adjective, NN/NNS noun, VB/VBD/VBP/VBZ "
+                   "verb, IN preposition, RB adverb ...)", "lemma": "base form, lower case"},
+    "sample": {"pos": "part of speech, TreeTagger's English tags (Penn Treebank's, with SENT sentence end, NP proper "
+                      "noun, PP personal pronoun)", "lemma": "base form"},
+}
 
 
 class DemoStack:
@@ -45,6 +51,7 @@ class DemoStack:
         log_level: str = "info",
         generated: bool = False,
         replica: bool = True,
+        web_tokens: int = WEB_TOKENS,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -55,6 +62,7 @@ class DemoStack:
         self.log_level = log_level  # of every process's request log
         self.generated = generated  # serve the generated web corpus too (cowbird demo)
         self.replica = replica  # node 2 serves a replica of the first partition (failover)
+        self.web_tokens = web_tokens  # size of the generated corpus
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -94,19 +102,20 @@ class DemoStack:
         for name, title, access, result in corpora:
             nodes = "".join(f"{p.id} = {json.dumps(urls[p.id])}\n" for p in result.partitions)
             text += (f'[[corpora]]\nname = "{name}"\ntitle = "{title}"\nlanguage = "en"\naccess = "{access}"\n'
-                     f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}\n')
+                     f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}\n'
+                     + _attributes(DESCRIPTIONS.get(name, {})))
         (self.base / "cowbird.toml").write_text(text)
 
     def _web_corpus(self, registry: Path) -> EncodeResult:
         """The generated corpus, made and encoded once: a second run finds it (by its stamp)."""
         vrt, stamp = self.base / "web.vrt", self.base / "web.stamp"
-        wanted = json.dumps({"version": demo_corpus.VERSION, "tokens": WEB_TOKENS})
+        wanted = json.dumps({"version": demo_corpus.VERSION, "tokens": self.web_tokens})
         manifest = self.base / "data" / "web" / "web.manifest.json"
         if stamp.exists() and stamp.read_text() == wanted and manifest.exists():
             loaded = Manifest.load(manifest)
             return EncodeResult(loaded.corpus, loaded.size, list(loaded.partitions), [], manifest)
-        click.echo(f"generating the demo web corpus ({WEB_TOKENS:,} tokens) ...", err=True)
-        written = demo_corpus.write_vrt(vrt, WEB_TOKENS)
+        click.echo(f"generating the demo web corpus ({self.web_tokens:,} tokens) ...", err=True)
+        written = demo_corpus.write_vrt(vrt, self.web_tokens)
         options = EncodeOptions(
             vrt, self.base / "data" / "web", registry / "web", ["word", "pos", "lemma"],
             [parse_s_declaration("text:0+id+url+host+tld+genre+year+lastmod"), parse_s_declaration("s:0+id")],
@@ -153,6 +162,11 @@ class DemoStack:
         self.processes = []
 
 
+def _attributes(descriptions: dict[str, str]) -> str:
+    lines = "".join(f"{key} = {json.dumps(text)}\n" for key, text in descriptions.items())
+    return f"[corpora.attributes]\n{lines}\n" if lines else ""
+
+
 def port_in_use(port: int) -> bool:
     """Whether something already listens on 127.0.0.1:``port``."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -184,15 +198,87 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds to the `finally` that stops every process
 
 
+def _node_names(stack: DemoStack) -> dict[int, str]:
+    """Process index -> what it is, for the messages about processes that end."""
+    return {k: f"node {k + 1} (port {port}: {', '.join(served)})"
+            for k, (port, served) in enumerate(zip(stack.node_ports, stack.served, strict=True))}
+
+
+def _greeting(stack: DemoStack, password: str | None) -> str:
+    """What the demo prints once everything answers: where to go, what to try, where things are."""
+    url, base = stack.url, stack.base
+    config = base / "cowbird.toml"
+    cowbird = Path(sys.executable).with_name("cowbird")
+    command = str(cowbird) if cowbird.exists() else "cowbird"
+    def shown(path: Path) -> str:
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+
+    command, shown_config = shown(Path(command)) if "/" in command else command, shown(config)
+    login = (f"admin / {password}   (shown only now: note it)" if password is not None
+             else "admin (its password was shown on the first run)")
+    return "\n".join([
+        "",
+        f"cowbird is running at {url}  (Ctrl-C stops it)",
+        "",
+        f"  open {url}/ in a browser: the public corpus 'web' ({stack.web_tokens:,} generated tokens of",
+        "  English-like web text, in two partitions); the corpus 'sample' is for logged-in users",
+        f"  administrator: {login}; log in at {url}/login",
+        f"  a new password for any account: {command} users reset-password admin --config {shown_config}",
+        f"  configuration: {shown_config} (corpora, nodes, limits); accounts: {shown(base / DEFAULT_DATABASE_FILE)}",
+        "",
+        "  try:",
+        f"  curl '{url}/api/v1/query?corpus=web&q=the+0-1+house&show=lemma&meta=text_url'",
+        f"  curl --fail-with-body -OJ '{url}/api/v1/export?corpus=web&q=%5Ehouse&context=s&meta=text_url'",
+        f"  {url}/ref/web/2",
+        "",
+        f"  node 1 serves {', '.join(stack.served[0])} on port {stack.node_ports[0]}; node 2 serves "
+        f"{', '.join(stack.served[1])} on port {stack.node_ports[1]}"
+        + (" (a replica of the first partition)" if stack.replica else ""),
+        f"  to see a partition fail: kill the process listening on port {stack.node_ports[0]} or "
+        f"{stack.node_ports[1]}; the demo goes on",
+        "",
+    ])
+
+
+def _watch(stack: DemoStack) -> None:
+    """Wait while the front end runs. A node that ends is reported and the rest goes on (its
+    partitions are served by a replica, or reported missing by every search); the front end
+    ending ends the demo."""
+    names = _node_names(stack)
+    reported: set[int] = set()
+    front = stack.processes[-1]
+    while front.poll() is None:
+        for k, process in enumerate(stack.processes[:-1]):
+            if k not in reported and process.poll() is not None:
+                reported.add(k)
+                alive = [p for j, p in enumerate(stack.served) if j != k and stack.processes[j].poll() is None]
+                served = {pid for part in alive for pid in part}
+                missing = [pid for pid in stack.served[k] if pid not in served]
+                replaced = [pid for pid in stack.served[k] if pid in served]
+                click.echo(f"\n{names[k]} ended (exit status {process.returncode}); the demo goes on:", err=True)
+                if replaced:
+                    click.echo(f"  {', '.join(replaced)}: answered by the replica on the other node", err=True)
+                if missing:
+                    click.echo(f"  {', '.join(missing)}: no node left; searches are marked incomplete and name it",
+                               err=True)
+        time.sleep(0.5)
+    click.echo(f"the front end ended (exit status {front.returncode}); stopping the nodes", err=True)
+
+
 @click.command("demo")
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("demo-data"), show_default=True,
               help="Where the demo corpus, token and configuration go.")
 @click.option("--port", type=click.IntRange(1, 65533), default=8700, show_default=True,
               help="Port of the front end; the nodes take the next two.")
-def demo_command(directory: Path, port: int) -> None:
+@click.option("--web-tokens", type=click.IntRange(1000, 1_000_000_000), default=WEB_TOKENS, show_default=True,
+              help="Size of the generated web corpus (made again when it changes).")
+def demo_command(directory: Path, port: int, web_tokens: int) -> None:
     """Run the platform on loopback: a generated 2-million-token web corpus (public) and the sample
     corpus (login only), in partitions on two nodes, and the front end. Ctrl-C or SIGTERM stops
-    every process."""
+    every process; a node that ends leaves the rest running, so that a partition failure can be seen."""
     busy = [p for p in (port, port + 1, port + 2) if port_in_use(p)]
     if busy:
         raise click.ClickException(
@@ -200,26 +286,14 @@ def demo_command(directory: Path, port: int) -> None:
             f"choose other ports with --port (make demo PORT={port + 100})"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    stack = DemoStack(directory, port, (port + 1, port + 2), generated=True)
+    stack = DemoStack(directory, port, (port + 1, port + 2), generated=True, web_tokens=web_tokens)
     stack.prepare()
     password = admin_account(stack.base)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         stack.start()
-        click.echo(f"\ncowbird is running at {stack.url}  (Ctrl-C stops it)\n")
-        if password is not None:
-            click.echo(f"  administrator: admin / {password}   (shown once; log in at {stack.url}/login)")
-        else:
-            click.echo(f"  administrator: admin (its password was shown on the first run; {stack.url}/login)")
-        click.echo(f"  open {stack.url}/ in a browser: the public corpus 'web' (2 million generated tokens);")
-        click.echo("  the 'sample' corpus is for logged-in users")
-        click.echo(f"  curl '{stack.url}/api/v1/corpora'")
-        click.echo(f"  curl '{stack.url}/api/v1/query?corpus=web&q=the+0-1+house&show=lemma&meta=text_url'")
-        click.echo(f"  curl -OJ '{stack.url}/api/v1/export?corpus=web&q=%5Ehouse&format=tsv&context=s&meta=text_url'")
-        click.echo(f"  {stack.url}/ref/web/2\n")
-        while all(p.poll() is None for p in stack.processes):
-            time.sleep(0.5)
-        click.echo("a cowbird process ended; stopping the others", err=True)
+        click.echo(_greeting(stack, password))
+        _watch(stack)
     except KeyboardInterrupt:
         click.echo("\nstopping ...", err=True)
     finally:

@@ -7,6 +7,7 @@ changes are recorded with the actor ``cli:<login name>``.
 from __future__ import annotations
 
 import getpass
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,22 @@ def users_add(config: Path, name: str, email: str, admin: bool) -> None:
     def work(accounts: Accounts, session: Any) -> None:
         user, password = accounts.add(session, name, email, _actor(), admin=admin)
         click.echo(f"{user.name} added ({user.role}); one-time password: {password}")
+
+    _run(config, work)
+
+
+@users_group.command("reset-password")
+@CONFIG
+@click.argument("name")
+def users_reset_password(config: Path, name: str) -> None:
+    """Give USER (a name or e-mail address) a new one-time password, printed once; every session of the
+    user ends. For a forgotten password, the demo's administrator's included."""
+
+    def work(accounts: Accounts, session: Any) -> None:
+        user = accounts.get(session, name)
+        password = secrets.token_urlsafe(15)
+        accounts.set_password(session, user, password, _actor())
+        click.echo(f"{user.name}: new one-time password: {password}  (log in and change it on /account)")
 
     _run(config, work)
 

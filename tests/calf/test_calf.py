@@ -252,3 +252,28 @@ def test_lines_of_one_page_share_one_fetch(web: LocalWeb, tmp_path: Path) -> Non
                                        "--concurrency", "6"])
     assert result.exit_code == 0 and "6 found" in result.output
     assert web.requests.count("/a") == 1
+
+
+@pytest.mark.e2e
+def test_several_exports_at_once_as_a_shell_glob_gives_them(web: LocalWeb, tmp_path: Path) -> None:
+    """``calf web_*.tsv -o out.tsv``: the shell passes every matching file; their lines go into one
+    output, file after file, each with the file it came from (the command used to refuse a second file)."""
+    import shutil
+    import subprocess
+    import sys
+
+    rows = export_rows(web)
+    write_tsv(tmp_path / "web_1.tsv", rows[:2], provenance=True)
+    write_tsv(tmp_path / "web_2.tsv", rows[2:])
+    calf = shutil.which("calf", path=str(Path(sys.executable).parent))
+    assert calf is not None, "the calf command is installed next to this Python"
+    done = subprocess.run(f"{calf} web_*.tsv -o out.tsv --delay 0 --timeout 2", shell=True, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    written = read_output(tmp_path / "out.tsv")
+    assert [(r["calf_input"], r["position"], r["calf_status"]) for r in written] == [
+        ("web_1.tsv", "10", "found_url"), ("web_1.tsv", "20", "fetch_error"), ("web_2.tsv", "30", "found_url")]
+    assert "calf: 3 lines" in done.stderr
+    clash = subprocess.run([calf, "web_1.tsv", "web_2.tsv", "-o", "web_2.tsv"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60)
+    assert clash.returncode == 1 and "web_2.tsv is one of the inputs" in clash.stderr

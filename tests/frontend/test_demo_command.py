@@ -4,9 +4,13 @@ built."""
 
 from __future__ import annotations
 
+import os
+import queue
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,9 +23,9 @@ from tests.support import free_ports
 pytestmark = pytest.mark.e2e
 
 
-def start(directory: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
-    process = subprocess.Popen([sys.executable, "-m", "cowbird", "demo", "--dir", str(directory), "--port", str(port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def start(directory: Path, port: int, *options: str) -> tuple[subprocess.Popen[str], list[str]]:
+    process = subprocess.Popen([sys.executable, "-m", "cowbird", "demo", "--dir", str(directory), "--port", str(port),
+                                *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     deadline = time.monotonic() + 240  # the first run generates and encodes 2 million tokens
     assert process.stdout is not None
@@ -30,7 +34,7 @@ def start(directory: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]
         if not line:
             break
         lines.append(line)
-        if "/ref/web/2" in line:  # the last line of the greeting: everything runs
+        if "the demo goes on" in line:  # the last line of the greeting: everything runs
             return process, lines
     process.kill()
     raise AssertionError("".join(lines))
@@ -41,7 +45,9 @@ def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> Non
     port = base if not any(port_in_use(p) for p in (base, base + 1, base + 2)) else free_ports(1)[0]
     process, lines = start(tmp_path / "demo", port)
     text = "".join(lines)
-    assert "administrator: admin / " in text and "(shown once" in text
+    assert "administrator: admin / " in text and "(shown only now" in text
+    config = tmp_path / "demo" / "cowbird.toml"
+    assert f"configuration: {config}" in text and f"users reset-password admin --config {config}" in text
     corpora = httpx.get(f"http://127.0.0.1:{port}/api/v1/corpora", timeout=10).json()["data"]
     assert [(c["name"], c["size"] >= 2_000_000, len(c["partitions"]) >= 2) for c in corpora] == [("web", True, True)]
     hits = httpx.get(f"http://127.0.0.1:{port}/api/v1/query", params={"corpus": "web", "q": "the 0-1 house"},
@@ -65,3 +71,77 @@ def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> Non
     finally:
         again.send_signal(signal.SIGTERM)
         again.wait(30)
+
+
+def read_until(process: subprocess.Popen[str], wanted: str, seconds: float = 30) -> str:
+    """The demo's output up to and including the line that holds ``wanted`` (read by a thread: a
+    text pipe's buffer hides lines from select)."""
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()  # type: ignore[union-attr]
+    text = ""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        text += line
+        if wanted in line:
+            return text
+    raise AssertionError(f"{wanted!r} not in: {text}")
+
+
+def listening(port: int) -> int:
+    """The process id of the demo child serving ``port`` (its command line names the port)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                words = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"--port" in words and words[words.index(b"--port") + 1] == str(port).encode() and b"node" in words:
+                return int(entry.name)
+    raise AssertionError(f"no node process for port {port}")
+
+
+def test_a_node_that_ends_leaves_the_demo_running_and_the_admin_password_can_be_reset(tmp_path: Path) -> None:
+    port = free_ports(1)[0]
+    while any(port_in_use(p) for p in (port, port + 1, port + 2)):
+        port = free_ports(1)[0]
+    process, lines = start(tmp_path / "demo", port, "--web-tokens", "20000")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        config = tmp_path / "demo" / "cowbird.toml"
+        reset = subprocess.run([sys.executable, "-m", "cowbird", "users", "reset-password", "admin", "--config",
+                                str(config)], capture_output=True, text=True, timeout=60)
+        assert reset.returncode == 0, reset.stderr
+        password = re.search(r"new one-time password: (\S+)", reset.stdout)
+        assert password is not None
+        with httpx.Client(base_url=url, timeout=30) as browser:
+            form = browser.get("/login")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+            assert csrf is not None
+            login = browser.post("/login", data={"login": "admin", "password": password.group(1),
+                                                 "csrf": csrf.group(1)})
+            assert login.status_code == 303 and login.headers["location"] == "/account"
+            before = browser.get("/api/v1/query", params={"corpus": "sample", "q": "house"}).json()
+            assert before["complete"] is True and [p["total"] > 0 for p in before["partitions"]] == [True, True]
+            os.kill(listening(port + 1), signal.SIGKILL)  # node 1: web_p01 (also on node 2) and sample_p01
+            said = read_until(process, "sample_p01: no node left")
+            assert f"node 1 (port {port + 1}: web_p01, sample_p01) ended" in said and "the demo goes on" in said
+            assert "web_p01: answered by the replica on the other node" in said
+            web = browser.get("/api/v1/query", params={"corpus": "web", "q": "house"}).json()
+            assert web["complete"] is True and web["total"] > 0  # the replica answers
+            sample = browser.get("/api/v1/query", params={"corpus": "sample", "q": "house"}).json()
+            assert sample["complete"] is False and sample["failed"] == ["sample_p01"]
+            assert sample["total"] == before["partitions"][1]["total"]  # the second partition's hits
+            assert process.poll() is None  # the demo runs on
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    for p in (port, port + 1, port + 2):
+        deadline = time.monotonic() + 15
+        while port_in_use(p) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not port_in_use(p)

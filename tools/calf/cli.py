@@ -1,6 +1,8 @@
-"""``calf EXPORT -o OUT.tsv``: add to each line of a concordance its context from the web.
+"""``calf EXPORT... -o OUT.tsv``: add to each line of a concordance its context from the web.
 
-Rows keep their order; a malformed row is reported with its line number and marked ``bad_row``;
+Several exports (``calf web_*.tsv``) go into one output, file after file, with a ``calf_input`` column
+naming the file of each line. Rows keep their order; a malformed row is reported with its file and
+line number and marked ``bad_row``;
 ``--resume`` continues an interrupted run; fetched pages are cached with ``--cache-dir``.
 """
 
@@ -11,6 +13,7 @@ import csv
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,7 +29,7 @@ from tools.calf.search import PROVIDERS, SearchProvider
 
 
 @click.command("calf", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("exports", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Where to write the lines with their context (TSV).")
 @click.option("--context-chars", type=click.IntRange(0, 100_000), default=500, show_default=True,
@@ -50,19 +53,30 @@ from tools.calf.search import PROVIDERS, SearchProvider
               help="Seconds between two requests to the same host.")
 @click.option("--timeout", type=click.FloatRange(0.1), default=15.0, show_default=True, help="Seconds per request.")
 @click.option("--ignore-robots", is_flag=True, help="Do not read robots.txt (only for your own servers).")
-def main(export: Path, output: Path, context_chars: int, concurrency: int, min_score: float, search_url: str | None,
-         search_provider: str, cache_dir: Path | None, resume: bool, url_column: str | None, left_column: str,
-         match_column: str, right_column: str, sentence_column: str | None, delay: float, timeout: float,
-         ignore_robots: bool) -> None:
-    """Re-find each line of EXPORT (cowbird's TSV, CSV, XLSX or NDJSON) on its web page, or
-    through a search engine, and write it with the context around it."""
-    try:
-        table = read_table(export)
-        columns = resolve_columns(table.header, Columns(url_column, left_column, match_column, right_column,
-                                                        sentence_column))
-    except InputError as exc:
-        raise click.ClickException(str(exc)) from exc
-    done = _already_done(output, table.header) if resume else 0
+def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrency: int, min_score: float,
+         search_url: str | None, search_provider: str, cache_dir: Path | None, resume: bool, url_column: str | None,
+         left_column: str, match_column: str, right_column: str, sentence_column: str | None, delay: float,
+         timeout: float, ignore_robots: bool) -> None:
+    """Re-find each line of the EXPORTS (cowbird's TSV, CSV, XLSX or NDJSON; several files go into one
+    OUTPUT with a calf_input column) on its web page, or through a search engine, and write it with
+    the context around it."""
+    if any(path.resolve() == output.resolve() for path in exports):
+        raise click.ClickException(f"{output} is one of the inputs: choose another output file")
+    wanted = Columns(url_column, left_column, match_column, right_column, sentence_column)
+    items: list[Item] = []
+    header: list[str] = []
+    for path in exports:
+        try:
+            table = read_table(path)
+            columns = resolve_columns(table.header, wanted)
+        except InputError as exc:
+            raise click.ClickException(f"{path}: {exc}" if len(exports) > 1 else str(exc)) from exc
+        header += [name for name in table.header if name not in header]
+        source = path.name if len(exports) > 1 else ""
+        items += [Item(row, columns, source) for row in table.rows]
+    if len(exports) > 1:
+        header.append(INPUT_COLUMN)
+    done = _already_done(output, header) if resume else 0
     fetcher = Fetcher(timeout=timeout, delay=delay, cache_dir=cache_dir, respect_robots=not ignore_robots)
     search = PROVIDERS[search_provider](search_url) if search_url else None
     started = time.monotonic()
@@ -70,10 +84,29 @@ def main(export: Path, output: Path, context_chars: int, concurrency: int, min_s
     with output.open(mode, encoding="utf-8", newline="") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
         if not done:
-            writer.writerow([*table.header, *OUTPUT_COLUMNS])
-        counts = asyncio.run(_run(table.rows[done:], table.header, columns, fetcher, search, min_score,
-                                  context_chars, concurrency, writer, out))
-    _summary(counts, len(table.rows) - done, done, time.monotonic() - started)
+            writer.writerow([*header, *OUTPUT_COLUMNS])
+        counts = asyncio.run(_run(items[done:], header, fetcher, search, min_score, context_chars, concurrency,
+                                  writer, out))
+    _summary(counts, len(items) - done, done, time.monotonic() - started)
+
+
+INPUT_COLUMN = "calf_input"
+"""With several input files: the file each line comes from."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """A line to look for: its row, the columns of its file, and the file's name (several inputs)."""
+
+    row: Row
+    columns: Columns
+    source: str = ""
+
+    def where(self) -> str:
+        return f"{self.source} line {self.row.line}" if self.source else f"line {self.row.line}"
+
+    def values(self, header: list[str]) -> list[str]:
+        return [self.source if name == INPUT_COLUMN else self.row.values.get(name, "") for name in header]
 
 
 def _already_done(output: Path, header: list[str]) -> int:
@@ -88,7 +121,7 @@ def _already_done(output: Path, header: list[str]) -> int:
         return sum(1 for _ in reader)
 
 
-async def _run(rows: list[Row], header: list[str], columns: Columns, fetcher: Fetcher, search: SearchProvider | None,
+async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: SearchProvider | None,
                min_score: float, context_chars: int, concurrency: int, writer: Any, out: IO[str]) -> Counter[str]:
     console = Console(stderr=True)
     counts: Counter[str] = Counter()
@@ -98,14 +131,15 @@ async def _run(rows: list[Row], header: list[str], columns: Columns, fetcher: Fe
     async with fetcher, httpx.AsyncClient(timeout=fetcher.timeout) as search_client:
         reconstructor = Reconstructor(fetcher, search, search_client, min_score, context_chars)
 
-        async def work(index: int, row: Row) -> None:
+        async def work(index: int, item: Item) -> None:
+            row, columns = item.row, item.columns
             if row.problem is not None:
-                console.print(f"line {row.line}: {row.problem} (bad_row)", highlight=False)
+                console.print(f"{item.where()}: {row.problem} (bad_row)", highlight=False)
                 results[index] = Outcome("bad_row", detail=row.problem)
                 return
             url, sentence = row.values.get(columns.url or "", "").strip(), sentence_of(row, columns)
             if not sentence.strip():
-                console.print(f"line {row.line}: no text to look for (bad_row)", highlight=False)
+                console.print(f"{item.where()}: no text to look for (bad_row)", highlight=False)
                 results[index] = Outcome("bad_row", detail="no text")
                 return
             async with gate:
@@ -114,18 +148,16 @@ async def _run(rows: list[Row], header: list[str], columns: Columns, fetcher: Fe
         with Progress(TextColumn("calf"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[found]} found"),
                       TextColumn("{task.fields[rate]} lines/s"), TimeRemainingColumn(), console=console,
                       disable=not sys.stderr.isatty(), transient=True) as progress:
-            task = progress.add_task("calf", total=len(rows), found=0, rate="0.0")
+            task = progress.add_task("calf", total=len(items), found=0, rate="0.0")
             started = time.monotonic()
-            pending = {asyncio.ensure_future(work(i, row)) for i, row in enumerate(rows)}
+            pending = {asyncio.ensure_future(work(i, item)) for i, item in enumerate(items)}
             while pending:
                 finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for future in finished:
                     future.result()
                 while next_to_write in results:  # rows keep their order; a resumed run continues here
                     outcome = results.pop(next_to_write)
-                    row = rows[next_to_write]
-                    values = [row.values.get(name, "") for name in header]
-                    writer.writerow([*values, *outcome.columns()])
+                    writer.writerow([*items[next_to_write].values(header), *outcome.columns()])
                     counts[outcome.status] += 1
                     next_to_write += 1
                 out.flush()

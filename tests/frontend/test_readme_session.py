@@ -1,0 +1,84 @@
+"""The README's first session, run as written — its shell lines one after the other, as a newcomer
+types them — against the platform as ``make demo`` runs it (real node and front-end processes).
+Only the addresses change: the demo's ports and the local web page's port and folder."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cowbird.demo import DemoStack
+from tests.support import free_ports, running_demo
+
+pytestmark = pytest.mark.e2e
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def shell_block(after: str) -> list[str]:
+    """The command lines of the first ```sh block after the heading ``after`` (comments dropped)."""
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index(after):].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    with running_demo(tmp_path_factory.mktemp("readme"), generated=True, web_tokens=60_000) as stack:
+        yield stack
+
+
+def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> None:
+    page_port = free_ports(1)[0]
+    site = tmp_path / "site"
+    lines = shell_block("### A first session")
+    assert any(line.startswith("curl --fail-with-body -OJ") for line in lines)
+    venv = str(Path(sys.executable).parent)
+    script = "\n".join(
+        line.replace("http://127.0.0.1:8700", demo.url).replace("8799", str(page_port)).replace("/tmp/site", str(site))
+        .replace(".venv/bin/", f"{venv}/") + "\nsleep 0.5"  # a newcomer types the next line a moment later
+        for line in lines)
+    (tmp_path / "session.sh").write_text("set -e -o pipefail\n" + script + "\n", encoding="utf-8")
+    # output to files: the web server started in the background keeps a pipe open after bash ends
+    with (tmp_path / "out.txt").open("w") as stdout, (tmp_path / "err.txt").open("w") as stderr:
+        shell = subprocess.Popen(["bash", "session.sh"], stdout=stdout, stderr=stderr, cwd=tmp_path,
+                                 start_new_session=True)
+        try:
+            shell.wait(timeout=240)
+        finally:
+            os.killpg(shell.pid, signal.SIGTERM)  # the local web server the session started in the background
+    out, err = (tmp_path / "out.txt").read_text(), (tmp_path / "err.txt").read_text()
+    assert shell.returncode == 0, err
+    answer, _ = json.JSONDecoder().raw_decode(out)  # curl prints no newline after the JSON
+    assert answer["complete"] is True and answer["total"] > 0 and answer["cqp"] == (
+        '[lemma="house"] :: match.text_genre="news"')
+    saved = list(tmp_path.glob("web_*_50of*_partial.tsv"))
+    assert len(saved) == 1, list(tmp_path.iterdir())
+    rows = list(csv.DictReader(io.StringIO(saved[0].read_text(encoding="utf-8")), delimiter="\t"))
+    assert len(rows) == 50 and all(r["text_url"].startswith("https://") and r["left"] + r["right"] for r in rows)
+    found = list(csv.DictReader(io.StringIO((tmp_path / "line-context.tsv").read_text(encoding="utf-8")),
+                                delimiter="\t"))
+    assert [r["calf_status"] for r in found] == ["found_url"]
+    assert found[0]["calf_left"].endswith("We walked up the lane.") and found[0]["calf_right"].startswith("Nobody")
+
+
+def test_the_first_query_answers_as_the_readme_says(demo: DemoStack) -> None:
+    [line] = shell_block("A first query:")
+    done = subprocess.run(line.replace("http://127.0.0.1:8700", demo.url), shell=True, capture_output=True,
+                          text=True, timeout=60)
+    answer = json.loads(done.stdout)
+    said = README.read_text(encoding="utf-8").split("A first query:", 1)[1]
+    assert f"`{answer['cqp']}`" in said  # "returns the CQP that ran (`[word="the"] []? [word="house"]`)"
+    assert answer["total"] > 0 and [p["status"] for p in answer["partitions"]] == ["ok", "ok"]
+    assert all(re.fullmatch(r"/ref/web/\d+(\?end=\d+)?", hit["ref"]) for hit in answer["hits"])
+    assert all("lemma" in hit["attributes"] and "text_url" in hit["meta"] for hit in answer["hits"])
