@@ -132,3 +132,15 @@ def test_stock_pip_install_gives_working_commands(tmp_path: Path, constrained: b
     assert "encoded 93 tokens" in encoded
     count = _ok(_run([cowbird, "query", "-r", registry, "-C", "sample", "--count", '[lemma="house"]'], tmp_path))
     assert count.strip() == "5"  # house ×4 and houses, in tests/data/sample.vrt
+
+
+def test_make_demo_installs_the_runtime_and_make_test_the_test_tools() -> None:
+    """`make demo` needs only what runs the platform: no ruff, mypy, playwright (dry run of make)."""
+    root = Path(__file__).resolve().parents[1]
+    demo = subprocess.run(["make", "-n", "-B", "demo"], cwd=root, capture_output=True, text=True, timeout=60)
+    test = subprocess.run(["make", "-n", "-B", "test"], cwd=root, capture_output=True, text=True, timeout=60)
+    assert demo.returncode == 0 and test.returncode == 0, demo.stderr + test.stderr
+    installs = [line for line in demo.stdout.splitlines() if " install " in line and "-c constraints.txt" in line]
+    assert installs and all(line.rstrip().endswith("-e .") for line in installs), demo.stdout
+    assert "[test" not in demo.stdout and "cowbird demo" in demo.stdout
+    assert any("-e '.[test" in line and "-c constraints.txt" in line for line in test.stdout.splitlines())

@@ -82,3 +82,37 @@ def test_the_first_query_answers_as_the_readme_says(demo: DemoStack) -> None:
     assert answer["total"] > 0 and [p["status"] for p in answer["partitions"]] == ["ok", "ok"]
     assert all(re.fullmatch(r"/ref/web/\d+(\?end=\d+)?", hit["ref"]) for hit in answer["hits"])
     assert all("lemma" in hit["attributes"] and "text_url" in hit["meta"] for hit in answer["hits"])
+
+
+def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: DemoStack) -> None:
+    """/help/api's examples are written for the corpus the page names (the demo's ``web``): each
+    answers, and each search in them finds something (one used to find 0 hits on the demo corpus)."""
+    import html
+
+    import httpx
+
+    from frontend_api.accounts import Accounts, Database, sqlite_url
+
+    database = Database(sqlite_url(demo.base / "cowbird-accounts.sqlite3"))
+    database.upgrade()
+    accounts = Accounts(database)
+    with database.session() as session:
+        user, _ = accounts.add(session, "helper", "helper@uni.example", "tests")
+        token = accounts.create_token(session, user, "examples").secret
+    database.close()
+    page = httpx.get(f"{demo.url}/help/api", timeout=30)
+    urls = re.findall(r"'(http[^']+)'", html.unescape(page.text))
+    assert len(urls) >= 12 and all(url.startswith(f"{demo.url}/api/v1/") for url in urls)
+    assert "corpus=web" in urls[0]
+    for url in urls:
+        answer = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        assert answer.status_code == 200, (url, answer.text)
+        if "/api/v1/history" in url:
+            assert answer.json()["data"] == []  # the token's owner searched nothing in the browser yet
+        elif answer.headers["content-type"].startswith("application/json"):
+            body = answer.json()
+            found = body.get("total", len(body.get("data", [])) if "data" in body else body.get("cqp"))
+            assert found, (url, body)
+            assert body.get("rows", [1]) and body.get("hits", [1]), url  # a table or a page with something in it
+        else:
+            assert int(answer.headers["x-cowbird-rows"]) > 0, url
