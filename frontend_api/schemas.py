@@ -154,13 +154,15 @@ class History(BaseModel):
 class WebContext(BaseModel):
     """Calf's answer for one static link: the sentence re-found on the web, with its context."""
 
-    status: Literal["found_url", "found_search", "not_found", "fetch_error"]
+    status: Literal["found_url", "found_search", "not_found", "fetch_error", "bad_row", "error"]
     score: float | None = Field(description="Fuzzy-match score 0-100 of the best place found.")
     source_url: str = Field(description="The page the context comes from (after redirects or a search).")
     sentence: str
     left: str
     right: str
-    detail: str = Field("", description="Why not found (the fetch error).")
+    detail: str = Field("", description="How it was found (exact, or how many words differ), or why not (the "
+                                        "fetch error, the nearest place's difference).")
+    page_text: str = Field("", description="The sentence as the page has it.")
 
 
 class _AnalysisResult(BaseModel):

@@ -124,4 +124,4 @@ async def ref_on_the_web(
     sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
     outcome = await request.app.state.calf.line(url, sentence)
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
-                      left=outcome.left, right=outcome.right, detail=outcome.detail)
+                      left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text)

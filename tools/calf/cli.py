@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import datetime
+import io
+import json
 import sys
 import time
 from collections import Counter
@@ -22,9 +25,10 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from cowbird import __version__
 from tools.calf.core import OUTPUT_COLUMNS, STATUSES, Outcome, Reconstructor
 from tools.calf.fetching import Fetcher
-from tools.calf.rows import Columns, InputError, Row, read_table, resolve_columns, sentence_of
+from tools.calf.rows import Columns, InputError, Row, core_of_row, read_table, resolve_columns, texts_of_row
 from tools.calf.search import PROVIDERS, SearchProvider
 
 
@@ -65,6 +69,7 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
     wanted = Columns(url_column, left_column, match_column, right_column, sentence_column)
     items: list[Item] = []
     header: list[str] = []
+    provenance: dict[str, object] = {}
     for path in exports:
         try:
             table = read_table(path)
@@ -73,10 +78,19 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
             raise click.ClickException(f"{path}: {exc}" if len(exports) > 1 else str(exc)) from exc
         header += [name for name in table.header if name not in header]
         source = path.name if len(exports) > 1 else ""
-        items += [Item(row, columns, source) for row in table.rows]
+        for key, value in table.provenance.items():  # the export's own block, kept in the output
+            provenance[f"export[{path.name}].{key}" if len(exports) > 1 else f"export.{key}"] = value
+        context = table.provenance.get("context")  # a number: tokens each side; "s": the sentence
+        items += [Item(row, columns, source, context) for row in table.rows]
     if len(exports) > 1:
         header.append(INPUT_COLUMN)
     done = _already_done(output, header) if resume else 0
+    about: dict[str, object] = {
+        "calf": __version__, "run_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "inputs": [path.name for path in exports], "lines": len(items), "min_score": min_score,
+        "context_chars": context_chars, "search_url": search_url, "delay": delay, "timeout": timeout,
+        "robots_txt": not ignore_robots, **provenance,
+    }  # fmt: skip
     fetcher = Fetcher(timeout=timeout, delay=delay, cache_dir=cache_dir, respect_robots=not ignore_robots)
     search = PROVIDERS[search_provider](search_url) if search_url else None
     started = time.monotonic()
@@ -84,6 +98,10 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
     with output.open(mode, encoding="utf-8", newline="") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
         if not done:
+            lines = [f"# {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in about.items()]
+            out.write(f"# calf output: {len(lines) + 1} lines of metadata starting with '#' come before the header "
+                      f"(pandas: skiprows={len(lines) + 1}; R: skip={len(lines) + 1})\n")
+            out.write("".join(line + "\n" for line in lines))
             writer.writerow([*header, *OUTPUT_COLUMNS])
         counts = asyncio.run(_run(items[done:], header, fetcher, search, min_score, context_chars, concurrency,
                                   writer, out))
@@ -101,6 +119,7 @@ class Item:
     row: Row
     columns: Columns
     source: str = ""
+    context: object = None  # what the export says its context is: tokens each side (a number), a region
 
     def where(self) -> str:
         return f"{self.source} line {self.row.line}" if self.source else f"line {self.row.line}"
@@ -113,12 +132,24 @@ def _already_done(output: Path, header: list[str]) -> int:
     if not output.exists():
         return 0
     with output.open(encoding="utf-8", newline="") as existing:
-        reader = csv.reader(existing, delimiter="\t")
+        text = existing.read()
+        reader = csv.reader(io.StringIO(text[_after_metadata(text):]), delimiter="\t")
         first = next(reader, None)
         if first != [*header, *OUTPUT_COLUMNS]:
             raise click.ClickException(f"{output} was not written for this input (its header differs): "
                                        "choose another output or leave out --resume")
         return sum(1 for _ in reader)
+
+
+def _after_metadata(text: str) -> int:
+    """Where the header starts: after the ``#`` lines of the metadata block."""
+    at = 0
+    while text.startswith("#", at):
+        newline = text.find("\n", at)
+        if newline < 0:
+            return len(text)
+        at = newline + 1
+    return at
 
 
 async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: SearchProvider | None,
@@ -137,13 +168,18 @@ async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: S
                 console.print(f"{item.where()}: {row.problem} (bad_row)", highlight=False)
                 results[index] = Outcome("bad_row", detail=row.problem)
                 return
-            url, sentence = row.values.get(columns.url or "", "").strip(), sentence_of(row, columns)
-            if not sentence.strip():
+            url, texts = row.values.get(columns.url or "", "").strip(), texts_of_row(row, columns, item.context)
+            if not any(text.strip() for text in texts):
                 console.print(f"{item.where()}: no text to look for (bad_row)", highlight=False)
                 results[index] = Outcome("bad_row", detail="no text")
                 return
             async with gate:
-                results[index] = await reconstructor.line(url, sentence)
+                try:
+                    core, runs = core_of_row(row, columns, item.context)
+                    results[index] = await reconstructor.line(url, *texts, core=core, runs=runs)
+                except Exception as exc:  # one row's failure never stops the others: it gets a status
+                    console.print(f"{item.where()}: Calf failed on this row: {exc!r} (error)", highlight=False)
+                    results[index] = Outcome("error", source_url=url, detail=f"Calf failed: {exc!r}")
 
         with Progress(TextColumn("calf"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[found]} found"),
                       TextColumn("{task.fields[rate]} lines/s"), TimeRemainingColumn(), console=console,

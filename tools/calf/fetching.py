@@ -1,6 +1,13 @@
 """Fetching pages politely: timeouts, retries with backoff, one host at a time at a set pace,
-robots.txt respected, an honest User-Agent, a size cap, any text encoding, a cache on disk, and
-(for the platform) only public addresses.
+robots.txt respected, an honest User-Agent, a size cap, a cache on disk, and (for the platform)
+only public addresses.
+
+Bodies come decompressed (gzip, deflate, brotli: httpx undoes the Content-Encoding) and are decoded
+as the browser would (w3lib, after the HTML standard): a byte order mark first, then the charset of
+the Content-Type header, then the page's own ``<meta>``; a page that declares nothing is UTF-8 when
+its bytes are, else what charset-normalizer makes of them. ISO-8859-1 means windows-1252, as on the
+web. Every failure is a ``FetchError`` whose message says why: ``HTTP 404``, ``cannot resolve
+host``, ``refused by robots.txt``, ``timeout``, ``too large``, ``not a text page``.
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+import charset_normalizer
 import httpx
-from trafilatura.utils import decode_file
+from w3lib.encoding import html_to_unicode
 
 from cowbird import __version__
 
@@ -39,10 +47,75 @@ class Page:
     url: str  # the final URL, after redirects
     html: str
     content_type: str
+    encoding: str = "utf-8"  # what the bytes were decoded from
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One answer as it came: status, headers, the body decompressed (never decoded twice)."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in (301, 302, 303, 307, 308) and "location" in self.headers
+
+    @property
+    def text(self) -> str:
+        return decode(self.content, self.headers.get("content-type"))[1]
+
+
+_LATIN = frozenset({"ascii", "latin_1", "iso8859_15", "cp1252", "cp850", "cp437", "cp858", "mac_roman", "cp1250",
+                    "iso8859_2", "cp500", "cp1140", "hp_roman8", "mac_latin2", "cp865", "cp863", "cp860", "cp861"})
+"""charset-normalizer's names for the Western single-byte encodings it may take windows-1252 text for."""
+
+
+def _guess(body: bytes) -> str | None:
+    """The encoding of a page that declares none: UTF-8 if its bytes are; else what charset-normalizer
+    makes of them — but a Western single-byte guess (it takes German windows-1252 for cp850, "ü" for
+    "³") is windows-1252, the web's default for pages that declare nothing."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return "utf-8"
+    best = charset_normalizer.from_bytes(body[:65536]).best()
+    if best is None or best.encoding in _LATIN:
+        return "cp1252"
+    return str(best.encoding)
+
+
+def decode(body: bytes, content_type: str | None) -> tuple[str, str]:
+    """(encoding, text) of a page: BOM, then the header's charset, then ``<meta>``, then a guess."""
+    encoding, text = html_to_unicode(content_type, body, default_encoding="utf-8", auto_detect_fun=_guess)
+    return encoding, text
 
 
 class Blocked(FetchError):
     """An address the fetcher may not reach (loopback, private, link-local, metadata)."""
+
+
+def _connect_failure(error: httpx.ConnectError, url: str) -> str:
+    """Why a connection failed, in the words a user looks for: the host unknown, or nobody listening."""
+    text = str(error)
+    parts = urlsplit(url)
+    host = parts.hostname or url
+    cause: BaseException | None = error
+    for _ in range(8):  # the chain of causes, not followed forever
+        if cause is None:
+            break
+        if isinstance(cause, socket.gaierror):
+            return f"cannot resolve {host} (no such host)"
+        cause = cause.__cause__ or cause.__context__
+    if "Name or service not known" in text or "nodename nor servname" in text or "No address associated" in text \
+            or "Temporary failure in name resolution" in text:
+        return f"cannot resolve {host} (no such host)"
+    if "refused" in text.lower() or "All connection attempts failed" in text:  # anyio hides the errno
+        return f"connection refused by {parts.netloc} (nothing answers there)"
+    return f"cannot connect to {parts.netloc} ({text or error.__class__.__name__})"
 
 
 def check_public(url: str, allowed_hosts: Iterable[str]) -> None:
@@ -178,20 +251,25 @@ class Fetcher:
             if self.public_only:
                 await asyncio.to_thread(check_public, current, self.allowed_hosts)
             if self.respect_robots and not await self._allowed(current):
-                raise FetchError("robots.txt disallows it")
+                raise FetchError(f"refused by robots.txt of {parts.netloc}")
             response = await self._request(current)
-            if response.is_redirect and "location" in response.headers:
+            if response.is_redirect:
                 current = urljoin(current, response.headers["location"])
                 continue
             if response.status_code >= 400:
                 raise FetchError(f"HTTP {response.status_code}")
-            kind = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+            header = response.headers.get("content-type", "text/html")
+            kind = header.split(";")[0].strip().lower()
             if kind not in TEXT_TYPES:
                 raise FetchError(f"not a text page ({kind})")
-            return Page(current, decode_file(response.content), kind)
-        raise FetchError("too many redirects")
+            try:
+                encoding, text = decode(response.content, header)
+            except (LookupError, ValueError) as exc:  # a charset Python does not know
+                raise FetchError(f"cannot decode the page ({exc})") from exc
+            return Page(current, text, kind, encoding)
+        raise FetchError("too many redirects (more than 5)")
 
-    async def _request(self, url: str) -> httpx.Response:
+    async def _request(self, url: str) -> Fetched:
         assert self._client is not None, "use the fetcher in `async with`"
         host = urlsplit(url).netloc
         lock = self._hosts.setdefault(host, asyncio.Lock())
@@ -204,9 +282,13 @@ class Fetcher:
                 try:
                     response = await self._read(url)
                 except httpx.TimeoutException:
-                    failure = "timeout"
+                    failure = f"timeout (no answer within {self.timeout:g} s)"
+                except httpx.DecodingError as exc:
+                    raise FetchError(f"the page's compressed body is broken ({exc})") from exc
+                except httpx.ConnectError as exc:
+                    failure = _connect_failure(exc, url)
                 except httpx.TransportError as exc:
-                    failure = f"connection failed ({exc.__class__.__name__})"
+                    failure = f"connection failed ({exc.__class__.__name__}: {exc})"
                 else:
                     if response.status_code < 500 and response.status_code != 429:
                         return response
@@ -217,19 +299,21 @@ class Fetcher:
                 await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
         raise FetchError(failure)
 
-    async def _read(self, url: str) -> httpx.Response:
+    async def _read(self, url: str) -> Fetched:
+        """The answer with its body decompressed (capped at ``max_bytes`` after decompression)."""
         assert self._client is not None
         async with self._client.stream("GET", url) as response:
-            declared = int(response.headers.get("content-length") or 0)
+            if response.is_redirect or response.status_code >= 400:
+                return Fetched(response.status_code, response.headers, b"")  # the body is not needed
+            declared = int(response.headers.get("content-length") or 0)  # compressed, if compressed
             if declared > self.max_bytes:
-                raise FetchError(f"too large ({declared:,} bytes)")
+                raise FetchError(f"too large ({declared:,} bytes; at most {self.max_bytes:,})")
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
                 if len(body) > self.max_bytes:
                     raise FetchError(f"too large (over {self.max_bytes:,} bytes)")
-            return httpx.Response(response.status_code, headers=response.headers, content=bytes(body),
-                                  request=response.request)
+            return Fetched(response.status_code, response.headers, bytes(body))
 
     async def _allowed(self, url: str) -> bool:
         parts = urlsplit(url)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from tools.calf.core import core_of, texts_of
 
 URL_COLUMNS = ("text_url", "url", "source_url")
 
@@ -37,13 +39,23 @@ class Row:
 class Table:
     header: list[str]
     rows: list[Row]
+    provenance: dict[str, object] = field(default_factory=dict)  # the export's metadata block, if it has one
 
 
-def _skip_provenance(lines: list[str]) -> list[str]:
+def _provenance(lines: list[str]) -> tuple[dict[str, object], int]:
+    """The ``# key: value`` lines before the header (values JSON, as cowbird writes them; other text
+    kept as it is) and how many lines they take."""
     first = 0
+    found: dict[str, object] = {}
     while first < len(lines) and lines[first].startswith("#"):
+        key, colon, value = lines[first][1:].strip().partition(": ")
+        if colon and not lines[first].startswith("# cowbird export:"):
+            try:
+                found[key] = json.loads(value)
+            except json.JSONDecodeError:
+                found[key] = value
         first += 1
-    return lines[first:]
+    return found, first
 
 
 def read_table(path: Path) -> Table:
@@ -58,8 +70,8 @@ def read_table(path: Path) -> Table:
     if suffix in (".ndjson", ".jsonl"):
         return _read_ndjson(text)
     lines = text.splitlines(keepends=True)
-    body = _skip_provenance(lines)
-    offset = len(lines) - len(body)
+    provenance, offset = _provenance(lines)
+    body = lines[offset:]
     delimiter = "," if suffix == ".csv" else "\t"
     reader = csv.reader(body, delimiter=delimiter)
     try:
@@ -73,12 +85,13 @@ def read_table(path: Path) -> Table:
             rows.append(Row(number, {}, f"{len(record)} fields where the header has {len(header)}"))
         else:
             rows.append(Row(number, dict(zip(header, record, strict=True))))
-    return Table(header, rows)
+    return Table(header, rows, provenance)
 
 
 def _read_ndjson(text: str) -> Table:
     header: list[str] = []
     rows = []
+    provenance: dict[str, object] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -91,12 +104,14 @@ def _read_ndjson(text: str) -> Table:
             rows.append(Row(number, {}, "not a JSON object"))
             continue
         if "metadata" in value and len(value) == 1:
-            continue  # the provenance line
+            if isinstance(value["metadata"], dict):
+                provenance = value["metadata"]  # the provenance line
+            continue
         for key in value:
             if key not in header:
                 header.append(key)
         rows.append(Row(number, {k: "" if v is None else str(v) for k, v in value.items()}))
-    return Table(header, rows)
+    return Table(header, rows, provenance)
 
 
 def _read_xlsx(path: Path) -> Table:
@@ -113,8 +128,16 @@ def _read_xlsx(path: Path) -> Table:
     for number, record in enumerate(records, start=2):
         values = ["" if v is None else str(v) for v in record]
         rows.append(Row(number, dict(zip(header, values + [""] * (len(header) - len(values)), strict=False))))
+    provenance: dict[str, object] = {}
+    if "metadata" in book.sheetnames:
+        for key, value, *_ in book["metadata"].iter_rows(values_only=True):
+            if key is not None:
+                try:
+                    provenance[str(key)] = json.loads(str(value)) if isinstance(value, str) else value
+                except json.JSONDecodeError:
+                    provenance[str(key)] = value
     book.close()
-    return Table(header, rows)
+    return Table(header, rows, provenance)
 
 
 def resolve_columns(header: list[str], columns: Columns) -> Columns:
@@ -134,8 +157,28 @@ def resolve_columns(header: list[str], columns: Columns) -> Columns:
 
 
 def sentence_of(row: Row, columns: Columns) -> str:
-    if columns.sentence:
-        return row.values[columns.sentence]
-    return " ".join(part for part in (row.values[columns.left], row.values[columns.match],
-                                      row.values[columns.right]) if part)
+    """The whole line: its sentence column, or left context, match and right context."""
+    return texts_of_row(row, columns)[0]
 
+
+def texts_of_row(row: Row, columns: Columns, context: object = None) -> list[str]:
+    """What to look for: the line as the file holds it, then (when its context runs beyond the
+    match's sentence) that sentence alone — unless the export says its context is a region
+    (``context: "s"``): then the line is one sentence, whatever full stops it has inside."""
+    if columns.sentence:
+        return [row.values[columns.sentence]]
+    texts = texts_of(row.values[columns.left], row.values[columns.match], row.values[columns.right])
+    return texts[:1] if isinstance(context, str) else texts
+
+
+def core_of_row(row: Row, columns: Columns, context: object) -> tuple[tuple[int, int] | None, bool]:
+    """The match's tokens in the whole line (None with a sentence column), and whether its context
+    may come from elsewhere: the export says its context was so many tokens (``context: 10`` in its
+    provenance), or, an export that does not say, the line's context runs beyond the match's
+    sentence — not a sentence (``context: "s"`` or another region)."""
+    if columns.sentence:
+        return None, False
+    left, match, right = row.values[columns.left], row.values[columns.match], row.values[columns.right]
+    if isinstance(context, bool) or isinstance(context, str):
+        return core_of(left, match), False
+    return core_of(left, match), isinstance(context, int) or len(texts_of(left, match, right)) > 1
