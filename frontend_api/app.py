@@ -29,7 +29,7 @@ from frontend_api.accounts import web as accounts_web
 from frontend_api.corpora import CorpusRegistry
 from frontend_api.fair_use import FairUse, Limits
 from frontend_api.fanout import NodeClient, NodePools
-from frontend_api.middleware import TrustedHosts, Utf8Parameters
+from frontend_api.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
 from frontend_api.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
 from frontend_api.routes.deps import known_parameters
 from frontend_api.service import QueryService
@@ -45,7 +45,8 @@ async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
     """Calf as the front end runs it: public addresses only (unless allowed), a page cache, the
     configured search engine."""
     cache = settings.calf_cache_dir or Path(tempfile.gettempdir()) / "cowbird-calf-cache"
-    fetcher = Fetcher(timeout=settings.calf_timeout, retries=1, delay=0.5, cache_dir=cache,
+    fetcher = Fetcher(timeout=settings.calf_timeout, deadline=settings.calf_timeout, retries=1, delay=0.5,
+                      cache_dir=cache,
                       cache_seconds=settings.calf_cache_seconds, public_only=True,
                       allowed_hosts=tuple(settings.calf_allowed_hosts))
     search = SearxngSearch(settings.calf_search_url) if settings.calf_search_url else None
@@ -122,6 +123,7 @@ def create_app(
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
     app.add_middleware(RequestLog, service="frontend", metrics=app.state.metrics)
+    app.add_middleware(SecurityHeaders)
 
     routers = (corpora.router, language.router, query.router, analyses.router, export.router, ref.router,
                history.router, accounts_web.router)

@@ -1,8 +1,10 @@
 """A little web on loopback for Calf's tests: real HTTP (http.server in a thread), each path
-answering what the test put there — a page, a status, a redirect, a slow or huge answer."""
+answering what the test put there — a page, a status, a redirect, a slow, trickling or huge answer;
+over TLS with ``certificate`` (a PEM with key and chain)."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -17,17 +19,20 @@ class Answer:
     content_type: str = "text/html; charset=utf-8"
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
+    trickle: float = 0.0  # seconds between the body's bytes, sent one at a time
 
 
 class LocalWeb:
-    def __init__(self) -> None:
+    def __init__(self, certificate: str | None = None) -> None:
         self.pages: dict[str, Answer] = {}
         self.requests: list[str] = []
+        self.hosts: list[str] = []  # the Host header of each request
         web = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 web.requests.append(self.path)
+                web.hosts.append(self.headers.get("Host", ""))
                 answer = web.pages.get(self.path.split("?")[0]) or web.pages.get(self.path)
                 if answer is None:
                     answer = Answer(b"<html><body>Not found</body></html>", 404)
@@ -40,8 +45,14 @@ class LocalWeb:
                     self.send_header(name, value)
                 self.end_headers()
                 try:
-                    self.wfile.write(answer.body)
-                except (BrokenPipeError, ConnectionResetError):
+                    if answer.trickle:
+                        for k in range(len(answer.body)):
+                            self.wfile.write(answer.body[k:k + 1])
+                            self.wfile.flush()
+                            time.sleep(answer.trickle)
+                    else:
+                        self.wfile.write(answer.body)
+                except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     pass
 
             def log_message(self, *args: Any) -> None:
@@ -49,11 +60,21 @@ class LocalWeb:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        self.scheme = "http"
+        if certificate is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(certificate)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
 
     def page(self, path: str, html: str, **extra: Any) -> str:
         self.pages[path] = Answer(html.encode(extra.pop("encoding", "utf-8")), **extra)

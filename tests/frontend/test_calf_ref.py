@@ -1,9 +1,13 @@
 """Calf in the platform: the static link's "find this sentence on the web" — off by default,
-public addresses only unless allowed, pages cached — against a page on a local web server."""
+public addresses only unless allowed, pages cached, a call one of the viewer's queries at once, a
+page fetch with a deadline — against a page on a local web server."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -48,3 +52,34 @@ async def test_find_a_static_link_on_the_web(web: LocalWeb, tmp_path: Path) -> N
         refused = (await client.get("/api/v1/ref/blog/7/web")).json()
         assert refused["status"] == "fetch_error" and "non-public address" in refused["detail"]
         assert web.requests.count("/blog/3") == 1  # nothing was sent to the loopback address
+
+
+async def test_calls_count_as_queries_at_once(web: LocalWeb, tmp_path: Path) -> None:
+    """Each call runs as one of the viewer's queries at once, under /query's fair use: a third call
+    from one address while two run is answered 429 with Retry-After."""
+    web.pages["/blog/3"] = replace(web.pages["/blog/3"], delay=1.5)  # slow enough for the calls to overlap
+    parts = corpus_citing(web, tmp_path)
+    async for client in ewt_client(parts, "blog", calf_enabled=True, calf_allowed_hosts=["127.0.0.1"],
+                                   calf_cache_dir=tmp_path / "cache"):
+        answers = await asyncio.gather(*(client.get("/api/v1/ref/blog/7/web") for _ in range(3)))
+        assert sorted(a.status_code for a in answers) == [200, 200, 429]
+        refused = next(a for a in answers if a.status_code == 429)
+        assert refused.headers["Retry-After"] == "2" and "2 queries at once" in refused.json()["detail"]
+        assert all(a.json()["status"] == "found_url" and a.headers["X-Cowbird-Queries-Limit"] == "2"
+                   for a in answers if a.status_code == 200)
+        again = await client.get("/api/v1/ref/blog/7/web")  # the two have finished: their places are free
+        assert again.status_code == 200 and again.json()["status"] == "found_url"
+
+
+async def test_a_trickling_page_ends_at_the_deadline(web: LocalWeb, tmp_path: Path) -> None:
+    """A page that sends a byte every 0.1 s: the call ends after the fetch's deadline (4 × calf_timeout),
+    not when the page is done, and says why."""
+    body = web.pages["/blog/3"].body
+    web.pages["/blog/3"] = Answer(body, trickle=0.1)  # about 30 s for the whole page; no read waits 0.5 s
+    parts = corpus_citing(web, tmp_path)
+    async for client in ewt_client(parts, "blog", calf_enabled=True, calf_allowed_hosts=["127.0.0.1"],
+                                   calf_cache_dir=tmp_path / "cache", calf_timeout=0.5):
+        started = time.monotonic()
+        answer = (await client.get("/api/v1/ref/blog/7/web")).json()
+        assert time.monotonic() - started < 5.0
+        assert answer["status"] == "fetch_error" and answer["detail"] == "the page did not arrive within 0.5 s"
