@@ -1,7 +1,9 @@
 """One log line per request, on the node and on the front end, as text or JSON.
 
-``RequestLog`` (ASGI middleware) writes method, path (its query string without secrets: a
-``token=`` value never reaches the log), status, duration, who asked (``user`` or ``anonymous``),
+``RequestLog`` (ASGI middleware) writes method, path (its query string without secrets: the value
+of a ``token=`` parameter never reaches the log, nor that of any parameter whose name looks like a
+secret's, in any case or spelling — ``Token``, ``access_token``, ``api_key``, ``password``, ...),
+status, duration, who asked (``user`` or ``anonymous``),
 the corpus or partition, and the number of hits when the route recorded them in
 ``request.state`` (``log_corpus``, ``log_hits``, ``log_user``). ``configure`` sets the level and
 the format (``--log-level``, ``--log-format``) for both services; the front end's fan-out logs one
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, Literal
@@ -29,6 +32,12 @@ LOG_FORMAT = click.option("--log-format", type=click.Choice(["text", "json"]), d
                           help="One line of text or one JSON object per log entry.")
 
 SECRET_PARAMETERS = frozenset({"token", "password", "csrf"})
+# A parameter name is squashed (lower case, letters and digits only: "Access-Token" -> "accesstoken");
+# it is a secret's when it holds one of these stems, or is one of the short names, or ends in "key".
+_SECRET_STEMS = re.compile(r"token|secret|passw|pwd|passphrase|csrf|xsrf|session|cookie|auth|credential|"
+                           r"signature|bearer|jwt|apikey|privatekey|otp")
+_SECRET_NAMES = frozenset({"key", "pass", "sig", "sid", "pin", "code", "hmac"})
+_PUBLIC_PARAMETERS = frozenset({"tokens"})  # a node's context size: a count, not a secret
 LogFormat = Literal["text", "json"]
 
 
@@ -70,8 +79,21 @@ def safe_path(scope: Scope) -> str:
     query = scope.get("query_string", b"").decode("latin-1")
     if not query:
         return path
-    pairs = [(k, "…" if k in SECRET_PARAMETERS else v) for k, v in parse_qsl(query, keep_blank_values=True)]
+    pairs = [(k, "…" if is_secret(k) else v) for k, v in parse_qsl(query, keep_blank_values=True)]
     return f"{path}?{urlencode(pairs)}"
+
+
+def is_secret(name: str) -> bool:
+    """Whether a query parameter of this name may carry a secret (its value is not logged): the
+    known ones, and any misspelling or other tool's name for one (``Token``, ``access_token``,
+    ``apiKey``, ``client_secret``, ``passwd``, ``key``)."""
+    squashed = re.sub(r"[^0-9a-z]", "", name.casefold())
+    if name in SECRET_PARAMETERS:
+        return True
+    if squashed in _PUBLIC_PARAMETERS:
+        return False
+    return (bool(_SECRET_STEMS.search(squashed)) or squashed in _SECRET_NAMES or squashed.endswith("key")
+            or not squashed)
 
 
 class RequestLog:

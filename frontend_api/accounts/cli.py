@@ -7,6 +7,7 @@ changes are recorded with the actor ``cli:<login name>``.
 from __future__ import annotations
 
 import getpass
+import itertools
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
 from frontend_api.accounts.database import Database
 from frontend_api.accounts.models import State, User
-from frontend_api.accounts.service import Accounts
+from frontend_api.accounts.service import MIN_IMPORTED_TOKEN, Accounts
 from frontend_api.settings import FrontendSettings
 
 CONFIG = click.option("--config", type=click.Path(path_type=Path), required=True,
@@ -183,6 +184,24 @@ def users_reset_password(config: Path, name: str) -> None:
         password = secrets.token_urlsafe(15)
         accounts.set_password(session, user, password, _actor())
         click.echo(f"{user.name}: new one-time password: {password}  (log in and change it on /account)")
+        live = sum(token.revoked_at is None for token in accounts.tokens(session, user))
+        if live:
+            click.echo(f"{user.name}'s {live} API token(s) keep working; `cowbird users revoke-tokens {user.name}` "
+                       "ends them")
+
+    _run(config, work)
+
+
+@users_group.command("revoke-tokens")
+@CONFIG
+@click.argument("name")
+def users_revoke_tokens(config: Path, name: str) -> None:
+    """Revoke every API token of USER at once (a new password leaves them working)."""
+
+    def work(accounts: Accounts, session: Any) -> None:
+        user = accounts.get(session, name)
+        count = accounts.revoke_tokens(session, user, _actor())
+        click.echo(f"{user.name}: {count} API token(s) revoked")
 
     _run(config, work)
 
@@ -216,14 +235,28 @@ users_group.add_command(_right("revoke", False))
 @click.option("--api-bulk/--no-api-bulk", default=True, show_default=True,
               help="Grant the owner api_bulk (the old file's tokens allowed large exports).")
 def users_import_tokens(config: Path, tokens_file: Path, owner: str, api_bulk: bool) -> None:
-    """Move the tokens of an old api_tokens_file (one per line, # comments) into accounts."""
+    """Move the tokens of an old api_tokens_file (one per line, # comments) into accounts. A token
+    shorter than 20 characters is refused (easy to guess), and then nothing is imported."""
 
     def work(accounts: Accounts, session: Any) -> None:
         user = accounts.get(session, owner)
-        lines = tokens_file.read_text(encoding="utf-8").splitlines()
-        secrets = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        lines = [line.strip() for line in tokens_file.read_text(encoding="utf-8").splitlines()]
+        numbered = [(k + 1, line) for k, line in enumerate(lines) if line and not line.startswith("#")]
+        short = [str(number) for number, line in numbered if len(line) < MIN_IMPORTED_TOKEN]
+        if short:
+            raise click.ClickException(
+                f"{tokens_file}: the token{'s' if len(short) > 1 else ''} on line{'s' if len(short) > 1 else ''} "
+                f"{', '.join(short)} {'are' if len(short) > 1 else 'is'} shorter than {MIN_IMPORTED_TOKEN} "
+                "characters and too easy to guess; nothing was imported. Remove them (their users make new "
+                "tokens on /account) and run the command again.")
+        secrets = [line for _, line in numbered]
         actor = _actor()
-        added = sum(accounts.import_token(session, user, f"imported-{k + 1}", s, actor) for k, s in enumerate(secrets))
+        names = {token.name for token in accounts.tokens(session, user)}  # of an earlier import too
+        free = (f"imported-{k}" for k in itertools.count(1) if f"imported-{k}" not in names)
+        name, added = next(free), 0
+        for secret in secrets:
+            if accounts.import_token(session, user, name, secret, actor):
+                name, added = next(free), added + 1
         if api_bulk and not user.api_bulk:
             accounts.grant(session, user, "api_bulk", _actor(), "imported API tokens")
         click.echo(f"{added} of {len(secrets)} tokens imported for {owner} (the others were already known); "

@@ -3,7 +3,14 @@
 Registration leaves a user ``pending``; an admin approves or denies (with a reason); an approved
 user can be suspended and reinstated. Only approved users log in or use tokens, and a suspension
 or a password change revokes every browser session at once. API tokens are random, shown once,
-stored as SHA-256 digests, and checked on every request (a revoked token stops working at once).
+stored as SHA-256 digests, and checked on every request (a revoked token stops working at once);
+they outlive a password change (as personal access tokens do elsewhere): ``revoke_tokens`` ends
+them all.
+
+A login is looked up after Unicode NFKC and without the spaces around it (``normal_login``): an
+e-mail address in any case, a name as it is written. A new name may not equal an existing one
+after case-folding and NFKC ("ADMIN" beside "admin"); names are ASCII letters, digits, '.', '_'
+and '-', so no other script's look-alike letters can be registered at all.
 """
 
 from __future__ import annotations
@@ -13,9 +20,10 @@ import hashlib
 import json
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -38,6 +46,7 @@ from frontend_api.accounts.passwords import WeakPassword, hash_password, needs_r
 MIN_ABSTRACT = 200
 HISTORY_SIZE = 100
 TOKEN_PREFIX = "cb_"
+MIN_IMPORTED_TOKEN = 20  # characters: a shorter token is too easy to guess
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
 _GROUP = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -62,8 +71,30 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def normal_login(text: str) -> str:
+    """A name or e-mail address as typed, as it is looked up: Unicode NFKC (full-width letters and
+    spaces become plain ones), without the spaces around it."""
+    return unicodedata.normalize("NFKC", text).strip()
+
+
+def login_key(text: str) -> str:
+    """What a login is throttled under (beside the account it names, if any): ``normal_login``, case-folded."""
+    return normal_login(text).casefold()
+
+
 def email_key(email: str) -> str:
+    """The unique key of an e-mail address: NFKC, case-folded, without the spaces around it."""
+    return login_key(email)
+
+
+def _old_email_key(email: str) -> str:
+    """The key as stored before NFKC was part of it (an address with full-width letters)."""
     return email.strip().casefold()
+
+
+def name_key(name: str) -> str:
+    """Names that are one for people reading them: "ADMIN" and "admin" (names are ASCII)."""
+    return login_key(name)
 
 
 @dataclass(frozen=True)
@@ -82,10 +113,33 @@ class Accounts:
     # ------------------------------------------------------------------ lookups
 
     def find(self, session: Session, name_or_email: str) -> User | None:
-        text = name_or_email.strip()
+        """The user of this name (as written) or e-mail address (any case), after ``normal_login``."""
+        text = normal_login(name_or_email)
         if "@" in text:
-            return session.scalar(select(User).where(User.email_key == email_key(text)))
+            keys = {email_key(text), _old_email_key(name_or_email)}
+            return session.scalars(select(User).where(User.email_key.in_(keys)).order_by(User.id)).first()
         return session.scalar(select(User).where(User.name == text))
+
+    def _taken(self, session: Session, name: str, email: str) -> None:
+        """Refuse a name or e-mail address that exists, a name also when it equals an existing one
+        after case-folding and NFKC; the message names the field (for the admin's command line:
+        the registration form does not show it)."""
+        alike = list(session.scalars(select(User.name).where(func.lower(User.name) == name_key(name))))
+        if name in alike:
+            raise Conflict(f"name: {name!r} exists")
+        if alike:
+            raise Conflict(f"name: {name!r} is too like the existing name {alike[0]!r}")
+        if self.find(session, email) is not None:
+            raise Conflict(f"email: {email.strip()!r} is already registered")
+
+    def _insert(self, session: Session, user: User) -> None:
+        """Add ``user``; another request that made the same name or e-mail just before is a Conflict."""
+        try:
+            with session.begin_nested():
+                session.add(user)
+                session.flush()
+        except IntegrityError:
+            raise Conflict("name or email: registered at the same moment by another request") from None
 
     def get(self, session: Session, name: str) -> User:
         user = self.find(session, name)
@@ -124,13 +178,11 @@ class Accounts:
             hashed = hash_password(password)
         except WeakPassword as exc:
             raise BadParameter(f"password: {exc}") from None
-        if self.find(session, name) is not None or self.find(session, email) is not None:
-            raise Conflict("this name or e-mail address is already registered")
+        self._taken(session, name, email)
         user = User(name=name, email=email.strip(), email_key=email_key(email), affiliation=affiliation.strip(),
                     abstract=abstract.strip(), password_hash=hashed, role=Role.USER.value, state=State.PENDING.value,
                     api_bulk=False)
-        session.add(user)
-        session.flush()
+        self._insert(session, user)
         self._record(session, user, "registered (pending)", name, "")
         return user
 
@@ -140,14 +192,12 @@ class Accounts:
             raise BadParameter("name: 2-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
         if not _EMAIL.match(email.strip()):
             raise BadParameter("email: not an e-mail address")
-        if self.find(session, name) is not None or self.find(session, email) is not None:
-            raise Conflict("this name or e-mail address is already registered")
+        self._taken(session, name, email)
         password = secrets.token_urlsafe(15)
         user = User(name=name, email=email.strip(), email_key=email_key(email), affiliation="", abstract="",
                     password_hash=hash_password(password), role=(Role.ADMIN if admin else Role.USER).value,
                     state=State.APPROVED.value, api_bulk=False)
-        session.add(user)
-        session.flush()
+        self._insert(session, user)
         self._record(session, user, f"added as {user.role} (approved)", actor, "")
         return user, password
 
@@ -166,6 +216,7 @@ class Accounts:
         self._record(session, user, f"state: {old.value} -> {state.value}", actor, reason)
 
     def set_password(self, session: Session, user: User, password: str, actor: str) -> None:
+        """A new password; every browser session of the user ends, their API tokens keep working."""
         try:
             user.password_hash = hash_password(password)
         except WeakPassword as exc:
@@ -228,10 +279,15 @@ class Accounts:
         return NewToken(name, secret, secret[:10])
 
     def import_token(self, session: Session, user: User, name: str, secret: str, actor: str = "cli") -> bool:
-        """An existing token (from the old api_tokens_file) kept working for ``user``; False if known."""
+        """An existing token (from the old api_tokens_file) kept working for ``user``; False if known.
+        A token shorter than ``MIN_IMPORTED_TOKEN`` characters is refused: it is too easy to guess."""
+        if len(secret) < MIN_IMPORTED_TOKEN:
+            raise BadParameter(f"token {name}: {len(secret)} characters; a token has at least {MIN_IMPORTED_TOKEN} "
+                               "(a short one is easy to guess): make a new one on /account instead")
         if session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret))) is not None:
             return False
-        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=secret[:10]))
+        shown = secret[:min(10, len(secret) // 4)]  # a quarter at most: enough to tell tokens apart, not to guess one
+        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=shown))
         self._record(session, user, f"token +{name} (imported)", actor, "")
         return True
 
@@ -245,6 +301,16 @@ class Accounts:
             raise NotFound(f"{user.name} has no active token named {name!r}")
         token.revoked_at = now()
         self._record(session, user, f"token -{name}", user.name, "")
+
+    def revoke_tokens(self, session: Session, user: User, actor: str) -> int:
+        """Revoke every active API token of ``user`` (all at once: a password that may have leaked,
+        a lost laptop); how many were active."""
+        live = [token for token in self.tokens(session, user) if token.revoked_at is None]
+        for token in live:
+            token.revoked_at = now()
+        if live:
+            self._record(session, user, f"every token revoked ({len(live)})", actor, "")
+        return len(live)
 
     def user_for_token(self, session: Session, secret: str) -> User | None:
         """The approved user a token belongs to, or None (unknown, revoked, or the user not approved)."""
@@ -261,7 +327,10 @@ class Accounts:
     def authenticate(self, session: Session, login: str, password: str) -> User | None:
         """The user whose name or e-mail and password these are (in any state), or None. The same
         work is done for an unknown login as for a known one."""
-        user = self.find(session, login) if login.strip() else None
+        return self.check_password(self.find(session, login) if normal_login(login) else None, password)
+
+    def check_password(self, user: User | None, password: str) -> User | None:
+        """``user`` if ``password`` is theirs, else None; as much work for no user as for one."""
         if not verify_password(user.password_hash if user else None, password) or user is None:
             return None
         if needs_rehash(user.password_hash):

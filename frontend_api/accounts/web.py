@@ -6,12 +6,18 @@ SameSite=Lax, Secure behind TLS) carries the session id signed with the installa
 Every form post carries a CSRF token: the session's own once logged in, before that a signed
 double-submit cookie (``cowbird_csrf``) that the form repeats.
 
+Failed logins are throttled on the account the login resolves to, however it is spelt, and on
+the client's address (``throttle``); registrations per address. A registration whose name or
+e-mail address is taken is answered exactly as one that was made (nothing is made, nobody is
+told), so that the form does not tell which names and addresses exist.
+
 Every page's header shows who is logged in (``page_context``, the templates' context processor):
 the session looked up for the request is remembered on it, so a page costs one lookup at most.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,13 +33,14 @@ from sqlalchemy.orm import Session
 from cowbird.errors import BadParameter, CowbirdError
 from frontend_api.accounts.mail import Mailer
 from frontend_api.accounts.models import State, User, WebSession
-from frontend_api.accounts.service import MIN_ABSTRACT, Accounts, NotAllowed, rights
-from frontend_api.accounts.throttle import Throttle
+from frontend_api.accounts.service import MIN_ABSTRACT, Accounts, Conflict, NotAllowed, login_key, rights
+from frontend_api.accounts.throttle import Throttle, Window, registrations
 from frontend_api.errors import Forbidden, TooManyRequests
 from frontend_api.fair_use import FairUse
 from frontend_api.viewer import Viewer
 
 router = APIRouter(include_in_schema=False)
+log = logging.getLogger("cowbird.accounts")
 
 SESSION_COOKIE = "cowbird_session"
 CSRF_COOKIE = "cowbird_csrf"
@@ -163,6 +170,19 @@ def _throttle(request: Request) -> Throttle:
     return throttle
 
 
+def _registrations(request: Request) -> Window:
+    window: Window | None = getattr(request.app.state, "registration_throttle", None)
+    if window is None:
+        window = request.app.state.registration_throttle = registrations()
+    return window
+
+
+def _login_keys(login: str, user: User | None) -> list[str]:
+    """What a failed login counts against: its normalised text always (known or not, so that an
+    unknown name is throttled like a known one), and the account it resolves to."""
+    return [f"login:{login_key(login)}"] + ([] if user is None else [f"user:{user.id}"])
+
+
 # ------------------------------------------------------------------ login and logout
 
 
@@ -178,17 +198,20 @@ def login(
 ) -> Response:
     _check_anonymous_csrf(request, csrf)
     throttle, address = _throttle(request), _address(request)
-    wait = throttle.wait(login, address)
-    if wait:
-        raise TooManyRequests(f"too many failed logins: try again in {wait} s", headers={"Retry-After": str(wait)})
     accounts = _accounts(request)
     with accounts.database.session() as session:
-        user = accounts.authenticate(session, login, password)
+        named = accounts.find(session, login) if login_key(login) else None
+        keys = _login_keys(login, named)
+        wait = throttle.wait(keys, address)
+        if wait:
+            raise TooManyRequests(f"too many failed logins: try again in {wait} s",
+                                  headers={"Retry-After": str(wait)})
+        user = accounts.check_password(named, password)
         if user is None:
-            throttle.failed(login, address)
+            throttle.failed(keys, address)
             return _page(request, "login.html", 400, error="the name or e-mail address or the password is wrong",
                          login=login)
-        throttle.succeeded(login)
+        throttle.succeeded(keys, address)
         if not user.active:  # the password was right: the user may learn where their account stands
             decision = accounts.last_decision(session, user)
             return _page(request, "message.html", 403, title="Not approved",
@@ -241,16 +264,30 @@ def register(
     password: Annotated[str, Form(max_length=4096)],
     csrf: Annotated[str, Form(max_length=200)],
 ) -> HTMLResponse:
+    """A new pending account. A name or e-mail address that is taken (or a name too like a taken
+    one) is answered exactly as a registration that was made: nothing is made and nobody is told,
+    so the form cannot be used to find out which names and addresses exist (the log says it, for
+    the admins). Every complete form counts against the address's registrations per hour."""
     _check_anonymous_csrf(request, csrf)
+    limit, address = _registrations(request), _address(request)
+    wait = limit.wait(address)
+    if wait:
+        raise TooManyRequests(f"too many registrations from your address: try again in {wait} s",
+                              headers={"Retry-After": str(wait)})
     accounts = _accounts(request)
     form = {"name": name, "email": email, "affiliation": affiliation, "abstract": abstract}
     try:
         with accounts.database.session() as session:
             accounts.register(session, name, email, affiliation, abstract, password)
+    except Conflict as taken:
+        log.info("registration from %s not made: %s", address, taken)
     except CowbirdError as error:
         return _page(request, "register.html", error.status, error=str(error), form=form)
+    limit.add(address)
     return _page(request, "message.html", title="Thank you",
-                 message="Your registration is waiting for review. You can log in once it is approved.")
+                 message="Your registration is waiting for review. You can log in once it is approved.",
+                 note="For privacy this page is the same when the name or e-mail address is already taken: "
+                      "then nothing was registered. If you have an account already, log in with it.")
 
 
 # ------------------------------------------------------------------ the account page
@@ -325,6 +362,14 @@ def revoke_token(
         return _account_page(request, web, session, notice=f"token {name} revoked")
 
 
+@router.post("/account/tokens/revoke-all", response_class=HTMLResponse)
+def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Response:
+    """Revoke every API token of the user at once (a password change leaves them working)."""
+    with _signed_in(request, csrf) as (accounts, session, web):
+        count = accounts.revoke_tokens(session, web.user, web.user.name)
+        return _account_page(request, web, session, notice=f"{count} API token{'' if count == 1 else 's'} revoked")
+
+
 @router.post("/account/password", response_class=HTMLResponse)
 def change_password(
     request: Request, current: Annotated[str, Form(max_length=4096)], new: Annotated[str, Form(max_length=4096)],
@@ -337,7 +382,13 @@ def change_password(
             accounts.set_password(session, web.user, new, web.user.name)
         except BadParameter as error:
             return _account_page(request, web, session, 400, error=str(error))
-    response = RedirectResponse("/login", status_code=303)  # every session ends with a new password
+        live = sum(token.revoked_at is None for token in accounts.tokens(session, web.user))
+    _remember(request, None)  # every session ends with a new password, this one too
+    tokens = ("Your API tokens were not revoked: they keep working. If one may be known to someone else, "
+              "log in and revoke it on your account page.") if live else ""
+    response = _page(request, "message.html", title="Password changed",
+                     message=f"Your password is changed and every browser session has ended: log in again with "
+                             f"the new one. {tokens}".strip(), link=("/login", "Log in"))
     response.delete_cookie(SESSION_COOKIE)
     return response
 

@@ -157,7 +157,8 @@ async def test_suspension_and_new_password_end_sessions(site: tuple[httpx.AsyncC
     page = await client.get("/account")
     changed = await client.post("/account/password", data={"current": PASSWORD, "new": "another long secret",
                                                            "csrf": csrf_of(page)})
-    assert changed.status_code == 303 and (await client.get("/account")).status_code == 303
+    assert changed.status_code == 200 and "Password changed" in changed.text and "Log in" in header_of(changed)
+    assert (await client.get("/account")).status_code == 303
     assert (await login(client, "ada", "another long secret")).status_code == 303
 
 
@@ -427,3 +428,136 @@ async def test_admins_are_warned_before_giving_up_their_admin_right(site: tuple[
     other = await client.post("/admin/users/rights", data={"name": "boss", "change": "grant", "right": "admin",
                                                            "csrf": csrf_of(await client.get("/admin/users"))})
     assert other.status_code == 303
+
+
+# ------------------------------------------------------------------ throttling, registration, tokens
+
+
+def from_address(client: httpx.AsyncClient, host: str) -> httpx.AsyncClient:
+    """Another browser on the same site, at the client address ``host``."""
+    transport = client._transport
+    assert isinstance(transport, httpx.ASGITransport)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=transport.app, client=(host, 40_000)),
+                             base_url="http://front")
+
+
+def main_of(page: httpx.Response) -> str:
+    return page.text[page.text.index("<main>"):page.text.index("</main>")]
+
+
+async def test_every_spelling_of_a_login_counts_against_its_account(site: tuple[httpx.AsyncClient, Accounts]
+                                                                    ) -> None:
+    client, accounts = site
+    add_user(accounts, "carol")
+    answers = [await login(client, "carol", "wrong password!") for _ in range(5)]
+    assert [a.status_code for a in answers] == [400] * 5
+    spellings = ["  carol", "carol ", "\u3000carol", "ｃａｒｏｌ", "carol@uni.example", "CAROL@Uni.Example ",
+                 "ｃａｒｏｌ＠ｕｎｉ.ｅｘａｍｐｌｅ"]
+    for spelling in spellings:
+        for password in ("wrong password!", PASSWORD):  # the right password waits too
+            answer = await login(client, spelling, password)
+            assert answer.status_code == 429 and int(answer.headers["retry-after"]) > 0, (spelling, password)
+    assert "cowbird_session" not in client.cookies
+    # the same text is throttled alike whether or not it names an account: "Carol" is nobody's name
+    assert (await login(client, "Carol", PASSWORD)).status_code == 429
+    for _ in range(5):
+        await login(client, "Nobody", "wrong password!")
+    assert (await login(client, " nobody", "wrong password!")).status_code == 429
+    # another account from the same address is not held up (10 failures of the 20 per address)
+    assert (await login(client, "boss")).status_code == 303
+
+
+async def test_an_account_has_a_limit_over_all_addresses(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    """40 addresses guessing twice each at one account (the name and the e-mail address) meet the
+    account's limit after 20; a known and an unknown name alike; other accounts go on working."""
+    client, accounts = site
+    add_user(accounts, "carol")
+    for target, spellings in (("carol", ("carol", "Carol@uni.example")), ("nobody", ("nobody", "NOBODY "))):
+        statuses = []
+        for k in range(40):
+            async with from_address(client, f"10.0.{len(target)}.{k}") as guesser:
+                statuses += [(await login(guesser, spelling, "wrong password!")).status_code for spelling in spellings]
+        assert statuses == [400] * 20 + [429] * 60, target
+    async with from_address(client, "192.0.2.1") as owner:
+        late = await login(owner, "carol")  # the right password, from an address that never failed
+        assert late.status_code == 429 and int(late.headers["retry-after"]) > 0
+        assert (await login(owner, "boss")).status_code == 303
+
+
+async def test_an_address_has_a_limit_over_all_accounts(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, _ = site
+    statuses = [(await login(client, f"user{k}", "wrong password!")).status_code for k in range(21)]
+    assert statuses == [400] * 20 + [429]
+    assert (await login(client, "boss")).status_code == 429
+    async with from_address(client, "192.0.2.2") as other:
+        assert (await login(other, "boss")).status_code == 303
+
+
+async def register(client: httpx.AsyncClient, name: str, email: str) -> httpx.Response:
+    form = await client.get("/register")
+    return await client.post("/register", data={"name": name, "email": email, "affiliation": "Uni",
+                                                "abstract": ABSTRACT, "password": PASSWORD, "csrf": csrf_of(form)})
+
+
+async def test_registration_does_not_tell_what_is_taken(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+
+    def users_and_history() -> list[tuple[str, str, list[str]]]:
+        with accounts.database.session() as session:
+            return [(u.name, u.email, [c.what for c in accounts.history(session, u)]) for u in accounts.users(session)]
+
+    made = await register(client, "ada", "ada@uni.example")
+    assert made.status_code == 200 and "waiting for review" in made.text
+    before = users_and_history()
+    for name, address in (("ada", "someone@else.example"), ("ADA", "someone@else.example"),
+                          ("Boss", "new@uni.example"), ("newcomer", "Ada@UNI.example"),
+                          ("newcomer", "ａｄａ@uni.example")):
+        taken = await register(client, name, address)
+        assert (taken.status_code, main_of(taken)) == (made.status_code, main_of(made)), (name, address)
+    assert users_and_history() == before  # nothing made, and the owners' records untouched
+    # what is wrong with the form itself is still said
+    bad = await register(client, "a b", "someone@else.example")
+    assert bad.status_code == 400 and "name: 2-64 letters" in bad.text
+
+
+async def test_registrations_are_throttled_per_address(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    statuses = [(await register(client, f"student{k}", f"student{k}@uni.example")).status_code for k in range(11)]
+    assert statuses == [200] * 10 + [429]
+    refused = await register(client, "student11", "student11@uni.example")
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 3000
+    async with from_address(client, "192.0.2.3") as other:
+        assert (await register(other, "student12", "student12@uni.example")).status_code == 200
+    with accounts.database.session() as session:
+        assert len(accounts.users(session, State.PENDING)) == 11
+
+
+async def test_api_tokens_outlive_a_new_password_until_revoked(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    add_user(accounts, "ada")
+    assert (await login(client, "ada")).status_code == 303
+    page = await client.get("/account")
+    secrets = []
+    for name in ("laptop", "server"):
+        made = await client.post("/account/tokens", data={"name": name, "csrf": csrf_of(page)})
+        found = re.search(r'<pre class="token">([^<]+)</pre>', made.text)
+        assert found is not None
+        secrets.append(found.group(1))
+    changed = await client.post("/account/password", data={"current": PASSWORD, "new": "another long secret",
+                                                           "csrf": csrf_of(page)})
+    assert changed.status_code == 200 and "every browser session has ended" in changed.text
+    assert "Your API tokens were not revoked: they keep working" in changed.text
+    assert (await client.get("/account")).status_code == 303  # logged out
+    for secret in secrets:
+        answer = await client.get("/api/v1/corpora", headers={"Authorization": f"Bearer {secret}"})
+        assert answer.status_code == 200
+    assert (await login(client, "ada", "another long secret")).status_code == 303
+    page = await client.get("/account")
+    assert (await client.post("/account/tokens/revoke-all", data={"csrf": "made-up"})).status_code == 403
+    revoked = await client.post("/account/tokens/revoke-all", data={"csrf": csrf_of(page)})
+    assert revoked.status_code == 200 and "2 API tokens revoked" in revoked.text
+    for secret in secrets:
+        answer = await client.get("/api/v1/corpora", headers={"Authorization": f"Bearer {secret}"})
+        assert answer.status_code == 401
+    with accounts.database.session() as session:
+        assert accounts.history(session, accounts.get(session, "ada"))[-1].what == "every token revoked (2)"

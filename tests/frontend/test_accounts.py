@@ -165,9 +165,84 @@ def test_the_command_line(tmp_path: Path) -> None:
     listing = run(main, ["users", "list", "--config", str(config)]).output.split("\t")
     assert listing[:4] == ["root", "root@example.org", "suspended", "admin,api_bulk"]
     shown = run(main, ["users", "show", "root", "--config", str(config)]).output
-    assert "token imported-1 (old-token-...) active" in shown and "state: approved -> suspended — holiday" in shown
+    assert "token imported-1 (old-t...) active" in shown and "state: approved -> suspended — holiday" in shown
     missing = run(main, ["users", "approve", "nobody", "--config", str(config)])
     assert missing.exit_code == 1 and "no user 'nobody'" in missing.output
+    # a token shorter than 20 characters is refused, and then nothing is imported
+    short = tmp_path / "short.tokens"
+    short.write_text("# old file\nanother-token-0123456789\nx\n\nabc123\n", encoding="utf-8")
+    refused = run(main, ["users", "import-tokens", str(short), "--user", "root", "--config", str(config)])
+    assert refused.exit_code == 1 and "the tokens on lines 3, 5 are shorter than 20 characters" in refused.output
+    assert "nothing was imported" in refused.output
+    assert "imported-2" not in run(main, ["users", "show", "root", "--config", str(config)]).output
+    short.write_text("old-token-0123456789\nanother-token-0123456789\n", encoding="utf-8")
+    second = run(main, ["users", "import-tokens", str(short), "--user", "root", "--config", str(config)])
+    assert second.exit_code == 0 and second.output.startswith("1 of 2 tokens imported")  # named imported-2
+    # a new password leaves the API tokens working, and says so; revoke-tokens ends them all
+    assert run(main, ["users", "reinstate", "root", "--config", str(config)]).exit_code == 0
+    reset = run(main, ["users", "reset-password", "root", "--config", str(config)])
+    assert reset.exit_code == 0 and "root's 2 API token(s) keep working" in reset.output
+    ended = run(main, ["users", "revoke-tokens", "root", "--config", str(config)])
+    assert ended.exit_code == 0 and ended.output == "root: 2 API token(s) revoked\n"
+    shown = run(main, ["users", "show", "root", "--config", str(config)]).output
+    assert "token imported-1 (old-t...) revoked" in shown and "token imported-2 (anothe...) revoked" in shown
+    assert "every token revoked (2)" in shown
+
+
+def test_look_alike_names_and_addresses_are_refused(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        accounts.add(session, "admin", "admin@uni.example", "tests", admin=True)
+        accounts.register(session, "alice", "alice@uni.example", "Uni", ABSTRACT, PASSWORD)
+        for name, told in (("admin", "name: 'admin' exists"),
+                           ("ADMIN", "name: 'ADMIN' is too like the existing name 'admin'"),
+                           ("Alice", "name: 'Alice' is too like the existing name 'alice'")):
+            with pytest.raises(Conflict, match=f"^{told}$"):
+                accounts.register(session, name, "new@uni.example", "Uni", ABSTRACT, PASSWORD)
+            with pytest.raises(Conflict, match=f"^{told}$"):
+                accounts.add(session, name, "new@uni.example", "tests")
+        for email in ("ALICE@uni.example", " alice@UNI.EXAMPLE ", "ａｌｉｃｅ@uni.example"):
+            with pytest.raises(Conflict, match="^email: .* is already registered$"):
+                accounts.register(session, "alice2", email, "Uni", ABSTRACT, PASSWORD)
+        assert [u.name for u in accounts.users(session)] == ["admin", "alice"]
+
+
+def test_a_login_is_looked_up_as_typed_in_any_width(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        carol, _ = accounts.add(session, "carol", "carol@uni.example", "tests")
+        for login in ("carol", "  carol ", "\u3000carol", "ｃａｒｏｌ", "Carol@Uni.Example",
+                      "ｃａｒｏｌ＠ｕｎｉ.ｅｘａｍｐｌｅ"):
+            assert accounts.find(session, login) is carol, login
+        assert accounts.find(session, "Carol") is None  # a name is written as it was registered
+        # an address stored before its key had NFKC in it is still found as it was typed then, in any case
+        old, _ = accounts.add(session, "wide", "ｗｉｄｅ@uni.example", "tests")
+        old.email_key = "ｗｉｄｅ@uni.example"
+        session.flush()
+        assert accounts.find(session, "ＷＩＤＥ@UNI.example") is old
+
+
+def test_api_tokens_survive_a_new_password_and_are_revoked_together(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
+        first, second = (accounts.create_token(session, user, name).secret for name in ("laptop", "server"))
+        accounts.revoke_token(session, user, "server")
+        accounts.set_password(session, user, "a new long password", "ada")
+        assert accounts.user_for_token(session, first) is user
+        assert accounts.revoke_tokens(session, user, "ada") == 1
+        assert accounts.user_for_token(session, first) is None and accounts.user_for_token(session, second) is None
+        assert accounts.revoke_tokens(session, user, "ada") == 0
+        assert [c.what for c in accounts.history(session, user)][-1] == "every token revoked (1)"
+
+
+def test_short_tokens_are_not_imported(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
+        with pytest.raises(BadParameter, match="token old: 1 characters; a token has at least 20"):
+            accounts.import_token(session, user, "old", "x")
+        assert accounts.import_token(session, user, "old", "y" * 20)
 
 
 # ------------------------------------------------------------------ who sees what, over HTTP

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
-from cowbird.request_log import configure
+from cowbird.request_log import configure, is_secret
 from tests.frontend.conftest import API_TOKEN
 
 pytestmark = pytest.mark.anyio
@@ -53,3 +54,32 @@ async def test_text_request_log(client: httpx.AsyncClient, capsys: pytest.Captur
     configure("warning", "text")
     await client.get("/api/v1/corpora")
     assert "cowbird.requests" not in capsys.readouterr().err
+
+
+async def test_secret_looking_parameters_are_never_logged(client: httpx.AsyncClient, nodes: dict[str, FastAPI],
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          restore_logging: None) -> None:
+    """A misspelt token parameter is refused (unknown parameter), but its value must not reach the
+    log either, whatever the spelling; ordinary parameters are logged as they are."""
+    configure("info", "json")
+    secrets = {"Token": "secret-one", "access_token": "secret-two", "apiKey": "secret-three",
+               "client-secret": "secret-four", "PASSWORD": "secret-five", "key": "secret-six",
+               "%54oken": "secret-seven", "X-Auth": "secret-eight", "passwd": "secret-nine"}
+    query = "&".join(f"{name}={value}" for name, value in secrets.items())
+    answer = await client.get(f"/api/v1/corpora?{query}&limit=7")
+    assert answer.status_code == 400
+    log = capsys.readouterr().err
+    assert not [value for value in secrets.values() if value in log]
+    entry = next(json.loads(line) for line in log.splitlines() if '"service": "frontend"' in line)
+    assert "limit=7" in entry["path"] and "Token=%E2%80%A6" in entry["path"]
+    assert "access_token=%E2%80%A6" in entry["path"]
+    # no parameter of either service is taken for a secret but token itself
+    front = client._transport
+    assert isinstance(front, httpx.ASGITransport)
+    names: set[str] = set()
+    for app in (front.app, *nodes.values()):
+        assert isinstance(app, FastAPI)
+        names |= {parameter["name"] for path in app.openapi()["paths"].values() for operation in path.values()
+                  for parameter in operation.get("parameters", []) if parameter["in"] == "query"}
+    assert {"corpus", "q", "tokens", "filter"} <= names and len(names) > 20
+    assert not {name for name in names if is_secret(name)}, names
