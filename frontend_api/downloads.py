@@ -25,6 +25,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -114,16 +115,18 @@ class NdjsonWriter(Writer):
 
 
 class XlsxWriter(Writer):
-    """Rows go to a temporary file as they come (constant memory); the finished file is streamed."""
+    """Rows go to a temporary file as they come (constant memory); the finished file is streamed.
+    The file and every temporary file of the writer live in a folder of the export's own, removed
+    whole when the export ends, however it ends (a full disk leaves the writer's files half made)."""
 
     def __init__(self, columns: Sequence[str], provenance: dict[str, Any] | None) -> None:
         super().__init__(columns, provenance)
-        handle, self.path = tempfile.mkstemp(prefix="cowbird-export-", suffix=".xlsx")
-        os.close(handle)
+        self.folder = tempfile.mkdtemp(prefix="cowbird-export-")
+        self.path = os.path.join(self.folder, "hits.xlsx")
         self.book = xlsxwriter.Workbook(
             self.path,
             {"constant_memory": True, "strings_to_numbers": False, "strings_to_formulas": False,
-             "strings_to_urls": False, "tmpdir": tempfile.gettempdir()},
+             "strings_to_urls": False, "tmpdir": self.folder},
         )  # fmt: skip
         self.sheet = self.book.add_worksheet("hits")
         self.row = 0
@@ -163,9 +166,8 @@ class XlsxWriter(Writer):
         if not self.closed:
             self.closed = True
             with contextlib.suppress(Exception):
-                self.book.close()  # removes its own temporary files
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
+                self.book.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def writer(format: Format, columns: Sequence[str], provenance: dict[str, Any] | None) -> Writer:

@@ -90,3 +90,9 @@ class FairUse:
             )
         day = (key, _today())
         self._exported[day] = self._exported.get(day, 0) + rows
+
+    def refund(self, key: str, rows: int) -> None:
+        """Give back rows charged for an export that did not deliver them (the client left, a node failed)."""
+        day = (key, _today())
+        if rows > 0 and day in self._exported:
+            self._exported[day] = max(0, self._exported[day] - rows)

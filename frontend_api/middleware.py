@@ -4,7 +4,10 @@
   the links it builds into exports and citations cannot be pointed elsewhere by a client;
 - ``Utf8Parameters``: a query string whose parameters are not valid UTF-8 (``%FF``, a lone
   surrogate ``%ED%A0%80``) is refused with ``400 bad_parameter`` naming the parameter, instead of
-  being run with U+FFFD in place of what the user sent.
+  being run with U+FFFD in place of what the user sent;
+- ``SecurityHeaders``: every answer says ``nosniff``, a same-origin referrer policy and that no
+  other site may frame it; pages run scripts and styles from this site only (the OpenAPI pages,
+  whose Swagger UI starts with an inline script, also that script).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from urllib.parse import unquote_to_bytes
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.errors import BadParameter, CowbirdError
 from cowbird.problems import Renderer
@@ -67,3 +70,33 @@ def _not_utf8(query_string: bytes) -> str | None:
             except UnicodeDecodeError:
                 return unquote_to_bytes(name.replace(b"+", b" ")).decode("utf-8", "replace")
     return None
+
+
+PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+               "frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'")
+DOCS_POLICY = PAGE_POLICY.replace("script-src 'self'", "script-src 'self' 'unsafe-inline'").replace(
+    "style-src 'self'", "style-src 'self' 'unsafe-inline'")
+COMMON = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"),
+          (b"x-frame-options", b"DENY")]
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        docs = scope["path"].startswith(("/docs", "/redoc"))
+        policy = (DOCS_POLICY if docs else PAGE_POLICY).encode("ascii")
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in
+                           {b"x-content-type-options", b"referrer-policy", b"x-frame-options",
+                            b"content-security-policy"}]
+                message["headers"] = [*headers, *COMMON, (b"content-security-policy", policy)]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

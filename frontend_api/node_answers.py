@@ -15,15 +15,26 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from backend_node.schemas import Line
+from backend_node.analysis.merge import MergeKey
+from backend_node.schemas import (
+    CooccurrenceResponse,
+    DistributionResponse,
+    FrequencyResponse,
+    Line,
+    SortKeysRequest,
+    SortKeysResponse,
+)
 from cowbird.problems import Problem
 from frontend_api.corpora import Partition
 from frontend_api.errors import RejectedByNode
 
 M = TypeVar("M", bound=BaseModel)
 
-NODE_SIDE_CODES = frozenset({"unauthorized", "unknown_partition", "too_large", "not_found", "http_error", "busy"})
-"""Codes of answers that say something about the node, not the request: try the next node."""
+QUERY_CODES = frozenset({"query_syntax", "unsupported", "unknown_attribute", "limit_exceeded", "out_of_range"})
+"""Codes of a node's refusals that are the query's fault, the same on every node: passed to the
+client, never retried on a replica. Any other refusal (``bad_parameter``, ``invalid_request``,
+``unauthorized``, ``busy``, a code the front end does not know) says something about the node or
+about what the front end sent it: the next node is tried, and the client sees a partition failure."""
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 """Longest line of an export stream (a line of 100 tokens of context each side is a few kB)."""
@@ -42,6 +53,8 @@ class NodeFailure(Exception):
     reason: str
     final: bool = False
     timed_out: bool = False
+    call: str = ""  # the call's X-Cowbird-Call id (after a timeout: is the node still at work on it?)
+    waited: float = 0.0  # seconds waited before the timeout
 
     def __str__(self) -> str:
         return f"{self.partition} on {self.node}: {self.reason}"
@@ -82,7 +95,7 @@ def classify(status: int, body: bytes, partition: str, node: str) -> None:
     problem = _problem(body)
     if problem is not None and problem.code == "timeout":
         raise NodeFailure(partition, node, "the query ran out of time on the node", final=True)
-    if problem is not None and 400 <= status < 500 and status not in (408, 429) and problem.code not in NODE_SIDE_CODES:
+    if problem is not None and 400 <= status < 500 and status not in (408, 429) and problem.code in QUERY_CODES:
         extra = problem.model_dump(exclude_none=True, exclude={"type", "title", "status", "detail", "code"})
         raise RejectedByNode(status, problem.code, problem.title, problem.detail, **extra)
     raise NodeFailure(partition, node, f"HTTP {status}: {_detail(body, status)}")
@@ -122,6 +135,70 @@ def check_lines(lines: list[Line], partition: Partition, node: str) -> None:
     for line in lines:
         check(0 <= line.match <= line.matchend < partition.size,
                f"gives a hit at {line.match}-{line.matchend}, outside the partition", partition, node)
+
+
+def check_in_order(lines: list[Line], partition: Partition, node: str) -> None:
+    """Lines of hits in corpus order: each after the one before, none twice."""
+    for before, after in zip(lines, lines[1:], strict=False):
+        check((before.match, before.matchend) < (after.match, after.matchend),
+              f"sent hits out of order or twice ({before.match}-{before.matchend} then {after.match}-{after.matchend})",
+              partition, node)
+
+
+def check_frequency(answer: FrequencyResponse, partition: Partition, node: str) -> None:
+    """Counts that add up: every count positive, values once, their sum the hits counted, counted
+    and unset hits the total."""
+    check(len(answer.values) == len(answer.counts), "gives values and counts of different lengths", partition, node)
+    check(all(c > 0 for c in answer.counts), "gives counts that are not positive", partition, node)
+    check(len(set(answer.values)) == len(answer.values), "gives a value twice", partition, node)
+    check(answer.counted >= 0 and answer.unset >= 0 and answer.counted + answer.unset == answer.total,
+          f"counts {answer.counted} + {answer.unset} hits of {answer.total}", partition, node)
+    listed = sum(answer.counts)
+    check(listed == answer.counted if not answer.truncated else listed <= answer.counted,
+          f"gives counts summing to {listed} for {answer.counted} hits counted", partition, node)
+    check(answer.distinct >= len(answer.values) and (answer.truncated or answer.distinct == len(answer.values)),
+          "gives a wrong number of distinct values", partition, node)
+
+
+def check_distribution(answer: DistributionResponse, partition: Partition, node: str) -> None:
+    """Hits per value that add up to the total, subcorpora inside the partition."""
+    columns = (answer.hits, answer.regions_with_hits, answer.tokens, answer.regions)
+    check(all(len(c) == len(answer.values) for c in columns), "gives columns of different lengths", partition, node)
+    check(len(set(answer.values)) == len(answer.values), "gives a value twice", partition, node)
+    check(all(v >= 0 for c in columns for v in c) and answer.outside >= 0, "gives negative counts", partition, node)
+    listed = sum(answer.hits) + answer.outside
+    check(listed == answer.total if not answer.truncated else listed <= answer.total,
+          f"gives hits summing to {listed} of {answer.total}", partition, node)
+    check(all(h <= t and w <= r <= t for h, w, t, r in zip(answer.hits, answer.regions_with_hits, answer.tokens,
+                                                            answer.regions, strict=True)),
+          "gives more hits or regions than its subcorpus holds", partition, node)
+    check(sum(answer.tokens) <= partition.size, "gives subcorpora larger than the partition", partition, node)
+
+
+def check_cooccurrence(answer: CooccurrenceResponse, partition: Partition, node: str) -> None:
+    """Co-occurrences inside the windows, marginals inside the partition."""
+    columns = (answer.f, answer.marginal, answer.in_nodes)
+    check(all(len(c) == len(answer.values) for c in columns), "gives columns of different lengths", partition, node)
+    check(len(set(answer.values)) == len(answer.values), "gives a value twice", partition, node)
+    check(answer.size == partition.size, f"gives the partition {answer.size} tokens", partition, node)
+    check(0 <= answer.context_tokens <= answer.size and 0 <= answer.node_tokens <= answer.size,
+          "gives windows larger than the partition", partition, node)
+    check(all(f >= 0 and i >= 0 and f + i <= m <= answer.size
+              for f, m, i in zip(answer.f, answer.marginal, answer.in_nodes, strict=True)),
+          "gives co-occurrences beyond the collocates' frequencies", partition, node)
+    check(sum(answer.f) <= answer.context_tokens and sum(answer.in_nodes) <= answer.node_tokens,
+          "gives more co-occurrences than its windows hold", partition, node)
+
+
+def check_sort_keys(answer: SortKeysResponse, request: SortKeysRequest, descending: bool, partition: Partition,
+                    node: str) -> None:
+    """As many keys as asked for, in the order asked for (a partition's keys merge with the others')."""
+    expected = max(0, min(request.limit, answer.total - request.offset))
+    check(answer.offset == request.offset and len(answer.keys) == expected,
+          f"sent {len(answer.keys)} sort keys instead of {expected}", partition, node)
+    keys = [MergeKey(key, descending) for key in answer.keys]
+    check(all(not after < before for before, after in zip(keys, keys[1:], strict=False)),
+          "sent sort keys out of order", partition, node)
 
 
 def combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:

@@ -14,6 +14,7 @@ from typing import assert_never
 from cowbird.errors import BadParameter, QuerySyntax, UnknownAttribute, query_problem
 from frontend_api.corpora import CorpusEntry
 from query_lang import (
+    MAX_QUERY_LENGTH,
     Alternation,
     And,
     AttributeTest,
@@ -38,6 +39,8 @@ from query_lang import (
     translate,
 )
 
+MAX_FILTERS = 50
+"""Metadata filters one request may have."""
 _FILTER = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(!~|~)(.*)$", re.DOTALL)
 
 
@@ -104,10 +107,17 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         query = replace(query, pattern=ignore_case(query.pattern))
     if filters and corpus is None:
         raise BadParameter("filter: name the corpus whose metadata the filters test")
+    if len(filters) > MAX_FILTERS:
+        raise BadParameter(f"filter: {len(filters):,} filters; at most {MAX_FILTERS} (a regex can say more in one: "
+                           "text_genre~news|blog)")
     comparisons: list[Constraint] = [parse_filter(f, corpus) for f in filters] if corpus is not None else []
     if comparisons:
         existing = query.constraint
         before = list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else []
         parts = before + comparisons
         query = replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts)))
-    return serialize(query)
+    text = serialize(query)
+    if len(text) > MAX_QUERY_LENGTH:  # what the nodes take: the query with its case switch and filters
+        raise BadParameter(f"the query with {'its filters' if filters else 'the case switch'} is too long for the "
+                           f"nodes ({len(text):,} characters of CQP; at most {MAX_QUERY_LENGTH:,}): shorten it")
+    return text

@@ -217,7 +217,8 @@ class DistributionResult(_AnalysisResult):
     by: str
     outside: int = Field(description="Hits outside every region of the attribute.")
     numeric: bool = Field(description="The values look like numbers and are sorted as numbers.")
-    all_values: bool = Field(description="Every value is listed, also those without hits.")
+    all_values: bool = Field(description=("Every value is listed, also those without hits (an attribute with more "
+                                          "than 10,000 values, such as an id, lists those with hits)."))
     truncated: bool
     offset: int = Field(description="The first row of this page in the whole table (0-based).")
     rows_total: int = Field(description="Rows of the whole table (one per value): page with offset and limit.")

@@ -92,6 +92,27 @@ _SPECIAL_OUTSIDE = frozenset("\\^$.|?*+()[]{}")
 _SPECIAL_INSIDE = frozenset("\\]^-[&|~")
 
 
+PCRE_SCRIPTS = frozenset({
+    "Arabic", "Armenian", "Avestan", "Balinese", "Bamum", "Bassa_Vah", "Batak", "Bengali", "Bopomofo", "Brahmi",
+    "Braille", "Buginese", "Buhid", "Canadian_Aboriginal", "Carian", "Caucasian_Albanian", "Chakma", "Cham",
+    "Cherokee", "Common", "Coptic", "Cuneiform", "Cypriot", "Cyrillic", "Deseret", "Devanagari", "Duployan",
+    "Egyptian_Hieroglyphs", "Elbasan", "Ethiopic", "Georgian", "Glagolitic", "Gothic", "Grantha", "Greek",
+    "Gujarati", "Gurmukhi", "Han", "Hangul", "Hanunoo", "Hebrew", "Hiragana", "Imperial_Aramaic", "Inherited",
+    "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Javanese", "Kaithi", "Kannada", "Katakana", "Kayah_Li",
+    "Kharoshthi", "Khmer", "Khojki", "Khudawadi", "Lao", "Latin", "Lepcha", "Limbu", "Linear_A", "Linear_B",
+    "Lisu", "Lycian", "Lydian", "Mahajani", "Malayalam", "Mandaic", "Manichaean", "Meetei_Mayek", "Mende_Kikakui",
+    "Meroitic_Cursive", "Meroitic_Hieroglyphs", "Miao", "Modi", "Mongolian", "Mro", "Myanmar", "Nabataean",
+    "New_Tai_Lue", "Nko", "Ogham", "Ol_Chiki", "Old_Italic", "Old_North_Arabian", "Old_Permic", "Old_Persian",
+    "Old_South_Arabian", "Old_Turkic", "Oriya", "Osmanya", "Pahawh_Hmong", "Palmyrene", "Pau_Cin_Hau", "Phags_Pa",
+    "Phoenician", "Psalter_Pahlavi", "Rejang", "Runic", "Samaritan", "Saurashtra", "Sharada", "Shavian", "Siddham",
+    "Sinhala", "Sora_Sompeng", "Sundanese", "Syloti_Nagri", "Syriac", "Tagalog", "Tagbanwa", "Tai_Le", "Tai_Tham",
+    "Tai_Viet", "Takri", "Tamil", "Telugu", "Thaana", "Thai", "Tibetan", "Tifinagh", "Tirhuta", "Ugaritic", "Vai",
+    "Warang_Citi", "Yi",
+})
+"""The script names CQP's PCRE (8.39, Unicode 7) takes after \\p: full names, as written — not ISO codes
+(``Latn``, ``Zzzz``), not scripts of later Unicode versions, not ``Unknown``; checked against real CQP."""
+
+
 class PcreError(ValueError):
     """A pattern PCRE refuses; ``index`` is where in the pattern."""
 
@@ -359,13 +380,8 @@ class _Translator:
             return _PCRE_PROPERTIES[name], negated
         if name in _CATEGORIES:
             return f"\\p{{{name}}}", negated
-        if re.fullmatch(r"[A-Z][a-z]*(?:_[A-Z][a-z]*)*", name):
-            try:
-                regex.compile(f"\\p{{Script={name}}}")
-            except regex.error:
-                pass
-            else:
-                return f"\\p{{Script={name}}}", negated
+        if name in PCRE_SCRIPTS:
+            return f"\\p{{Script={name}}}", negated
         raise self.error(f"unknown property name after \\P or \\p: {name!r}", start)
 
     def quoted(self, inside: bool) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import re
 from collections.abc import Awaitable
 from dataclasses import replace
 from typing import Annotated, TypeVar
@@ -120,8 +121,8 @@ def hit_view(
             f"meta={meta}: meta names the s-attributes to show with each hit (meta=text_genre,text_url); "
             "for the provenance block of a download use provenance=1"
         )
-    if context.strip().isdigit():
-        tokens = int(context.strip()[:9])
+    if re.fullmatch(r"[0-9]{1,9}", context.strip()):  # ASCII digits: "²" is a digit to str.isdigit
+        tokens = int(context.strip())
         if tokens > limit:
             raise BadParameter(f"context={context}: at most {limit} tokens each side")
         return HitView(tokens, split(show), names)

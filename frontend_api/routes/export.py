@@ -27,6 +27,7 @@ from frontend_api.analyses import Analyses, check_no_cut
 from frontend_api.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from frontend_api.errors import ExportBroken, Forbidden
 from frontend_api.fanout import NodeFailure
+from frontend_api.links import public_base
 from frontend_api.querying import build_query
 from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
 from frontend_api.routes.query import Direction, Filters, Sort, Syntax, answered_total, failed_partitions, sort_key
@@ -98,7 +99,7 @@ async def export(
         slot.close()
         raise
     failed = failed_partitions(statuses)
-    base = settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
+    base = public_base(request)
     columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
     about = {
         "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters or [], "cqp": cqp,
@@ -113,7 +114,7 @@ async def export(
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "ref_base": f"{base}/ref/{target.name}/",
     }  # fmt: skip
-    out = writer(format, columns, about if provenance else None)
+    delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
 
     def row(hit: Hit) -> list[Any]:
         return [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
@@ -124,9 +125,19 @@ async def export(
             async for chunk in rows_of():
                 yield chunk
         finally:
+            budgets.refund(key, written - delivered[0])
             slot.close()
 
     async def rows_of() -> AsyncIterator[bytes]:
+        # made here, not before: a client that leaves before the stream starts leaves no temporary file
+        out = writer(format, columns, about if provenance else None)
+        try:
+            async for chunk in written_rows(out):
+                yield chunk
+        finally:
+            out.abort()  # the XLSX writer's temporary files go, finished or not
+
+    async def written_rows(out: Any) -> AsyncIterator[bytes]:
         yield out.start()
         batch: list[list[Any]] = []
         sent = 0
@@ -142,6 +153,8 @@ async def export(
                     yield out.rows(batch)
                     sent += len(batch)
                     batch = []
+                    if format != "xlsx":  # a spreadsheet is delivered when its last byte is
+                        delivered[0] = sent
         except NodeFailure as failure:
             out.abort()
             # The headers promised `written` rows: the connection is dropped so that no client can
@@ -149,8 +162,12 @@ async def export(
             raise ExportBroken(f"the export broke off after {sent + len(batch)} of {written} rows: "
                                f"{failure.public()}") from failure
         yield out.rows(batch)
+        sent += len(batch)
+        if format != "xlsx":
+            delivered[0] = sent
         for chunk in out.end():
             yield chunk
+        delivered[0] = sent
 
     headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
                                                           None if order is None else f"{order} {order.direction}"),

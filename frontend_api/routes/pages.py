@@ -11,6 +11,7 @@ import json
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from frontend_api.links import public_base
 from frontend_api.routes.deps import Corpora, CurrentUser
 
 router = APIRouter(include_in_schema=False)
@@ -38,7 +39,7 @@ async def search_page(request: Request, user: CurrentUser, registry: Corpora) ->
 @router.get("/help/api", response_class=HTMLResponse)
 async def api_help(request: Request, user: CurrentUser, registry: Corpora) -> HTMLResponse:
     corpora = registry.visible(user)
-    base = request.app.state.settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
+    base = public_base(request)
     response: HTMLResponse = request.app.state.templates.TemplateResponse(
         request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",
                                    "url_attribute": next((m for m in (corpora[0].meta if corpora else [])

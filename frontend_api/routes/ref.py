@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from backend_node.schemas import Line
@@ -13,8 +13,10 @@ from cowbird.errors import BadParameter, NotFound, OutOfRange
 from frontend_api.corpora import CorpusEntry
 from frontend_api.errors import NodesUnavailable
 from frontend_api.fanout import NodeClient, NodeFailure
-from frontend_api.routes.deps import Corpora, CurrentUser
+from frontend_api.links import public_base
+from frontend_api.routes.deps import Budgets, Corpora, CurrentUser, until_disconnected
 from frontend_api.schemas import RefResult, RefText, WebContext
+from tools.calf.core import Reconstructor
 
 router = APIRouter(tags=["static links"])
 
@@ -54,13 +56,13 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
         # one token more than shown each side: whether the text goes on beyond the context shown
         around = await nodes.context(partition, local, tokens=WINDOW + 1, region=document, **keyword)
     except NodeFailure as failure:
-        raise NodesUnavailable(f"the partition holding position {position} is not reachable: {failure}",
+        raise NodesUnavailable(f"the partition holding position {position} is not reachable: {failure.public()}",
                                headers={"Retry-After": "10"}) from failure
     meta = {k: v for k, v in sentence.line.meta.items() if k != document}
     outside = document is not None and sentence.line.meta.get(document) is None
     url = next((v for k, v in meta.items() if k.endswith("_url") and v), "")
     today = datetime.date.today().isoformat()
-    base = request.app.state.settings.public_url.rstrip("/") or str(request.base_url).rstrip("/")
+    base = public_base(request)
     link = f"{base}/ref/{corpus.name}/{position}" + (f"?end={end}" if local_end is not None else "")
     template = corpus.config.citation or "{title}, position {position}. {link}{source} (accessed {date})"
     citation = template.format(title=corpus.config.title or corpus.name, position=position, link=link,
@@ -110,18 +112,25 @@ def _outside(context: str, sentence: str, before: bool) -> str:
 
 @router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)
 async def ref_on_the_web(
-    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
+    request: Request, response: Response, corpus: str, position: int, user: CurrentUser, budgets: Budgets,
+    registry: Corpora, end: EndOfMatch = None,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
-    the sentence found in it, and its context returned. Off unless ``calf_enabled``."""
+    the sentence found in it, and its context returned. Off unless ``calf_enabled``. It runs as one
+    of the viewer's queries at once (fair use: 429 over the limit, as ``/api/v1/query``); each page
+    fetch has a deadline, and a client that goes away stops it."""
     settings = request.app.state.settings
     if not settings.calf_enabled:
         raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
-    ref = await resolve(request, registry.get(corpus, user), position, end)
-    url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")
-    if not url:
-        raise NotFound(f"position {position} has no URL in its metadata to look on")
-    sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
-    outcome = await request.app.state.calf.line(url, sentence)
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        ref = await resolve(request, registry.get(corpus, user), position, end)
+        url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")
+        if not url:
+            raise NotFound(f"position {position} has no URL in its metadata to look on")
+        sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
+        calf: Reconstructor = request.app.state.calf
+        outcome = await until_disconnected(request, calf.line(url, sentence))
+    response.headers.update(budgets.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
                       left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text)

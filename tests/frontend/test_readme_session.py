@@ -66,8 +66,9 @@ def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> 
     assert len(saved) == 1, list(tmp_path.iterdir())
     rows = list(csv.DictReader(io.StringIO(saved[0].read_text(encoding="utf-8")), delimiter="\t"))
     assert len(rows) == 50 and all(r["text_url"].startswith("https://") and r["left"] + r["right"] for r in rows)
-    found = list(csv.DictReader(io.StringIO((tmp_path / "line-context.tsv").read_text(encoding="utf-8")),
-                                delimiter="\t"))
+    output = (tmp_path / "line-context.tsv").read_text(encoding="utf-8")
+    skip = int(output.split("skiprows=")[1].split(";")[0])  # Calf's metadata block comes first
+    found = list(csv.DictReader(io.StringIO("".join(output.splitlines(keepends=True)[skip:])), delimiter="\t"))
     assert [r["calf_status"] for r in found] == ["found_url"]
     assert found[0]["calf_left"].endswith("We walked up the lane.") and found[0]["calf_right"].startswith("Nobody")
 
