@@ -7,6 +7,7 @@ Every route but ``/health`` needs the node token, checked before the request is 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -14,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from backend_node.engines import QueryEngine, open_engine
-from backend_node.guard import NodeGuard
+from backend_node.guard import Calls, NodeGuard
 from backend_node.routes import analyses, context, health, partitions, queries
 from backend_node.service import PartitionService
 from backend_node.settings import NodeSettings
@@ -50,7 +51,11 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = engines if engines is not None else open_engines(settings)
         app.state.service = PartitionService(settings, opened, app.state.metrics)
-        yield
+        ticking = asyncio.create_task(app.state.calls.tick())
+        try:
+            yield
+        finally:
+            ticking.cancel()
 
     app = FastAPI(
         title="cowbird node",
@@ -64,7 +69,8 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = Metrics()
     install_problem_handlers(app)
-    app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes)
+    app.state.calls = Calls()  # the front end's calls, at work or ended (guard.py)
+    app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes, calls=app.state.calls)
     app.add_middleware(RequestLog, service="node", metrics=app.state.metrics)
 
     @app.get("/metrics", include_in_schema=False)

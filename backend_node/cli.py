@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import uvicorn
 
 from backend_node.app import create_app, open_engines
 from backend_node.settings import NodeSettings
 from cowbird.config import ConfigError
 from cowbird.errors import CowbirdError
 from cowbird.request_log import LOG_FORMAT, LOG_LEVEL, configure
+from cowbird.serving import serve
 
 
 @click.group("node")
@@ -51,8 +51,8 @@ def serve_command(config: Path | None, log_level: str, log_format: str, **option
     scheme = "https" if settings.tls_cert else "http"
     click.echo(f"cowbird node: {len(engines)} partition(s) with the {settings.engine} engine on "
                f"{scheme}://{settings.host}:{settings.port}", err=True)
-    uvicorn.run(
-        app, host=settings.host, port=settings.port, log_level="warning",
+    serve(
+        app, host=settings.host, port=settings.port,
         timeout_keep_alive=int(settings.keep_alive_seconds),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
         ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,

@@ -6,11 +6,21 @@ node buffer a large body, learn its API (``/docs``, ``/openapi.json``) or get a 
 malformed JSON. An authenticated body is read here, up to ``max_bytes`` (declared or chunked), and
 handed on whole; after it, the app reads the real connection again, so that it still learns when
 the client goes away.
+
+A request that names itself (``X-Cowbird-Call: <id>``, as the front end's calls do) is listed in
+``calls`` (``Calls``): after a timeout the front end asks ``GET /health?call=<id>`` how long the
+node has worked on it, until now or until it ended (the client gone, the answer sent): long, and
+the query is slow (the replicas are spared it); never or briefly, and the request was held up on
+the way (a link down, a process stopped): a replica is asked.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import secrets
+import time
+from collections import OrderedDict
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -19,15 +29,70 @@ from cowbird.errors import Unauthorized
 from cowbird.problems import problem_response
 
 OPEN_PATHS = frozenset({"/health"})
+CALL_HEADER = b"x-cowbird-call"
+_CALL = re.compile(r"[0-9a-f]{8,64}")
+
+
+class Calls:
+    """The front end's calls at work (id -> when it started), and for the ``KEPT`` latest that ended,
+    their time span; time the node stood still (stopped with SIGSTOP, its loop blocked: ``tick()``
+    did not run for ``FROZEN`` s) does not count as work on them."""
+
+    KEPT = 4096
+    TICK = 0.25
+    FROZEN = 1.0
+
+    def __init__(self) -> None:
+        self.running: dict[str, float] = {}
+        self.ended: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self.frozen: list[tuple[float, float]] = []  # the last KEPT spans the node stood still
+        self.last_tick = time.monotonic()
+
+    def start(self, call: str) -> None:
+        self.running[call] = time.monotonic()
+
+    def end(self, call: str) -> None:
+        started = self.running.pop(call, None)
+        if started is not None:
+            self.ended[call] = (started, time.monotonic())
+            while len(self.ended) > self.KEPT:
+                self.ended.popitem(last=False)
+
+    async def tick(self) -> None:
+        """Runs for the node's life: notes every span in which the node stood still."""
+        while True:
+            self._note_freeze(time.monotonic())
+            await asyncio.sleep(self.TICK)
+
+    def _note_freeze(self, now: float) -> None:
+        if now - self.last_tick > self.FROZEN:
+            self.frozen.append((self.last_tick + self.TICK, now))
+            del self.frozen[:-self.KEPT]
+        self.last_tick = now
+
+    def seconds(self, call: str) -> float | None:
+        """How long the node has worked on ``call`` (until now, or until it ended), the time it
+        stood still left out; None: it never got it."""
+        now = time.monotonic()
+        self._note_freeze(now)  # asked right after standing still, before tick() saw it
+        if call in self.running:
+            began, ended = self.running[call], now
+        elif call in self.ended:
+            began, ended = self.ended[call]
+        else:
+            return None
+        still = sum(max(0.0, min(ended, stop) - max(began, start)) for start, stop in self.frozen)
+        return max(0.0, ended - began - still)
 
 
 class NodeGuard:
     """Token first, then a bounded body; see the module docstring."""
 
-    def __init__(self, app: ASGIApp, token: str, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, token: str, max_bytes: int, calls: Calls | None = None) -> None:
         self.app = app
         self.token = f"Bearer {token}".encode()
         self.max_bytes = max_bytes
+        self.calls = calls if calls is not None else Calls()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -45,7 +110,15 @@ class NodeGuard:
         if body is None:
             await self._too_large(scope, receive, send, "a request body")
             return
-        await self.app(scope, _replay(body, receive), send)
+        call = headers.get(CALL_HEADER, b"").decode("latin-1")
+        if not _CALL.fullmatch(call):
+            await self.app(scope, _replay(body, receive), send)
+            return
+        self.calls.start(call)
+        try:
+            await self.app(scope, _replay(body, receive), send)
+        finally:
+            self.calls.end(call)
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         """The whole body, or None as soon as it passes the limit (the rest is never read)."""

@@ -2,10 +2,12 @@
 
 Every evaluation runs in a thread of its own. At most ``max_concurrent_queries`` evaluations run
 at once; more wait in line (up to ``max_queued_queries``, for at most ``queue_seconds``) and only
-then get ``503 busy``. An evaluation that has run for ``heavy_after_seconds`` becomes *heavy*: it
-gives its place back to short queries, its threads run at the lowest CPU priority, and at most
-``max_heavy_queries`` heavy ones step on at once — the others pause at their next check until
-one finishes. So three users' ``[]{200}`` queries cannot make a ``[word="dog"]`` wait.
+then get ``503 busy``. An evaluation that has worked for ``heavy_after_seconds`` — CPU time of
+its own threads, not time on the clock: on a busy machine a short query takes longer on the clock
+without being any heavier — becomes *heavy*: it gives its place back to short queries, its threads
+run at the lowest CPU priority, and at most ``max_heavy_queries`` heavy ones step on at once — the
+others pause at their next check until one finishes. So three users' ``[]{200}`` queries cannot
+make a ``[word="dog"]`` wait, however busy the machine.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class _Pace:
     def __init__(self, scheduler: Scheduler, give_back: Callable[[], object]) -> None:
         self.scheduler = scheduler
         self.give_back = give_back
-        self.started = time.monotonic()
+        self.worked: dict[int, float] = {}  # CPU seconds of each thread of the evaluation
         self.gave_back = False
         self.holds_heavy = False
         self.lowered: set[int] = set()
@@ -79,7 +81,10 @@ class _Pace:
         self.lock = threading.Lock()  # the engine may check from two threads of one evaluation
 
     def __call__(self) -> None:
-        if not self.gave_back and time.monotonic() - self.started < self.scheduler.heavy_after:
+        # every thread of an evaluation is new (its own, or the engine's pool for it): its CPU clock
+        # counts this evaluation's work only
+        self.worked[threading.get_ident()] = time.thread_time()
+        if not self.gave_back and sum(self.worked.values()) < self.scheduler.heavy_after:
             return
         with self.lock:
             if not self.gave_back:  # this evaluation is heavy from now on

@@ -49,6 +49,8 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
     engine: EngineName
     partitions: int
+    call_seconds: float | None = Field(None, description="With ?call=<id>: how long the node has worked on that "
+                                       "call, until now or until it ended (null: it never got it)")
 
 
 class PartitionInfo(BaseModel):
@@ -201,7 +203,8 @@ class DistributionResponse(BaseModel):
     query: str
     total: int
     outside: int = Field(description="Hits outside every region of the attribute.")
-    all_values: bool = Field(description="Every value is listed (else only those with hits).")
+    all_values: bool = Field(description=("Every value is listed (else only those with hits: the attribute has "
+                                          "more than 10,000 values, or more than max_analysis_rows)."))
     truncated: bool
     values: list[str]
     hits: list[int]

@@ -31,6 +31,8 @@ from query_lang import QueryError, canonical
 
 T = TypeVar("T")
 BYTES_PER_HIT = 24
+REFUSALS_KEPT = 256
+"""Queries refused for their size, remembered so that asking again costs nothing."""
 SORT_ORDERS_KEPT = 8
 """Sort orders kept for paging (8 bytes per hit each)."""
 
@@ -71,6 +73,9 @@ class PartitionService:
         self.metrics = metrics
         self.cache = ResultCache(settings.cache_max_hits)
         self.orders: OrderedDict[tuple[int, str, str, int, int], SortOrder] = OrderedDict()
+        # queries refused for what they are (their certain work is more than query_timeout): refused again
+        # at once, not after seconds of planning each time
+        self.refused: OrderedDict[tuple[str, str, str, int], LimitExceeded] = OrderedDict()
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds,
@@ -90,6 +95,24 @@ class PartitionService:
             return canonical(query)
         except QueryError as exc:
             raise query_problem(exc) from exc
+
+    async def analyse(self, function: Callable[..., T], *args: object,
+                      disconnected: Callable[[], Awaitable[bool]] | None = None) -> T:
+        """Analysis work (``function(*args, deadline=...)``) as a query is run: under the scheduler
+        (a place among the queries running, heavy after a while), stopped at ``query_timeout`` and
+        when the client goes away — an analysis can take longer than the query it counts."""
+
+        async def watch(deadline: Deadline) -> None:
+            if disconnected is not None:
+                await _watch(disconnected, deadline)
+
+        def work(deadline: Deadline) -> T:
+            try:
+                return function(*args, deadline=deadline)
+            except MemoryError as exc:
+                raise LimitExceeded("the analysis needs more memory than this node has; narrow it down") from exc
+
+        return await self.scheduler.run(work, self.settings.query_timeout, watch)
 
     async def in_thread(self, function: Callable[..., T], *args: object) -> T:
         """Run engine work (building lines) in a worker thread (its errors carry their own status and code)."""
@@ -115,6 +138,10 @@ class PartitionService:
             if self.metrics is not None:
                 self.metrics.cache_hits.labels(partition).inc()
             return text, cached
+        refused = self.refused.get(key)
+        if refused is not None:
+            self.refused.move_to_end(key)
+            raise LimitExceeded(refused.detail)
         if self.metrics is not None:
             self.metrics.queries.labels(partition).inc()
 
@@ -128,7 +155,13 @@ class PartitionService:
             if disconnected is not None:
                 await _watch(disconnected, deadline)
 
-        result = await self.scheduler.run(work, self.settings.query_timeout, watch)
+        try:
+            result = await self.scheduler.run(work, self.settings.query_timeout, watch)
+        except LimitExceeded as refusal:
+            self.refused[key] = refusal
+            while len(self.refused) > REFUSALS_KEPT:
+                self.refused.popitem(last=False)
+            raise
         self.cache.put(key, result)
         return text, result
 
@@ -157,7 +190,8 @@ class PartitionService:
             )
         return result
 
-    async def order(self, result: ResultSet, spec: SortSpec) -> SortOrder:
+    async def order(self, result: ResultSet, spec: SortSpec,
+                    disconnected: Callable[[], Awaitable[bool]] | None = None) -> SortOrder:
         """The hits of a result in sorted order (kept for paging, as results are)."""
         key = parse_sort(spec.key, spec.direction, spec.seed)
         held = self.every_hit(result)
@@ -166,7 +200,7 @@ class PartitionService:
         if cached is not None and cached.matches is held.matches:
             self.orders.move_to_end(cache_key)
             return cached
-        order = await self.in_thread(sort_order, held.corpus, held.matches, key, spec.base)
+        order = await self.analyse(sort_order, held.corpus, held.matches, key, spec.base, disconnected=disconnected)
         self.orders[cache_key] = order
         while len(self.orders) > SORT_ORDERS_KEPT:
             self.orders.popitem(last=False)

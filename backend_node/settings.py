@@ -38,6 +38,11 @@ class NodeSettings(BaseSettings):
         500_000, ge=1,
         description="Most values one frequency, distribution or co-occurrence answer lists (the rest: truncated).",
     )
+    max_analysis_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024 * 1024,
+        description="Most bytes of values one frequency answer may hold: a breakdown whose values would take "
+        "more is refused before it runs where its spans are known (limit_exceeded), else when it gets there.",
+    )
     max_sort_keys: int = Field(1_000_000, ge=1, description="Most sort keys one /v1/sortkeys request may ask for.")
     max_context_tokens: int = Field(100, ge=0, description="Widest context (tokens each side) a request may ask for.")
     query_timeout: float = Field(60.0, gt=0, description="Seconds a query may run before it is stopped.")

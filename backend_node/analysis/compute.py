@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from backend_node.analysis.spec import Anchor, Fold, SortKey, Span
+from backend_node.engines import Deadline
 from backend_node.engines.native.lexicon import strip_diacritics
 from backend_node.engines.results import Matches
 from backend_node.store import CwbCorpus, PositionalAttribute, StructuralAttribute
@@ -34,7 +35,11 @@ CHUNK_POSITIONS = 4 * 1024 * 1024
 """Positions expanded at once when windows or matches are counted (bounds the memory of a count)."""
 
 MAX_SORT_CELLS = 64 * 1024 * 1024
-"""Hits × tokens a sort key may span (the key table's cells, 8 bytes each)."""
+"""Hits × tokens a sort key may span (the key table's cells, 8 bytes each); a frequency breakdown's
+spans may hold as many tokens."""
+
+NO_DEADLINE = Deadline()
+"""For callers without a time budget (the command line): checks that never stop anything."""
 
 
 def fold_text(text: str, fold: Fold) -> str:
@@ -156,13 +161,27 @@ def span_positions(matches: Matches, span: Span, size: int) -> tuple[Ints, Ints,
 
 
 def _sequences(start: Ints, end: Ints) -> Iterator[tuple[Ints, npt.NDArray[np.int64]]]:  # (n, length)
-    """(hit indices, positions matrix) per distinct span length: row i holds the span of hit i in order."""
+    """(hit indices, positions matrix) per distinct span length, at most ``CHUNK_POSITIONS`` positions
+    at a time: row i holds the span of hit i in order."""
     step = np.where(end >= start, 1, -1).astype(np.int64)
     lengths = np.abs(end - start) + 1
     for length in np.unique(lengths).tolist():
-        which = np.flatnonzero(lengths == length)
-        positions = start[which, None] + step[which, None] * np.arange(length, dtype=np.int64)[None, :]
-        yield which, positions
+        every = np.flatnonzero(lengths == length)
+        rows = max(1, CHUNK_POSITIONS // length)
+        for at in range(0, len(every), rows):
+            which = every[at:at + rows]
+            positions = start[which, None] + step[which, None] * np.arange(length, dtype=np.int64)[None, :]
+            yield which, positions
+
+
+def _value_bytes(p: PositionalAttribute, lengths: Ints, rows: int) -> int:
+    """What the distinct values of spans of these lengths take at most, about: as many values as
+    hits (at most ``rows``, and for one token at most the lexicon), each its tokens' average length."""
+    if not len(lengths):
+        return 0
+    average = len(p.lexicon_bytes) / max(1, p.lexicon_size)  # a token's string with its terminating byte
+    values = min(len(lengths), rows, p.lexicon_size if int(lengths.max()) == 1 else len(lengths))
+    return int(values * float(lengths.mean()) * average)
 
 
 # -- frequency -------------------------------------------------------------------------------------
@@ -178,15 +197,30 @@ class Frequencies:
 
 
 def frequency(corpus: CwbCorpus, matches: Matches, attribute: str, span: Span, fold: Fold,
-              max_rows: int) -> Frequencies:
+              max_rows: int, max_bytes: int = 1 << 62, deadline: Deadline = NO_DEADLINE) -> Frequencies:
     """How often each value (or sequence of values, joined by spaces) of ``attribute`` occurs over
-    ``span`` of the hits — CQP's ``count A by ATT on SPAN %FOLD``."""
+    ``span`` of the hits — CQP's ``count A by ATT on SPAN %FOLD``. Bounded before it starts: the
+    spans may hold as many tokens as a sort's, and their values are estimated to take at most
+    ``max_bytes``; and while it runs, by those bytes and the ``deadline``."""
     p = _p(corpus, attribute)
-    table = groups(p, fold)
     start, end, valid = span_positions(matches, span, corpus.size)
     start, end = start[valid], end[valid]
+    lengths = np.abs(end - start) + 1
+    cells = int(lengths.sum())
+    if cells > MAX_SORT_CELLS:
+        raise LimitExceeded(f"on={span}: the spans of the {len(start):,} hits hold {cells:,} tokens, more than a "
+                            f"node counts at once ({MAX_SORT_CELLS:,}, as for sorting); count a narrower span or "
+                            "narrow the query")
+    estimate = _value_bytes(p, lengths, max_rows)
+    if estimate > max_bytes:
+        raise LimitExceeded(f"on={span}: the values of {len(start):,} hits over spans of up to "
+                            f"{int(lengths.max())} tokens would take about {estimate / 2**20:,.0f} MB, more than a "
+                            f"node answers ({max_bytes / 2**20:,.0f} MB); count a narrower span or narrow the query")
+    table = groups(p, fold)
     counts: dict[str, int] = {}
+    size = 0
     for _which, positions in _sequences(start, end):
+        deadline.check()
         ids = table.of_id[np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)].reshape(positions.shape)
         if positions.shape[-1] == 1:
             found = np.bincount(ids[:, 0], minlength=len(table.names))
@@ -197,6 +231,11 @@ def frequency(corpus: CwbCorpus, matches: Matches, attribute: str, span: Span, f
         rows, row_counts = np.unique(ids, axis=0, return_counts=True)
         for row, count in zip(rows.tolist(), row_counts.tolist(), strict=True):
             name = " ".join(table.names[g] for g in row)
+            if name not in counts:
+                size += len(name) + 16
+                if size > max_bytes:
+                    raise LimitExceeded(f"on={span}: the values of this breakdown take more than a node answers "
+                                        f"({max_bytes / 2**20:,.0f} MB); count a narrower span or narrow the query")
             counts[name] = counts.get(name, 0) + int(count)
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     kept = ordered[:max_rows]
@@ -218,9 +257,16 @@ class Distribution:
     truncated: bool
 
 
-def distribution(corpus: CwbCorpus, matches: Matches, attribute: str, max_rows: int) -> Distribution:
+ALL_VALUES_UP_TO = 10_000  # an attribute with more values (an id) lists only those with hits
+
+
+def distribution(corpus: CwbCorpus, matches: Matches, attribute: str, max_rows: int,
+                 deadline: Deadline = NO_DEADLINE) -> Distribution:
     """Hits per value of an s-attribute at the match, with each value's size (tokens, regions) and
-    the regions with at least one hit — CQP's ``group A match ATT``."""
+    the regions with at least one hit — CQP's ``group A match ATT``. Every value is listed, also
+    those without hits, when the attribute has at most ``ALL_VALUES_UP_TO`` (genres, years);
+    an attribute with more (sentence or text ids) lists the values with hits, as CQP does."""
+    deadline.check()
     s = _s_with_values(corpus, attribute, "by")
     table = value_table(s)
     numbers = s.region_numbers(np.asarray(matches.match, dtype=s.starts.dtype)) if len(s) else \
@@ -229,7 +275,7 @@ def distribution(corpus: CwbCorpus, matches: Matches, attribute: str, max_rows: 
     hits = np.bincount(table.of_region[inside], minlength=len(table.names))
     hit_regions = np.unique(inside)
     regions_with_hits = np.bincount(table.of_region[hit_regions], minlength=len(table.names))
-    all_values = len(table.names) <= max_rows
+    all_values = len(table.names) <= min(max_rows, ALL_VALUES_UP_TO)  # a text type, not an id
     chosen = np.arange(len(table.names)) if all_values else np.flatnonzero(hits)
     truncated = len(chosen) > max_rows
     if truncated:
@@ -294,10 +340,11 @@ def _outside(positions: Ints, starts: Ints, ends: Ints) -> Ints:
     return positions[~inside]
 
 
-def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints]) -> tuple[Ints, int]:
+def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints], deadline: Deadline = NO_DEADLINE) -> tuple[Ints, int]:
     totals = np.zeros(p.lexicon_size, dtype=np.int64)
     seen = 0
     for positions in chunks:
+        deadline.check()
         if len(positions):
             totals += np.bincount(np.asarray(p.ids_at(positions), dtype=np.int64), minlength=p.lexicon_size)
             seen += len(positions)
@@ -305,7 +352,7 @@ def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints]) -> tuple[Ints, in
 
 
 def cooccurrence(corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
-                 within: str | None, max_rows: int) -> Cooccurrence:
+                 within: str | None, max_rows: int, deadline: Deadline = NO_DEADLINE) -> Cooccurrence:
     """Co-occurrence counts in the windows around the hits, as cwb-ccc counts them: the windows'
     positions (``left`` tokens before each match, ``right`` after its matchend, within the region of
     ``within`` around it), each position once however many windows hold it, minus every position
@@ -330,8 +377,8 @@ def cooccurrence(corpus: CwbCorpus, matches: Matches, attribute: str, left: int,
     context_starts, context_ends = _union(window_starts, window_ends)
     node_starts, node_ends = _union(match, matchend)
     f, context_tokens = _count_ids(
-        p, (_outside(chunk, node_starts, node_ends) for chunk in _expanded(context_starts, context_ends)))
-    in_nodes, node_tokens = _count_ids(p, _expanded(node_starts, node_ends))
+        p, (_outside(chunk, node_starts, node_ends) for chunk in _expanded(context_starts, context_ends)), deadline)
+    in_nodes, node_tokens = _count_ids(p, _expanded(node_starts, node_ends), deadline)
     found = np.flatnonzero(f + in_nodes)  # in hits only: the front end needs their in-hit counts too
     truncated = len(found) > max_rows
     if truncated:
@@ -395,8 +442,10 @@ def random_keys(positions: Ints, seed: int) -> npt.NDArray[np.uint64]:
         return np.asarray(z ^ (z >> np.uint64(31)), dtype=np.uint64)
 
 
-def sort_order(corpus: CwbCorpus, matches: Matches, key: SortKey, base: int) -> SortOrder:
+def sort_order(corpus: CwbCorpus, matches: Matches, key: SortKey, base: int,
+               deadline: Deadline = NO_DEADLINE) -> SortOrder:
     """The hits ordered by ``key``; equal keys keep corpus order (in either direction)."""
+    deadline.check()
     n = len(matches)
     tie = np.arange(n, dtype=np.int64)
     if key.random:
@@ -417,11 +466,13 @@ def sort_order(corpus: CwbCorpus, matches: Matches, key: SortKey, base: int) -> 
     for table in passes:
         matrix = np.full((n, width), -1, dtype=np.int64)  # -1: the span has ended (a prefix sorts first)
         for which, positions in _sequences(start[valid], end[valid]):
+            deadline.check()
             ids = np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)
             matrix[rows_set[which], : positions.shape[1]] = table.rank[table.of_id[ids]].reshape(positions.shape)
         if key.direction == "desc":  # all reversed, as CQP negates the comparison: a span now sorts before its prefix
             matrix = np.where(matrix >= 0, -matrix, 1)
         primary_first += [matrix[:, k] for k in range(width)]
+    deadline.check()
     order = np.lexsort([tie, *primary_first[::-1]])  # lexsort: the last key is the primary one
     return SortOrder(key, order.astype(np.int64), base, matches, corpus)
 

@@ -45,8 +45,9 @@ async def frequency(request: FrequencyRequest, service: Service, http: Request) 
     started = time.perf_counter()
     span = parse_span(request.on)
     text, held = await _every_hit(request, service, http)
-    counted = await service.in_thread(compute.frequency, held.corpus, held.matches, request.attribute, span,
-                                      request.fold, service.settings.max_analysis_rows)
+    counted = await service.analyse(compute.frequency, held.corpus, held.matches, request.attribute, span,
+                                    request.fold, service.settings.max_analysis_rows,
+                                    service.settings.max_analysis_bytes, disconnected=http.is_disconnected)
     return FrequencyResponse(
         partition=request.partition, query=text, total=held.total, counted=counted.hits, unset=counted.unset,
         distinct=counted.distinct, truncated=counted.truncated, values=counted.values, counts=counted.counts,
@@ -59,8 +60,8 @@ async def distribution(request: DistributionRequest, service: Service, http: Req
     """Hits per value of an s-attribute, with each value's size (CQP's ``group A match ATT``)."""
     started = time.perf_counter()
     text, held = await _every_hit(request, service, http)
-    found = await service.in_thread(compute.distribution, held.corpus, held.matches, request.attribute,
-                                    service.settings.max_analysis_rows)
+    found = await service.analyse(compute.distribution, held.corpus, held.matches, request.attribute,
+                                  service.settings.max_analysis_rows, disconnected=http.is_disconnected)
     return DistributionResponse(
         partition=request.partition, query=text, total=held.total, outside=found.outside,
         all_values=found.all_values, truncated=found.truncated, values=found.values, hits=found.hits,
@@ -75,8 +76,9 @@ async def cooccurrence(request: CooccurrenceRequest, service: Service, http: Req
     started = time.perf_counter()
     text, held = await _every_hit(request, service, http)
     compute.check_attributes(held.corpus, request.attribute, request.within)
-    found = await service.in_thread(compute.cooccurrence, held.corpus, held.matches, request.attribute,
-                                    request.left, request.right, request.within, service.settings.max_analysis_rows)
+    found = await service.analyse(compute.cooccurrence, held.corpus, held.matches, request.attribute,
+                                  request.left, request.right, request.within, service.settings.max_analysis_rows,
+                                  disconnected=http.is_disconnected)
     return CooccurrenceResponse(
         partition=request.partition, query=text, total=held.total, context_tokens=found.context_tokens,
         node_tokens=found.node_tokens, size=found.size, truncated=found.truncated, values=found.values, f=found.f,
@@ -106,7 +108,7 @@ async def sortkeys(request: SortKeysRequest, service: Service, http: Request) ->
     text, result = await service.run(
         request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
     )
-    order = await service.order(result, request.sort)
+    order = await service.order(result, request.sort, http.is_disconnected)
     ranks = list(range(request.offset, min(result.total, request.offset + request.limit)))
     keys = await service.in_thread(order.keys, ranks)
     return SortKeysResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,

@@ -70,7 +70,7 @@ async def hits(request: HitsRequest, service: Service, http: Request) -> HitsRes
         request.partition, request.query, request.strategy, request.hard_boundary, http.is_disconnected
     )
     if request.sort is not None:
-        order = await service.order(result, request.sort)
+        order = await service.order(result, request.sort, http.is_disconnected)
         ranks = [i for i in request.indices if 0 <= i < result.total] if request.indices is not None else \
             list(range(request.offset, min(result.total, request.offset + request.limit)))
         data = await _sorted_models(service, order, ranks, context, request.show, request.meta)
@@ -103,7 +103,7 @@ async def export(request: ExportRequest, service: Service, http: Request) -> Str
     stop = min(result.total, request.offset + request.limit)
     if stop > result.held:  # refuse now, while the answer can still be a problem+json
         result.hits(stop - 1, 1)
-    order = None if request.sort is None else await service.order(result, request.sort)
+    order = None if request.sort is None else await service.order(result, request.sort, http.is_disconnected)
     # check attributes before the stream starts, so that errors are still problem+json
     await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)
 

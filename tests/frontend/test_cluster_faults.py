@@ -21,7 +21,7 @@ from tests.support import synthetic_options
 pytestmark = pytest.mark.e2e
 
 QUERIES = ['[pos="P1"]', '[word="w7"] [pos="P3"]', '[word="w1.*"] []? [pos="P0"]']
-HEAVY = '[] []{0,400} [pos="P9"]'  # no hits, but every start walks 400 steps: seconds per partition
+HEAVY = '[] []{0,400} [word="w7"] [word="w7"]'  # no hits ("w7 w7" never), but every start walks 400 steps
 
 
 def expected_hits(parts: Partitioned, manifest: dict[str, object], query: str) -> dict[str, list[int]]:

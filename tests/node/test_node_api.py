@@ -29,7 +29,7 @@ def assert_problem(response: httpx.Response, status: int, code: str) -> dict[str
 async def test_health_needs_no_token(sample_registry: Path, big_registry: Path) -> None:
     async for anonymous in client_for(make_app(sample_registry, big_registry), token=None):
         response = await anonymous.get("/health")
-        assert response.json() == {"status": "ok", "engine": "native", "partitions": 2}
+        assert response.json() == {"status": "ok", "engine": "native", "partitions": 2, "call_seconds": None}
         assert_problem(await anonymous.get("/v1/partitions"), 401, "unauthorized")
         wrong = await anonymous.get("/v1/partitions", headers={"Authorization": "Bearer nope"})
         body = assert_problem(wrong, 401, "unauthorized")
@@ -130,7 +130,8 @@ async def test_queries_wait_in_line_then_get_busy(sample_registry: Path, big_reg
 async def test_short_queries_are_not_held_up_by_heavy_ones(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, max_concurrent_queries=1, heavy_after_seconds=0.2,
                    max_heavy_queries=1, query_timeout=60)
-    heavy = {"partition": "big", "query": '[word="w.*"]+ [word="zzz"]'}  # every start walks 500 tokens
+    # "w7 w7" never occurs: every start walks 500 tokens
+    heavy = {"partition": "big", "query": '[word="w.*"]+ [word="w7"] [word="w7"]'}
     async for client in client_for(app):
         running = [asyncio.ensure_future(client.post("/v1/count", json={**heavy, "hard_boundary": 500 + k}))
                    for k in range(2)]
@@ -148,7 +149,8 @@ async def test_timeout_really_stops_the_query(sample_registry: Path, big_registr
     async for client in client_for(app):
         started = time.perf_counter()
         # every start walks 500 tokens (every word matches w.*) looking for a word that does not occur
-        response = await client.post("/v1/count", json={"partition": "big", "query": '[word="w.*"]+ [word="zzz"]'})
+        never = '[word="w.*"]+ [word="w7"] [word="w7"]'
+        response = await client.post("/v1/count", json={"partition": "big", "query": never})
         elapsed = time.perf_counter() - started
         assert_problem(response, 504, "timeout")
         # the worker thread returned: the error only arrives once the engine itself stopped
@@ -196,7 +198,7 @@ async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, bi
             return time.perf_counter() - since > 0.2
 
         with pytest.raises(QueryTimeout) as error:
-            await service.run("big", '[] []* [word="zzz"]', "standard", 500, gone)
+            await service.run("big", '[] []* [word="w7"] [word="w7"]', "standard", 500, gone)
         assert error.value.code == "timeout" and "client went away" in error.value.detail
         assert time.perf_counter() - started < 1.5
 

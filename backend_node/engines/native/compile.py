@@ -231,6 +231,24 @@ class _Fragment:
     nullable: bool
 
 
+def can_match(automaton: Automaton, size: int) -> bool:
+    """Whether some path from a first to a final state passes only token tests that hold somewhere
+    in the corpus. If none does (``[]{3,} [lemma="qqqq"]`` on a corpus without "qqqq"), the query
+    has no hits, and nothing needs to be evaluated: that would walk every start all the same."""
+    possible = [state.predicate is None or estimate(state.predicate, size) > 0 for state in automaton.states]
+    seen = {i for i in automaton.first if possible[i]}
+    todo = list(seen)
+    while todo:
+        i = todo.pop()
+        if i in automaton.final:
+            return True
+        for j in automaton.follow[i]:
+            if possible[j] and j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return False
+
+
 class AutomatonBuilder:
     """Glushkov construction over the pattern AST."""
 

@@ -23,7 +23,7 @@ from backend_node.engines.base import (
     Strategy,
 )
 from backend_node.engines.errors import InvalidOption, UnknownAttribute
-from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler
+from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler, can_match
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.simulate import PassRunner, WorkBudget
@@ -167,6 +167,8 @@ class NativeEngine(QueryEngine):
         constraint = (
             ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
         )
+        if not can_match(automaton, self.size):
+            return Matches.empty(), 0  # a test on every path holds nowhere in the corpus
         runner = PassRunner(
             self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary,
             threads=self.options.threads, deadline=deadline, work=WorkBudget(self.options.work_seconds, self.size),

@@ -1,0 +1,160 @@
+"""A node bounds every analysis before and while it runs: a frequency breakdown whose values would
+take more than ``max_analysis_bytes`` is refused before it starts (it used to build a 336-MB
+answer); analyses run under the scheduler with the query's deadline, so one stops at
+``query_timeout`` and when its client goes away; a query refused for its size is refused again at
+once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend_node.analysis import compute
+from backend_node.engines import Deadline
+from tests.node.conftest import client_for, make_app
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_frequency_whose_values_would_be_too_large_is_refused_before_it_runs(
+    sample_registry: Path, big_registry: Path
+) -> None:
+    app = make_app(sample_registry, big_registry, max_analysis_bytes=1024 * 1024)
+    async for node in client_for(app):
+        started = time.perf_counter()
+        wide = await node.post("/v1/frequency", json={"partition": "big", "query": '[pos="P1"]', "attribute": "word",
+                                                      "on": "match[-1000]..match[1000]"})
+        assert wide.status_code == 400 and wide.json()["code"] == "limit_exceeded", wide.text
+        assert "would take about" in wide.json()["detail"] and time.perf_counter() - started < 5
+        narrow = await node.post("/v1/frequency", json={"partition": "big", "query": '[pos="P1"]', "attribute": "word",
+                                                        "on": "match[-1]..match[1]"})
+        assert narrow.status_code == 200 and sum(narrow.json()["counts"]) == 12_000
+
+
+def test_the_spans_of_a_breakdown_hold_at_most_as_many_tokens_as_a_sort(sample_registry: Path,
+                                                                        big_registry: Path) -> None:
+    from backend_node.analysis.spec import parse_span
+    from backend_node.engines.native import NativeEngine
+
+    engine = NativeEngine.open(big_registry, "big")
+    result = engine.run('[pos="P1"]', "standard", 500, Deadline())
+    matches = result.matches  # type: ignore[attr-defined]
+    original = compute.MAX_SORT_CELLS
+    compute.MAX_SORT_CELLS = 100_000
+    try:
+        with pytest.raises(compute.LimitExceeded, match="more than a node counts at once"):
+            compute.frequency(engine.store, matches, "word", parse_span("match..match[10]"), "", 10**6)
+    finally:
+        compute.MAX_SORT_CELLS = original
+
+
+async def test_an_analysis_stops_at_the_query_timeout(sample_registry: Path, big_registry: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An analysis is work like a query's: under the node's deadline, not a thread left running."""
+    stopped: list[float] = []
+
+    def endless(*args: object, deadline: Deadline, **kwargs: object) -> object:
+        started = time.monotonic()
+        try:
+            while True:
+                deadline.check()
+                time.sleep(0.01)
+        finally:
+            stopped.append(time.monotonic() - started)
+
+    monkeypatch.setattr(compute, "distribution", endless)
+    app = make_app(sample_registry, big_registry, query_timeout=1.0)
+    async for node in client_for(app):
+        answer = await node.post("/v1/distribution", json={"partition": "big", "query": '[pos="P1"]',
+                                                           "attribute": "text_genre"})
+        assert answer.status_code == 504 and answer.json()["code"] == "timeout", answer.text
+    assert stopped and stopped[0] < 3
+
+
+async def test_a_query_refused_for_its_size_is_refused_again_at_once(sample_registry: Path, big_registry: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app(sample_registry, big_registry, query_timeout=0.5)
+    async for node in client_for(app):
+        service = app.state.service
+        engine = service.engine("big")
+        calls: list[str] = []
+
+        def counted(*args: object, run: Any = engine.run, seen: list[str] = calls, **kwargs: object) -> object:
+            seen.append(str(args[0]))
+            return run(*args, **kwargs)
+
+        monkeypatch.setattr(engine, "run", counted)
+        for _ in range(3):
+            answer = await node.post("/v1/count", json={"partition": "big", "query": "[]{500}"})
+            assert answer.status_code == 400 and answer.json()["code"] == "limit_exceeded", answer.text
+        assert len(calls) == 1  # planned once; then remembered
+
+
+async def test_the_health_check_says_how_long_the_node_worked_on_a_call(sample_registry: Path,
+                                                                       big_registry: Path) -> None:
+    """After a timeout the front end asks whether the node got the call and worked on it (a slow
+    query: spare the replica) or never got it (held up on the way: ask the replica)."""
+    app = make_app(sample_registry, big_registry)
+    async for node in client_for(app):
+        call = "0123456789abcdef"
+        answer = await node.post("/v1/count", json={"partition": "big", "query": '[pos="P1"]'},
+                                 headers={"X-Cowbird-Call": call})
+        assert answer.status_code == 200
+        worked = (await node.get("/health", params={"call": call})).json()["call_seconds"]
+        assert isinstance(worked, float) and 0 <= worked < 5
+        assert (await node.get("/health", params={"call": "fedcba9876543210"})).json()["call_seconds"] is None
+        assert (await node.get("/health")).json()["call_seconds"] is None
+        app.state.calls.start("00000000aaaaaaaa")  # at work now
+        time.sleep(0.05)
+        running = (await node.get("/health", params={"call": "00000000aaaaaaaa"})).json()["call_seconds"]
+        assert running >= 0.05
+
+
+def test_time_the_node_stood_still_is_not_work_on_a_call() -> None:
+    from backend_node.guard import Calls
+
+    calls = Calls()
+    now = time.monotonic()
+    calls.running["aaaaaaaa"] = now - 6.0  # got the call 6 s ago
+    calls.last_tick = now - 6.0
+    calls._note_freeze(now - 5.9)  # ticking
+    calls._note_freeze(now - 0.5)  # then stopped (SIGSTOP) for about 5 s, ticking again since
+    worked = calls.seconds("aaaaaaaa")
+    assert worked is not None and 0.5 < worked < 1.2, worked
+    calls.end("aaaaaaaa")
+    assert 0.5 < (calls.seconds("aaaaaaaa") or 0) < 1.2
+    calls.last_tick = time.monotonic() - 3.0  # asked right after standing still, before the tick
+    calls.running["bbbbbbbb"] = time.monotonic() - 3.5
+    assert (calls.seconds("bbbbbbbb") or 0) < 1.0
+
+
+async def test_a_query_is_heavy_by_the_work_it_did_not_by_the_clock() -> None:
+    """On a busy machine a short query takes longer on the clock without being heavier: only CPU
+    time makes it heavy (a short query made heavy waited for the heavy place behind a 36-s one)."""
+    import asyncio
+
+    from backend_node.scheduler import Scheduler
+
+    scheduler = Scheduler(concurrent=1, queued=4, queue_seconds=5, heavy=1, heavy_after=0.2)
+
+    def waits(deadline: Deadline) -> bool:  # on the clock for 0.6 s, little CPU: it keeps its place
+        for _ in range(12):
+            deadline.check()
+            time.sleep(0.05)
+        return scheduler.slots.locked()
+
+    def works(deadline: Deadline) -> bool:  # 0.3 s of CPU: heavy, its place given back
+        until = time.thread_time() + 0.3
+        while time.thread_time() < until:
+            deadline.check()
+        time.sleep(0.05)  # the place is given back on the event loop
+        return scheduler.slots.locked()
+
+    async def watch(deadline: Deadline) -> None:
+        await asyncio.sleep(3600)
+
+    assert await scheduler.run(waits, 10, watch) is True
+    assert await scheduler.run(works, 10, watch) is False
