@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import heapq
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Literal
 
 from backend_node.analysis.merge import (
@@ -48,11 +48,12 @@ from backend_node.schemas import (
 from cowbird.errors import BadParameter, UnknownAttribute
 from frontend_api.corpora import CorpusEntry, Partition
 from frontend_api.fanout import Budget, NodeFailure
+from frontend_api.off_loop import off_loop
 from frontend_api.schemas import Hit
 from frontend_api.service import HitView, PartitionStatus, QueryService, _all_failed
 from query_lang import parse_cqp
 
-SORT_KEYS_BATCH = 100_000
+SORT_KEYS_BATCH = 20_000
 """Sort keys asked of a node at once when a page lies deep in the sorted hits."""
 
 
@@ -102,10 +103,14 @@ class Analyses:
 
         answered = await self._each(corpus, call)
         answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
-        ordered = merge_frequencies([(a.values, a.counts) for a in answers])
-        table = frequency_table(ordered, sum(a.counted for a in answers), sum(a.unset for a in answers),
-                                any(a.truncated for a in answers), _answered_size(answered), minimum, offset, limit)
-        return [s for s, _ in answered], table
+
+        def merged() -> FrequencyTable:
+            ordered = merge_frequencies([(a.values, a.counts) for a in answers])
+            return frequency_table(ordered, sum(a.counted for a in answers), sum(a.unset for a in answers),
+                                   any(a.truncated for a in answers), _answered_size(answered), minimum, offset,
+                                   limit)
+
+        return [s for s, _ in answered], await off_loop(merged)
 
     # -- distribution --------------------------------------------------------------------------
 
@@ -122,13 +127,16 @@ class Analyses:
             return await self.nodes.analysis(partition, "/v1/distribution", request, DistributionResponse, budget)
 
         answered = await self._each(corpus, call)
-        sums = DistributionSums()
         answers: list[DistributionResponse] = [a for _, a in answered if a is not None]
-        for a in answers:
-            sums.add(a.values, a.hits, a.regions_with_hits, a.tokens, a.regions)
-        table = distribution_table(sums, sum(a.outside for a in answers), all(a.all_values for a in answers),
-                                   any(a.truncated for a in answers), order)
-        return [s for s, _ in answered], table
+
+        def merged() -> DistributionTable:
+            sums = DistributionSums()
+            for a in answers:
+                sums.add(a.values, a.hits, a.regions_with_hits, a.tokens, a.regions)
+            return distribution_table(sums, sum(a.outside for a in answers), all(a.all_values for a in answers),
+                                      any(a.truncated for a in answers), order)
+
+        return [s for s, _ in answered], await off_loop(merged)
 
     # -- collocations --------------------------------------------------------------------------
 
@@ -146,16 +154,12 @@ class Analyses:
             return await self.nodes.analysis(partition, "/v1/cooccurrence", request, CooccurrenceResponse, budget)
 
         answered = await self._each(corpus, call)
-        sums = CooccurrenceSums()
-        for _, a in answered:
-            if a is not None:
-                sums.add(a.values, a.f, a.marginal, a.in_nodes)
-                sums.context_tokens += a.context_tokens
-                sums.node_tokens += a.node_tokens
-                sums.size += a.size
-                sums.truncated = sums.truncated or a.truncated
         # a collocate's marginal counts on every partition, also where it never co-occurs: ask those
-        wanted = {v for v, f in sums.f.items() if f >= min_freq}
+        found: dict[str, int] = {}
+        for _, a in answered:
+            for value, f in zip(a.values if a is not None else [], a.f if a is not None else [], strict=True):
+                found[value] = found.get(value, 0) + f
+        wanted = {v for v, f in found.items() if f >= min_freq}
         asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
         asks = [(status, values) for status, values in asks if values]
         budget = self.queries.budget()
@@ -163,12 +167,32 @@ class Analyses:
             self.nodes.marginals, status.partition,
             MarginalsRequest(partition=status.partition.id, attribute=attribute, values=values), budget)
             for status, values in asks])
+        marginals: dict[str, tuple[list[str], list[int]]] = {}
         for (status, values), answer in zip(asks, answers, strict=True):
             if isinstance(answer, NodeFailure):
-                status.failure = answer  # its counts are in, its marginals not: the result is incomplete
+                status.failure = answer  # without its marginals, none of its counts are in
+                status.total = None
             else:
-                sums.add(values, [0] * len(values), answer.frequencies, [0] * len(values))
-        return [s for s, _ in answered], collocation_table(sums, measures, order, min_freq)
+                marginals[status.partition.id] = (values, answer.frequencies)
+        if all(status.failure is not None for status, _ in answered):
+            raise _all_failed(corpus, [status for status, _ in answered])
+
+        def merged() -> CollocationTable:
+            sums = CooccurrenceSums()
+            for status, a in answered:
+                if a is None or status.failure is not None:
+                    continue
+                sums.add(a.values, a.f, a.marginal, a.in_nodes)
+                sums.context_tokens += a.context_tokens
+                sums.node_tokens += a.node_tokens
+                sums.size += a.size
+                sums.truncated = sums.truncated or a.truncated
+                if status.partition.id in marginals:
+                    values, frequencies = marginals[status.partition.id]
+                    sums.add(values, [0] * len(values), frequencies, [0] * len(values))
+            return collocation_table(sums, measures, order, min_freq)
+
+        return [s for s, _ in answered], await off_loop(merged)
 
     # -- sorted hits ---------------------------------------------------------------------------
 
@@ -176,39 +200,49 @@ class Analyses:
         return SortSpec(key=str(sort), direction=sort.direction, seed=sort.seed, base=status.partition.offset)
 
     async def _keys(self, status: PartitionStatus, cqp: str, sort: SortKey, count: int,
-                    budget: Budget) -> list[SortValue]:
-        """The sort keys of a partition's first ``count`` sorted hits."""
-        keys: list[SortValue] = []
-        while len(keys) < count:
+                    budget: Budget) -> AsyncGenerator[list[SortValue], None]:
+        """The sort keys of a partition's first ``count`` sorted hits, a batch at a time: a deep page
+        holds a batch of each partition at once, not every key up to its offset."""
+        sent = 0
+        while sent < count:
             request = SortKeysRequest(partition=status.partition.id, query=cqp, sort=self._spec(status, sort),
-                                      offset=len(keys), limit=min(SORT_KEYS_BATCH, count - len(keys)))
+                                      offset=sent, limit=min(SORT_KEYS_BATCH, count - sent))
             answer = await self.nodes.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse, budget)
             if not answer.keys:
-                break
-            keys += answer.keys
-        return keys
+                return
+            yield answer.keys
+            sent += len(answer.keys)
 
     async def _split(self, statuses: list[PartitionStatus], cqp: str, sort: SortKey, offset: int, limit: int,
                      budget: Budget) -> tuple[list[tuple[PartitionStatus, int, int]], list[tuple[int, int]]]:
         """Where the sorted hits ``offset`` .. ``offset + limit`` lie: per partition (first rank, count),
-        and the page's order as (partition number, rank)."""
+        and the page's order as (partition number, rank). The partitions' keys are merged as they
+        come, a batch at a time (in a worker thread: a deep page's merge is CPU work); a partition
+        that fails is marked failed (and the page is made again from the others by the caller)."""
         live = [s for s in statuses if s.failure is None and s.total]
-        wanted = [min(s.total or 0, offset + limit) for s in live]
-        fetched = await self.nodes.gather(
-            [functools.partial(self._keys, s, cqp, sort, n, budget) for s, n in zip(live, wanted, strict=True)])
-        streams = []
-        for k, (status, keys) in enumerate(zip(live, fetched, strict=True)):
-            if isinstance(keys, NodeFailure):
-                status.failure = keys
-                continue
-            streams.append([(MergeKey(key, sort.direction == "desc"), k, rank) for rank, key in enumerate(keys)])
-        page = [(k, rank) for _, k, rank in list(heapq.merge(*streams))[offset : offset + limit]]
+        streams = [self._keys(s, cqp, sort, min(s.total or 0, offset + limit), budget) for s in live]
+        merge = _KeyMerge(len(live), sort.direction == "desc", offset, offset + limit)
+
+        async def following(k: int) -> None:
+            try:
+                merge.feed(k, await anext(streams[k], []))
+            except NodeFailure as failure:
+                live[k].failure = failure
+                merge.feed(k, [])
+
+        try:
+            await self.nodes.gather([functools.partial(following, k) for k in range(len(live))])
+            while (wanted := await off_loop(merge.run)) is not None:
+                await following(wanted)
+        finally:
+            for stream in streams:
+                await stream.aclose()
         ranges: list[tuple[PartitionStatus, int, int]] = []
         for k, status in enumerate(live):
-            ranks = [rank for p, rank in page if p == k]
-            if ranks:
-                ranges.append((status, ranks[0], len(ranks)))
-        return ranges, page
+            mine = [rank for p, rank in merge.page if p == k]
+            if mine:
+                ranges.append((status, mine[0], len(mine)))
+        return ranges, merge.page
 
     async def sorted_preview(self, corpus: CorpusEntry, cqp: str, offset: int, limit: int, view: HitView,
                              sort: SortKey) -> tuple[list[PartitionStatus], list[Hit]]:
@@ -219,6 +253,8 @@ class Analyses:
         while True:
             failed = sum(s.failure is not None for s in statuses)
             ranges, page = await self._split(statuses, cqp, sort, offset, limit, budget)
+            if all(s.failure is not None for s in statuses):  # the counts came, then every sort failed
+                raise _all_failed(corpus, statuses)
             lines: dict[tuple[str, int], Hit] = {}
             live = [s for s in statuses if s.failure is None and s.total]
             for status, first, count in ranges:
@@ -231,6 +267,8 @@ class Analyses:
                     continue
                 for rank, line in enumerate(response.data, start=first):
                     lines[(status.partition.id, rank)] = view.hit(corpus, status.partition, line)
+            if all(s.failure is not None for s in statuses):
+                raise _all_failed(corpus, statuses)
             if sum(s.failure is not None for s in statuses) == failed:
                 return statuses, [lines[(live[k].partition.id, rank)] for k, rank in page]
 
@@ -260,6 +298,47 @@ class Analyses:
             sent += 1
             if sent == limit:
                 break
+
+
+class _KeyMerge:
+    """The partitions' sort keys merged in order, batch by batch, up to rank ``end``; ``page``
+    holds (partition number, rank) of the ranks ``offset`` .. ``end``."""
+
+    def __init__(self, partitions: int, descending: bool, offset: int, end: int) -> None:
+        self.descending = descending
+        self.offset, self.end = offset, end
+        self.heap: list[tuple[MergeKey, int, int]] = []
+        self.batches: list[list[SortValue]] = [[] for _ in range(partitions)]
+        self.used = [0] * partitions  # keys of the current batch taken
+        self.ranks = [0] * partitions  # keys of the partition taken
+        self.position = 0
+        self.page: list[tuple[int, int]] = []
+
+    def feed(self, k: int, keys: list[SortValue]) -> None:
+        """The next batch of partition ``k`` (empty: it has no more); its first key joins the merge."""
+        self.batches[k], self.used[k] = keys, 0
+        self._next(k)
+
+    def _next(self, k: int) -> bool:
+        if self.used[k] == len(self.batches[k]):
+            return False
+        key = self.batches[k][self.used[k]]
+        heapq.heappush(self.heap, (MergeKey(key, self.descending), k, self.ranks[k]))
+        self.used[k] += 1
+        self.ranks[k] += 1
+        return True
+
+    def run(self) -> int | None:
+        """Merge on until the page is complete (None) or partition ``k``'s batch is used up while it
+        may have more (``k``: feed it its next batch, then run again)."""
+        while self.heap and self.position < self.end:
+            _, k, rank = heapq.heappop(self.heap)
+            if self.position >= self.offset:
+                self.page.append((k, rank))
+            self.position += 1
+            if not self._next(k) and self.batches[k]:
+                return k
+        return None
 
 
 def _answered_size(answered: list[tuple[PartitionStatus, Any]]) -> int:

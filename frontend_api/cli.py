@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import uvicorn
 
 from cowbird.config import ConfigError
 from cowbird.request_log import LOG_FORMAT, LOG_LEVEL, configure
+from cowbird.serving import serve
 from frontend_api.app import create_app
+from frontend_api.off_loop import keep_the_loop_responsive
 from frontend_api.settings import FrontendSettings
 
 
@@ -28,4 +29,5 @@ def serve_command(config: Path, host: str | None, port: int | None, log_level: s
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"cowbird: {len(settings.corpora)} corpora on http://{settings.host}:{settings.port}", err=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    keep_the_loop_responsive()
+    serve(app, host=settings.host, port=settings.port)

@@ -22,7 +22,9 @@ for the log; what clients see names partitions only.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+import secrets
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -55,7 +57,12 @@ from frontend_api.node_answers import (
     MAX_LINE_BYTES,
     NodeFailure,
     check,
+    check_cooccurrence,
+    check_distribution,
+    check_frequency,
+    check_in_order,
     check_lines,
+    check_sort_keys,
     classify,
     combined,
     parse_answer,
@@ -63,6 +70,7 @@ from frontend_api.node_answers import (
     read_capped,
 )
 from frontend_api.node_health import Budget, NodeHealth
+from frontend_api.off_loop import OFF_LOOP_BYTES, off_loop
 from frontend_api.settings import FrontendSettings
 
 __all__ = ["Budget", "NodeClient", "NodeFailure", "NodePools"]
@@ -118,6 +126,7 @@ class NodePools:
 
 
 FANOUT = logging.getLogger("cowbird.fanout")
+_CALL: contextvars.ContextVar[str] = contextvars.ContextVar("cowbird_node_call", default="")
 
 
 class NodeClient:
@@ -145,12 +154,15 @@ class NodeClient:
             raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
         started = time.perf_counter()
         outcome = "ok"
+        call = secrets.token_hex(8)
+        named = _CALL.set(call)
         try:
             async with asyncio.timeout(timeout):
                 result = await send(node)
         except (TimeoutError, httpx.TimeoutException):
             outcome = "timeout"
-            raise NodeFailure(partition.id, node, f"timed out after {timeout:.3g} s", timed_out=True) from None
+            raise NodeFailure(partition.id, node, f"timed out after {timeout:.3g} s", timed_out=True, call=call,
+                              waited=timeout) from None
         except httpx.TransportError as exc:
             outcome = "unreachable"
             self.health.failed(node)
@@ -159,6 +171,7 @@ class NodeClient:
             outcome = f"failed: {failure.reason}"
             raise
         finally:
+            _CALL.reset(named)
             fields = {"node": node, "partition": partition.id, "ms": round((time.perf_counter() - started) * 1000, 1),
                       "status": outcome}
             FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
@@ -185,12 +198,15 @@ class NodeClient:
         raise combined(partition, failures)
 
     async def _after_timeout(self, failure: NodeFailure, more: bool) -> None:
-        """A node timed out: if it still answers its health check, the query is what is slow, and
-        the replicas are spared it (``final``); with no replica left, find out in the background."""
+        """A node timed out: if it worked on the call for at least half the time waited (until now,
+        or until it saw the call given up), the query is what is slow, and the replicas are spared
+        it (``final``); if it never got the call, or late (held up on the way: a link down, a
+        process stopped), a replica is asked. With no replica left, find out in the background."""
         if not failure.timed_out:
             return
         if more:
-            failure.final = await self.health.alive(failure.node)
+            seconds = await self.health.at_work(failure.node, failure.call) if failure.call else None
+            failure.final = seconds is not None and seconds >= failure.waited / 2
         else:
             self.health.check_later(failure.node)
 
@@ -201,7 +217,8 @@ class NodeClient:
     async def _send(self, node: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """The node's answer, its body not read yet."""
         client = self.pools(node)
-        request = client.build_request(method, f"{node}{path}", headers=self.headers, **kwargs)
+        headers = {**self.headers, "X-Cowbird-Call": _CALL.get()} if _CALL.get() else self.headers
+        request = client.build_request(method, f"{node}{path}", headers=headers, **kwargs)
         return await client.send(request, stream=True)
 
     async def _body(self, partition: Partition, node: str, response: httpx.Response) -> bytes:
@@ -239,6 +256,8 @@ class NodeClient:
                 max(0, min(request.limit, answer.total - request.offset))
             check(len(answer.data) == wanted, f"sent {len(answer.data)} lines instead of {wanted}", partition, node)
             check_lines(answer.data, partition, node)
+            if request.sort is None:  # a page or a sample's hits: in corpus order, each once
+                check_in_order(answer.data, partition, node)
             return answer
 
         return await self._try_nodes(partition, send, budget)
@@ -248,13 +267,24 @@ class NodeClient:
         """An analysis of the hits on one partition (``/v1/frequency``, ``/v1/distribution``,
         ``/v1/cooccurrence``, ``/v1/sortkeys``), checked against the request and the manifest."""
 
-        async def send(node: str) -> A:
-            body = await self._request(partition, node, "POST", path, json=payload(request))
+        def checked(body: bytes, node: str) -> A:
             answer = parse_answer(body, answer_type, partition.id, node)
             check(answer.partition == partition.id and answer.query == request.query, "answered another request",
                    partition, node)
             check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
+            if isinstance(answer, FrequencyResponse):
+                check_frequency(answer, partition, node)
+            elif isinstance(answer, DistributionResponse):
+                check_distribution(answer, partition, node)
+            elif isinstance(answer, CooccurrenceResponse):
+                check_cooccurrence(answer, partition, node)
+            elif isinstance(request, SortKeysRequest):
+                check_sort_keys(answer, request, request.sort.direction == "desc", partition, node)
             return answer
+
+        async def send(node: str) -> A:
+            body = await self._request(partition, node, "POST", path, json=payload(request))
+            return await off_loop(checked, body, node) if len(body) > OFF_LOOP_BYTES else checked(body, node)
 
         return await self._try_nodes(partition, send, budget)
 
@@ -334,7 +364,7 @@ class NodeClient:
                      budget: Budget | None, in_corpus_order: bool = True) -> AsyncIterator[Line]:
         """``count`` valid lines of an export stream, in corpus order unless sorted (then each line
         carries its sort key); the stream must keep moving."""
-        previous = -1
+        previous = (-1, -1)
         received = 0
         async for text in self._raw_lines(partition, node, response, budget):
             if not text.strip():
@@ -342,10 +372,10 @@ class NodeClient:
             line = parse_answer(text, Line, partition.id, node)
             check_lines([line], partition, node)
             if in_corpus_order:
-                check(line.match >= previous, "sent lines out of order", partition, node)
+                check((line.match, line.matchend) > previous, "sent lines out of order or twice", partition, node)
             else:
                 check(line.sort_key is not None, "sent a sorted line without its sort key", partition, node)
-            previous = line.match
+            previous = (line.match, line.matchend)
             received += 1
             yield line
             if received == count:

@@ -53,9 +53,22 @@ class NodeHealth:
             state.probe = asyncio.ensure_future(self._probe(node))
         return await asyncio.shield(state.probe)
 
-    async def alive(self, node: str) -> bool:
-        """After a timeout: does the node still answer its health check (then the query was slow)?"""
-        return await self._probe(node)
+    async def at_work(self, node: str, call: str) -> float | None:
+        """After a timeout: how long has the node worked on ``call`` (None: it never got it, or it
+        does not answer its health check)?"""
+        try:
+            async with asyncio.timeout(self.probe_timeout):
+                response = await self.pools(node).get(f"{node}/health", params={"call": call},
+                                                      timeout=self.probe_timeout)
+            seconds = response.json().get("call_seconds") if response.status_code == 200 else None
+            ok = response.status_code == 200
+        except (TimeoutError, httpx.HTTPError, ValueError, AttributeError):
+            seconds, ok = None, False
+        if ok:
+            self.succeeded(node)
+        else:
+            self.failed(node)
+        return float(seconds) if isinstance(seconds, int | float) else None
 
     def check_later(self, node: str) -> None:
         """After a timeout nobody waits on: find out in the background whether the node is down."""

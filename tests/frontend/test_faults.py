@@ -208,3 +208,48 @@ async def test_the_node_token_is_sent_and_checked(nodes: dict[str, FastAPI]) -> 
         async with httpx.AsyncClient(transport=transport, base_url="http://node") as node:
             good = await node.get("/v1/partitions", headers={"Authorization": f"Bearer {NODE_TOKEN}"})
             assert good.status_code == 200
+
+
+async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_on_the_query(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    """A node that timed out but answers its health check: if it is at work on the call (the query is
+    slow), the replica is spared it and the partition is named as failed; if it is not (the request
+    was held up on the way — a link down, a process stopped, now back), the replica answers."""
+    node_b = nodes["node-b"]
+    asked: list[str] = []
+
+    async def held_up(request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/v1/"):
+            await asyncio.sleep(30)  # never reaches the node in time
+        return await httpx.ASGITransport(app=node_b).handle_async_request(request)
+
+    async def at_work(request: httpx.Request) -> httpx.Response:
+        call = request.headers.get("x-cowbird-call", "")
+        if request.url.path.startswith("/v1/"):
+            assert len(call) == 16, request.headers
+            node_b.state.calls.start(call)  # the node took the call and works on it
+            try:
+                await asyncio.sleep(30)
+            finally:
+                node_b.state.calls.end(call)
+        return await httpx.ASGITransport(app=node_b).handle_async_request(request)
+
+    async def replica(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return await httpx.ASGITransport(app=node_b).handle_async_request(request)
+
+    routes = {"node-held": httpx.MockTransport(held_up), "node-busy": httpx.MockTransport(at_work),
+              "node-replica": httpx.MockTransport(replica)}
+    for first, complete in (("node-held", True), ("node-busy", False)):
+        asked.clear()
+        settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.5, health_probe_timeout=0.5)
+        settings.corpora[0].nodes[sample_parts.ids[2]] = [f"http://{first}", "http://node-replica"]
+        async for client in front_client(settings, nodes, routes):  # type: ignore[arg-type]
+            body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        assert body["complete"] is complete, (first, asked, body)
+        if complete:
+            assert "/v1/count" in asked and body["total"] == 3
+        else:
+            assert asked == [] and body["failed"] == [sample_parts.ids[2]], asked
+            assert "timed out after 0.5 s" in body["partitions"][2]["error"]
