@@ -57,7 +57,8 @@ def reference_cqp() -> Path:
     if on_path:
         return Path(on_path)
     home = Path(os.environ.get("COWBIRD_REFERENCE_CWB", Path.home() / ".cache" / "cowbird-reference-cwb"))
-    if (home / "bin" / "cqp").is_file():
+    if (home / "bin" / "cqp").is_file():  # cwb-ccc runs cqp from PATH: put it there for this run
+        os.environ["PATH"] = f"{home / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
         return home / "bin" / "cqp"
     unavailable("real CQP is not built here: run ../shared/reference/build-cqp.sh (about a minute)")
 
