@@ -1,0 +1,190 @@
+"""Mixed load on the demo: cheap previews stay quick while heavy work runs beside them.
+
+The platform as ``make demo`` runs it (the generated 2-million-token web corpus in two partitions on
+two node processes, the front end) takes ``--clients`` concurrent clients for ``--seconds``: most
+send cheap previews (a common word with a changing filter, so that no cache answers), the others
+heavy queries (long repetitions), deep sorted pages (offset 100,000 of a large query), wide
+analyses (frequency over match[-3]..match[3], a distribution over sentence ids, collocations) and
+exports. Every client is its own user as far as fair use goes (the bench raises the per-address
+limits: one machine plays 32 people). Printed: requests and statuses per kind (no 5xx is the
+target), and the latency of the cheap previews (p50, p95; target p95 ≤ 1 s).
+
+    .venv/bin/python bench/mixed_load.py [--clients 32] [--seconds 60] [--think 0] [--without heavy ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support import running_demo
+
+CHEAP = ["house", "the 0-1 house", "^buy", "good", "^make", "teacher", "city", "^see"]
+# heavy: long repetitions over tokens that are there but never in this order (no hits, every start
+# walked); the first is refused at once by the cost estimate, the others run for 8 and 36 s alone
+HEAVY = ['[] []{0,200} [word="the"] [word="the"]', '[]{3,} [lemma="house"] [lemma="house"]',
+         '[pos="NN.*"] []{0,100} [word="house"] [word="house"]']
+KINDS = [("cheap", 0.6), ("heavy", 0.1), ("deep sort", 0.1), ("analysis", 0.12), ("export", 0.08)]
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))] if ordered else float("nan")
+
+
+async def one(client: httpx.AsyncClient, kind: str, rng: random.Random) -> tuple[int, float]:
+    started = time.perf_counter()
+    if kind == "cheap":
+        genre = rng.choice(["blog", "news", "forum", "shop", "recipes", "reviews"])
+        params = {"corpus": "web", "q": rng.choice(CHEAP), "filter": f"text_genre~{genre}|x{rng.randrange(10**6)}"}
+        answer = await client.get("/api/v1/query", params=params)
+    elif kind == "heavy":
+        answer = await client.get("/api/v1/query", params={"corpus": "web", "q": rng.choice(HEAVY), "syntax": "cqp"})
+    elif kind == "deep sort":
+        answer = await client.get("/api/v1/query", params={"corpus": "web", "q": "the", "sort": "right1.word",
+                                                           "offset": 100_000 + rng.randrange(1000)})
+    elif kind == "analysis":
+        which = rng.randrange(3)
+        if which == 0:
+            answer = await client.get("/api/v1/frequency", params={"corpus": "web", "q": "house", "by": "word",
+                                                                   "on": "match[-3]..match[3]"})
+        elif which == 1:
+            answer = await client.get("/api/v1/distribution", params={"corpus": "web", "q": "house", "by": "s_id"})
+        else:
+            answer = await client.get("/api/v1/collocations", params={"corpus": "web", "q": "^house",
+                                                                      "attribute": "lemma"})
+    else:
+        answer = await client.get("/api/v1/export", params={"corpus": "web", "q": "^house", "limit": 5000})
+    return answer.status_code, time.perf_counter() - started
+
+
+async def run(url: str, clients: int, seconds: float, seed: int, think: float,
+              kinds: list[tuple[str, float]]) -> tuple[dict[str, Counter[int]], list[float]]:
+    statuses: dict[str, Counter[int]] = defaultdict(Counter)
+    cheap: list[float] = []
+    stop = time.monotonic() + seconds
+
+    async def client_loop(number: int) -> None:
+        rng = random.Random(seed + number)
+        async with httpx.AsyncClient(base_url=url, timeout=300, limits=httpx.Limits(max_connections=1)) as client:
+            while time.monotonic() < stop:
+                kind = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
+                try:
+                    status, elapsed = await one(client, kind, rng)
+                except httpx.HTTPError as exc:
+                    statuses[kind][type(exc).__name__] += 1  # type: ignore[index]
+                    continue
+                statuses[kind][status] += 1
+                if kind == "cheap" and status == 200:
+                    cheap.append(elapsed)
+                if think:
+                    await asyncio.sleep(think)
+
+    await asyncio.gather(*(client_loop(k) for k in range(clients)))
+    return statuses, cheap
+
+
+async def alone(url: str, count: int, seed: int) -> list[float]:
+    """Cheap previews one after another with nothing else running: what the machine gives one user."""
+    rng = random.Random(seed)
+    took: list[float] = []
+    async with httpx.AsyncClient(base_url=url, timeout=300) as client:
+        for _ in range(count):
+            status, elapsed = await one(client, "cheap", rng)
+            if status == 200:
+                took.append(elapsed)
+    return took
+
+
+def busy_cpu() -> tuple[float, float]:
+    """Busy and total CPU time of the machine so far (jiffies, from /proc/stat)."""
+    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def process_cpu() -> dict[str, float]:
+    """CPU seconds used so far by this bench's child processes, by role (front end, node 1, node 2, ...)."""
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        used[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    mine = {os.getpid()}
+    own = os.times()
+    for _ in range(4):
+        mine |= {pid for pid, parent in parents.items() if parent in mine}
+    roles: dict[str, float] = {"load generator": own.user + own.system}
+    for pid in sorted(mine - {os.getpid()}):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        role = "node" if b"node" in command else "front end" if b"serve" in command or b"demo" in command else "other"
+        roles[role] = roles.get(role, 0.0) + used[pid]
+    return roles
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds a client waits after an answer before its next request (0: back to back)")
+    parser.add_argument("--without", action="append", default=[], choices=[k for k, _ in KINDS if k != "cheap"],
+                        help="leave a kind of request out (repeatable), to see what slows the cheap previews")
+    args = parser.parse_args()
+    kinds = [(kind, weight) for kind, weight in KINDS if kind not in args.without]
+    settings = {"anonymous_running_queries": 64, "anonymous_rows_per_day": 10**9, "node_connections": 64}
+    with tempfile.TemporaryDirectory(prefix="cowbird-mixed-") as folder, \
+            running_demo(Path(folder), generated=True, settings=settings) as demo:
+        httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": "the"}, timeout=120)  # warm up
+        single = asyncio.run(alone(demo.url, 30, args.seed))
+        busy_before, total_before = busy_cpu()
+        roles_before = process_cpu()
+        started = time.monotonic()
+        statuses, cheap = asyncio.run(run(demo.url, args.clients, args.seconds, args.seed, args.think, kinds))
+        elapsed = time.monotonic() - started
+        busy_after, total_after = busy_cpu()
+        roles_after = process_cpu()
+    total = sum(sum(c.values()) for c in statuses.values())
+    errors = sum(n for c in statuses.values() for s, n in c.items() if not isinstance(s, int) or s >= 500)
+    print(f"\n{args.clients} clients ({args.think:g} s between requests), {elapsed:.0f} s, {total} requests "
+          f"({total / elapsed:.1f}/s); 5xx or broken: "
+          f"{errors}\n")
+    print("| kind | requests | statuses |")
+    print("|---|---:|---|")
+    for kind, _ in kinds:
+        counts = statuses[kind]
+        shown = ", ".join(f"{s}: {n}" for s, n in sorted(counts.items(), key=str))
+        print(f"| {kind} | {sum(counts.values())} | {shown} |")
+    print(f"\ncheap previews: p50 {percentile(cheap, 0.5) * 1000:.0f} ms, p95 {percentile(cheap, 0.95) * 1000:.0f} ms, "
+          f"max {max(cheap, default=float('nan')) * 1000:.0f} ms over {len(cheap)} (target p95 ≤ 1,000 ms)")
+    print(f"cheap previews alone (one client, nothing else running): p50 {percentile(single, 0.5) * 1000:.0f} ms, "
+          f"p95 {percentile(single, 0.95) * 1000:.0f} ms over {len(single)}")
+    print(f"CPU busy during the mixed run: {(busy_after - busy_before) / (total_after - total_before):.0%} of "
+          f"{os.cpu_count()} cores; CPU seconds by process: " +
+          ", ".join(f"{role} {roles_after[role] - roles_before.get(role, 0.0):.0f}" for role in sorted(roles_after)))
+
+
+if __name__ == "__main__":
+    main()
