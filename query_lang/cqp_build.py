@@ -137,8 +137,10 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
             )
         return first
 
-    def cut_clause(self, count: Token) -> int:
-        return self._int(count, 1, MAX_CUT, "the number after 'cut'")
+    def cut_clause(self, count: Token) -> int | None:
+        """``cut N``; ``cut 0`` is no cut, as in CQP."""
+        value = self._int(count, 0, MAX_CUT, "the number after 'cut'")
+        return value or None
 
     # ------------------------------------------------------------------ pattern
 

@@ -7,8 +7,10 @@ the next character (``"\\("`` is the regex ``\\(``); a doubled quote stands for 
 A subtlety matters for security: CQP's lexer takes the *longest* match and also lets a backslash
 stand for itself, so ``"\\""`` followed later by another ``"`` is read by CQP as one long string
 running on to that later quote. ``quote()`` therefore never writes a string whose last character
-before the closing quote is a backslash or the quote character itself; values that end with a
-backslash cannot be written at all (write ``[\\\\]`` or ``\\x5c`` in the regex instead).
+before the closing quote is the quote character itself; a value may end with a backslash pair
+(``"\\\\"``, the regex for one backslash) only where no quote follows that CQP could run on to:
+``strings_read_alike`` checks a whole query text, and both the parser and the serializer refuse a
+text where CQP would read a string differently. A value cannot end with a lone backslash.
 """
 
 from __future__ import annotations
@@ -47,6 +49,65 @@ CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 STRING_RE = re.compile(r""""(?:\\.|""|[^"\\])*"|'(?:\\.|''|[^'\\])*'""", re.DOTALL)
 
 
+def flex_string_end(text: str, start: int) -> int | None:
+    """Where CQP's flex lexer ends the string that starts at ``start``: the longest match of
+    ``"(\\\\[^\\r\\n]|""|[^"\\r\\n])*"`` (or the same with single quotes), in which a backslash may
+    also stand for itself. None if no string can be matched."""
+    delimiter = text[start]
+    states = {"inside"}
+    end = None
+    for i in range(start + 1, len(text)):
+        char, following = text[i], set()
+        for state in states:
+            if char in "\r\n":
+                continue
+            if state == "escape":
+                following.add("inside")
+            elif state == "quote":  # just read a quote: the string ended, or a doubled quote continues
+                if char == delimiter:
+                    following.add("inside")
+            elif char == "\\":
+                following |= {"inside", "escape"}
+            elif char == delimiter:
+                following.add("quote")
+            else:
+                following.add("inside")
+        if "quote" in following:
+            end = i + 1
+        states = following
+        if not states:
+            break
+    return end
+
+
+def string_spans(text: str) -> list[tuple[int, int]]:
+    """The strings of a query text as this package's lexer reads them (a backslash always escapes)."""
+    spans, i = [], 0
+    while i < len(text):
+        if text[i] in "\"'":
+            match = STRING_RE.match(text, i)
+            if match is None:
+                break
+            spans.append(match.span())
+            i = match.end()
+        else:
+            i += 1
+    return spans
+
+
+def misread_string(text: str) -> tuple[int, int] | None:
+    """The first string of ``text`` that CQP's lexer would end elsewhere (start, and where CQP ends
+    it), or None when CQP reads every string as this package does. Only a value ending in a
+    backslash can be read differently; the check is skipped for texts without one."""
+    if "\\\"" not in text and "\\'" not in text:
+        return None
+    for start, end in string_spans(text):
+        flex_end = flex_string_end(text, start)
+        if flex_end != end:
+            return start, flex_end if flex_end is not None else len(text)
+    return None
+
+
 def is_name(text: str) -> bool:
     """True for a CQP identifier that is not a reserved word."""
     return NAME_RE.fullmatch(text) is not None and text not in RESERVED_WORDS
@@ -80,8 +141,8 @@ def unrepresentable_reason(value: str) -> str | None:
     match = CONTROL_RE.search(value)
     if match:
         return f"a value cannot contain the control character U+{ord(match.group()):04X}"
-    if value.endswith("\\"):
-        return "a value cannot end with a backslash (in a regex, write [\\\\] or \\x5c instead)"
+    if (len(value) - len(value.rstrip("\\"))) % 2:  # a backslash pair (\\) at the end is fine
+        return "a value cannot end with a lone backslash (in a regex, write \\\\ for a backslash)"
     return None
 
 

@@ -37,7 +37,7 @@ from query_lang.cqp_ast import (
     StructuralTag,
     TokenPattern,
 )
-from query_lang.cqp_lexical import ANCHOR_TAGS, NAME_RE, is_name, quote, unrepresentable_reason
+from query_lang.cqp_lexical import ANCHOR_TAGS, NAME_RE, is_name, misread_string, quote, unrepresentable_reason
 from query_lang.errors import QuerySyntaxError
 
 _T = TypeVar("_T")
@@ -56,7 +56,16 @@ def serialize(query: Query) -> str:
         parts += ["cut", str(query.cut)]
     if query.expand is not None:
         parts += ["expand", "to", _name(query.expand)]
-    return " ".join(parts)
+    text = " ".join(parts)
+    misread = misread_string(text)
+    if misread is not None:
+        start, flex_end = misread
+        raise QuerySyntaxError(
+            f"CQP would read the string at {text[start:start + 20]!r} on to a later quote (its lexer lets a "
+            "backslash stand for itself): a value ending in a backslash pair cannot come before another "
+            "quote in the query; write its final backslash as \\x5c"
+        )
+    return text
 
 
 def _name(name: str, *, reserved_ok: bool = False) -> str:

@@ -327,6 +327,8 @@ class PassRunner:
                 continue
             if self.constraint is not None:
                 values = {name: grid[rows, f] for name, grid in registers.labels.items()}
+                for name in self.constraint.labels:  # a label on no state (a:[]{0}) is never set
+                    values.setdefault(name, np.full(len(rows), -1, dtype=np.int64))
                 values["match"] = starts[rows]
                 values["matchend"] = ends[rows]
                 for name in ("target", "keyword"):
