@@ -185,13 +185,24 @@ Constraint: TypeAlias = Comparison | ConstraintNot | ConstraintAnd | ConstraintO
 
 @dataclass(frozen=True)
 class Query:
-    """A whole query: ``pattern [:: constraint] [within s] [cut N] [expand to s]``."""
+    """A whole query: ``pattern [:: constraint] [within [N] s | within N] [cut N] [expand [left|right] to [N] s | N]``.
+
+    ``within`` is an s-attribute; ``within_count`` regions of it (``within 2 s``: the start's region and
+    the next) bound a match. ``within_tokens`` is ``within N`` (N tokens after the start; without it,
+    the HardBoundary). ``expand`` widens each match to ``expand_count`` regions of an s-attribute on
+    either side, or ``expand_tokens`` tokens; ``expand_direction`` "left" or "right" widens one side.
+    """
 
     pattern: Pattern
     within: str | None = None
     constraint: Constraint | None = None
     cut: int | None = None
     expand: str | None = None
+    within_count: int = 1
+    within_tokens: int | None = None
+    expand_count: int = 1
+    expand_tokens: int | None = None
+    expand_direction: str | None = None
 
 
 SPECIAL_LABELS = frozenset({"match", "matchend", "target", "keyword"})

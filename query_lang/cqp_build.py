@@ -8,6 +8,7 @@ The transformer is non-recursive, so tree depth never meets Python's recursion l
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lark import Token
@@ -42,6 +43,15 @@ from query_lang.limits import MAX_CUT, MAX_REPETITION
 from query_lang.regex_check import MAX_REGEX_SIZE, check_regex
 
 Bounds = tuple[int, int | None]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """A ``within`` or ``expand`` context: ``count`` regions of ``attribute``, or tokens (None)."""
+
+    attribute: str | None
+    count: int
+    direction: str | None = None
 
 
 @v_args(inline=True)
@@ -84,9 +94,9 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         self,
         pattern: Pattern,
         constraint: Constraint | None,
-        within: str | None,
+        within: _Context | None,
         cut: int | None,
-        expand: str | None,
+        expand: _Context | None,
     ) -> Query:
         for label, offset in self.label_refs:
             if label == "target" and not self.targets:
@@ -113,29 +123,33 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 "match everywhere: make at least one token or tag obligatory",
                 0,
             )
-        return Query(pattern, within=within, constraint=constraint, cut=cut, expand=expand)
+        query = Query(pattern, constraint=constraint, cut=cut)
+        if within is not None:  # CQP's within ignores a direction: a match only ever runs to the right
+            query = replace(query, within=within.attribute, within_count=within.count if within.attribute else 1,
+                            within_tokens=None if within.attribute else within.count)
+        if expand is not None:
+            query = replace(query, expand=expand.attribute, expand_count=expand.count if expand.attribute else 1,
+                            expand_tokens=None if expand.attribute else expand.count,
+                            expand_direction=expand.direction)
+        return query
 
     def constraint_clause(self, constraint: Constraint) -> Constraint:
         return constraint
 
-    def within_clause(self, direction: Token | None, context: Token) -> str:
-        if direction is not None:
-            raise self._unsupported(f"'within {direction}' is not supported; use 'within s'", direction)
-        return self._name(context, "a structural attribute")
+    def within_clause(self, direction: Token | None, context: _Context) -> _Context:
+        return context
 
-    def expand_clause(self, direction: Token | None, context: Token) -> str:
-        if direction is not None:
-            raise self._unsupported(f"'expand {direction}' is not supported; use 'expand to s'", direction)
-        return self._name(context, "a structural attribute")
+    def expand_clause(self, direction: Token | None, context: _Context) -> _Context:
+        return _Context(context.attribute, context.count, str(direction) if direction is not None else None)
 
-    def context(self, first: Token, name: Token | None = None) -> Token:
-        if first.type == "INT":
-            raise self._unsupported(
-                "a number of tokens or regions is not supported here; give a structural "
-                "attribute such as 's'",
-                first,
-            )
-        return first
+    def context(self, first: Token, name: Token | None = None) -> _Context:
+        """``s``, ``3 s``, ``3``, ``3 words`` (CQP's Description: a count of regions or of tokens)."""
+        if first.type != "INT":
+            return _Context(self._name(first, "a structural attribute"), 1)
+        count = self._int(first, 0, MAX_CUT, "the number of tokens or regions")
+        if name is None or str(name) in ("word", "words"):
+            return _Context(None, count)
+        return _Context(self._name(name, "a structural attribute"), count)
 
     def cut_clause(self, count: Token) -> int | None:
         """``cut N``; ``cut 0`` is no cut, as in CQP."""

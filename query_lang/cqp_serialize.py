@@ -49,13 +49,21 @@ def serialize(query: Query) -> str:
     if query.constraint is not None:
         parts += ["::", _constraint(query.constraint)]
     if query.within is not None:
-        parts += ["within", _name(query.within)]
+        parts += ["within", *_count(query.within_count), _name(query.within)]
+    elif query.within_tokens is not None:
+        parts += ["within", str(_checked_count(query.within_tokens))]
     if query.cut is not None:
         if isinstance(query.cut, bool) or not isinstance(query.cut, int) or query.cut < 1:
             raise QuerySyntaxError(f"cut must be a positive integer, not {query.cut!r}")
         parts += ["cut", str(query.cut)]
-    if query.expand is not None:
-        parts += ["expand", "to", _name(query.expand)]
+    if query.expand is not None or query.expand_tokens is not None:
+        if query.expand_direction not in (None, "left", "right"):
+            raise QuerySyntaxError(f"the direction of expand must be left or right, not {query.expand_direction!r}")
+        parts += ["expand", *([query.expand_direction] if query.expand_direction else []), "to"]
+        if query.expand is not None:
+            parts += [*_count(query.expand_count), _name(query.expand)]
+        else:
+            parts.append(str(_checked_count(query.expand_tokens)))
     text = " ".join(parts)
     misread = misread_string(text)
     if misread is not None:
@@ -66,6 +74,17 @@ def serialize(query: Query) -> str:
             "quote in the query; write its final backslash as \\x5c"
         )
     return text
+
+
+def _checked_count(count: object) -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise QuerySyntaxError(f"a number of tokens or regions must be a non-negative integer, not {count!r}")
+    return count
+
+
+def _count(count: int) -> list[str]:
+    """``2`` in ``within 2 s``; nothing for one region."""
+    return [] if _checked_count(count) == 1 else [str(count)]
 
 
 def _name(name: str, *, reserved_ok: bool = False) -> str:

@@ -180,6 +180,11 @@ def test_repetition_bounds() -> None:
         ("@[] []{0} @[]{0,0} []{,0}", "@[] []{0} @[]{0} []{0}"),
         ('[] :: (match.x="1")', '[] :: match.x="1"'),
         ('[word="the"]   cut   05', '[word="the"] cut 5'),
+        # contexts: regions or tokens; within ignores a direction (as CQP does), expand keeps it
+        ("[] within 1 s expand to 1 s", "[] within s expand to s"),
+        ("[] within left 3 s expand right to 02 text", "[] within 3 s expand right to 2 text"),
+        ("[] within 5 words expand left to 3 word", "[] within 5 expand left to 3"),
+        ("[] within 0 cut 0", "[] within 0"),
         # A value ending in a quote is written in single quotes (cqp_lexical.quote explains why).
         ('[word="\\""]', "[word='\\\"']"),
         ('[word=\'"\'] [pos="x"]', '[word=\'"\'] [pos="x"]'),
@@ -271,8 +276,6 @@ def test_syntax_errors(text: str, message: str, offset: int) -> None:
         ('(?longest) [word="a"]', "query extensions", 1),
         ("[lemma=RE($x)]", "variables", 10),
         ("<match> [] </match>", "anchor points such as <match>", 0),
-        ('[word="a"] within 3 s', "a number of tokens or regions is not supported", 18),
-        ('[word="a"] expand left to s', "'expand left' is not supported", 18),
         ('[word="a"] # comment', "comments", 11),
     ],
 )

@@ -26,8 +26,10 @@ from backend_node.engines.errors import InvalidOption, UnknownAttribute
 from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler, can_match
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.native.plan import SearchSpace
 from backend_node.engines.native.simulate import PassRunner, WorkBudget
 from backend_node.engines.native.strategy import (
+    Expansion,
     StreamingExpand,
     StreamingStrategy,
     apply_strategy,
@@ -170,7 +172,7 @@ class NativeEngine(QueryEngine):
         if not can_match(automaton, self.size):
             return Matches.empty(), 0  # a test on every path holds nowhere in the corpus
         runner = PassRunner(
-            self.corpus, automaton, constraint, query.within, strategy == "longest", hard_boundary,
+            self.corpus, automaton, constraint, SearchSpace.of(query), strategy == "longest", hard_boundary,
             threads=self.options.threads, deadline=deadline, work=WorkBudget(self.options.work_seconds, self.size),
         )
         if query.cut is not None:
@@ -178,7 +180,8 @@ class NativeEngine(QueryEngine):
             return _kept(matches, keep), len(matches)
         kept = _Kept(keep)
         stream = StreamingStrategy(strategy)
-        widen = StreamingExpand(self.corpus.regions(query.expand)) if query.expand is not None else None
+        expansion = self._expansion(query)
+        widen = StreamingExpand(expansion) if expansion is not None else None
         step = max(1, self.options.chunk_positions)
         if sum(runner.plan.candidate_bound(symbol) for symbol in automaton.first) <= step:
             step = max(1, self.size)  # candidates bound the memory already: one range
@@ -200,7 +203,17 @@ class NativeEngine(QueryEngine):
         ``[word="the"] cut 5`` reads a few index entries, not every position of "the"."""
         passes = [first(merge([self._first_starts(runner, symbol, cut)]), cut) for symbol in first_states]
         matches = first(apply_strategy(merge(passes), strategy), cut)
-        return matches if query.expand is None else expand(matches, self.corpus.regions(query.expand))
+        expansion = self._expansion(query)
+        return matches if expansion is None else expand(matches, expansion)
+
+    def _expansion(self, query: Query) -> Expansion | None:
+        """The query's ``expand`` clause over this corpus, if it has one."""
+        if query.expand is None and query.expand_tokens is None:
+            return None
+        regions = self.corpus.regions(query.expand) if query.expand is not None else None
+        count = query.expand_count if query.expand is not None else query.expand_tokens or 0
+        return Expansion(regions, count, query.expand_direction != "right", query.expand_direction != "left",
+                         self.size)
 
     def _first_starts(self, runner: PassRunner, symbol: int, cut: int) -> Matches:
         """At least the first ``cut`` matches of one pass (all matches of every candidate up to

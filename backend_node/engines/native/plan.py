@@ -10,6 +10,7 @@ then gets its boundary: the end of the enclosing region with ``within``, else
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import assert_never
 
 import numpy as np
@@ -29,6 +30,7 @@ from backend_node.engines.native.compile import (
 )
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.results import Cpos
+from query_lang import Query
 
 
 class TokenTests:
@@ -137,10 +139,24 @@ def tag_order(automaton: Automaton, sources: list[list[int]]) -> list[int]:
     return ordered
 
 
+@dataclass(frozen=True)
+class SearchSpace:
+    """How far a match may run from its start (CQP's ``within``): to the end of the ``count``-th
+    region of ``attribute`` from the start's own, or ``tokens`` tokens on (else the HardBoundary)."""
+
+    attribute: str | None = None
+    count: int = 1
+    tokens: int | None = None
+
+    @classmethod
+    def of(cls, query: Query) -> SearchSpace:
+        return cls(query.within, query.within_count, query.within_tokens)
+
+
 class Planner:
     """Candidate starts and boundaries for the passes of one query over one corpus."""
 
-    def __init__(self, corpus: NativeCorpus, automaton: Automaton, within: str | None, hard_boundary: int) -> None:
+    def __init__(self, corpus: NativeCorpus, automaton: Automaton, within: SearchSpace, hard_boundary: int) -> None:
         self.corpus = corpus
         self.automaton = automaton
         self.within = within
@@ -210,12 +226,16 @@ class Planner:
 
     def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
         """Keep starts that may match and give each its last allowed corpus position."""
-        if self.within is None:
-            return starts, np.minimum(starts + self.hard_boundary, self.corpus.size - 1)
-        regions = self.corpus.regions(self.within)
+        if self.within.attribute is None:  # CQP: within N tokens replaces the HardBoundary
+            reach = self.hard_boundary if self.within.tokens is None else self.within.tokens
+            return starts, np.minimum(starts + reach, self.corpus.size - 1)
+        if self.within.count <= 0:  # within 0 s: CQP finds no region to stay in
+            return starts[:0], starts[:0]
+        regions = self.corpus.regions(self.within.attribute)
         number = regions.containing(starts)
         inside = number >= 0
-        return starts[inside], regions.ends[number[inside]]
+        last = np.minimum(number[inside] + (self.within.count - 1), len(regions) - 1)
+        return starts[inside], regions.ends[last]
 
     def certain_steps(self, first: int) -> int | None:
         """Tokens every candidate of this pass surely consumes before it can die: the first state,

@@ -23,7 +23,7 @@ from backend_node.engines.errors import QueryTooExpensive
 from backend_node.engines.native.compile import Always, Automaton, Lookup, Predicate, attributes
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
-from backend_node.engines.native.plan import Planner, tag_order
+from backend_node.engines.native.plan import Planner, SearchSpace, tag_order
 from backend_node.engines.native.registers import Registers
 from backend_node.engines.results import Cpos, Matches
 from backend_node.store.compression import CACHE_BLOCKS
@@ -125,7 +125,7 @@ class PassRunner:
         corpus: NativeCorpus,
         automaton: Automaton,
         constraint: ConstraintEvaluator | None,
-        within: str | None,
+        within: SearchSpace,
         longest: bool,
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         threads: int = 2,

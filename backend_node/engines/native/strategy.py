@@ -12,6 +12,7 @@ without exact duplicates (the first pass's target and keyword win); then
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import assert_never
 
 import numpy as np
@@ -87,12 +88,40 @@ def first(matches: Matches, count: int) -> Matches:
     return matches.take(slice(0, count))
 
 
-def expand(matches: Matches, regions: RegionIndex) -> Matches:
-    """``expand to s``: widen each match to its regions; adjacent duplicates merge (CQP's RUniq)."""
-    start_region = regions.containing(matches.match)
-    end_region = regions.containing(matches.matchend)
-    start = np.where(start_region >= 0, regions.starts[np.maximum(start_region, 0)], matches.match)
-    end = np.where(end_region >= 0, regions.ends[np.maximum(end_region, 0)], matches.matchend)
+@dataclass(frozen=True)
+class Expansion:
+    """CQP's ``expand [left|right] to N s`` (``regions``: the s-attribute's) or ``expand to N``
+    (``regions`` None: tokens, in a corpus of ``size``)."""
+
+    regions: RegionIndex | None
+    count: int
+    left: bool
+    right: bool
+    size: int
+
+
+def expand(matches: Matches, how: Expansion) -> Matches:
+    """Widen each match (CQP's expand_dataspace): by ``count`` tokens, or to its region and the
+    ``count - 1`` regions beyond it, on the sides asked for; a side outside every region stays as it
+    is; then adjacent duplicates merge (RUniq, anchors of the first)."""
+    if how.count <= 0:
+        return matches
+    start, end = matches.match, matches.matchend
+    if how.regions is None:
+        if how.left:
+            start = np.maximum(start - how.count, 0)
+        if how.right:
+            end = np.minimum(end + how.count, how.size - 1)
+    else:
+        regions, reach = how.regions, how.count - 1
+        if how.left:
+            number = regions.containing(start)
+            first = np.maximum(number - reach, 0)
+            start = np.where(number >= 0, regions.starts[np.maximum(first, 0)], start)
+        if how.right:
+            number = regions.containing(end)
+            last = np.minimum(number + reach, len(regions) - 1)
+            end = np.where(number >= 0, regions.ends[np.maximum(last, 0)], end)
     keep = np.ones(len(start), dtype=np.bool_)
     keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
     kept = matches.take(keep)
@@ -163,15 +192,15 @@ class StreamingStrategy:
 
 
 class StreamingExpand:
-    """``expand to s`` range by range: a match widened to the same span as the last one given
-    out is dropped, as ``expand`` merges adjacent duplicates."""
+    """``expand`` range by range: a match widened to the same span as the last one given out is
+    dropped, as ``expand`` merges adjacent duplicates."""
 
-    def __init__(self, regions: RegionIndex) -> None:
-        self.regions = regions
+    def __init__(self, how: Expansion) -> None:
+        self.how = how
         self.last: tuple[int, int] | None = None
 
     def feed(self, matches: Matches) -> Matches:
-        widened = expand(matches, self.regions)
+        widened = expand(matches, self.how)
         if len(widened) and self.last == (int(widened.match[0]), int(widened.matchend[0])):
             widened = widened.take(np.arange(1, len(widened)))
         if len(widened):
