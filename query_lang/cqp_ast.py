@@ -52,11 +52,14 @@ class ValueTest:
 
 @dataclass(frozen=True)
 class AttributeTest:
-    """``word="x"`` (``negated`` False) or ``word!="x"`` (``negated`` True)."""
+    """``word="x"`` (``negated`` False) or ``word!="x"`` (``negated`` True); with ``this``,
+    ``_.text_year="2010"``: the attribute at the current token, which may be an s-attribute's value
+    (of the region around the token)."""
 
     attribute: str
     negated: bool
     value: RegexValue
+    this: bool = False
 
 
 @dataclass(frozen=True)

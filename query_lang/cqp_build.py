@@ -266,6 +266,20 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     def attribute_test(self, name: Token, operator: Token, value: RegexValue) -> AttributeTest:
         return AttributeTest(self._name(name, "an attribute name"), operator == "!=", value)
 
+    def this_test(self, reference: Token, operator: Token, value: RegexValue) -> AttributeTest:
+        """``_.text_year="2010"``: CQP's label ``_`` is the current token; other labels are not
+        supported inside a token."""
+        label, attribute = str(reference).split(".", 1)
+        if label != "_":
+            raise self._unsupported(
+                f"'{reference}': inside a token only the current position '_' may be referenced (as in "
+                f"_.text_year=\"2010\"); compare other labels after '::'",
+                reference,
+            )
+        if attribute in RESERVED_WORDS:
+            raise self._error(f"'{attribute}' is a CQP keyword and cannot be used as an attribute name", reference)
+        return AttributeTest(attribute, operator == "!=", value, this=True)
+
     def value(self, string: Token, flags: Token | None) -> RegexValue:
         ignore_case, ignore_diacritics, literal = self._flags(flags)
         pattern, offsets = unquote(str(string))

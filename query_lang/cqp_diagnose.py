@@ -63,7 +63,7 @@ _PHRASES: list[tuple[str, str, frozenset[str]]] = [
         'a token such as [word="x"]',
         frozenset({"STRING", "TARGET", "LABEL", "TAG_START", "TAG_END", "_LPAR"}),
     ),
-    ("NAME", 'an attribute test such as pos="NN"', frozenset({"_BANG", "_LPAR"})),
+    ("NAME", 'an attribute test such as pos="NN"', frozenset({"_BANG", "_LPAR", "QID"})),
     ("QID", "a label reference such as match.text_id", frozenset({"_BANG", "_LPAR"})),
     ("STRING", "a quoted string", frozenset()),
     ("FLAGS", "a flag (%c, %d, %cd, %l)", frozenset()),

@@ -167,7 +167,8 @@ def _at_least_two(items: tuple[_T, ...]) -> tuple[_T, ...]:
 def _condition(condition: Condition) -> str:
     if isinstance(condition, AttributeTest):
         operator = "!=" if condition.negated else "="
-        return f"{_name(condition.attribute)}{operator}{_value(condition.value)}"
+        this = "_." if condition.this else ""
+        return f"{this}{_name(condition.attribute)}{operator}{_value(condition.value)}"
     if isinstance(condition, Not):
         return _negation(_condition(condition.operand), isinstance(condition.operand, And | Or))
     if isinstance(condition, And):

@@ -519,6 +519,13 @@ FIXED_DIFFERENCES = [
           "the lexer refused a value ending in an escaped backslash; CQP finds the token \\\\ (1 hit)"),
     fixed("literal-backslash-pair", '[word="\\\\"%l]', "as above, literally: CQP 1 hit"),
     fixed("cut-0", '[pos="DT"] [pos="NN"] cut 0', "native refused cut 0; for CQP it is no cut: 10,133 hits"),
+    # -- the current position '_' in a token: an s-attribute's value of the token's region
+    fixed("this-region-value", '[_.text_year="2007"]', "native refused _.x in a token; CQP: 209 hits"),
+    fixed("this-region-value-negated", '[_.text_year!="2007" & pos="NN"]', "the other years' nouns"),
+    fixed("this-region-value-not", '[pos="NN" & !(_.text_genre="email")] [_.text_genre="answers"%c]',
+          "CQP: nouns outside e-mails, then a token of an answers text"),
+    fixed("this-region-value-in-sequence", '[pos="DT"] [_.s_id=".*-000[1-3]"] [pos="NN"]',
+          "a test on an attribute with a value per sentence, inside a sequence"),
     # -- contexts: within and expand with numbers of regions or tokens and directions
     fixed("within-2-s", '[pos="DT"] []* [word="house"] within 2 s',
           "native refused within 2 s; CQP: the start's sentence and the next bound a match, 55 hits"),

@@ -185,6 +185,7 @@ def test_repetition_bounds() -> None:
         ("[] within left 3 s expand right to 02 text", "[] within 3 s expand right to 2 text"),
         ("[] within 5 words expand left to 3 word", "[] within 5 expand left to 3"),
         ("[] within 0 cut 0", "[] within 0"),
+        ('[_.text_year = "2010" & !(_.text_genre="email")]', '[_.text_year="2010" & !_.text_genre="email"]'),
         # A value ending in a quote is written in single quotes (cqp_lexical.quote explains why).
         ('[word="\\""]', "[word='\\\"']"),
         ('[word=\'"\'] [pos="x"]', '[word=\'"\'] [pos="x"]'),
@@ -263,7 +264,7 @@ def test_syntax_errors(text: str, message: str, offset: int) -> None:
         ("set ExternalSort on", "the CQP command 'set'", 0),
         ('A = [word="x"]', "assigning the result to a name", 0),
         ('[word contains "x"]', "the operators 'contains', 'matches' and 'not'", 6),
-        ('[a.word="x"]', "label references such as a.lemma are only supported in the global constraint", 2),
+        ('[a.word="x"]', "'a.word': inside a token only the current position '_' may be referenced", 1),
         (
             "a:[] [lemma=a.lemma]",
             "label references such as a.lemma are only supported in the global constraint",

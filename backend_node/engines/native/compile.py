@@ -14,7 +14,7 @@ fold into one table, so a token test is usually a single gather and lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, assert_never
+from typing import TYPE_CHECKING, Protocol, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,9 @@ import numpy.typing as npt
 from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import QueryTooExpensive, UnknownAttribute
 from backend_node.engines.native.lexicon import BoolTable, LexiconIndex, match_table
+
+if TYPE_CHECKING:
+    from backend_node.engines.native.corpus_state import RegionIndex
 from query_lang import (
     Alternation,
     And,
@@ -54,6 +57,11 @@ class CorpusView(Protocol):
     def region_table(self, attribute: str, value: RegexValue | None) -> npt.NDArray[np.bool_] | None: ...
 
     def has_s_attribute(self, attribute: str) -> bool: ...
+
+    def regions(self, attribute: str) -> RegionIndex: ...
+
+    @property
+    def p_attribute_names(self) -> list[str]: ...
 
 
 # ---------------------------------------------------------------------------- token predicates
@@ -88,7 +96,18 @@ class Always:
     """``[]``: any token."""
 
 
-Predicate = Lookup | AllOf | AnyOf | Negation | Always
+@dataclass(frozen=True)
+class RegionTest:
+    """``_.text_year="2010"``: the token lies in a region of ``attribute`` whose value passes
+    (``region_ok`` per region; outside every region the value is undefined and the test fails);
+    ``count`` is how many corpus positions that covers."""
+
+    attribute: str
+    region_ok: npt.NDArray[np.bool_] = field(compare=False)
+    count: int = field(compare=False)
+
+
+Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest
 
 
 def estimate(predicate: Predicate, size: int) -> int:
@@ -103,6 +122,8 @@ def estimate(predicate: Predicate, size: int) -> int:
         return size  # not tracked: a negation of a rare test holds almost everywhere
     if isinstance(predicate, Always):
         return size
+    if isinstance(predicate, RegionTest):
+        return predicate.count
     assert_never(predicate)
 
 
@@ -116,7 +137,7 @@ def attributes(predicate: Predicate) -> set[str]:
         return set().union(*(attributes(p) for p in predicate.parts))
     if isinstance(predicate, AnyOf):
         return set().union(*(attributes(p) for p in predicate.parts))
-    if isinstance(predicate, Always):
+    if isinstance(predicate, Always | RegionTest):
         return set()
     assert_never(predicate)
 
@@ -141,6 +162,8 @@ class PredicateCompiler:
         if condition is None:
             return Always()
         if isinstance(condition, AttributeTest):
+            if condition.this and condition.attribute not in self.corpus.p_attribute_names:
+                return self._region_test(condition)
             table = self.table(condition.attribute, condition.value)
             return self.lookup(condition.attribute, ~table if condition.negated else table)
         if isinstance(condition, Not):
@@ -153,6 +176,18 @@ class PredicateCompiler:
         if isinstance(condition, Or):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=False)
         assert_never(condition)
+
+    def _region_test(self, condition: AttributeTest) -> RegionTest:
+        """``_.text_year="2010"``: the value of the region of an s-attribute around the token."""
+        attribute = condition.attribute
+        if not self.corpus.has_s_attribute(attribute):
+            raise UnknownAttribute(f"_.{attribute}: the corpus has no attribute {attribute!r}")
+        table = self.corpus.region_table(attribute, condition.value)
+        if table is None:
+            raise UnknownAttribute(f"_.{attribute}: s-attribute {attribute!r} has no values")
+        ok = ~table if condition.negated else table
+        regions = self.corpus.regions(attribute)
+        return RegionTest(attribute, ok, int((regions.ends[ok] - regions.starts[ok] + 1).sum()))
 
     def _combine(self, parts: list[Predicate], conjunction: bool) -> Predicate:
         """``&`` (``conjunction``) or ``|`` of compiled parts; lookups on one attribute fold into

@@ -25,6 +25,7 @@ from backend_node.engines.native.compile import (
     Lookup,
     Negation,
     Predicate,
+    RegionTest,
     TagTest,
     estimate,
 )
@@ -63,6 +64,11 @@ class TokenTests:
             for part in predicate.parts[1:]:
                 combined |= self.holds(part, cpos, ids)
             return combined
+        if isinstance(predicate, RegionTest):
+            number = self.corpus.regions(predicate.attribute).containing(cpos)
+            inside = number >= 0
+            inside[inside] = predicate.region_ok[number[inside]]
+            return inside
         assert_never(predicate)
 
     def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
@@ -100,6 +106,17 @@ class TokenTests:
             # a negation has no index to read: test it at every position of the range
             everything = np.arange(lo, hi, dtype=np.int64)
             return everything[self.holds(predicate, everything, {})]
+        if isinstance(predicate, RegionTest):  # every position of the passing regions, clipped to the range
+            regions = self.corpus.regions(predicate.attribute)
+            starts = np.maximum(regions.starts[predicate.region_ok], lo)
+            ends = np.minimum(regions.ends[predicate.region_ok], hi - 1)
+            keep = starts <= ends
+            starts, lengths = starts[keep], ends[keep] - starts[keep] + 1
+            if len(starts) == 0:
+                return np.zeros(0, dtype=np.int64)
+            offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            covered: Cpos = np.repeat(starts, lengths) + offsets
+            return covered
         assert_never(predicate)
 
     def tag_cpos(self, tag: TagTest, lo: int = 0, hi: int | None = None) -> Cpos:
