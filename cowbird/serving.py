@@ -30,6 +30,7 @@ class GuardedHttp(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_bytes = 0
+        self._tail = b""  # the last bytes seen, for a blank line split between two packets
         self._in_headers = False
         self._header_timer: asyncio.TimerHandle | None = None
 
@@ -38,8 +39,14 @@ class GuardedHttp(HttpToolsProtocol):
             if not self._in_headers:  # the first bytes of a request: its headers' time starts
                 self._in_headers = True
                 self._header_bytes = 0
+                self._tail = b""
                 self._header_timer = self.loop.call_later(HEADER_SECONDS, self._too_slow)
-            self._header_bytes += len(data)
+            # only the bytes up to the blank line that ends the headers count: the body's first
+            # bytes often come in the same packet
+            seen = self._tail + data
+            end = seen.find(b"\r\n\r\n")
+            self._header_bytes += len(data) if end < 0 else max(0, end + 4 - len(self._tail))
+            self._tail = seen[-3:]
             if self._header_bytes > MAX_HEADER_BYTES:
                 self._refuse(431, "Request Header Fields Too Large", f"the request's headers are longer than "
                                                                      f"{MAX_HEADER_BYTES} bytes")
