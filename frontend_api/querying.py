@@ -17,6 +17,7 @@ from query_lang import (
     MAX_QUERY_LENGTH,
     Alternation,
     And,
+    AttributeComparison,
     AttributeTest,
     Comparison,
     Condition,
@@ -29,6 +30,7 @@ from query_lang import (
     Query,
     QueryError,
     RegexValue,
+    RegionBound,
     Repetition,
     Sequence,
     StructuralTag,
@@ -56,6 +58,8 @@ def _fold(condition: Condition) -> Condition:
         return And(tuple(_fold(c) for c in condition.operands))
     if isinstance(condition, Or):
         return Or(tuple(_fold(c) for c in condition.operands))
+    if isinstance(condition, AttributeComparison | RegionBound):
+        return condition  # no value to fold: CQP takes no flags here
     assert_never(condition)
 
 

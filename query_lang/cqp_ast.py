@@ -83,7 +83,24 @@ class Or:
     operands: tuple[Condition, ...]
 
 
-Condition: TypeAlias = AttributeTest | Not | And | Or
+@dataclass(frozen=True)
+class AttributeComparison:
+    """``word = lemma`` (``negated`` False) or ``word != lemma``: two p-attributes of the token, as strings."""
+
+    left: str
+    negated: bool
+    right: str
+
+
+@dataclass(frozen=True)
+class RegionBound:
+    """``lbound(s)`` (``right`` False) or ``rbound(s)``: the token is the first (last) of a region."""
+
+    right: bool
+    attribute: str
+
+
+Condition: TypeAlias = AttributeTest | Not | And | Or | AttributeComparison | RegionBound
 
 # ------------------------------------------------------------------ token-level pattern
 

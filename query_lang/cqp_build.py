@@ -18,6 +18,7 @@ from query_lang.cqp_ast import (
     SPECIAL_LABELS,
     Alternation,
     And,
+    AttributeComparison,
     AttributeTest,
     Comparison,
     Condition,
@@ -31,6 +32,7 @@ from query_lang.cqp_ast import (
     Pattern,
     Query,
     RegexValue,
+    RegionBound,
     Repetition,
     Sequence,
     StructuralTag,
@@ -265,6 +267,18 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     def attribute_test(self, name: Token, operator: Token, value: RegexValue) -> AttributeTest:
         return AttributeTest(self._name(name, "an attribute name"), operator == "!=", value)
+
+    def attribute_comparison(self, left: Token, operator: Token, right: Token) -> AttributeComparison:
+        return AttributeComparison(self._name(left, "an attribute name"), operator == "!=",
+                                   self._name(right, "an attribute name"))
+
+    def bound_function(self, function: Token, argument: Token) -> RegionBound:
+        """``lbound(s)`` and ``rbound(s)``, CQP's built-in tests of a region's first and last token."""
+        if str(function) not in ("lbound", "rbound"):
+            raise self._unsupported(
+                f"the function {function}() is not supported in a token (lbound() and rbound() are)", function
+            )
+        return RegionBound(str(function) == "rbound", self._name(argument, "a structural attribute"))
 
     def this_test(self, reference: Token, operator: Token, value: RegexValue) -> AttributeTest:
         """``_.text_year="2010"``: CQP's label ``_`` is the current token; other labels are not

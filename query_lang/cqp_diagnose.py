@@ -69,7 +69,7 @@ _PHRASES: list[tuple[str, str, frozenset[str]]] = [
     ("FLAGS", "a flag (%c, %d, %cd, %l)", frozenset()),
     ("_QMARK", "a quantifier (?, *, +, {n,m})", frozenset({"_STAR", "_PLUS", "_LBRACE"})),
     ("INT", "a number", frozenset()),
-    ("EQ", "'='", frozenset()),
+    ("EQ", "'='", frozenset({"_LPAR"})),  # after an attribute name: '(' only for lbound(s), rbound(s)
     ("NEQ", "'!='", frozenset()),
     ("_RSQB", "']'", frozenset()),
     ("_RPAR", "')'", frozenset()),
@@ -155,7 +155,7 @@ def _unsupported_construct(text: str, offset: int) -> str | None:
             return f"functions such as {name}() are not supported"
         if _LABEL_REFERENCE.match(rest) and before.endswith(("=", "[")):
             return _LABEL_REFERENCE_ONLY_AFTER_GCDEL
-    if rest.startswith(".") and NAME_RE.fullmatch(before.split(" ")[-1].lstrip("[(!&|") if before else ""):
+    if rest.startswith(".") and re.search(r"(?:^|[^A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_-]*$", before):
         return _LABEL_REFERENCE_ONLY_AFTER_GCDEL
     if rest.startswith(":") and before.endswith("["):
         return "lookahead constraints ('[: ... :]') are not supported"

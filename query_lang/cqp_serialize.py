@@ -19,6 +19,7 @@ from query_lang.cqp_ast import (
     SPECIAL_LABELS,
     Alternation,
     And,
+    AttributeComparison,
     AttributeTest,
     Comparison,
     Condition,
@@ -32,6 +33,7 @@ from query_lang.cqp_ast import (
     Pattern,
     Query,
     RegexValue,
+    RegionBound,
     Repetition,
     Sequence,
     StructuralTag,
@@ -169,6 +171,11 @@ def _condition(condition: Condition) -> str:
         operator = "!=" if condition.negated else "="
         this = "_." if condition.this else ""
         return f"{this}{_name(condition.attribute)}{operator}{_value(condition.value)}"
+    if isinstance(condition, AttributeComparison):
+        operator = "!=" if condition.negated else "="
+        return f"{_name(condition.left)}{operator}{_name(condition.right)}"
+    if isinstance(condition, RegionBound):
+        return f"{'rbound' if condition.right else 'lbound'}({_name(condition.attribute)})"
     if isinstance(condition, Not):
         return _negation(_condition(condition.operand), isinstance(condition.operand, And | Or))
     if isinstance(condition, And):

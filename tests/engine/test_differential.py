@@ -526,6 +526,14 @@ FIXED_DIFFERENCES = [
           "CQP: nouns outside e-mails, then a token of an answers text"),
     fixed("this-region-value-in-sequence", '[pos="DT"] [_.s_id=".*-000[1-3]"] [pos="NN"]',
           "a test on an attribute with a value per sentence, inside a sequence"),
+    # -- attribute comparisons and region bounds in a token
+    fixed("attribute-comparison", '[word = lemma]', "native refused; CQP: 198,248 hits"),
+    fixed("attribute-comparison-negated", '[word != lemma] [pos="NN"]', "CQP compares the strings of the token"),
+    fixed("attribute-comparison-mixed", '[pos="VB.*" & word != lemma & !(upos = pos)]',
+          "comparisons inside Boolean tests"),
+    fixed("lbound", '[lbound(s) & pos="DT"]', "native refused lbound(); CQP: 1,803 hits"),
+    fixed("rbound", '[pos="NN"] [rbound(s)]', "native refused rbound(); CQP: 5,031 hits"),
+    fixed("not-lbound", '[!lbound(text)] [lbound(text)]', "CQP: a text's first token and the token before it"),
     # -- contexts: within and expand with numbers of regions or tokens and directions
     fixed("within-2-s", '[pos="DT"] []* [word="house"] within 2 s',
           "native refused within 2 s; CQP: the start's sentence and the next bound a match, 55 hits"),

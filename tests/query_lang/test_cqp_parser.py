@@ -186,6 +186,7 @@ def test_repetition_bounds() -> None:
         ("[] within 5 words expand left to 3 word", "[] within 5 expand left to 3"),
         ("[] within 0 cut 0", "[] within 0"),
         ('[_.text_year = "2010" & !(_.text_genre="email")]', '[_.text_year="2010" & !_.text_genre="email"]'),
+        ("[word = lemma & !( lbound( s ) | rbound(text))]", "[word=lemma & !(lbound(s) | rbound(text))]"),
         # A value ending in a quote is written in single quotes (cqp_lexical.quote explains why).
         ('[word="\\""]', "[word='\\\"']"),
         ('[word=\'"\'] [pos="x"]', '[word=\'"\'] [pos="x"]'),
@@ -268,7 +269,7 @@ def test_syntax_errors(text: str, message: str, offset: int) -> None:
         (
             "a:[] [lemma=a.lemma]",
             "label references such as a.lemma are only supported in the global constraint",
-            12,
+            13,
         ),
         ('[word="a"] :: distance(a, b) < 3', "functions such as distance()", 14),
         ('[word="a"] :: match.x < 3', "comparison operators other than '=' and '!='", 22),

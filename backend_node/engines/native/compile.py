@@ -28,12 +28,14 @@ if TYPE_CHECKING:
 from query_lang import (
     Alternation,
     And,
+    AttributeComparison,
     AttributeTest,
     Condition,
     Not,
     Or,
     Pattern,
     RegexValue,
+    RegionBound,
     Repetition,
     Sequence,
     StructuralTag,
@@ -107,7 +109,27 @@ class RegionTest:
     count: int = field(compare=False)
 
 
-Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest
+@dataclass(frozen=True)
+class SameValue:
+    """``word = lemma``: ``same[id of left] == id of right`` (``same`` maps each left id to the right
+    lexicon's id of the same string, -1 where the right lexicon lacks it); ``negated``: ``!=``."""
+
+    left: str
+    right: str
+    negated: bool
+    same: npt.NDArray[np.int64] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """``lbound(s)`` / ``rbound(s)`` (``right``): a region of ``attribute`` starts (ends) at the token."""
+
+    attribute: str
+    right: bool
+    count: int = field(compare=False)
+
+
+Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest | SameValue | Bound
 
 
 def estimate(predicate: Predicate, size: int) -> int:
@@ -122,8 +144,10 @@ def estimate(predicate: Predicate, size: int) -> int:
         return size  # not tracked: a negation of a rare test holds almost everywhere
     if isinstance(predicate, Always):
         return size
-    if isinstance(predicate, RegionTest):
+    if isinstance(predicate, RegionTest | Bound):
         return predicate.count
+    if isinstance(predicate, SameValue):
+        return size
     assert_never(predicate)
 
 
@@ -137,8 +161,10 @@ def attributes(predicate: Predicate) -> set[str]:
         return set().union(*(attributes(p) for p in predicate.parts))
     if isinstance(predicate, AnyOf):
         return set().union(*(attributes(p) for p in predicate.parts))
-    if isinstance(predicate, Always | RegionTest):
+    if isinstance(predicate, Always | RegionTest | Bound):
         return set()
+    if isinstance(predicate, SameValue):
+        return {predicate.left, predicate.right}
     assert_never(predicate)
 
 
@@ -148,6 +174,7 @@ class PredicateCompiler:
     def __init__(self, corpus: CorpusView) -> None:
         self.corpus = corpus
         self._tables: dict[tuple[str, RegexValue], BoolTable] = {}
+        self._same_ids: dict[tuple[str, str], npt.NDArray[np.int64]] = {}
 
     def table(self, attribute: str, value: RegexValue) -> BoolTable:
         key = (attribute, value)
@@ -175,7 +202,25 @@ class PredicateCompiler:
             return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
         if isinstance(condition, Or):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=False)
+        if isinstance(condition, AttributeComparison):
+            return SameValue(condition.left, condition.right, condition.negated,
+                             self._same(condition.left, condition.right))
+        if isinstance(condition, RegionBound):
+            if not self.corpus.has_s_attribute(condition.attribute):
+                raise UnknownAttribute(f"the corpus has no s-attribute {condition.attribute!r} "
+                                       f"(in {'rbound' if condition.right else 'lbound'}())")
+            return Bound(condition.attribute, condition.right, len(self.corpus.regions(condition.attribute)))
         assert_never(condition)
+
+    def _same(self, left: str, right: str) -> npt.NDArray[np.int64]:
+        """For each id of ``left``'s lexicon, the id of the same string in ``right``'s (or -1)."""
+        key = (left, right)
+        if key not in self._same_ids:
+            right_ids = {string: number for number, string in enumerate(self.corpus.lexicon(right).strings)}
+            strings = self.corpus.lexicon(left).strings
+            self._same_ids[key] = np.fromiter((right_ids.get(string, -1) for string in strings),
+                                              dtype=np.int64, count=len(strings))
+        return self._same_ids[key]
 
     def _region_test(self, condition: AttributeTest) -> RegionTest:
         """``_.text_year="2010"``: the value of the region of an s-attribute around the token."""

@@ -22,10 +22,12 @@ from backend_node.engines.native.compile import (
     Always,
     AnyOf,
     Automaton,
+    Bound,
     Lookup,
     Negation,
     Predicate,
     RegionTest,
+    SameValue,
     TagTest,
     estimate,
 )
@@ -64,6 +66,16 @@ class TokenTests:
             for part in predicate.parts[1:]:
                 combined |= self.holds(part, cpos, ids)
             return combined
+        if isinstance(predicate, SameValue):
+            for attribute in (predicate.left, predicate.right):
+                if attribute not in ids:
+                    ids[attribute] = self.corpus.ids(attribute, cpos)
+            same: npt.NDArray[np.bool_] = predicate.same[ids[predicate.left]] == ids[predicate.right]
+            return ~same if predicate.negated else same
+        if isinstance(predicate, Bound):
+            regions = self.corpus.regions(predicate.attribute)
+            number = regions.ending_at(cpos) if predicate.right else regions.starting_at(cpos)
+            return np.asarray(number >= 0, dtype=np.bool_)
         if isinstance(predicate, RegionTest):
             number = self.corpus.regions(predicate.attribute).containing(cpos)
             inside = number >= 0
@@ -102,8 +114,13 @@ class TokenTests:
             merged = np.concatenate([self.cpos_where(p, lo, hi) for p in predicate.parts])
             merged.sort(kind="stable")  # ascending runs, part after part: timsort merges them
             return merged[np.concatenate(([True], merged[1:] != merged[:-1]))] if len(merged) else merged
-        if isinstance(predicate, Negation):
-            # a negation has no index to read: test it at every position of the range
+        if isinstance(predicate, Bound):
+            regions = self.corpus.regions(predicate.attribute)
+            found = regions.ends if predicate.right else regions.starts
+            first, last = np.searchsorted(found, [lo, hi])
+            return np.asarray(found[first:last], dtype=np.int64)
+        if isinstance(predicate, Negation | SameValue):
+            # a negation or a comparison has no index to read: test it at every position of the range
             everything = np.arange(lo, hi, dtype=np.int64)
             return everything[self.holds(predicate, everything, {})]
         if isinstance(predicate, RegionTest):  # every position of the passing regions, clipped to the range
