@@ -111,12 +111,14 @@ class TokenPattern:
 
     ``label`` is the name set by ``a:[...]``; ``target`` is True for ``@[...]`` (or ``@0[...]``),
     ``keyword`` for ``@1[...]`` (CQP's second anchor; a token is at most one of the two).
+    ``lookahead``: ``[: condition :]``, a test of the next token that does not consume it.
     """
 
     condition: Condition | None
     label: str | None = None
     target: bool = False
     keyword: bool = False
+    lookahead: bool = False
 
 
 @dataclass(frozen=True)

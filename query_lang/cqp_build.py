@@ -204,6 +204,12 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     ) -> TokenPattern:
         return self._token(condition, target, label)
 
+    def lookahead_token(
+        self, target: Token | None, label: Token | None, condition: Condition | None
+    ) -> TokenPattern:
+        """``[: condition :]``: CQP's lookahead constraint, a zero-width test of the next token."""
+        return replace(self._token(condition, target, label), lookahead=True)
+
     def string_token(self, target: Token | None, label: Token | None, value: RegexValue) -> TokenPattern:
         return self._token(AttributeTest("word", False, value), target, label)
 

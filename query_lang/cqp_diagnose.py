@@ -157,8 +157,6 @@ def _unsupported_construct(text: str, offset: int) -> str | None:
             return _LABEL_REFERENCE_ONLY_AFTER_GCDEL
     if rest.startswith(".") and re.search(r"(?:^|[^A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_-]*$", before):
         return _LABEL_REFERENCE_ONLY_AFTER_GCDEL
-    if rest.startswith(":") and before.endswith("["):
-        return "lookahead constraints ('[: ... :]') are not supported"
     if rest.startswith("?") and before.endswith("("):
         return "query extensions ('(?...)') are not supported"
     return None

@@ -131,7 +131,7 @@ def _pattern(pattern: Pattern) -> str:
             "" if pattern.label is None else _name(pattern.label) + ":"
         )
         body = "" if pattern.condition is None else _condition(pattern.condition)
-        return f"{prefix}[{body}]"
+        return f"{prefix}[:{body}:]" if pattern.lookahead else f"{prefix}[{body}]"
     if isinstance(pattern, StructuralTag):
         name = _name(pattern.attribute, reserved_ok=True)
         if name in ANCHOR_TAGS:

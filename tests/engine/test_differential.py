@@ -534,6 +534,14 @@ FIXED_DIFFERENCES = [
     fixed("lbound", '[lbound(s) & pos="DT"]', "native refused lbound(); CQP: 1,803 hits"),
     fixed("rbound", '[pos="NN"] [rbound(s)]', "native refused rbound(); CQP: 5,031 hits"),
     fixed("not-lbound", '[!lbound(text)] [lbound(text)]', "CQP: a text's first token and the token before it"),
+    # -- lookahead constraints: a test of the next token that does not consume it
+    fixed("lookahead", '[pos="JJ"] [:pos="NN":]', "native refused [: ... :]; CQP: 5,858 one-token hits"),
+    fixed("lookahead-inside", '[pos="DT"] [:pos="JJ":] [] [pos="NN"]', "CQP: 2,728 hits"),
+    fixed("lookahead-any", '[pos="JJ"] [::]', "[::] looks at any next token; CQP: 14,776 hits"),
+    fixed("lookahead-first", '[:pos="DT":] [] [pos="NN"]', "a lookahead first: CQP 10,133 hits"),
+    fixed("lookahead-target", '[pos="DT"] @[:pos="NN":]', "a target on a lookahead is the token looked at"),
+    fixed("lookahead-label", 'a:[pos="DT"] b:[:pos="NN":] :: b.word="house" & a.word="the"',
+          "a label on a lookahead is the token looked at"),
     # -- contexts: within and expand with numbers of regions or tokens and directions
     fixed("within-2-s", '[pos="DT"] []* [word="house"] within 2 s',
           "native refused within 2 s; CQP: the start's sentence and the next bound a match, 55 hits"),

@@ -259,11 +259,14 @@ class PredicateCompiler:
 
 @dataclass(frozen=True)
 class TagTest:
-    """A zero-width assertion: a region of ``attribute`` starts here (or ended just before)."""
+    """A zero-width assertion: a region of ``attribute`` starts here (or ended just before); or,
+    with ``look`` (``attribute`` empty), CQP's lookahead ``[: ... :]``: the token here passes
+    ``look``, and is not consumed."""
 
     attribute: str
     closing: bool
     region_ok: npt.NDArray[np.bool_] | None = field(default=None, compare=False)  # value test per region
+    look: Predicate | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -368,6 +371,8 @@ class AutomatonBuilder:
         if isinstance(pattern, TokenPattern):
             predicate = self.predicates.compile(pattern.condition)
             anchor = "target" if pattern.target else "keyword" if pattern.keyword else None
+            if pattern.lookahead:
+                return self._new(State(None, TagTest("", False, look=predicate), pattern.label, anchor))
             return self._new(State(predicate, None, pattern.label, anchor))
         if isinstance(pattern, StructuralTag):
             return self._new(State(None, self._tag(pattern)))

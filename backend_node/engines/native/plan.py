@@ -85,7 +85,11 @@ class TokenTests:
 
     def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
         """Whether a region starts at each cpos (``<s>``), or ended just before it (``</s>``),
-        with a value that passes the tag's test, if any."""
+        with a value that passes the tag's test, if any; for a lookahead, whether the token passes."""
+        if tag.look is not None:
+            keep = cpos < self.corpus.size  # beyond the corpus end there is no token to look at
+            keep[keep] = self.holds(tag.look, cpos[keep], {})
+            return keep
         regions = self.corpus.regions(tag.attribute)
         number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
         ok = number >= 0
@@ -138,6 +142,8 @@ class TokenTests:
 
     def tag_cpos(self, tag: TagTest, lo: int = 0, hi: int | None = None) -> Cpos:
         """Sorted corpus positions in ``[lo, hi)`` where a tag assertion holds (region starts, or ends + 1)."""
+        if tag.look is not None:
+            return self.cpos_where(tag.look, lo, hi)
         regions = self.corpus.regions(tag.attribute)
         keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
         found = (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
@@ -237,6 +243,8 @@ class Planner:
         state = self.automaton.states[index]
         if state.predicate is not None:
             return estimate(state.predicate, self.corpus.size)
+        if state.tag is not None and state.tag.look is not None:
+            return estimate(state.tag.look, self.corpus.size)
         return len(self.corpus.regions(state.tag.attribute)) if state.tag else self.corpus.size
 
     def _where(self, index: int, lo: int, hi: int | None) -> Cpos:

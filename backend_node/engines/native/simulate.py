@@ -146,7 +146,7 @@ class PassRunner:
         self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
         # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
         # at <s> must not leave it before </s>, and </s> must close that very region
-        tags = [p.tag for p in automaton.states if p.tag is not None]
+        tags = [p.tag for p in automaton.states if p.tag is not None and p.tag.look is None]
         opened = {t.attribute for t in tags if not t.closing}
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
         self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
@@ -195,7 +195,8 @@ class PassRunner:
         if head.tag is not None:
             # a closing tag at the start looks at the token before: it too must be in bounds
             effective = starts - 1 if head.tag.closing else starts
-            keep = effective <= bound
+            # a lookahead may look at the token just past the boundary, as in CQP
+            keep = effective <= bound + (1 if head.tag.look is not None else 0)
             starts, bound = starts[keep], bound[keep]
         if len(starts) == 0:
             return Matches.empty()
@@ -289,7 +290,7 @@ class PassRunner:
                 continue
             rows = np.flatnonzero(reach)
             effective = cursor[rows] - 1 if tag.closing else cursor[rows]
-            rows = rows[effective <= bound[rows]]
+            rows = rows[effective <= bound[rows] + (1 if tag.look is not None else 0)]
             sources = active
             if registers.region_ends:
                 # StrictRegions: a tag may only follow states whose entered regions it stays in
@@ -301,6 +302,8 @@ class PassRunner:
             if len(ok):
                 live.add(j)  # a tag followed here can lead on to later tags at the same cpos
             registers.propagate(registers, sources, self.sources[j], j, ok)
+            state = self.automaton.states[j]
+            registers.record(state.label, state.anchor, j, ok, cursor)  # a lookahead may carry them
             if tag.attribute in registers.region_ends:
                 ends = registers.region_ends[tag.attribute]
                 if tag.closing:
