@@ -542,6 +542,10 @@ FIXED_DIFFERENCES = [
     fixed("lookahead-target", '[pos="DT"] @[:pos="NN":]', "a target on a lookahead is the token looked at"),
     fixed("lookahead-label", 'a:[pos="DT"] b:[:pos="NN":] :: b.word="house" & a.word="the"',
           "a label on a lookahead is the token looked at"),
+    # -- zero-width items repeated: a tag (or lookahead) repeated at one position is reached once
+    fixed("repeated-tag", '[] <text>+', "native refused (\"would loop forever\"); CQP: 1,173 hits"),
+    fixed("repeated-tag-pair", '"." (</s> <s>)+ []', "native refused; CQP: 13,338 hits"),
+    fixed("repeated-lookahead", '[pos="NN"] [:pos="NN":]+', "native refused; CQP: 3,869 hits", "shortest"),
     # -- contexts: within and expand with numbers of regions or tokens and directions
     fixed("within-2-s", '[pos="DT"] []* [word="house"] within 2 s',
           "native refused within 2 s; CQP: the start's sentence and the next bound a match, 55 hits"),

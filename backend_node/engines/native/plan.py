@@ -16,7 +16,6 @@ from typing import assert_never
 import numpy as np
 import numpy.typing as npt
 
-from backend_node.engines.errors import QueryFailed
 from backend_node.engines.native.compile import (
     AllOf,
     Always,
@@ -153,20 +152,23 @@ class TokenTests:
         return found[first:last]
 
 
-def tag_order(automaton: Automaton, sources: list[list[int]]) -> list[int]:
+def tag_order(automaton: Automaton, sources: list[list[int]]) -> tuple[list[int], bool]:
     """The tag states in an order where a tag's tag sources come first, so that one sweep
-    follows chains of zero-width tags (``<text> <s>``) at one corpus position."""
+    follows chains of zero-width tags (``<text> <s>``) at one corpus position; and whether tags
+    repeat among themselves (``<text>+``, ``(</s> <s>)+``): then sweeps go on until nothing new
+    is reached, as a tag repeated at one position reaches nothing new."""
     tags = [i for i, p in enumerate(automaton.states) if not p.is_token]
     ordered: list[int] = []
     visiting: set[int] = set()
+    cyclic = False
 
     def visit(i: int) -> None:
+        nonlocal cyclic
         if i in ordered:
             return
         if i in visiting:
-            raise QueryFailed(  # CQP refuses such a query too ("Infinite loop detected")
-                "the query repeats structural tags that consume no token (such as <s>+): it would loop forever"
-            )
+            cyclic = True
+            return
         visiting.add(i)
         for source in sources[i]:
             if not automaton.states[source].is_token:
@@ -176,7 +178,7 @@ def tag_order(automaton: Automaton, sources: list[list[int]]) -> list[int]:
 
     for i in tags:
         visit(i)
-    return ordered
+    return ordered, cyclic
 
 
 @dataclass(frozen=True)

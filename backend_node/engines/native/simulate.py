@@ -150,7 +150,7 @@ class PassRunner:
         opened = {t.attribute for t in tags if not t.closing}
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
         self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
-        self.tag_order = tag_order(automaton, self.sources)
+        self.tag_order, self.tag_cycle = tag_order(automaton, self.sources)
 
     def run(self, first: int, limit: int | None = None, lo: int = 0, hi: int | None = None) -> Matches:
         """All matches of the pass starting with ``first`` whose start is in ``[lo, hi)``; with
@@ -279,6 +279,12 @@ class PassRunner:
 
     def _closure(self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, bound: Cpos) -> None:
         """Follow zero-width tags at each row's cursor (in place)."""
+        while self._sweep(active, registers, cursor, bound) and self.tag_cycle:
+            pass
+
+    def _sweep(self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, bound: Cpos) -> bool:
+        """One pass over the tag states in order; whether it reached a state a row was not in."""
+        grew = False
         live = _live(active) if self.tag_order else set()
         for j in self.tag_order:
             tag = self.automaton.states[j].tag
@@ -298,6 +304,7 @@ class PassRunner:
                 sources = registers.inside_regions(active, cursor - 1 if tag.closing else cursor, closing)
                 rows = rows[sources[rows][:, self.sources[j]].any(axis=1)]
             ok = rows[self.tests.tag_holds(tag, cursor[rows])]
+            grew = grew or bool((~active[ok, j]).any())
             active[ok, j] = True
             if len(ok):
                 live.add(j)  # a tag followed here can lead on to later tags at the same cpos
@@ -311,6 +318,7 @@ class PassRunner:
                 else:
                     regions = self.corpus.regions(tag.attribute)
                     ends[ok, j] = regions.ends[regions.starting_at(cursor[ok])]
+        return grew
 
     def _accepting(
         self, active: npt.NDArray[np.bool_], registers: Registers, starts: Cpos, cursor: Cpos
