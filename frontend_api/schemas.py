@@ -181,7 +181,7 @@ class FrequencyRow(BaseModel):
     share: float = Field(description="Share of the hits counted.")
     per_million: float = Field(description="Frequency per million tokens of the corpus.")
     concordance: str | None = Field(description="The search page showing these hits (single-token spans; None "
-                                                "for a value no CQP string can hold, one ending in a backslash).")
+                                                "for a value no CQP string can hold, one with a control character).")
 
 
 class FrequencyResult(_AnalysisResult):
@@ -235,7 +235,7 @@ class CollocateRow(BaseModel):
     scores: dict[str, float]
     concordance: str | None = Field(description="The search page showing the hits with this collocate in their "
                                                 "window (each match runs from the hit to the collocate); None for a "
-                                                "value no CQP string can hold (one ending in a backslash).")
+                                                "value no CQP string can hold (one with a control character).")
 
 
 class CollocationResult(_AnalysisResult):

@@ -72,17 +72,29 @@ def _link(**params: str | list[str]) -> str:
 
 def _cqp_link(corpus: str, build: Callable[[], str]) -> str | None:
     """The search page running the CQP query ``build`` makes, or None when the value in it cannot be
-    written as a CQP string (a token ending in a backslash or holding a control character)."""
+    written as a CQP string (a token holding a control character)."""
     try:
         return _link(corpus=corpus, q=build(), syntax="cqp")
     except QuerySyntaxError:
         return None
 
 
+def _escaped(value: str) -> str:
+    """A regex matching ``value`` exactly; backslashes at its end are written ``\\x5c``, as a CQP
+    string ending in a backslash is read differently when another quote follows in the query."""
+    body = value.rstrip("\\")
+    return re.escape(body) + "\\x5c" * (len(value) - len(body))
+
+
+def _exactly(value: str) -> RegexValue:
+    """A test that matches ``value`` exactly: literally (``%l``), or as a regex when it ends in a backslash."""
+    return RegexValue(_escaped(value)) if value.endswith("\\") else RegexValue(value, literal=True)
+
+
 def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold: str) -> str:
     """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
-    test = RegexValue(value, literal=True) if not fold else \
-        RegexValue(re.escape(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
+    test = _exactly(value) if not fold else \
+        RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
     comparison = Comparison(LabelRef(label, attribute), False, test)
     existing = query.constraint
     parts = (list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else [])
@@ -334,7 +346,7 @@ def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, r
     """The query's hits with ``value`` at most ``left`` tokens before or ``right`` after them, as one
     CQP query whose matches run from the hit to the collocate (or back): the concordance of a
     collocation. Its region (``within``) and constraint stay as they were."""
-    collocate = TokenPattern(AttributeTest(attribute, False, RegexValue(value, literal=True)))
+    collocate = TokenPattern(AttributeTest(attribute, False, _exactly(value)))
 
     def gap(tokens: int) -> list[Pattern]:
         return [Repetition(TokenPattern(None), 0, tokens - 1)] if tokens > 1 else []

@@ -453,21 +453,31 @@ async def test_every_example_on_the_api_help_page_answers(five: httpx.AsyncClien
         assert answer.status_code == 200, (url, answer.text)
 
 
-def test_a_value_no_cqp_string_can_hold_gets_no_link_instead_of_failing_the_table() -> None:
-    """Web tokens such as ``C:\\`` end in a backslash, which no CQP string can hold: that row has no
-    concordance link; every other row keeps its link."""
+def test_a_value_ending_in_a_backslash_gets_a_link_and_one_no_cqp_string_can_hold_gets_none() -> None:
+    """Web tokens such as ``C:\\`` end in a backslash, which a CQP string cannot end with safely:
+    their links spell it ``\\x5c`` in a regex; a value with a control character gets no link, and
+    every other row keeps its link."""
     import functools
 
     from frontend_api.routes.analyses import _cqp_link, _with_collocate, _with_value
     from query_lang import parse_cqp
 
     query = parse_cqp('[pos="NN"] within text')
-    assert _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "")) is None
-    assert _cqp_link("ewt", functools.partial(_with_collocate, query, "word", "C:\\", 2, 2)) is None
+
+    def q(link: str | None) -> str:
+        assert link is not None
+        return parse_qs(urlsplit(link).query)["q"][0]
+
+    by_value = q(_cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "")))
+    assert by_value == '[pos="NN"] :: match.word="C:\\x5c" within text'
+    collocate = q(_cqp_link("ewt", functools.partial(_with_collocate, query, "word", "C:\\", 2, 2)))
+    assert collocate == ('[pos="NN"] []? [word="C:\\x5c"] | [word="C:\\x5c"] []? [pos="NN"] within text')
+    assert _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "a\x01", "")) is None
     link = _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", 'say "hi"', ""))
     assert link is not None
     assert parse_qs(urlsplit(link).query)["q"] == ['[pos="NN"] :: match.word=\'say "hi"\'%l within text']
-    assert _cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "c")) is None
+    folded = q(_cqp_link("ewt", functools.partial(_with_value, query, "match", "word", "C:\\", "c")))
+    assert folded == '[pos="NN"] :: match.word="C:\\x5c"%c within text'
 
 
 async def test_every_analysis_is_paged_and_says_how_many_rows_it_has(five: httpx.AsyncClient) -> None:
