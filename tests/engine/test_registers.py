@@ -7,20 +7,22 @@ import numpy as np
 from backend_node.engines.native.registers import Registers
 
 
-def test_propagation_last_active_source_wins_and_selection_keeps_rows() -> None:
+def test_propagation_first_active_source_wins_and_selection_keeps_rows() -> None:
     registers = Registers.unset(3, 3, ["a"], anchors=["keyword", "target"], strict=["s"])
     registers.record("a", "target", 0, slice(None), np.array([10, 20, 30]))
     registers.record("a", "keyword", 1, np.array([0, 2]), np.array([11, 21, 31]))
     active = np.array([[True, True, False], [True, False, False], [False, True, False]])
     new = registers.cleared()
     registers.propagate(new, active, [0, 1], 2, np.array([0, 1, 2]))
-    assert new.labels["a"][:, 2].tolist() == [11, 20, 31]  # row 0: state 1 comes after state 0
-    # the last active source wins even where it carries no value (row 0: state 1 has no target)
-    assert new.anchors["target"][:, 2].tolist() == [-1, 20, -1]
-    assert new.anchors["keyword"][:, 2].tolist() == [11, -1, 31]
+    # row 0: state 0 comes before state 1 (CQP's first winner: the path through the earlier item,
+    # as @[pos="JJ"]? [pos="JJ"]? [pos="NN"] keeps the target on a DT-JJ-NN)
+    assert new.labels["a"][:, 2].tolist() == [10, 20, 31]
+    # the first active source wins even where it carries no value (row 0: state 0 has no keyword)
+    assert new.anchors["target"][:, 2].tolist() == [10, 20, -1]
+    assert new.anchors["keyword"][:, 2].tolist() == [-1, -1, 31]
     assert (new.labels["a"][:, :2] == -1).all() and (new.region_ends["s"] == -1).all()
     kept = new.select(np.array([2, 0]))
-    assert kept.labels["a"][:, 2].tolist() == [31, 11]
+    assert kept.labels["a"][:, 2].tolist() == [31, 10]
 
 
 def test_inside_regions_keeps_rows_within_the_region_they_entered() -> None:

@@ -83,10 +83,10 @@ class Registers:
 
     def propagate(self, into: Registers, active: Bools, sources: Sequence[int], state: int, rows: Rows) -> None:
         """Values flow from the ``sources`` of ``state`` into ``state`` of ``into`` for ``rows``
-        (those that reached it); among active sources, the last one in order wins, as in CQP."""
+        (those that reached it); among active sources, the first one in order wins."""
         if self.empty:
             return
-        for source in sources:
+        for source in reversed(sources):
             live = rows[active[rows, source]]
             for grid, target in zip(self._grids(), into._grids(), strict=True):
                 target[live, state] = grid[live, source]

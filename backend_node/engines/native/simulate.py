@@ -143,6 +143,7 @@ class PassRunner:
         self.tests = self.plan.tests
         self.sources = self.plan.sources
         self.final = sorted(automaton.final)
+        self.final_set = set(automaton.final)
         self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
         # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
         # at <s> must not leave it before </s>, and </s> must close that very region
@@ -221,7 +222,7 @@ class PassRunner:
                 registers = registers.select(survivors)
             if len(starts) == 0:
                 break
-            active, registers = self._step(active, registers, cursor, ahead, origin)
+            active, registers = self._step(active, registers, cursor, ahead, origin, starts)
             cursor = cursor + 1
         return accepts.matches()
 
@@ -239,7 +240,8 @@ class PassRunner:
         return active, registers
 
     def _step(
-        self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, ahead: _Lookahead, origin: Cpos
+        self, active: npt.NDArray[np.bool_], registers: Registers, cursor: Cpos, ahead: _Lookahead, origin: Cpos,
+        starts: Cpos,
     ) -> tuple[npt.NDArray[np.bool_], Registers]:
         """Consume the token at ``cursor`` in every row (``origin``: each row's number in ``ahead``)."""
         active = registers.inside_regions(active, cursor)  # in a region entered at <s>, no token beyond its end
@@ -256,9 +258,47 @@ class PassRunner:
                 continue
             ok = self._matching_rows(state.predicate, rows_all[reach], cursor, gathered)
             new_active[ok, j] = True
-            registers.propagate(new, active, self.sources[j], j, ok)
+            if self.constraint is not None and j in self.final_set and len(self.sources[j]) > 1:
+                self._propagate_passing(registers, new, active, j, ok, cursor, starts)
+            else:
+                registers.propagate(new, active, self.sources[j], j, ok)
             new.record(state.label, state.anchor, j, ok, cursor)
         return new_active, new
+
+    def _propagate_passing(
+        self, registers: Registers, new: Registers, active: npt.NDArray[np.bool_], j: int, ok: Cpos, cursor: Cpos,
+        starts: Cpos,
+    ) -> None:
+        """Into a final state, the values of the first path (source, in order) whose labels pass the
+        global constraint: CQP tests the constraint on every transition into a final state, so any
+        such path makes the match (the first path's values where none passes)."""
+        assert self.constraint is not None
+        state = self.automaton.states[j]
+        chosen = np.full(len(ok), -1, dtype=np.int64)  # per row of ok: the index of the chosen source
+        for k, source in enumerate(self.sources[j]):
+            todo = np.flatnonzero((chosen < 0) & active[ok, source])
+            if len(todo) == 0:
+                continue
+            rows = ok[todo]
+            values = {name: grid[rows, source] for name, grid in registers.labels.items()}
+            for name in self.constraint.labels:
+                values.setdefault(name, np.full(len(rows), -1, dtype=np.int64))
+            if state.label is not None and state.label in values:
+                values[state.label] = cursor[rows]
+            values["match"] = starts[rows]
+            values["matchend"] = cursor[rows]
+            for name in ("target", "keyword"):
+                grid = registers.anchors.get(name)
+                values[name] = grid[rows, source] if grid is not None else np.full(len(rows), -1)
+                if state.anchor == name:
+                    values[name] = cursor[rows]
+            chosen[todo[self.constraint.holds(values)]] = k
+        first = np.full(len(ok), len(self.sources[j]), dtype=np.int64)
+        for k, source in reversed(list(enumerate(self.sources[j]))):
+            first[active[ok, source]] = k
+        chosen = np.where(chosen >= 0, chosen, first)
+        for k, source in enumerate(self.sources[j]):
+            registers.propagate(new, active, [source], j, ok[chosen == k])
 
     def _matching_rows(self, predicate: Predicate, rows: Cpos, cursor: Cpos, gathered: _Gathered) -> Cpos:
         """The ``rows`` whose token at ``cursor`` satisfies ``predicate``."""
