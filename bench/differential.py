@@ -1,0 +1,72 @@
+"""A recorded differential run: generated queries on EWT, compressed EWT and GERMAPARL1386, each
+compared hit by hit (match, matchend, target, keyword) with real CQP 3.4.16.
+
+Runs the generators of ``tests/engine/test_differential.py`` with ``--examples`` queries per
+corpus (the test suite runs 200, 100 and 100), and prints one row per corpus: queries drawn, how
+many were compared, how many both engines refused, how many had no verdict (CQP or the native
+engine gave up within its time limit), the time, and whether every one agreed. Needs the reference
+data (``../shared/reference``) and real CQP (``build-cqp.sh``).
+
+    .venv/bin/python bench/differential.py [--examples 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = {
+    "EWT": ("test_native_engine_agrees_with_real_cqp", 1),
+    "EWT, compressed": ("test_native_engine_on_a_compressed_corpus_agrees_with_real_cqp", 2),
+    "GERMAPARL1386": ("test_native_engine_on_german_agrees_with_real_cqp", 2),
+}
+"""Corpus: the test, and the factor its share of COWBIRD_DIFF_EXAMPLES is divided by."""
+
+
+def run(test: str, examples: int) -> tuple[bool, dict[str, int], float, str]:
+    env = {**os.environ, "COWBIRD_DIFF_EXAMPLES": str(examples)}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
+         f"tests/engine/test_differential.py::{test}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+    elapsed = time.perf_counter() - started
+    events: dict[str, int] = {}
+    calls = re.search(r"(\d+) passing", done.stdout)
+    drawn = int(calls.group(1)) if calls else 0
+    for share, name in re.findall(r"\* ([\d.]+)%, (.+)", done.stdout):
+        events[name.strip()] = round(float(share) * drawn / 100)
+    events["drawn"] = drawn
+    failure = "" if done.returncode == 0 else "\n".join(
+        line for line in done.stdout.splitlines() if line.startswith("E  ") or "Falsifying" in line
+    )[:2000]
+    return done.returncode == 0, events, elapsed, failure
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int, default=1000, help="generated queries per corpus")
+    args = parser.parse_args()
+    print("| corpus | queries | compared | both refuse | no verdict | seconds | all agree |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    failures = []
+    for corpus, (test, factor) in TESTS.items():
+        ok, events, elapsed, failure = run(test, args.examples * factor)
+        print(f"| {corpus} | {events['drawn']:,} | {events.get('compared', 0):,} | {events.get('both refuse', 0):,} | "
+              f"{events.get('no verdict: the native engine refused the work', 0):,} | {elapsed:.0f} | "
+              f"{'yes' if ok else '**no**'} |", flush=True)
+        if failure:
+            failures.append(f"{corpus}:\n{failure}")
+    for failure in failures:
+        print(f"\n{failure}")
+
+
+if __name__ == "__main__":
+    main()
