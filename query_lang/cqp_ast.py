@@ -171,6 +171,31 @@ class LabelRef:
 
 
 @dataclass(frozen=True)
+class FunctionCall:
+    """CQP's built-in functions that give a number: ``distance(a, b)`` (also ``dist``: b - a),
+    ``distabs(a, b)`` (|b - a|), ``f(a.lemma)`` (the value's corpus frequency), ``int(a.word)`` (the
+    value read as C's atoi reads it: its leading digits, else 0). An argument is a label (its
+    position), a label reference or a number."""
+
+    name: str
+    arguments: tuple[str | LabelRef | int, ...]
+
+
+Number: TypeAlias = int | FunctionCall
+
+
+@dataclass(frozen=True)
+class NumericComparison:
+    """``distabs(a, b) > 2``: two numbers compared with ``=``, ``!=``, ``<``, ``>``, ``<=`` or ``>=``;
+    a label that is unset is position -1 to distance(), dist() and distabs(), and makes f() and int()
+    of its value false."""
+
+    left: Number
+    operator: str
+    right: Number
+
+
+@dataclass(frozen=True)
 class Comparison:
     """``left = right`` or ``left != right`` (``negated``); right is a regex or another label."""
 
@@ -200,7 +225,7 @@ class ConstraintOr:
     operands: tuple[Constraint, ...]
 
 
-Constraint: TypeAlias = Comparison | ConstraintNot | ConstraintAnd | ConstraintOr
+Constraint: TypeAlias = Comparison | ConstraintNot | ConstraintAnd | ConstraintOr | NumericComparison
 
 # ------------------------------------------------------------------ the query
 

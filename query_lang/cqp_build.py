@@ -26,8 +26,11 @@ from query_lang.cqp_ast import (
     ConstraintAnd,
     ConstraintNot,
     ConstraintOr,
+    FunctionCall,
     LabelRef,
     Not,
+    Number,
+    NumericComparison,
     Or,
     Pattern,
     Query,
@@ -338,6 +341,60 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     def comparison(self, left: LabelRef, operator: Token, right: RegexValue | LabelRef) -> Comparison:
         return Comparison(left, operator == "!=", right)
+
+    def numeric_comparison(self, left: Number, operator: str, right: Number) -> NumericComparison:
+        return NumericComparison(left, operator, right)
+
+    def int_number(self, number: Token) -> int:
+        return self._int(number, 0, MAX_CUT, "a number")
+
+    _POSITIONS = ("distance", "dist", "distabs")
+    _VALUES = ("f", "int")
+
+    def function_number(self, name: Token, *arguments: str | LabelRef | int) -> FunctionCall:
+        """``distabs(a, b)``, ``distance(a, b)``, ``dist(a, b)`` of two positions (labels or numbers);
+        ``f(a.lemma)`` and ``int(a.word)`` of a label's value."""
+        function = str(name)
+        if function in self._POSITIONS:
+            if len(arguments) != 2 or any(isinstance(a, LabelRef) for a in arguments):
+                raise self._error(f"{function}() takes two positions: labels (a, match, ...) or numbers", name)
+        elif function in self._VALUES:
+            if len(arguments) != 1 or not isinstance(arguments[0], LabelRef):
+                raise self._error(f"{function}() takes one attribute of a label, as in {function}(a.lemma)", name)
+        else:
+            raise self._unsupported(
+                f"the function {function}() is not supported (distance, dist, distabs, f and int are)", name
+            )
+        return FunctionCall(function, arguments)
+
+    def qid_argument(self, qid: Token) -> LabelRef:
+        return self.label_ref(qid)
+
+    def name_argument(self, name: Token) -> str:
+        label = str(name)
+        self.label_refs.append((label, _offset(name)))
+        return label
+
+    def int_argument(self, number: Token) -> int:
+        return self._int(number, 0, MAX_CUT, "a position")
+
+    def rel_eq(self, _: Token) -> str:
+        return "="
+
+    def rel_ne(self, _: Token) -> str:
+        return "!="
+
+    def rel_lt(self) -> str:
+        return "<"
+
+    def rel_gt(self) -> str:
+        return ">"
+
+    def rel_le(self) -> str:
+        return "<="
+
+    def rel_ge(self) -> str:
+        return ">="
 
     def label_ref(self, qid: Token) -> LabelRef:
         label, attribute = str(qid).split(".")

@@ -121,10 +121,14 @@ _UNSUPPORTED: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"RE\s*\("), "RE($variable) is not supported"),
     (
         re.compile(r">"),
-        "'>' only closes a structural tag such as <s>: output redirection and numeric "
-        "comparisons are not supported",
+        "'>' closes a structural tag such as <s>, or compares numbers after '::' (distabs(a, b) > 2); "
+        "output redirection is not supported",
     ),
-    (re.compile(r"<=|<(?![A-Za-z_/])"), "comparison operators other than '=' and '!=' are not supported"),
+    (
+        re.compile(r"<=|<(?![A-Za-z_/])"),
+        "'<', '>', '<=' and '>=' compare numbers after '::' (distabs(a, b) < 3, int(a.word) >= 1990), "
+        "not values: compare values with '=' and '!='",
+    ),
     (re.compile(r"->"), "implication ('->') is not supported"),
     (re.compile(r"/[A-Za-z_][A-Za-z0-9_-]*\s*[\[(]"), "macros ('/name[...]') are not supported"),
     (re.compile(r":[A-Za-z_]"), "alignment constraints (':CORPUS') are not supported"),

@@ -27,8 +27,10 @@ from query_lang.cqp_ast import (
     ConstraintAnd,
     ConstraintNot,
     ConstraintOr,
+    FunctionCall,
     LabelRef,
     Not,
+    NumericComparison,
     Or,
     Pattern,
     Query,
@@ -211,10 +213,30 @@ def _constraint(constraint: Constraint) -> str:
         return f"{_label_ref(constraint.left)}{operator}{rhs}"
     if isinstance(constraint, ConstraintNot):
         operand = constraint.operand
-        return _negation(_constraint(operand), isinstance(operand, ConstraintAnd | ConstraintOr))
+        return _negation(_constraint(operand), isinstance(operand, ConstraintAnd | ConstraintOr | NumericComparison))
     if isinstance(constraint, ConstraintAnd):
         operands = _at_least_two(constraint.operands)
         return _conjunction([(_constraint(op), isinstance(op, ConstraintOr)) for op in operands])
     if isinstance(constraint, ConstraintOr):
         return " | ".join(_constraint(op) for op in _at_least_two(constraint.operands))
+    if isinstance(constraint, NumericComparison):
+        if constraint.operator not in ("=", "!=", "<", ">", "<=", ">="):
+            raise QuerySyntaxError(f"{constraint.operator!r} is not a comparison operator")
+        return f"{_number(constraint.left)} {constraint.operator} {_number(constraint.right)}"
     assert_never(constraint)
+
+
+def _number(number: int | FunctionCall) -> str:
+    if isinstance(number, FunctionCall):
+        return f"{_name(number.name, reserved_ok=True)}({', '.join(_argument(a) for a in number.arguments)})"
+    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+        raise QuerySyntaxError(f"a number in a constraint must be a non-negative integer, not {number!r}")
+    return str(number)
+
+
+def _argument(argument: str | LabelRef | int) -> str:
+    if isinstance(argument, LabelRef):
+        return _label_ref(argument)
+    if isinstance(argument, str):
+        return argument if argument in SPECIAL_LABELS else _name(argument)
+    return _number(argument)

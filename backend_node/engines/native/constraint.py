@@ -6,6 +6,7 @@ an s-attribute containing it. As in CQP, any comparison involving an unset label
 
 from __future__ import annotations
 
+import re
 from typing import assert_never
 
 import numpy as np
@@ -21,7 +22,9 @@ from query_lang import (
     ConstraintAnd,
     ConstraintNot,
     ConstraintOr,
+    FunctionCall,
     LabelRef,
+    NumericComparison,
     RegexValue,
 )
 
@@ -50,6 +53,8 @@ class ConstraintEvaluator:
             return set().union(*(self._labels(o) for o in node.operands))
         if isinstance(node, ConstraintOr):
             return set().union(*(self._labels(o) for o in node.operands))
+        if isinstance(node, NumericComparison):
+            return _number_labels(node.left) | _number_labels(node.right)
         assert_never(node)
 
     def _check(self, node: Constraint) -> None:
@@ -66,6 +71,15 @@ class ConstraintEvaluator:
         elif isinstance(node, ConstraintOr):
             for child in node.operands:
                 self._check(child)
+        elif isinstance(node, NumericComparison):
+            for number in (node.left, node.right):
+                if isinstance(number, FunctionCall):
+                    for argument in number.arguments:
+                        if isinstance(argument, LabelRef):
+                            self._check_ref(argument)
+                            if number.name == "f" and argument.attribute not in self.corpus.p_attribute_names:
+                                raise UnknownAttribute(f"f({argument.label}.{argument.attribute}): f() counts "
+                                                       "the values of a positional attribute")
         else:
             assert_never(node)
 
@@ -96,7 +110,45 @@ class ConstraintEvaluator:
             for operand in node.operands[1:]:
                 combined = combined | self._eval(operand, values)
             return combined
+        if isinstance(node, NumericComparison):
+            left, left_ok = self._number(node.left, values)
+            right, right_ok = self._number(node.right, values)
+            compared = {"=": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
+                        "<=": np.less_equal, ">=": np.greater_equal}[node.operator](left, right)
+            return np.asarray(compared & left_ok & right_ok, dtype=np.bool_)
         assert_never(node)
+
+    def _number(self, number: int | FunctionCall, values: dict[str, Cpos]) -> tuple[Cpos, Bools]:
+        """A number per row, and whether it is defined there (no unset label, a value that is a number)."""
+        rows = len(next(iter(values.values()))) if values else 0
+        if not isinstance(number, FunctionCall):
+            return np.full(rows, number, dtype=np.int64), np.ones(rows, dtype=np.bool_)
+        if number.name in ("distance", "dist", "distabs"):
+            (a, a_ok), (b, b_ok) = (self._position(argument, values, rows) for argument in number.arguments)
+            distance = b - a
+            return (np.abs(distance) if number.name == "distabs" else distance), a_ok & b_ok
+        argument = number.arguments[0]
+        assert isinstance(argument, LabelRef)
+        where = values[argument.label]
+        ok = where >= 0
+        result = np.zeros(rows, dtype=np.int64)
+        if number.name == "f":
+            ids = self.corpus.ids(argument.attribute, where[ok])
+            result[ok] = self.corpus.frequencies(argument.attribute)[ids]
+            return result, ok
+        strings = self._strings(argument.attribute, where[ok])
+        parsed = [_as_int(text) for text in strings]
+        defined = np.array([value is not None for value in parsed], dtype=np.bool_)
+        result[np.flatnonzero(ok)[defined]] = [value for value in parsed if value is not None]
+        ok[np.flatnonzero(ok)[~defined]] = False
+        return result, ok
+
+    @staticmethod
+    def _position(argument: str | LabelRef | int, values: dict[str, Cpos], rows: int) -> tuple[Cpos, Bools]:
+        if isinstance(argument, str):  # CQP: an unset label is position -1 here (distabs(a, a) is 0)
+            return values[argument], np.ones(rows, dtype=np.bool_)
+        assert isinstance(argument, int)  # the parser allows labels and numbers here
+        return np.full(rows, argument, dtype=np.int64), np.ones(rows, dtype=np.bool_)
 
     def _compare(self, node: Comparison, values: dict[str, Cpos]) -> Bools:
         right = node.right
@@ -144,3 +196,25 @@ class ConstraintEvaluator:
         s_attr = self.corpus.s(attribute)
         number = self.corpus.regions(attribute).containing(cpos)
         return [s_attr.value(n) if n >= 0 else None for n in number.tolist()]
+
+
+def _number_labels(number: int | FunctionCall) -> set[str]:
+    if not isinstance(number, FunctionCall):
+        return set()
+    return {a if isinstance(a, str) else a.label for a in number.arguments if isinstance(a, str | LabelRef)}
+
+
+_LEADING_INT = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def _as_int(text: str | None) -> int | None:
+    """CQP's int(), which is C's atoi(): the digits the value starts with (after blanks and a sign),
+    0 when it starts with none ("one", "3.5" is 3), as a 32-bit int; None only outside any region."""
+    if text is None:
+        return None
+    found = _LEADING_INT.match(text)
+    if found is None:
+        return 0
+    value = max(-(2**63), min(2**63 - 1, int(found.group(1))))  # strtol saturates ...
+    value &= 0xFFFFFFFF  # ... and atoi's int keeps the low 32 bits
+    return value - 2**32 if value >= 2**31 else value
