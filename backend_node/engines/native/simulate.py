@@ -209,11 +209,13 @@ class PassRunner:
         while True:
             self.deadline.check()
             self._closure(active, registers, cursor, bound)
-            accepted, accepted_anchors = self._accepting(active, registers, starts, cursor)
+            accepted, accepted_anchors, empty = self._accepting(active, registers, starts, cursor)
             accepts.add(origin, starts, cursor, accepted, accepted_anchors)
             alive = active.any(axis=1)
             if not self.longest:
-                alive &= ~accepted  # the first (shortest) accept of a row is its match
+                # the first (shortest) accept of a row is its match; a first accept before any token
+                # (<s> []? at a sentence start) ends the start too, and CQP drops the empty match
+                alive &= ~accepted & ~empty
             alive &= cursor <= bound
             if not alive.all():
                 survivors = np.flatnonzero(alive)
@@ -362,9 +364,10 @@ class PassRunner:
 
     def _accepting(
         self, active: npt.NDArray[np.bool_], registers: Registers, starts: Cpos, cursor: Cpos
-    ) -> tuple[npt.NDArray[np.bool_], dict[str, Cpos]]:
-        """Rows whose active states include a final one (that passes the global constraint), and
-        each anchor the query marks (target, keyword) for each such row, -1 where unset."""
+    ) -> tuple[npt.NDArray[np.bool_], dict[str, Cpos], npt.NDArray[np.bool_]]:
+        """Rows whose active states include a final one (that passes the global constraint), each
+        anchor the query marks (target, keyword) for each such row, -1 where unset, and the rows
+        that reached a final state before consuming any token (an empty match, which CQP drops)."""
         ends = cursor - 1
         accepted = np.zeros(len(cursor), dtype=np.bool_)
         chosen = {name: np.full(len(cursor), -1, dtype=np.int64) for name in registers.anchors}
@@ -373,7 +376,7 @@ class PassRunner:
         for f in self.final:
             if f not in live:
                 continue
-            rows = np.flatnonzero(active[:, f] & valid & ~accepted)
+            rows = np.flatnonzero(active[:, f] & ~accepted)
             if len(rows) == 0:
                 continue
             if self.constraint is not None:
@@ -389,7 +392,7 @@ class PassRunner:
             accepted[rows] = True
             for name, grid in registers.anchors.items():
                 chosen[name][rows] = grid[rows, f]
-        return accepted, chosen
+        return accepted & valid, chosen, accepted & ~valid
 
 
 def _live(active: npt.NDArray[np.bool_]) -> set[int]:
