@@ -322,7 +322,7 @@ def groups() -> st.SearchStrategy[str]:
         return st.one_of(sequence, sequence, st.tuples(sequence, sequence).map(" | ".join))
 
     # anchors inside groups: on optional and repeated tokens next to ones that match the same (labels
-    # stay out: a label unset on some path reads as CQP's id lists make it, see unset-label-value)
+    # stay out: with them the longest strategy meets anchor-in-loop-longest)
     leaves = st.one_of(tokens(), tokens(), tokens(marked=True, labelled=False))
     return st.recursive(leaves, lambda inner: pattern(inner).map(lambda p: f"({p})"), max_leaves=3)
 
@@ -365,8 +365,8 @@ def sequences(draw: st.DrawFn, tags: bool) -> str:
     The generator keeps away from constructs where CQP's simulation is known to differ from the
     native engine's (see KNOWN_DIFFERENCES): tags stay out of groups, quantifiers and alternatives
     (CQP counts a tag as a step and ties a closing tag to an opening one earlier in the text),
-    labels stay out of them too (a label unset on some path: CQP's id lists), ``@`` and ``@1`` may
-    be in them, and every sequence consumes a token (CQP drops a start whose first accept is empty).
+    labels stay out of them too (anchor-in-loop-longest), ``@`` and ``@1`` may be in them, and every
+    sequence consumes a token.
     """
     kinds = [quantified(groups()), quantified(groups()), tokens(marked=True)]
     if tags:
@@ -419,8 +419,8 @@ def constraints(draw: st.DrawFn, defined: list[str], anchors: list[str]) -> str:
             attribute = draw(st.sampled_from([*VOCAB.attributes, VOCAB.region_attribute]))
         else:
             # a label may be unset, and CQP then decides `a.pos = "N.*"` by how it compiled the value
-            # (see KNOWN_DIFFERENCES): regexes on word and lemma, whose lexicons are large, are safe
-            attribute = draw(st.sampled_from([*VOCAB.large, VOCAB.region_attribute]))
+            # (an id list over a small lexicon, maybe inverted: see unset-label-value)
+            attribute = draw(st.sampled_from([*VOCAB.attributes, VOCAB.region_attribute]))
         if attribute == VOCAB.region_attribute:
             value = draw(st.sampled_from(VOCAB.region_values))
         elif label in ("match", "matchend"):
@@ -548,6 +548,12 @@ def known(name: str, query: str, reason: str, strategy: Strategy = "standard") -
 # is fixed, the case XPASSes and both the case and the generator's restriction can go.
 KNOWN_DIFFERENCES = [
     # -- the simulation (backend_node/engines/native/simulate.py, plan.py, registers.py)
+    known("anchor-in-loop-longest",
+          "[word='the']? (a:[] @[]* [(!(word='th.*'))]?) [word='th.*'] [] | [word='a|an|the'] "
+          ':: a.word = ".*ing" within s',
+          "with the longest strategy CQP goes on after a winner and its states overwrite each other's "
+          "labels and anchors in DFA state order; native keeps the first path's: the same 2,381 hits, "
+          "2,053 targets one token apart (CQP 413-419 target 416, native 417)", "longest"),
     known("tag-is-a-step", "[] (</s> | []) []",
           "CQP's simulation takes one step per transition, a tag included, and stops at the first final "
           "state reached in step order: at 23 (sentence end) [] [] [] and [] </s> [] tie at 3 steps and "
@@ -564,11 +570,6 @@ KNOWN_DIFFERENCES = [
           "CQP ties a closing tag to the region label of an opening tag written before it in the query "
           "text (parse_actions.c, StrictRegions), so </s> in the second alternative never matches: "
           "1,803 hits; native checks </s> only on paths that entered <s>: 2,541 (208-208 first extra)"),
-    known("unset-label-value", '[pos="DT"] | a:[pos="NN"] :: a.pos = "[A-Z]{2}"',
-          "CQP compiles a regex over a small lexicon (< 1000 types) into an id list, inverted when it "
-          "covers more than half of the tokens, and an unset label passes an inverted list (likewise "
-          "!= with a literal absent from the lexicon): 54,349 hits incl. every DT; native: an unset "
-          "label fails every comparison, 33,591"),
 ]  # fmt: skip
 
 
@@ -668,6 +669,16 @@ FIXED_DIFFERENCES = [
           "the empty match (eval.c: winner < start): 0 hits; native went on to <s> []: 16,622 hits"),
     fixed("empty-first-accept-shortest", '<s> [pos="DT"]? [pos="NN"]?', "as above", "shortest"),
     fixed("empty-first-accept-longest", "<s> []?", "the longest strategy goes on: 16,622 hits", "longest"),
+    fixed("unset-label-value", '[pos="DT"] | a:[pos="NN"] :: a.pos = "[A-Z]{2}"',
+          "CQP compiles a regex over a small lexicon (< 1000 types) into an id list, inverted when it "
+          "covers more than half of the tokens, and an unset label passes an inverted list: 54,349 hits "
+          "incl. every DT; native once failed every comparison of an unset label, 33,591"),
+    fixed("unset-label-absent-literal", '[pos="DT"] | a:[pos="NN"] :: a.word != "qqqq"',
+          "!= with a plain string absent from the lexicon is true, for an unset label too"),
+    fixed("unset-label-regex-all", '[pos="DT"] | a:[pos="NN"] :: a.upos = ".*"',
+          "a regex matching every type of a small lexicon is a constant: true for an unset label"),
+    fixed("unset-label-large-lexicon", '[pos="DT"] | a:[pos="NN"] :: a.word != "th.*"',
+          "a regex over a large lexicon: an unset label fails, = and != alike"),
     # -- contexts: within and expand with numbers of regions or tokens and directions
     fixed("within-2-s", '[pos="DT"] []* [word="house"] within 2 s',
           "native refused within 2 s; CQP: the start's sentence and the next bound a match, 55 hits"),
