@@ -314,16 +314,17 @@ def quantified(draw: st.DrawFn, element: st.SearchStrategy[str]) -> str:
     return item + ("" if not kind else draw(BOUNDED if kind == "bounded" else UNBOUNDED))
 
 
-def groups() -> st.SearchStrategy[str]:
-    """Tokens and parenthesised sequences and alternations of them, each maybe quantified."""
+def groups(anchors: bool = True) -> st.SearchStrategy[str]:
+    """Tokens and parenthesised sequences and alternations of them, each maybe quantified; with
+    ``anchors``, their tokens may carry ``@`` and ``@1``."""
 
     def pattern(element: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         sequence = st.lists(quantified(element), min_size=1, max_size=3).map(" ".join)
         return st.one_of(sequence, sequence, st.tuples(sequence, sequence).map(" | ".join))
 
     # anchors inside groups: on optional and repeated tokens next to ones that match the same (labels
-    # stay out: with them the longest strategy meets anchor-in-loop-longest)
-    leaves = st.one_of(tokens(), tokens(), tokens(marked=True, labelled=False))
+    # stay out, and anchors too with the longest strategy: anchor-in-loop-longest)
+    leaves = st.one_of(tokens(), tokens(), tokens(marked=anchors, labelled=False))
     return st.recursive(leaves, lambda inner: pattern(inner).map(lambda p: f"({p})"), max_leaves=3)
 
 
@@ -359,7 +360,7 @@ def unbounded(pattern: Pattern) -> bool:
 
 
 @st.composite
-def sequences(draw: st.DrawFn, tags: bool) -> str:
+def sequences(draw: st.DrawFn, tags: bool, anchors: bool = True) -> str:
     """A top-level sequence: quantified groups, and tokens and tags that every path passes through.
 
     The generator keeps away from constructs where CQP's simulation is known to differ from the
@@ -368,7 +369,7 @@ def sequences(draw: st.DrawFn, tags: bool) -> str:
     labels stay out of them too (anchor-in-loop-longest), ``@`` and ``@1`` may be in them, and every
     sequence consumes a token.
     """
-    kinds = [quantified(groups()), quantified(groups()), tokens(marked=True)]
+    kinds = [quantified(groups(anchors)), quantified(groups(anchors)), tokens(marked=True)]
     if tags:
         kinds.append(st.sampled_from(VOCAB.tags))
     text = " ".join(draw(st.lists(st.one_of(kinds), min_size=1, max_size=4)))
@@ -386,10 +387,10 @@ def pattern_of(text: str) -> Pattern:
     return Sequence(parsed.items[:-1]) if len(parsed.items) > 2 else parsed.items[0]
 
 
-def patterns() -> st.SearchStrategy[str]:
+def patterns(anchors: bool = True) -> st.SearchStrategy[str]:
     """One sequence, or two alternatives of which only the first has tags."""
-    one = sequences(tags=True)
-    return st.one_of(one, one, st.tuples(one, sequences(tags=False)).map(" | ".join))
+    one = sequences(tags=True, anchors=anchors)
+    return st.one_of(one, one, st.tuples(one, sequences(tags=False, anchors=anchors)).map(" | ".join))
 
 
 @st.composite
@@ -439,7 +440,8 @@ def constraints(draw: st.DrawFn, defined: list[str], anchors: list[str]) -> str:
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
-    query = draw(patterns())
+    strategy: Strategy = draw(st.sampled_from(["standard", "shortest", "longest", "traditional"]))
+    query = draw(patterns(anchors=strategy != "longest"))
     # every candidate of a long repetition may run to the end of a text or to the HardBoundary
     long_runs = unbounded_text(query)
     defined = sorted(set(re.findall(r"\b([ab]):", query)))  # no generated value contains a colon
@@ -453,7 +455,6 @@ def cases(draw: st.DrawFn) -> Case:
         query += f" cut {draw(st.integers(1, 20))}"
     if draw(st.integers(0, 9)) == 0:
         query += " expand to s"
-    strategy: Strategy = draw(st.sampled_from(["standard", "shortest", "longest", "traditional"]))
     boundaries = [20, 3] if long_runs else [500, 20, 3]
     return Case(query, strategy, 500 if " within " in query else draw(st.sampled_from(boundaries)))
 
@@ -554,6 +555,9 @@ KNOWN_DIFFERENCES = [
           "with the longest strategy CQP goes on after a winner and its states overwrite each other's "
           "labels and anchors in DFA state order; native keeps the first path's: the same 2,381 hits, "
           "2,053 targets one token apart (CQP 413-419 target 416, native 417)", "longest"),
+    known("anchor-in-loop-longest-2", "@[word='th.*'] [word='th.*'] | @[]* [word='th.*']* 'th.*' "
+          ":: !(match.word = 'th.*') expand to s",
+          "as anchor-in-loop-longest, without labels: 77 targets differ", "longest"),
     known("tag-is-a-step", "[] (</s> | []) []",
           "CQP's simulation takes one step per transition, a tag included, and stops at the first final "
           "state reached in step order: at 23 (sentence end) [] [] [] and [] </s> [] tie at 3 steps and "
