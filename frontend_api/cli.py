@@ -10,7 +10,6 @@ from cowbird.config import ConfigError
 from cowbird.request_log import LOG_FORMAT, LOG_LEVEL, configure
 from cowbird.serving import serve
 from frontend_api.app import create_app
-from frontend_api.off_loop import keep_the_loop_responsive
 from frontend_api.settings import FrontendSettings
 
 
@@ -29,5 +28,4 @@ def serve_command(config: Path, host: str | None, port: int | None, log_level: s
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"cowbird: {len(settings.corpora)} corpora on http://{settings.host}:{settings.port}", err=True)
-    keep_the_loop_responsive()
     serve(app, host=settings.host, port=settings.port)

@@ -4,17 +4,13 @@ Reading a large node answer, merging the partitions' tables or a deep sort's key
 end's CPU for up to seconds; on the event loop, every other request — a cheap preview beside a
 wide analysis — would wait that long. Such work runs in a worker thread instead (``off_loop``):
 the event loop keeps answering between the thread's slices, at most ``THREADS`` of them at once so
-that they do not crowd it out. The event loop gives the interpreter lock away at every wait for the
-network and must then wait for a busy thread to hand it back: at the interpreter's default of 5 ms
-a request waiting that long at each of its many steps would take seconds beside a busy thread, so
-the front end hands over every ``SWITCH_SECONDS`` (``keep_the_loop_responsive``).
+that they do not crowd it out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
@@ -24,13 +20,7 @@ T = TypeVar("T")
 
 OFF_LOOP_BYTES = 64 * 1024  # node answers larger than this are read in a worker thread
 THREADS = 2
-SWITCH_SECONDS = 0.0005
 _POOL = ThreadPoolExecutor(THREADS, thread_name_prefix="cowbird-cpu")
-
-
-def keep_the_loop_responsive() -> None:
-    """Threads hand the interpreter over every ``SWITCH_SECONDS`` (the serving process only)."""
-    sys.setswitchinterval(SWITCH_SECONDS)
 
 
 async def off_loop(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
