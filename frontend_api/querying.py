@@ -23,6 +23,7 @@ from query_lang import (
     Condition,
     Constraint,
     ConstraintAnd,
+    LabelComparison,
     LabelRef,
     Not,
     Or,
@@ -60,6 +61,11 @@ def _fold(condition: Condition) -> Condition:
         return Or(tuple(_fold(c) for c in condition.operands))
     if isinstance(condition, AttributeComparison | RegionBound):
         return condition  # no value to fold: CQP takes no flags here
+    if isinstance(condition, LabelComparison):
+        right = condition.right
+        if isinstance(right, LabelRef) or right.literal:
+            return condition
+        return replace(condition, right=replace(right, ignore_case=True))
     assert_never(condition)
 
 

@@ -100,7 +100,19 @@ class RegionBound:
     attribute: str
 
 
-Condition: TypeAlias = AttributeTest | Not | And | Or | AttributeComparison | RegionBound
+@dataclass(frozen=True)
+class LabelComparison:
+    """A comparison that reads labels set by earlier tokens, inside a token: ``lemma = a.lemma``,
+    ``a.pos = "NN"``, ``_.text_id != a.text_id``. The label ``_`` is the token itself (a bare
+    attribute name is ``_.name``); the others are set in tokens written before this one. Unset
+    (the labelled token was skipped), a label compares as in a global constraint."""
+
+    left: LabelRef  # label "" for a bare attribute name (to CQP no label at all; "_" is one)
+    negated: bool
+    right: RegexValue | LabelRef
+
+
+Condition: TypeAlias = AttributeTest | Not | And | Or | AttributeComparison | RegionBound | LabelComparison
 
 # ------------------------------------------------------------------ token-level pattern
 

@@ -27,6 +27,7 @@ from query_lang.cqp_ast import (
     ConstraintNot,
     ConstraintOr,
     FunctionCall,
+    LabelComparison,
     LabelRef,
     Not,
     Number,
@@ -71,6 +72,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         self.targets: list[int] = []
         self.keywords: list[int] = []
         self.label_offsets: dict[str, int] = {}
+        self.token_reads: list[tuple[str, int]] = []  # labels read inside the token being built
         self.regex_budget = MAX_REGEX_SIZE
 
     def _error(self, message: str, token: Token | int) -> QuerySyntaxError:
@@ -217,6 +219,17 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         return self._token(AttributeTest("word", False, value), target, label)
 
     def _token(self, condition: Condition | None, marker: Token | None, label: Token | None) -> TokenPattern:
+        # the transformer builds tokens in text order, each right after its condition: the labels a
+        # condition reads must be set by tokens built before (CQP: "used before it was defined")
+        reads, self.token_reads = self.token_reads, []
+        for name, offset in reads:
+            if name not in self.labels:
+                raise self._error(
+                    f"label '{name}' is read before it is set: a token can only read labels set by tokens "
+                    f"written before it (as in {name}:[] [lemma = {name}.lemma])",
+                    offset,
+                )
+            self.label_refs.append((name, offset))
         anchor = self._anchor(marker)
         return TokenPattern(
             condition, label=self._label(label), target=anchor == "target", keyword=anchor == "keyword"
@@ -289,19 +302,37 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
             )
         return RegionBound(str(function) == "rbound", self._name(argument, "a structural attribute"))
 
-    def this_test(self, reference: Token, operator: Token, value: RegexValue) -> AttributeTest:
-        """``_.text_year="2010"``: CQP's label ``_`` is the current token; other labels are not
-        supported inside a token."""
+    def this_test(self, reference: Token, operator: Token, value: RegexValue) -> AttributeTest | LabelComparison:
+        """``_.text_year="2010"``: CQP's label ``_`` is the current token; ``a.pos="NN"`` reads the
+        label ``a`` of an earlier token."""
         label, attribute = str(reference).split(".", 1)
         if label != "_":
-            raise self._unsupported(
-                f"'{reference}': inside a token only the current position '_' may be referenced (as in "
-                f"_.text_year=\"2010\"); compare other labels after '::'",
-                reference,
-            )
+            return LabelComparison(self._token_ref(reference), operator == "!=", value)
         if attribute in RESERVED_WORDS:
             raise self._error(f"'{attribute}' is a CQP keyword and cannot be used as an attribute name", reference)
         return AttributeTest(attribute, operator == "!=", value, this=True)
+
+    def label_comparison(self, left: Token, operator: Token, right: Token) -> LabelComparison:
+        """``lemma = a.lemma``, ``_.text_id != a.text_id``, ``a.pos = pos``: values at labels set by
+        earlier tokens, compared inside a token (a bare name is an attribute of the token itself)."""
+        return LabelComparison(self._token_ref(left), operator == "!=", self._token_ref(right))
+
+    def _token_ref(self, token: Token) -> LabelRef:
+        if token.type == "NAME":  # the token's own attribute, written bare (CQP: no label at all)
+            return LabelRef("", self._name(token, "an attribute name"))
+        label, attribute = str(token).split(".", 1)
+        if label in SPECIAL_LABELS and label != "match":
+            raise self._unsupported(
+                f"'{token}': inside a token only '_' (the token itself), 'match' and labels set by earlier "
+                f"tokens can be read; compare {label} after '::'",
+                token,
+            )
+        if attribute in RESERVED_WORDS:
+            raise self._error(f"'{attribute}' is a CQP keyword and cannot be used as an attribute name", token)
+        if label not in ("_", "match"):
+            self.token_reads.append((self._name(Token("NAME", label, start_pos=token.start_pos), "a label"),
+                                     _offset(token)))
+        return LabelRef(label, attribute)
 
     def value(self, string: Token, flags: Token | None) -> RegexValue:
         ignore_case, ignore_diacritics, literal = self._flags(flags)

@@ -28,6 +28,7 @@ from query_lang.cqp_ast import (
     ConstraintNot,
     ConstraintOr,
     FunctionCall,
+    LabelComparison,
     LabelRef,
     Not,
     NumericComparison,
@@ -133,7 +134,9 @@ def _pattern(pattern: Pattern) -> str:
             "" if pattern.label is None else _name(pattern.label) + ":"
         )
         body = "" if pattern.condition is None else _condition(pattern.condition)
-        return f"{prefix}[:{body}:]" if pattern.lookahead else f"{prefix}[{body}]"
+        if pattern.lookahead:  # CQP's lexer would read "a.upos:" as a label: a name keeps a space before ":]"
+            return f"{prefix}[:{body}{' ' if body[-1:].isalnum() or body[-1:] == '_' else ''}:]"
+        return f"{prefix}[{body}]"
     if isinstance(pattern, StructuralTag):
         name = _name(pattern.attribute, reserved_ok=True)
         if name in ANCHOR_TAGS:
@@ -178,6 +181,11 @@ def _condition(condition: Condition) -> str:
         return f"{_name(condition.left)}{operator}{_name(condition.right)}"
     if isinstance(condition, RegionBound):
         return f"{'rbound' if condition.right else 'lbound'}({_name(condition.attribute)})"
+    if isinstance(condition, LabelComparison):
+        operator = "!=" if condition.negated else "="
+        right = condition.right
+        rhs = _label_ref(right) if isinstance(right, LabelRef) else _value(right)
+        return f"{_label_ref(condition.left)}{operator}{rhs}"
     if isinstance(condition, Not):
         return _negation(_condition(condition.operand), isinstance(condition.operand, And | Or))
     if isinstance(condition, And):
@@ -201,7 +209,9 @@ def _conjunction(operands: list[tuple[str, bool]]) -> str:
 
 
 def _label_ref(ref: LabelRef) -> str:
-    label = ref.label if ref.label in SPECIAL_LABELS else _name(ref.label)
+    if ref.label == "":  # a bare attribute of the token itself, inside a token
+        return _name(ref.attribute)
+    label = ref.label if ref.label in SPECIAL_LABELS or ref.label == "_" else _name(ref.label)
     return f"{label}.{_name(ref.attribute, reserved_ok=True)}"
 
 

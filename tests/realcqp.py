@@ -66,6 +66,14 @@ class RealCqp:
             raise ValueError(f"CQP refused {commands!r}: {err.strip()}")
         return out
 
+    def automaton(self, query: str) -> str:
+        """CQP's DFA for a query as ``set ShowDFA on`` prints it (``s0 = 0 s1``, ``s1 = fin``),
+        whatever CQP says when it then runs the query (its "infinite loop" error, say)."""
+        if "\n" in query or "\r" in query:
+            raise ValueError("a query is one line")
+        out, _ = self._ask(f"set ShowDFA on;\nA = {query};\nset ShowDFA off;\n")
+        return "\n".join(line for line in out.splitlines() if line.startswith("s") and " =" in line)
+
     def close(self) -> None:
         if self.process is not None:
             self.process.kill()

@@ -43,7 +43,10 @@ class EngineOptions:
     ``chunk_positions``: a corpus larger than this is evaluated range by range of start positions,
     so that memory follows the range, not the corpus; ``work_seconds``: a query whose certain work
     (candidates that cannot fail a test, such as ``[]{500}``, stepped through every state) is
-    estimated to take longer than this is refused before it runs (None: no estimate).
+    estimated to take longer than this is refused before it runs (None: no estimate);
+    ``automaton``: which simulation the native engine runs — ``auto`` (CQP's own DFA where paths
+    of the query can meet with different positions or labels, the faster glushkov automaton
+    elsewhere), ``cqp`` (CQP's DFA wherever CQP can build one) or ``glushkov``.
     """
 
     threads: int = 2
@@ -53,6 +56,7 @@ class EngineOptions:
     max_hits: int = 20_000_000
     chunk_positions: int = 8 * 1024 * 1024
     work_seconds: float | None = None
+    automaton: str = "auto"
 
 
 class Deadline:

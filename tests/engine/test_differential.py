@@ -6,8 +6,10 @@ CQP (``tests/realcqp.py``) judges: both must find the same (match, matchend) pai
 order, or both must refuse the query. Runs are derandomized, so CI sees the same examples every
 time; ``COWBIRD_DIFF_EXAMPLES`` sets how many per test.
 
-A difference found this way is written down in ``KNOWN_DIFFERENCES`` as an explicit case, xfail
-until the engine is fixed.
+A difference found this way is shrunk by hand into an explicit case, a strict xfail until the
+engine is fixed, then a regular parity case in ``FIXED_DIFFERENCES``. Where CQP itself gives no
+answer (it dies, times out, or aborts with "Infinite loop detected" on a repeated zero-width
+item), there is no verdict.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
 
-from backend_node.engines.base import Strategy
+from backend_node.engines.base import EngineOptions, Strategy
 from backend_node.engines.errors import QueryTooExpensive
 from backend_node.engines.native import NativeEngine
 from backend_node.store.compress import compress_corpus
@@ -45,6 +47,9 @@ SETTINGS = settings(
 )
 
 
+OPTIONS = EngineOptions(automaton=os.environ.get("COWBIRD_NATIVE_AUTOMATON", "auto"))
+"""The native engine's options; COWBIRD_NATIVE_AUTOMATON=cqp runs every query on CQP's DFA."""
+
 CANONICAL_CHECK_HITS = 20_000
 """Queries with at most this many hits are also run as canonical text (more would double the time)."""
 
@@ -60,7 +65,7 @@ class Case(NamedTuple):
 
 @pytest.fixture(scope="module")
 def ewt() -> NativeEngine:
-    return NativeEngine.open(require_reference() / "cwb" / "registry", "ewt")
+    return NativeEngine.open(require_reference() / "cwb" / "registry", "ewt", OPTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +75,7 @@ def compressed_ewt(tmp_path_factory: pytest.TempPathFactory) -> NativeEngine:
     registry = copy_reference_ewt(tmp_path_factory.mktemp("compressed"))
     entry = parse_registry(registry / "ewt")
     compress_corpus(entry)
-    return NativeEngine.open(registry, "ewt")
+    return NativeEngine.open(registry, "ewt", OPTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +91,7 @@ GERMAPARL = "germaparl"
 @pytest.fixture(scope="module")
 def germaparl() -> NativeEngine:
     """GERMAPARL1386 (149,800 tokens of German parliamentary speeches, encoded by real CWB)."""
-    return NativeEngine.open(require_reference() / GERMAPARL / "registry", "germaparl1386")
+    return NativeEngine.open(require_reference() / GERMAPARL / "registry", "germaparl1386", OPTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -141,10 +146,14 @@ def note(text: str) -> None:
 def ask(judge: RealCqp, case: Case) -> Hits | str | None:
     """Real CQP's answer, or None when it gave none (timed out or died: no verdict)."""
     try:
-        return judge.query(case.query, case.strategy, case.hard_boundary, anchors=True)
+        answer = judge.query(case.query, case.strategy, case.hard_boundary, anchors=True)
     except NoAnswer as error:
         note(f"no verdict: {str(error).splitlines()[0]}")
         return None
+    if isinstance(answer, str) and "Infinite loop detected" in answer:
+        note("no verdict: CQP aborted the query (infinite loop)")
+        return None  # CQP stops the whole query, its hits so far lost; the native engine answers
+    return answer
 
 
 def check(engine: NativeEngine, judge: RealCqp, case: Case) -> None:
@@ -314,6 +323,11 @@ def quantified(draw: st.DrawFn, element: st.SearchStrategy[str]) -> str:
     return item + ("" if not kind else draw(BOUNDED if kind == "bounded" else UNBOUNDED))
 
 
+def lookaheads() -> st.SearchStrategy[str]:
+    """CQP's lookahead ``[: ... :]``: a token test that consumes nothing."""
+    return conditions().map(lambda condition: f"[:{condition}:]")
+
+
 def groups(anchors: bool = True) -> st.SearchStrategy[str]:
     """Tokens and parenthesised sequences and alternations of them, each maybe quantified; with
     ``anchors``, their tokens may carry ``@`` and ``@1``."""
@@ -322,16 +336,17 @@ def groups(anchors: bool = True) -> st.SearchStrategy[str]:
         sequence = st.lists(quantified(element), min_size=1, max_size=3).map(" ".join)
         return st.one_of(sequence, sequence, st.tuples(sequence, sequence).map(" | ".join))
 
-    # anchors inside groups: on optional and repeated tokens next to ones that match the same (labels
-    # stay out, and anchors too with the longest strategy: anchor-in-loop-longest)
-    leaves = st.one_of(tokens(), tokens(), tokens(marked=anchors, labelled=False))
+    # anchors and labels inside groups, on optional and repeated tokens next to ones that match the
+    # same; tags and lookaheads too (CQP counts them as steps: tag-is-a-step)
+    zero_width = st.one_of(st.sampled_from(VOCAB.tags), lookaheads())
+    leaves = st.one_of(tokens(), tokens(), tokens(marked=anchors), zero_width)
     return st.recursive(leaves, lambda inner: pattern(inner).map(lambda p: f"({p})"), max_leaves=3)
 
 
 def consumes_nothing(pattern: Pattern) -> bool:
     """Whether a pattern can match without consuming a token (tags are zero-width)."""
     if isinstance(pattern, TokenPattern):
-        return False
+        return pattern.lookahead
     if isinstance(pattern, StructuralTag):
         return True
     if isinstance(pattern, Sequence):
@@ -364,10 +379,9 @@ def sequences(draw: st.DrawFn, tags: bool, anchors: bool = True) -> str:
     """A top-level sequence: quantified groups, and tokens and tags that every path passes through.
 
     The generator keeps away from constructs where CQP's simulation is known to differ from the
-    native engine's (see KNOWN_DIFFERENCES): tags stay out of groups, quantifiers and alternatives
-    (CQP counts a tag as a step and ties a closing tag to an opening one earlier in the text),
-    labels stay out of them too (anchor-in-loop-longest), ``@`` and ``@1`` may be in them, and every
-    sequence consumes a token.
+    native engine's glushkov automaton: tags, lookaheads, labels and anchors inside groups,
+    quantifiers and alternatives, where the engine must follow CQP's own DFA (FIXED_DIFFERENCES,
+    tag-is-a-step and its neighbours). Every sequence consumes a token.
     """
     kinds = [quantified(groups(anchors)), quantified(groups(anchors)), tokens(marked=True)]
     if tags:
@@ -388,9 +402,10 @@ def pattern_of(text: str) -> Pattern:
 
 
 def patterns(anchors: bool = True) -> st.SearchStrategy[str]:
-    """One sequence, or two alternatives of which only the first has tags."""
+    """One sequence, or two alternatives (CQP ties a closing tag in the second to an opening tag in
+    the first: strict-regions-in-text-order)."""
     one = sequences(tags=True, anchors=anchors)
-    return st.one_of(one, one, st.tuples(one, sequences(tags=False, anchors=anchors)).map(" | ".join))
+    return st.one_of(one, one, st.tuples(one, one).map(" | ".join))
 
 
 @st.composite
@@ -441,10 +456,18 @@ def constraints(draw: st.DrawFn, defined: list[str], anchors: list[str]) -> str:
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
     strategy: Strategy = draw(st.sampled_from(["standard", "shortest", "longest", "traditional"]))
-    query = draw(patterns(anchors=strategy != "longest"))
+    query = draw(patterns())
     # every candidate of a long repetition may run to the end of a text or to the HardBoundary
     long_runs = unbounded_text(query)
     defined = sorted(set(re.findall(r"\b([ab]):", query)))  # no generated value contains a colon
+    if defined and draw(st.integers(0, 2)) == 0:
+        # a token that reads a label set before it in the text (on some path, or on none)
+        label = draw(st.sampled_from(defined))
+        attribute = draw(st.sampled_from([*VOCAB.attributes, VOCAB.region_attribute]))
+        other = draw(st.sampled_from([attribute, *VOCAB.attributes]))
+        own = attribute if attribute in VOCAB.attributes else f"_.{attribute}"
+        read = f"{own} {draw(st.sampled_from(['=', '!=']))} {label}.{other if own != attribute else attribute}"
+        query += f" [{read}{draw(st.sampled_from(['', '', f' & {draw(attribute_tests())}']))}]"
     if defined or draw(st.integers(0, 3)) == 0:
         marked = [name for name, found in (("target", re.search(r"@(?!1)", query)), ("keyword", "@1" in query))
                   if found]
@@ -462,7 +485,7 @@ def cases(draw: st.DrawFn) -> Case:
 # Pieces of regexes where PCRE (UTF-8 and UCP, as CQP compiles them, anchored to the whole value)
 # and Python's regex module could disagree: classes, Unicode properties, anchors, escapes, groups,
 # multibyte characters (the EWT lexicon has é, ’, ³, Υ, ♥, £, a soft hyphen). Pieces that are
-# known to disagree are left out; KNOWN_DIFFERENCES has one case for each.
+# known to disagree were each written down as a case (FIXED_DIFFERENCES once fixed).
 REGEX_PIECES = [
     "a", "e", "n", "t", "s", "T", "é", "É", "ç", "’", "—", "Υ", "´", "³", ".", ".*", ".+", "..", ".?",
     "[a-z]", "[^a-z]", "[A-Z]", "[aeiou]", "[é-ü]", "[’']", "[[:alpha:]]", "[[:upper:]]", "[[:lower:]]",
@@ -540,48 +563,6 @@ def test_judge_reproduces_the_parity_hits(judge: RealCqp, query_id: str, query: 
     assert judge.query(query) == parity_hits(query_id)
 
 
-def known(name: str, query: str, reason: str, strategy: Strategy = "standard") -> object:
-    return pytest.param(Case(query, strategy), id=name, marks=pytest.mark.xfail(strict=True, reason=reason))
-
-
-# Differences the generators found (shrunk by hand), with what each engine answers on EWT. The
-# generators keep away from these constructs, so that they go on finding new ones; when the engine
-# is fixed, the case XPASSes and both the case and the generator's restriction can go.
-KNOWN_DIFFERENCES = [
-    # -- the simulation (backend_node/engines/native/simulate.py, plan.py, registers.py)
-    known("anchor-in-loop-longest",
-          "[word='the']? (a:[] @[]* [(!(word='th.*'))]?) [word='th.*'] [] | [word='a|an|the'] "
-          ':: a.word = ".*ing" within s',
-          "with the longest strategy CQP goes on after a winner and its states overwrite each other's "
-          "labels and anchors in DFA state order; native keeps the first path's: the same 2,381 hits, "
-          "2,053 targets one token apart (CQP 413-419 target 416, native 417)", "longest"),
-    known("anchor-in-loop-longest-2", "@[word='th.*'] [word='th.*'] | @[]* [word='th.*']* 'th.*' "
-          ":: !(match.word = 'th.*') expand to s",
-          "as anchor-in-loop-longest, without labels: 77 targets differ", "longest"),
-    known("tag-is-a-step", "[] (</s> | []) []",
-          "CQP's simulation takes one step per transition, a tag included, and stops at the first final "
-          "state reached in step order: at 23 (sentence end) [] [] [] and [] </s> [] tie at 3 steps and "
-          "CQP takes 23-25; native counts tokens and takes 23-24; 254,816 vs native 238,967 hits"),
-    known("tag-is-a-step-tie", "[] ([] [] | </s> [])",
-          "as tag-is-a-step: a tie in steps is decided by CQP's state order: CQP 23-25, 56-58, ...; "
-          "native 23-24, 56-57, ... (16,621 of 254,816 hits differ)", "traditional"),
-    known("tag-is-a-step-longest", '([]? [word="[A-Z].*"]{2} <s>?)+',
-          "CQP keeps one corpus position per state and step, and a tag does not advance it: paths that "
-          "the optional <s> puts out of step overwrite each other, so CQP's longest match from 397 ends "
-          "at 408 (and 405-409 is a hit of its own); native finds 397-409: 6,289 vs native 6,222 hits",
-          "longest"),
-    known("strict-regions-in-text-order", '<s> [pos="DT"] | [pos="NN"] </s>',
-          "CQP ties a closing tag to the region label of an opening tag written before it in the query "
-          "text (parse_actions.c, StrictRegions), so </s> in the second alternative never matches: "
-          "1,803 hits; native checks </s> only on paths that entered <s>: 2,541 (208-208 first extra)"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("case", KNOWN_DIFFERENCES)
-def test_known_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
-    check(ewt, judge, case)
-
-
 def fixed(name: str, query: str, reason: str, strategy: Strategy = "standard") -> object:
     return pytest.param(Case(query, strategy), id=name)
 
@@ -590,6 +571,32 @@ def fixed(name: str, query: str, reason: str, strategy: Strategy = "standard") -
 # Regexes: CQP compiles them with PCRE (UTF-8, UCP); the native engine translates them for Python's
 # regex module (query_lang/pcre.py), and each of these once read differently.
 FIXED_DIFFERENCES = [
+    # -- where paths meet in one state: CQP's own DFA and simulation (dfa.py, dfa_simulate.py)
+    fixed("anchor-in-loop-longest",
+          "[word='the']? (a:[] @[]* [(!(word='th.*'))]?) [word='th.*'] [] | [word='a|an|the'] "
+          ':: a.word = ".*ing" within s',
+          "with the longest strategy CQP goes on after a winner and its states overwrite each other's "
+          "labels and anchors in DFA state order; native keeps the first path's: the same 2,381 hits, "
+          "2,053 targets one token apart (CQP 413-419 target 416, native 417)", "longest"),
+    fixed("anchor-in-loop-longest-2", "@[word='th.*'] [word='th.*'] | @[]* [word='th.*']* 'th.*' "
+          ":: !(match.word = 'th.*') expand to s",
+          "as anchor-in-loop-longest, without labels: 77 targets differ", "longest"),
+    fixed("tag-is-a-step", "[] (</s> | []) []",
+          "CQP's simulation takes one step per transition, a tag included, and stops at the first final "
+          "state reached in step order: at 23 (sentence end) [] [] [] and [] </s> [] tie at 3 steps and "
+          "CQP takes 23-25; native counts tokens and takes 23-24; 254,816 vs native 238,967 hits"),
+    fixed("tag-is-a-step-tie", "[] ([] [] | </s> [])",
+          "as tag-is-a-step: a tie in steps is decided by CQP's state order: CQP 23-25, 56-58, ...; "
+          "native 23-24, 56-57, ... (16,621 of 254,816 hits differ)", "traditional"),
+    fixed("tag-is-a-step-longest", '([]? [word="[A-Z].*"]{2} <s>?)+',
+          "CQP keeps one corpus position per state and step, and a tag does not advance it: paths that "
+          "the optional <s> puts out of step overwrite each other, so CQP's longest match from 397 ends "
+          "at 408 (and 405-409 is a hit of its own); native finds 397-409: 6,289 vs native 6,222 hits",
+          "longest"),
+    fixed("strict-regions-in-text-order", '<s> [pos="DT"] | [pos="NN"] </s>',
+          "CQP ties a closing tag to the region label of an opening tag written before it in the query "
+          "text (parse_actions.c, StrictRegions), so </s> in the second alternative never matches: "
+          "1,803 hits; native checks </s> only on paths that entered <s>: 2,541 (208-208 first extra)"),
     # -- checks of the whole query (query_lang/cqp_build.py): CQP refuses these, or accepts them
     fixed("unread-label", 'a:[word="the"]',
           "CQP refuses a label that no constraint reads (\"Illegal use of labels\"); native runs it: 9,872 hits"),
@@ -630,6 +637,25 @@ FIXED_DIFFERENCES = [
     fixed("attribute-comparison-negated", '[word != lemma] [pos="NN"]', "CQP compares the strings of the token"),
     fixed("attribute-comparison-mixed", '[pos="VB.*" & word != lemma & !(upos = pos)]',
           "comparisons inside Boolean tests"),
+    fixed("label-in-token", 'a:[pos="DT"] [] [lemma = a.lemma]', "native refused labels in a token; CQP: 65 hits"),
+    fixed("label-in-token-left", 'a:[] [a.pos = "NN"]', "a label on the left: the token after each noun; CQP 33,591"),
+    fixed("label-in-token-unset", "a:[]? [word = a.word]", "the skipped label is unset, as in a constraint: CQP 160"),
+    fixed("label-in-token-unset-not", "a:[]? [pos != a.pos]", "an unset label compares false: CQP 242,684"),
+    fixed("label-in-token-region", "a:[] [_.text_id = a.text_id]", "an s-attribute at two positions: CQP 253,644"),
+    fixed("label-in-token-loop", 'a:[pos="JJ"]+ [pos = a.pos]', "the label of the last JJ of the loop: CQP 767"),
+    fixed("label-in-token-paths",
+          '(a:[pos="DT"] | a:[pos="PRP\\$"]) [pos="JJ"]* [lemma != a.lemma & pos="NN.*"] :: a.word = "the|my"',
+          "a label set on either path, read in a token and in the constraint: CQP 9,656"),
+    fixed("label-in-token-within", "a:[] []* [word = a.word] within s", "a word repeated in its sentence: CQP 23,417"),
+    fixed("label-in-token-match", 'a:[] [match.pos = a.pos]', "match is the start: CQP 254,817"),
+    fixed("label-in-token-initial", 'a:[]? [a.pos = "NN"]',
+          "a label on the left in a token a match may start with: both refuse (CQP: \"Reference to label 'a' not "
+          "allowed in query initial position\")"),
+    fixed("label-in-token-initial-this", "a:[]? [_.word = a.word]",
+          "'_' is a label to CQP: both refuse; [word = a.word] is not one: 160 hits (label-in-token-unset)"),
+    fixed("label-in-token-lookahead", 'a:[pos="IN"] [:upos != a.upos :] []', "a lookahead reads a label: 25,005"),
+    fixed("label-in-token-longest", '@[pos="DT"] a:[pos="JJ"]* [pos = a.pos | lemma = a.lemma]',
+          "labels and anchors under longest", "longest"),
     fixed("lbound", '[lbound(s) & pos="DT"]', "native refused lbound(); CQP: 1,803 hits"),
     fixed("rbound", '[pos="NN"] [rbound(s)]', "native refused rbound(); CQP: 5,031 hits"),
     fixed("not-lbound", '[!lbound(text)] [lbound(text)]', "CQP: a text's first token and the token before it"),

@@ -254,6 +254,39 @@ def test_syntax_errors(text: str, message: str, offset: int) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "canonical_text"),
+    [
+        ("a:[] [lemma = a.lemma]", "a:[] [lemma=a.lemma]"),
+        ('a:[pos="DT"] [a.pos = "DT" & pos != a.pos]', 'a:[pos="DT"] [a.pos="DT" & pos!=a.pos]'),
+        ("a:[] [_.text_id != a.text_id]", "a:[] [_.text_id!=a.text_id]"),
+        ("a:[] [_.word = a.word]", "a:[] [_.word=a.word]"),  # to CQP, "_" is a label and a bare name is not
+        ("a:[] [a.pos = pos]", "a:[] [a.pos=pos]"),
+        ("[word = match.word]", "[word=match.word]"),
+        ("a:[] b:[] [: lemma = b.lemma :] :: a.word = b.word", "a:[] b:[] [:lemma=b.lemma :] :: a.word=b.word"),
+    ],
+)
+def test_labels_read_inside_a_token(text: str, canonical_text: str) -> None:
+    """CQP's label references inside a token: ``_`` (or a bare attribute) is the token itself."""
+    assert canonical(text) == canonical_text
+    assert parse_cqp(canonical_text) == parse_cqp(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "offset"),
+    [
+        ('[a.word="x"]', 1),  # no such label at all
+        ("[lemma = a.lemma] a:[]", 9),  # set only after (CQP: used before it was defined)
+        ("a:[] b:[a.pos = b.pos]", 16),  # its own label is set after its test
+    ],
+)
+def test_a_token_reads_only_labels_set_before_it(text: str, offset: int) -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_cqp(text)
+    assert "is read before it is set" in caught.value.message
+    assert caught.value.offset == offset
+
+
+@pytest.mark.parametrize(
     ("text", "message", "offset"),
     [
         ('/np["x"]', "macros", 0),
@@ -268,12 +301,7 @@ def test_syntax_errors(text: str, message: str, offset: int) -> None:
         ("set ExternalSort on", "the CQP command 'set'", 0),
         ('A = [word="x"]', "assigning the result to a name", 0),
         ('[word contains "x"]', "the operators 'contains', 'matches' and 'not'", 6),
-        ('[a.word="x"]', "'a.word': inside a token only the current position '_' may be referenced", 1),
-        (
-            "a:[] [lemma=a.lemma]",
-            "label references such as a.lemma are only supported in the global constraint",
-            13,
-        ),
+        ("a:[] [word=target.word]", "inside a token only '_' (the token itself), 'match' and labels", 11),
         ('[word="a"] :: strlen(match.word) < 3', "the function strlen() is not supported", 14),
         ('[word="a"] :: match.x < 3', "'<', '>', '<=' and '>=' compare numbers after '::'", 22),
         ('[word="a"] -> [word="b"]', "implication", 11),

@@ -13,6 +13,7 @@ fold into one table, so a token test is usually a single gather and lookup.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, assert_never
 
@@ -21,16 +22,21 @@ import numpy.typing as npt
 
 from backend_node.engines.base import EngineOptions
 from backend_node.engines.errors import QueryTooExpensive, UnknownAttribute
+from backend_node.engines.native.dfa import leaves
 from backend_node.engines.native.lexicon import BoolTable, LexiconIndex, match_table
 
 if TYPE_CHECKING:
     from backend_node.engines.native.corpus_state import RegionIndex
+    from backend_node.engines.results import Cpos
 from query_lang import (
     Alternation,
     And,
     AttributeComparison,
     AttributeTest,
+    Comparison,
     Condition,
+    LabelComparison,
+    LabelRef,
     Not,
     Or,
     Pattern,
@@ -129,7 +135,29 @@ class Bound:
     count: int = field(compare=False)
 
 
-Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest | SameValue | Bound
+@dataclass(frozen=True)
+class LabelPredicate:
+    """A comparison that reads labels set by earlier tokens (``[lemma = a.lemma]``, ``[a.pos="NN"]``):
+    ``check`` takes the position of each label in ``labels``, of ``_`` (the token itself) and of
+    ``match``, -1 where unset, and says where the comparison holds (as a global constraint would)."""
+
+    labels: tuple[str, ...]
+    left_label: str  # the label read on the left ("" if none): CQP cannot start a match with such a token
+    check: Callable[[dict[str, Cpos]], npt.NDArray[np.bool_]] = field(compare=False)
+
+
+Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest | SameValue | Bound | LabelPredicate
+
+
+def label_predicates(predicate: Predicate | None) -> list[LabelPredicate]:
+    """The label comparisons inside a predicate."""
+    if isinstance(predicate, LabelPredicate):
+        return [predicate]
+    if isinstance(predicate, Negation):
+        return label_predicates(predicate.part)
+    if isinstance(predicate, AllOf | AnyOf):
+        return [found for part in predicate.parts for found in label_predicates(part)]
+    return []
 
 
 def estimate(predicate: Predicate, size: int) -> int:
@@ -146,7 +174,7 @@ def estimate(predicate: Predicate, size: int) -> int:
         return size
     if isinstance(predicate, RegionTest | Bound):
         return predicate.count
-    if isinstance(predicate, SameValue):
+    if isinstance(predicate, SameValue | LabelPredicate):
         return size
     assert_never(predicate)
 
@@ -161,7 +189,7 @@ def attributes(predicate: Predicate) -> set[str]:
         return set().union(*(attributes(p) for p in predicate.parts))
     if isinstance(predicate, AnyOf):
         return set().union(*(attributes(p) for p in predicate.parts))
-    if isinstance(predicate, Always | RegionTest | Bound):
+    if isinstance(predicate, Always | RegionTest | Bound | LabelPredicate):
         return set()
     if isinstance(predicate, SameValue):
         return {predicate.left, predicate.right}
@@ -205,12 +233,29 @@ class PredicateCompiler:
         if isinstance(condition, AttributeComparison):
             return SameValue(condition.left, condition.right, condition.negated,
                              self._same(condition.left, condition.right))
+        if isinstance(condition, LabelComparison):
+            return self._label_comparison(condition)
         if isinstance(condition, RegionBound):
             if not self.corpus.has_s_attribute(condition.attribute):
                 raise UnknownAttribute(f"the corpus has no s-attribute {condition.attribute!r} "
                                        f"(in {'rbound' if condition.right else 'lbound'}())")
             return Bound(condition.attribute, condition.right, len(self.corpus.regions(condition.attribute)))
         assert_never(condition)
+
+    def _label_comparison(self, condition: LabelComparison) -> LabelPredicate:
+        """``[lemma = a.lemma]``: evaluated as the global constraint ``_.lemma = a.lemma`` would be,
+        with ``_`` the token's own position (CQP evaluates both with the same code)."""
+        from backend_node.engines.native.constraint import ConstraintEvaluator  # noqa: PLC0415 - it imports this module
+
+        def own(ref: LabelRef) -> LabelRef:  # a bare attribute name is the token's own, as _.name is
+            return LabelRef("_", ref.attribute) if ref.label == "" else ref
+
+        right = own(condition.right) if isinstance(condition.right, LabelRef) else condition.right
+        comparison = Comparison(own(condition.left), condition.negated, right)
+        evaluator = ConstraintEvaluator(self.corpus, comparison, self)  # type: ignore[arg-type]
+        labels = tuple(name for name in evaluator.labels if name not in ("_", "match"))
+        # CQP reads a label on the left ("_" too) only once a match has started
+        return LabelPredicate(labels, condition.left.label, evaluator.holds)
 
     def _same(self, left: str, right: str) -> npt.NDArray[np.int64]:
         """For each id of ``left``'s lexicon, the id of the same string in ``right``'s (or -1)."""
@@ -344,6 +389,13 @@ class AutomatonBuilder:
     def build(self, pattern: Pattern) -> Automaton:
         fragment = self._build(pattern)
         return Automaton(self.states, fragment.first, set(fragment.last), self.follow, fragment.nullable)
+
+    def patterns(self, pattern: Pattern) -> Automaton:
+        """One state per token pattern, tag and lookahead of the query, numbered as CQP numbers
+        them (``dfa.leaves``), without transitions: the states the DFA's symbols stand for."""
+        for leaf in leaves(pattern):
+            self._build(leaf)
+        return Automaton(self.states, [], set(), [[] for _ in self.states], False)
 
     def _new(self, state: State) -> _Fragment:
         if len(self.states) >= MAX_STATES:

@@ -22,10 +22,12 @@ from backend_node.engines.base import (
     ResultSet,
     Strategy,
 )
-from backend_node.engines.errors import InvalidOption, UnknownAttribute
-from backend_node.engines.native.compile import AutomatonBuilder, PredicateCompiler, can_match
+from backend_node.engines.errors import InvalidOption, QueryFailed, UnknownAttribute
+from backend_node.engines.native.compile import Automaton, AutomatonBuilder, PredicateCompiler, can_match
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
+from backend_node.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, reads_labels
+from backend_node.engines.native.dfa_simulate import DfaRunner
 from backend_node.engines.native.plan import SearchSpace
 from backend_node.engines.native.simulate import PassRunner, WorkBudget
 from backend_node.engines.native.strategy import (
@@ -171,24 +173,21 @@ class NativeEngine(QueryEngine):
         )
         if not can_match(automaton, self.size):
             return Matches.empty(), 0  # a test on every path holds nowhere in the corpus
-        runner = PassRunner(
-            self.corpus, automaton, constraint, SearchSpace.of(query), strategy == "longest", hard_boundary,
-            threads=self.options.threads, deadline=deadline, work=WorkBudget(self.options.work_seconds, self.size),
-        )
+        runner = self._runner(query, strategy, automaton, constraint, predicates, hard_boundary, deadline)
         if query.cut is not None:
-            matches = self._cut(query, runner, automaton.first, strategy, query.cut)
+            matches = self._cut(query, runner, runner.passes, strategy, query.cut)
             return _kept(matches, keep), len(matches)
         kept = _Kept(keep)
         stream = StreamingStrategy(strategy)
         expansion = self._expansion(query)
         widen = StreamingExpand(expansion) if expansion is not None else None
         step = max(1, self.options.chunk_positions)
-        if sum(runner.plan.candidate_bound(symbol) for symbol in automaton.first) <= step:
+        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= step:
             step = max(1, self.size)  # candidates bound the memory already: one range
         for lo in range(0, self.size, step):
             hi = min(self.size, lo + step)
             passes = []
-            for symbol in automaton.first:
+            for symbol in runner.passes:
                 deadline.check()
                 passes.append(runner.run(symbol, None, lo, hi))
             found = stream.feed(merge(passes), hi)
@@ -197,7 +196,34 @@ class NativeEngine(QueryEngine):
         kept.add(held if widen is None else widen.feed(held))
         return kept.matches(), kept.total
 
-    def _cut(self, query: Query, runner: PassRunner, first_states: list[int], strategy: Strategy, cut: int) -> Matches:
+    def _runner(
+        self, query: Query, strategy: Strategy, automaton: Automaton, constraint: ConstraintEvaluator | None,
+        predicates: PredicateCompiler, hard_boundary: int, deadline: Deadline,
+    ) -> PassRunner | DfaRunner:
+        """The simulation for this query: CQP's own DFA where the query's paths may meet with
+        different positions or labels (``dfa.paths_may_meet``), else the glushkov automaton; CQP's
+        DFA also where the options ask for it, unless CQP has none for the query (it refuses it)."""
+        longest = strategy == "longest"
+        work = WorkBudget(self.options.work_seconds, self.size)
+        choice = self.options.automaton
+        needed = reads_labels(query.pattern)
+        if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(query.pattern, longest)):
+            try:
+                dfa = build_dfa(query.pattern)
+            except DfaUnavailable as error:
+                if needed:  # only CQP's DFA keeps the labels a token reads
+                    raise QueryFailed(f"CQP cannot run this query ({error}), and a token in it reads labels, "
+                                      "which needs CQP's automaton: simplify the repetitions or alternatives") from None
+            else:
+                patterns = AutomatonBuilder(self.corpus, predicates).patterns(query.pattern)
+                return DfaRunner(self.corpus, dfa, patterns, constraint, SearchSpace.of(query), longest,
+                                 hard_boundary, threads=self.options.threads, deadline=deadline, work=work)
+        return PassRunner(self.corpus, automaton, constraint, SearchSpace.of(query), longest, hard_boundary,
+                          threads=self.options.threads, deadline=deadline, work=work)
+
+    def _cut(
+        self, query: Query, runner: PassRunner | DfaRunner, first_states: list[int], strategy: Strategy, cut: int
+    ) -> Matches:
         """``cut N``: each pass stops after its first N successful starts, as CQP's passes do. A pass
         reads its candidates range by range (doubling from ``CUT_FIRST_RANGE`` positions), so that
         ``[word="the"] cut 5`` reads a few index entries, not every position of "the"."""
@@ -215,7 +241,7 @@ class NativeEngine(QueryEngine):
         return Expansion(regions, count, query.expand_direction != "right", query.expand_direction != "left",
                          self.size)
 
-    def _first_starts(self, runner: PassRunner, symbol: int, cut: int) -> Matches:
+    def _first_starts(self, runner: PassRunner | DfaRunner, symbol: int, cut: int) -> Matches:
         """At least the first ``cut`` matches of one pass (all matches of every candidate up to
         there), range by range, as ``runner.run`` with a limit gives them for the whole corpus."""
         found: list[Matches] = []

@@ -22,6 +22,7 @@ from backend_node.engines.native.compile import (
     AnyOf,
     Automaton,
     Bound,
+    LabelPredicate,
     Lookup,
     Negation,
     Predicate,
@@ -42,9 +43,11 @@ class TokenTests:
         self.corpus = corpus
 
     def holds(
-        self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]]
+        self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]],
+        labels: dict[str, Cpos] | None = None,
     ) -> npt.NDArray[np.bool_]:
-        """Whether the predicate holds at each corpus position; ``ids`` caches gathered lexicon ids."""
+        """Whether the predicate holds at each corpus position; ``ids`` caches gathered lexicon ids;
+        ``labels``: the positions of the labels a comparison inside may read (else all unset)."""
         if isinstance(predicate, Always):
             return np.ones(len(cpos), dtype=np.bool_)
         if isinstance(predicate, Lookup):
@@ -54,17 +57,23 @@ class TokenTests:
                 ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
             return predicate.table[ids[predicate.attribute]]
         if isinstance(predicate, Negation):
-            return ~self.holds(predicate.part, cpos, ids)
+            return ~self.holds(predicate.part, cpos, ids, labels)
         if isinstance(predicate, AllOf):
-            combined = self.holds(predicate.parts[0], cpos, ids)
+            combined = self.holds(predicate.parts[0], cpos, ids, labels)
             for part in predicate.parts[1:]:
-                combined &= self.holds(part, cpos, ids)
+                combined &= self.holds(part, cpos, ids, labels)
             return combined
         if isinstance(predicate, AnyOf):
-            combined = self.holds(predicate.parts[0], cpos, ids)
+            combined = self.holds(predicate.parts[0], cpos, ids, labels)
             for part in predicate.parts[1:]:
-                combined |= self.holds(part, cpos, ids)
+                combined |= self.holds(part, cpos, ids, labels)
             return combined
+        if isinstance(predicate, LabelPredicate):
+            unset = np.full(len(cpos), -1, dtype=np.int64)
+            values = {name: unset for name in (*predicate.labels, "match")}
+            values.update(labels or {})
+            values["_"] = cpos
+            return predicate.check(values)
         if isinstance(predicate, SameValue):
             for attribute in (predicate.left, predicate.right):
                 if attribute not in ids:
@@ -122,7 +131,7 @@ class TokenTests:
             found = regions.ends if predicate.right else regions.starts
             first, last = np.searchsorted(found, [lo, hi])
             return np.asarray(found[first:last], dtype=np.int64)
-        if isinstance(predicate, Negation | SameValue):
+        if isinstance(predicate, Negation | SameValue | LabelPredicate):
             # a negation or a comparison has no index to read: test it at every position of the range
             everything = np.arange(lo, hi, dtype=np.int64)
             return everything[self.holds(predicate, everything, {})]

@@ -117,41 +117,19 @@ class WorkBudget:
             )
 
 
-class PassRunner:
-    """Runs the passes of one query over one corpus."""
+class PassesBase:
+    """What both simulations share: a query's passes (one per way a match can start), each run
+    over its candidate starts, split over two threads when there are many, or chunk by chunk for
+    ``cut``; and the work estimate charged before a pass runs."""
 
-    def __init__(
-        self,
-        corpus: NativeCorpus,
-        automaton: Automaton,
-        constraint: ConstraintEvaluator | None,
-        within: SearchSpace,
-        longest: bool,
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        threads: int = 2,
-        deadline: Deadline | None = None,
-        work: WorkBudget | None = None,
-    ) -> None:
-        self.threads = threads
-        self.work = work
-        self.deadline = deadline or Deadline()
-        self.corpus = corpus
-        self.automaton = automaton
-        self.constraint = constraint
-        self.longest = longest
-        self.plan = Planner(corpus, automaton, within, hard_boundary)
-        self.tests = self.plan.tests
-        self.sources = self.plan.sources
-        self.final = sorted(automaton.final)
-        self.final_set = set(automaton.final)
-        self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
-        # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
-        # at <s> must not leave it before </s>, and </s> must close that very region
-        tags = [p.tag for p in automaton.states if p.tag is not None and p.tag.look is None]
-        opened = {t.attribute for t in tags if not t.closing}
-        self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
-        self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
-        self.tag_order, self.tag_cycle = tag_order(automaton, self.sources)
+    corpus: NativeCorpus
+    plan: Planner
+    threads: int
+    work: WorkBudget | None
+    state_count: int
+
+    def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
+        raise NotImplementedError
 
     def run(self, first: int, limit: int | None = None, lo: int = 0, hi: int | None = None) -> Matches:
         """All matches of the pass starting with ``first`` whose start is in ``[lo, hi)``; with
@@ -187,7 +165,51 @@ class PassRunner:
             return
         room = bound - starts + 1
         certain = float((room if steps is None else np.minimum(room, steps)).sum())
-        self.work.spend(certain * (ROW_STEP_SECONDS + STATE_STEP_SECONDS * len(self.automaton.states)), done)
+        self.work.spend(certain * (ROW_STEP_SECONDS + STATE_STEP_SECONDS * self.state_count), done)
+
+
+
+class PassRunner(PassesBase):
+    """Runs the passes of one query over one corpus."""
+
+    def __init__(
+        self,
+        corpus: NativeCorpus,
+        automaton: Automaton,
+        constraint: ConstraintEvaluator | None,
+        within: SearchSpace,
+        longest: bool,
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        threads: int = 2,
+        deadline: Deadline | None = None,
+        work: WorkBudget | None = None,
+    ) -> None:
+        self.threads = threads
+        self.work = work
+        self.deadline = deadline or Deadline()
+        self.corpus = corpus
+        self.automaton = automaton
+        self.constraint = constraint
+        self.longest = longest
+        self.plan = Planner(corpus, automaton, within, hard_boundary)
+        self.state_count = len(automaton.states)
+        self.tests = self.plan.tests
+        self.sources = self.plan.sources
+        self.final = sorted(automaton.final)
+        self.final_set = set(automaton.final)
+        self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
+        # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
+        # at <s> must not leave it before </s>, and </s> must close that very region
+        tags = [p.tag for p in automaton.states if p.tag is not None and p.tag.look is None]
+        opened = {t.attribute for t in tags if not t.closing}
+        self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
+        self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
+        self.tag_order, self.tag_cycle = tag_order(automaton, self.sources)
+
+    @property
+    def passes(self) -> list[int]:
+        """The first state of each pass."""
+        return self.automaton.first
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
         """Step the candidates of the pass that begins with state ``first`` (one row per start)

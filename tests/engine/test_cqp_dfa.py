@@ -1,0 +1,115 @@
+"""The native engine builds CQP's own DFA, state for state (``engines/native/dfa.py``).
+
+CQP's simulation lets later transitions into a state overwrite earlier ones in state-number
+order, so the native engine must number its states exactly as ``regex2dfa.c`` does. Real CQP
+prints its automaton with ``set ShowDFA on``; every query here must give the same text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from backend_node.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, search_string
+from query_lang import QueryError, parse_cqp
+from tests.realcqp import RealCqp, real_cqp
+
+pytestmark = pytest.mark.e2e  # a real cqp process prints its DFA
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[RealCqp]:
+    cqp = real_cqp(timeout=20.0)
+    yield cqp
+    cqp.close()
+
+
+def native_dfa(query: str) -> str:
+    return build_dfa(parse_cqp(query).pattern).describe()
+
+
+FIXED = [
+    '[] (</s> | []) []',
+    '[] ([] [] | </s> [])',
+    '([]? [word="[A-Z].*"]{2} <s>?)+',
+    '<s> [pos="DT"] | [pos="NN"] </s>',
+    '[pos="DT"] @[pos="JJ"]? [pos="JJ"]? [pos="NN"]',
+    '@1[]* [upos="PRON"]? [upos="VERB"]',
+    '"a" "b" "c" | "d" | "e" "f"*',
+    '("a" | "b") ("c" | "d")+ "e"{2,4}',
+    '"a"{3,} "b"',
+    '([pos="IN"] [pos="DT"]? [pos="JJ.*"]* [pos="N.*"]+){3}',
+    '[]{0,10} "x"',
+    '("a" "b"?)* "c"',
+    '<s> []* </s>',
+    '"." (</s> <s>)+ []',
+    '[:pos="NN":]+ []',
+    'a:[]{0} [] :: a.word != "TIME"',
+]
+
+
+@pytest.mark.parametrize("query", FIXED)
+def test_the_dfa_is_cqps(judge: RealCqp, query: str) -> None:
+    assert native_dfa(query) == judge.automaton(query)
+
+
+ITEMS = ['[pos="NN"]', '[]', '"the"', '<s>', '</s>', '<text>', '[:pos="DT":]', '@[pos="JJ"]']
+
+
+@st.composite
+def patterns(draw: st.DrawFn, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        if depth < 2 and draw(st.integers(0, 3)) == 0:
+            inner = draw(patterns(depth + 1))
+            if draw(st.booleans()):
+                inner = f"{inner} | {draw(patterns(depth + 1))}"
+            item = f"({inner})"
+        else:
+            item = draw(st.sampled_from(ITEMS))
+        item += draw(st.sampled_from(["", "", "", "?", "*", "+", "{2}", "{1,3}", "{2,}", "{0,2}"]))
+        parts.append(item)
+    return " ".join(parts)
+
+
+@given(query=patterns())
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+def test_generated_dfas_are_cqps(judge: RealCqp, query: str) -> None:
+    try:
+        mine = native_dfa(query)
+    except QueryError:
+        return  # both refuse a query that matches the empty string
+    except DfaUnavailable:
+        return  # CQP dies on these (its parser's stack or a corrupt expression): nothing to compare
+    assert mine == judge.automaton(query), query
+
+
+def test_search_string_numbers_patterns_in_text_order() -> None:
+    assert search_string(parse_cqp('"a" ("b" | "c"){1,3} <s>?').pattern).split() == [
+        '"0"', '(', '"1"', '|', '"2"', ')', '[(', '"1"', '|', '"2"', ')', '[(', '"1"', '|', '"2"', ')', ']]',
+        '[', '"3"', ']',
+    ]
+
+
+def test_cqp_has_no_automaton_for_an_empty_alternative() -> None:
+    # CQP: "Corrupt expression" (the process exits); the native engine answers on its own automaton
+    with pytest.raises(DfaUnavailable):
+        native_dfa('("the" | "a"{0}) [pos="NN"]')
+
+
+@pytest.mark.parametrize(("query", "longest", "meet"), [
+    ('[pos="DT"] [pos="NN"]', False, False),
+    ('[pos="DT"] [pos="JJ"]* [pos="NN"] within s', False, False),
+    ('<s> [pos="DT"] [] </s>', False, False),
+    ('[] (</s> | []) []', False, True),
+    ('<s> [pos="DT"] | [pos="NN"] </s>', False, True),
+    ('@[pos="JJ"]* [pos="NN"]', False, False),
+    ('@[pos="JJ"]* [pos="NN"]', True, True),
+    ('[:pos="NN":]+ []', False, True),
+])
+def test_which_queries_need_cqps_automaton(query: str, longest: bool, meet: bool) -> None:
+    assert paths_may_meet(parse_cqp(query).pattern, longest) is meet
