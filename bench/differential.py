@@ -7,7 +7,9 @@ many were compared, how many both engines refused, how many had no verdict (CQP 
 engine gave up within its time limit), the time, and whether every one agreed. Needs the reference
 data (``../shared/reference``) and real CQP (``build-cqp.sh``).
 
-    .venv/bin/python bench/differential.py [--examples 1000]
+    .venv/bin/python bench/differential.py [--examples 1000] [--corpus EWT --corpus GERMAPARL1386]
+
+``--corpus`` (repeatable) runs only those corpora, so that several can run side by side.
 """
 
 from __future__ import annotations
@@ -53,11 +55,14 @@ def run(test: str, examples: int) -> tuple[bool, dict[str, int], float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=1000, help="generated queries per corpus")
+    parser.add_argument("--corpus", action="append", choices=list(TESTS), help="run only this corpus (repeatable)")
     args = parser.parse_args()
     print("| corpus | queries | compared | both refuse | no verdict | seconds | all agree |")
     print("|---|---:|---:|---:|---:|---:|---|")
     failures = []
     for corpus, (test, factor) in TESTS.items():
+        if args.corpus and corpus not in args.corpus:
+            continue
         ok, events, elapsed, failure = run(test, args.examples * factor)
         print(f"| {corpus} | {events['drawn']:,} | {events.get('compared', 0):,} | {events.get('both refuse', 0):,} | "
               f"{events.get('no verdict: the native engine refused the work', 0):,} | {elapsed:.0f} | "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import assert_never
+from typing import assert_never, overload
 
 from cowbird.errors import BadParameter, QuerySyntax, UnknownAttribute, query_problem
 from frontend_api.corpora import CorpusEntry
@@ -23,8 +23,12 @@ from query_lang import (
     Condition,
     Constraint,
     ConstraintAnd,
+    Cooccurrence,
     LabelComparison,
     LabelRef,
+    Meet,
+    MuTerm,
+    MuUnion,
     Not,
     Or,
     Pattern,
@@ -35,6 +39,7 @@ from query_lang import (
     Repetition,
     Sequence,
     StructuralTag,
+    Tabular,
     TokenPattern,
     nfc,
     parse_cqp,
@@ -69,10 +74,22 @@ def _fold(condition: Condition) -> Condition:
     assert_never(condition)
 
 
-def ignore_case(pattern: Pattern) -> Pattern:
+@overload
+def ignore_case(pattern: Pattern) -> Pattern: ...
+@overload
+def ignore_case(pattern: Pattern | Cooccurrence) -> Pattern | Cooccurrence: ...
+
+
+def ignore_case(pattern: Pattern | Cooccurrence) -> Pattern | Cooccurrence:
     """The pattern with ``%c`` on every attribute test (the global case switch for CQP input)."""
+    if isinstance(pattern, Meet):
+        return replace(pattern, left=_fold_term(pattern.left), right=_fold_term(pattern.right))
+    if isinstance(pattern, MuUnion):
+        return MuUnion(_fold_term(pattern.left), _fold_term(pattern.right))
+    if isinstance(pattern, Tabular):
+        return replace(pattern, columns=tuple(_fold_token(column) for column in pattern.columns))
     if isinstance(pattern, TokenPattern):
-        return pattern if pattern.condition is None else replace(pattern, condition=_fold(pattern.condition))
+        return _fold_token(pattern)
     if isinstance(pattern, Sequence):
         return Sequence(tuple(ignore_case(p) for p in pattern.items))
     if isinstance(pattern, Alternation):
@@ -82,6 +99,18 @@ def ignore_case(pattern: Pattern) -> Pattern:
     if isinstance(pattern, StructuralTag):
         return pattern  # a region's value test keeps its own flags, like a filter
     assert_never(pattern)
+
+
+def _fold_token(token: TokenPattern) -> TokenPattern:
+    return token if token.condition is None else replace(token, condition=_fold(token.condition))
+
+
+def _fold_term(term: MuTerm) -> MuTerm:
+    if isinstance(term, TokenPattern):
+        return _fold_token(term)
+    folded = ignore_case(term)
+    assert isinstance(folded, Meet | MuUnion)
+    return folded
 
 
 def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
@@ -115,6 +144,9 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         raise query_problem(exc) from exc
     if syntax == "cqp" and case_insensitive:
         query = replace(query, pattern=ignore_case(query.pattern))
+    if filters and isinstance(query.pattern, Meet | MuUnion | Tabular):
+        raise BadParameter("filter: an MU or TAB query takes no constraint, so it cannot be filtered by metadata; "
+                           "write the query as a pattern, or leave the filters out")
     if filters and corpus is None:
         raise BadParameter("filter: name the corpus whose metadata the filters test")
     if len(filters) > MAX_FILTERS:

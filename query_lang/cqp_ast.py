@@ -170,6 +170,44 @@ class Repetition:
 
 Pattern: TypeAlias = TokenPattern | StructuralTag | Sequence | Alternation | Repetition
 
+@dataclass(frozen=True)
+class Meet:
+    """CQP's MU query ``(meet A B -2 3)``: the hits of ``left`` (one token each) that have a hit of
+    ``right`` from ``low`` to ``high`` tokens away (``(meet A B)`` is 1 1: right after), or, with
+    ``region``, in the same region (``(meet A B s)``)."""
+
+    left: MuTerm
+    right: MuTerm
+    low: int = 1
+    high: int = 1
+    region: str | None = None
+
+
+@dataclass(frozen=True)
+class MuUnion:
+    """CQP's MU query ``(union A B)``: the hits of either."""
+
+    left: MuTerm
+    right: MuTerm
+
+
+MuTerm: TypeAlias = TokenPattern | Meet | MuUnion
+
+
+@dataclass(frozen=True)
+class Tabular:
+    """CQP's TAB query ``TAB [pos="DT"] {0,2} [pos="NN"]``: one token per column, in order, with
+    ``gaps[i]`` (min, max; None: any) tokens between column i and i + 1; CQP matches greedily, the
+    nearest token of each column after the previous one, from the first column to the last."""
+
+    columns: tuple[TokenPattern, ...]
+    gaps: tuple[tuple[int, int | None], ...]
+
+
+Cooccurrence: TypeAlias = Meet | MuUnion | Tabular
+"""The queries that are not one pattern: MU (meet, union) and TAB."""
+
+
 # ------------------------------------------------------------------ global constraint after ::
 
 
@@ -250,9 +288,11 @@ class Query:
     the next) bound a match. ``within_tokens`` is ``within N`` (N tokens after the start; without it,
     the HardBoundary). ``expand`` widens each match to ``expand_count`` regions of an s-attribute on
     either side, or ``expand_tokens`` tokens; ``expand_direction`` "left" or "right" widens one side.
+    An MU query has a ``Meet`` or ``MuUnion`` for its pattern (and maybe ``cut``), a TAB query a
+    ``Tabular`` (and maybe ``within``).
     """
 
-    pattern: Pattern
+    pattern: Pattern | Cooccurrence
     within: str | None = None
     constraint: Constraint | None = None
     cut: int | None = None

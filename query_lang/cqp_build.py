@@ -29,6 +29,9 @@ from query_lang.cqp_ast import (
     FunctionCall,
     LabelComparison,
     LabelRef,
+    Meet,
+    MuTerm,
+    MuUnion,
     Not,
     Number,
     NumericComparison,
@@ -40,6 +43,7 @@ from query_lang.cqp_ast import (
     Repetition,
     Sequence,
     StructuralTag,
+    Tabular,
     TokenPattern,
     ValueTest,
 )
@@ -130,15 +134,67 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 "match everywhere: make at least one token or tag obligatory",
                 0,
             )
-        query = Query(pattern, constraint=constraint, cut=cut)
-        if within is not None:  # CQP's within ignores a direction: a match only ever runs to the right
-            query = replace(query, within=within.attribute, within_count=within.count if within.attribute else 1,
-                            within_tokens=None if within.attribute else within.count)
+        query = _within(Query(pattern, constraint=constraint, cut=cut), within)
         if expand is not None:
             query = replace(query, expand=expand.attribute, expand_count=expand.count if expand.attribute else 1,
                             expand_tokens=None if expand.attribute else expand.count,
                             expand_direction=expand.direction)
         return query
+
+    # ------------------------------------------------------------------ MU and TAB queries
+
+    def mu_query(self, term: MuTerm, cut: int | None) -> Query:
+        """``MU (meet A B s) cut 10``; ``MU A`` alone is A's hits, as CQP's union of A with itself."""
+        return Query(MuUnion(term, term) if isinstance(term, TokenPattern) else term, cut=cut)
+
+    def meet(self, left: MuTerm, right: MuTerm, window: tuple[int, int] | str | None) -> Meet:
+        if window is None:
+            return Meet(left, right)  # CQP's default window: the token right after
+        if isinstance(window, str):
+            return Meet(left, right, region=window)
+        return Meet(left, right, window[0], window[1])
+
+    def mu_union(self, left: MuTerm, right: MuTerm) -> MuUnion:
+        return MuUnion(left, right)
+
+    def mu_bracket(self, condition: Condition | None) -> TokenPattern:
+        return self._token(condition, None, None)
+
+    def mu_string(self, value: RegexValue) -> TokenPattern:
+        return self._token(AttributeTest("word", False, value), None, None)
+
+    def meet_window(self, first: int | Token, second: int | None = None) -> tuple[int, int] | str:
+        if isinstance(first, Token):
+            return self._name(first, "a structural attribute")
+        assert second is not None  # the grammar gives two numbers or a name
+        return (first, second)
+
+    def signed(self, number: Token) -> int:
+        return self._int(number, 0, MAX_CUT, "a distance")
+
+    def negative(self, number: Token) -> int:
+        return -self._int(number, 0, MAX_CUT, "a distance")
+
+    def tab_gap(self, bounds: Bounds) -> Bounds:
+        return bounds
+
+    def tab_query(self, *items: TokenPattern | Bounds | _Context | None) -> Query:
+        """``TAB [pos="DT"] {0,2} [pos="NN"] within s``: columns, the tokens allowed between each
+        two (none written: adjacent), and a ``within`` clause."""
+        within = items[-1]
+        columns: list[TokenPattern] = []
+        gaps: list[tuple[int, int | None]] = []
+        gap: tuple[int, int | None] | None = None
+        for item in items[:-1]:
+            if isinstance(item, TokenPattern):
+                if columns:
+                    gaps.append(gap or (0, 0))
+                columns.append(item)
+                gap = None
+            elif isinstance(item, tuple):
+                gap = item
+        assert within is None or isinstance(within, _Context)
+        return _within(Query(Tabular(tuple(columns), tuple(gaps))), within)
 
     def constraint_clause(self, constraint: Constraint) -> Constraint:
         return constraint
@@ -431,6 +487,15 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         label, attribute = str(qid).split(".")
         self.label_refs.append((label, _offset(qid)))
         return LabelRef(label, attribute)
+
+
+def _within(query: Query, within: _Context | None) -> Query:
+    """The query with its ``within`` clause; CQP's within ignores a direction: a match only ever
+    runs to the right."""
+    if within is None:
+        return query
+    return replace(query, within=within.attribute, within_count=within.count if within.attribute else 1,
+                   within_tokens=None if within.attribute else within.count)
 
 
 def _has_symbols(pattern: Pattern) -> bool:

@@ -1,6 +1,6 @@
 """Lark's parse errors on CQP text, told in the user's terms.
 
-Two jobs: recognise valid CQP that cowbird does not accept (commands, MU queries, macros, ...)
+Two jobs: recognise valid CQP that cowbird does not accept (commands, macros, variables, ...)
 and report it as ``UnsupportedQueryError``; otherwise turn Lark's expected terminals into words,
 "unexpected ']'; expected an attribute test such as pos="NN"".
 """
@@ -112,8 +112,6 @@ def _expected_in_words(expected: set[str]) -> str:
 
 # Checked against the text at the error, in order.
 _UNSUPPORTED: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"(?:MU|meet|union)\b"), "MU queries (meet/union) are not supported"),
-    (re.compile(r"TAB\b"), "TAB queries are not supported"),
     (
         re.compile(r"(?:contains|matches|not)\b"),
         "the operators 'contains', 'matches' and 'not' for multi-valued attributes are not supported",

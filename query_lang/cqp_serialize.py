@@ -30,6 +30,9 @@ from query_lang.cqp_ast import (
     FunctionCall,
     LabelComparison,
     LabelRef,
+    Meet,
+    MuTerm,
+    MuUnion,
     Not,
     NumericComparison,
     Or,
@@ -40,6 +43,7 @@ from query_lang.cqp_ast import (
     Repetition,
     Sequence,
     StructuralTag,
+    Tabular,
     TokenPattern,
 )
 from query_lang.cqp_lexical import ANCHOR_TAGS, NAME_RE, is_name, misread_string, quote, unrepresentable_reason
@@ -50,7 +54,7 @@ _T = TypeVar("_T")
 
 def serialize(query: Query) -> str:
     """Canonical CQP text for ``query``; ``parse_cqp(serialize(q)) == q``."""
-    parts = [_pattern(query.pattern)]
+    parts = [_head(query)]
     if query.constraint is not None:
         parts += ["::", _constraint(query.constraint)]
     if query.within is not None:
@@ -79,6 +83,45 @@ def serialize(query: Query) -> str:
             "quote in the query; write its final backslash as \\x5c"
         )
     return text
+
+
+def _head(query: Query) -> str:
+    """The pattern; or ``MU (meet ...)``, ``TAB ...``, which take only ``cut`` (MU) or ``within`` (TAB)."""
+    pattern = query.pattern
+    if isinstance(pattern, Meet | MuUnion):
+        if query.constraint is not None or query.within is not None or query.within_tokens is not None \
+                or query.expand is not None or query.expand_tokens is not None:
+            raise QuerySyntaxError("an MU query takes no constraint, within or expand (only cut)")
+        return f"MU {_mu(pattern)}"
+    if isinstance(pattern, Tabular):
+        if query.constraint is not None or query.cut is not None or query.expand is not None \
+                or query.expand_tokens is not None:
+            raise QuerySyntaxError("a TAB query takes no constraint, cut or expand (only within)")
+        if not pattern.columns or len(pattern.gaps) != len(pattern.columns) - 1:
+            raise QuerySyntaxError("a TAB query needs one gap between each two of its columns")
+        parts = [_mu_token(pattern.columns[0])]
+        for gap, column in zip(pattern.gaps, pattern.columns[1:], strict=True):
+            if gap != (0, 0):
+                parts.append(_quantifier(*gap))
+            parts.append(_mu_token(column))
+        return "TAB " + " ".join(parts)
+    return _pattern(pattern)
+
+
+def _mu(term: MuTerm) -> str:
+    if isinstance(term, Meet):
+        window = f" {_name(term.region)}" if term.region is not None else f" {int(term.low)} {int(term.high)}"
+        return f"(meet {_mu(term.left)} {_mu(term.right)}{window})"
+    if isinstance(term, MuUnion):
+        return f"(union {_mu(term.left)} {_mu(term.right)})"
+    return _mu_token(term)
+
+
+def _mu_token(token: TokenPattern) -> str:
+    """A token of an MU or TAB query: a test only (no label, anchor or lookahead)."""
+    if not isinstance(token, TokenPattern) or token.label or token.target or token.keyword or token.lookahead:
+        raise QuerySyntaxError("an MU or TAB query is made of plain tokens ([...] or \"...\")")
+    return _pattern(token)
 
 
 def _checked_count(count: object) -> int:

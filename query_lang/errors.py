@@ -84,7 +84,7 @@ class QuerySyntaxError(QueryError):
 
 
 class UnsupportedQueryError(QueryError):
-    """Valid CQP that cowbird deliberately does not accept (commands, macros, MU queries, ...)."""
+    """Valid CQP that cowbird deliberately does not accept (commands, macros, variables, ...)."""
 
     code: ClassVar[str] = "unsupported"
 

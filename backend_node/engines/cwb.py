@@ -48,7 +48,7 @@ from backend_node.engines.errors import (
 )
 from backend_node.engines.results import ArrayResultSet, Matches, context_line
 from backend_node.store import CwbCorpus
-from query_lang import parse_cqp, serialize
+from query_lang import Meet, MuUnion, Tabular, parse_cqp, serialize
 from query_lang.cqp_ast import marked_anchors
 
 WATCH_SECONDS = 0.1
@@ -214,7 +214,9 @@ class CwbEngine(QueryEngine):
         # dump: match, matchend, target, keyword (-1 where unset)
         rows = [line.split("\t") for line in dump.splitlines() if line.strip()]
         table = np.asarray([[int(x) for x in row[:4]] for row in rows], dtype=np.int64).reshape(-1, 4)
-        keyword = table[:, 3] if "keyword" in marked_anchors(parsed.pattern) else None
+        pattern = parsed.pattern
+        pattern_anchors = frozenset() if isinstance(pattern, Meet | MuUnion | Tabular) else marked_anchors(pattern)
+        keyword = table[:, 3] if "keyword" in pattern_anchors else None
         return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2], keyword))
 
     def context(

@@ -43,10 +43,13 @@ from query_lang import (
     Comparison,
     ConstraintAnd,
     LabelRef,
+    Meet,
+    MuUnion,
     Pattern,
     QuerySyntaxError,
     RegexValue,
     Repetition,
+    Tabular,
     TokenPattern,
     parse_cqp,
     serialize,
@@ -347,15 +350,18 @@ def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, r
     CQP query whose matches run from the hit to the collocate (or back): the concordance of a
     collocation. Its region (``within``) and constraint stay as they were."""
     collocate = TokenPattern(AttributeTest(attribute, False, _exactly(value)))
+    pattern = query.pattern
+    if isinstance(pattern, Meet | MuUnion | Tabular):
+        raise QuerySyntaxError("an MU or TAB query cannot be extended to its collocate")  # no link, then
 
     def gap(tokens: int) -> list[Pattern]:
         return [Repetition(TokenPattern(None), 0, tokens - 1)] if tokens > 1 else []
 
     options: list[Pattern] = []
     if right:
-        options.append(Succession((query.pattern, *gap(right), collocate)))
+        options.append(Succession((pattern, *gap(right), collocate)))
     if left:
-        options.append(Succession((collocate, *gap(left), query.pattern)))
+        options.append(Succession((collocate, *gap(left), pattern)))
     return serialize(replace(query, pattern=options[0] if len(options) == 1 else Alternation(tuple(options))))
 
 

@@ -505,6 +505,35 @@ REGEX_PIECES = [
 ]  # fmt: skip
 
 
+def mu_terms() -> st.SearchStrategy[str]:
+    """MU's single-token patterns combined with (meet A B window) and (union A B)."""
+    window = st.one_of(
+        st.tuples(st.integers(-4, 4), st.integers(-4, 4)).map(lambda w: f" {w[0]} {w[1]}"),
+        st.sampled_from(["", " s", f" {VOCAB.within[-1]}"]),
+    )
+    return st.recursive(
+        tokens(),
+        lambda inner: st.one_of(
+            st.tuples(inner, inner, window).map(lambda t: f"(meet {t[0]} {t[1]}{t[2]})"),
+            st.tuples(inner, inner).map(lambda t: f"(union {t[0]} {t[1]})"),
+        ),
+        max_leaves=3,
+    )
+
+
+@st.composite
+def cooccurrence_cases(draw: st.DrawFn) -> Case:
+    """CQP's MU queries (``MU (meet A B -2 3) cut 5``) and TAB queries (``TAB A {0,2} B within s``)."""
+    if draw(st.booleans()):
+        cut = f" cut {draw(st.integers(1, 20))}" if draw(st.integers(0, 4)) == 0 else ""
+        return Case(f"MU {draw(mu_terms())}{cut}")
+    gaps = st.sampled_from(["", "", "?", "*", "+", "{1}", "{0,2}", "{,3}", "{2,}"])
+    columns = [draw(tokens()) for _ in range(draw(st.integers(1, 4)))]
+    text = columns[0] + "".join(f" {draw(gaps)} {column}".replace("  ", " ") for column in columns[1:])
+    within = draw(st.sampled_from(["", "", " within s", " within 2 s", " within 5", f" within {VOCAB.within[-1]}"]))
+    return Case(f"TAB {text}{within}", hard_boundary=draw(st.sampled_from([500, 20])))
+
+
 @st.composite
 def regex_cases(draw: st.DrawFn) -> Case:
     pattern = "".join(draw(st.lists(st.sampled_from(REGEX_PIECES), min_size=1, max_size=4)))
@@ -548,6 +577,24 @@ def test_native_engine_on_german_agrees_with_real_cqp(
 ])  # fmt: skip
 def test_german_cases_agree_with_real_cqp(germaparl: NativeEngine, germaparl_judge: RealCqp, query: str) -> None:
     check(germaparl, germaparl_judge, Case(query))
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
+@given(case=cooccurrence_cases())
+def test_mu_and_tab_queries_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
+
+
+@pytest.mark.slow
+@settings(SETTINGS, max_examples=max(1, EXAMPLES // 4))
+@given(data=st.data())
+def test_mu_and_tab_queries_on_german_agree_with_real_cqp(
+    germaparl: NativeEngine, germaparl_judge: RealCqp, data: st.DataObject
+) -> None:
+    with vocabulary(GERMAPARL_WORDS):
+        case = data.draw(cooccurrence_cases())
+    check(germaparl, germaparl_judge, case)
 
 
 @pytest.mark.slow
@@ -657,6 +704,22 @@ FIXED_DIFFERENCES = [
     fixed("label-in-token-longest", '@[pos="DT"] a:[pos="JJ"]* [pos = a.pos | lemma = a.lemma]',
           "labels and anchors under longest", "longest"),
     fixed("lbound", '[lbound(s) & pos="DT"]', "native refused lbound(); CQP: 1,803 hits"),
+    # -- MU and TAB queries (engines/native/cooccurrence.py): once refused by both engines
+    fixed("mu-meet", 'MU (meet [pos="JJ"] [pos="NN"] -2 2)', "adjectives with a noun at most two away: CQP 8,068"),
+    fixed("mu-meet-default", 'MU (meet [pos="JJ"] [pos="NN"])', "the window 1 1: a noun right after, CQP 5,858"),
+    fixed("mu-meet-region", 'MU (meet [pos="JJ"] [pos="NN"] s)', "a noun in the same sentence: CQP 13,383"),
+    fixed("mu-union-cut", 'MU (meet (union [pos="JJ"] [pos="RB"]) [pos="NN"] 1 3) cut 10', "CQP: the first 10"),
+    fixed("mu-nested", 'MU (meet "the" (meet [pos="JJ"] [pos="NN"] 1 1) 1 1)', "CQP: 1,015"),
+    fixed("mu-negative-window", 'MU (meet "the" "house" -5 -1)', "a window before: CQP 6"),
+    fixed("mu-window-before-the-corpus", 'MU (meet [pos="DT"] [pos="NN"] -3 -1)',
+          "CQP does not clamp a window that reaches before position 0: the first DT finds nothing (6,439)"),
+    fixed("mu-any", 'MU (meet [] "the" 1 1)', "[] gives CQP's MU an empty list: 0 hits"),
+    fixed("mu-negated", 'MU (meet [pos!="NN"] "the" 1 1)', "a negated test is its complement: CQP 9,771"),
+    fixed("tab", 'TAB [pos="DT"] [pos="JJ"] [pos="NN"]', "three adjacent columns: CQP 2,728"),
+    fixed("tab-gaps", 'TAB [pos="DT"] {0,2} [pos="NN"]', "the nearest noun one to three on: CQP 14,786"),
+    fixed("tab-open", 'TAB [pos="DT"] + [pos="NN"]', "an open distance ends at the HardBoundary: CQP 16,000"),
+    fixed("tab-within", 'TAB [pos="IN"] {1,5} [pos="DT"] * [pos="NN"] within s', "CQP: 5,084"),
+    fixed("tab-any", 'TAB [] [pos="NN"]', "both refuse [] in a TAB column"),
     fixed("rbound", '[pos="NN"] [rbound(s)]', "native refused rbound(); CQP: 5,031 hits"),
     fixed("not-lbound", '[!lbound(text)] [lbound(text)]', "CQP: a text's first token and the token before it"),
     # -- lookahead constraints: a test of the next token that does not consume it

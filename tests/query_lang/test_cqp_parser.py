@@ -13,14 +13,17 @@ from query_lang import (
     ConstraintNot,
     ConstraintOr,
     LabelRef,
+    Meet,
     Not,
     Or,
     Query,
+    QueryError,
     QuerySyntaxError,
     RegexValue,
     Repetition,
     Sequence,
     StructuralTag,
+    Tabular,
     TokenPattern,
     UnsupportedQueryError,
     ValueTest,
@@ -272,6 +275,47 @@ def test_labels_read_inside_a_token(text: str, canonical_text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "canonical_text"),
+    [
+        ('MU(meet [lemma="a"] [lemma="b"] s)', 'MU (meet [lemma="a"] [lemma="b"] s)'),
+        ('MU (meet [pos="JJ"] "house")', 'MU (meet [pos="JJ"] [word="house"] 1 1)'),
+        ('MU (meet (union [pos="JJ"] [pos="RB"]) [pos="NN"] -2 3) cut 10',
+         'MU (meet (union [pos="JJ"] [pos="RB"]) [pos="NN"] -2 3) cut 10'),
+        ('MU "the"', 'MU (union [word="the"] [word="the"])'),  # CQP: the hits of "the"
+        ('TAB [pos="DT"] [pos="NN"]', 'TAB [pos="DT"] [pos="NN"]'),
+        ('TAB [pos="IN"] {1,5} [pos="DT"] * "house" ? [] within 2 s',
+         'TAB [pos="IN"] {1,5} [pos="DT"] * [word="house"] ? [] within 2 s'),
+        ('TAB [pos="DT"] {,2} [pos="NN"] + [pos="VB.*"] {3} "."',
+         'TAB [pos="DT"] {0,2} [pos="NN"] + [pos="VB.*"] {3} [word="."]'),
+        ('MUx:[] :: MUx.word = "a"', 'MUx:[] :: MUx.word="a"'),  # a label that starts like the keyword
+    ],
+)
+def test_mu_and_tab_queries(text: str, canonical_text: str) -> None:
+    assert canonical(text) == canonical_text
+    assert parse_cqp(canonical_text) == parse_cqp(text)
+
+
+def test_mu_and_tab_shapes() -> None:
+    meet = parse_cqp('MU (meet [pos="JJ"] [pos="NN"] -2 3) cut 5')
+    assert meet.pattern == Meet(test("pos", "JJ"), test("pos", "NN"), -2, 3)
+    assert meet.cut == 5
+    tab = parse_cqp('TAB [pos="DT"] {0,2} [pos="NN"] "." within s')
+    assert tab.pattern == Tabular((test("pos", "DT"), test("pos", "NN"), test("word", ".")), ((0, 2), (0, 0)))
+    assert tab.within == "s"
+
+
+@pytest.mark.parametrize("text", [
+    'MU (meet [pos="JJ"] [pos="NN"]) within s',  # CQP's MU takes only cut
+    'TAB [pos="DT"] [pos="NN"] cut 3',  # and TAB only within
+    'MU (meet a:[pos="JJ"] [pos="NN"])',  # plain tokens only
+    'TAB [pos="DT"] [pos="NN"] :: match.word = "the"',
+])
+def test_mu_and_tab_take_only_their_clauses(text: str) -> None:
+    with pytest.raises(QueryError):
+        parse_cqp(text)
+
+
+@pytest.mark.parametrize(
     ("text", "offset"),
     [
         ('[a.word="x"]', 1),  # no such label at all
@@ -291,9 +335,6 @@ def test_a_token_reads_only_labels_set_before_it(text: str, offset: int) -> None
     [
         ('/np["x"]', "macros", 0),
         ('[word="a"] :EN [word="b"]', "alignment constraints", 11),
-        ('MU(meet [lemma="a"] [lemma="b"] s)', "MU queries", 0),
-        ('(meet [lemma="a"] [lemma="b"] s)', "MU queries", 1),
-        ('TAB [pos="DT"] [pos="NN"]', "TAB queries", 0),
         ("show corpora", "the CQP command 'show'", 0),
         ('[word="a"] sort by word', "the CQP command 'sort'", 11),
         ("count Last by lemma", "the CQP command 'count'", 0),

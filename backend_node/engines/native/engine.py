@@ -25,6 +25,7 @@ from backend_node.engines.base import (
 from backend_node.engines.errors import InvalidOption, QueryFailed, UnknownAttribute
 from backend_node.engines.native.compile import Automaton, AutomatonBuilder, PredicateCompiler, can_match
 from backend_node.engines.native.constraint import ConstraintEvaluator
+from backend_node.engines.native.cooccurrence import cooccurrences
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, reads_labels
 from backend_node.engines.native.dfa_simulate import DfaRunner
@@ -41,7 +42,7 @@ from backend_node.engines.native.strategy import (
 )
 from backend_node.engines.results import ArrayResultSet, Matches, context_line
 from backend_node.store import CwbCorpus
-from query_lang import Query, parse_cqp
+from query_lang import Meet, MuUnion, Pattern, Query, Tabular, parse_cqp
 
 
 class _Kept:
@@ -164,6 +165,9 @@ class NativeEngine(QueryEngine):
         for name in (query.within, query.expand):
             if name is not None and not self.corpus.has_s_attribute(name):
                 raise UnknownAttribute(f"the corpus has no s-attribute {name!r}")
+        if isinstance(query.pattern, Meet | MuUnion | Tabular):  # MU and TAB queries: no automaton
+            matches = cooccurrences(self.corpus, query, hard_boundary)
+            return _kept(matches, keep), len(matches)
         predicates = PredicateCompiler(self.corpus)
         automaton = AutomatonBuilder(self.corpus, predicates).build(query.pattern)
         if automaton.nullable:
@@ -173,7 +177,8 @@ class NativeEngine(QueryEngine):
         )
         if not can_match(automaton, self.size):
             return Matches.empty(), 0  # a test on every path holds nowhere in the corpus
-        runner = self._runner(query, strategy, automaton, constraint, predicates, hard_boundary, deadline)
+        pattern = query.pattern
+        runner = self._runner(query, pattern, strategy, automaton, constraint, predicates, hard_boundary, deadline)
         if query.cut is not None:
             matches = self._cut(query, runner, runner.passes, strategy, query.cut)
             return _kept(matches, keep), len(matches)
@@ -197,8 +202,8 @@ class NativeEngine(QueryEngine):
         return kept.matches(), kept.total
 
     def _runner(
-        self, query: Query, strategy: Strategy, automaton: Automaton, constraint: ConstraintEvaluator | None,
-        predicates: PredicateCompiler, hard_boundary: int, deadline: Deadline,
+        self, query: Query, pattern: Pattern, strategy: Strategy, automaton: Automaton,
+        constraint: ConstraintEvaluator | None, predicates: PredicateCompiler, hard_boundary: int, deadline: Deadline,
     ) -> PassRunner | DfaRunner:
         """The simulation for this query: CQP's own DFA where the query's paths may meet with
         different positions or labels (``dfa.paths_may_meet``), else the glushkov automaton; CQP's
@@ -206,16 +211,16 @@ class NativeEngine(QueryEngine):
         longest = strategy == "longest"
         work = WorkBudget(self.options.work_seconds, self.size)
         choice = self.options.automaton
-        needed = reads_labels(query.pattern)
-        if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(query.pattern, longest)):
+        needed = reads_labels(pattern)
+        if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(pattern, longest)):
             try:
-                dfa = build_dfa(query.pattern)
+                dfa = build_dfa(pattern)
             except DfaUnavailable as error:
                 if needed:  # only CQP's DFA keeps the labels a token reads
                     raise QueryFailed(f"CQP cannot run this query ({error}), and a token in it reads labels, "
                                       "which needs CQP's automaton: simplify the repetitions or alternatives") from None
             else:
-                patterns = AutomatonBuilder(self.corpus, predicates).patterns(query.pattern)
+                patterns = AutomatonBuilder(self.corpus, predicates).patterns(pattern)
                 return DfaRunner(self.corpus, dfa, patterns, constraint, SearchSpace.of(query), longest,
                                  hard_boundary, threads=self.options.threads, deadline=deadline, work=work)
         return PassRunner(self.corpus, automaton, constraint, SearchSpace.of(query), longest, hard_boundary,

@@ -204,6 +204,22 @@ class SearchSpace:
         return cls(query.within, query.within_count, query.within_tokens)
 
 
+def boundaries(corpus: NativeCorpus, within: SearchSpace, hard_boundary: int, starts: Cpos) -> tuple[Cpos, Cpos]:
+    """The starts that may match, each with its last allowed corpus position (CQP's
+    ``calculate_rightboundary``): the end of the ``within`` region(s), or ``within N`` tokens on,
+    or the HardBoundary; a start outside every region of ``within`` has none."""
+    if within.attribute is None:  # CQP: within N tokens replaces the HardBoundary
+        reach = hard_boundary if within.tokens is None else within.tokens
+        return starts, np.minimum(starts + reach, corpus.size - 1)
+    if within.count <= 0:  # within 0 s: CQP finds no region to stay in
+        return starts[:0], starts[:0]
+    regions = corpus.regions(within.attribute)
+    number = regions.containing(starts)
+    inside = number >= 0
+    last = np.minimum(number[inside] + (within.count - 1), len(regions) - 1)
+    return starts[inside], regions.ends[last]
+
+
 class Planner:
     """Candidate starts and boundaries for the passes of one query over one corpus."""
 
@@ -279,16 +295,7 @@ class Planner:
 
     def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
         """Keep starts that may match and give each its last allowed corpus position."""
-        if self.within.attribute is None:  # CQP: within N tokens replaces the HardBoundary
-            reach = self.hard_boundary if self.within.tokens is None else self.within.tokens
-            return starts, np.minimum(starts + reach, self.corpus.size - 1)
-        if self.within.count <= 0:  # within 0 s: CQP finds no region to stay in
-            return starts[:0], starts[:0]
-        regions = self.corpus.regions(self.within.attribute)
-        number = regions.containing(starts)
-        inside = number >= 0
-        last = np.minimum(number[inside] + (self.within.count - 1), len(regions) - 1)
-        return starts[inside], regions.ends[last]
+        return boundaries(self.corpus, self.within, self.hard_boundary, starts)
 
     def certain_steps(self, first: int) -> int | None:
         """Tokens every candidate of this pass surely consumes before it can die: the first state,
