@@ -365,3 +365,22 @@ async def test_a_sample_export_says_it_is_the_sample(client: httpx.AsyncClient) 
                                                       "provenance": 1})
     assert f'# selection: "hits 3 to 5 of {total}, in corpus order"' in page.text.splitlines()
     assert page.headers["content-disposition"].endswith(f'_3of{total}_partial.tsv"')
+
+
+async def test_mu_and_tab_queries_over_partitions(client: httpx.AsyncClient, sample_registry: Path) -> None:
+    """CQP's MU and TAB queries run on every partition and merge like any other: the same hits as
+    on the corpus in one piece; the case switch folds their tokens, and metadata filters, which
+    would need a constraint they cannot take, are refused."""
+    engine = whole(sample_registry)
+    for text in ('MU (meet [pos="JJ"] [pos="NN"] -2 2)', 'MU (union "house" [pos="DT"]) cut 4',
+                 'TAB [pos="DT"] {0,2} [pos="NN"] within s'):
+        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": text, "syntax": "cqp"})).json()
+        expected = engine.hits(text)
+        assert body["total"] == len(expected) > 0, text
+        assert [(h["position"], h["matchend"]) for h in body["hits"]] == [(h.match, h.matchend) for h in expected]
+    folded = (await client.get("/api/v1/query", params={"corpus": "sample", "q": 'MU (meet "THE" [pos="NN"] 1 2)',
+                                                       "syntax": "cqp", "ignore_case": 1})).json()
+    assert folded["cqp"] == 'MU (meet [word="THE"%c] [pos="NN"%c] 1 2)' and folded["total"] > 0
+    filtered = await client.get("/api/v1/query", params={"corpus": "sample", "q": 'TAB "the" [pos="NN"]',
+                                                        "syntax": "cqp", "filter": "text_genre~news"})
+    assert "an MU or TAB query takes no constraint" in assert_problem(filtered, 400, "bad_parameter")["detail"]

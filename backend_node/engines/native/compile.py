@@ -82,6 +82,7 @@ class Lookup:
     attribute: str
     table: BoolTable = field(compare=False)
     count: int = field(compare=False)
+    beyond: bool = field(default=False, compare=False)  # its value past the corpus end (see holds_beyond)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,24 @@ class LabelPredicate:
 Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest | SameValue | Bound | LabelPredicate
 
 
+def holds_beyond(predicate: Predicate) -> bool:
+    """Whether the predicate holds just past the corpus end, where a lookahead at the last token's
+    boundary looks (``[] [:!word="x":]``): to CQP every test of a value or a region is false there,
+    ``!`` makes it true, and ``[::]`` holds. (``!word="x"`` folds into a table like ``word!="x"``;
+    ``Lookup.beyond`` keeps them apart: CQP answers true and false.)"""
+    if isinstance(predicate, Lookup):
+        return predicate.beyond
+    if isinstance(predicate, Always):
+        return True
+    if isinstance(predicate, Negation):
+        return not holds_beyond(predicate.part)
+    if isinstance(predicate, AllOf):
+        return all(holds_beyond(part) for part in predicate.parts)
+    if isinstance(predicate, AnyOf):
+        return any(holds_beyond(part) for part in predicate.parts)
+    return False
+
+
 def label_predicates(predicate: Predicate | None) -> list[LabelPredicate]:
     """The label comparisons inside a predicate."""
     if isinstance(predicate, LabelPredicate):
@@ -210,8 +229,8 @@ class PredicateCompiler:
             self._tables[key] = match_table(self.corpus.lexicon(attribute), value, self.corpus.options.regex_seconds)
         return self._tables[key]
 
-    def lookup(self, attribute: str, table: BoolTable) -> Lookup:
-        return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()))
+    def lookup(self, attribute: str, table: BoolTable, beyond: bool = False) -> Lookup:
+        return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()), beyond)
 
     def compile(self, condition: Condition | None) -> Predicate:
         if condition is None:
@@ -224,7 +243,7 @@ class PredicateCompiler:
         if isinstance(condition, Not):
             inner = self.compile(condition.operand)
             if isinstance(inner, Lookup):
-                return self.lookup(inner.attribute, ~inner.table)
+                return self.lookup(inner.attribute, ~inner.table, not inner.beyond)
             return Negation(inner)
         if isinstance(condition, And):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
@@ -282,18 +301,19 @@ class PredicateCompiler:
     def _combine(self, parts: list[Predicate], conjunction: bool) -> Predicate:
         """``&`` (``conjunction``) or ``|`` of compiled parts; lookups on one attribute fold into
         one table, so a token test stays one gather per attribute."""
-        merged: dict[str, BoolTable] = {}
+        merged: dict[str, tuple[BoolTable, bool]] = {}
         others: list[Predicate] = []
         for part in parts:
             if isinstance(part, Lookup):
                 if part.attribute in merged:
-                    before = merged[part.attribute]
-                    merged[part.attribute] = before & part.table if conjunction else before | part.table
+                    table, beyond = merged[part.attribute]
+                    merged[part.attribute] = (table & part.table, beyond and part.beyond) if conjunction \
+                        else (table | part.table, beyond or part.beyond)
                 else:
-                    merged[part.attribute] = part.table
+                    merged[part.attribute] = (part.table, part.beyond)
             else:
                 others.append(part)
-        combined: list[Predicate] = [self.lookup(a, t) for a, t in merged.items()] + others
+        combined: list[Predicate] = [self.lookup(a, t, b) for a, (t, b) in merged.items()] + others
         if len(combined) == 1:
             return combined[0]
         return AllOf(tuple(combined)) if conjunction else AnyOf(tuple(combined))

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from backend_node.engines.base import DEFAULT_HARD_BOUNDARY, Deadline
 from backend_node.engines.errors import QueryFailed
-from backend_node.engines.native.compile import Always, Automaton, State, label_predicates
+from backend_node.engines.native.compile import Always, Automaton, State, holds_beyond, label_predicates
 from backend_node.engines.native.constraint import ConstraintEvaluator
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.native.dfa import Dfa
@@ -305,7 +305,7 @@ class DfaRunner(PassesBase):
         ``labels``: each row's label positions in this state, for a pattern that reads labels."""
         if pattern.tag is not None:
             if labels is not None and pattern.tag.look is not None:  # a lookahead that reads labels
-                result = np.zeros(len(cpos), dtype=np.bool_)
+                result = np.full(len(cpos), holds_beyond(pattern.tag.look), dtype=np.bool_)
                 inside = {name: values[in_corpus] for name, values in labels.items()}
                 result[in_corpus] = self.tests.holds(pattern.tag.look, cpos[in_corpus], {}, inside)
                 return result

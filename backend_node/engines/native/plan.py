@@ -30,6 +30,7 @@ from backend_node.engines.native.compile import (
     SameValue,
     TagTest,
     estimate,
+    holds_beyond,
 )
 from backend_node.engines.native.corpus_state import NativeCorpus
 from backend_node.engines.results import Cpos
@@ -95,9 +96,10 @@ class TokenTests:
         """Whether a region starts at each cpos (``<s>``), or ended just before it (``</s>``),
         with a value that passes the tag's test, if any; for a lookahead, whether the token passes."""
         if tag.look is not None:
-            keep = cpos < self.corpus.size  # beyond the corpus end there is no token to look at
-            keep[keep] = self.holds(tag.look, cpos[keep], {})
-            return keep
+            inside = cpos < self.corpus.size  # past the corpus end there is no token to look at
+            result = np.full(len(cpos), holds_beyond(tag.look), dtype=np.bool_)
+            result[inside] = self.holds(tag.look, cpos[inside], {})
+            return result
         regions = self.corpus.regions(tag.attribute)
         number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
         ok = number >= 0
@@ -151,7 +153,11 @@ class TokenTests:
     def tag_cpos(self, tag: TagTest, lo: int = 0, hi: int | None = None) -> Cpos:
         """Sorted corpus positions in ``[lo, hi)`` where a tag assertion holds (region starts, or ends + 1)."""
         if tag.look is not None:
-            return self.cpos_where(tag.look, lo, hi)
+            found = self.cpos_where(tag.look, lo, hi)
+            size = self.corpus.size
+            if lo <= size and (hi is None or hi > size) and holds_beyond(tag.look):
+                found = np.append(found, size)  # a lookahead may look just past the last token
+            return found
         regions = self.corpus.regions(tag.attribute)
         keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
         found = (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
