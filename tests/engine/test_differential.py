@@ -277,6 +277,17 @@ def values(draw: st.DrawFn, attribute: str) -> str:
 
 @st.composite
 def attribute_tests(draw: st.DrawFn) -> str:
+    """``pos="NN"``; now and then a comparison of two attributes (``word != lemma``), the value of
+    the token's region (``_.text_genre="email"``) or ``lbound(s)`` / ``rbound(s)``."""
+    kind = draw(st.integers(0, 19))
+    if kind == 0:
+        left, right = draw(st.sampled_from(VOCAB.attributes)), draw(st.sampled_from(VOCAB.attributes))
+        return f"{left} {draw(st.sampled_from(['=', '!=']))} {right}"
+    if kind == 1:
+        value = draw(st.sampled_from(VOCAB.region_values))
+        return f"_.{VOCAB.region_attribute}{draw(st.sampled_from(['=', '!=']))}{value}"
+    if kind == 2:
+        return f"{draw(st.sampled_from(['lbound', 'rbound']))}({draw(st.sampled_from(VOCAB.within))})"
     attribute = draw(st.sampled_from(VOCAB.attributes))
     return f"{attribute}{draw(st.sampled_from(['=', '=', '=', '!=']))}{draw(values(attribute))}"
 
@@ -325,7 +336,8 @@ def quantified(draw: st.DrawFn, element: st.SearchStrategy[str]) -> str:
 
 def lookaheads() -> st.SearchStrategy[str]:
     """CQP's lookahead ``[: ... :]``: a token test that consumes nothing."""
-    return conditions().map(lambda condition: f"[:{condition}:]")
+    # a space before ":]": CQP's lexer would read "lemma:" in [:word=lemma:] as a label
+    return conditions().map(lambda condition: f"[:{condition} :]")
 
 
 def groups(anchors: bool = True) -> st.SearchStrategy[str]:
@@ -473,11 +485,12 @@ def cases(draw: st.DrawFn) -> Case:
                   if found]
         query += f" :: {draw(constraints(defined, marked))}"
     if draw(st.booleans()):
-        query += f" within {draw(st.sampled_from(['s', 's'] if long_runs else VOCAB.within))}"
+        regions = ["s", "s", "2 s", "left s"] if long_runs else [*VOCAB.within, "2 s", "right s", "5", "12"]
+        query += f" within {draw(st.sampled_from(regions))}"
     if draw(st.integers(0, 9)) == 0:
-        query += f" cut {draw(st.integers(1, 20))}"
+        query += f" cut {draw(st.integers(0, 20))}"  # cut 0: no cut
     if draw(st.integers(0, 9)) == 0:
-        query += " expand to s"
+        query += f" {draw(st.sampled_from(['expand to s', 'expand left to s', 'expand right to 2 s', 'expand to 3']))}"
     boundaries = [20, 3] if long_runs else [500, 20, 3]
     return Case(query, strategy, 500 if " within " in query else draw(st.sampled_from(boundaries)))
 
