@@ -152,9 +152,10 @@ Predicate = Lookup | AllOf | AnyOf | Negation | Always | RegionTest | SameValue 
 
 def holds_beyond(predicate: Predicate) -> bool:
     """Whether the predicate holds just past the corpus end, where a lookahead at the last token's
-    boundary looks (``[] [:!word="x":]``): to CQP every test of a value or a region is false there,
-    ``!`` makes it true, and ``[::]`` holds. (``!word="x"`` folds into a table like ``word!="x"``;
-    ``Lookup.beyond`` keeps them apart: CQP answers true and false.)"""
+    boundary looks (``[] [:!word="x":]``): CQP reads no value there, as for an unset label, so a value
+    test holds as it would for one (``PredicateCompiler.unset_passes``: false, unless CQP compiled it to
+    a constant true or an inverted list of ids), a region test fails, ``!`` negates, ``[::]`` holds.
+    (``!word="x"`` folds into a table like ``word!="x"``; ``Lookup.beyond`` keeps them apart.)"""
     if isinstance(predicate, Lookup):
         return predicate.beyond
     if isinstance(predicate, Always):
@@ -229,6 +230,31 @@ class PredicateCompiler:
             self._tables[key] = match_table(self.corpus.lexicon(attribute), value, self.corpus.options.regex_seconds)
         return self._tables[key]
 
+    def unset_passes(self, attribute: str, value: RegexValue, table: npt.NDArray[np.bool_], negated: bool) -> bool:
+        """Whether an unset label passes ``label.attribute (!)= value`` — and, the same in CQP, whether
+        the test ``attribute (!)= value`` holds past the corpus end, where a lookahead may look. As CQP
+        compiles the comparison (parse_actions.c, OptimizeStringConstraint): a plain string (no flags, none of ``[](){}.*+|?\\``,
+        or ``%l``) absent from the lexicon makes the comparison a constant (``=`` false, ``!=`` true);
+        a regex over a lexicon of fewer than 1,000 types that matches none or all of them does too
+        (none: as a missing string; all: ``=`` true, ``!=`` false); else such a regex becomes a list of
+        ids, inverted when the ids cover more than half of the corpus, and an unset label passes a
+        negated list. Everywhere else an unset label fails."""
+        plain = value.literal or (
+            not value.ignore_case and not value.ignore_diacritics and not set(value.pattern) & set("[](){}.*+|?\\")
+        )
+        matched = int(table.sum())
+        if plain:
+            return matched == 0 and negated
+        size = len(table)
+        if not 0 < size < 1000:
+            return False
+        if matched == 0:
+            return negated
+        if matched == size:
+            return not negated
+        inverted = int(self.corpus.frequencies(attribute)[table].sum()) > self.corpus.size // 2
+        return negated != inverted
+
     def lookup(self, attribute: str, table: BoolTable, beyond: bool = False) -> Lookup:
         return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()), beyond)
 
@@ -239,7 +265,8 @@ class PredicateCompiler:
             if condition.this and condition.attribute not in self.corpus.p_attribute_names:
                 return self._region_test(condition)
             table = self.table(condition.attribute, condition.value)
-            return self.lookup(condition.attribute, ~table if condition.negated else table)
+            beyond = self.unset_passes(condition.attribute, condition.value, table, condition.negated)
+            return self.lookup(condition.attribute, ~table if condition.negated else table, beyond)
         if isinstance(condition, Not):
             inner = self.compile(condition.operand)
             if isinstance(inner, Lookup):

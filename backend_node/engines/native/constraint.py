@@ -179,7 +179,7 @@ class ConstraintEvaluator:
         if attribute in self.corpus.p_attribute_names:
             table = self.predicates.table(attribute, right)
             matched = table[self.corpus.ids(attribute, where[rows])]
-            if self._unset_passes(attribute, right, table, node.negated):
+            if self.predicates.unset_passes(attribute, right, table, node.negated):
                 result[where < 0] = True
         else:
             region_ok = self.corpus.region_table(attribute, right)
@@ -190,30 +190,6 @@ class ConstraintEvaluator:
             matched = region_ok[number[inside]]
         result[rows] = ~matched if node.negated else matched
         return result
-
-    def _unset_passes(self, attribute: str, value: RegexValue, table: npt.NDArray[np.bool_], negated: bool) -> bool:
-        """Whether an unset label passes ``label.attribute (!)= value``. As CQP compiles the comparison
-        (parse_actions.c, OptimizeStringConstraint): a plain string (no flags, none of ``[](){}.*+|?\\``,
-        or ``%l``) absent from the lexicon makes the comparison a constant (``=`` false, ``!=`` true);
-        a regex over a lexicon of fewer than 1,000 types that matches none or all of them does too
-        (none: as a missing string; all: ``=`` true, ``!=`` false); else such a regex becomes a list of
-        ids, inverted when the ids cover more than half of the corpus, and an unset label passes a
-        negated list. Everywhere else an unset label fails."""
-        plain = value.literal or (
-            not value.ignore_case and not value.ignore_diacritics and not set(value.pattern) & set("[](){}.*+|?\\")
-        )
-        matched = int(table.sum())
-        if plain:
-            return matched == 0 and negated
-        size = len(table)
-        if not 0 < size < 1000:
-            return False
-        if matched == 0:
-            return negated
-        if matched == size:
-            return not negated
-        inverted = int(self.corpus.frequencies(attribute)[table].sum()) > self.corpus.size // 2
-        return negated != inverted
 
     def _strings(self, attribute: str, cpos: Cpos) -> list[str | None]:
         if attribute in self.corpus.p_attribute_names:
