@@ -233,8 +233,9 @@ class PredicateCompiler:
     def unset_passes(self, attribute: str, value: RegexValue, table: npt.NDArray[np.bool_], negated: bool) -> bool:
         """Whether an unset label passes ``label.attribute (!)= value`` — and, the same in CQP, whether
         the test ``attribute (!)= value`` holds past the corpus end, where a lookahead may look. As CQP
-        compiles the comparison (parse_actions.c, OptimizeStringConstraint): a plain string (no flags, none of ``[](){}.*+|?\\``,
-        or ``%l``) absent from the lexicon makes the comparison a constant (``=`` false, ``!=`` true);
+        compiles the comparison (parse_actions.c, OptimizeStringConstraint): a plain string (no
+        flags, none of ``[](){}.*+|?\\``, or ``%l``) absent from the lexicon makes the comparison a
+        constant (``=`` false, ``!=`` true);
         a regex over a lexicon of fewer than 1,000 types that matches none or all of them does too
         (none: as a missing string; all: ``=`` true, ``!=`` false); else such a regex becomes a list of
         ids, inverted when the ids cover more than half of the corpus, and an unset label passes a
