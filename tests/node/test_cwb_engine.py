@@ -236,3 +236,15 @@ def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEn
         key = parse_sort("left1.word%c", "desc")
         orders = [compute.sort_order(c, m, key, 0).order.tolist() for c, m in both]
         assert orders[0] == orders[1]
+
+
+@pytest.mark.parametrize("query", [
+    'MU (meet [pos="JJ"] [pos="NN"] -2 2)', 'MU (union "house" [pos="DT"]) cut 5',
+    'TAB [pos="DT"] {0,2} [pos="NN"] within s', 'a:[pos="DT"] [] [lemma = a.lemma]', '[] (</s> | []) []',
+])
+def test_mu_tab_and_label_reads_on_both_engines(query: str, cwb: CwbEngine, native: NativeEngine) -> None:
+    """The query kinds and constructs the native engine learnt last (MU, TAB, labels read in a
+    token, tags as steps) give the same hits on the cwb engine, which hands them to real CQP."""
+    expected = [(h.match, h.matchend, h.target) for h in cwb.hits(query)]
+    assert expected
+    assert [(h.match, h.matchend, h.target) for h in native.hits(query)] == expected
