@@ -36,6 +36,9 @@ from backend_node.engines.results import Cpos, Matches
 
 Grid = npt.NDArray[np.int64]
 
+ROWS_AT_ONCE = 1 << 20
+"""Candidate starts stepped together at most: each DFA state costs 8 bytes per row and matrix."""
+
 
 class DfaPlanner(Planner):
     """Candidates and boundaries as for the glushkov automaton, with the fixed chain of a pass
@@ -185,6 +188,11 @@ class DfaRunner(PassesBase):
     # ------------------------------------------------------------------ one pass
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
+        if len(starts) > ROWS_AT_ONCE:  # rows are independent: slices bound the position matrices' memory
+            return Matches.concatenate([
+                self._simulate(first, starts[at : at + ROWS_AT_ONCE], bound[at : at + ROWS_AT_ONCE])
+                for at in range(0, len(starts), ROWS_AT_ONCE)
+            ])
         count = len(starts)
         if count == 0:
             return Matches.empty()
