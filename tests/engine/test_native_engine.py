@@ -9,7 +9,8 @@ import pytest
 
 from backend_node.engines import Context, Hit
 from backend_node.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
-from backend_node.engines.native import NativeEngine, lexicon
+from backend_node.engines.base import EngineOptions
+from backend_node.engines.native import NativeEngine, dfa_simulate, lexicon
 from backend_node.engines.native.corpus_state import sorted_member
 from query_lang import QueryError, RegexValue
 from query_lang.pcre import compile_pcre
@@ -172,3 +173,19 @@ def test_sorted_membership_agrees_with_isin() -> None:
         assert sorted_member(haystack, needles).tolist() == np.isin(needles, haystack).tolist()
     assert sorted_member(haystack, np.array([haystack[5]])).tolist() == [True]
     assert sorted_member(haystack[:0], np.array([3])).tolist() == [False]
+
+
+def test_both_simulations_agree_on_the_sample(sample_registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every query answers the same on CQP's DFA (``automaton="cqp"``) as by default, anchors
+    included; the DFA steps its candidates in slices when there are many (here: 3 at a time)."""
+    default = NativeEngine.open(sample_registry, "sample")
+    on_dfa = NativeEngine.open(sample_registry, "sample", EngineOptions(automaton="cqp"))
+    queries = ['[pos="DT"] [pos="JJ"]* [pos="NN"]', '@[pos="DT"] []? [pos="NN.*"] within s', '<s> [] | [] </s>',
+               'a:[pos="DT"] [] :: a.word = "the"%c', '[pos="JJ"]+ [pos="NN"] cut 2', '"the" [] expand to s']
+    for query in queries:
+        for strategy in ("standard", "longest", "shortest", "traditional"):
+            want = [(h.match, h.matchend, h.target) for h in default.hits(query, strategy=strategy)]
+            assert [(h.match, h.matchend, h.target) for h in on_dfa.hits(query, strategy=strategy)] == want, query
+    sliced = [(h.match, h.matchend) for h in on_dfa.hits("[] (</s> | []) []")]
+    monkeypatch.setattr(dfa_simulate, "ROWS_AT_ONCE", 3)
+    assert [(h.match, h.matchend) for h in on_dfa.hits("[] (</s> | []) []")] == sliced
