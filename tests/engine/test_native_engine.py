@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from backend_node.engines import Context, Hit
-from backend_node.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
 from backend_node.engines.base import EngineOptions
+from backend_node.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
 from backend_node.engines.native import NativeEngine, dfa_simulate, lexicon
 from backend_node.engines.native.corpus_state import sorted_member
 from query_lang import QueryError, RegexValue
