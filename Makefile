@@ -10,8 +10,8 @@ CONSTRAINTS := constraints.txt
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS)
 # the cwb engine's extra (cwb-ccc) builds against CWB: installed when cwb-config is on PATH
 COMMA  := ,
-EXTRAS := test$(if $(shell command -v cwb-config),$(COMMA)cwb)
-# Two stamps: the runtime alone (`make demo`), and the runtime with the test extras (`make test`),
+EXTRAS := all$(COMMA)test$(if $(shell command -v cwb-config),$(COMMA)cwb)
+# Two stamps: the runtime, every part of it (`make demo`: cowbird[all]), and the runtime with the test extras (`make test`),
 # which stands for the first too. The second is named after the extras, so that cwb-config coming
 # onto PATH later installs the cwb extra.
 RUNTIME_STAMP := $(VENV)/.installed-runtime
@@ -24,7 +24,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(RUNTIME_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
-	$(PIP) -e .
+	$(PIP) -e '.[all]'
 	touch $(RUNTIME_STAMP)
 
 # one install of the runtime and the extras together (not the runtime first, then the extras)
@@ -36,12 +36,13 @@ $(TEST_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 demo: $(RUNTIME_STAMP)
 	$(BIN)/cowbird demo --dir $(DEMO) --port $(PORT)
 
-## test: ruff, mypy (strict) and pytest
+## test: ruff, deptry, import-linter, mypy (strict) and pytest
 test: $(TEST_STAMP) lint typecheck pytest
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/deptry .
+	$(BIN)/lint-imports
 
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
@@ -57,11 +58,11 @@ clean:
 ## run `make test`. KEEP=1 keeps the current pins and only adds or drops what pyproject.toml changed.
 constraints:
 	@command -v cwb-config >/dev/null || { echo "make constraints: cwb-config is not on PATH (the cwb extra, cwb-ccc, builds against CWB: put CWB's bin/ on PATH)" >&2; exit 1; }
-	@echo "resolving .[test,cwb] in a fresh venv$(if $(KEEP), with the current pins) ..."
+	@echo "resolving .[all,test,cwb] in a fresh venv$(if $(KEEP), with the current pins) ..."
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(PYTHON) -m venv "$$tmp/venv"; \
 	"$$tmp/venv/bin/pip" install --quiet --disable-pip-version-check --upgrade pip; \
-	"$$tmp/venv/bin/pip" install --quiet --disable-pip-version-check $(if $(KEEP),-c $(CONSTRAINTS)) -e '.[test,cwb]'; \
+	"$$tmp/venv/bin/pip" install --quiet --disable-pip-version-check $(if $(KEEP),-c $(CONSTRAINTS)) -e '.[all,test,cwb]'; \
 	{ echo "# Every package of cowbird's runtime and of its test and cwb extras, at the versions CI tested:"; \
 	  echo "# make installs them (pip install -c $(CONSTRAINTS) ...). Pins of packages a platform does not"; \
 	  echo "# need (uvloop on Windows) are harmless: a constraint installs nothing by itself."; \

@@ -29,10 +29,10 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_node.store import EncodeOptions, parse_s_declaration
 from bench.encode import shuffle_corpus
 from bench.engine import CqpChild, big50_registry, find_cqp
 from cowbird.demo import DemoStack
+from cowbird.store import EncodeOptions, parse_s_declaration
 from tests.support import free_ports
 
 THE, GO, ONE_MILLION = '[word="the"]', '[lemma="go"]', '([pos="JJ"] | [pos="RB"]) [pos="NN"]'  # q01, -, q13

@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_node.engines.base import EngineOptions
-from backend_node.engines.native import NativeEngine
-from backend_node.engines.native.dfa import paths_may_meet, reads_labels
-from query_lang import Meet, MuUnion, Tabular, parse_cqp
+from cowbird.engines.base import EngineOptions
+from cowbird.engines.native import NativeEngine
+from cowbird.engines.native.dfa import paths_may_meet, reads_labels
+from cowbird.query import Meet, MuUnion, Tabular, parse_cqp
 from tests.support import parity_queries, require_reference
 
 

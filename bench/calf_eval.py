@@ -65,9 +65,9 @@ from urllib.parse import parse_qs, urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_node.store import CwbCorpus
+from cowbird.calf.matching import folded
+from cowbird.store import CwbCorpus
 from tests.support import REFERENCE
-from tools.calf.matching import folded
 
 HOSTS = 8
 SHARES = {"unchanged": 0.30, "edited": 0.10, "one_word": 0.10, "redirected": 0.10, "moved": 0.10, "big": 0.006,
@@ -631,7 +631,7 @@ def main() -> None:
             inputs.append(str(source))
         output = Path(folder) / "out.tsv"
         started = time.monotonic()
-        run = subprocess.run([sys.executable, "-m", "tools.calf.cli", *inputs, "-o", str(output), "--concurrency",
+        run = subprocess.run([sys.executable, "-m", "cowbird.calf.cli", *inputs, "-o", str(output), "--concurrency",
                               str(args.concurrency), "--search-url", f"http://127.0.0.2:{web.port}/search", "--delay",
                               str(args.delay), "--timeout", "10"], cwd=ROOT, capture_output=True, text=True)
         seconds = time.monotonic() - started

@@ -24,11 +24,11 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backend_node.engines import Context
-from backend_node.engines.native import NativeEngine
-from backend_node.store import Manifest
 from cowbird.demo import DemoStack
-from query_lang import translate
+from cowbird.engines import Context
+from cowbird.engines.native import NativeEngine
+from cowbird.query import translate
+from cowbird.store import Manifest
 from tests.support import free_ports
 
 QUERIES = ["the 0-1 house", "^buy", "the new", "[pos=\"JJ\"] [pos=\"NNS\"]", "^child will", "house in ^city"]

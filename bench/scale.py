@@ -103,8 +103,8 @@ def folder_mb(path: Path, suffixes: tuple[str, ...]) -> float:
 
 def node_side(registry: Path, corpus: str, runs: int) -> None:
     """Open the corpus as a node does, warm it, run the workload; print JSON."""
-    from backend_node.engines import Context
-    from backend_node.engines.native import NativeEngine
+    from cowbird.engines import Context
+    from cowbird.engines.native import NativeEngine
 
     started = time.perf_counter()
     engine = NativeEngine.open(registry, corpus)

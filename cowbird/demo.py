@@ -1,6 +1,6 @@
 """``cowbird demo``: the whole platform on loopback — sample corpus in two partitions, two nodes, front end.
 
-The sample corpus (``tests/data/sample.vrt``) is encoded into two partitions; node 1 serves the
+The sample corpus (``cowbird/data/sample.vrt``) is encoded into two partitions; node 1 serves the
 first, node 2 the second and a replica of the first; the front end fans out to both. The first run
 makes an administrator account and shows its password once. Ctrl-C or SIGTERM stops every
 process; ports already in use are refused with their numbers.
@@ -20,14 +20,13 @@ from pathlib import Path
 import click
 import httpx
 
-from backend_node.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
-from backend_node.store.encoder import EncodeResult
 from cowbird import demo_corpus
-from frontend_api.accounts import Accounts, Database, sqlite_url
-from frontend_api.settings import DEFAULT_DATABASE_FILE
+from cowbird.data import SAMPLE_VRT
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
+from cowbird.frontend.settings import DEFAULT_DATABASE_FILE
+from cowbird.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
+from cowbird.store.encoder import EncodeResult
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tests" / "data" / "sample.vrt"
 WEB_TOKENS = 2_000_000
 DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users ([corpora.attributes])
     "web": {"pos": "part of speech, Penn Treebank tags (DT determiner, JJ adjective, NN/NNS noun, VB/VBD/VBP/VBZ "
@@ -77,7 +76,7 @@ class DemoStack:
         logged-in users only."""
         registry = self.base / "registry"
         options = self.encoding or EncodeOptions(
-            SAMPLE, self.base / "data" / self.name, registry / self.name, ["word", "pos", "lemma"],
+            SAMPLE_VRT, self.base / "data" / self.name, registry / self.name, ["word", "pos", "lemma"],
             [parse_s_declaration("text:0+id+genre+year+url"), parse_s_declaration("s:0+id")],
             charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=60,
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store import Encoder
+from cowbird.store import Encoder
 from tests.support import require_reference, sample_options
 
 

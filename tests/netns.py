@@ -52,7 +52,7 @@ from typing import Any
 
 import httpx
 
-from backend_node.store.registry import parse_registry, registry_quote
+from cowbird.store.registry import parse_registry, registry_quote
 from tests.support import unavailable
 
 TOKEN = "netns-node-token-0123456789abcdef"
@@ -391,8 +391,8 @@ class Corpus:
 def web_corpus(base: Path, tokens: int, partitions: int = 21, seed: int = 2024) -> Corpus:
     """The demo's generated web corpus (``cowbird/demo_corpus.py``) of about ``tokens`` tokens,
     encoded by cowbird's encoder into exactly ``partitions`` partitions named ``web_p01`` ..."""
-    from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
     from cowbird import demo_corpus
+    from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 
     vrt = base / "web.vrt"
     written = demo_corpus.write_vrt(vrt, tokens, seed)

@@ -18,11 +18,11 @@ from typing import Any, NoReturn
 
 import pytest
 
-from backend_node.store import EncodeOptions, parse_s_declaration
+from cowbird.store import EncodeOptions, parse_s_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
-SAMPLE_VRT = ROOT / "tests" / "data" / "sample.vrt"
+SAMPLE_VRT = ROOT / "cowbird" / "data" / "sample.vrt"
 PARITY_QUERIES = REFERENCE / "parity" / "queries.tsv"
 
 SAMPLE_P = ["word", "pos", "lemma"]

@@ -14,9 +14,9 @@ import click
 import pytest
 import yaml
 
-from backend_node import NodeSettings
 from cowbird.cli import main
-from frontend_api import FrontendSettings
+from cowbird.frontend import FrontendSettings
+from cowbird.node import NodeSettings
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 

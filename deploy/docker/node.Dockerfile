@@ -4,12 +4,7 @@ FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY cowbird cowbird
-COPY query_lang query_lang
-COPY backend_node backend_node
-COPY frontend_api frontend_api
-COPY tools tools
-COPY web web
-RUN python -m venv /opt/cowbird && /opt/cowbird/bin/pip install --no-cache-dir .
+RUN python -m venv /opt/cowbird && /opt/cowbird/bin/pip install --no-cache-dir '.[node]'
 
 FROM python:3.11-slim
 RUN useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin cowbird

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from cowbird.demo import DemoStack
-from frontend_api.accounts import Accounts, Database, sqlite_url
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.support import free_ports, unavailable
 
 CHROMIUM = os.environ.get("COWBIRD_CHROMIUM", "/usr/bin/chromium")

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from cowbird.demo import DemoStack
-from frontend_api.accounts import Accounts, Database, sqlite_url
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.browser.conftest import PASSWORD, USER
 from tests.browser.test_search_page import check_accessibility, shoot
 

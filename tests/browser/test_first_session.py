@@ -18,10 +18,10 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from cowbird.calf.rows import Columns, read_table, resolve_columns, sentence_of
 from cowbird.demo import DemoStack
 from tests.browser.test_search_page import check_accessibility, hits_shown, search, shoot
 from tests.support import running_demo
-from tools.calf.rows import Columns, read_table, resolve_columns, sentence_of
 
 pytestmark = pytest.mark.e2e
 

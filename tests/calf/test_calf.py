@@ -14,11 +14,11 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
+from cowbird.calf.cli import main
+from cowbird.calf.core import Reconstructor
+from cowbird.calf.fetching import Blocked, Fetcher, check_public
+from cowbird.calf.search import SearxngSearch
 from tests.calf.web import Answer, LocalWeb
-from tools.calf.cli import main
-from tools.calf.core import Reconstructor
-from tools.calf.fetching import Blocked, Fetcher, check_public
-from tools.calf.search import SearxngSearch
 
 SENTENCE = "Nobody has lived there since 1999 ."  # as the corpus has it: tokens and spaces
 BEFORE = "We went to the house anyway, because the garden was lovely in spring."

@@ -20,9 +20,9 @@ import httpx
 import pytest
 import trustme
 
+from cowbird.calf.fetching import DEADLINE_TIMEOUTS, Blocked, Fetcher, FetchError, check_public
 from tests.calf.test_calf import article, html
 from tests.calf.web import Answer, LocalWeb
-from tools.calf.fetching import DEADLINE_TIMEOUTS, Blocked, Fetcher, FetchError, check_public
 
 pytestmark = pytest.mark.anyio
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import openpyxl
 import pytest
 
+from cowbird.calf.core import Reconstructor, texts_of
+from cowbird.calf.fetching import Fetcher
+from cowbird.calf.matching import Line, PageLetters, folded, locate
+from cowbird.calf.pages import page_text
+from cowbird.calf.search import SearxngSearch
 from tests.calf.web import Answer, LocalWeb
-from tools.calf.core import Reconstructor, texts_of
-from tools.calf.fetching import Fetcher
-from tools.calf.matching import Line, PageLetters, folded, locate
-from tools.calf.pages import page_text
-from tools.calf.search import SearxngSearch
 
 pytestmark = pytest.mark.anyio
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.engines import Context, EngineOptions, LimitExceeded
-from backend_node.engines.native import NativeEngine
-from query_lang import parse_cqp
+from cowbird.engines import Context, EngineOptions, LimitExceeded
+from cowbird.engines.native import NativeEngine
+from cowbird.query import parse_cqp
 from tests.support import parity_queries
 
 STRATEGIES = ("standard", "shortest", "longest", "traditional")
@@ -60,8 +60,8 @@ def test_more_hits_than_kept_are_counted_exactly(sample_registry: Path) -> None:
 def test_hopeless_work_is_refused_before_it_runs(tmp_path: Path) -> None:
     import time
 
-    from backend_node.engines import QueryTooExpensive
-    from backend_node.store import Encoder
+    from cowbird.engines import QueryTooExpensive
+    from cowbird.store import Encoder
     from tests.support import synthetic_options
 
     Encoder(synthetic_options(tmp_path)).run()
@@ -81,7 +81,7 @@ def test_hopeless_work_is_refused_before_it_runs(tmp_path: Path) -> None:
 def test_cut_read_range_by_range_gives_the_same_hits(
     sample_registry: Path, first_range: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from backend_node.engines.native import engine as native_engine
+    from cowbird.engines.native import engine as native_engine
 
     whole = NativeEngine.open(sample_registry, "sample")
     expected = {}

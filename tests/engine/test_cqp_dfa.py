@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend_node.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, search_string
-from query_lang import QueryError, parse_cqp
+from cowbird.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, search_string
+from cowbird.query import QueryError, parse_cqp
 from tests.realcqp import RealCqp, real_cqp
 
 pytestmark = pytest.mark.e2e  # a real cqp process prints its DFA

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend_node.engines import Context, Hit
-from backend_node.engines.base import EngineOptions
-from backend_node.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
-from backend_node.engines.native import NativeEngine, dfa_simulate, lexicon
-from backend_node.engines.native.corpus_state import sorted_member
-from query_lang import QueryError, RegexValue
-from query_lang.pcre import compile_pcre
+from cowbird.engines import Context, Hit
+from cowbird.engines.base import EngineOptions
+from cowbird.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
+from cowbird.engines.native import NativeEngine, dfa_simulate, lexicon
+from cowbird.engines.native.corpus_state import sorted_member
+from cowbird.query import QueryError, RegexValue
+from cowbird.query.pcre import compile_pcre
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.engines.native import NativeEngine
-from query_lang import parse_cqp
+from cowbird.engines.native import NativeEngine
+from cowbird.query import parse_cqp
 from tests.support import parity_hits, parity_queries
 
 

@@ -72,7 +72,7 @@ def test_unknown_attribute_is_one_line(sample_registry: Path) -> None:
 def test_analyses_over_a_manifest_equal_one_corpus_and_real_cqp(tmp_path: Path) -> None:
     """--frequency, --distribution, --collocations and --sort over EWT in four partitions print what
     they print over EWT in one, and the frequencies are CQP's ``count``."""
-    from backend_node.store import Encoder
+    from cowbird.store import Encoder
     from tests.realcqp import real_cqp
     from tests.support import ewt_options
 

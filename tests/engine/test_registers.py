@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend_node.engines.native.registers import Registers
+from cowbird.engines.native.registers import Registers
 
 
 def test_propagation_first_active_source_wins_and_selection_keeps_rows() -> None:

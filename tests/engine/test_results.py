@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend_node.engines import Context, Hit
-from backend_node.engines.errors import UnknownAttribute
-from backend_node.engines.native import NativeEngine
-from backend_node.engines.results import ArrayResultSet, Matches, build_line
-from backend_node.store import CwbCorpus
-from query_lang import parse_cqp
+from cowbird.engines import Context, Hit
+from cowbird.engines.errors import UnknownAttribute
+from cowbird.engines.native import NativeEngine
+from cowbird.engines.results import ArrayResultSet, Matches, build_line
+from cowbird.query import parse_cqp
+from cowbird.store import CwbCorpus
 
-ENGINES = Path(__file__).resolve().parents[2] / "backend_node" / "engines"
+ENGINES = Path(__file__).resolve().parents[2] / "cowbird" / "engines"
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -26,7 +26,7 @@ def imported_modules(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("name", ["cwb.py", "results.py"])
 def test_cwb_engine_and_results_do_not_depend_on_the_native_engine(name: str) -> None:
-    assert not [m for m in imported_modules(ENGINES / name) if m.startswith("backend_node.engines.native")]
+    assert not [m for m in imported_modules(ENGINES / name) if m.startswith("cowbird.engines.native")]
 
 
 def test_lines_from_the_store_equal_the_native_engines(sample_registry: Path) -> None:

@@ -14,12 +14,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node import NodeSettings
-from backend_node import create_app as create_node
-from backend_node.engines.native import NativeEngine
-from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
-from frontend_api import CorpusConfig, FrontendSettings, create_app
-from frontend_api.accounts import Accounts, Database, sqlite_url
+from cowbird.engines.native import NativeEngine
+from cowbird.frontend import CorpusConfig, FrontendSettings, create_app
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
+from cowbird.node import NodeSettings
+from cowbird.node import create_app as create_node
+from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 from tests.support import ewt_options, sample_options, synthetic_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"

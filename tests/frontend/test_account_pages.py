@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from fastapi import FastAPI
 
 from cowbird.cli import main
-from frontend_api import CorpusConfig, FrontendSettings
-from frontend_api.accounts import Accounts, Database, State, sqlite_url
-from frontend_api.settings import Access, AccessLevel
+from cowbird.frontend import CorpusConfig, FrontendSettings
+from cowbird.frontend.accounts import Accounts, Database, State, sqlite_url
+from cowbird.frontend.settings import Access, AccessLevel
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
 from tests.support import free_ports
 

@@ -19,15 +19,15 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlalchemy import text
 
 from cowbird.cli import main
-from cowbird.errors import BadParameter
-from frontend_api import CorpusConfig, FrontendSettings
-from frontend_api.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url
-from frontend_api.accounts.passwords import verify_password
-from frontend_api.accounts.service import TRANSITIONS
-from frontend_api.corpora import CorpusEntry
-from frontend_api.routes.deps import viewer_of
-from frontend_api.settings import Access, AccessLevel
-from frontend_api.viewer import ANONYMOUS
+from cowbird.core.errors import BadParameter
+from cowbird.frontend import CorpusConfig, FrontendSettings
+from cowbird.frontend.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url
+from cowbird.frontend.accounts.passwords import verify_password
+from cowbird.frontend.accounts.service import TRANSITIONS
+from cowbird.frontend.corpora import CorpusEntry
+from cowbird.frontend.routes.deps import viewer_of
+from cowbird.frontend.settings import Access, AccessLevel
+from cowbird.frontend.viewer import ANONYMOUS
 from tests.accounts_support import postgres_server
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from backend_node.store import Encoder
+from cowbird.store import Encoder
 from tests.frontend.conftest import API_TOKEN, Partitioned, ewt_client
 from tests.realcqp import RealCqp, real_cqp
 from tests.support import REFERENCE, ewt_options, reference_cqp, unavailable
@@ -459,8 +459,8 @@ def test_a_value_ending_in_a_backslash_gets_a_link_and_one_no_cqp_string_can_hol
     every other row keeps its link."""
     import functools
 
-    from frontend_api.routes.analyses import _cqp_link, _with_collocate, _with_value
-    from query_lang import parse_cqp
+    from cowbird.frontend.routes.analyses import _cqp_link, _with_collocate, _with_value
+    from cowbird.query import parse_cqp
 
     query = parse_cqp('[pos="NN"] within text')
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend_node.engines.native import NativeEngine
-from backend_node.store import Encoder
+from cowbird.engines.native import NativeEngine
+from cowbird.store import Encoder
 from tests.cluster import Cluster, cpu_seconds
 from tests.frontend.conftest import Partitioned
 from tests.support import synthetic_options

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.config import ConfigError
-from frontend_api import FrontendSettings
+from cowbird.core.config import ConfigError
+from cowbird.frontend import FrontendSettings
 from tests.frontend.conftest import Partitioned, front_client, front_settings
 from tests.frontend.test_frontend_api import assert_problem
 
@@ -49,7 +49,7 @@ async def test_an_unexpected_error_is_a_logged_500_problem_without_details(
     def broken(*args: object, **kwargs: object) -> str:
         raise RuntimeError("secret detail in /srv/cowbird/token.txt")
 
-    monkeypatch.setattr("frontend_api.querying.translate", broken)
+    monkeypatch.setattr("cowbird.frontend.querying.translate", broken)
     with caplog.at_level(logging.ERROR, logger="cowbird"):
         response = await client.get("/api/v1/translate", params={"q": "house"})
     body = assert_problem(response, 500, "internal")
@@ -136,7 +136,7 @@ def test_settings_are_checked_at_start(tmp_path: Path) -> None:
 def test_a_bad_manifest_is_a_one_line_error_at_start(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
-    from frontend_api.corpora import CorpusRegistry
+    from cowbird.frontend.corpora import CorpusRegistry
 
     settings = front_settings(sample_parts, big_parts, tmp_path)
     broken = tmp_path / "broken.json"

@@ -161,7 +161,7 @@ async def test_bad_export_parameters_are_named(client: httpx.AsyncClient) -> Non
 
 
 async def test_xlsx_over_the_sheet_limit_is_refused(client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("frontend_api.routes.export.XLSX_MAX_ROWS", 10)
+    monkeypatch.setattr("cowbird.frontend.routes.export.XLSX_MAX_ROWS", 10)
     refused = await client.get("/api/v1/export", params={**PARAMS, "format": "xlsx", "limit": 20})
     assert refused.status_code == 400 and "do not fit in a spreadsheet" in refused.json()["detail"]
     fits = await client.get("/api/v1/export", params={**PARAMS, "format": "xlsx", "limit": 9})

@@ -47,7 +47,7 @@ def test_no_response_carries_a_token_and_no_route_redirects_a_trailing_slash(sta
     """A trailing slash used to answer 307 with an absolute Location repeating ``?token=cb_...``
     (over http:// behind a TLS proxy, before the token was checked). Now nothing redirects: the
     route is named in a 404, and the token appears in no header and no body."""
-    from frontend_api.accounts import Accounts, Database, sqlite_url
+    from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 
     database = Database(sqlite_url(stack.base / "cowbird-accounts.sqlite3"))
     database.upgrade()

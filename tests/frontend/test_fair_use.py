@@ -10,8 +10,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from frontend_api.fair_use import FairUse
-from frontend_api.viewer import ANONYMOUS, Viewer
+from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.viewer import ANONYMOUS, Viewer
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
 
 pytestmark = pytest.mark.anyio
@@ -62,7 +62,7 @@ async def test_queries_at_once(strict: httpx.AsyncClient) -> None:
 
 
 def test_limits_by_kind_of_viewer() -> None:
-    from frontend_api.fair_use import Limits
+    from cowbird.frontend.fair_use import Limits
 
     fair_use = FairUse(anonymous=Limits(1, 10), user=Limits(2, 20), bulk=Limits(3, 30))
     assert fair_use.limits(ANONYMOUS).rows_per_day == 10

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from frontend_api.errors import ExportBroken
+from cowbird.frontend.errors import ExportBroken
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client, front_settings
 from tests.frontend.test_frontend_api import assert_problem
 

@@ -13,10 +13,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node.engines.native import NativeEngine
-from frontend_api.errors import ClientGone
-from frontend_api.fanout import NodePools
-from frontend_api.routes.deps import until_disconnected
+from cowbird.engines.native import NativeEngine
+from cowbird.frontend.errors import ClientGone
+from cowbird.frontend.fanout import NodePools
+from cowbird.frontend.routes.deps import until_disconnected
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
 
 pytestmark = pytest.mark.anyio
@@ -285,7 +285,7 @@ async def test_cut_applies_to_the_whole_corpus(client: httpx.AsyncClient, sample
 
 def test_configuration_errors_are_clear_at_start(sample_parts: Partitioned, big_parts: Partitioned,
                                                  tmp_path: Path) -> None:
-    from frontend_api.corpora import CorpusRegistry
+    from cowbird.frontend.corpora import CorpusRegistry
 
     settings = front_settings(sample_parts, big_parts, tmp_path)
     settings.corpora[0].nodes["sample_p09"] = ["http://node-a"]
@@ -302,7 +302,7 @@ def test_configuration_errors_are_clear_at_start(sample_parts: Partitioned, big_
 
 
 def test_settings_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from frontend_api import FrontendSettings
+    from cowbird.frontend import FrontendSettings
 
     config = tmp_path / "cowbird.toml"
     config.write_text('node_token_file = "node.token"\nfanout = "serial"\n\n[[corpora]]\nname = "x"\n'

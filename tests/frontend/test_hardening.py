@@ -14,9 +14,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node import NodeSettings
-from backend_node import create_app as create_node
-from frontend_api.analyses import SORT_KEYS_BATCH
+from cowbird.frontend.analyses import SORT_KEYS_BATCH
+from cowbird.node import NodeSettings
+from cowbird.node import create_app as create_node
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, engine, front_client, front_settings
 from tests.frontend.test_frontend_api import assert_problem
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
-from frontend_api.accounts import Accounts, Database, sqlite_url
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.frontend.conftest import API_TOKEN, NODE_TOKEN, Partitioned, front_client, front_settings
 
 pytestmark = pytest.mark.anyio

@@ -92,7 +92,7 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
 
     import httpx
 
-    from frontend_api.accounts import Accounts, Database, sqlite_url
+    from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 
     database = Database(sqlite_url(demo.base / "cowbird-accounts.sqlite3"))
     database.upgrade()

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import trustme
 
-from frontend_api import CorpusConfig, FrontendSettings, create_app
+from cowbird.frontend import CorpusConfig, FrontendSettings, create_app
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, api_account
 from tests.support import free_ports
 

@@ -9,9 +9,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from backend_node import NodeSettings, create_app
-from backend_node.engines.native import NativeEngine
-from backend_node.store import Encoder
+from cowbird.engines.native import NativeEngine
+from cowbird.node import NodeSettings, create_app
+from cowbird.store import Encoder
 from tests.support import synthetic_options
 
 TOKEN = "test-token-0123456789abcdef"

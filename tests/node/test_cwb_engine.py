@@ -20,12 +20,12 @@ from typing import Any
 import httpx
 import pytest
 
-from backend_node.engines import Context, Deadline, EngineOptions
-from backend_node.engines.cwb import CwbEngine
-from backend_node.engines.errors import QueryTimeout
-from backend_node.engines.native import NativeEngine
-from backend_node.engines.results import ArrayResultSet
-from query_lang import QueryError
+from cowbird.engines import Context, Deadline, EngineOptions
+from cowbird.engines.cwb import CwbEngine
+from cowbird.engines.errors import QueryTimeout
+from cowbird.engines.native import NativeEngine
+from cowbird.engines.results import ArrayResultSet
+from cowbird.query import QueryError
 from tests.node.conftest import TOKEN
 from tests.node.test_node_process import start_node
 from tests.support import copy_reference_ewt, parity_hits, parity_queries, reference_cqp, require_reference, unavailable
@@ -220,8 +220,8 @@ def test_a_corpus_compressed_by_real_cwb_is_served_by_both_engines(
 def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEngine) -> None:
     """Frequencies, distributions, co-occurrences and sort orders come from the hits either engine
     holds, over the same store: the cwb engine's answers are the native engine's."""
-    from backend_node.analysis import compute
-    from backend_node.analysis.spec import parse_sort, parse_span
+    from cowbird.core.analysis_spec import parse_sort, parse_span
+    from cowbird.node import compute
 
     for query in ('[lemma="go"]', '[pos="JJ"] [pos="NN.*"] within s', '@[pos="DT"] [pos="JJ"]? [pos="NNS"]'):
         real, ours = cwb.run(query), native.run(query)

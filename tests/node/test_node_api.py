@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend_node import PartitionService
-from backend_node.engines import QueryTimeout
+from cowbird.engines import QueryTimeout
+from cowbird.node import PartitionService
 from tests.node.conftest import client_for, make_app
 
 pytestmark = pytest.mark.anyio

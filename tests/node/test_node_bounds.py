@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from backend_node.analysis import compute
-from backend_node.engines import Deadline
+from cowbird.engines import Deadline
+from cowbird.node import compute
 from tests.node.conftest import client_for, make_app
 
 pytestmark = pytest.mark.anyio
@@ -36,8 +36,8 @@ async def test_a_frequency_whose_values_would_be_too_large_is_refused_before_it_
 
 def test_the_spans_of_a_breakdown_hold_at_most_as_many_tokens_as_a_sort(sample_registry: Path,
                                                                         big_registry: Path) -> None:
-    from backend_node.analysis.spec import parse_span
-    from backend_node.engines.native import NativeEngine
+    from cowbird.core.analysis_spec import parse_span
+    from cowbird.engines.native import NativeEngine
 
     engine = NativeEngine.open(big_registry, "big")
     result = engine.run('[pos="P1"]', "standard", 500, Deadline())
@@ -114,7 +114,7 @@ async def test_the_health_check_says_how_long_the_node_worked_on_a_call(sample_r
 
 
 def test_time_the_node_stood_still_is_not_work_on_a_call() -> None:
-    from backend_node.guard import Calls
+    from cowbird.node.guard import Calls
 
     calls = Calls()
     now = time.monotonic()
@@ -136,7 +136,7 @@ async def test_a_query_is_heavy_by_the_work_it_did_not_by_the_clock() -> None:
     time makes it heavy (a short query made heavy waited for the heavy place behind a 36-s one)."""
     import asyncio
 
-    from backend_node.scheduler import Scheduler
+    from cowbird.node.scheduler import Scheduler
 
     scheduler = Scheduler(concurrent=1, queued=4, queue_seconds=5, heavy=1, heavy_after=0.2)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend_node import NodeSettings
-from frontend_api.fanout import IDLE_SECONDS
+from cowbird.frontend.fanout import IDLE_SECONDS
+from cowbird.node import NodeSettings
 from tests.node.conftest import TOKEN
 from tests.support import free_ports, parity_hits, parity_queries
 

@@ -1,1 +1,1 @@
-"""Tests of the query languages (``query_lang``)."""
+"""Tests of the query languages (``cowbird.query``)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from query_lang.cqp_ast import (
+from cowbird.query.cqp_ast import (
     Alternation,
     And,
     AttributeTest,
@@ -29,7 +29,7 @@ from query_lang.cqp_ast import (
     TokenPattern,
     ValueTest,
 )
-from query_lang.cqp_build import matches_empty
+from cowbird.query.cqp_build import matches_empty
 
 ATTRIBUTES = st.sampled_from(["word", "lemma", "pos", "upos", "text_genre", "x-y", "_a1"])
 S_ATTRIBUTES = st.sampled_from(["s", "p", "text", "text_genre", "chapter-1"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from query_lang import (
+from cowbird.query import (
     Alternation,
     And,
     AttributeTest,

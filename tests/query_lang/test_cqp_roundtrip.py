@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from query_lang import Query, QueryError, canonical, parse_cqp, serialize
+from cowbird.query import Query, QueryError, canonical, parse_cqp, serialize
 from tests.query_lang.strategies import queries
 
 
@@ -41,7 +41,7 @@ def test_no_lark_object_leaves_the_package() -> None:
         elif isinstance(node, tuple):
             stack.extend(node)
     assert not [module for module in seen if module.startswith("lark")]
-    assert all(module in ("builtins", "query_lang.cqp_ast") for module in seen)
+    assert all(module in ("builtins", "cowbird.query.cqp_ast") for module in seen)
 
 
 def test_errors_are_query_errors_not_lark_errors() -> None:
@@ -49,6 +49,6 @@ def test_errors_are_query_errors_not_lark_errors() -> None:
         try:
             parse_cqp(text)
         except QueryError as error:
-            assert type(error).__module__ == "query_lang.errors"
+            assert type(error).__module__ == "cowbird.query.errors"
         else:  # pragma: no cover
             raise AssertionError(f"{text!r} was accepted")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_lang import (
+from cowbird.query import (
     AttributeTest,
     Comparison,
     LabelRef,
@@ -27,7 +27,7 @@ from query_lang import (
     parse_cqp,
     serialize,
 )
-from query_lang.cqp_lexical import flex_string_end, string_spans
+from cowbird.query.cqp_lexical import flex_string_end, string_spans
 from tests.query_lang.strategies import LITERALS, REGEXES, queries
 
 INJECTIONS = [

@@ -13,7 +13,7 @@ from tests.support import ROOT
 COMPLETE = '''
 from typing import assert_never
 
-from query_lang import Alternation, Pattern, Repetition, Sequence, StructuralTag, TokenPattern
+from cowbird.query import Alternation, Pattern, Repetition, Sequence, StructuralTag, TokenPattern
 
 
 def width(pattern: Pattern) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from query_lang import canonical, parse_cqp, serialize
+from cowbird.query import canonical, parse_cqp, serialize
 from tests.support import parity_queries, require_reference
 
 PARITY = parity_queries()

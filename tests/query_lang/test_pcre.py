@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from query_lang.pcre import compile_error, compile_pcre, translate
+from cowbird.query.pcre import compile_error, compile_pcre, translate
 
 
 def matches(pattern: str, text: str, ignore_case: bool = False) -> bool:

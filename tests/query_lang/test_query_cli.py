@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cowbird.cli import main
-from query_lang.cli import check_command, translate_command
+from cowbird.query.cli import check_command, translate_command
 
 
 def test_translate_prints_cqp() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from query_lang import QueryError, QuerySyntaxError, UnsupportedQueryError, parse_cqp
+from cowbird.query import QueryError, QuerySyntaxError, UnsupportedQueryError, parse_cqp
 
 
 def test_hierarchy_and_codes() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from query_lang import (
+from cowbird.query import (
     Distance,
     QuerySyntaxError,
     SimpleQuery,

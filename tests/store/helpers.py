@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend_node.store import CwbCorpus, EncodeOptions, Encoder, EncodeResult, parse_s_declaration
+from cowbird.store import CwbCorpus, EncodeOptions, Encoder, EncodeResult, parse_s_declaration
 
 
 def encode_text(

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from backend_node.engines.base import EngineOptions
-from backend_node.engines.native import NativeEngine, corpus_state
-from backend_node.store import CorpusFormatError, CwbCorpus
-from backend_node.store.compress import compress_attribute
-from backend_node.store.compression import HuffmanCode, write_index, write_stream
-from backend_node.store.cwbformat import BE_INT32, write_ints
 from cowbird.cli import main
-from query_lang import parse_cqp
+from cowbird.engines.base import EngineOptions
+from cowbird.engines.native import NativeEngine, corpus_state
+from cowbird.query import parse_cqp
+from cowbird.store import CorpusFormatError, CwbCorpus
+from cowbird.store.compress import compress_attribute
+from cowbird.store.compression import HuffmanCode, write_index, write_stream
+from cowbird.store.cwbformat import BE_INT32, write_ints
 from tests.support import copy_reference_ewt, parity_hits, parity_queries, reference_cqp, require_reference
 
 ATTRIBUTES = ("word", "pos", "upos", "lemma")
@@ -178,7 +178,7 @@ def test_many_ids_read_a_group_at_a_time_give_the_positions_a_scan_gives(
 
 
 def test_ranges_decode_an_id_on_from_where_the_last_range_stopped(ours: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend_node.store import compression
+    from cowbird.store import compression
 
     monkeypatch.setattr(compression, "POSITIONS_CACHED_FROM", 10_000)  # EWT's "the" is kept once decoded whole
     compressed = CwbCorpus.open(ours, "ewt").p_attribute("word")
@@ -213,8 +213,8 @@ def test_small_ranges_and_read_ahead_on_compressed_streams_return_every_parity_h
 ) -> None:
     """What a 1-GT partition does, on EWT: queries evaluated in many ranges (each decoding its part
     of an id's positions), a small block cache, and every step of a pass reading tokens ahead."""
-    from backend_node.engines.native import simulate
-    from backend_node.store import compression
+    from cowbird.engines.native import simulate
+    from cowbird.store import compression
 
     monkeypatch.setattr(simulate, "AHEAD_ROWS", 0)
     monkeypatch.setattr(simulate, "AHEAD_IDS", 5_000)  # windows of 2 to 32 tokens, as rows drop out
@@ -306,7 +306,7 @@ def test_encode_with_compress_gives_a_compressed_corpus_that_answers_alike(tmp_p
 
 
 def test_gathers_through_a_small_block_cache_give_the_same_ids(ours: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from backend_node.store import compression
+    from cowbird.store import compression
 
     monkeypatch.setattr(compression, "CACHE_BLOCKS", 3)  # every gather evicts blocks it read a moment ago
     word = CwbCorpus.open(ours, "ewt").p_attribute("word")
@@ -324,7 +324,7 @@ def test_a_read_only_installation_compiles_the_decoders_without_a_disk_cache(mon
     the decoders are then compiled at first use instead of failing the import."""
     import numba
 
-    from backend_node.store import compression
+    from cowbird.store import compression
 
     njit = numba.njit
 

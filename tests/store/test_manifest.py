@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store import MANIFEST_FORMAT, Encoder, Manifest, ManifestError
+from cowbird.store import MANIFEST_FORMAT, Encoder, Manifest, ManifestError
 from tests.support import sample_options
 
 

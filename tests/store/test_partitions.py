@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store import CwbCorpus, Encoder, VrtError
+from cowbird.store import CwbCorpus, Encoder, VrtError
 from tests.store.helpers import encode_text, regions, tokens
 from tests.support import sample_options
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from backend_node.store import CorpusFormatError, CwbCorpus, RegistryError
-from backend_node.store.registry import format_registry, parse_s_declaration
 from cowbird.cli import main
-from cowbird.errors import UnknownAttribute
+from cowbird.core.errors import UnknownAttribute
+from cowbird.store import CorpusFormatError, CwbCorpus, RegistryError
+from cowbird.store.registry import format_registry, parse_s_declaration
 from tests.support import SAMPLE_VRT
 
 

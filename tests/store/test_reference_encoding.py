@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backend_node.store import CwbCorpus, Encoder, pattr_writer
-from backend_node.store.strings import StringTable, parse_memory
-from backend_node.store.vrt import VrtReader
+from cowbird.store import CwbCorpus, Encoder, pattr_writer
+from cowbird.store.strings import StringTable, parse_memory
+from cowbird.store.vrt import VrtReader
 from tests.support import ewt_options
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backend_node.store import CwbCorpus, VrtError
+from cowbird.store import CwbCorpus, VrtError
 from tests.store.helpers import encode_text, regions, tokens
 
 
@@ -138,7 +138,7 @@ def test_gzip_input_and_crlf_line_ends(tmp_path: Path) -> None:
     data = gzip.compress(b"<s id=\"1\">\r\nthe\tDT\r\ncat\tNN\r\n</s>\r\n")
     source = tmp_path / "in.vrt.gz"
     source.write_bytes(data)
-    from backend_node.store import EncodeOptions, Encoder, parse_s_declaration
+    from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 
     Encoder(
         EncodeOptions(source, tmp_path / "d", tmp_path / "r" / "gz", ["word", "pos"], [parse_s_declaration("s:0+id")],

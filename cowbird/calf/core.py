@@ -1,0 +1,187 @@
+"""Reconstructing lines: fetch the line's page, read its text, find the line; if the page is gone or
+the line is not on it, ask the search engine and try its results the same way.
+
+A line is whatever the export holds: its whole text (left context, match, right context — a
+sentence with ``context=s``, or so many tokens each side), else, when the tokens each side reach
+into sentences the page does not have next to it (a COW corpus shuffles sentences; a context may
+run into the next text), the match's own sentence cut out of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+
+from cowbird.calf.fetching import Fetcher, FetchError, Page
+from cowbird.calf.matching import SENTENCE_END, Found, Line, PageLetters, locate
+from cowbird.calf.pages import page_text
+from cowbird.calf.search import SearchProvider
+
+Status = Literal["found_url", "found_search", "not_found", "fetch_error", "bad_row", "error"]
+STATUSES: tuple[Status, ...] = ("found_url", "found_search", "not_found", "fetch_error", "bad_row", "error")
+PAGES_KEPT = 64
+"""Pages kept read (their text folded) for the next lines from the same page."""
+_SENTENCE_END = SENTENCE_END
+_BRACKET_END = re.compile(r"^(?:[.!?…]+|[.!?…]*[\"'”’»]*[)\]]+)$")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    score: float | None = None
+    source_url: str = ""
+    left: str = ""
+    right: str = ""
+    detail: str = ""  # why not found (the fetch error, the best place's difference), or how found
+    page_text: str = ""  # the line as the page has it
+
+    def columns(self) -> list[str]:
+        score = "" if self.score is None else f"{self.score:.1f}"
+        return [self.status, score, self.source_url, self.left, self.right, self.page_text, self.detail]
+
+
+OUTPUT_COLUMNS = ["calf_status", "calf_score", "calf_source_url", "calf_left", "calf_right", "calf_page_text",
+                  "calf_detail"]
+
+
+def core_of(left: str, match: str) -> tuple[int, int]:
+    """The match's tokens in the whole line (``texts_of``'s first text)."""
+    before = len(left.split())
+    return before, before + max(1, len(match.split()))
+
+
+def texts_of(left: str, match: str, right: str) -> list[str]:
+    """What to look for, in order: the whole line; then, if its context runs beyond the match's
+    sentence, that sentence alone (cut at the tokens that end sentences); then, if a bracket closes
+    before the match (an interjection "( Beifall bei der SPD )" before the sentence), the sentence
+    from there."""
+    whole = " ".join(part for part in (left, match, right) if part.strip())
+    texts = [whole]
+    for ending in (_SENTENCE_END, _BRACKET_END):
+        before, after = left.split(), right.split()
+        ends = [k for k, token in enumerate(before) if ending.match(token)]
+        start = ends[-1] + 1 if ends else 0
+        stop = next((k + 1 for k, token in enumerate(after) if _SENTENCE_END.match(token)), len(after))
+        sentence = " ".join([*before[start:], *match.split(), *after[:stop]])
+        if sentence not in texts and len(sentence.split()) >= 4:
+            texts.append(sentence)
+    return texts
+
+
+@dataclass
+class Reconstructor:
+    fetcher: Fetcher
+    search: SearchProvider | None = None
+    search_client: httpx.AsyncClient | None = None
+    min_score: float = 90.0
+    context_chars: int = 500
+
+    def __post_init__(self) -> None:
+        self._pages: OrderedDict[tuple[str, int], PageLetters] = OrderedDict()
+
+    async def _read(self, page: Page) -> PageLetters:
+        """The page's text, folded for matching: once for all the lines of one page."""
+        key = (page.url, len(page.html))
+        if key in self._pages:
+            self._pages.move_to_end(key)
+            return self._pages[key]
+        letters = await asyncio.to_thread(lambda: PageLetters.of(page_text(page.html)))
+        self._pages[key] = letters
+        while len(self._pages) > PAGES_KEPT:
+            self._pages.popitem(last=False)
+        return letters
+
+    async def _try(self, url: str, lines: Sequence[Line]) -> tuple[Found | None, str | None, str]:
+        """(the best place found, the fetch error if any, the final URL)."""
+        try:
+            page = await self.fetcher.get(url)
+        except FetchError as error:
+            return None, str(error), url
+        letters = await self._read(page)
+        best: Found | None = None
+        run: Found | None = None  # the match with words around it: taken when no text is found whole
+        for line in lines:
+            found = await asyncio.to_thread(locate, line, letters, self.context_chars)
+            if found is not None and found.found(self.min_score):
+                if not found.partial:
+                    return found, None, page.url
+                run = run or found
+            elif found is not None and (best is None or _better(found, best)):
+                best = found
+        return run or best, None, page.url
+
+    async def line(self, url: str, *texts: str, core: tuple[int, int] | None = None, runs: bool = False) -> Outcome:
+        """Look for the line (its ``texts``, in order: the whole line, then its sentence) on its page,
+        then through the search engine. ``core``: the match's tokens in the whole line (a line found
+        with a word changed must have them intact); ``runs``: the line's context may come from
+        elsewhere (tokens of context from a corpus that shuffles its sentences), so a run of the
+        line's words around the match also finds it."""
+        lines = [Line.of(texts[0], core, runs)] + [Line.of(text) for text in texts[1:]]
+        if core is not None:  # the match's tokens in the shorter texts (a text without the match is no line)
+            lines[1:] = [Line.of(text, part) for text in texts[1:]
+                         if (part := _core_in(texts[0], text, core)) is not None]
+        lines = [line for line in lines if line.letters]
+        if not lines:
+            return Outcome("bad_row", detail="no letters or digits to look for")
+        found, error, final = await self._try(url, lines) if url else (None, "no URL", url)
+        if found is not None and found.found(self.min_score):
+            return _found("found_url", found, final)
+        best = found
+        searched = ""
+        if self.search is not None and self.search_client is not None:
+            candidates = [c for c in await self.search.candidates(_phrase(texts, core), self.search_client)
+                          if c != url]
+            searched = f"; the search engine gave {len(candidates)} other page{'s' if len(candidates) != 1 else ''}"
+            for candidate in candidates:
+                other, _, other_final = await self._try(candidate, lines)
+                if other is not None and other.found(self.min_score):
+                    return _found("found_search", other, other_final)
+                if other is not None and (best is None or _better(other, best)):
+                    best = other
+        if error is not None and (best is None or not best.found(self.min_score)):
+            if best is None:
+                return Outcome("fetch_error", None, url, detail=f"{error}{searched}")
+            return Outcome("not_found", best.score, url, detail=f"{error}{searched}; nearest elsewhere: "
+                                                                f"{best.detail()}")
+        if found is None and best is None:
+            return Outcome("not_found", None, final, detail=f"nothing like the line on the page{searched}")
+        assert best is not None
+        return Outcome("not_found", best.score, final,
+                       detail=f"not on the page (nearest place: {best.detail()}){searched}")
+
+
+def _core_in(whole: str, part: str, core: tuple[int, int]) -> tuple[int, int] | None:
+    """The match's tokens in ``part``, a stretch of ``whole`` (the sentence cut out of the line); None
+    when the part lacks the match — or, a match without letters (")" "."), the word before it, to
+    which it belongs."""
+    tokens, cut = whole.split(), part.split()
+    bare = not any(c.isalnum() for token in tokens[core[0]:core[1]] for c in token)
+    for offset in range(len(tokens) - len(cut) + 1):
+        if tokens[offset:offset + len(cut)] == cut:
+            first, last = core[0] - offset, core[1] - offset
+            return (first, last) if (1 if bare else 0) <= first < len(cut) else None
+    return None
+
+
+def _phrase(texts: Sequence[str], core: tuple[int, int] | None) -> str:
+    """What to ask the search engine: the match's sentence cut out of the line; a line whose context
+    may come from elsewhere and that has no sentence end to cut at, the match with four tokens each
+    side (a phrase less likely to run into other text); else the line."""
+    if len(texts) > 1 or core is None:
+        return texts[-1]
+    tokens = texts[0].split()
+    return " ".join(tokens[max(0, core[0] - 4):core[1] + 4])
+
+
+def _better(one: Found, other: Found) -> bool:
+    return (one.changed / max(1, one.words), -one.score) < (other.changed / max(1, other.words), -other.score)
+
+
+def _found(status: Status, found: Found, url: str) -> Outcome:
+    return Outcome(status, found.score, url, found.left, found.right, found.detail(), found.matched)

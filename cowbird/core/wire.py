@@ -1,0 +1,279 @@
+"""The wire contract between front end and nodes: request and response models of the node API.
+
+The front end imports these models; a query always travels as CQP text that the front end has
+parsed and re-serialised, and the node parses it again before running it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cowbird.query import MAX_QUERY_LENGTH
+
+Strategy = Literal["standard", "shortest", "longest", "traditional"]
+"""CQP's MatchingStrategy."""
+
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+
+DEFAULT_HARD_BOUNDARY = 500
+"""CQP's HardBoundary default: the longest match, in tokens, of a query without ``within``."""
+
+EngineName = Literal["native", "cwb"]
+"""The engines a node can run: ``native`` (numpy) and ``cwb`` (real CQP through cwb-ccc)."""
+
+ENGINES: tuple[EngineName, ...] = get_args(EngineName)
+
+class Problem(BaseModel):
+    """An error: RFC 9457 members plus a stable ``code``; query errors add where the problem is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str = Field(description="A short summary of the kind of problem.")
+    status: int = Field(description="The HTTP status code.")
+    detail: str = Field(description="What went wrong in this request, in words.")
+    code: str = Field(description="Stable machine-readable identifier of the kind of problem.")
+    message: str | None = Field(None, description="Query errors: the message without the caret picture.")
+    offset: int | None = Field(None, description="Query errors: 0-based offset of the problem in the query.")
+    line: int | None = Field(None, description="Query errors: 1-based line of the problem.")
+    column: int | None = Field(None, description="Query errors: 1-based column of the problem.")
+
+
+EXPORT_BATCH_LINES = 500
+"""Lines built and sent together in an export stream (node) and written together (front end)."""
+
+__all__ = [
+    "EXPORT_BATCH_LINES",
+    "ContextResponse",
+    "CooccurrenceRequest",
+    "CooccurrenceResponse",
+    "DistributionRequest",
+    "DistributionResponse",
+    "FrequencyRequest",
+    "FrequencyResponse",
+    "MarginalsRequest",
+    "MarginalsResponse",
+    "SortKeysRequest",
+    "SortKeysResponse",
+    "SortSpec",
+    "ContextSpec",
+    "CountRequest",
+    "CountResponse",
+    "ExportRequest",
+    "Health",
+    "HitsRequest",
+    "HitsResponse",
+    "Line",
+    "PartitionInfo",
+    "PartitionList",
+    "Problem",
+]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    engine: EngineName
+    partitions: int
+    call_seconds: float | None = Field(None, description="With ?call=<id>: how long the node has worked on that "
+                                       "call, until now or until it ended (null: it never got it)")
+
+
+class PartitionInfo(BaseModel):
+    """One served partition (a CWB corpus)."""
+
+    id: str
+    size: int = Field(description="Tokens in the partition.")
+    p_attributes: list[str]
+    s_attributes: list[str]
+    meta: list[str] = Field(description="The s-attributes whose regions carry values.")
+    engine: EngineName
+
+
+class PartitionList(BaseModel):
+    data: list[PartitionInfo]
+    total: int
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    partition: str = Field(description="Partition (corpus id in the node's registry).")
+    query: str = Field(min_length=1, max_length=MAX_QUERY_LENGTH, description="Checked CQP query text.")
+    strategy: Strategy = "standard"
+    hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000, description="CQP's HardBoundary (tokens).")
+
+
+class CountRequest(_Request):
+    pass
+
+
+class CountResponse(BaseModel):
+    partition: str
+    query: str = Field(description="The canonical CQP the node ran.")
+    total: int
+    elapsed_ms: float
+
+
+class ContextSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: int = Field(default=10, ge=0, description="Tokens of context on each side.")
+    region: str | None = Field(default=None, description="Extend the context to the enclosing region (e.g. s).")
+
+
+class SortSpec(BaseModel):
+    """A sort order of the hits (``cowbird.core.analysis_spec.parse_sort``): ``key`` such as
+    ``match.lemma``, ``left1.word%c`` or ``random``; ``base`` is the partition's global offset, on
+    which random keys depend so that they merge across partitions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(min_length=1, max_length=200)
+    direction: Literal["asc", "desc"] = "asc"
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    base: int = Field(0, ge=0)
+
+
+SortValue = list[list[str]] | int
+"""A hit's sort key: the folded (with %c/%d) then the plain values over the span, or a random number."""
+
+
+class HitsRequest(_Request):
+    sort: SortSpec | None = Field(None, description="Sort the hits; offset, limit and indices are then sorted ranks.")
+    offset: int = Field(0, ge=0)
+    limit: int = Field(100, ge=0)
+    indices: list[int] | None = Field(
+        None, description="Instead of offset/limit: these hit numbers (0-based, ascending), e.g. for a sample."
+    )
+    context: ContextSpec = Field(default_factory=ContextSpec)
+    show: list[str] = Field(default_factory=list, description="p-attributes shown with each token (word is first).")
+    meta: list[str] = Field(default_factory=list, description="s-attributes whose values are reported at each match.")
+
+
+class ExportRequest(HitsRequest):
+    limit: int = Field(10_000, ge=0)
+
+
+class Line(BaseModel):
+    """A KWIC line: positions are local to the partition; tokens are lists of attribute values."""
+
+    match: int
+    matchend: int
+    target: int | None = None
+    keyword_position: int | None = Field(None, description="The keyword anchor (@1[...] in the query), if set.")
+    left: list[list[str]]
+    keyword: list[list[str]]
+    right: list[list[str]]
+    meta: dict[str, str | None] = Field(
+        default_factory=dict, description="Value of each requested s-attribute at the match (None outside regions)."
+    )
+    sort_key: SortValue | None = Field(None, description="The hit's sort key, when the hits were sorted.")
+
+
+class HitsResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    offset: int
+    data: list[Line]
+    elapsed_ms: float
+
+
+class ContextResponse(BaseModel):
+    partition: str
+    cpos: int
+    line: Line
+
+
+class SortKeysRequest(_Request):
+    sort: SortSpec
+    offset: int = Field(0, ge=0)
+    limit: int = Field(1000, ge=0)
+
+
+class SortKeysResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    offset: int
+    keys: list[SortValue]
+    elapsed_ms: float
+
+
+class FrequencyRequest(_Request):
+    attribute: str = Field(min_length=1, description="The p-attribute counted (word, lemma, pos ...).")
+    on: str | None = Field(None, description="Anchor or span: match, matchend[1], match..matchend (default).")
+    fold: Literal["", "c", "d", "cd"] = Field("", description="Fold case (c) and/or diacritics (d) of the values.")
+
+
+class FrequencyResponse(BaseModel):
+    partition: str
+    query: str
+    total: int = Field(description="Hits of the query.")
+    counted: int = Field(description="Hits counted (those where the span is set).")
+    unset: int = Field(description="Hits without the anchor (no target or keyword).")
+    distinct: int
+    truncated: bool = Field(description="More distinct values than the node lists; the rarest are left out.")
+    values: list[str]
+    counts: list[int]
+    elapsed_ms: float
+
+
+class DistributionRequest(_Request):
+    attribute: str = Field(min_length=1, description="An s-attribute with values (text_genre, text_year ...).")
+
+
+class DistributionResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    outside: int = Field(description="Hits outside every region of the attribute.")
+    all_values: bool = Field(description=("Every value is listed (else only those with hits: the attribute has "
+                                          "more than 10,000 values, or more than max_analysis_rows)."))
+    truncated: bool
+    values: list[str]
+    hits: list[int]
+    regions_with_hits: list[int]
+    tokens: list[int] = Field(description="Tokens in the regions with the value (its subcorpus size).")
+    regions: list[int]
+    elapsed_ms: float
+
+
+class CooccurrenceRequest(_Request):
+    attribute: str = Field(min_length=1, description="The p-attribute of the collocates.")
+    left: int = Field(5, ge=0, le=100)
+    right: int = Field(5, ge=0, le=100)
+    within: str | None = Field(None, description="Windows stay inside this s-attribute's region (s, text).")
+
+
+class CooccurrenceResponse(BaseModel):
+    partition: str
+    query: str
+    total: int
+    context_tokens: int = Field(description="Positions in the windows, each once, hits excluded.")
+    node_tokens: int = Field(description="Positions inside hits, each once.")
+    size: int = Field(description="Tokens in the partition.")
+    truncated: bool
+    values: list[str]
+    f: list[int] = Field(description="Co-occurrence frequency of each value (values in windows or in hits).")
+    marginal: list[int] = Field(description="Frequency of each value in the partition.")
+    in_nodes: list[int] = Field(description="Frequency of each value inside hits.")
+    elapsed_ms: float
+
+
+class MarginalsRequest(BaseModel):
+    """Frequencies of given values of a p-attribute in a partition (the marginals of collocates found
+    on other partitions)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    partition: str
+    attribute: str = Field(min_length=1)
+    values: list[str] = Field(max_length=2_000_000)
+
+
+class MarginalsResponse(BaseModel):
+    partition: str
+    frequencies: list[int]

@@ -1,0 +1,216 @@
+"""The ``cwb`` engine: the same interface, answered by the real CQP through cwb-ccc.
+
+Available when CWB is installed (``cqp`` on PATH or configured) and the ``cowbird[cwb]`` extra is.
+Hardened as CQP front ends should be: ``cqp -c -x`` (child mode, no shell escapes or pipes), every
+query wrapped in ``set QueryLock <random key>`` ... ``unlock <key>``, nothing but the re-serialised
+query is ever sent (so ``cat ... > "file"``, ``set``, ``source``, ``define``, ``undump`` or ``unlock``
+in a query are refused by the parser before CQP sees them), and on timeout — or when the caller
+goes away — the whole process group is killed and CQP restarted for the next query; a CQP that
+died on its own is restarted the same way.
+
+Hits come from CQP (``dump``); concordance lines are built from the corpus files by the shared
+``results`` module (nothing of the native engine is imported), which reads compressed attributes
+as CQP does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
+from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
+from cowbird.engines.errors import (
+    EngineUnavailable,
+    InvalidOption,
+    QueryFailed,
+    QueryTimeout,
+    UnknownAttribute,
+)
+from cowbird.engines.results import ArrayResultSet, Matches, context_line
+from cowbird.query import Meet, MuUnion, Tabular, parse_cqp, serialize
+from cowbird.query.cqp_ast import marked_anchors
+from cowbird.store import CwbCorpus
+
+WATCH_SECONDS = 0.1
+"""How often a running query's deadline and caller are checked."""
+
+_UNKNOWN_ATTRIBUTE = re.compile(
+    r"neither a positional/structural attribute|Structural attribute .* does not exist"
+    r"|Attribute .* is not defined|Structure .* is not defined"
+)
+
+
+def cqp_error(message: str) -> QueryFailed | UnknownAttribute:
+    """CQP's error message as cowbird's error: an unknown attribute has the code it has with the
+    native engine (``unknown_attribute``); anything else CQP refuses is ``query_failed``."""
+    text = " ".join(line.strip() for line in message.splitlines() if line.strip() and line.strip() != "CQP Error:")
+    kind = UnknownAttribute if _UNKNOWN_ATTRIBUTE.search(text) else QueryFailed
+    return kind(f"cqp: {text}")
+
+
+def find_cqp(configured: str | None = None) -> str | None:
+    """The cqp binary: the configured path, else ``cqp`` on PATH (cwb-config tells where CWB lives)."""
+    if configured:
+        return configured if Path(configured).exists() else None
+    return shutil.which("cqp")
+
+
+class CwbEngine(QueryEngine):
+    """One corpus served by a long-running ``cqp -c -x`` child process."""
+
+    name = "cwb"
+
+    def __init__(self, registry: Path, corpus_id: str, options: EngineOptions | None = None) -> None:
+        self.options = options or EngineOptions()
+        binary = find_cqp(self.options.cqp_binary)
+        if binary is None:
+            raise EngineUnavailable(
+                "the cwb engine needs CWB's cqp: install CWB (cwb-config and cqp on PATH) or set cqp_binary"
+            )
+        try:
+            from ccc.cqp import CQP  # cwb-ccc, the optional extra cowbird[cwb]
+        except ImportError as exc:
+            raise EngineUnavailable("the cwb engine needs cwb-ccc: pip install 'cowbird[cwb]'") from exc
+        self._cqp_class = CQP
+        self._binary = binary
+        self._registry = registry
+        self._store = CwbCorpus.open(registry, corpus_id)
+        self._store.check_readable(reverse_index=False)  # CQP reads compressed indexes itself
+        self._lock = threading.Lock()
+        self._killed = False
+        self._cqp: Any = self._start()
+
+    def _start(self) -> Any:
+        options = f"-c -x -r {shlex.quote(str(self._registry))}"
+        cqp = self._cqp_class(binary=shlex.quote(self._binary), options=options)
+        cqp.Exec(self._store.corpus_id.upper())
+        if not cqp.Ok():
+            raise EngineUnavailable(f"cqp cannot activate corpus {self._store.corpus_id}: {cqp.error_message!r}")
+        return cqp
+
+    def _kill(self) -> None:
+        """Kill cqp and everything it started (it runs in its own process group)."""
+        self._killed = True
+        process = self._cqp.CQP_process
+        try:
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(5)  # reap it: no zombie left behind
+        except subprocess.TimeoutExpired:
+            pass
+        self._cqp.CQPrunning = False  # cwb-ccc's reading loop ends instead of waiting for a marker
+
+    def _watch(self, deadline: Deadline | None, done: threading.Event) -> None:
+        """Kill cqp when the query runs out of time or its caller goes away."""
+        while not done.wait(WATCH_SECONDS):
+            if deadline is None:
+                continue
+            remaining = deadline.remaining()
+            if deadline.cancelled or (remaining is not None and remaining <= 0):
+                self._kill()
+                return
+
+    @property
+    def process_id(self) -> int:
+        """PID of the cqp child (its process group holds everything it runs)."""
+        return int(self._cqp.CQP_process.pid)
+
+    def close(self) -> None:
+        """Stop cqp."""
+        with self._lock:
+            self._kill()
+
+    @property
+    def corpus_id(self) -> str:
+        return self._store.corpus_id
+
+    @property
+    def store(self) -> CwbCorpus:
+        return self._store
+
+    @property
+    def size(self) -> int:
+        return self._store.size
+
+    @property
+    def p_attributes(self) -> list[str]:
+        return list(self._store.entry.p_attributes)
+
+    @property
+    def s_attributes(self) -> list[str]:
+        return list(self._store.entry.s_attributes)
+
+    @property
+    def meta_attributes(self) -> list[str]:
+        return self._store.meta_attribute_names
+
+    def _exec(self, command: str) -> str:
+        output = self._cqp.Exec(command)
+        if self._killed:
+            raise QueryTimeout("the query ran out of time or its caller went away; cqp was stopped")
+        if self._cqp.CQP_process.poll() is not None or output is None:
+            raise QueryFailed("cqp stopped unexpectedly; it is restarted for the next query")
+        if not self._cqp.Ok():
+            message = self._cqp.error_message
+            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            raise cqp_error(text)
+        return str(output)
+
+    def run(
+        self,
+        query: str,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> ResultSet:
+        if strategy not in STRATEGIES:
+            raise InvalidOption(f"unknown matching strategy {strategy!r}")
+        parsed = parse_cqp(query)
+        text = serialize(parsed)  # only the re-serialised, checked query ever reaches cqp
+        with self._lock:
+            if self._killed or self._cqp.CQP_process.poll() is not None:
+                self._cqp.CQPrunning = False  # nothing to tell the old one: it is gone
+                self._cqp = self._start()  # stopped after the last query, or crashed since
+            self._killed = False
+            done = threading.Event()
+            watcher = threading.Thread(target=self._watch, args=(deadline, done), daemon=True)
+            watcher.start()
+            try:
+                self._exec(f"set MatchingStrategy {strategy}")
+                self._exec(f"set HardBoundary {int(hard_boundary)}")
+                key = secrets.randbelow(2**31 - 2) + 1  # CQP wants a positive integer
+                self._exec(f"set QueryLock {key}")
+                try:
+                    self._exec(f"Hits = {text}")
+                finally:
+                    if not self._killed and self._cqp.CQP_process.poll() is None:
+                        self._cqp.Exec(f"unlock {key}")  # also after an error, or the lock stays
+                dump = self._exec("dump Hits")
+            finally:
+                done.set()
+                watcher.join()
+        # dump: match, matchend, target, keyword (-1 where unset)
+        rows = [line.split("\t") for line in dump.splitlines() if line.strip()]
+        table = np.asarray([[int(x) for x in row[:4]] for row in rows], dtype=np.int64).reshape(-1, 4)
+        pattern = parsed.pattern
+        pattern_anchors = frozenset() if isinstance(pattern, Meet | MuUnion | Tabular) else marked_anchors(pattern)
+        keyword = table[:, 3] if "keyword" in pattern_anchors else None
+        return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2], keyword))
+
+    def context(
+        self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
+    ) -> KwicLine:
+        return context_line(self._store, cpos, end, context, show, meta)

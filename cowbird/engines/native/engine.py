@@ -1,0 +1,257 @@
+"""The native engine: CQP over CWB-format files with numpy, no CWB installation needed.
+
+Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``plan.py`` (candidate starts and
+their boundaries), ``simulate.py`` (all candidates stepped through the automaton together, with
+``registers.py`` for labels, anchors and entered regions), ``strategy.py`` (merge, matching
+strategy, cut, expand); the hits go into the shared ``engines/results.py`` (concordance lines
+for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the per-corpus state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
+from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
+from cowbird.engines.errors import InvalidOption, QueryFailed, UnknownAttribute
+from cowbird.engines.native.compile import Automaton, AutomatonBuilder, PredicateCompiler, can_match
+from cowbird.engines.native.constraint import ConstraintEvaluator
+from cowbird.engines.native.cooccurrence import cooccurrences
+from cowbird.engines.native.corpus_state import NativeCorpus
+from cowbird.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, reads_labels
+from cowbird.engines.native.dfa_simulate import DfaRunner
+from cowbird.engines.native.plan import SearchSpace
+from cowbird.engines.native.simulate import PassRunner, WorkBudget
+from cowbird.engines.native.strategy import (
+    Expansion,
+    StreamingExpand,
+    StreamingStrategy,
+    apply_strategy,
+    expand,
+    first,
+    merge,
+)
+from cowbird.engines.results import ArrayResultSet, Matches, context_line
+from cowbird.query import Meet, MuUnion, Pattern, Query, Tabular, parse_cqp
+from cowbird.store import CwbCorpus
+
+
+class _Kept:
+    """The first ``limit`` matches (all when None), and how many there were."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.parts: list[Matches] = []
+        self.held = 0
+        self.total = 0
+
+    def add(self, found: Matches) -> None:
+        self.total += len(found)
+        room = len(found) if self.limit is None else min(len(found), self.limit - self.held)
+        if room > 0:
+            self.parts.append(found if room == len(found) else first(found, room))
+            self.held += room
+
+    def matches(self) -> Matches:
+        return self.parts[0] if len(self.parts) == 1 else Matches.concatenate(self.parts)
+
+
+def _kept(matches: Matches, limit: int | None) -> Matches:
+    return matches if limit is None or len(matches) <= limit else first(matches, limit)
+
+
+CUT_FIRST_RANGE = 1 << 16
+"""Start positions a ``cut`` query reads first; each further range is twice as wide."""
+
+
+class NativeEngine(QueryEngine):
+    """Runs CQP queries on one corpus with the native (numpy) evaluator."""
+
+    name = "native"
+
+    def __init__(self, corpus: CwbCorpus, options: EngineOptions | None = None) -> None:
+        corpus.check_readable(reverse_index=True)
+        self.options = options or EngineOptions()
+        self.corpus = NativeCorpus(corpus, self.options)
+
+    @classmethod
+    def open(cls, registry_dir: Path, corpus_id: str, options: EngineOptions | None = None) -> NativeEngine:
+        return cls(CwbCorpus.open(registry_dir, corpus_id), options)
+
+    @property
+    def corpus_id(self) -> str:
+        return self.corpus.corpus_id
+
+    @property
+    def store(self) -> CwbCorpus:
+        return self.corpus.store
+
+    @property
+    def size(self) -> int:
+        return self.corpus.size
+
+    @property
+    def p_attributes(self) -> list[str]:
+        return list(self.corpus.store.entry.p_attributes)
+
+    @property
+    def s_attributes(self) -> list[str]:
+        return list(self.corpus.store.entry.s_attributes)
+
+    @property
+    def meta_attributes(self) -> list[str]:
+        return self.corpus.store.meta_attribute_names
+
+    def warm(self) -> None:
+        """Build the per-corpus state queries share (decoded lexicons, their sorted and folded views,
+        region arrays), so that the first queries do not pay for it; a node does this at start."""
+        parse_cqp('[word="x"]')  # builds the parser once per process
+        for name in self.p_attributes:
+            lexicon = self.corpus.lexicon(name)
+            lexicon.ids  # noqa: B018 - a cached property: building it is the point
+            for ignore_case in (False, True):
+                lexicon.sorted_view(ignore_case, False)
+            self.corpus.frequencies(name)
+        for name in self.s_attributes:
+            self.corpus.regions(name)
+
+    def run(
+        self,
+        query: str,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> ResultSet:
+        matches, total = self.evaluate_counted(parse_cqp(query), strategy, hard_boundary, deadline)
+        self.corpus.trim()
+        return ArrayResultSet(self.corpus.store, matches, total)
+
+    def evaluate(
+        self,
+        query: Query,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> Matches:
+        """All matches of a parsed query, in corpus order (however many there are)."""
+        matches, _ = self.evaluate_counted(query, strategy, hard_boundary, deadline, max_hits=None)
+        return matches
+
+    def evaluate_counted(
+        self,
+        query: Query,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+        max_hits: int | None = -1,
+    ) -> tuple[Matches, int]:
+        """The first ``max_hits`` matches (default: the engine's ``max_hits``; None: all) and the
+        exact number of matches. A query that may have more than ``chunk_positions`` candidates is
+        evaluated range by range of start positions, so that memory follows the range and the hits
+        kept, not the corpus; one with fewer (a rare word) is evaluated at once, which costs less."""
+        deadline = deadline or Deadline()
+        keep = self.options.max_hits if max_hits == -1 else max_hits
+        if strategy not in STRATEGIES:
+            raise InvalidOption(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
+        for name in (query.within, query.expand):
+            if name is not None and not self.corpus.has_s_attribute(name):
+                raise UnknownAttribute(f"the corpus has no s-attribute {name!r}")
+        if isinstance(query.pattern, Meet | MuUnion | Tabular):  # MU and TAB queries: no automaton
+            matches = cooccurrences(self.corpus, query, hard_boundary)
+            return _kept(matches, keep), len(matches)
+        predicates = PredicateCompiler(self.corpus)
+        automaton = AutomatonBuilder(self.corpus, predicates).build(query.pattern)
+        if automaton.nullable:
+            return Matches.empty(), 0  # CQP: "start state is final state", nothing is evaluated
+        constraint = (
+            ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
+        )
+        if not can_match(automaton, self.size):
+            return Matches.empty(), 0  # a test on every path holds nowhere in the corpus
+        pattern = query.pattern
+        runner = self._runner(query, pattern, strategy, automaton, constraint, predicates, hard_boundary, deadline)
+        if query.cut is not None:
+            matches = self._cut(query, runner, runner.passes, strategy, query.cut)
+            return _kept(matches, keep), len(matches)
+        kept = _Kept(keep)
+        stream = StreamingStrategy(strategy)
+        expansion = self._expansion(query)
+        widen = StreamingExpand(expansion) if expansion is not None else None
+        step = max(1, self.options.chunk_positions)
+        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= step:
+            step = max(1, self.size)  # candidates bound the memory already: one range
+        for lo in range(0, self.size, step):
+            hi = min(self.size, lo + step)
+            passes = []
+            for symbol in runner.passes:
+                deadline.check()
+                passes.append(runner.run(symbol, None, lo, hi))
+            found = stream.feed(merge(passes), hi)
+            kept.add(found if widen is None else widen.feed(found))
+        held = stream.finish()
+        kept.add(held if widen is None else widen.feed(held))
+        return kept.matches(), kept.total
+
+    def _runner(
+        self, query: Query, pattern: Pattern, strategy: Strategy, automaton: Automaton,
+        constraint: ConstraintEvaluator | None, predicates: PredicateCompiler, hard_boundary: int, deadline: Deadline,
+    ) -> PassRunner | DfaRunner:
+        """The simulation for this query: CQP's own DFA where the query's paths may meet with
+        different positions or labels (``dfa.paths_may_meet``), else the glushkov automaton; CQP's
+        DFA also where the options ask for it, unless CQP has none for the query (it refuses it)."""
+        longest = strategy == "longest"
+        work = WorkBudget(self.options.work_seconds, self.size)
+        choice = self.options.automaton
+        needed = reads_labels(pattern)
+        if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(pattern, longest)):
+            try:
+                dfa = build_dfa(pattern)
+            except DfaUnavailable as error:
+                if needed:  # only CQP's DFA keeps the labels a token reads
+                    raise QueryFailed(f"CQP cannot run this query ({error}), and a token in it reads labels, "
+                                      "which needs CQP's automaton: simplify the repetitions or alternatives") from None
+            else:
+                patterns = AutomatonBuilder(self.corpus, predicates).patterns(pattern)
+                return DfaRunner(self.corpus, dfa, patterns, constraint, SearchSpace.of(query), longest,
+                                 hard_boundary, threads=self.options.threads, deadline=deadline, work=work)
+        return PassRunner(self.corpus, automaton, constraint, SearchSpace.of(query), longest, hard_boundary,
+                          threads=self.options.threads, deadline=deadline, work=work)
+
+    def _cut(
+        self, query: Query, runner: PassRunner | DfaRunner, first_states: list[int], strategy: Strategy, cut: int
+    ) -> Matches:
+        """``cut N``: each pass stops after its first N successful starts, as CQP's passes do. A pass
+        reads its candidates range by range (doubling from ``CUT_FIRST_RANGE`` positions), so that
+        ``[word="the"] cut 5`` reads a few index entries, not every position of "the"."""
+        passes = [first(merge([self._first_starts(runner, symbol, cut)]), cut) for symbol in first_states]
+        matches = first(apply_strategy(merge(passes), strategy), cut)
+        expansion = self._expansion(query)
+        return matches if expansion is None else expand(matches, expansion)
+
+    def _expansion(self, query: Query) -> Expansion | None:
+        """The query's ``expand`` clause over this corpus, if it has one."""
+        if query.expand is None and query.expand_tokens is None:
+            return None
+        regions = self.corpus.regions(query.expand) if query.expand is not None else None
+        count = query.expand_count if query.expand is not None else query.expand_tokens or 0
+        return Expansion(regions, count, query.expand_direction != "right", query.expand_direction != "left",
+                         self.size)
+
+    def _first_starts(self, runner: PassRunner | DfaRunner, symbol: int, cut: int) -> Matches:
+        """At least the first ``cut`` matches of one pass (all matches of every candidate up to
+        there), range by range, as ``runner.run`` with a limit gives them for the whole corpus."""
+        found: list[Matches] = []
+        total = 0
+        lo, width = 0, CUT_FIRST_RANGE
+        while lo < self.size and total < cut:
+            hi = min(self.size, lo + width)
+            part = runner.run(symbol, cut - total, lo, hi)
+            found.append(part)
+            total += len(part)
+            lo, width = hi, width * 2
+        return Matches.concatenate(found)
+
+    def context(
+        self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
+    ) -> KwicLine:
+        return context_line(self.corpus.store, cpos, end, context, show, meta)

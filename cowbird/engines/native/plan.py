@@ -1,0 +1,353 @@
+"""Stage 2, plan: where the candidates of each pass start, and how far each may run.
+
+CQP runs one pass per state a match can start with (``Automaton.first``). When a pass starts
+with a fixed chain of tests (``[] [word="anyway"]``, ``<s> [pos="UH"]``), its candidate starts
+come from the chain's rarest test (the *anchor*) through the reverse index, shifted back by the
+anchor's token offset, and the other chain tests are checked with one gather each. Each start
+then gets its boundary: the end of the enclosing region with ``within``, else
+``start + HardBoundary`` tokens. No Python loop ever runs over corpus positions here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_never
+
+import numpy as np
+import numpy.typing as npt
+
+from cowbird.engines.native.compile import (
+    AllOf,
+    Always,
+    AnyOf,
+    Automaton,
+    Bound,
+    LabelPredicate,
+    Lookup,
+    Negation,
+    Predicate,
+    RegionTest,
+    SameValue,
+    TagTest,
+    estimate,
+    holds_beyond,
+)
+from cowbird.engines.native.corpus_state import NativeCorpus
+from cowbird.engines.results import Cpos
+from cowbird.query import Query
+
+
+class TokenTests:
+    """Evaluate predicates and tag assertions at arrays of corpus positions."""
+
+    def __init__(self, corpus: NativeCorpus) -> None:
+        self.corpus = corpus
+
+    def holds(
+        self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]],
+        labels: dict[str, Cpos] | None = None,
+    ) -> npt.NDArray[np.bool_]:
+        """Whether the predicate holds at each corpus position; ``ids`` caches gathered lexicon ids;
+        ``labels``: the positions of the labels a comparison inside may read (else all unset)."""
+        if isinstance(predicate, Always):
+            return np.ones(len(cpos), dtype=np.bool_)
+        if isinstance(predicate, Lookup):
+            if predicate.attribute not in ids:
+                if self.corpus.prefers_index(predicate.attribute, predicate.count, len(cpos)):
+                    return self.corpus.member(predicate.attribute, predicate.table, predicate.count, cpos)
+                ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
+            return predicate.table[ids[predicate.attribute]]
+        if isinstance(predicate, Negation):
+            return ~self.holds(predicate.part, cpos, ids, labels)
+        if isinstance(predicate, AllOf):
+            combined = self.holds(predicate.parts[0], cpos, ids, labels)
+            for part in predicate.parts[1:]:
+                combined &= self.holds(part, cpos, ids, labels)
+            return combined
+        if isinstance(predicate, AnyOf):
+            combined = self.holds(predicate.parts[0], cpos, ids, labels)
+            for part in predicate.parts[1:]:
+                combined |= self.holds(part, cpos, ids, labels)
+            return combined
+        if isinstance(predicate, LabelPredicate):
+            unset = np.full(len(cpos), -1, dtype=np.int64)
+            values = {name: unset for name in (*predicate.labels, "match")}
+            values.update(labels or {})
+            values["_"] = cpos
+            return predicate.check(values)
+        if isinstance(predicate, SameValue):
+            for attribute in (predicate.left, predicate.right):
+                if attribute not in ids:
+                    ids[attribute] = self.corpus.ids(attribute, cpos)
+            same: npt.NDArray[np.bool_] = predicate.same[ids[predicate.left]] == ids[predicate.right]
+            return ~same if predicate.negated else same
+        if isinstance(predicate, Bound):
+            regions = self.corpus.regions(predicate.attribute)
+            number = regions.ending_at(cpos) if predicate.right else regions.starting_at(cpos)
+            return np.asarray(number >= 0, dtype=np.bool_)
+        if isinstance(predicate, RegionTest):
+            number = self.corpus.regions(predicate.attribute).containing(cpos)
+            inside = number >= 0
+            inside[inside] = predicate.region_ok[number[inside]]
+            return inside
+        assert_never(predicate)
+
+    def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
+        """Whether a region starts at each cpos (``<s>``), or ended just before it (``</s>``),
+        with a value that passes the tag's test, if any; for a lookahead, whether the token passes."""
+        if tag.look is not None:
+            inside = cpos < self.corpus.size  # past the corpus end there is no token to look at
+            result = np.full(len(cpos), holds_beyond(tag.look), dtype=np.bool_)
+            result[inside] = self.holds(tag.look, cpos[inside], {})
+            return result
+        regions = self.corpus.regions(tag.attribute)
+        number = regions.ending_at(cpos - 1) if tag.closing else regions.starting_at(cpos)
+        ok = number >= 0
+        if tag.region_ok is not None:
+            ok[ok] = tag.region_ok[number[ok]]
+        return ok
+
+    def cpos_where(self, predicate: Predicate, lo: int = 0, hi: int | None = None) -> Cpos:
+        """Sorted corpus positions in ``[lo, hi)`` where a predicate holds, from the reverse index
+        where it pays, else by reading just that range of the token stream."""
+        hi = self.corpus.size if hi is None else min(hi, self.corpus.size)
+        lo = max(lo, 0)
+        if lo >= hi:
+            return np.zeros(0, dtype=np.int64)
+        if isinstance(predicate, Always):
+            return np.arange(lo, hi, dtype=np.int64)
+        if isinstance(predicate, Lookup):
+            return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count, lo, hi)
+        if isinstance(predicate, AllOf):
+            parts = sorted(predicate.parts, key=lambda p: estimate(p, self.corpus.size))
+            found = self.cpos_where(parts[0], lo, hi)
+            for part in parts[1:]:
+                found = found[self.holds(part, found, {})]
+            return found
+        if isinstance(predicate, AnyOf):
+            merged = np.concatenate([self.cpos_where(p, lo, hi) for p in predicate.parts])
+            merged.sort(kind="stable")  # ascending runs, part after part: timsort merges them
+            return merged[np.concatenate(([True], merged[1:] != merged[:-1]))] if len(merged) else merged
+        if isinstance(predicate, Bound):
+            regions = self.corpus.regions(predicate.attribute)
+            found = regions.ends if predicate.right else regions.starts
+            first, last = np.searchsorted(found, [lo, hi])
+            return np.asarray(found[first:last], dtype=np.int64)
+        if isinstance(predicate, Negation | SameValue | LabelPredicate):
+            # a negation or a comparison has no index to read: test it at every position of the range
+            everything = np.arange(lo, hi, dtype=np.int64)
+            return everything[self.holds(predicate, everything, {})]
+        if isinstance(predicate, RegionTest):  # every position of the passing regions, clipped to the range
+            regions = self.corpus.regions(predicate.attribute)
+            starts = np.maximum(regions.starts[predicate.region_ok], lo)
+            ends = np.minimum(regions.ends[predicate.region_ok], hi - 1)
+            keep = starts <= ends
+            starts, lengths = starts[keep], ends[keep] - starts[keep] + 1
+            if len(starts) == 0:
+                return np.zeros(0, dtype=np.int64)
+            offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            covered: Cpos = np.repeat(starts, lengths) + offsets
+            return covered
+        assert_never(predicate)
+
+    def tag_cpos(self, tag: TagTest, lo: int = 0, hi: int | None = None) -> Cpos:
+        """Sorted corpus positions in ``[lo, hi)`` where a tag assertion holds (region starts, or ends + 1)."""
+        if tag.look is not None:
+            found = self.cpos_where(tag.look, lo, hi)
+            size = self.corpus.size
+            if lo <= size and (hi is None or hi > size) and holds_beyond(tag.look):
+                found = np.append(found, size)  # a lookahead may look just past the last token
+            return found
+        regions = self.corpus.regions(tag.attribute)
+        keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
+        found = (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
+        if lo <= 0 and hi is None:
+            return found
+        first, last = np.searchsorted(found, [lo, self.corpus.size + 1 if hi is None else hi])
+        return found[first:last]
+
+
+def tag_order(automaton: Automaton, sources: list[list[int]]) -> tuple[list[int], bool]:
+    """The tag states in an order where a tag's tag sources come first, so that one sweep
+    follows chains of zero-width tags (``<text> <s>``) at one corpus position; and whether tags
+    repeat among themselves (``<text>+``, ``(</s> <s>)+``): then sweeps go on until nothing new
+    is reached, as a tag repeated at one position reaches nothing new."""
+    tags = [i for i, p in enumerate(automaton.states) if not p.is_token]
+    ordered: list[int] = []
+    visiting: set[int] = set()
+    cyclic = False
+
+    def visit(i: int) -> None:
+        nonlocal cyclic
+        if i in ordered:
+            return
+        if i in visiting:
+            cyclic = True
+            return
+        visiting.add(i)
+        for source in sources[i]:
+            if not automaton.states[source].is_token:
+                visit(source)
+        visiting.discard(i)
+        ordered.append(i)
+
+    for i in tags:
+        visit(i)
+    return ordered, cyclic
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """How far a match may run from its start (CQP's ``within``): to the end of the ``count``-th
+    region of ``attribute`` from the start's own, or ``tokens`` tokens on (else the HardBoundary)."""
+
+    attribute: str | None = None
+    count: int = 1
+    tokens: int | None = None
+
+    @classmethod
+    def of(cls, query: Query) -> SearchSpace:
+        return cls(query.within, query.within_count, query.within_tokens)
+
+
+def boundaries(corpus: NativeCorpus, within: SearchSpace, hard_boundary: int, starts: Cpos) -> tuple[Cpos, Cpos]:
+    """The starts that may match, each with its last allowed corpus position (CQP's
+    ``calculate_rightboundary``): the end of the ``within`` region(s), or ``within N`` tokens on,
+    or the HardBoundary; a start outside every region of ``within`` has none."""
+    if within.attribute is None:  # CQP: within N tokens replaces the HardBoundary
+        reach = hard_boundary if within.tokens is None else within.tokens
+        return starts, np.minimum(starts + reach, corpus.size - 1)
+    if within.count <= 0:  # within 0 s: CQP finds no region to stay in
+        return starts[:0], starts[:0]
+    regions = corpus.regions(within.attribute)
+    number = regions.containing(starts)
+    inside = number >= 0
+    last = np.minimum(number[inside] + (within.count - 1), len(regions) - 1)
+    return starts[inside], regions.ends[last]
+
+
+class Planner:
+    """Candidate starts and boundaries for the passes of one query over one corpus."""
+
+    def __init__(self, corpus: NativeCorpus, automaton: Automaton, within: SearchSpace, hard_boundary: int) -> None:
+        self.corpus = corpus
+        self.automaton = automaton
+        self.within = within
+        self.hard_boundary = hard_boundary
+        self.tests = TokenTests(corpus)
+        self.sources = automaton.sources
+
+    def chain(self, first: int) -> list[tuple[int, int]]:
+        """The fixed run of states every match of this pass goes through, with their token offsets."""
+        chain = [(first, 0)]
+        offset = 1 if self.automaton.states[first].is_token else 0
+        current = first
+        # the offsets stay fixed only while there is one way on and one way in (and no loop)
+        while current not in self.automaton.final and len(self.automaton.follow[current]) == 1:
+            nxt = self.automaton.follow[current][0]
+            if len(self.sources[nxt]) != 1 or any(nxt == c for c, _ in chain):
+                break
+            chain.append((nxt, offset))
+            offset += 1 if self.automaton.states[nxt].is_token else 0
+            current = nxt
+        return chain
+
+    def candidates(self, first: int, lo: int = 0, hi: int | None = None) -> Cpos:
+        """Candidate start cpos in ``[lo, hi)`` for the pass that begins with state ``first``: the
+        chain's rarest state (the anchor) read from the index and shifted back by its offset, then
+        every other state of the chain checked with one gather."""
+        chain = self.chain(first)
+        anchor = min(chain, key=lambda item: self._cost(item[0]))
+        index, offset = anchor
+        starts = self._where(index, lo + offset, None if hi is None else hi + offset) - offset
+        starts = starts[starts >= 0]
+        for other, other_offset in chain:
+            if (other, other_offset) == anchor or len(starts) == 0:
+                continue
+            starts = starts[self._holds_at(other, starts + other_offset)]
+        return starts
+
+    def candidate_bound(self, first: int) -> int:
+        """At most how many candidates the pass that begins with ``first`` has: its anchor's cost."""
+        return min(self._cost(index) for index, _ in self.chain(first))
+
+    def _cost(self, index: int) -> int:
+        """An upper bound of the cpos where state ``index`` holds: what reading it would cost."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return estimate(state.predicate, self.corpus.size)
+        if state.tag is not None and state.tag.look is not None:
+            return estimate(state.tag.look, self.corpus.size)
+        return len(self.corpus.regions(state.tag.attribute)) if state.tag else self.corpus.size
+
+    def _where(self, index: int, lo: int, hi: int | None) -> Cpos:
+        """Sorted cpos in ``[lo, hi)`` where state ``index`` holds."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return self.tests.cpos_where(state.predicate, lo, hi)
+        assert state.tag is not None  # a state is a token test or a tag
+        return self.tests.tag_cpos(state.tag, lo, hi)
+
+    def _holds_at(self, index: int, at: Cpos) -> npt.NDArray[np.bool_]:
+        """Whether state ``index`` holds at each cpos of ``at``."""
+        state = self.automaton.states[index]
+        if state.predicate is None:
+            assert state.tag is not None  # a state is a token test or a tag
+            return self.tests.tag_holds(state.tag, at)
+        keep = at < self.corpus.size  # a token beyond the corpus end matches nothing
+        if not isinstance(state.predicate, Always):
+            keep[keep] = self.tests.holds(state.predicate, at[keep], {})
+        return keep
+
+    def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
+        """Keep starts that may match and give each its last allowed corpus position."""
+        return boundaries(self.corpus, self.within, self.hard_boundary, starts)
+
+    def certain_steps(self, first: int) -> int | None:
+        """Tokens every candidate of this pass surely consumes before it can die: the first state,
+        then the longest run of ``[]`` states after it (None: unbounded, a loop of ``[]``). Such
+        rows cannot fail a test, so they are stepped whatever the corpus holds."""
+        states, follow = self.automaton.states, self.automaton.follow
+        free = {j for j, state in enumerate(states) if isinstance(state.predicate, Always)}
+        heads = [k for k in follow[first] if k in free] if states[first].is_token else []
+        reach: set[int] = set()
+        todo = list(heads)
+        while todo:
+            j = todo.pop()
+            if j not in reach:
+                reach.add(j)
+                todo += [k for k in follow[j] if k in free]
+        waiting = {j: 0 for j in reach}
+        for j in reach:
+            for k in follow[j]:
+                if k in reach:
+                    waiting[k] += 1
+        ready = [j for j, n in waiting.items() if n == 0]
+        order = []
+        while ready:  # a topological order of the [] states; a loop leaves some out
+            j = ready.pop()
+            order.append(j)
+            for k in follow[j]:
+                if k in reach:
+                    waiting[k] -= 1
+                    if waiting[k] == 0:
+                        ready.append(k)
+        if len(order) < len(reach):
+            return None
+        longest: dict[int, int] = {}
+        for j in reversed(order):
+            longest[j] = 1 + max((longest[k] for k in follow[j] if k in reach), default=0)
+        return (1 if states[first].is_token else 0) + max((longest[k] for k in heads), default=0)
+
+    def consumes_after(self, first: int) -> bool:
+        """Whether a match of this pass can consume tokens after its first state (else the
+        pass is a few vectorised operations and threads would only add overhead)."""
+        seen, todo = {first}, [first]
+        while todo:
+            for nxt in self.automaton.follow[todo.pop()]:
+                if self.automaton.states[nxt].is_token:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False

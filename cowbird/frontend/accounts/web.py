@@ -1,0 +1,505 @@
+"""Registration, login, the account page (API tokens, password) and the admin review, as
+server-rendered forms that work without JavaScript.
+
+Browser sessions are server-side records; the cookie (``cowbird_session``: HttpOnly,
+SameSite=Lax, Secure behind TLS) carries the session id signed with the installation's key.
+Every form post carries a CSRF token: the session's own once logged in, before that a signed
+double-submit cookie (``cowbird_csrf``) that the form repeats.
+
+Failed logins are throttled on the account the login resolves to, however it is spelt, and on
+the client's address (``throttle``); registrations per address. A registration whose name or
+e-mail address is taken is answered exactly as one that was made (nothing is made, nobody is
+told), so that the form does not tell which names and addresses exist.
+
+Every page's header shows who is logged in (``page_context``, the templates' context processor):
+the session looked up for the request is remembered on it, so a page costs one lookup at most.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from itsdangerous import BadSignature, Signer
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from cowbird.core.errors import BadParameter, CowbirdError
+from cowbird.frontend.accounts.mail import Mailer
+from cowbird.frontend.accounts.models import State, User, WebSession
+from cowbird.frontend.accounts.service import MIN_ABSTRACT, Accounts, Conflict, NotAllowed, login_key, rights
+from cowbird.frontend.accounts.throttle import Throttle, Window, registrations
+from cowbird.frontend.errors import Forbidden, TooManyRequests
+from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.viewer import Viewer
+
+router = APIRouter(include_in_schema=False)
+log = logging.getLogger("cowbird.accounts")
+
+SESSION_COOKIE = "cowbird_session"
+CSRF_COOKIE = "cowbird_csrf"
+SESSION_DAYS = 14.0
+
+
+class CsrfFailed(Forbidden):
+    code, title = "csrf_failed", "The form is stale or was not sent by this site"
+
+
+def _accounts(request: Request) -> Accounts:
+    accounts: Accounts = request.app.state.accounts
+    return accounts
+
+
+def _signer(request: Request) -> Signer:
+    signer: Signer | None = getattr(request.app.state, "session_signer", None)
+    if signer is None:
+        accounts = _accounts(request)
+        with accounts.database.session() as session:
+            key = accounts.secret(session, "session-key")
+        signer = Signer(key, salt="cowbird-session")
+        request.app.state.session_signer = signer
+    return signer
+
+
+def _secure(request: Request) -> bool:
+    settings = request.app.state.settings
+    return request.url.scheme == "https" or str(settings.public_url).startswith("https://")
+
+
+def session_id(request: Request) -> str | None:
+    """The session id of the request's cookie, if its signature holds."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return None
+    try:
+        return _signer(request).unsign(cookie).decode("ascii")
+    except BadSignature:
+        return None
+
+
+def current_session(request: Request, database_session: Any) -> WebSession | None:
+    """The live browser session of the request's cookie, or None; remembered for the page header."""
+    secret = session_id(request)
+    web = None if secret is None else _accounts(request).session_for(database_session, secret)
+    _remember(request, web)
+    return web
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """Who is logged in, as the header of every page shows them."""
+
+    name: str
+    is_admin: bool
+    csrf: str  # the session's: the header's Log out form sends it
+
+
+def _remember(request: Request, web: WebSession | None) -> None:
+    request.state.signed_in = None if web is None else SignedIn(web.user.name, web.user.is_admin, web.csrf)
+
+
+def signed_in(request: Request) -> SignedIn | None:
+    """The logged-in browser user of the request, or None: what ``current_session`` found for it,
+    else one lookup now. The header must not break a page (an error page among them): an account
+    database that cannot be read shows the anonymous header."""
+    if not hasattr(request.state, "signed_in"):
+        request.state.signed_in = None
+        if request.cookies.get(SESSION_COOKIE):
+            try:
+                with _accounts(request).database.session() as session:
+                    current_session(request, session)
+            except SQLAlchemyError:
+                request.state.signed_in = None
+    found: SignedIn | None = request.state.signed_in
+    return found
+
+
+def page_context(request: Request) -> dict[str, Any]:
+    """The templates' context processor: ``signed_in`` for the header of every page."""
+    return {"signed_in": signed_in(request)}
+
+
+def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    token = request.cookies.get(CSRF_COOKIE)
+    fresh = None
+    if not token or not _valid_csrf_cookie(request, token):
+        fresh = _signer(request).sign(secrets.token_urlsafe(24)).decode("ascii")
+        token = fresh
+    context.setdefault("csrf", token)
+    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+        request, template, {"min_abstract": MIN_ABSTRACT, **context}, status_code=status
+    )
+    if fresh is not None:
+        response.set_cookie(CSRF_COOKIE, fresh, httponly=True, samesite="lax", secure=_secure(request))
+    return response
+
+
+def _valid_csrf_cookie(request: Request, token: str) -> bool:
+    try:
+        _signer(request).unsign(token)
+    except BadSignature:
+        return False
+    return True
+
+
+def _check_anonymous_csrf(request: Request, sent: str) -> None:
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    if not cookie or not secrets.compare_digest(cookie, sent) or not _valid_csrf_cookie(request, cookie):
+        raise CsrfFailed("the form expired or did not come from this site: reload the page and send it again")
+
+
+def _check_session_csrf(web: WebSession, sent: str) -> None:
+    if not secrets.compare_digest(web.csrf, sent):
+        raise CsrfFailed("the form expired or did not come from this site: reload the page and send it again")
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _throttle(request: Request) -> Throttle:
+    throttle: Throttle | None = getattr(request.app.state, "login_throttle", None)
+    if throttle is None:
+        throttle = request.app.state.login_throttle = Throttle()
+    return throttle
+
+
+def _registrations(request: Request) -> Window:
+    window: Window | None = getattr(request.app.state, "registration_throttle", None)
+    if window is None:
+        window = request.app.state.registration_throttle = registrations()
+    return window
+
+
+def _login_keys(login: str, user: User | None) -> list[str]:
+    """What a failed login counts against: its normalised text always (known or not, so that an
+    unknown name is throttled like a known one), and the account it resolves to."""
+    return [f"login:{login_key(login)}"] + ([] if user is None else [f"user:{user.id}"])
+
+
+# ------------------------------------------------------------------ login and logout
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request) -> HTMLResponse:
+    return _page(request, "login.html")
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(
+    request: Request, login: Annotated[str, Form(max_length=300)], password: Annotated[str, Form(max_length=4096)],
+    csrf: Annotated[str, Form(max_length=200)],
+) -> Response:
+    _check_anonymous_csrf(request, csrf)
+    throttle, address = _throttle(request), _address(request)
+    accounts = _accounts(request)
+    with accounts.database.session() as session:
+        named = accounts.find(session, login) if login_key(login) else None
+        keys = _login_keys(login, named)
+        wait = throttle.wait(keys, address)
+        if wait:
+            raise TooManyRequests(f"too many failed logins: try again in {wait} s",
+                                  headers={"Retry-After": str(wait)})
+        user = accounts.check_password(named, password)
+        if user is None:
+            throttle.failed(keys, address)
+            return _page(request, "login.html", 400, error="the name or e-mail address or the password is wrong",
+                         login=login)
+        throttle.succeeded(keys, address)
+        if not user.active:  # the password was right: the user may learn where their account stands
+            decision = accounts.last_decision(session, user)
+            return _page(request, "message.html", 403, title="Not approved",
+                         message=_state_message(user, decision.reason if decision else ""))
+        secret, _ = accounts.open_session(session, user, SESSION_DAYS)
+    response = RedirectResponse("/account", status_code=303)
+    response.set_cookie(SESSION_COOKIE, _signer(request).sign(secret).decode("ascii"), httponly=True,
+                        samesite="lax", secure=_secure(request), max_age=int(SESSION_DAYS * 86400))
+    return response
+
+
+def _state_message(user: User, reason: str) -> str:
+    why = f" Reason: {reason}" if reason else ""
+    return {
+        State.PENDING.value: "Your registration is waiting for review; you will be told the decision.",
+        State.DENIED.value: f"Your registration was not approved.{why}",
+        State.SUSPENDED.value: f"Your account is suspended.{why}",
+    }.get(user.state, "Your account cannot be used.")
+
+
+@router.post("/logout")
+def logout(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Response:
+    accounts = _accounts(request)
+    secret = session_id(request)
+    with accounts.database.session() as session:
+        web = None if secret is None else accounts.session_for(session, secret)
+        if web is not None:
+            _check_session_csrf(web, csrf)
+            accounts.close_session(session, secret or "")
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+# ------------------------------------------------------------------ registration
+
+
+@router.get("/register", response_class=HTMLResponse)
+def register_form(request: Request) -> HTMLResponse:
+    return _page(request, "register.html", form={})
+
+
+@router.post("/register", response_class=HTMLResponse)
+def register(
+    request: Request,
+    name: Annotated[str, Form(max_length=64)],
+    email: Annotated[str, Form(max_length=254)],
+    affiliation: Annotated[str, Form(max_length=300)],
+    abstract: Annotated[str, Form(max_length=20_000)],
+    password: Annotated[str, Form(max_length=4096)],
+    csrf: Annotated[str, Form(max_length=200)],
+) -> HTMLResponse:
+    """A new pending account. A name or e-mail address that is taken (or a name too like a taken
+    one) is answered exactly as a registration that was made: nothing is made and nobody is told,
+    so the form cannot be used to find out which names and addresses exist (the log says it, for
+    the admins). Every complete form counts against the address's registrations per hour."""
+    _check_anonymous_csrf(request, csrf)
+    limit, address = _registrations(request), _address(request)
+    wait = limit.wait(address)
+    if wait:
+        raise TooManyRequests(f"too many registrations from your address: try again in {wait} s",
+                              headers={"Retry-After": str(wait)})
+    accounts = _accounts(request)
+    form = {"name": name, "email": email, "affiliation": affiliation, "abstract": abstract}
+    try:
+        with accounts.database.session() as session:
+            accounts.register(session, name, email, affiliation, abstract, password)
+    except Conflict as taken:
+        log.info("registration from %s not made: %s", address, taken)
+    except CowbirdError as error:
+        return _page(request, "register.html", error.status, error=str(error), form=form)
+    limit.add(address)
+    return _page(request, "message.html", title="Thank you",
+                 message="Your registration is waiting for review. You can log in once it is approved.",
+                 note="For privacy this page is the same when the name or e-mail address is already taken: "
+                      "then nothing was registered. If you have an account already, log in with it.")
+
+
+# ------------------------------------------------------------------ the account page
+
+
+class LoginRequired(Exception):
+    """No valid session: the app answers with a redirect to the login form (``redirect_to_login``)."""
+
+
+def redirect_to_login(request: Request, error: Exception) -> Response:
+    return RedirectResponse("/login", status_code=303)
+
+
+@contextmanager
+def _signed_in(
+    request: Request, csrf: str | None = None, admin: bool = False
+) -> Iterator[tuple[Accounts, Session, WebSession]]:
+    """The accounts, a database session and the browser session of a logged-in user; the form's
+    CSRF token checked when one is given, the admin role when asked."""
+    accounts = _accounts(request)
+    with accounts.database.session() as session:
+        web = current_session(request, session)
+        if web is None:
+            raise LoginRequired
+        if csrf is not None:
+            _check_session_csrf(web, csrf)
+        if admin and not web.user.is_admin:
+            raise Forbidden("this page is for administrators")
+        yield accounts, session, web
+
+
+def _account_page(request: Request, web: WebSession, session: Session, status: int = 200, **extra: Any) -> HTMLResponse:
+    fair_use: FairUse = request.app.state.fair_use
+    key = f"user:{web.user.name}"
+    budgets = []
+    for label, viewer in (("in the browser", Viewer(web.user.name)), ("by API token", Viewer(web.user.name,
+                          api_bulk=web.user.api_bulk))):
+        limits = fair_use.limits(viewer)
+        budgets.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day))
+    return _page(request, "account.html", status, user=web.user, csrf=web.csrf,
+                 tokens=_accounts(request).tokens(session, web.user), budgets=budgets, **extra)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account(request: Request) -> Response:
+    with _signed_in(request) as (_, session, web):
+        return _account_page(request, web, session)
+
+
+@router.post("/account/tokens", response_class=HTMLResponse)
+def create_token(
+    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Annotated[str, Form(max_length=200)]
+) -> Response:
+    with _signed_in(request, csrf) as (accounts, session, web):
+        try:
+            with session.begin_nested():
+                token = accounts.create_token(session, web.user, name)
+        except CowbirdError as error:
+            return _account_page(request, web, session, error.status, error=str(error))
+        return _account_page(request, web, session, new_token=token)
+
+
+@router.post("/account/tokens/revoke", response_class=HTMLResponse)
+def revoke_token(
+    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Annotated[str, Form(max_length=200)]
+) -> Response:
+    with _signed_in(request, csrf) as (accounts, session, web):
+        try:
+            accounts.revoke_token(session, web.user, name)
+        except CowbirdError as error:
+            return _account_page(request, web, session, error.status, error=str(error))
+        return _account_page(request, web, session, notice=f"token {name} revoked")
+
+
+@router.post("/account/tokens/revoke-all", response_class=HTMLResponse)
+def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Response:
+    """Revoke every API token of the user at once (a password change leaves them working)."""
+    with _signed_in(request, csrf) as (accounts, session, web):
+        count = accounts.revoke_tokens(session, web.user, web.user.name)
+        return _account_page(request, web, session, notice=f"{count} API token{'' if count == 1 else 's'} revoked")
+
+
+@router.post("/account/password", response_class=HTMLResponse)
+def change_password(
+    request: Request, current: Annotated[str, Form(max_length=4096)], new: Annotated[str, Form(max_length=4096)],
+    csrf: Annotated[str, Form(max_length=200)],
+) -> Response:
+    with _signed_in(request, csrf) as (accounts, session, web):
+        if accounts.authenticate(session, web.user.name, current) is None:
+            return _account_page(request, web, session, 400, error="the current password is wrong")
+        try:
+            accounts.set_password(session, web.user, new, web.user.name)
+        except BadParameter as error:
+            return _account_page(request, web, session, 400, error=str(error))
+        live = sum(token.revoked_at is None for token in accounts.tokens(session, web.user))
+    _remember(request, None)  # every session ends with a new password, this one too
+    tokens = ("Your API tokens were not revoked: they keep working. If one may be known to someone else, "
+              "log in and revoke it on your account page.") if live else ""
+    response = _page(request, "message.html", title="Password changed",
+                     message=f"Your password is changed and every browser session has ended: log in again with "
+                             f"the new one. {tokens}".strip(), link=("/login", "Log in"))
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+# ------------------------------------------------------------------ the admin review
+
+
+def _admin_page(request: Request, accounts: Accounts, session: Session, web: WebSession, status: int = 200,
+                **extra: Any) -> HTMLResponse:
+    _remember(request, web)
+    return _page(request, "admin.html", status, csrf=web.csrf, pending=accounts.users(session, State.PENDING),
+                 users=accounts.users(session), rights_of=rights, **extra)
+
+
+def _other_admins(accounts: Accounts, session: Session, user: User) -> bool:
+    return any(other.is_admin and other.id != user.id for other in accounts.users(session, State.APPROVED))
+
+
+def _warning(request: Request, accounts: Accounts, session: Session, web: WebSession, action: str,
+             fields: dict[str, str], reason: str, what: str, button: str) -> HTMLResponse:
+    """The step before an admin's change to their own account: the page says what it does and
+    repeats the form with ``confirm=1``; only that request makes the change."""
+    alone = "" if _other_admins(accounts, session, web.user) else (
+        " No other approved administrator is left: only the command line (cowbird users) can undo it.")
+    return _admin_page(request, accounts, session, web, confirm={
+        "action": action, "fields": fields, "reason": reason, "what": what + alone, "button": button,
+        "reason_required": fields.get("decision") == State.SUSPENDED.value})
+
+
+@router.get("/admin/users", response_class=HTMLResponse)
+def admin_users(request: Request) -> Response:
+    with _signed_in(request, admin=True) as (accounts, session, web):
+        return _admin_page(request, accounts, session, web)
+
+
+@router.post("/admin/users/decide", response_class=HTMLResponse)
+def admin_decide(
+    request: Request,
+    name: Annotated[str, Form(max_length=64)],
+    decision: Annotated[str, Form(pattern="^(approved|denied|suspended)$")],
+    csrf: Annotated[str, Form(max_length=200)],
+    reason: Annotated[str, Form(max_length=2000)] = "",
+    confirm: Annotated[str, Form(max_length=1)] = "",
+) -> Response:
+    """Approve, deny, suspend or reinstate; an admin suspending themselves is warned first."""
+    with _signed_in(request, csrf, admin=True) as (accounts, session, web):
+        try:
+            with session.begin_nested():
+                user = accounts.get(session, name)
+                yourself = user.id == web.user.id
+                if yourself and decision == State.SUSPENDED.value and confirm != "1":
+                    return _warning(
+                        request, accounts, session, web, "/admin/users/decide",
+                        {"name": user.name, "decision": decision}, reason,
+                        "You are about to suspend your own account. This ends all your sessions at once (you "
+                        "are logged out here and everywhere) and you lose access to the site, this page "
+                        "included, until another administrator reinstates you.",
+                        "Suspend my own account",
+                    )
+                accounts.decide(session, user, State(decision), web.user.name, reason)
+        except CowbirdError as error:
+            return _admin_page(request, accounts, session, web, error.status, error=str(error))
+        mailer: Mailer | None = request.app.state.mailer
+        problem = None if mailer is None else mailer.send(user, State(decision), reason)
+        if yourself:  # suspended: every session of theirs, this one too, has just ended
+            _remember(request, None)
+            told = f" Note: {problem}." if problem else ""
+            response = _page(request, "message.html", title="Your account is suspended",
+                             message=f"You suspended your own account; your sessions have ended.{told}")
+            response.delete_cookie(SESSION_COOKIE)
+            return response
+        if problem is not None:  # the decision stands; the admin learns that the e-mail did not go out
+            return _admin_page(request, accounts, session, web, error=f"{name} is {decision}, but {problem}")
+    return RedirectResponse("/admin/users", status_code=303)
+
+
+@router.post("/admin/users/rights", response_class=HTMLResponse)
+def admin_rights(
+    request: Request,
+    name: Annotated[str, Form(max_length=64)],
+    change: Annotated[str, Form(pattern="^(grant|revoke)$")],
+    right: Annotated[str, Form(max_length=80)],
+    csrf: Annotated[str, Form(max_length=200)],
+    group: Annotated[str, Form(max_length=80)] = "",
+    reason: Annotated[str, Form(max_length=2000)] = "",
+    confirm: Annotated[str, Form(max_length=1)] = "",
+) -> Response:
+    """Grant or revoke ``api_bulk``, ``admin`` or ``group:NAME`` (``right=group`` takes the name from
+    ``group``), recorded with the admin and the reason as the command line records its changes; an
+    admin taking their own admin right is warned first."""
+    on, yourself = change == "grant", False
+    with _signed_in(request, csrf, admin=True) as (accounts, session, web):
+        try:
+            if right == "group":
+                right = f"group:{group.strip()}"
+            elif group.strip():
+                raise BadParameter(f"group: choose the right 'group' to add {name} to group {group.strip()!r}")
+            with session.begin_nested():
+                user = accounts.get(session, name)
+                if accounts.has_right(user, right) == on:
+                    raise NotAllowed(f"{user.name} {'already has' if on else 'does not have'} {right}")
+                yourself = user.id == web.user.id and right == "admin" and not on
+                if yourself and confirm != "1":
+                    return _warning(
+                        request, accounts, session, web, "/admin/users/rights",
+                        {"name": user.name, "change": change, "right": right}, reason,
+                        "You are about to take away your own admin right. You will no longer be able to "
+                        "review registrations or change accounts and rights, this page included.",
+                        "Revoke my own admin right",
+                    )
+                (accounts.grant if on else accounts.revoke)(session, user, right, web.user.name, reason)
+        except CowbirdError as error:
+            return _admin_page(request, accounts, session, web, error.status, error=str(error))
+    return RedirectResponse("/account" if yourself else "/admin/users", status_code=303)

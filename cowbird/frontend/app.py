@@ -1,0 +1,142 @@
+"""The front end: ``create_app(settings)``; the shared node client lives in the lifespan.
+
+The configuration is checked when the app is created (manifests readable, every partition has a
+node, no unknown partitions), so a bad configuration fails at start with a clear message.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from fastapi_offline import FastAPIOffline
+
+from cowbird import __version__
+from cowbird.core.config import ConfigError
+from cowbird.core.errors import CowbirdError
+from cowbird.core.metrics import Metrics
+from cowbird.core.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
+from cowbird.core.request_log import RequestLog
+from cowbird.frontend.accounts import Accounts, Database
+from cowbird.frontend.accounts import web as accounts_web
+from cowbird.frontend.corpora import CorpusRegistry
+from cowbird.frontend.fair_use import FairUse, Limits
+from cowbird.frontend.fanout import NodeClient, NodePools
+from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
+from cowbird.frontend.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
+from cowbird.frontend.routes.deps import known_parameters
+from cowbird.frontend.service import QueryService
+from cowbird.frontend.settings import FrontendSettings
+from cowbird.web import STATIC, TEMPLATES
+
+if TYPE_CHECKING:
+    from cowbird.calf.core import Reconstructor
+
+
+@asynccontextmanager
+async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
+    """Calf as the front end runs it: public addresses only (unless allowed), a page cache, the
+    configured search engine. Calf (``cowbird[calf]``) is imported here, only when it is enabled."""
+    try:
+        from cowbird.calf.core import Reconstructor
+        from cowbird.calf.fetching import Fetcher
+        from cowbird.calf.search import SearxngSearch
+    except ModuleNotFoundError as error:
+        raise ConfigError(f"calf_enabled needs Calf, which is not installed here (missing module {error.name!r}): "
+                          "pip install 'cowbird[calf]', or set calf_enabled = false") from error
+    cache = settings.calf_cache_dir or Path(tempfile.gettempdir()) / "cowbird-calf-cache"
+    fetcher = Fetcher(timeout=settings.calf_timeout, deadline=settings.calf_timeout, retries=1, delay=0.5,
+                      cache_dir=cache,
+                      cache_seconds=settings.calf_cache_seconds, public_only=True,
+                      allowed_hosts=tuple(settings.calf_allowed_hosts))
+    search = SearxngSearch(settings.calf_search_url) if settings.calf_search_url else None
+    async with fetcher, httpx.AsyncClient(timeout=settings.calf_timeout) as client:
+        yield Reconstructor(fetcher, search, client, context_chars=500)
+
+
+def create_app(
+    settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None, node_token: str | None = None
+) -> FastAPI:
+    """The app; ``transport`` replaces the network for the node client (tests mount node apps)."""
+    registry = CorpusRegistry(settings)
+    token = node_token if node_token is not None else settings.node_bearer()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        pools = NodePools(settings, transport)
+        async with AsyncExitStack() as stack:
+            try:
+                app.state.nodes = NodeClient(pools, token, settings)
+                app.state.nodes.metrics = app.state.metrics
+                app.state.queries = QueryService(app.state.nodes)
+                if settings.calf_enabled:
+                    app.state.calf = await stack.enter_async_context(calf_for(settings))
+                yield
+            finally:
+                await pools.aclose()
+            app.state.accounts.database.close()
+
+    app = FastAPIOffline(  # /docs with Swagger UI served by cowbird itself: it works offline
+        title="cowbird",
+        version=__version__,
+        description="Query very large web corpora: simplified language or CQP, merged previews across "
+        "partitions, TSV export, static links. Errors are application/problem+json with a stable code.",
+        lifespan=lifespan,
+        responses=PROBLEM_RESPONSES,
+        # Starlette would answer /api/v1/query/?token=... with a redirect whose absolute Location repeats
+        # the token (over http:// behind a TLS proxy, before the token is checked): no route has a slash
+        redirect_slashes=False,
+    )
+    app.state.settings = settings
+    app.state.corpora = registry
+    app.state.metrics = Metrics()
+    if settings.api_tokens_file is not None:
+        raise ConfigError(
+            f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {settings.api_tokens_file} "
+            "--user NAME --config ...` once, then remove api_tokens_file from the configuration"
+        )
+    database = Database(settings.database_address())
+    database.upgrade()  # migrations only add: an older database keeps its data
+    app.state.accounts = Accounts(database)
+    app.state.mailer = settings.mailer()
+    app.state.fair_use = FairUse(
+        anonymous=Limits(settings.anonymous_running_queries, settings.anonymous_rows_per_day),
+        user=Limits(settings.user_running_queries, settings.user_rows_per_day),
+        bulk=Limits(settings.bulk_running_queries, settings.bulk_rows_per_day),
+    )
+    templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
+    app.state.templates = templates
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+    def render(request: Request, error: CowbirdError) -> Response:
+        """problem+json for the API and scripts; an HTML page for a browser on a page route."""
+        if not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", ""):
+            page: HTMLResponse = templates.TemplateResponse(
+                request, "error.html", {"problem": problem_body(error)}, status_code=error.status,
+                headers=error.headers,
+            )
+            return page
+        return problem_response(error)
+
+    install_problem_handlers(app, render)
+    app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
+    app.add_middleware(Utf8Parameters, render=render)
+    app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
+    app.add_middleware(RequestLog, service="frontend", metrics=app.state.metrics)
+    app.add_middleware(SecurityHeaders)
+
+    routers = (corpora.router, language.router, query.router, analyses.router, export.router, ref.router,
+               history.router, accounts_web.router)
+    for router in routers:
+        app.include_router(router, dependencies=[Depends(known_parameters)])
+    app.include_router(pages.router)
+    app.include_router(metrics.router)  # the search page's URL carries the search itself: its script reads it
+    return app

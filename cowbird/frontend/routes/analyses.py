@@ -1,0 +1,384 @@
+"""``GET /api/v1/frequency``, ``/api/v1/distribution`` and ``/api/v1/collocations``: analyses of a
+query's hits over every partition, exact for the whole corpus (``cowbird.frontend.analyses``)."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import hashlib
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, Literal, TypeVar, cast
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel
+
+from cowbird import __version__
+from cowbird.core.analysis_merge import MEASURES, Measure
+from cowbird.core.analysis_spec import WHOLE_MATCH, parse_fold, parse_span
+from cowbird.core.errors import BadParameter
+from cowbird.frontend.analyses import Analyses
+from cowbird.frontend.corpora import CorpusEntry
+from cowbird.frontend.downloads import MEDIA_TYPES, writer
+from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.querying import build_query
+from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Queries, split, until_disconnected
+from cowbird.frontend.routes.query import Filters, Syntax, answered_total, failed_partitions
+from cowbird.frontend.schemas import (
+    CollocateRow,
+    CollocationResult,
+    DistributionResult,
+    DistributionRow,
+    FrequencyResult,
+    FrequencyRow,
+)
+from cowbird.frontend.service import PartitionStatus
+from cowbird.frontend.viewer import Viewer
+from cowbird.query import (
+    Alternation,
+    AttributeTest,
+    Comparison,
+    ConstraintAnd,
+    LabelRef,
+    Meet,
+    MuUnion,
+    Pattern,
+    QuerySyntaxError,
+    RegexValue,
+    Repetition,
+    Tabular,
+    TokenPattern,
+    parse_cqp,
+    serialize,
+)
+from cowbird.query import Query as ParsedQuery
+from cowbird.query import Sequence as Succession
+
+router = APIRouter(prefix="/api/v1", tags=["analyses"])
+T = TypeVar("T")
+MAX_JSON_ROWS = 100_000
+"""Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
+
+Corpus = Annotated[str, Query(description="Corpus name.")]
+Q = Annotated[str, Query(description="The query.")]
+IgnoreCase = Annotated[bool, Query(description="Case-insensitive matching.")]
+TableFormat = Annotated[Literal["json", "tsv", "csv"], Query(
+    description="json, or the rows as a tsv/csv file that starts with a metadata block (pandas: skiprows=N)")]
+
+
+def _link(**params: str | list[str]) -> str:
+    return "/?" + urlencode(params, doseq=True)
+
+
+def _cqp_link(corpus: str, build: Callable[[], str]) -> str | None:
+    """The search page running the CQP query ``build`` makes, or None when the value in it cannot be
+    written as a CQP string (a token holding a control character)."""
+    try:
+        return _link(corpus=corpus, q=build(), syntax="cqp")
+    except QuerySyntaxError:
+        return None
+
+
+def _escaped(value: str) -> str:
+    """A regex matching ``value`` exactly; backslashes at its end are written ``\\x5c``, as a CQP
+    string ending in a backslash is read differently when another quote follows in the query."""
+    body = value.rstrip("\\")
+    return re.escape(body) + "\\x5c" * (len(value) - len(body))
+
+
+def _exactly(value: str) -> RegexValue:
+    """A test that matches ``value`` exactly: literally (``%l``), or as a regex when it ends in a backslash."""
+    return RegexValue(_escaped(value)) if value.endswith("\\") else RegexValue(value, literal=True)
+
+
+def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold: str) -> str:
+    """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
+    test = _exactly(value) if not fold else \
+        RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
+    comparison = Comparison(LabelRef(label, attribute), False, test)
+    existing = query.constraint
+    parts = (list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else [])
+    parts.append(comparison)
+    return serialize(replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts))))
+
+
+@dataclass(frozen=True)
+class Search:
+    """The query of an analysis request: the corpus (visible to the viewer) and the CQP sent to nodes."""
+
+    corpus: CorpusEntry
+    cqp: str
+    q: str
+    syntax: str
+    ignore_case: bool
+    filters: list[str]
+
+
+def search(user: CurrentUser, registry: Corpora, corpus: Corpus, q: Q, syntax: Syntax = "simple",
+           ignore_case: IgnoreCase = False, filters: Filters = None) -> Search:
+    target = registry.get(corpus, user)
+    return Search(target, build_query(q, syntax, ignore_case, filters or [], target), q, syntax, ignore_case,
+                  filters or [])
+
+
+Searched = Annotated[Search, Depends(search)]
+
+
+async def _run(request: Request, user: Viewer, budgets: FairUse, work: Awaitable[T]) -> T:
+    """An analysis as one of the viewer's queries, stopped when the client goes or the deadline passes."""
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        return await until_disconnected(request, work, request.app.state.settings.deadline)
+
+
+def _table(found: Search, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
+           statuses: list[PartitionStatus], truncated: bool, columns: Sequence[str],
+           rows: Sequence[Sequence[object]]) -> Response:
+    """The rows as a TSV or CSV file (``downloads``' writer: values exactly as counted), with a
+    metadata block saying what was counted, how, and whether a partition was missing."""
+    failed = failed_partitions(statuses)
+    about: dict[str, Any] = {
+        "analysis": kind, "query": found.q, "syntax": found.syntax, "ignore_case": found.ignore_case,
+        "filters": found.filters, "cqp": cqp, "corpus": found.corpus.name,
+        "corpus_version": found.corpus.config.version or None, "corpus_size": found.corpus.size, **parameters,
+        "cowbird": __version__, "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "total": answered_total(statuses), "rows": len(rows), "truncated": truncated, "complete": not failed,
+        "failed_partitions": failed,
+    }  # fmt: skip
+    out = writer(cast(Any, format), columns, about if provenance else None)
+    body = out.start() + out.rows(rows)
+    named = repr((kind, found.corpus.name, found.q, found.syntax, found.ignore_case, found.filters,
+                  sorted(parameters.items())))
+    name = f"{found.corpus.name}_{kind}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
+    return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={
+        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
+        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
+
+
+FILES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv")}},
+          "description": "The analysis as JSON, or with format=tsv|csv as a file."}
+}
+Provenance = Annotated[bool, Query(description="With format=tsv|csv: start the file with what it counts and how.")]
+Offset = Annotated[int, Query(ge=0, description="The first row returned (0-based), to page through the table.")]
+Limit = Annotated[int | None, Query(ge=1, description=(
+    f"Rows returned (JSON: at most {MAX_JSON_ROWS:,}; default 1,000, collocations 100); a tsv/csv file has every "
+    "row from offset unless limited."))]
+
+
+def _page_size(limit: int | None, format: str, default: int) -> int | None:
+    """The rows a request returns: ``limit``, or the default page of JSON; a file has every row (None)."""
+    if format != "json":
+        return limit
+    if limit is not None and limit > MAX_JSON_ROWS:
+        raise BadParameter(f"limit={limit}: a JSON answer has at most {MAX_JSON_ROWS:,} rows; page with offset, "
+                           "or take the whole table as a file (format=tsv or csv)")
+    return default if limit is None else limit
+
+
+def _statuses(statuses: list[PartitionStatus]) -> dict[str, object]:
+    failed = failed_partitions(statuses)
+    return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
+            "partitions": [s.result() for s in statuses]}
+
+
+@router.get("/frequency", response_model=FrequencyResult, responses=FILES)
+async def frequency(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    queries: Queries,
+    found: Searched,
+    by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
+    on: Annotated[str | None, Query(description="match, matchend, target, keyword, an offset (match[-1], "
+                                                "matchend[1]) or a span (match..matchend, the default: the "
+                                                "whole match).")] = None,
+    fold: Annotated[str, Query(description="c: fold case, d: ignore diacritics, cd: both.")] = "",
+    min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
+    offset: Offset = 0,
+    limit: Limit = None,
+    format: TableFormat = "json",
+    provenance: Provenance = False,
+) -> BaseModel | Response:
+    """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
+    started = time.perf_counter()
+    target, cqp = found.corpus, found.cqp
+    span, folded = parse_span(on), parse_fold(fold)
+    rows_wanted = _page_size(limit, format, 1000)
+    work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, rows_wanted)
+    statuses, table = await _run(request, user, budgets, work)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
+    if format != "json":
+        return _table(found, cqp, "frequency", format, provenance,
+                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted},
+                      statuses, table.truncated, ["value", "frequency", "share", "per_million"],
+                      [[r.value, r.frequency, r.share, r.per_million] for r in table.rows])
+    parsed = parse_cqp(cqp)
+    one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
+    single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
+    rows = [
+        FrequencyRow(value=row.value, frequency=row.frequency, share=row.share, per_million=row.per_million,
+                     concordance=_cqp_link(target.name, functools.partial(
+                         _with_value, parsed, span.start.name, by, row.value, folded)) if single else None)
+        for row in table.rows
+    ]
+    return FrequencyResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        by=by, on=shown_on, fold=folded, counted=table.counted,
+        unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
+        rows=rows,
+    )
+
+
+@router.get("/distribution", response_model=DistributionResult, responses=FILES)
+async def distribution(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    queries: Queries,
+    found: Searched,
+    by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
+    order: Annotated[Literal["value", "hits", "per_million"], Query(
+        description="Rows by value (numbers as numbers), by hits or by hits per million.")] = "value",
+    offset: Offset = 0,
+    limit: Limit = None,
+    format: TableFormat = "json",
+    provenance: Provenance = False,
+) -> BaseModel | Response:
+    """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
+    each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
+    values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
+    many there are), a file has them all."""
+    started = time.perf_counter()
+    target, cqp = found.corpus, found.cqp
+    rows_wanted = _page_size(limit, format, 1000)
+    statuses, table = await _run(request, user, budgets, Analyses(queries).distribution(target, cqp, by, order))
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
+    if format != "json":
+        return _table(found, cqp, "distribution", format, provenance,
+                      {"by": by, "order": order, "offset": offset, "limit": rows_wanted}, statuses,
+                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
+                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in page])
+    exact = not failed_partitions(statuses)
+    base: dict[str, str | list[str]] = {"corpus": target.name, "q": found.q, "syntax": found.syntax}
+    if found.ignore_case:
+        base["ignore_case"] = "1"
+    rows = [
+        DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
+                        regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
+                        concordance=_link(**base, filter=[*found.filters, _only(by, row.value)]))
+        for row in page
+    ]
+    return DistributionResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
+        offset=offset, rows_total=len(table.rows), rows=rows,
+    )
+
+
+@router.get("/collocations", response_model=CollocationResult, responses=FILES)
+async def collocations(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    queries: Queries,
+    found: Searched,
+    attribute: Annotated[str, Query(description="The p-attribute of the collocates.")] = "lemma",
+    window: Annotated[int, Query(ge=1, le=100, description="Tokens each side (left= and right= override).")] = 5,
+    left: Annotated[int | None, Query(ge=0, le=100, description="Tokens before the match.")] = None,
+    right: Annotated[int | None, Query(ge=0, le=100, description="Tokens after the match.")] = None,
+    within: Annotated[str | None, Query(description="Windows stay in this region (s, text); 'none' lets them "
+                                                    "run to the partition's edges. Default: text.")] = None,
+    measures: Annotated[str | None, Query(description=f"Comma-separated, of: {', '.join(MEASURES)} (default all).")]
+    = None,
+    order: Annotated[str, Query(description="The measure the rows are sorted by, or f.")] = "log_likelihood",
+    min_freq: Annotated[int, Query(ge=1, description="Only collocates with at least this many co-occurrences.")] = 2,
+    offset: Offset = 0,
+    limit: Limit = None,
+    format: TableFormat = "json",
+    provenance: Provenance = False,
+) -> BaseModel | Response:
+    """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
+    partitions before any association measure is computed."""
+    started = time.perf_counter()
+    target, cqp = found.corpus, found.cqp
+    chosen = cast(list[Measure], split(measures) or list(MEASURES))
+    unknown = [m for m in chosen if m not in MEASURES]
+    if unknown:
+        raise BadParameter(f"measures={measures}: unknown {', '.join(unknown)}; give any of {', '.join(MEASURES)}")
+    if order != "f" and order not in MEASURES:
+        raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
+    region = _within(within, target.s_attributes)
+    if region is not None and parse_cqp(cqp).within is None:  # as cwb-ccc: hits lie inside the region too
+        cqp = serialize(replace(parse_cqp(cqp), within=region))
+    work = Analyses(queries).collocations(
+        target, cqp, attribute, window if left is None else left, window if right is None else right, region,
+        chosen, cast(Measure, order), min_freq)
+    statuses, table = await _run(request, user, budgets, work)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    before, after = window if left is None else left, window if right is None else right
+    rows_wanted = _page_size(limit, format, 100)
+    page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
+    if format != "json":
+        parameters: dict[str, object] = {
+            "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
+            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": rows_wanted}
+        return _table(found, cqp, "collocations", format, provenance, parameters, statuses, table.truncated,
+                      ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
+                      [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
+                       for r in page])
+    parsed = parse_cqp(cqp)
+    rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
+                         scores=r.scores, concordance=_cqp_link(target.name, functools.partial(
+                             _with_collocate, parsed, attribute, r.value, before, after)))
+            for r in page]
+    return CollocationResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
+        f1=table.f1, n=table.n,
+        candidates=table.candidates, truncated=table.truncated, offset=offset, rows_total=len(table.rows), rows=rows,
+    )
+
+
+def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, right: int) -> str:
+    """The query's hits with ``value`` at most ``left`` tokens before or ``right`` after them, as one
+    CQP query whose matches run from the hit to the collocate (or back): the concordance of a
+    collocation. Its region (``within``) and constraint stay as they were."""
+    collocate = TokenPattern(AttributeTest(attribute, False, _exactly(value)))
+    pattern = query.pattern
+    if isinstance(pattern, Meet | MuUnion | Tabular):
+        raise QuerySyntaxError("an MU or TAB query cannot be extended to its collocate")  # no link, then
+
+    def gap(tokens: int) -> list[Pattern]:
+        return [Repetition(TokenPattern(None), 0, tokens - 1)] if tokens > 1 else []
+
+    options: list[Pattern] = []
+    if right:
+        options.append(Succession((pattern, *gap(right), collocate)))
+    if left:
+        options.append(Succession((collocate, *gap(left), pattern)))
+    return serialize(replace(query, pattern=options[0] if len(options) == 1 else Alternation(tuple(options))))
+
+
+def _only(attribute: str, value: str) -> str:
+    """A filter keeping the regions whose value is exactly ``value``."""
+    return f"{attribute}~{re.escape(value)}" if value else f"{attribute}!~.+"
+
+
+def _within(within: str | None, s_attributes: list[str]) -> str | None:
+    """The region windows stay in: as given, ``none`` for none, by default ``text`` when the corpus has
+    texts (partitions are cut between texts, so windows never cross a partition's edge either)."""
+    if within is None:
+        return "text" if "text" in s_attributes else None
+    if within.strip().lower() == "none":
+        return None
+    if within not in s_attributes:
+        raise BadParameter(f"within={within}: the corpus has no s-attribute {within!r} "
+                           f"(it has: {', '.join(s_attributes) or 'none'}; or none)")
+    return within
+

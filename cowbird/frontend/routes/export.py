@@ -1,0 +1,216 @@
+"""``GET /api/v1/export``: a streamed download of up to 10,000 hits (more in API mode).
+
+Formats (``cowbird/frontend/downloads.py``): ``tsv`` (default), ``csv``, ``xlsx``, ``ndjson``. Values are
+written exactly as the corpus has them — no formula guard in TSV, CSV or NDJSON (a token ``-`` or
+``=`` must stay what it is); spreadsheets should open the XLSX, where every cell is a string.
+The file name says what the file holds (``ewt_<query-hash>_<rows>of<total>[_partial].tsv``), and
+``provenance=1`` puts the query, its CQP, the filters, the totals and what is missing into the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import ExitStack
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
+
+from cowbird import __version__
+from cowbird.core.analysis_spec import SortKey
+from cowbird.core.errors import BadParameter
+from cowbird.core.wire import EXPORT_BATCH_LINES
+from cowbird.frontend.analyses import Analyses, check_no_cut
+from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
+from cowbird.frontend.errors import ExportBroken, Forbidden
+from cowbird.frontend.fanout import NodeFailure
+from cowbird.frontend.links import public_base
+from cowbird.frontend.querying import build_query
+from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
+from cowbird.frontend.routes.query import Direction, Filters, Sort, Syntax, answered_total, failed_partitions, sort_key
+from cowbird.frontend.schemas import Hit
+from cowbird.frontend.service import HitView
+
+router = APIRouter(prefix="/api/v1", tags=["export"])
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {MEDIA_TYPES[f].split(";")[0]: {} for f in FORMATS}, "description": "The rows, streamed."}
+    },
+)
+async def export(
+    request: Request,
+    user: CurrentUser,
+    budgets: Budgets,
+    registry: Corpora,
+    queries: Queries,
+    corpus: Annotated[str, Query()],
+    q: Annotated[str, Query()],
+    view: View,
+    syntax: Syntax = "simple",
+    ignore_case: bool = False,
+    filters: Filters = None,
+    offset: Annotated[int, Query(ge=0, description="First hit to export (0-based, global order).")] = 0,
+    limit: Annotated[int | None, Query(ge=1, description="Rows (default: the browser limit).")] = None,
+    sample: Annotated[int | None, Query(ge=1, description="Export a random sample of this many hits.")] = None,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")] = 0,
+    sort: Sort = None,
+    direction: Direction = "asc",
+    format: Annotated[Format, Query(description="tsv, csv, xlsx or ndjson.")] = "tsv",
+    provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
+) -> StreamingResponse:
+    settings = request.app.state.settings
+    target = registry.get(corpus, user)
+    allowed = settings.api_export_limit if user.api else settings.browser_export_limit
+    rows = sample if sample is not None else (limit or settings.browser_export_limit)
+    if rows > allowed:
+        if not user.api:
+            raise Forbidden(f"more than {allowed:,} rows need API mode: an API token of an account with the "
+                            "api_bulk right (ask an administrator)")
+        raise BadParameter(f"{'sample' if sample else 'limit'}={rows}: API mode exports at most {allowed} rows")
+    if sample is not None and offset:
+        raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
+    view.check(target)
+    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    order = sort_key(sort, direction, seed, sample, target)
+    if order is not None:
+        check_no_cut(cqp, "sorting")
+    key = budgets.key(user, request)
+    slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
+    slot.enter_context(budgets.running(user, key))
+    try:
+        statuses = await until_disconnected(request, queries.count(target, cqp, queries.budget()), settings.deadline)
+        total = answered_total(statuses)
+        written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
+        if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
+            raise BadParameter(
+                f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a "
+                "header at most); export fewer rows (limit=) or use tsv, csv or ndjson"
+            )
+        budgets.charge(user, key, written)
+        request.state.log_corpus, request.state.log_hits = target.name, written
+    except BaseException:
+        slot.close()
+        raise
+    failed = failed_partitions(statuses)
+    base = public_base(request)
+    columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
+    about = {
+        "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters or [], "cqp": cqp,
+        "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
+        "cowbird": __version__,
+        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "total": total, "selection": _selection(total, offset, written, sample, seed, sort, order),
+        "offset": offset, "rows": written, "sample": sample,
+        "seed": seed if sample or (order and order.random) else None,
+        "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
+        "sort_cqp": None if order is None or order.random else f"{order} {order.direction}",
+        "truncated": written < total, "complete": not failed, "failed_partitions": failed,
+        "context": view.region or view.context, "ref_base": f"{base}/ref/{target.name}/",
+    }  # fmt: skip
+    delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
+
+    def row(hit: Hit) -> list[Any]:
+        return [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
+                *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in rows_of():
+                yield chunk
+        finally:
+            budgets.refund(key, written - delivered[0])
+            slot.close()
+
+    async def rows_of() -> AsyncIterator[bytes]:
+        # made here, not before: a client that leaves before the stream starts leaves no temporary file
+        out = writer(format, columns, about if provenance else None)
+        try:
+            async for chunk in written_rows(out):
+                yield chunk
+        finally:
+            out.abort()  # the XLSX writer's temporary files go, finished or not
+
+    async def written_rows(out: Any) -> AsyncIterator[bytes]:
+        yield out.start()
+        batch: list[list[Any]] = []
+        sent = 0
+        try:
+            if order is not None:
+                hits = Analyses(queries).sorted_export(target, cqp, statuses, offset, written, view, order)
+            else:
+                hits = queries.export(target, cqp, statuses, offset, written, view,
+                                      sample=(sample, seed) if sample is not None else None)
+            async for hit in hits:
+                batch.append(row(hit))
+                if len(batch) >= EXPORT_BATCH_LINES:
+                    yield out.rows(batch)
+                    sent += len(batch)
+                    batch = []
+                    if format != "xlsx":  # a spreadsheet is delivered when its last byte is
+                        delivered[0] = sent
+        except NodeFailure as failure:
+            out.abort()
+            # The headers promised `written` rows: the connection is dropped so that no client can
+            # take what it got for a complete file.
+            raise ExportBroken(f"the export broke off after {sent + len(batch)} of {written} rows: "
+                               f"{failure.public()}") from failure
+        yield out.rows(batch)
+        sent += len(batch)
+        if format != "xlsx":
+            delivered[0] = sent
+        for chunk in out.end():
+            yield chunk
+        delivered[0] = sent
+
+    headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
+                                                          None if order is None else f"{order} {order.direction}"),
+                                format, written, total, failed, sample is not None)
+    headers.update(budgets.headers(user, key))
+    return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
+                             background=BackgroundTask(slot.close))
+
+
+def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int, sort: str | None,
+               order: SortKey | None) -> str:
+    """Which hits the file holds, in words: a reader of the file alone must not take a sample for the first hits."""
+    if sample is not None:
+        return (f"a random sample of {rows:,} of the {total:,} hits, drawn with seed {seed} "
+                "(the same request draws the same sample), in corpus order")
+    where = f"hits {offset + 1:,} to {offset + rows:,} of {total:,}" if rows else f"no hits (of {total:,})"
+    if order is None:
+        return f"{where}, in corpus order"
+    return f"{where}, sorted by {(sort or '').strip()} {order.direction}" + (f" (seed {seed})" if order.random else "")
+
+
+def _fingerprint(
+    q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int,
+    sort: str | None = None,
+) -> str:
+    """Eight hex digits naming the request: the same search, the same name."""
+    text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
+                + ((sort,) if sort else ()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _download_headers(
+    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str], sample: bool = False
+) -> dict[str, str]:
+    """The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
+    for a random sample, with ``_partial`` when hits are missing (cut at the limit, a partition failed)."""
+    partial = "_partial" if failed or (written < total and not sample) else ""
+    name = f"{corpus}_{fingerprint}_{'sample' if sample else ''}{written}of{total}{partial}.{format}"
+    return {
+        "Content-Disposition": f'attachment; filename="{name}"',
+        "X-Cowbird-Rows": str(written),
+        "X-Cowbird-Total": str(total),
+        "X-Cowbird-Truncated": "true" if written < total else "false",
+        "X-Cowbird-Complete": "false" if failed else "true",
+        "X-Cowbird-Failed": ",".join(failed),
+    }

@@ -1,0 +1,48 @@
+"""The browser pages: the search page at ``/`` and a short page of HTTP GET examples.
+
+The search page is rendered with the corpora the viewer may see; everything else happens in
+``cowbird/web/static/search.js`` against the public API.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from cowbird.frontend.links import public_base
+from cowbird.frontend.routes.deps import Corpora, CurrentUser
+
+router = APIRouter(include_in_schema=False)
+
+
+def _script_json(value: object) -> str:
+    """JSON that is safe inside <script>: no '<' can close the element."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+@router.get("/", response_class=HTMLResponse)
+async def search_page(request: Request, user: CurrentUser, registry: Corpora) -> HTMLResponse:
+    settings = request.app.state.settings
+    corpora = [corpus.summary() for corpus in registry.visible(user)]
+    data = [corpus.model_dump(exclude={"partitions"}) for corpus in corpora]
+    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+        request, "search.html",
+        {"corpora": corpora, "corpora_json": _script_json(data), "viewer": user,
+         "browser_limit": settings.browser_export_limit, "api_limit": settings.api_export_limit,
+         "max_context": settings.max_context},
+    )  # fmt: skip
+    return response
+
+
+@router.get("/help/api", response_class=HTMLResponse)
+async def api_help(request: Request, user: CurrentUser, registry: Corpora) -> HTMLResponse:
+    corpora = registry.visible(user)
+    base = public_base(request)
+    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+        request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",
+                                   "url_attribute": next((m for m in (corpora[0].meta if corpora else [])
+                                                          if m.endswith("_url")), "text_url")}
+    )
+    return response

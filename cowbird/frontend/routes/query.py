@@ -1,0 +1,127 @@
+"""``GET /api/v1/query``: a merged KWIC preview (or a reproducible random sample) across partitions."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from cowbird.core.analysis_spec import SortKey, parse_sort
+from cowbird.core.errors import BadParameter, UnknownAttribute
+from cowbird.frontend.accounts import Accounts
+from cowbird.frontend.analyses import Analyses
+from cowbird.frontend.corpora import CorpusEntry
+from cowbird.frontend.querying import build_query
+from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
+from cowbird.frontend.schemas import QueryResult
+from cowbird.frontend.service import PartitionStatus
+from cowbird.query import QueryError, parse_cqp
+
+router = APIRouter(prefix="/api/v1", tags=["query"])
+
+Syntax = Annotated[Literal["simple", "cqp"], Query(description="simple (Colibri² language) or cqp.")]
+Sort = Annotated[str | None, Query(description="Sort the hits: match.lemma, match..matchend.word, left1.word, "
+                                               "right2.pos%c, target.lemma, keyword.word, random (with seed).")]
+Direction = Annotated[Literal["asc", "desc"], Query(description="Sort direction (ties stay in corpus order).")]
+
+
+def sort_key(sort: str | None, direction: str, seed: int, sample: int | None, corpus: CorpusEntry) -> SortKey | None:
+    """The sort asked for, checked against the corpus (a sample is in corpus order: not both)."""
+    if sort is None or not sort.strip():
+        return None
+    if sample is not None:
+        raise BadParameter("sort and sample do not go together: a sample is in corpus order; "
+                           "sort=random&seed=N orders all hits at random")
+    key = parse_sort(sort, direction, seed)  # type: ignore[arg-type]
+    if key.attribute is not None and key.attribute not in corpus.p_attributes:
+        raise UnknownAttribute(f"sort={sort}: corpus {corpus.name} has no p-attribute {key.attribute!r} "
+                               f"(it has: {', '.join(corpus.p_attributes)})")
+    return key
+Filters = Annotated[list[str] | None, Query(alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")]
+
+
+def failed_partitions(statuses: list[PartitionStatus]) -> list[str]:
+    return [s.partition.id for s in statuses if s.error is not None]
+
+
+def answered_total(statuses: list[PartitionStatus]) -> int:
+    """Hits in the partitions that answered."""
+    return sum(s.total or 0 for s in statuses if s.error is None)
+
+
+@router.get("/query", response_model=QueryResult)
+async def query(
+    request: Request,
+    response: Response,
+    user: CurrentUser,
+    budgets: Budgets,
+    registry: Corpora,
+    queries: Queries,
+    corpus: Annotated[str, Query(description="Corpus name.")],
+    q: Annotated[str, Query(description="The query.")],
+    view: View,
+    syntax: Syntax = "simple",
+    ignore_case: Annotated[bool, Query(description="Case-insensitive matching.")] = False,
+    filters: Filters = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=0)] = 100,
+    sample: Annotated[int | None, Query(ge=1, description="Return a random sample of this many hits.")] = None,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")] = 0,
+    sort: Sort = None,
+    direction: Direction = "asc",
+) -> QueryResult:
+    started = time.perf_counter()
+    target = registry.get(corpus, user)
+    preview_size = request.app.state.settings.preview_size
+    if limit > preview_size or (sample or 0) > preview_size:
+        raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
+    view.check(target)
+    cqp = build_query(q, syntax, ignore_case, filters or [], target)
+    order = sort_key(sort, direction, seed, sample, target)
+    deadline = request.app.state.settings.deadline
+    key = budgets.key(user, request)
+    with budgets.running(user, key):
+        if sample is not None:
+            work = queries.sample(target, cqp, sample, seed, view)
+        elif order is not None:
+            work = Analyses(queries).sorted_preview(target, cqp, offset, limit, view, order)
+        else:
+            work = queries.preview(target, cqp, offset, limit, view)
+        statuses, hits = await until_disconnected(request, work, deadline)
+    response.headers.update(budgets.headers(user, key))
+    failed = failed_partitions(statuses)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    if user.browser and user.name is not None and sample is None and offset == 0:
+        accounts: Accounts = request.app.state.accounts
+        await run_in_threadpool(_remember, accounts, user.name, target.name, q, syntax, ignore_case, filters or [],
+                                answered_total(statuses))
+    return QueryResult(
+        corpus=target.name, cqp=cqp, total=answered_total(statuses), complete=not failed, failed=failed,
+        partitions=[s.result() for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        offset=offset if sample is None else 0, sample=sample, hits=hits,
+        hint=CQP_HINT if syntax == "simple" and not hits and looks_like_cqp(q) else None,
+    )
+
+
+def _remember(accounts: Accounts, name: str, corpus: str, q: str, syntax: str, ignore_case: bool,
+              filters: list[str], total: int) -> None:
+    with accounts.database.session() as session:
+        accounts.remember(session, name, corpus, q, syntax, ignore_case, filters, total)
+
+
+CQP_HINT = "this looks like CQP; use syntax=cqp"
+
+
+def looks_like_cqp(q: str) -> bool:
+    """A simple query that is CQP pasted into the simple box: it opens like a CQP token or tag,
+    compares with =, and is valid CQP (searched as simple text, it finds the literal brackets)."""
+    text = q.strip()
+    if not text.startswith(("[", "<", '"', "(")) or "=" not in text:
+        return False
+    try:
+        parse_cqp(text)
+    except QueryError:
+        return False
+    return True

@@ -1,0 +1,258 @@
+"""The public contract of the front end: one pydantic model per response of the HTTP API.
+
+Every route declares its ``response_model`` from here, so ``/openapi.json`` describes every field;
+the node's wire models stay in ``cowbird.core.wire``. Names follow one rule: the values of
+regions (``text_url`` of the text a hit is in) are ``meta`` everywhere — the ``meta=`` parameter,
+a hit's ``meta``, the corpus listing's ``meta`` (which s-attributes carry values), ``/ref``'s ``meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from cowbird.core.wire import Problem
+
+__all__ = [
+    "CheckResult",
+    "CorpusList",
+    "CorpusSummary",
+    "Hit",
+    "PartitionResult",
+    "PartitionSummary",
+    "Problem",
+    "QueryResult",
+    "RefResult",
+    "RefText",
+    "Translation",
+]
+
+
+class PartitionSummary(BaseModel):
+    """One partition of a corpus: its tokens are the global positions ``offset`` .. ``offset + size - 1``."""
+
+    id: str
+    size: int = Field(description="Tokens in the partition.")
+    offset: int = Field(description="Global position of its first token.")
+
+
+class CorpusSummary(BaseModel):
+    """A corpus as the listing shows it."""
+
+    name: str = Field(description="Short name used in URLs and in the corpus= parameter.")
+    title: str
+    description: str
+    language: str = Field(description="ISO code of the language.")
+    access: str = Field(description="public, login, or group:NAME.")
+    size: int = Field(description="Tokens in the whole corpus.")
+    p_attributes: list[str] = Field(description="Positional attributes: what show= and queries can name.")
+    s_attributes: list[str] = Field(description="Structural attributes (regions such as s and text).")
+    meta: list[str] = Field(description="The s-attributes whose regions carry values: what meta= and filter= name.")
+    attributes: dict[str, str] = Field(description="What an attribute holds (its tagset, say), where the "
+                                                   "configuration says so: {\"pos\": \"Penn Treebank tags\"}.")
+    partitions: list[PartitionSummary]
+
+
+class CorpusList(BaseModel):
+    data: list[CorpusSummary]
+    total: int
+
+
+class Translation(BaseModel):
+    q: str = Field(description="The query as given.")
+    cqp: str = Field(description="The canonical CQP that runs: translated, with the case switch and the filters.")
+
+
+class CheckResult(BaseModel):
+    cqp: str = Field(description="The canonical form of the query: what the nodes run.")
+
+
+class PartitionResult(BaseModel):
+    """How one partition answered."""
+
+    id: str
+    status: Literal["ok", "failed"]
+    total: int | None = Field(description="Hits in this partition (None when it failed).")
+    error: str | None = Field(None, description="Why it failed.")
+
+
+class Hit(BaseModel):
+    """One hit: global positions, the KWIC strings, the match's attributes and metadata, its static link."""
+
+    position: int = Field(description="Global position of the first token of the match.")
+    matchend: int = Field(description="Global position of the last token of the match.")
+    partition: str
+    left: str = Field(description="Left context, tokens separated by spaces.")
+    match: str
+    right: str = Field(description="Right context, tokens separated by spaces.")
+    attributes: dict[str, str] = Field(description="Each show= attribute of the match (tokens separated by spaces).")
+    meta: dict[str, str | None] = Field(description="Each meta= attribute at the match (None outside any region).")
+    ref: str = Field(description="Path of the static link: /ref/<corpus>/<position>, with ?end=<matchend> "
+                     "when the match is longer than one token.")
+
+
+class QueryResult(BaseModel):
+    """A preview: the exact total over all partitions and up to ``limit`` hits in global corpus order."""
+
+    corpus: str
+    cqp: str = Field(description="The CQP that ran on every partition.")
+    total: int = Field(description="Hits in the partitions that answered.")
+    complete: bool = Field(description="False when a partition failed (its hits are missing).")
+    failed: list[str] = Field(description="Partitions that failed.")
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+    offset: int
+    sample: int | None = Field(description="The sample size asked for, or None for a page of hits.")
+    hits: list[Hit]
+    hint: str | None = Field(None, description="Advice when the query probably did not mean what it found.")
+
+
+class RefText(BaseModel):
+    left: str
+    match: str
+    right: str
+
+
+class RefResult(BaseModel):
+    """A static link resolved: the sentence at a global position, wider context, metadata, citation."""
+
+    corpus: str
+    title: str
+    position: int
+    matchend: int = Field(description="Last position of the match shown (the position itself for one token).")
+    partition: str
+    sentence: RefText
+    context: RefText = Field(description="Up to 40 tokens each side, inside the text.")
+    more_before: bool = Field(description="The text goes on before the context shown.")
+    more_after: bool = Field(description="The text goes on after the context shown.")
+    meta: dict[str, str | None]
+    citation: str
+    link: str = Field(description="The permanent URL of this position.")
+    note: str | None = Field(None, description="Said when the position lies outside any text.")
+
+
+class PastSearch(BaseModel):
+    """One search of the user's history, with the URL that runs it again."""
+
+    at: str = Field(description="When (ISO 8601, UTC).")
+    corpus: str
+    q: str
+    syntax: str
+    ignore_case: bool
+    filters: list[str]
+    total: int
+    url: str = Field(description="The search page URL of this search.")
+
+
+class History(BaseModel):
+    """The logged-in user's last searches in the browser, newest first (at most 100)."""
+
+    data: list[PastSearch]
+
+
+class WebContext(BaseModel):
+    """Calf's answer for one static link: the sentence re-found on the web, with its context."""
+
+    status: Literal["found_url", "found_search", "not_found", "fetch_error", "bad_row", "error"]
+    score: float | None = Field(description="Fuzzy-match score 0-100 of the best place found.")
+    source_url: str = Field(description="The page the context comes from (after redirects or a search).")
+    sentence: str
+    left: str
+    right: str
+    detail: str = Field("", description="How it was found (exact, or how many words differ), or why not (the "
+                                        "fetch error, the nearest place's difference).")
+    page_text: str = Field("", description="The sentence as the page has it.")
+
+
+class _AnalysisResult(BaseModel):
+    corpus: str
+    cqp: str = Field(description="The CQP that ran on every partition.")
+    total: int = Field(description="Hits in the partitions that answered.")
+    complete: bool = Field(description="False when a partition failed (its hits are missing from every count).")
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+
+
+class FrequencyRow(BaseModel):
+    value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked.")
+    frequency: int
+    share: float = Field(description="Share of the hits counted.")
+    per_million: float = Field(description="Frequency per million tokens of the corpus.")
+    concordance: str | None = Field(description="The search page showing these hits (single-token spans; None "
+                                                "for a value no CQP string can hold, one with a control character).")
+
+
+class FrequencyResult(_AnalysisResult):
+    """Hits counted by the value of a p-attribute over a span: CQP's ``count A by ATT on SPAN``."""
+
+    by: str
+    on: str
+    fold: str
+    counted: int = Field(description="Hits counted (those where the span is set).")
+    unset: int = Field(description="Hits without the anchor (no target or keyword), not counted.")
+    distinct: int = Field(description="Distinct values (a lower bound when truncated).")
+    truncated: bool = Field(description="A node had more distinct values than it lists; rare values are missing.")
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table (values with at least min hits): page with "
+                                        "offset and limit.")
+    rows: list[FrequencyRow]
+
+
+class DistributionRow(BaseModel):
+    value: str
+    hits: int
+    tokens: int = Field(description="Size of the subcorpus with this value, in tokens.")
+    per_million: float = Field(description="Hits per million tokens of that subcorpus.")
+    regions: int = Field(description="Regions with this value.")
+    regions_with_hits: int = Field(description="Of those, regions with at least one hit.")
+    size_exact: bool = Field(description="The subcorpus size is summed over every partition.")
+    concordance: str = Field(description="The search page showing these hits (the query with a filter).")
+
+
+class DistributionResult(_AnalysisResult):
+    """Hits per value of an s-attribute at the match: CQP's ``group A match ATT``, with subcorpus sizes."""
+
+    by: str
+    outside: int = Field(description="Hits outside every region of the attribute.")
+    numeric: bool = Field(description="The values look like numbers and are sorted as numbers.")
+    all_values: bool = Field(description=("Every value is listed, also those without hits (an attribute with more "
+                                          "than 10,000 values, such as an id, lists those with hits)."))
+    truncated: bool
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table (one per value): page with offset and limit.")
+    rows: list[DistributionRow]
+
+
+class CollocateRow(BaseModel):
+    value: str
+    f: int = Field(description="Co-occurrences (O11): window positions with this value.")
+    f2: int = Field(description="Frequency outside the hits (C1).")
+    marginal: int = Field(description="Frequency in the corpus.")
+    in_nodes: int = Field(description="Frequency inside the hits.")
+    expected: float = Field(description="Expected co-occurrences (E11).")
+    scores: dict[str, float]
+    concordance: str | None = Field(description="The search page showing the hits with this collocate in their "
+                                                "window (each match runs from the hit to the collocate); None for a "
+                                                "value no CQP string can hold (one with a control character).")
+
+
+class CollocationResult(_AnalysisResult):
+    """Collocates in windows around the hits, scored on the whole corpus's counts."""
+
+    attribute: str
+    left: int
+    right: int
+    within: str | None
+    measures: list[str]
+    order: str
+    min_freq: int
+    f1: int = Field(description="Tokens in the windows (R1), each once, hits excluded.")
+    n: int = Field(description="Corpus tokens outside the hits (N).")
+    candidates: int = Field(description="Distinct collocates before min_freq.")
+    truncated: bool
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table (collocates with at least min_freq "
+                                        "co-occurrences): page with offset and limit.")
+    rows: list[CollocateRow]

@@ -1,0 +1,493 @@
+"""Analyses of one partition's hits: frequency breakdowns, distributions, co-occurrence counts, sort orders.
+
+Both engines hold a query's hits as arrays (``Matches``) over the same memory-mapped store, so
+every analysis here serves both. Each returns counts that add up across partitions — values with
+their frequencies, regions with their sizes, collocates with their marginals — so the front end's
+sums are the whole corpus's numbers (``cowbird.core.analysis_merge``).
+
+CQP's rules are kept where CQP has them (``cqp/ranges.c``): a span runs from its first anchor to
+its second, backwards if the second comes first; positions past the corpus's edges are clamped to
+its first or last token; ``%c`` is GLib's case folding and ``%d`` strips combining marks (NFD,
+marks dropped, NFC) before it; values compare as code points (``strcmp`` on UTF-8); a longer
+sequence sorts after its own prefix.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from cowbird.core.analysis_spec import Anchor, Fold, SortKey, Span
+from cowbird.core.errors import BadParameter, LimitExceeded, UnknownAttribute
+from cowbird.engines import Deadline
+from cowbird.engines.native.lexicon import strip_diacritics
+from cowbird.engines.results import Matches
+from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
+
+Ints = npt.NDArray[np.int64]
+
+CHUNK_POSITIONS = 4 * 1024 * 1024
+"""Positions expanded at once when windows or matches are counted (bounds the memory of a count)."""
+
+MAX_SORT_CELLS = 64 * 1024 * 1024
+"""Hits × tokens a sort key may span (the key table's cells, 8 bytes each); a frequency breakdown's
+spans may hold as many tokens."""
+
+NO_DEADLINE = Deadline()
+"""For callers without a time budget (the command line): checks that never stop anything."""
+
+
+def fold_text(text: str, fold: Fold) -> str:
+    """A value as CQP's flags see it: ``d`` strips combining marks first, then ``c`` case-folds."""
+    if "d" in fold:
+        text = strip_diacritics(text)
+    if "c" in fold:
+        text = text.casefold()
+    return text
+
+
+# -- per-attribute tables, computed once per opened attribute ---------------------------------------
+
+@dataclass(frozen=True)
+class Groups:
+    """Lexicon ids grouped by their folded string: ``of_id[id]`` is the group, ``names[group]`` its string;
+    ``rank[group]`` orders the groups by their string (code points)."""
+
+    of_id: npt.NDArray[np.int32]
+    names: list[str]
+    rank: npt.NDArray[np.int32]
+
+
+_TABLES: weakref.WeakKeyDictionary[object, dict[object, object]] = weakref.WeakKeyDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def _tables(owner: object) -> dict[object, object]:
+    with _TABLES_LOCK:
+        tables = _TABLES.get(owner)
+        if tables is None:
+            tables = _TABLES[owner] = {}
+        return tables
+
+
+def groups(attribute: PositionalAttribute, fold: Fold) -> Groups:
+    """The attribute's lexicon grouped by folded string (no fold: one group per id)."""
+    tables = _tables(attribute)
+    cached = tables.get(("groups", fold))
+    if isinstance(cached, Groups):
+        return cached
+    strings = attribute.strings
+    if fold:
+        index: dict[str, int] = {}
+        of_id = np.fromiter((index.setdefault(fold_text(s, fold), len(index)) for s in strings),
+                            dtype=np.int32, count=len(strings))
+        names = list(index)
+    else:
+        of_id = np.arange(len(strings), dtype=np.int32)
+        names = strings
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int32)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int32)
+    result = Groups(of_id, names, rank)
+    tables[("groups", fold)] = result
+    return result
+
+
+@dataclass(frozen=True)
+class ValueTable:
+    """An s-attribute's regions grouped by value: ``of_region[r]``, ``names[g]``, and per value its size
+    in tokens and number of regions."""
+
+    of_region: npt.NDArray[np.int64]
+    names: list[str]
+    tokens: Ints
+    regions: Ints
+
+
+def value_table(attribute: StructuralAttribute) -> ValueTable:
+    tables = _tables(attribute)
+    cached = tables.get("values")
+    if isinstance(cached, ValueTable):
+        return cached
+    offsets = np.asarray(attribute.value_offsets, dtype=np.int64)
+    distinct, inverse = np.unique(offsets, return_inverse=True)
+    index: dict[str, int] = {}  # two offsets with the same string are one value
+    remap = np.fromiter((index.setdefault(attribute.value_at_offset(int(o)), len(index)) for o in distinct),
+                        dtype=np.int64, count=len(distinct))
+    of_region = remap[inverse] if len(offsets) else np.zeros(0, dtype=np.int64)
+    lengths = np.asarray(attribute.ends, dtype=np.int64) - np.asarray(attribute.starts, dtype=np.int64) + 1
+    tokens = np.bincount(of_region, weights=lengths, minlength=len(index)).round().astype(np.int64)
+    regions = np.bincount(of_region, minlength=len(index)).astype(np.int64)
+    result = ValueTable(of_region, list(index), tokens, regions)
+    tables["values"] = result
+    return result
+
+
+# -- positions -------------------------------------------------------------------------------------
+
+def _p(corpus: CwbCorpus, name: str) -> PositionalAttribute:
+    return corpus.p_attribute(name)
+
+
+def _s_with_values(corpus: CwbCorpus, name: str, parameter: str) -> StructuralAttribute:
+    attribute = corpus.s_attribute(name)
+    if not attribute.has_values:
+        with_values = ", ".join(corpus.meta_attribute_names) or "none"
+        raise UnknownAttribute(f"{parameter}={name}: the regions of {name!r} carry no values; "
+                               f"give one that does ({with_values})")
+    return attribute
+
+
+def anchor_positions(matches: Matches, anchor: Anchor, size: int) -> tuple[Ints, npt.NDArray[np.bool_]]:
+    """Each hit's position for ``anchor``, clamped to the corpus as CQP does, and whether it is set
+    (a hit without a target or keyword has no such position)."""
+    base = {
+        "match": matches.match, "matchend": matches.matchend, "target": matches.target, "keyword": matches.keywords
+    }[anchor.name]
+    base = np.asarray(base, dtype=np.int64)
+    valid = base >= 0
+    return np.clip(base + anchor.offset, 0, max(size - 1, 0)), valid
+
+
+def span_positions(matches: Matches, span: Span, size: int) -> tuple[Ints, Ints, npt.NDArray[np.bool_]]:
+    start, valid_start = anchor_positions(matches, span.start, size)
+    end, valid_end = anchor_positions(matches, span.end, size)
+    return start, end, valid_start & valid_end
+
+
+def _sequences(start: Ints, end: Ints) -> Iterator[tuple[Ints, npt.NDArray[np.int64]]]:  # (n, length)
+    """(hit indices, positions matrix) per distinct span length, at most ``CHUNK_POSITIONS`` positions
+    at a time: row i holds the span of hit i in order."""
+    step = np.where(end >= start, 1, -1).astype(np.int64)
+    lengths = np.abs(end - start) + 1
+    for length in np.unique(lengths).tolist():
+        every = np.flatnonzero(lengths == length)
+        rows = max(1, CHUNK_POSITIONS // length)
+        for at in range(0, len(every), rows):
+            which = every[at:at + rows]
+            positions = start[which, None] + step[which, None] * np.arange(length, dtype=np.int64)[None, :]
+            yield which, positions
+
+
+def _value_bytes(p: PositionalAttribute, lengths: Ints, rows: int) -> int:
+    """What the distinct values of spans of these lengths take at most, about: as many values as
+    hits (at most ``rows``, and for one token at most the lexicon), each its tokens' average length."""
+    if not len(lengths):
+        return 0
+    average = len(p.lexicon_bytes) / max(1, p.lexicon_size)  # a token's string with its terminating byte
+    values = min(len(lengths), rows, p.lexicon_size if int(lengths.max()) == 1 else len(lengths))
+    return int(values * float(lengths.mean()) * average)
+
+
+# -- frequency -------------------------------------------------------------------------------------
+
+@dataclass
+class Frequencies:
+    values: list[str]
+    counts: list[int]
+    hits: int  # hits counted (those with the span set)
+    unset: int  # hits without a value (no target)
+    distinct: int
+    truncated: bool
+
+
+def frequency(corpus: CwbCorpus, matches: Matches, attribute: str, span: Span, fold: Fold,
+              max_rows: int, max_bytes: int = 1 << 62, deadline: Deadline = NO_DEADLINE) -> Frequencies:
+    """How often each value (or sequence of values, joined by spaces) of ``attribute`` occurs over
+    ``span`` of the hits — CQP's ``count A by ATT on SPAN %FOLD``. Bounded before it starts: the
+    spans may hold as many tokens as a sort's, and their values are estimated to take at most
+    ``max_bytes``; and while it runs, by those bytes and the ``deadline``."""
+    p = _p(corpus, attribute)
+    start, end, valid = span_positions(matches, span, corpus.size)
+    start, end = start[valid], end[valid]
+    lengths = np.abs(end - start) + 1
+    cells = int(lengths.sum())
+    if cells > MAX_SORT_CELLS:
+        raise LimitExceeded(f"on={span}: the spans of the {len(start):,} hits hold {cells:,} tokens, more than a "
+                            f"node counts at once ({MAX_SORT_CELLS:,}, as for sorting); count a narrower span or "
+                            "narrow the query")
+    estimate = _value_bytes(p, lengths, max_rows)
+    if estimate > max_bytes:
+        raise LimitExceeded(f"on={span}: the values of {len(start):,} hits over spans of up to "
+                            f"{int(lengths.max())} tokens would take about {estimate / 2**20:,.0f} MB, more than a "
+                            f"node answers ({max_bytes / 2**20:,.0f} MB); count a narrower span or narrow the query")
+    table = groups(p, fold)
+    counts: dict[str, int] = {}
+    size = 0
+    for _which, positions in _sequences(start, end):
+        deadline.check()
+        ids = table.of_id[np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)].reshape(positions.shape)
+        if positions.shape[-1] == 1:
+            found = np.bincount(ids[:, 0], minlength=len(table.names))
+            for group in np.flatnonzero(found).tolist():
+                name = table.names[group]
+                counts[name] = counts.get(name, 0) + int(found[group])
+            continue
+        rows, row_counts = np.unique(ids, axis=0, return_counts=True)
+        for row, count in zip(rows.tolist(), row_counts.tolist(), strict=True):
+            name = " ".join(table.names[g] for g in row)
+            if name not in counts:
+                size += len(name) + 16
+                if size > max_bytes:
+                    raise LimitExceeded(f"on={span}: the values of this breakdown take more than a node answers "
+                                        f"({max_bytes / 2**20:,.0f} MB); count a narrower span or narrow the query")
+            counts[name] = counts.get(name, 0) + int(count)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    kept = ordered[:max_rows]
+    return Frequencies([v for v, _ in kept], [c for _, c in kept], int(len(start)), int((~valid).sum()),
+                       len(ordered), len(ordered) > max_rows)
+
+
+# -- distribution ----------------------------------------------------------------------------------
+
+@dataclass
+class Distribution:
+    values: list[str]
+    hits: list[int]
+    regions_with_hits: list[int]
+    tokens: list[int]
+    regions: list[int]
+    outside: int  # hits outside every region of the attribute
+    all_values: bool  # every value of the attribute is listed (else: those with hits)
+    truncated: bool
+
+
+ALL_VALUES_UP_TO = 10_000  # an attribute with more values (an id) lists only those with hits
+
+
+def distribution(corpus: CwbCorpus, matches: Matches, attribute: str, max_rows: int,
+                 deadline: Deadline = NO_DEADLINE) -> Distribution:
+    """Hits per value of an s-attribute at the match, with each value's size (tokens, regions) and
+    the regions with at least one hit — CQP's ``group A match ATT``. Every value is listed, also
+    those without hits, when the attribute has at most ``ALL_VALUES_UP_TO`` (genres, years);
+    an attribute with more (sentence or text ids) lists the values with hits, as CQP does."""
+    deadline.check()
+    s = _s_with_values(corpus, attribute, "by")
+    table = value_table(s)
+    numbers = s.region_numbers(np.asarray(matches.match, dtype=s.starts.dtype)) if len(s) else \
+        np.full(len(matches), -1, dtype=np.int64)
+    inside = numbers[numbers >= 0]
+    hits = np.bincount(table.of_region[inside], minlength=len(table.names))
+    hit_regions = np.unique(inside)
+    regions_with_hits = np.bincount(table.of_region[hit_regions], minlength=len(table.names))
+    all_values = len(table.names) <= min(max_rows, ALL_VALUES_UP_TO)  # a text type, not an id
+    chosen = np.arange(len(table.names)) if all_values else np.flatnonzero(hits)
+    truncated = len(chosen) > max_rows
+    if truncated:
+        chosen = chosen[np.argsort(-hits[chosen], kind="stable")[:max_rows]]
+    return Distribution(
+        [table.names[g] for g in chosen.tolist()], hits[chosen].tolist(), regions_with_hits[chosen].tolist(),
+        table.tokens[chosen].tolist(), table.regions[chosen].tolist(), int(len(numbers) - len(inside)),
+        all_values, truncated,
+    )
+
+
+# -- co-occurrence ---------------------------------------------------------------------------------
+
+@dataclass
+class Cooccurrence:
+    values: list[str]
+    f: list[int]  # co-occurrences: positions in some hit's window with this value
+    marginal: list[int]  # the value's frequency in the partition
+    in_nodes: list[int]  # the value's frequency inside the hits (match .. matchend)
+    context_tokens: int  # positions in the windows (each once), hits excluded
+    node_tokens: int  # positions inside hits (each once)
+    size: int  # tokens in the partition
+    truncated: bool
+
+
+def _union(starts: Ints, ends: Ints) -> tuple[Ints, Ints]:
+    """The union of intervals (ends included) as sorted, disjoint, non-adjacent intervals."""
+    keep = ends >= starts
+    starts, ends = starts[keep], ends[keep]
+    if not len(starts):
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    new = np.empty(len(starts), dtype=bool)
+    new[0] = True
+    new[1:] = starts[1:] > reach[:-1] + 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(starts) - 1)
+    return starts[first], reach[last]
+
+
+def _expanded(starts: Ints, ends: Ints) -> Iterator[Ints]:
+    """The positions of disjoint intervals, a chunk at a time."""
+    lengths = ends - starts + 1
+    at = 0
+    while at < len(starts):
+        stop = at + max(1, int(np.searchsorted(np.cumsum(lengths[at:]), CHUNK_POSITIONS, side="right")))
+        chunk_lengths = lengths[at:stop]
+        offsets = np.cumsum(chunk_lengths) - chunk_lengths
+        total = int(chunk_lengths.sum())
+        yield np.repeat(starts[at:stop] - offsets, chunk_lengths) + np.arange(total, dtype=np.int64)
+        at = stop
+
+
+def _outside(positions: Ints, starts: Ints, ends: Ints) -> Ints:
+    """The positions not inside any of the disjoint intervals."""
+    if not len(starts):
+        return positions
+    number = np.searchsorted(starts, positions, side="right") - 1
+    inside = (number >= 0) & (ends[np.maximum(number, 0)] >= positions)
+    return positions[~inside]
+
+
+def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints], deadline: Deadline = NO_DEADLINE) -> tuple[Ints, int]:
+    totals = np.zeros(p.lexicon_size, dtype=np.int64)
+    seen = 0
+    for positions in chunks:
+        deadline.check()
+        if len(positions):
+            totals += np.bincount(np.asarray(p.ids_at(positions), dtype=np.int64), minlength=p.lexicon_size)
+            seen += len(positions)
+    return totals, seen
+
+
+def cooccurrence(corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
+                 within: str | None, max_rows: int, deadline: Deadline = NO_DEADLINE) -> Cooccurrence:
+    """Co-occurrence counts in the windows around the hits, as cwb-ccc counts them: the windows'
+    positions (``left`` tokens before each match, ``right`` after its matchend, within the region of
+    ``within`` around it), each position once however many windows hold it, minus every position
+    inside a hit; the marginal and in-hit frequency of each collocate come with it."""
+    p = _p(corpus, attribute)
+    match = np.asarray(matches.match, dtype=np.int64)
+    matchend = np.asarray(matches.matchend, dtype=np.int64)
+    low = np.zeros(len(match), dtype=np.int64)
+    high = np.full(len(match), corpus.size - 1, dtype=np.int64)
+    if within is not None:
+        s = corpus.s_attribute(within)
+        if len(s):
+            at_start = s.region_numbers(np.asarray(match, dtype=s.starts.dtype))
+            at_end = s.region_numbers(np.asarray(matchend, dtype=s.starts.dtype))
+            starts, ends = np.asarray(s.starts, dtype=np.int64), np.asarray(s.ends, dtype=np.int64)
+            low = np.where(at_start >= 0, starts[np.maximum(at_start, 0)], match)
+            high = np.where(at_end >= 0, ends[np.maximum(at_end, 0)], matchend)
+        else:
+            low, high = match, matchend
+    window_starts = np.concatenate([np.maximum(match - left, low), matchend + 1])
+    window_ends = np.concatenate([match - 1, np.minimum(matchend + right, high)])
+    context_starts, context_ends = _union(window_starts, window_ends)
+    node_starts, node_ends = _union(match, matchend)
+    f, context_tokens = _count_ids(
+        p, (_outside(chunk, node_starts, node_ends) for chunk in _expanded(context_starts, context_ends)), deadline)
+    in_nodes, node_tokens = _count_ids(p, _expanded(node_starts, node_ends), deadline)
+    found = np.flatnonzero(f + in_nodes)  # in hits only: the front end needs their in-hit counts too
+    truncated = len(found) > max_rows
+    if truncated:
+        found = found[np.argsort(-(f[found] + in_nodes[found]), kind="stable")[:max_rows]]
+    strings = p.strings
+    marginals = np.asarray(p.frequencies, dtype=np.int64)
+    return Cooccurrence(
+        [strings[i] for i in found.tolist()], f[found].tolist(), marginals[found].tolist(),
+        in_nodes[found].tolist(), context_tokens, node_tokens, corpus.size, truncated,
+    )
+
+
+# -- sorting ---------------------------------------------------------------------------------------
+
+SortValue = list[list[str]] | int
+"""A hit's sort key as it travels: the folded then the plain values (lists of strings), or a random number."""
+
+
+@dataclass
+class SortOrder:
+    """A partition's hits in sorted order: ``order[k]`` is the hit at rank ``k``."""
+
+    key: SortKey
+    order: Ints
+    base: int  # global position of the partition's first token (random keys depend on it)
+    matches: Matches
+    corpus: CwbCorpus
+
+    def keys(self, ranks: list[int]) -> list[SortValue]:
+        """The sort keys of the hits at these ranks, as the front end compares them across partitions."""
+        hits = self.order[np.asarray(ranks, dtype=np.int64)] if ranks else np.zeros(0, dtype=np.int64)
+        if self.key.random:
+            return [int(v) for v in random_keys(self.matches.match[hits] + self.base, self.key.seed).tolist()]
+        assert self.key.span is not None and self.key.attribute is not None
+        picked = self.matches.take(hits)
+        start, end, valid = span_positions(picked, self.key.span, self.corpus.size)
+        p = _p(self.corpus, self.key.attribute)
+        folded = groups(p, self.key.fold) if self.key.fold else None
+        values: list[SortValue] = []
+        for a, b, ok in zip(start.tolist(), end.tolist(), valid.tolist(), strict=True):
+            if not ok:
+                values.append([])
+                continue
+            step = 1 if b >= a else -1
+            ids = np.asarray(p.ids_at(np.arange(a, b + step, step, dtype=np.int64)), dtype=np.int64)
+            plain = [p.strings[i] for i in ids.tolist()]
+            values.append([[folded.names[g] for g in folded.of_id[ids].tolist()], plain] if folded else [plain])
+        return values
+
+
+_MASK = (1 << 64) - 1
+
+
+def random_keys(positions: Ints, seed: int) -> npt.NDArray[np.uint64]:
+    """A random number per global position for ``seed`` (splitmix64): the same hit gets the same
+    number on any node, so a random order merges across partitions."""
+    with np.errstate(over="ignore"):
+        z = positions.astype(np.uint64) + np.uint64((seed * 0x9E3779B97F4A7C15) & _MASK)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return np.asarray(z ^ (z >> np.uint64(31)), dtype=np.uint64)
+
+
+def sort_order(corpus: CwbCorpus, matches: Matches, key: SortKey, base: int,
+               deadline: Deadline = NO_DEADLINE) -> SortOrder:
+    """The hits ordered by ``key``; equal keys keep corpus order (in either direction)."""
+    deadline.check()
+    n = len(matches)
+    tie = np.arange(n, dtype=np.int64)
+    if key.random:
+        numbers = random_keys(np.asarray(matches.match, dtype=np.int64) + base, key.seed)
+        order = np.lexsort((tie, ~numbers if key.direction == "desc" else numbers))
+        return SortOrder(key, order.astype(np.int64), base, matches, corpus)
+    assert key.span is not None and key.attribute is not None
+    p = _p(corpus, key.attribute)
+    start, end, valid = span_positions(matches, key.span, corpus.size)
+    lengths = np.where(valid, np.abs(end - start) + 1, 0)
+    width = max(int(lengths.max()) if n else 0, 1)
+    if n * width > MAX_SORT_CELLS:
+        raise LimitExceeded(f"sorting {n:,} hits on spans of up to {width} tokens is more than a node sorts at "
+                            "once; sort on fewer tokens (e.g. match.lemma or left1.word) or narrow the query")
+    rows_set = np.flatnonzero(valid)
+    primary_first: list[npt.NDArray[np.int64]] = [(~valid).astype(np.int64)]  # hits without a target go last
+    passes = ([groups(p, key.fold)] if key.fold else []) + [groups(p, "")]  # plain values break folded ties
+    for table in passes:
+        matrix = np.full((n, width), -1, dtype=np.int64)  # -1: the span has ended (a prefix sorts first)
+        for which, positions in _sequences(start[valid], end[valid]):
+            deadline.check()
+            ids = np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)
+            matrix[rows_set[which], : positions.shape[1]] = table.rank[table.of_id[ids]].reshape(positions.shape)
+        if key.direction == "desc":  # all reversed, as CQP negates the comparison: a span now sorts before its prefix
+            matrix = np.where(matrix >= 0, -matrix, 1)
+        primary_first += [matrix[:, k] for k in range(width)]
+    deadline.check()
+    order = np.lexsort([tie, *primary_first[::-1]])  # lexsort: the last key is the primary one
+    return SortOrder(key, order.astype(np.int64), base, matches, corpus)
+
+
+def check_attributes(corpus: CwbCorpus, p_attribute: str | None = None, s_attribute: str | None = None) -> None:
+    if p_attribute is not None and p_attribute not in corpus.entry.p_attributes:
+        raise UnknownAttribute(f"the corpus has no p-attribute {p_attribute!r} "
+                               f"(it has: {', '.join(corpus.entry.p_attributes)})")
+    if s_attribute is not None and s_attribute not in corpus.entry.s_attributes:
+        raise BadParameter(f"the corpus has no s-attribute {s_attribute!r} "
+                           f"(it has: {', '.join(corpus.entry.s_attributes) or 'none'})")
+
+
+def marginals(corpus: CwbCorpus, attribute: str, values: list[str]) -> list[int]:
+    """The frequency of each value of ``attribute`` in the corpus (0 where it does not occur)."""
+    p = _p(corpus, attribute)
+    ids = [p.str2id(value) for value in values]
+    return [0 if i is None else p.frequency(i) for i in ids]

@@ -1,0 +1,156 @@
+"""The node's front door (ASGI middleware): the token is checked before anything else is read.
+
+Every request but ``GET /health`` must carry ``Authorization: Bearer <node token>``; without it
+the node answers ``401`` at once, never reading the body — so an anonymous client cannot make the
+node buffer a large body, learn its API (``/docs``, ``/openapi.json``) or get a ``422`` for
+malformed JSON. An authenticated body is read here, up to ``max_bytes`` (declared or chunked), and
+handed on whole; after it, the app reads the real connection again, so that it still learns when
+the client goes away.
+
+A request that names itself (``X-Cowbird-Call: <id>``, as the front end's calls do) is listed in
+``calls`` (``Calls``): after a timeout the front end asks ``GET /health?call=<id>`` how long the
+node has worked on it, until now or until it ended (the client gone, the answer sent): long, and
+the query is slow (the replicas are spared it); never or briefly, and the request was held up on
+the way (a link down, a process stopped): a replica is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import time
+from collections import OrderedDict
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cowbird.core.errors import Unauthorized
+from cowbird.core.problems import problem_response
+from cowbird.node.errors import TooLarge
+
+OPEN_PATHS = frozenset({"/health"})
+CALL_HEADER = b"x-cowbird-call"
+_CALL = re.compile(r"[0-9a-f]{8,64}")
+
+
+class Calls:
+    """The front end's calls at work (id -> when it started), and for the ``KEPT`` latest that ended,
+    their time span; time the node stood still (stopped with SIGSTOP, its loop blocked: ``tick()``
+    did not run for ``FROZEN`` s) does not count as work on them."""
+
+    KEPT = 4096
+    TICK = 0.25
+    FROZEN = 1.0
+
+    def __init__(self) -> None:
+        self.running: dict[str, float] = {}
+        self.ended: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self.frozen: list[tuple[float, float]] = []  # the last KEPT spans the node stood still
+        self.last_tick = time.monotonic()
+
+    def start(self, call: str) -> None:
+        self.running[call] = time.monotonic()
+
+    def end(self, call: str) -> None:
+        started = self.running.pop(call, None)
+        if started is not None:
+            self.ended[call] = (started, time.monotonic())
+            while len(self.ended) > self.KEPT:
+                self.ended.popitem(last=False)
+
+    async def tick(self) -> None:
+        """Runs for the node's life: notes every span in which the node stood still."""
+        while True:
+            self._note_freeze(time.monotonic())
+            await asyncio.sleep(self.TICK)
+
+    def _note_freeze(self, now: float) -> None:
+        if now - self.last_tick > self.FROZEN:
+            self.frozen.append((self.last_tick + self.TICK, now))
+            del self.frozen[:-self.KEPT]
+        self.last_tick = now
+
+    def seconds(self, call: str) -> float | None:
+        """How long the node has worked on ``call`` (until now, or until it ended), the time it
+        stood still left out; None: it never got it."""
+        now = time.monotonic()
+        self._note_freeze(now)  # asked right after standing still, before tick() saw it
+        if call in self.running:
+            began, ended = self.running[call], now
+        elif call in self.ended:
+            began, ended = self.ended[call]
+        else:
+            return None
+        still = sum(max(0.0, min(ended, stop) - max(began, start)) for start, stop in self.frozen)
+        return max(0.0, ended - began - still)
+
+
+class NodeGuard:
+    """Token first, then a bounded body; see the module docstring."""
+
+    def __init__(self, app: ASGIApp, token: str, max_bytes: int, calls: Calls | None = None) -> None:
+        self.app = app
+        self.token = f"Bearer {token}".encode()
+        self.max_bytes = max_bytes
+        self.calls = calls if calls is not None else Calls()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if not secrets.compare_digest(headers.get(b"authorization", b""), self.token):
+            await problem_response(Unauthorized("send 'Authorization: Bearer <node token>'"))(scope, receive, send)
+            return
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_bytes:
+            await self._too_large(scope, receive, send, f"request body of {int(length)} bytes")
+            return
+        body = await self._read_body(receive)
+        if body is None:
+            await self._too_large(scope, receive, send, "a request body")
+            return
+        call = headers.get(CALL_HEADER, b"").decode("latin-1")
+        if not _CALL.fullmatch(call):
+            await self.app(scope, _replay(body, receive), send)
+            return
+        self.calls.start(call)
+        try:
+            await self.app(scope, _replay(body, receive), send)
+        finally:
+            self.calls.end(call)
+
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        """The whole body, or None as soon as it passes the limit (the rest is never read)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks)  # the client went away; the app will see the disconnect
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, what: str) -> None:
+        error = TooLarge(f"{what} is over the limit of {self.max_bytes} bytes")
+        response = problem_response(error)
+        response.headers["Connection"] = "close"  # do not read the rest of a body we refused
+        await response(scope, receive, send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

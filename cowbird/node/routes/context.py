@@ -1,0 +1,41 @@
+"""``GET /v1/context/{partition}/{cpos}``: the window or region around one position (static links)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from cowbird.core.errors import OutOfRange
+from cowbird.core.wire import ContextResponse
+from cowbird.engines import Context
+from cowbird.node.routes.auth import Service
+from cowbird.node.routes.queries import line_model
+
+router = APIRouter(prefix="/v1", tags=["context"])
+
+MAX_KEYWORD_TOKENS = 1_000
+"""Longest keyword a static link shows (a match end at most this far after its start)."""
+
+
+@router.get("/context/{partition}/{cpos}", response_model=ContextResponse)
+async def context(
+    partition: str,
+    cpos: int,
+    service: Service,
+    tokens: Annotated[int, Query(ge=0, description="Tokens of context on each side.")] = 20,
+    region: Annotated[str | None, Query(description="Extend to the enclosing region (e.g. s) instead.")] = None,
+    show: Annotated[list[str] | None, Query(description="p-attributes to show with each token.")] = None,
+    meta: Annotated[list[str] | None, Query(description="s-attribute values to report.")] = None,
+    end: Annotated[int | None, Query(ge=0, description="Last position of a longer keyword (a match end).")] = None,
+) -> ContextResponse:
+    engine = service.engine(partition)
+    shown = Context(tokens, region)
+    service.check_request(1, 1, shown)
+    last = cpos if end is None else end
+    if not 0 <= cpos <= last < engine.size:
+        raise OutOfRange(f"positions {cpos}..{last} are outside partition {partition} (0 to {engine.size - 1})")
+    if last - cpos > MAX_KEYWORD_TOKENS:
+        raise OutOfRange(f"end={end}: a keyword spans at most {MAX_KEYWORD_TOKENS} tokens")
+    line = await service.in_thread(engine.context, cpos, shown, show or [], meta or [], end)
+    return ContextResponse(partition=partition, cpos=cpos, line=line_model(line))

@@ -1,0 +1,140 @@
+"""Who runs when on a node: short queries are never held up by long ones.
+
+Every evaluation runs in a thread of its own. At most ``max_concurrent_queries`` evaluations run
+at once; more wait in line (up to ``max_queued_queries``, for at most ``queue_seconds``) and only
+then get ``503 busy``. An evaluation that has worked for ``heavy_after_seconds`` — CPU time of
+its own threads, not time on the clock: on a busy machine a short query takes longer on the clock
+without being any heavier — becomes *heavy*: it gives its place back to short queries, its threads
+run at the lowest CPU priority, and at most ``max_heavy_queries`` heavy ones step on at once — the
+others pause at their next check until one finishes. So three users' ``[]{200}`` queries cannot
+make a ``[word="dog"]`` wait, however busy the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from cowbird.engines import Deadline
+from cowbird.node.errors import Busy
+
+T = TypeVar("T")
+LOWEST_PRIORITY = 19
+
+
+class Scheduler:
+    def __init__(self, concurrent: int, queued: int, queue_seconds: float, heavy: int, heavy_after: float) -> None:
+        self.slots = asyncio.Semaphore(concurrent)
+        self.queued = queued
+        self.queue_seconds = queue_seconds
+        self.heavy = threading.BoundedSemaphore(heavy)
+        self.heavy_after = heavy_after
+        self.waiting = 0
+
+    async def run(
+        self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]]
+    ) -> T:
+        """``work(deadline)`` in a thread of its own once a place is free; ``watch(deadline)`` is
+        started next to it (it cancels the deadline when the client goes away)."""
+        if self.slots.locked() and self.waiting >= self.queued:
+            raise Busy(f"the node is running and queueing as many queries as it may ({self.queued} waiting)",
+                       headers={"Retry-After": "1"})
+        self.waiting += 1
+        try:
+            await asyncio.wait_for(self.slots.acquire(), self.queue_seconds)
+        except TimeoutError:
+            raise Busy(f"no place to run the query within {self.queue_seconds:g} s; try again shortly",
+                       headers={"Retry-After": "2"}) from None
+        finally:
+            self.waiting -= 1
+        loop = asyncio.get_running_loop()
+        pace = _Pace(self, lambda: loop.call_soon_threadsafe(self.slots.release))
+        deadline = Deadline(seconds, pace)
+        pace.deadline = deadline
+        watcher = asyncio.ensure_future(watch(deadline))
+        try:
+            return await _in_thread(lambda: pace.finish_after(lambda: work(deadline)))
+        except asyncio.CancelledError:  # the request was dropped: stop the evaluation at its next check
+            deadline.cancel()
+            raise
+        finally:
+            watcher.cancel()
+            if not pace.gave_back:
+                self.slots.release()
+
+
+class _Pace:
+    """Called at every check of one evaluation's deadline, in whichever thread does the work."""
+
+    def __init__(self, scheduler: Scheduler, give_back: Callable[[], object]) -> None:
+        self.scheduler = scheduler
+        self.give_back = give_back
+        self.worked: dict[int, float] = {}  # CPU seconds of each thread of the evaluation
+        self.gave_back = False
+        self.holds_heavy = False
+        self.lowered: set[int] = set()
+        self.deadline: Deadline | None = None
+        self.lock = threading.Lock()  # the engine may check from two threads of one evaluation
+
+    def __call__(self) -> None:
+        # every thread of an evaluation is new (its own, or the engine's pool for it): its CPU clock
+        # counts this evaluation's work only
+        self.worked[threading.get_ident()] = time.thread_time()
+        if not self.gave_back and sum(self.worked.values()) < self.scheduler.heavy_after:
+            return
+        with self.lock:
+            if not self.gave_back:  # this evaluation is heavy from now on
+                self.gave_back = True
+                self.give_back()
+            thread = threading.get_native_id()
+            if thread not in self.lowered:
+                _lower_priority(thread)
+                self.lowered.add(thread)
+            while not self.holds_heavy:  # wait for a heavy place, still stoppable meanwhile
+                self.holds_heavy = self.scheduler.heavy.acquire(timeout=0.1)
+                if not self.holds_heavy and self.deadline is not None:
+                    self.deadline.check_time()
+
+    def finish_after(self, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        finally:
+            if self.holds_heavy:
+                self.scheduler.heavy.release()
+
+
+def _lower_priority(thread: int) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, LOWEST_PRIORITY)  # Linux: one thread's niceness
+    except (OSError, AttributeError):
+        pass
+
+
+async def _in_thread(function: Callable[[], T]) -> T:
+    """Run ``function`` in a new thread (its priority may be lowered: a pooled thread would keep it)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def target() -> None:
+        try:
+            result = function()
+        except BaseException as exc:  # handed to the awaiting coroutine
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, future, result, None)
+
+    threading.Thread(target=target, name="cowbird-query", daemon=True).start()
+    return await future
+
+
+def _settle(future: asyncio.Future[T], result: T | None, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)  # type: ignore[arg-type]

@@ -1,0 +1,226 @@
+"""The node's query service: engines per partition, a result cache, a concurrency limit, time budgets.
+
+Queries run in worker threads, off the event loop, under a :class:`Deadline` the engine checks
+between steps, so a query past ``query_timeout`` really stops. The result cache keeps recent
+(partition, query) results so paging through one query costs one evaluation; it is bounded by the
+number of hits it holds (24 bytes each: match, matchend, target; a query that marks a keyword
+anchor, ``@1[...]``, holds a fourth array and counts 4/3 per hit). A query keeps at most
+``max_query_hits`` of its hits; it is counted exactly however many it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+from cowbird.core.analysis_spec import parse_sort
+from cowbird.core.errors import LimitExceeded, query_problem
+from cowbird.core.metrics import Metrics
+from cowbird.core.wire import SortSpec
+from cowbird.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
+from cowbird.engines.results import ArrayResultSet, build_lines
+from cowbird.node.compute import SortOrder, sort_order
+from cowbird.node.errors import UnknownPartition
+from cowbird.node.scheduler import Scheduler
+from cowbird.node.settings import NodeSettings
+from cowbird.query import QueryError, canonical
+
+T = TypeVar("T")
+BYTES_PER_HIT = 24
+REFUSALS_KEPT = 256
+"""Queries refused for their size, remembered so that asking again costs nothing."""
+SORT_ORDERS_KEPT = 8
+"""Sort orders kept for paging (8 bytes per hit each)."""
+
+
+class ResultCache:
+    """LRU of query results, bounded by the total number of hits held."""
+
+    def __init__(self, max_hits: int) -> None:
+        self.max_hits = max_hits
+        self._entries: OrderedDict[tuple[str, str, str, int], ResultSet] = OrderedDict()
+        self.hits = 0
+
+    def get(self, key: tuple[str, str, str, int]) -> ResultSet | None:
+        result = self._entries.get(key)
+        if result is not None:
+            self._entries.move_to_end(key)
+        return result
+
+    def put(self, key: tuple[str, str, str, int], result: ResultSet) -> None:
+        if result.weight > self.max_hits or key in self._entries:
+            return
+        self._entries[key] = result
+        self.hits += result.weight
+        while self.hits > self.max_hits:
+            _, evicted = self._entries.popitem(last=False)
+            self.hits -= evicted.weight
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class PartitionService:
+    """Runs checked queries on the partitions this node serves."""
+
+    def __init__(self, settings: NodeSettings, engines: dict[str, QueryEngine], metrics: Metrics | None = None) -> None:
+        self.settings = settings
+        self.engines = engines
+        self.metrics = metrics
+        self.cache = ResultCache(settings.cache_max_hits)
+        self.orders: OrderedDict[tuple[int, str, str, int, int], SortOrder] = OrderedDict()
+        # queries refused for what they are (their certain work is more than query_timeout): refused again
+        # at once, not after seconds of planning each time
+        self.refused: OrderedDict[tuple[str, str, str, int], LimitExceeded] = OrderedDict()
+        self.scheduler = Scheduler(
+            settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
+            settings.max_heavy_queries, settings.heavy_after_seconds,
+        )
+
+    def engine(self, partition: str) -> QueryEngine:
+        engine = self.engines.get(partition) or self.engines.get(partition.lower())
+        if engine is None:
+            served = ", ".join(sorted(self.engines)) or "none"
+            raise UnknownPartition(f"this node does not serve partition {partition!r} (it serves: {served})")
+        return engine
+
+    @staticmethod
+    def check(query: str) -> str:
+        """Parse the query again and return the canonical text: the only text an engine sees."""
+        try:
+            return canonical(query)
+        except QueryError as exc:
+            raise query_problem(exc) from exc
+
+    async def analyse(self, function: Callable[..., T], *args: object,
+                      disconnected: Callable[[], Awaitable[bool]] | None = None) -> T:
+        """Analysis work (``function(*args, deadline=...)``) as a query is run: under the scheduler
+        (a place among the queries running, heavy after a while), stopped at ``query_timeout`` and
+        when the client goes away — an analysis can take longer than the query it counts."""
+
+        async def watch(deadline: Deadline) -> None:
+            if disconnected is not None:
+                await _watch(disconnected, deadline)
+
+        def work(deadline: Deadline) -> T:
+            try:
+                return function(*args, deadline=deadline)
+            except MemoryError as exc:
+                raise LimitExceeded("the analysis needs more memory than this node has; narrow it down") from exc
+
+        return await self.scheduler.run(work, self.settings.query_timeout, watch)
+
+    async def in_thread(self, function: Callable[..., T], *args: object) -> T:
+        """Run engine work (building lines) in a worker thread (its errors carry their own status and code)."""
+        return await anyio.to_thread.run_sync(function, *args)
+
+    async def run(
+        self,
+        partition: str,
+        query: str,
+        strategy: Strategy,
+        hard_boundary: int,
+        disconnected: Callable[[], Awaitable[bool]] | None = None,
+    ) -> tuple[str, ResultSet]:
+        """The result of a query on a partition, from the cache or evaluated now.
+
+        ``disconnected`` tells whether the client has gone; the engine is then told to stop.
+        """
+        engine = self.engine(partition)
+        text = self.check(query)
+        key = (engine.corpus_id, text, strategy, hard_boundary)
+        cached = self.cache.get(key)
+        if cached is not None:
+            if self.metrics is not None:
+                self.metrics.cache_hits.labels(partition).inc()
+            return text, cached
+        refused = self.refused.get(key)
+        if refused is not None:
+            self.refused.move_to_end(key)
+            raise LimitExceeded(refused.detail)
+        if self.metrics is not None:
+            self.metrics.queries.labels(partition).inc()
+
+        def work(deadline: Deadline) -> ResultSet:
+            try:
+                return engine.run(text, strategy, hard_boundary, deadline)
+            except MemoryError as exc:  # the query asked for more than this process can hold
+                raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
+
+        async def watch(deadline: Deadline) -> None:
+            if disconnected is not None:
+                await _watch(disconnected, deadline)
+
+        try:
+            result = await self.scheduler.run(work, self.settings.query_timeout, watch)
+        except LimitExceeded as refusal:
+            self.refused[key] = refusal
+            while len(self.refused) > REFUSALS_KEPT:
+                self.refused.popitem(last=False)
+            raise
+        self.cache.put(key, result)
+        return text, result
+
+    def check_request(self, limit: int, maximum: int, context: Context) -> None:
+        if limit > maximum:
+            raise LimitExceeded(f"limit {limit} is more than this node returns at once ({maximum})")
+        if context.tokens > self.settings.max_context_tokens:
+            raise LimitExceeded(
+                f"context of {context.tokens} tokens is wider than allowed ({self.settings.max_context_tokens})"
+            )
+
+    async def lines(
+        self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], meta: list[str]
+    ) -> list[KwicLine]:
+        return await self.in_thread(result.kwic, offset, limit, context, show, meta)
+
+    @staticmethod
+    def every_hit(result: ResultSet) -> ArrayResultSet:
+        """The result with every hit held: an analysis counts all of them, never the first ones only."""
+        if not isinstance(result, ArrayResultSet):  # both engines hold hits as arrays
+            raise TypeError(f"an analysis needs hits as arrays, not {type(result).__name__}")
+        if result.held < result.total:
+            raise LimitExceeded(
+                f"this query has {result.total:,} hits on this partition and the node keeps {result.held:,} "
+                "(max_query_hits): an analysis needs every hit; narrow the query down"
+            )
+        return result
+
+    async def order(self, result: ResultSet, spec: SortSpec,
+                    disconnected: Callable[[], Awaitable[bool]] | None = None) -> SortOrder:
+        """The hits of a result in sorted order (kept for paging, as results are)."""
+        key = parse_sort(spec.key, spec.direction, spec.seed)
+        held = self.every_hit(result)
+        cache_key = (id(result), str(key), spec.direction, spec.seed, spec.base)
+        cached = self.orders.get(cache_key)
+        if cached is not None and cached.matches is held.matches:
+            self.orders.move_to_end(cache_key)
+            return cached
+        order = await self.analyse(sort_order, held.corpus, held.matches, key, spec.base, disconnected=disconnected)
+        self.orders[cache_key] = order
+        while len(self.orders) > SORT_ORDERS_KEPT:
+            self.orders.popitem(last=False)
+        return order
+
+    async def sorted_lines(
+        self, order: SortOrder, ranks: list[int], context: Context, show: list[str], meta: list[str]
+    ) -> list[KwicLine]:
+        """The lines of the hits at these sorted ranks, in that order."""
+
+        def build() -> list[KwicLine]:
+            picked = order.order[ranks] if ranks else order.order[:0]
+            hits = ArrayResultSet(order.corpus, order.matches.take(picked)).hits()
+            return build_lines(order.corpus, hits, context, show, meta)
+
+        return await self.in_thread(build)
+
+
+async def _watch(disconnected: Callable[[], Awaitable[bool]], deadline: Deadline) -> None:
+    while not await disconnected():
+        await asyncio.sleep(0.1)
+    deadline.cancel()
+

@@ -1,0 +1,531 @@
+"""From Lark's parse tree of ``cqp.lark`` to the typed AST of ``cqp_ast``, checking as it goes.
+
+Everything the grammar cannot say is checked here, with the offending token's offset: flags,
+regexes, repetition bounds, reserved words, a single target marker, labels used in the global
+constraint but never set, and the constructs parsed only to be reported as unsupported.
+The transformer is non-recursive, so tree depth never meets Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lark import Token
+from lark.visitors import Transformer_NonRecursive, v_args
+
+from cowbird.query.cqp_ast import (
+    SPECIAL_LABELS,
+    Alternation,
+    And,
+    AttributeComparison,
+    AttributeTest,
+    Comparison,
+    Condition,
+    Constraint,
+    ConstraintAnd,
+    ConstraintNot,
+    ConstraintOr,
+    FunctionCall,
+    LabelComparison,
+    LabelRef,
+    Meet,
+    MuTerm,
+    MuUnion,
+    Not,
+    Number,
+    NumericComparison,
+    Or,
+    Pattern,
+    Query,
+    RegexValue,
+    RegionBound,
+    Repetition,
+    Sequence,
+    StructuralTag,
+    Tabular,
+    TokenPattern,
+    ValueTest,
+)
+from cowbird.query.cqp_lexical import ANCHOR_TAGS, RESERVED_WORDS, unquote, unrepresentable_reason
+from cowbird.query.errors import QuerySyntaxError, UnsupportedQueryError
+from cowbird.query.limits import MAX_CUT, MAX_REPETITION
+from cowbird.query.regex_check import MAX_REGEX_SIZE, check_regex
+
+Bounds = tuple[int, int | None]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """A ``within`` or ``expand`` context: ``count`` regions of ``attribute``, or tokens (None)."""
+
+    attribute: str | None
+    count: int
+    direction: str | None = None
+
+
+@v_args(inline=True)
+class AstBuilder(Transformer_NonRecursive[Token, Any]):
+    """Builds one ``Query``; make a new instance per query (it collects labels and targets)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.labels: set[str] = set()
+        self.label_refs: list[tuple[str, int]] = []
+        self.targets: list[int] = []
+        self.keywords: list[int] = []
+        self.label_offsets: dict[str, int] = {}
+        self.token_reads: list[tuple[str, int]] = []  # labels read inside the token being built
+        self.regex_budget = MAX_REGEX_SIZE
+
+    def _error(self, message: str, token: Token | int) -> QuerySyntaxError:
+        offset = token if isinstance(token, int) else _offset(token)
+        return QuerySyntaxError(message, self.text, offset)
+
+    def _unsupported(self, message: str, token: Token) -> UnsupportedQueryError:
+        return UnsupportedQueryError(message, self.text, _offset(token))
+
+    def _name(self, token: Token, what: str) -> str:
+        name = str(token)
+        if name in RESERVED_WORDS:
+            raise self._error(f"'{name}' is a CQP keyword and cannot be used as {what}", token)
+        return name
+
+    def _int(self, token: Token, low: int, high: int, what: str) -> int:
+        # Bounding the digits first keeps int() away from Python's long-string conversion limit.
+        value = int(token) if len(token) <= 12 else high + 1
+        if not low <= value <= high:
+            raise self._error(f"{what} must be between {low:,} and {high:,}", token)
+        return value
+
+    # ------------------------------------------------------------------ query and clauses
+
+    def start(
+        self,
+        pattern: Pattern,
+        constraint: Constraint | None,
+        within: _Context | None,
+        cut: int | None,
+        expand: _Context | None,
+    ) -> Query:
+        for label, offset in self.label_refs:
+            if label == "target" and not self.targets:
+                raise self._error("'target' is not set in the pattern (mark a token with @, as in @[...])", offset)
+            if label == "keyword" and not self.keywords:
+                raise self._error("'keyword' is not set in the pattern (mark a token with @1, as in @1[...])", offset)
+            if label not in SPECIAL_LABELS and label not in self.labels:
+                raise self._error(
+                    f"label '{label}' is not set in the pattern (set it with {label}:[...])", offset
+                )
+        read = {label for label, _ in self.label_refs}
+        for label, offset in self.label_offsets.items():
+            if label not in read:  # CQP: "Illegal use of labels"
+                raise self._error(
+                    f"label '{label}' is set but never read: compare it after '::' (as in :: {label}.word = ...) "
+                    "or remove it",
+                    offset,
+                )
+        if not _has_symbols(pattern):  # CQP: "Query is vacuous"
+            raise self._error("the query is vacuous: every token and tag in it is repeated zero times", 0)
+        if matches_empty(pattern):  # CQP: "Query matches empty string"
+            raise self._error(
+                "the query matches the empty string (every token and tag in it is optional), so it would "
+                "match everywhere: make at least one token or tag obligatory",
+                0,
+            )
+        query = _within(Query(pattern, constraint=constraint, cut=cut), within)
+        if expand is not None:
+            query = replace(query, expand=expand.attribute, expand_count=expand.count if expand.attribute else 1,
+                            expand_tokens=None if expand.attribute else expand.count,
+                            expand_direction=expand.direction)
+        return query
+
+    # ------------------------------------------------------------------ MU and TAB queries
+
+    def mu_query(self, term: MuTerm, cut: int | None) -> Query:
+        """``MU (meet A B s) cut 10``; ``MU A`` alone is A's hits, as CQP's union of A with itself."""
+        return Query(MuUnion(term, term) if isinstance(term, TokenPattern) else term, cut=cut)
+
+    def meet(self, left: MuTerm, right: MuTerm, window: tuple[int, int] | str | None) -> Meet:
+        if window is None:
+            return Meet(left, right)  # CQP's default window: the token right after
+        if isinstance(window, str):
+            return Meet(left, right, region=window)
+        return Meet(left, right, window[0], window[1])
+
+    def mu_union(self, left: MuTerm, right: MuTerm) -> MuUnion:
+        return MuUnion(left, right)
+
+    def mu_bracket(self, condition: Condition | None) -> TokenPattern:
+        return self._token(condition, None, None)
+
+    def mu_string(self, value: RegexValue) -> TokenPattern:
+        return self._token(AttributeTest("word", False, value), None, None)
+
+    def meet_window(self, first: int | Token, second: int | None = None) -> tuple[int, int] | str:
+        if isinstance(first, Token):
+            return self._name(first, "a structural attribute")
+        assert second is not None  # the grammar gives two numbers or a name
+        return (first, second)
+
+    def signed(self, number: Token) -> int:
+        return self._int(number, 0, MAX_CUT, "a distance")
+
+    def negative(self, number: Token) -> int:
+        return -self._int(number, 0, MAX_CUT, "a distance")
+
+    def tab_gap(self, bounds: Bounds) -> Bounds:
+        return bounds
+
+    def tab_query(self, *items: TokenPattern | Bounds | _Context | None) -> Query:
+        """``TAB [pos="DT"] {0,2} [pos="NN"] within s``: columns, the tokens allowed between each
+        two (none written: adjacent), and a ``within`` clause."""
+        within = items[-1]
+        columns: list[TokenPattern] = []
+        gaps: list[tuple[int, int | None]] = []
+        gap: tuple[int, int | None] | None = None
+        for item in items[:-1]:
+            if isinstance(item, TokenPattern):
+                if columns:
+                    gaps.append(gap or (0, 0))
+                columns.append(item)
+                gap = None
+            elif isinstance(item, tuple):
+                gap = item
+        assert within is None or isinstance(within, _Context)
+        return _within(Query(Tabular(tuple(columns), tuple(gaps))), within)
+
+    def constraint_clause(self, constraint: Constraint) -> Constraint:
+        return constraint
+
+    def within_clause(self, direction: Token | None, context: _Context) -> _Context:
+        return context
+
+    def expand_clause(self, direction: Token | None, context: _Context) -> _Context:
+        return _Context(context.attribute, context.count, str(direction) if direction is not None else None)
+
+    def context(self, first: Token, name: Token | None = None) -> _Context:
+        """``s``, ``3 s``, ``3``, ``3 words`` (CQP's Description: a count of regions or of tokens)."""
+        if first.type != "INT":
+            return _Context(self._name(first, "a structural attribute"), 1)
+        count = self._int(first, 0, MAX_CUT, "the number of tokens or regions")
+        if name is None or str(name) in ("word", "words"):
+            return _Context(None, count)
+        return _Context(self._name(name, "a structural attribute"), count)
+
+    def cut_clause(self, count: Token) -> int | None:
+        """``cut N``; ``cut 0`` is no cut, as in CQP."""
+        value = self._int(count, 0, MAX_CUT, "the number after 'cut'")
+        return value or None
+
+    # ------------------------------------------------------------------ pattern
+
+    def pattern(self, *options: Pattern) -> Alternation:
+        flat: list[Pattern] = []
+        for option in options:
+            flat.extend(option.options if isinstance(option, Alternation) else (option,))
+        return Alternation(tuple(flat))
+
+    def sequence(self, *items: Pattern) -> Sequence:
+        flat: list[Pattern] = []
+        for item in items:
+            flat.extend(item.items if isinstance(item, Sequence) else (item,))
+        return Sequence(tuple(flat))
+
+    def repetition(self, item: Pattern, bounds: Bounds) -> Repetition:
+        return Repetition(item, bounds[0], bounds[1])
+
+    def optional(self) -> Bounds:
+        return (0, 1)
+
+    def any_number(self) -> Bounds:
+        return (0, None)
+
+    def at_least_one(self) -> Bounds:
+        return (1, None)
+
+    def exactly(self, count: Token) -> Bounds:
+        value = self._int(count, 0, MAX_REPETITION, "a repetition count")
+        return (value, value)
+
+    def at_least(self, low: Token) -> Bounds:
+        return (self._int(low, 0, MAX_REPETITION, "a repetition bound"), None)
+
+    def between(self, low: Token, high: Token) -> Bounds:
+        minimum = self._int(low, 0, MAX_REPETITION, "a repetition bound")
+        maximum = self._int(high, minimum, MAX_REPETITION, "the upper bound of {n,m}")
+        return (minimum, maximum)
+
+    def at_most(self, high: Token) -> Bounds:
+        return (0, self._int(high, 0, MAX_REPETITION, "the upper bound of {,m}"))
+
+    def bracket_token(
+        self, target: Token | None, label: Token | None, condition: Condition | None
+    ) -> TokenPattern:
+        return self._token(condition, target, label)
+
+    def lookahead_token(
+        self, target: Token | None, label: Token | None, condition: Condition | None
+    ) -> TokenPattern:
+        """``[: condition :]``: CQP's lookahead constraint, a zero-width test of the next token."""
+        return replace(self._token(condition, target, label), lookahead=True)
+
+    def string_token(self, target: Token | None, label: Token | None, value: RegexValue) -> TokenPattern:
+        return self._token(AttributeTest("word", False, value), target, label)
+
+    def _token(self, condition: Condition | None, marker: Token | None, label: Token | None) -> TokenPattern:
+        # the transformer builds tokens in text order, each right after its condition: the labels a
+        # condition reads must be set by tokens built before (CQP: "used before it was defined")
+        reads, self.token_reads = self.token_reads, []
+        for name, offset in reads:
+            if name not in self.labels:
+                raise self._error(
+                    f"label '{name}' is read before it is set: a token can only read labels set by tokens "
+                    f"written before it (as in {name}:[] [lemma = {name}.lemma])",
+                    offset,
+                )
+            self.label_refs.append((name, offset))
+        anchor = self._anchor(marker)
+        return TokenPattern(
+            condition, label=self._label(label), target=anchor == "target", keyword=anchor == "keyword"
+        )
+
+    def _label(self, token: Token | None) -> str | None:
+        if token is None:
+            return None
+        name = self._name(Token("LABEL", token[:-1], start_pos=token.start_pos), "a label")
+        self.labels.add(name)
+        self.label_offsets.setdefault(name, _offset(token))
+        return name
+
+    def _anchor(self, token: Token | None) -> str | None:
+        """``@``/``@0`` mark the target, ``@1`` the keyword (CQP's default AnchorNumberTarget 0 and
+        AnchorNumberKeyword 1); ``@2`` to ``@9`` mark nothing, as in CQP, which ignores them."""
+        if token is None:
+            return None
+        number = str(token).strip("@:")
+        if number in ("", "0"):
+            self.targets.append(_offset(token))
+            return "target"
+        if number == "1":
+            self.keywords.append(_offset(token))
+            return "keyword"
+        if len(number) == 1:
+            return None
+        raise self._error("an anchor marker is @ followed by at most one digit (@0 target, @1 keyword)", token)
+
+    def open_tag(
+        self, tag: Token, operator: Token | None = None, value: RegexValue | None = None
+    ) -> StructuralTag:
+        name = str(tag)[1:]
+        if name in ANCHOR_TAGS:
+            raise self._unsupported(f"anchor points such as <{name}> are not supported", tag)
+        test = None if value is None else ValueTest(operator == "!=", value)
+        return StructuralTag(name, closing=False, test=test)
+
+    open_tag_test = open_tag
+
+    def close_tag(self, tag: Token) -> StructuralTag:
+        name = str(tag)[2:-1]
+        if name in ANCHOR_TAGS:
+            raise self._unsupported(f"anchor points such as </{name}> are not supported", tag)
+        return StructuralTag(name, closing=True)
+
+    # ------------------------------------------------------------------ conditions
+
+    def or_condition(self, *operands: Condition) -> Or:
+        return Or(_flatten(operands, Or))
+
+    def and_condition(self, *operands: Condition) -> And:
+        return And(_flatten(operands, And))
+
+    def negation(self, operand: Condition) -> Not:
+        return Not(operand)
+
+    def attribute_test(self, name: Token, operator: Token, value: RegexValue) -> AttributeTest:
+        return AttributeTest(self._name(name, "an attribute name"), operator == "!=", value)
+
+    def attribute_comparison(self, left: Token, operator: Token, right: Token) -> AttributeComparison:
+        return AttributeComparison(self._name(left, "an attribute name"), operator == "!=",
+                                   self._name(right, "an attribute name"))
+
+    def bound_function(self, function: Token, argument: Token) -> RegionBound:
+        """``lbound(s)`` and ``rbound(s)``, CQP's built-in tests of a region's first and last token."""
+        if str(function) not in ("lbound", "rbound"):
+            raise self._unsupported(
+                f"the function {function}() is not supported in a token (lbound() and rbound() are)", function
+            )
+        return RegionBound(str(function) == "rbound", self._name(argument, "a structural attribute"))
+
+    def this_test(self, reference: Token, operator: Token, value: RegexValue) -> AttributeTest | LabelComparison:
+        """``_.text_year="2010"``: CQP's label ``_`` is the current token; ``a.pos="NN"`` reads the
+        label ``a`` of an earlier token."""
+        label, attribute = str(reference).split(".", 1)
+        if label != "_":
+            return LabelComparison(self._token_ref(reference), operator == "!=", value)
+        if attribute in RESERVED_WORDS:
+            raise self._error(f"'{attribute}' is a CQP keyword and cannot be used as an attribute name", reference)
+        return AttributeTest(attribute, operator == "!=", value, this=True)
+
+    def label_comparison(self, left: Token, operator: Token, right: Token) -> LabelComparison:
+        """``lemma = a.lemma``, ``_.text_id != a.text_id``, ``a.pos = pos``: values at labels set by
+        earlier tokens, compared inside a token (a bare name is an attribute of the token itself)."""
+        return LabelComparison(self._token_ref(left), operator == "!=", self._token_ref(right))
+
+    def _token_ref(self, token: Token) -> LabelRef:
+        if token.type == "NAME":  # the token's own attribute, written bare (CQP: no label at all)
+            return LabelRef("", self._name(token, "an attribute name"))
+        label, attribute = str(token).split(".", 1)
+        if label in SPECIAL_LABELS and label != "match":
+            raise self._unsupported(
+                f"'{token}': inside a token only '_' (the token itself), 'match' and labels set by earlier "
+                f"tokens can be read; compare {label} after '::'",
+                token,
+            )
+        if attribute in RESERVED_WORDS:
+            raise self._error(f"'{attribute}' is a CQP keyword and cannot be used as an attribute name", token)
+        if label not in ("_", "match"):
+            self.token_reads.append((self._name(Token("NAME", label, start_pos=token.start_pos), "a label"),
+                                     _offset(token)))
+        return LabelRef(label, attribute)
+
+    def value(self, string: Token, flags: Token | None) -> RegexValue:
+        ignore_case, ignore_diacritics, literal = self._flags(flags)
+        pattern, offsets = unquote(str(string))
+        reason = unrepresentable_reason(pattern)
+        if reason is not None:
+            raise self._error(reason, _offset(string) + len(string) - 1)
+        if not literal:
+            problem, size = check_regex(pattern, self.regex_budget)
+            if problem is not None:
+                index = offsets[problem.index] if problem.index < len(offsets) else len(string) - 1
+                raise self._error(problem.message, _offset(string) + index)
+            self.regex_budget -= size
+        return RegexValue(pattern, ignore_case, ignore_diacritics, literal)
+
+    def _flags(self, flags: Token | None) -> tuple[bool, bool, bool]:
+        letters = "" if flags is None else str(flags)[1:]
+        for index, letter in enumerate(letters):
+            if letter not in "cdl":
+                raise self._error(
+                    f"unknown flag '%{letter}' (use %c, %d, %cd or %l)", _offset(flags) + 1 + index
+                )
+        if "l" in letters and set(letters) != {"l"}:
+            raise self._error("%l (literal) cannot be combined with %c or %d", _offset(flags))
+        return "c" in letters, "d" in letters, "l" in letters
+
+    # ------------------------------------------------------------------ global constraint
+
+    def or_constraint(self, *operands: Constraint) -> ConstraintOr:
+        return ConstraintOr(_flatten(operands, ConstraintOr))
+
+    def and_constraint(self, *operands: Constraint) -> ConstraintAnd:
+        return ConstraintAnd(_flatten(operands, ConstraintAnd))
+
+    def constraint_negation(self, operand: Constraint) -> ConstraintNot:
+        return ConstraintNot(operand)
+
+    def comparison(self, left: LabelRef, operator: Token, right: RegexValue | LabelRef) -> Comparison:
+        return Comparison(left, operator == "!=", right)
+
+    def numeric_comparison(self, left: Number, operator: str, right: Number) -> NumericComparison:
+        return NumericComparison(left, operator, right)
+
+    def int_number(self, number: Token) -> int:
+        return self._int(number, 0, MAX_CUT, "a number")
+
+    _POSITIONS = ("distance", "dist", "distabs")
+    _VALUES = ("f", "int")
+
+    def function_number(self, name: Token, *arguments: str | LabelRef | int) -> FunctionCall:
+        """``distabs(a, b)``, ``distance(a, b)``, ``dist(a, b)`` of two positions (labels or numbers);
+        ``f(a.lemma)`` and ``int(a.word)`` of a label's value."""
+        function = str(name)
+        if function in self._POSITIONS:
+            if len(arguments) != 2 or any(isinstance(a, LabelRef) for a in arguments):
+                raise self._error(f"{function}() takes two positions: labels (a, match, ...) or numbers", name)
+        elif function in self._VALUES:
+            if len(arguments) != 1 or not isinstance(arguments[0], LabelRef):
+                raise self._error(f"{function}() takes one attribute of a label, as in {function}(a.lemma)", name)
+        else:
+            raise self._unsupported(
+                f"the function {function}() is not supported (distance, dist, distabs, f and int are)", name
+            )
+        return FunctionCall(function, arguments)
+
+    def qid_argument(self, qid: Token) -> LabelRef:
+        return self.label_ref(qid)
+
+    def name_argument(self, name: Token) -> str:
+        label = str(name)
+        self.label_refs.append((label, _offset(name)))
+        return label
+
+    def int_argument(self, number: Token) -> int:
+        return self._int(number, 0, MAX_CUT, "a position")
+
+    def rel_eq(self, _: Token) -> str:
+        return "="
+
+    def rel_ne(self, _: Token) -> str:
+        return "!="
+
+    def rel_lt(self) -> str:
+        return "<"
+
+    def rel_gt(self) -> str:
+        return ">"
+
+    def rel_le(self) -> str:
+        return "<="
+
+    def rel_ge(self) -> str:
+        return ">="
+
+    def label_ref(self, qid: Token) -> LabelRef:
+        label, attribute = str(qid).split(".")
+        self.label_refs.append((label, _offset(qid)))
+        return LabelRef(label, attribute)
+
+
+def _within(query: Query, within: _Context | None) -> Query:
+    """The query with its ``within`` clause; CQP's within ignores a direction: a match only ever
+    runs to the right."""
+    if within is None:
+        return query
+    return replace(query, within=within.attribute, within_count=within.count if within.attribute else 1,
+                   within_tokens=None if within.attribute else within.count)
+
+
+def _has_symbols(pattern: Pattern) -> bool:
+    """Whether any token or tag of the pattern is left once ``x{0}`` repetitions are dropped."""
+    if isinstance(pattern, TokenPattern | StructuralTag):
+        return True
+    if isinstance(pattern, Repetition):
+        return pattern.max != 0 and _has_symbols(pattern.item)
+    parts = pattern.items if isinstance(pattern, Sequence) else pattern.options
+    return any(_has_symbols(part) for part in parts)
+
+
+def matches_empty(pattern: Pattern) -> bool:
+    """Whether the pattern matches without a token or a tag (CQP counts a tag as a symbol here)."""
+    if isinstance(pattern, TokenPattern | StructuralTag):
+        return False
+    if isinstance(pattern, Repetition):
+        return pattern.min == 0 or matches_empty(pattern.item)
+    if isinstance(pattern, Sequence):
+        return all(matches_empty(item) for item in pattern.items)
+    return any(matches_empty(option) for option in pattern.options)
+
+
+def _offset(token: Token | None) -> int:
+    return 0 if token is None or token.start_pos is None else token.start_pos
+
+
+def _flatten(operands: tuple[Any, ...], kind: type[Any]) -> tuple[Any, ...]:
+    """Merge nested operands of the same operator: ``a & (b & c)`` is ``a & b & c``."""
+    flat: list[Any] = []
+    for operand in operands:
+        flat.extend(operand.operands if type(operand) is kind else (operand,))
+    return tuple(flat)

@@ -1,1 +1,0 @@
-"""Tools that work on cowbird's output."""
