@@ -1,19 +1,30 @@
-"""``cowbird query``: run CQP on one corpus from the command line, as CQP's ``dump`` or a concordance."""
+"""``cowbird query``: run CQP on one corpus, or over every partition of a manifest, from the command
+line — as CQP's ``dump``, a concordance or an analysis.
+
+Every answer but ``--batch`` comes from a :class:`~cowbird.core.search.Search` over the partitions
+opened in this process (:class:`~cowbird.node.local.LocalPartitions`): the same plans and merges as
+the front end's over the nodes, so the two agree hit for hit and count for count. ``--batch`` times
+the engine itself (the preview workload: exact total and the first lines), one query after another.
+"""
 
 from __future__ import annotations
 
-import heapq
+import asyncio
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TypeVar
 
 import click
 
 from cowbird.core import analysis_merge as merge
-from cowbird.core.analysis_spec import parse_fold, parse_sort, parse_span
+from cowbird.core.analysis_spec import parse_sort
 from cowbird.core.errors import CowbirdError
+from cowbird.core.manifest import Manifest
+from cowbird.core.search import CheckedQuery, HitView, Search, answered_total
+from cowbird.core.wire import Line
 from cowbird.engines import (
     DEFAULT_HARD_BOUNDARY,
     ENGINES,
@@ -25,20 +36,21 @@ from cowbird.engines import (
     Strategy,
     open_engine,
 )
-from cowbird.engines.results import ArrayResultSet
-from cowbird.node import compute
+from cowbird.node.local import LocalCorpus, LocalPartition, LocalPartitions
 from cowbird.query import QueryError, parse_cqp
-from cowbird.store import Manifest, StoreError
+
+T = TypeVar("T")
 
 
-def format_line(line: KwicLine, offset: int = 0) -> str:
+def format_line(line: KwicLine | Line, offset: int = 0) -> str:
     """``match: left <keyword> right`` with tokens as ``word/lemma/...`` (``offset``: of the partition)."""
 
     def tokens(values: list[list[str]]) -> str:
         return " ".join("/".join(token) for token in values)
 
+    match = line.hit.match if isinstance(line, KwicLine) else line.match
     parts = [tokens(line.left), f"<{tokens(line.keyword)}>", tokens(line.right)]
-    return f"{line.hit.match + offset:>9}: " + " ".join(p for p in parts if p)
+    return f"{match + offset:>9}: " + " ".join(p for p in parts if p)
 
 
 @dataclass(frozen=True)
@@ -143,45 +155,23 @@ def query_command(
     preview = Preview(strategy, hard_boundary, kwic or 0, limit, list(show))
     analysis = Analysis(frequency_by, on, fold or "", distribution_by, collocations_by, window, within, min_freq,
                         sort_by, descending)
-    if analysis.wanted:
-        if query is None:
-            raise click.UsageError("an analysis runs one QUERY (not --batch)")
-        try:
-            partitions = [(corpus_id or "", 0)] if manifest is None else \
-                [(p.id, p.offset) for p in Manifest.load(manifest).partitions]
-            analysis.run(registry_dir, partitions, engine, query, preview)
-        except QueryError as exc:
-            click.echo(exc.pretty(), err=True)
-            sys.exit(1)
-        except (CowbirdError, StoreError) as exc:
-            raise click.ClickException(str(exc)) from exc
-        return
-    if manifest is not None:
-        if batch is not None:
-            raise click.UsageError("--batch runs on one corpus (-C); with --manifest give a QUERY")
-        assert query is not None
-        _over_partitions(registry_dir, manifest, engine, query, count, kwic, preview)
-        return
-    assert corpus_id is not None
+    if analysis.wanted and query is None:
+        raise click.UsageError("an analysis runs one QUERY (not --batch)")
+    if batch is not None and manifest is not None:
+        raise click.UsageError("--batch runs on one corpus (-C); with --manifest give a QUERY")
     try:
-        corpus = open_engine(registry_dir, corpus_id, engine)
         if batch is not None:
-            _batch(corpus, batch, preview, timing)
+            assert corpus_id is not None
+            _batch(open_engine(registry_dir, corpus_id, engine), batch, preview, timing)
             return
         assert query is not None
-        if kwic is not None:
-            total, lines = preview.run(corpus, query)
-            click.echo(total)
-            for line in lines:
-                click.echo(format_line(line))
-            return
-        result = corpus.run(query, strategy, hard_boundary)
-        if count:
-            click.echo(result.total)
-            return
-        out = sys.stdout
-        for hit in result.hits():
-            out.write(f"{hit.match}\t{hit.matchend}\n")
+        search = _search(registry_dir, corpus_id, manifest, engine, query, preview)
+        if analysis.wanted:
+            analysis.run(search)
+        elif kwic is not None:
+            _concordance(search, limit)
+        else:
+            _dump(search, count)
     except QueryError as exc:
         click.echo(exc.pretty(), err=True)
         sys.exit(1)
@@ -189,38 +179,53 @@ def query_command(
         raise click.ClickException(exc.detail) from exc
 
 
-def _over_partitions(registry_dir: Path, manifest_path: Path, engine: EngineName, query: str, count: bool,
-                     kwic: int | None, preview: Preview) -> None:
-    """The query over every partition of a manifest, in order, with global positions; a ``cut``
-    applies to the whole corpus, as on the front end."""
-    lines: list[str] = []
-    total = 0
-    try:
-        manifest = Manifest.load(manifest_path)
-        cut = parse_cqp(query).cut
-        for partition in manifest.partitions:
-            corpus = open_engine(registry_dir, partition.id, engine)
-            result = corpus.run(query, preview.strategy, preview.hard_boundary)
-            found = result.total if cut is None else min(result.total, cut - total)
-            total += found
-            if kwic is not None:
-                room = max(0, min(found, preview.limit - len(lines)))
-                lines += [format_line(kwic_line, partition.offset)
-                          for kwic_line in result.kwic(0, room, Context(kwic), preview.show, [])]
-            elif not count:
-                for hit in result.hits(0, found):
-                    sys.stdout.write(f"{hit.match + partition.offset}\t{hit.matchend + partition.offset}\n")
-            if cut is not None and total >= cut:
-                break
-    except QueryError as exc:
-        click.echo(exc.pretty(), err=True)
-        sys.exit(1)
-    except (CowbirdError, StoreError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    if count or kwic is not None:
-        click.echo(total)
+def _search(registry: Path, corpus_id: str | None, manifest: Path | None, engine: EngineName, text: str,
+            preview: Preview) -> Search[LocalPartition]:
+    """The search of ``text`` over one corpus of the registry or every partition of a manifest."""
+    parsed = parse_cqp(text)
+    query = CheckedQuery.of(parsed, preview.strategy, preview.hard_boundary)
+    view = HitView(preview.kwic, ["word", *preview.show], [])
+    if manifest is not None:
+        corpus = LocalCorpus.of_manifest(Manifest.load(manifest))
+        partitions = LocalPartitions.open(registry, [p.id for p in corpus.partitions], engine)
+    else:
+        assert corpus_id is not None
+        partitions = LocalPartitions.open(registry, [corpus_id], engine)
+        corpus = LocalCorpus.of_engine(corpus_id, partitions.engine(corpus_id))
+    return Search(partitions, corpus, query, view)
+
+
+def _answer(work: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(work)
+
+
+def _concordance(search: Search[LocalPartition], limit: int) -> None:
+    """The exact total, then the first ``limit`` concordance lines (a ``cut`` applies to the whole corpus)."""
+
+    async def work() -> tuple[int, list[str]]:
+        statuses, found = await search.window(0, limit)
+        return answered_total(statuses), [format_line(f.line, f.partition.offset) for f in found]
+
+    total, lines = _answer(work())
+    click.echo(total)
     for text in lines:
         click.echo(text)
+
+
+def _dump(search: Search[LocalPartition], count: bool) -> None:
+    """The total (``--count``), or every hit as ``match<TAB>matchend`` with global positions."""
+
+    async def work() -> None:
+        statuses = await search.count()
+        total = answered_total(statuses)
+        if count:
+            click.echo(total)
+            return
+        out = sys.stdout
+        async for found in search.stream(statuses, 0, total):
+            out.write(f"{found.position}\t{found.matchend}\n")
+
+    _answer(work())
 
 
 def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> None:
@@ -247,8 +252,8 @@ def _batch(engine: QueryEngine, path: Path, preview: Preview, timing: bool) -> N
 
 @dataclass(frozen=True)
 class Analysis:
-    """An analysis of the hits over one corpus or every partition of a manifest, summed as the front end
-    sums them (``cowbird.core.analysis_merge``), printed as TSV with a header."""
+    """An analysis of the hits, over one corpus or every partition of a manifest, exactly as the front
+    end makes it over the nodes, printed as TSV with a header."""
 
     frequency: str | None
     on: str | None
@@ -265,73 +270,40 @@ class Analysis:
     def wanted(self) -> bool:
         return any(x is not None for x in (self.frequency, self.distribution, self.collocations, self.sort))
 
-    def run(self, registry: Path, partitions: list[tuple[str, int]], engine_name: EngineName, query: str,
-            preview: Preview) -> None:
+    def run(self, search: Search[LocalPartition]) -> None:
         if sum(x is not None for x in (self.frequency, self.distribution, self.collocations, self.sort)) > 1:
             raise click.UsageError("give one of --frequency, --distribution, --collocations, --sort")
-        results = []
-        for partition, offset in partitions:
-            engine = open_engine(registry, partition, engine_name)
-            result = engine.run(query, preview.strategy, preview.hard_boundary)
-            if not isinstance(result, ArrayResultSet) or result.held < result.total:
-                raise click.ClickException(f"{partition}: an analysis needs every hit; narrow the query down")
-            results.append((result, offset))
         out = sys.stdout
         if self.frequency is not None:
-            span, fold = parse_span(self.on), parse_fold(self.fold)
-            parts = [compute.frequency(r.corpus, r.matches, self.frequency, span, fold, 10**9) for r, _ in results]
-            ordered = merge.merge_frequencies([(p.values, p.counts) for p in parts])
+            _, table = _answer(search.frequency(self.frequency, self.on, self.fold, 1, 0, None))
             out.write("frequency\tvalue\n")
-            out.writelines(f"{count}\t{value}\n" for value, count in ordered)
+            out.writelines(f"{row.frequency}\t{row.value}\n" for row in table.rows)
         elif self.distribution is not None:
-            sums = merge.DistributionSums()
-            outside = 0
-            for r, _ in results:
-                d = compute.distribution(r.corpus, r.matches, self.distribution, 10**9)
-                sums.add(d.values, d.hits, d.regions_with_hits, d.tokens, d.regions)
-                outside += d.outside
+            _, found = _answer(search.distribution(self.distribution))
             out.write("value\thits\ttokens\tper_million\tregions\tregions_with_hits\n")
-            for row in merge.distribution_table(sums, outside, True, False).rows:
+            for row in found.rows:
                 out.write(f"{row.value}\t{row.hits}\t{row.tokens}\t{row.per_million:.6g}\t{row.regions}\t"
                           f"{row.regions_with_hits}\n")
-            if outside:
-                click.echo(f"{outside} hits outside every {self.distribution} region", err=True)
+            if found.outside:
+                click.echo(f"{found.outside} hits outside every {self.distribution} region", err=True)
         elif self.collocations is not None:
-            self._collocations(results, out)
+            _, collocates = _answer(search.collocations(self.collocations, self.window, self.window, self.within,
+                                                        list(merge.MEASURES), "log_likelihood", self.min_freq))
+            out.write("\t".join(["value", "f", "f2", "expected", *merge.MEASURES]) + "\n")
+            for c in collocates.rows:
+                scores = "\t".join(f"{c.scores[m]:.6g}" for m in merge.MEASURES)
+                out.write(f"{c.value}\t{c.f}\t{c.f2}\t{c.expected:.6g}\t{scores}\n")
         else:
             assert self.sort is not None
             key = parse_sort(self.sort + (f"%{self.fold}" if self.fold and "%" not in self.sort else ""),
                              "desc" if self.descending else "asc")
-            streams = []
-            for k, (r, offset) in enumerate(results):
-                order = compute.sort_order(r.corpus, r.matches, key, offset)
-                keys = order.keys(list(range(len(order.order))))
-                streams.append([(merge.MergeKey(value, self.descending), k, rank, order, offset)
-                                for rank, value in enumerate(keys)])
-            for _, _, rank, order, offset in heapq.merge(*streams, key=lambda item: item[:3]):
-                hit = int(order.order[rank])
-                out.write(f"{int(order.matches.match[hit]) + offset}\t{int(order.matches.matchend[hit]) + offset}\n")
+            search.check_sort(key, self.sort)
+            plain = search.refined(search.query)
+            plain.view = HitView(0, [], [])
 
-    def _collocations(self, results: list[tuple[ArrayResultSet, int]], out: TextIO) -> None:
-        sums = merge.CooccurrenceSums()
-        parts = []
-        assert self.collocations is not None
-        for r, _ in results:
-            c = compute.cooccurrence(r.corpus, r.matches, self.collocations, self.window, self.window, self.within,
-                                     10**9)
-            parts.append((r, c))
-            sums.add(c.values, c.f, c.marginal, c.in_nodes)
-            sums.context_tokens += c.context_tokens
-            sums.node_tokens += c.node_tokens
-            sums.size += c.size
-        wanted = {v for v, f in sums.f.items() if f >= self.min_freq}
-        for r, c in parts:  # marginals where a collocate does not co-occur
-            absent = sorted(wanted - set(c.values))
-            sums.add(absent, [0] * len(absent), compute.marginals(r.corpus, self.collocations, absent),
-                     [0] * len(absent))
-        table = merge.collocation_table(sums, list(merge.MEASURES), "log_likelihood", self.min_freq)
-        out.write("\t".join(["value", "f", "f2", "expected", *merge.MEASURES]) + "\n")
-        for row in table.rows:
-            scores = "\t".join(f"{row.scores[m]:.6g}" for m in merge.MEASURES)
-            out.write(f"{row.value}\t{row.f}\t{row.f2}\t{row.expected:.6g}\t{scores}\n")
+            async def work() -> None:
+                statuses = await plain.count()
+                async for found in plain.stream(statuses, 0, answered_total(statuses), sort=key):
+                    out.write(f"{found.position}\t{found.matchend}\n")
 
+            _answer(work())

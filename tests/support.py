@@ -9,10 +9,13 @@ silently where it counts.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -30,6 +33,27 @@ SAMPLE_S = ["text:0+id+genre+year+url", "s:0+id"]
 EWT_P = ["word", "pos", "upos", "lemma"]
 EWT_S = ["text:0+id+genre+host+year+date+url", "p:0", "s:0+id"]
 """The reference README's cwb-encode declarations for ewt.vrt."""
+TRICKY_VRT = ROOT / "tests" / "fixtures" / "tricky.vrt"
+"""A small invented corpus in EWT's shape, with the tokens that break downloads (written by
+``tests/fixtures/make_tricky.py``): the download and analysis fidelity tests run on it without
+``../shared``."""
+TRICKY_P = list(EWT_P)
+TRICKY_S = list(EWT_S)
+TRICKY_TOKENS = 12_762
+"""Tokens of tricky.vrt: its lines that are neither tags nor blank (``grep -vc '^<\\|^$'``)."""
+TRICKY_SENTENCES = 1_199
+"""Its <s> regions, each with its own id (``grep -c '^<s '``)."""
+TRICKY_WORDS = [
+    '"', "-", "=", "@", "+1", "None", "NA", "nan", "TRUE", "True", "FALSE", "null", "NULL", "N/A", "#N/A", "NaN",
+    "inf", "-inf", "nil", "=SUM(A1:A3)", "+1+1", "-2+3", "@SUM(1)", "=1+2", "-1", "-0", "@Dana",
+    '=HYPERLINK("http://evil.example/x?a=1","click")', "=cmd|'/C calc'!A0", ";", "a;b", ",c", "3,50", "1,000,000",
+    "rock'n'roll", "'s", "'alive'", "'", "AT&T", "&", "Q&A", "<3", "<br>", "007", "1e5", "1E-3", "0x1F", "12:30",
+    "3/4", "2020-01-02", "½", "10\u00a0000", "#hashtag", "#1", "C:\\Users\\me", "\\n", "C:\\", "\\", "_x0041_",
+    "Grüße", "Straße", "STRASSE", "straße", "Ärger", "ÄRGER", "über", "Öl", "Müller", "MÜLLER", "café", "naïve",
+    "NAÏVE", "Zoë", "Søren", "Łukasz", "Καλημέρα", "Αθήνα", "ΑΘΉΝΑ", "ΟΔΟΣ", "οδός", "Ελένη", "ΕΛΈΝΗ", "€", "🙂",
+    "👍🏽", "👩\u200d💻", "❤️", "🇩🇪", "東京", "שלום", "…", "—", "„", "“", "”", "«", "»",
+]
+"""Tokens of tricky.vrt that break downloads in the wild, as the corpus holds them (entities decoded)."""
 
 
 def in_ci() -> bool:
@@ -110,6 +134,54 @@ def ewt_options(data_dir: Path, registry_file: Path, **extra: Any) -> EncodeOpti
         p_attributes=list(EWT_P), s_attributes=[parse_s_declaration(d) for d in EWT_S], charset="utf8",
         xml=True, skip_blank=True, strip_blanks=True, **extra,
     )
+
+
+def tricky_options(data_dir: Path, registry_file: Path, **extra: Any) -> EncodeOptions:
+    """``tricky.vrt`` encoded as ``ewt.vrt`` is (:func:`ewt_options`): XML entities decoded, blanks stripped."""
+    return EncodeOptions(
+        input=TRICKY_VRT, data_dir=data_dir, registry_file=registry_file, p_attributes=list(TRICKY_P),
+        s_attributes=[parse_s_declaration(d) for d in TRICKY_S], charset="utf8", xml=True, skip_blank=True,
+        strip_blanks=True, **extra,
+    )
+
+
+@dataclass(frozen=True)
+class TrickyToken:
+    word: str
+    pos: str
+    upos: str
+    lemma: str
+    text: dict[str, str]  # the <text> element's attributes
+    s: int  # the number of its sentence, from 0
+
+
+_XML_ENTITY = re.compile(r"&(?:#x([0-9A-Fa-f]+)|#([0-9]+)|(lt|gt|amp|quot|apos));")
+_XML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+
+
+def _xml_text(value: str) -> str:
+    return _XML_ENTITY.sub(lambda m: chr(int(m[1], 16)) if m[1] else chr(int(m[2])) if m[2] else _XML_NAMED[m[3]],
+                           value)
+
+
+def read_tricky() -> list[TrickyToken]:
+    """Every token of tricky.vrt as cwb-encode ``-x -B`` sees it (lines in NFC, fields stripped of
+    spaces, XML entities decoded), read with plain Python, no cowbird: expected counts are taken from it."""
+    tokens: list[TrickyToken] = []
+    text: dict[str, str] = {}
+    sentence = -1
+    for raw in TRICKY_VRT.read_text(encoding="utf-8").split("\n"):  # not splitlines: U+0085 and kin are text
+        line = unicodedata.normalize("NFC", raw)
+        if not line.strip() or line.startswith("<?"):
+            continue
+        if line.startswith("<text "):
+            text = {k: _xml_text(v) for k, v in re.findall(r'(\w+)="([^"]*)"', line)}
+        elif line.startswith("<s ") or line == "<s>":
+            sentence += 1
+        elif not line.startswith("<"):
+            word, pos, upos, lemma = (_xml_text(field.strip(" ")) for field in line.split("\t"))
+            tokens.append(TrickyToken(word, pos, upos, lemma, text, sentence))
+    return tokens
 
 
 def write_synthetic_vrt(path: Path) -> None:

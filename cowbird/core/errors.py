@@ -85,6 +85,18 @@ class UnsupportedQuery(CowbirdError):
     status, code, title = 400, "unsupported", "The query uses something cowbird does not support"
 
 
+class NodesUnavailable(CowbirdError):
+    """No partition of the corpus could be served: its nodes do not answer (try again later)."""
+
+    status, code, title = 503, "nodes_unavailable", "No node answered for this corpus"
+
+
+class QueryTooSlow(CowbirdError):
+    """Every partition ran out of time on this query: another try would too (no Retry-After)."""
+
+    status, code, title = 504, "timeout", "The query ran out of time"
+
+
 class StoreError(CowbirdError):
     """Root of the store's errors about its files (``cowbird.store``, manifests); each names the file
     (and line) that caused it, so the command line can print one line."""

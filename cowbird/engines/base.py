@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, EngineName, Strategy
 from cowbird.engines.errors import QueryTimeout
+from cowbird.query import Query
 from cowbird.store import CwbCorpus
 
 
@@ -182,12 +183,13 @@ class QueryEngine(ABC):
     @abstractmethod
     def run(
         self,
-        query: str,
+        query: str | Query,
         strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> ResultSet:
-        """Evaluate checked CQP text; ``deadline`` stops the work when the budget is spent."""
+        """Evaluate a query — CQP text, or one parsed already (a node parses each query once) —;
+        ``deadline`` stops the work when the time is spent."""
 
     def count(self, query: str, strategy: Strategy = "standard") -> int:
         return self.run(query, strategy).total

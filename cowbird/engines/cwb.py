@@ -38,7 +38,7 @@ from cowbird.engines.errors import (
     UnknownAttribute,
 )
 from cowbird.engines.results import ArrayResultSet, Matches, context_line
-from cowbird.query import Meet, MuUnion, Tabular, parse_cqp, serialize
+from cowbird.query import Meet, MuUnion, Query, Tabular, parse_cqp, serialize
 from cowbird.query.cqp_ast import marked_anchors
 from cowbird.store import CwbCorpus
 
@@ -171,14 +171,14 @@ class CwbEngine(QueryEngine):
 
     def run(
         self,
-        query: str,
+        query: str | Query,
         strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
-        parsed = parse_cqp(query)
+        parsed = parse_cqp(query) if isinstance(query, str) else query
         text = serialize(parsed)  # only the re-serialised, checked query ever reaches cqp
         with self._lock:
             if self._killed or self._cqp.CQP_process.poll() is not None:

@@ -33,7 +33,6 @@ from cowbird.frontend.fanout import NodeClient, NodePools
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
 from cowbird.frontend.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
 from cowbird.frontend.routes.deps import known_parameters
-from cowbird.frontend.service import QueryService
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.web import STATIC, TEMPLATES
 
@@ -76,7 +75,6 @@ def create_app(
             try:
                 app.state.nodes = NodeClient(pools, token, settings)
                 app.state.nodes.metrics = app.state.metrics
-                app.state.queries = QueryService(app.state.nodes)
                 if settings.calf_enabled:
                     app.state.calf = await stack.enter_async_context(calf_for(settings))
                 yield

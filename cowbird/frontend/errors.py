@@ -25,16 +25,6 @@ class TooManyRequests(FrontendError):
     status, code, title = 429, "too_many_requests", "Too many requests; wait and try again"
 
 
-class NodesUnavailable(FrontendError):
-    status, code, title = 503, "nodes_unavailable", "No node answered for this corpus"
-
-
-class QueryTooSlow(FrontendError):
-    """Every partition ran out of time on this query: another try would too (no Retry-After)."""
-
-    status, code, title = 504, "timeout", "The query ran out of time"
-
-
 class DeadlinePassed(FrontendError):
     status, code, title = 504, "deadline", "The query did not finish in time"
 

@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 import httpx
 
 from cowbird.core.metrics import Metrics
+from cowbird.core.off_loop import OFF_LOOP_BYTES, off_loop
+from cowbird.core.search import PartitionFailure, TimeLimit
 from cowbird.core.wire import (
     ContextResponse,
     CooccurrenceRequest,
@@ -69,11 +71,10 @@ from cowbird.frontend.node_answers import (
     payload,
     read_capped,
 )
-from cowbird.frontend.node_health import Budget, NodeHealth
-from cowbird.frontend.off_loop import OFF_LOOP_BYTES, off_loop
+from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.settings import FrontendSettings
 
-__all__ = ["Budget", "NodeClient", "NodeFailure", "NodePools"]
+__all__ = ["NodeClient", "NodeFailure", "NodePools"]
 
 T = TypeVar("T")
 AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest
@@ -139,17 +140,33 @@ class NodeClient:
         self.health = NodeHealth(pools, settings.health_probe_timeout)
         self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
+    # -- what a search needs besides the calls (cowbird.core.search.Partitions) ------------------
+
+    @property
+    def time_limit(self) -> float:
+        """Seconds a preview or an analysis may take across all nodes (``deadline``)."""
+        return self.settings.deadline
+
+    @property
+    def export_time_limit(self) -> float:
+        return self.settings.export_deadline
+
+    @property
+    def serial(self) -> bool:
+        """Whether a search asks the partitions one after the other (``fanout = "serial"``)."""
+        return self.settings.fanout == "serial"
+
     # -- one rule for every call ---------------------------------------------------------------
 
-    def _time_limit(self, budget: Budget | None) -> float:
+    def _time_limit(self, limit: TimeLimit | None) -> float:
         """``node_timeout``, but never past the request's deadline."""
-        limit = self.settings.node_timeout
-        return limit if budget is None else min(limit, budget.remaining())
+        timeout = self.settings.node_timeout
+        return timeout if limit is None else min(timeout, limit.remaining())
 
     async def _attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],
-                       budget: Budget | None) -> T:
+                       limit: TimeLimit | None) -> T:
         """One call to one node under the time limit, every failure as ``NodeFailure``."""
-        timeout = self._time_limit(budget)
+        timeout = self._time_limit(limit)
         if timeout <= 0:
             raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
         started = time.perf_counter()
@@ -181,7 +198,7 @@ class NodeClient:
         return result
 
     async def _try_nodes(self, partition: Partition, send: Callable[[str], Awaitable[T]],
-                         budget: Budget | None = None) -> T:
+                         limit: TimeLimit | None = None) -> T:
         """``send(node)`` on each node of the partition in turn until one answers."""
         failures: list[NodeFailure] = []
         for index, node in enumerate(partition.nodes):
@@ -189,7 +206,7 @@ class NodeClient:
                 failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
                 continue
             try:
-                return await self._attempt(partition, node, send, budget)
+                return await self._attempt(partition, node, send, limit)
             except NodeFailure as failure:
                 await self._after_timeout(failure, more=index + 1 < len(partition.nodes))
                 failures.append(failure)
@@ -232,20 +249,18 @@ class NodeClient:
 
     # -- the node API ----------------------------------------------------------------------------
 
-    async def count(self, partition: Partition, cqp: str, budget: Budget | None = None) -> CountResponse:
-        request = CountRequest(partition=partition.id, query=cqp)
-
+    async def count(self, partition: Partition, request: CountRequest, limit: TimeLimit | None = None) -> CountResponse:
         async def send(node: str) -> CountResponse:
             body = await self._request(partition, node, "POST", "/v1/count", json=payload(request))
             answer = parse_answer(body, CountResponse, partition.id, node)
-            check(answer.partition == partition.id and answer.query == cqp, "answered another request",
+            check(answer.partition == partition.id and answer.query == request.query, "answered another request",
                    partition, node)
             check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
             return answer
 
-        return await self._try_nodes(partition, send, budget)
+        return await self._try_nodes(partition, send, limit)
 
-    async def hits(self, partition: Partition, request: HitsRequest, budget: Budget | None = None) -> HitsResponse:
+    async def hits(self, partition: Partition, request: HitsRequest, limit: TimeLimit | None = None) -> HitsResponse:
         async def send(node: str) -> HitsResponse:
             body = await self._request(partition, node, "POST", "/v1/hits", json=payload(request))
             answer = parse_answer(body, HitsResponse, partition.id, node)
@@ -260,10 +275,10 @@ class NodeClient:
                 check_in_order(answer.data, partition, node)
             return answer
 
-        return await self._try_nodes(partition, send, budget)
+        return await self._try_nodes(partition, send, limit)
 
     async def analysis(self, partition: Partition, path: str, request: AnalysisRequest, answer_type: type[A],
-                       budget: Budget | None = None) -> A:
+                       limit: TimeLimit | None = None) -> A:
         """An analysis of the hits on one partition (``/v1/frequency``, ``/v1/distribution``,
         ``/v1/cooccurrence``, ``/v1/sortkeys``), checked against the request and the manifest."""
 
@@ -286,10 +301,10 @@ class NodeClient:
             body = await self._request(partition, node, "POST", path, json=payload(request))
             return await off_loop(checked, body, node) if len(body) > OFF_LOOP_BYTES else checked(body, node)
 
-        return await self._try_nodes(partition, send, budget)
+        return await self._try_nodes(partition, send, limit)
 
     async def marginals(self, partition: Partition, request: MarginalsRequest,
-                        budget: Budget | None = None) -> MarginalsResponse:
+                        limit: TimeLimit | None = None) -> MarginalsResponse:
         async def send(node: str) -> MarginalsResponse:
             body = await self._request(partition, node, "POST", "/v1/marginals", json=payload(request))
             answer = parse_answer(body, MarginalsResponse, partition.id, node)
@@ -299,7 +314,7 @@ class NodeClient:
                    partition, node)
             return answer
 
-        return await self._try_nodes(partition, send, budget)
+        return await self._try_nodes(partition, send, limit)
 
     async def context(self, partition: Partition, cpos: int, **params: Any) -> ContextResponse:
         async def send(node: str) -> ContextResponse:
@@ -313,7 +328,7 @@ class NodeClient:
         return await self._try_nodes(partition, send)
 
     async def export(self, partition: Partition, request: ExportRequest, expected: int,
-                     budget: Budget | None = None) -> AsyncIterator[Line]:
+                     limit: TimeLimit | None = None) -> AsyncIterator[Line]:
         """Exactly ``expected`` lines from ``request.offset`` on, streamed; when a node fails part
         way, the next node resumes at the first line not yet delivered. If no node can finish,
         ``NodeFailure`` is raised after the lines delivered so far — never a line twice or skipped."""
@@ -332,10 +347,10 @@ class NodeClient:
 
             opened = False
             try:
-                response = await self._attempt(partition, node, open_stream, budget)
+                response = await self._attempt(partition, node, open_stream, limit)
                 opened = True
                 try:
-                    async for line in self._lines(partition, node, response, expected - delivered, budget,
+                    async for line in self._lines(partition, node, response, expected - delivered, limit,
                                                   in_corpus_order=request.sort is None):
                         delivered += 1
                         yield line
@@ -361,12 +376,12 @@ class NodeClient:
         return response
 
     async def _lines(self, partition: Partition, node: str, response: httpx.Response, count: int,
-                     budget: Budget | None, in_corpus_order: bool = True) -> AsyncIterator[Line]:
+                     limit: TimeLimit | None, in_corpus_order: bool = True) -> AsyncIterator[Line]:
         """``count`` valid lines of an export stream, in corpus order unless sorted (then each line
         carries its sort key); the stream must keep moving."""
         previous = (-1, -1)
         received = 0
-        async for text in self._raw_lines(partition, node, response, budget):
+        async for text in self._raw_lines(partition, node, response, limit):
             if not text.strip():
                 continue
             line = parse_answer(text, Line, partition.id, node)
@@ -383,14 +398,14 @@ class NodeClient:
         raise NodeFailure(partition.id, node, f"ended the stream after {received} of {count} lines")
 
     async def _raw_lines(self, partition: Partition, node: str, response: httpx.Response,
-                         budget: Budget | None) -> AsyncIterator[bytes]:
+                         limit: TimeLimit | None) -> AsyncIterator[bytes]:
         """The lines of a stream as they come; each chunk must arrive within ``node_timeout``, and
         no line may be longer than ``MAX_LINE_BYTES``."""
         chunks = response.aiter_bytes()
         pending = b""
         while True:
             try:
-                async with asyncio.timeout(max(self._time_limit(budget), 0)):
+                async with asyncio.timeout(max(self._time_limit(limit), 0)):
                     chunk = await anext(chunks, b"")
             except (TimeoutError, httpx.TimeoutException):
                 raise NodeFailure(partition.id, node, "stalled in the middle of the stream", timed_out=True) from None
@@ -407,13 +422,13 @@ class NodeClient:
             for line in lines:
                 yield line
 
-    async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | NodeFailure]:
+    async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]:
         """Run one request's calls as configured — in parallel, at most ``max_parallel`` at once, or
         one after the other; failures are returned, not raised. The bound is per request, so one
         client's heavy queries never hold back another's."""
         slots = asyncio.Semaphore(self.settings.max_parallel)
 
-        async def one(call: Callable[[], Awaitable[T]]) -> T | NodeFailure:
+        async def one(call: Callable[[], Awaitable[T]]) -> T | PartitionFailure:
             async with slots:
                 try:
                     return await call()

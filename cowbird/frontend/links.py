@@ -23,3 +23,9 @@ def public_base(request: Request) -> str:
     port = server[1] if server and server[1] else None
     default = {"http": 80, "https": 443}.get(scheme)
     return f"{scheme}://{host}" + (f":{port}" if port and port != default else "")
+
+
+def ref_path(corpus: str, position: int, end: int | None = None) -> str:
+    """The path of a hit's static link: ``/ref/<corpus>/<position>``, with ``?end=<matchend>`` for a
+    match longer than one token."""
+    return f"/ref/{corpus}/{position}" + (f"?end={end}" if end is not None and end != position else "")

@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from cowbird.core.analysis_merge import MergeKey
+from cowbird.core.search import PartitionFailure
 from cowbird.core.wire import (
     CooccurrenceResponse,
     DistributionResponse,
@@ -41,7 +42,7 @@ MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
-class NodeFailure(Exception):
+class NodeFailure(PartitionFailure):
     """A partition could not be served by a node (or by any: ``node`` lists them), and why.
 
     ``final``: the other nodes would fail the same way (the query itself ran out of time);

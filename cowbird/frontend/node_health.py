@@ -2,7 +2,7 @@
 
 ``NodeHealth`` is a circuit breaker per node: a node that did not answer is skipped until its
 cooldown has passed, then one health check, shared by every request that wants the node, decides
-whether it is back. ``Budget`` is a request's deadline, which every node call respects.
+whether it is back.
 """
 
 from __future__ import annotations
@@ -102,19 +102,3 @@ class NodeHealth:
         if state is not None and state.down:
             logger.warning("node %s answers again", node)
         self._nodes.pop(node, None)
-
-
-class Budget:
-    """The time a request has left: each node call gets ``node_timeout``, never more than this."""
-
-    def __init__(self, seconds: float) -> None:
-        self.at = asyncio.get_running_loop().time() + seconds
-
-    def remaining(self) -> float:
-        return self.at - asyncio.get_running_loop().time()
-
-    def part(self, share: float) -> Budget:
-        """A budget ending when ``share`` of the remaining time has passed (the rest is kept for
-        what comes after, such as fetching the page of hits after the counts)."""
-        return Budget(max(0.0, self.remaining() * share))
-

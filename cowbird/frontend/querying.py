@@ -1,8 +1,9 @@
-"""From request parameters to the one CQP text sent to nodes: syntax, case switch, filters.
+"""From request parameters to the one query sent to nodes: syntax, case switch, filters.
 
-Users type a simple query or CQP; the front end parses it, applies the global case switch
-(``%c`` on every attribute test), adds metadata filters as a global constraint on the match
-(``filter=text_genre!~forum``), and serialises the AST. Nodes parse that text again.
+Users type a simple query or CQP; the front end parses it once (a simple query straight into the
+CQP AST), applies the global case switch (``%c`` on every attribute test), adds metadata filters as
+a global constraint on the match (``filter=text_genre!~forum``) and serialises the AST: a
+:class:`~cowbird.core.search.CheckedQuery`, AST and canonical text. Each node parses that text once.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import replace
 from typing import assert_never, overload
 
 from cowbird.core.errors import BadParameter, QuerySyntax, UnknownAttribute, query_problem
+from cowbird.core.search import CheckedQuery
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.query import (
     MAX_QUERY_LENGTH,
@@ -21,8 +23,6 @@ from cowbird.query import (
     AttributeTest,
     Comparison,
     Condition,
-    Constraint,
-    ConstraintAnd,
     Cooccurrence,
     LabelComparison,
     LabelRef,
@@ -32,7 +32,6 @@ from cowbird.query import (
     Not,
     Or,
     Pattern,
-    Query,
     QueryError,
     RegexValue,
     RegionBound,
@@ -43,9 +42,10 @@ from cowbird.query import (
     TokenPattern,
     nfc,
     parse_cqp,
-    serialize,
-    translate,
+    translate_query,
 )
+from cowbird.query.cqp_lexical import unrepresentable_reason
+from cowbird.query.regex_check import check_regex
 
 MAX_FILTERS = 50
 """Metadata filters one request may have."""
@@ -125,21 +125,28 @@ def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
             f"filter {text!r}: corpus {corpus.name} has no s-attribute with values named {attribute!r} "
             f"(it has: {', '.join(corpus.meta) or 'none'})"
         )
-    try:  # the regex is checked by the CQP parser, in a query of its own, so errors point into it
-        parse_cqp(serialize(Query(TokenPattern(None), constraint=Comparison(
-            LabelRef("match", attribute), False, RegexValue(pattern)))))
-    except QueryError as exc:  # its offset is in the query built here, not in anything the user typed
-        raise QuerySyntax(f"filter {text!r}: {exc.message}", parameter="filter") from exc
+    # the regex is checked as the CQP parser checks a query's: what it cannot be written as, what it
+    # would cost, whether it compiles
+    problem = unrepresentable_reason(pattern)
+    if problem is None:
+        found_problem, _ = check_regex(pattern)
+        problem = None if found_problem is None else found_problem.message
+    if problem is not None:
+        raise QuerySyntax(f"filter {text!r}: {problem}", parameter="filter")
     return Comparison(LabelRef("match", attribute), operator == "!~", RegexValue(pattern))
 
 
-def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str], corpus: CorpusEntry | None) -> str:
-    """The canonical CQP text for a request (filters need the corpus whose metadata they test)."""
+def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
+                corpus: CorpusEntry | None) -> CheckedQuery:
+    """The query of a request, parsed once, with the case switch and the filters (which need the
+    corpus whose metadata they test)."""
     if not q.strip():
         raise BadParameter("q is empty: give a query")
     try:
-        cqp = translate(q, ignore_case=case_insensitive) if syntax == "simple" else q
-        query = parse_cqp(cqp)
+        if syntax == "simple":
+            query, text = translate_query(q, case_insensitive)
+        else:
+            query, text = parse_cqp(q), ""
     except QueryError as exc:
         raise query_problem(exc) from exc
     if syntax == "cqp" and case_insensitive:
@@ -152,14 +159,10 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
     if len(filters) > MAX_FILTERS:
         raise BadParameter(f"filter: {len(filters):,} filters; at most {MAX_FILTERS} (a regex can say more in one: "
                            "text_genre~news|blog)")
-    comparisons: list[Constraint] = [parse_filter(f, corpus) for f in filters] if corpus is not None else []
-    if comparisons:
-        existing = query.constraint
-        before = list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else []
-        parts = before + comparisons
-        query = replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts)))
-    text = serialize(query)
-    if len(text) > MAX_QUERY_LENGTH:  # what the nodes take: the query with its case switch and filters
-        raise BadParameter(f"the query with {'its filters' if filters else 'the case switch'} is too long for the "
-                           f"nodes ({len(text):,} characters of CQP; at most {MAX_QUERY_LENGTH:,}): shorten it")
-    return text
+    comparisons = [parse_filter(f, corpus) for f in filters] if corpus is not None else []
+    checked = (CheckedQuery(query, text) if text else CheckedQuery.of(query)).constrained(*comparisons)
+    if len(checked.cqp) > MAX_QUERY_LENGTH:  # what the nodes take: the query with its case switch and filters
+        what = "its filters" if filters else "the case switch"
+        raise BadParameter(f"the query with {what} is too long for the nodes ({len(checked.cqp):,} characters of "
+                           f"CQP; at most {MAX_QUERY_LENGTH:,}): shorten it")
+    return checked

@@ -27,7 +27,7 @@ from cowbird.node.compute import SortOrder, sort_order
 from cowbird.node.errors import UnknownPartition
 from cowbird.node.scheduler import Scheduler
 from cowbird.node.settings import NodeSettings
-from cowbird.query import QueryError, canonical
+from cowbird.query import Query, QueryError, parse_cqp, serialize
 
 T = TypeVar("T")
 BYTES_PER_HIT = 24
@@ -89,12 +89,14 @@ class PartitionService:
         return engine
 
     @staticmethod
-    def check(query: str) -> str:
-        """Parse the query again and return the canonical text: the only text an engine sees."""
+    def check(query: str) -> tuple[str, Query]:
+        """Parse the query (once per request) into the AST the engine runs and its canonical text,
+        which names the result in the cache (and is what the cwb engine sends to CQP)."""
         try:
-            return canonical(query)
+            parsed = parse_cqp(query)
         except QueryError as exc:
             raise query_problem(exc) from exc
+        return serialize(parsed), parsed
 
     async def analyse(self, function: Callable[..., T], *args: object,
                       disconnected: Callable[[], Awaitable[bool]] | None = None) -> T:
@@ -131,7 +133,7 @@ class PartitionService:
         ``disconnected`` tells whether the client has gone; the engine is then told to stop.
         """
         engine = self.engine(partition)
-        text = self.check(query)
+        text, parsed = self.check(query)
         key = (engine.corpus_id, text, strategy, hard_boundary)
         cached = self.cache.get(key)
         if cached is not None:
@@ -147,7 +149,7 @@ class PartitionService:
 
         def work(deadline: Deadline) -> ResultSet:
             try:
-                return engine.run(text, strategy, hard_boundary, deadline)
+                return engine.run(parsed, strategy, hard_boundary, deadline)
             except MemoryError as exc:  # the query asked for more than this process can hold
                 raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
 

@@ -45,7 +45,7 @@ from cowbird.query.cqp_ast import (
 from cowbird.query.cqp_serialize import serialize
 from cowbird.query.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
 from cowbird.query.limits import MAX_QUERY_LENGTH, nfc
-from cowbird.query.simple import Distance, SimpleQuery, Term, parse_simple, to_cqp, translate
+from cowbird.query.simple import Distance, SimpleQuery, Term, parse_simple, to_cqp, translate, translate_query
 
 __all__ = [
     "MAX_QUERY_LENGTH",
@@ -92,4 +92,5 @@ __all__ = [
     "serialize",
     "to_cqp",
     "translate",
+    "translate_query",
 ]

@@ -216,9 +216,11 @@ def _gap(distance: Distance) -> list[Pattern]:
     return [Repetition(TokenPattern(None), distance.min, distance.max)]
 
 
-def translate(text: str, ignore_case: bool = False) -> str:
-    """Translate a simple query to canonical CQP text; raise ``QuerySyntaxError`` if it is bad."""
-    cqp = serialize(to_cqp(parse_simple(text), ignore_case))
+def translate_query(text: str, ignore_case: bool = False) -> tuple[Query, str]:
+    """A simple query as the CQP AST and its canonical text; raise ``QuerySyntaxError`` if it is bad
+    (or too long once translated)."""
+    query = to_cqp(parse_simple(text), ignore_case)
+    cqp = serialize(query)
     if len(cqp) > MAX_QUERY_LENGTH:
         raise QuerySyntaxError(
             f"the query is too long once translated to CQP ({len(cqp):,} characters; "
@@ -226,4 +228,9 @@ def translate(text: str, ignore_case: bool = False) -> str:
             text,
             len(text),
         )
-    return cqp
+    return query, cqp
+
+
+def translate(text: str, ignore_case: bool = False) -> str:
+    """Translate a simple query to canonical CQP text; raise ``QuerySyntaxError`` if it is bad."""
+    return translate_query(text, ignore_case)[1]

@@ -20,7 +20,7 @@ from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
-from tests.support import ewt_options, sample_options, synthetic_options
+from tests.support import ewt_options, sample_options, synthetic_options, tricky_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
 API_TOKEN = "api-token-0123456789abcdef"
@@ -61,6 +61,16 @@ def ewt_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     """The reference corpus EWT in two partitions (skips, or fails under CI, without the reference)."""
     base = tmp_path_factory.mktemp("ewt-parts")
     result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=130_000)).run()
+    assert result.manifest is not None and len(result.partitions) == 2
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+@pytest.fixture(scope="session")
+def tricky_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    """The in-repo corpus ``tests/fixtures/tricky.vrt`` (12,762 tokens) in two partitions: the download
+    and analysis fidelity tests need no ``../shared``."""
+    base = tmp_path_factory.mktemp("tricky-parts")
+    result = Encoder(tricky_options(base / "data", base / "registry" / "tricky", partition_tokens=7_000)).run()
     assert result.manifest is not None and len(result.partitions) == 2
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 

@@ -49,7 +49,7 @@ async def test_an_unexpected_error_is_a_logged_500_problem_without_details(
     def broken(*args: object, **kwargs: object) -> str:
         raise RuntimeError("secret detail in /srv/cowbird/token.txt")
 
-    monkeypatch.setattr("cowbird.frontend.querying.translate", broken)
+    monkeypatch.setattr("cowbird.frontend.querying.translate_query", broken)
     with caplog.at_level(logging.ERROR, logger="cowbird"):
         response = await client.get("/api/v1/translate", params={"q": "house"})
     body = assert_problem(response, 500, "internal")

@@ -1,9 +1,13 @@
 """Downloads a linguist can trust: every format read back by the tools linguists use, with default
 settings, gives exactly the rows and values of ``/api/v1/query``.
 
-EWT in two partitions; the query matches the tokens that broke the old TSV (``"`` opened a quoted
-field in every reader) or were altered by its spreadsheet guard (``-`` became ``'-``): ``"``,
-``-``, ``=``, ``@``, ``+1`` and ``None``.
+The in-repo corpus ``tests/fixtures/tricky.vrt`` in two partitions (no ``../shared`` needed); the query
+matches the tokens that broke the old TSV (``"`` opened a quoted field in every reader) or were altered
+by its spreadsheet guard (``-`` became ``'-``): ``"``, ``-``, ``=``, ``@``, ``+1`` and ``None``, and
+the words pandas and R take for missing values or booleans (``NA``, ``nan``, ``TRUE``). Their contexts
+carry every other token that breaks downloads in the wild (``tests.support.TRICKY_WORDS``: formulas,
+``;`` ``,`` ``'`` inside tokens, decoded XML entities, German, Greek, emoji, backslashes), and their
+texts empty metadata and a 2,000-character URL.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
@@ -23,21 +28,40 @@ import pandas as pd
 import pytest
 
 from tests.frontend.conftest import Partitioned, ewt_client
-from tests.support import unavailable
+from tests.support import TRICKY_WORDS, read_tricky, unavailable
 
 pytestmark = pytest.mark.anyio
 
-QUERY = '[word="\\"|-|=|@|\\+1|None"]'
-PARAMS = {"corpus": "ewt", "q": QUERY, "syntax": "cqp", "show": "lemma,upos", "meta": "text_genre,text_url",
+CORPUS = "tricky"
+QUERY = '[word="\\"|-|=|@|\\+1|None|NA|nan|TRUE"]'
+MATCHED = {'"', "-", "=", "@", "+1", "None", "NA", "nan", "TRUE"}
+HITS = 1_086
+"""The tokens of tricky.vrt whose word is one of MATCHED (:func:`tests.support.read_tricky`, checked by
+``test_the_expected_hits_are_those_of_the_vrt``)."""
+PARAMS = {"corpus": CORPUS, "q": QUERY, "syntax": "cqp", "show": "lemma,upos", "meta": "text_genre,text_url",
           "context": "3"}  # fmt: skip
 COLUMNS = ["corpus", "position", "matchend", "ref", "left", "match", "right", "lemma", "upos", "text_genre",
            "text_url"]  # fmt: skip
 
 
 @pytest.fixture
-async def client(ewt_parts: Partitioned, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in ewt_client(ewt_parts):
+async def client(tricky_parts: Partitioned, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(tricky_parts, CORPUS):
         yield c
+
+
+def test_the_expected_hits_are_those_of_the_vrt() -> None:
+    """HITS counted without cowbird, and every tricky word a token of the corpus."""
+    tokens = read_tricky()
+    assert sum(token.word in MATCHED for token in tokens) == HITS
+    assert set(TRICKY_WORDS) <= {token.word for token in tokens}
+
+
+def as_excel_shows(cell: str) -> str:
+    """A cell as Excel shows it. OOXML spells a literal ``_x0041_`` ``_x005F_x0041_`` (else it is the
+    escape of ``A``), and xlsxwriter does; but the inline strings of its constant-memory mode come out
+    of openpyxl (and so of ``pandas.read_excel``) still escaped: decode ``_xHHHH_`` as Excel does."""
+    return re.sub(r"_x([0-9A-Fa-f]{4})_", lambda m: chr(int(m[1], 16)), cell)
 
 
 async def expected_rows(client: httpx.AsyncClient) -> list[list[str]]:
@@ -47,7 +71,7 @@ async def expected_rows(client: httpx.AsyncClient) -> list[list[str]]:
     while True:
         page = (await client.get("/api/v1/query", params={**PARAMS, "offset": offset, "limit": 100})).json()
         for hit in page["hits"]:
-            rows.append(["ewt", str(hit["position"]), str(hit["matchend"]), "http://front" + hit["ref"], hit["left"],
+            rows.append([CORPUS, str(hit["position"]), str(hit["matchend"]), "http://front" + hit["ref"], hit["left"],
                          hit["match"], hit["right"], hit["attributes"]["lemma"], hit["attributes"]["upos"],
                          hit["meta"]["text_genre"] or "", hit["meta"]["text_url"] or ""])
         offset += 100
@@ -63,8 +87,13 @@ async def download(client: httpx.AsyncClient, format: str, **extra: Any) -> http
 
 async def test_every_format_reads_back_exactly(client: httpx.AsyncClient) -> None:
     expected = await expected_rows(client)
-    matched = {row[5] for row in expected}
-    assert matched == {'"', "-", "=", "@", "+1", "None"} and len(expected) > 3000
+    assert {row[5] for row in expected} == MATCHED and len(expected) == HITS
+    # every tricky word is in the files: in a match or a context of 3 tokens (as whole tokens)
+    shown = "\n".join(f" {row[4]} {row[5]} {row[6]} " for row in expected)
+    assert [word for word in TRICKY_WORDS if f" {word} " not in shown] == []
+    # and the texts' metadata: an empty genre and url, a 2,000-character url with & and %
+    genres, urls = {row[9] for row in expected}, {row[10] for row in expected}
+    assert "" in genres and "" in urls and max(map(len, urls)) > 2000 and any("&" in url for url in urls)
 
     tsv = (await download(client, "tsv")).content
     csv_bytes = (await download(client, "csv")).content
@@ -80,7 +109,7 @@ async def test_every_format_reads_back_exactly(client: httpx.AsyncClient) -> Non
     # XLSX: every cell a string, nothing evaluated
     book = openpyxl.load_workbook(io.BytesIO((await download(client, "xlsx")).content), read_only=True)
     sheet = book["hits"].iter_rows(values_only=True)
-    sheet_rows = [[cell if cell is not None else "" for cell in row] for row in sheet]
+    sheet_rows = [[as_excel_shows(cell) if cell is not None else "" for cell in row] for row in sheet]
     assert sheet_rows == [COLUMNS, *expected]
     # NDJSON: typed values
     lines = (await download(client, "ndjson")).text.splitlines()
@@ -111,7 +140,7 @@ async def test_provenance_block_and_file_names(client: httpx.AsyncClient) -> Non
     response = await download(client, "csv", provenance="1", limit="10")
     name = response.headers["content-disposition"]
     total = int(response.headers["x-cowbird-total"])
-    assert name.endswith(f'_10of{total}_partial.csv"') and name.startswith('attachment; filename="ewt_')
+    assert name.endswith(f'_10of{total}_partial.csv"') and name.startswith(f'attachment; filename="{CORPUS}_')
     text = response.text
     count = int(text.split("skiprows=")[1].split(";")[0])
     block = text.splitlines()[:count]
@@ -145,7 +174,7 @@ async def test_export_takes_offset_sample_and_sentence_context(client: httpx.Asy
     sentence = list(csv.reader(io.StringIO((await download(client, "tsv", context="s", limit="5")).text),
                                delimiter="\t"))[1:]
     for row in sentence:  # the whole sentence around the match
-        lines = (await client.get(f"/api/v1/ref/ewt/{row[1]}")).json()["sentence"]
+        lines = (await client.get(f"/api/v1/ref/{CORPUS}/{row[1]}")).json()["sentence"]
         assert (row[4], row[5], row[6]) == (lines["left"], lines["match"], lines["right"])
 
 

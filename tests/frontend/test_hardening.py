@@ -14,7 +14,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.frontend.analyses import SORT_KEYS_BATCH
+from cowbird.core.search import SORT_KEYS_BATCH
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, engine, front_client, front_settings

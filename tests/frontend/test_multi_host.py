@@ -190,7 +190,7 @@ def check_distribution(body: dict[str, Any], truth: Truth, corpus: Corpus) -> se
 def check_collocations(body: dict[str, Any], truth: Truth, corpus: Corpus) -> set[str]:
     """Exact over the partitions that answered. A partition can fail after its co-occurrences came
     in, while the front end asks it for the marginals of collocates it did not see: it is named as
-    failed, and its co-occurrences are in the counts (``cowbird/frontend/analyses.py``). So the counts
+    failed, and its co-occurrences are in the counts (``cowbird/core/search.py``). So the counts
     are those of every partition but some of the failed ones."""
     failed = failed_of(body, corpus)
     rows = {r["value"]: r["f"] for r in body["rows"]}

@@ -117,12 +117,13 @@ class NativeEngine(QueryEngine):
 
     def run(
         self,
-        query: str,
+        query: str | Query,
         strategy: Strategy = "standard",
         hard_boundary: int = DEFAULT_HARD_BOUNDARY,
         deadline: Deadline | None = None,
     ) -> ResultSet:
-        matches, total = self.evaluate_counted(parse_cqp(query), strategy, hard_boundary, deadline)
+        parsed = parse_cqp(query) if isinstance(query, str) else query
+        matches, total = self.evaluate_counted(parsed, strategy, hard_boundary, deadline)
         self.corpus.trim()
         return ArrayResultSet(self.corpus.store, matches, total)
 

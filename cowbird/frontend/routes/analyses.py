@@ -1,5 +1,5 @@
 """``GET /api/v1/frequency``, ``/api/v1/distribution`` and ``/api/v1/collocations``: analyses of a
-query's hits over every partition, exact for the whole corpus (``cowbird.frontend.analyses``)."""
+query's hits over every partition, exact for the whole corpus (``cowbird.core.search``)."""
 
 from __future__ import annotations
 
@@ -20,13 +20,14 @@ from cowbird import __version__
 from cowbird.core.analysis_merge import MEASURES, Measure
 from cowbird.core.analysis_spec import WHOLE_MATCH, parse_fold, parse_span
 from cowbird.core.errors import BadParameter
-from cowbird.frontend.analyses import Analyses
-from cowbird.frontend.corpora import CorpusEntry
+from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
+from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.hits import NodeSearch, partition_result, search_of
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Queries, split, until_disconnected
-from cowbird.frontend.routes.query import Filters, Syntax, answered_total, failed_partitions
+from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Nodes, split, until_disconnected
+from cowbird.frontend.routes.query import Filters, Syntax
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
@@ -35,13 +36,11 @@ from cowbird.frontend.schemas import (
     FrequencyResult,
     FrequencyRow,
 )
-from cowbird.frontend.service import PartitionStatus
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import (
     Alternation,
     AttributeTest,
     Comparison,
-    ConstraintAnd,
     LabelRef,
     Meet,
     MuUnion,
@@ -51,7 +50,6 @@ from cowbird.query import (
     Repetition,
     Tabular,
     TokenPattern,
-    parse_cqp,
     serialize,
 )
 from cowbird.query import Query as ParsedQuery
@@ -98,33 +96,30 @@ def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold
     """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
     test = _exactly(value) if not fold else \
         RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
-    comparison = Comparison(LabelRef(label, attribute), False, test)
-    existing = query.constraint
-    parts = (list(existing.operands) if isinstance(existing, ConstraintAnd) else [existing] if existing else [])
-    parts.append(comparison)
-    return serialize(replace(query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts))))
+    return CheckedQuery.of(query).constrained(Comparison(LabelRef(label, attribute), False, test)).cqp
 
 
 @dataclass(frozen=True)
-class Search:
-    """The query of an analysis request: the corpus (visible to the viewer) and the CQP sent to nodes."""
+class Asked:
+    """The query of an analysis request as the user wrote it, and the search over the nodes it makes
+    (the corpus visible to the viewer, the query checked once)."""
 
     corpus: CorpusEntry
-    cqp: str
+    search: NodeSearch
     q: str
     syntax: str
     ignore_case: bool
     filters: list[str]
 
 
-def search(user: CurrentUser, registry: Corpora, corpus: Corpus, q: Q, syntax: Syntax = "simple",
-           ignore_case: IgnoreCase = False, filters: Filters = None) -> Search:
+def asked(user: CurrentUser, registry: Corpora, nodes: Nodes, corpus: Corpus, q: Q, syntax: Syntax = "simple",
+          ignore_case: IgnoreCase = False, filters: Filters = None) -> Asked:
     target = registry.get(corpus, user)
-    return Search(target, build_query(q, syntax, ignore_case, filters or [], target), q, syntax, ignore_case,
-                  filters or [])
+    checked = build_query(q, syntax, ignore_case, filters or [], target)
+    return Asked(target, search_of(nodes, target, checked), q, syntax, ignore_case, filters or [])
 
 
-Searched = Annotated[Search, Depends(search)]
+Searched = Annotated[Asked, Depends(asked)]
 
 
 async def _run(request: Request, user: Viewer, budgets: FairUse, work: Awaitable[T]) -> T:
@@ -134,8 +129,8 @@ async def _run(request: Request, user: Viewer, budgets: FairUse, work: Awaitable
         return await until_disconnected(request, work, request.app.state.settings.deadline)
 
 
-def _table(found: Search, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
-           statuses: list[PartitionStatus], truncated: bool, columns: Sequence[str],
+def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
+           statuses: list[PartitionStatus[Partition]], truncated: bool, columns: Sequence[str],
            rows: Sequence[Sequence[object]]) -> Response:
     """The rows as a TSV or CSV file (``downloads``' writer: values exactly as counted), with a
     metadata block saying what was counted, how, and whether a partition was missing."""
@@ -179,10 +174,10 @@ def _page_size(limit: int | None, format: str, default: int) -> int | None:
     return default if limit is None else limit
 
 
-def _statuses(statuses: list[PartitionStatus]) -> dict[str, object]:
+def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
     failed = failed_partitions(statuses)
     return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
-            "partitions": [s.result() for s in statuses]}
+            "partitions": [partition_result(s) for s in statuses]}
 
 
 @router.get("/frequency", response_model=FrequencyResult, responses=FILES)
@@ -190,7 +185,6 @@ async def frequency(
     request: Request,
     user: CurrentUser,
     budgets: Budgets,
-    queries: Queries,
     found: Searched,
     by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
     on: Annotated[str | None, Query(description="match, matchend, target, keyword, an offset (match[-1], "
@@ -205,10 +199,10 @@ async def frequency(
 ) -> BaseModel | Response:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
-    target, cqp = found.corpus, found.cqp
+    target, cqp = found.corpus, found.search.cqp
     span, folded = parse_span(on), parse_fold(fold)
     rows_wanted = _page_size(limit, format, 1000)
-    work = Analyses(queries).frequency(target, cqp, by, on, folded, min, offset, rows_wanted)
+    work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
@@ -217,7 +211,7 @@ async def frequency(
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted},
                       statuses, table.truncated, ["value", "frequency", "share", "per_million"],
                       [[r.value, r.frequency, r.share, r.per_million] for r in table.rows])
-    parsed = parse_cqp(cqp)
+    parsed = found.search.query.query
     one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
     single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
     rows = [
@@ -239,7 +233,6 @@ async def distribution(
     request: Request,
     user: CurrentUser,
     budgets: Budgets,
-    queries: Queries,
     found: Searched,
     by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
     order: Annotated[Literal["value", "hits", "per_million"], Query(
@@ -254,9 +247,9 @@ async def distribution(
     values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
     many there are), a file has them all."""
     started = time.perf_counter()
-    target, cqp = found.corpus, found.cqp
+    target, cqp = found.corpus, found.search.cqp
     rows_wanted = _page_size(limit, format, 1000)
-    statuses, table = await _run(request, user, budgets, Analyses(queries).distribution(target, cqp, by, order))
+    statuses, table = await _run(request, user, budgets, found.search.distribution(by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
@@ -286,7 +279,6 @@ async def collocations(
     request: Request,
     user: CurrentUser,
     budgets: Budgets,
-    queries: Queries,
     found: Searched,
     attribute: Annotated[str, Query(description="The p-attribute of the collocates.")] = "lemma",
     window: Annotated[int, Query(ge=1, le=100, description="Tokens each side (left= and right= override).")] = 5,
@@ -306,7 +298,7 @@ async def collocations(
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
     started = time.perf_counter()
-    target, cqp = found.corpus, found.cqp
+    target = found.corpus
     chosen = cast(list[Measure], split(measures) or list(MEASURES))
     unknown = [m for m in chosen if m not in MEASURES]
     if unknown:
@@ -314,11 +306,11 @@ async def collocations(
     if order != "f" and order not in MEASURES:
         raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
     region = _within(within, target.s_attributes)
-    if region is not None and parse_cqp(cqp).within is None:  # as cwb-ccc: hits lie inside the region too
-        cqp = serialize(replace(parse_cqp(cqp), within=region))
-    work = Analyses(queries).collocations(
-        target, cqp, attribute, window if left is None else left, window if right is None else right, region,
-        chosen, cast(Measure, order), min_freq)
+    # as cwb-ccc: the hits lie inside the windows' region too
+    search = found.search.refined(found.search.query.within(region))
+    cqp = search.cqp
+    work = search.collocations(attribute, window if left is None else left, window if right is None else right,
+                               region, chosen, cast(Measure, order), min_freq)
     statuses, table = await _run(request, user, budgets, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     before, after = window if left is None else left, window if right is None else right
@@ -332,7 +324,7 @@ async def collocations(
                       ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
                       [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
                        for r in page])
-    parsed = parse_cqp(cqp)
+    parsed = search.query.query
     rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
                          scores=r.scores, concordance=_cqp_link(target.name, functools.partial(
                              _with_collocate, parsed, attribute, r.value, before, after)))

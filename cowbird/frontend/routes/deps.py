@@ -15,12 +15,13 @@ from fastapi.routing import APIRoute
 from sqlalchemy.exc import SQLAlchemyError
 
 from cowbird.core.errors import BadParameter, Unauthorized
+from cowbird.core.search import HitView
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.corpora import CorpusRegistry
 from cowbird.frontend.errors import ClientGone, DeadlinePassed
 from cowbird.frontend.fair_use import FairUse
-from cowbird.frontend.service import HitView, QueryService
+from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 
 T = TypeVar("T")
@@ -83,9 +84,9 @@ def corpora(request: Request) -> CorpusRegistry:
     return registry
 
 
-def query_service(request: Request) -> QueryService:
-    service: QueryService = request.app.state.queries
-    return service
+def node_client(request: Request) -> NodeClient:
+    nodes: NodeClient = request.app.state.nodes
+    return nodes
 
 
 CurrentUser = Annotated[Viewer, Depends(current_user)]
@@ -98,7 +99,7 @@ def fair_use(request: Request) -> FairUse:
 
 Budgets = Annotated[FairUse, Depends(fair_use)]
 Corpora = Annotated[CorpusRegistry, Depends(corpora)]
-Queries = Annotated[QueryService, Depends(query_service)]
+Nodes = Annotated[NodeClient, Depends(node_client)]
 
 
 def split(values: str | None) -> list[str]:

@@ -22,17 +22,16 @@ from starlette.background import BackgroundTask
 from cowbird import __version__
 from cowbird.core.analysis_spec import SortKey
 from cowbird.core.errors import BadParameter
+from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
 from cowbird.core.wire import EXPORT_BATCH_LINES
-from cowbird.frontend.analyses import Analyses, check_no_cut
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from cowbird.frontend.errors import ExportBroken, Forbidden
-from cowbird.frontend.fanout import NodeFailure
+from cowbird.frontend.hits import public_hit, search_of
 from cowbird.frontend.links import public_base
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
-from cowbird.frontend.routes.query import Direction, Filters, Sort, Syntax, answered_total, failed_partitions, sort_key
+from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Nodes, View, until_disconnected
+from cowbird.frontend.routes.query import Direction, Filters, Sort, Syntax, sort_key
 from cowbird.frontend.schemas import Hit
-from cowbird.frontend.service import HitView
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
 
@@ -49,7 +48,7 @@ async def export(
     user: CurrentUser,
     budgets: Budgets,
     registry: Corpora,
-    queries: Queries,
+    nodes: Nodes,
     corpus: Annotated[str, Query()],
     q: Annotated[str, Query()],
     view: View,
@@ -77,15 +76,16 @@ async def export(
     if sample is not None and offset:
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
     view.check(target)
-    cqp = build_query(q, syntax, ignore_case, filters or [], target)
-    order = sort_key(sort, direction, seed, sample, target)
+    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters or [], target), view)
+    cqp = search.cqp
+    order = sort_key(sort, direction, seed, sample)
     if order is not None:
-        check_no_cut(cqp, "sorting")
+        search.check_sort(order, sort)
     key = budgets.key(user, request)
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
     slot.enter_context(budgets.running(user, key))
     try:
-        statuses = await until_disconnected(request, queries.count(target, cqp, queries.budget()), settings.deadline)
+        statuses = await until_disconnected(request, search.count(), settings.deadline)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
         if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
@@ -142,20 +142,17 @@ async def export(
         batch: list[list[Any]] = []
         sent = 0
         try:
-            if order is not None:
-                hits = Analyses(queries).sorted_export(target, cqp, statuses, offset, written, view, order)
-            else:
-                hits = queries.export(target, cqp, statuses, offset, written, view,
-                                      sample=(sample, seed) if sample is not None else None)
-            async for hit in hits:
-                batch.append(row(hit))
+            found = search.stream(statuses, offset, written, sample=None if sample is None else (sample, seed),
+                                  sort=order)
+            async for hit in found:
+                batch.append(row(public_hit(target, view, hit)))
                 if len(batch) >= EXPORT_BATCH_LINES:
                     yield out.rows(batch)
                     sent += len(batch)
                     batch = []
                     if format != "xlsx":  # a spreadsheet is delivered when its last byte is
                         delivered[0] = sent
-        except NodeFailure as failure:
+        except PartitionFailure as failure:
             out.abort()
             # The headers promised `written` rows: the connection is dropped so that no client can
             # take what it got for a complete file.

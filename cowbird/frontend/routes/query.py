@@ -9,14 +9,13 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from cowbird.core.analysis_spec import SortKey, parse_sort
-from cowbird.core.errors import BadParameter, UnknownAttribute
+from cowbird.core.errors import BadParameter
+from cowbird.core.search import answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
-from cowbird.frontend.analyses import Analyses
-from cowbird.frontend.corpora import CorpusEntry
+from cowbird.frontend.hits import partition_result, public_hit, search_of
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Queries, View, until_disconnected
+from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Nodes, View, until_disconnected
 from cowbird.frontend.schemas import QueryResult
-from cowbird.frontend.service import PartitionStatus
 from cowbird.query import QueryError, parse_cqp
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
@@ -27,28 +26,18 @@ Sort = Annotated[str | None, Query(description="Sort the hits: match.lemma, matc
 Direction = Annotated[Literal["asc", "desc"], Query(description="Sort direction (ties stay in corpus order).")]
 
 
-def sort_key(sort: str | None, direction: str, seed: int, sample: int | None, corpus: CorpusEntry) -> SortKey | None:
-    """The sort asked for, checked against the corpus (a sample is in corpus order: not both)."""
+def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) -> SortKey | None:
+    """The sort asked for (a sample is in corpus order: not both); the search checks it against the corpus."""
     if sort is None or not sort.strip():
         return None
     if sample is not None:
         raise BadParameter("sort and sample do not go together: a sample is in corpus order; "
                            "sort=random&seed=N orders all hits at random")
-    key = parse_sort(sort, direction, seed)  # type: ignore[arg-type]
-    if key.attribute is not None and key.attribute not in corpus.p_attributes:
-        raise UnknownAttribute(f"sort={sort}: corpus {corpus.name} has no p-attribute {key.attribute!r} "
-                               f"(it has: {', '.join(corpus.p_attributes)})")
-    return key
+    return parse_sort(sort, direction, seed)  # type: ignore[arg-type]
+
+
 Filters = Annotated[list[str] | None, Query(alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")]
 
-
-def failed_partitions(statuses: list[PartitionStatus]) -> list[str]:
-    return [s.partition.id for s in statuses if s.error is not None]
-
-
-def answered_total(statuses: list[PartitionStatus]) -> int:
-    """Hits in the partitions that answered."""
-    return sum(s.total or 0 for s in statuses if s.error is None)
 
 
 @router.get("/query", response_model=QueryResult)
@@ -58,7 +47,7 @@ async def query(
     user: CurrentUser,
     budgets: Budgets,
     registry: Corpora,
-    queries: Queries,
+    nodes: Nodes,
     corpus: Annotated[str, Query(description="Corpus name.")],
     q: Annotated[str, Query(description="The query.")],
     view: View,
@@ -78,18 +67,16 @@ async def query(
     if limit > preview_size or (sample or 0) > preview_size:
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
     view.check(target)
-    cqp = build_query(q, syntax, ignore_case, filters or [], target)
-    order = sort_key(sort, direction, seed, sample, target)
+    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters or [], target), view)
+    order = sort_key(sort, direction, seed, sample)
+    if order is not None:
+        search.check_sort(order, sort)
     deadline = request.app.state.settings.deadline
     key = budgets.key(user, request)
     with budgets.running(user, key):
-        if sample is not None:
-            work = queries.sample(target, cqp, sample, seed, view)
-        elif order is not None:
-            work = Analyses(queries).sorted_preview(target, cqp, offset, limit, view, order)
-        else:
-            work = queries.preview(target, cqp, offset, limit, view)
-        statuses, hits = await until_disconnected(request, work, deadline)
+        work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
+        statuses, found = await until_disconnected(request, work, deadline)
+    hits = [public_hit(target, view, f) for f in found]
     response.headers.update(budgets.headers(user, key))
     failed = failed_partitions(statuses)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
@@ -98,8 +85,8 @@ async def query(
         await run_in_threadpool(_remember, accounts, user.name, target.name, q, syntax, ignore_case, filters or [],
                                 answered_total(statuses))
     return QueryResult(
-        corpus=target.name, cqp=cqp, total=answered_total(statuses), complete=not failed, failed=failed,
-        partitions=[s.result() for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        corpus=target.name, cqp=search.cqp, total=answered_total(statuses), complete=not failed, failed=failed,
+        partitions=[partition_result(s) for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         offset=offset if sample is None else 0, sample=sample, hits=hits,
         hint=CQP_HINT if syntax == "simple" and not hits and looks_like_cqp(q) else None,
     )

@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
-from cowbird.core.errors import BadParameter, NotFound, OutOfRange
+from cowbird.core.errors import BadParameter, NodesUnavailable, NotFound, OutOfRange
 from cowbird.core.wire import Line
 from cowbird.frontend.corpora import CorpusEntry
-from cowbird.frontend.errors import NodesUnavailable
 from cowbird.frontend.fanout import NodeClient, NodeFailure
-from cowbird.frontend.links import public_base
+from cowbird.frontend.links import public_base, ref_path
 from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, until_disconnected
 from cowbird.frontend.schemas import RefResult, RefText, WebContext
 
@@ -65,7 +64,7 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
     url = next((v for k, v in meta.items() if k.endswith("_url") and v), "")
     today = datetime.date.today().isoformat()
     base = public_base(request)
-    link = f"{base}/ref/{corpus.name}/{position}" + (f"?end={end}" if local_end is not None else "")
+    link = base + ref_path(corpus.name, position, end)
     template = corpus.config.citation or "{title}, position {position}. {link}{source} (accessed {date})"
     citation = template.format(title=corpus.config.title or corpus.name, position=position, link=link,
                                source=f", source: {url}" if url else "", date=today, url=url)

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Query
 from cowbird.core.errors import OutOfRange
 from cowbird.core.wire import ContextResponse
 from cowbird.engines import Context
+from cowbird.node.api import line_model
 from cowbird.node.routes.auth import Service
-from cowbird.node.routes.queries import line_model
 
 router = APIRouter(prefix="/v1", tags=["context"])
 

@@ -1,0 +1,824 @@
+"""One search over a partitioned corpus: a query checked once, counted, paged, sampled, sorted,
+exported and analysed exactly as if the corpus were one.
+
+A :class:`Search` holds the corpus, the query (parsed once: :class:`CheckedQuery`) and what each
+hit shows (:class:`HitView`). It asks a :class:`Partitions` for each partition's answer — over HTTP
+to the nodes (``cowbird.frontend.fanout.NodeClient``, with failover across replicas) or in this
+process over local partitions (``cowbird.node.local.LocalPartitions``, for ``cowbird query`` and
+tests) — and merges the answers: hits are numbered in global corpus order (partition order, then
+position); counts, distributions and co-occurrences are summed (``cowbird.core.analysis_merge``)
+before shares, rates and association scores are computed; sorted hits are merged like sorted
+streams. A partition that cannot be served is reported (``complete: false``) and left out of the
+numbering and the sums; when none answers, the search fails (:class:`~cowbird.core.errors.NodesUnavailable`
+or :class:`~cowbird.core.errors.QueryTooSlow`).
+
+Every route of the front end and the ``cowbird query`` command are adapters over this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import heapq
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+import numpy as np
+
+from cowbird.core.analysis_merge import (
+    CollocationTable,
+    CooccurrenceSums,
+    DistributionSums,
+    DistributionTable,
+    FrequencyTable,
+    Measure,
+    MergeKey,
+    collocation_table,
+    distribution_table,
+    frequency_table,
+    merge_frequencies,
+)
+from cowbird.core.analysis_spec import SortKey, parse_fold, parse_span
+from cowbird.core.errors import BadParameter, NodesUnavailable, QueryTooSlow, UnknownAttribute
+from cowbird.core.off_loop import off_loop
+from cowbird.core.wire import (
+    DEFAULT_HARD_BOUNDARY,
+    ContextSpec,
+    CooccurrenceRequest,
+    CooccurrenceResponse,
+    CountRequest,
+    CountResponse,
+    DistributionRequest,
+    DistributionResponse,
+    ExportRequest,
+    FrequencyRequest,
+    FrequencyResponse,
+    HitsRequest,
+    HitsResponse,
+    Line,
+    MarginalsRequest,
+    MarginalsResponse,
+    SortKeysRequest,
+    SortKeysResponse,
+    SortSpec,
+    SortValue,
+    Strategy,
+)
+from cowbird.query import Comparison, ConstraintAnd, Query, serialize
+
+T = TypeVar("T")
+A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse)
+AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest
+
+COUNT_SHARE = 0.75
+"""Share of a search's time limit the counts may use; the rest is for fetching the page of hits."""
+SAMPLE_BATCH = 1000
+"""Sampled hits fetched per request (a node's ``max_hits_per_request``)."""
+SORT_KEYS_BATCH = 20_000
+"""Sort keys asked of a partition at once when a page lies deep in the sorted hits."""
+
+
+# -- the query, checked once ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckedQuery:
+    """A query parsed once: its AST and the canonical CQP text sent to every partition, with how CQP
+    is to evaluate it (``MatchingStrategy``, ``HardBoundary``)."""
+
+    query: Query
+    cqp: str
+    strategy: Strategy = "standard"
+    hard_boundary: int = DEFAULT_HARD_BOUNDARY
+
+    @classmethod
+    def of(cls, query: Query, strategy: Strategy = "standard",
+           hard_boundary: int = DEFAULT_HARD_BOUNDARY) -> CheckedQuery:
+        return cls(query, serialize(query), strategy, hard_boundary)
+
+    def _again(self, query: Query) -> CheckedQuery:
+        return CheckedQuery.of(query, self.strategy, self.hard_boundary)
+
+    @property
+    def cut(self) -> int | None:
+        return self.query.cut
+
+    def constrained(self, *comparisons: Comparison) -> CheckedQuery:
+        """The query with these comparisons added to its global constraint (``:: ... & ...``)."""
+        if not comparisons:
+            return self
+        existing = self.query.constraint
+        parts = [*(existing.operands if isinstance(existing, ConstraintAnd) else [existing] if existing else []),
+                 *comparisons]
+        return self._again(replace(self.query, constraint=parts[0] if len(parts) == 1 else ConstraintAnd(tuple(parts))))
+
+    def within(self, region: str | None) -> CheckedQuery:
+        """The query kept inside ``region`` unless it says ``within`` itself."""
+        if region is None or self.query.within is not None:
+            return self
+        return self._again(replace(self.query, within=region))
+
+    def check_no_cut(self, what: str) -> None:
+        if self.cut is not None:
+            raise BadParameter(f"{what} counts every hit: drop the query's cut (narrow the query down instead)")
+
+
+# -- what a search runs on ---------------------------------------------------------------------------
+
+
+class PartitionFailure(Exception):
+    """A partition could not be served (by any of its nodes), and why.
+
+    ``final``: another try would fail the same way (the query itself ran out of time);
+    ``timed_out``: the partition did not answer in time.
+    """
+
+    partition: str
+    final: bool
+    timed_out: bool
+
+    def public(self) -> str:
+        """What clients may see: the partition and why (never where it is served)."""
+        raise NotImplementedError
+
+
+class TimeLimit:
+    """The time a search has left: each partition call gets at most this (not a fair-use quota)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = asyncio.get_running_loop().time() + seconds
+
+    def remaining(self) -> float:
+        return self.at - asyncio.get_running_loop().time()
+
+    def part(self, share: float) -> TimeLimit:
+        """A limit ending when ``share`` of the remaining time has passed (the rest is kept for what
+        comes after, such as fetching the page of hits after the counts)."""
+        return TimeLimit(max(0.0, self.remaining() * share))
+
+
+class PartitionRef(Protocol):
+    """A partition as a search sees it: its id, its size and its first token's global position."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+
+
+P = TypeVar("P", bound=PartitionRef)
+P_co = TypeVar("P_co", bound=PartitionRef, covariant=True)
+P_contra = TypeVar("P_contra", bound=PartitionRef, contravariant=True)
+
+
+class CorpusRef(Protocol[P_co]):
+    """A corpus as a search sees it: its partitions in order and its attributes."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> Sequence[P_co]: ...
+    @property
+    def p_attributes(self) -> list[str]: ...
+    @property
+    def s_attributes(self) -> list[str]: ...
+    @property
+    def meta(self) -> list[str]: ...
+
+
+class Partitions(Protocol[P_contra]):
+    """The answers of a corpus's partitions, one call per partition (the node API, typed).
+
+    A failure to serve a partition is a :class:`PartitionFailure`; ``gather`` runs one search's
+    calls (in parallel or one after the other) and returns failures instead of raising them.
+    """
+
+    @property
+    def time_limit(self) -> float: ...
+    @property
+    def export_time_limit(self) -> float: ...
+    @property
+    def serial(self) -> bool: ...
+
+    async def count(self, partition: P_contra, request: CountRequest, limit: TimeLimit | None = None,
+                    ) -> CountResponse: ...
+    async def hits(self, partition: P_contra, request: HitsRequest, limit: TimeLimit | None = None) -> HitsResponse: ...
+    def export(self, partition: P_contra, request: ExportRequest, expected: int,
+               limit: TimeLimit | None = None) -> AsyncIterator[Line]: ...
+    async def analysis(self, partition: P_contra, path: str, request: AnalysisRequest, answer_type: type[A],
+                       limit: TimeLimit | None = None) -> A: ...
+    async def marginals(self, partition: P_contra, request: MarginalsRequest,
+                        limit: TimeLimit | None = None) -> MarginalsResponse: ...
+    async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]: ...
+
+
+# -- what a search gives ----------------------------------------------------------------------------
+
+
+@dataclass
+class PartitionStatus(Generic[P]):
+    """How a partition answered so far: its total, or why it failed."""
+
+    partition: P
+    total: int | None = None
+    failure: PartitionFailure | None = None
+
+    @property
+    def error(self) -> str | None:
+        """Why the partition failed, as clients may see it."""
+        return None if self.failure is None else self.failure.public()
+
+    @property
+    def answered(self) -> bool:
+        return self.failure is None and self.total is not None
+
+
+def failed_partitions(statuses: Sequence[PartitionStatus[Any]]) -> list[str]:
+    return [s.partition.id for s in statuses if s.failure is not None]
+
+
+def answered_total(statuses: Sequence[PartitionStatus[Any]]) -> int:
+    """Hits in the partitions that answered."""
+    return sum(s.total or 0 for s in statuses if s.failure is None)
+
+
+@dataclass(frozen=True)
+class Located(Generic[P]):
+    """A hit's line and the partition it is in (its positions are the partition's)."""
+
+    partition: P
+    line: Line
+
+    @property
+    def position(self) -> int:
+        return self.partition.offset + self.line.match
+
+    @property
+    def matchend(self) -> int:
+        return self.partition.offset + self.line.matchend
+
+
+@dataclass
+class HitView:
+    """What each hit shows: tokens of context each side (or the whole region around the match),
+    p-attributes of the tokens, metadata of the match."""
+
+    context: int = 10
+    show: list[str] = field(default_factory=list)
+    meta: list[str] = field(default_factory=list)
+    region: str | None = None  # context=s: the whole region around the match instead of tokens
+
+    def check(self, corpus: CorpusRef[Any]) -> None:
+        """Refuse attributes the corpus does not have, naming the parameter."""
+        if self.region is not None and self.region not in corpus.s_attributes:
+            raise UnknownAttribute(f"context={self.region}: corpus {corpus.name} has no s-attribute "
+                                   f"{self.region!r}; give a number of tokens or one of: "
+                                   f"{', '.join(corpus.s_attributes)}")
+        for name in self.show:
+            if name not in corpus.p_attributes:
+                raise UnknownAttribute(f"show={name}: corpus {corpus.name} has no p-attribute {name!r} "
+                                       f"(it has: {', '.join(corpus.p_attributes)})")
+        for name in self.meta:
+            if name not in corpus.s_attributes:
+                raise UnknownAttribute(f"meta={name}: corpus {corpus.name} has no s-attribute {name!r} "
+                                       f"(it has: {', '.join(corpus.s_attributes)})")
+
+    @property
+    def shown(self) -> list[str]:
+        """The p-attributes each token carries after the word (which always comes first)."""
+        return [a for a in self.show if a != "word"]
+
+    def hits_request(self, partition: str, query: CheckedQuery, *, offset: int = 0, limit: int = 100,
+                     indices: list[int] | None = None, sort: SortSpec | None = None) -> HitsRequest:
+        return HitsRequest(partition=partition, query=query.cqp, strategy=query.strategy,
+                           hard_boundary=query.hard_boundary, offset=offset, limit=limit, indices=indices, sort=sort,
+                           context=self._context(), show=self.shown, meta=self.meta)
+
+    def export_request(self, partition: str, query: CheckedQuery, *, offset: int, limit: int,
+                       sort: SortSpec | None = None) -> ExportRequest:
+        return ExportRequest(partition=partition, query=query.cqp, strategy=query.strategy,
+                             hard_boundary=query.hard_boundary, offset=offset, limit=limit, sort=sort,
+                             context=self._context(), show=self.shown, meta=self.meta)
+
+    def _context(self) -> ContextSpec:
+        return ContextSpec(tokens=0, region=self.region) if self.region else ContextSpec(tokens=self.context)
+
+
+Statuses = list[PartitionStatus[P]]
+
+
+# -- the search --------------------------------------------------------------------------------------
+
+
+class Search(Generic[P]):
+    """A query over a corpus's partitions; every answer is exact for the corpus as a whole."""
+
+    def __init__(self, partitions: Partitions[P], corpus: CorpusRef[P], query: CheckedQuery,
+                 view: HitView | None = None) -> None:
+        self.partitions = partitions
+        self.corpus = corpus
+        self.query = query
+        self.view = view or HitView()
+
+    @property
+    def cqp(self) -> str:
+        return self.query.cqp
+
+    def refined(self, query: CheckedQuery) -> Search[P]:
+        """The same search with another query (the corpus, the partitions and the view kept)."""
+        return Search(self.partitions, self.corpus, query, self.view)
+
+    def time_limit(self) -> TimeLimit:
+        return TimeLimit(self.partitions.time_limit)
+
+    # -- counting --------------------------------------------------------------------------------
+
+    async def _each(self, call: Callable[[P, TimeLimit], Awaitable[Any]],
+                    limit: TimeLimit) -> list[tuple[PartitionStatus[P], Any]]:
+        """One call per partition (as configured: parallel or serial), each answer with the
+        partition's status; every partition failing fails the search."""
+        answers = await self.partitions.gather([functools.partial(call, p, limit) for p in self.corpus.partitions])
+        answered: list[tuple[PartitionStatus[P], Any]] = []
+        for partition, answer in zip(self.corpus.partitions, answers, strict=True):
+            if isinstance(answer, PartitionFailure):
+                answered.append((PartitionStatus(partition, None, answer), None))
+            else:
+                answered.append((PartitionStatus(partition, answer.total), answer))
+        self._check_some_answered([status for status, _ in answered])
+        return answered
+
+    def _check_some_answered(self, statuses: Sequence[PartitionStatus[P]]) -> None:
+        if all(s.failure is not None for s in statuses):
+            raise _all_failed(self.corpus.name, statuses)
+
+    async def count(self, limit: TimeLimit | None = None) -> Statuses[P]:
+        """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus.
+
+        The counts may use three quarters of the time limit: a partition too slow for that is
+        reported as failed, and the others' hits can still be fetched.
+        """
+        counting = (limit or self.time_limit()).part(COUNT_SHARE)
+        def request(partition: P) -> CountRequest:
+            return CountRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                hard_boundary=self.query.hard_boundary)
+
+        answered = await self._each(lambda p, budget: self.partitions.count(p, request(p), budget), counting)
+        statuses = [status for status, _ in answered]
+        if self.query.cut is not None:  # each partition cut its own hits; the corpus keeps its first `cut`
+            remaining = self.query.cut
+            for status in statuses:
+                if status.total is not None:
+                    status.total = min(status.total, remaining)
+                    remaining -= status.total
+        return statuses
+
+    # -- pages of hits -----------------------------------------------------------------------------
+
+    async def page(self, offset: int, limit: int, *, sample: tuple[int, int] | None = None,
+                   sort: SortKey | None = None) -> tuple[Statuses[P], list[Located[P]]]:
+        """A preview: the hits ``offset`` .. ``offset + limit`` in corpus order or sorted by ``sort``,
+        or a ``sample`` of (size, seed) drawn from all hits (then ``offset`` and ``sort`` are unused)."""
+        if sample is not None:
+            return await self.sample(*sample)
+        if sort is not None:
+            return await self.sorted(sort, offset, limit)
+        return await self.window(offset, limit)
+
+    async def window(self, offset: int, limit: int) -> tuple[Statuses[P], list[Located[P]]]:
+        """The hits ``offset`` .. ``offset + limit`` in global order.
+
+        Hits are numbered over the partitions that answered. If a partition fails while its page
+        is fetched, the numbering changes, so the page is planned and fetched again without it
+        (nodes keep the results, so the second round is cheap): the hits always match the totals.
+        """
+        budget = self.time_limit()
+        statuses = await self.count(budget)
+
+        async def attempt() -> list[Located[P]]:
+            return await self._fetch(budget, plan_window(statuses, offset, limit), limit)
+
+        return statuses, await _until_stable(statuses, attempt)
+
+    async def _fetch(self, budget: TimeLimit, plan: list[tuple[PartitionStatus[P], int, int]],
+                     limit: int) -> list[Located[P]]:
+        hits: list[Located[P]] = []
+        if self.partitions.serial:
+            for status, local, count in plan:  # in order; stops once the page is full
+                if len(hits) >= limit:
+                    break
+                hits += await self._lines(status, self.view.hits_request(
+                    status.partition.id, self.query, offset=local, limit=count), budget)
+            return hits
+        pages = await self.partitions.gather([
+            functools.partial(self._lines, s, self.view.hits_request(s.partition.id, self.query, offset=a, limit=c),
+                              budget) for s, a, c in plan])
+        for page in pages:
+            if isinstance(page, list):
+                hits += page
+        return hits
+
+    async def _lines(self, status: PartitionStatus[P], request: HitsRequest,
+                     budget: TimeLimit) -> list[Located[P]]:
+        """Lines of one partition; a failure marks the partition (the caller plans again)."""
+        try:
+            response = await self.partitions.hits(status.partition, request, budget)
+        except PartitionFailure as failure:
+            status.failure = failure
+            return []
+        return [Located(status.partition, line) for line in response.data]
+
+    async def sample(self, size: int, seed: int) -> tuple[Statuses[P], list[Located[P]]]:
+        """``size`` hits drawn uniformly, without replacement, from all hits of all partitions, in
+        corpus order; the same seed draws the same sample (the export's too)."""
+        budget = self.time_limit()
+        statuses = await self.count(budget)
+        hits: list[Located[P]] = []
+        for status, indices in plan_sample(statuses, size, seed):
+            hits += await self._lines(status, self.view.hits_request(
+                status.partition.id, self.query, indices=indices, limit=len(indices)), budget)
+        return statuses, hits
+
+    # -- sorted hits -------------------------------------------------------------------------------
+
+    def _spec(self, status: PartitionStatus[P], sort: SortKey) -> SortSpec:
+        return SortSpec(key=str(sort), direction=sort.direction, seed=sort.seed, base=status.partition.offset)
+
+    def check_sort(self, sort: SortKey, written: str | None = None) -> None:
+        """Refuse a sort of a cut query or on an attribute the corpus does not have (``written``: the
+        sort as the user wrote it, for the message)."""
+        self.query.check_no_cut("sorting")
+        if sort.attribute is not None and sort.attribute not in self.corpus.p_attributes:
+            raise UnknownAttribute(f"sort={written or sort}: corpus {self.corpus.name} has no p-attribute "
+                                   f"{sort.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
+
+    async def _keys(self, status: PartitionStatus[P], sort: SortKey, count: int,
+                    budget: TimeLimit) -> AsyncGenerator[list[SortValue], None]:
+        """The sort keys of a partition's first ``count`` sorted hits, a batch at a time: a deep page
+        holds a batch of each partition at once, not every key up to its offset."""
+        sent = 0
+        while sent < count:
+            request = SortKeysRequest(partition=status.partition.id, query=self.cqp, strategy=self.query.strategy,
+                                      hard_boundary=self.query.hard_boundary, sort=self._spec(status, sort),
+                                      offset=sent, limit=min(SORT_KEYS_BATCH, count - sent))
+            answer = await self.partitions.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse,
+                                                    budget)
+            if not answer.keys:
+                return
+            yield answer.keys
+            sent += len(answer.keys)
+
+    async def _split(self, statuses: Statuses[P], sort: SortKey, offset: int, limit: int,
+                     budget: TimeLimit) -> tuple[list[tuple[PartitionStatus[P], int, int]], list[tuple[int, int]]]:
+        """Where the sorted hits ``offset`` .. ``offset + limit`` lie: per partition (first rank, count),
+        and the page's order as (partition number, rank). The partitions' keys are merged as they
+        come, a batch at a time (off the event loop: a deep page's merge is CPU work); a partition
+        that fails is marked failed (and the page is made again from the others by the caller)."""
+        live = [s for s in statuses if s.failure is None and s.total]
+        streams = [self._keys(s, sort, min(s.total or 0, offset + limit), budget) for s in live]
+        merge = _KeyMerge(len(live), sort.direction == "desc", offset, offset + limit)
+
+        async def following(k: int) -> None:
+            try:
+                merge.feed(k, await anext(streams[k], []))
+            except PartitionFailure as failure:
+                live[k].failure = failure
+                merge.feed(k, [])
+
+        try:
+            await self.partitions.gather([functools.partial(following, k) for k in range(len(live))])
+            while (wanted := await off_loop(merge.run)) is not None:
+                await following(wanted)
+        finally:
+            for stream in streams:
+                await stream.aclose()
+        ranges: list[tuple[PartitionStatus[P], int, int]] = []
+        for k, status in enumerate(live):
+            mine = [rank for p, rank in merge.page if p == k]
+            if mine:
+                ranges.append((status, mine[0], len(mine)))
+        return ranges, merge.page
+
+    async def sorted(self, sort: SortKey, offset: int, limit: int) -> tuple[Statuses[P], list[Located[P]]]:
+        """The sorted hits ``offset`` .. ``offset + limit`` of the whole corpus (ties in corpus order)."""
+        self.check_sort(sort)
+        budget = self.time_limit()
+        statuses = await self.count(budget)
+
+        async def attempt() -> list[Located[P]]:
+            ranges, page = await self._split(statuses, sort, offset, limit, budget)
+            self._check_some_answered(statuses)  # the counts came, then every sort failed
+            live = [s for s in statuses if s.failure is None and s.total]
+            lines: dict[tuple[str, int], Located[P]] = {}
+            for status, first, count in ranges:
+                request = self.view.hits_request(status.partition.id, self.query, offset=first, limit=count,
+                                                 sort=self._spec(status, sort))
+                for rank, hit in enumerate(await self._lines(status, request, budget), start=first):
+                    lines[(status.partition.id, rank)] = hit
+            self._check_some_answered(statuses)
+            return [lines[(live[k].partition.id, rank)] for k, rank in page
+                    if (live[k].partition.id, rank) in lines]
+
+        return statuses, await _until_stable(statuses, attempt)
+
+    # -- exports -----------------------------------------------------------------------------------
+
+    def stream(self, statuses: Statuses[P], offset: int, limit: int, *, sample: tuple[int, int] | None = None,
+               sort: SortKey | None = None) -> AsyncIterator[Located[P]]:
+        """Exactly the hits ``offset`` .. ``offset + limit`` in corpus order, or sorted, or the
+        ``sample`` of (size, seed) — the preview's sample for the same seed —, streamed; a
+        :class:`PartitionFailure` if a partition cannot be finished (never a short stream)."""
+        if sample is not None:
+            return self._sample_stream(statuses, *sample)
+        if sort is not None:
+            return self._sorted_stream(statuses, sort, offset, limit)
+        return self._stream(statuses, offset, limit)
+
+    async def _stream(self, statuses: Statuses[P], offset: int, limit: int) -> AsyncIterator[Located[P]]:
+        budget = TimeLimit(self.partitions.export_time_limit)
+        for status, local, count in plan_window(statuses, offset, limit):
+            request = self.view.export_request(status.partition.id, self.query, offset=local, limit=count)
+            async for line in self.partitions.export(status.partition, request, count, budget):
+                yield Located(status.partition, line)
+
+    async def _sample_stream(self, statuses: Statuses[P], size: int, seed: int) -> AsyncIterator[Located[P]]:
+        budget = TimeLimit(self.partitions.export_time_limit)
+        for status, indices in plan_sample(statuses, size, seed):
+            for start in range(0, len(indices), SAMPLE_BATCH):
+                batch = indices[start : start + SAMPLE_BATCH]
+                request = self.view.hits_request(status.partition.id, self.query, indices=batch, limit=len(batch))
+                response = await self.partitions.hits(status.partition, request, budget)
+                for line in response.data:
+                    yield Located(status.partition, line)
+
+    async def _sorted_stream(self, statuses: Statuses[P], sort: SortKey, offset: int,
+                             limit: int) -> AsyncIterator[Located[P]]:
+        """Each partition's sorted stream from its first rank in the range, merged on the sort keys."""
+        self.check_sort(sort)
+        budget = TimeLimit(self.partitions.export_time_limit)
+        live = [s for s in statuses if s.failure is None and s.total]
+        starts = {s.partition.id: 0 for s in live}
+        if offset:  # each partition starts after its hits among the first `offset` of the merged order
+            before, _ = await self._split(statuses, sort, 0, offset, budget)
+            starts.update({status.partition.id: count for status, _first, count in before})
+        streams = []
+        for k, status in enumerate(live):
+            first = starts[status.partition.id]
+            count = min((status.total or 0) - first, limit)
+            if count <= 0:
+                continue
+            request = self.view.export_request(status.partition.id, self.query, offset=first, limit=count,
+                                               sort=self._spec(status, sort))
+            streams.append((k, self.partitions.export(status.partition, request, count, budget)))
+        sent = 0
+        async for k, line in _merge(streams, sort.direction == "desc"):
+            yield Located(live[k].partition, line)
+            sent += 1
+            if sent == limit:
+                break
+
+    # -- analyses ----------------------------------------------------------------------------------
+
+    async def frequency(self, attribute: str, on: str | None, fold: str, minimum: int, offset: int,
+                        limit: int | None) -> tuple[Statuses[P], FrequencyTable]:
+        """How often each value of ``attribute`` occurs over a span of the hits (CQP's
+        ``count A by ATT on SPAN %FOLD``), summed over partitions."""
+        self.query.check_no_cut("a frequency breakdown")
+        span, folded = parse_span(on), parse_fold(fold)
+        if attribute not in self.corpus.p_attributes:
+            raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no p-attribute {attribute!r} "
+                                   f"(it has: {', '.join(self.corpus.p_attributes)})")
+
+        async def call(partition: P, budget: TimeLimit) -> FrequencyResponse:
+            request = FrequencyRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                       hard_boundary=self.query.hard_boundary, attribute=attribute, on=str(span),
+                                       fold=folded)
+            return await self.partitions.analysis(partition, "/v1/frequency", request, FrequencyResponse, budget)
+
+        answered = await self._each(call, self.time_limit())
+        answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
+
+        def merged() -> FrequencyTable:
+            ordered = merge_frequencies([(a.values, a.counts) for a in answers])
+            return frequency_table(ordered, sum(a.counted for a in answers), sum(a.unset for a in answers),
+                                   any(a.truncated for a in answers), _answered_size(answered), minimum, offset,
+                                   limit)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+    async def distribution(self, attribute: str, order: Literal["value", "hits", "per_million"] = "value",
+                           ) -> tuple[Statuses[P], DistributionTable]:
+        """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with each
+        value's size, summed over partitions."""
+        self.query.check_no_cut("a distribution")
+        if attribute not in self.corpus.meta:
+            raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no s-attribute with values named "
+                                   f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
+
+        async def call(partition: P, budget: TimeLimit) -> DistributionResponse:
+            request = DistributionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                          hard_boundary=self.query.hard_boundary, attribute=attribute)
+            return await self.partitions.analysis(partition, "/v1/distribution", request, DistributionResponse,
+                                                  budget)
+
+        answered = await self._each(call, self.time_limit())
+        answers: list[DistributionResponse] = [a for _, a in answered if a is not None]
+
+        def merged() -> DistributionTable:
+            sums = DistributionSums()
+            for a in answers:
+                sums.add(a.values, a.hits, a.regions_with_hits, a.tokens, a.regions)
+            return distribution_table(sums, sum(a.outside for a in answers), all(a.all_values for a in answers),
+                                      any(a.truncated for a in answers), order)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+    async def collocations(self, attribute: str, left: int, right: int, within: str | None,
+                           measures: list[Measure], order: Measure | Literal["f"],
+                           min_freq: int) -> tuple[Statuses[P], CollocationTable]:
+        """Collocates of the hits in a window of ``left`` and ``right`` tokens (inside ``within``),
+        co-occurrence and marginal frequencies summed over partitions before any measure."""
+        self.query.check_no_cut("a collocation analysis")
+        if attribute not in self.corpus.p_attributes:
+            raise UnknownAttribute(f"attribute={attribute}: corpus {self.corpus.name} has no p-attribute "
+                                   f"{attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
+
+        async def call(partition: P, budget: TimeLimit) -> CooccurrenceResponse:
+            request = CooccurrenceRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                          hard_boundary=self.query.hard_boundary, attribute=attribute, left=left,
+                                          right=right, within=within)
+            return await self.partitions.analysis(partition, "/v1/cooccurrence", request, CooccurrenceResponse,
+                                                  budget)
+
+        answered = await self._each(call, self.time_limit())
+        # a collocate's marginal counts on every partition, also where it never co-occurs: ask those
+        found: dict[str, int] = {}
+        for _, a in answered:
+            for value, f in zip(a.values if a is not None else [], a.f if a is not None else [], strict=True):
+                found[value] = found.get(value, 0) + f
+        wanted = {v for v, f in found.items() if f >= min_freq}
+        asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
+        asks = [(status, values) for status, values in asks if values]
+        budget = self.time_limit()
+        answers = await self.partitions.gather([functools.partial(
+            self.partitions.marginals, status.partition,
+            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=values), budget)
+            for status, values in asks])
+        marginals: dict[str, tuple[list[str], list[int]]] = {}
+        for (status, values), answer in zip(asks, answers, strict=True):
+            if isinstance(answer, PartitionFailure):
+                status.failure = answer  # without its marginals, none of its counts are in
+                status.total = None
+            else:
+                marginals[status.partition.id] = (values, answer.frequencies)
+        self._check_some_answered([status for status, _ in answered])
+
+        def merged() -> CollocationTable:
+            sums = CooccurrenceSums()
+            for status, a in answered:
+                if a is None or status.failure is not None:
+                    continue
+                sums.add(a.values, a.f, a.marginal, a.in_nodes)
+                sums.context_tokens += a.context_tokens
+                sums.node_tokens += a.node_tokens
+                sums.size += a.size
+                sums.truncated = sums.truncated or a.truncated
+                if status.partition.id in marginals:
+                    values, frequencies = marginals[status.partition.id]
+                    sums.add(values, [0] * len(values), frequencies, [0] * len(values))
+            return collocation_table(sums, measures, order, min_freq)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+
+# -- plans and merges --------------------------------------------------------------------------------
+
+
+async def _until_stable(statuses: Sequence[PartitionStatus[Any]], attempt: Callable[[], Awaitable[T]]) -> T:
+    """``attempt()`` again until no partition fails during it: a failure renumbers the hits, so a
+    page fetched while one failed is planned again from the partitions that are left."""
+    while True:
+        failed = sum(s.failure is not None for s in statuses)
+        result = await attempt()
+        if sum(s.failure is not None for s in statuses) == failed:
+            return result
+
+
+def plan_window(statuses: Sequence[PartitionStatus[P]], offset: int,
+                limit: int) -> list[tuple[PartitionStatus[P], int, int]]:
+    """Which partitions hold the hits ``offset`` .. ``offset + limit`` of the partitions that
+    answered, as (partition, local offset, count)."""
+    plan: list[tuple[PartitionStatus[P], int, int]] = []
+    before = 0
+    for status in statuses:
+        if status.total is None or status.failure is not None:
+            continue
+        first, last = max(offset, before), min(offset + limit, before + status.total)
+        if first < last:
+            plan.append((status, first - before, last - first))
+        before += status.total
+    return plan
+
+
+def plan_sample(statuses: Sequence[PartitionStatus[P]], size: int,
+                seed: int) -> list[tuple[PartitionStatus[P], list[int]]]:
+    """Which hits of which partition make the sample of ``size`` for ``seed``: uniform without
+    replacement over the hits of the partitions that answered, in global order."""
+    ok = [s for s in statuses if s.total and s.failure is None]
+    totals = np.asarray([s.total for s in ok], dtype=np.int64)
+    population = int(totals.sum())
+    if population == 0:
+        return []
+    chosen = np.sort(np.random.default_rng(seed).choice(population, size=min(size, population), replace=False))
+    bounds = np.concatenate(([0], np.cumsum(totals)))
+    plan = []
+    for k, status in enumerate(ok):
+        mine = chosen[(chosen >= bounds[k]) & (chosen < bounds[k + 1])] - bounds[k]
+        if len(mine):
+            plan.append((status, mine.tolist()))
+    return plan
+
+
+def _all_failed(corpus: str, statuses: Sequence[PartitionStatus[Any]]) -> NodesUnavailable | QueryTooSlow:
+    """No partition answered: the query was too slow everywhere, or the partitions are not served."""
+    failures = [s.failure for s in statuses if s.failure is not None]
+    reasons = "; ".join(f.public() for f in failures)
+    if all(f.final or f.timed_out for f in failures):
+        return QueryTooSlow(f"the query ran out of time on every partition of {corpus}: {reasons}")
+    return NodesUnavailable(f"no node answered for corpus {corpus}: {reasons}", headers={"Retry-After": "10"})
+
+
+def _answered_size(answered: Sequence[tuple[PartitionStatus[Any], Any]]) -> int:
+    """Tokens in the partitions that answered (the base of per-million rates)."""
+    return sum(status.partition.size for status, answer in answered if answer is not None)
+
+
+class _KeyMerge:
+    """The partitions' sort keys merged in order, batch by batch, up to rank ``end``; ``page``
+    holds (partition number, rank) of the ranks ``offset`` .. ``end``."""
+
+    def __init__(self, partitions: int, descending: bool, offset: int, end: int) -> None:
+        self.descending = descending
+        self.offset, self.end = offset, end
+        self.heap: list[tuple[MergeKey, int, int]] = []
+        self.batches: list[list[SortValue]] = [[] for _ in range(partitions)]
+        self.used = [0] * partitions  # keys of the current batch taken
+        self.ranks = [0] * partitions  # keys of the partition taken
+        self.position = 0
+        self.page: list[tuple[int, int]] = []
+
+    def feed(self, k: int, keys: list[SortValue]) -> None:
+        """The next batch of partition ``k`` (empty: it has no more); its first key joins the merge."""
+        self.batches[k], self.used[k] = keys, 0
+        self._next(k)
+
+    def _next(self, k: int) -> bool:
+        if self.used[k] == len(self.batches[k]):
+            return False
+        key = self.batches[k][self.used[k]]
+        heapq.heappush(self.heap, (MergeKey(key, self.descending), k, self.ranks[k]))
+        self.used[k] += 1
+        self.ranks[k] += 1
+        return True
+
+    def run(self) -> int | None:
+        """Merge on until the page is complete (None) or partition ``k``'s batch is used up while it
+        may have more (``k``: feed it its next batch, then run again)."""
+        while self.heap and self.position < self.end:
+            _, k, rank = heapq.heappop(self.heap)
+            if self.position >= self.offset:
+                self.page.append((k, rank))
+            self.position += 1
+            if not self._next(k) and self.batches[k]:
+                return k
+        return None
+
+
+async def _merge(streams: list[tuple[int, AsyncIterator[Line]]], descending: bool) -> AsyncIterator[tuple[int, Line]]:
+    """Sorted line streams merged on their sort keys; equal keys in partition order."""
+    heap: list[tuple[MergeKey, int, int, Line]] = []
+    iterators = dict(streams)
+    counter = 0
+    try:
+        for k, iterator in iterators.items():
+            line = await anext(iterator, None)
+            if line is not None:
+                key = line.sort_key if line.sort_key is not None else []
+                heap.append((MergeKey(key, descending), k, counter, line))
+                counter += 1
+        heapq.heapify(heap)
+        while heap:
+            _, k, _, line = heapq.heappop(heap)
+            yield k, line
+            following = await anext(iterators[k], None)
+            if following is not None:
+                key = following.sort_key if following.sort_key is not None else []
+                heapq.heappush(heap, (MergeKey(key, descending), k, counter, following))
+                counter += 1
+    finally:
+        for iterator in iterators.values():
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,43 @@
+"""The front end's searches: a :class:`~cowbird.core.search.Search` over the nodes, and its lines
+as the public API gives them.
+
+A route checks its parameters, builds the search (:func:`search_of`: the corpus, the query checked
+once, what each hit shows) and turns what the search returns into the public models: a line into
+a :class:`Hit` with global positions and a static link, a partition's status into a
+:class:`PartitionResult`.
+"""
+
+from __future__ import annotations
+
+from cowbird.core.search import CheckedQuery, HitView, Located, PartitionStatus, Search
+from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.links import ref_path
+from cowbird.frontend.schemas import Hit, PartitionResult
+
+NodeSearch = Search[Partition]
+"""A search over the nodes that serve a corpus's partitions."""
+
+
+def search_of(nodes: NodeClient, corpus: CorpusEntry, query: CheckedQuery, view: HitView | None = None) -> NodeSearch:
+    return Search(nodes, corpus, query, view)
+
+
+def public_hit(corpus: CorpusEntry, view: HitView, found: Located[Partition]) -> Hit:
+    """A node's line as the public API gives it: global positions, KWIC strings, attributes, link."""
+    line = found.line
+    position, matchend = found.position, found.matchend
+    attributes = {name: " ".join(t[k + 1] for t in line.keyword) for k, name in enumerate(view.shown)}
+    if "word" in view.show:
+        attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
+    return Hit(
+        position=position, matchend=matchend, partition=found.partition.id,
+        left=" ".join(t[0] for t in line.left), match=" ".join(t[0] for t in line.keyword),
+        right=" ".join(t[0] for t in line.right), attributes=attributes, meta=line.meta,
+        ref=ref_path(corpus.name, position, matchend),
+    )
+
+
+def partition_result(status: PartitionStatus[Partition]) -> PartitionResult:
+    return PartitionResult(id=status.partition.id, status="ok" if status.error is None else "failed",
+                           total=status.total, error=status.error)

@@ -1,0 +1,215 @@
+"""The node API as typed calls: one per route, a request model in, a response model out.
+
+The HTTP routes (``cowbird.node.routes``) are adapters over :class:`NodeApi`: they add the request
+log, the client's disconnection and the NDJSON stream. ``cowbird.node.local.LocalPartitions``
+calls the same methods in-process, so that ``cowbird query`` over a manifest answers exactly as
+the nodes do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from cowbird.core.analysis_spec import parse_span
+from cowbird.core.errors import LimitExceeded
+from cowbird.core.wire import (
+    EXPORT_BATCH_LINES,
+    CooccurrenceRequest,
+    CooccurrenceResponse,
+    CountRequest,
+    CountResponse,
+    DistributionRequest,
+    DistributionResponse,
+    ExportRequest,
+    FrequencyRequest,
+    FrequencyResponse,
+    HitsRequest,
+    HitsResponse,
+    Line,
+    MarginalsRequest,
+    MarginalsResponse,
+    SortKeysRequest,
+    SortKeysResponse,
+    SortValue,
+)
+from cowbird.engines import Context, KwicLine, ResultSet
+from cowbird.engines.results import ArrayResultSet
+from cowbird.node import compute
+from cowbird.node.compute import SortOrder
+from cowbird.node.service import PartitionService
+
+Disconnected = Callable[[], Awaitable[bool]] | None
+"""Tells whether the client has gone (the work is then stopped); None: nobody can go."""
+
+
+def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:
+    return Line(
+        match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target, keyword_position=line.hit.keyword,
+        left=line.left, keyword=line.keyword, right=line.right, meta=line.meta, sort_key=sort_key,
+    )
+
+
+def _lines_at(
+    result: ResultSet, indices: list[int], context: Context, show: list[str], meta: list[str]
+) -> list[KwicLine]:
+    return [line for i in indices if 0 <= i < result.total for line in result.kwic(i, 1, context, show, meta)]
+
+
+def _elapsed(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+@dataclass(frozen=True)
+class Export:
+    """An export about to stream: the canonical query, the partition's total, how many lines come,
+    and the lines, a batch at a time (checked before the first: errors still come as problems)."""
+
+    query: str
+    total: int
+    lines: int
+    batches: AsyncIterator[list[Line]]
+
+
+class NodeApi:
+    """What a node answers, over its :class:`PartitionService`."""
+
+    def __init__(self, service: PartitionService) -> None:
+        self.service = service
+
+    async def _run(self, request: CountRequest | HitsRequest | FrequencyRequest | DistributionRequest
+                   | CooccurrenceRequest | SortKeysRequest, disconnected: Disconnected) -> tuple[str, ResultSet]:
+        return await self.service.run(request.partition, request.query, request.strategy, request.hard_boundary,
+                                      disconnected)
+
+    async def _sorted(self, order: SortOrder, ranks: list[int], context: Context, show: list[str],
+                      meta: list[str]) -> list[Line]:
+        """The lines at sorted ranks, each with its sort key (the front end merges partitions on it)."""
+        lines = await self.service.sorted_lines(order, ranks, context, show, meta)
+        keys = await self.service.in_thread(order.keys, ranks)
+        return [line_model(line, key) for line, key in zip(lines, keys, strict=True)]
+
+    async def count(self, request: CountRequest, disconnected: Disconnected = None) -> CountResponse:
+        started = time.perf_counter()
+        text, result = await self._run(request, disconnected)
+        return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=_elapsed(started))
+
+    async def hits(self, request: HitsRequest, disconnected: Disconnected = None) -> HitsResponse:
+        started = time.perf_counter()
+        service = self.service
+        context = Context(request.context.tokens, request.context.region)
+        wanted = len(request.indices) if request.indices is not None else request.limit
+        service.check_request(wanted, service.settings.max_hits_per_request, context)
+        text, result = await self._run(request, disconnected)
+        if request.sort is not None:
+            order = await service.order(result, request.sort, disconnected)
+            ranks = [i for i in request.indices if 0 <= i < result.total] if request.indices is not None else \
+                list(range(request.offset, min(result.total, request.offset + request.limit)))
+            data = await self._sorted(order, ranks, context, request.show, request.meta)
+        else:
+            if request.indices is not None:
+                lines = await service.in_thread(_lines_at, result, request.indices, context, request.show,
+                                                request.meta)
+            else:
+                lines = await service.lines(result, request.offset, request.limit, context, request.show,
+                                            request.meta)
+            data = [line_model(line) for line in lines]
+        return HitsResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
+                            data=data, elapsed_ms=_elapsed(started))
+
+    async def export(self, request: ExportRequest, disconnected: Disconnected = None) -> Export:
+        """The lines of a range of hits, built a batch at a time as they are streamed."""
+        service = self.service
+        context = Context(request.context.tokens, request.context.region)
+        service.check_request(request.limit, service.settings.max_export_hits, context)
+        text, result = await self._run(request, disconnected)
+        stop = min(result.total, request.offset + request.limit)
+        if stop > result.held:  # refuse now, while the answer can still be a problem+json
+            result.hits(stop - 1, 1)
+        order = None if request.sort is None else await service.order(result, request.sort, disconnected)
+        # check attributes before the stream starts, so that errors are still problem+json
+        await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)
+
+        async def batches() -> AsyncIterator[list[Line]]:
+            for start in range(request.offset, stop, EXPORT_BATCH_LINES):
+                size = min(EXPORT_BATCH_LINES, stop - start)
+                if order is not None:
+                    yield await self._sorted(order, list(range(start, start + size)), context, request.show,
+                                             request.meta)
+                else:
+                    lines = await service.lines(result, start, size, context, request.show, request.meta)
+                    yield [line_model(line) for line in lines]
+
+        return Export(text, result.total, max(0, stop - request.offset), batches())
+
+    async def _every_hit(self, request: FrequencyRequest | DistributionRequest | CooccurrenceRequest,
+                         disconnected: Disconnected) -> tuple[str, ArrayResultSet]:
+        """The query's canonical text and its result on the partition, every hit held."""
+        text, result = await self._run(request, disconnected)
+        return text, self.service.every_hit(result)
+
+    async def frequency(self, request: FrequencyRequest, disconnected: Disconnected = None) -> FrequencyResponse:
+        """How often each value of a p-attribute occurs over a span of the hits (CQP's ``count A by ATT``)."""
+        started = time.perf_counter()
+        span = parse_span(request.on)
+        text, held = await self._every_hit(request, disconnected)
+        settings = self.service.settings
+        counted = await self.service.analyse(compute.frequency, held.corpus, held.matches, request.attribute, span,
+                                             request.fold, settings.max_analysis_rows, settings.max_analysis_bytes,
+                                             disconnected=disconnected)
+        return FrequencyResponse(
+            partition=request.partition, query=text, total=held.total, counted=counted.hits, unset=counted.unset,
+            distinct=counted.distinct, truncated=counted.truncated, values=counted.values, counts=counted.counts,
+            elapsed_ms=_elapsed(started),
+        )
+
+    async def distribution(self, request: DistributionRequest,
+                           disconnected: Disconnected = None) -> DistributionResponse:
+        """Hits per value of an s-attribute, with each value's size (CQP's ``group A match ATT``)."""
+        started = time.perf_counter()
+        text, held = await self._every_hit(request, disconnected)
+        found = await self.service.analyse(compute.distribution, held.corpus, held.matches, request.attribute,
+                                           self.service.settings.max_analysis_rows, disconnected=disconnected)
+        return DistributionResponse(
+            partition=request.partition, query=text, total=held.total, outside=found.outside,
+            all_values=found.all_values, truncated=found.truncated, values=found.values, hits=found.hits,
+            regions_with_hits=found.regions_with_hits, tokens=found.tokens, regions=found.regions,
+            elapsed_ms=_elapsed(started),
+        )
+
+    async def cooccurrence(self, request: CooccurrenceRequest,
+                           disconnected: Disconnected = None) -> CooccurrenceResponse:
+        """Co-occurrence counts in windows around the hits, with each collocate's marginal frequencies."""
+        started = time.perf_counter()
+        text, held = await self._every_hit(request, disconnected)
+        compute.check_attributes(held.corpus, request.attribute, request.within)
+        found = await self.service.analyse(compute.cooccurrence, held.corpus, held.matches, request.attribute,
+                                           request.left, request.right, request.within,
+                                           self.service.settings.max_analysis_rows, disconnected=disconnected)
+        return CooccurrenceResponse(
+            partition=request.partition, query=text, total=held.total, context_tokens=found.context_tokens,
+            node_tokens=found.node_tokens, size=found.size, truncated=found.truncated, values=found.values,
+            f=found.f, marginal=found.marginal, in_nodes=found.in_nodes, elapsed_ms=_elapsed(started),
+        )
+
+    async def marginals(self, request: MarginalsRequest) -> MarginalsResponse:
+        """Frequencies of values of a p-attribute in the partition: collocates' marginals where they do
+        not co-occur (their sum over partitions is the corpus's frequency)."""
+        corpus = self.service.engine(request.partition).store
+        frequencies = await self.service.in_thread(compute.marginals, corpus, request.attribute, request.values)
+        return MarginalsResponse(partition=request.partition, frequencies=frequencies)
+
+    async def sortkeys(self, request: SortKeysRequest, disconnected: Disconnected = None) -> SortKeysResponse:
+        """The sort keys of the hits at sorted ranks ``offset`` .. ``offset + limit``: what the front end
+        needs to merge partitions' sorted hits and page at any offset."""
+        started = time.perf_counter()
+        if request.limit > self.service.settings.max_sort_keys:
+            most = self.service.settings.max_sort_keys
+            raise LimitExceeded(f"limit {request.limit} is more than this node returns at once ({most})")
+        text, result = await self._run(request, disconnected)
+        order = await self.service.order(result, request.sort, disconnected)
+        ranks = list(range(request.offset, min(result.total, request.offset + request.limit)))
+        keys = await self.service.in_thread(order.keys, ranks)
+        return SortKeysResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
+                                keys=keys, elapsed_ms=_elapsed(started))
