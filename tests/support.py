@@ -13,12 +13,13 @@ import re
 import shutil
 import socket
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+import httpx
 import pytest
 
 from cowbird.store import EncodeOptions, parse_s_declaration
@@ -27,6 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
 SAMPLE_VRT = ROOT / "cowbird" / "data" / "sample.vrt"
 PARITY_QUERIES = REFERENCE / "parity" / "queries.tsv"
+
+JsonObject = dict[str, Any]
+"""A decoded JSON object (a response body, a manifest): the tests index into it and compare what
+they find, so its values are typed as whatever the test reads them as."""
+
+ParamValue = str | int | float | bool | None
+Params = dict[str, ParamValue | Sequence[ParamValue]]
+"""A request's query parameters as httpx takes them (a list: the parameter repeated); annotate a
+dict of mixed values with it, which mypy would otherwise infer as ``dict[str, object]``."""
 
 SAMPLE_P = ["word", "pos", "lemma"]
 SAMPLE_S = ["text:0+id+genre+year+url", "s:0+id"]
@@ -240,3 +250,13 @@ def running_demo(base: Path, **options: Any) -> Iterator[Any]:
         yield stack
     finally:
         stack.stop()
+
+
+def assert_problem(response: httpx.Response, status: int, code: str) -> JsonObject:
+    """``response`` is an ``application/problem+json`` answer with this status and code, a title
+    and a detail; its body."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    body: JsonObject = response.json()
+    assert body["status"] == status and body["code"] == code and body["detail"] and body["title"]
+    return body

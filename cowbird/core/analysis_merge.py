@@ -19,6 +19,7 @@ outside the hits), ``N`` (corpus tokens outside the hits), ``E11 = R1·C1/N``:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Any, Literal, get_args
@@ -28,6 +29,11 @@ import numpy.typing as npt
 
 Measure = Literal["log_likelihood", "mi", "mi3", "t_score", "z_score", "dice", "log_dice", "min_sensitivity"]
 MEASURES: tuple[Measure, ...] = get_args(Measure)
+MEASURE_NAMES: dict[Measure, str] = {
+    "log_likelihood": "Log-likelihood", "mi": "MI", "mi3": "MI³", "t_score": "t-score", "z_score": "z-score",
+    "dice": "Dice", "log_dice": "logDice", "min_sensitivity": "Min. sensitivity",
+}
+"""How the search page names each measure (it gets them from the server, with the page)."""
 
 Floats = npt.NDArray[np.float64]
 
@@ -171,34 +177,51 @@ class CollocationTable:
     truncated: bool
 
 
+@dataclass(frozen=True)
+class Table2x2:
+    """A collocate's contingency table (arrays over the collocates): observed and expected
+    frequencies, the node's frequency ``r1``, the collocates' ``c1``, the corpus size ``n``."""
+
+    o11: Floats
+    o12: Floats
+    o21: Floats
+    o22: Floats
+    e11: Floats
+    e12: Floats
+    e21: Floats
+    e22: Floats
+    r1: float
+    c1: Floats
+
+
+def _log_likelihood(t: Table2x2) -> Floats:
+    terms = sum(np.where(o > 0, o * np.log(np.where(o > 0, o, 1) / e), 0.0)
+                for o, e in ((t.o11, t.e11), (t.o12, t.e12), (t.o21, t.e21), (t.o22, t.e22)))
+    return np.sign(t.o11 - t.e11) * 2 * terms
+
+
+MEASURE_FUNCTIONS: dict[Measure, Callable[[Table2x2], Floats]] = {
+    "log_likelihood": _log_likelihood,
+    "mi": lambda t: np.log2(t.o11 / t.e11),
+    "mi3": lambda t: np.log2(t.o11**3 / t.e11),
+    "t_score": lambda t: (t.o11 - t.e11) / np.sqrt(t.o11),
+    "z_score": lambda t: (t.o11 - t.e11) / np.sqrt(t.e11),
+    "dice": lambda t: 2 * t.o11 / (t.r1 + t.c1),
+    "log_dice": lambda t: 14 + np.log2(2 * t.o11 / (t.r1 + t.c1)),
+    "min_sensitivity": lambda t: np.minimum(t.o11 / t.r1, t.o11 / t.c1),
+}
+"""Every association measure (a test checks each ``Measure`` has one), as in cwb-ccc and UCS."""
+
+
 def scores(o11: Floats, r1: float, c1: Floats, n: float, measures: list[Measure]) -> tuple[Floats, dict[str, Floats]]:
     """E11 and the measures for each collocate (arrays), from the contingency tables."""
     o12, o21 = r1 - o11, c1 - o11
     o22 = n - r1 - c1 + o11
     r2, c2 = n - r1, n - c1
-    e11, e12, e21, e22 = r1 * c1 / n, r1 * c2 / n, r2 * c1 / n, r2 * c2 / n
-    out: dict[str, Floats] = {}
+    table = Table2x2(o11, o12, o21, o22, r1 * c1 / n, r1 * c2 / n, r2 * c1 / n, r2 * c2 / n, r1, c1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for measure in measures:
-            if measure == "log_likelihood":
-                terms = sum(np.where(o > 0, o * np.log(np.where(o > 0, o, 1) / e), 0.0)
-                            for o, e in ((o11, e11), (o12, e12), (o21, e21), (o22, e22)))
-                out[measure] = np.sign(o11 - e11) * 2 * terms
-            elif measure == "mi":
-                out[measure] = np.log2(o11 / e11)
-            elif measure == "mi3":
-                out[measure] = np.log2(o11**3 / e11)
-            elif measure == "t_score":
-                out[measure] = (o11 - e11) / np.sqrt(o11)
-            elif measure == "z_score":
-                out[measure] = (o11 - e11) / np.sqrt(e11)
-            elif measure == "dice":
-                out[measure] = 2 * o11 / (r1 + c1)
-            elif measure == "log_dice":
-                out[measure] = 14 + np.log2(2 * o11 / (r1 + c1))
-            elif measure == "min_sensitivity":
-                out[measure] = np.minimum(o11 / r1, o11 / c1)
-    return e11, out
+        out: dict[str, Floats] = {measure: MEASURE_FUNCTIONS[measure](table) for measure in measures}
+    return table.e11, out
 
 
 def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Measure | Literal["f"],

@@ -65,7 +65,8 @@ from cowbird.core.wire import (
     SortValue,
     Strategy,
 )
-from cowbird.query import Comparison, ConstraintAnd, Query, serialize
+from cowbird.query import Comparison, ConstraintAnd, Meet, MuUnion, Query, Tabular, serialize
+from cowbird.query.cqp_ast import marked_anchors
 
 T = TypeVar("T")
 A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse)
@@ -103,6 +104,14 @@ class CheckedQuery:
     @property
     def cut(self) -> int | None:
         return self.query.cut
+
+    @property
+    def anchors(self) -> list[Literal["target", "keyword"]]:
+        """The anchors the query marks (``@`` target, ``@1`` keyword): what its hits can be sorted
+        and counted on besides the match."""
+        pattern = self.query.pattern
+        marked = frozenset() if isinstance(pattern, Meet | MuUnion | Tabular) else marked_anchors(pattern)
+        return [name for name in ("target", "keyword") if name in marked]
 
     def constrained(self, *comparisons: Comparison) -> CheckedQuery:
         """The query with these comparisons added to its global constraint (``:: ... & ...``)."""
@@ -365,7 +374,7 @@ class Search(Generic[P]):
             return CountRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                 hard_boundary=self.query.hard_boundary)
 
-        answered = await self._each(lambda p, budget: self.partitions.count(p, request(p), budget), counting)
+        answered = await self._each(lambda p, time: self.partitions.count(p, request(p), time), counting)
         statuses = [status for status, _ in answered]
         if self.query.cut is not None:  # each partition cut its own hits; the corpus keeps its first `cut`
             remaining = self.query.cut
@@ -394,15 +403,15 @@ class Search(Generic[P]):
         is fetched, the numbering changes, so the page is planned and fetched again without it
         (nodes keep the results, so the second round is cheap): the hits always match the totals.
         """
-        budget = self.time_limit()
-        statuses = await self.count(budget)
+        time = self.time_limit()
+        statuses = await self.count(time)
 
         async def attempt() -> list[Located[P]]:
-            return await self._fetch(budget, plan_window(statuses, offset, limit), limit)
+            return await self._fetch(time, plan_window(statuses, offset, limit), limit)
 
         return statuses, await _until_stable(statuses, attempt)
 
-    async def _fetch(self, budget: TimeLimit, plan: list[tuple[PartitionStatus[P], int, int]],
+    async def _fetch(self, time: TimeLimit, plan: list[tuple[PartitionStatus[P], int, int]],
                      limit: int) -> list[Located[P]]:
         hits: list[Located[P]] = []
         if self.partitions.serial:
@@ -410,21 +419,21 @@ class Search(Generic[P]):
                 if len(hits) >= limit:
                     break
                 hits += await self._lines(status, self.view.hits_request(
-                    status.partition.id, self.query, offset=local, limit=count), budget)
+                    status.partition.id, self.query, offset=local, limit=count), time)
             return hits
         pages = await self.partitions.gather([
             functools.partial(self._lines, s, self.view.hits_request(s.partition.id, self.query, offset=a, limit=c),
-                              budget) for s, a, c in plan])
+                              time) for s, a, c in plan])
         for page in pages:
             if isinstance(page, list):
                 hits += page
         return hits
 
     async def _lines(self, status: PartitionStatus[P], request: HitsRequest,
-                     budget: TimeLimit) -> list[Located[P]]:
+                     time: TimeLimit) -> list[Located[P]]:
         """Lines of one partition; a failure marks the partition (the caller plans again)."""
         try:
-            response = await self.partitions.hits(status.partition, request, budget)
+            response = await self.partitions.hits(status.partition, request, time)
         except PartitionFailure as failure:
             status.failure = failure
             return []
@@ -433,12 +442,12 @@ class Search(Generic[P]):
     async def sample(self, size: int, seed: int) -> tuple[Statuses[P], list[Located[P]]]:
         """``size`` hits drawn uniformly, without replacement, from all hits of all partitions, in
         corpus order; the same seed draws the same sample (the export's too)."""
-        budget = self.time_limit()
-        statuses = await self.count(budget)
+        time = self.time_limit()
+        statuses = await self.count(time)
         hits: list[Located[P]] = []
         for status, indices in plan_sample(statuses, size, seed):
             hits += await self._lines(status, self.view.hits_request(
-                status.partition.id, self.query, indices=indices, limit=len(indices)), budget)
+                status.partition.id, self.query, indices=indices, limit=len(indices)), time)
         return statuses, hits
 
     # -- sorted hits -------------------------------------------------------------------------------
@@ -455,7 +464,7 @@ class Search(Generic[P]):
                                    f"{sort.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
 
     async def _keys(self, status: PartitionStatus[P], sort: SortKey, count: int,
-                    budget: TimeLimit) -> AsyncGenerator[list[SortValue], None]:
+                    time: TimeLimit) -> AsyncGenerator[list[SortValue], None]:
         """The sort keys of a partition's first ``count`` sorted hits, a batch at a time: a deep page
         holds a batch of each partition at once, not every key up to its offset."""
         sent = 0
@@ -464,20 +473,20 @@ class Search(Generic[P]):
                                       hard_boundary=self.query.hard_boundary, sort=self._spec(status, sort),
                                       offset=sent, limit=min(SORT_KEYS_BATCH, count - sent))
             answer = await self.partitions.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse,
-                                                    budget)
+                                                    time)
             if not answer.keys:
                 return
             yield answer.keys
             sent += len(answer.keys)
 
     async def _split(self, statuses: Statuses[P], sort: SortKey, offset: int, limit: int,
-                     budget: TimeLimit) -> tuple[list[tuple[PartitionStatus[P], int, int]], list[tuple[int, int]]]:
+                     time: TimeLimit) -> tuple[list[tuple[PartitionStatus[P], int, int]], list[tuple[int, int]]]:
         """Where the sorted hits ``offset`` .. ``offset + limit`` lie: per partition (first rank, count),
         and the page's order as (partition number, rank). The partitions' keys are merged as they
         come, a batch at a time (off the event loop: a deep page's merge is CPU work); a partition
         that fails is marked failed (and the page is made again from the others by the caller)."""
         live = [s for s in statuses if s.failure is None and s.total]
-        streams = [self._keys(s, sort, min(s.total or 0, offset + limit), budget) for s in live]
+        streams = [self._keys(s, sort, min(s.total or 0, offset + limit), time) for s in live]
         merge = _KeyMerge(len(live), sort.direction == "desc", offset, offset + limit)
 
         async def following(k: int) -> None:
@@ -504,18 +513,18 @@ class Search(Generic[P]):
     async def sorted(self, sort: SortKey, offset: int, limit: int) -> tuple[Statuses[P], list[Located[P]]]:
         """The sorted hits ``offset`` .. ``offset + limit`` of the whole corpus (ties in corpus order)."""
         self.check_sort(sort)
-        budget = self.time_limit()
-        statuses = await self.count(budget)
+        time = self.time_limit()
+        statuses = await self.count(time)
 
         async def attempt() -> list[Located[P]]:
-            ranges, page = await self._split(statuses, sort, offset, limit, budget)
+            ranges, page = await self._split(statuses, sort, offset, limit, time)
             self._check_some_answered(statuses)  # the counts came, then every sort failed
             live = [s for s in statuses if s.failure is None and s.total]
             lines: dict[tuple[str, int], Located[P]] = {}
             for status, first, count in ranges:
                 request = self.view.hits_request(status.partition.id, self.query, offset=first, limit=count,
                                                  sort=self._spec(status, sort))
-                for rank, hit in enumerate(await self._lines(status, request, budget), start=first):
+                for rank, hit in enumerate(await self._lines(status, request, time), start=first):
                     lines[(status.partition.id, rank)] = hit
             self._check_some_answered(statuses)
             return [lines[(live[k].partition.id, rank)] for k, rank in page
@@ -537,19 +546,19 @@ class Search(Generic[P]):
         return self._stream(statuses, offset, limit)
 
     async def _stream(self, statuses: Statuses[P], offset: int, limit: int) -> AsyncIterator[Located[P]]:
-        budget = TimeLimit(self.partitions.export_time_limit)
+        time = TimeLimit(self.partitions.export_time_limit)
         for status, local, count in plan_window(statuses, offset, limit):
             request = self.view.export_request(status.partition.id, self.query, offset=local, limit=count)
-            async for line in self.partitions.export(status.partition, request, count, budget):
+            async for line in self.partitions.export(status.partition, request, count, time):
                 yield Located(status.partition, line)
 
     async def _sample_stream(self, statuses: Statuses[P], size: int, seed: int) -> AsyncIterator[Located[P]]:
-        budget = TimeLimit(self.partitions.export_time_limit)
+        time = TimeLimit(self.partitions.export_time_limit)
         for status, indices in plan_sample(statuses, size, seed):
             for start in range(0, len(indices), SAMPLE_BATCH):
                 batch = indices[start : start + SAMPLE_BATCH]
                 request = self.view.hits_request(status.partition.id, self.query, indices=batch, limit=len(batch))
-                response = await self.partitions.hits(status.partition, request, budget)
+                response = await self.partitions.hits(status.partition, request, time)
                 for line in response.data:
                     yield Located(status.partition, line)
 
@@ -557,11 +566,11 @@ class Search(Generic[P]):
                              limit: int) -> AsyncIterator[Located[P]]:
         """Each partition's sorted stream from its first rank in the range, merged on the sort keys."""
         self.check_sort(sort)
-        budget = TimeLimit(self.partitions.export_time_limit)
+        time = TimeLimit(self.partitions.export_time_limit)
         live = [s for s in statuses if s.failure is None and s.total]
         starts = {s.partition.id: 0 for s in live}
         if offset:  # each partition starts after its hits among the first `offset` of the merged order
-            before, _ = await self._split(statuses, sort, 0, offset, budget)
+            before, _ = await self._split(statuses, sort, 0, offset, time)
             starts.update({status.partition.id: count for status, _first, count in before})
         streams = []
         for k, status in enumerate(live):
@@ -571,7 +580,7 @@ class Search(Generic[P]):
                 continue
             request = self.view.export_request(status.partition.id, self.query, offset=first, limit=count,
                                                sort=self._spec(status, sort))
-            streams.append((k, self.partitions.export(status.partition, request, count, budget)))
+            streams.append((k, self.partitions.export(status.partition, request, count, time)))
         sent = 0
         async for k, line in _merge(streams, sort.direction == "desc"):
             yield Located(live[k].partition, line)
@@ -591,11 +600,11 @@ class Search(Generic[P]):
             raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no p-attribute {attribute!r} "
                                    f"(it has: {', '.join(self.corpus.p_attributes)})")
 
-        async def call(partition: P, budget: TimeLimit) -> FrequencyResponse:
+        async def call(partition: P, time: TimeLimit) -> FrequencyResponse:
             request = FrequencyRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                        hard_boundary=self.query.hard_boundary, attribute=attribute, on=str(span),
                                        fold=folded)
-            return await self.partitions.analysis(partition, "/v1/frequency", request, FrequencyResponse, budget)
+            return await self.partitions.analysis(partition, "/v1/frequency", request, FrequencyResponse, time)
 
         answered = await self._each(call, self.time_limit())
         answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
@@ -617,11 +626,11 @@ class Search(Generic[P]):
             raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no s-attribute with values named "
                                    f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
 
-        async def call(partition: P, budget: TimeLimit) -> DistributionResponse:
+        async def call(partition: P, time: TimeLimit) -> DistributionResponse:
             request = DistributionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                           hard_boundary=self.query.hard_boundary, attribute=attribute)
             return await self.partitions.analysis(partition, "/v1/distribution", request, DistributionResponse,
-                                                  budget)
+                                                  time)
 
         answered = await self._each(call, self.time_limit())
         answers: list[DistributionResponse] = [a for _, a in answered if a is not None]
@@ -645,12 +654,12 @@ class Search(Generic[P]):
             raise UnknownAttribute(f"attribute={attribute}: corpus {self.corpus.name} has no p-attribute "
                                    f"{attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
 
-        async def call(partition: P, budget: TimeLimit) -> CooccurrenceResponse:
+        async def call(partition: P, time: TimeLimit) -> CooccurrenceResponse:
             request = CooccurrenceRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                           hard_boundary=self.query.hard_boundary, attribute=attribute, left=left,
                                           right=right, within=within)
             return await self.partitions.analysis(partition, "/v1/cooccurrence", request, CooccurrenceResponse,
-                                                  budget)
+                                                  time)
 
         answered = await self._each(call, self.time_limit())
         # a collocate's marginal counts on every partition, also where it never co-occurs: ask those
@@ -661,10 +670,10 @@ class Search(Generic[P]):
         wanted = {v for v, f in found.items() if f >= min_freq}
         asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
         asks = [(status, values) for status, values in asks if values]
-        budget = self.time_limit()
+        time = self.time_limit()
         answers = await self.partitions.gather([functools.partial(
             self.partitions.marginals, status.partition,
-            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=values), budget)
+            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=values), time)
             for status, values in asks])
         marginals: dict[str, tuple[list[str], list[int]]] = {}
         for (status, values), answer in zip(asks, answers, strict=True):

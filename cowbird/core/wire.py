@@ -10,6 +10,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cowbird.core.errors import ErrorCode
 from cowbird.query import MAX_QUERY_LENGTH
 
 Strategy = Literal["standard", "shortest", "longest", "traditional"]
@@ -34,7 +35,7 @@ class Problem(BaseModel):
     title: str = Field(description="A short summary of the kind of problem.")
     status: int = Field(description="The HTTP status code.")
     detail: str = Field(description="What went wrong in this request, in words.")
-    code: str = Field(description="Stable machine-readable identifier of the kind of problem.")
+    code: ErrorCode = Field(description="Stable machine-readable identifier of the kind of problem.")
     message: str | None = Field(None, description="Query errors: the message without the caret picture.")
     offset: int | None = Field(None, description="Query errors: 0-based offset of the problem in the query.")
     line: int | None = Field(None, description="Query errors: 1-based line of the problem.")

@@ -8,6 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cowbird.core.errors import (
+    EngineError,
+    EngineUnavailable,
+    InvalidOption,
+    LimitExceeded,
+    QueryFailed,
+    QueryTimeout,
+    QueryTooExpensive,
+)
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, ENGINES, STRATEGIES, EngineName, Strategy
 from cowbird.engines.base import (
     Context,
@@ -17,15 +26,6 @@ from cowbird.engines.base import (
     KwicLine,
     QueryEngine,
     ResultSet,
-)
-from cowbird.engines.errors import (
-    EngineError,
-    EngineUnavailable,
-    InvalidOption,
-    LimitExceeded,
-    QueryFailed,
-    QueryTimeout,
-    QueryTooExpensive,
 )
 
 

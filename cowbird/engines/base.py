@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from cowbird.core.errors import QueryCancelled, QueryTimeout
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, EngineName, Strategy
-from cowbird.engines.errors import QueryTimeout
 from cowbird.query import Query
 from cowbird.store import CwbCorpus
 
@@ -77,7 +77,7 @@ class Deadline:
 
     def check_time(self) -> None:
         if self.cancelled:
-            raise QueryTimeout("the query was cancelled: the client went away")
+            raise QueryCancelled("the query was cancelled: the client went away")
         if self.at is not None and time.monotonic() > self.at:
             raise QueryTimeout(f"the query took longer than {self.seconds:g} s and was stopped")
 

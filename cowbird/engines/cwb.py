@@ -28,15 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
-from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
-from cowbird.engines.errors import (
+from cowbird.core.errors import (
     EngineUnavailable,
     InvalidOption,
+    QueryCancelled,
     QueryFailed,
     QueryTimeout,
     UnknownAttribute,
 )
+from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
+from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
 from cowbird.engines.results import ArrayResultSet, Matches, context_line
 from cowbird.query import Meet, MuUnion, Query, Tabular, parse_cqp, serialize
 from cowbird.query.cqp_ast import marked_anchors
@@ -89,6 +90,7 @@ class CwbEngine(QueryEngine):
         self._store.check_readable(reverse_index=False)  # CQP reads compressed indexes itself
         self._lock = threading.Lock()
         self._killed = False
+        self._cancelled = False  # killed because the caller went away (not for running out of time)
         self._cqp: Any = self._start()
 
     def _start(self) -> Any:
@@ -120,6 +122,7 @@ class CwbEngine(QueryEngine):
                 continue
             remaining = deadline.remaining()
             if deadline.cancelled or (remaining is not None and remaining <= 0):
+                self._cancelled = deadline.cancelled
                 self._kill()
                 return
 
@@ -160,7 +163,9 @@ class CwbEngine(QueryEngine):
     def _exec(self, command: str) -> str:
         output = self._cqp.Exec(command)
         if self._killed:
-            raise QueryTimeout("the query ran out of time or its caller went away; cqp was stopped")
+            if self._cancelled:
+                raise QueryCancelled("the query was cancelled: the client went away; cqp was stopped")
+            raise QueryTimeout("the query ran out of time; cqp was stopped")
         if self._cqp.CQP_process.poll() is not None or output is None:
             raise QueryFailed("cqp stopped unexpectedly; it is restarted for the next query")
         if not self._cqp.Ok():
@@ -184,7 +189,7 @@ class CwbEngine(QueryEngine):
             if self._killed or self._cqp.CQP_process.poll() is not None:
                 self._cqp.CQPrunning = False  # nothing to tell the old one: it is gone
                 self._cqp = self._start()  # stopped after the last query, or crashed since
-            self._killed = False
+            self._killed = self._cancelled = False
             done = threading.Event()
             watcher = threading.Thread(target=self._watch, args=(deadline, done), daemon=True)
             watcher.start()

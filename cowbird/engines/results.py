@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from cowbird.core.errors import OutOfRange
+from cowbird.core.errors import LimitExceeded, OutOfRange, UnknownAttribute
 from cowbird.engines.base import Context, Hit, KwicLine, ResultSet
-from cowbird.engines.errors import LimitExceeded, UnknownAttribute
 from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 
 Cpos = npt.NDArray[np.int64]

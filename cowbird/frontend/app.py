@@ -29,8 +29,9 @@ from cowbird.frontend.accounts import Accounts, Database
 from cowbird.frontend.accounts import web as accounts_web
 from cowbird.frontend.corpora import CorpusRegistry
 from cowbird.frontend.fair_use import FairUse, Limits
-from cowbird.frontend.fanout import NodeClient, NodePools
+from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
+from cowbird.frontend.pools import NodePools
 from cowbird.frontend.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
 from cowbird.frontend.routes.deps import known_parameters
 from cowbird.frontend.settings import FrontendSettings

@@ -10,9 +10,8 @@ import bisect
 from dataclasses import dataclass, field
 
 from cowbird.core.config import ConfigError
-from cowbird.core.errors import OutOfRange, StoreError
+from cowbird.core.errors import OutOfRange, StoreError, UnknownCorpus
 from cowbird.core.manifest import Manifest
-from cowbird.frontend.errors import UnknownCorpus
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
 from cowbird.frontend.viewer import ANONYMOUS, Viewer

@@ -28,19 +28,14 @@ import os
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
 import xlsxwriter
 
 Format = Literal["tsv", "csv", "xlsx", "ndjson"]
-FORMATS: tuple[Format, ...] = ("tsv", "csv", "xlsx", "ndjson")
-MEDIA_TYPES: dict[Format, str] = {
-    "tsv": "text/tab-separated-values; charset=utf-8",
-    "csv": "text/csv; charset=utf-8",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "ndjson": "application/x-ndjson",
-}
+FORMATS: tuple[Format, ...] = get_args(Format)
 XLSX_MAX_ROWS = 1_048_576
 """Rows of an Excel sheet, the header row included."""
 CHUNK = 1 << 16
@@ -170,11 +165,25 @@ class XlsxWriter(Writer):
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class FileFormat:
+    """A download format: its media type and how its writer is made."""
+
+    media_type: str
+    make: Callable[[Sequence[str], dict[str, Any] | None], Writer]
+
+
+REGISTRY: dict[Format, FileFormat] = {
+    "tsv": FileFormat("text/tab-separated-values; charset=utf-8",
+                      lambda columns, provenance: DelimitedWriter(columns, provenance, "\t")),
+    "csv": FileFormat("text/csv; charset=utf-8", lambda columns, provenance: DelimitedWriter(columns, provenance, ",")),
+    "xlsx": FileFormat("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", XlsxWriter),
+    "ndjson": FileFormat("application/x-ndjson", NdjsonWriter),
+}
+"""Every format of ``/api/v1/export`` and of the analyses' files (a test checks each ``Format`` has one)."""
+
+MEDIA_TYPES: dict[Format, str] = {name: entry.media_type for name, entry in REGISTRY.items()}
+
+
 def writer(format: Format, columns: Sequence[str], provenance: dict[str, Any] | None) -> Writer:
-    if format == "tsv":
-        return DelimitedWriter(columns, provenance, "\t")
-    if format == "csv":
-        return DelimitedWriter(columns, provenance, ",")
-    if format == "xlsx":
-        return XlsxWriter(columns, provenance)
-    return NdjsonWriter(columns, provenance)
+    return REGISTRY[format].make(columns, provenance)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
-from cowbird.frontend.errors import TooManyRequests
+from cowbird.core.errors import TooManyRequests
 from cowbird.frontend.viewer import Viewer
 
 

@@ -17,7 +17,7 @@ from urllib.parse import unquote_to_bytes
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.core.errors import BadParameter, CowbirdError
+from cowbird.core.errors import BadHost, BadParameter
 from cowbird.core.problems import Renderer
 
 
@@ -40,9 +40,6 @@ class TrustedHosts:
                 return
         await self.app(scope, receive, send)
 
-
-class BadHost(CowbirdError):
-    status, code, title = 400, "bad_host", "Unknown host name"
 
 
 class Utf8Parameters:

@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from cowbird.core.analysis_merge import MergeKey
+from cowbird.core.errors import RejectedByNode
 from cowbird.core.search import PartitionFailure
 from cowbird.core.wire import (
     CooccurrenceResponse,
@@ -27,7 +28,6 @@ from cowbird.core.wire import (
     SortKeysResponse,
 )
 from cowbird.frontend.corpora import Partition
-from cowbird.frontend.errors import RejectedByNode
 
 M = TypeVar("M", bound=BaseModel)
 

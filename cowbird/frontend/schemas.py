@@ -62,6 +62,8 @@ class CorpusList(BaseModel):
 class Translation(BaseModel):
     q: str = Field(description="The query as given.")
     cqp: str = Field(description="The canonical CQP that runs: translated, with the case switch and the filters.")
+    anchors: list[Literal["target", "keyword"]] = Field(
+        default_factory=list, description="The anchors the query marks (@ target, @1 keyword).")
 
 
 class CheckResult(BaseModel):
@@ -106,6 +108,9 @@ class QueryResult(BaseModel):
     sample: int | None = Field(description="The sample size asked for, or None for a page of hits.")
     hits: list[Hit]
     hint: str | None = Field(None, description="Advice when the query probably did not mean what it found.")
+    anchors: list[Literal["target", "keyword"]] = Field(
+        default_factory=list, description="The anchors the query marks (@ target, @1 keyword): what the hits can "
+        "also be sorted and counted on (sort=target.lemma, on=keyword).")
 
 
 class RefText(BaseModel):

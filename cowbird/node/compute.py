@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.analysis_spec import Anchor, Fold, SortKey, Span
-from cowbird.core.errors import BadParameter, LimitExceeded, UnknownAttribute
+from cowbird.core.errors import LimitExceeded, UnknownAttribute
 from cowbird.engines import Deadline
 from cowbird.engines.native.lexicon import strip_diacritics
 from cowbird.engines.results import Matches
@@ -482,7 +482,7 @@ def check_attributes(corpus: CwbCorpus, p_attribute: str | None = None, s_attrib
         raise UnknownAttribute(f"the corpus has no p-attribute {p_attribute!r} "
                                f"(it has: {', '.join(corpus.entry.p_attributes)})")
     if s_attribute is not None and s_attribute not in corpus.entry.s_attributes:
-        raise BadParameter(f"the corpus has no s-attribute {s_attribute!r} "
+        raise UnknownAttribute(f"the corpus has no s-attribute {s_attribute!r} "
                            f"(it has: {', '.join(corpus.entry.s_attributes) or 'none'})")
 
 

@@ -24,9 +24,8 @@ from collections import OrderedDict
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.core.errors import Unauthorized
+from cowbird.core.errors import TooLarge, Unauthorized
 from cowbird.core.problems import problem_response
-from cowbird.node.errors import TooLarge
 
 OPEN_PATHS = frozenset({"/health"})
 CALL_HEADER = b"x-cowbird-call"

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from cowbird.core.errors import Busy
 from cowbird.engines import Deadline
-from cowbird.node.errors import Busy
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19

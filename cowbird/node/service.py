@@ -1,4 +1,4 @@
-"""The node's query service: engines per partition, a result cache, a concurrency limit, time budgets.
+"""The node's query service: engines per partition, a result cache, a concurrency limit, time quota.
 
 Queries run in worker threads, off the event loop, under a :class:`Deadline` the engine checks
 between steps, so a query past ``query_timeout`` really stops. The result cache keeps recent
@@ -18,13 +18,12 @@ from typing import TypeVar
 import anyio
 
 from cowbird.core.analysis_spec import parse_sort
-from cowbird.core.errors import LimitExceeded, query_problem
+from cowbird.core.errors import LimitExceeded, UnknownPartition, query_problem
 from cowbird.core.metrics import Metrics
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.results import ArrayResultSet, build_lines
 from cowbird.node.compute import SortOrder, sort_order
-from cowbird.node.errors import UnknownPartition
 from cowbird.node.scheduler import Scheduler
 from cowbird.node.settings import NodeSettings
 from cowbird.query import Query, QueryError, parse_cqp, serialize

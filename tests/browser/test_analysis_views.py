@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from cowbird.demo import DemoStack
 from tests.browser.test_search_page import api, check_accessibility, hits_shown, search, shoot
+from tests.support import JsonObject, ParamValue
 
 pytestmark = pytest.mark.e2e
 
@@ -47,17 +48,17 @@ def test_sorting_the_concordance(site: DemoStack, page: Page) -> None:
     page.select_option("#sort-on", "right1")
     page.select_option("#sort-attribute", "word")
     expect(page).to_have_url(f"{site.url}/?corpus=sample&q=the&syntax=simple&sort_on=right1")
-    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in expected["hits"]])  # type: ignore[index]
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in expected["hits"]])
     page.select_option("#sort-direction", "desc")
-    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in backwards["hits"]])  # type: ignore[index]
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in backwards["hits"]])
     bookmark = page.url
     page.goto("about:blank")
     page.goto(bookmark)  # the sort comes back with the page
     expect(page.locator("#sort-direction")).to_have_value("desc")
-    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in backwards["hits"]])  # type: ignore[index]
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in backwards["hits"]])
     page.select_option("#sort-on", "")
     assert page.locator("#sort-attribute").is_hidden()
-    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in plain["hits"]])  # type: ignore[index]
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in plain["hits"]])
 
 
 def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, tmp_path: Path) -> None:
@@ -66,7 +67,7 @@ def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, t
     page.goto(f"{site.url}/?corpus=sample&q=the 0-1 ^house&syntax=simple")
     expect(page.locator("#kwic tbody tr").first).to_be_visible()
     open_view(page, "frequency")
-    rows: list[dict[str, object]] = expected["rows"]  # type: ignore[assignment]
+    rows: list[JsonObject] = expected["rows"]
     assert cells(page, "#freq-table", 2) == [r["value"] for r in rows]
     assert cells(page, "#freq-table", 3) == [str(r["frequency"]) for r in rows]
     expect(page.locator("#freq-summary")).to_contain_text(f"over {expected['counted']} hits")
@@ -74,7 +75,7 @@ def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, t
     page.select_option("#freq-by", "word")
     page.check("#freq-fold-c")
     expect(page.locator("#freq-table tbody a").first).to_be_visible()
-    rows = folded["rows"]  # type: ignore[assignment]
+    rows = folded["rows"]
     expect(page.locator("#freq-table tbody td.value")).to_have_text([str(r["value"]) for r in rows])
     assert "view=frequency" in page.url and "freq_on=matchend" in page.url and "freq_fold_c=1" in page.url
     shoot(page, "frequency", tmp_path)
@@ -83,7 +84,7 @@ def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, t
     assert list(frame["value"]) == [r["value"] for r in rows]
     assert list(frame["frequency"]) == [r["frequency"] for r in rows]
     page.locator("#freq-table tbody a").first.click()  # the hits behind the first row
-    expect(page.locator("#kwic tbody tr")).to_have_count(int(rows[0]["frequency"]))  # type: ignore[call-overload]
+    expect(page.locator("#kwic tbody tr")).to_have_count(int(rows[0]["frequency"]))
     assert parse_qs(urlsplit(page.url).query)["syntax"] == ["cqp"]
 
 
@@ -97,14 +98,14 @@ def test_target_and_keyword_are_offered_when_the_query_marks_them(site: DemoStac
     assert page.locator('#freq-on option[value="keyword"]').get_attribute("hidden") is not None
     page.goto(f"{site.url}/?corpus=sample&q={query}&syntax=cqp&view=frequency&freq_by=word&freq_on=target")
     expect(page.locator("body")).to_have_attribute("data-analysed", "frequency")
-    rows: list[dict[str, object]] = expected["rows"]  # type: ignore[assignment]
+    rows: list[JsonObject] = expected["rows"]
     expect(page.locator("#freq-table tbody td.value")).to_have_text([str(r["value"]) for r in rows])
     assert page.locator('#sort-on option[value="keyword"]').get_attribute("hidden") is None
     page.click("#tab-kwic")
     page.select_option("#sort-on", "target")
     page.select_option("#sort-attribute", "word")
     page.select_option("#sort-direction", "desc")
-    expect(page.locator("#kwic tbody td.match")).to_have_text([h["match"] for h in sorted_hits["hits"]])  # type: ignore[index]
+    expect(page.locator("#kwic tbody td.match")).to_have_text([h["match"] for h in sorted_hits["hits"]])
     page.check('input[name="syntax"][value="simple"]')  # a simple query marks no anchor
     expect(page.locator('#sort-on option[value="target"]')).to_be_hidden()
     expect(page.locator("#sort-on")).to_have_value("")
@@ -115,30 +116,30 @@ def test_distribution_tab_draws_bars_that_open_their_hits(site: DemoStack, page:
     by_hits = api(site, "/api/v1/distribution", corpus="sample", q="the", by="text_genre", order="hits")
     page.goto(f"{site.url}/?corpus=sample&q=the&syntax=simple&view=distribution&dist_by=text_genre")
     expect(page.locator("body")).to_have_attribute("data-analysed", "distribution")
-    rows: list[dict[str, object]] = expected["rows"]  # type: ignore[assignment]
+    rows: list[JsonObject] = expected["rows"]
     assert cells(page, "#dist-table", 1) == [r["value"] for r in rows]
     assert cells(page, "#dist-table", 2) == [str(r["hits"]) for r in rows]
     bars = page.locator("#dist-chart svg a")
     expect(bars).to_have_count(len(rows))
     widths = [float(w.rstrip("%")) for w in page.locator("#dist-chart rect").evaluate_all(
         "rects => rects.map(r => r.getAttribute('width'))")]
-    top = max(float(r["per_million"]) for r in rows)  # type: ignore[arg-type]
-    assert widths == pytest.approx([58 * float(r["per_million"]) / top for r in rows])  # type: ignore[arg-type]
+    top = max(float(r["per_million"]) for r in rows)
+    assert widths == pytest.approx([58 * float(r["per_million"]) / top for r in rows])
     shoot(page, "distribution", tmp_path)
     check_accessibility(page)
     page.select_option("#dist-order", "hits")
-    expect(page.locator("#dist-table tbody td.value")).to_have_text([str(r["value"]) for r in by_hits["rows"]])  # type: ignore[attr-defined]
+    expect(page.locator("#dist-table tbody td.value")).to_have_text([str(r["value"]) for r in by_hits["rows"]])
     frame = downloaded(page, "#dist-download", tmp_path)
-    assert list(frame["hits"]) == [r["hits"] for r in by_hits["rows"]]  # type: ignore[attr-defined]
-    assert list(frame["tokens"]) == [r["tokens"] for r in by_hits["rows"]]  # type: ignore[attr-defined]
-    first = by_hits["rows"][0]  # type: ignore[index]
+    assert list(frame["hits"]) == [r["hits"] for r in by_hits["rows"]]
+    assert list(frame["tokens"]) == [r["tokens"] for r in by_hits["rows"]]
+    first = by_hits["rows"][0]
     bars.first.click()  # clicking a bar shows that subcorpus's hits
     expect(page.locator("#summary")).to_contain_text(f"of {first['hits']} hits")
     assert parse_qs(urlsplit(page.url).query)["filter"] == [f"text_genre~{first['value']}"]
 
 
 def test_collocations_tab_sorts_by_each_measure(site: DemoStack, page: Page, tmp_path: Path) -> None:
-    params = {"corpus": "sample", "q": "the", "window": 3, "min_freq": 1}
+    params: dict[str, ParamValue] = {"corpus": "sample", "q": "the", "window": 3, "min_freq": 1}
     expected = api(site, "/api/v1/collocations", **params)
     by_mi = api(site, "/api/v1/collocations", **params, order="mi")
     page.goto(f"{site.url}/?corpus=sample&q=the&syntax=simple")
@@ -148,16 +149,16 @@ def test_collocations_tab_sorts_by_each_measure(site: DemoStack, page: Page, tmp
     page.fill("#coll-min", "1")
     page.press("#coll-min", "Enter")  # a number field commits its value on Enter or when it is left
     page.locator("#coll-window").dispatch_event("change")
-    values = [r["value"] for r in expected["rows"]]  # type: ignore[attr-defined]
+    values = [r["value"] for r in expected["rows"]]
     expect(page.locator("#coll-table tbody td.value")).to_have_text(values)
     expect(page.locator('#coll-table th[aria-sort="descending"]')).to_have_text("Log-likelihood")
     page.click('#coll-table button[data-order="mi"]')
-    expect(page.locator("#coll-table tbody td.value")).to_have_text([r["value"] for r in by_mi["rows"]])  # type: ignore[attr-defined]
+    expect(page.locator("#coll-table tbody td.value")).to_have_text([r["value"] for r in by_mi["rows"]])
     expect(page.locator('#coll-table th[aria-sort="descending"]')).to_have_text("MI")
     assert "coll_order=mi" in page.url and "coll_window=3" in page.url
     shoot(page, "collocations", tmp_path)
     check_accessibility(page)
-    collocate = by_mi["rows"][0]["value"]  # type: ignore[index]
+    collocate = by_mi["rows"][0]["value"]
     page.locator("#coll-table tbody td.value a").first.click()
     expect(page.locator("#kwic tbody tr").first).to_be_visible()
     for match in hits_shown(page):  # each hit runs from "the" to the collocate

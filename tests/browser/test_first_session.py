@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Page, expect
 from cowbird.calf.rows import Columns, read_table, resolve_columns, sentence_of
 from cowbird.demo import DemoStack
 from tests.browser.test_search_page import check_accessibility, hits_shown, search, shoot
-from tests.support import running_demo
+from tests.support import JsonObject, ParamValue, running_demo
 
 pytestmark = pytest.mark.e2e
 
@@ -44,10 +44,10 @@ def phone(browser: Browser) -> Iterator[Page]:
     context.close()
 
 
-def api(demo: DemoStack, path: str, **params: object) -> dict[str, object]:
-    answer = httpx.get(f"{demo.url}{path}", params=params, timeout=60)  # type: ignore[arg-type]
+def api(demo: DemoStack, path: str, **params: ParamValue) -> JsonObject:
+    answer = httpx.get(f"{demo.url}{path}", params=params, timeout=60)
     assert answer.status_code == 200, answer.text
-    body: dict[str, object] = answer.json()
+    body: JsonObject = answer.json()
     return body
 
 
@@ -63,17 +63,18 @@ def positions_shown(page: Page) -> list[int]:
 
 def clipped_matches(page: Page) -> list[str]:
     """Matches not shown whole: wider than their cell, or reaching out of it (the cell cuts them)."""
-    return page.locator("#kwic tbody td.match").evaluate_all("""cells => cells.filter((td) => {
+    clipped: list[str] = page.locator("#kwic tbody td.match").evaluate_all("""cells => cells.filter((td) => {
         const mark = td.querySelector("mark").getBoundingClientRect(), box = td.getBoundingClientRect();
         return td.scrollWidth > td.clientWidth + 1 || mark.left < box.left - 1 || mark.right > box.right + 1;
     }).map((td) => td.textContent)""")
+    return clipped
 
 
 @pytest.mark.parametrize("query", [LONG, VERY_LONG])
 def test_every_match_is_readable_whole_on_a_wide_and_a_phone_screen(
     demo: DemoStack, page: Page, phone: Page, query: str, tmp_path: Path
 ) -> None:
-    expected = [h["match"] for h in api(demo, "/api/v1/query", corpus="web", q=query, syntax="cqp")["hits"]]  # type: ignore[attr-defined]
+    expected = [h["match"] for h in api(demo, "/api/v1/query", corpus="web", q=query, syntax="cqp")["hits"]]
     assert max(len(m.split()) for m in expected) >= (4 if query == LONG else 12)
     for screen in (page, phone):
         open_search(screen, demo, corpus="web", q=query, syntax="cqp")
@@ -96,7 +97,7 @@ def test_a_random_sample_downloads_as_drawn_and_lives_in_the_url(demo: DemoStack
     expect(page.locator("#progress")).to_be_hidden()
     seed = parse_qs(urlsplit(page.url).query)["seed"][0]
     drawn = api(demo, "/api/v1/query", corpus="web", q="^house", sample=100, seed=seed)
-    expected = [h["position"] for h in drawn["hits"]]  # type: ignore[attr-defined]
+    expected = [h["position"] for h in drawn["hits"]]
     expect(page.locator("#summary")).to_contain_text(f"Random sample of 100 of {drawn['total']:,} hits (seed {seed})")
     assert positions_shown(page) == expected
     page.reload()  # the sample comes back with the page, not page 1 in corpus order
@@ -131,7 +132,7 @@ def test_pages_are_in_the_url_reload_stays_and_back_goes_page_by_page(demo: Demo
     assert parse_qs(urlsplit(page.url).query)["offset"] == ["200"]
     page.reload()
     expect(page.locator("#summary")).to_contain_text(f"201–300 of {total:,} hits")
-    assert positions_shown(page) == [h["position"] for h in third]  # type: ignore[attr-defined]
+    assert positions_shown(page) == [h["position"] for h in third]
     page.go_back()
     expect(page.locator("#summary")).to_contain_text(f"101–200 of {total:,} hits")
     page.go_back()
@@ -173,7 +174,7 @@ def test_a_distribution_over_a_value_per_sentence_comes_a_page_at_a_time(
     assert parse_qs(urlsplit(page.url).query)["dist_offset"] == ["30"]
     second = api(demo, "/api/v1/distribution", corpus="web", q="house", by="s_id", offset=30, limit=30)
     expect(page.locator("#dist-table tbody tr td:first-child")).to_have_text(
-        [r["value"] for r in second["rows"]])  # type: ignore[attr-defined]
+        [r["value"] for r in second["rows"]])
     assert not set(first) & set(page.locator("#dist-table tbody tr td:first-child").all_inner_texts())
     check_accessibility(page)
     with page.expect_download() as waiting:  # the download has every value
@@ -257,8 +258,8 @@ def test_the_download_dialog(demo: DemoStack, page: Page, tmp_path: Path) -> Non
     assert columns.url == "text_url" and len(table.rows) == 20
     for row in table.rows:
         reference = api(demo, f"/api/v1/ref/web/{row.values['position']}")
-        sentence = reference["sentence"]  # type: ignore[index]
-        whole = " ".join(p for p in (sentence["left"], sentence["match"], sentence["right"]) if p)  # type: ignore[index]
+        sentence = reference["sentence"]
+        whole = " ".join(p for p in (sentence["left"], sentence["match"], sentence["right"]) if p)
         assert sentence_of(row, columns) == whole and row.values["text_url"].startswith("https://")
 
 
@@ -286,10 +287,10 @@ def test_no_hits_say_so_without_sort_tabs_or_paging(demo: DemoStack, page: Page)
 def test_the_static_link_shows_the_sentence_once_and_cuts_only_where_the_text_goes_on(
     demo: DemoStack, page: Page, tmp_path: Path
 ) -> None:
-    first = api(demo, "/api/v1/query", corpus="web", q="house", limit=1)["hits"][0]  # type: ignore[index]
+    first = api(demo, "/api/v1/query", corpus="web", q="house", limit=1)["hits"][0]
     reference = api(demo, f"/api/v1/ref/web/{first['position']}")
-    sentence = reference["sentence"]  # type: ignore[index]
-    whole = " ".join(p for p in (sentence["left"], sentence["match"], sentence["right"]) if p)  # type: ignore[index]
+    sentence = reference["sentence"]
+    whole = " ".join(p for p in (sentence["left"], sentence["match"], sentence["right"]) if p)
     page.goto(f"{demo.url}{first['ref']}")
     main = page.locator("main").inner_text()
     assert main.count(whole) == 1, main
@@ -297,9 +298,9 @@ def test_the_static_link_shows_the_sentence_once_and_cuts_only_where_the_text_go
     assert context.startswith("…") == reference["more_before"]
     assert context.rstrip().endswith("…") == reference["more_after"]
     texts = api(demo, "/api/v1/query", corpus="web", q="<text> []", syntax="cqp", limit=1)["hits"]
-    opening = api(demo, f"/api/v1/ref/web/{texts[0]['position']}")  # type: ignore[index]
+    opening = api(demo, f"/api/v1/ref/web/{texts[0]['position']}")
     assert opening["more_before"] is False  # the first token of a text: nothing before it to elide
-    page.goto(f"{demo.url}/ref/web/{texts[0]['position']}")  # type: ignore[index]
+    page.goto(f"{demo.url}/ref/web/{texts[0]['position']}")
     assert not page.locator(".in-context").inner_text().startswith("…")
     check_accessibility(page)
     shoot(page, "static-link-in-context", tmp_path)

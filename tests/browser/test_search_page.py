@@ -19,14 +19,15 @@ from playwright.sync_api import Page, expect
 
 from cowbird.demo import DemoStack
 from tests.browser.conftest import PASSWORD, SCREENSHOTS, USER
+from tests.support import JsonObject, ParamValue
 
 pytestmark = pytest.mark.e2e
 
 
-def api(site: DemoStack, path: str, **params: object) -> dict[str, object]:
+def api(site: DemoStack, path: str, **params: ParamValue) -> JsonObject:
     answer = httpx.get(f"{site.url}{path}", params=params, timeout=30)
     assert answer.status_code == 200, answer.text
-    body: dict[str, object] = answer.json()
+    body: JsonObject = answer.json()
     return body
 
 
@@ -63,7 +64,7 @@ def test_simple_search_shows_the_right_hits(site: DemoStack, page: Page, tmp_pat
     expect(page.locator("#cqp-preview")).to_have_text('[word="the"] []? [word="house"]')  # learned live
     search(page, "the 0-1 house")
     expected = api(site, "/api/v1/query", corpus="sample", q="the 0-1 house")
-    assert hits_shown(page) == [hit["match"] for hit in expected["hits"]]  # type: ignore[attr-defined]
+    assert hits_shown(page) == [hit["match"] for hit in expected["hits"]]
     expect(page.locator("#summary")).to_contain_text(f"of {expected['total']} hits")
     lemma = page.locator("#kwic tbody td.match mark").first.get_attribute("title")
     assert lemma is not None and lemma.startswith("lemma: the house")
@@ -104,8 +105,8 @@ def test_a_filter_row_narrows_the_hits(site: DemoStack, page: Page) -> None:
     page.press("#q", "Enter")
     expect(page.locator("#progress")).to_be_hidden()
     narrowed = api(site, "/api/v1/query", corpus="sample", q="the", filter="text_genre~news")
-    expect(page.locator("#kwic tbody tr")).to_have_count(int(narrowed["total"]))  # type: ignore[call-overload]
-    assert narrowed["total"] < everything  # type: ignore[operator]
+    expect(page.locator("#kwic tbody tr")).to_have_count(int(narrowed["total"]))
+    assert narrowed["total"] < everything
     assert "filter=text_genre%7Enews" in page.url
     row.locator("button.remove").click()
     expect(page.locator("#filter-rows .filter")).to_have_count(0)
@@ -129,7 +130,7 @@ def test_the_download_matches_the_api(site: DemoStack, page: Page, tmp_path: Pat
     assert download.suggested_filename.startswith("sample_") and saved.suffix == ".tsv"
     rows = list(csv.reader(io.StringIO(saved.read_text(encoding="utf-8")), delimiter="\t"))
     expected = api(site, "/api/v1/query", corpus="sample", q="^house")
-    assert [row[5] for row in rows[1:]] == [hit["match"] for hit in expected["hits"]]  # type: ignore[attr-defined]
+    assert [row[5] for row in rows[1:]] == [hit["match"] for hit in expected["hits"]]
     assert rows[0][:7] == ["corpus", "position", "matchend", "ref", "left", "match", "right"]
     expect(page.locator("#dl-progress")).to_contain_text("Saved sample_")
 
@@ -229,3 +230,26 @@ def test_docs_work_offline(site: DemoStack, page: Page) -> None:
     assert outside == []
     page.goto(f"{site.url}/help/api")
     expect(page.locator("pre.curl").first).to_contain_text(f"{site.url}/api/v1/query?corpus=sample")
+
+
+def test_anchors_come_from_the_server_and_the_download_counts_rows(site: DemoStack, page: Page) -> None:
+    """The target and keyword are offered as the server's translation reports them; the download's
+    progress counts rows of the file: a quoted line break, the '#' lines and the header are none."""
+    page.goto(site.url)
+    page.check('input[name="syntax"][value="cqp"]')
+    page.fill("#q", '@1[word="the"] []')
+    expect(page.locator("#cqp-preview")).to_have_attribute("data-state", "translated")
+    assert page.locator('#freq-on option[value="keyword"]').get_attribute("hidden") is None
+    assert page.locator('#freq-on option[value="target"]').get_attribute("hidden") is not None
+    text = (
+        '# cowbird export: 2 lines of metadata\r\n# query: "a \\" b"\r\ncorpus,left\r\n'
+        's,"a line\r\nbreak ""quoted"""\r\ns,"a,b"\r\n'
+    )
+    count = """async (text) => {
+        const { RowCounter } = await import("/static/search-download.js");
+        const counter = new RowCounter(), bytes = new TextEncoder().encode(text);
+        for (let i = 0; i < bytes.length; i += 3) counter.feed(bytes.slice(i, i + 3));
+        return counter.rows;
+    }"""
+    rows: int = page.evaluate(count, text)
+    assert rows == 2

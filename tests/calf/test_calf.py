@@ -177,10 +177,10 @@ def read_output(path: Path) -> list[dict[str, str]]:
 
 def test_the_command_reads_every_format_and_keeps_the_order(web: LocalWeb, tmp_path: Path) -> None:
     rows = export_rows(web)
-    inputs = {}
+    inputs: dict[str, Path] = {}
     write_tsv(inputs.setdefault("tsv", tmp_path / "in.tsv"), rows, provenance=True)
-    with (csv_path := tmp_path / "in.csv").open("w", encoding="utf-8", newline="") as out:
-        writer = csv.DictWriter(out, list(rows[0]))
+    with (csv_path := tmp_path / "in.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
     inputs["csv"] = csv_path

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from cowbird.core.wire import Strategy
 from cowbird.engines import Context, EngineOptions, LimitExceeded
 from cowbird.engines.native import NativeEngine
+from cowbird.engines.results import Matches
 from cowbird.query import parse_cqp
 from tests.support import parity_queries
 
-STRATEGIES = ("standard", "shortest", "longest", "traditional")
+STRATEGIES: tuple[Strategy, ...] = ("standard", "shortest", "longest", "traditional")
 SAMPLE_QUERIES = [
     '[pos="DT"]', '[pos="JJ.*"]* [pos="NN.*"]', '[pos="DT"]? [pos="NN"]', '[] [pos="NN"]', '[]{2,4}',
     '[pos="NN"] []{0,3} [pos="NN"]', '<s> []', '[] </s>', '<s> []{2,} </s>', '[pos="DT"] [] within s',
@@ -21,8 +23,8 @@ SAMPLE_QUERIES = [
 ]
 
 
-def pairs(matches: object) -> list[tuple[int, int, int]]:
-    return list(zip(matches.match.tolist(), matches.matchend.tolist(), matches.target.tolist(), strict=True))  # type: ignore[attr-defined]
+def pairs(matches: Matches) -> list[tuple[int, int, int]]:
+    return list(zip(matches.match.tolist(), matches.matchend.tolist(), matches.target.tolist(), strict=True))
 
 
 @pytest.mark.parametrize("chunk", [1, 5, 13, 40])

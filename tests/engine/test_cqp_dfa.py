@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cowbird.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, search_string
-from cowbird.query import QueryError, parse_cqp
+from cowbird.query import Meet, MuUnion, Pattern, QueryError, Tabular, parse_cqp
 from tests.realcqp import RealCqp, real_cqp
 
 pytestmark = pytest.mark.e2e  # a real cqp process prints its DFA
@@ -27,8 +27,15 @@ def judge() -> Iterator[RealCqp]:
     cqp.close()
 
 
+def pattern_of(query: str) -> Pattern:
+    """The pattern of a query that is one pattern, not MU or TAB (those have no automaton)."""
+    pattern = parse_cqp(query).pattern
+    assert not isinstance(pattern, Meet | MuUnion | Tabular), query
+    return pattern
+
+
 def native_dfa(query: str) -> str:
-    return build_dfa(parse_cqp(query).pattern).describe()
+    return build_dfa(pattern_of(query)).describe()
 
 
 FIXED = [
@@ -89,7 +96,7 @@ def test_generated_dfas_are_cqps(judge: RealCqp, query: str) -> None:
 
 
 def test_search_string_numbers_patterns_in_text_order() -> None:
-    assert search_string(parse_cqp('"a" ("b" | "c"){1,3} <s>?').pattern).split() == [
+    assert search_string(pattern_of('"a" ("b" | "c"){1,3} <s>?')).split() == [
         '"0"', '(', '"1"', '|', '"2"', ')', '[(', '"1"', '|', '"2"', ')', '[(', '"1"', '|', '"2"', ')', ']]',
         '[', '"3"', ']',
     ]
@@ -112,4 +119,4 @@ def test_cqp_has_no_automaton_for_an_empty_alternative() -> None:
     ('[:pos="NN":]+ []', False, True),
 ])
 def test_which_queries_need_cqps_automaton(query: str, longest: bool, meet: bool) -> None:
-    assert paths_may_meet(parse_cqp(query).pattern, longest) is meet
+    assert paths_may_meet(pattern_of(query), longest) is meet

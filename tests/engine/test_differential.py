@@ -25,10 +25,9 @@ import pytest
 from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
 
-from cowbird.core.errors import CowbirdError
+from cowbird.core.errors import CowbirdError, QueryTooExpensive
 from cowbird.core.wire import Strategy
 from cowbird.engines.base import EngineOptions
-from cowbird.engines.errors import QueryTooExpensive
 from cowbird.engines.native import NativeEngine
 from cowbird.query import Alternation, Pattern, QueryError, Sequence, StructuralTag, TokenPattern, canonical, parse_cqp
 from cowbird.store.compress import compress_corpus

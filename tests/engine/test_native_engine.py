@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cowbird.core.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
+from cowbird.core.wire import Strategy
 from cowbird.engines import Context, Hit
 from cowbird.engines.base import EngineOptions
-from cowbird.engines.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
 from cowbird.engines.native import NativeEngine, dfa_simulate, lexicon
 from cowbird.engines.native.corpus_state import sorted_member
 from cowbird.query import QueryError, RegexValue
@@ -21,7 +22,7 @@ def sample(sample_registry: Path) -> NativeEngine:
     return NativeEngine.open(sample_registry, "sample")
 
 
-def pairs(engine: NativeEngine, query: str, strategy: str = "standard") -> list[tuple[int, int]]:
+def pairs(engine: NativeEngine, query: str, strategy: Strategy = "standard") -> list[tuple[int, int]]:
     return [(h.match, h.matchend) for h in engine.hits(query, strategy=strategy)]
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from cowbird.core.wire import Strategy
 from cowbird.engines.native import NativeEngine
 from cowbird.query import parse_cqp
 from tests.support import parity_hits, parity_queries
@@ -31,7 +32,7 @@ def test_same_hits_as_cqp(ewt: NativeEngine, query_id: str, query: str) -> None:
     ],
 )
 def test_matching_strategies_as_observed_in_cqp(ewt: NativeEngine, query: str, counts: tuple[int, ...]) -> None:
-    strategies = ("standard", "shortest", "longest", "traditional")
+    strategies: tuple[Strategy, ...] = ("standard", "shortest", "longest", "traditional")
     assert tuple(len(ewt.evaluate(parse_cqp(query), s)) for s in strategies) == counts
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cowbird.core.errors import UnknownAttribute
 from cowbird.engines import Context, Hit
-from cowbird.engines.errors import UnknownAttribute
 from cowbird.engines.native import NativeEngine
 from cowbird.engines.results import ArrayResultSet, Matches, build_line
 from cowbird.query import parse_cqp

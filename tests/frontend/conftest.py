@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
+from cowbird.engines import QueryEngine
 from cowbird.engines.native import NativeEngine
 from cowbird.frontend import CorpusConfig, FrontendSettings, create_app
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
-from tests.support import ewt_options, sample_options, synthetic_options, tricky_options
+from tests.support import JsonObject, ewt_options, sample_options, synthetic_options, tricky_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
 API_TOKEN = "api-token-0123456789abcdef"
@@ -89,15 +91,15 @@ def tiny_corpus(base: Path, name: str, vrt_text: str) -> Partitioned:
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 
-async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: object) -> AsyncIterator[httpx.AsyncClient]:
-    """A front end over ``parts`` served by one in-process node (``extra``: further settings)."""
-    engines = {pid: engine(parts.registry, pid) for pid in parts.ids}
-    node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)  # type: ignore[arg-type]
+async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """A front end over ``parts`` served by one in-process node (``extra``: further settings, of
+    whatever types FrontendSettings's fields take: pydantic checks them)."""
+    engines: dict[str, QueryEngine] = {pid: engine(parts.registry, pid) for pid in parts.ids}
+    node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)
     corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
                           nodes={pid: ["http://node-a"] for pid in parts.ids})
     extra.setdefault("database_file", api_account(parts.registry.parent / "accounts.sqlite3"))
-    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
-                                **extra)
+    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"], **extra)
     async for c in front_client(settings, {"node-a": node}):
         yield c
 
@@ -129,7 +131,9 @@ def api_account(database_file: Path) -> Path:
     return database_file
 
 
-def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: object) -> FrontendSettings:
+def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: Any) -> FrontendSettings:
+    """The front end's settings over the sample and big corpora (``extra``: further settings, of
+    whatever types FrontendSettings's fields take: pydantic checks them)."""
     corpora = [
         CorpusConfig(name="sample", title="Sample corpus", language="en", manifest=sample.manifest,
                      nodes={sample.ids[0]: ["http://node-a"], sample.ids[1]: ["http://node-a"],
@@ -139,7 +143,7 @@ def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: ob
     ]
     extra.setdefault("allowed_hosts", ["front"])
     extra.setdefault("database_file", api_account(tmp / "accounts.sqlite3"))
-    return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, **extra)  # type: ignore[arg-type]
+    return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, **extra)
 
 
 @pytest.fixture
@@ -148,7 +152,7 @@ def anyio_backend() -> str:
 
 
 async def front_client(
-    settings: FrontendSettings, nodes: dict[str, FastAPI], extra: dict[str, httpx.AsyncBaseTransport] | None = None
+    settings: FrontendSettings, nodes: dict[str, FastAPI], extra: Mapping[str, httpx.AsyncBaseTransport] | None = None
 ) -> AsyncIterator[httpx.AsyncClient]:
     async with AsyncExitStack() as stack:
         for app in nodes.values():
@@ -172,9 +176,9 @@ def nodes(sample_parts: Partitioned, big_parts: Partitioned) -> dict[str, FastAP
 
 
 def _combined(sample: Partitioned, big: Partitioned, sample_idx: list[int], big_idx: list[int]) -> FastAPI:
-    engines = {sample.ids[i]: engine(sample.registry, sample.ids[i]) for i in sample_idx}
+    engines: dict[str, QueryEngine] = {sample.ids[i]: engine(sample.registry, sample.ids[i]) for i in sample_idx}
     engines |= {big.ids[i]: engine(big.registry, big.ids[i]) for i in big_idx}
-    return create_node(NodeSettings(registry=sample.registry, token=NODE_TOKEN, max_concurrent_queries=16),  # type: ignore[arg-type]
+    return create_node(NodeSettings(registry=sample.registry, token=NODE_TOKEN, max_concurrent_queries=16),
                        engines=engines)
 
 
@@ -186,5 +190,6 @@ async def client(
         yield c
 
 
-def manifest_of(parts: Partitioned) -> dict[str, object]:
-    return json.loads(parts.manifest.read_text())  # type: ignore[no-any-return]
+def manifest_of(parts: Partitioned) -> JsonObject:
+    manifest: JsonObject = json.loads(parts.manifest.read_text())
+    return manifest

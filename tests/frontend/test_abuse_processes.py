@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from cowbird import serving
+from cowbird.core import serving
 from tests.support import free_ports, running_demo
 
 pytestmark = pytest.mark.e2e

@@ -9,6 +9,7 @@ import email.message
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,10 +17,12 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import Envelope
 from click.testing import CliRunner
 from fastapi import FastAPI
+from sqlalchemy.orm import Session
 
 from cowbird.cli import main
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Database, State, sqlite_url
+from cowbird.frontend.accounts.models import WebSession
 from cowbird.frontend.settings import Access, AccessLevel
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
 from tests.support import free_ports
@@ -51,7 +54,7 @@ async def site(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: P
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpus = CorpusConfig(name="members", manifest=sample_parts.manifest, nodes=nodes_of,
                           access=Access(AccessLevel.LOGIN))
-    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
+    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],
                                 database_file=tmp_path / "accounts.sqlite3")
     async for client in front_client(settings, nodes):
         yield client, accounts
@@ -196,9 +199,11 @@ async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, 
     with_admin(tmp_path / "accounts.sqlite3", "ada", "bo").database.close()
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpus = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes=nodes_of)
-    base = {"corpora": [corpus], "node_token": NODE_TOKEN, "allowed_hosts": ["front"],
-            "database_file": tmp_path / "accounts.sqlite3", "smtp_from": "corpora@uni.example",
-            "public_url": "http://corpora.uni.example"}  # fmt: skip
+    base: dict[str, Any] = {  # FrontendSettings's fields, values of their several types
+        "corpora": [corpus], "node_token": NODE_TOKEN, "allowed_hosts": ["front"],
+        "database_file": tmp_path / "accounts.sqlite3", "smtp_from": "corpora@uni.example",
+        "public_url": "http://corpora.uni.example",
+    }  # fmt: skip
     async for client in front_client(FrontendSettings(**base, smtp_host="127.0.0.1", smtp_port=port), nodes):
         await login(client, "boss")
         review = await client.get("/admin/users")
@@ -289,8 +294,12 @@ async def test_the_header_shows_who_is_logged_in(site: tuple[httpx.AsyncClient, 
     assert (await login(client, "ada")).status_code == 303
     lookups: list[str] = []
     session_for = Accounts.session_for
-    monkeypatch.setattr(Accounts, "session_for", lambda self, session, secret: lookups.append(secret)
-                        or session_for(self, session, secret))
+
+    def looked_up(self: Accounts, session: Session, secret: str) -> WebSession | None:
+        lookups.append(secret)
+        return session_for(self, session, secret)
+
+    monkeypatch.setattr(Accounts, "session_for", looked_up)
     for path in ("/", "/account", "/ref/members/3"):
         lookups.clear()
         page = await client.get(path, headers=html)

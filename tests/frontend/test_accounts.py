@@ -30,6 +30,7 @@ from cowbird.frontend.settings import Access, AccessLevel
 from cowbird.frontend.viewer import ANONYMOUS
 from tests.accounts_support import postgres_server
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
+from tests.support import Params
 
 pytestmark = pytest.mark.anyio
 
@@ -270,7 +271,7 @@ async def guarded(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path
     corpora = [CorpusConfig(name=name, title=name, manifest=sample_parts.manifest, nodes=nodes_of, access=access)
                for name, access in (("open", Access(AccessLevel.PUBLIC)), ("members", Access(AccessLevel.LOGIN)),
                                     ("lab", Access(AccessLevel.GROUP, "lab")))]
-    settings = FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, allowed_hosts=["front"],  # type: ignore[arg-type]
+    settings = FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, allowed_hosts=["front"],
                                 database_url=database.url)
     async for client in front_client(settings, nodes):
         yield client, accounts, secrets
@@ -325,7 +326,7 @@ async def test_only_approved_accounts_use_tokens(guarded: tuple[httpx.AsyncClien
 
 async def test_large_exports_need_api_bulk(guarded: tuple[httpx.AsyncClient, Accounts, dict[str, str]]) -> None:
     client, accounts, secrets = guarded
-    params = {"corpus": "open", "q": "house", "limit": 20_000}
+    params: Params = {"corpus": "open", "q": "house", "limit": 20_000}
     plain = await client.get("/api/v1/export", params=params, headers={"Authorization": f"Bearer {secrets['other']}"})
     assert plain.status_code == 403 and "api_bulk" in plain.json()["detail"]
     with accounts.database.session() as session:

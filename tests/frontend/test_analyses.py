@@ -32,6 +32,7 @@ from tests.realcqp import RealCqp
 from tests.support import (
     TRICKY_SENTENCES,
     TRICKY_TOKENS,
+    Params,
     read_tricky,
     reference_cqp,
     tricky_options,
@@ -338,11 +339,13 @@ async def test_collocation_rows_link_to_hits_with_the_collocate_nearby(five: htt
 
 async def test_analyses_download_as_files_that_pandas_reads(five: httpx.AsyncClient) -> None:
     base = {"corpus": CORPUS, "q": '[lemma="go"]', "syntax": "cqp"}
-    cases = [("frequency", {"by": "word", "limit": 100_000}, "value", ["value", "frequency", "share", "per_million"]),
-             ("distribution", {"by": "text_genre"}, "value",
-              ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"]),
-             ("collocations", {"window": 3, "measures": "log_likelihood,mi", "limit": 50}, "value",
-              ["value", "f", "f2", "marginal", "in_nodes", "expected", "log_likelihood", "mi"])]
+    cases: list[tuple[str, Params, str, list[str]]] = [
+        ("frequency", {"by": "word", "limit": 100_000}, "value", ["value", "frequency", "share", "per_million"]),
+        ("distribution", {"by": "text_genre"}, "value",
+         ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"]),
+        ("collocations", {"window": 3, "measures": "log_likelihood,mi", "limit": 50}, "value",
+         ["value", "f", "f2", "marginal", "in_nodes", "expected", "log_likelihood", "mi"]),
+    ]
     for kind, params, key, columns in cases:
         data = await get(five, f"/api/v1/{kind}", **params, q=base["q"])
         answer = await five.get(f"/api/v1/{kind}", params={**base, **params, "format": "tsv", "provenance": 1})
@@ -427,7 +430,7 @@ async def sort_keys(client: httpx.AsyncClient, query: str, sort: str) -> dict[tu
     answer = await client.get("/api/v1/export", params={"corpus": CORPUS, "q": query, "syntax": "cqp",
                                                         "format": "ndjson", "limit": 100_000, "context": 2,
                                                         "show": attribute, "token": API_TOKEN})
-    keys = {}
+    keys: dict[tuple[int, ...], str] = {}
     for line in answer.text.splitlines():
         hit = json.loads(line)
         left_words = hit["left"].split(" ")

@@ -16,7 +16,7 @@ from cowbird.engines.native import NativeEngine
 from cowbird.store import Encoder
 from tests.cluster import Cluster, cpu_seconds
 from tests.frontend.conftest import Partitioned
-from tests.support import synthetic_options
+from tests.support import JsonObject, Params, synthetic_options
 
 pytestmark = pytest.mark.e2e
 
@@ -24,9 +24,9 @@ QUERIES = ['[pos="P1"]', '[word="w7"] [pos="P3"]', '[word="w1.*"] []? [pos="P0"]
 HEAVY = '[] []{0,400} [word="w7"] [word="w7"]'  # no hits ("w7 w7" never), but every start walks 400 steps
 
 
-def expected_hits(parts: Partitioned, manifest: dict[str, object], query: str) -> dict[str, list[int]]:
+def expected_hits(parts: Partitioned, manifest: JsonObject, query: str) -> dict[str, list[int]]:
     """Global positions of every hit of ``query``, per partition, from the engine in process."""
-    offsets = {p["id"]: p["offset"] for p in manifest["partitions"]}  # type: ignore[attr-defined]
+    offsets = {p["id"]: p["offset"] for p in manifest["partitions"]}
     found = {}
     for pid in parts.ids:
         engine = NativeEngine.open(parts.registry, pid)
@@ -63,14 +63,14 @@ def replicated(six_parts: Partitioned, tmp_path: Path) -> Iterator[Cluster]:
     cluster.close()
 
 
-def check_preview(body: dict[str, object], expected: dict[str, list[int]], offset: int) -> None:
-    ok = [p for p in body["partitions"] if p["status"] == "ok"]  # type: ignore[attr-defined]
+def check_preview(body: JsonObject, expected: dict[str, list[int]], offset: int) -> None:
+    ok = [p for p in body["partitions"] if p["status"] == "ok"]
     for partition in ok:
         assert partition["total"] == len(expected[partition["id"]]), partition
     answered = sorted(position for p in ok for position in expected[p["id"]])
     assert body["total"] == len(answered)
     assert body["complete"] is (len(ok) == len(expected))
-    assert [h["position"] for h in body["hits"]] == answered[offset:offset + 100], body  # type: ignore[attr-defined]
+    assert [h["position"] for h in body["hits"]] == answered[offset:offset + 100], body
 
 
 async def one_request(client: httpx.AsyncClient, expected: dict[str, dict[str, list[int]]], k: int) -> str:
@@ -162,18 +162,20 @@ def test_work_stops_when_the_client_gives_up_and_at_the_deadline(big_parts: Part
 def test_a_front_end_killed_mid_export_leaves_a_broken_download(replicated: Cluster) -> None:
     """The client must never take a cut-off export for a complete file: the chunked transfer breaks.
     A front end started again serves as before."""
-    params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 10_000, "context": 5}
+    params: Params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 10_000, "context": 5}
     received = 0
+    frontend = replicated.frontend
+    assert frontend is not None  # the fixture started the cluster
     with httpx.Client(timeout=30) as client, client.stream("GET", f"{replicated.url}/api/v1/export",
                                                             params=params) as response:
         assert response.status_code == 200 and response.headers["x-cowbird-rows"] == "10000"
         with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
             for chunk in response.iter_bytes():
                 if received == 0:
-                    replicated.frontend.kill()  # mid-stream: the headers promised 10,000 rows
+                    frontend.kill()  # mid-stream: the headers promised 10,000 rows
                 received += len(chunk)
     assert received > 0
-    replicated.frontend.wait(10)
+    frontend.wait(10)
     replicated.frontend = replicated._spawn(["serve", "--config", str(replicated.base / "cowbird.toml")],
                                             f"{replicated.url}/api/v1/corpora")
     again = httpx.get(f"{replicated.url}/api/v1/export", params={**params, "limit": 100}, timeout=30)

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from cowbird.core.config import ConfigError
 from cowbird.frontend import FrontendSettings
 from tests.frontend.conftest import Partitioned, front_client, front_settings
-from tests.frontend.test_frontend_api import assert_problem
+from tests.support import assert_problem
 
 pytestmark = pytest.mark.anyio
 

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
@@ -78,7 +79,12 @@ def read_until(process: subprocess.Popen[str], wanted: str, seconds: float = 30)
     text pipe's buffer hides lines from select)."""
     assert process.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def pump(stdout: IO[str]) -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, args=(process.stdout,), daemon=True).start()
     text = ""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

@@ -7,23 +7,39 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, TypedDict, Unpack
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.frontend.errors import ExportBroken
+from cowbird.core.errors import ExportBroken
+from cowbird.frontend import FrontendSettings
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client, front_settings
-from tests.frontend.test_frontend_api import assert_problem
+from tests.support import JsonObject, ParamValue, assert_problem
 
 pytestmark = pytest.mark.anyio
 P1 = {"corpus": "big", "q": '[pos="P1"]', "syntax": "cqp"}
 
 
+class Misbehaviour(TypedDict, total=False):
+    """What a Fake node does: answer with ``status`` (and ``body``) to every /v1/ call; answer
+    ``answer`` to a call of ``path``; end an export after ``end_after`` lines, break it after
+    ``break_after``, or send ``extra`` lines beyond those asked for."""
+
+    status: int
+    body: JsonObject
+    answer: bytes
+    path: str
+    end_after: int
+    break_after: int
+    extra: bool
+
+
 class Fake:
     """A node that forwards to a real node app and then does what it is told with the answer."""
 
-    def __init__(self, app: FastAPI, **misbehaviour: object) -> None:
+    def __init__(self, app: FastAPI, **misbehaviour: Unpack[Misbehaviour]) -> None:
         self.app = app
         self.misbehaviour = misbehaviour
         self.calls: list[str] = []
@@ -32,10 +48,10 @@ class Fake:
         self.calls.append(request.url.path)
         how = self.misbehaviour
         if "status" in how and request.url.path.startswith("/v1/"):
-            return httpx.Response(int(how["status"]), headers={"location": "http://elsewhere/"},  # type: ignore[call-overload]
+            return httpx.Response(int(how["status"]), headers={"location": "http://elsewhere/"},
                                   json=how.get("body", {"code": "nope", "title": "x", "status": 1, "detail": "x"}))
         if "answer" in how and request.url.path == str(how.get("path", request.url.path)):
-            return httpx.Response(200, content=how["answer"])  # type: ignore[arg-type]
+            return httpx.Response(200, content=how["answer"])
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://node") as inner:
             real = await inner.request(request.method, request.url.path, params=request.url.params,
                                        content=await request.aread(), headers=dict(request.headers))
@@ -43,9 +59,9 @@ class Fake:
             return httpx.Response(real.status_code, content=real.content, headers=real.headers)
         lines = real.content.splitlines(keepends=True)
         if "end_after" in how:
-            return httpx.Response(200, content=b"".join(lines[: int(how["end_after"])]))  # type: ignore[call-overload]
+            return httpx.Response(200, content=b"".join(lines[: int(how["end_after"])]))
         if "break_after" in how:
-            cut = int(how["break_after"])  # type: ignore[call-overload]
+            cut = int(how["break_after"])
 
             async def broken() -> AsyncIterator[bytes]:
                 for line in lines[:cut]:
@@ -58,14 +74,14 @@ class Fake:
         return httpx.Response(200, content=real.content)
 
 
-def big_settings(big: Partitioned, sample: Partitioned, tmp_path: Path, first: str, **extra: object) -> object:
+def big_settings(big: Partitioned, sample: Partitioned, tmp_path: Path, first: str, **extra: Any) -> FrontendSettings:
     settings = front_settings(sample, big, tmp_path, **extra)
     settings.corpora[1].nodes[big.ids[0]] = [f"http://{first}", "http://node-a"]
     return settings
 
 
-async def _export(client: httpx.AsyncClient, **params: object) -> list[str]:
-    response = await client.get("/api/v1/export", params={**P1, "limit": 4_100, **params})  # type: ignore[arg-type]
+async def _export(client: httpx.AsyncClient, **params: ParamValue) -> list[str]:
+    response = await client.get("/api/v1/export", params={**P1, "limit": 4_100, **params})
     assert response.status_code == 200, response.text
     return response.text.splitlines()[1:]
 
@@ -78,7 +94,7 @@ async def test_an_export_that_breaks_part_way_resumes_on_the_replica_without_dup
     async for client in front_client(plain, nodes):
         expected = await _export(client)
     settings = big_settings(big_parts, sample_parts, tmp_path, "node-flaky")
-    async for client in front_client(settings, nodes, {"node-flaky": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+    async for client in front_client(settings, nodes, {"node-flaky": httpx.MockTransport(fake.handle)}):
         rows = await _export(client)
     assert len(rows) == len(expected) == 4_100 and rows == expected
     positions = [int(row.split("\t")[1]) for row in rows]
@@ -95,13 +111,13 @@ async def test_an_export_that_breaks_part_way_resumes_on_the_replica_without_dup
 ], ids=["short", "redirect", "5xx", "garbage", "outside", "extra"])
 async def test_a_bad_export_answer_moves_to_the_next_node(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
-    misbehaviour: dict[str, object],
+    misbehaviour: Misbehaviour,
 ) -> None:
     async for client in front_client(front_settings(sample_parts, big_parts, tmp_path), nodes):
         expected = await _export(client)
     fake = Fake(nodes["node-a"], **misbehaviour)
     settings = big_settings(big_parts, sample_parts, tmp_path, "node-bad")
-    async for client in front_client(settings, nodes, {"node-bad": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+    async for client in front_client(settings, nodes, {"node-bad": httpx.MockTransport(fake.handle)}):
         assert await _export(client) == expected
 
 
@@ -111,7 +127,7 @@ async def test_with_no_node_left_an_export_breaks_visibly(
     fake = Fake(nodes["node-a"], end_after=17)
     settings = front_settings(sample_parts, big_parts, tmp_path)
     settings.corpora[1].nodes[big_parts.ids[0]] = ["http://node-short"]
-    async for client in front_client(settings, nodes, {"node-short": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+    async for client in front_client(settings, nodes, {"node-short": httpx.MockTransport(fake.handle)}):
         with pytest.raises(ExportBroken, match="broke off after 17 of 4100 rows: big_p01: ended the stream"):
             await client.get("/api/v1/export", params={**P1, "limit": 4_100})
 
@@ -130,7 +146,7 @@ async def test_wrong_answers_from_a_node_are_refused(
         fake = Fake(nodes["node-b"], answer=lie, path="/v1/count")
         settings = front_settings(sample_parts, big_parts, tmp_path)
         settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-liar"]
-        async for client in front_client(settings, nodes, {"node-liar": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        async for client in front_client(settings, nodes, {"node-liar": httpx.MockTransport(fake.handle)}):
             body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
             assert body["complete"] is False and body["failed"] == [sample_parts.ids[2]] and body["total"] == 2
             assert "answer refused" in body["partitions"][2]["error"] or "not a valid" in body["partitions"][2]["error"]
@@ -144,7 +160,7 @@ async def test_a_node_that_refuses_our_token_or_is_busy_is_a_node_failure(
         fake = Fake(nodes["node-b"], status=status, body=body)
         settings = front_settings(sample_parts, big_parts, tmp_path)
         settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-odd", "http://node-b"]
-        async for client in front_client(settings, nodes, {"node-odd": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+        async for client in front_client(settings, nodes, {"node-odd": httpx.MockTransport(fake.handle)}):
             answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
             assert answer.status_code == 200 and answer.json()["complete"] is True, (status, answer.text)
 
@@ -155,7 +171,7 @@ async def test_node_answers_have_a_size_limit(
     fake = Fake(nodes["node-b"], answer=b'{"x": "' + b"a" * 3_000_000 + b'"}', path="/v1/count")
     settings = front_settings(sample_parts, big_parts, tmp_path, max_node_response_bytes=1024 * 1024)
     settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-huge"]
-    async for client in front_client(settings, nodes, {"node-huge": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+    async for client in front_client(settings, nodes, {"node-huge": httpx.MockTransport(fake.handle)}):
         body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
         error = body["partitions"][2]["error"]
         assert error.startswith(f"{sample_parts.ids[2]}: answered ") and error.endswith("more than 1048576")
@@ -197,7 +213,7 @@ async def test_query_errors_from_nodes_are_the_clients_and_never_retried(
     fake = Fake(nodes["node-b"], status=400, body=problem)
     settings = front_settings(sample_parts, big_parts, tmp_path)
     settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-picky", "http://node-b"]
-    async for client in front_client(settings, nodes, {"node-picky": httpx.MockTransport(fake.handle)}):  # type: ignore[arg-type]
+    async for client in front_client(settings, nodes, {"node-picky": httpx.MockTransport(fake.handle)}):
         answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
         assert assert_problem(answer, 400, "query_syntax")["offset"] == 3
 
@@ -245,7 +261,7 @@ async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_o
         asked.clear()
         settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.5, health_probe_timeout=0.5)
         settings.corpora[0].nodes[sample_parts.ids[2]] = [f"http://{first}", "http://node-replica"]
-        async for client in front_client(settings, nodes, routes):  # type: ignore[arg-type]
+        async for client in front_client(settings, nodes, routes):
             body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
         assert body["complete"] is complete, (first, asked, body)
         if complete:

@@ -13,11 +13,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from cowbird.core.errors import ClientGone
 from cowbird.engines.native import NativeEngine
-from cowbird.frontend.errors import ClientGone
 from cowbird.frontend.fanout import NodePools
 from cowbird.frontend.routes.deps import until_disconnected
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
+from tests.support import Params, assert_problem
 
 pytestmark = pytest.mark.anyio
 
@@ -26,12 +27,6 @@ def whole(sample_registry: Path) -> NativeEngine:
     return NativeEngine.open(sample_registry, "sample")
 
 
-def assert_problem(response: httpx.Response, status: int, code: str) -> dict[str, object]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/problem+json")
-    body: dict[str, object] = response.json()
-    assert body["code"] == code and body["status"] == status and body["detail"]
-    return body
 
 
 async def test_corpora(client: httpx.AsyncClient) -> None:
@@ -109,7 +104,7 @@ async def test_filters_as_global_constraints(client: httpx.AsyncClient, sample_r
 
 
 async def test_reproducible_uniform_sample(client: httpx.AsyncClient, sample_registry: Path) -> None:
-    params = {"corpus": "sample", "q": "[]", "syntax": "cqp", "sample": 10, "seed": 7}
+    params: Params = {"corpus": "sample", "q": "[]", "syntax": "cqp", "sample": 10, "seed": 7}
     first = (await client.get("/api/v1/query", params=params)).json()
     again = (await client.get("/api/v1/query", params=params)).json()
     other = (await client.get("/api/v1/query", params={**params, "seed": 8})).json()
@@ -140,7 +135,7 @@ async def test_export_tsv_and_the_browser_cap(client: httpx.AsyncClient) -> None
 
 @pytest.mark.slow
 async def test_api_mode_streams_50000_rows(client: httpx.AsyncClient) -> None:
-    params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 50_000, "context": 0}
+    params: Params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 50_000, "context": 0}
     lines = 0
     async with client.stream("GET", "/api/v1/export", params=params,
                              headers={"Authorization": f"Bearer {API_TOKEN}"}) as response:
@@ -330,7 +325,7 @@ async def test_each_node_has_a_small_pool_of_its_own(sample_parts: Partitioned, 
 async def test_translate_answers_the_cqp_that_the_query_runs(client: httpx.AsyncClient) -> None:
     """The search page's CQP line: in CQP mode the case switch puts %c on every attribute test (pos
     too) and filters become a constraint — translate says so, exactly as the query runs it."""
-    cases = [
+    cases: list[Params] = [
         {"q": '[word="HOUSE" & pos="NN"]', "syntax": "cqp", "ignore_case": 1},
         {"q": "the 0-1 house", "ignore_case": 1, "corpus": "sample", "filter": ["text_genre~news", "text_year!~2011"]},
         {"q": '"house"', "syntax": "cqp"},

@@ -15,10 +15,11 @@ import pytest
 from fastapi import FastAPI
 
 from cowbird.core.search import SORT_KEYS_BATCH
+from cowbird.engines import QueryEngine
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, engine, front_client, front_settings
-from tests.frontend.test_frontend_api import assert_problem
+from tests.support import assert_problem
 
 pytestmark = pytest.mark.anyio
 P1 = {"corpus": "big", "q": '[pos="P1"]', "syntax": "cqp"}
@@ -54,8 +55,8 @@ class Node:
 
 
 def node_app(big: Partitioned, **settings: Any) -> FastAPI:
-    engines = {pid: engine(big.registry, pid) for pid in big.ids}
-    return create_node(NodeSettings(registry=big.registry, token=NODE_TOKEN, max_concurrent_queries=16,  # type: ignore[arg-type]
+    engines: dict[str, QueryEngine] = {pid: engine(big.registry, pid) for pid in big.ids}
+    return create_node(NodeSettings(registry=big.registry, token=NODE_TOKEN, max_concurrent_queries=16,
                                     **settings), engines=engines)
 
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from tests.frontend.conftest import Partitioned, front_client, front_settings
-from tests.frontend.test_frontend_api import assert_problem
+from tests.support import assert_problem
 
 pytestmark = pytest.mark.anyio
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from cowbird.engines import QueryEngine
 from cowbird.engines.native import NativeEngine
 from cowbird.node import NodeSettings, create_app
 from cowbird.store import Encoder
@@ -31,7 +32,7 @@ def node_settings(registry: Path, **extra: object) -> NodeSettings:
 
 def make_app(sample_registry: Path, big_registry: Path, **extra: object) -> FastAPI:
     settings = node_settings(sample_registry, **extra)
-    engines = {
+    engines: dict[str, QueryEngine] = {
         "sample": NativeEngine.open(sample_registry, "sample", settings.engine_options()),
         "big": NativeEngine.open(big_registry, "big", settings.engine_options()),
     }

@@ -10,20 +10,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cowbird.engines import QueryTimeout
+from cowbird.core.errors import ErrorCode, QueryCancelled
 from cowbird.node import PartitionService
 from tests.node.conftest import client_for, make_app
+from tests.support import assert_problem
 
 pytestmark = pytest.mark.anyio
 PROBLEM = "application/problem+json"
 
 
-def assert_problem(response: httpx.Response, status: int, code: str) -> dict[str, object]:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith(PROBLEM)
-    body = response.json()
-    assert body["status"] == status and body["code"] == code and body["detail"] and body["title"]
-    return body  # type: ignore[no-any-return]
 
 
 async def test_health_needs_no_token(sample_registry: Path, big_registry: Path) -> None:
@@ -188,6 +183,12 @@ async def test_openapi_documents_every_route(client: httpx.AsyncClient) -> None:
                           "/v1/context/{partition}/{cpos}"}
 
 
+async def test_openapi_lists_every_error_code(client: httpx.AsyncClient) -> None:
+    schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    assert schemas["ErrorCode"]["enum"] == [code.value for code in ErrorCode]
+    assert schemas["Problem"]["properties"]["code"]["$ref"] == "#/components/schemas/ErrorCode"
+
+
 async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, query_timeout=30)
     async for _client in client_for(app):
@@ -197,9 +198,9 @@ async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, bi
         async def gone(since: float = started) -> bool:
             return time.perf_counter() - since > 0.2
 
-        with pytest.raises(QueryTimeout) as error:
+        with pytest.raises(QueryCancelled) as error:
             await service.run("big", '[] []* [word="w7"] [word="w7"]', "standard", 500, gone)
-        assert error.value.code == "timeout" and "client went away" in error.value.detail
+        assert error.value.code == "client_gone" and "client went away" in error.value.detail
         assert time.perf_counter() - started < 1.5
 
 

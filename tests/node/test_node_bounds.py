@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cowbird.core.errors import LimitExceeded
 from cowbird.engines import Deadline
 from cowbird.node import compute
 from tests.node.conftest import client_for, make_app
@@ -45,7 +46,7 @@ def test_the_spans_of_a_breakdown_hold_at_most_as_many_tokens_as_a_sort(sample_r
     original = compute.MAX_SORT_CELLS
     compute.MAX_SORT_CELLS = 100_000
     try:
-        with pytest.raises(compute.LimitExceeded, match="more than a node counts at once"):
+        with pytest.raises(LimitExceeded, match="more than a node counts at once"):
             compute.frequency(engine.store, matches, "word", parse_span("match..match[10]"), "", 10**6)
     finally:
         compute.MAX_SORT_CELLS = original

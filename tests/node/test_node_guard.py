@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from tests.node.conftest import TOKEN, client_for, make_app
-from tests.node.test_node_api import assert_problem
 from tests.node.test_node_process import start_node
+from tests.support import assert_problem
 
 
 @pytest.mark.anyio

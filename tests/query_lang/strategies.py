@@ -17,8 +17,10 @@ from cowbird.query.cqp_ast import (
     ConstraintAnd,
     ConstraintNot,
     ConstraintOr,
+    FunctionCall,
     LabelRef,
     Not,
+    NumericComparison,
     Or,
     Pattern,
     Query,
@@ -191,4 +193,10 @@ def _read_labels(constraint: Constraint | None) -> set[str]:
         return {constraint.left.label} | right
     if isinstance(constraint, ConstraintNot):
         return _read_labels(constraint.operand)
+    if isinstance(constraint, NumericComparison):  # not drawn by constraints(), read for completeness
+        return {
+            argument.label if isinstance(argument, LabelRef) else argument
+            for number in (constraint.left, constraint.right) if isinstance(number, FunctionCall)
+            for argument in number.arguments if not isinstance(argument, int)
+        }
     return {label for operand in constraint.operands for label in _read_labels(operand)}

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from cowbird.cli import main
 from cowbird.query.cli import check_command, translate_command
+from tests.support import unavailable
 
 
 def test_translate_prints_cqp() -> None:
@@ -57,7 +58,7 @@ def test_subcommands_are_registered_with_help() -> None:
 def test_real_subprocess() -> None:
     executable = Path(sys.executable).parent / "cowbird"
     if not executable.exists():
-        pytest.skip(f"console script not installed at {executable}")
+        unavailable(f"console script not installed at {executable} (make test installs it)")
     ok = subprocess.run(
         [str(executable), "translate", "^geh* 3 nach"], capture_output=True, text=True, timeout=60
     )

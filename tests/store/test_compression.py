@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -189,7 +190,8 @@ def test_ranges_decode_an_id_on_from_where_the_last_range_stopped(ours: Path, mo
 
     def expected(i: int, lo: int, hi: int) -> list[int]:
         positions = plain.positions(i)
-        return positions[(positions >= lo) & (positions < hi)].tolist()
+        within: list[int] = positions[(positions >= lo) & (positions < hi)].tolist()
+        return within
 
     edges = [0, 1, 17, 5_000, 5_001, 120_000, 254_817, 254_818]
     for i in (the, rare, 0):
@@ -328,7 +330,7 @@ def test_a_read_only_installation_compiles_the_decoders_without_a_disk_cache(mon
 
     njit = numba.njit
 
-    def no_cache_location(*args: object, **kwargs: object) -> object:
+    def no_cache_location(*args: Any, **kwargs: Any) -> Any:  # numba.njit's own arguments, passed through
         if kwargs.get("cache"):
             raise RuntimeError("cannot cache function 'f': no locator available for file 'x.py'")
         return njit(*args, **kwargs)

@@ -9,11 +9,11 @@ import pytest
 
 from cowbird.store import CwbCorpus, Encoder, VrtError
 from tests.store.helpers import encode_text, regions, tokens
-from tests.support import sample_options
+from tests.support import JsonObject, sample_options
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[CwbCorpus, list[CwbCorpus], dict[str, object]]:
+def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[CwbCorpus, list[CwbCorpus], JsonObject]:
     base = tmp_path_factory.mktemp("parts")
     Encoder(sample_options(base / "whole", base / "registry" / "sample")).run()
     result = Encoder(sample_options(base / "parts", base / "registry" / "sample", partition_tokens=40)).run()
@@ -25,7 +25,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[CwbCorpus, list[CwbC
 
 
 def test_partitions_respect_the_limit_and_cut_at_texts(
-    both: tuple[CwbCorpus, list[CwbCorpus], dict[str, object]],
+    both: tuple[CwbCorpus, list[CwbCorpus], JsonObject],
 ) -> None:
     whole, parts, manifest = both
     assert [p.corpus_id for p in parts] == ["sample_p01", "sample_p02", "sample_p03"]
@@ -37,7 +37,7 @@ def test_partitions_respect_the_limit_and_cut_at_texts(
 
 
 def test_same_tokens_and_regions_at_the_same_global_positions(
-    both: tuple[CwbCorpus, list[CwbCorpus], dict[str, object]],
+    both: tuple[CwbCorpus, list[CwbCorpus], JsonObject],
 ) -> None:
     whole, parts, manifest = both
     partitions = manifest["partitions"]
@@ -54,14 +54,14 @@ def test_same_tokens_and_regions_at_the_same_global_positions(
         assert shifted == regions(whole, name)
 
 
-def test_manifest_lists_attributes_and_partitions(both: tuple[CwbCorpus, list[CwbCorpus], dict[str, object]]) -> None:
+def test_manifest_lists_attributes_and_partitions(both: tuple[CwbCorpus, list[CwbCorpus], JsonObject]) -> None:
     _, parts, manifest = both
     assert manifest["format"] == "cowbird-manifest/2"
     assert manifest["corpus"] == "sample"
     assert manifest["p_attributes"] == ["word", "pos", "lemma"]
-    assert "text_genre" in manifest["s_attributes"]  # type: ignore[operator]
+    assert "text_genre" in manifest["s_attributes"]
     assert manifest["meta"] == ["text_id", "text_genre", "text_year", "text_url", "s_id"]
-    assert [p["size"] for p in manifest["partitions"]] == [p.size for p in parts]  # type: ignore[union-attr]
+    assert [p["size"] for p in manifest["partitions"]] == [p.size for p in parts]
 
 
 def test_a_text_larger_than_a_partition_is_an_error(tmp_path: Path) -> None:

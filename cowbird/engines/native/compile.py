@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol, assert_never
 import numpy as np
 import numpy.typing as npt
 
+from cowbird.core.errors import QueryTooExpensive, UnknownAttribute
 from cowbird.engines.base import EngineOptions
-from cowbird.engines.errors import QueryTooExpensive, UnknownAttribute
 from cowbird.engines.native.dfa import leaves
 from cowbird.engines.native.lexicon import BoolTable, LexiconIndex, match_table
 

@@ -12,7 +12,7 @@ from typing import assert_never
 import numpy as np
 import numpy.typing as npt
 
-from cowbird.engines.errors import UnknownAttribute
+from cowbird.core.errors import UnknownAttribute
 from cowbird.engines.native.compile import PredicateCompiler
 from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.results import Cpos

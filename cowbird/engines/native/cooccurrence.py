@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cowbird.engines.errors import QueryFailed, UnknownAttribute
+from cowbird.core.errors import QueryFailed, UnknownAttribute
 from cowbird.engines.native.compile import PredicateCompiler
 from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.native.plan import SearchSpace, TokenTests, boundaries

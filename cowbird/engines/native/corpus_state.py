@@ -13,8 +13,8 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from cowbird.core.errors import UnknownAttribute
 from cowbird.engines.base import EngineOptions
-from cowbird.engines.errors import UnknownAttribute
 from cowbird.engines.native.lexicon import LexiconIndex, match_table
 from cowbird.engines.results import Cpos
 from cowbird.query import RegexValue

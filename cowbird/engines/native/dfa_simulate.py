@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from cowbird.core.errors import QueryFailed
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY
 from cowbird.engines.base import Deadline
-from cowbird.engines.errors import QueryFailed
 from cowbird.engines.native.compile import Always, Automaton, State, holds_beyond, label_predicates
 from cowbird.engines.native.constraint import ConstraintEvaluator
 from cowbird.engines.native.corpus_state import NativeCorpus

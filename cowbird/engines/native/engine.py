@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cowbird.core.errors import InvalidOption, QueryFailed, UnknownAttribute
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
 from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
-from cowbird.engines.errors import InvalidOption, QueryFailed, UnknownAttribute
 from cowbird.engines.native.compile import Automaton, AutomatonBuilder, PredicateCompiler, can_match
 from cowbird.engines.native.constraint import ConstraintEvaluator
 from cowbird.engines.native.cooccurrence import cooccurrences

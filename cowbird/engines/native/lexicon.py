@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import regex
 
-from cowbird.engines.errors import QueryTooExpensive
+from cowbird.core.errors import QueryTooExpensive
 from cowbird.query import RegexValue
 from cowbird.query.pcre import compile_pcre, translate
 

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
+from cowbird.core.errors import QueryTooExpensive
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY
 from cowbird.engines.base import Deadline
-from cowbird.engines.errors import QueryTooExpensive
 from cowbird.engines.native.compile import Always, Automaton, Lookup, Predicate, attributes
 from cowbird.engines.native.constraint import ConstraintEvaluator
 from cowbird.engines.native.corpus_state import NativeCorpus

@@ -1,8 +1,9 @@
 """Accounts and access rights: users with approval, groups, API tokens, browser sessions."""
 
-from cowbird.frontend.accounts.database import Database, DatabaseError, sqlite_url
+from cowbird.core.errors import Conflict, DatabaseError, NotAllowed
+from cowbird.frontend.accounts.database import Database, sqlite_url
 from cowbird.frontend.accounts.models import Role, State, User
-from cowbird.frontend.accounts.service import Accounts, Conflict, NewToken, NotAllowed
+from cowbird.frontend.accounts.service import Accounts, NewToken
 
 __all__ = [
     "Accounts", "Conflict", "Database", "DatabaseError", "NewToken", "NotAllowed", "Role", "State", "User",

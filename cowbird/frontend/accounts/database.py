@@ -16,13 +16,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from cowbird.core.errors import CowbirdError
+from cowbird.core.errors import DatabaseError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
-
-class DatabaseError(CowbirdError):
-    status, code, title = 503, "database_unavailable", "The account database cannot be used"
 
 
 def sqlite_url(path: Path) -> str:

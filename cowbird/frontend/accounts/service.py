@@ -27,7 +27,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from cowbird.core.errors import BadParameter, CowbirdError, NotFound
+from cowbird.core.errors import BadParameter, Conflict, NotAllowed, NotFound
 from cowbird.frontend.accounts.database import Database
 from cowbird.frontend.accounts.models import (
     ApiToken,
@@ -59,12 +59,6 @@ TRANSITIONS = {
 }
 
 
-class Conflict(CowbirdError):
-    status, code, title = 409, "conflict", "The request conflicts with what exists"
-
-
-class NotAllowed(CowbirdError):
-    status, code, title = 409, "not_allowed", "This change is not possible from the account's state"
 
 
 def digest(token: str) -> str:

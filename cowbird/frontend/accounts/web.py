@@ -30,12 +30,11 @@ from itsdangerous import BadSignature, Signer
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from cowbird.core.errors import BadParameter, CowbirdError
+from cowbird.core.errors import BadParameter, Conflict, CowbirdError, ErrorCode, Forbidden, NotAllowed, TooManyRequests
 from cowbird.frontend.accounts.mail import Mailer
 from cowbird.frontend.accounts.models import State, User, WebSession
-from cowbird.frontend.accounts.service import MIN_ABSTRACT, Accounts, Conflict, NotAllowed, login_key, rights
+from cowbird.frontend.accounts.service import MIN_ABSTRACT, Accounts, login_key, rights
 from cowbird.frontend.accounts.throttle import Throttle, Window, registrations
-from cowbird.frontend.errors import Forbidden, TooManyRequests
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.viewer import Viewer
 
@@ -48,7 +47,7 @@ SESSION_DAYS = 14.0
 
 
 class CsrfFailed(Forbidden):
-    code, title = "csrf_failed", "The form is stale or was not sent by this site"
+    code, title = ErrorCode.CSRF_FAILED, "The form is stale or was not sent by this site"
 
 
 def _accounts(request: Request) -> Accounts:
@@ -322,13 +321,13 @@ def _signed_in(
 def _account_page(request: Request, web: WebSession, session: Session, status: int = 200, **extra: Any) -> HTMLResponse:
     fair_use: FairUse = request.app.state.fair_use
     key = f"user:{web.user.name}"
-    budgets = []
+    quota = []
     for label, viewer in (("in the browser", Viewer(web.user.name)), ("by API token", Viewer(web.user.name,
                           api_bulk=web.user.api_bulk))):
         limits = fair_use.limits(viewer)
-        budgets.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day))
+        quota.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day))
     return _page(request, "account.html", status, user=web.user, csrf=web.csrf,
-                 tokens=_accounts(request).tokens(session, web.user), budgets=budgets, **extra)
+                 tokens=_accounts(request).tokens(session, web.user), quota=quota, **extra)
 
 
 @router.get("/account", response_class=HTMLResponse)

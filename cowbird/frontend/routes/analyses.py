@@ -19,14 +19,14 @@ from pydantic import BaseModel
 from cowbird import __version__
 from cowbird.core.analysis_merge import MEASURES, Measure
 from cowbird.core.analysis_spec import WHOLE_MATCH, parse_fold, parse_span
-from cowbird.core.errors import BadParameter
+from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.hits import NodeSearch, partition_result, search_of
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Nodes, split, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, split, until_disconnected
 from cowbird.frontend.routes.query import Filters, Syntax
 from cowbird.frontend.schemas import (
     CollocateRow,
@@ -122,10 +122,10 @@ def asked(user: CurrentUser, registry: Corpora, nodes: Nodes, corpus: Corpus, q:
 Searched = Annotated[Asked, Depends(asked)]
 
 
-async def _run(request: Request, user: Viewer, budgets: FairUse, work: Awaitable[T]) -> T:
+async def _run(request: Request, user: Viewer, quota: FairUse, work: Awaitable[T]) -> T:
     """An analysis as one of the viewer's queries, stopped when the client goes or the deadline passes."""
-    key = budgets.key(user, request)
-    with budgets.running(user, key):
+    key = quota.key(user, request)
+    with quota.running(user, key):
         return await until_disconnected(request, work, request.app.state.settings.deadline)
 
 
@@ -184,7 +184,7 @@ def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
 async def frequency(
     request: Request,
     user: CurrentUser,
-    budgets: Budgets,
+    quota: Quota,
     found: Searched,
     by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
     on: Annotated[str | None, Query(description="match, matchend, target, keyword, an offset (match[-1], "
@@ -203,7 +203,7 @@ async def frequency(
     span, folded = parse_span(on), parse_fold(fold)
     rows_wanted = _page_size(limit, format, 1000)
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
-    statuses, table = await _run(request, user, budgets, work)
+    statuses, table = await _run(request, user, quota, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
     if format != "json":
@@ -232,7 +232,7 @@ async def frequency(
 async def distribution(
     request: Request,
     user: CurrentUser,
-    budgets: Budgets,
+    quota: Quota,
     found: Searched,
     by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
     order: Annotated[Literal["value", "hits", "per_million"], Query(
@@ -249,7 +249,7 @@ async def distribution(
     started = time.perf_counter()
     target, cqp = found.corpus, found.search.cqp
     rows_wanted = _page_size(limit, format, 1000)
-    statuses, table = await _run(request, user, budgets, found.search.distribution(by, order))
+    statuses, table = await _run(request, user, quota, found.search.distribution(by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
@@ -278,7 +278,7 @@ async def distribution(
 async def collocations(
     request: Request,
     user: CurrentUser,
-    budgets: Budgets,
+    quota: Quota,
     found: Searched,
     attribute: Annotated[str, Query(description="The p-attribute of the collocates.")] = "lemma",
     window: Annotated[int, Query(ge=1, le=100, description="Tokens each side (left= and right= override).")] = 5,
@@ -311,7 +311,7 @@ async def collocations(
     cqp = search.cqp
     work = search.collocations(attribute, window if left is None else left, window if right is None else right,
                                region, chosen, cast(Measure, order), min_freq)
-    statuses, table = await _run(request, user, budgets, work)
+    statuses, table = await _run(request, user, quota, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     before, after = window if left is None else left, window if right is None else right
     rows_wanted = _page_size(limit, format, 100)
@@ -370,7 +370,7 @@ def _within(within: str | None, s_attributes: list[str]) -> str | None:
     if within.strip().lower() == "none":
         return None
     if within not in s_attributes:
-        raise BadParameter(f"within={within}: the corpus has no s-attribute {within!r} "
+        raise UnknownAttribute(f"within={within}: the corpus has no s-attribute {within!r} "
                            f"(it has: {', '.join(s_attributes) or 'none'}; or none)")
     return within
 

@@ -14,12 +14,11 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from sqlalchemy.exc import SQLAlchemyError
 
-from cowbird.core.errors import BadParameter, Unauthorized
+from cowbird.core.errors import BadParameter, ClientGone, DeadlinePassed, Unauthorized
 from cowbird.core.search import HitView
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.corpora import CorpusRegistry
-from cowbird.frontend.errors import ClientGone, DeadlinePassed
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -97,7 +96,7 @@ def fair_use(request: Request) -> FairUse:
     return tracker
 
 
-Budgets = Annotated[FairUse, Depends(fair_use)]
+Quota = Annotated[FairUse, Depends(fair_use)]
 Corpora = Annotated[CorpusRegistry, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
 

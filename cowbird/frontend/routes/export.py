@@ -21,15 +21,14 @@ from starlette.background import BackgroundTask
 
 from cowbird import __version__
 from cowbird.core.analysis_spec import SortKey
-from cowbird.core.errors import BadParameter
+from cowbird.core.errors import BadParameter, ExportBroken, Forbidden
 from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
-from cowbird.frontend.errors import ExportBroken, Forbidden
 from cowbird.frontend.hits import public_hit, search_of
 from cowbird.frontend.links import public_base
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Nodes, View, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, View, until_disconnected
 from cowbird.frontend.routes.query import Direction, Filters, Sort, Syntax, sort_key
 from cowbird.frontend.schemas import Hit
 
@@ -46,7 +45,7 @@ router = APIRouter(prefix="/api/v1", tags=["export"])
 async def export(
     request: Request,
     user: CurrentUser,
-    budgets: Budgets,
+    quota: Quota,
     registry: Corpora,
     nodes: Nodes,
     corpus: Annotated[str, Query()],
@@ -81,9 +80,9 @@ async def export(
     order = sort_key(sort, direction, seed, sample)
     if order is not None:
         search.check_sort(order, sort)
-    key = budgets.key(user, request)
+    key = quota.key(user, request)
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
-    slot.enter_context(budgets.running(user, key))
+    slot.enter_context(quota.running(user, key))
     try:
         statuses = await until_disconnected(request, search.count(), settings.deadline)
         total = answered_total(statuses)
@@ -93,7 +92,7 @@ async def export(
                 f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a "
                 "header at most); export fewer rows (limit=) or use tsv, csv or ndjson"
             )
-        budgets.charge(user, key, written)
+        quota.charge(user, key, written)
         request.state.log_corpus, request.state.log_hits = target.name, written
     except BaseException:
         slot.close()
@@ -125,7 +124,7 @@ async def export(
             async for chunk in rows_of():
                 yield chunk
         finally:
-            budgets.refund(key, written - delivered[0])
+            quota.refund(key, written - delivered[0])
             slot.close()
 
     async def rows_of() -> AsyncIterator[bytes]:
@@ -169,7 +168,7 @@ async def export(
     headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
                                                           None if order is None else f"{order} {order.direction}"),
                                 format, written, total, failed, sample is not None)
-    headers.update(budgets.headers(user, key))
+    headers.update(quota.headers(user, key))
     return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
                              background=BackgroundTask(slot.close))
 

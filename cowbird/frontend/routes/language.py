@@ -32,7 +32,8 @@ async def translate_query(
     if filters and corpus is None:
         raise BadParameter("filter: name the corpus (corpus=...) whose metadata the filters test")
     target = None if corpus is None else registry.get(corpus, user)
-    return Translation(q=q, cqp=build_query(q, syntax, ignore_case, filters or [], target).cqp)
+    checked = build_query(q, syntax, ignore_case, filters or [], target)
+    return Translation(q=q, cqp=checked.cqp, anchors=checked.anchors)
 
 
 @router.get("/check", response_model=CheckResult)

@@ -1,7 +1,8 @@
 """The browser pages: the search page at ``/`` and a short page of HTTP GET examples.
 
 The search page is rendered with the corpora the viewer may see; everything else happens in
-``cowbird/web/static/search.js`` against the public API.
+the page's ES modules (``cowbird/web/static/search-main.js`` and its siblings) against the public
+API. The page gets its data from the server as JSON islands (the corpora, the measures' names).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from cowbird.core.analysis_merge import MEASURE_NAMES
 from cowbird.frontend.links import public_base
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
 
@@ -29,7 +31,8 @@ async def search_page(request: Request, user: CurrentUser, registry: Corpora) ->
     data = [corpus.model_dump(exclude={"partitions"}) for corpus in corpora]
     response: HTMLResponse = request.app.state.templates.TemplateResponse(
         request, "search.html",
-        {"corpora": corpora, "corpora_json": _script_json(data), "viewer": user,
+        {"corpora": corpora, "corpora_json": _script_json(data), "measures_json": _script_json(MEASURE_NAMES),
+         "viewer": user,
          "browser_limit": settings.browser_export_limit, "api_limit": settings.api_export_limit,
          "max_context": settings.max_context},
     )  # fmt: skip

@@ -14,7 +14,7 @@ from cowbird.core.search import answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.hits import partition_result, public_hit, search_of
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, Nodes, View, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, View, until_disconnected
 from cowbird.frontend.schemas import QueryResult
 from cowbird.query import QueryError, parse_cqp
 
@@ -45,7 +45,7 @@ async def query(
     request: Request,
     response: Response,
     user: CurrentUser,
-    budgets: Budgets,
+    quota: Quota,
     registry: Corpora,
     nodes: Nodes,
     corpus: Annotated[str, Query(description="Corpus name.")],
@@ -72,12 +72,12 @@ async def query(
     if order is not None:
         search.check_sort(order, sort)
     deadline = request.app.state.settings.deadline
-    key = budgets.key(user, request)
-    with budgets.running(user, key):
+    key = quota.key(user, request)
+    with quota.running(user, key):
         work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
         statuses, found = await until_disconnected(request, work, deadline)
     hits = [public_hit(target, view, f) for f in found]
-    response.headers.update(budgets.headers(user, key))
+    response.headers.update(quota.headers(user, key))
     failed = failed_partitions(statuses)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     if user.browser and user.name is not None and sample is None and offset == 0:
@@ -89,6 +89,7 @@ async def query(
         partitions=[partition_result(s) for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         offset=offset if sample is None else 0, sample=sample, hits=hits,
         hint=CQP_HINT if syntax == "simple" and not hits and looks_like_cqp(q) else None,
+        anchors=search.query.anchors,
     )
 
 

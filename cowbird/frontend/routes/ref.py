@@ -13,7 +13,7 @@ from cowbird.core.wire import Line
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.links import public_base, ref_path
-from cowbird.frontend.routes.deps import Budgets, Corpora, CurrentUser, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Quota, until_disconnected
 from cowbird.frontend.schemas import RefResult, RefText, WebContext
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def _outside(context: str, sentence: str, before: bool) -> str:
 
 @router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)
 async def ref_on_the_web(
-    request: Request, response: Response, corpus: str, position: int, user: CurrentUser, budgets: Budgets,
+    request: Request, response: Response, corpus: str, position: int, user: CurrentUser, quota: Quota,
     registry: Corpora, end: EndOfMatch = None,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
@@ -123,8 +123,8 @@ async def ref_on_the_web(
     settings = request.app.state.settings
     if not settings.calf_enabled:
         raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
-    key = budgets.key(user, request)
-    with budgets.running(user, key):
+    key = quota.key(user, request)
+    with quota.running(user, key):
         ref = await resolve(request, registry.get(corpus, user), position, end)
         url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")
         if not url:
@@ -132,6 +132,6 @@ async def ref_on_the_web(
         sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
         calf: Reconstructor = request.app.state.calf
         outcome = await until_disconnected(request, calf.line(url, sentence))
-    response.headers.update(budgets.headers(user, key))
+    response.headers.update(quota.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
                       left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text)

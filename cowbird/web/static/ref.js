@@ -1,24 +1,44 @@
+// @ts-check
 // The static link page: copy the citation; with Calf on the server, find the sentence on the web.
 // A file of its own, not inline: the pages' Content-Security-Policy runs scripts from this site only.
 "use strict";
 
-document.getElementById("copy-citation").addEventListener("click", async (event) => {
-  await navigator.clipboard.writeText(event.currentTarget.dataset.text);
-  document.getElementById("copied").textContent = "Copied.";
-});
+/**
+ * Calf's answer for a static link (GET /api/v1/ref/<corpus>/<position>/web), or a problem+json.
+ * @typedef {object} WebContext
+ * @property {"found_url" | "found_search" | "not_found" | "fetch_error" | "bad_row" | "error"} status
+ * @property {number | null} score
+ * @property {string} source_url
+ * @property {string} sentence
+ * @property {string} [page_text]
+ * @property {string} left
+ * @property {string} right
+ * @property {string} detail
+ * @property {string} [title]  a problem's
+ */
+
+const copy = document.getElementById("copy-citation");
+if (copy instanceof HTMLButtonElement) {
+  copy.addEventListener("click", async () => {
+    await navigator.clipboard.writeText(copy.dataset.text ?? "");
+    const copied = document.getElementById("copied");
+    if (copied) copied.textContent = "Copied.";
+  });
+}
 
 const find = document.getElementById("find-on-web");
-if (find) {
+const result = document.getElementById("web-result");
+const text = document.getElementById("web-text");
+if (find instanceof HTMLButtonElement && result && text) {
   find.addEventListener("click", async () => {
-    const result = document.getElementById("web-result");
-    const text = document.getElementById("web-text");
     find.disabled = true;
     result.textContent = "Looking for the page…";
     try {
-      const answer = await fetch(find.dataset.url);
+      const answer = await fetch(find.dataset.url ?? "");
+      /** @type {WebContext} */
       const body = await answer.json();
       if (!answer.ok) {
-        result.textContent = body.detail || body.title;
+        result.textContent = body.detail || body.title || "the search failed";
         return;
       }
       if (body.status === "found_url" || body.status === "found_search") {
@@ -37,7 +57,7 @@ if (find) {
           ? `The page could not be fetched: ${body.detail}` : `The sentence was not found on the web (${body.detail}).`;
       }
     } catch (error) {
-      result.textContent = `The search failed: ${error.message}`;
+      result.textContent = `The search failed: ${error instanceof Error ? error.message : String(error)}`;
     } finally {
       find.disabled = false;
     }

@@ -1,0 +1,141 @@
+"""Failover: the one rule every call to a node goes through (:class:`Failover`).
+
+A call tries a partition's nodes in order (:meth:`Failover.try_nodes`), each attempt under a time
+limit (:meth:`Failover.attempt`: ``node_timeout``, never past the request's own deadline):
+
+- a failure of the node — refused connection, a redirect, a 5xx, a node-side refusal such as a
+  wrong node token or an unknown partition, an answer that is too large, does not parse or does
+  not fit the request and the manifest — moves on to the next node;
+- a refusal of the request itself (a 4xx problem such as ``query_syntax``) is the same on every
+  node and goes to the client as :class:`~cowbird.core.errors.RejectedByNode`;
+- a query that runs out of time on a node that is alive (it says ``timeout``, or still answers its
+  health check) is not repeated on the replicas: it would only cost them the same time.
+
+Nodes that do not answer are skipped (:class:`NodeHealth`) until a quick health check says they
+are back, so a dead node costs a preview one probe, not ``node_timeout`` per call. Failures keep
+the node's URL for the log; what clients see names partitions only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx
+
+from cowbird.core.metrics import Metrics
+from cowbird.core.search import TimeLimit
+from cowbird.frontend.corpora import Partition
+from cowbird.frontend.node_answers import NodeFailure, classify, combined, read_capped
+from cowbird.frontend.node_health import NodeHealth
+from cowbird.frontend.pools import NodePools
+from cowbird.frontend.settings import FrontendSettings
+
+T = TypeVar("T")
+FANOUT = logging.getLogger("cowbird.fanout")
+_CALL: contextvars.ContextVar[str] = contextvars.ContextVar("cowbird_node_call", default="")
+
+
+class Failover:
+    """Calls to the nodes of a partition, one rule for all: attempts, failover, health, the log."""
+
+    def __init__(self, pools: NodePools, token: str, settings: FrontendSettings) -> None:
+        self.pools = pools
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.settings = settings
+        self.health = NodeHealth(pools, settings.health_probe_timeout)
+        self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
+
+    def time_limit(self, limit: TimeLimit | None) -> float:
+        """``node_timeout``, but never past the request's deadline."""
+        timeout = self.settings.node_timeout
+        return timeout if limit is None else min(timeout, limit.remaining())
+
+    async def attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],
+                       limit: TimeLimit | None) -> T:
+        """One call to one node under the time limit, every failure as ``NodeFailure``."""
+        timeout = self.time_limit(limit)
+        if timeout <= 0:
+            raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
+        started = time.perf_counter()
+        outcome = "ok"
+        call = secrets.token_hex(8)
+        named = _CALL.set(call)
+        try:
+            async with asyncio.timeout(timeout):
+                result = await send(node)
+        except (TimeoutError, httpx.TimeoutException):
+            outcome = "timeout"
+            raise NodeFailure(partition.id, node, f"timed out after {timeout:.3g} s", timed_out=True, call=call,
+                              waited=timeout) from None
+        except httpx.TransportError as exc:
+            outcome = "unreachable"
+            self.health.failed(node)
+            raise NodeFailure(partition.id, node, f"unreachable ({type(exc).__name__})") from exc
+        except NodeFailure as failure:
+            outcome = f"failed: {failure.reason}"
+            raise
+        finally:
+            _CALL.reset(named)
+            fields = {"node": node, "partition": partition.id, "ms": round((time.perf_counter() - started) * 1000, 1),
+                      "status": outcome}
+            FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
+            if self.metrics is not None:
+                self.metrics.node_calls.labels(partition.id, outcome.split(":")[0]).inc()
+        self.health.succeeded(node)
+        return result
+
+    async def try_nodes(self, partition: Partition, send: Callable[[str], Awaitable[T]],
+                         limit: TimeLimit | None = None) -> T:
+        """``send(node)`` on each node of the partition in turn until one answers."""
+        failures: list[NodeFailure] = []
+        for index, node in enumerate(partition.nodes):
+            if not await self.health.usable(node):
+                failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
+                continue
+            try:
+                return await self.attempt(partition, node, send, limit)
+            except NodeFailure as failure:
+                await self.after_timeout(failure, more=index + 1 < len(partition.nodes))
+                failures.append(failure)
+                if failure.final:
+                    break
+        raise combined(partition, failures)
+
+    async def after_timeout(self, failure: NodeFailure, more: bool) -> None:
+        """A node timed out: if it worked on the call for at least half the time waited (until now,
+        or until it saw the call given up), the query is what is slow, and the replicas are spared
+        it (``final``); if it never got the call, or late (held up on the way: a link down, a
+        process stopped), a replica is asked. With no replica left, find out in the background."""
+        if not failure.timed_out:
+            return
+        if more:
+            seconds = await self.health.at_work(failure.node, failure.call) if failure.call else None
+            failure.final = seconds is not None and seconds >= failure.waited / 2
+        else:
+            self.health.check_later(failure.node)
+
+    async def request(self, partition: Partition, node: str, method: str, path: str, **kwargs: Any) -> bytes:
+        """The body of a successful answer, read up to ``max_node_response_bytes``."""
+        return await self.body(partition, node, await self.send(node, method, path, **kwargs))
+
+    async def send(self, node: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The node's answer, its body not read yet."""
+        client = self.pools(node)
+        headers = {**self.headers, "X-Cowbird-Call": _CALL.get()} if _CALL.get() else self.headers
+        request = client.build_request(method, f"{node}{path}", headers=headers, **kwargs)
+        return await client.send(request, stream=True)
+
+    async def body(self, partition: Partition, node: str, response: httpx.Response) -> bytes:
+        """The body, read up to ``max_node_response_bytes``; a failure answer raises (``classify``)."""
+        try:
+            body = await read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
+        finally:
+            await response.aclose()
+        classify(response.status_code, body, partition.id, node)
+        return body

@@ -1,0 +1,263 @@
+// @ts-check
+// The search form: the search it states, the corpus's attributes, the metadata filters, the live
+// CQP line (what /api/v1/query would run, translated by the server) and the target and keyword the
+// query marks (as the server reports them), offered for sorting and counting.
+
+import { ApiProblem, aborted, begin, cancel, end, getJson } from "./search-api.js";
+import { CORPORA, byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
+import { sameSearch, searchParams, state } from "./search-state.js";
+
+/** @typedef {import("./search-state.js").Search} Search */
+/** @typedef {import("./search-state.js").Filter} Filter */
+/** @typedef {import("./search-state.js").Anchor} Anchor */
+/** @typedef {import("./search-api.js").Problem} Problem */
+
+/**
+ * GET /api/v1/translate's answer.
+ * @typedef {object} Translation
+ * @property {string} q
+ * @property {string} cqp  the canonical CQP that runs
+ * @property {Anchor[]} [anchors]  the anchors the query marks
+ */
+
+/** @returns {Search} the search the form states (filters without a regex left out) */
+export function readSearch() {
+  const filters = [...document.querySelectorAll("#filter-rows .filter")]
+    .map((row) => ({
+      attribute: part(row, "select.attribute", HTMLSelectElement).value,
+      negated: part(row, "select.operator", HTMLSelectElement).value === "!~",
+      regex: part(row, "input", HTMLInputElement).value,
+    }))
+    .filter((f) => f.regex !== "");
+  const syntax = part(document, 'input[name="syntax"]:checked', HTMLInputElement).value === "cqp" ? "cqp" : "simple";
+  return {
+    corpus: byId("corpus", HTMLSelectElement).value,
+    q: byId("q", HTMLInputElement).value,
+    syntax,
+    ignore_case: byId("ignore_case", HTMLInputElement).checked,
+    filters,
+  };
+}
+
+/**
+ * Fills the form with a search. A corpus not open to the viewer leaves the corpus chooser as it is.
+ * @param {Search} search
+ * @returns {boolean} whether the search's corpus is one of the page's
+ */
+export function applySearch(search) {
+  const open = CORPORA.some((c) => c.name === search.corpus);
+  if (open) byId("corpus", HTMLSelectElement).value = search.corpus;
+  byId("q", HTMLInputElement).value = search.q;
+  part(document, `input[name="syntax"][value="${search.syntax}"]`, HTMLInputElement).checked = true;
+  byId("ignore_case", HTMLInputElement).checked = search.ignore_case;
+  byId("filter-rows", HTMLElement).replaceChildren();
+  for (const filter of search.filters) addFilter(filter);
+  describeCorpus();
+  return open;
+}
+
+// ---------------------------------------------------------------- the corpus
+
+/** Says what the chosen corpus is and holds, and fills every chooser of its attributes. */
+export function describeCorpus() {
+  const info = corpusInfo();
+  byId("corpus-description", HTMLElement).textContent = info.description || "";
+  // each attribute a query, a filter or a download can name, with what it holds (its tagset) where the corpus says
+  /**
+   * @param {string} name
+   * @param {string} kind
+   */
+  const described = (name, kind) => {
+    const term = document.createElement("dt");
+    term.textContent = name;
+    const text = document.createElement("dd");
+    text.textContent = info.attributes?.[name] || kind;
+    return [term, text];
+  };
+  byId("attribute-list", HTMLElement).replaceChildren(...info.p_attributes.flatMap((a) => described(a, "token attribute")),
+    ...info.meta.flatMap((a) => described(a, "metadata (filters, distributions, downloads)")));
+  for (const select of document.querySelectorAll("#filter-rows select.attribute")) {
+    if (select instanceof HTMLSelectElement) fillMeta(select, select.value);
+  }
+  /**
+   * @param {string} id
+   * @param {string[]} names
+   * @param {string | undefined} preferred
+   */
+  const fill = (id, names, preferred) => {
+    const element = byId(id, HTMLSelectElement);
+    const keep = names.includes(element.value) ? element.value : names.find((n) => n === preferred) || names[0] || "";
+    element.replaceChildren(...names.map((name) => new Option(name, name, false, name === keep)));
+    element.value = keep;
+  };
+  fill("sort-attribute", info.p_attributes, "word");
+  fill("freq-by", info.p_attributes, "lemma");
+  fill("coll-attribute", info.p_attributes, "lemma");
+  fill("dist-by", info.meta, info.meta.find((m) => /genre|year|date/.test(m)) || info.meta[0]);
+  const regions = info.s_attributes.filter((a) => !info.meta.includes(a));
+  const within = byId("coll-within", HTMLSelectElement);
+  const kept = within.value;
+  within.replaceChildren(...[...regions, "none"].map((r) => new Option(r === "none" ? "no limit" : r, r)));
+  within.value = [...regions, "none"].includes(kept) ? kept : regions.includes("text") ? "text" : "none";
+}
+
+/**
+ * A corpus named in the URL that the viewer cannot use is said to be so, in the API's words, whether
+ * it does not exist or needs a login; nothing runs on another corpus in its place.
+ * @param {string | null} name  the corpus, or null: no problem
+ */
+export function showCorpusProblem(name) {
+  const notice = byId("corpus-problem", HTMLElement);
+  notice.hidden = name === null;
+  notice.replaceChildren();
+  if (name === null) return;
+  notice.append(`There is no corpus '${name}' open to you: it does not exist, or it needs a login or a group's right.`);
+  if (!document.getElementById("history-list")) { // anonymous
+    const link = document.createElement("a");
+    link.href = "/login";
+    link.textContent = "Log in";
+    notice.append(" ", link, " to see the corpora open to your account.");
+  }
+}
+
+// ---------------------------------------------------------------- filters
+
+/**
+ * @param {HTMLSelectElement} select
+ * @param {string} chosen
+ */
+function fillMeta(select, chosen) {
+  select.replaceChildren(...corpusInfo().meta.map((name) => new Option(name, name, false, name === chosen)));
+}
+
+/**
+ * A filter row more (from the page's #filter-template), empty or with this filter.
+ * @param {Filter} [filter]
+ * @returns {HTMLElement} the row
+ */
+export function addFilter(filter = { attribute: "", negated: false, regex: "" }) {
+  const row = fromTemplate("filter-template", HTMLElement);
+  const index = document.querySelectorAll("#filter-rows .filter").length + 1;
+  const attribute = part(row, "select.attribute", HTMLSelectElement);
+  const operator = part(row, "select.operator", HTMLSelectElement);
+  const regex = part(row, "input", HTMLInputElement);
+  const remove = part(row, "button.remove", HTMLButtonElement);
+  attribute.setAttribute("aria-label", `Filter ${index}: attribute`);
+  operator.setAttribute("aria-label", `Filter ${index}: condition`);
+  regex.setAttribute("aria-label", `Filter ${index}: regular expression`);
+  remove.setAttribute("aria-label", `Remove filter ${index}`);
+  fillMeta(attribute, filter.attribute);
+  operator.value = filter.negated ? "!~" : "~";
+  regex.value = filter.regex;
+  remove.addEventListener("click", () => row.remove());
+  byId("filter-rows", HTMLElement).append(row);
+  return row;
+}
+
+// ---------------------------------------------------------------- the query's anchors
+
+/**
+ * Offers the target (@) and the keyword (@1) for sorting and counting when the query marks them, as
+ * the server says (a translation, or a query's result). An answer about a search that is no longer
+ * the form's is not used: the form's own answer is on its way.
+ * @param {Anchor[]} anchors
+ * @param {Search} about  the search the server answered about
+ */
+export function showAnchors(anchors, about) {
+  if (!sameSearch(about, readSearch())) return;
+  for (const option of document.querySelectorAll("option[data-anchor]")) {
+    if (!(option instanceof HTMLOptionElement)) continue;
+    option.hidden = !anchors.some((a) => a === option.dataset.anchor);
+    if (option.hidden && option.selected) {
+      const select = option.closest("select");
+      if (select) select.value = "";
+    }
+  }
+  showSortControls();
+}
+
+/** The sort's attribute, direction and case are asked for only when the hits are sorted on a token. */
+export function showSortControls() {
+  const on = byId("sort-on", HTMLSelectElement).value;
+  for (const id of ["sort-attribute", "sort-direction", "sort-fold"]) {
+    const label = byId(id, HTMLElement).closest("label");
+    if (label) label.hidden = !on || on === "random";
+  }
+}
+
+// ---------------------------------------------------------------- the CQP line
+
+/**
+ * The CQP line shows what /api/v1/query would run for the form as it is — the server translates it,
+ * with the case switch and the filters — and never an earlier query's CQP: it is blanked at once
+ * when the form changes (`pendingTranslation`) and filled when the translation of the form as it
+ * now is comes back (`translate`). The translation also says which anchors the query marks.
+ */
+export function pendingTranslation() {
+  setCqpLine("…", "pending");
+}
+
+/**
+ * @param {string} text
+ * @param {string} status  empty, pending, translated, error or ran (in data-state, for tests and styles)
+ */
+export function setCqpLine(text, status) {
+  const line = byId("cqp-preview", HTMLElement);
+  line.textContent = text;
+  line.dataset.state = status;
+}
+
+/** Asks the server to translate the form's query (a translation in flight is dropped). */
+export async function translate() {
+  const search = readSearch();
+  cancel("translate");
+  if (!search.q.trim()) {
+    setCqpLine("", "empty");
+    showAnchors([], search);
+    return;
+  }
+  const signal = begin("translate");
+  try {
+    /** @type {Translation} */
+    const body = await getJson("translate", searchParams(search), signal);
+    setCqpLine(body.cqp, "translated");
+    showAnchors(body.anchors ?? [], search);
+  } catch (error) {
+    if (aborted(error)) return;
+    if (error instanceof ApiProblem) {
+      setCqpLine("— (the query has an error)", "error");
+      showAnchors([], search); // a query with an error marks nothing
+    } else setCqpLine("", "error");
+  } finally {
+    end("translate", signal);
+  }
+}
+
+/** Any change to the form (query, syntax, case, corpus, filters) makes the CQP line wait for its translation. */
+export function formChanged() {
+  pendingTranslation();
+  clearTimeout(state.timers.translate);
+  state.timers.translate = window.setTimeout(translate, 150);
+}
+
+// ---------------------------------------------------------------- the query's errors
+
+/**
+ * A failed search in the query box's own terms: a query error with a caret under the offending
+ * character, any other problem its detail.
+ * @param {Problem} problem
+ */
+export function showQueryError(problem) {
+  const box = byId("query-error", HTMLElement);
+  if (problem.offset !== undefined && problem.offset !== null) {
+    const text = byId("q", HTMLInputElement).value;
+    box.textContent = `${text}\n${" ".repeat(Math.max(0, problem.offset))}^ ${problem.message ?? problem.detail ?? ""}`;
+  } else {
+    box.textContent = problem.detail || problem.title || "the query failed";
+  }
+  box.hidden = false;
+}
+
+export function hideQueryError() {
+  byId("query-error", HTMLElement).hidden = true;
+}

@@ -1,0 +1,132 @@
+// @ts-check
+// The concordance: the summary of a search's hits, its paging buttons, the partitions' counts and
+// the KWIC rows (cloned from the page's #kwic-row template).
+
+import { byId, fromTemplate, part } from "./search-dom.js";
+
+/**
+ * One hit as /api/v1/query answers it.
+ * @typedef {object} Hit
+ * @property {number} position  global position of the match's first token
+ * @property {number} matchend
+ * @property {string} partition
+ * @property {string} left
+ * @property {string} match
+ * @property {string} right
+ * @property {Record<string, string>} attributes  each show= attribute of the match
+ * @property {Record<string, string | null>} meta
+ * @property {string} ref  the path of the hit's static link
+ */
+
+/**
+ * @typedef {object} PartitionResult
+ * @property {string} id
+ * @property {"ok" | "failed"} status
+ * @property {number | null} total
+ * @property {string | null} [error]
+ */
+
+/**
+ * GET /api/v1/query's answer.
+ * @typedef {object} QueryResult
+ * @property {string} corpus
+ * @property {string} cqp  the CQP that ran
+ * @property {number} total
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {PartitionResult[]} partitions
+ * @property {number} elapsed_ms
+ * @property {number} offset
+ * @property {number | null} sample
+ * @property {Hit[]} hits
+ * @property {string | null} [hint]
+ * @property {import("./search-state.js").Anchor[]} [anchors]  the anchors the query marks
+ */
+
+/** Characters: a longer match wraps in its column instead of widening it. */
+const LONG_MATCH = 40;
+
+/**
+ * @param {QueryResult} body
+ * @param {number} shown  hits on the page
+ * @param {import("./search-state.js").Sample | null} sample  the sample drawn, if any
+ */
+function summaryText(body, shown, sample) {
+  const ms = `${Math.round(body.elapsed_ms)} ms`;
+  if (body.total === 0) return `No hits · ${ms}`;
+  const total = `${body.total.toLocaleString("en")} hit${body.total === 1 ? "" : "s"}`;
+  if (body.sample && sample) return `Random sample of ${shown} of ${total} (seed ${sample.seed}) · ${ms}`;
+  if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${ms}`;
+  return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${ms}`;
+}
+
+/**
+ * Shows a search's hits.
+ * @param {QueryResult} body
+ * @param {import("./search-state.js").Sample | null} sample
+ * @param {string[]} show  the attributes of each match shown on it (its title)
+ */
+export function showHits(body, sample, show) {
+  const shown = body.hits.length;
+  const empty = body.total === 0;
+  byId("summary", HTMLElement).textContent = summaryText(body, shown, sample);
+  byId("actions", HTMLElement).hidden = empty; // nothing to page, sample, sort, count or download
+  byId("views", HTMLElement).hidden = empty;
+  byId("sorting", HTMLElement).hidden = empty;
+  byId("prev", HTMLButtonElement).disabled = Boolean(body.sample) || body.offset === 0;
+  byId("next", HTMLButtonElement).disabled = Boolean(body.sample) || body.offset + shown >= body.total;
+  byId("random", HTMLButtonElement).disabled = empty;
+  byId("open-download", HTMLButtonElement).disabled = empty;
+  const incomplete = byId("incomplete", HTMLElement);
+  incomplete.hidden = body.complete;
+  incomplete.textContent = body.complete ? "" : `Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are missing.`;
+  const hint = byId("hint", HTMLElement);
+  hint.hidden = !body.hint;
+  hint.textContent = body.hint || "";
+  byId("partitions", HTMLElement).hidden = false;
+  byId("partition-list", HTMLElement).replaceChildren(
+    ...body.partitions.map((p) => {
+      const item = document.createElement("li");
+      item.textContent = `${p.id}: ${p.status === "ok" ? (p.total ?? 0).toLocaleString("en") : `failed (${p.error})`}`;
+      return item;
+    }),
+  );
+  const rows = body.hits.map((hit) => kwicRow(hit, show));
+  part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
+  byId("kwic", HTMLTableElement).hidden = rows.length === 0;
+}
+
+/**
+ * A KWIC row: the left context (right-aligned, cut at its far end: the span keeps the words in
+ * order), the match (a long one wraps, never cut), the right context and the static link.
+ * @param {Hit} hit
+ * @param {string[]} show
+ * @returns {HTMLTableRowElement}
+ */
+function kwicRow(hit, show) {
+  const row = fromTemplate("kwic-row", HTMLTableRowElement);
+  part(row, "td.left > span", HTMLElement).textContent = hit.left;
+  const match = part(row, "td.match", HTMLTableCellElement);
+  if (hit.match.length > LONG_MATCH) match.classList.add("long");
+  const mark = part(match, "mark", HTMLElement);
+  mark.textContent = hit.match;
+  const details = show.map((a) => `${a}: ${hit.attributes[a] ?? ""}`).join(" · ");
+  if (details) {
+    mark.title = details;
+    mark.tabIndex = 0;
+    mark.setAttribute("aria-label", `${hit.match} (${details})`);
+  }
+  part(row, "td.right", HTMLTableCellElement).textContent = hit.right;
+  const link = part(row, "a.ref", HTMLAnchorElement);
+  link.href = hit.ref;
+  link.title = `Static link to position ${hit.position}`;
+  link.setAttribute("aria-label", `Static link to position ${hit.position}`);
+  return row;
+}
+
+/** No hits on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */
+export function clearHits() {
+  byId("summary", HTMLElement).textContent = "";
+  for (const id of ["actions", "views", "sorting", "partitions", "incomplete", "hint", "kwic"]) byId(id, HTMLElement).hidden = true;
+  part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren();
+}

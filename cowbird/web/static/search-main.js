@@ -1,0 +1,237 @@
+// @ts-check
+// cowbird's search page: preview a query, sort it, count it (frequency, distribution, collocations),
+// then download it. Plain JavaScript modules, no build step, loaded from this site only (the page's
+// Content-Security-Policy has no inline script). The page talks only to the public API and keeps
+// the whole search, the page of hits or the random sample shown, the view and its settings in the
+// URL (search-state.js), so that a results page can be bookmarked, shared, reloaded and reached with Back.
+//
+// The modules: search-main.js (this one: running a search, the user's history, the wiring),
+// search-state.js (the state, the URL, every request's parameters), search-api.js (requests, aborts,
+// problem+json), search-dom.js (look-ups, templates, formats), search-form.js (the form, the CQP
+// line, the anchors), search-kwic.js (the concordance), search-tables.js (the tabs and analyses),
+// search-chart.js (the distribution's bars), search-download.js (the download dialog).
+
+import { ApiProblem, aborted, begin, busy, cancel, end, getJson } from "./search-api.js";
+import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
+import { openDownload, setUpDownload } from "./search-download.js";
+import {
+  addFilter, applySearch, describeCorpus, formChanged, hideQueryError, readSearch, setCqpLine, showAnchors,
+  showCorpusProblem, showQueryError, showSortControls, translate,
+} from "./search-form.js";
+import { clearHits, showHits } from "./search-kwic.js";
+import {
+  ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, fromUrl, pageUrl, queryRequest, readSettings,
+  rememberDefaults, sameSearch, sortOrder, state,
+} from "./search-state.js";
+import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
+
+/** @typedef {import("./search-state.js").Sample} Sample */
+/** @typedef {import("./search-kwic.js").QueryResult} QueryResult */
+
+/**
+ * A search of the user's history (GET /api/v1/history).
+ * @typedef {object} PastSearch
+ * @property {string} url  the search page URL that runs it again
+ * @property {string} q
+ * @property {string} corpus
+ * @property {string} syntax
+ * @property {boolean} ignore_case
+ * @property {string[]} filters
+ * @property {number} total
+ */
+
+// ---------------------------------------------------------------- running a search
+
+/** @param {boolean} running */
+function setBusy(running) {
+  byId("progress", HTMLElement).hidden = !running;
+  byId("results", HTMLElement).setAttribute("aria-busy", String(running));
+  byId("submit", HTMLButtonElement).disabled = running;
+}
+
+/**
+ * The hits of the search in the form: a page from `offset`, or a random `sample`. Only a search
+ * that succeeded goes into the URL — pushed (a new entry for Back) when the user asked for it,
+ * else replaced — so that Back never returns to a failed search.
+ * @param {{offset?: number, sample?: Sample | null, push?: boolean}} [what]
+ */
+async function preview({ offset = 0, sample = null, push = false } = {}) {
+  const search = readSearch();
+  hideQueryError();
+  if (!search.q.trim()) return;
+  const order = sample ? null : sortOrder(readSettings());
+  const info = corpusInfo();
+  const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
+  const signal = begin("query");
+  setBusy(true);
+  const started = performance.now();
+  try {
+    /** @type {QueryResult} */
+    const body = await getJson("query", queryRequest(search, { offset, sample, order, show }), signal);
+    const drawn = performance.now();
+    const changed = !state.shown || !sameSearch(state.shown.search, search);
+    state.shown = { search, offset, sample, total: body.total, order };
+    if (changed) {
+      if (push) for (const view of ANALYSES) state.tableOffset[view] = 0;
+      state.analysed = {};
+    }
+    showHits(body, sample, show);
+    showPanels();
+    document.body.dataset.renderMs = String(Math.round(performance.now() - drawn));
+    document.body.dataset.queryMs = String(Math.round(drawn - started));
+    showAnchors(body.anchors ?? [], search);
+    setCqpLine(body.cqp, "ran"); // what ran
+    const url = pageUrl();
+    if (url !== `${location.pathname}${location.search}`) {
+      if (push) history.pushState(null, "", url);
+      else history.replaceState(null, "", url);
+    }
+    if (!sample && offset === 0) loadHistory();
+    if (state.view !== "kwic" && body.total > 0) analyse();
+  } catch (error) {
+    if (error instanceof ApiProblem) {
+      showQueryError(error.problem);
+      clearResults();
+    } else if (aborted(error)) {
+      if (state.requests.query?.signal === signal) byId("summary", HTMLElement).textContent = "Search cancelled.";
+    } else {
+      showQueryError({ detail: `the search failed: ${error instanceof Error ? error.message : String(error)}` });
+      clearResults();
+    }
+  } finally {
+    end("query", signal);
+    setBusy(busy("query")); // still busy when a newer search took this one's place
+  }
+}
+
+/** No results on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */
+function clearResults() {
+  state.shown = null;
+  state.analysed = {};
+  clearHits();
+  showPanels();
+}
+
+/**
+ * The page as its URL states it: the form, the settings and the view, then the search's hits.
+ * @param {URLSearchParams} params
+ */
+function restore(params) {
+  const restored = fromUrl(params);
+  const open = applySearch(restored.search);
+  const missing = restored.search.corpus !== "" && !open ? restored.search.corpus : null;
+  applySettings(restored.settings);
+  state.collOrder = restored.collOrder;
+  state.tableOffset = restored.tableOffset;
+  showSortControls();
+  selectView(restored.view, false);
+  showCorpusProblem(missing);
+  if (missing !== null) {
+    clearResults();
+    translate();
+    return;
+  }
+  preview({ offset: restored.offset, sample: restored.sample });
+}
+
+// ---------------------------------------------------------------- the user's last searches
+
+async function loadHistory() {
+  const list = document.getElementById("history-list");
+  if (!list) return; // anonymous: no history
+  /** @type {{data: PastSearch[]}} */
+  let answer;
+  try {
+    answer = await getJson("history", new URLSearchParams());
+  } catch {
+    return; // the list stays as it was
+  }
+  list.replaceChildren(
+    ...answer.data.map((past) => {
+      const item = fromTemplate("history-item", HTMLLIElement);
+      const link = part(item, "a", HTMLAnchorElement);
+      link.href = past.url;
+      link.textContent = past.q;
+      item.append(` — ${past.corpus}, ${past.syntax}${past.ignore_case ? ", ignore case" : ""}` +
+        `${past.filters.length ? `, ${past.filters.join(", ")}` : ""}: ${past.total.toLocaleString("en")} hits`);
+      return item;
+    }),
+  );
+}
+
+// ---------------------------------------------------------------- wiring
+
+/**
+ * Settings changed in quick succession start one request, not one each (a viewer runs few at once).
+ * @param {() => void} action
+ */
+function settle(action) {
+  clearTimeout(state.timers.settle);
+  state.timers.settle = window.setTimeout(action, 200);
+}
+
+byId("search", HTMLFormElement).addEventListener("submit", (event) => {
+  event.preventDefault();
+  showCorpusProblem(null);
+  preview({ push: true });
+});
+byId("cancel", HTMLButtonElement).addEventListener("click", () => cancel("query"));
+byId("prev", HTMLButtonElement).addEventListener("click", () =>
+  preview({ offset: Math.max(0, (state.shown?.offset ?? 0) - PAGE), push: true }));
+byId("next", HTMLButtonElement).addEventListener("click", () =>
+  preview({ offset: (state.shown?.offset ?? 0) + PAGE, push: true }));
+byId("random", HTMLButtonElement).addEventListener("click", () =>
+  preview({ sample: { size: PAGE, seed: Math.floor(Math.random() * 2 ** 31) }, push: true }));
+byId("open-download", HTMLButtonElement).addEventListener("click", openDownload);
+setUpDownload();
+byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFilter(), "input", HTMLInputElement).focus());
+byId("corpus", HTMLSelectElement).addEventListener("change", () => {
+  showCorpusProblem(null);
+  describeCorpus();
+});
+byId("search", HTMLFormElement).addEventListener("input", formChanged);
+byId("search", HTMLFormElement).addEventListener("change", formChanged);
+byId("filter-rows", HTMLElement).addEventListener("click", (event) => {
+  if (event.target instanceof Element && event.target.closest("button.remove")) formChanged();
+});
+for (const view of VIEWS) {
+  byId(`tab-${view}`, HTMLButtonElement).addEventListener("click", () => {
+    selectView(view);
+    if (state.shown) history.replaceState(null, "", pageUrl());
+    analyse();
+  });
+}
+for (const view of ANALYSES) {
+  part(document, `#${PREFIX[view]}-pager .prev`, HTMLButtonElement).addEventListener("click", () => turnPage(view, -1));
+  part(document, `#${PREFIX[view]}-pager .next`, HTMLButtonElement).addEventListener("click", () => turnPage(view, 1));
+}
+byId("views", HTMLElement).addEventListener("keydown", (event) => { // arrow keys move between the tabs
+  /** @type {Record<string, number>} */
+  const steps = { ArrowRight: 1, ArrowLeft: -1, Home: -VIEWS.length, End: VIEWS.length };
+  const step = steps[event.key];
+  if (step === undefined) return;
+  event.preventDefault();
+  const index = Math.min(VIEWS.length - 1, Math.max(0, VIEWS.indexOf(state.view) + step));
+  byId(`tab-${VIEWS[index]}`, HTMLButtonElement).click();
+});
+for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold"]) {
+  byId(id, HTMLElement).addEventListener("change", () => {
+    showSortControls();
+    settle(() => preview({ push: true }));
+  });
+}
+for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-"))) {
+  byId(id, HTMLElement).addEventListener("change", () => {
+    const view = ANALYSES.find((v) => id.startsWith(`${PREFIX[v]}-`));
+    if (view) state.tableOffset[view] = 0; // another table: from its first row
+    if (state.shown) history.replaceState(null, "", pageUrl());
+    settle(analyse);
+  });
+}
+window.addEventListener("popstate", () => restore(new URLSearchParams(location.search)));
+
+describeCorpus();
+rememberDefaults();
+restore(new URLSearchParams(location.search));
+translate();
+loadHistory();

@@ -1,0 +1,330 @@
+// @ts-check
+// The search page's state, its URL and every request parameter it sends.
+//
+// The page keeps the whole search, the page of hits or the random sample shown, the view and its
+// settings in the URL, so that a results page can be bookmarked, shared, reloaded and reached with
+// Back. This module is the one place where that URL is written and read (`pageUrl`, `fromUrl`) and
+// the one place where the parameters of /api/v1/translate, /query, /export, /frequency,
+// /distribution and /collocations are built (`searchParams` and the `…Request` functions below).
+//
+// What the user edits (the query, the filters, the settings' controls) lives in the form and is
+// read from it when needed; everything else that changes lives in the one object `state`.
+
+import { controlValue, setControlValue } from "./search-dom.js";
+
+/** @typedef {"kwic" | "frequency" | "distribution" | "collocations"} View */
+/** @typedef {"frequency" | "distribution" | "collocations"} Analysis */
+/** @typedef {"target" | "keyword"} Anchor */
+/** @typedef {"query" | "translate" | "analysis" | "download"} RequestKind */
+
+/**
+ * A metadata filter: `attribute~regex`, or `attribute!~regex` when negated.
+ * @typedef {object} Filter
+ * @property {string} attribute
+ * @property {boolean} negated
+ * @property {string} regex
+ */
+
+/**
+ * A search as the form states it (and as every request names it).
+ * @typedef {object} Search
+ * @property {string} corpus
+ * @property {string} q
+ * @property {"simple" | "cqp"} syntax
+ * @property {boolean} ignore_case
+ * @property {Filter[]} filters
+ */
+
+/** @typedef {{size: number, seed: number}} Sample  a random sample of `size` hits drawn with `seed` */
+/** @typedef {{sort: string, direction: string}} Order  the sort of the concordance, as /query and /export take it */
+
+/**
+ * The search whose hits are shown.
+ * @typedef {object} Shown
+ * @property {Search} search
+ * @property {number} offset  the first hit of the page shown (0 for a sample)
+ * @property {Sample | null} sample  the random sample shown, or null for a page of hits
+ * @property {number} total  the search's hits
+ * @property {Order | null} order  the sort of the hits shown (null: corpus order, or a sample)
+ */
+
+/** @typedef {Record<string, string>} Settings  control id -> its value ("1" or "" for a checkbox) */
+
+/**
+ * What a page's URL holds, read back (see `fromUrl`).
+ * @typedef {object} Restored
+ * @property {Search} search  its corpus as the URL names it, which may be none open to the viewer
+ * @property {number} offset
+ * @property {Sample | null} sample
+ * @property {View} view
+ * @property {Settings} settings  every setting, at its default where the URL does not say
+ * @property {Record<Analysis, number>} tableOffset
+ * @property {string} collOrder
+ */
+
+/**
+ * The page's one mutable object. Everything else the scripts keep is a constant.
+ * @typedef {object} State
+ * @property {Shown | null} shown  the search whose hits are shown (null: none, or the last search failed)
+ * @property {View} view  the view shown: the concordance or an analysis tab
+ * @property {Record<Analysis, number>} tableOffset  the first row of each analysis table's page
+ * @property {string} collOrder  the measure the collocations are ranked by
+ * @property {Partial<Record<Analysis, string>>} analysed  the request each analysis table last showed (not fetched again when a tab is revisited)
+ * @property {Settings} defaults  each setting's control value when the page was built (not put in the URL)
+ * @property {Record<RequestKind, AbortController | null>} requests  the request of each kind in flight (a new one aborts the last)
+ * @property {Record<"translate" | "settle", number | undefined>} timers  the pending debounce of the CQP line and of settings changed in quick succession
+ */
+
+/** @type {State} */
+export const state = {
+  shown: null,
+  view: "kwic",
+  tableOffset: { frequency: 0, distribution: 0, collocations: 0 },
+  collOrder: "log_likelihood",
+  analysed: {},
+  defaults: {},
+  requests: { query: null, translate: null, analysis: null, download: null },
+  timers: { translate: undefined, settle: undefined },
+};
+
+/** Hits on a page of the concordance (and in a random sample). */
+export const PAGE = 100;
+/** @type {readonly View[]} */
+export const VIEWS = ["kwic", "frequency", "distribution", "collocations"];
+/** @type {readonly Analysis[]} */
+export const ANALYSES = ["frequency", "distribution", "collocations"];
+/** Rows of a page of each analysis table (a chart draws the page: at most 30 bars). */
+export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, collocations: 100 });
+/** The prefix of each analysis's element ids (#freq-table, #dist-pager, ...). */
+export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", collocations: "coll" });
+export const DEFAULT_COLL_ORDER = "log_likelihood";
+/** The URL parameter of each analysis table's page. */
+const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: "dist_offset", collocations: "coll_offset" });
+/** The controls whose values live in the URL (under these names) when not at their default. */
+export const SETTINGS = /** @type {const} */ ({
+  "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
+  "freq-by": "freq_by", "freq-on": "freq_on", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
+  "dist-by": "dist_by", "dist-order": "dist_order",
+  "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
+});
+
+// ---------------------------------------------------------------- the settings' controls
+
+/** @returns {Settings} every setting as its control has it now */
+export function readSettings() {
+  return Object.fromEntries(Object.keys(SETTINGS).map((id) => [id, controlValue(id)]));
+}
+
+/** @param {Settings} settings */
+export function applySettings(settings) {
+  for (const [id, text] of Object.entries(settings)) setControlValue(id, text);
+}
+
+/** Remembers the settings as the page was built: a setting at its default stays out of the URL. */
+export function rememberDefaults() {
+  state.defaults = readSettings();
+}
+
+// ---------------------------------------------------------------- the URL
+
+/**
+ * The page's URL: the search shown, its page or sample, the view shown and every setting changed
+ * from its default.
+ * @param {Settings} [settings]
+ * @returns {string}
+ */
+export function pageUrl(settings = readSettings()) {
+  const shown = state.shown;
+  const url = shown ? searchParams(shown.search) : new URLSearchParams();
+  if (shown?.sample) {
+    url.set("sample", String(shown.sample.size));
+    url.set("seed", String(shown.sample.seed));
+  } else if (shown?.offset) url.set("offset", String(shown.offset));
+  for (const view of ANALYSES) if (state.tableOffset[view]) url.set(OFFSETS[view], String(state.tableOffset[view]));
+  if (state.view !== "kwic") url.set("view", state.view);
+  for (const [id, name] of Object.entries(SETTINGS)) {
+    if (settings[id] !== state.defaults[id]) url.set(name, settings[id]);
+  }
+  if (state.collOrder !== DEFAULT_COLL_ORDER) url.set("coll_order", state.collOrder);
+  return `/?${url}`;
+}
+
+/**
+ * What a page's URL holds.
+ * @param {URLSearchParams} params
+ * @returns {Restored}
+ */
+export function fromUrl(params) {
+  /** @type {Filter[]} */
+  const filters = [];
+  for (const text of params.getAll("filter")) {
+    const match = /^([A-Za-z0-9_]+)(!?~)(.*)$/s.exec(text);
+    if (match) filters.push({ attribute: match[1], negated: match[2] === "!~", regex: match[3] });
+  }
+  const seed = params.get("seed");
+  const sample = params.has("sample") && seed !== null && /^\d+$/.test(seed)
+    ? { size: Math.min(PAGE, Math.max(1, whole(params.get("sample")))), seed: Number(seed) } : null;
+  const view = VIEWS.find((v) => v === params.get("view")) || "kwic";
+  /** @type {Settings} */
+  const settings = {};
+  for (const [id, name] of Object.entries(SETTINGS)) settings[id] = params.get(name) ?? state.defaults[id];
+  return {
+    search: {
+      corpus: params.get("corpus") ?? "",
+      q: params.get("q") || "",
+      syntax: params.get("syntax") === "cqp" ? "cqp" : "simple",
+      ignore_case: params.get("ignore_case") === "1",
+      filters,
+    },
+    offset: whole(params.get("offset")),
+    sample,
+    view,
+    settings,
+    tableOffset: { frequency: whole(params.get(OFFSETS.frequency)), distribution: whole(params.get(OFFSETS.distribution)),
+      collocations: whole(params.get(OFFSETS.collocations)) },
+    collOrder: params.get("coll_order") || DEFAULT_COLL_ORDER,
+  };
+}
+
+/**
+ * A non-negative integer from the URL (0 for anything else).
+ * @param {string | null} text
+ */
+function whole(text) {
+  const n = Number.parseInt(text ?? "", 10);
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+// ---------------------------------------------------------------- the requests
+
+/**
+ * The search, as every request names it (and as /api/v1/translate takes it).
+ * @param {Search} search
+ * @returns {URLSearchParams}
+ */
+export function searchParams(search) {
+  const params = new URLSearchParams({ corpus: search.corpus, q: search.q, syntax: search.syntax });
+  if (search.ignore_case) params.set("ignore_case", "1");
+  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  return params;
+}
+
+/**
+ * Whether two searches are the same search.
+ * @param {Search} a
+ * @param {Search} b
+ */
+export function sameSearch(a, b) {
+  return searchParams(a).toString() === searchParams(b).toString();
+}
+
+/**
+ * The sort the settings ask for (null: corpus order).
+ * @param {Settings} settings
+ * @returns {Order | null}
+ */
+export function sortOrder(settings) {
+  const on = settings["sort-on"];
+  if (!on) return null;
+  if (on === "random") return { sort: "random", direction: "asc" };
+  return { sort: `${on}.${settings["sort-attribute"]}${settings["sort-fold"] ? "%c" : ""}`, direction: settings["sort-direction"] };
+}
+
+/**
+ * Which hits: a random sample, or all of them in an order (the same for /query and /export).
+ * @param {URLSearchParams} params
+ * @param {Sample | null} sample
+ * @param {Order | null} order
+ */
+function selectHits(params, sample, order) {
+  if (sample) {
+    params.set("sample", String(sample.size));
+    params.set("seed", String(sample.seed));
+  } else if (order) {
+    params.set("sort", order.sort);
+    params.set("direction", order.direction);
+    if (order.sort === "random") params.set("seed", "1");
+  }
+}
+
+/**
+ * /api/v1/query: a page of hits from `offset`, or a random `sample`, with the `show` attributes of each match.
+ * @param {Search} search
+ * @param {{offset: number, sample: Sample | null, order: Order | null, show: string[]}} what
+ * @returns {URLSearchParams}
+ */
+export function queryRequest(search, { offset, sample, order, show }) {
+  const params = searchParams(search);
+  if (show.length) params.set("show", show.join(","));
+  selectHits(params, sample, sample ? null : order);
+  if (!sample) {
+    params.set("offset", String(offset));
+    params.set("limit", String(PAGE));
+  }
+  return params;
+}
+
+/**
+ * An analysis of a search: one page of its table from `offset`, or (`"file"`) its whole table as
+ * a TSV file with its provenance.
+ * @param {Search} search
+ * @param {Analysis} view
+ * @param {Settings} settings
+ * @param {{offset: number} | "file"} what
+ * @returns {URLSearchParams}
+ */
+export function analysisRequest(search, view, settings, what) {
+  const params = searchParams(search);
+  if (view === "frequency") {
+    params.set("by", settings["freq-by"]);
+    if (settings["freq-on"]) params.set("on", settings["freq-on"]);
+    const fold = `${settings["freq-fold-c"] ? "c" : ""}${settings["freq-fold-d"] ? "d" : ""}`;
+    if (fold) params.set("fold", fold);
+  } else if (view === "distribution") {
+    params.set("by", settings["dist-by"]);
+    params.set("order", settings["dist-order"]);
+  } else {
+    params.set("attribute", settings["coll-attribute"]);
+    params.set("window", settings["coll-window"] || "5");
+    params.set("within", settings["coll-within"]);
+    params.set("min_freq", settings["coll-min"] || "1");
+    params.set("order", state.collOrder);
+  }
+  if (what === "file") {
+    params.set("format", "tsv");
+    params.set("provenance", "1");
+  } else {
+    params.set("offset", String(what.offset));
+    params.set("limit", String(ROWS[view]));
+  }
+  return params;
+}
+
+/**
+ * What the download dialog asks for.
+ * @typedef {object} ExportChoices
+ * @property {string[]} show  token attributes of the match
+ * @property {string[]} meta  metadata of the hit
+ * @property {string} context  tokens each side, or a region's name
+ * @property {string} format  tsv, csv or xlsx
+ * @property {boolean} provenance  a metadata block first
+ * @property {number | null} limit  hits (null for a sample: its size)
+ */
+
+/**
+ * /api/v1/export: the search shown as it is shown (its sample, or its order), with the dialog's choices.
+ * @param {Shown} shown
+ * @param {ExportChoices} choices
+ * @returns {URLSearchParams}
+ */
+export function exportRequest(shown, choices) {
+  const params = searchParams(shown.search);
+  selectHits(params, shown.sample, shown.order);
+  if (choices.show.length) params.set("show", choices.show.join(","));
+  if (choices.meta.length) params.set("meta", choices.meta.join(","));
+  params.set("context", choices.context);
+  params.set("format", choices.format);
+  if (choices.provenance) params.set("provenance", "1");
+  if (!shown.sample && choices.limit !== null) params.set("limit", String(choices.limit));
+  return params;
+}

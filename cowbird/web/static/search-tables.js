@@ -1,0 +1,319 @@
+// @ts-check
+// The views of the hits: the tabs, and the analyses next to the concordance — Frequency,
+// Distribution (with its chart) and Collocations — a page of rows at a time, each row a link to its
+// hits (rows cloned from the page's <template>s), each table downloadable whole.
+
+import { ApiProblem, aborted, apiUrl, begin, end, getJson, problemText } from "./search-api.js";
+import { barChart } from "./search-chart.js";
+import { byId, decimal, fromTemplate, number, part } from "./search-dom.js";
+import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
+
+/** @typedef {import("./search-state.js").View} View */
+/** @typedef {import("./search-state.js").Analysis} Analysis */
+
+/**
+ * What every analysis answers besides its rows.
+ * @typedef {object} AnalysisPage
+ * @property {number} total  the search's hits
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {number} offset  the first row of this page in the whole table (0-based)
+ * @property {number} rows_total  rows of the whole table
+ */
+
+/**
+ * @typedef {object} FrequencyRow
+ * @property {string} value
+ * @property {number} frequency
+ * @property {number} share
+ * @property {number} per_million
+ * @property {string | null} concordance
+ */
+/**
+ * GET /api/v1/frequency's answer.
+ * @typedef {AnalysisPage & {by: string, distinct: number, counted: number, unset: number, truncated: boolean, rows: FrequencyRow[]}} FrequencyResult
+ */
+
+/**
+ * @typedef {import("./search-chart.js").Bar & {regions: number, regions_with_hits: number}} DistributionRow
+ */
+/**
+ * GET /api/v1/distribution's answer.
+ * @typedef {AnalysisPage & {by: string, outside: number, rows: DistributionRow[]}} DistributionResult
+ */
+
+/**
+ * @typedef {object} CollocateRow
+ * @property {string} value
+ * @property {number} f
+ * @property {number} marginal
+ * @property {Record<string, number>} scores
+ * @property {string | null} concordance
+ */
+/**
+ * GET /api/v1/collocations's answer.
+ * @typedef {AnalysisPage & {candidates: number, left: number, right: number, within: string | null, f1: number,
+ *   min_freq: number, measures: string[], order: string, rows: CollocateRow[]}} CollocationResult
+ */
+
+// ---------------------------------------------------------------- the collocation measures' names
+
+/**
+ * The names the page shows for the association measures: from the server (the JSON island
+ * `<script id="measure-names">`, cowbird/core/analysis_merge.py's MEASURE_NAMES); which measures
+ * there are, and which one ranks the table, the server says with each answer (`measures`,
+ * `order`). A measure without a name is shown by its key.
+ * @type {Readonly<Record<string, string>>}
+ */
+const MEASURE_NAMES = measureNames();
+
+/** @returns {Record<string, string>} */
+function measureNames() {
+  const island = document.getElementById("measure-names");
+  return { f: "Co-occurrences", ...(island?.textContent ? JSON.parse(island.textContent) : {}) };
+}
+
+/** @param {string} measure */
+const measureName = (measure) => MEASURE_NAMES[measure] ?? measure;
+
+// ---------------------------------------------------------------- the tabs
+
+/**
+ * Shows a view (its tab selected; focused unless `focus` is false).
+ * @param {View} view
+ * @param {boolean} [focus]
+ */
+export function selectView(view, focus = true) {
+  state.view = view;
+  for (const name of VIEWS) {
+    const tab = byId(`tab-${name}`, HTMLElement);
+    const chosen = name === view;
+    tab.setAttribute("aria-selected", String(chosen));
+    tab.tabIndex = chosen ? 0 : -1;
+    if (chosen && focus) tab.focus();
+  }
+  showPanels();
+}
+
+/** The panel of the chosen view, when there are hits to view (no analysis panels without hits). */
+export function showPanels() {
+  const hits = state.shown !== null && state.shown.total > 0;
+  for (const name of VIEWS) byId(`panel-${name}`, HTMLElement).hidden = name !== state.view || (name !== "kwic" && !hits);
+}
+
+// ---------------------------------------------------------------- an analysis
+
+/** Counts the hits shown for the analysis shown, unless its table already shows that page. */
+export async function analyse() {
+  const view = state.view;
+  const shown = state.shown;
+  if (view === "kwic" || !shown || shown.total === 0) return;
+  const settings = readSettings();
+  const params = analysisRequest(shown.search, view, settings, { offset: state.tableOffset[view] });
+  if (state.analysed[view] === params.toString()) return;
+  const prefix = PREFIX[view];
+  const summary = byId(`${prefix}-summary`, HTMLElement);
+  const signal = begin("analysis");
+  summary.textContent = "Counting…";
+  byId("results", HTMLElement).setAttribute("aria-busy", "true");
+  try {
+    if (view === "frequency") {
+      /** @type {FrequencyResult} */
+      const body = await getJson(view, params, signal);
+      showFrequency(body);
+      finish(view, body);
+    } else if (view === "distribution") {
+      /** @type {DistributionResult} */
+      const body = await getJson(view, params, signal);
+      showDistribution(body);
+      finish(view, body);
+    } else {
+      /** @type {CollocationResult} */
+      const body = await getJson(view, params, signal);
+      showCollocations(body);
+      finish(view, body);
+    }
+    const link = byId(`${prefix}-download`, HTMLAnchorElement); // the whole table, every row
+    link.href = `${apiUrl(view)}?${analysisRequest(shown.search, view, settings, "file")}`;
+    link.setAttribute("download", "");
+    link.hidden = false;
+    state.analysed[view] = params.toString();
+    document.body.dataset.analysed = view;
+  } catch (error) {
+    if (error instanceof ApiProblem) {
+      summary.textContent = problemText(error.problem, "the analysis failed");
+      for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
+      if (view === "distribution") byId("dist-figure", HTMLElement).hidden = true;
+    } else if (aborted(error)) {
+      const overtaken = state.requests.analysis?.signal !== signal;
+      if (!overtaken || state.view !== view) summary.textContent = "Cancelled."; // else its successor counts
+    } else {
+      summary.textContent = `The analysis failed: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  } finally {
+    end("analysis", signal);
+    byId("results", HTMLElement).setAttribute("aria-busy", "false");
+  }
+}
+
+/**
+ * The pager and the partitions that did not answer, for any analysis's page.
+ * @param {Analysis} view
+ * @param {AnalysisPage & {rows: unknown[]}} body
+ */
+function finish(view, body) {
+  showPager(view, body);
+  if (!body.complete) {
+    byId(`${PREFIX[view]}-summary`, HTMLElement).textContent +=
+      ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
+  }
+}
+
+/**
+ * "rows 31–60 of 219,266" with ← Previous / Next →: every row of a large table is a page away.
+ * @param {Analysis} view
+ * @param {AnalysisPage & {rows: unknown[]}} body
+ */
+function showPager(view, body) {
+  const pager = byId(`${PREFIX[view]}-pager`, HTMLElement);
+  const first = body.offset + 1;
+  const last = body.offset + body.rows.length;
+  pager.hidden = body.rows_total <= ROWS[view] && body.offset === 0;
+  part(pager, ".range", HTMLElement).textContent = body.rows.length
+    ? `rows ${number(first)}–${number(last)} of ${number(body.rows_total)}` : `no rows from ${number(first)} on (${number(body.rows_total)} in all)`;
+  part(pager, ".prev", HTMLButtonElement).disabled = body.offset === 0;
+  part(pager, ".next", HTMLButtonElement).disabled = last >= body.rows_total;
+}
+
+/**
+ * The previous (-1) or next (1) page of an analysis table.
+ * @param {Analysis} view
+ * @param {number} step
+ */
+export function turnPage(view, step) {
+  state.tableOffset[view] = Math.max(0, state.tableOffset[view] + step * ROWS[view]);
+  if (state.shown) history.replaceState(null, "", pageUrl());
+  analyse();
+}
+
+// ---------------------------------------------------------------- the tables
+
+/**
+ * A row's value: a link to its hits where there is one.
+ * @param {HTMLTableRowElement} row
+ * @param {string} text
+ * @param {string | null} href
+ * @param {string} label  the link's title
+ */
+function fillValue(row, text, href, label) {
+  const cell = part(row, "td.value", HTMLTableCellElement);
+  if (href) {
+    const link = document.createElement("a");
+    link.href = href;
+    link.textContent = text === "" ? "(empty)" : text;
+    link.title = label;
+    cell.replaceChildren(link);
+  } else cell.textContent = text;
+}
+
+/**
+ * The row's cells after its value, filled in order.
+ * @param {HTMLTableRowElement} row
+ * @param {string[]} texts
+ */
+function fillNumbers(row, texts) {
+  const cells = row.querySelectorAll("td:not(.value):not(.rank)");
+  texts.forEach((text, i) => {
+    cells[i].textContent = text;
+  });
+}
+
+/**
+ * @param {string} id  the table's
+ * @param {HTMLTableRowElement[]} rows
+ */
+function showRows(id, rows) {
+  part(document, `#${id} tbody`, HTMLTableSectionElement).replaceChildren(...rows);
+  byId(id, HTMLTableElement).hidden = rows.length === 0;
+}
+
+/** @param {FrequencyResult} body */
+function showFrequency(body) {
+  const on = byId("freq-on", HTMLSelectElement).selectedOptions[0]?.textContent ?? "";
+  byId("freq-summary", HTMLElement).textContent = `${body.by} of ${on}: ${number(body.distinct)} distinct values over ${number(body.counted)} hits` +
+    (body.unset ? `; ${number(body.unset)} hits have no such token` : "") +
+    (body.truncated ? "; too many distinct values: the list is cut" : "") + ".";
+  showRows("freq-table", body.rows.map((r, i) => {
+    const row = fromTemplate("freq-row", HTMLTableRowElement);
+    part(row, "td.rank", HTMLTableCellElement).textContent = number(body.offset + i + 1);
+    fillValue(row, r.value, r.concordance, `Show the ${number(r.frequency)} hits with ${body.by} ${r.value}`);
+    fillNumbers(row, [number(r.frequency), `${decimal(100 * r.share)} %`, decimal(r.per_million)]);
+    return row;
+  }));
+}
+
+/** @param {DistributionResult} body */
+function showDistribution(body) {
+  const hits = body.total - body.outside;
+  byId("dist-summary", HTMLElement).textContent = `${number(hits)} hits over ${number(body.rows_total)} values of ${body.by}` +
+    (body.outside ? `; ${number(body.outside)} hits lie outside any ${body.by} region` : "") +
+    (body.rows_total > body.rows.length ? `; chart and table show ${body.rows.length} values a page, the download all` : "") + ".";
+  const { chart, bars } = barChart(body.rows, body.by);
+  byId("dist-chart", HTMLElement).replaceChildren(chart);
+  byId("dist-figure", HTMLElement).hidden = bars === 0;
+  showRows("dist-table", body.rows.map((r) => {
+    const row = fromTemplate("dist-row", HTMLTableRowElement);
+    fillValue(row, r.value, r.concordance, `Show the ${number(r.hits)} hits in ${body.by} ${r.value}`);
+    fillNumbers(row, [number(r.hits), number(r.tokens), decimal(r.per_million), number(r.regions), number(r.regions_with_hits)]);
+    return row;
+  }));
+}
+
+/** @param {CollocationResult} body */
+function showCollocations(body) {
+  byId("coll-summary", HTMLElement).textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
+    `${body.within ? ` (inside one ${body.within})` : ""}; ${number(body.f1)} tokens in the windows` +
+    `; ${number(body.rows_total)} with at least ${number(body.min_freq)} co-occurrences, ranked by ${measureName(body.order)}.`;
+  const head = document.createElement("tr");
+  head.append(columnHead("Collocate"), sortingHead("f", body.order), columnHead("In the corpus"),
+    ...body.measures.map((measure) => sortingHead(measure, body.order)));
+  part(document, "#coll-table thead", HTMLTableSectionElement).replaceChildren(head);
+  showRows("coll-table", body.rows.map((r) => {
+    const row = fromTemplate("coll-row", HTMLTableRowElement);
+    fillValue(row, r.value, r.concordance, `Show the hits with ${r.value} in their window`);
+    fillNumbers(row, [number(r.f), number(r.marginal)]);
+    for (const measure of body.measures) {
+      const score = row.insertCell();
+      score.textContent = decimal(r.scores[measure]);
+      score.title = String(r.scores[measure]);
+    }
+    return row;
+  }));
+}
+
+/** @param {string} text */
+function columnHead(text) {
+  const head = fromTemplate("column-head", HTMLTableCellElement);
+  head.textContent = text;
+  return head;
+}
+
+/**
+ * A column the collocations can be ranked by: its name a button; the column ranking them marked.
+ * @param {string} measure
+ * @param {string} order  the measure ranking the table
+ */
+function sortingHead(measure, order) {
+  const head = fromTemplate("sorting-head", HTMLTableCellElement);
+  const button = part(head, "button", HTMLButtonElement);
+  button.textContent = measureName(measure);
+  button.dataset.order = measure;
+  button.addEventListener("click", () => {
+    state.collOrder = measure;
+    state.tableOffset.collocations = 0;
+    if (state.shown) history.replaceState(null, "", pageUrl());
+    analyse();
+  });
+  if (measure === order) head.setAttribute("aria-sort", "descending");
+  return head;
+}
