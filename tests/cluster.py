@@ -124,3 +124,25 @@ class Cluster:
                     process.wait(10)
                 except subprocess.TimeoutExpired:
                     process.kill()
+
+
+def start_node(registry: Path, token_file: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """A `cowbird node serve` process on a free port, once its /health answers: the process and its URL."""
+    port = free_ports(1)[0]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(registry), "--port", str(port),
+         "--token-file", str(token_file), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"node exited: {process.stderr.read() if process.stderr else ''}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("node did not start in 30 s")

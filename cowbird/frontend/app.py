@@ -27,7 +27,7 @@ from cowbird.core.problems import PROBLEM_RESPONSES, install_problem_handlers, p
 from cowbird.core.request_log import RequestLog
 from cowbird.frontend.accounts import Accounts, Database
 from cowbird.frontend.accounts import web as accounts_web
-from cowbird.frontend.corpora import CorpusRegistry
+from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
@@ -66,7 +66,7 @@ def create_app(
     settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None, node_token: str | None = None
 ) -> FastAPI:
     """The app; ``transport`` replaces the network for the node client (tests mount node apps)."""
-    registry = CorpusRegistry(settings)
+    catalogue = CorpusCatalogue(settings)
     token = node_token if node_token is not None else settings.node_bearer()
 
     @asynccontextmanager
@@ -95,7 +95,7 @@ def create_app(
         redirect_slashes=False,
     )
     app.state.settings = settings
-    app.state.corpora = registry
+    app.state.corpora = catalogue
     app.state.metrics = Metrics()
     if settings.api_tokens_file is not None:
         raise ConfigError(

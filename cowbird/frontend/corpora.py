@@ -121,7 +121,7 @@ def unknown_corpus(name: str) -> str:
     return f"there is no corpus {name!r} open to you: it does not exist, or it needs a login or a group's right"
 
 
-class CorpusRegistry:
+class CorpusCatalogue:
     """All configured corpora by name."""
 
     def __init__(self, settings: FrontendSettings) -> None:

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from cowbird.demo import DemoStack
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.browser.conftest import PASSWORD, USER
-from tests.browser.test_search_page import check_accessibility, shoot
+from tests.browser.pages import check_accessibility, shoot
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from cowbird.demo import DemoStack
-from tests.browser.test_search_page import api, check_accessibility, hits_shown, search, shoot
+from tests.browser.pages import api, check_accessibility, hits_shown, search, shoot
 from tests.support import JsonObject, ParamValue
 
 pytestmark = pytest.mark.e2e

@@ -8,53 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
 from cowbird.demo import DemoStack
-from tests.browser.conftest import PASSWORD, SCREENSHOTS, USER
-from tests.support import JsonObject, ParamValue
+from tests.browser.conftest import PASSWORD, USER
+from tests.browser.pages import api, check_accessibility, hits_shown, search, shoot
 
 pytestmark = pytest.mark.e2e
-
-
-def api(site: DemoStack, path: str, **params: ParamValue) -> JsonObject:
-    answer = httpx.get(f"{site.url}{path}", params=params, timeout=30)
-    assert answer.status_code == 200, answer.text
-    body: JsonObject = answer.json()
-    return body
-
-
-def search(page: Page, query: str, syntax: str = "simple") -> None:
-    page.fill("#q", query)
-    page.check(f'input[name="syntax"][value="{syntax}"]')
-    page.press("#q", "Enter")  # Enter submits
-    expect(page.locator("#progress")).to_be_hidden()
-
-
-def hits_shown(page: Page) -> list[str]:
-    return page.locator("#kwic tbody td.match").all_inner_texts()
-
-
-def shoot(page: Page, name: str, tmp_path: Path) -> None:
-    """A screenshot in the test's output folder; also in docs/screenshots/ (the README's) when
-    COWBIRD_SCREENSHOTS=1, so that an ordinary test run leaves the working tree alone."""
-    folders = [tmp_path] + ([SCREENSHOTS] if os.environ.get("COWBIRD_SCREENSHOTS") == "1" else [])
-    for folder in folders:
-        folder.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
-
-
-def check_accessibility(page: Page) -> None:
-    results = Axe().run(page)
-    serious = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
-    assert not serious, [(v["id"], v["help"], [n["target"] for n in v["nodes"]][:3]) for v in serious]
 
 
 def test_simple_search_shows_the_right_hits(site: DemoStack, page: Page, tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ import pytest
 import trustme
 
 from cowbird.calf.fetching import DEADLINE_TIMEOUTS, Blocked, Fetcher, FetchError, check_public
-from tests.calf.test_calf import article, html
-from tests.calf.web import Answer, LocalWeb
+from tests.calf.web import Answer, LocalWeb, article, html
 
 pytestmark = pytest.mark.anyio
 

@@ -87,3 +87,19 @@ class LocalWeb:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+SENTENCE = "Nobody has lived there since 1999 ."  # as the corpus has it: tokens and spaces
+BEFORE = "We went to the house anyway, because the garden was lovely in spring."
+AFTER = "The roof needs repairs and the windows are broken."
+
+
+def html(body: str, title: str = "A page") -> str:
+    nav = "<nav><a href='/'>Home</a> | <a href='/about'>About</a> | <a href='/contact'>Contact</a></nav>"
+    return f"<html><head><title>{title}</title></head><body>{nav}<article>{body}</article>" \
+           "<footer>© 2024 Example Ltd. All rights reserved.</footer></body></html>"
+
+
+def article(sentence: str = "Nobody has lived there since 1999.") -> str:
+    return html(f"<h1>The old house</h1><p>{BEFORE} {sentence} {AFTER}</p>"
+                "<p>Another paragraph with enough words to count as the main text of this page.</p>")

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.calf.test_calf import html
-from tests.calf.web import Answer, LocalWeb
+from tests.calf.web import Answer, LocalWeb, html
 from tests.frontend.conftest import Partitioned, ewt_client, tiny_corpus
 
 pytestmark = pytest.mark.anyio

@@ -136,11 +136,11 @@ def test_settings_are_checked_at_start(tmp_path: Path) -> None:
 def test_a_bad_manifest_is_a_one_line_error_at_start(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
-    from cowbird.frontend.corpora import CorpusRegistry
+    from cowbird.frontend.corpora import CorpusCatalogue
 
     settings = front_settings(sample_parts, big_parts, tmp_path)
     broken = tmp_path / "broken.json"
     broken.write_text(sample_parts.manifest.read_text().replace('"partitions"', '"parts"'))
     settings.corpora[0].manifest = broken
     with pytest.raises(ConfigError, match=r"^corpus sample: manifest .*broken\.json: partitions: missing$"):
-        CorpusRegistry(settings)
+        CorpusCatalogue(settings)

@@ -280,20 +280,20 @@ async def test_cut_applies_to_the_whole_corpus(client: httpx.AsyncClient, sample
 
 def test_configuration_errors_are_clear_at_start(sample_parts: Partitioned, big_parts: Partitioned,
                                                  tmp_path: Path) -> None:
-    from cowbird.frontend.corpora import CorpusRegistry
+    from cowbird.frontend.corpora import CorpusCatalogue
 
     settings = front_settings(sample_parts, big_parts, tmp_path)
     settings.corpora[0].nodes["sample_p09"] = ["http://node-a"]
     with pytest.raises(ValueError, match="unknown partition\\(s\\) sample_p09"):
-        CorpusRegistry(settings)
+        CorpusCatalogue(settings)
     settings = front_settings(sample_parts, big_parts, tmp_path)
     del settings.corpora[0].nodes["sample_p02"]
     with pytest.raises(ValueError, match="partition sample_p02 has no node URL"):
-        CorpusRegistry(settings)
+        CorpusCatalogue(settings)
     settings = front_settings(sample_parts, big_parts, tmp_path)
     settings.corpora[0].manifest = tmp_path / "missing.json"
     with pytest.raises(ValueError, match="cannot read manifest"):
-        CorpusRegistry(settings)
+        CorpusCatalogue(settings)
 
 
 def test_settings_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

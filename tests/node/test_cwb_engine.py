@@ -26,8 +26,8 @@ from cowbird.engines.cwb import CwbEngine
 from cowbird.engines.native import NativeEngine
 from cowbird.engines.results import ArrayResultSet
 from cowbird.query import QueryError
+from tests.cluster import start_node
 from tests.node.conftest import TOKEN
-from tests.node.test_node_process import start_node
 from tests.support import copy_reference_ewt, parity_hits, parity_queries, reference_cqp, require_reference, unavailable
 
 

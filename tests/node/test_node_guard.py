@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.cluster import start_node
 from tests.node.conftest import TOKEN, client_for, make_app
-from tests.node.test_node_process import start_node
 from tests.support import assert_problem
 
 

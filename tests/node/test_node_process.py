@@ -14,29 +14,9 @@ import pytest
 
 from cowbird.frontend.fanout import IDLE_SECONDS
 from cowbird.node import NodeSettings
+from tests.cluster import start_node
 from tests.node.conftest import TOKEN
-from tests.support import free_ports, parity_hits, parity_queries
-
-
-def start_node(registry: Path, token_file: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    port = free_ports(1)[0]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cowbird", "node", "serve", "--registry", str(registry), "--port", str(port),
-         "--token-file", str(token_file), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"node exited: {process.stderr.read() if process.stderr else ''}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError("node did not start in 30 s")
+from tests.support import parity_hits, parity_queries
 
 
 @pytest.fixture

@@ -112,9 +112,9 @@ class Asked:
     filters: list[str]
 
 
-def asked(user: CurrentUser, registry: Corpora, nodes: Nodes, corpus: Corpus, q: Q, syntax: Syntax = "simple",
+def asked(user: CurrentUser, catalogue: Corpora, nodes: Nodes, corpus: Corpus, q: Q, syntax: Syntax = "simple",
           ignore_case: IgnoreCase = False, filters: Filters = None) -> Asked:
-    target = registry.get(corpus, user)
+    target = catalogue.get(corpus, user)
     checked = build_query(q, syntax, ignore_case, filters or [], target)
     return Asked(target, search_of(nodes, target, checked), q, syntax, ignore_case, filters or [])
 

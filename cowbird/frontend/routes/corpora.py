@@ -11,6 +11,6 @@ router = APIRouter(prefix="/api/v1", tags=["corpora"])
 
 
 @router.get("/corpora", response_model=CorpusList)
-async def list_corpora(user: CurrentUser, registry: Corpora) -> CorpusList:
-    data = [corpus.summary() for corpus in registry.visible(user)]
+async def list_corpora(user: CurrentUser, catalogue: Corpora) -> CorpusList:
+    data = [corpus.summary() for corpus in catalogue.visible(user)]
     return CorpusList(data=data, total=len(data))

@@ -18,7 +18,7 @@ from cowbird.core.errors import BadParameter, ClientGone, DeadlinePassed, Unauth
 from cowbird.core.search import HitView
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
-from cowbird.frontend.corpora import CorpusRegistry
+from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -78,9 +78,9 @@ def viewer_of(user: User) -> Viewer:
     return Viewer(user.name, frozenset(user.group_names), user.api_bulk, user.is_admin)
 
 
-def corpora(request: Request) -> CorpusRegistry:
-    registry: CorpusRegistry = request.app.state.corpora
-    return registry
+def corpora(request: Request) -> CorpusCatalogue:
+    catalogue: CorpusCatalogue = request.app.state.corpora
+    return catalogue
 
 
 def node_client(request: Request) -> NodeClient:
@@ -97,7 +97,7 @@ def fair_use(request: Request) -> FairUse:
 
 
 Quota = Annotated[FairUse, Depends(fair_use)]
-Corpora = Annotated[CorpusRegistry, Depends(corpora)]
+Corpora = Annotated[CorpusCatalogue, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
 
 

@@ -46,7 +46,7 @@ async def export(
     request: Request,
     user: CurrentUser,
     quota: Quota,
-    registry: Corpora,
+    catalogue: Corpora,
     nodes: Nodes,
     corpus: Annotated[str, Query()],
     q: Annotated[str, Query()],
@@ -64,7 +64,7 @@ async def export(
     provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
 ) -> StreamingResponse:
     settings = request.app.state.settings
-    target = registry.get(corpus, user)
+    target = catalogue.get(corpus, user)
     allowed = settings.api_export_limit if user.api else settings.browser_export_limit
     rows = sample if sample is not None else (limit or settings.browser_export_limit)
     if rows > allowed:

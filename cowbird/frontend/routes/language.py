@@ -18,7 +18,7 @@ router = APIRouter(prefix="/api/v1", tags=["query language"])
 @router.get("/translate", response_model=Translation)
 async def translate_query(
     user: CurrentUser,
-    registry: Corpora,
+    catalogue: Corpora,
     q: Annotated[str, Query(description="A query in the simplified language (or CQP with syntax=cqp).")],
     syntax: Annotated[Literal["simple", "cqp"], Query(description="simple (the default) or cqp.")] = "simple",
     ignore_case: Annotated[bool, Query(description="Case-insensitive: %c on every term (with syntax=cqp: on "
@@ -31,7 +31,7 @@ async def translate_query(
     CQP query checked), the case switch applied, the filters added as a global constraint."""
     if filters and corpus is None:
         raise BadParameter("filter: name the corpus (corpus=...) whose metadata the filters test")
-    target = None if corpus is None else registry.get(corpus, user)
+    target = None if corpus is None else catalogue.get(corpus, user)
     checked = build_query(q, syntax, ignore_case, filters or [], target)
     return Translation(q=q, cqp=checked.cqp, anchors=checked.anchors)
 

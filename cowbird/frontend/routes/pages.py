@@ -25,9 +25,9 @@ def _script_json(value: object) -> str:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def search_page(request: Request, user: CurrentUser, registry: Corpora) -> HTMLResponse:
+async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -> HTMLResponse:
     settings = request.app.state.settings
-    corpora = [corpus.summary() for corpus in registry.visible(user)]
+    corpora = [corpus.summary() for corpus in catalogue.visible(user)]
     data = [corpus.model_dump(exclude={"partitions"}) for corpus in corpora]
     response: HTMLResponse = request.app.state.templates.TemplateResponse(
         request, "search.html",
@@ -40,8 +40,8 @@ async def search_page(request: Request, user: CurrentUser, registry: Corpora) ->
 
 
 @router.get("/help/api", response_class=HTMLResponse)
-async def api_help(request: Request, user: CurrentUser, registry: Corpora) -> HTMLResponse:
-    corpora = registry.visible(user)
+async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> HTMLResponse:
+    corpora = catalogue.visible(user)
     base = public_base(request)
     response: HTMLResponse = request.app.state.templates.TemplateResponse(
         request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",

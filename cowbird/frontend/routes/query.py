@@ -46,7 +46,7 @@ async def query(
     response: Response,
     user: CurrentUser,
     quota: Quota,
-    registry: Corpora,
+    catalogue: Corpora,
     nodes: Nodes,
     corpus: Annotated[str, Query(description="Corpus name.")],
     q: Annotated[str, Query(description="The query.")],
@@ -62,7 +62,7 @@ async def query(
     direction: Direction = "asc",
 ) -> QueryResult:
     started = time.perf_counter()
-    target = registry.get(corpus, user)
+    target = catalogue.get(corpus, user)
     preview_size = request.app.state.settings.preview_size
     if limit > preview_size or (sample or 0) > preview_size:
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")

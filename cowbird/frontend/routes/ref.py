@@ -83,16 +83,16 @@ EndOfMatch = Annotated[int | None, Query(ge=0, description="Global position of t
 
 @router.get("/api/v1/ref/{corpus}/{position}", response_model=RefResult)
 async def ref_json(
-    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
+    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, end: EndOfMatch = None
 ) -> RefResult:
-    return await resolve(request, registry.get(corpus, user), position, end)
+    return await resolve(request, catalogue.get(corpus, user), position, end)
 
 
 @router.get("/ref/{corpus}/{position}", response_class=HTMLResponse)
 async def ref_page(
-    request: Request, corpus: str, position: int, user: CurrentUser, registry: Corpora, end: EndOfMatch = None
+    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, end: EndOfMatch = None
 ) -> HTMLResponse:
-    ref = await resolve(request, registry.get(corpus, user), position, end)
+    ref = await resolve(request, catalogue.get(corpus, user), position, end)
     templates = request.app.state.templates
     calf = request.app.state.settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
     response: HTMLResponse = templates.TemplateResponse(
@@ -114,7 +114,7 @@ def _outside(context: str, sentence: str, before: bool) -> str:
 @router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)
 async def ref_on_the_web(
     request: Request, response: Response, corpus: str, position: int, user: CurrentUser, quota: Quota,
-    registry: Corpora, end: EndOfMatch = None,
+    catalogue: Corpora, end: EndOfMatch = None,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
     the sentence found in it, and its context returned. Off unless ``calf_enabled``. It runs as one
@@ -125,7 +125,7 @@ async def ref_on_the_web(
         raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
     key = quota.key(user, request)
     with quota.running(user, key):
-        ref = await resolve(request, registry.get(corpus, user), position, end)
+        ref = await resolve(request, catalogue.get(corpus, user), position, end)
         url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")
         if not url:
             raise NotFound(f"position {position} has no URL in its metadata to look on")
