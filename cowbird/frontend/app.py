@@ -35,6 +35,7 @@ from cowbird.frontend.pools import NodePools
 from cowbird.frontend.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
 from cowbird.frontend.routes.deps import known_parameters
 from cowbird.frontend.settings import FrontendSettings
+from cowbird.frontend.state import FrontendState
 from cowbird.web import STATIC, TEMPLATES
 
 if TYPE_CHECKING:
@@ -74,14 +75,14 @@ def create_app(
         pools = NodePools(settings, transport)
         async with AsyncExitStack() as stack:
             try:
-                app.state.nodes = NodeClient(pools, token, settings)
-                app.state.nodes.metrics = app.state.metrics
+                state.node_client = NodeClient(pools, token, settings)
+                state.node_client.metrics = state.metrics
                 if settings.calf_enabled:
-                    app.state.calf = await stack.enter_async_context(calf_for(settings))
+                    state.calf = await stack.enter_async_context(calf_for(settings))
                 yield
             finally:
                 await pools.aclose()
-            app.state.accounts.database.close()
+            state.accounts.database.close()
 
     app = FastAPIOffline(  # /docs with Swagger UI served by cowbird itself: it works offline
         title="cowbird",
@@ -94,9 +95,6 @@ def create_app(
         # the token (over http:// behind a TLS proxy, before the token is checked): no route has a slash
         redirect_slashes=False,
     )
-    app.state.settings = settings
-    app.state.corpora = catalogue
-    app.state.metrics = Metrics()
     if settings.api_tokens_file is not None:
         raise ConfigError(
             f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {settings.api_tokens_file} "
@@ -104,15 +102,14 @@ def create_app(
         )
     database = Database(settings.database_address())
     database.upgrade()  # migrations only add: an older database keeps its data
-    app.state.accounts = Accounts(database)
-    app.state.mailer = settings.mailer()
-    app.state.fair_use = FairUse(
+    fair_use = FairUse(
         anonymous=Limits(settings.anonymous_running_queries, settings.anonymous_rows_per_day),
         user=Limits(settings.user_running_queries, settings.user_rows_per_day),
         bulk=Limits(settings.bulk_running_queries, settings.bulk_rows_per_day),
     )
     templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
-    app.state.templates = templates
+    state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),
+                                               fair_use, templates)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
     def render(request: Request, error: CowbirdError) -> Response:
@@ -129,7 +126,7 @@ def create_app(
     app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
-    app.add_middleware(RequestLog, service="frontend", metrics=app.state.metrics)
+    app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
 
     routers = (corpora.router, language.router, query.router, analyses.router, export.router, ref.router,

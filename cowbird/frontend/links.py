@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from fastapi import Request
 
+from cowbird.frontend.state import frontend_state
+
 
 def public_base(request: Request) -> str:
-    configured: str = request.app.state.settings.public_url.rstrip("/")
+    configured: str = frontend_state(request).settings.public_url.rstrip("/")
     if configured:
         return configured
     scheme = request.url.scheme

@@ -23,6 +23,7 @@ from cowbird.node.guard import Calls, NodeGuard
 from cowbird.node.routes import analyses, context, health, partitions, queries
 from cowbird.node.service import PartitionService
 from cowbird.node.settings import NodeSettings
+from cowbird.node.state import NodeState
 from cowbird.store import RegistryError, list_registry
 
 
@@ -50,8 +51,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         opened = engines if engines is not None else open_engines(settings)
-        app.state.service = PartitionService(settings, opened, app.state.metrics)
-        ticking = asyncio.create_task(app.state.calls.tick())
+        state.opened = PartitionService(settings, opened, state.metrics)
+        ticking = asyncio.create_task(state.calls.tick())
         try:
             yield
         finally:
@@ -66,17 +67,15 @@ def create_app(
         responses=PROBLEM_RESPONSES,
         redirect_slashes=False,  # an API answers the route it is asked, never a redirect to another
     )
-    app.state.settings = settings
-    app.state.metrics = Metrics()
+    state = app.state.node = NodeState(settings, Metrics(), Calls())
     install_problem_handlers(app)
-    app.state.calls = Calls()  # the front end's calls, at work or ended (guard.py)
-    app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes, calls=app.state.calls)
-    app.add_middleware(RequestLog, service="node", metrics=app.state.metrics)
+    app.add_middleware(NodeGuard, token=bearer, max_bytes=settings.max_request_bytes, calls=state.calls)
+    app.add_middleware(RequestLog, service="node", metrics=state.metrics)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
         """Prometheus metrics (behind the node token, like every route but /health)."""
-        return Response(app.state.metrics.exposition(), media_type=CONTENT_TYPE)
+        return Response(state.metrics.exposition(), media_type=CONTENT_TYPE)
 
     for router in (health.router, partitions.router, queries.router, analyses.router, context.router):
         app.include_router(router)

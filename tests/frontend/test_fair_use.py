@@ -28,7 +28,7 @@ async def strict(sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[
 
 def tracker(client: httpx.AsyncClient) -> FairUse:
     app: FastAPI = client._transport.app  # type: ignore[attr-defined]
-    fair_use: FairUse = app.state.fair_use
+    fair_use: FairUse = app.state.frontend.fair_use
     return fair_use
 
 

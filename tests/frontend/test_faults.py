@@ -202,7 +202,7 @@ async def test_a_dead_node_is_skipped_until_it_answers_again(
         await asyncio.sleep(1.1)  # after its cooldown, one health check finds it again
         await client.get("/api/v1/query", params={"corpus": "sample", "q": "old"})
         app = client._transport.app  # type: ignore[attr-defined]
-        assert not app.state.nodes.health.is_down("http://node-hangs")
+        assert not app.state.frontend.nodes.health.is_down("http://node-hangs")
 
 
 async def test_query_errors_from_nodes_are_the_clients_and_never_retried(
@@ -244,11 +244,11 @@ async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_o
         call = request.headers.get("x-cowbird-call", "")
         if request.url.path.startswith("/v1/"):
             assert len(call) == 16, request.headers
-            node_b.state.calls.start(call)  # the node took the call and works on it
+            node_b.state.node.calls.start(call)  # the node took the call and works on it
             try:
                 await asyncio.sleep(30)
             finally:
-                node_b.state.calls.end(call)
+                node_b.state.node.calls.end(call)
         return await httpx.ASGITransport(app=node_b).handle_async_request(request)
 
     async def replica(request: httpx.Request) -> httpx.Response:

@@ -107,7 +107,7 @@ async def test_error_codes(client: httpx.AsyncClient) -> None:
 async def test_queries_wait_in_line_then_get_busy(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, max_concurrent_queries=1, max_queued_queries=1, queue_seconds=0.3)
     async for client in client_for(app):
-        slots = app.state.service.scheduler.slots
+        slots = app.state.node.service.scheduler.slots
         async with slots:  # a query is running
             started = time.perf_counter()
             response = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
@@ -157,7 +157,7 @@ async def test_timeout_really_stops_the_query(sample_registry: Path, big_registr
 async def test_concurrent_requests_and_the_cache(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, max_concurrent_queries=8)
     async for client in client_for(app):
-        await _concurrent_requests_and_the_cache(client, app.state.service)
+        await _concurrent_requests_and_the_cache(client, app.state.node.service)
 
 
 async def _concurrent_requests_and_the_cache(client: httpx.AsyncClient, service: PartitionService) -> None:
@@ -192,7 +192,7 @@ async def test_openapi_lists_every_error_code(client: httpx.AsyncClient) -> None
 async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, query_timeout=30)
     async for _client in client_for(app):
-        service: PartitionService = app.state.service
+        service: PartitionService = app.state.node.service
         started = time.perf_counter()
 
         async def gone(since: float = started) -> bool:
@@ -209,7 +209,7 @@ async def test_an_engine_bug_is_a_logged_500_not_a_bad_request(
 ) -> None:
     app = make_app(sample_registry, big_registry)
     async for client in client_for(app):
-        engine = app.state.service.engines["sample"]
+        engine = app.state.node.service.engines["sample"]
 
         def broken(*args: object, **kwargs: object) -> None:
             raise KeyError("lemma")  # what a bug looks like; an unknown attribute is UnknownAttribute

@@ -79,7 +79,7 @@ async def test_a_query_refused_for_its_size_is_refused_again_at_once(sample_regi
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     app = make_app(sample_registry, big_registry, query_timeout=0.5)
     async for node in client_for(app):
-        service = app.state.service
+        service = app.state.node.service
         engine = service.engine("big")
         calls: list[str] = []
 
@@ -108,7 +108,7 @@ async def test_the_health_check_says_how_long_the_node_worked_on_a_call(sample_r
         assert isinstance(worked, float) and 0 <= worked < 5
         assert (await node.get("/health", params={"call": "fedcba9876543210"})).json()["call_seconds"] is None
         assert (await node.get("/health")).json()["call_seconds"] is None
-        app.state.calls.start("00000000aaaaaaaa")  # at work now
+        app.state.node.calls.start("00000000aaaaaaaa")  # at work now
         time.sleep(0.05)
         running = (await node.get("/health", params={"call": "00000000aaaaaaaa"})).json()["call_seconds"]
         assert running >= 0.05

@@ -34,8 +34,9 @@ from cowbird.core.errors import BadParameter, Conflict, CowbirdError, ErrorCode,
 from cowbird.frontend.accounts.mail import Mailer
 from cowbird.frontend.accounts.models import State, User, WebSession
 from cowbird.frontend.accounts.service import MIN_ABSTRACT, Accounts, login_key, rights
-from cowbird.frontend.accounts.throttle import Throttle, Window, registrations
+from cowbird.frontend.accounts.throttle import Throttle, Window
 from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
 
 router = APIRouter(include_in_schema=False)
@@ -51,23 +52,21 @@ class CsrfFailed(Forbidden):
 
 
 def _accounts(request: Request) -> Accounts:
-    accounts: Accounts = request.app.state.accounts
+    accounts: Accounts = frontend_state(request).accounts
     return accounts
 
 
 def _signer(request: Request) -> Signer:
-    signer: Signer | None = getattr(request.app.state, "session_signer", None)
-    if signer is None:
-        accounts = _accounts(request)
-        with accounts.database.session() as session:
-            key = accounts.secret(session, "session-key")
-        signer = Signer(key, salt="cowbird-session")
-        request.app.state.session_signer = signer
-    return signer
+    state = frontend_state(request)
+    if state.session_signer is None:
+        with state.accounts.database.session() as session:
+            key = state.accounts.secret(session, "session-key")
+        state.session_signer = Signer(key, salt="cowbird-session")
+    return state.session_signer
 
 
 def _secure(request: Request) -> bool:
-    settings = request.app.state.settings
+    settings = frontend_state(request).settings
     return request.url.scheme == "https" or str(settings.public_url).startswith("https://")
 
 
@@ -131,7 +130,7 @@ def _page(request: Request, template: str, status: int = 200, **context: Any) ->
         fresh = _signer(request).sign(secrets.token_urlsafe(24)).decode("ascii")
         token = fresh
     context.setdefault("csrf", token)
-    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+    response: HTMLResponse = frontend_state(request).templates.TemplateResponse(
         request, template, {"min_abstract": MIN_ABSTRACT, **context}, status_code=status
     )
     if fresh is not None:
@@ -163,17 +162,11 @@ def _address(request: Request) -> str:
 
 
 def _throttle(request: Request) -> Throttle:
-    throttle: Throttle | None = getattr(request.app.state, "login_throttle", None)
-    if throttle is None:
-        throttle = request.app.state.login_throttle = Throttle()
-    return throttle
+    return frontend_state(request).login_throttle
 
 
 def _registrations(request: Request) -> Window:
-    window: Window | None = getattr(request.app.state, "registration_throttle", None)
-    if window is None:
-        window = request.app.state.registration_throttle = registrations()
-    return window
+    return frontend_state(request).registration_throttle
 
 
 def _login_keys(login: str, user: User | None) -> list[str]:
@@ -319,7 +312,7 @@ def _signed_in(
 
 
 def _account_page(request: Request, web: WebSession, session: Session, status: int = 200, **extra: Any) -> HTMLResponse:
-    fair_use: FairUse = request.app.state.fair_use
+    fair_use: FairUse = frontend_state(request).fair_use
     key = f"user:{web.user.name}"
     quota = []
     for label, viewer in (("in the browser", Viewer(web.user.name)), ("by API token", Viewer(web.user.name,
@@ -450,7 +443,7 @@ def admin_decide(
                 accounts.decide(session, user, State(decision), web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
-        mailer: Mailer | None = request.app.state.mailer
+        mailer: Mailer | None = frontend_state(request).mailer
         problem = None if mailer is None else mailer.send(user, State(decision), reason)
         if yourself:  # suspended: every session of theirs, this one too, has just ended
             _remember(request, None)

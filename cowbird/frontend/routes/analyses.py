@@ -36,6 +36,7 @@ from cowbird.frontend.schemas import (
     FrequencyResult,
     FrequencyRow,
 )
+from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import (
     Alternation,
@@ -126,7 +127,7 @@ async def _run(request: Request, user: Viewer, quota: FairUse, work: Awaitable[T
     """An analysis as one of the viewer's queries, stopped when the client goes or the deadline passes."""
     key = quota.key(user, request)
     with quota.running(user, key):
-        return await until_disconnected(request, work, request.app.state.settings.deadline)
+        return await until_disconnected(request, work, frontend_state(request).settings.deadline)
 
 
 def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],

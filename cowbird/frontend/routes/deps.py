@@ -21,6 +21,7 @@ from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 
 T = TypeVar("T")
@@ -45,7 +46,7 @@ def _viewer(request: Request) -> Viewer:
         token = request.query_params.get("token", "")
         if not token:
             return _session_viewer(request)
-    accounts: Accounts = request.app.state.accounts
+    accounts: Accounts = frontend_state(request).accounts
     try:
         with accounts.database.session() as session:
             user = accounts.user_for_token(session, token.strip())
@@ -64,7 +65,7 @@ def _session_viewer(request: Request) -> Viewer:
     the browser limits: API mode over them takes an API token."""
     if not request.cookies.get(SESSION_COOKIE):
         return ANONYMOUS
-    accounts: Accounts = request.app.state.accounts
+    accounts: Accounts = frontend_state(request).accounts
     try:
         with accounts.database.session() as session:
             web = current_session(request, session)
@@ -79,12 +80,12 @@ def viewer_of(user: User) -> Viewer:
 
 
 def corpora(request: Request) -> CorpusCatalogue:
-    catalogue: CorpusCatalogue = request.app.state.corpora
+    catalogue: CorpusCatalogue = frontend_state(request).corpora
     return catalogue
 
 
 def node_client(request: Request) -> NodeClient:
-    nodes: NodeClient = request.app.state.nodes
+    nodes: NodeClient = frontend_state(request).nodes
     return nodes
 
 
@@ -92,7 +93,7 @@ CurrentUser = Annotated[Viewer, Depends(current_user)]
 
 
 def fair_use(request: Request) -> FairUse:
-    tracker: FairUse = request.app.state.fair_use
+    tracker: FairUse = frontend_state(request).fair_use
     return tracker
 
 
@@ -114,7 +115,7 @@ def hit_view(
     meta: Annotated[str | None, Query(description="s-attributes (metadata) to return, comma-separated.")] = None,
 ) -> HitView:
     """What each hit shows, from the ``context``, ``show`` and ``meta`` parameters."""
-    limit = request.app.state.settings.max_context
+    limit = frontend_state(request).settings.max_context
     names = split(meta)
     if any(name.lower() in ("1", "true", "yes") for name in names):
         raise BadParameter(

@@ -31,6 +31,7 @@ from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, View, until_disconnected
 from cowbird.frontend.routes.query import Direction, Filters, Sort, Syntax, sort_key
 from cowbird.frontend.schemas import Hit
+from cowbird.frontend.state import frontend_state
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
 
@@ -63,7 +64,7 @@ async def export(
     format: Annotated[Format, Query(description="tsv, csv, xlsx or ndjson.")] = "tsv",
     provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
 ) -> StreamingResponse:
-    settings = request.app.state.settings
+    settings = frontend_state(request).settings
     target = catalogue.get(corpus, user)
     allowed = settings.api_export_limit if user.api else settings.browser_export_limit
     rows = sample if sample is not None else (limit or settings.browser_export_limit)

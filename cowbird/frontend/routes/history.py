@@ -13,6 +13,7 @@ from cowbird.core.errors import Unauthorized
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.routes.deps import CurrentUser
 from cowbird.frontend.schemas import History, PastSearch
+from cowbird.frontend.state import frontend_state
 
 router = APIRouter(prefix="/api/v1", tags=["history"])
 
@@ -21,7 +22,7 @@ router = APIRouter(prefix="/api/v1", tags=["history"])
 async def history(request: Request, user: CurrentUser) -> History:
     if user.name is None:
         raise Unauthorized("the search history belongs to a logged-in user: log in first")
-    accounts: Accounts = request.app.state.accounts
+    accounts: Accounts = frontend_state(request).accounts
     name = user.name
 
     def read() -> list[PastSearch]:

@@ -15,13 +15,14 @@ from cowbird.core.config import read_token
 from cowbird.core.errors import Unauthorized
 from cowbird.core.metrics import CONTENT_TYPE
 from cowbird.frontend.routes.deps import current_user
+from cowbird.frontend.state import frontend_state
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/metrics")
 def metrics(request: Request) -> Response:
-    settings = request.app.state.settings
+    settings = frontend_state(request).settings
     header = request.headers.get("authorization", "")
     given = header.partition(" ")[2].strip() if header.lower().startswith("bearer ") else ""
     allowed = False
@@ -36,4 +37,4 @@ def metrics(request: Request) -> Response:
     if not allowed:
         raise Unauthorized("/metrics needs the metrics token or an administrator's API token",
                            headers={"WWW-Authenticate": "Bearer"})
-    return Response(request.app.state.metrics.exposition(), media_type=CONTENT_TYPE)
+    return Response(frontend_state(request).metrics.exposition(), media_type=CONTENT_TYPE)

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse
 from cowbird.core.analysis_merge import MEASURE_NAMES
 from cowbird.frontend.links import public_base
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
+from cowbird.frontend.state import frontend_state
 
 router = APIRouter(include_in_schema=False)
 
@@ -26,10 +27,10 @@ def _script_json(value: object) -> str:
 
 @router.get("/", response_class=HTMLResponse)
 async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -> HTMLResponse:
-    settings = request.app.state.settings
+    settings = frontend_state(request).settings
     corpora = [corpus.summary() for corpus in catalogue.visible(user)]
     data = [corpus.model_dump(exclude={"partitions"}) for corpus in corpora]
-    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+    response: HTMLResponse = frontend_state(request).templates.TemplateResponse(
         request, "search.html",
         {"corpora": corpora, "corpora_json": _script_json(data), "measures_json": _script_json(MEASURE_NAMES),
          "viewer": user,
@@ -43,7 +44,7 @@ async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -
 async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> HTMLResponse:
     corpora = catalogue.visible(user)
     base = public_base(request)
-    response: HTMLResponse = request.app.state.templates.TemplateResponse(
+    response: HTMLResponse = frontend_state(request).templates.TemplateResponse(
         request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",
                                    "url_attribute": next((m for m in (corpora[0].meta if corpora else [])
                                                           if m.endswith("_url")), "text_url")}

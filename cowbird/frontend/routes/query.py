@@ -16,6 +16,7 @@ from cowbird.frontend.hits import partition_result, public_hit, search_of
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, View, until_disconnected
 from cowbird.frontend.schemas import QueryResult
+from cowbird.frontend.state import frontend_state
 from cowbird.query import QueryError, parse_cqp
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
@@ -63,7 +64,7 @@ async def query(
 ) -> QueryResult:
     started = time.perf_counter()
     target = catalogue.get(corpus, user)
-    preview_size = request.app.state.settings.preview_size
+    preview_size = frontend_state(request).settings.preview_size
     if limit > preview_size or (sample or 0) > preview_size:
         raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
     view.check(target)
@@ -71,7 +72,7 @@ async def query(
     order = sort_key(sort, direction, seed, sample)
     if order is not None:
         search.check_sort(order, sort)
-    deadline = request.app.state.settings.deadline
+    deadline = frontend_state(request).settings.deadline
     key = quota.key(user, request)
     with quota.running(user, key):
         work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
@@ -81,7 +82,7 @@ async def query(
     failed = failed_partitions(statuses)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     if user.browser and user.name is not None and sample is None and offset == 0:
-        accounts: Accounts = request.app.state.accounts
+        accounts: Accounts = frontend_state(request).accounts
         await run_in_threadpool(_remember, accounts, user.name, target.name, q, syntax, ignore_case, filters or [],
                                 answered_total(statuses))
     return QueryResult(

@@ -15,9 +15,10 @@ from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.links import public_base, ref_path
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Quota, until_disconnected
 from cowbird.frontend.schemas import RefResult, RefText, WebContext
+from cowbird.frontend.state import frontend_state
 
 if TYPE_CHECKING:
-    from cowbird.calf.core import Reconstructor
+    pass
 
 router = APIRouter(tags=["static links"])
 
@@ -47,7 +48,7 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
             f"(at most {partition.offset + partition.size - 1})"
         )
     local_end = None if end is None or end == position else end - partition.offset
-    nodes: NodeClient = request.app.state.nodes
+    nodes: NodeClient = frontend_state(request).nodes
     sentence_region = "s" if "s" in corpus.s_attributes else None
     document = DOCUMENT_REGION if DOCUMENT_REGION in corpus.s_attributes else None
     keyword = {} if local_end is None else {"end": local_end}
@@ -93,8 +94,8 @@ async def ref_page(
     request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, end: EndOfMatch = None
 ) -> HTMLResponse:
     ref = await resolve(request, catalogue.get(corpus, user), position, end)
-    templates = request.app.state.templates
-    calf = request.app.state.settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
+    templates = frontend_state(request).templates
+    calf = frontend_state(request).settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
     response: HTMLResponse = templates.TemplateResponse(
         request, "ref.html", {"ref": ref, "calf": calf, "before": _outside(ref.context.left, ref.sentence.left, True),
                               "after": _outside(ref.context.right, ref.sentence.right, False)})
@@ -120,7 +121,7 @@ async def ref_on_the_web(
     the sentence found in it, and its context returned. Off unless ``calf_enabled``. It runs as one
     of the viewer's queries at once (fair use: 429 over the limit, as ``/api/v1/query``); each page
     fetch has a deadline, and a client that goes away stops it."""
-    settings = request.app.state.settings
+    settings = frontend_state(request).settings
     if not settings.calf_enabled:
         raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
     key = quota.key(user, request)
@@ -130,7 +131,8 @@ async def ref_on_the_web(
         if not url:
             raise NotFound(f"position {position} has no URL in its metadata to look on")
         sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
-        calf: Reconstructor = request.app.state.calf
+        calf = frontend_state(request).calf
+        assert calf is not None  # made in the lifespan when calf_enabled
         outcome = await until_disconnected(request, calf.line(url, sentence))
     response.headers.update(quota.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,

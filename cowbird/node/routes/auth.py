@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cowbird.node.service import PartitionService
+from cowbird.node.state import node_state
 
 bearer = HTTPBearer(auto_error=False, description="The node token shared with the front end.")
 
@@ -20,8 +21,7 @@ def partition_service(
     request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ) -> PartitionService:
     """The service of the app (the request is authenticated by the time a route runs)."""
-    service: PartitionService = request.app.state.service
-    return service
+    return node_state(request).service
 
 
 Service = Annotated[PartitionService, Depends(partition_service)]

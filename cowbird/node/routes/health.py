@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from cowbird.core.wire import Health
+from cowbird.node.state import node_state
 
 router = APIRouter(tags=["health"])
 
@@ -15,7 +16,7 @@ router = APIRouter(tags=["health"])
 async def health(request: Request,
                  call: Annotated[str | None, Query(max_length=64, description="A call's X-Cowbird-Call id: how "
                                                    "long has the node worked on it?")] = None) -> Health:
-    service = request.app.state.service
-    seconds = request.app.state.calls.seconds(call) if call else None
-    return Health(engine=request.app.state.settings.engine, partitions=len(service.engines),
+    state = node_state(request)
+    seconds = state.calls.seconds(call) if call else None
+    return Health(engine=state.settings.engine, partitions=len(state.service.engines),
                   call_seconds=None if seconds is None else round(seconds, 3))

@@ -1,0 +1,50 @@
+"""The front end app's state, typed: made by ``create_app``; the node client (and Calf, when
+enabled) are made in the lifespan, the account pages' signer and throttles when first needed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from fastapi.templating import Jinja2Templates
+from itsdangerous import Signer
+from starlette.requests import Request
+
+from cowbird.core.metrics import Metrics
+from cowbird.frontend.accounts.mail import Mailer
+from cowbird.frontend.accounts.service import Accounts
+from cowbird.frontend.accounts.throttle import Throttle, Window, registrations
+from cowbird.frontend.corpora import CorpusCatalogue
+from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.settings import FrontendSettings
+
+if TYPE_CHECKING:
+    from cowbird.calf.core import Reconstructor
+
+
+@dataclass
+class FrontendState:
+    settings: FrontendSettings
+    corpora: CorpusCatalogue
+    metrics: Metrics
+    accounts: Accounts
+    mailer: Mailer | None
+    fair_use: FairUse
+    templates: Jinja2Templates
+    node_client: NodeClient | None = None  # the lifespan's
+    calf: Reconstructor | None = None  # the lifespan's, when calf_enabled
+    session_signer: Signer | None = None  # made from the account database's secret on first use
+    login_throttle: Throttle = field(default_factory=Throttle)
+    registration_throttle: Window = field(default_factory=registrations)
+
+    @property
+    def nodes(self) -> NodeClient:
+        if self.node_client is None:
+            raise RuntimeError("the front end has not started (its node client is made in the lifespan)")
+        return self.node_client
+
+
+def frontend_state(request: Request) -> FrontendState:
+    state: FrontendState = request.app.state.frontend
+    return state

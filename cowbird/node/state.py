@@ -1,0 +1,31 @@
+"""The node app's state, typed: made by ``create_app``, its service opened in the lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from cowbird.core.metrics import Metrics
+from cowbird.node.guard import Calls
+from cowbird.node.service import PartitionService
+from cowbird.node.settings import NodeSettings
+
+
+@dataclass
+class NodeState:
+    settings: NodeSettings
+    metrics: Metrics
+    calls: Calls  # the front end's calls, at work or ended (guard.py)
+    opened: PartitionService | None = None  # set in the lifespan, when the partitions are open
+
+    @property
+    def service(self) -> PartitionService:
+        if self.opened is None:
+            raise RuntimeError("the node's partitions are not open yet (the app has not started)")
+        return self.opened
+
+
+def node_state(request: Request) -> NodeState:
+    state: NodeState = request.app.state.node
+    return state
