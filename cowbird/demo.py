@@ -185,9 +185,9 @@ def admin_account(base: Path) -> str | None:
         database.upgrade()
         accounts = Accounts(database)
         with database.session() as session:
-            if accounts.find(session, "admin") is not None:
+            if accounts.users.find(session, "admin") is not None:
                 return None
-            _, password = accounts.add(session, "admin", "admin@demo.localhost", "cowbird demo", admin=True)
+            _, password = accounts.users.add(session, "admin", "admin@demo.localhost", "cowbird demo", admin=True)
             return password
     finally:
         database.close()

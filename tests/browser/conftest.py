@@ -38,8 +38,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     database.upgrade()
     accounts = Accounts(database)
     with database.session() as session:
-        user, _ = accounts.add(session, USER, "ada@uni.example", "tests")
-        accounts.set_password(session, user, PASSWORD, "tests")
+        user, _ = accounts.users.add(session, USER, "ada@uni.example", "tests")
+        accounts.users.set_password(session, user, PASSWORD, "tests")
     database.close()
     stack.start()
     yield stack

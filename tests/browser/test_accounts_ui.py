@@ -25,8 +25,8 @@ def accounts(site: DemoStack) -> Iterator[Accounts]:
     database = Database(sqlite_url(site.base / "cowbird-accounts.sqlite3"))
     accounts = Accounts(database)
     with database.session() as session:
-        admin, _ = accounts.add(session, ADMIN, "grace@uni.example", "tests", admin=True)
-        accounts.set_password(session, admin, PASSWORD, "tests")
+        admin, _ = accounts.users.add(session, ADMIN, "grace@uni.example", "tests", admin=True)
+        accounts.users.set_password(session, admin, PASSWORD, "tests")
     yield accounts
     database.close()
 
@@ -84,9 +84,9 @@ def test_an_admin_grants_and_revokes_a_right(site: DemoStack, accounts: Accounts
     shoot(page, "admin-users", tmp_path)
     check_accessibility(page)
     with accounts.database.session() as session:
-        user = accounts.get(session, USER)
+        user = accounts.users.get(session, USER)
         assert user.group_names == ["lab"]
-        assert [(c.what, c.actor, c.reason) for c in accounts.history(session, user)][-1] == (
+        assert [(c.what, c.actor, c.reason) for c in accounts.users.changes(session, user)][-1] == (
             "+group:lab", ADMIN, "joins the lab project")
     row.get_by_role("button", name=f"Revoke group:lab from {USER}").click()
     expect(row.locator("ul.rights")).to_have_text("none")
@@ -96,7 +96,7 @@ def test_an_admin_grants_and_revokes_a_right(site: DemoStack, accounts: Accounts
     told = "group name 'no spaces allowed': 1-64 letters, digits, '.', '_' or '-'"
     expect(page.locator("p.error")).to_have_text(told)
     with accounts.database.session() as session:
-        assert accounts.get(session, USER).group_names == []
+        assert accounts.users.get(session, USER).group_names == []
 
 
 def test_an_admin_is_warned_before_suspending_themselves(site: DemoStack, accounts: Accounts, page: Page) -> None:
@@ -110,4 +110,4 @@ def test_an_admin_is_warned_before_suspending_themselves(site: DemoStack, accoun
     page.get_by_role("link", name="Cancel: change nothing").click()
     expect(page).to_have_url(f"{site.url}/admin/users")
     with accounts.database.session() as session:
-        assert accounts.get(session, ADMIN).state == "approved"
+        assert accounts.users.get(session, ADMIN).state == "approved"

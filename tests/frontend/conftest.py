@@ -123,10 +123,10 @@ def api_account(database_file: Path) -> Path:
     database.upgrade()
     accounts = Accounts(database)
     with database.session() as session:
-        if accounts.find(session, "api") is None:
-            user, _ = accounts.add(session, "api", "api@example.org", "tests")
-            accounts.grant(session, user, "api_bulk", "tests")
-            accounts.import_token(session, user, "tests", API_TOKEN)
+        if accounts.users.find(session, "api") is None:
+            user, _ = accounts.users.add(session, "api", "api@example.org", "tests")
+            accounts.users.grant(session, user, "api_bulk", "tests")
+            accounts.tokens.import_secret(session, user, "tests", API_TOKEN)
     database.close()
     return database_file
 

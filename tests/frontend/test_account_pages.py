@@ -23,6 +23,7 @@ from cowbird.cli import main
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Database, State, sqlite_url
 from cowbird.frontend.accounts.models import WebSession
+from cowbird.frontend.accounts.service import BrowserSessions
 from cowbird.frontend.settings import Access, AccessLevel
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
 from tests.support import free_ports
@@ -39,10 +40,10 @@ def with_admin(path: Path, *registered: str) -> Accounts:
     database.upgrade()
     accounts = Accounts(database)
     with database.session() as session:
-        admin, _ = accounts.add(session, "boss", "boss@uni.example", "tests", admin=True)
-        accounts.set_password(session, admin, PASSWORD, "tests")
+        admin, _ = accounts.users.add(session, "boss", "boss@uni.example", "tests", admin=True)
+        accounts.users.set_password(session, admin, PASSWORD, "tests")
         for name in registered:
-            accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+            accounts.users.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
     return accounts
 
 
@@ -144,18 +145,18 @@ async def test_failed_logins_are_throttled_alike_for_every_name(site: tuple[http
 async def test_suspension_and_new_password_end_sessions(site: tuple[httpx.AsyncClient, Accounts]) -> None:
     client, accounts = site
     with accounts.database.session() as session:
-        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
-        accounts.set_password(session, user, PASSWORD, "tests")
+        user, _ = accounts.users.add(session, "ada", "ada@uni.example", "tests")
+        accounts.users.set_password(session, user, PASSWORD, "tests")
     assert (await login(client, "ada")).status_code == 303
     assert (await client.get("/account")).status_code == 200
     with accounts.database.session() as session:
-        accounts.decide(session, accounts.get(session, "ada"), State.SUSPENDED, "boss", "holiday")
+        accounts.users.decide(session, accounts.users.get(session, "ada"), State.SUSPENDED, "boss", "holiday")
     gone = await client.get("/account")
     assert gone.status_code == 303 and gone.headers["location"] == "/login"
     again = await login(client, "ada")
     assert again.status_code == 403 and "suspended" in again.text and "holiday" in again.text
     with accounts.database.session() as session:
-        accounts.decide(session, accounts.get(session, "ada"), State.APPROVED, "boss", "")
+        accounts.users.decide(session, accounts.users.get(session, "ada"), State.APPROVED, "boss", "")
     assert (await login(client, "ada")).status_code == 303
     page = await client.get("/account")
     changed = await client.post("/account/password", data={"current": PASSWORD, "new": "another long secret",
@@ -236,7 +237,7 @@ def test_the_command_line_mails_decisions_too(tmp_path: Path, smtp: tuple[Sink, 
     database = Database(sqlite_url(tmp_path / "cowbird-accounts.sqlite3"))
     database.upgrade()
     with database.session() as session:
-        Accounts(database).register(session, "ada", "ada@uni.example", "Uni", ABSTRACT, PASSWORD)
+        Accounts(database).users.register(session, "ada", "ada@uni.example", "Uni", ABSTRACT, PASSWORD)
     database.close()
     result = CliRunner().invoke(main, ["users", "approve", "ada", "--config", str(config)])
     assert result.exit_code == 0 and result.output == "ada: approved\n"
@@ -257,7 +258,7 @@ async def test_browser_searches_are_remembered(site: tuple[httpx.AsyncClient, Ac
     assert history[0]["total"] == answer.json()["total"] > 0 and history[0]["filters"] == ["text_genre~news"]
     with accounts.database.session() as session:
         for k in range(105):
-            accounts.remember(session, "boss", "members", f"q{k}", "simple", False, [], 0)
+            accounts.searches.remember(session, "boss", "members", f"q{k}", "simple", False, [], 0)
     history = (await client.get("/api/v1/history")).json()["data"]
     assert len(history) == 100 and history[0]["q"] == "q104"
 
@@ -278,8 +279,8 @@ def logout_form_of(page: httpx.Response) -> str | None:
 
 def add_user(accounts: Accounts, name: str) -> None:
     with accounts.database.session() as session:
-        user, _ = accounts.add(session, name, f"{name}@uni.example", "tests")
-        accounts.set_password(session, user, PASSWORD, "tests")
+        user, _ = accounts.users.add(session, name, f"{name}@uni.example", "tests")
+        accounts.users.set_password(session, user, PASSWORD, "tests")
 
 
 async def test_the_header_shows_who_is_logged_in(site: tuple[httpx.AsyncClient, Accounts],
@@ -293,13 +294,13 @@ async def test_the_header_shows_who_is_logged_in(site: tuple[httpx.AsyncClient, 
         assert "Log out" not in header and "ada" not in header
     assert (await login(client, "ada")).status_code == 303
     lookups: list[str] = []
-    session_for = Accounts.session_for
+    find = BrowserSessions.find
 
-    def looked_up(self: Accounts, session: Session, secret: str) -> WebSession | None:
+    def looked_up(self: BrowserSessions, session: Session, secret: str) -> WebSession | None:
         lookups.append(secret)
-        return session_for(self, session, secret)
+        return find(self, session, secret)
 
-    monkeypatch.setattr(Accounts, "session_for", looked_up)
+    monkeypatch.setattr(BrowserSessions, "find", looked_up)
     for path in ("/", "/account", "/ref/members/3"):
         lookups.clear()
         page = await client.get(path, headers=html)
@@ -327,8 +328,8 @@ async def test_admins_grant_and_revoke_rights(site: tuple[httpx.AsyncClient, Acc
 
     def rights_of(name: str) -> tuple[bool, list[str], list[tuple[str, str, str]]]:
         with accounts.database.session() as session:
-            user = accounts.get(session, name)
-            changes = [(c.what, c.actor, c.reason) for c in accounts.history(session, user) if c.actor == "boss"]
+            user = accounts.users.get(session, name)
+            changes = [(c.what, c.actor, c.reason) for c in accounts.users.changes(session, user) if c.actor == "boss"]
             return user.api_bulk, user.group_names, changes
 
     # a user who is not an admin may not, even with their own valid CSRF token
@@ -392,7 +393,7 @@ async def test_admins_are_warned_before_suspending_themselves(site: tuple[httpx.
 
     def state_of(name: str) -> str:
         with accounts.database.session() as session:
-            return accounts.get(session, name).state
+            return accounts.users.get(session, name).state
 
     assert (await login(client, "boss")).status_code == 303
     csrf = csrf_of(await client.get("/admin/users"))
@@ -419,7 +420,7 @@ async def test_admins_are_warned_before_giving_up_their_admin_right(site: tuple[
     client, accounts = site
     add_user(accounts, "ada")
     with accounts.database.session() as session:
-        accounts.grant(session, accounts.get(session, "ada"), "admin", "tests")
+        accounts.users.grant(session, accounts.users.get(session, "ada"), "admin", "tests")
     assert (await login(client, "boss")).status_code == 303
     csrf = csrf_of(await client.get("/admin/users"))
     data = {"name": "boss", "change": "revoke", "right": "admin", "csrf": csrf}
@@ -513,7 +514,8 @@ async def test_registration_does_not_tell_what_is_taken(site: tuple[httpx.AsyncC
 
     def users_and_history() -> list[tuple[str, str, list[str]]]:
         with accounts.database.session() as session:
-            return [(u.name, u.email, [c.what for c in accounts.history(session, u)]) for u in accounts.users(session)]
+            return [(u.name, u.email, [c.what for c in accounts.users.changes(session, u)])
+                    for u in accounts.users.all(session)]
 
     made = await register(client, "ada", "ada@uni.example")
     assert made.status_code == 200 and "waiting for review" in made.text
@@ -538,7 +540,7 @@ async def test_registrations_are_throttled_per_address(site: tuple[httpx.AsyncCl
     async with from_address(client, "192.0.2.3") as other:
         assert (await register(other, "student12", "student12@uni.example")).status_code == 200
     with accounts.database.session() as session:
-        assert len(accounts.users(session, State.PENDING)) == 11
+        assert len(accounts.users.all(session, State.PENDING)) == 11
 
 
 async def test_api_tokens_outlive_a_new_password_until_revoked(site: tuple[httpx.AsyncClient, Accounts]) -> None:
@@ -569,4 +571,4 @@ async def test_api_tokens_outlive_a_new_password_until_revoked(site: tuple[httpx
         answer = await client.get("/api/v1/corpora", headers={"Authorization": f"Bearer {secret}"})
         assert answer.status_code == 401
     with accounts.database.session() as session:
-        assert accounts.history(session, accounts.get(session, "ada"))[-1].what == "every token revoked (2)"
+        assert accounts.users.changes(session, accounts.users.get(session, "ada"))[-1].what == "every token revoked (2)"

@@ -60,43 +60,43 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
 def test_migrations_run_once_and_keep_data(database: Database, tmp_path: Path) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        accounts.add(session, "root", "root@example.org", "tests", admin=True)
+        accounts.users.add(session, "root", "root@example.org", "tests", admin=True)
     head = database.head()
     assert database.upgrade() == (head, head) and database.current() == head == "0003"
     with database.session() as session:
-        assert [u.name for u in accounts.users(session)] == ["root"]
+        assert [u.name for u in accounts.users.all(session)] == ["root"]
     # a database made by the first release keeps its users through the upgrade
     old = Database(sqlite_url(tmp_path / "old.sqlite3"))
     assert old.upgrade("0001") == (None, "0001")
     with old.session() as session:
-        Accounts(old).add(session, "early", "early@example.org", "tests")
+        Accounts(old).users.add(session, "early", "early@example.org", "tests")
     assert old.upgrade() == ("0001", "0003")
     with old.session() as session:
-        assert [u.name for u in Accounts(old).users(session)] == ["early"]
-        assert Accounts(old).secret(session, "session-key") == Accounts(old).secret(session, "session-key")
+        assert [u.name for u in Accounts(old).users.all(session)] == ["early"]
+        assert Accounts(old).secrets.get(session, "session-key") == Accounts(old).secrets.get(session, "session-key")
     old.close()
 
 
 def test_the_account_lifecycle_is_recorded(database: Database) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        user = accounts.register(session, "ada", "Ada@Uni.example", "Uni Example", ABSTRACT, PASSWORD)
+        user = accounts.users.register(session, "ada", "Ada@Uni.example", "Uni Example", ABSTRACT, PASSWORD)
         assert user.state == "pending" and not user.active
         assert verify_password(user.password_hash, PASSWORD) and not verify_password(user.password_hash, "wrong one!")
         with pytest.raises(Conflict):
-            accounts.register(session, "ada2", "ada@uni.EXAMPLE", "Uni", ABSTRACT, PASSWORD)  # e-mail, any case
+            accounts.users.register(session, "ada2", "ada@uni.EXAMPLE", "Uni", ABSTRACT, PASSWORD)  # e-mail, any case
         with pytest.raises(BadParameter, match="reason"):
-            accounts.decide(session, user, State.DENIED, "admin", " ")
-        accounts.decide(session, user, State.APPROVED, "admin", "")
+            accounts.users.decide(session, user, State.DENIED, "admin", " ")
+        accounts.users.decide(session, user, State.APPROVED, "admin", "")
         with pytest.raises(NotAllowed, match="already approved"):
-            accounts.decide(session, user, State.APPROVED, "admin", "")
-        accounts.decide(session, user, State.SUSPENDED, "admin", "shared the password")
+            accounts.users.decide(session, user, State.APPROVED, "admin", "")
+        accounts.users.decide(session, user, State.SUSPENDED, "admin", "shared the password")
         with pytest.raises(NotAllowed, match="cannot become denied"):
-            accounts.decide(session, user, State.DENIED, "admin", "no")
-        accounts.decide(session, user, State.APPROVED, "admin", "reinstated")
-        accounts.grant(session, user, "group:lab", "admin")
-        accounts.grant(session, user, "api_bulk", "admin", "large exports for the project")
-        history = [(c.what, c.actor, c.reason) for c in accounts.history(session, user)]
+            accounts.users.decide(session, user, State.DENIED, "admin", "no")
+        accounts.users.decide(session, user, State.APPROVED, "admin", "reinstated")
+        accounts.users.grant(session, user, "group:lab", "admin")
+        accounts.users.grant(session, user, "api_bulk", "admin", "large exports for the project")
+        history = [(c.what, c.actor, c.reason) for c in accounts.users.changes(session, user)]
     assert history == [
         ("registered (pending)", "ada", ""),
         ("state: pending -> approved", "admin", ""),
@@ -116,13 +116,13 @@ def test_registration_names_what_is_wrong(database: Database, field: str, values
     given = {"name": "ada", "email": "ada@uni.example", "affiliation": "Uni", "abstract": ABSTRACT,
              "password": PASSWORD} | values  # fmt: skip
     with database.session() as session, pytest.raises(BadParameter, match=f"^{field}:"):
-        Accounts(database).register(session, **given)
+        Accounts(database).users.register(session, **given)
 
 
 def test_a_huge_password_is_refused_before_hashing(database: Database) -> None:
     started = time.perf_counter()
     with database.session() as session, pytest.raises(BadParameter, match="at most 1024 bytes"):
-        Accounts(database).register(session, "ada", "ada@uni.example", "Uni", ABSTRACT, "x" * 1_000_000)
+        Accounts(database).users.register(session, "ada", "ada@uni.example", "Uni", ABSTRACT, "x" * 1_000_000)
     assert not verify_password(None, "x" * 1_000_000)
     assert time.perf_counter() - started < 1.0
 
@@ -130,18 +130,18 @@ def test_a_huge_password_is_refused_before_hashing(database: Database) -> None:
 def test_tokens_are_hashed_shown_once_and_revoked_at_once(database: Database) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
-        token = accounts.create_token(session, user, "laptop")
+        user, _ = accounts.users.add(session, "ada", "ada@uni.example", "tests")
+        token = accounts.tokens.create(session, user, "laptop")
         assert token.secret.startswith("cb_") and len(token.secret) > 40
-        stored = accounts.tokens(session, user)[0]
+        stored = accounts.tokens.of(session, user)[0]
         assert stored.digest != token.secret and token.secret not in (stored.digest, stored.prefix)
-        assert accounts.user_for_token(session, token.secret) is user
+        assert accounts.tokens.user_for(session, token.secret) is user
         with pytest.raises(Conflict):
-            accounts.create_token(session, user, "laptop")
+            accounts.tokens.create(session, user, "laptop")
     with database.session() as session:
-        accounts.revoke_token(session, accounts.get(session, "ada"), "laptop")
+        accounts.tokens.revoke(session, accounts.users.get(session, "ada"), "laptop")
     with database.session() as session:
-        assert accounts.user_for_token(session, token.secret) is None
+        assert accounts.tokens.user_for(session, token.secret) is None
 
 
 def test_the_command_line(tmp_path: Path) -> None:
@@ -193,57 +193,57 @@ def test_the_command_line(tmp_path: Path) -> None:
 def test_look_alike_names_and_addresses_are_refused(database: Database) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        accounts.add(session, "admin", "admin@uni.example", "tests", admin=True)
-        accounts.register(session, "alice", "alice@uni.example", "Uni", ABSTRACT, PASSWORD)
+        accounts.users.add(session, "admin", "admin@uni.example", "tests", admin=True)
+        accounts.users.register(session, "alice", "alice@uni.example", "Uni", ABSTRACT, PASSWORD)
         for name, told in (("admin", "name: 'admin' exists"),
                            ("ADMIN", "name: 'ADMIN' is too like the existing name 'admin'"),
                            ("Alice", "name: 'Alice' is too like the existing name 'alice'")):
             with pytest.raises(Conflict, match=f"^{told}$"):
-                accounts.register(session, name, "new@uni.example", "Uni", ABSTRACT, PASSWORD)
+                accounts.users.register(session, name, "new@uni.example", "Uni", ABSTRACT, PASSWORD)
             with pytest.raises(Conflict, match=f"^{told}$"):
-                accounts.add(session, name, "new@uni.example", "tests")
+                accounts.users.add(session, name, "new@uni.example", "tests")
         for email in ("ALICE@uni.example", " alice@UNI.EXAMPLE ", "ａｌｉｃｅ@uni.example"):
             with pytest.raises(Conflict, match="^email: .* is already registered$"):
-                accounts.register(session, "alice2", email, "Uni", ABSTRACT, PASSWORD)
-        assert [u.name for u in accounts.users(session)] == ["admin", "alice"]
+                accounts.users.register(session, "alice2", email, "Uni", ABSTRACT, PASSWORD)
+        assert [u.name for u in accounts.users.all(session)] == ["admin", "alice"]
 
 
 def test_a_login_is_looked_up_as_typed_in_any_width(database: Database) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        carol, _ = accounts.add(session, "carol", "carol@uni.example", "tests")
+        carol, _ = accounts.users.add(session, "carol", "carol@uni.example", "tests")
         for login in ("carol", "  carol ", "\u3000carol", "ｃａｒｏｌ", "Carol@Uni.Example",
                       "ｃａｒｏｌ＠ｕｎｉ.ｅｘａｍｐｌｅ"):
-            assert accounts.find(session, login) is carol, login
-        assert accounts.find(session, "Carol") is None  # a name is written as it was registered
+            assert accounts.users.find(session, login) is carol, login
+        assert accounts.users.find(session, "Carol") is None  # a name is written as it was registered
         # an address stored before its key had NFKC in it is still found as it was typed then, in any case
-        old, _ = accounts.add(session, "wide", "ｗｉｄｅ@uni.example", "tests")
+        old, _ = accounts.users.add(session, "wide", "ｗｉｄｅ@uni.example", "tests")
         old.email_key = "ｗｉｄｅ@uni.example"
         session.flush()
-        assert accounts.find(session, "ＷＩＤＥ@UNI.example") is old
+        assert accounts.users.find(session, "ＷＩＤＥ@UNI.example") is old
 
 
 def test_api_tokens_survive_a_new_password_and_are_revoked_together(database: Database) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
-        first, second = (accounts.create_token(session, user, name).secret for name in ("laptop", "server"))
-        accounts.revoke_token(session, user, "server")
-        accounts.set_password(session, user, "a new long password", "ada")
-        assert accounts.user_for_token(session, first) is user
-        assert accounts.revoke_tokens(session, user, "ada") == 1
-        assert accounts.user_for_token(session, first) is None and accounts.user_for_token(session, second) is None
-        assert accounts.revoke_tokens(session, user, "ada") == 0
-        assert [c.what for c in accounts.history(session, user)][-1] == "every token revoked (1)"
+        user, _ = accounts.users.add(session, "ada", "ada@uni.example", "tests")
+        first, second = (accounts.tokens.create(session, user, name).secret for name in ("laptop", "server"))
+        accounts.tokens.revoke(session, user, "server")
+        accounts.users.set_password(session, user, "a new long password", "ada")
+        assert accounts.tokens.user_for(session, first) is user
+        assert accounts.tokens.revoke_all(session, user, "ada") == 1
+        assert accounts.tokens.user_for(session, first) is None and accounts.tokens.user_for(session, second) is None
+        assert accounts.tokens.revoke_all(session, user, "ada") == 0
+        assert [c.what for c in accounts.users.changes(session, user)][-1] == "every token revoked (1)"
 
 
 def test_short_tokens_are_not_imported(database: Database) -> None:
     accounts = Accounts(database)
     with database.session() as session:
-        user, _ = accounts.add(session, "ada", "ada@uni.example", "tests")
+        user, _ = accounts.users.add(session, "ada", "ada@uni.example", "tests")
         with pytest.raises(BadParameter, match="token old: 1 characters; a token has at least 20"):
-            accounts.import_token(session, user, "old", "x")
-        assert accounts.import_token(session, user, "old", "y" * 20)
+            accounts.tokens.import_secret(session, user, "old", "x")
+        assert accounts.tokens.import_secret(session, user, "old", "y" * 20)
 
 
 # ------------------------------------------------------------------ who sees what, over HTTP
@@ -258,15 +258,15 @@ async def guarded(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path
     with database.session() as session:
         for name, state in (("member", State.APPROVED), ("other", State.APPROVED), ("waiting", State.PENDING),
                             ("away", State.SUSPENDED)):
-            user = accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+            user = accounts.users.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
             if state is not State.PENDING:
-                accounts.decide(session, user, State.APPROVED, "admin", "")
+                accounts.users.decide(session, user, State.APPROVED, "admin", "")
             if state is State.SUSPENDED:
-                accounts.decide(session, user, State.SUSPENDED, "admin", "holiday")
-            secrets[name] = accounts.create_token(session, user, "script").secret
-        accounts.grant(session, accounts.get(session, "member"), "group:lab", "admin")
-        chief, _ = accounts.add(session, "chief", "chief@uni.example", "tests", admin=True)
-        secrets["chief"] = accounts.create_token(session, chief, "script").secret
+                accounts.users.decide(session, user, State.SUSPENDED, "admin", "holiday")
+            secrets[name] = accounts.tokens.create(session, user, "script").secret
+        accounts.users.grant(session, accounts.users.get(session, "member"), "group:lab", "admin")
+        chief, _ = accounts.users.add(session, "chief", "chief@uni.example", "tests", admin=True)
+        secrets["chief"] = accounts.tokens.create(session, chief, "script").secret
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpora = [CorpusConfig(name=name, title=name, manifest=sample_parts.manifest, nodes=nodes_of, access=access)
                for name, access in (("open", Access(AccessLevel.PUBLIC)), ("members", Access(AccessLevel.LOGIN)),
@@ -318,7 +318,7 @@ async def test_only_approved_accounts_use_tokens(guarded: tuple[httpx.AsyncClien
     by_query = await client.get("/api/v1/query", params={"corpus": "lab", "q": "house", "token": secrets["member"]})
     assert by_query.status_code == 200 and by_query.json()["total"] == 3
     with accounts.database.session() as session:
-        accounts.revoke_token(session, accounts.get(session, "member"), "script")
+        accounts.tokens.revoke(session, accounts.users.get(session, "member"), "script")
     revoked = await client.get("/api/v1/query", params={"corpus": "lab", "q": "house", "token": secrets["member"]})
     assert revoked.status_code == 401  # at once: every request checks the token
     assert (await client.get("/api/v1/corpora", params={"token": "made-up"})).status_code == 401
@@ -330,7 +330,7 @@ async def test_large_exports_need_api_bulk(guarded: tuple[httpx.AsyncClient, Acc
     plain = await client.get("/api/v1/export", params=params, headers={"Authorization": f"Bearer {secrets['other']}"})
     assert plain.status_code == 403 and "api_bulk" in plain.json()["detail"]
     with accounts.database.session() as session:
-        accounts.grant(session, accounts.get(session, "other"), "api_bulk", "admin")
+        accounts.users.grant(session, accounts.users.get(session, "other"), "api_bulk", "admin")
     bulk = await client.get("/api/v1/export", params=params, headers={"Authorization": f"Bearer {secrets['other']}"})
     assert bulk.status_code == 200 and bulk.headers["x-cowbird-rows"] == "3"
 
@@ -366,9 +366,9 @@ class Lifecycle(RuleBasedStateMachine):
     @rule(target=names, name=st.sampled_from(["ada", "bo", "cy", "di"]))
     def register(self, name: str) -> str:
         with self.database.session() as session:
-            if self.accounts.find(session, name) is None:
-                user = self.accounts.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
-                self.tokens[name] = self.accounts.create_token(session, user, "t").secret
+            if self.accounts.users.find(session, name) is None:
+                user = self.accounts.users.register(session, name, f"{name}@uni.example", "Uni", ABSTRACT, PASSWORD)
+                self.tokens[name] = self.accounts.tokens.create(session, user, "t").secret
                 self.state[name], self.groups[name] = State.PENDING, False
         return name
 
@@ -376,26 +376,26 @@ class Lifecycle(RuleBasedStateMachine):
     def decide(self, name: str, to: State) -> None:
         allowed = to in TRANSITIONS and self.state[name] in TRANSITIONS[to]
         with self.database.session() as session:
-            user = self.accounts.get(session, name)
+            user = self.accounts.users.get(session, name)
             if allowed:
-                self.accounts.decide(session, user, to, "admin", "because")
+                self.accounts.users.decide(session, user, to, "admin", "because")
                 self.state[name] = to
             else:
                 with pytest.raises(NotAllowed):
-                    self.accounts.decide(session, user, to, "admin", "because")
+                    self.accounts.users.decide(session, user, to, "admin", "because")
 
     @rule(name=names, member=st.booleans())
     def group(self, name: str, member: bool) -> None:
         with self.database.session() as session:
-            user = self.accounts.get(session, name)
-            (self.accounts.grant if member else self.accounts.revoke)(session, user, "group:lab", "admin")
+            user = self.accounts.users.get(session, name)
+            (self.accounts.users.grant if member else self.accounts.users.revoke)(session, user, "group:lab", "admin")
         self.groups[name] = member
 
     @invariant()
     def who_sees_what(self) -> None:
         for name, secret in self.tokens.items():
             with self.database.session() as session:
-                user = self.accounts.user_for_token(session, secret)
+                user = self.accounts.tokens.user_for(session, secret)
                 viewer = ANONYMOUS if user is None else viewer_of(user)
             approved = self.state[name] is State.APPROVED
             assert (user is not None) == approved, (name, self.state[name])

@@ -53,8 +53,8 @@ def test_no_response_carries_a_token_and_no_route_redirects_a_trailing_slash(sta
     database.upgrade()
     accounts = Accounts(database)
     with database.session() as session:
-        user, _ = accounts.add(session, "slash", "slash@uni.example", "tests")
-        secret = accounts.create_token(session, user, "script").secret
+        user, _ = accounts.users.add(session, "slash", "slash@uni.example", "tests")
+        secret = accounts.tokens.create(session, user, "script").secret
     database.close()
     wrong = "cb_" + "x" * 43
     for token in (secret, wrong):

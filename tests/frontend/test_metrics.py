@@ -45,8 +45,8 @@ async def test_front_end_metrics(metered: httpx.AsyncClient, tmp_path: Path) -> 
     database = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
     with database.session() as session:
         accounts = Accounts(database)
-        admin, _ = accounts.add(session, "root", "root@example.org", "tests", admin=True)
-        token = accounts.create_token(session, admin, "monitoring").secret
+        admin, _ = accounts.users.add(session, "root", "root@example.org", "tests", admin=True)
+        token = accounts.tokens.create(session, admin, "monitoring").secret
     database.close()
     assert (await metered.get("/metrics", headers={"Authorization": f"Bearer {token}"})).status_code == 200
 

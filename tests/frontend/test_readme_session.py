@@ -98,8 +98,8 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
     database.upgrade()
     accounts = Accounts(database)
     with database.session() as session:
-        user, _ = accounts.add(session, "helper", "helper@uni.example", "tests")
-        token = accounts.create_token(session, user, "examples").secret
+        user, _ = accounts.users.add(session, "helper", "helper@uni.example", "tests")
+        token = accounts.tokens.create(session, user, "examples").secret
     database.close()
     page = httpx.get(f"{demo.url}/help/api", timeout=30)
     urls = re.findall(r"'(http[^']+)'", html.unescape(page.text))

@@ -100,7 +100,7 @@ def users_list(config: Path, state: str | None) -> None:
     """One line per user: name, e-mail, state, rights, groups, registered."""
 
     def work(accounts: Accounts, session: Any) -> None:
-        for user in accounts.users(session, State(state) if state else None):
+        for user in accounts.users.all(session, State(state) if state else None):
             click.echo(_line(user))
 
     _run(config, work)
@@ -113,14 +113,14 @@ def users_show(config: Path, name: str) -> None:
     """A user's details, research abstract, tokens and history."""
 
     def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.get(session, name)
+        user = accounts.users.get(session, name)
         click.echo(_line(user))
         click.echo(f"affiliation: {user.affiliation or '-'}")
         click.echo(f"abstract: {user.abstract or '-'}")
-        for token in accounts.tokens(session, user):
+        for token in accounts.tokens.of(session, user):
             status = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else "active"
             click.echo(f"token {token.name} ({token.prefix}...) {status}")
-        for change in accounts.history(session, user):
+        for change in accounts.users.changes(session, user):
             reason = f" — {change.reason}" if change.reason else ""
             click.echo(f"{change.at:%Y-%m-%d %H:%M} {change.actor}: {change.what}{reason}")
 
@@ -137,8 +137,8 @@ def _decision(name: str, state: State, needs_reason: bool) -> click.Command:
         decided: list[User] = []
 
         def work(accounts: Accounts, session: Any) -> None:
-            target = accounts.get(session, user)
-            accounts.decide(session, target, state, _actor(), reason)
+            target = accounts.users.get(session, user)
+            accounts.users.decide(session, target, state, _actor(), reason)
             decided.append(target)
             click.echo(f"{user}: {state.value}")
 
@@ -166,7 +166,7 @@ def users_add(config: Path, name: str, email: str, admin: bool) -> None:
     """Add an approved user; prints a one-time password (change it after the first login)."""
 
     def work(accounts: Accounts, session: Any) -> None:
-        user, password = accounts.add(session, name, email, _actor(), admin=admin)
+        user, password = accounts.users.add(session, name, email, _actor(), admin=admin)
         click.echo(f"{user.name} added ({user.role}); one-time password: {password}")
 
     _run(config, work)
@@ -180,11 +180,11 @@ def users_reset_password(config: Path, name: str) -> None:
     user ends. For a forgotten password, the demo's administrator's included."""
 
     def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.get(session, name)
+        user = accounts.users.get(session, name)
         password = secrets.token_urlsafe(15)
-        accounts.set_password(session, user, password, _actor())
+        accounts.users.set_password(session, user, password, _actor())
         click.echo(f"{user.name}: new one-time password: {password}  (log in and change it on /account)")
-        live = sum(token.revoked_at is None for token in accounts.tokens(session, user))
+        live = sum(token.revoked_at is None for token in accounts.tokens.of(session, user))
         if live:
             click.echo(f"{user.name}'s {live} API token(s) keep working; `cowbird users revoke-tokens {user.name}` "
                        "ends them")
@@ -199,8 +199,8 @@ def users_revoke_tokens(config: Path, name: str) -> None:
     """Revoke every API token of USER at once (a new password leaves them working)."""
 
     def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.get(session, name)
-        count = accounts.revoke_tokens(session, user, _actor())
+        user = accounts.users.get(session, name)
+        count = accounts.tokens.revoke_all(session, user, _actor())
         click.echo(f"{user.name}: {count} API token(s) revoked")
 
     _run(config, work)
@@ -214,8 +214,8 @@ def _right(name: str, on: bool) -> click.Command:
     @click.option("--reason", default="", help="Why (recorded).")
     def command(config: Path, user: str, right: str, reason: str) -> None:
         def work(accounts: Accounts, session: Any) -> None:
-            target = accounts.get(session, user)
-            (accounts.grant if on else accounts.revoke)(session, target, right, _actor(), reason)
+            target = accounts.users.get(session, user)
+            (accounts.users.grant if on else accounts.users.revoke)(session, target, right, _actor(), reason)
             click.echo(f"{user}: {'+' if on else '-'}{right}")
 
         _run(config, work)
@@ -239,7 +239,7 @@ def users_import_tokens(config: Path, tokens_file: Path, owner: str, api_bulk: b
     shorter than 20 characters is refused (easy to guess), and then nothing is imported."""
 
     def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.get(session, owner)
+        user = accounts.users.get(session, owner)
         lines = [line.strip() for line in tokens_file.read_text(encoding="utf-8").splitlines()]
         numbered = [(k + 1, line) for k, line in enumerate(lines) if line and not line.startswith("#")]
         short = [str(number) for number, line in numbered if len(line) < MIN_IMPORTED_TOKEN]
@@ -251,14 +251,14 @@ def users_import_tokens(config: Path, tokens_file: Path, owner: str, api_bulk: b
                 "tokens on /account) and run the command again.")
         secrets = [line for _, line in numbered]
         actor = _actor()
-        names = {token.name for token in accounts.tokens(session, user)}  # of an earlier import too
+        names = {token.name for token in accounts.tokens.of(session, user)}  # of an earlier import too
         free = (f"imported-{k}" for k in itertools.count(1) if f"imported-{k}" not in names)
         name, added = next(free), 0
         for secret in secrets:
-            if accounts.import_token(session, user, name, secret, actor):
+            if accounts.tokens.import_secret(session, user, name, secret, actor):
                 name, added = next(free), added + 1
         if api_bulk and not user.api_bulk:
-            accounts.grant(session, user, "api_bulk", _actor(), "imported API tokens")
+            accounts.users.grant(session, user, "api_bulk", _actor(), "imported API tokens")
         click.echo(f"{added} of {len(secrets)} tokens imported for {owner} (the others were already known); "
                    "remove api_tokens_file from the configuration")
 

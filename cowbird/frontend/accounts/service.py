@@ -4,8 +4,12 @@ Registration leaves a user ``pending``; an admin approves or denies (with a reas
 user can be suspended and reinstated. Only approved users log in or use tokens, and a suspension
 or a password change revokes every browser session at once. API tokens are random, shown once,
 stored as SHA-256 digests, and checked on every request (a revoked token stops working at once);
-they outlive a password change (as personal access tokens do elsewhere): ``revoke_tokens`` ends
-them all.
+they outlive a password change (as personal access tokens do elsewhere): ``Tokens.revoke_all``
+ends them all.
+
+``Accounts`` holds the parts, each a class of its own: ``users`` (lookups, registration, approval,
+passwords, rights, the account's history of changes), ``tokens`` (API tokens), ``sessions``
+(browser sessions), ``secrets`` (the installation's keys) and ``searches`` (search history).
 
 A login is looked up after Unicode NFKC and without the spaces around it (``normal_login``): an
 e-mail address in any case, a name as it is written. A new name may not equal an existing one
@@ -100,11 +104,53 @@ class NewToken:
     prefix: str
 
 
-class Accounts:
-    def __init__(self, database: Database) -> None:
-        self.database = database
+def record(session: Session, user: User, what: str, actor: str, reason: str) -> None:
+    """One line of the account's history (``Users.changes``): what happened, who did it, why."""
+    session.add(StateChange(user_id=user.id, what=what, actor=actor, reason=reason.strip()))
 
-    # ------------------------------------------------------------------ lookups
+
+class BrowserSessions:
+    """Logged-in browsers: a session per login, its id in a signed cookie (only its digest stored)."""
+
+    def open(self, session: Session, user: User, days: float) -> tuple[str, WebSession]:
+        """A new browser session: (the id for the cookie, the record). Only its digest is stored."""
+        secret = secrets.token_urlsafe(32)
+        web = WebSession(digest=digest(secret), user_id=user.id, csrf=secrets.token_urlsafe(32),
+                         expires_at=now() + datetime.timedelta(days=days))
+        session.add(web)
+        session.flush()
+        return secret, web
+
+    def find(self, session: Session, secret: str) -> WebSession | None:
+        """The live session of this id, its user approved; None if unknown, revoked or expired."""
+        web = session.scalar(select(WebSession).where(WebSession.digest == digest(secret)))
+        if web is None or web.revoked_at is not None or _aware(web.expires_at) <= now() or not web.user.active:
+            return None
+        if _aware(web.created_at) < _aware(web.user.password_changed_at):
+            return None
+        return web
+
+    def close(self, session: Session, secret: str) -> None:
+        web = session.scalar(select(WebSession).where(WebSession.digest == digest(secret)))
+        if web is not None and web.revoked_at is None:
+            web.revoked_at = now()
+
+    def revoke_all(self, session: Session, user: User) -> int:
+        """End every browser session of ``user``; how many were live."""
+        live = session.scalars(select(WebSession).where(WebSession.user_id == user.id,
+                                                        WebSession.revoked_at.is_(None)))
+        count = 0
+        for web in live:
+            web.revoked_at = now()
+            count += 1
+        return count
+
+
+class Users:
+    """The accounts themselves: lookups, registration and approval, passwords, rights."""
+
+    def __init__(self, sessions: BrowserSessions) -> None:
+        self.sessions = sessions
 
     def find(self, session: Session, name_or_email: str) -> User | None:
         """The user of this name (as written) or e-mail address (any case), after ``normal_login``."""
@@ -141,17 +187,16 @@ class Accounts:
             raise NotFound(f"no user {name!r}")
         return user
 
-    def users(self, session: Session, state: State | None = None) -> list[User]:
+    def all(self, session: Session, state: State | None = None) -> list[User]:
         query = select(User).order_by(User.created_at, User.id)
         if state is not None:
             query = query.where(User.state == state.value)
         return list(session.scalars(query))
 
-    def history(self, session: Session, user: User) -> list[StateChange]:
+    def changes(self, session: Session, user: User) -> list[StateChange]:
+        """What happened to the account, oldest first: states, rights, tokens, passwords."""
         query = select(StateChange).where(StateChange.user_id == user.id).order_by(StateChange.at, StateChange.id)
         return list(session.scalars(query))
-
-    # ------------------------------------------------------------------ lifecycle
 
     def register(
         self, session: Session, name: str, email: str, affiliation: str, abstract: str, password: str
@@ -177,7 +222,7 @@ class Accounts:
                     abstract=abstract.strip(), password_hash=hashed, role=Role.USER.value, state=State.PENDING.value,
                     api_bulk=False)
         self._insert(session, user)
-        self._record(session, user, "registered (pending)", name, "")
+        record(session, user, "registered (pending)", name, "")
         return user
 
     def add(self, session: Session, name: str, email: str, actor: str, admin: bool = False) -> tuple[User, str]:
@@ -192,7 +237,7 @@ class Accounts:
                     password_hash=hash_password(password), role=(Role.ADMIN if admin else Role.USER).value,
                     state=State.APPROVED.value, api_bulk=False)
         self._insert(session, user)
-        self._record(session, user, f"added as {user.role} (approved)", actor, "")
+        record(session, user, f"added as {user.role} (approved)", actor, "")
         return user, password
 
     def decide(self, session: Session, user: User, state: State, actor: str, reason: str) -> None:
@@ -206,8 +251,8 @@ class Accounts:
             raise BadParameter(f"reason: say why {user.name} is {state.value}")
         user.state = state.value
         if state is not State.APPROVED:
-            self.revoke_sessions(session, user)
-        self._record(session, user, f"state: {old.value} -> {state.value}", actor, reason)
+            self.sessions.revoke_all(session, user)
+        record(session, user, f"state: {old.value} -> {state.value}", actor, reason)
 
     def set_password(self, session: Session, user: User, password: str, actor: str) -> None:
         """A new password; every browser session of the user ends, their API tokens keep working."""
@@ -216,8 +261,8 @@ class Accounts:
         except WeakPassword as exc:
             raise BadParameter(f"password: {exc}") from None
         user.password_changed_at = now()
-        self.revoke_sessions(session, user)
-        self._record(session, user, "password changed", actor, "")
+        self.sessions.revoke_all(session, user)
+        record(session, user, "password changed", actor, "")
 
     def grant(self, session: Session, user: User, right: str, actor: str, reason: str = "") -> None:
         """``api_bulk``, ``admin`` or ``group:NAME``."""
@@ -253,70 +298,7 @@ class Accounts:
                 user.groups.append(group)
             elif not on and group in user.groups:
                 user.groups.remove(group)
-        self._record(session, user, f"{sign}{right}", actor, reason)
-
-    def _record(self, session: Session, user: User, what: str, actor: str, reason: str) -> None:
-        session.add(StateChange(user_id=user.id, what=what, actor=actor, reason=reason.strip()))
-
-    # ------------------------------------------------------------------ API tokens
-
-    def create_token(self, session: Session, user: User, name: str) -> NewToken:
-        name = name.strip()
-        if not name or len(name) > 100:
-            raise BadParameter("name: give the token a name of at most 100 characters")
-        taken = session.scalar(select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.name == name))
-        if taken is not None:
-            raise Conflict(f"a token named {name!r} exists; revoke it or choose another name")
-        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=secret[:10]))
-        self._record(session, user, f"token +{name}", user.name, "")
-        return NewToken(name, secret, secret[:10])
-
-    def import_token(self, session: Session, user: User, name: str, secret: str, actor: str = "cli") -> bool:
-        """An existing token (from the old api_tokens_file) kept working for ``user``; False if known.
-        A token shorter than ``MIN_IMPORTED_TOKEN`` characters is refused: it is too easy to guess."""
-        if len(secret) < MIN_IMPORTED_TOKEN:
-            raise BadParameter(f"token {name}: {len(secret)} characters; a token has at least {MIN_IMPORTED_TOKEN} "
-                               "(a short one is easy to guess): make a new one on /account instead")
-        if session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret))) is not None:
-            return False
-        shown = secret[:min(10, len(secret) // 4)]  # a quarter at most: enough to tell tokens apart, not to guess one
-        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=shown))
-        self._record(session, user, f"token +{name} (imported)", actor, "")
-        return True
-
-    def tokens(self, session: Session, user: User) -> list[ApiToken]:
-        query = select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.created_at, ApiToken.id)
-        return list(session.scalars(query))
-
-    def revoke_token(self, session: Session, user: User, name: str) -> None:
-        token = session.scalar(select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.name == name))
-        if token is None or token.revoked_at is not None:
-            raise NotFound(f"{user.name} has no active token named {name!r}")
-        token.revoked_at = now()
-        self._record(session, user, f"token -{name}", user.name, "")
-
-    def revoke_tokens(self, session: Session, user: User, actor: str) -> int:
-        """Revoke every active API token of ``user`` (all at once: a password that may have leaked,
-        a lost laptop); how many were active."""
-        live = [token for token in self.tokens(session, user) if token.revoked_at is None]
-        for token in live:
-            token.revoked_at = now()
-        if live:
-            self._record(session, user, f"every token revoked ({len(live)})", actor, "")
-        return len(live)
-
-    def user_for_token(self, session: Session, secret: str) -> User | None:
-        """The approved user a token belongs to, or None (unknown, revoked, or the user not approved)."""
-        token = session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret)))
-        if token is None or token.revoked_at is not None or not token.user.active:
-            return None
-        stamp = now()
-        if token.last_used_at is None or _aware(token.last_used_at) < stamp - datetime.timedelta(minutes=1):
-            token.last_used_at = stamp
-        return token.user
-
-    # ------------------------------------------------------------------ login and browser sessions
+        record(session, user, f"{sign}{right}", actor, reason)
 
     def authenticate(self, session: Session, login: str, password: str) -> User | None:
         """The user whose name or e-mail and password these are (in any state), or None. The same
@@ -337,30 +319,71 @@ class Accounts:
                  .order_by(StateChange.at.desc(), StateChange.id.desc()))
         return session.scalars(query).first()
 
-    def open_session(self, session: Session, user: User, days: float) -> tuple[str, WebSession]:
-        """A new browser session: (the id for the cookie, the record). Only its digest is stored."""
-        secret = secrets.token_urlsafe(32)
-        web = WebSession(digest=digest(secret), user_id=user.id, csrf=secrets.token_urlsafe(32),
-                         expires_at=now() + datetime.timedelta(days=days))
-        session.add(web)
-        session.flush()
-        return secret, web
 
-    def session_for(self, session: Session, secret: str) -> WebSession | None:
-        """The live session of this id, its user approved; None if unknown, revoked or expired."""
-        web = session.scalar(select(WebSession).where(WebSession.digest == digest(secret)))
-        if web is None or web.revoked_at is not None or _aware(web.expires_at) <= now() or not web.user.active:
+class Tokens:
+    """A user's API tokens: made (shown once), imported, listed, revoked, looked up by secret."""
+
+    def create(self, session: Session, user: User, name: str) -> NewToken:
+        name = name.strip()
+        if not name or len(name) > 100:
+            raise BadParameter("name: give the token a name of at most 100 characters")
+        taken = session.scalar(select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.name == name))
+        if taken is not None:
+            raise Conflict(f"a token named {name!r} exists; revoke it or choose another name")
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=secret[:10]))
+        record(session, user, f"token +{name}", user.name, "")
+        return NewToken(name, secret, secret[:10])
+
+    def import_secret(self, session: Session, user: User, name: str, secret: str, actor: str = "cli") -> bool:
+        """An existing token (from the old api_tokens_file) kept working for ``user``; False if known.
+        A token shorter than ``MIN_IMPORTED_TOKEN`` characters is refused: it is too easy to guess."""
+        if len(secret) < MIN_IMPORTED_TOKEN:
+            raise BadParameter(f"token {name}: {len(secret)} characters; a token has at least {MIN_IMPORTED_TOKEN} "
+                               "(a short one is easy to guess): make a new one on /account instead")
+        if session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret))) is not None:
+            return False
+        shown = secret[:min(10, len(secret) // 4)]  # a quarter at most: enough to tell tokens apart, not to guess one
+        session.add(ApiToken(user_id=user.id, name=name, digest=digest(secret), prefix=shown))
+        record(session, user, f"token +{name} (imported)", actor, "")
+        return True
+
+    def of(self, session: Session, user: User) -> list[ApiToken]:
+        query = select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.created_at, ApiToken.id)
+        return list(session.scalars(query))
+
+    def revoke(self, session: Session, user: User, name: str) -> None:
+        token = session.scalar(select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.name == name))
+        if token is None or token.revoked_at is not None:
+            raise NotFound(f"{user.name} has no active token named {name!r}")
+        token.revoked_at = now()
+        record(session, user, f"token -{name}", user.name, "")
+
+    def revoke_all(self, session: Session, user: User, actor: str) -> int:
+        """Revoke every active API token of ``user`` (all at once: a password that may have leaked,
+        a lost laptop); how many were active."""
+        live = [token for token in self.of(session, user) if token.revoked_at is None]
+        for token in live:
+            token.revoked_at = now()
+        if live:
+            record(session, user, f"every token revoked ({len(live)})", actor, "")
+        return len(live)
+
+    def user_for(self, session: Session, secret: str) -> User | None:
+        """The approved user a token belongs to, or None (unknown, revoked, or the user not approved)."""
+        token = session.scalar(select(ApiToken).where(ApiToken.digest == digest(secret)))
+        if token is None or token.revoked_at is not None or not token.user.active:
             return None
-        if _aware(web.created_at) < _aware(web.user.password_changed_at):
-            return None
-        return web
+        stamp = now()
+        if token.last_used_at is None or _aware(token.last_used_at) < stamp - datetime.timedelta(minutes=1):
+            token.last_used_at = stamp
+        return token.user
 
-    def close_session(self, session: Session, secret: str) -> None:
-        web = session.scalar(select(WebSession).where(WebSession.digest == digest(secret)))
-        if web is not None and web.revoked_at is None:
-            web.revoked_at = now()
 
-    def secret(self, session: Session, name: str) -> str:
+class Secrets:
+    """The installation's own secrets (the session cookies' signing key), kept in the database."""
+
+    def get(self, session: Session, name: str) -> str:
         """An installation secret, made on first use (another process may make it at the same time)."""
         found = session.get(AppSecret, name)
         if found is not None:
@@ -374,21 +397,17 @@ class Accounts:
         assert found is not None
         return found.value
 
-    def revoke_sessions(self, session: Session, user: User) -> int:
-        live = session.scalars(select(WebSession).where(WebSession.user_id == user.id,
-                                                        WebSession.revoked_at.is_(None)))
-        count = 0
-        for web in live:
-            web.revoked_at = now()
-            count += 1
-        return count
 
-    # ------------------------------------------------------------------ search history
+class SearchHistory:
+    """A user's recent browser searches (the newest ``HISTORY_SIZE``)."""
+
+    def __init__(self, users: Users) -> None:
+        self.users = users
 
     def remember(self, session: Session, name: str, corpus: str, q: str, syntax: str, ignore_case: bool,
                  filters: list[str], total: int) -> None:
         """Record a browser search; only the newest ``HISTORY_SIZE`` of a user are kept."""
-        user = self.find(session, name)
+        user = self.users.find(session, name)
         if user is None:
             return
         session.add(Search(user_id=user.id, corpus=corpus, q=q, syntax=syntax, ignore_case=ignore_case,
@@ -398,12 +417,25 @@ class Accounts:
         for stale in list(session.scalars(old.offset(HISTORY_SIZE))):
             session.delete(session.get(Search, stale))
 
-    def history_of(self, session: Session, name: str) -> list[Search]:
-        user = self.find(session, name)
+    def of(self, session: Session, name: str) -> list[Search]:
+        user = self.users.find(session, name)
         if user is None:
             return []
         query = select(Search).where(Search.user_id == user.id).order_by(Search.at.desc(), Search.id.desc())
         return list(session.scalars(query.limit(HISTORY_SIZE)))
+
+
+class Accounts:
+    """The account database and its parts: ``users``, ``tokens``, ``sessions`` (browser sessions),
+    ``secrets`` and ``searches`` (search history)."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self.sessions = BrowserSessions()
+        self.users = Users(self.sessions)
+        self.tokens = Tokens()
+        self.secrets = Secrets()
+        self.searches = SearchHistory(self.users)
 
 
 def rights(user: User) -> list[str]:

@@ -60,7 +60,7 @@ def _signer(request: Request) -> Signer:
     state = frontend_state(request)
     if state.session_signer is None:
         with state.accounts.database.session() as session:
-            key = state.accounts.secret(session, "session-key")
+            key = state.accounts.secrets.get(session, "session-key")
         state.session_signer = Signer(key, salt="cowbird-session")
     return state.session_signer
 
@@ -84,7 +84,7 @@ def session_id(request: Request) -> str | None:
 def current_session(request: Request, database_session: Any) -> WebSession | None:
     """The live browser session of the request's cookie, or None; remembered for the page header."""
     secret = session_id(request)
-    web = None if secret is None else _accounts(request).session_for(database_session, secret)
+    web = None if secret is None else _accounts(request).sessions.find(database_session, secret)
     _remember(request, web)
     return web
 
@@ -192,23 +192,23 @@ def login(
     throttle, address = _throttle(request), _address(request)
     accounts = _accounts(request)
     with accounts.database.session() as session:
-        named = accounts.find(session, login) if login_key(login) else None
+        named = accounts.users.find(session, login) if login_key(login) else None
         keys = _login_keys(login, named)
         wait = throttle.wait(keys, address)
         if wait:
             raise TooManyRequests(f"too many failed logins: try again in {wait} s",
                                   headers={"Retry-After": str(wait)})
-        user = accounts.check_password(named, password)
+        user = accounts.users.check_password(named, password)
         if user is None:
             throttle.failed(keys, address)
             return _page(request, "login.html", 400, error="the name or e-mail address or the password is wrong",
                          login=login)
         throttle.succeeded(keys, address)
         if not user.active:  # the password was right: the user may learn where their account stands
-            decision = accounts.last_decision(session, user)
+            decision = accounts.users.last_decision(session, user)
             return _page(request, "message.html", 403, title="Not approved",
                          message=_state_message(user, decision.reason if decision else ""))
-        secret, _ = accounts.open_session(session, user, SESSION_DAYS)
+        secret, _ = accounts.sessions.open(session, user, SESSION_DAYS)
     response = RedirectResponse("/account", status_code=303)
     response.set_cookie(SESSION_COOKIE, _signer(request).sign(secret).decode("ascii"), httponly=True,
                         samesite="lax", secure=_secure(request), max_age=int(SESSION_DAYS * 86400))
@@ -229,10 +229,10 @@ def logout(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Resp
     accounts = _accounts(request)
     secret = session_id(request)
     with accounts.database.session() as session:
-        web = None if secret is None else accounts.session_for(session, secret)
+        web = None if secret is None else accounts.sessions.find(session, secret)
         if web is not None:
             _check_session_csrf(web, csrf)
-            accounts.close_session(session, secret or "")
+            accounts.sessions.close(session, secret or "")
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(SESSION_COOKIE)
     return response
@@ -270,7 +270,7 @@ def register(
     form = {"name": name, "email": email, "affiliation": affiliation, "abstract": abstract}
     try:
         with accounts.database.session() as session:
-            accounts.register(session, name, email, affiliation, abstract, password)
+            accounts.users.register(session, name, email, affiliation, abstract, password)
     except Conflict as taken:
         log.info("registration from %s not made: %s", address, taken)
     except CowbirdError as error:
@@ -320,7 +320,7 @@ def _account_page(request: Request, web: WebSession, session: Session, status: i
         limits = fair_use.limits(viewer)
         quota.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day))
     return _page(request, "account.html", status, user=web.user, csrf=web.csrf,
-                 tokens=_accounts(request).tokens(session, web.user), quota=quota, **extra)
+                 tokens=_accounts(request).tokens.of(session, web.user), quota=quota, **extra)
 
 
 @router.get("/account", response_class=HTMLResponse)
@@ -336,7 +336,7 @@ def create_token(
     with _signed_in(request, csrf) as (accounts, session, web):
         try:
             with session.begin_nested():
-                token = accounts.create_token(session, web.user, name)
+                token = accounts.tokens.create(session, web.user, name)
         except CowbirdError as error:
             return _account_page(request, web, session, error.status, error=str(error))
         return _account_page(request, web, session, new_token=token)
@@ -348,7 +348,7 @@ def revoke_token(
 ) -> Response:
     with _signed_in(request, csrf) as (accounts, session, web):
         try:
-            accounts.revoke_token(session, web.user, name)
+            accounts.tokens.revoke(session, web.user, name)
         except CowbirdError as error:
             return _account_page(request, web, session, error.status, error=str(error))
         return _account_page(request, web, session, notice=f"token {name} revoked")
@@ -358,7 +358,7 @@ def revoke_token(
 def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Response:
     """Revoke every API token of the user at once (a password change leaves them working)."""
     with _signed_in(request, csrf) as (accounts, session, web):
-        count = accounts.revoke_tokens(session, web.user, web.user.name)
+        count = accounts.tokens.revoke_all(session, web.user, web.user.name)
         return _account_page(request, web, session, notice=f"{count} API token{'' if count == 1 else 's'} revoked")
 
 
@@ -368,13 +368,13 @@ def change_password(
     csrf: Annotated[str, Form(max_length=200)],
 ) -> Response:
     with _signed_in(request, csrf) as (accounts, session, web):
-        if accounts.authenticate(session, web.user.name, current) is None:
+        if accounts.users.authenticate(session, web.user.name, current) is None:
             return _account_page(request, web, session, 400, error="the current password is wrong")
         try:
-            accounts.set_password(session, web.user, new, web.user.name)
+            accounts.users.set_password(session, web.user, new, web.user.name)
         except BadParameter as error:
             return _account_page(request, web, session, 400, error=str(error))
-        live = sum(token.revoked_at is None for token in accounts.tokens(session, web.user))
+        live = sum(token.revoked_at is None for token in accounts.tokens.of(session, web.user))
     _remember(request, None)  # every session ends with a new password, this one too
     tokens = ("Your API tokens were not revoked: they keep working. If one may be known to someone else, "
               "log in and revoke it on your account page.") if live else ""
@@ -391,12 +391,12 @@ def change_password(
 def _admin_page(request: Request, accounts: Accounts, session: Session, web: WebSession, status: int = 200,
                 **extra: Any) -> HTMLResponse:
     _remember(request, web)
-    return _page(request, "admin.html", status, csrf=web.csrf, pending=accounts.users(session, State.PENDING),
-                 users=accounts.users(session), rights_of=rights, **extra)
+    return _page(request, "admin.html", status, csrf=web.csrf, pending=accounts.users.all(session, State.PENDING),
+                 users=accounts.users.all(session), rights_of=rights, **extra)
 
 
 def _other_admins(accounts: Accounts, session: Session, user: User) -> bool:
-    return any(other.is_admin and other.id != user.id for other in accounts.users(session, State.APPROVED))
+    return any(other.is_admin and other.id != user.id for other in accounts.users.all(session, State.APPROVED))
 
 
 def _warning(request: Request, accounts: Accounts, session: Session, web: WebSession, action: str,
@@ -429,7 +429,7 @@ def admin_decide(
     with _signed_in(request, csrf, admin=True) as (accounts, session, web):
         try:
             with session.begin_nested():
-                user = accounts.get(session, name)
+                user = accounts.users.get(session, name)
                 yourself = user.id == web.user.id
                 if yourself and decision == State.SUSPENDED.value and confirm != "1":
                     return _warning(
@@ -440,7 +440,7 @@ def admin_decide(
                         "included, until another administrator reinstates you.",
                         "Suspend my own account",
                     )
-                accounts.decide(session, user, State(decision), web.user.name, reason)
+                accounts.users.decide(session, user, State(decision), web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
         mailer: Mailer | None = frontend_state(request).mailer
@@ -479,8 +479,8 @@ def admin_rights(
             elif group.strip():
                 raise BadParameter(f"group: choose the right 'group' to add {name} to group {group.strip()!r}")
             with session.begin_nested():
-                user = accounts.get(session, name)
-                if accounts.has_right(user, right) == on:
+                user = accounts.users.get(session, name)
+                if accounts.users.has_right(user, right) == on:
                     raise NotAllowed(f"{user.name} {'already has' if on else 'does not have'} {right}")
                 yourself = user.id == web.user.id and right == "admin" and not on
                 if yourself and confirm != "1":
@@ -491,7 +491,7 @@ def admin_rights(
                         "review registrations or change accounts and rights, this page included.",
                         "Revoke my own admin right",
                     )
-                (accounts.grant if on else accounts.revoke)(session, user, right, web.user.name, reason)
+                (accounts.users.grant if on else accounts.users.revoke)(session, user, right, web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
     return RedirectResponse("/account" if yourself else "/admin/users", status_code=303)

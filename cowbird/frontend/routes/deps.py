@@ -49,7 +49,7 @@ def _viewer(request: Request) -> Viewer:
     accounts: Accounts = frontend_state(request).accounts
     try:
         with accounts.database.session() as session:
-            user = accounts.user_for_token(session, token.strip())
+            user = accounts.tokens.user_for(session, token.strip())
             viewer = None if user is None else viewer_of(user)
     except SQLAlchemyError as exc:
         raise DatabaseError("the account database cannot be read; try again shortly",

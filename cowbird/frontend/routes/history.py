@@ -28,7 +28,7 @@ async def history(request: Request, user: CurrentUser) -> History:
     def read() -> list[PastSearch]:
         with accounts.database.session() as session:
             past = []
-            for search in accounts.history_of(session, name):
+            for search in accounts.searches.of(session, name):
                 filters = json.loads(search.filters)
                 query = [("corpus", search.corpus), ("q", search.q), ("syntax", search.syntax)]
                 query += [("ignore_case", "1")] if search.ignore_case else []

@@ -97,7 +97,7 @@ async def query(
 def _remember(accounts: Accounts, name: str, corpus: str, q: str, syntax: str, ignore_case: bool,
               filters: list[str], total: int) -> None:
     with accounts.database.session() as session:
-        accounts.remember(session, name, corpus, q, syntax, ignore_case, filters, total)
+        accounts.searches.remember(session, name, corpus, q, syntax, ignore_case, filters, total)
 
 
 CQP_HINT = "this looks like CQP; use syntax=cqp"
