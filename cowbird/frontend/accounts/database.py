@@ -40,7 +40,7 @@ class Database:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         else:
             self.engine = create_engine(url, pool_pre_ping=True)
-        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.browser_sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def _config(self) -> Config:
         config = Config()
@@ -70,7 +70,7 @@ class Database:
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A unit of work: committed when the block ends, rolled back on an error."""
-        session = self.sessions()
+        session = self.browser_sessions()
         try:
             yield session
             session.commit()

@@ -8,8 +8,9 @@ they outlive a password change (as personal access tokens do elsewhere): ``Token
 ends them all.
 
 ``Accounts`` holds the parts, each a class of its own: ``users`` (lookups, registration, approval,
-passwords, rights, the account's history of changes), ``tokens`` (API tokens), ``sessions``
-(browser sessions), ``secrets`` (the installation's keys) and ``searches`` (search history).
+passwords, rights, the account's history of changes), ``tokens`` (API tokens),
+``browser_sessions`` (logged-in browsers; a ``database.session()`` is a database transaction),
+``secrets`` (the installation's keys) and ``searches`` (search history).
 
 A login is looked up after Unicode NFKC and without the spaces around it (``normal_login``): an
 e-mail address in any case, a name as it is written. A new name may not equal an existing one
@@ -149,8 +150,8 @@ class BrowserSessions:
 class Users:
     """The accounts themselves: lookups, registration and approval, passwords, rights."""
 
-    def __init__(self, sessions: BrowserSessions) -> None:
-        self.sessions = sessions
+    def __init__(self, browser_sessions: BrowserSessions) -> None:
+        self.browser_sessions = browser_sessions
 
     def find(self, session: Session, name_or_email: str) -> User | None:
         """The user of this name (as written) or e-mail address (any case), after ``normal_login``."""
@@ -251,7 +252,7 @@ class Users:
             raise BadParameter(f"reason: say why {user.name} is {state.value}")
         user.state = state.value
         if state is not State.APPROVED:
-            self.sessions.revoke_all(session, user)
+            self.browser_sessions.revoke_all(session, user)
         record(session, user, f"state: {old.value} -> {state.value}", actor, reason)
 
     def set_password(self, session: Session, user: User, password: str, actor: str) -> None:
@@ -261,7 +262,7 @@ class Users:
         except WeakPassword as exc:
             raise BadParameter(f"password: {exc}") from None
         user.password_changed_at = now()
-        self.sessions.revoke_all(session, user)
+        self.browser_sessions.revoke_all(session, user)
         record(session, user, "password changed", actor, "")
 
     def grant(self, session: Session, user: User, right: str, actor: str, reason: str = "") -> None:
@@ -426,13 +427,13 @@ class SearchHistory:
 
 
 class Accounts:
-    """The account database and its parts: ``users``, ``tokens``, ``sessions`` (browser sessions),
-    ``secrets`` and ``searches`` (search history)."""
+    """The account database and its parts: ``users``, ``tokens``, ``browser_sessions``, ``secrets``
+    and ``searches`` (search history)."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
-        self.sessions = BrowserSessions()
-        self.users = Users(self.sessions)
+        self.browser_sessions = BrowserSessions()
+        self.users = Users(self.browser_sessions)
         self.tokens = Tokens()
         self.secrets = Secrets()
         self.searches = SearchHistory(self.users)

@@ -84,7 +84,7 @@ def session_id(request: Request) -> str | None:
 def current_session(request: Request, database_session: Any) -> WebSession | None:
     """The live browser session of the request's cookie, or None; remembered for the page header."""
     secret = session_id(request)
-    web = None if secret is None else _accounts(request).sessions.find(database_session, secret)
+    web = None if secret is None else _accounts(request).browser_sessions.find(database_session, secret)
     _remember(request, web)
     return web
 
@@ -208,7 +208,7 @@ def login(
             decision = accounts.users.last_decision(session, user)
             return _page(request, "message.html", 403, title="Not approved",
                          message=_state_message(user, decision.reason if decision else ""))
-        secret, _ = accounts.sessions.open(session, user, SESSION_DAYS)
+        secret, _ = accounts.browser_sessions.open(session, user, SESSION_DAYS)
     response = RedirectResponse("/account", status_code=303)
     response.set_cookie(SESSION_COOKIE, _signer(request).sign(secret).decode("ascii"), httponly=True,
                         samesite="lax", secure=_secure(request), max_age=int(SESSION_DAYS * 86400))
@@ -229,10 +229,10 @@ def logout(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Resp
     accounts = _accounts(request)
     secret = session_id(request)
     with accounts.database.session() as session:
-        web = None if secret is None else accounts.sessions.find(session, secret)
+        web = None if secret is None else accounts.browser_sessions.find(session, secret)
         if web is not None:
             _check_session_csrf(web, csrf)
-            accounts.sessions.close(session, secret or "")
+            accounts.browser_sessions.close(session, secret or "")
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(SESSION_COOKIE)
     return response
