@@ -32,6 +32,8 @@ T = TypeVar("T")
 BYTES_PER_HIT = 24
 REFUSALS_KEPT = 256
 """Queries refused for their size, remembered so that asking again costs nothing."""
+CHECKED_KEPT = 1024
+"""Query texts kept parsed (their canonical text and AST), most recently used first."""
 SORT_ORDERS_KEPT = 8
 """Sort orders kept for paging (8 bytes per hit each)."""
 
@@ -72,6 +74,7 @@ class PartitionService:
         self.metrics = metrics
         self.cache = ResultCache(settings.cache_max_hits)
         self.orders: OrderedDict[tuple[int, str, str, int, int], SortOrder] = OrderedDict()
+        self.checked: OrderedDict[str, tuple[str, Query]] = OrderedDict()  # query text -> canonical text, AST
         # queries refused for what they are (their certain work is more than query_timeout): refused again
         # at once, not after seconds of planning each time
         self.refused: OrderedDict[tuple[str, str, str, int], LimitExceeded] = OrderedDict()
@@ -87,15 +90,22 @@ class PartitionService:
             raise UnknownPartition(f"this node does not serve partition {partition!r} (it serves: {served})")
         return engine
 
-    @staticmethod
-    def check(query: str) -> tuple[str, Query]:
-        """Parse the query (once per request) into the AST the engine runs and its canonical text,
-        which names the result in the cache (and is what the cwb engine sends to CQP)."""
+    def check(self, query: str) -> tuple[str, Query]:
+        """The query's canonical text, which names its result in the cache (and is what the cwb engine
+        sends to CQP), and the AST the engine runs. A text is parsed once: the count, the page of hits
+        and the analyses of one search send the same text (to every partition of this node)."""
+        known = self.checked.get(query)
+        if known is not None:
+            self.checked.move_to_end(query)
+            return known
         try:
             parsed = parse_cqp(query)
         except QueryError as exc:
             raise query_problem(exc) from exc
-        return serialize(parsed), parsed
+        self.checked[query] = answer = (serialize(parsed), parsed)
+        while len(self.checked) > CHECKED_KEPT:
+            self.checked.popitem(last=False)
+        return answer
 
     async def analyse(self, function: Callable[..., T], *args: object,
                       disconnected: Callable[[], Awaitable[bool]] | None = None) -> T:
