@@ -34,6 +34,16 @@ class Scheduler:
         self.heavy = threading.BoundedSemaphore(heavy)
         self.heavy_after = heavy_after
         self.waiting = 0
+        self._heavy_now = 0  # evaluations that became heavy and have not ended
+        self._count_lock = threading.Lock()
+
+    def heavy_running(self) -> int:
+        """Evaluations that have become heavy (given their place back) and not ended yet."""
+        return self._heavy_now
+
+    def _heavy_changed(self, by: int) -> None:
+        with self._count_lock:
+            self._heavy_now += by
 
     async def run(
         self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]]
@@ -89,6 +99,7 @@ class _Pace:
         with self.lock:
             if not self.gave_back:  # this evaluation is heavy from now on
                 self.gave_back = True
+                self.scheduler._heavy_changed(1)
                 self.give_back()
             thread = threading.get_native_id()
             if thread not in self.lowered:
@@ -105,6 +116,8 @@ class _Pace:
         finally:
             if self.holds_heavy:
                 self.scheduler.heavy.release()
+            if self.gave_back:
+                self.scheduler._heavy_changed(-1)
 
 
 def _lower_priority(thread: int) -> None:

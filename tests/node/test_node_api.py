@@ -123,19 +123,23 @@ async def test_queries_wait_in_line_then_get_busy(sample_registry: Path, big_reg
 
 
 async def test_short_queries_are_not_held_up_by_heavy_ones(sample_registry: Path, big_registry: Path) -> None:
+    """With one place to run queries, two heavy ones in it (one running, one waiting, both past
+    ``heavy_after_seconds``), short queries still get their answers while the heavy ones are at it:
+    judged by order of events, not by a stopwatch, so that a loaded machine cannot break it."""
     app = make_app(sample_registry, big_registry, max_concurrent_queries=1, heavy_after_seconds=0.2,
-                   max_heavy_queries=1, query_timeout=60)
+                   max_heavy_queries=1, query_timeout=120, queue_seconds=120)
     # "w7 w7" never occurs: every start walks 500 tokens
     heavy = {"partition": "big", "query": '[word="w.*"]+ [word="w7"] [word="w7"]'}
     async for client in client_for(app):
         running = [asyncio.ensure_future(client.post("/v1/count", json={**heavy, "hard_boundary": 500 + k}))
                    for k in range(2)]
-        await asyncio.sleep(0.6)
+        service: PartitionService = app.state.node.service
+        while service.scheduler.heavy_running() < 2:  # until both have become heavy and given their place back
+            await asyncio.sleep(0.05)
         for query in ('"house"', '"old"', '[pos="DT"]'):
-            started = time.perf_counter()
             answer = await client.post("/v1/count", json={"partition": "sample", "query": query})
-            assert answer.status_code == 200 and time.perf_counter() - started < 0.5, query
-        assert not any(task.done() for task in running)  # the heavy ones are still at it
+            assert answer.status_code == 200, query
+            assert not any(task.done() for task in running), query  # answered while the heavy ones run
         assert [(await task).json()["total"] for task in running] == [0, 0]
 
 
