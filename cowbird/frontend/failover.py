@@ -129,7 +129,13 @@ class Failover:
         client = self.pools(node)
         headers = {**self.headers, "X-Cowbird-Call": _CALL.get()} if _CALL.get() else self.headers
         request = client.build_request(method, f"{node}{path}", headers=headers, **kwargs)
-        return await client.send(request, stream=True)
+        try:
+            return await client.send(request, stream=True)
+        except (AttributeError, OSError) as exc:
+            # a node killed while the connection is made can surface as the socket vanishing under
+            # httpcore/anyio (``'NoneType' object has no attribute 'getpeername'``): the node is
+            # unreachable, as for any transport error, not a failure of the front end
+            raise httpx.ConnectError(f"{type(exc).__name__}: {exc}", request=request) from exc
 
     async def body(self, partition: Partition, node: str, response: httpx.Response) -> bytes:
         """The body, read up to ``max_node_response_bytes``; a failure answer raises (``classify``)."""

@@ -269,3 +269,28 @@ async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_o
         else:
             assert asked == [] and body["failed"] == [sample_parts.ids[2]], asked
             assert "timed out after 0.5 s" in body["partitions"][2]["error"]
+
+
+async def test_a_node_whose_socket_vanishes_under_the_http_client_is_unreachable(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    """A node killed while the connection is made can surface in httpcore/anyio as an
+    AttributeError (the socket gone: ``'NoneType' object has no attribute 'getpeername'``) instead of
+    a transport error: the partition goes to its replica, and without one it is named as failed —
+    never a 500 of the front end."""
+
+    def vanished(request: httpx.Request) -> httpx.Response:
+        raise AttributeError("'NoneType' object has no attribute 'getpeername'")
+
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-vanished", "http://node-b"]
+    async for client in front_client(settings, nodes, {"node-vanished": httpx.MockTransport(vanished)}):
+        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        assert body["complete"] is True and [h["position"] for h in body["hits"]] == [2, 19, 81]
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-vanished"]
+    async for client in front_client(settings, nodes, {"node-vanished": httpx.MockTransport(vanished)}):
+        answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+        body = answer.json()
+        assert answer.status_code == 200 and body["complete"] is False and body["failed"] == [sample_parts.ids[2]]
+        failed = next(p for p in body["partitions"] if p["id"] == sample_parts.ids[2])
+        assert "unreachable (ConnectError)" in failed["error"]
