@@ -18,17 +18,14 @@ import httpx
 
 from cowbird.core.metrics import Metrics
 from cowbird.core.off_loop import OFF_LOOP_BYTES, off_loop
-from cowbird.core.search import PartitionFailure, TimeLimit
+from cowbird.core.search import A, AnalysisRequest, PartitionFailure, TimeLimit
 from cowbird.core.wire import (
     ContextResponse,
-    CooccurrenceRequest,
     CooccurrenceResponse,
     CountRequest,
     CountResponse,
-    DistributionRequest,
     DistributionResponse,
     ExportRequest,
-    FrequencyRequest,
     FrequencyResponse,
     HitsRequest,
     HitsResponse,
@@ -36,7 +33,6 @@ from cowbird.core.wire import (
     MarginalsRequest,
     MarginalsResponse,
     SortKeysRequest,
-    SortKeysResponse,
 )
 from cowbird.frontend.corpora import Partition
 from cowbird.frontend.failover import Failover
@@ -61,8 +57,6 @@ from cowbird.frontend.settings import FrontendSettings
 __all__ = ["IDLE_SECONDS", "NodeClient", "NodeFailure", "NodePools"]
 
 T = TypeVar("T")
-AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest
-A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse)
 logger = logging.getLogger("cowbird.fanout")
 
 
