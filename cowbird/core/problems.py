@@ -62,12 +62,21 @@ def _default_render(request: Request, error: CowbirdError) -> Response:
     return problem_response(error)
 
 
-def validation_error(error: RequestValidationError) -> InvalidRequest | BadParameter:
+UNKNOWN_PARAMETER = "unknown_parameter"
+"""The validation error type of a query parameter a route does not take (raised by the front end's
+parameter models, ``cowbird.frontend.params``); its context holds ``accepted``, the names it takes."""
+
+
+def validation_error(error: RequestValidationError, path: str = "") -> InvalidRequest | BadParameter:
     """FastAPI's validation failure as one line: where (``body.limit``, ``query.context``) and why.
     A bad query parameter (``format=xls``, ``offset=-1``) is ``400 bad_parameter`` naming it, like
-    the parameters the routes check themselves; a body that does not match the API stays 422."""
+    the parameters the routes check themselves; a body that does not match the API stays 422. An
+    unknown parameter names the route (``path``) and every parameter it takes."""
     errors = error.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    for unknown in errors:
+        if unknown.get("type") == UNKNOWN_PARAMETER:
+            return BadParameter(f"{unknown['msg']}; {path or 'the route'} takes: {unknown['ctx']['accepted']}")
     location = tuple(first.get("loc", ()))
     if location[:1] == ("query",) and len(location) > 1:
         return BadParameter(f"{location[1]}: {first['msg']}")
@@ -84,7 +93,8 @@ def install_problem_handlers(app: FastAPI, render: Renderer = _default_render) -
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:
-        return render(request, validation_error(error))
+        route = request.scope.get("route")
+        return render(request, validation_error(error, getattr(route, "path", request.url.path)))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:

@@ -33,7 +33,7 @@ from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
 from cowbird.frontend.pools import NodePools
 from cowbird.frontend.routes import analyses, corpora, export, history, language, metrics, pages, query, ref
-from cowbird.frontend.routes.deps import known_parameters
+from cowbird.frontend.routes.deps import no_parameters
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.frontend.state import FrontendState
 from cowbird.web import STATIC, TEMPLATES
@@ -129,10 +129,10 @@ def create_app(
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
 
-    routers = (corpora.router, language.router, query.router, analyses.router, export.router, ref.router,
-               history.router, accounts_web.router)
-    for router in routers:
-        app.include_router(router, dependencies=[Depends(known_parameters)])
+    for router in (language.router, query.router, analyses.router, export.router, ref.router):
+        app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
+    for router in (corpora.router, history.router, accounts_web.router):
+        app.include_router(router, dependencies=[Depends(no_parameters)])
     app.include_router(pages.router)
     app.include_router(metrics.router)  # the search page's URL carries the search itself: its script reads it
     return app

@@ -34,11 +34,13 @@ class NodeHealth:
     probe_timeout: float
     first_cooldown: float = 1.0
     max_cooldown: float = 30.0
+    clock: Callable[[], float] | None = None
+    """Seconds on a monotonic clock (default: the event loop's); tests pass their own to pass a cooldown."""
     _nodes: dict[str, _Health] = field(default_factory=dict)
     _background: set[asyncio.Future[bool]] = field(default_factory=set)
 
     def _now(self) -> float:
-        return asyncio.get_running_loop().time()
+        return self.clock() if self.clock is not None else asyncio.get_running_loop().time()
 
     def is_down(self, node: str) -> bool:
         return self._nodes.get(node, _Health()).down

@@ -379,3 +379,33 @@ async def test_mu_and_tab_queries_over_partitions(client: httpx.AsyncClient, sam
     filtered = await client.get("/api/v1/query", params={"corpus": "sample", "q": 'TAB "the" [pos="NN"]',
                                                         "syntax": "cqp", "filter": "text_genre~news"})
     assert "an MU or TAB query takes no constraint" in assert_problem(filtered, 400, "bad_parameter")["detail"]
+
+
+async def test_every_route_refuses_what_it_does_not_take(client: httpx.AsyncClient) -> None:
+    """One parameter model per route (``cowbird.frontend.params``): unknown names are a 400 naming each,
+    the closest accepted name and everything the route takes; ``token`` is accepted everywhere."""
+    both = await client.get("/api/v1/frequency", params={"corpus": "sample", "q": "house", "bye": "pos", "zzz": 1})
+    detail = assert_problem(both, 400, "bad_parameter")["detail"]
+    assert detail.startswith("unknown parameters bye (did you mean by?), zzz; /api/v1/frequency takes: by, corpus, ")
+    assert "filter, fold, format, ignore_case, limit, min, offset, on, provenance, q, syntax, token" in detail
+    ref = await client.get("/api/v1/ref/sample/3", params={"ende": 4})
+    assert assert_problem(ref, 400, "bad_parameter")["detail"] == (
+        "unknown parameter ende (did you mean end?); /api/v1/ref/{corpus}/{position} takes: end, token")
+    bare = await client.get("/api/v1/corpora", params={"limit": 3})
+    assert assert_problem(bare, 400, "bad_parameter")["detail"] == (
+        "unknown parameter limit; /api/v1/corpora takes: token")
+    assert (await client.get("/api/v1/corpora", params={"token": ""})).status_code == 200
+    wrong = await client.get("/api/v1/collocations", params={"corpus": "sample", "q": "house", "window": 0})
+    assert assert_problem(wrong, 400, "bad_parameter")["detail"] == "window: Input should be greater than or equal to 1"
+    # the models are the OpenAPI document's parameters, with their descriptions
+    operation = client_app(client).openapi()["paths"]["/api/v1/export"]["get"]
+    described = {p["name"]: p.get("description", "") for p in operation["parameters"]}
+    assert described["filter"] == "ATTR~REGEX or ATTR!~REGEX, repeatable." and described["format"].startswith("tsv")
+    assert set(described) == {"token", "corpus", "q", "syntax", "ignore_case", "filter", "context", "show", "meta",
+                              "sample", "seed", "sort", "direction", "offset", "limit", "format", "provenance"}
+
+
+def client_app(client: httpx.AsyncClient) -> FastAPI:
+    transport = client._transport
+    assert isinstance(transport, httpx.ASGITransport) and isinstance(transport.app, FastAPI)
+    return transport.app

@@ -10,10 +10,10 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from cowbird import __version__
@@ -21,13 +21,21 @@ from cowbird.core.analysis_merge import MEASURES, Measure
 from cowbird.core.analysis_spec import WHOLE_MATCH, parse_fold, parse_span
 from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
-from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry, Partition
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.hits import NodeSearch, partition_result, search_of
+from cowbird.frontend.params import (
+    MAX_JSON_ROWS,
+    CollocationParameters,
+    DistributionParameters,
+    FrequencyParameters,
+    Searching,
+    split,
+)
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, split, until_disconnected
-from cowbird.frontend.routes.query import Filters, Syntax
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
@@ -58,14 +66,7 @@ from cowbird.query import Sequence as Succession
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 T = TypeVar("T")
-MAX_JSON_ROWS = 100_000
-"""Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
 
-Corpus = Annotated[str, Query(description="Corpus name.")]
-Q = Annotated[str, Query(description="The query.")]
-IgnoreCase = Annotated[bool, Query(description="Case-insensitive matching.")]
-TableFormat = Annotated[Literal["json", "tsv", "csv"], Query(
-    description="json, or the rows as a tsv/csv file that starts with a metadata block (pandas: skiprows=N)")]
 
 
 def _link(**params: str | list[str]) -> str:
@@ -113,14 +114,10 @@ class Asked:
     filters: list[str]
 
 
-def asked(user: CurrentUser, catalogue: Corpora, nodes: Nodes, corpus: Corpus, q: Q, syntax: Syntax = "simple",
-          ignore_case: IgnoreCase = False, filters: Filters = None) -> Asked:
-    target = catalogue.get(corpus, user)
-    checked = build_query(q, syntax, ignore_case, filters or [], target)
-    return Asked(target, search_of(nodes, target, checked), q, syntax, ignore_case, filters or [])
-
-
-Searched = Annotated[Asked, Depends(asked)]
+def searched(user: Viewer, catalogue: CorpusCatalogue, nodes: NodeClient, asked: Searching) -> Asked:
+    target = catalogue.get(asked.corpus, user)
+    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
+    return Asked(target, search_of(nodes, target, checked), asked.q, asked.syntax, asked.ignore_case, asked.filters)
 
 
 async def _run(request: Request, user: Viewer, quota: FairUse, work: Awaitable[T]) -> T:
@@ -158,11 +155,6 @@ FILES: dict[int | str, dict[str, Any]] = {
     200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv")}},
           "description": "The analysis as JSON, or with format=tsv|csv as a file."}
 }
-Provenance = Annotated[bool, Query(description="With format=tsv|csv: start the file with what it counts and how.")]
-Offset = Annotated[int, Query(ge=0, description="The first row returned (0-based), to page through the table.")]
-Limit = Annotated[int | None, Query(ge=1, description=(
-    f"Rows returned (JSON: at most {MAX_JSON_ROWS:,}; default 1,000, collocations 100); a tsv/csv file has every "
-    "row from offset unless limited."))]
 
 
 def _page_size(limit: int | None, format: str, default: int) -> int | None:
@@ -183,32 +175,22 @@ def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
 
 @router.get("/frequency", response_model=FrequencyResult, responses=FILES)
 async def frequency(
-    request: Request,
-    user: CurrentUser,
-    quota: Quota,
-    found: Searched,
-    by: Annotated[str, Query(description="The p-attribute counted (word, lemma, pos ...).")] = "word",
-    on: Annotated[str | None, Query(description="match, matchend, target, keyword, an offset (match[-1], "
-                                                "matchend[1]) or a span (match..matchend, the default: the "
-                                                "whole match).")] = None,
-    fold: Annotated[str, Query(description="c: fold case, d: ignore diacritics, cd: both.")] = "",
-    min: Annotated[int, Query(ge=1, description="Only values with at least this frequency.")] = 1,
-    offset: Offset = 0,
-    limit: Limit = None,
-    format: TableFormat = "json",
-    provenance: Provenance = False,
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[FrequencyParameters, Query()],
 ) -> BaseModel | Response:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
     target, cqp = found.corpus, found.search.cqp
-    span, folded = parse_span(on), parse_fold(fold)
+    span, folded = parse_span(on), parse_fold(asked.fold)
     rows_wanted = _page_size(limit, format, 1000)
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
     statuses, table = await _run(request, user, quota, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
     if format != "json":
-        return _table(found, cqp, "frequency", format, provenance,
+        return _table(found, cqp, "frequency", format, asked.provenance,
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted},
                       statuses, table.truncated, ["value", "frequency", "share", "per_million"],
                       [[r.value, r.frequency, r.share, r.per_million] for r in table.rows])
@@ -231,30 +213,23 @@ async def frequency(
 
 @router.get("/distribution", response_model=DistributionResult, responses=FILES)
 async def distribution(
-    request: Request,
-    user: CurrentUser,
-    quota: Quota,
-    found: Searched,
-    by: Annotated[str, Query(description="An s-attribute with values (text_genre, text_year ...).")],
-    order: Annotated[Literal["value", "hits", "per_million"], Query(
-        description="Rows by value (numbers as numbers), by hits or by hits per million.")] = "value",
-    offset: Offset = 0,
-    limit: Limit = None,
-    format: TableFormat = "json",
-    provenance: Provenance = False,
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[DistributionParameters, Query()],
 ) -> BaseModel | Response:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
     values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
     many there are), a file has them all."""
     started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
     target, cqp = found.corpus, found.search.cqp
-    rows_wanted = _page_size(limit, format, 1000)
+    rows_wanted = _page_size(asked.limit, format, 1000)
     statuses, table = await _run(request, user, quota, found.search.distribution(by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
-        return _table(found, cqp, "distribution", format, provenance,
+        return _table(found, cqp, "distribution", format, asked.provenance,
                       {"by": by, "order": order, "offset": offset, "limit": rows_wanted}, statuses,
                       table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
                       [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in page])
@@ -277,28 +252,15 @@ async def distribution(
 
 @router.get("/collocations", response_model=CollocationResult, responses=FILES)
 async def collocations(
-    request: Request,
-    user: CurrentUser,
-    quota: Quota,
-    found: Searched,
-    attribute: Annotated[str, Query(description="The p-attribute of the collocates.")] = "lemma",
-    window: Annotated[int, Query(ge=1, le=100, description="Tokens each side (left= and right= override).")] = 5,
-    left: Annotated[int | None, Query(ge=0, le=100, description="Tokens before the match.")] = None,
-    right: Annotated[int | None, Query(ge=0, le=100, description="Tokens after the match.")] = None,
-    within: Annotated[str | None, Query(description="Windows stay in this region (s, text); 'none' lets them "
-                                                    "run to the partition's edges. Default: text.")] = None,
-    measures: Annotated[str | None, Query(description=f"Comma-separated, of: {', '.join(MEASURES)} (default all).")]
-    = None,
-    order: Annotated[str, Query(description="The measure the rows are sorted by, or f.")] = "log_likelihood",
-    min_freq: Annotated[int, Query(ge=1, description="Only collocates with at least this many co-occurrences.")] = 2,
-    offset: Offset = 0,
-    limit: Limit = None,
-    format: TableFormat = "json",
-    provenance: Provenance = False,
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[CollocationParameters, Query()],
 ) -> BaseModel | Response:
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
     started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    attribute, window, left, right, measures = asked.attribute, asked.window, asked.left, asked.right, asked.measures
+    order, min_freq, offset, format = asked.order, asked.min_freq, asked.offset, asked.format
     target = found.corpus
     chosen = cast(list[Measure], split(measures) or list(MEASURES))
     unknown = [m for m in chosen if m not in MEASURES]
@@ -306,7 +268,7 @@ async def collocations(
         raise BadParameter(f"measures={measures}: unknown {', '.join(unknown)}; give any of {', '.join(MEASURES)}")
     if order != "f" and order not in MEASURES:
         raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
-    region = _within(within, target.s_attributes)
+    region = _within(asked.within, target.s_attributes)
     # as cwb-ccc: the hits lie inside the windows' region too
     search = found.search.refined(found.search.query.within(region))
     cqp = search.cqp
@@ -315,13 +277,13 @@ async def collocations(
     statuses, table = await _run(request, user, quota, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     before, after = window if left is None else left, window if right is None else right
-    rows_wanted = _page_size(limit, format, 100)
+    rows_wanted = _page_size(asked.limit, format, 100)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
         parameters: dict[str, object] = {
             "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
             "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": rows_wanted}
-        return _table(found, cqp, "collocations", format, provenance, parameters, statuses, table.truncated,
+        return _table(found, cqp, "collocations", format, asked.provenance, parameters, statuses, table.truncated,
                       ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
                       [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
                        for r in page])

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
-import re
 from collections.abc import Awaitable
 from dataclasses import replace
 from typing import Annotated, TypeVar
 
 from fastapi import Depends, Query, Request
-from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
 from sqlalchemy.exc import SQLAlchemyError
 
-from cowbird.core.errors import BadParameter, ClientGone, DeadlinePassed, Unauthorized
-from cowbird.core.search import HitView
+from cowbird.core.errors import ClientGone, DeadlinePassed, Unauthorized
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.params import Parameters
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 
@@ -102,74 +98,9 @@ Corpora = Annotated[CorpusCatalogue, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
 
 
-def split(values: str | None) -> list[str]:
-    return [v.strip() for v in (values or "").split(",") if v.strip()]
+def no_parameters(asked: Annotated[Parameters, Query()]) -> None:
+    """Routes that take no query parameters (but ``token``) refuse any, naming them (``Parameters``)."""
 
-
-def hit_view(
-    request: Request,
-    context: Annotated[
-        str, Query(description="Tokens of context each side, or an s-attribute (s) for the whole region.")
-    ] = "10",
-    show: Annotated[str | None, Query(description="p-attributes of the match to return, comma-separated.")] = None,
-    meta: Annotated[str | None, Query(description="s-attributes (metadata) to return, comma-separated.")] = None,
-) -> HitView:
-    """What each hit shows, from the ``context``, ``show`` and ``meta`` parameters."""
-    limit = frontend_state(request).settings.max_context
-    names = split(meta)
-    if any(name.lower() in ("1", "true", "yes") for name in names):
-        raise BadParameter(
-            f"meta={meta}: meta names the s-attributes to show with each hit (meta=text_genre,text_url); "
-            "for the provenance block of a download use provenance=1"
-        )
-    if re.fullmatch(r"[0-9]{1,9}", context.strip()):  # ASCII digits: "²" is a digit to str.isdigit
-        tokens = int(context.strip())
-        if tokens > limit:
-            raise BadParameter(f"context={context}: at most {limit} tokens each side")
-        return HitView(tokens, split(show), names)
-    if not context.strip().isidentifier():
-        raise BadParameter(f"context={context!r}: give a number of tokens (0-{limit}) or an s-attribute such as s")
-    return HitView(0, split(show), names, region=context.strip())
-
-
-def known_parameters(request: Request) -> None:
-    """Refuse query parameters the route does not take, naming them and the accepted ones: a
-    misspelt parameter (``ignorecase=1``) must not be ignored without a word."""
-    route = request.scope.get("route")
-    if not isinstance(route, APIRoute):
-        return
-    accepted = _accepted(route) | {"token"}  # ?token= authenticates HTTP GET scripts on every route
-    unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in accepted]
-    if not unknown:
-        return
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, sorted(accepted), n=1, cutoff=0.6)
-        hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
-    raise BadParameter(
-        f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(hints)}; "
-        f"{route.path} takes: {', '.join(sorted(accepted)) or 'no parameters'}"
-    )
-
-
-_ACCEPTED: dict[int, frozenset[str]] = {}
-
-
-def _accepted(route: APIRoute) -> frozenset[str]:
-    if id(route) not in _ACCEPTED:
-        _ACCEPTED[id(route)] = frozenset(_query_names(route.dependant))
-    return _ACCEPTED[id(route)]
-
-
-def _query_names(dependant: Dependant) -> list[str]:
-    """The query parameters of an endpoint and of all its dependencies, by the names users write."""
-    names = [param.alias for param in dependant.query_params]
-    for sub in dependant.dependencies:
-        names += _query_names(sub)
-    return names
-
-
-View = Annotated[HitView, Depends(hit_view)]
 
 BACKSTOP_SECONDS = 5.0
 """How long past its deadline a query may still run: node calls end at the deadline themselves

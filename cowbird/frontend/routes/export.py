@@ -27,9 +27,10 @@ from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from cowbird.frontend.hits import public_hit, search_of
 from cowbird.frontend.links import public_base
+from cowbird.frontend.params import ExportParameters
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, View, until_disconnected
-from cowbird.frontend.routes.query import Direction, Filters, Sort, Syntax, sort_key
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
+from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
 
@@ -49,23 +50,12 @@ async def export(
     quota: Quota,
     catalogue: Corpora,
     nodes: Nodes,
-    corpus: Annotated[str, Query()],
-    q: Annotated[str, Query()],
-    view: View,
-    syntax: Syntax = "simple",
-    ignore_case: bool = False,
-    filters: Filters = None,
-    offset: Annotated[int, Query(ge=0, description="First hit to export (0-based, global order).")] = 0,
-    limit: Annotated[int | None, Query(ge=1, description="Rows (default: the browser limit).")] = None,
-    sample: Annotated[int | None, Query(ge=1, description="Export a random sample of this many hits.")] = None,
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")] = 0,
-    sort: Sort = None,
-    direction: Direction = "asc",
-    format: Annotated[Format, Query(description="tsv, csv, xlsx or ndjson.")] = "tsv",
-    provenance: Annotated[bool, Query(description="Start the file with what it holds and how it was made.")] = False,
+    asked: Annotated[ExportParameters, Query()],
 ) -> StreamingResponse:
     settings = frontend_state(request).settings
-    target = catalogue.get(corpus, user)
+    target = catalogue.get(asked.corpus, user)
+    q, syntax, ignore_case, filters, format = asked.q, asked.syntax, asked.ignore_case, asked.filters, asked.format
+    offset, limit, sample, seed, sort = asked.offset, asked.limit, asked.sample, asked.seed, asked.sort
     allowed = settings.api_export_limit if user.api else settings.browser_export_limit
     rows = sample if sample is not None else (limit or settings.browser_export_limit)
     if rows > allowed:
@@ -75,10 +65,11 @@ async def export(
         raise BadParameter(f"{'sample' if sample else 'limit'}={rows}: API mode exports at most {allowed} rows")
     if sample is not None and offset:
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
+    view = asked.view(settings.max_context)
     view.check(target)
-    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters or [], target), view)
+    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters, target), view)
     cqp = search.cqp
-    order = sort_key(sort, direction, seed, sample)
+    order = sort_key(sort, asked.direction, seed, sample)
     if order is not None:
         search.check_sort(order, sort)
     key = quota.key(user, request)
@@ -102,7 +93,7 @@ async def export(
     base = public_base(request)
     columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
     about = {
-        "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters or [], "cqp": cqp,
+        "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters, "cqp": cqp,
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
         "cowbird": __version__,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -130,7 +121,7 @@ async def export(
 
     async def rows_of() -> AsyncIterator[bytes]:
         # made here, not before: a client that leaves before the stream starts leaves no temporary file
-        out = writer(format, columns, about if provenance else None)
+        out = writer(format, columns, about if asked.provenance else None)
         try:
             async for chunk in written_rows(out):
                 yield chunk

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -13,18 +13,14 @@ from cowbird.core.errors import BadParameter
 from cowbird.core.search import answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.hits import partition_result, public_hit, search_of
+from cowbird.frontend.params import PreviewParameters
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, View, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
 from cowbird.frontend.schemas import QueryResult
 from cowbird.frontend.state import frontend_state
 from cowbird.query import QueryError, parse_cqp
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
-
-Syntax = Annotated[Literal["simple", "cqp"], Query(description="simple (Colibri² language) or cqp.")]
-Sort = Annotated[str | None, Query(description="Sort the hits: match.lemma, match..matchend.word, left1.word, "
-                                               "right2.pos%c, target.lemma, keyword.word, random (with seed).")]
-Direction = Annotated[Literal["asc", "desc"], Query(description="Sort direction (ties stay in corpus order).")]
 
 
 def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) -> SortKey | None:
@@ -37,10 +33,6 @@ def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) ->
     return parse_sort(sort, direction, seed)  # type: ignore[arg-type]
 
 
-Filters = Annotated[list[str] | None, Query(alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")]
-
-
-
 @router.get("/query", response_model=QueryResult)
 async def query(
     request: Request,
@@ -49,47 +41,38 @@ async def query(
     quota: Quota,
     catalogue: Corpora,
     nodes: Nodes,
-    corpus: Annotated[str, Query(description="Corpus name.")],
-    q: Annotated[str, Query(description="The query.")],
-    view: View,
-    syntax: Syntax = "simple",
-    ignore_case: Annotated[bool, Query(description="Case-insensitive matching.")] = False,
-    filters: Filters = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=0)] = 100,
-    sample: Annotated[int | None, Query(ge=1, description="Return a random sample of this many hits.")] = None,
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")] = 0,
-    sort: Sort = None,
-    direction: Direction = "asc",
+    asked: Annotated[PreviewParameters, Query()],
 ) -> QueryResult:
     started = time.perf_counter()
-    target = catalogue.get(corpus, user)
-    preview_size = frontend_state(request).settings.preview_size
-    if limit > preview_size or (sample or 0) > preview_size:
-        raise BadParameter(f"a preview has at most {preview_size} hits; use /api/v1/export for more")
+    target = catalogue.get(asked.corpus, user)
+    settings = frontend_state(request).settings
+    offset, limit, sample, seed = asked.offset, asked.limit, asked.sample, asked.seed
+    if limit > settings.preview_size or (sample or 0) > settings.preview_size:
+        raise BadParameter(f"a preview has at most {settings.preview_size} hits; use /api/v1/export for more")
+    view = asked.view(settings.max_context)
     view.check(target)
-    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters or [], target), view)
-    order = sort_key(sort, direction, seed, sample)
+    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
+    search = search_of(nodes, target, checked, view)
+    order = sort_key(asked.sort, asked.direction, seed, sample)
     if order is not None:
-        search.check_sort(order, sort)
-    deadline = frontend_state(request).settings.deadline
+        search.check_sort(order, asked.sort)
     key = quota.key(user, request)
     with quota.running(user, key):
         work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
-        statuses, found = await until_disconnected(request, work, deadline)
+        statuses, found = await until_disconnected(request, work, settings.deadline)
     hits = [public_hit(target, view, f) for f in found]
     response.headers.update(quota.headers(user, key))
     failed = failed_partitions(statuses)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     if user.browser and user.name is not None and sample is None and offset == 0:
         accounts: Accounts = frontend_state(request).accounts
-        await run_in_threadpool(_remember, accounts, user.name, target.name, q, syntax, ignore_case, filters or [],
-                                answered_total(statuses))
+        await run_in_threadpool(_remember, accounts, user.name, target.name, asked.q, asked.syntax, asked.ignore_case,
+                                asked.filters, answered_total(statuses))
     return QueryResult(
         corpus=target.name, cqp=search.cqp, total=answered_total(statuses), complete=not failed, failed=failed,
         partitions=[partition_result(s) for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         offset=offset if sample is None else 0, sample=sample, hits=hits,
-        hint=CQP_HINT if syntax == "simple" and not hits and looks_like_cqp(q) else None,
+        hint=CQP_HINT if asked.syntax == "simple" and not hits and looks_like_cqp(asked.q) else None,
         anchors=search.query.anchors,
     )
 

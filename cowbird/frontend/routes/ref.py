@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
@@ -13,12 +13,10 @@ from cowbird.core.wire import Line
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.links import public_base, ref_path
+from cowbird.frontend.params import RefParameters
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Quota, until_disconnected
 from cowbird.frontend.schemas import RefResult, RefText, WebContext
 from cowbird.frontend.state import frontend_state
-
-if TYPE_CHECKING:
-    pass
 
 router = APIRouter(tags=["static links"])
 
@@ -79,21 +77,21 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
     )
 
 
-EndOfMatch = Annotated[int | None, Query(ge=0, description="Global position of the match's last token.")]
+Ref = Annotated[RefParameters, Query()]
 
 
 @router.get("/api/v1/ref/{corpus}/{position}", response_model=RefResult)
 async def ref_json(
-    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, end: EndOfMatch = None
+    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, asked: Ref
 ) -> RefResult:
-    return await resolve(request, catalogue.get(corpus, user), position, end)
+    return await resolve(request, catalogue.get(corpus, user), position, asked.end)
 
 
 @router.get("/ref/{corpus}/{position}", response_class=HTMLResponse)
 async def ref_page(
-    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, end: EndOfMatch = None
+    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, asked: Ref
 ) -> HTMLResponse:
-    ref = await resolve(request, catalogue.get(corpus, user), position, end)
+    ref = await resolve(request, catalogue.get(corpus, user), position, asked.end)
     templates = frontend_state(request).templates
     calf = frontend_state(request).settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
     response: HTMLResponse = templates.TemplateResponse(
@@ -115,7 +113,7 @@ def _outside(context: str, sentence: str, before: bool) -> str:
 @router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)
 async def ref_on_the_web(
     request: Request, response: Response, corpus: str, position: int, user: CurrentUser, quota: Quota,
-    catalogue: Corpora, end: EndOfMatch = None,
+    catalogue: Corpora, asked: Ref,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
     the sentence found in it, and its context returned. Off unless ``calf_enabled``. It runs as one
@@ -126,7 +124,7 @@ async def ref_on_the_web(
         raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
     key = quota.key(user, request)
     with quota.running(user, key):
-        ref = await resolve(request, catalogue.get(corpus, user), position, end)
+        ref = await resolve(request, catalogue.get(corpus, user), position, asked.end)
         url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")
         if not url:
             raise NotFound(f"position {position} has no URL in its metadata to look on")

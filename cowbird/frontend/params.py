@@ -1,0 +1,198 @@
+"""The query parameters of the front end's routes as models (FastAPI's query-parameter models).
+
+Each route takes one model (``Annotated[PreviewParameters, Query()]``); the models share their parts by
+inheritance, so ``corpus``, ``q``, ``syntax``, ``ignore_case`` and ``filter`` are declared once for the
+preview, the export, the three analyses and the translation. Every model refuses what it does not
+know (``extra="forbid"``): a misspelt parameter (``ignorecase=1``) is a ``400 bad_parameter`` naming
+it, the closest accepted name and every name the route takes — never ignored without a word.
+``token`` (an API token for HTTP GET scripts) is accepted everywhere.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from cowbird.core.analysis_merge import MEASURES
+from cowbird.core.errors import BadParameter
+from cowbird.core.problems import UNKNOWN_PARAMETER
+from cowbird.core.search import HitView
+from cowbird.frontend.downloads import Format
+
+MAX_JSON_ROWS = 100_000
+"""Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
+
+
+class Parameters(BaseModel):
+    """What every route takes: nothing but an API token."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str | None = Field(None, description="An API token, for scripts that cannot send "
+                                                "Authorization: Bearer (see /help/api).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            accepted = cls.accepted()
+            unknown = [name for name in data if name not in accepted]
+            if unknown:
+                raise PydanticCustomError(UNKNOWN_PARAMETER, "{unknown}", {
+                    "unknown": unknown_parameters(unknown, accepted), "accepted": ", ".join(sorted(accepted))})
+                # the route adds its path and the names it takes (``cowbird.core.problems.validation_error``)
+        return data
+
+    @classmethod
+    def accepted(cls) -> frozenset[str]:
+        """The names users write (the aliases: ``filter``, not ``filters``)."""
+        return frozenset(field.alias or name for name, field in cls.model_fields.items())
+
+
+def unknown_parameters(unknown: list[str], accepted: frozenset[str]) -> str:
+    """``unknown parameter ignorecase (did you mean ignore_case?)``."""
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(accepted), n=1, cutoff=0.6)
+        hints.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(hints)}"
+
+
+class Searching(Parameters):
+    """A query over a corpus, as the preview, the export and the analyses take it."""
+
+    corpus: str = Field(description="Corpus name.")
+    q: str = Field(description="The query.")
+    syntax: Literal["simple", "cqp"] = Field("simple", description="simple (Colibri² language) or cqp.")
+    ignore_case: bool = Field(False, description="Case-insensitive matching: %c on every term (with syntax=cqp: "
+                                                 "on every attribute test).")
+    filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")
+
+
+class Viewing(Parameters):
+    """What each hit shows."""
+
+    context: str = Field("10", description="Tokens of context each side, or an s-attribute (s) for the "
+                                           "whole region.")
+    show: str | None = Field(None, description="p-attributes of the match to return, comma-separated.")
+    meta: str | None = Field(None, description="s-attributes (metadata) to return, comma-separated.")
+
+    def view(self, max_context: int) -> HitView:
+        """The hit view asked for, at most ``max_context`` tokens each side."""
+        names = split(self.meta)
+        if any(name.lower() in ("1", "true", "yes") for name in names):
+            raise BadParameter(
+                f"meta={self.meta}: meta names the s-attributes to show with each hit (meta=text_genre,text_url); "
+                "for the provenance block of a download use provenance=1"
+            )
+        context = self.context.strip()
+        if re.fullmatch(r"[0-9]{1,9}", context):  # ASCII digits: "²" is a digit to str.isdigit
+            if int(context) > max_context:
+                raise BadParameter(f"context={self.context}: at most {max_context} tokens each side")
+            return HitView(int(context), split(self.show), names)
+        if not context.isidentifier():
+            raise BadParameter(f"context={self.context!r}: give a number of tokens (0-{max_context}) or an "
+                               "s-attribute such as s")
+        return HitView(0, split(self.show), names, region=context)
+
+
+class Ordering(Parameters):
+    """A sample or an order of the hits."""
+
+    sample: int | None = Field(None, ge=1, description="A random sample of this many hits.")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")
+    sort: str | None = Field(None, description="Sort the hits: match.lemma, match..matchend.word, left1.word, "
+                                               "right2.pos%c, target.lemma, keyword.word, random (with seed).")
+    direction: Literal["asc", "desc"] = Field("asc", description="Sort direction (ties stay in corpus order).")
+
+
+class PreviewParameters(Searching, Viewing, Ordering):
+    """``GET /api/v1/query``."""
+
+    offset: int = Field(0, ge=0, description="The first hit shown (0-based, in the order asked for).")
+    limit: int = Field(100, ge=0, description="Hits shown (at most the preview size).")
+
+
+class ExportParameters(Searching, Viewing, Ordering):
+    """``GET /api/v1/export``."""
+
+    offset: int = Field(0, ge=0, description="First hit to export (0-based, global order).")
+    limit: int | None = Field(None, ge=1, description="Rows (default: the browser limit).")
+    format: Format = Field("tsv", description="tsv, csv, xlsx or ndjson.")
+    provenance: bool = Field(False, description="Start the file with what it holds and how it was made.")
+
+
+class TableParameters(Searching):
+    """An analysis: a table, paged in JSON or whole as a file."""
+
+    offset: int = Field(0, ge=0, description="The first row returned (0-based), to page through the table.")
+    limit: int | None = Field(None, ge=1, description=(
+        f"Rows returned (JSON: at most {MAX_JSON_ROWS:,}; default 1,000, collocations 100); a tsv/csv file has "
+        "every row from offset unless limited."))
+    format: Literal["json", "tsv", "csv"] = Field("json", description=(
+        "json, or the rows as a tsv/csv file that starts with a metadata block (pandas: skiprows=N)"))
+    provenance: bool = Field(False, description="With format=tsv|csv: start the file with what it counts and how.")
+
+
+class FrequencyParameters(TableParameters):
+    """``GET /api/v1/frequency``."""
+
+    by: str = Field("word", description="The p-attribute counted (word, lemma, pos ...).")
+    on: str | None = Field(None, description="match, matchend, target, keyword, an offset (match[-1], matchend[1]) "
+                                             "or a span (match..matchend, the default: the whole match).")
+    fold: str = Field("", description="c: fold case, d: ignore diacritics, cd: both.")
+    min: int = Field(1, ge=1, description="Only values with at least this frequency.")
+
+
+class DistributionParameters(TableParameters):
+    """``GET /api/v1/distribution``."""
+
+    by: str = Field(description="An s-attribute with values (text_genre, text_year ...).")
+    order: Literal["value", "hits", "per_million"] = Field(
+        "value", description="Rows by value (numbers as numbers), by hits or by hits per million.")
+
+
+class CollocationParameters(TableParameters):
+    """``GET /api/v1/collocations``."""
+
+    attribute: str = Field("lemma", description="The p-attribute of the collocates.")
+    window: int = Field(5, ge=1, le=100, description="Tokens each side (left= and right= override).")
+    left: int | None = Field(None, ge=0, le=100, description="Tokens before the match.")
+    right: int | None = Field(None, ge=0, le=100, description="Tokens after the match.")
+    within: str | None = Field(None, description="Windows stay in this region (s, text); 'none' lets them run to "
+                                                 "the partition's edges. Default: text.")
+    measures: str | None = Field(None, description=f"Comma-separated, of: {', '.join(MEASURES)} (default all).")
+    order: str = Field("log_likelihood", description="The measure the rows are sorted by, or f.")
+    min_freq: int = Field(2, ge=1, description="Only collocates with at least this many co-occurrences.")
+
+
+class TranslateParameters(Parameters):
+    """``GET /api/v1/translate``: ``Searching`` with the corpus optional."""
+
+    q: str = Field(description="A query in the simplified language (or CQP with syntax=cqp).")
+    syntax: Literal["simple", "cqp"] = Field("simple", description="simple (the default) or cqp.")
+    ignore_case: bool = Field(False, description="Case-insensitive: %c on every term (with syntax=cqp: on every "
+                                                 "attribute test).")
+    corpus: str | None = Field(None, description="The corpus the filters are checked against.")
+    filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable "
+                                                               "(needs corpus).")
+
+
+class CheckParameters(Parameters):
+    """``GET /api/v1/check``."""
+
+    cqp: str = Field(description="A CQP query expression.")
+
+
+class RefParameters(Parameters):
+    """``GET /ref/{corpus}/{position}`` and its JSON twins."""
+
+    end: int | None = Field(None, ge=0, description="Global position of the match's last token.")
+
+
+def split(values: str | None) -> list[str]:
+    return [v.strip() for v in (values or "").split(",") if v.strip()]
