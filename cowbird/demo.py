@@ -97,7 +97,7 @@ class DemoStack:
             for pid in served:
                 urls[pid].append(url)
         extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.settings.items())
-        text = f'node_token_file = "node.token"\nport = {self.port}\nfanout = "parallel"\n{extra}\n'
+        text = f'port = {self.port}\n{extra}\n[nodes]\ntoken_file = "node.token"\nfanout = "parallel"\n\n'
         for name, title, access, result in corpora:
             nodes = "".join(f"{p.id} = {json.dumps(urls[p.id])}\n" for p in result.partitions)
             text += (f'[[corpora]]\nname = "{name}"\ntitle = "{title}"\nlanguage = "en"\naccess = "{access}"\n'

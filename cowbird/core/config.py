@@ -92,10 +92,19 @@ class RelativeTomlSource(TomlConfigSettingsSource):
 
     def _read_file(self, file_path: Any) -> dict[str, Any]:
         try:
-            data = super()._read_file(file_path)
+            data = upgraded(self._model, super()._read_file(file_path))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file_path}: not valid TOML ({exc})") from exc
+        except ValueError as exc:
+            raise ConfigError(f"{file_path}: {exc}") from exc
         return resolve_paths(self._model, data, Path(file_path).resolve().parent)
+
+
+def upgraded(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the names of an earlier version of ``model`` written as today's: a settings
+    class whose names changed has a static ``upgrade_keys(data) -> data`` (the front end's groups)."""
+    upgrade = getattr(model, "upgrade_keys", None)
+    return upgrade(data) if callable(upgrade) else data
 
 
 def describe_validation_error(error: ValidationError, config: Path | None = None) -> str:
@@ -125,13 +134,16 @@ def load_settings(cls: type[S], config: Path | None, overrides: dict[str, Any]) 
             dotenv_settings: PydanticBaseSettingsSource,
             file_secret_settings: PydanticBaseSettingsSource,
         ) -> tuple[PydanticBaseSettingsSource, ...]:
-            sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+            sources = list(super().settings_customise_sources(
+                settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings))
             if config is not None:
                 sources.append(RelativeTomlSource(settings_cls, toml_file=config))
             return tuple(sources)
 
     values = {k: v for k, v in overrides.items() if v is not None and v != ()}
     try:
-        return cls.model_validate(FromFile(**values).model_dump())
-    except ValidationError as exc:
+        return cls.model_validate(FromFile(**upgraded(cls, values)).model_dump())
+    except ValueError as exc:
+        if not isinstance(exc, ValidationError):
+            raise ConfigError(str(exc)) from exc
         raise ConfigError(describe_validation_error(exc, config)) from exc

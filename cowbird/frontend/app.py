@@ -51,15 +51,15 @@ async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
         from cowbird.calf.fetching import Fetcher
         from cowbird.calf.search import SearxngSearch
     except ModuleNotFoundError as error:
-        raise ConfigError(f"calf_enabled needs Calf, which is not installed here (missing module {error.name!r}): "
-                          "pip install 'cowbird[calf]', or set calf_enabled = false") from error
-    cache = settings.calf_cache_dir or Path(tempfile.gettempdir()) / "cowbird-calf-cache"
-    fetcher = Fetcher(timeout=settings.calf_timeout, deadline=settings.calf_timeout, retries=1, delay=0.5,
+        raise ConfigError(f"[calf] enabled needs Calf, which is not installed here (missing module {error.name!r}): "
+                          "pip install 'cowbird[calf]', or set [calf] enabled = false") from error
+    cache = settings.calf.cache_dir or Path(tempfile.gettempdir()) / "cowbird-calf-cache"
+    fetcher = Fetcher(timeout=settings.calf.timeout, deadline=settings.calf.timeout, retries=1, delay=0.5,
                       cache_dir=cache,
-                      cache_seconds=settings.calf_cache_seconds, public_only=True,
-                      allowed_hosts=tuple(settings.calf_allowed_hosts))
-    search = SearxngSearch(settings.calf_search_url) if settings.calf_search_url else None
-    async with fetcher, httpx.AsyncClient(timeout=settings.calf_timeout) as client:
+                      cache_seconds=settings.calf.cache_seconds, public_only=True,
+                      allowed_hosts=tuple(settings.calf.allowed_hosts))
+    search = SearxngSearch(settings.calf.search_url) if settings.calf.search_url else None
+    async with fetcher, httpx.AsyncClient(timeout=settings.calf.timeout) as client:
         yield Reconstructor(fetcher, search, client, context_chars=500)
 
 
@@ -77,7 +77,7 @@ def create_app(
             try:
                 state.node_client = NodeClient(pools, token, settings)
                 state.node_client.metrics = state.metrics
-                if settings.calf_enabled:
+                if settings.calf.enabled:
                     state.calf = await stack.enter_async_context(calf_for(settings))
                 yield
             finally:
@@ -95,17 +95,18 @@ def create_app(
         # the token (over http:// behind a TLS proxy, before the token is checked): no route has a slash
         redirect_slashes=False,
     )
-    if settings.api_tokens_file is not None:
+    if settings.accounts.api_tokens_file is not None:
+        old = settings.accounts.api_tokens_file
         raise ConfigError(
-            f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {settings.api_tokens_file} "
-            "--user NAME --config ...` once, then remove api_tokens_file from the configuration"
+            f"api_tokens_file is replaced by accounts: run `cowbird users import-tokens {old} "
+            "--user NAME --config ...` once, then remove [accounts] api_tokens_file from the configuration"
         )
     database = Database(settings.database_address())
     database.upgrade()  # migrations only add: an older database keeps its data
     fair_use = FairUse(
-        anonymous=Limits(settings.anonymous_running_queries, settings.anonymous_rows_per_day),
-        user=Limits(settings.user_running_queries, settings.user_rows_per_day),
-        bulk=Limits(settings.bulk_running_queries, settings.bulk_rows_per_day),
+        anonymous=Limits(settings.fair_use.anonymous_running_queries, settings.fair_use.anonymous_rows_per_day),
+        user=Limits(settings.fair_use.user_running_queries, settings.fair_use.user_rows_per_day),
+        bulk=Limits(settings.fair_use.bulk_running_queries, settings.fair_use.bulk_rows_per_day),
     )
     templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
     state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),

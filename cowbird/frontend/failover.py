@@ -1,7 +1,7 @@
 """Failover: the one rule every call to a node goes through (:class:`Failover`).
 
 A call tries a partition's nodes in order (:meth:`Failover.try_nodes`), each attempt under a time
-limit (:meth:`Failover.attempt`: ``node_timeout``, never past the request's own deadline):
+limit (:meth:`Failover.attempt`: ``[nodes] timeout``, never past the request's own deadline):
 
 - a failure of the node — refused connection, a redirect, a 5xx, a node-side refusal such as a
   wrong node token or an unknown partition, an answer that is too large, does not parse or does
@@ -12,7 +12,7 @@ limit (:meth:`Failover.attempt`: ``node_timeout``, never past the request's own 
   health check) is not repeated on the replicas: it would only cost them the same time.
 
 Nodes that do not answer are skipped (:class:`NodeHealth`) until a quick health check says they
-are back, so a dead node costs a preview one probe, not ``node_timeout`` per call. Failures keep
+are back, so a dead node costs a preview one probe, not ``[nodes] timeout`` per call. Failures keep
 the node's URL for the log; what clients see names partitions only.
 """
 
@@ -48,12 +48,12 @@ class Failover:
         self.pools = pools
         self.headers = {"Authorization": f"Bearer {token}"}
         self.settings = settings
-        self.health = NodeHealth(pools, settings.health_probe_timeout)
+        self.health = NodeHealth(pools, settings.nodes.health_probe_timeout)
         self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
     def time_limit(self, limit: TimeLimit | None) -> float:
-        """``node_timeout``, but never past the request's deadline."""
-        timeout = self.settings.node_timeout
+        """``[nodes] timeout``, but never past the request's deadline."""
+        timeout = self.settings.nodes.timeout
         return timeout if limit is None else min(timeout, limit.remaining())
 
     async def attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],
@@ -121,7 +121,7 @@ class Failover:
             self.health.check_later(failure.node)
 
     async def request(self, partition: Partition, node: str, method: str, path: str, **kwargs: Any) -> bytes:
-        """The body of a successful answer, read up to ``max_node_response_bytes``."""
+        """The body of a successful answer, read up to ``[nodes] max_response_bytes``."""
         return await self.body(partition, node, await self.send(node, method, path, **kwargs))
 
     async def send(self, node: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
@@ -138,9 +138,9 @@ class Failover:
             raise httpx.ConnectError(f"{type(exc).__name__}: {exc}", request=request) from exc
 
     async def body(self, partition: Partition, node: str, response: httpx.Response) -> bytes:
-        """The body, read up to ``max_node_response_bytes``; a failure answer raises (``classify``)."""
+        """The body, read up to ``[nodes] max_response_bytes``; a failure answer raises (``classify``)."""
         try:
-            body = await read_capped(response, self.settings.max_node_response_bytes, partition.id, node)
+            body = await read_capped(response, self.settings.nodes.max_response_bytes, partition.id, node)
         finally:
             await response.aclose()
         classify(response.status_code, body, partition.id, node)

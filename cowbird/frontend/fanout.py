@@ -1,5 +1,5 @@
 """Calling the nodes: :class:`NodeClient`, the node API as typed calls, and the fan-out of one
-search's calls (``gather``: parallel, at most ``max_parallel`` at once, or serial).
+search's calls (``gather``: parallel, at most ``[nodes] max_parallel`` at once, or serial).
 
 The parts of a call live beside it: a small connection pool per node (``pools.py``), the one rule
 of attempts, failover and node health every call goes through (``failover.py``), the checks of
@@ -87,16 +87,16 @@ class NodeClient:
     @property
     def time_limit(self) -> float:
         """Seconds a preview or an analysis may take across all nodes (``deadline``)."""
-        return self.settings.deadline
+        return self.settings.limits.deadline
 
     @property
     def export_time_limit(self) -> float:
-        return self.settings.export_deadline
+        return self.settings.limits.export_deadline
 
     @property
     def serial(self) -> bool:
-        """Whether a search asks the partitions one after the other (``fanout = "serial"``)."""
-        return self.settings.fanout == "serial"
+        """Whether a search asks the partitions one after the other (``[nodes] fanout = "serial"``)."""
+        return self.settings.nodes.fanout == "serial"
 
     # -- the node API ----------------------------------------------------------------------------
 
@@ -229,10 +229,10 @@ class NodeClient:
         return response
 
     async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]:
-        """Run one request's calls as configured — in parallel, at most ``max_parallel`` at once, or
+        """Run one request's calls as configured — in parallel, at most ``[nodes] max_parallel`` at once, or
         one after the other; failures are returned, not raised. The bound is per request, so one
         client's heavy queries never hold back another's."""
-        slots = asyncio.Semaphore(self.settings.max_parallel)
+        slots = asyncio.Semaphore(self.settings.nodes.max_parallel)
 
         async def one(call: Callable[[], Awaitable[T]]) -> T | PartitionFailure:
             async with slots:
@@ -242,7 +242,7 @@ class NodeClient:
                     logger.warning("%s", failure)
                     return failure
 
-        if self.settings.fanout == "serial":
+        if self.settings.nodes.fanout == "serial":
             return [await one(call) for call in calls]
         return list(await asyncio.gather(*(one(call) for call in calls)))
 

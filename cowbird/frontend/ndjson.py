@@ -38,7 +38,7 @@ async def stream_lines(failover: Failover, partition: Partition, node: str, resp
 
 async def raw_lines(failover: Failover, partition: Partition, node: str, response: httpx.Response,
                 limit: TimeLimit | None) -> AsyncIterator[bytes]:
-    """The lines of a stream as they come; each chunk must arrive within ``node_timeout``, and
+    """The lines of a stream as they come; each chunk must arrive within ``[nodes] timeout``, and
     no line may be longer than ``MAX_LINE_BYTES``."""
     chunks = response.aiter_bytes()
     pending = b""

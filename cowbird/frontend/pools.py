@@ -15,7 +15,7 @@ closing (which fails with a read error, and without a replica the partition with
 
 
 class NodePools:
-    """One ``httpx.AsyncClient`` per node, each with at most ``node_connections`` connections.
+    """One ``httpx.AsyncClient`` per node, each with at most ``[nodes] connections`` connections.
 
     Small pools per node rather than one big shared one: httpx's pool walks all its connections
     on every request, so a shared pool of a few hundred connections cost the front end more CPU
@@ -26,13 +26,13 @@ class NodePools:
 
     def __init__(self, settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.transport = transport
-        # https nodes: verified against node_ca_file (a private CA) when given, else the system's CAs
+        # https nodes: verified against [nodes] ca_file (a private CA) when given, else the system's CAs
         self.verify: ssl.SSLContext | bool = (
-            ssl.create_default_context(cafile=str(settings.node_ca_file)) if settings.node_ca_file else True
+            ssl.create_default_context(cafile=str(settings.nodes.ca_file)) if settings.nodes.ca_file else True
         )
-        self.timeout = httpx.Timeout(settings.node_timeout, connect=settings.node_connect_timeout)
+        self.timeout = httpx.Timeout(settings.nodes.timeout, connect=settings.nodes.connect_timeout)
         self.limits = httpx.Limits(
-            max_connections=settings.node_connections, max_keepalive_connections=settings.node_connections,
+            max_connections=settings.nodes.connections, max_keepalive_connections=settings.nodes.connections,
             keepalive_expiry=IDLE_SECONDS,
         )
         self._clients: dict[str, httpx.AsyncClient] = {}

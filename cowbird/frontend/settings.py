@@ -8,6 +8,8 @@ unknown access level or a setting out of range is a one-line error naming it.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -15,8 +17,18 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, SecretStr, WithJsonSchema, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from cowbird.core.config import ConfigError, load_settings, read_token
 from cowbird.frontend.accounts.mail import Mailer
@@ -107,73 +119,47 @@ class CorpusConfig(BaseModel):
 DEFAULT_DATABASE_FILE = "cowbird-accounts.sqlite3"
 
 
-class FrontendSettings(BaseSettings):
-    """Everything the front end needs."""
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    model_config = SettingsConfigDict(env_prefix="COWBIRD_", extra="forbid", env_nested_delimiter="__")
 
-    corpora: list[CorpusConfig] = Field(default_factory=list, description="The corpora served.")
-    host: str = Field("127.0.0.1", description="Address to listen on.")
-    port: int = Field(8700, ge=1, le=65535, description="Port to listen on.")
-    public_url: str = Field("", description="Base URL for links in exports (default: from the request).")
-    node_token: SecretStr | None = Field(None, description="Bearer token for the nodes (prefer node_token_file).")
-    node_token_file: Path | None = Field(None, description="File with the node token.")
-    node_ca_file: Path | None = Field(
+class NodeAccess(_Group):
+    """``[nodes]``: how the front end reaches the nodes."""
+
+    token: SecretStr | None = Field(None, description="Bearer token for the nodes (prefer token_file).")
+    token_file: Path | None = Field(None, description="File with the node token.")
+    ca_file: Path | None = Field(
         None, description="CA certificate(s) (PEM) that https:// nodes' certificates must chain to (a private CA)."
-    )
-    api_tokens_file: Path | None = Field(
-        None, description="Old flat file of API tokens; move them into accounts with `cowbird users import-tokens`."
-    )
-    database_url: str = Field(
-        "", description="Account database (SQLAlchemy URL, e.g. postgresql+psycopg://user@host/cowbird); "
-        "empty: the SQLite file database_file."
-    )
-    database_file: Path | None = Field(
-        None, description="SQLite file of the accounts (default: cowbird-accounts.sqlite3 next to the configuration)."
     )
     fanout: Literal["parallel", "serial"] = Field("parallel", description="Call nodes in parallel or one by one.")
     max_parallel: int = Field(8, ge=1, description="Nodes called at once in parallel mode.")
-    node_connections: int = Field(
+    connections: int = Field(
         16, ge=1, description="Connections to each node at most (a pool per node); more requests wait for one."
     )
-    node_connect_timeout: float = Field(5.0, gt=0, description="Seconds to connect to a node.")
-    node_timeout: float = Field(60.0, gt=0, description="Seconds one node request may take.")
-    deadline: float = Field(120.0, gt=0, description="Seconds a whole query may take across all nodes.")
-    export_deadline: float = Field(3600.0, gt=0, description="Seconds a whole export may take.")
+    connect_timeout: float = Field(5.0, gt=0, description="Seconds to connect to a node.")
+    timeout: float = Field(60.0, gt=0, description="Seconds one node request may take.")
     health_probe_timeout: float = Field(
         2.0, gt=0, description="Seconds a node has to answer its health check before it counts as down.",
     )
-    max_node_response_bytes: int = Field(
+    max_response_bytes: int = Field(
         64 * 1024 * 1024, ge=1024 * 1024, description="Largest answer read from a node (an export line by line).",
     )
-    allowed_hosts: list[str] = Field(
-        default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"],
-        description="Host names clients may use to reach the front end (the Host header is checked, so "
-        "links in answers cannot be forged); the host of public_url is always allowed. '*' allows any.",
-    )
+
+
+class LimitSettings(_Group):
+    """``[limits]``: how long and how large a request may be."""
+
+    deadline: float = Field(120.0, gt=0, description="Seconds a whole query may take across all nodes.")
+    export_deadline: float = Field(3600.0, gt=0, description="Seconds a whole export may take.")
     preview_size: int = Field(100, ge=1, description="Most hits a preview (/api/v1/query) returns.")
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
-    smtp_host: str = Field("", description="SMTP server that tells users the decision on their account (empty: none).")
-    smtp_port: int = Field(25, ge=1, le=65535, description="SMTP port.")
-    smtp_from: str = Field("cowbird@localhost", description="Sender address of those e-mails.")
-    smtp_starttls: bool = Field(False, description="Use STARTTLS.")
-    smtp_user: str = Field("", description="SMTP login (empty: none).")
-    smtp_password_file: Path | None = Field(None, description="File with the SMTP password.")
-    metrics_token_file: Path | None = Field(
-        None, description="File with the bearer token Prometheus sends to /metrics (an admin's API token works too)."
-    )
-    calf_enabled: bool = Field(False, description="Offer 'find this sentence on the web' on static link pages.")
-    calf_allowed_hosts: list[str] = Field(
-        default_factory=list,
-        description="Hosts Calf may fetch although they are not public addresses (tests: 127.0.0.1).",
-    )
-    calf_search_url: str = Field("", description="SearXNG-compatible search API Calf asks when a page is gone.")
-    calf_cache_dir: Path | None = Field(
-        None, description="Where Calf keeps fetched pages (default: a temporary folder)."
-    )
-    calf_cache_seconds: float = Field(86_400.0, gt=0, description="How long a fetched page is kept.")
-    calf_timeout: float = Field(10.0, gt=0, description="Seconds per page Calf fetches.")
+    max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
+
+
+class FairUseSettings(_Group):
+    """``[fair_use]``: queries at once and rows per day, by kind of viewer."""
+
     anonymous_running_queries: int = Field(2, ge=1, description="Queries one address runs at once without login.")
     user_running_queries: int = Field(4, ge=1, description="Queries one user runs at once.")
     bulk_running_queries: int = Field(4, ge=1, description="Queries one api_bulk user runs at once by API token.")
@@ -182,8 +168,133 @@ class FrontendSettings(BaseSettings):
     bulk_rows_per_day: int = Field(
         20_000_000, ge=0, description="Rows one api_bulk user exports per day by API token."
     )
-    max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
+
+
+class AccountSettings(_Group):
+    """``[accounts]``: where the accounts are kept."""
+
+    database_url: str = Field(
+        "", description="Account database (SQLAlchemy URL, e.g. postgresql+psycopg://user@host/cowbird); "
+        "empty: the SQLite file database_file."
+    )
+    database_file: Path | None = Field(
+        None, description="SQLite file of the accounts (default: cowbird-accounts.sqlite3 next to the configuration)."
+    )
+    api_tokens_file: Path | None = Field(
+        None, description="Old flat file of API tokens; move them into accounts with `cowbird users import-tokens`."
+    )
+
+
+class SmtpSettings(_Group):
+    """``[smtp]``: the server that tells users the decision on their account."""
+
+    host: str = Field("", description="SMTP server (empty: no e-mail).")
+    port: int = Field(25, ge=1, le=65535, description="SMTP port.")
+    sender: str = Field("cowbird@localhost", description="Sender address of those e-mails.")
+    starttls: bool = Field(False, description="Use STARTTLS.")
+    user: str = Field("", description="SMTP login (empty: none).")
+    password_file: Path | None = Field(None, description="File with the SMTP password.")
+
+
+class CalfSettings(_Group):
+    """``[calf]``: finding a static link's sentence on the web."""
+
+    enabled: bool = Field(False, description="Offer 'find this sentence on the web' on static link pages.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts Calf may fetch although they are not public addresses (tests: 127.0.0.1).",
+    )
+    search_url: str = Field("", description="SearXNG-compatible search API Calf asks when a page is gone.")
+    cache_dir: Path | None = Field(None, description="Where Calf keeps fetched pages (default: a temporary folder).")
+    cache_seconds: float = Field(86_400.0, gt=0, description="How long a fetched page is kept.")
+    timeout: float = Field(10.0, gt=0, description="Seconds per page Calf fetches.")
+
+
+FLAT_KEYS: dict[str, tuple[str, str]] = {
+    "node_token": ("nodes", "token"), "node_token_file": ("nodes", "token_file"),
+    "node_ca_file": ("nodes", "ca_file"), "fanout": ("nodes", "fanout"), "max_parallel": ("nodes", "max_parallel"),
+    "node_connections": ("nodes", "connections"), "node_connect_timeout": ("nodes", "connect_timeout"),
+    "node_timeout": ("nodes", "timeout"), "health_probe_timeout": ("nodes", "health_probe_timeout"),
+    "max_node_response_bytes": ("nodes", "max_response_bytes"),
+    **{name: ("limits", name) for name in LimitSettings.model_fields},
+    **{name: ("fair_use", name) for name in FairUseSettings.model_fields},
+    **{name: ("accounts", name) for name in AccountSettings.model_fields},
+    "smtp_host": ("smtp", "host"), "smtp_port": ("smtp", "port"), "smtp_from": ("smtp", "sender"),
+    "smtp_starttls": ("smtp", "starttls"), "smtp_user": ("smtp", "user"),
+    "smtp_password_file": ("smtp", "password_file"),
+    **{f"calf_{name}": ("calf", name) for name in CalfSettings.model_fields},
+}  # fmt: skip
+"""The settings' names before they were grouped (``node_timeout``, now ``[nodes] timeout``): a
+configuration file, ``COWBIRD_NODE_TIMEOUT`` or a keyword argument that uses them still works."""
+
+
+def nest_flat_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the flat names of ``FLAT_KEYS`` moved into their groups; a setting given both
+    ways is an error naming both, never one silently taken over the other."""
+    nested = {key: value for key, value in data.items() if key not in FLAT_KEYS}
+    for key, value in data.items():
+        if key not in FLAT_KEYS:
+            continue
+        group, name = FLAT_KEYS[key]
+        section = nested.get(group)
+        if isinstance(section, BaseModel):  # FrontendSettings(nodes=NodeAccess(...), node_timeout=...)
+            section = section.model_dump(exclude_unset=True)
+        section = dict(section) if isinstance(section, dict) else {}
+        if name in section:
+            raise ValueError(f"{key} and [{group}] {name} are one setting: give it once (as [{group}] {name})")
+        section[name] = value
+        nested[group] = section
+    return nested
+
+
+class FrontendSettings(BaseSettings):
+    """Everything the front end needs: the corpora and where it listens at the top, the rest in
+    groups (``[nodes]``, ``[limits]``, ``[fair_use]``, ``[accounts]``, ``[smtp]``, ``[calf]``; in the
+    environment ``COWBIRD_NODES__TIMEOUT``). The flat names of earlier versions still work
+    (``FLAT_KEYS``)."""
+
+    model_config = SettingsConfigDict(env_prefix="COWBIRD_", extra="forbid", env_nested_delimiter="__")
+
+    corpora: list[CorpusConfig] = Field(default_factory=list, description="The corpora served.")
+    host: str = Field("127.0.0.1", description="Address to listen on.")
+    port: int = Field(8700, ge=1, le=65535, description="Port to listen on.")
+    public_url: str = Field("", description="Base URL for links in exports (default: from the request).")
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"],
+        description="Host names clients may use to reach the front end (the Host header is checked, so "
+        "links in answers cannot be forged); the host of public_url is always allowed. '*' allows any.",
+    )
+    metrics_token_file: Path | None = Field(
+        None, description="File with the bearer token Prometheus sends to /metrics (an admin's API token works too)."
+    )
     dev: bool = Field(False, description="Development mode: allows a placeholder node token.")
+    nodes: NodeAccess = Field(default_factory=NodeAccess, description="How the nodes are reached.")
+    limits: LimitSettings = Field(default_factory=LimitSettings, description="Deadlines and sizes.")
+    fair_use: FairUseSettings = Field(default_factory=FairUseSettings, description="Queries and rows per viewer.")
+    accounts: AccountSettings = Field(default_factory=AccountSettings, description="The account database.")
+    smtp: SmtpSettings = Field(default_factory=SmtpSettings, description="E-mail to users.")
+    calf: CalfSettings = Field(default_factory=CalfSettings, description="Sentences found on the web.")
+
+    @staticmethod
+    def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
+        """The flat names in a TOML file or the overrides, nested (``core.config.load_settings``)."""
+        return nest_flat_keys(data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_keys(cls, data: Any) -> Any:
+        return nest_flat_keys(data) if isinstance(data, dict) else data
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, FlatEnvironment(settings_cls)
 
     def trusted_hosts(self) -> list[str]:
         """The Host names requests may use: ``allowed_hosts``, the host of ``public_url`` and the
@@ -196,34 +307,58 @@ class FrontendSettings(BaseSettings):
         return hosts
 
     def node_bearer(self) -> str:
-        """The token the nodes expect (``node_token_file`` preferred)."""
-        secret = self.node_token.get_secret_value() if self.node_token is not None else None
-        return read_token(self.node_token_file, secret, self.dev, "node token")
+        """The token the nodes expect (``[nodes] token_file`` preferred)."""
+        secret = self.nodes.token.get_secret_value() if self.nodes.token is not None else None
+        return read_token(self.nodes.token_file, secret, self.dev, "node token")
 
     @classmethod
     def load(cls, config: Path | None = None, **overrides: Any) -> FrontendSettings:
         """Settings from the TOML file, the environment and ``overrides`` (None values ignored)."""
         settings = load_settings(FrontendSettings, config, overrides)
-        if not settings.database_url and settings.database_file is None:
+        if not settings.accounts.database_url and settings.accounts.database_file is None:
             folder = config.resolve().parent if config is not None else Path.cwd()
-            settings = settings.model_copy(update={"database_file": folder / DEFAULT_DATABASE_FILE})
+            accounts = settings.accounts.model_copy(update={"database_file": folder / DEFAULT_DATABASE_FILE})
+            settings = settings.model_copy(update={"accounts": accounts})
         return settings
 
     def mailer(self) -> Mailer | None:
         """Who sends decisions by e-mail, or None when no SMTP server is configured."""
-        if not self.smtp_host:
+        smtp = self.smtp
+        if not smtp.host:
             return None
         password = ""
-        if self.smtp_password_file is not None:
+        if smtp.password_file is not None:
             try:
-                password = self.smtp_password_file.read_text(encoding="utf-8").strip()
+                password = smtp.password_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise ConfigError(f"cannot read smtp_password_file {self.smtp_password_file}: {exc.strerror}") from exc
-        return Mailer(self.smtp_host, self.smtp_port, self.smtp_from, self.smtp_starttls, self.smtp_user, password,
-                      self.public_url)
+                raise ConfigError(f"cannot read [smtp] password_file {smtp.password_file}: {exc.strerror}") from exc
+        return Mailer(smtp.host, smtp.port, smtp.sender, smtp.starttls, smtp.user, password, self.public_url)
 
     def database_address(self) -> str:
         """The SQLAlchemy URL of the account database."""
-        if self.database_url:
-            return self.database_url
-        return f"sqlite:///{(self.database_file or Path(DEFAULT_DATABASE_FILE)).resolve()}"
+        if self.accounts.database_url:
+            return self.accounts.database_url
+        return f"sqlite:///{(self.accounts.database_file or Path(DEFAULT_DATABASE_FILE)).resolve()}"
+
+
+class FlatEnvironment(PydanticBaseSettingsSource):
+    """``COWBIRD_NODE_TIMEOUT`` and the other flat names of ``FLAT_KEYS`` in the environment, nested
+    into their groups (a list, such as ``COWBIRD_CALF_ALLOWED_HOSTS``, as JSON)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        environment = {key.upper(): value for key, value in os.environ.items()}
+        found: dict[str, Any] = {}
+        for key in FLAT_KEYS:
+            value = environment.get(f"COWBIRD_{key.upper()}")
+            if value is None:
+                continue
+            if value.lstrip().startswith("["):
+                try:
+                    value = json.loads(value)
+                except ValueError as exc:
+                    raise ConfigError(f"COWBIRD_{key.upper()}: not a JSON list ({exc})") from exc
+            found[key] = value
+        return nest_flat_keys(found)

@@ -33,7 +33,7 @@ class FrontendState:
     fair_use: FairUse
     templates: Jinja2Templates
     node_client: NodeClient | None = None  # the lifespan's
-    calf: Reconstructor | None = None  # the lifespan's, when calf_enabled
+    calf: Reconstructor | None = None  # the lifespan's, when [calf] enabled
     session_signer: Signer | None = None  # made from the account database's secret on first use
     login_throttle: Throttle = field(default_factory=Throttle)
     registration_throttle: Window = field(default_factory=registrations)

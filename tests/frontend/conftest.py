@@ -19,6 +19,7 @@ from cowbird.engines import QueryEngine
 from cowbird.engines.native import NativeEngine
 from cowbird.frontend import CorpusConfig, FrontendSettings, create_app
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
+from cowbird.frontend.settings import NodeAccess
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
@@ -99,7 +100,8 @@ async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: Any) -> Asy
     corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
                           nodes={pid: ["http://node-a"] for pid in parts.ids})
     extra.setdefault("database_file", api_account(parts.registry.parent / "accounts.sqlite3"))
-    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"], **extra)
+    settings = FrontendSettings(corpora=[corpus], nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"],
+                                **extra)
     async for c in front_client(settings, {"node-a": node}):
         yield c
 
@@ -143,7 +145,7 @@ def front_settings(sample: Partitioned, big: Partitioned, tmp: Path, **extra: An
     ]
     extra.setdefault("allowed_hosts", ["front"])
     extra.setdefault("database_file", api_account(tmp / "accounts.sqlite3"))
-    return FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, **extra)
+    return FrontendSettings(corpora=corpora, nodes=NodeAccess(token=NODE_TOKEN), **extra)
 
 
 @pytest.fixture

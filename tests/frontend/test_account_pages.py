@@ -24,7 +24,7 @@ from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Database, State, sqlite_url
 from cowbird.frontend.accounts.models import WebSession
 from cowbird.frontend.accounts.service import BrowserSessions
-from cowbird.frontend.settings import Access, AccessLevel
+from cowbird.frontend.settings import Access, AccessLevel, AccountSettings, NodeAccess, SmtpSettings
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
 from tests.support import free_ports
 
@@ -55,8 +55,8 @@ async def site(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: P
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpus = CorpusConfig(name="members", manifest=sample_parts.manifest, nodes=nodes_of,
                           access=Access(AccessLevel.LOGIN))
-    settings = FrontendSettings(corpora=[corpus], node_token=NODE_TOKEN, allowed_hosts=["front"],
-                                database_file=tmp_path / "accounts.sqlite3")
+    settings = FrontendSettings(corpora=[corpus], nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"],
+                                accounts=AccountSettings(database_file=tmp_path / "accounts.sqlite3"))
     async for client in front_client(settings, nodes):
         yield client, accounts
     database.close()
@@ -201,11 +201,12 @@ async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, 
     nodes_of = {pid: ["http://node-a" if k < 2 else "http://node-b"] for k, pid in enumerate(sample_parts.ids)}
     corpus = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes=nodes_of)
     base: dict[str, Any] = {  # FrontendSettings's fields, values of their several types
-        "corpora": [corpus], "node_token": NODE_TOKEN, "allowed_hosts": ["front"],
-        "database_file": tmp_path / "accounts.sqlite3", "smtp_from": "corpora@uni.example",
+        "corpora": [corpus], "nodes": NodeAccess(token=NODE_TOKEN), "allowed_hosts": ["front"],
+        "accounts": AccountSettings(database_file=tmp_path / "accounts.sqlite3"),
         "public_url": "http://corpora.uni.example",
     }  # fmt: skip
-    async for client in front_client(FrontendSettings(**base, smtp_host="127.0.0.1", smtp_port=port), nodes):
+    mailing = SmtpSettings(host="127.0.0.1", port=port, sender="corpora@uni.example")
+    async for client in front_client(FrontendSettings(**base, smtp=mailing), nodes):
         await login(client, "boss")
         review = await client.get("/admin/users")
         answer = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied",
@@ -219,7 +220,8 @@ async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, 
     assert "Reason: not a research project" in body and "http://corpora.uni.example/login" in body
     # no SMTP server listening: the decision stands and the admin is told
     unused = free_ports(1)[0]
-    async for client in front_client(FrontendSettings(**base, smtp_host="127.0.0.1", smtp_port=unused), nodes):
+    async for client in front_client(FrontendSettings(**base, smtp=SmtpSettings(host="127.0.0.1", port=unused,
+                                                                            sender="corpora@uni.example")), nodes):
         await login(client, "boss")
         review = await client.get("/admin/users")
         answer = await client.post("/admin/users/decide", data={"name": "bo", "decision": "approved",
@@ -232,7 +234,7 @@ async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, 
 def test_the_command_line_mails_decisions_too(tmp_path: Path, smtp: tuple[Sink, int]) -> None:
     sink, port = smtp
     config = tmp_path / "cowbird.toml"
-    config.write_text(f'smtp_host = "127.0.0.1"\nsmtp_port = {port}\n[[corpora]]\nname = "x"\nmanifest = "m.json"\n'
+    config.write_text(f'[smtp]\nhost = "127.0.0.1"\nport = {port}\n\n[[corpora]]\nname = "x"\nmanifest = "m.json"\n'
                       "nodes = {}\n", encoding="utf-8")
     database = Database(sqlite_url(tmp_path / "cowbird-accounts.sqlite3"))
     database.upgrade()

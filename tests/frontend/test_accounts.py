@@ -26,7 +26,7 @@ from cowbird.frontend.accounts.passwords import verify_password
 from cowbird.frontend.accounts.service import TRANSITIONS
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.routes.deps import viewer_of
-from cowbird.frontend.settings import Access, AccessLevel
+from cowbird.frontend.settings import Access, AccessLevel, AccountSettings, NodeAccess
 from cowbird.frontend.viewer import ANONYMOUS
 from tests.accounts_support import postgres_server
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client
@@ -271,8 +271,8 @@ async def guarded(sample_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path
     corpora = [CorpusConfig(name=name, title=name, manifest=sample_parts.manifest, nodes=nodes_of, access=access)
                for name, access in (("open", Access(AccessLevel.PUBLIC)), ("members", Access(AccessLevel.LOGIN)),
                                     ("lab", Access(AccessLevel.GROUP, "lab")))]
-    settings = FrontendSettings(corpora=corpora, node_token=NODE_TOKEN, allowed_hosts=["front"],
-                                database_url=database.url)
+    settings = FrontendSettings(corpora=corpora, nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"],
+                                accounts=AccountSettings(database_url=database.url))
     async for client in front_client(settings, nodes):
         yield client, accounts, secrets
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from cowbird.core.config import ConfigError
 from cowbird.core.errors import ClientGone
 from cowbird.engines.native import NativeEngine
 from cowbird.frontend.fanout import NodePools
@@ -300,13 +301,46 @@ def test_settings_file_and_environment(tmp_path: Path, monkeypatch: pytest.Monke
     from cowbird.frontend import FrontendSettings
 
     config = tmp_path / "cowbird.toml"
-    config.write_text('node_token_file = "node.token"\nfanout = "serial"\n\n[[corpora]]\nname = "x"\n'
-                      'manifest = "data/x.manifest.json"\n[corpora.nodes]\nx_p01 = ["http://n1"]\n')
-    monkeypatch.setenv("COWBIRD_MAX_PARALLEL", "3")
-    settings = FrontendSettings.load(config)
-    assert (settings.fanout, settings.max_parallel) == ("serial", 3)
+    corpus = '[[corpora]]\nname = "x"\nmanifest = "data/x.manifest.json"\n[corpora.nodes]\nx_p01 = ["http://n1"]\n'
+    config.write_text('[nodes]\ntoken_file = "node.token"\nfanout = "serial"\n[calf]\ncache_dir = "pages"\n\n' + corpus)
+    monkeypatch.setenv("COWBIRD_NODES__MAX_PARALLEL", "3")
+    monkeypatch.setenv("COWBIRD_LIMITS__DEADLINE", "30")
+    settings = FrontendSettings.load(config, port=8800)
+    assert (settings.nodes.fanout, settings.nodes.max_parallel, settings.limits.deadline) == ("serial", 3, 30.0)
     assert settings.corpora[0].manifest == tmp_path / "data" / "x.manifest.json"
-    assert settings.node_token_file == tmp_path / "node.token"
+    assert settings.nodes.token_file == tmp_path / "node.token" and settings.calf.cache_dir == tmp_path / "pages"
+    assert settings.port == 8800 and settings.accounts.database_file == tmp_path / "cowbird-accounts.sqlite3"
+
+
+def test_the_flat_names_of_earlier_versions_still_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configuration written before the settings were grouped (``node_timeout``, ``calf_enabled``,
+    ``COWBIRD_MAX_PARALLEL``) means what it meant; one setting given both ways is refused, naming both."""
+    from cowbird.frontend import FrontendSettings
+
+    config = tmp_path / "cowbird.toml"
+    corpus = '[[corpora]]\nname = "x"\nmanifest = "data/x.manifest.json"\n[corpora.nodes]\nx_p01 = ["http://n1"]\n'
+    config.write_text('node_token_file = "node.token"\nfanout = "serial"\nnode_timeout = 7.5\ncalf_enabled = true\n'
+                      'calf_cache_dir = "pages"\nsmtp_from = "me@uni.example"\ndatabase_file = "users.db"\n'
+                      'anonymous_rows_per_day = 5\npreview_size = 50\n\n' + corpus)
+    monkeypatch.setenv("COWBIRD_MAX_PARALLEL", "3")
+    monkeypatch.setenv("COWBIRD_CALF_ALLOWED_HOSTS", '["127.0.0.1"]')
+    settings = FrontendSettings.load(config)
+    assert (settings.nodes.fanout, settings.nodes.max_parallel, settings.nodes.timeout) == ("serial", 3, 7.5)
+    assert settings.nodes.token_file == tmp_path / "node.token" and settings.calf.cache_dir == tmp_path / "pages"
+    assert settings.calf.enabled and settings.calf.allowed_hosts == ["127.0.0.1"]
+    assert settings.smtp.sender == "me@uni.example" and settings.accounts.database_file == tmp_path / "users.db"
+    assert settings.fair_use.anonymous_rows_per_day == 5 and settings.limits.preview_size == 50
+    # the environment's new name wins over the file's old one, as the environment wins over the file
+    monkeypatch.setenv("COWBIRD_NODES__TIMEOUT", "9")
+    assert FrontendSettings.load(config).nodes.timeout == 9.0
+    assert FrontendSettings.load(config, node_timeout=4).nodes.timeout == 4.0  # an override by its old name
+    config.write_text('node_timeout = 7.5\n[nodes]\ntimeout = 8\n\n' + corpus)
+    with pytest.raises(ConfigError, match=r"node_timeout and \[nodes\] timeout are one setting: give it once"):
+        FrontendSettings.load(config)
+    monkeypatch.delenv("COWBIRD_NODES__TIMEOUT")
+    config.write_text('[nodes]\ntimeout = 0\n\n' + corpus)
+    with pytest.raises(ConfigError, match=r"invalid setting nodes.timeout in .*cowbird.toml: Input should be greater"):
+        FrontendSettings.load(config)
 
 
 async def test_each_node_has_a_small_pool_of_its_own(sample_parts: Partitioned, big_parts: Partitioned,

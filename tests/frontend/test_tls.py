@@ -17,6 +17,7 @@ import pytest
 import trustme
 
 from cowbird.frontend import CorpusConfig, FrontendSettings, create_app
+from cowbird.frontend.settings import NodeAccess
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, api_account
 from tests.support import free_ports
 
@@ -64,9 +65,9 @@ async def test_the_front_end_verifies_the_nodes_certificate(sample_parts: Partit
                                                             tmp_path: Path) -> None:
     url, ca = tls_node
     corpus = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes={pid: [url] for pid in sample_parts.ids})
-    common = {"corpora": [corpus], "node_token": NODE_TOKEN, "allowed_hosts": ["front"],
+    common = {"corpora": [corpus], "nodes": NodeAccess(token=NODE_TOKEN), "allowed_hosts": ["front"],
               "database_file": api_account(tmp_path / "accounts.sqlite3")}  # fmt: skip
-    verified = await preview(FrontendSettings(**common, node_ca_file=ca))  # type: ignore[arg-type]
+    verified = await preview(FrontendSettings(**{**common, "nodes": NodeAccess(token=NODE_TOKEN, ca_file=ca)}))  # type: ignore[arg-type]
     assert verified.status_code == 200 and verified.json()["total"] == 3 and verified.json()["complete"]
     untrusted = await preview(FrontendSettings(**common))  # type: ignore[arg-type]  # the system CAs only
     assert untrusted.status_code == 503 and "unreachable" in untrusted.json()["detail"]

@@ -1,6 +1,6 @@
 """``cowbird db upgrade`` and ``cowbird users ...``: the account database from the command line.
 
-Every command takes ``--config`` (the front end's TOML: its ``database_url``/``database_file``);
+Every command takes ``--config`` (the front end's TOML: its ``[accounts] database_url``/``database_file``);
 changes are recorded with the actor ``cli:<login name>``.
 """
 
@@ -260,6 +260,6 @@ def users_import_tokens(config: Path, tokens_file: Path, owner: str, api_bulk: b
         if api_bulk and not user.api_bulk:
             accounts.users.grant(session, user, "api_bulk", _actor(), "imported API tokens")
         click.echo(f"{added} of {len(secrets)} tokens imported for {owner} (the others were already known); "
-                   "remove api_tokens_file from the configuration")
+                   "remove [accounts] api_tokens_file from the configuration")
 
     _run(config, work)

@@ -124,7 +124,7 @@ async def _run(request: Request, user: Viewer, quota: FairUse, work: Awaitable[T
     """An analysis as one of the viewer's queries, stopped when the client goes or the deadline passes."""
     key = quota.key(user, request)
     with quota.running(user, key):
-        return await until_disconnected(request, work, frontend_state(request).settings.deadline)
+        return await until_disconnected(request, work, frontend_state(request).settings.limits.deadline)
 
 
 def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],

@@ -56,8 +56,8 @@ async def export(
     target = catalogue.get(asked.corpus, user)
     q, syntax, ignore_case, filters, format = asked.q, asked.syntax, asked.ignore_case, asked.filters, asked.format
     offset, limit, sample, seed, sort = asked.offset, asked.limit, asked.sample, asked.seed, asked.sort
-    allowed = settings.api_export_limit if user.api else settings.browser_export_limit
-    rows = sample if sample is not None else (limit or settings.browser_export_limit)
+    allowed = settings.limits.api_export_limit if user.api else settings.limits.browser_export_limit
+    rows = sample if sample is not None else (limit or settings.limits.browser_export_limit)
     if rows > allowed:
         if not user.api:
             raise Forbidden(f"more than {allowed:,} rows need API mode: an API token of an account with the "
@@ -65,7 +65,7 @@ async def export(
         raise BadParameter(f"{'sample' if sample else 'limit'}={rows}: API mode exports at most {allowed} rows")
     if sample is not None and offset:
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
-    view = asked.view(settings.max_context)
+    view = asked.view(settings.limits.max_context)
     view.check(target)
     search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters, target), view)
     cqp = search.cqp
@@ -76,7 +76,7 @@ async def export(
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
     slot.enter_context(quota.running(user, key))
     try:
-        statuses = await until_disconnected(request, search.count(), settings.deadline)
+        statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
         if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:

@@ -34,8 +34,8 @@ async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -
         request, "search.html",
         {"corpora": corpora, "corpora_json": _script_json(data), "measures_json": _script_json(MEASURE_NAMES),
          "viewer": user,
-         "browser_limit": settings.browser_export_limit, "api_limit": settings.api_export_limit,
-         "max_context": settings.max_context},
+         "browser_limit": settings.limits.browser_export_limit, "api_limit": settings.limits.api_export_limit,
+         "max_context": settings.limits.max_context},
     )  # fmt: skip
     return response
 

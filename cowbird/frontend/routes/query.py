@@ -47,9 +47,9 @@ async def query(
     target = catalogue.get(asked.corpus, user)
     settings = frontend_state(request).settings
     offset, limit, sample, seed = asked.offset, asked.limit, asked.sample, asked.seed
-    if limit > settings.preview_size or (sample or 0) > settings.preview_size:
-        raise BadParameter(f"a preview has at most {settings.preview_size} hits; use /api/v1/export for more")
-    view = asked.view(settings.max_context)
+    if limit > settings.limits.preview_size or (sample or 0) > settings.limits.preview_size:
+        raise BadParameter(f"a preview has at most {settings.limits.preview_size} hits; use /api/v1/export for more")
+    view = asked.view(settings.limits.max_context)
     view.check(target)
     checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
     search = search_of(nodes, target, checked, view)
@@ -59,7 +59,7 @@ async def query(
     key = quota.key(user, request)
     with quota.running(user, key):
         work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
-        statuses, found = await until_disconnected(request, work, settings.deadline)
+        statuses, found = await until_disconnected(request, work, settings.limits.deadline)
     hits = [public_hit(target, view, f) for f in found]
     response.headers.update(quota.headers(user, key))
     failed = failed_partitions(statuses)

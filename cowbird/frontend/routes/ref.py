@@ -93,7 +93,7 @@ async def ref_page(
 ) -> HTMLResponse:
     ref = await resolve(request, catalogue.get(corpus, user), position, asked.end)
     templates = frontend_state(request).templates
-    calf = frontend_state(request).settings.calf_enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
+    calf = frontend_state(request).settings.calf.enabled and any(k.endswith("_url") and v for k, v in ref.meta.items())
     response: HTMLResponse = templates.TemplateResponse(
         request, "ref.html", {"ref": ref, "calf": calf, "before": _outside(ref.context.left, ref.sentence.left, True),
                               "after": _outside(ref.context.right, ref.sentence.right, False)})
@@ -116,12 +116,12 @@ async def ref_on_the_web(
     catalogue: Corpora, asked: Ref,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
-    the sentence found in it, and its context returned. Off unless ``calf_enabled``. It runs as one
+    the sentence found in it, and its context returned. Off unless ``[calf] enabled``. It runs as one
     of the viewer's queries at once (fair use: 429 over the limit, as ``/api/v1/query``); each page
     fetch has a deadline, and a client that goes away stops it."""
     settings = frontend_state(request).settings
-    if not settings.calf_enabled:
-        raise NotFound("finding sentences on the web is not enabled on this server (calf_enabled)")
+    if not settings.calf.enabled:
+        raise NotFound("finding sentences on the web is not enabled on this server ([calf] enabled)")
     key = quota.key(user, request)
     with quota.running(user, key):
         ref = await resolve(request, catalogue.get(corpus, user), position, asked.end)
@@ -130,7 +130,7 @@ async def ref_on_the_web(
             raise NotFound(f"position {position} has no URL in its metadata to look on")
         sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
         calf = frontend_state(request).calf
-        assert calf is not None  # made in the lifespan when calf_enabled
+        assert calf is not None  # made in the lifespan when [calf] enabled
         outcome = await until_disconnected(request, calf.line(url, sentence))
     response.headers.update(quota.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
