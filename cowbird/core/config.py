@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, TomlConfigSettingsSource
 
-S = TypeVar("S", bound=BaseSettings)
+S = TypeVar("S", bound="LayeredSettings")
 
 PLACEHOLDER_TOKENS = {"", "changeme", "change-me", "change_me", "secret", "token", "password", "xxx", "todo"}
 MIN_TOKEN_LENGTH = 16
@@ -116,6 +116,26 @@ def describe_validation_error(error: ValidationError, config: Path | None = None
     return f"invalid setting {where}{source}: {message}" if where else f"invalid settings{source}: {message}"
 
 
+class LayeredSettings(BaseSettings):
+    """Settings read from the keyword arguments, then the environment, then ``extra_sources``
+    (a service's own, such as the front end's old flat names; ``load_settings`` adds the TOML file)."""
+
+    @classmethod
+    def extra_sources(cls, settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
+        return ()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, *cls.extra_sources(settings_cls)
+
+
 def load_settings(cls: type[S], config: Path | None, overrides: dict[str, Any]) -> S:
     """``cls`` from ``overrides`` (None values ignored) over environment variables over ``config``.
 
@@ -126,19 +146,9 @@ def load_settings(cls: type[S], config: Path | None, overrides: dict[str, Any]) 
 
     class FromFile(cls):  # type: ignore[valid-type, misc]
         @classmethod
-        def settings_customise_sources(
-            cls,
-            settings_cls: type[BaseSettings],
-            init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
-        ) -> tuple[PydanticBaseSettingsSource, ...]:
-            sources = list(super().settings_customise_sources(
-                settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings))
-            if config is not None:
-                sources.append(RelativeTomlSource(settings_cls, toml_file=config))
-            return tuple(sources)
+        def extra_sources(cls, settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
+            own = super().extra_sources(settings_cls)
+            return own if config is None else (*own, RelativeTomlSource(settings_cls, toml_file=config))
 
     values = {k: v for k, v in overrides.items() if v is not None and v != ()}
     try:

@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from cowbird.core.config import ConfigError, load_settings, read_token
+from cowbird.core.config import ConfigError, LayeredSettings, load_settings, read_token
 from cowbird.frontend.accounts.mail import Mailer
 
 
@@ -247,7 +247,7 @@ def nest_flat_keys(data: dict[str, Any]) -> dict[str, Any]:
     return nested
 
 
-class FrontendSettings(BaseSettings):
+class FrontendSettings(LayeredSettings):
     """Everything the front end needs: the corpora and where it listens at the top, the rest in
     groups (``[nodes]``, ``[limits]``, ``[fair_use]``, ``[accounts]``, ``[smtp]``, ``[calf]``; in the
     environment ``COWBIRD_NODES__TIMEOUT``). The flat names of earlier versions still work
@@ -286,15 +286,8 @@ class FrontendSettings(BaseSettings):
         return nest_flat_keys(data) if isinstance(data, dict) else data
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, FlatEnvironment(settings_cls)
+    def extra_sources(cls, settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (FlatEnvironment(settings_cls),)
 
     def trusted_hosts(self) -> list[str]:
         """The Host names requests may use: ``allowed_hosts``, the host of ``public_url`` and the

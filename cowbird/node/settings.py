@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from cowbird.core.config import load_settings, read_token
+from cowbird.core.config import LayeredSettings, load_settings, read_token
 from cowbird.engines import EngineName, EngineOptions
 
 
-class NodeSettings(BaseSettings):
+class NodeSettings(LayeredSettings):
     """Everything a backend node needs to serve its partitions."""
 
     model_config = SettingsConfigDict(env_prefix="COWBIRD_NODE_", extra="forbid")
