@@ -62,9 +62,14 @@ def _default_render(request: Request, error: CowbirdError) -> Response:
     return problem_response(error)
 
 
-UNKNOWN_PARAMETER = "unknown_parameter"
-"""The validation error type of a query parameter a route does not take (raised by the front end's
-parameter models, ``cowbird.frontend.params``); its context holds ``accepted``, the names it takes."""
+class UnknownParameters(ValueError):
+    """Query parameters a route does not take (raised by the front end's parameter models,
+    ``cowbird.frontend.params``): ``unknown`` says which, with hints; ``accepted`` lists what it takes."""
+
+    def __init__(self, unknown: str, accepted: str) -> None:
+        super().__init__(unknown)
+        self.unknown = unknown
+        self.accepted = accepted
 
 
 def validation_error(error: RequestValidationError, path: str = "") -> InvalidRequest | BadParameter:
@@ -74,9 +79,10 @@ def validation_error(error: RequestValidationError, path: str = "") -> InvalidRe
     unknown parameter names the route (``path``) and every parameter it takes."""
     errors = error.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-    for unknown in errors:
-        if unknown.get("type") == UNKNOWN_PARAMETER:
-            return BadParameter(f"{unknown['msg']}; {path or 'the route'} takes: {unknown['ctx']['accepted']}")
+    for each in errors:
+        unknown = each.get("ctx", {}).get("error")
+        if isinstance(unknown, UnknownParameters):
+            return BadParameter(f"{unknown.unknown}; {path or 'the route'} takes: {unknown.accepted}")
     location = tuple(first.get("loc", ()))
     if location[:1] == ("query",) and len(location) > 1:
         return BadParameter(f"{location[1]}: {first['msg']}")

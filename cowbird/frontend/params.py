@@ -15,11 +15,10 @@ import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic_core import PydanticCustomError
 
 from cowbird.core.analysis_merge import MEASURES
 from cowbird.core.errors import BadParameter
-from cowbird.core.problems import UNKNOWN_PARAMETER
+from cowbird.core.problems import UnknownParameters
 from cowbird.core.search import HitView
 from cowbird.frontend.downloads import Format
 
@@ -42,9 +41,8 @@ class Parameters(BaseModel):
             accepted = cls.accepted()
             unknown = [name for name in data if name not in accepted]
             if unknown:
-                raise PydanticCustomError(UNKNOWN_PARAMETER, "{unknown}", {
-                    "unknown": unknown_parameters(unknown, accepted), "accepted": ", ".join(sorted(accepted))})
-                # the route adds its path and the names it takes (``cowbird.core.problems.validation_error``)
+                # the answer names the route too (``cowbird.core.problems.validation_error``)
+                raise UnknownParameters(unknown_parameters(unknown, accepted), ", ".join(sorted(accepted)))
         return data
 
     @classmethod
