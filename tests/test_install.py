@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -170,12 +171,22 @@ def test_stock_pip_install_of_everything_gives_working_commands_and_the_demo(tmp
         port = free_ports(1)[0]
     demo = subprocess.Popen([cowbird, "demo", "--dir", tmp_path / "demo", "--port", str(port), "--web-tokens", "5000"],
                             cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    assert demo.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(demo.stdout or []), daemon=True)
+    reader.start()
     try:
         body = _get(f"http://127.0.0.1:{port}/api/v1/query?corpus=web&q=the", timeout=180).json()
         assert body["total"] > 0 and body["complete"] is True, body
+        # the greeting comes once everything answers: the query may be answered a moment before it
+        until = time.monotonic() + 30
+        while not any("cowbird is running at" in line for line in lines) and time.monotonic() < until:
+            time.sleep(0.1)
     finally:
         demo.terminate()
-        output, _ = demo.communicate(timeout=60)
+        demo.wait(timeout=60)
+        reader.join(timeout=10)
+    output = "".join(lines)
     assert "cowbird is running at" in output, output
 
 
