@@ -23,17 +23,13 @@ from pathlib import Path
 
 import httpx
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.encode import shuffle_corpus
+from bench.common import big50_stack, show
 from bench.engine import CqpChild, big50_registry, find_cqp
 from cowbird.demo import DemoStack
-from cowbird.store import EncodeOptions, parse_s_declaration
-from tests.support import free_ports
 
 THE, GO, ONE_MILLION = '[word="the"]', '[lemma="go"]', '([pos="JJ"] | [pos="RB"]) [pos="NN"]'  # q01, -, q13
 
@@ -208,17 +204,9 @@ def main() -> None:
     parser.add_argument("--no-ccc", action="store_true", help="leave cwb-ccc out")
     args = parser.parse_args()
     console = Console(width=200)
-    vrt = shuffle_corpus(50_000_000)
-    base = Path(tempfile.mkdtemp(prefix="cowbird-bench-analyses-"))
-    options = EncodeOptions(
-        vrt, base / "data" / "big50", base / "registry" / "big50", ["word", "pos", "upos", "lemma"],
-        [parse_s_declaration("text:0+id+host+tld+genre+year+lastmod+url"), parse_s_declaration("s:0+id")],
-        charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=25_100_000,
-    )
-    settings = {"anonymous_running_queries": 100, "anonymous_rows_per_day": 10**12, "deadline": 600}
-    front, n1, n2 = free_ports(3)
-    stack = DemoStack(base, front, (n1, n2), options, name="big50", settings=settings, log_level="warning",
-                      replica=False)
+    settings: dict[str, object] = {"anonymous_running_queries": 100, "anonymous_rows_per_day": 10**12, "deadline": 600}
+    stack, options = big50_stack("cowbird-bench-analyses-", settings)
+    base, vrt = stack.base, options.input
     console.print(f"encoding {vrt.name} into partitions of 25 MT in {base} ...")
     started = time.perf_counter()
     stack.prepare()
@@ -247,17 +235,8 @@ def main() -> None:
         rows.append([case.name, f"{timing.hits:,}", timing.values, f"{new:,.0f}", f"{again:,.0f}", other,
                      f"{case.target_ms:,.0f}" if case.target_ms else "-", "yes" if met else "NO",
                      same_as_cqp(case, timing.answer, cqp_answers.get(case.name)), f"{timing.peak_mb:,.0f}"])
-    table = Table(title=title, show_lines=False)
-    for column in columns:
-        table.add_column(column, justify="right")
-    for row in rows:
-        table.add_row(*(escape(cell) for cell in row))
-    console.print(table)
-    print(f"\n### {title}\n")
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for row in rows:
-        print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    show(console, title, columns, rows)
+
 
 if __name__ == "__main__":
     main()

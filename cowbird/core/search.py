@@ -51,7 +51,9 @@ from cowbird.core.wire import (
     CountResponse,
     DistributionRequest,
     DistributionResponse,
+    EstimateResponse,
     ExportRequest,
+    FirstRequest,
     FrequencyRequest,
     FrequencyResponse,
     HitsRequest,
@@ -215,6 +217,10 @@ class Partitions(Protocol[P_contra]):
     async def count(self, partition: P_contra, request: CountRequest, limit: TimeLimit | None = None,
                     ) -> CountResponse: ...
     async def hits(self, partition: P_contra, request: HitsRequest, limit: TimeLimit | None = None) -> HitsResponse: ...
+    async def first(self, partition: P_contra, request: FirstRequest, limit: TimeLimit | None = None
+                    ) -> HitsResponse: ...
+    async def estimate(self, partition: P_contra, request: CountRequest, limit: TimeLimit | None = None
+                       ) -> EstimateResponse: ...
     def export(self, partition: P_contra, request: ExportRequest, expected: int,
                limit: TimeLimit | None = None) -> AsyncIterator[Line]: ...
     async def analysis(self, partition: P_contra, path: str, request: AnalysisRequest, answer_type: type[A],
@@ -252,6 +258,59 @@ def failed_partitions(statuses: Sequence[PartitionStatus[Any]]) -> list[str]:
 def answered_total(statuses: Sequence[PartitionStatus[Any]]) -> int:
     """Hits in the partitions that answered."""
     return sum(s.total or 0 for s in statuses if s.failure is None)
+
+
+def time_class(seconds: float) -> Literal["fast", "seconds", "minutes"]:
+    """How long a query will take, in words: under a second, under a minute, longer."""
+    return "fast" if seconds < 1.0 else "seconds" if seconds < 60.0 else "minutes"
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a search would find and cost before it runs (``Search.estimate``): the partitions'
+    estimates summed (``hits`` None when a partition cannot tell), the time of the slowest
+    partition (of all of them one after the other in serial mode), and the CPU time of all."""
+
+    hits: int | None
+    exact: bool
+    seconds: float | None
+    cpu_seconds: float | None
+    statuses: Statuses[Any]
+
+    @property
+    def time_class(self) -> Literal["fast", "seconds", "minutes"] | None:
+        return None if self.seconds is None else time_class(self.seconds)
+
+
+@dataclass(frozen=True)
+class Step(Generic[P]):
+    """What a progressive search (``Search.progressive``) learnt: ``page``, the hits asked for (final
+    unless a later ``done`` brings others); ``count``, a partition counted or failed (``partition``);
+    ``done``, every partition settled, with the page (the exact answer)."""
+
+    kind: Literal["page", "count", "done"]
+    statuses: Statuses[Any]
+    hits: list[Located[Any]] | None = None
+    partition: PartitionStatus[Any] | None = None
+
+
+def settled_before(statuses: Sequence[PartitionStatus[Any]], end: int) -> bool:
+    """Whether the hits up to ``end`` are known: every partition before them has counted (or failed),
+    so no hit can come before them any more."""
+    before = 0
+    for status in statuses:
+        if status.failure is not None:
+            continue
+        if status.total is None:
+            return False
+        before += status.total
+        if before >= end:
+            return True
+    return True
+
+
+def plan_key(plan: Sequence[tuple[PartitionStatus[Any], int, int]]) -> list[tuple[str, int, int]]:
+    return [(status.partition.id, local, count) for status, local, count in plan]
 
 
 @dataclass(frozen=True)
@@ -306,6 +365,11 @@ class HitView:
                            hard_boundary=query.hard_boundary, offset=offset, limit=limit, indices=indices, sort=sort,
                            context=self._context(), show=self.shown, meta=self.meta)
 
+    def first_request(self, partition: str, query: CheckedQuery, *, offset: int, limit: int) -> FirstRequest:
+        return FirstRequest(partition=partition, query=query.cqp, strategy=query.strategy,
+                            hard_boundary=query.hard_boundary, offset=offset, limit=limit, context=self._context(),
+                            show=self.shown, meta=self.meta)
+
     def export_request(self, partition: str, query: CheckedQuery, *, offset: int, limit: int,
                        sort: SortSpec | None = None) -> ExportRequest:
         return ExportRequest(partition=partition, query=query.cqp, strategy=query.strategy,
@@ -355,13 +419,17 @@ class Search(Generic[P]):
             if isinstance(answer, PartitionFailure):
                 answered.append((PartitionStatus(partition, None, answer), None))
             else:
-                answered.append((PartitionStatus(partition, answer.total), answer))
+                answered.append((PartitionStatus(partition, getattr(answer, "total", None)), answer))
         self._check_some_answered([status for status, _ in answered])
         return answered
 
     def _check_some_answered(self, statuses: Sequence[PartitionStatus[P]]) -> None:
         if all(s.failure is not None for s in statuses):
             raise _all_failed(self.corpus.name, statuses)
+
+    def _count_request(self, partition: P) -> CountRequest:
+        return CountRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                            hard_boundary=self.query.hard_boundary)
 
     async def count(self, limit: TimeLimit | None = None) -> Statuses[P]:
         """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus.
@@ -370,11 +438,7 @@ class Search(Generic[P]):
         reported as failed, and the others' hits can still be fetched.
         """
         counting = (limit or self.time_limit()).part(COUNT_SHARE)
-        def request(partition: P) -> CountRequest:
-            return CountRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                                hard_boundary=self.query.hard_boundary)
-
-        answered = await self._each(lambda p, time: self.partitions.count(p, request(p), time), counting)
+        answered = await self._each(lambda p, time: self.partitions.count(p, self._count_request(p), time), counting)
         statuses = [status for status, _ in answered]
         if self.query.cut is not None:  # each partition cut its own hits; the corpus keeps its first `cut`
             remaining = self.query.cut
@@ -410,6 +474,93 @@ class Search(Generic[P]):
             return await self._fetch(time, plan_window(statuses, offset, limit), limit)
 
         return statuses, await _until_stable(statuses, attempt)
+
+    async def estimate(self) -> CostEstimate:
+        """The hits and time the search would take, from each partition's plan and a small sample
+        of it (``POST /v1/estimate``), without running it; quickly (a tenth of the time limit)."""
+        answered = await self._each(
+            lambda p, time: self.partitions.estimate(p, self._count_request(p), time), self.time_limit().part(0.1))
+        answers: list[EstimateResponse] = [a for s, a in answered if s.failure is None]
+        hits = None if any(a.hits is None for a in answers) else sum(a.hits or 0 for a in answers)
+        seconds = [a.seconds for a in answers if a.seconds is not None]
+        known = len(seconds) == len(answers)
+        return CostEstimate(
+            hits=hits, exact=all(a.exact for a in answers) and len(answers) == len(answered),
+            seconds=(sum(seconds) if self.partitions.serial else max(seconds, default=0.0)) if known else None,
+            cpu_seconds=sum(seconds) if known else None, statuses=[s for s, _ in answered])
+
+    async def progressive(self, offset: int, limit: int) -> AsyncIterator[Step[P]]:
+        """The hits ``offset`` .. ``offset + limit`` in corpus order as soon as they are known, then
+        each partition's count as it comes, then the exact answer (``Step``).
+
+        Every partition counts at once; the first partition is also asked for its first hits
+        (``Partitions.first``), which a node finds without counting the rest. The page is known when
+        the first partition holds it, or when the partitions before its end have counted. Hits are
+        numbered over the partitions that answered: if one that the page was planned on fails
+        later, ``done`` brings the page again, planned without it. A query with ``cut`` (the first N
+        hits of the whole corpus) and serial mode answer at the end only.
+        """
+        if self.query.cut is not None or self.partitions.serial or not self.corpus.partitions:
+            whole, hits = await self.window(offset, limit)
+            yield Step("done", whole, hits)
+            return
+        time = self.time_limit()
+        counting = time.part(COUNT_SHARE)
+        partitions = list(self.corpus.partitions)
+        statuses: Statuses[P] = [PartitionStatus(p, None) for p in partitions]
+        counts: dict[asyncio.Task[CountResponse], int] = {
+            asyncio.ensure_future(self.partitions.count(p, self._count_request(p), counting)): k
+            for k, p in enumerate(partitions)
+        }
+        early: asyncio.Task[HitsResponse] | None = asyncio.ensure_future(self.partitions.first(
+            partitions[0], self.view.first_request(partitions[0].id, self.query, offset=offset, limit=limit),
+            counting)) if limit > 0 else None
+        page: list[Located[P]] | None = None
+        shown: list[tuple[str, int, int]] = []
+        try:
+            while counts or early is not None:
+                waiting: set[asyncio.Future[Any]] = {*counts, *([early] if early is not None else [])}
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if early is not None and early in done:
+                    answer, early = _answer(early), None
+                    first = statuses[0]
+                    if isinstance(answer, HitsResponse) and first.failure is None and page is None:
+                        if answer.exact and first.total is None:  # the whole partition was read: its count
+                            first.total = answer.total
+                            for task, k in list(counts.items()):
+                                if k == 0:
+                                    task.cancel()
+                                    del counts[task]
+                            yield Step("count", statuses, partition=first)
+                        if answer.total >= offset + limit:  # the page lies in the first partition
+                            page = [Located(partitions[0], line) for line in answer.data]
+                            shown = [(partitions[0].id, offset, len(page))]
+                            yield Step("page", statuses, page)
+                for task in [t for t in done if t in counts]:
+                    status = statuses[counts.pop(task)]
+                    result = _answer(task)
+                    if isinstance(result, PartitionFailure):
+                        status.failure = result
+                    else:
+                        status.total = result.total
+                    yield Step("count", statuses, partition=status)
+                if page is None and settled_before(statuses, offset + limit) and \
+                        any(s.answered for s in statuses):
+                    plan = plan_window([s for s in statuses if s.total is not None], offset, limit)
+                    fetched = await self._fetch(time, plan, limit)
+                    if all(s.failure is None for s, _, _ in plan):
+                        page, shown = fetched, plan_key(plan)
+                        yield Step("page", statuses, page)
+            self._check_some_answered(statuses)
+            if page is None or plan_key(plan_window(statuses, offset, limit)) != shown:
+                async def attempt() -> list[Located[P]]:
+                    return await self._fetch(time, plan_window(statuses, offset, limit), limit)
+
+                page = await _until_stable(statuses, attempt)
+            yield Step("done", statuses, page)
+        finally:
+            for pending in [*counts, *([early] if early is not None else [])]:
+                pending.cancel()
 
     async def _fetch(self, time: TimeLimit, plan: list[tuple[PartitionStatus[P], int, int]],
                      limit: int) -> list[Located[P]]:
@@ -703,6 +854,14 @@ class Search(Generic[P]):
 
 
 # -- plans and merges --------------------------------------------------------------------------------
+
+
+def _answer(task: asyncio.Task[T]) -> T | PartitionFailure:
+    """A finished call's answer, or the partition's failure."""
+    try:
+        return task.result()
+    except PartitionFailure as failure:
+        return failure
 
 
 async def _until_stable(statuses: Sequence[PartitionStatus[Any]], attempt: Callable[[], Awaitable[T]]) -> T:

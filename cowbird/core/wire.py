@@ -117,6 +117,19 @@ class CountResponse(BaseModel):
     elapsed_ms: float
 
 
+class EstimateResponse(BaseModel):
+    """What a query would find and cost on one partition, before it runs (``POST /v1/estimate``)."""
+
+    partition: str
+    query: str = Field(description="The canonical CQP the node would run.")
+    hits: int | None = Field(description="Estimated hits (None: the query cannot be estimated: MU, TAB, cut).")
+    exact: bool = Field(description="The query was cheap enough to count outright (or its result is cached).")
+    seconds: float | None = Field(description="Estimated seconds of the whole evaluation on this partition.")
+    candidates: int | None = Field(None, description="At most this many start positions are read.")
+    sampled: float = Field(description="Share of the partition evaluated for the estimate (1.0: all).")
+    elapsed_ms: float
+
+
 class ContextSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -141,16 +154,25 @@ SortValue = list[list[str]] | int
 """A hit's sort key: the folded (with %c/%d) then the plain values over the span, or a random number."""
 
 
-class HitsRequest(_Request):
-    sort: SortSpec | None = Field(None, description="Sort the hits; offset, limit and indices are then sorted ranks.")
+class FirstRequest(_Request):
+    """The hits ``offset`` .. ``offset + limit`` in corpus order, found without counting the rest
+    (``POST /v1/first``): the answer's total is exact only when it says so."""
+
     offset: int = Field(0, ge=0)
     limit: int = Field(100, ge=0)
-    indices: list[int] | None = Field(
-        None, description="Instead of offset/limit: these hit numbers (0-based, ascending), e.g. for a sample."
-    )
     context: ContextSpec = Field(default_factory=ContextSpec)
     show: list[str] = Field(default_factory=list, description="p-attributes shown with each token (word is first).")
     meta: list[str] = Field(default_factory=list, description="s-attributes whose values are reported at each match.")
+
+
+class HitsRequest(FirstRequest):
+    """The hits ``offset`` .. ``offset + limit`` (or ``indices``) of all the partition's hits, in corpus
+    order or sorted."""
+
+    sort: SortSpec | None = Field(None, description="Sort the hits; offset, limit and indices are then sorted ranks.")
+    indices: list[int] | None = Field(
+        None, description="Instead of offset/limit: these hit numbers (0-based, ascending), e.g. for a sample."
+    )
 
 
 class ExportRequest(HitsRequest):
@@ -180,6 +202,8 @@ class HitsResponse(BaseModel):
     offset: int
     data: list[Line]
     elapsed_ms: float
+    exact: bool = Field(True, description="Whether total is the partition's count; False (from /v1/first): "
+                                          "at least this many, the rest not counted yet.")
 
 
 class ContextResponse(BaseModel):

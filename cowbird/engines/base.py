@@ -95,6 +95,22 @@ class Context:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """What a query would find and cost on a partition, known before it runs (``QueryEngine.estimate``).
+
+    ``hits``: the estimated number of hits (None: this engine or query cannot be estimated); ``exact``:
+    the query was cheap enough to count outright; ``seconds``: the estimated time of the whole
+    evaluation; ``candidates``: at most how many start positions the evaluation reads; ``sampled``:
+    the share of the partition read for the estimate (1.0: all of it)."""
+
+    hits: int | None
+    exact: bool
+    seconds: float | None
+    candidates: int | None = None
+    sampled: float = 0.0
+
+
+@dataclass(frozen=True)
 class Hit:
     """One match: corpus positions, ``matchend`` inclusive, as CQP reports them; ``target`` and
     ``keyword`` are the anchors set by ``@[...]`` and ``@1[...]`` (None where unset)."""
@@ -190,6 +206,30 @@ class QueryEngine(ABC):
     ) -> ResultSet:
         """Evaluate a query — CQP text, or one parsed already (a node parses each query once) —;
         ``deadline`` stops the work when the time is spent."""
+
+    def first(
+        self,
+        query: str | Query,
+        wanted: int,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> tuple[ResultSet, bool]:
+        """At least the first ``wanted`` hits (all when there are fewer), and whether the result's total
+        is the exact count (False: the hits found so far, the rest not counted). An engine that
+        cannot stop early evaluates the whole query: its total is exact."""
+        return self.run(query, strategy, hard_boundary, deadline), True
+
+    def estimate(
+        self,
+        query: str | Query,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> Estimate:
+        """What the query would find and cost, without running all of it. An engine that cannot
+        tell says so (``hits`` and ``seconds`` None)."""
+        return Estimate(None, False, None)
 
     def count(self, query: str, strategy: Strategy = "standard") -> int:
         return self.run(query, strategy).total

@@ -103,10 +103,12 @@ def create_app(
         )
     database = Database(settings.database_address())
     database.upgrade()  # migrations only add: an older database keeps its data
+    limits = settings.fair_use
     fair_use = FairUse(
-        anonymous=Limits(settings.fair_use.anonymous_running_queries, settings.fair_use.anonymous_rows_per_day),
-        user=Limits(settings.fair_use.user_running_queries, settings.fair_use.user_rows_per_day),
-        bulk=Limits(settings.fair_use.bulk_running_queries, settings.fair_use.bulk_rows_per_day),
+        anonymous=Limits(limits.anonymous_running_queries, limits.anonymous_rows_per_day,
+                         limits.anonymous_node_seconds_per_day),
+        user=Limits(limits.user_running_queries, limits.user_rows_per_day, limits.user_node_seconds_per_day),
+        bulk=Limits(limits.bulk_running_queries, limits.bulk_rows_per_day, limits.bulk_node_seconds_per_day),
     )
     templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
     state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),

@@ -31,6 +31,7 @@ import httpx
 from cowbird.core.metrics import Metrics
 from cowbird.core.search import TimeLimit
 from cowbird.frontend.corpora import Partition
+from cowbird.frontend.fair_use import spent
 from cowbird.frontend.node_answers import NodeFailure, classify, combined, read_capped
 from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import NodePools
@@ -88,6 +89,9 @@ class Failover:
             if self.metrics is not None:
                 self.metrics.node_calls.labels(partition.id, outcome.split(":")[0]).inc()
         self.health.succeeded(node)
+        elapsed = getattr(result, "elapsed_ms", None)
+        if isinstance(elapsed, int | float):
+            spent(elapsed)  # the viewer's fair use counts the nodes' time
         return result
 
     async def try_nodes(self, partition: Partition, send: Callable[[str], Awaitable[T]],

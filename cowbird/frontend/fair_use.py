@@ -1,7 +1,10 @@
-"""Fair use: how many queries one user (or one address, for anonymous users) runs at once, and
-how many rows they export per day (UTC). Over a limit the answer is 429 with ``Retry-After``;
-every query and export answer says what is left in ``X-Cowbird-Queries-Limit`` and
-``X-Cowbird-Export-Rows-Left``, and the account page shows the same.
+"""Fair use: how many queries one user (or one address, for anonymous users) runs at once, how
+many rows they export per day (UTC), and how much of the nodes' time their queries take per day:
+a query costs what the nodes spent on it (each node answer's ``elapsed_ms``, summed over the
+partitions: ``node_seconds``), not one request. Over a limit the answer is 429 with
+``Retry-After``; every query and export answer says what is left in ``X-Cowbird-Queries-Limit``,
+``X-Cowbird-Export-Rows-Left`` and ``X-Cowbird-Node-Seconds-Left``, and the account page shows the
+same. ``/api/v1/estimate`` tells the cost of a query before it runs.
 
 Counted in the front-end process: each front-end process keeps its own counts, and a restart
 starts the day's export count afresh.
@@ -9,6 +12,8 @@ starts the day's export count afresh.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +29,29 @@ from cowbird.frontend.viewer import Viewer
 class Limits:
     running: int
     rows_per_day: int
+    node_seconds_per_day: float = float("inf")
+
+
+class NodeTime:
+    """The nodes' time spent on one request's calls (milliseconds), added up as the answers come
+    (``Failover.attempt``) from every task of the request: the meter is shared through a context
+    variable, which tasks inherit."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+
+    def add(self, ms: float) -> None:
+        self.ms += max(0.0, ms)
+
+
+METER: contextvars.ContextVar[NodeTime | None] = contextvars.ContextVar("cowbird_node_time", default=None)
+
+
+def spent(ms: float) -> None:
+    """Count ``ms`` of node time against the request running now (if one is being metered)."""
+    meter = METER.get()
+    if meter is not None:
+        meter.add(ms)
 
 
 def _today() -> datetime.date:
@@ -43,6 +71,7 @@ class FairUse:
     bulk: Limits  # users with api_bulk, through an API token
     _running: dict[str, int] = field(default_factory=dict)
     _exported: dict[tuple[str, datetime.date], int] = field(default_factory=dict)
+    _node_seconds: dict[tuple[str, datetime.date], float] = field(default_factory=dict)
 
     def key(self, viewer: Viewer, request: Request) -> str:
         if viewer.name is not None:
@@ -57,24 +86,43 @@ class FairUse:
     def rows_left(self, viewer: Viewer, key: str) -> int:
         return max(0, self.limits(viewer).rows_per_day - self._exported.get((key, _today()), 0))
 
+    def node_seconds_left(self, viewer: Viewer, key: str) -> float:
+        return max(0.0, self.limits(viewer).node_seconds_per_day - self._node_seconds.get((key, _today()), 0.0))
+
     def headers(self, viewer: Viewer, key: str) -> dict[str, str]:
+        left = self.node_seconds_left(viewer, key)
         return {
             "X-Cowbird-Queries-Limit": str(self.limits(viewer).running),
             "X-Cowbird-Export-Rows-Left": str(self.rows_left(viewer, key)),
+            "X-Cowbird-Node-Seconds-Left": "unlimited" if left == float("inf") else f"{left:.1f}",
         }
 
     @contextmanager
-    def running(self, viewer: Viewer, key: str) -> Iterator[None]:
-        """One query or export of this viewer running; 429 when they already run their limit."""
-        limit = self.limits(viewer).running
-        if self._running.get(key, 0) >= limit:
-            who = "you run" if viewer.name else "this address runs"
-            raise TooManyRequests(f"{who} {limit} queries at once already; wait for one to finish",
+    def running(self, viewer: Viewer, key: str) -> Iterator[NodeTime]:
+        """One query or export of this viewer running; 429 when they already run their limit, or
+        when today's node time is spent. The nodes' time of the calls made meanwhile is counted
+        against today's node time at the end."""
+        limits = self.limits(viewer)
+        who = "you run" if viewer.name else "this address runs"
+        if self._running.get(key, 0) >= limits.running:
+            raise TooManyRequests(f"{who} {limits.running} queries at once already; wait for one to finish",
                                   headers={"Retry-After": "2"})
+        if self.node_seconds_left(viewer, key) <= 0:
+            raise TooManyRequests(
+                f"{'your' if viewer.name else 'this address’s'} queries took today's "
+                f"{limits.node_seconds_per_day:,.0f} seconds of the nodes' time (renewed at 00:00 UTC); "
+                "/api/v1/estimate tells what a query costs",
+                headers={"Retry-After": str(_seconds_to_midnight())})
         self._running[key] = self._running.get(key, 0) + 1
+        meter = NodeTime()
+        token = METER.set(meter)
         try:
-            yield
+            yield meter
         finally:
+            with contextlib.suppress(ValueError):  # a stream ends in a task of its own, with a copy of the context
+                METER.reset(token)
+            day = (key, _today())
+            self._node_seconds[day] = self._node_seconds.get(day, 0.0) + meter.ms / 1000
             self._running[key] -= 1
             if not self._running[key]:
                 del self._running[key]

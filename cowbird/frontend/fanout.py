@@ -25,7 +25,9 @@ from cowbird.core.wire import (
     CountRequest,
     CountResponse,
     DistributionResponse,
+    EstimateResponse,
     ExportRequest,
+    FirstRequest,
     FrequencyResponse,
     HitsRequest,
     HitsResponse,
@@ -111,18 +113,39 @@ class NodeClient:
 
         return await self.failover.try_nodes(partition, send, limit)
 
+    async def estimate(self, partition: Partition, request: CountRequest,
+                       limit: TimeLimit | None = None) -> EstimateResponse:
+        async def send(node: str) -> EstimateResponse:
+            body = await self.failover.request(partition, node, "POST", "/v1/estimate", json=payload(request))
+            answer = parse_answer(body, EstimateResponse, partition.id, node)
+            check(answer.partition == partition.id and answer.query == request.query, "answered another request",
+                   partition, node)
+            check(answer.hits is None or 0 <= answer.hits <= partition.size, f"estimates {answer.hits} hits",
+                  partition, node)
+            return answer
+
+        return await self.failover.try_nodes(partition, send, limit)
+
     async def hits(self, partition: Partition, request: HitsRequest, limit: TimeLimit | None = None) -> HitsResponse:
+        return await self._page(partition, "/v1/hits", request, limit)
+
+    async def first(self, partition: Partition, request: FirstRequest, limit: TimeLimit | None = None) -> HitsResponse:
+        """The first hits before the rest is counted (``POST /v1/first``; ``exact`` says whether the total is)."""
+        return await self._page(partition, "/v1/first", request, limit)
+
+    async def _page(self, partition: Partition, path: str, request: FirstRequest,
+                    limit: TimeLimit | None) -> HitsResponse:
         async def send(node: str) -> HitsResponse:
-            body = await self.failover.request(partition, node, "POST", "/v1/hits", json=payload(request))
+            body = await self.failover.request(partition, node, "POST", path, json=payload(request))
             answer = parse_answer(body, HitsResponse, partition.id, node)
             check(answer.partition == request.partition and answer.query == request.query
                    and answer.offset == request.offset, "answered another request", partition, node)
             check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)
-            wanted = len(request.indices) if request.indices is not None else \
-                max(0, min(request.limit, answer.total - request.offset))
+            indices = request.indices if isinstance(request, HitsRequest) else None
+            wanted = len(indices) if indices is not None else max(0, min(request.limit, answer.total - request.offset))
             check(len(answer.data) == wanted, f"sent {len(answer.data)} lines instead of {wanted}", partition, node)
             check_lines(answer.data, partition, node)
-            if request.sort is None:  # a page or a sample's hits: in corpus order, each once
+            if not isinstance(request, HitsRequest) or request.sort is None:  # corpus order, each once
                 check_in_order(answer.data, partition, node)
             return answer
 

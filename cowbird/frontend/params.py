@@ -113,6 +113,10 @@ class PreviewParameters(Searching, Viewing, Ordering):
 
     offset: int = Field(0, ge=0, description="The first hit shown (0-based, in the order asked for).")
     limit: int = Field(100, ge=0, description="Hits shown (at most the preview size).")
+    stream: bool = Field(False, description=(
+        "Answer as NDJSON events, one JSON object a line: started, then page (the hits, as soon as they are "
+        "known), count (each partition's total as it comes: total_at_least), then result (the same object as "
+        "without stream), or error. See /help/api."))
 
 
 class ExportParameters(Searching, Viewing, Ordering):

@@ -113,6 +113,23 @@ class QueryResult(BaseModel):
         "also be sorted and counted on (sort=target.lemma, on=keyword).")
 
 
+class EstimateResult(BaseModel):
+    """What a query would find and cost, known before it runs."""
+
+    corpus: str
+    cqp: str = Field(description="The CQP that would run on every partition.")
+    hits: int | None = Field(description="Estimated hits over all partitions (None: the query cannot be "
+                             "estimated: MU, TAB or cut).")
+    exact: bool = Field(description="The estimate is the exact count (the query is cheap, or its result cached).")
+    seconds: float | None = Field(description="Estimated seconds until the exact total.")
+    time_class: Literal["fast", "seconds", "minutes"] | None = Field(
+        description="fast (under a second), seconds (under a minute) or minutes.")
+    confirm: bool = Field(description="The query is estimated to take longer than this server's confirm_seconds: "
+                          "the search page asks before it runs it.")
+    failed: list[str] = Field(description="Partitions that gave no estimate.")
+    elapsed_ms: float
+
+
 class RefText(BaseModel):
     left: str
     match: str

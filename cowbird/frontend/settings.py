@@ -155,6 +155,9 @@ class LimitSettings(_Group):
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
     max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    confirm_seconds: float = Field(30.0, gt=0, description=(
+        "A query estimated to take longer (/api/v1/estimate) is run by the search page only after the user "
+        "confirms it."))
 
 
 class FairUseSettings(_Group):
@@ -168,6 +171,12 @@ class FairUseSettings(_Group):
     bulk_rows_per_day: int = Field(
         20_000_000, ge=0, description="Rows one api_bulk user exports per day by API token."
     )
+    anonymous_node_seconds_per_day: float = Field(
+        3_600.0, gt=0, description="Seconds of the nodes' time one address's queries take per day without login.")
+    user_node_seconds_per_day: float = Field(
+        14_400.0, gt=0, description="Seconds of the nodes' time one user's queries take per day.")
+    bulk_node_seconds_per_day: float = Field(
+        86_400.0, gt=0, description="Seconds of the nodes' time one api_bulk user's queries take per day.")
 
 
 class AccountSettings(_Group):

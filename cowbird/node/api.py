@@ -22,7 +22,9 @@ from cowbird.core.wire import (
     CountResponse,
     DistributionRequest,
     DistributionResponse,
+    EstimateResponse,
     ExportRequest,
+    FirstRequest,
     FrequencyRequest,
     FrequencyResponse,
     HitsRequest,
@@ -94,6 +96,28 @@ class NodeApi:
         started = time.perf_counter()
         text, result = await self._run(request, disconnected)
         return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=_elapsed(started))
+
+    async def estimate(self, request: CountRequest) -> EstimateResponse:
+        started = time.perf_counter()
+        text, found = await self.service.estimate(request.partition, request.query, request.strategy,
+                                                  request.hard_boundary)
+        return EstimateResponse(partition=request.partition, query=text, hits=found.hits, exact=found.exact,
+                                seconds=found.seconds, candidates=found.candidates, sampled=found.sampled,
+                                elapsed_ms=_elapsed(started))
+
+    async def first(self, request: FirstRequest, disconnected: Disconnected = None) -> HitsResponse:
+        """The hits ``offset`` .. ``offset + limit`` as soon as they are found, before the rest is counted
+        (``total`` is then a lower bound: ``exact`` says which)."""
+        started = time.perf_counter()
+        service = self.service
+        context = Context(request.context.tokens, request.context.region)
+        service.check_request(request.limit, service.settings.max_hits_per_request, context)
+        text, result, exact = await service.first(request.partition, request.query, request.strategy,
+                                                  request.hard_boundary, request.offset + request.limit, disconnected)
+        limit = max(0, min(request.limit, result.total - request.offset))
+        lines = await service.lines(result, request.offset, limit, context, request.show, request.meta) if limit else []
+        return HitsResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
+                            data=[line_model(line) for line in lines], elapsed_ms=_elapsed(started), exact=exact)
 
     async def hits(self, request: HitsRequest, disconnected: Disconnected = None) -> HitsResponse:
         started = time.perf_counter()

@@ -22,7 +22,9 @@ from cowbird.core.wire import (
     CountRequest,
     CountResponse,
     DistributionRequest,
+    EstimateResponse,
     ExportRequest,
+    FirstRequest,
     FrequencyRequest,
     HitsRequest,
     HitsResponse,
@@ -119,6 +121,14 @@ class LocalPartitions:
     async def hits(self, partition: LocalPartition, request: HitsRequest,
                    limit: TimeLimit | None = None) -> HitsResponse:
         return await self.api.hits(request)
+
+    async def estimate(self, partition: LocalPartition, request: CountRequest,
+                       limit: TimeLimit | None = None) -> EstimateResponse:
+        return await self.api.estimate(request)
+
+    async def first(self, partition: LocalPartition, request: FirstRequest,
+                    limit: TimeLimit | None = None) -> HitsResponse:
+        return await self.api.first(request)
 
     async def export(self, partition: LocalPartition, request: ExportRequest, expected: int,
                      limit: TimeLimit | None = None) -> AsyncIterator[Line]:

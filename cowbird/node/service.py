@@ -21,7 +21,7 @@ from cowbird.core.analysis_spec import parse_sort
 from cowbird.core.errors import LimitExceeded, UnknownPartition, query_problem
 from cowbird.core.metrics import Metrics
 from cowbird.core.wire import SortSpec
-from cowbird.engines import Context, Deadline, KwicLine, QueryEngine, ResultSet, Strategy
+from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.results import ArrayResultSet, build_lines
 from cowbird.node.compute import SortOrder, sort_order
 from cowbird.node.scheduler import Scheduler
@@ -141,6 +141,32 @@ class PartitionService:
 
         ``disconnected`` tells whether the client has gone; the engine is then told to stop.
         """
+        text, result, _ = await self._evaluate(partition, query, strategy, hard_boundary, disconnected, None)
+        return text, result
+
+    async def first(
+        self,
+        partition: str,
+        query: str,
+        strategy: Strategy,
+        hard_boundary: int,
+        wanted: int,
+        disconnected: Callable[[], Awaitable[bool]] | None = None,
+    ) -> tuple[str, ResultSet, bool]:
+        """The first ``wanted`` hits of a query on a partition without counting the rest (the
+        engine's ``first``), and whether the total is exact: a result in the cache is, and a
+        result that is exact goes into it."""
+        return await self._evaluate(partition, query, strategy, hard_boundary, disconnected, wanted)
+
+    async def _evaluate(
+        self,
+        partition: str,
+        query: str,
+        strategy: Strategy,
+        hard_boundary: int,
+        disconnected: Callable[[], Awaitable[bool]] | None,
+        wanted: int | None,
+    ) -> tuple[str, ResultSet, bool]:
         engine = self.engine(partition)
         text, parsed = self.check(query)
         key = (engine.corpus_id, text, strategy, hard_boundary)
@@ -148,7 +174,7 @@ class PartitionService:
         if cached is not None:
             if self.metrics is not None:
                 self.metrics.cache_hits.labels(partition).inc()
-            return text, cached
+            return text, cached, True
         refused = self.refused.get(key)
         if refused is not None:
             self.refused.move_to_end(key)
@@ -156,9 +182,11 @@ class PartitionService:
         if self.metrics is not None:
             self.metrics.queries.labels(partition).inc()
 
-        def work(deadline: Deadline) -> ResultSet:
+        def work(deadline: Deadline) -> tuple[ResultSet, bool]:
             try:
-                return engine.run(parsed, strategy, hard_boundary, deadline)
+                if wanted is None:
+                    return engine.run(parsed, strategy, hard_boundary, deadline), True
+                return engine.first(parsed, wanted, strategy, hard_boundary, deadline)
             except MemoryError as exc:  # the query asked for more than this process can hold
                 raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
 
@@ -167,14 +195,33 @@ class PartitionService:
                 await _watch(disconnected, deadline)
 
         try:
-            result = await self.scheduler.run(work, self.settings.query_timeout, watch)
+            result, exact = await self.scheduler.run(work, self.settings.query_timeout, watch)
         except LimitExceeded as refusal:
             self.refused[key] = refusal
             while len(self.refused) > REFUSALS_KEPT:
                 self.refused.popitem(last=False)
             raise
-        self.cache.put(key, result)
-        return text, result
+        if exact:
+            self.cache.put(key, result)
+        return text, result, exact
+
+    async def estimate(self, partition: str, query: str, strategy: Strategy,
+                       hard_boundary: int) -> tuple[str, Estimate]:
+        """What the query would find and cost (the engine's ``estimate``); a result in the cache is
+        known exactly and costs nothing more."""
+        engine = self.engine(partition)
+        text, parsed = self.check(query)
+        cached = self.cache.get((engine.corpus_id, text, strategy, hard_boundary))
+        if cached is not None:
+            return text, Estimate(cached.total, True, 0.0, None, 1.0)
+
+        def work(deadline: Deadline) -> Estimate:
+            return engine.estimate(parsed, strategy, hard_boundary, deadline)
+
+        async def watch(deadline: Deadline) -> None:
+            return None
+
+        return text, await self.scheduler.run(work, self.settings.query_timeout, watch)
 
     def check_request(self, limit: int, maximum: int, context: Context) -> None:
         if limit > maximum:

@@ -95,3 +95,76 @@ def test_cut_read_range_by_range_gives_the_same_hits(
     for (query, cut, strategy), hits in expected.items():
         assert pairs(whole.evaluate(parse_cqp(f"{query} cut {cut}"), strategy)) == hits, (query, cut, strategy)
         assert len(hits) <= cut
+
+
+@pytest.mark.parametrize("first_range", [1, 3, 16])
+def test_the_first_hits_are_the_first_hits_of_the_whole_evaluation(
+    sample_registry: Path, first_range: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``NativeEngine.first`` reads the corpus from its start (a few positions, then twice as many each
+    time) and stops once it has the hits wanted: they are exactly the first hits of the whole
+    evaluation, and its total is a lower bound that says whether it is the count."""
+    from cowbird.engines.native import engine as native
+
+    monkeypatch.setattr(native, "FIRST_RANGE", first_range)
+    engine = NativeEngine.open(sample_registry, "sample", EngineOptions(chunk_positions=40))
+    stopped = 0
+    for query in SAMPLE_QUERIES:
+        for strategy in STRATEGIES:
+            whole = engine.run(query, strategy)
+            for wanted in (1, 4, 30):
+                first, exact = engine.first(query, wanted, strategy)
+                held = first.hits(0, min(wanted, first.total))
+                assert held == whole.hits(0, min(wanted, whole.total)), (query, strategy, wanted)
+                assert min(wanted, whole.total) <= first.total <= whole.total
+                if exact:
+                    assert first.total == whole.total
+                else:
+                    stopped += 1
+                    assert first.total >= wanted
+    assert stopped > 20  # many of these stopped early: the test reads ranges, not whole evaluations
+
+
+def test_the_first_hits_of_queries_not_read_in_ranges_are_counted_whole(sample_registry: Path) -> None:
+    engine = NativeEngine.open(sample_registry, "sample", EngineOptions(chunk_positions=40))
+    for query in ('[pos="DT"] cut 3', 'MU(meet [pos="DT"] [pos="NN"] s)', '[word="house"]'):
+        first, exact = engine.first(query, 1)
+        assert exact and first.total == engine.run(query).total, query
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("query_id", "query"), parity_queries())
+def test_the_first_hits_of_ewt_are_those_of_the_whole_evaluation(
+    reference: Path, query_id: str, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cowbird.engines.native import engine as native
+
+    monkeypatch.setattr(native, "FIRST_RANGE", 2_000)
+    engine = NativeEngine.open(reference / "cwb" / "registry", "ewt", EngineOptions(chunk_positions=17_000))
+    whole = engine.run(query)
+    first, exact = engine.first(query, 100)
+    assert first.hits(0, min(100, first.total)) == whole.hits(0, min(100, whole.total))
+    assert first.total == whole.total if exact else 100 <= first.total <= whole.total
+
+
+def test_an_estimate_counts_cheap_queries_and_samples_the_others(
+    sample_registry: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``NativeEngine.estimate``: a query with few candidates is counted outright (exact); others are
+    evaluated on a few ranges spread over the partition and scaled up; MU, TAB and cut are not
+    estimated."""
+    from cowbird.engines.native import engine as native
+
+    engine = NativeEngine.open(sample_registry, "sample")
+    cheap = engine.estimate('[word="house"]')
+    assert (cheap.hits, cheap.exact, cheap.sampled) == (engine.run('[word="house"]').total, True, 1.0)
+    assert cheap.seconds is not None and cheap.seconds < 1
+    monkeypatch.setattr(native, "ESTIMATE_RANGE", 8)
+    monkeypatch.setattr(native, "ESTIMATE_WHOLE", 2)
+    every = engine.estimate("[]")
+    assert not every.exact and every.hits == engine.size and every.sampled == 32 / engine.size
+    nouns = engine.estimate('[pos="NN.*"]')
+    real = engine.run('[pos="NN.*"]').total
+    assert nouns.hits is not None and real / 3 <= nouns.hits <= real * 3 and nouns.candidates == real
+    for query in ('[pos="DT"] cut 3', 'MU(meet [pos="DT"] [pos="NN"] s)'):
+        assert engine.estimate(query).hits is None

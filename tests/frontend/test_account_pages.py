@@ -108,6 +108,8 @@ async def test_register_review_login_and_tokens(site: tuple[httpx.AsyncClient, A
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" not in cookie  # plain HTTP here
     assert (await client.get("/api/v1/corpora")).json()["total"] == 1
     page = await client.get("/account")
+    fair_use = re.sub(r"\s+", " ", page.text[page.text.index('<table class="budget">'):])
+    assert "<th>in the browser</th><td>4</td><td>200,000 of 200,000</td> <td>14,400 s of 14,400 s</td>" in fair_use
     made = await client.post("/account/tokens", data={"name": "laptop", "csrf": csrf_of(page)})
     secret = re.search(r'<pre class="token">([^<]+)</pre>', made.text)
     assert made.status_code == 200 and secret is not None

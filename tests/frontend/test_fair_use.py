@@ -67,3 +67,28 @@ def test_limits_by_kind_of_viewer() -> None:
     fair_use = FairUse(anonymous=Limits(1, 10), user=Limits(2, 20), bulk=Limits(3, 30))
     assert fair_use.limits(ANONYMOUS).rows_per_day == 10
     assert fair_use.limits(Viewer("ada")).running == 2 and fair_use.limits(Viewer("ada", api_bulk=True)).running == 3
+
+
+async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI],
+                                  tmp_path: Path) -> None:
+    """A query costs what the nodes spent on it (their answers' elapsed_ms), counted per viewer and day:
+    once an address has used its node time, its next query is refused until midnight (UTC)."""
+    settings = front_settings(sample_parts, big_parts, tmp_path, anonymous_node_seconds_per_day=1e-6)
+    async for client in front_client(settings, nodes):
+        params = {"corpus": "sample", "q": "house"}
+        first = await client.get("/api/v1/query", params=params)
+        assert first.status_code == 200 and first.headers["x-cowbird-node-seconds-left"] == "0.0"
+        spent = tracker(client)._node_seconds
+        assert list(spent.values())[0] > 1e-6  # three partitions' counts and pages, in seconds
+        over = await client.get("/api/v1/query", params={**params, "stream": 1})
+        assert over.status_code == 429 and "seconds of the nodes' time" in over.json()["detail"]
+        assert 0 < int(over.headers["retry-after"]) <= 86_401
+        token = await client.get("/api/v1/query", params={**params, "token": API_TOKEN})
+        assert token.status_code == 200 and token.headers["x-cowbird-node-seconds-left"] not in ("0.0", "unlimited")
+
+
+async def test_a_streamed_preview_costs_its_node_time_too(client: httpx.AsyncClient) -> None:
+    fair_use = tracker(client)
+    streamed = await client.get("/api/v1/query", params={"corpus": "sample", "q": "old", "stream": 1})
+    assert streamed.status_code == 200 and streamed.text.splitlines()[-1].startswith('{"event":"result"')
+    assert sum(fair_use._node_seconds.values()) > 0 and fair_use._running == {}

@@ -115,5 +115,9 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
             found = body.get("total", len(body.get("data", [])) if "data" in body else body.get("cqp"))
             assert found, (url, body)
             assert body.get("rows", [1]) and body.get("hits", [1]), url  # a table or a page with something in it
+        elif "stream=1" in url:  # the streamed preview: events, the last the result
+            events = [json.loads(line) for line in answer.text.splitlines()]
+            assert events[0]["event"] == "started" and events[-1]["event"] == "result", (url, events)
+            assert events[-1]["total"] > 0 and any(e["event"] == "page" and e["hits"] for e in events), url
         else:
             assert int(answer.headers["x-cowbird-rows"]) > 0, url

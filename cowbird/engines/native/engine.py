@@ -9,11 +9,13 @@ for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the p
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from cowbird.core.errors import InvalidOption, QueryFailed, UnknownAttribute
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
-from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
+from cowbird.engines.base import Context, Deadline, EngineOptions, Estimate, KwicLine, QueryEngine, ResultSet
 from cowbird.engines.native.compile import Automaton, AutomatonBuilder, PredicateCompiler, can_match
 from cowbird.engines.native.constraint import ConstraintEvaluator
 from cowbird.engines.native.cooccurrence import cooccurrences
@@ -62,6 +64,25 @@ def _kept(matches: Matches, limit: int | None) -> Matches:
 
 CUT_FIRST_RANGE = 1 << 16
 """Start positions a ``cut`` query reads first; each further range is twice as wide."""
+ESTIMATE_RANGE = 1 << 16
+"""Start positions in each range an estimate evaluates."""
+ESTIMATE_RANGES = 32
+"""At most this many ranges are evaluated for an estimate."""
+ESTIMATE_WHOLE = 1 << 18
+"""A query with at most this many candidates is counted outright for its estimate."""
+FIRST_RANGE = 1 << 20
+"""Start positions ``NativeEngine.first`` reads first; each further range is twice as wide (up to
+``chunk_positions``)."""
+
+
+def _doubling(size: int, first: int, most: int) -> Iterator[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` covering ``0 .. size``: ``first`` positions wide, then twice as wide each
+    time, at most ``most``."""
+    lo, step = 0, max(1, first)
+    while lo < size:
+        hi = min(size, lo + step)
+        yield lo, hi
+        lo, step = hi, min(max(1, most), step * 2)
 
 
 class NativeEngine(QueryEngine):
@@ -152,46 +173,139 @@ class NativeEngine(QueryEngine):
         kept, not the corpus; one with fewer (a rare word) is evaluated at once, which costs less."""
         deadline = deadline or Deadline()
         keep = self.options.max_hits if max_hits == -1 else max_hits
+        self._check(query, strategy)
+        if isinstance(query.pattern, Meet | MuUnion | Tabular):  # MU and TAB queries: no automaton
+            matches = cooccurrences(self.corpus, query, hard_boundary)
+            return _kept(matches, keep), len(matches)
+        runner = self._prepared(query, strategy, hard_boundary, deadline)
+        if runner is None:
+            return Matches.empty(), 0
+        if query.cut is not None:
+            matches = self._cut(query, runner, runner.passes, strategy, query.cut)
+            return _kept(matches, keep), len(matches)
+        kept = _Kept(keep)
+        step = max(1, self.options.chunk_positions)
+        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= step:
+            step = max(1, self.size)  # candidates bound the memory already: one range
+        ranges = ((lo, min(self.size, lo + step)) for lo in range(0, self.size, step))
+        for found in self._scan(query, runner, strategy, ranges, deadline):
+            kept.add(found)
+        return kept.matches(), kept.total
+
+    def estimate(
+        self,
+        query: str | Query,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> Estimate:
+        """Hits and time of a query from its plan and a sample of the partition: a query whose
+        candidates (the lexicon frequencies of its anchors bound them) are few is counted outright;
+        otherwise ``ESTIMATE_RANGES`` ranges of ``ESTIMATE_RANGE`` positions spread over the partition
+        (about 1 % of it, at least 4 ranges, at most 32) are evaluated and the hits and the time
+        scaled up. MU, TAB and ``cut`` queries are not estimated."""
+        parsed = parse_cqp(query) if isinstance(query, str) else query
+        deadline = deadline or Deadline()
+        self._check(parsed, strategy)
+        if isinstance(parsed.pattern, Meet | MuUnion | Tabular) or parsed.cut is not None:
+            return Estimate(None, False, None)
+        started = time.perf_counter()
+        runner = self._prepared(parsed, strategy, hard_boundary, deadline)
+        if runner is None:
+            return Estimate(0, True, time.perf_counter() - started, 0, 1.0)
+        candidates = sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes)
+        count = min(ESTIMATE_RANGES, max(4, self.size // (ESTIMATE_RANGE * 100)))
+        if candidates <= ESTIMATE_WHOLE or self.size <= 2 * count * ESTIMATE_RANGE:
+            _, total = self.evaluate_counted(parsed, strategy, hard_boundary, deadline, max_hits=0)
+            return Estimate(total, True, time.perf_counter() - started, candidates, 1.0)
+        setup = time.perf_counter() - started
+        scanning = time.perf_counter()
+        found = sampled = 0
+        for k in range(count):
+            lo = k * self.size // count
+            hi = min(self.size, lo + ESTIMATE_RANGE)
+            found += sum(len(m) for m in self._scan(parsed, runner, strategy, [(lo, hi)], deadline))
+            sampled += hi - lo
+        scale = self.size / sampled
+        seconds = setup + (time.perf_counter() - scanning) * scale
+        return Estimate(round(found * scale), False, seconds, candidates, sampled / self.size)
+
+    def _check(self, query: Query, strategy: Strategy) -> None:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r} (use one of: {', '.join(STRATEGIES)})")
         for name in (query.within, query.expand):
             if name is not None and not self.corpus.has_s_attribute(name):
                 raise UnknownAttribute(f"the corpus has no s-attribute {name!r}")
-        if isinstance(query.pattern, Meet | MuUnion | Tabular):  # MU and TAB queries: no automaton
-            matches = cooccurrences(self.corpus, query, hard_boundary)
-            return _kept(matches, keep), len(matches)
+
+    def _prepared(self, query: Query, strategy: Strategy, hard_boundary: int,
+                  deadline: Deadline) -> PassRunner | DfaRunner | None:
+        """The simulation of a query with an automaton, or None when it matches nothing: a nullable
+        pattern (CQP: "start state is final state", nothing is evaluated) or a test on every path
+        that holds nowhere in the corpus. (MU and TAB queries have no automaton.)"""
+        pattern = query.pattern
+        assert not isinstance(pattern, Meet | MuUnion | Tabular)
         predicates = PredicateCompiler(self.corpus)
-        automaton = AutomatonBuilder(self.corpus, predicates).build(query.pattern)
+        automaton = AutomatonBuilder(self.corpus, predicates).build(pattern)
         if automaton.nullable:
-            return Matches.empty(), 0  # CQP: "start state is final state", nothing is evaluated
+            return None
         constraint = (
             ConstraintEvaluator(self.corpus, query.constraint, predicates) if query.constraint is not None else None
         )
         if not can_match(automaton, self.size):
-            return Matches.empty(), 0  # a test on every path holds nowhere in the corpus
-        pattern = query.pattern
-        runner = self._runner(query, pattern, strategy, automaton, constraint, predicates, hard_boundary, deadline)
-        if query.cut is not None:
-            matches = self._cut(query, runner, runner.passes, strategy, query.cut)
-            return _kept(matches, keep), len(matches)
-        kept = _Kept(keep)
+            return None
+        return self._runner(query, pattern, strategy, automaton, constraint, predicates, hard_boundary, deadline)
+
+    def _scan(self, query: Query, runner: PassRunner | DfaRunner, strategy: Strategy,
+              ranges: Iterable[tuple[int, int]], deadline: Deadline) -> Iterator[Matches]:
+        """The matches of the query range by range of start positions, in corpus order: each range
+        yields the matches that no later range can change (the strategy holds back the others),
+        the end what was held back. Stopping early leaves the first matches exact."""
         stream = StreamingStrategy(strategy)
         expansion = self._expansion(query)
         widen = StreamingExpand(expansion) if expansion is not None else None
-        step = max(1, self.options.chunk_positions)
-        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= step:
-            step = max(1, self.size)  # candidates bound the memory already: one range
-        for lo in range(0, self.size, step):
-            hi = min(self.size, lo + step)
+        for lo, hi in ranges:
             passes = []
             for symbol in runner.passes:
                 deadline.check()
                 passes.append(runner.run(symbol, None, lo, hi))
             found = stream.feed(merge(passes), hi)
-            kept.add(found if widen is None else widen.feed(found))
+            yield found if widen is None else widen.feed(found)
         held = stream.finish()
-        kept.add(held if widen is None else widen.feed(held))
-        return kept.matches(), kept.total
+        yield held if widen is None else widen.feed(held)
+
+    def first(
+        self,
+        query: str | Query,
+        wanted: int,
+        strategy: Strategy = "standard",
+        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+        deadline: Deadline | None = None,
+    ) -> tuple[ResultSet, bool]:
+        """The first ``wanted`` hits without counting the rest: the corpus is read from its start,
+        range by range (``FIRST_RANGE`` positions, then twice as many each time), until they are
+        found. The result's total is the hits found so far — exact only when the second value is
+        True (the whole partition was read). Queries that are not read range by range (MU, TAB,
+        ``cut``, or few candidates) are evaluated whole: their total is exact."""
+        parsed = parse_cqp(query) if isinstance(query, str) else query
+        deadline = deadline or Deadline()
+        if isinstance(parsed.pattern, Meet | MuUnion | Tabular) or parsed.cut is not None:
+            return self.run(parsed, strategy, hard_boundary, deadline), True
+        self._check(parsed, strategy)
+        runner = self._prepared(parsed, strategy, hard_boundary, deadline)
+        if runner is None:
+            return ArrayResultSet(self.corpus.store, Matches.empty(), 0), True
+        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= FIRST_RANGE:
+            return self.run(parsed, strategy, hard_boundary, deadline), True  # few candidates: as cheap whole
+        kept = _Kept(max(0, min(wanted, self.options.max_hits)))
+        exact = True
+        for found in self._scan(parsed, runner, strategy, _doubling(self.size, FIRST_RANGE,
+                                                                     self.options.chunk_positions), deadline):
+            kept.add(found)
+            if kept.held >= wanted:
+                exact = False
+                break
+        self.corpus.trim()
+        return ArrayResultSet(self.corpus.store, kept.matches(), kept.total), exact
 
     def _runner(
         self, query: Query, pattern: Pattern, strategy: Strategy, automaton: Automaton,

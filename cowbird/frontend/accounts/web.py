@@ -318,7 +318,8 @@ def _account_page(request: Request, web: WebSession, session: Session, status: i
     for label, viewer in (("in the browser", Viewer(web.user.name)), ("by API token", Viewer(web.user.name,
                           api_bulk=web.user.api_bulk))):
         limits = fair_use.limits(viewer)
-        quota.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day))
+        quota.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day,
+                      fair_use.node_seconds_left(viewer, key), limits.node_seconds_per_day))
     return _page(request, "account.html", status, user=web.user, csrf=web.csrf,
                  tokens=_accounts(request).tokens.of(session, web.user), quota=quota, **extra)
 

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from cowbird.core.analysis_spec import SortKey, parse_sort
-from cowbird.core.errors import BadParameter
-from cowbird.core.search import answered_total, failed_partitions
+from cowbird.core.errors import BadParameter, CowbirdError
+from cowbird.core.problems import problem_body
+from cowbird.core.search import Located, Statuses, answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
-from cowbird.frontend.hits import partition_result, public_hit, search_of
-from cowbird.frontend.params import PreviewParameters
+from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.hits import NodeSearch, partition_result, public_hit, search_of
+from cowbird.frontend.params import PreviewParameters, Searching
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
-from cowbird.frontend.schemas import QueryResult
+from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.viewer import Viewer
 from cowbird.query import QueryError, parse_cqp
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
@@ -33,7 +42,11 @@ def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) ->
     return parse_sort(sort, direction, seed)  # type: ignore[arg-type]
 
 
-@router.get("/query", response_model=QueryResult)
+@router.get(
+    "/query", response_model=QueryResult,
+    responses={200: {"content": {"application/x-ndjson": {}},
+                     "description": "The preview; with stream=1 as NDJSON events (see the stream parameter)."}},
+)
 async def query(
     request: Request,
     response: Response,
@@ -42,7 +55,7 @@ async def query(
     catalogue: Corpora,
     nodes: Nodes,
     asked: Annotated[PreviewParameters, Query()],
-) -> QueryResult:
+) -> QueryResult | StreamingResponse:
     started = time.perf_counter()
     target = catalogue.get(asked.corpus, user)
     settings = frontend_state(request).settings
@@ -57,23 +70,113 @@ async def query(
     if order is not None:
         search.check_sort(order, asked.sort)
     key = quota.key(user, request)
+    preview = Preview(request, user, asked, target, search, started)
+    if asked.stream:
+        slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
+        slot.enter_context(quota.running(user, key))
+        return StreamingResponse(_events(preview, order, slot), media_type="application/x-ndjson",
+                                 headers={**quota.headers(user, key), "Cache-Control": "no-store"},
+                                 background=BackgroundTask(slot.close))
     with quota.running(user, key):
         work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
         statuses, found = await until_disconnected(request, work, settings.limits.deadline)
-    hits = [public_hit(target, view, f) for f in found]
     response.headers.update(quota.headers(user, key))
-    failed = failed_partitions(statuses)
-    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
-    if user.browser and user.name is not None and sample is None and offset == 0:
-        accounts: Accounts = frontend_state(request).accounts
-        await run_in_threadpool(_remember, accounts, user.name, target.name, asked.q, asked.syntax, asked.ignore_case,
-                                asked.filters, answered_total(statuses))
-    return QueryResult(
-        corpus=target.name, cqp=search.cqp, total=answered_total(statuses), complete=not failed, failed=failed,
-        partitions=[partition_result(s) for s in statuses], elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
-        offset=offset if sample is None else 0, sample=sample, hits=hits,
-        hint=CQP_HINT if asked.syntax == "simple" and not hits and looks_like_cqp(asked.q) else None,
-        anchors=search.query.anchors,
+    return await preview.result(statuses, found)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """One preview being answered: what was asked, the search, when it started."""
+
+    request: Request
+    user: Viewer
+    asked: PreviewParameters
+    corpus: CorpusEntry
+    search: NodeSearch
+    started: float
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 1)
+
+    def hits(self, found: list[Located[Partition]]) -> list[Hit]:
+        return [public_hit(self.corpus, self.search.view, f) for f in found]
+
+    async def result(self, statuses: Statuses[Partition], found: list[Located[Partition]]) -> QueryResult:
+        """The answer, as the plain preview gives it and a stream's last event; a browser user's
+        first page goes into the search history."""
+        asked, corpus = self.asked, self.corpus
+        hits = self.hits(found)
+        failed = failed_partitions(statuses)
+        total = answered_total(statuses)
+        self.request.state.log_corpus, self.request.state.log_hits = corpus.name, total
+        if self.user.browser and self.user.name is not None and asked.sample is None and asked.offset == 0:
+            accounts: Accounts = frontend_state(self.request).accounts
+            await run_in_threadpool(_remember, accounts, self.user.name, corpus.name, asked.q, asked.syntax,
+                                    asked.ignore_case, asked.filters, total)
+        return QueryResult(
+            corpus=corpus.name, cqp=self.search.cqp, total=total, complete=not failed, failed=failed,
+            partitions=[partition_result(s) for s in statuses], elapsed_ms=self.elapsed_ms(),
+            offset=asked.offset if asked.sample is None else 0, sample=asked.sample, hits=hits,
+            hint=CQP_HINT if asked.syntax == "simple" and not hits and looks_like_cqp(asked.q) else None,
+            anchors=self.search.query.anchors,
+        )
+
+
+def _line(event: dict[str, object]) -> bytes:
+    return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+async def _events(preview: Preview, order: SortKey | None, slot: ExitStack) -> AsyncIterator[bytes]:
+    """The NDJSON events of a streamed preview. In corpus order the page comes as soon as it is
+    known (``Search.progressive``); a sorted page or a sample needs every hit first, which the
+    ``started`` event says (``early: false``). A failure after the start is an ``error`` event with
+    the problem's members, and the stream ends."""
+    asked, search = preview.asked, preview.search
+    early = order is None and asked.sample is None
+    try:
+        yield _line({"event": "started", "corpus": search.corpus.name, "cqp": search.cqp,
+                     "partitions": len(search.corpus.partitions), "anchors": list(search.query.anchors),
+                     "early": early})
+        if not early:
+            sample = None if asked.sample is None else (asked.sample, asked.seed)
+            statuses, found = await search.page(asked.offset, asked.limit, sample=sample, sort=order)
+            yield _line({"event": "result", **(await preview.result(statuses, found)).model_dump(mode="json")})
+            return
+        async for step in search.progressive(asked.offset, asked.limit):
+            if step.kind == "page" and step.hits is not None:
+                yield _line({"event": "page", "offset": asked.offset, "elapsed_ms": preview.elapsed_ms(),
+                             "hits": [h.model_dump(mode="json") for h in preview.hits(step.hits)]})
+            elif step.kind == "count" and step.partition is not None:
+                counted = sum(s.total is not None or s.failure is not None for s in step.statuses)
+                yield _line({"event": "count", "partition": partition_result(step.partition).model_dump(mode="json"),
+                             "total_at_least": answered_total(step.statuses), "counted": counted,
+                             "partitions": len(step.statuses), "failed": failed_partitions(step.statuses),
+                             "elapsed_ms": preview.elapsed_ms()})
+            elif step.kind == "done":
+                result = await preview.result(step.statuses, step.hits or [])
+                yield _line({"event": "result", **result.model_dump(mode="json")})
+    except CowbirdError as error:
+        yield _line({"event": "error", **problem_body(error)})
+    finally:
+        slot.close()
+
+
+@router.get("/estimate", response_model=EstimateResult)
+async def estimate(request: Request, user: CurrentUser, catalogue: Corpora, nodes: Nodes,
+                   asked: Annotated[Searching, Query()]) -> EstimateResult:
+    """What the query would find and how long it would take, from each partition's plan and a small
+    sample of it, without running it (``confirm``: the search page asks before running it)."""
+    started = time.perf_counter()
+    target = catalogue.get(asked.corpus, user)
+    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
+    search = search_of(nodes, target, checked)
+    settings = frontend_state(request).settings
+    found = await until_disconnected(request, search.estimate(), settings.limits.deadline)
+    return EstimateResult(
+        corpus=target.name, cqp=search.cqp, hits=found.hits, exact=found.exact,
+        seconds=None if found.seconds is None else round(found.seconds, 3), time_class=found.time_class,
+        confirm=found.seconds is not None and found.seconds > settings.limits.confirm_seconds,
+        failed=failed_partitions(found.statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
     )
 
 

@@ -1,5 +1,5 @@
-"""``POST /v1/count``, ``POST /v1/hits`` and the streamed ``POST /v1/export`` (NDJSON): adapters over
-:class:`cowbird.node.api.NodeApi`."""
+"""``POST /v1/count``, ``/v1/estimate``, ``/v1/first``, ``/v1/hits`` and the streamed ``/v1/export``
+(NDJSON): adapters over :class:`cowbird.node.api.NodeApi`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from cowbird.core.wire import CountRequest, CountResponse, ExportRequest, HitsRequest, HitsResponse
+from cowbird.core.wire import (
+    CountRequest,
+    CountResponse,
+    EstimateResponse,
+    ExportRequest,
+    FirstRequest,
+    HitsRequest,
+    HitsResponse,
+)
 from cowbird.node.api import NodeApi
 from cowbird.node.routes.auth import Service
 
@@ -19,6 +27,22 @@ router = APIRouter(prefix="/v1", tags=["queries"])
 async def count(request: CountRequest, service: Service, http: Request) -> CountResponse:
     http.state.log_partition = request.partition
     answer = await NodeApi(service).count(request, http.is_disconnected)
+    http.state.log_hits = answer.total
+    return answer
+
+
+@router.post("/estimate", response_model=EstimateResponse)
+async def estimate(request: CountRequest, service: Service, http: Request) -> EstimateResponse:
+    """What the query would find and cost on the partition, from its plan and a small sample of it."""
+    http.state.log_partition = request.partition
+    return await NodeApi(service).estimate(request)
+
+
+@router.post("/first", response_model=HitsResponse)
+async def first(request: FirstRequest, service: Service, http: Request) -> HitsResponse:
+    """The first hits of a partition before the rest is counted (the front end's progressive preview)."""
+    http.state.log_partition = request.partition
+    answer = await NodeApi(service).first(request, http.is_disconnected)
     http.state.log_hits = answer.total
     return answer
 
