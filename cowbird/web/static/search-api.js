@@ -109,6 +109,41 @@ export async function getJson(path, params, signal) {
   return /** @type {T} */ (await answer.json());
 }
 
+/**
+ * GET /api/v1/`path`?`params` answered with NDJSON (application/x-ndjson, one JSON object a line):
+ * each line's object as soon as it has come, read from the body as it streams in. A refusal
+ * before the stream starts throws its ApiProblem, as `get` does; an abort (`signal`) throws an
+ * AbortError while the body is read. A JSON answer (not a stream) is one object.
+ * @template T
+ * @param {string} path
+ * @param {URLSearchParams} params
+ * @param {AbortSignal} [signal]
+ * @returns {AsyncGenerator<T, void, undefined>}
+ */
+export async function* getLines(path, params, signal) {
+  const answer = await get(path, params, signal);
+  if (!/\bndjson\b/.test(answer.headers.get("content-type") || "") || !answer.body) {
+    yield /** @type {T} */ (await answer.json());
+    return;
+  }
+  const reader = answer.body.getReader();
+  const decoder = new TextDecoder();
+  let rest = ""; // the last line, until its end has come
+  let done = false;
+  try {
+    while (!done) {
+      const chunk = await reader.read();
+      done = chunk.done;
+      rest += done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
+      const lines = rest.split("\n");
+      rest = done ? "" : lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) yield /** @type {T} */ (JSON.parse(line));
+    }
+  } finally {
+    if (!done) reader.cancel().catch(() => {}); // the caller stopped reading (or it failed): the stream is dropped
+  }
+}
+
 /** @param {string} path */
 export function apiUrl(path) {
   return `/api/v1/${path}`;

@@ -2,7 +2,7 @@
 // The concordance: the summary of a search's hits, its paging buttons, the partitions' counts and
 // the KWIC rows (cloned from the page's #kwic-row template).
 
-import { byId, fromTemplate, part } from "./search-dom.js";
+import { byId, fromTemplate, number, part } from "./search-dom.js";
 
 /**
  * One hit as /api/v1/query answers it.
@@ -43,6 +43,58 @@ import { byId, fromTemplate, part } from "./search-dom.js";
  * @property {import("./search-state.js").Anchor[]} [anchors]  the anchors the query marks
  */
 
+/**
+ * /api/v1/query?stream=1's events, one a line: `started`, then (in corpus order: `early`) the page
+ * as soon as it is known and each partition's count as it comes, then the `result` — the answer
+ * the plain request gives — or an `error` (a problem after the stream had started).
+ * @typedef {StartedEvent | PageEvent | CountEvent | ResultEvent | ErrorEvent} QueryEvent
+ */
+
+/**
+ * @typedef {object} StartedEvent
+ * @property {"started"} event
+ * @property {string} corpus
+ * @property {string} cqp
+ * @property {number} partitions
+ * @property {import("./search-state.js").Anchor[]} anchors
+ * @property {boolean} early  whether the page and the counts come before the result (false: sorted, or a sample)
+ */
+
+/**
+ * The page of hits asked for, before every partition has counted (the result's are authoritative).
+ * @typedef {object} PageEvent
+ * @property {"page"} event
+ * @property {number} offset
+ * @property {number} elapsed_ms
+ * @property {Hit[]} hits
+ */
+
+/**
+ * A partition has counted (or failed): the hits counted so far, a lower bound of the total.
+ * @typedef {object} CountEvent
+ * @property {"count"} event
+ * @property {PartitionResult} partition
+ * @property {number} total_at_least
+ * @property {number} counted  partitions counted or failed
+ * @property {number} partitions
+ * @property {string[]} failed
+ * @property {number} elapsed_ms
+ */
+
+/** @typedef {QueryResult & {event: "result"}} ResultEvent */
+/** @typedef {import("./search-api.js").Problem & {event: "error"}} ErrorEvent */
+
+/**
+ * A streamed search's answer so far: the page of hits once it is known, and the partitions counted.
+ * @typedef {object} Progress
+ * @property {number} offset  the first hit of the page asked for
+ * @property {Hit[] | null} hits  the page, once known
+ * @property {number} atLeast  the hits of the partitions counted
+ * @property {number} counted  partitions counted (or failed)
+ * @property {number} partitions  the corpus's partitions
+ * @property {string[]} failed  partitions that failed
+ */
+
 /** Characters: a longer match wraps in its column instead of widening it. */
 const LONG_MATCH = 40;
 
@@ -58,6 +110,55 @@ function summaryText(body, shown, sample) {
   if (body.sample && sample) return `Random sample of ${shown} of ${total} (seed ${sample.seed}) · ${ms}`;
   if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${ms}`;
   return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${ms}`;
+}
+
+/**
+ * What a search has found so far, never taken for its total: "1–100 of ≥ 1,234 hits · 2 of 3
+ * partitions counted".
+ * @param {Progress} progress
+ */
+export function progressText(progress) {
+  const shown = progress.hits?.length ?? 0;
+  const least = Math.max(progress.atLeast, shown ? progress.offset + shown : 0);
+  const range = shown ? `${number(progress.offset + 1)}–${number(progress.offset + shown)} of ` : "";
+  const found = least ? `${range}≥ ${number(least)} hit${least === 1 ? "" : "s"}` : "No hits yet";
+  const partitions = `${number(progress.partitions)} partition${progress.partitions === 1 ? "" : "s"}`;
+  const counted = `${number(progress.counted)} of ${partitions} counted`;
+  const failed = progress.failed.length ? ` (${progress.failed.join(", ")} failed)` : "";
+  return `${found} · ${counted}${failed}`;
+}
+
+/**
+ * A streamed search's progress: the page of its hits once known (in place of the hits shown, whose
+ * paging, sample and download buttons wait for the result), else the hits shown dimmed, as they
+ * are not this search's.
+ * @param {Progress} progress
+ * @param {string[]} show
+ */
+export function showProgress(progress, show) {
+  byId("summary", HTMLElement).textContent = progressText(progress);
+  const table = byId("kwic", HTMLTableElement);
+  if (progress.hits === null) {
+    table.classList.add("stale");
+    return;
+  }
+  for (const id of ["prev", "next", "random", "open-download"]) byId(id, HTMLButtonElement).disabled = true;
+  for (const id of ["incomplete", "hint", "partitions"]) byId(id, HTMLElement).hidden = true;
+  const rows = progress.hits.map((hit) => kwicRow(hit, show));
+  part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
+  table.classList.remove("stale");
+  table.hidden = rows.length === 0;
+}
+
+/**
+ * A streamed search has stopped before its result (cancelled): what it found stays, said to be
+ * incomplete; the hits shown before it are no longer dimmed.
+ * @param {Progress | null} progress  null: nothing came
+ */
+export function showStopped(progress) {
+  byId("kwic", HTMLTableElement).classList.remove("stale");
+  byId("summary", HTMLElement).textContent =
+    progress?.hits ? `Search cancelled · ${progressText(progress)}` : "Search cancelled.";
 }
 
 /**
@@ -93,7 +194,9 @@ export function showHits(body, sample, show) {
   );
   const rows = body.hits.map((hit) => kwicRow(hit, show));
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
-  byId("kwic", HTMLTableElement).hidden = rows.length === 0;
+  const table = byId("kwic", HTMLTableElement);
+  table.classList.remove("stale");
+  table.hidden = rows.length === 0;
 }
 
 /**
@@ -129,4 +232,5 @@ export function clearHits() {
   byId("summary", HTMLElement).textContent = "";
   for (const id of ["actions", "views", "sorting", "partitions", "incomplete", "hint", "kwic"]) byId(id, HTMLElement).hidden = true;
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren();
+  byId("kwic", HTMLTableElement).classList.remove("stale");
 }

@@ -11,14 +11,14 @@
 // line, the anchors), search-kwic.js (the concordance), search-tables.js (the tabs and analyses),
 // search-chart.js (the distribution's bars), search-download.js (the download dialog).
 
-import { ApiProblem, aborted, begin, busy, cancel, end, getJson } from "./search-api.js";
+import { ApiProblem, aborted, begin, busy, cancel, end, getJson, getLines } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { openDownload, setUpDownload } from "./search-download.js";
 import {
   addFilter, applySearch, describeCorpus, formChanged, hideQueryError, readSearch, setCqpLine, showAnchors,
   showCorpusProblem, showQueryError, showSortControls, translate,
 } from "./search-form.js";
-import { clearHits, showHits } from "./search-kwic.js";
+import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
 import {
   ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, fromUrl, pageUrl, queryRequest, readSettings,
   rememberDefaults, sameSearch, sortOrder, state,
@@ -27,6 +27,8 @@ import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 
 /** @typedef {import("./search-state.js").Sample} Sample */
 /** @typedef {import("./search-kwic.js").QueryResult} QueryResult */
+/** @typedef {import("./search-kwic.js").QueryEvent} QueryEvent */
+/** @typedef {import("./search-kwic.js").Progress} Progress */
 
 /**
  * A search of the user's history (GET /api/v1/history).
@@ -46,13 +48,17 @@ import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 function setBusy(running) {
   byId("progress", HTMLElement).hidden = !running;
   byId("results", HTMLElement).setAttribute("aria-busy", String(running));
-  byId("submit", HTMLButtonElement).disabled = running;
 }
 
 /**
  * The hits of the search in the form: a page from `offset`, or a random `sample`. Only a search
  * that succeeded goes into the URL — pushed (a new entry for Back) when the user asked for it,
  * else replaced — so that Back never returns to a failed search.
+ *
+ * The answer streams in (stream=1): in corpus order the page is shown as soon as it is known and
+ * the total grows as each partition counts, said not to be final ("≥"), until the result, which
+ * is shown as a plain answer would be. A sorted page or a sample comes whole, with the result.
+ * Cancel (or a newer search) aborts the request, and the server stops the nodes' work.
  * @param {{offset?: number, sample?: Sample | null, push?: boolean}} [what]
  */
 async function preview({ offset = 0, sample = null, push = false } = {}) {
@@ -65,9 +71,38 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   const signal = begin("query");
   setBusy(true);
   const started = performance.now();
+  /** @type {Progress | null} what has come before the result */
+  let progress = null;
   try {
-    /** @type {QueryResult} */
-    const body = await getJson("query", queryRequest(search, { offset, sample, order, show }), signal);
+    const params = queryRequest(search, { offset, sample, order, show });
+    params.set("stream", "1");
+    /** @type {QueryResult | null} */
+    let body = null;
+    /** @type {AsyncGenerator<QueryEvent | QueryResult, void, undefined>} */
+    const answers = getLines("query", params, signal);
+    for await (const step of answers) {
+      if (!("event" in step) || step.event === "result") { // (a plain answer has no events); the last event
+        body = step;
+        continue;
+      }
+      if (step.event === "error") throw new ApiProblem(step);
+      if (step.event === "started") {
+        progress = { offset, hits: null, atLeast: 0, counted: 0, partitions: step.partitions, failed: [] };
+        continue;
+      }
+      progress ??= { offset, hits: null, atLeast: 0, counted: 0, partitions: 0, failed: [] };
+      if (step.event === "page") {
+        progress.hits = step.hits;
+        document.body.dataset.pageMs = String(Math.round(performance.now() - started)); // the first hits shown
+      } else {
+        progress.atLeast = step.total_at_least;
+        progress.counted = step.counted;
+        progress.partitions = step.partitions;
+        progress.failed = step.failed;
+      }
+      showProgress(progress, show);
+    }
+    if (body === null) throw new Error("the answer ended before its result");
     const drawn = performance.now();
     const changed = !state.shown || !sameSearch(state.shown.search, search);
     state.shown = { search, offset, sample, total: body.total, order };
@@ -93,7 +128,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       showQueryError(error.problem);
       clearResults();
     } else if (aborted(error)) {
-      if (state.requests.query?.signal === signal) byId("summary", HTMLElement).textContent = "Search cancelled.";
+      if (state.requests.query?.signal === signal) showStopped(progress); // cancelled, not overtaken by a newer search
     } else {
       showQueryError({ detail: `the search failed: ${error instanceof Error ? error.message : String(error)}` });
       clearResults();
