@@ -18,6 +18,7 @@ Every route of the front end and the ``cowbird query`` command are adapters over
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import heapq
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
@@ -413,6 +414,9 @@ class Search(Generic[P]):
                     limit: TimeLimit) -> list[tuple[PartitionStatus[P], Any]]:
         """One call per partition (as configured: parallel or serial), each answer with the
         partition's status; every partition failing fails the search."""
+        report = PARTITION_ANSWERED.get()
+        if report is not None:  # somebody follows the partitions' answers (a streamed analysis)
+            call = _reporting(call, report)
         answers = await self.partitions.gather([functools.partial(call, p, limit) for p in self.corpus.partitions])
         answered: list[tuple[PartitionStatus[P], Any]] = []
         for partition, answer in zip(self.corpus.partitions, answers, strict=True):
@@ -854,6 +858,26 @@ class Search(Generic[P]):
 
 
 # -- plans and merges --------------------------------------------------------------------------------
+
+
+PARTITION_ANSWERED: contextvars.ContextVar[Callable[[PartitionStatus[Any]], None] | None] = contextvars.ContextVar(
+    "cowbird_partition_answered", default=None)
+"""Told of each partition's answer (or failure) to a search's calls as it comes: a streamed
+analysis sets it (``cowbird.frontend.routes.analyses``), and the tasks of its search inherit it."""
+
+
+def _reporting(call: Callable[[P, TimeLimit], Awaitable[Any]],
+               report: Callable[[PartitionStatus[Any]], None]) -> Callable[[P, TimeLimit], Awaitable[Any]]:
+    async def reported(partition: P, limit: TimeLimit) -> Any:
+        try:
+            answer = await call(partition, limit)
+        except PartitionFailure as failure:
+            report(PartitionStatus(partition, None, failure))
+            raise
+        report(PartitionStatus(partition, getattr(answer, "total", None)))
+        return answer
+
+    return reported
 
 
 def _answer(task: asyncio.Task[T]) -> T | PartitionFailure:

@@ -138,6 +138,9 @@ class TableParameters(Searching):
     format: Literal["json", "tsv", "csv"] = Field("json", description=(
         "json, or the rows as a tsv/csv file that starts with a metadata block (pandas: skiprows=N)"))
     provenance: bool = Field(False, description="With format=tsv|csv: start the file with what it counts and how.")
+    stream: bool = Field(False, description=(
+        "Answer as NDJSON events: started, partition (each partition's answer as it comes: done of partitions), "
+        "then result (the same object as without stream) or error. JSON only."))
 
 
 class FrequencyParameters(TableParameters):

@@ -169,3 +169,24 @@ async def test_an_estimate_before_running(
     async for client in front_client(settings, nodes):
         careful = (await client.get("/api/v1/estimate", params={"corpus": "sample", "q": "[]", "syntax": "cqp"}))
         assert careful.json()["confirm"] is True
+
+
+async def test_analyses_stream_each_partition_as_it_answers(client: httpx.AsyncClient) -> None:
+    """``stream=1`` on an analysis: started, one partition event per partition as it answers, then the
+    very answer the plain analysis gives; a bad parameter is still a problem answer."""
+    for path, params in (("/api/v1/frequency", {"corpus": "sample", "q": "the", "by": "pos"}),
+                         ("/api/v1/distribution", {"corpus": "big", "q": '[pos="NN"]', "syntax": "cqp",
+                                                   "by": "text_genre"}),
+                         ("/api/v1/collocations", {"corpus": "sample", "q": "house", "window": 3})):
+        whole = (await client.get(path, params=params)).json()
+        found = events(await client.get(path, params={**params, "stream": 1}))
+        assert found[0] == {"event": "started", "partitions": 3}, path
+        progress = [e for e in found if e["event"] == "partition"]
+        assert [e["done"] for e in progress] == [1, 2, 3] and found[-1]["event"] == "result", (path, found)
+        assert plain(found[-1]) == plain(whole), path
+    unknown = await client.get("/api/v1/frequency", params={"corpus": "sample", "q": "the", "by": "nosuch",
+                                                           "stream": 1})
+    assert unknown.status_code == 400 and unknown.json()["code"] == "unknown_attribute"
+    as_file = await client.get("/api/v1/frequency", params={"corpus": "sample", "q": "the", "format": "tsv",
+                                                           "stream": 1})
+    assert as_file.status_code == 400 and "stream=1 answers JSON events" in as_file.json()["detail"]

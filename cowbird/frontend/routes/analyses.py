@@ -3,24 +3,27 @@ query's hits over every partition, exact for the whole corpus (``cowbird.core.se
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import functools
 import hashlib
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from cowbird import __version__
 from cowbird.core.analysis_merge import MEASURES, Measure
 from cowbird.core.analysis_spec import WHOLE_MATCH, parse_fold, parse_span
-from cowbird.core.errors import BadParameter, UnknownAttribute
-from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
+from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
+from cowbird.core.problems import problem_body
+from cowbird.core.search import PARTITION_ANSWERED, CheckedQuery, PartitionStatus, answered_total, failed_partitions
 from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry, Partition
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.fair_use import FairUse
@@ -32,10 +35,19 @@ from cowbird.frontend.params import (
     DistributionParameters,
     FrequencyParameters,
     Searching,
+    TableParameters,
     split,
 )
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
+from cowbird.frontend.routes.deps import (
+    STREAMED,
+    Corpora,
+    CurrentUser,
+    Nodes,
+    Quota,
+    ndjson_line,
+    until_disconnected,
+)
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
@@ -157,6 +169,65 @@ FILES: dict[int | str, dict[str, Any]] = {
 }
 
 
+async def _streamed(asked: TableParameters, user: Viewer, catalogue: CorpusCatalogue,
+                    work: Callable[[], Awaitable[BaseModel | Response]]) -> StreamingResponse:
+    """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
+    fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
+    has answered (a bad parameter, an unknown attribute) is a problem answer, as without stream."""
+    if asked.format != "json":
+        raise BadParameter(f"stream=1 answers JSON events; format={asked.format} is a file: ask for one or the other")
+    partitions = len(catalogue.get(asked.corpus, user).partitions)
+    answers: list[PartitionStatus[Any]] = []
+    arrived = asyncio.Event()
+
+    def report(status: PartitionStatus[Any]) -> None:
+        answers.append(status)
+        arrived.set()
+
+    reporting, streamed = PARTITION_ANSWERED.set(report), STREAMED.set(True)
+    try:
+        task = asyncio.ensure_future(work())  # the task keeps the two context variables
+    finally:
+        PARTITION_ANSWERED.reset(reporting)
+        STREAMED.reset(streamed)
+    waiter = asyncio.ensure_future(arrived.wait())
+    first: list[asyncio.Future[Any]] = [task, waiter]
+    await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if not answers and task.done():
+        task.result()  # its problem, as a plain answer (raises), or a result without partitions
+    return StreamingResponse(_analysis_events(task, answers, arrived, partitions), media_type="application/x-ndjson",
+                             headers={"Cache-Control": "no-store"})
+
+
+async def _analysis_events(task: asyncio.Future[BaseModel | Response], answers: list[PartitionStatus[Any]],
+                           arrived: asyncio.Event, partitions: int) -> AsyncIterator[bytes]:
+    sent = 0
+    try:
+        yield ndjson_line({"event": "started", "partitions": partitions})
+        while True:
+            while sent < len(answers):  # every answer is in before the task ends: it reports synchronously
+                status = answers[sent]
+                sent += 1
+                yield ndjson_line({"event": "partition", "partition": partition_result(status).model_dump(mode="json"),
+                                   "done": sent, "partitions": partitions,
+                                   "failed": [s.partition.id for s in answers[:sent] if s.failure is not None]})
+            if task.done():
+                break
+            arrived.clear()
+            waiter = asyncio.ensure_future(arrived.wait())
+            either: list[asyncio.Future[Any]] = [task, waiter]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+        result = task.result()
+        assert isinstance(result, BaseModel)  # format=json
+        yield ndjson_line({"event": "result", **result.model_dump(mode="json")})
+    except CowbirdError as error:
+        yield ndjson_line({"event": "error", **problem_body(error)})
+    finally:
+        task.cancel()
+
+
 def _page_size(limit: int | None, format: str, default: int) -> int | None:
     """The rows a request returns: ``limit``, or the default page of JSON; a file has every row (None)."""
     if format != "json":
@@ -178,6 +249,9 @@ async def frequency(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[FrequencyParameters, Query()],
 ) -> BaseModel | Response:
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            frequency, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
     found = searched(user, catalogue, nodes, asked)
@@ -216,6 +290,9 @@ async def distribution(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[DistributionParameters, Query()],
 ) -> BaseModel | Response:
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            distribution, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
     values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
@@ -255,6 +332,9 @@ async def collocations(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[CollocationParameters, Query()],
 ) -> BaseModel | Response:
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            collocations, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
     started = time.perf_counter()

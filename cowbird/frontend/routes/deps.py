@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import json
 from collections.abc import Awaitable
 from dataclasses import replace
 from typing import Annotated, TypeVar
@@ -102,6 +104,15 @@ def no_parameters(asked: Annotated[Parameters, Query()]) -> None:
     """Routes that take no query parameters (but ``token``) refuse any, naming them (``Parameters``)."""
 
 
+def ndjson_line(event: dict[str, object]) -> bytes:
+    """One event of a streamed answer: a JSON object on a line of its own (UTF-8, not ASCII-escaped)."""
+    return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+STREAMED: contextvars.ContextVar[bool] = contextvars.ContextVar("cowbird_streamed", default=False)
+"""Set while a streamed answer's work runs: its response notices the client going (and cancels the
+work); reading the request's messages here too would compete with it."""
+
 BACKSTOP_SECONDS = 5.0
 """How long past its deadline a query may still run: node calls end at the deadline themselves
 (a slow partition is reported as failed), this only catches what does not."""
@@ -113,6 +124,7 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
     ``DeadlinePassed``."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
+    watched = STREAMED.get()  # a streamed answer is cancelled by its response when the client goes
     stop = loop.time() + deadline + BACKSTOP_SECONDS if deadline is not None else None
     while not task.done():
         done, _ = await asyncio.wait({task}, timeout=0.25)
@@ -121,7 +133,7 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
         if stop is not None and loop.time() > stop:
             task.cancel()
             raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
-        if await request.is_disconnected():
+        if not watched and await request.is_disconnected():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             raise ClientGone("the client closed the connection; the query was stopped")

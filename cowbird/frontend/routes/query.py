@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
@@ -23,7 +22,7 @@ from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit, search_of
 from cowbird.frontend.params import PreviewParameters, Searching
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, ndjson_line, until_disconnected
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
@@ -122,10 +121,6 @@ class Preview:
         )
 
 
-def _line(event: dict[str, object]) -> bytes:
-    return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-
-
 async def _events(preview: Preview, order: SortKey | None, slot: ExitStack) -> AsyncIterator[bytes]:
     """The NDJSON events of a streamed preview. In corpus order the page comes as soon as it is
     known (``Search.progressive``); a sorted page or a sample needs every hit first, which the
@@ -134,29 +129,30 @@ async def _events(preview: Preview, order: SortKey | None, slot: ExitStack) -> A
     asked, search = preview.asked, preview.search
     early = order is None and asked.sample is None
     try:
-        yield _line({"event": "started", "corpus": search.corpus.name, "cqp": search.cqp,
+        yield ndjson_line({"event": "started", "corpus": search.corpus.name, "cqp": search.cqp,
                      "partitions": len(search.corpus.partitions), "anchors": list(search.query.anchors),
                      "early": early})
         if not early:
             sample = None if asked.sample is None else (asked.sample, asked.seed)
             statuses, found = await search.page(asked.offset, asked.limit, sample=sample, sort=order)
-            yield _line({"event": "result", **(await preview.result(statuses, found)).model_dump(mode="json")})
+            yield ndjson_line({"event": "result", **(await preview.result(statuses, found)).model_dump(mode="json")})
             return
         async for step in search.progressive(asked.offset, asked.limit):
             if step.kind == "page" and step.hits is not None:
-                yield _line({"event": "page", "offset": asked.offset, "elapsed_ms": preview.elapsed_ms(),
+                yield ndjson_line({"event": "page", "offset": asked.offset, "elapsed_ms": preview.elapsed_ms(),
                              "hits": [h.model_dump(mode="json") for h in preview.hits(step.hits)]})
             elif step.kind == "count" and step.partition is not None:
                 counted = sum(s.total is not None or s.failure is not None for s in step.statuses)
-                yield _line({"event": "count", "partition": partition_result(step.partition).model_dump(mode="json"),
+                answered = partition_result(step.partition).model_dump(mode="json")
+                yield ndjson_line({"event": "count", "partition": answered,
                              "total_at_least": answered_total(step.statuses), "counted": counted,
                              "partitions": len(step.statuses), "failed": failed_partitions(step.statuses),
                              "elapsed_ms": preview.elapsed_ms()})
             elif step.kind == "done":
                 result = await preview.result(step.statuses, step.hits or [])
-                yield _line({"event": "result", **result.model_dump(mode="json")})
+                yield ndjson_line({"event": "result", **result.model_dump(mode="json")})
     except CowbirdError as error:
-        yield _line({"event": "error", **problem_body(error)})
+        yield ndjson_line({"event": "error", **problem_body(error)})
     finally:
         slot.close()
 
