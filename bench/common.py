@@ -16,6 +16,13 @@ from cowbird.demo import DemoStack
 from cowbird.store import EncodeOptions, parse_s_declaration
 from tests.support import free_ports
 
+SPEED_TEST = [
+    ("ec1", '[pos="JJ.*"] [word="plans"]'), ("ec2", '[word="long"] [pos="NN.*"]'),
+    ("ec3", '[word="I"] [pos="VB.*"] [word="whether"]'), ("ec4", '[word="never"] [word="really"] [pos="VB.*"]'),
+]
+"""The four queries English-Corpora.org publishes as its speed test (3.2–7.6 s on iWeb, 14 GT; 25–103 s
+on Sketch Engine's enTenTen15, 13 GT), in this corpus's tags: rows ec1–ec4 after the parity queries."""
+
 
 def big50_stack(prefix: str, settings: dict[str, object]) -> tuple[DemoStack, EncodeOptions]:
     """A demo stack (not prepared yet) serving BIG50 as ``big50`` in two partitions of ~25 MT, one node

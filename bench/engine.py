@@ -42,6 +42,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import SPEED_TEST
 from bench.encode import DATA, FLAGS, shuffle_corpus
 from cowbird.engines import Context
 from cowbird.engines.native import NativeEngine
@@ -272,6 +273,8 @@ def main() -> None:
     began = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     queries = [(qid, query) for qid, query in (line.split("\t", 1) for line in
                (REFERENCE / "parity" / "queries.tsv").read_text().splitlines() if line.startswith("q"))]
+    if not args.no_cqp:  # the speed-test queries have no stored CQP timings
+        queries += SPEED_TEST
     if args.queries:
         wanted = {q.strip() for q in args.queries.split(",") if q.strip()}
         if unknown := wanted - {qid for qid, _ in queries}:

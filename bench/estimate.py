@@ -23,9 +23,8 @@ from rich.console import Console
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import show
+from bench.common import SPEED_TEST, show
 from bench.engine import big50_registry
-from bench.progressive import SPEED_TEST
 from cowbird.engines import Deadline, EngineError
 from cowbird.engines.native import NativeEngine
 from cowbird.query import QueryError

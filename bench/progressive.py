@@ -26,14 +26,10 @@ from rich.console import Console
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import big50_stack, show
+from bench.common import SPEED_TEST, big50_stack, show
 from tests.support import REFERENCE
 
 TARGET_MS = 100.0
-SPEED_TEST = [  # English-Corpora.org's published speed test, in this corpus's tags
-    ("ec1", '[pos="JJ.*"] [word="plans"]'), ("ec2", '[word="long"] [pos="NN.*"]'),
-    ("ec3", '[word="I"] [pos="VB.*"] [word="whether"]'), ("ec4", '[word="never"] [word="really"] [pos="VB.*"]'),
-]
 
 
 @dataclass

@@ -57,6 +57,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import SPEED_TEST  # noqa: E402
 from bench.encode import DATA, FLAGS, run_sampled, shuffle_corpus, status_mb  # noqa: E402
 from bench.engine import KWIC_LINES, CqpChild, find_cqp  # noqa: E402
 from tests.support import REFERENCE  # noqa: E402
@@ -64,7 +65,8 @@ from tests.support import REFERENCE  # noqa: E402
 
 def parity_queries() -> list[tuple[str, str]]:
     lines = (REFERENCE / "parity" / "queries.tsv").read_text().splitlines()
-    return [(qid, query) for qid, query in (line.split("\t", 1) for line in lines if line.startswith("q"))]
+    parity = [(qid, query) for qid, query in (line.split("\t", 1) for line in lines if line.startswith("q"))]
+    return parity + SPEED_TEST  # rows ec1-ec4: English-Corpora.org's speed test
 
 
 def run_measured(command: list[str]) -> tuple[float, float]:
