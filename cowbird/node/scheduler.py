@@ -134,11 +134,13 @@ async def _in_thread(function: Callable[[], T]) -> T:
 
     def target() -> None:
         try:
-            result = function()
+            result, error = function(), None
         except BaseException as exc:  # handed to the awaiting coroutine
-            loop.call_soon_threadsafe(_settle, future, None, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, future, result, None)
+            result, error = None, exc
+        try:
+            loop.call_soon_threadsafe(_settle, future, result, error)
+        except RuntimeError:  # the loop has closed (the service stopped): nobody waits for the answer
+            pass
 
     threading.Thread(target=target, name="cowbird-query", daemon=True).start()
     return await future
