@@ -159,4 +159,3 @@ async def test_a_query_is_heavy_by_the_work_it_did_not_by_the_clock() -> None:
 
     assert await scheduler.run(waits, 10, watch) is True
     assert await scheduler.run(works, 10, watch) is False
-
