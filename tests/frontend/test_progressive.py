@@ -174,10 +174,12 @@ async def test_an_estimate_before_running(
 async def test_analyses_stream_each_partition_as_it_answers(client: httpx.AsyncClient) -> None:
     """``stream=1`` on an analysis: started, one partition event per partition as it answers, then the
     very answer the plain analysis gives; a bad parameter is still a problem answer."""
-    for path, params in (("/api/v1/frequency", {"corpus": "sample", "q": "the", "by": "pos"}),
-                         ("/api/v1/distribution", {"corpus": "big", "q": '[pos="NN"]', "syntax": "cqp",
-                                                   "by": "text_genre"}),
-                         ("/api/v1/collocations", {"corpus": "sample", "q": "house", "window": 3})):
+    cases: list[tuple[str, Params]] = [
+        ("/api/v1/frequency", {"corpus": "sample", "q": "the", "by": "pos"}),
+        ("/api/v1/distribution", {"corpus": "big", "q": '[pos="NN"]', "syntax": "cqp", "by": "text_genre"}),
+        ("/api/v1/collocations", {"corpus": "sample", "q": "house", "window": 3}),
+    ]
+    for path, params in cases:
         whole = (await client.get(path, params=params)).json()
         found = events(await client.get(path, params={**params, "stream": 1}))
         assert found[0] == {"event": "started", "partitions": 3}, path

@@ -8,12 +8,14 @@
 // The modules: search-main.js (this one: running a search, the user's history, the wiring),
 // search-state.js (the state, the URL, every request's parameters), search-api.js (requests, aborts,
 // problem+json), search-dom.js (look-ups, templates, formats), search-form.js (the form, the CQP
-// line, the anchors), search-kwic.js (the concordance), search-tables.js (the tabs and analyses),
-// search-chart.js (the distribution's bars), search-download.js (the download dialog).
+// line, the anchors), search-estimate.js (the estimate line, the question before a long search),
+// search-kwic.js (the concordance), search-tables.js (the tabs and analyses), search-chart.js (the
+// distribution's bars), search-download.js (the download dialog).
 
 import { ApiProblem, aborted, begin, busy, cancel, end, getJson, getLines } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { openDownload, setUpDownload } from "./search-download.js";
+import { askToRun, estimate, estimateLater, estimateOf, setUpConfirm } from "./search-estimate.js";
 import {
   addFilter, applySearch, describeCorpus, formChanged, hideQueryError, readSearch, setCqpLine, showAnchors,
   showCorpusProblem, showQueryError, showSortControls, translate,
@@ -123,6 +125,8 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     }
     if (!sample && offset === 0) loadHistory();
     if (state.view !== "kwic" && body.total > 0) analyse();
+    // a search that was to be confirmed has run: the nodes now know it (their cache), and may say it costs nothing
+    if (body.complete && estimateOf(search)?.confirm && sameSearch(readSearch(), search)) estimate();
   } catch (error) {
     if (error instanceof ApiProblem) {
       showQueryError(error.problem);
@@ -137,6 +141,23 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     end("query", signal);
     setBusy(busy("query")); // still busy when a newer search took this one's place
   }
+}
+
+/**
+ * Runs the form's search as the user asked (a new entry of the history), from its first hit or as
+ * a random `sample` — but a search whose latest estimate (of exactly this search) says the server
+ * wants it confirmed runs only when the user says so; declined, nothing runs and the URL stays.
+ * A search not estimated yet runs at once: its estimate is not waited for. A submit asks each
+ * time (`again`); a sort or a sample of the search already shown does not ask again, nor do the
+ * pages of a search (Next, Previous) and the searches of the history (Back, Forward).
+ * @param {{sample?: Sample | null, again?: boolean}} [what]
+ */
+async function start({ sample = null, again = true } = {}) {
+  const search = readSearch();
+  const known = estimateOf(search);
+  const shown = state.shown !== null && sameSearch(state.shown.search, search);
+  if (known?.confirm && (again || !shown) && !(await askToRun(known))) return;
+  preview({ sample, push: true });
 }
 
 /** No results on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */
@@ -161,6 +182,7 @@ function restore(params) {
   showSortControls();
   selectView(restored.view, false);
   showCorpusProblem(missing);
+  estimateLater(); // the line is about the form's search, never an earlier one
   if (missing !== null) {
     clearResults();
     translate();
@@ -208,7 +230,7 @@ function settle(action) {
 byId("search", HTMLFormElement).addEventListener("submit", (event) => {
   event.preventDefault();
   showCorpusProblem(null);
-  preview({ push: true });
+  start();
 });
 byId("cancel", HTMLButtonElement).addEventListener("click", () => cancel("query"));
 byId("prev", HTMLButtonElement).addEventListener("click", () =>
@@ -216,18 +238,24 @@ byId("prev", HTMLButtonElement).addEventListener("click", () =>
 byId("next", HTMLButtonElement).addEventListener("click", () =>
   preview({ offset: (state.shown?.offset ?? 0) + PAGE, push: true }));
 byId("random", HTMLButtonElement).addEventListener("click", () =>
-  preview({ sample: { size: PAGE, seed: Math.floor(Math.random() * 2 ** 31) }, push: true }));
+  start({ sample: { size: PAGE, seed: Math.floor(Math.random() * 2 ** 31) }, again: false }));
 byId("open-download", HTMLButtonElement).addEventListener("click", openDownload);
 setUpDownload();
+setUpConfirm();
 byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFilter(), "input", HTMLInputElement).focus());
 byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);
   describeCorpus();
 });
-byId("search", HTMLFormElement).addEventListener("input", formChanged);
-byId("search", HTMLFormElement).addEventListener("change", formChanged);
+/** Any change to the form: its CQP line and its estimate line wait for the server's word on the form as it now is. */
+function formEdited() {
+  formChanged();
+  estimateLater();
+}
+byId("search", HTMLFormElement).addEventListener("input", formEdited);
+byId("search", HTMLFormElement).addEventListener("change", formEdited);
 byId("filter-rows", HTMLElement).addEventListener("click", (event) => {
-  if (event.target instanceof Element && event.target.closest("button.remove")) formChanged();
+  if (event.target instanceof Element && event.target.closest("button.remove")) formEdited();
 });
 for (const view of VIEWS) {
   byId(`tab-${view}`, HTMLButtonElement).addEventListener("click", () => {
@@ -252,7 +280,7 @@ byId("views", HTMLElement).addEventListener("keydown", (event) => { // arrow key
 for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold"]) {
   byId(id, HTMLElement).addEventListener("change", () => {
     showSortControls();
-    settle(() => preview({ push: true }));
+    settle(() => start({ again: false }));
   });
 }
 for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-"))) {

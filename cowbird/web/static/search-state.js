@@ -4,7 +4,7 @@
 // The page keeps the whole search, the page of hits or the random sample shown, the view and its
 // settings in the URL, so that a results page can be bookmarked, shared, reloaded and reached with
 // Back. This module is the one place where that URL is written and read (`pageUrl`, `fromUrl`) and
-// the one place where the parameters of /api/v1/translate, /query, /export, /frequency,
+// the one place where the parameters of /api/v1/translate, /estimate, /query, /export, /frequency,
 // /distribution and /collocations are built (`searchParams` and the `…Request` functions below).
 //
 // What the user edits (the query, the filters, the settings' controls) lives in the form and is
@@ -15,7 +15,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
 /** @typedef {"kwic" | "frequency" | "distribution" | "collocations"} View */
 /** @typedef {"frequency" | "distribution" | "collocations"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
-/** @typedef {"query" | "translate" | "analysis" | "download"} RequestKind */
+/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download"} RequestKind */
 
 /**
  * A metadata filter: `attribute~regex`, or `attribute!~regex` when negated.
@@ -48,6 +48,20 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @property {Order | null} order  the sort of the hits shown (null: corpus order, or a sample)
  */
 
+/**
+ * GET /api/v1/estimate's answer: what a search would find and how long it would take, before it runs.
+ * @typedef {object} Estimate
+ * @property {string} corpus
+ * @property {string} cqp
+ * @property {number | null} hits  estimated hits (null: the query cannot be estimated: MU, TAB or cut)
+ * @property {boolean} exact  the hits are the exact count
+ * @property {number | null} seconds  estimated seconds until the exact total
+ * @property {"fast" | "seconds" | "minutes" | null} time_class
+ * @property {boolean} confirm  the server wants the user to confirm the search before it runs
+ * @property {string[]} failed  partitions that gave no estimate
+ * @property {number} elapsed_ms
+ */
+
 /** @typedef {Record<string, string>} Settings  control id -> its value ("1" or "" for a checkbox) */
 
 /**
@@ -72,7 +86,10 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @property {Partial<Record<Analysis, string>>} analysed  the request each analysis table last showed (not fetched again when a tab is revisited)
  * @property {Settings} defaults  each setting's control value when the page was built (not put in the URL)
  * @property {Record<RequestKind, AbortController | null>} requests  the request of each kind in flight (a new one aborts the last)
- * @property {Record<"translate" | "settle", number | undefined>} timers  the pending debounce of the CQP line and of settings changed in quick succession
+ * @property {Record<"translate" | "estimate" | "settle", number | undefined>} timers  the pending debounce of the CQP
+ *   line, of the estimate line and of settings changed in quick succession
+ * @property {{about: string, answer: Estimate} | null} estimate  the latest estimate that came, and the search it is
+ *   about (its `searchParams`): a search the form starts asks first when its estimate says so
  */
 
 /** @type {State} */
@@ -83,8 +100,9 @@ export const state = {
   collOrder: "log_likelihood",
   analysed: {},
   defaults: {},
-  requests: { query: null, translate: null, analysis: null, download: null },
-  timers: { translate: undefined, settle: undefined },
+  requests: { query: null, translate: null, estimate: null, analysis: null, download: null },
+  timers: { translate: undefined, estimate: undefined, settle: undefined },
+  estimate: null,
 };
 
 /** Hits on a page of the concordance (and in a random sample). */
