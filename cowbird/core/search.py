@@ -497,9 +497,12 @@ class Search(Generic[P]):
         """The hits ``offset`` .. ``offset + limit`` in corpus order as soon as they are known, then
         each partition's count as it comes, then the exact answer (``Step``).
 
-        Every partition counts at once; the first partition is also asked for its first hits
-        (``Partitions.first``), which a node finds without counting the rest. The page is known when
-        the first partition holds it, or when the partitions before its end have counted. Hits are
+        Every partition but the first counts at once; the first is asked for its first hits
+        (``Partitions.first``), which a node finds without counting the rest, and counts after
+        them unless reading them counted it whole (a cheap query: the node then holds its result,
+        and no work is done twice, nor the setup of a cold partition run twice at once). The page
+        is known when the first partition holds it, or when the partitions before its end have
+        counted. Hits are
         numbered over the partitions that answered: if one that the page was planned on fails
         later, ``done`` brings the page again, planned without it. A query with ``cut`` (the first N
         hits of the whole corpus) and serial mode answer at the end only.
@@ -512,13 +515,14 @@ class Search(Generic[P]):
         counting = time.part(COUNT_SHARE)
         partitions = list(self.corpus.partitions)
         statuses: Statuses[P] = [PartitionStatus(p, None) for p in partitions]
-        counts: dict[asyncio.Task[CountResponse], int] = {
-            asyncio.ensure_future(self.partitions.count(p, self._count_request(p), counting)): k
-            for k, p in enumerate(partitions)
-        }
+        def counted(k: int) -> asyncio.Task[CountResponse]:
+            return asyncio.ensure_future(self.partitions.count(partitions[k], self._count_request(partitions[k]),
+                                                               counting))
+
         early: asyncio.Task[HitsResponse] | None = asyncio.ensure_future(self.partitions.first(
             partitions[0], self.view.first_request(partitions[0].id, self.query, offset=offset, limit=limit),
             counting)) if limit > 0 else None
+        counts = {counted(k): k for k in range(0 if early is None else 1, len(partitions))}
         page: list[Located[P]] | None = None
         shown: list[tuple[str, int, int]] = []
         try:
@@ -528,14 +532,12 @@ class Search(Generic[P]):
                 if early is not None and early in done:
                     answer, early = _answer(early), None
                     first = statuses[0]
-                    if isinstance(answer, HitsResponse) and first.failure is None and page is None:
-                        if answer.exact and first.total is None:  # the whole partition was read: its count
-                            first.total = answer.total
-                            for task, k in list(counts.items()):
-                                if k == 0:
-                                    task.cancel()
-                                    del counts[task]
-                            yield Step("count", statuses, partition=first)
+                    if not isinstance(answer, HitsResponse) or not answer.exact:
+                        counts[counted(0)] = 0  # its count, after its first hits (or their failure)
+                    else:  # the whole partition was read: its count
+                        first.total = answer.total
+                        yield Step("count", statuses, partition=first)
+                    if isinstance(answer, HitsResponse) and page is None:
                         if answer.total >= offset + limit:  # the page lies in the first partition
                             page = [Located(partitions[0], line) for line in answer.data]
                             shown = [(partitions[0].id, offset, len(page))]

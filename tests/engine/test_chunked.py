@@ -107,6 +107,7 @@ def test_the_first_hits_are_the_first_hits_of_the_whole_evaluation(
     from cowbird.engines.native import engine as native
 
     monkeypatch.setattr(native, "FIRST_RANGE", first_range)
+    monkeypatch.setattr(native, "FIRST_WHOLE", first_range)
     engine = NativeEngine.open(sample_registry, "sample", EngineOptions(chunk_positions=40))
     stopped = 0
     for query in SAMPLE_QUERIES:
@@ -140,6 +141,7 @@ def test_the_first_hits_of_ewt_are_those_of_the_whole_evaluation(
     from cowbird.engines.native import engine as native
 
     monkeypatch.setattr(native, "FIRST_RANGE", 2_000)
+    monkeypatch.setattr(native, "FIRST_WHOLE", 2_000)
     engine = NativeEngine.open(reference / "cwb" / "registry", "ewt", EngineOptions(chunk_positions=17_000))
     whole = engine.run(query)
     first, exact = engine.first(query, 100)

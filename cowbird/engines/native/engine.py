@@ -70,6 +70,9 @@ ESTIMATE_RANGES = 32
 """At most this many ranges are evaluated for an estimate."""
 ESTIMATE_WHOLE = 1 << 18
 """A query with at most this many candidates is counted outright for its estimate."""
+FIRST_WHOLE = 1 << 16
+"""A query with at most this many candidates is evaluated whole by ``NativeEngine.first`` (exact): a
+few milliseconds; with more, reading the first range is faster (``bench/progressive.py``)."""
 FIRST_RANGE = 1 << 20
 """Start positions ``NativeEngine.first`` reads first; each further range is twice as wide (up to
 ``chunk_positions``)."""
@@ -294,7 +297,7 @@ class NativeEngine(QueryEngine):
         runner = self._prepared(parsed, strategy, hard_boundary, deadline)
         if runner is None:
             return ArrayResultSet(self.corpus.store, Matches.empty(), 0), True
-        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= FIRST_RANGE:
+        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= FIRST_WHOLE:
             return self.run(parsed, strategy, hard_boundary, deadline), True  # few candidates: as cheap whole
         kept = _Kept(max(0, min(wanted, self.options.max_hits)))
         exact = True
