@@ -46,10 +46,10 @@ import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 
 // ---------------------------------------------------------------- running a search
 
-/** @param {boolean} running */
+/** @param {boolean} running  a search (the results stay busy while an analysis counts) */
 function setBusy(running) {
   byId("progress", HTMLElement).hidden = !running;
-  byId("results", HTMLElement).setAttribute("aria-busy", String(running));
+  byId("results", HTMLElement).setAttribute("aria-busy", String(running || busy("analysis")));
 }
 
 /**

@@ -1,9 +1,11 @@
 // @ts-check
 // The views of the hits: the tabs, and the analyses next to the concordance — Frequency,
 // Distribution (with its chart) and Collocations — a page of rows at a time, each row a link to its
-// hits (rows cloned from the page's <template>s), each table downloadable whole.
+// hits (rows cloned from the page's <template>s), each table downloadable whole. An analysis is
+// asked for as a stream (stream=1): until its table comes, its summary says how many partitions
+// have answered and which failed.
 
-import { ApiProblem, aborted, apiUrl, begin, end, getJson, problemText } from "./search-api.js";
+import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
 import { barChart } from "./search-chart.js";
 import { byId, decimal, fromTemplate, number, part } from "./search-dom.js";
 import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
@@ -54,6 +56,30 @@ import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } fr
  * GET /api/v1/collocations's answer.
  * @typedef {AnalysisPage & {candidates: number, left: number, right: number, within: string | null, f1: number,
  *   min_freq: number, measures: string[], order: string, rows: CollocateRow[]}} CollocationResult
+ */
+
+/**
+ * /api/v1/frequency|distribution|collocations?stream=1's events, one a line: `started`, a
+ * `partition` event as each partition answers (or fails), then the `result` — the answer the plain
+ * request gives — or an `error` (a problem after the stream had started).
+ * @template T  the plain answer
+ * @typedef {AnalysisStarted | AnalysisPartition | (T & {event: "result"}) | import("./search-kwic.js").ErrorEvent} AnalysisEvent
+ */
+
+/**
+ * @typedef {object} AnalysisStarted
+ * @property {"started"} event
+ * @property {number} partitions  the corpus's partitions
+ */
+
+/**
+ * A partition has answered (or failed).
+ * @typedef {object} AnalysisPartition
+ * @property {"partition"} event
+ * @property {import("./search-kwic.js").PartitionResult} partition
+ * @property {number} done  partitions answered (or failed) so far
+ * @property {number} partitions
+ * @property {string[]} failed  the partitions that failed so far
  */
 
 // ---------------------------------------------------------------- the collocation measures' names
@@ -119,17 +145,17 @@ export async function analyse() {
   try {
     if (view === "frequency") {
       /** @type {FrequencyResult} */
-      const body = await getJson(view, params, signal);
+      const body = await counted(view, params, signal, summary);
       showFrequency(body);
       finish(view, body);
     } else if (view === "distribution") {
       /** @type {DistributionResult} */
-      const body = await getJson(view, params, signal);
+      const body = await counted(view, params, signal, summary);
       showDistribution(body);
       finish(view, body);
     } else {
       /** @type {CollocationResult} */
-      const body = await getJson(view, params, signal);
+      const body = await counted(view, params, signal, summary);
       showCollocations(body);
       finish(view, body);
     }
@@ -152,8 +178,51 @@ export async function analyse() {
     }
   } finally {
     end("analysis", signal);
-    byId("results", HTMLElement).setAttribute("aria-busy", "false");
+    // still busy when a newer analysis (or a search) took this one's place
+    byId("results", HTMLElement).setAttribute("aria-busy", String(busy("analysis") || busy("query")));
   }
+}
+
+/**
+ * An analysis's answer, asked for as a stream (stream=1): until its result, `summary` says how
+ * many of the corpus's partitions have answered and names those that failed. An `error` event
+ * throws its ApiProblem, as a refusal before the stream does; an abort (`signal`) an AbortError.
+ * @template {AnalysisPage} T  the plain answer
+ * @param {Analysis} view
+ * @param {URLSearchParams} params  the plain request's
+ * @param {AbortSignal} signal
+ * @param {HTMLElement} summary
+ * @returns {Promise<T>}
+ */
+async function counted(view, params, signal, summary) {
+  const streamed = new URLSearchParams(params);
+  streamed.set("stream", "1");
+  /** @type {T | null} */
+  let body = null;
+  /** @type {AsyncGenerator<AnalysisEvent<T> | T, void, undefined>} */
+  const answers = getLines(view, streamed, signal);
+  for await (const step of answers) {
+    if (!("event" in step) || step.event === "result") { // (a plain answer has no events); the last event
+      body = step;
+      continue;
+    }
+    if (step.event === "error") throw new ApiProblem(step);
+    if (step.event === "started") summary.textContent = countingText(0, step.partitions, []);
+    else summary.textContent = countingText(step.done, step.partitions, step.failed);
+  }
+  if (body === null) throw new Error("the answer ended before its result");
+  return body;
+}
+
+/**
+ * A running analysis, never taken for its answer: "Counting… 2 of 3 partitions answered (p2 failed)".
+ * @param {number} done  partitions answered or failed
+ * @param {number} partitions
+ * @param {string[]} failed
+ */
+function countingText(done, partitions, failed) {
+  const answered = `${number(done)} of ${number(partitions)} partition${partitions === 1 ? "" : "s"} answered`;
+  return `Counting… ${answered}${failed.length ? ` (${failed.join(", ")} failed)` : ""}`;
 }
 
 /**
