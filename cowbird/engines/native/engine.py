@@ -222,16 +222,25 @@ class NativeEngine(QueryEngine):
             _, total = self.evaluate_counted(parsed, strategy, hard_boundary, deadline, max_hits=0)
             return Estimate(total, True, time.perf_counter() - started, candidates, 1.0)
         setup = time.perf_counter() - started
-        scanning = time.perf_counter()
+        # ranges of two widths, taking turns: what a range costs whatever its width (a) and what each
+        # position costs (b), so that the time of a whole evaluation (few wide ranges) is not taken
+        # for that many narrow ones
         found = sampled = 0
+        spent = {ESTIMATE_RANGE // 2: 0.0, ESTIMATE_RANGE: 0.0}
         for k in range(count):
+            width = ESTIMATE_RANGE if k % 2 else ESTIMATE_RANGE // 2
             lo = k * self.size // count
-            hi = min(self.size, lo + ESTIMATE_RANGE)
+            hi = min(self.size, lo + width)
+            began = time.perf_counter()
             found += sum(len(m) for m in self._scan(parsed, runner, strategy, [(lo, hi)], deadline))
+            spent[width] += time.perf_counter() - began
             sampled += hi - lo
-        scale = self.size / sampled
-        seconds = setup + (time.perf_counter() - scanning) * scale
-        return Estimate(round(found * scale), False, seconds, candidates, sampled / self.size)
+        narrow, wide = (spent[w] / (count // 2) for w in (ESTIMATE_RANGE // 2, ESTIMATE_RANGE))
+        per_position = max(0.0, wide - narrow) / (ESTIMATE_RANGE // 2)
+        per_range = max(0.0, narrow - per_position * (ESTIMATE_RANGE // 2))
+        ranges = -(-self.size // max(1, self.options.chunk_positions))  # a whole evaluation's ranges
+        seconds = setup + ranges * per_range + self.size * per_position
+        return Estimate(round(found * self.size / sampled), False, seconds, candidates, sampled / self.size)
 
     def _check(self, query: Query, strategy: Strategy) -> None:
         if strategy not in STRATEGIES:
