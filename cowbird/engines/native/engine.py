@@ -204,9 +204,11 @@ class NativeEngine(QueryEngine):
     ) -> Estimate:
         """Hits and time of a query from its plan and a sample of the partition: a query whose
         candidates (the lexicon frequencies of its anchors bound them) are few is counted outright;
-        otherwise ``ESTIMATE_RANGES`` ranges of ``ESTIMATE_RANGE`` positions spread over the partition
-        (about 1 % of it, at least 4 ranges, at most 32) are evaluated and the hits and the time
-        scaled up. MU, TAB and ``cut`` queries are not estimated."""
+        otherwise up to ``ESTIMATE_RANGES`` ranges spread over the partition, ``ESTIMATE_RANGE`` and
+        half as many positions wide in turn (about 1 % of it, at least 4 ranges, at most 32), are
+        evaluated: the hits are scaled up, the time is a whole evaluation's ranges and positions at
+        the cost per range and per position the two widths give. MU, TAB and ``cut`` queries are
+        not estimated."""
         parsed = parse_cqp(query) if isinstance(query, str) else query
         deadline = deadline or Deadline()
         self._check(parsed, strategy)
