@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import replace
 from urllib.parse import urlencode
 
 import pytest
@@ -20,8 +19,8 @@ from playwright.sync_api import Page, expect
 
 from cowbird.demo import DemoStack
 from tests.browser.pages import api
-from tests.browser.test_progressive import PARTITION_TOKENS, WAIT_S, HoldingProxy, write_copies
-from tests.support import JsonObject, free_ports, sample_options
+from tests.browser.test_progressive import WAIT_S, HoldingProxy, held_stack
+from tests.support import JsonObject
 
 pytestmark = pytest.mark.e2e
 
@@ -60,31 +59,8 @@ class AnalysisHoldingProxy(HoldingProxy):
 @pytest.fixture(scope="module")
 def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, AnalysisHoldingProxy]]:
     """The stack, its last partition reached through the proxy (not held)."""
-    base = tmp_path_factory.mktemp("analysis-progress").resolve()
-    vrt = base / "sample.vrt"
-    write_copies(vrt)
-    encoding = replace(sample_options(base / "data" / "sample", base / "registry" / "sample",
-                                      partition_tokens=PARTITION_TOKENS), input=vrt)
-    front, node1, node2 = free_ports(3)
-    stack = DemoStack(base, front, (node1, node2), encoding=encoding, log_level="warning", replica=False)
-    stack.prepare()
-    assert len(stack.partitions) == 3, stack.partitions
-    last = stack.partitions[-1]
-    node = next(port for port, served in zip(stack.node_ports, stack.served, strict=True) if last in served)
-    proxy = AnalysisHoldingProxy(node)
-    proxy.start()
-    config = base / "cowbird.toml"
-    text = config.read_text(encoding="utf-8")
-    direct = f'{last} = ["http://127.0.0.1:{node}"]\n'
-    assert direct in text, text
-    config.write_text(text.replace(direct, f'{last} = ["http://127.0.0.1:{proxy.port}"]\n'), encoding="utf-8")
-    try:
-        stack.start()
-        yield stack, proxy
-    finally:
-        proxy.release()
-        stack.stop()
-        proxy.stop()
+    with held_stack(tmp_path_factory.mktemp("analysis-progress").resolve(), AnalysisHoldingProxy) as stack:
+        yield stack
 
 
 def open_search(page: Page, site: DemoStack) -> None:

@@ -12,11 +12,13 @@ partition through a TCP proxy of this test that, while held, holds its count req
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -180,10 +182,13 @@ def write_copies(path: Path) -> None:
     path.write_text(head + "\n" + "".join(copy(k) for k in range(COPIES)), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, HoldingProxy]]:
-    """The stack, its last partition reached through the proxy (not held)."""
-    base = tmp_path_factory.mktemp("progressive").resolve()
+P = TypeVar("P", bound="HoldingProxy")
+
+
+@contextlib.contextmanager
+def held_stack(base: Path, make_proxy: Callable[[int], P]) -> Iterator[tuple[DemoStack, P]]:
+    """A stack over the sample text several times over in three partitions, the last reached
+    through ``make_proxy(its node's port)`` (started, not holding)."""
     vrt = base / "sample.vrt"
     write_copies(vrt)
     encoding = replace(sample_options(base / "data" / "sample", base / "registry" / "sample",
@@ -194,7 +199,7 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, 
     assert len(stack.partitions) == 3, stack.partitions
     last = stack.partitions[-1]
     node = next(port for port, served in zip(stack.node_ports, stack.served, strict=True) if last in served)
-    proxy = HoldingProxy(node)
+    proxy = make_proxy(node)
     proxy.start()
     config = base / "cowbird.toml"
     text = config.read_text(encoding="utf-8")
@@ -208,6 +213,13 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, 
         proxy.release()
         stack.stop()
         proxy.stop()
+
+
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, HoldingProxy]]:
+    """The stack, its last partition reached through the proxy (not held)."""
+    with held_stack(tmp_path_factory.mktemp("progressive").resolve(), HoldingProxy) as held:
+        yield held
 
 
 def start_search(page: Page, query: str) -> None:
