@@ -24,14 +24,14 @@ class EngineOptions:
     """Tunables of an engine, set from the node's settings.
 
     ``threads``: worker threads a large evaluation step may be split over; ``resident_budget``:
-    resident bytes above which a corpus releases its mapped pages after a query; ``regex_seconds``:
+    resident bytes of mapped corpus pages above which a corpus releases them after a query; ``regex_seconds``:
     longest one regex may run over a lexicon (the node keeps it within its query timeout);
     ``cqp_binary``: the ``cqp`` the cwb engine runs (default: the one on PATH);
     ``max_hits``: hits a result keeps for paging and exports (24 bytes each) — past it, the total
     is still counted exactly, but hits beyond are refused with ``limit_exceeded``;
     ``chunk_positions``: a corpus larger than this is evaluated range by range of start positions,
     so that memory follows the range, not the corpus; ``work_seconds``: a query whose certain work
-    (candidates that cannot fail a test, such as ``[]{500}``, stepped through every state) is
+    (candidates that cannot fail a test, such as ``[]{3,} []{500}``, stepped through every state) is
     estimated to take longer than this is refused before it runs (None: no estimate);
     ``automaton``: which simulation the native engine runs — ``auto`` (CQP's own DFA where paths
     of the query can meet with different positions or labels, the faster glushkov automaton

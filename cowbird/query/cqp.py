@@ -34,11 +34,13 @@ def _parser() -> Lark:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_cqp(text: str) -> Query:
     """Parse one CQP query expression; raise ``QueryError`` (with offset) if it is not one.
 
     The text is normalised to Unicode NFC first, as the encoder normalises the corpus, so that
-    ``entrée`` typed with a combining accent finds the corpus's ``entrée``.
+    ``entrée`` typed with a combining accent finds the corpus's ``entrée``. The last queries parsed
+    are kept (the tree is immutable): a query checked, estimated and run is parsed once.
     """
     text = nfc(text)
     check_text(text)

@@ -241,6 +241,7 @@ async def test_big_results_are_counted_but_only_the_first_hits_kept(sample_regis
         export = await client.post("/v1/export", json={"partition": "big", "query": "[]", "limit": 2000})
         assert_problem(export, 400, "limit_exceeded")
         started = time.perf_counter()
-        hopeless = await client.post("/v1/count", json={"partition": "big", "query": "[]{500}"})
+        # every start stepped through 500 tokens whatever they hold ([]{500} alone is a fixed chain: not stepped)
+        hopeless = await client.post("/v1/count", json={"partition": "big", "query": "[]{3,} []{500}"})
         assert_problem(hopeless, 400, "limit_exceeded")
         assert time.perf_counter() - started < 1.0

@@ -89,7 +89,7 @@ async def test_a_query_refused_for_its_size_is_refused_again_at_once(sample_regi
 
         monkeypatch.setattr(engine, "run", counted)
         for _ in range(3):
-            answer = await node.post("/v1/count", json={"partition": "big", "query": "[]{500}"})
+            answer = await node.post("/v1/count", json={"partition": "big", "query": "[]{3,} []{500}"})
             assert answer.status_code == 400 and answer.json()["code"] == "limit_exceeded", answer.text
         assert len(calls) == 1  # planned once; then remembered
 

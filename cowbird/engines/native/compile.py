@@ -23,7 +23,7 @@ import numpy.typing as npt
 from cowbird.core.errors import QueryTooExpensive, UnknownAttribute
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native.dfa import leaves
-from cowbird.engines.native.lexicon import BoolTable, LexiconIndex, match_table
+from cowbird.engines.native.lexicon import BoolTable, LexiconIndex
 
 if TYPE_CHECKING:
     from cowbird.engines.native.corpus_state import RegionIndex
@@ -59,6 +59,8 @@ class CorpusView(Protocol):
     options: EngineOptions
 
     def lexicon(self, attribute: str) -> LexiconIndex: ...
+
+    def match_table(self, attribute: str, value: RegexValue) -> BoolTable: ...
 
     def frequencies(self, attribute: str) -> npt.NDArray[np.int64]: ...
 
@@ -227,7 +229,7 @@ class PredicateCompiler:
     def table(self, attribute: str, value: RegexValue) -> BoolTable:
         key = (attribute, value)
         if key not in self._tables:
-            self._tables[key] = match_table(self.corpus.lexicon(attribute), value, self.corpus.options.regex_seconds)
+            self._tables[key] = self.corpus.match_table(attribute, value)
         return self._tables[key]
 
     def unset_passes(self, attribute: str, value: RegexValue, table: npt.NDArray[np.bool_], negated: bool) -> bool:

@@ -7,7 +7,8 @@ counts, never by hits.
 
 from __future__ import annotations
 
-import mmap
+import threading
+from collections import OrderedDict
 from functools import cached_property
 
 import numpy as np
@@ -21,6 +22,9 @@ from cowbird.query import RegexValue
 from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 from cowbird.store.compression import compiled
 from cowbird.store.pattr_writer import id_groups
+
+MATCH_TABLES_KEPT = 64 << 20
+"""Bytes of regex match tables a corpus keeps for the next queries (a byte per lexicon id each)."""
 
 SCAN_CHUNK = 1 << 22
 """Positions looked up at once when a test is evaluated over the whole corpus."""
@@ -101,6 +105,19 @@ def sorted_member(haystack: Cpos, needles: Cpos) -> npt.NDArray[np.bool_]:
     return np.asarray(haystack[at] == needles, dtype=np.bool_)
 
 
+def mapped_bytes() -> int | None:
+    """Resident bytes of this process that are mapped file pages (``RssFile`` in ``/proc/self/status``),
+    None where the system does not say."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("RssFile:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 class NativeCorpus:
     """A store corpus plus the derived indexes the native engine works with."""
 
@@ -113,6 +130,9 @@ class NativeCorpus:
         self._frequencies: dict[str, npt.NDArray[np.int64]] = {}
         self._regions: dict[str, RegionIndex] = {}
         self._value_tables: dict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = {}
+        self._match_tables: OrderedDict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = OrderedDict()
+        self._match_bytes = 0
+        self._lock = threading.Lock()
 
     # -- p-attributes -----------------------------------------------------------------------
 
@@ -126,6 +146,26 @@ class NativeCorpus:
         if attribute not in self._lexicons:
             self._lexicons[attribute] = LexiconIndex(self.p(attribute).strings)
         return self._lexicons[attribute]
+
+    def match_table(self, attribute: str, value: RegexValue) -> npt.NDArray[np.bool_]:
+        """Which ids of ``attribute``'s lexicon ``value`` matches (``lexicon.match_table``), read-only;
+        the tables of the last values asked for are kept (``MATCH_TABLES_KEPT`` bytes in all), so that a
+        query checked, estimated, previewed and counted runs each regex over the lexicon once."""
+        key = (attribute, value)
+        with self._lock:
+            kept = self._match_tables.get(key)
+            if kept is not None:
+                self._match_tables.move_to_end(key)
+                return kept
+        table = match_table(self.lexicon(attribute), value, self.options.regex_seconds)
+        table.flags.writeable = False  # shared by every query that asks for it
+        with self._lock:
+            self._match_tables[key] = table
+            self._match_bytes += table.nbytes
+            while self._match_bytes > MATCH_TABLES_KEPT and len(self._match_tables) > 1:
+                _, old = self._match_tables.popitem(last=False)
+                self._match_bytes -= old.nbytes
+        return table
 
     def frequencies(self, attribute: str) -> npt.NDArray[np.int64]:
         if attribute not in self._frequencies:
@@ -225,13 +265,12 @@ class NativeCorpus:
         return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
 
     def trim(self) -> bool:
-        """Release mapped pages when the process holds more than its resident budget; True if it did."""
-        try:
-            with open("/proc/self/statm") as handle:
-                resident = int(handle.read().split()[1]) * mmap.PAGESIZE
-        except (OSError, ValueError, IndexError):
-            return False
-        if resident <= self.options.resident_budget:
+        """Release mapped pages when the process holds more of them than its resident budget; True if
+        it did. Only mapped file pages count (``RssFile``): releasing them is all a release can do —
+        the process's own memory stays — and releasing them whenever the lexicons alone fill the
+        budget made every next query read its pages in again."""
+        mapped = mapped_bytes()
+        if mapped is None or mapped <= self.options.resident_budget:
             return False
         self.store.release()
         return True

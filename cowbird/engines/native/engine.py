@@ -10,7 +10,10 @@ for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the p
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from pathlib import Path
 
 from cowbird.core.errors import InvalidOption, QueryFailed, UnknownAttribute
@@ -70,6 +73,9 @@ ESTIMATE_RANGES = 32
 """At most this many ranges are evaluated for an estimate."""
 ESTIMATE_WHOLE = 1 << 18
 """A query with at most this many candidates is counted outright for its estimate."""
+PARALLEL_CANDIDATES = 1 << 18
+"""A query with at least this many candidates is counted in as many ranges as the engine has threads
+(``EngineOptions.threads``), evaluated side by side, even when one range would hold them."""
 FIRST_WHOLE = 1 << 16
 """A query with at most this many candidates is evaluated whole by ``NativeEngine.first`` (exact): a
 few milliseconds; with more, reading the first range is faster (``bench/progressive.py``)."""
@@ -188,10 +194,13 @@ class NativeEngine(QueryEngine):
             return _kept(matches, keep), len(matches)
         kept = _Kept(keep)
         step = max(1, self.options.chunk_positions)
-        if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= step:
-            step = max(1, self.size)  # candidates bound the memory already: one range
-        ranges = ((lo, min(self.size, lo + step)) for lo in range(0, self.size, step))
-        for found in self._scan(query, runner, strategy, ranges, deadline):
+        candidates = sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes)
+        if candidates <= step:
+            # candidates bound the memory already: one range, or one per thread when there is work to share
+            parts = self.options.threads if candidates >= PARALLEL_CANDIDATES else 1
+            step = max(1, -(-self.size // max(1, parts)))
+        ranges = [(lo, min(self.size, lo + step)) for lo in range(0, self.size, step)]
+        for found in self._scan(query, runner, strategy, ranges, deadline, parallel=len(ranges) > 1):
             kept.add(found)
         return kept.matches(), kept.total
 
@@ -270,22 +279,51 @@ class NativeEngine(QueryEngine):
         return self._runner(query, pattern, strategy, automaton, constraint, predicates, hard_boundary, deadline)
 
     def _scan(self, query: Query, runner: PassRunner | DfaRunner, strategy: Strategy,
-              ranges: Iterable[tuple[int, int]], deadline: Deadline) -> Iterator[Matches]:
+              ranges: Iterable[tuple[int, int]], deadline: Deadline, parallel: bool = False) -> Iterator[Matches]:
         """The matches of the query range by range of start positions, in corpus order: each range
         yields the matches that no later range can change (the strategy holds back the others),
         the end what was held back. Stopping early leaves the first matches exact."""
         stream = StreamingStrategy(strategy)
         expansion = self._expansion(query)
         widen = StreamingExpand(expansion) if expansion is not None else None
-        for lo, hi in ranges:
-            passes = []
-            for symbol in runner.passes:
-                deadline.check()
-                passes.append(runner.run(symbol, None, lo, hi))
+        for hi, passes in self._passes(runner, ranges, deadline, parallel):
             found = stream.feed(merge(passes), hi)
             yield found if widen is None else widen.feed(found)
         held = stream.finish()
         yield held if widen is None else widen.feed(held)
+
+    def _passes(self, runner: PassRunner | DfaRunner, ranges: Iterable[tuple[int, int]], deadline: Deadline,
+                parallel: bool) -> Iterator[tuple[int, list[Matches]]]:
+        """Each range's end and the matches of every pass starting in it, range after range. With
+        ``parallel`` and more than one thread (``EngineOptions.threads``), ranges are evaluated that
+        many at a time, each on a thread of its own (numpy and the compiled loops do their array work
+        without the GIL), and handed on in order; at most that many ranges are held at once."""
+
+        def evaluate(lo: int, hi: int) -> list[Matches]:
+            passes = []
+            for symbol in runner.passes:
+                deadline.check()
+                passes.append(runner.run(symbol, None, lo, hi))
+            return passes
+
+        todo = iter(ranges)
+        threads = self.options.threads
+        if not parallel or threads < 2:
+            for lo, hi in todo:
+                yield hi, evaluate(lo, hi)
+            return
+        runner.threads = 1  # the ranges use the threads: a pass is no longer split in halves
+        pool = ThreadPoolExecutor(threads, thread_name_prefix="cowbird-range")
+        try:
+            window = deque((hi, pool.submit(evaluate, lo, hi)) for lo, hi in islice(todo, threads))
+            while window:
+                hi, future = window.popleft()
+                passes = future.result()
+                for lo, later in islice(todo, 1):
+                    window.append((later, pool.submit(evaluate, lo, later)))
+                yield hi, passes
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def first(
         self,

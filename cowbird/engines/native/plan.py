@@ -36,6 +36,9 @@ from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.results import Cpos
 from cowbird.query import Query
 
+ID_READ_COST = 1000
+"""Reading one id's slice of the reverse index costs about as much as reading this many positions."""
+
 
 class TokenTests:
     """Evaluate predicates and tag assertions at arrays of corpus positions."""
@@ -92,6 +95,24 @@ class TokenTests:
             return inside
         assert_never(predicate)
 
+    def read_cost(self, predicate: Predicate) -> int:
+        """What reading the positions where a predicate holds costs (``cpos_where``), in positions read
+        from one id's slice of the reverse index: a test of one id, or of a few rare ones, costs its
+        positions and a slice per id; a test of many ids with many positions (``[word="a.*"]``) is
+        marked in a mask over the corpus and read back from it, which costs about a position per
+        corpus position more. (``estimate`` bounds how many positions there are.)"""
+        size = self.corpus.size
+        if isinstance(predicate, Lookup):
+            ids = int(np.count_nonzero(predicate.table))
+            if ids <= 1 or predicate.count * 8 < size:
+                return predicate.count + ids * ID_READ_COST
+            return predicate.count + size
+        if isinstance(predicate, AllOf):
+            return min(self.read_cost(p) for p in predicate.parts)
+        if isinstance(predicate, AnyOf):
+            return min(size, sum(self.read_cost(p) for p in predicate.parts))
+        return estimate(predicate, size)
+
     def tag_holds(self, tag: TagTest, cpos: Cpos) -> npt.NDArray[np.bool_]:
         """Whether a region starts at each cpos (``<s>``), or ended just before it (``</s>``),
         with a value that passes the tag's test, if any; for a lookahead, whether the token passes."""
@@ -119,7 +140,7 @@ class TokenTests:
         if isinstance(predicate, Lookup):
             return self.corpus.cpos_of(predicate.attribute, predicate.table, predicate.count, lo, hi)
         if isinstance(predicate, AllOf):
-            parts = sorted(predicate.parts, key=lambda p: estimate(p, self.corpus.size))
+            parts = sorted(predicate.parts, key=self.read_cost)
             found = self.cpos_where(parts[0], lo, hi)
             for part in parts[1:]:
                 found = found[self.holds(part, found, {})]
@@ -257,10 +278,12 @@ class Planner:
         chain's rarest state (the anchor) read from the index and shifted back by its offset, then
         every other state of the chain checked with one gather."""
         chain = self.chain(first)
-        anchor = min(chain, key=lambda item: self._cost(item[0]))
+        anchor = min(chain, key=lambda item: self._read_cost(item[0]))
         index, offset = anchor
-        starts = self._where(index, lo + offset, None if hi is None else hi + offset) - offset
-        starts = starts[starts >= 0]
+        starts = self._where(index, lo + offset, None if hi is None else hi + offset)
+        if offset:
+            starts = starts - offset
+            starts = starts[starts >= 0]
         for other, other_offset in chain:
             if (other, other_offset) == anchor or len(starts) == 0:
                 continue
@@ -270,6 +293,15 @@ class Planner:
     def candidate_bound(self, first: int) -> int:
         """At most how many candidates the pass that begins with ``first`` has: its anchor's cost."""
         return min(self._cost(index) for index, _ in self.chain(first))
+
+    def _read_cost(self, index: int) -> int:
+        """What reading the cpos where state ``index`` holds costs (``TokenTests.read_cost``)."""
+        state = self.automaton.states[index]
+        if state.predicate is not None:
+            return self.tests.read_cost(state.predicate)
+        if state.tag is not None and state.tag.look is not None:
+            return self.tests.read_cost(state.tag.look)
+        return self._cost(index)
 
     def _cost(self, index: int) -> int:
         """An upper bound of the cpos where state ``index`` holds: what reading it would cost."""

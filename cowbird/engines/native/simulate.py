@@ -14,6 +14,7 @@ state besides being active (labels, anchors, entered regions) is kept in ``Regis
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -132,11 +133,20 @@ class PassesBase:
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
         raise NotImplementedError
 
+    def _direct(self, first: int, candidates: Cpos) -> Matches | None:
+        """The matches of these candidates without stepping them, where the plan already knows
+        them (``PassRunner``: a pass that is one fixed chain); None where it does not."""
+        return None
+
     def run(self, first: int, limit: int | None = None, lo: int = 0, hi: int | None = None) -> Matches:
         """All matches of the pass starting with ``first`` whose start is in ``[lo, hi)``; with
         ``limit``, those of its first ``limit`` successful starts only (CQP's ``cut``), evaluating
         candidates chunk by chunk."""
-        starts, bound = self.plan.boundaries(self.plan.candidates(first, lo, hi))
+        candidates = self.plan.candidates(first, lo, hi)
+        direct = self._direct(first, candidates)  # no stepping: nothing to charge the budget for
+        if direct is not None:
+            return direct if limit is None else direct.take(slice(0, limit))
+        starts, bound = self.plan.boundaries(candidates)
         if self.work is not None:
             self._estimate(first, starts, bound, self.corpus.size if hi is None else hi)
         if limit is None:
@@ -206,11 +216,149 @@ class PassRunner(PassesBase):
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
         self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
         self.tag_order, self.tag_cycle = tag_order(automaton, self.sources)
+        self._fixed: dict[int, tuple[int, int, dict[str, int]] | None] = {}
+        self._gaps: dict[int, _Gap | None] = {}
 
     @property
     def passes(self) -> list[int]:
         """The first state of each pass."""
         return self.automaton.first
+
+    def _direct(self, first: int, candidates: Cpos) -> Matches | None:
+        """A pass whose every match runs through one fixed chain of states to a final one (``[pos="JJ"]
+        [pos="NN"]``, ``<s> [pos="UH"]``, ``[lemma="go"] [] @[word="to"]``) has no choices left once
+        its candidates passed the chain's tests (``Planner.candidates``): each candidate that fits
+        its boundary is a match of the chain's length, its anchors at their offsets. What stepping
+        would give, without stepping: not with a global constraint or StrictRegions (they read
+        what a row went through), nor, under ``longest``, when the match may go on."""
+        if first not in self._fixed:
+            self._fixed[first] = self._fixed_chain(first)
+            self._gaps[first] = self._gap(first) if self._fixed[first] is None else None
+        fixed = self._fixed[first]
+        if fixed is None:
+            gap = self._gaps[first]
+            if gap is None:
+                return None
+            starts, bound = self.plan.boundaries(candidates)
+            return Matches.empty() if len(starts) == 0 else self._join(gap, starts, bound)
+        length, reach, anchors = fixed
+        within = self.plan.within
+        if within.attribute is None:
+            # the boundary is min(start + R, the corpus's last position): reach fits it where reach <= R
+            # and start + reach is in the corpus (the candidates' tests hold, so it mostly is)
+            room = self.plan.hard_boundary if within.tokens is None else within.tokens
+            last = self.corpus.size - 1 - reach
+            if reach > room:
+                return Matches.empty()
+            if len(candidates) == 0 or candidates[-1] <= last:
+                match = candidates
+            else:
+                match = candidates[candidates <= last]
+        else:
+            starts, bound = self.plan.boundaries(candidates)
+            keep = starts + reach <= bound
+            match = starts[keep] if not keep.all() else starts
+        if len(match) == 0:
+            return Matches.empty()
+        unset = np.full(len(match), -1, dtype=np.int64)
+        target = match + anchors["target"] if "target" in anchors else unset
+        keyword = None
+        if "keyword" in self.anchors:
+            keyword = match + anchors["keyword"] if "keyword" in anchors else unset.copy()
+        return Matches(match, match + (length - 1), target, keyword)
+
+    def _join(self, gap: _Gap, starts: Cpos, bound: Cpos) -> Matches:
+        """The matches of a fixed chain, a gap of ``[]`` and a last token test (``[lemma="go"] []*
+        [word="to"]``): per start, the first position (the last, under ``longest``) in its window where
+        the last test holds, found among that test's positions by binary search instead of stepping
+        every row through the gap token by token."""
+        lowest = starts + gap.prefix + gap.shortest
+        highest = bound if gap.longest is None else np.minimum(bound, starts + gap.prefix + gap.longest)
+        ends = self.plan.tests.cpos_where(gap.last, int(lowest.min()), int(highest.max()) + 1)
+        if self.longest:
+            at = np.searchsorted(ends, highest, side="right") - 1
+            found = at >= 0
+            end = ends[np.maximum(at, 0)] if len(ends) else np.zeros(len(starts), dtype=np.int64)
+            found &= end >= lowest
+        else:
+            at = np.searchsorted(ends, lowest, side="left")
+            found = at < len(ends)
+            end = ends[np.minimum(at, len(ends) - 1)] if len(ends) else np.zeros(len(starts), dtype=np.int64)
+            found &= end <= highest
+        match, end = starts[found], end[found]
+        unset = np.full(len(match), -1, dtype=np.int64)
+        anchors = {name: match + offset for name, offset in gap.anchors.items()}
+        if gap.last_anchor is not None:
+            anchors[gap.last_anchor] = end
+        keyword = anchors.get("keyword", unset.copy()) if "keyword" in self.anchors else None
+        return Matches(match, end, anchors.get("target", unset), keyword)
+
+    def _gap(self, first: int) -> _Gap | None:
+        """A pass that is a fixed chain, then only ``[]`` tokens (a gap of some lengths), then one token
+        test that ends the match: the shape of ``_join``. None for any other pass (or a gap whose
+        lengths are not one interval, or states that carry labels or anchors inside the gap)."""
+        if self.constraint is not None or self.strict:
+            return None
+        states, follow = self.automaton.states, self.automaton.follow
+        chain = self.plan.chain(first)
+        head = chain[-1][0]
+        if head in self.final_set or not states[head].is_token:
+            return None
+
+        def free(j: int) -> bool:
+            state = states[j]
+            return isinstance(state.predicate, Always) and j not in self.final_set and state.anchor is None
+
+        exits: set[int] = set()
+        lengths: list[int] = []  # the gap lengths after which the last test may follow
+        frontier: set[int] = {head}
+        seen: list[set[int]] = []
+        while frontier and frontier not in seen and len(seen) <= len(states):
+            seen.append(frontier)
+            nxt = {k for j in frontier for k in follow[j] if free(k)}
+            leaving = {k for j in frontier for k in follow[j] if not free(k)}
+            if leaving:
+                exits |= leaving
+                lengths.append(len(seen) - 1)
+            frontier = nxt
+        if len(exits) != 1 or not lengths:
+            return None
+        (last,) = exits
+        state = states[last]
+        if (last not in self.final_set or state.predicate is None or isinstance(state.predicate, Always)
+                or state.label is not None or (self.longest and follow[last])):
+            return None
+        endless = bool(frontier)  # the gap loops back to a set of states it was in before
+        if endless and (frontier not in seen or any(n not in lengths for n in range(seen.index(frontier), len(seen)))):
+            return None  # no repetition found, or not every length in the loop leads on: not one interval
+        if lengths != list(range(lengths[0], lengths[-1] + 1)):
+            return None
+        prefix = chain[-1][1] + 1
+        anchors = {name: offset for index, offset in chain if (name := states[index].anchor) is not None}
+        return _Gap(prefix, lengths[0], None if endless else lengths[-1], state.predicate, anchors, state.anchor)
+
+    def _fixed_chain(self, first: int) -> tuple[int, int, dict[str, int]] | None:
+        """For a pass that is one fixed chain: its length in tokens, how far past its start the
+        boundary must reach (a token consumed at offset o needs o; a tag looked at there needs o,
+        or o - 1 for a closing tag and a lookahead), and the offset of each anchor on it."""
+        if self.constraint is not None or self.strict:
+            return None
+        chain = self.plan.chain(first)
+        last = chain[-1][0]
+        if last not in self.final_set or (self.longest and self.automaton.follow[last]):
+            return None
+        states = self.automaton.states
+        length = chain[-1][1] + (1 if states[last].is_token else 0)
+        if length == 0:
+            return None  # only tags: an empty match, which CQP drops (the simulation says so)
+        reach = 0
+        anchors: dict[str, int] = {}
+        for index, offset in chain:
+            tag = states[index].tag
+            reach = max(reach, offset - (1 if tag is not None and (tag.closing or tag.look is not None) else 0))
+            if (name := states[index].anchor) is not None:
+                anchors[name] = offset
+        return length, reach, anchors
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
         """Step the candidates of the pass that begins with state ``first`` (one row per start)
@@ -416,6 +564,20 @@ class PassRunner(PassesBase):
             for name, grid in registers.anchors.items():
                 chosen[name][rows] = grid[rows, f]
         return accepted & valid, chosen, accepted & ~valid
+
+
+@dataclass(frozen=True)
+class _Gap:
+    """A pass of the shape ``_join`` answers: ``prefix`` tokens of fixed chain (its anchors at their
+    offsets), then ``shortest`` to ``longest`` (None: unbounded) tokens of ``[]``, then the ``last``
+    token test, whose anchor (if any) is the match's end."""
+
+    prefix: int
+    shortest: int
+    longest: int | None
+    last: Predicate
+    anchors: dict[str, int]
+    last_anchor: str | None
 
 
 def _live(active: npt.NDArray[np.bool_]) -> set[int]:

@@ -34,8 +34,15 @@ def merge(passes: list[Matches]) -> Matches:
         order = np.argsort(matches.match, kind="stable")
         return matches.take(order)
     union = Matches.concatenate(passes)
-    number = np.concatenate([np.full(len(p), k) for k, p in enumerate(passes)])
-    union = union.take(np.lexsort((number, union.matchend, union.match)))
+    span = int((union.matchend - union.match).max()) + 1
+    if int(union.match.max()) < (1 << 62) // span:
+        # one key per hit, (match, matchend) in order; a stable sort keeps the earlier pass first among
+        # equal keys, and timsort merges the passes' ascending runs instead of sorting from scratch
+        order = np.argsort(union.match * span + (union.matchend - union.match), kind="stable")
+    else:
+        number = np.concatenate([np.full(len(p), k) for k, p in enumerate(passes)])
+        order = np.lexsort((number, union.matchend, union.match))
+    union = union.take(order)
     start, end = union.match, union.matchend
     keep = np.ones(len(start), dtype=np.bool_)
     keep[1:] = (start[1:] != start[:-1]) | (end[1:] != end[:-1])
@@ -45,7 +52,7 @@ def merge(passes: list[Matches]) -> Matches:
 def _first_per_start(matches: Matches) -> Matches:
     keep = np.ones(len(matches), dtype=np.bool_)
     keep[1:] = matches.match[1:] != matches.match[:-1]
-    return matches.take(keep)
+    return matches if keep.all() else matches.take(keep)  # one match per start is the rule: no copy then
 
 
 def apply_strategy(matches: Matches, strategy: Strategy) -> Matches:
@@ -166,9 +173,12 @@ class StreamingStrategy:
 
     def _standard(self, merged: Matches, hi: int) -> Matches:
         matches = _first_per_start(merged)
-        seen = np.isin(matches.matchend, self.ends)
+        if len(self.ends):
+            seen = np.isin(matches.matchend, self.ends)
+            if seen.any():
+                matches = matches.take(~seen)
         self.ends = np.union1d(self.ends[self.ends >= hi], matches.matchend[matches.matchend >= hi])
-        return apply_strategy(matches.take(~seen), "standard")
+        return apply_strategy(matches, "standard")
 
     def _longest(self, merged: Matches) -> Matches:
         order = np.lexsort((-merged.matchend, merged.match))
