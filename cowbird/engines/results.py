@@ -199,9 +199,16 @@ def build_lines(
     metas = _meta(corpus, [hit.match for hit in hits], meta)
     if not hits:
         return []
-    spans = [_span(corpus, hit, context) for hit in hits]
-    starts = np.asarray([a for a, _ in spans], dtype=np.int64)
-    lengths = np.asarray([b - a + 1 for a, b in spans], dtype=np.int64)
+    if context.region is None:  # tokens each side, cut at the corpus's ends: for all lines at once
+        matched = np.asarray([(hit.match, hit.matchend) for hit in hits], dtype=np.int64)
+        starts = np.maximum(matched[:, 0] - context.tokens, 0)
+        stops = np.minimum(matched[:, 1] + context.tokens, corpus.size - 1)
+        spans = list(zip(starts.tolist(), stops.tolist(), strict=True))
+    else:
+        spans = [_span(corpus, hit, context) for hit in hits]
+        starts = np.asarray([a for a, _ in spans], dtype=np.int64)
+        stops = np.asarray([b for _, b in spans], dtype=np.int64)
+    lengths = stops - starts + 1
     line_starts = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - line_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
     columns = [attribute.string_array[attribute.ids_at(positions)].tolist() for attribute in attributes]

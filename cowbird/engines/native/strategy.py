@@ -121,12 +121,15 @@ def expand(matches: Matches, how: Expansion) -> Matches:
             end = np.minimum(end + how.count, how.size - 1)
     else:
         regions, reach = how.regions, how.count - 1
+        at_start = regions.containing(start) if how.left else None
         if how.left:
-            number = regions.containing(start)
-            first = np.maximum(number - reach, 0)
-            start = np.where(number >= 0, regions.starts[np.maximum(first, 0)], start)
+            assert at_start is not None
+            first = np.maximum(at_start - reach, 0)
+            start = np.where(at_start >= 0, regions.starts[np.maximum(first, 0)], start)
         if how.right:
-            number = regions.containing(end)
+            # one-token matches (the usual case): the region of the start is the region of the end
+            same = at_start is not None and bool(np.array_equal(matches.match, end))
+            number = at_start if same and at_start is not None else regions.containing(end)
             last = np.minimum(number + reach, len(regions) - 1)
             end = np.where(number >= 0, regions.ends[np.maximum(last, 0)], end)
     keep = np.ones(len(start), dtype=np.bool_)
