@@ -190,3 +190,14 @@ def test_both_simulations_agree_on_the_sample(sample_registry: Path, monkeypatch
     sliced = [(h.match, h.matchend) for h in on_dfa.hits("[] (</s> | []) []")]
     monkeypatch.setattr(dfa_simulate, "ROWS_AT_ONCE", 3)
     assert [(h.match, h.matchend) for h in on_dfa.hits("[] (</s> | []) []")] == sliced
+
+
+def test_warm_up_builds_the_shared_state_and_runs_a_query_of_each_kind(sample_registry: Path) -> None:
+    engine = NativeEngine.open(sample_registry, "sample")
+    engine.warm()
+    queries = engine._warm_queries()
+    assert queries[0] == '[word="the"]' and len(queries) == 9  # the most frequent plain word; regions too
+    assert any("expand to" in query for query in queries) and any("%cd" in query for query in queries)
+    word = engine.corpus.lexicon("word")
+    assert word._stripped is not None and set(word._buffers) == {False, True}  # small: %d views built too
+    assert engine.run('[word="CAFE"%cd]').total == 1  # the folded views answer: café

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
+
 from cowbird.core.errors import InvalidOption, QueryFailed, UnknownAttribute
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
 from cowbird.engines.base import Context, Deadline, EngineOptions, Estimate, KwicLine, QueryEngine, ResultSet
@@ -73,6 +75,8 @@ ESTIMATE_RANGES = 32
 """At most this many ranges are evaluated for an estimate."""
 ESTIMATE_WHOLE = 1 << 18
 """A query with at most this many candidates is counted outright for its estimate."""
+WARM_FOLDED_TYPES = 1 << 20
+"""Lexicons of at most this many types get their diacritics-folded views at start (``warm``)."""
 PARALLEL_CANDIDATES = 1 << 18
 """A query with at least this many candidates is counted in as many ranges as the engine has threads
 (``EngineOptions.threads``), evaluated side by side, even when one range would hold them."""
@@ -134,16 +138,44 @@ class NativeEngine(QueryEngine):
 
     def warm(self) -> None:
         """Build the per-corpus state queries share (decoded lexicons, their sorted and folded views,
-        region arrays), so that the first queries do not pay for it; a node does this at start."""
+        the buffers regexes scan, region arrays), then run a query of each kind on the first hits,
+        so that the first queries do not pay for any of it (nor for what the process loads on first
+        use: numpy's lazily imported modules, the compiled loops); a node does this at start."""
         parse_cqp('[word="x"]')  # builds the parser once per process
         for name in self.p_attributes:
             lexicon = self.corpus.lexicon(name)
             lexicon.ids  # noqa: B018 - a cached property: building it is the point
-            for ignore_case in (False, True):
-                lexicon.sorted_view(ignore_case, False)
+            folds = (False, True) if len(lexicon.strings) <= WARM_FOLDED_TYPES else (False,)
+            for ignore_diacritics in folds:  # %d folds every string: on large lexicons, on first use only
+                for ignore_case in (False, True):
+                    lexicon.sorted_view(ignore_case, ignore_diacritics)
+                lexicon.buffer(ignore_diacritics)
             self.corpus.frequencies(name)
         for name in self.s_attributes:
             self.corpus.regions(name)
+        for query in self._warm_queries():
+            result, _ = self.first(query, 100)
+            result.kwic(0, 100, Context(10), self.p_attributes, [])
+
+    def _warm_queries(self) -> list[str]:
+        """A query of each kind the engine answers differently (a word, a regex over the lexicon by
+        prefix and by scan, case and diacritics folded, a fixed sequence, a gap, a loop, regions,
+        ``expand``), built from the corpus's most frequent plain word."""
+        if self.size == 0:
+            return []
+        attribute = self.p_attributes[0]
+        lexicon = self.corpus.lexicon(attribute)
+        frequent = np.argsort(self.corpus.frequencies(attribute))[::-1][:100].tolist()
+        words = [lexicon.strings[i] for i in frequent if lexicon.strings[i].isalnum()]
+        if not words:
+            return []
+        a, w = attribute, words[0]
+        queries = [f'[{a}="{w}"]', f'[{a}="{w}"%cd]', f'[{a}="{w[0]}.*"]', f'[{a}=".{{12,}}"]',
+                   f'[{a}="{w}"] [] [{a}="{w}"]', f'[{a}="{w}"] []* [{a}="{w}"]', f'[{a}="{w}"]+ [{a}!="{w}"]']
+        if self.s_attributes:
+            region = self.s_attributes[-1]
+            queries += [f'<{region}> [{a}="{w}"]', f'[{a}="{w}"] expand to {region}']
+        return queries
 
     def run(
         self,
