@@ -10,7 +10,10 @@ does at start). Real CQP runs the same workload in the same run, two ways:
 - warm: one ``cqp -c`` child answering the queries one after another, as a node wrapping CQP
   would (commands on stdin, answers read up to child mode's ``-::-EOL-::-`` marker).
 
-Every query runs once on each side to warm up, then ``--runs`` times (the three sides take turns)
+The same engine with one thread (``EngineOptions.threads=1``) runs the workload too: the "1 thread"
+column and the threads' speed-up (ranges of a query evaluated side by side).
+
+Every query runs once on each side to warm up, then ``--runs`` times (the sides take turns)
 and the median is reported. ``cqp`` is the ``--cqp`` binary, else ``cqp`` on PATH, else the one
 ``../shared/reference/build-cqp.sh`` built. Without it (or with ``--no-cqp``) the CQP figures come
 from the stored ../shared/reference/cqp-timings-big50.tsv instead (another run, process only).
@@ -32,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -44,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import SPEED_TEST
 from bench.encode import DATA, FLAGS, shuffle_corpus
-from cowbird.engines import Context
+from cowbird.engines import Context, EngineOptions
 from cowbird.engines.native import NativeEngine
 from tests.support import REFERENCE
 
@@ -54,7 +57,7 @@ SETTINGS = "set Context 10 words; show +lemma;"
 KWIC_LINES = 100
 STORED = REFERENCE / "cqp-timings-big50.tsv"
 COLUMNS = ("query", "hits", "cowbird ms", "CQP process ms", "warm CQP ms", "ratio (process)", "ratio (warm)",
-           "hits = CQP")
+           "hits = CQP", "1 thread ms", "threads' speed-up")
 
 
 def big50_registry() -> Path:
@@ -222,6 +225,7 @@ class Row:
     warm_ms: float | None
     cqp_hits: int | None
     cqp_error: str  # what CQP said when it refused the query (then cqp_hits is None)
+    single_ms: float | None = None  # cowbird with one thread (EngineOptions.threads=1)
 
     @property
     def ratio_process(self) -> float | None:
@@ -244,8 +248,9 @@ class Row:
             same = "yes"
         else:
             same = f"NO (CQP {self.cqp_hits:,})"
+        speed_up = self.single_ms / self.cowbird_ms if self.single_ms and self.cowbird_ms else None
         return [self.qid, f"{self.hits:,}", ms(self.cowbird_ms), ms(self.process_ms), ms(self.warm_ms),
-                ratio(self.ratio_process), ratio(self.ratio_warm), same]
+                ratio(self.ratio_process), ratio(self.ratio_warm), same, ms(self.single_ms), ratio(speed_up)]
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -269,6 +274,8 @@ def main() -> None:
     parser.add_argument("--cqp", type=Path, default=None, help="the cqp binary (default: PATH, then build-cqp's)")
     parser.add_argument("--no-cqp", action="store_true", help="use the stored CQP timings instead of running cqp")
     parser.add_argument("--markdown", action="store_true", help="also print the table as markdown rows")
+    parser.add_argument("--threads", type=int, default=EngineOptions().threads,
+                        help="the engine's threads (the '1 thread' column runs the same with one)")
     args = parser.parse_args()
     began = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     queries = [(qid, query) for qid, query in (line.split("\t", 1) for line in
@@ -295,18 +302,23 @@ def main() -> None:
         process = CqpProcess(binary, registry)
         process.run("")  # fails with CQP's message when it cannot activate the corpus
         child = CqpChild(binary, registry)
-    engine = NativeEngine.open(registry, "big50")
+    engine = NativeEngine.open(registry, "big50", EngineOptions(threads=args.threads))
     started = time.perf_counter()
     engine.warm()
     warm_ms = (time.perf_counter() - started) * 1000
+    options = {"cowbird": engine.options, "single": replace(engine.options, threads=1)}
 
-    def cowbird(query: str) -> tuple[float, Answer]:
-        t0 = time.perf_counter()
-        result = engine.run(query)
-        lines = result.kwic(0, KWIC_LINES, Context(10), ["lemma"], [])
-        return (time.perf_counter() - t0) * 1000, Answer(result.total, len(lines))
+    def preview(side: str) -> Callable[[str], tuple[float, Answer]]:
+        def timed(query: str) -> tuple[float, Answer]:
+            engine.options = options[side]  # one engine (one mapping of the corpus), threads as the side says
+            t0 = time.perf_counter()
+            result = engine.run(query)
+            lines = result.kwic(0, KWIC_LINES, Context(10), ["lemma"], [])
+            return (time.perf_counter() - t0) * 1000, Answer(result.total, len(lines))
 
-    sides: dict[str, Callable[[str], tuple[float, Answer]]] = {"cowbird": cowbird}
+        return timed
+
+    sides: dict[str, Callable[[str], tuple[float, Answer]]] = {side: preview(side) for side in options}
     if process is not None and child is not None:
         sides["process"] = process.preview
         sides["warm"] = child.preview
@@ -329,7 +341,7 @@ def main() -> None:
         assert mine.hits is not None
         if process is None:
             cqp_hits, cqp_ms = stored[qid]
-            rows.append(Row(qid, mine.hits, medians["cowbird"], cqp_ms, None, cqp_hits, ""))
+            rows.append(Row(qid, mine.hits, medians["cowbird"], cqp_ms, None, cqp_hits, "", medians["single"]))
             continue
         if mine.lines != min(KWIC_LINES, mine.hits):
             notes.append(f"{qid}: cowbird built {mine.lines} KWIC lines for {mine.hits:,} hits")
@@ -339,7 +351,9 @@ def main() -> None:
         elif theirs.hits is not None and theirs.lines != min(KWIC_LINES, theirs.hits):
             notes.append(f"{qid}: CQP printed {theirs.lines} KWIC lines for {theirs.hits:,} hits")
         rows.append(Row(qid, mine.hits, medians["cowbird"], medians["process"], medians["warm"], theirs.hits,
-                        theirs.error))
+                        theirs.error, medians["single"]))
+        if answers["single"][-1] != mine:
+            notes.append(f"{qid}: one thread answered {answers['single'][-1]}, {args.threads} threads {mine}")
     child_peak = child.peak_mb() if child is not None else None
     if child is not None:
         child.close()
@@ -356,7 +370,7 @@ def main() -> None:
     console.print(table)
     if args.markdown:
         print("| " + " | ".join(COLUMNS) + " |")
-        print("|---|" + "---:|" * (len(COLUMNS) - 2) + "---|")
+        print("|---|" + "---:|" * (len(COLUMNS) - 1))
         for row in rows:
             print("| " + " | ".join(row.cells()) + " |")
         print()
@@ -370,6 +384,11 @@ def main() -> None:
             summary.append(f"vs CQP {label}: geometric mean ratio {geomean([r for r, _ in ratios]):.3f}, "
                            f"worst {worst[0]:.2f} ({worst[1]})")
     by_id = {row.qid: row for row in rows}
+    speed_ups = {row.qid: row.single_ms / row.cowbird_ms for row in rows if row.single_ms and row.cowbird_ms}
+    if speed_ups:
+        heavy = [qid for qid in ("q13", "q21", "q41", "q05", "q38") if qid in speed_ups]
+        named = ", ".join(f"{qid} {speed_ups[qid]:.2f}x" for qid in heavy)
+        summary.append(f"{args.threads} threads against 1: {named}; best {max(speed_ups.values()):.2f}x")
     if "q02" in by_id:
         summary.append(f"q02 (fixed cost of a tiny query) cowbird {by_id['q02'].cowbird_ms:.1f} ms")
     if (q29 := by_id.get("q29")) is not None:

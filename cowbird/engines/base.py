@@ -23,9 +23,9 @@ from cowbird.store import CwbCorpus
 class EngineOptions:
     """Tunables of an engine, set from the node's settings.
 
-    ``threads``: worker threads a large evaluation step may be split over; ``resident_budget``:
-    resident bytes of mapped corpus pages above which a corpus releases them after a query; ``regex_seconds``:
-    longest one regex may run over a lexicon (the node keeps it within its query timeout);
+    ``threads``: threads a query's ranges (or one large step) are evaluated on; ``resident_budget``:
+    resident bytes above which a corpus releases its mapped pages after a query (if they are half
+    of it); ``regex_seconds``: longest one regex may run over a lexicon (the node keeps it within its query timeout);
     ``cqp_binary``: the ``cqp`` the cwb engine runs (default: the one on PATH);
     ``max_hits``: hits a result keeps for paging and exports (24 bytes each) — past it, the total
     is still counted exactly, but hits beyond are refused with ``limit_exceeded``;

@@ -68,7 +68,8 @@ class NodeSettings(LayeredSettings):
     engine_threads: int = Field(2, ge=1, le=64, description="Threads one large evaluation step may be split over.")
     resident_memory_budget: int = Field(
         768 * 1024 * 1024, ge=64 * 1024 * 1024,
-        description="Mapped corpus pages (bytes) above which a partition releases them after a query.",
+        description="Resident bytes above which a partition releases its mapped pages after a query "
+                    "(when they are half of it or more).",
     )
     regex_time_budget: float = Field(
         10.0, gt=0, description="Seconds one regular expression may run over a lexicon (at most query_timeout).",

@@ -201,3 +201,16 @@ def test_warm_up_builds_the_shared_state_and_runs_a_query_of_each_kind(sample_re
     word = engine.corpus.lexicon("word")
     assert word._stripped is not None and set(word._buffers) == {False, True}  # small: %d views built too
     assert engine.run('[word="CAFE"%cd]').total == 1  # the folded views answer: café
+
+
+def test_mapped_pages_are_released_only_past_the_resident_budget(sample_registry: Path) -> None:
+    from cowbird.engines.native.corpus_state import resident_bytes
+
+    held = resident_bytes()
+    assert held is not None and held[0] >= held[1] > 0  # this process maps files (its libraries at least)
+    spare = NativeEngine.open(sample_registry, "sample", EngineOptions(resident_budget=1 << 40))
+    spare.run('[word="the"]')
+    assert not spare.corpus.trim()
+    tight = NativeEngine.open(sample_registry, "sample", EngineOptions(resident_budget=2 * held[1] // 3))
+    tight.run('[word="the"]')
+    assert tight.corpus.trim()  # over the budget, and more than half of the budget is mapped

@@ -105,17 +105,21 @@ def sorted_member(haystack: Cpos, needles: Cpos) -> npt.NDArray[np.bool_]:
     return np.asarray(haystack[at] == needles, dtype=np.bool_)
 
 
-def mapped_bytes() -> int | None:
-    """Resident bytes of this process that are mapped file pages (``RssFile`` in ``/proc/self/status``),
-    None where the system does not say."""
+def resident_bytes() -> tuple[int, int] | None:
+    """Resident bytes of this process in all, and those of them that are mapped file pages (``VmRSS``
+    and ``RssFile`` in ``/proc/self/status``); None where the system does not say."""
+    found: dict[str, int] = {}
     try:
         with open("/proc/self/status") as handle:
             for line in handle:
-                if line.startswith("RssFile:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith(("VmRSS:", "RssFile:")):
+                    name, value = line.split()[:2]
+                    found[name] = int(value) * 1024
     except (OSError, ValueError, IndexError):
         return None
-    return None
+    if len(found) < 2:
+        return None
+    return found["VmRSS:"], found["RssFile:"]
 
 
 class NativeCorpus:
@@ -265,12 +269,15 @@ class NativeCorpus:
         return np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
 
     def trim(self) -> bool:
-        """Release mapped pages when the process holds more of them than its resident budget; True if
-        it did. Only mapped file pages count (``RssFile``): releasing them is all a release can do —
-        the process's own memory stays — and releasing them whenever the lexicons alone fill the
-        budget made every next query read its pages in again."""
-        mapped = mapped_bytes()
-        if mapped is None or mapped <= self.options.resident_budget:
+        """Release mapped pages when the process holds more than its resident budget and at least half
+        of the budget is mapped corpus pages; True if it did. Releasing the pages is all a release can
+        do (the process's own memory stays): when the lexicons alone fill the budget, releasing every
+        time made each next query read its pages in again."""
+        held = resident_bytes()
+        if held is None:
+            return False
+        resident, mapped = held
+        if resident <= self.options.resident_budget or mapped <= self.options.resident_budget // 2:
             return False
         self.store.release()
         return True
