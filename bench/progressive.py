@@ -68,6 +68,10 @@ def streamed(client: httpx.Client, query: str) -> tuple[float | None, float, dic
     raise RuntimeError(f"{query}: the stream ended without a result")
 
 
+FIRST_REQUEST = '[word="no-such-word-in-big50"]'
+"""Sent first after every start: a query with no hits, no other query's result."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", default="", help="only these queries, comma-separated (q01,q13,ec1)")
@@ -86,6 +90,9 @@ def main() -> None:
         try:
             with httpx.Client(base_url=stack.url, timeout=600) as client:
                 size = next(c["size"] for c in client.get("/api/v1/corpora").json()["data"] if c["name"] == "big50")
+                # the first request through a fresh stack pays for connections and first use: not a query's cost
+                first_ms = streamed(client, FIRST_REQUEST)[1]
+                console.print(f"{phase}: the first request ({FIRST_REQUEST}, no hits) took {first_ms:,.0f} ms")
                 for query_id, query in chosen:
                     timing = timings[query_id]
                     if phase == "plain":

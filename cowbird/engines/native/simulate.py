@@ -271,20 +271,15 @@ class PassRunner(PassesBase):
         """The matches of a fixed chain, a gap of ``[]`` and a last token test (``[lemma="go"] []*
         [word="to"]``): per start, the first position (the last, under ``longest``) in its window where
         the last test holds, found among that test's positions by binary search instead of stepping
-        every row through the gap token by token."""
+        every row through the gap token by token (where the window is one position, tested there)."""
         lowest = starts + gap.prefix + gap.shortest
         highest = bound if gap.longest is None else np.minimum(bound, starts + gap.prefix + gap.longest)
-        ends = self.plan.tests.cpos_where(gap.last, int(lowest.min()), int(highest.max()) + 1)
-        if self.longest:
-            at = np.searchsorted(ends, highest, side="right") - 1
-            found = at >= 0
-            end = ends[np.maximum(at, 0)] if len(ends) else np.zeros(len(starts), dtype=np.int64)
-            found &= end >= lowest
+        if gap.longest == gap.shortest:  # one place for the last test (([pos="JJ"] | [pos="RB"]) [pos="NN"])
+            found = lowest <= highest
+            found[found] = self.plan.tests.holds(gap.last, lowest[found], {})
+            end = lowest
         else:
-            at = np.searchsorted(ends, lowest, side="left")
-            found = at < len(ends)
-            end = ends[np.minimum(at, len(ends) - 1)] if len(ends) else np.zeros(len(starts), dtype=np.int64)
-            found &= end <= highest
+            found, end = self._search(gap, lowest, highest)
         match, end = starts[found], end[found]
         unset = np.full(len(match), -1, dtype=np.int64)
         anchors = {name: match + offset for name, offset in gap.anchors.items()}
@@ -292,6 +287,22 @@ class PassRunner(PassesBase):
             anchors[gap.last_anchor] = end
         keyword = anchors.get("keyword", unset.copy()) if "keyword" in self.anchors else None
         return Matches(match, end, anchors.get("target", unset), keyword)
+
+    def _search(self, gap: _Gap, lowest: Cpos, highest: Cpos) -> tuple[npt.NDArray[np.bool_], Cpos]:
+        """Per window ``[lowest, highest]``, whether the last test holds in it and where first (last,
+        under ``longest``), by binary search among the positions where it holds."""
+        ends = self.plan.tests.cpos_where(gap.last, int(lowest.min()), int(highest.max()) + 1)
+        if self.longest:
+            at = np.searchsorted(ends, highest, side="right") - 1
+            found = at >= 0
+            end = ends[np.maximum(at, 0)] if len(ends) else np.zeros(len(lowest), dtype=np.int64)
+            found &= end >= lowest
+        else:
+            at = np.searchsorted(ends, lowest, side="left")
+            found = at < len(ends)
+            end = ends[np.minimum(at, len(ends) - 1)] if len(ends) else np.zeros(len(lowest), dtype=np.int64)
+            found &= end <= highest
+        return found, end
 
     def _gap(self, first: int) -> _Gap | None:
         """A pass that is a fixed chain, then only ``[]`` tokens (a gap of some lengths), then one token
