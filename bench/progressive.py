@@ -92,7 +92,8 @@ def main() -> None:
                 size = next(c["size"] for c in client.get("/api/v1/corpora").json()["data"] if c["name"] == "big50")
                 # the first request through a fresh stack pays for connections and first use: not a query's cost
                 first_ms = streamed(client, FIRST_REQUEST)[1]
-                console.print(f"{phase}: the first request ({FIRST_REQUEST}, no hits) took {first_ms:,.0f} ms")
+                console.print(f"{phase}: the first request ({FIRST_REQUEST}, no hits) took {first_ms:,.0f} ms",
+                              markup=False)
                 for query_id, query in chosen:
                     timing = timings[query_id]
                     if phase == "plain":
