@@ -103,7 +103,7 @@ def main() -> None:
         counted["hits_ok"] += hits_ok
         counted["class"] += 1
         counted["class_ok"] += class_ok
-        if query_id.startswith(("q", "ec")) or not hits_ok:
+        if query_id.startswith(("q", "ec")) or not hits_ok or not class_ok:
             rows.append([query_id, query[:60], f"{real:,}", "-" if estimate.hits is None else f"{estimate.hits:,}",
                          "exact" if estimate.exact else f"{estimate.sampled:.1%}", f"{seconds * 1000:,.0f}",
                          "-" if estimate.seconds is None else f"{estimate.seconds * 1000:,.0f}", f"{estimate_ms:,.1f}",
@@ -115,7 +115,7 @@ def main() -> None:
              f"by the engine left out, {counted['not_estimated']} not estimated: MU/TAB/cut; "
              f"{counted['timed_out']} ran past the timeout: their class is judged, not their hits). Hits within a "
              f"factor of 3: {hits_share:.0%} (target ≥ 80 %); time class right: {class_share:.0%} (target ≥ 90 %). "
-             "Rows: the parity and speed-test queries, and every generated query whose estimate missed")
+             "Rows: the parity and speed-test queries, and every generated query whose hits or class missed")
     columns = ["query", "CQP", "hits", "estimated hits", "read", "real ms", "estimated ms", "estimate took ms",
                "hits ×3", "class"]
     show(console, title, columns, rows)

@@ -65,7 +65,7 @@ class NodeSettings(LayeredSettings):
         description="Hits one query keeps for reading and exports (24 bytes each); more are counted, not kept.",
     )
     cqp_binary: str | None = Field(None, description="Path of the cqp binary for the cwb engine (default: on PATH).")
-    engine_threads: int = Field(2, ge=1, le=64, description="Threads one large evaluation step may be split over.")
+    engine_threads: int = Field(2, ge=1, le=64, description="Threads a heavy query's ranges are evaluated on at once.")
     resident_memory_budget: int = Field(
         768 * 1024 * 1024, ge=64 * 1024 * 1024,
         description="Resident bytes above which a partition releases its mapped pages after a query "
