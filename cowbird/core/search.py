@@ -486,6 +486,8 @@ class Search(Generic[P]):
             lambda p, time: self.partitions.estimate(p, self._count_request(p), time), self.time_limit().part(0.1))
         answers: list[EstimateResponse] = [a for s, a in answered if s.failure is None]
         hits = None if any(a.hits is None for a in answers) else sum(a.hits or 0 for a in answers)
+        if hits is not None and self.query.cut is not None:
+            hits = min(hits, self.query.cut)  # each partition cut its own hits; the corpus keeps its first `cut`
         seconds = [a.seconds for a in answers if a.seconds is not None]
         known = len(seconds) == len(answers)
         return CostEstimate(

@@ -119,7 +119,7 @@ class EstimateResult(BaseModel):
     corpus: str
     cqp: str = Field(description="The CQP that would run on every partition.")
     hits: int | None = Field(description="Estimated hits over all partitions (None: the query cannot be "
-                             "estimated: MU, TAB or cut).")
+                             "estimated: MU or TAB).")
     exact: bool = Field(description="The estimate is the exact count (the query is cheap, or its result cached).")
     seconds: float | None = Field(description="Estimated seconds until the exact total.")
     time_class: Literal["fast", "seconds", "minutes"] | None = Field(

@@ -155,14 +155,16 @@ def test_an_estimate_counts_cheap_queries_and_samples_the_others(
     sample_registry: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``NativeEngine.estimate``: a query with few candidates is counted outright (exact); others are
-    evaluated on a few ranges spread over the partition and scaled up; MU, TAB and cut are not
-    estimated."""
+    evaluated on a few ranges spread over the partition and scaled up; a cut query is the query
+    without it, stopped after its hits; MU and TAB are not estimated."""
     from cowbird.engines.native import engine as native
 
     engine = NativeEngine.open(sample_registry, "sample")
     cheap = engine.estimate('[word="house"]')
     assert (cheap.hits, cheap.exact, cheap.sampled) == (engine.run('[word="house"]').total, True, 1.0)
     assert cheap.seconds is not None and cheap.seconds < 1
+    few = engine.estimate('[word="house"] cut 1000')  # fewer hits than the cut: the query's own estimate
+    assert (few.hits, few.exact) == (cheap.hits, True)
     monkeypatch.setattr(native, "ESTIMATE_RANGE", 8)
     monkeypatch.setattr(native, "ESTIMATE_WHOLE", 2)
     every = engine.estimate("[]")
@@ -171,5 +173,6 @@ def test_an_estimate_counts_cheap_queries_and_samples_the_others(
     nouns = engine.estimate('[pos="NN.*"]')
     real = engine.run('[pos="NN.*"]').total
     assert nouns.hits is not None and real / 3 <= nouns.hits <= real * 3 and nouns.candidates == real
-    for query in ('[pos="DT"] cut 3', 'MU(meet [pos="DT"] [pos="NN"] s)'):
-        assert engine.estimate(query).hits is None
+    assert engine.estimate('MU(meet [pos="DT"] [pos="NN"] s)').hits is None
+    cut = engine.estimate('[pos="DT"] cut 3')  # the query without the cut, stopped after 3 hits
+    assert cut.hits == 3 and not cut.exact and cut.seconds is not None and cut.seconds < 1

@@ -1,6 +1,8 @@
 """A request's query is parsed once on the front end, and once on each node however many calls of
 the search reach it (the count, the page of hits, the analyses): counted at the parser itself,
-Lark's ``parse``, which every parse of the simple language and of CQP goes through."""
+Lark's ``parse``, which every parse of the simple language and of CQP goes through. ``parse_cqp``
+keeps the last queries it parsed, per process: here the front end and the nodes run in one
+process, so a CQP text is parsed once in all (on separate machines: once on each)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import httpx
 import pytest
 from lark import Lark
 
+from cowbird.query import parse_cqp
 from tests.support import JsonObject
 
 pytestmark = pytest.mark.anyio
@@ -27,6 +30,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return real(self, text, *args, **kwargs)
 
     monkeypatch.setattr(Lark, "parse", noted)
+    parse_cqp.cache_clear()  # what other tests parsed in this process is not known to this one
     yield seen
 
 
@@ -40,7 +44,7 @@ async def _get(client: httpx.AsyncClient, path: str, **params: str) -> JsonObjec
 @pytest.mark.parametrize(("params", "front_end_parses"), [
     ({"q": "the 0-1 house"}, ["the 0-1 house"]),  # simple: parsed once, straight into the CQP AST
     ({"q": '[word="house"]', "syntax": "cqp", "ignore_case": "true", "filter": "text_genre!~x"},
-     ['[word="house"]']),  # CQP with the case switch and a filter: one parse
+     []),  # CQP with the case switch and a filter: parsed by the first request, kept since
 ])
 async def test_a_preview_parses_the_query_once_per_node(client: httpx.AsyncClient, parses: list[str],
                                                         params: dict[str, str], front_end_parses: list[str]) -> None:
@@ -48,9 +52,9 @@ async def test_a_preview_parses_the_query_once_per_node(client: httpx.AsyncClien
     parses.clear()
     body = await _get(client, "/api/v1/query", corpus="sample", **params, offset="1")
     assert body["complete"] is True and body["total"] > 1
-    # the front end parses what the user wrote once; the nodes (two here, for three partitions,
-    # each asked to count and then for its hits) parse the CQP sent once each — on this second
-    # request not at all: they know the text already
+    # the front end parses what the user wrote once (CQP it parsed before: not again); the nodes (two
+    # here, for three partitions, each asked to count and then for its hits) parse the CQP sent once
+    # each — on this second request not at all: they know the text already
     assert parses == front_end_parses
 
 
@@ -58,9 +62,10 @@ async def test_a_new_query_is_parsed_once_by_each_node(client: httpx.AsyncClient
     query = '[lemma="house"] [pos="N.*"]?'  # already canonical: the front end sends it as it is
     body = await _get(client, "/api/v1/query", corpus="sample", q=query, syntax="cqp")
     assert body["total"] > 0 and body["cqp"] == query
-    # the front end once, then node-a and node-b once each (for the count and the hits of three partitions)
-    assert parses == [query] * 3
+    # once in all: the front end parses it, and node-a and node-b (in this process) find it parsed, for
+    # the count and the hits of three partitions alike
+    assert parses == [query]
     parses.clear()
     frequency = await _get(client, "/api/v1/frequency", corpus="sample", q=query, syntax="cqp", by="word")
     assert frequency["complete"] is True
-    assert parses == [query]  # the analysis's request: the front end parses it; the nodes know the text
+    assert parses == []  # the analysis's request: the text is known to the front end and the nodes

@@ -163,6 +163,10 @@ async def test_an_estimate_before_running(
         mu = await client.get("/api/v1/estimate", params={"corpus": "sample", "syntax": "cqp",
                                                           "q": 'MU(meet [pos="DT"] [pos="NN"] s)'})
         assert mu.json()["hits"] is None and mu.json()["time_class"] is None and mu.json()["confirm"] is False
+        # a cut query: every partition estimates its own cut, the corpus keeps the first 2 of them all
+        cut = (await client.get("/api/v1/estimate", params={"corpus": "sample", "syntax": "cqp",
+                                                            "q": '[pos="DT"] cut 2'})).json()
+        assert (cut["hits"], cut["time_class"]) == (2, "fast")
         wrong = await client.get("/api/v1/estimate", params={"corpus": "sample", "q": "the", "limit": 3})
         assert wrong.status_code == 400 and "unknown parameter limit" in wrong.json()["detail"]
     settings = front_settings(sample_parts, big_parts, tmp_path, confirm_seconds=1e-9)

@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 
@@ -256,13 +257,22 @@ class NativeEngine(QueryEngine):
         otherwise up to ``ESTIMATE_RANGES`` ranges spread over the partition, ``ESTIMATE_RANGE`` and
         half as many positions wide in turn (about 1 % of it, at least 4 ranges, at most 32), are
         evaluated: the hits are scaled up, the time is a whole evaluation's ranges and positions at
-        the cost per range and per position the two widths give. MU, TAB and ``cut`` queries are
-        not estimated."""
+        the cost per range and per position the two widths give. A ``cut N`` query is the query
+        without it, stopped after N hits: at most N of its hits, in the share of its time that finding
+        N of them takes. MU and TAB queries are not estimated."""
         parsed = parse_cqp(query) if isinstance(query, str) else query
         deadline = deadline or Deadline()
         self._check(parsed, strategy)
-        if isinstance(parsed.pattern, Meet | MuUnion | Tabular) or parsed.cut is not None:
+        if isinstance(parsed.pattern, Meet | MuUnion | Tabular):
             return Estimate(None, False, None)
+        if parsed.cut is not None:
+            whole = self.estimate(replace(parsed, cut=None), strategy, hard_boundary, deadline)
+            if whole.hits is None or whole.seconds is None:
+                return whole
+            wanted = max(0, parsed.cut)
+            share = 1.0 if whole.hits <= wanted else wanted / whole.hits  # a cut stops reading once it has them
+            return Estimate(min(wanted, whole.hits), whole.exact and whole.hits <= wanted, whole.seconds * share,
+                            whole.candidates, whole.sampled)
         started = time.perf_counter()
         runner = self._prepared(parsed, strategy, hard_boundary, deadline)
         if runner is None:

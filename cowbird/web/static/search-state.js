@@ -53,7 +53,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @typedef {object} Estimate
  * @property {string} corpus
  * @property {string} cqp
- * @property {number | null} hits  estimated hits (null: the query cannot be estimated: MU, TAB or cut)
+ * @property {number | null} hits  estimated hits (null: the query cannot be estimated: MU or TAB)
  * @property {boolean} exact  the hits are the exact count
  * @property {number | null} seconds  estimated seconds until the exact total
  * @property {"fast" | "seconds" | "minutes" | null} time_class
