@@ -270,7 +270,8 @@ class NativeCorpus:
 
     def trim(self) -> bool:
         """Release mapped pages when the process holds more than its resident budget and at least half
-        of the budget is mapped corpus pages; True if it did. Releasing the pages is all a release can
+        of the budget is mapped file pages (the corpus's, and a few tens of MB of libraries); True if
+        it did. Releasing the pages is all a release can
         do (the process's own memory stays): when the lexicons alone fill the budget, releasing every
         time made each next query read its pages in again."""
         held = resident_bytes()

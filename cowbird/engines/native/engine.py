@@ -174,7 +174,9 @@ class NativeEngine(QueryEngine):
             return []
         attribute = self.p_attributes[0]
         lexicon = self.corpus.lexicon(attribute)
-        frequent = np.argsort(self.corpus.frequencies(attribute))[::-1][:100].tolist()
+        frequencies = self.corpus.frequencies(attribute)
+        top = np.argpartition(-frequencies, 99)[:100] if len(frequencies) > 100 else np.arange(len(frequencies))
+        frequent = top[np.argsort(-frequencies[top], kind="stable")].tolist()  # no sort of a whole large lexicon
         words = [lexicon.strings[i] for i in frequent if lexicon.strings[i].isalnum()]
         if not words:
             return []

@@ -228,9 +228,10 @@ class PassRunner(PassesBase):
         """A pass whose every match runs through one fixed chain of states to a final one (``[pos="JJ"]
         [pos="NN"]``, ``<s> [pos="UH"]``, ``[lemma="go"] [] @[word="to"]``) has no choices left once
         its candidates passed the chain's tests (``Planner.candidates``): each candidate that fits
-        its boundary is a match of the chain's length, its anchors at their offsets. What stepping
-        would give, without stepping: not with a global constraint or StrictRegions (they read
-        what a row went through), nor, under ``longest``, when the match may go on."""
+        its boundary is a match of the chain's length, its anchors at their offsets. A chain, a gap
+        of ``[]`` and a last test is answered by ``_join``. What stepping would give, without
+        stepping: not with a global constraint or StrictRegions (they read what a row went
+        through), nor, under ``longest``, when the match may go on."""
         if first not in self._fixed:
             self._fixed[first] = self._fixed_chain(first)
             self._gaps[first] = self._gap(first) if self._fixed[first] is None else None
