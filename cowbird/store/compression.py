@@ -345,9 +345,9 @@ class HuffmanStream:
             first = int(codes[i]) << spare
             fast[first : first + (1 << spare)] = (int(lengths[i]) << 32) | i
         self._fast = fast
-        self._slot_of: npt.NDArray[np.int32] | None = None  # the block cache, made at the first gather
-        self._block_of = np.zeros(0, dtype=np.int64)
-        self._cache = np.zeros(0, dtype=np.int32)
+        # the block cache (slot of each block, block of each slot, the decoded slots), made at the first
+        # gather and set in one assignment: threads evaluating ranges of one query share it
+        self._block_cache: tuple[npt.NDArray[np.int32], Ints, npt.NDArray[np.int32]] | None = None
         self._clock = np.zeros(1, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -370,15 +370,17 @@ class HuffmanStream:
             return out
         if positions.min() < 0 or positions.max() >= self.code.length:
             raise IndexError(f"corpus position out of range for {self.prefix} ({self.code.length} tokens)")
-        if self._slot_of is None:
+        cache = self._block_cache
+        if cache is None:
             blocks = len(self.sync)
-            self._slot_of = np.full(blocks, -1, dtype=np.int32)
-            self._block_of = np.full(min(blocks, CACHE_BLOCKS), -1, dtype=np.int64)
-            self._cache = np.zeros(len(self._block_of) * SYNC, dtype=np.int32)
+            block_of = np.full(min(blocks, CACHE_BLOCKS), -1, dtype=np.int64)
+            cache = (np.full(blocks, -1, dtype=np.int32), block_of, np.zeros(len(block_of) * SYNC, dtype=np.int32))
+            self._block_cache = cache
+        slot_of, block_of, decoded = cache
         c = self.code
         _gather(np.ascontiguousarray(positions.ravel()), self.data, self.sync.view(np.uint8), c.length, c.min_len,
-                c.max_len, self._limits, c.min_code, c.symindex, c.symbols, self._fast, self._slot_of, self._block_of,
-                self._cache, self._clock, out.reshape(-1))
+                c.max_len, self._limits, c.min_code, c.symindex, c.symbols, self._fast, slot_of, block_of,
+                decoded, self._clock, out.reshape(-1))
         return out
 
     def range(self, start: int, stop: int) -> npt.NDArray[np.int32]:
