@@ -478,7 +478,7 @@ def build(web: Web, texts: list[Text], lines: int, seed: int) -> list[Case]:
         kinds_of = list(text.kinds)
         if kind == "big":  # 2 MB: other texts' paragraphs before and after
             filler: list[str] = []
-            while sum(len(p) for p in filler) < 1_000_000:
+            while sum(len(p) for p in filler) < 2_000_000:
                 other = rng.choice(reserve[language])
                 filler += [" ".join(detokenize(s, language) for s in para) for para in other.paragraphs]
             half = len(filler) // 2

@@ -1,8 +1,11 @@
-"""What several benchmarks share: BIG50 in two partitions behind the front end, and the result table
-printed for the console and as Markdown for ``bench/RESULTS.md``."""
+"""What several benchmarks share: BIG50 in two partitions behind the front end, an encoded corpus as it
+is behind the front end, and the result table printed for the console and as Markdown for
+``bench/RESULTS.md``."""
 
 from __future__ import annotations
 
+import json
+import secrets
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,8 +15,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.encode import shuffle_corpus
+from cowbird.core.manifest import Manifest, ManifestPartition
 from cowbird.demo import DemoStack
 from cowbird.store import EncodeOptions, parse_s_declaration
+from cowbird.store.reader import CwbCorpus
+from cowbird.store.registry import find_registry_file, parse_registry
 from tests.support import free_ports
 
 SPEED_TEST = [
@@ -38,6 +44,40 @@ def big50_stack(prefix: str, settings: dict[str, object]) -> tuple[DemoStack, En
     stack = DemoStack(base, front, (n1, n2), options, name="big50", settings=settings, log_level="warning",
                       replica=False)
     return stack, options
+
+
+class ServedStack(DemoStack):
+    """A corpus encoded elsewhere (``bench/scale.py --keep``'s 1,000-MT partition), served as it is: one
+    node process serving it as one partition, behind the front end, in a fresh temporary folder."""
+
+    def __init__(self, registry: Path, corpus: str, settings: dict[str, object]) -> None:
+        front, node = free_ports(2)
+        super().__init__(Path(tempfile.mkdtemp(prefix="cowbird-bench-served-")), front, (node, node), name=corpus,
+                         settings=settings, log_level="warning", replica=False)
+        self.registry = registry.resolve()
+
+    def prepare(self) -> None:
+        """The corpus's manifest (one partition at offset 0), the node token and the configuration."""
+        entry = parse_registry(find_registry_file(self.registry, self.name))
+        size = CwbCorpus.open(self.registry, self.name).size
+        manifest = self.base / f"{self.name}.manifest.json"
+        Manifest(corpus=self.name, size=size, charset=entry.charset, p_attributes=entry.p_attributes,
+                 s_attributes=entry.s_attributes, meta=[a for a in entry.s_attributes if a in entry.annotated],
+                 registry=self.registry, partitions=[ManifestPartition(id=self.name, size=size, offset=0,
+                                                                       data=entry.home)]).write(manifest)
+        (self.base / "node.token").write_text(secrets.token_urlsafe(32) + "\n")
+        self.partitions = [self.name]
+        extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.settings.items())
+        node = f"http://127.0.0.1:{self.node_ports[0]}"
+        (self.base / "cowbird.toml").write_text(
+            f'port = {self.port}\n{extra}\n[nodes]\ntoken_file = "node.token"\n\n[[corpora]]\nname = "{self.name}"\n'
+            f'access = "public"\nmanifest = "{manifest}"\n\n[corpora.nodes]\n{self.name} = ["{node}"]\n')
+
+    def start(self) -> None:
+        port = self.node_ports[0]
+        self._start(["node", "serve", "--registry", str(self.registry), "--corpus", self.name, "--port", str(port),
+                     "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
+        self._start(["serve", "--config", "cowbird.toml", "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
 
 
 def show(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

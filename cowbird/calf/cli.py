@@ -28,7 +28,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cowbird import __version__
 from cowbird.calf.core import OUTPUT_COLUMNS, STATUSES, Outcome, Reconstructor
 from cowbird.calf.fetching import Fetcher
-from cowbird.calf.rows import Columns, InputError, Row, core_of_row, read_table, resolve_columns, texts_of_row
+from cowbird.calf.rows import (
+    Columns,
+    InputError,
+    Row,
+    core_of_row,
+    read_table,
+    resolve_columns,
+    text_fields,
+    texts_of_row,
+)
 from cowbird.calf.search import PROVIDERS, SearchProvider
 
 
@@ -168,18 +177,25 @@ async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: S
                 console.print(f"{item.where()}: {row.problem} (bad_row)", highlight=False)
                 results[index] = Outcome("bad_row", detail=row.problem)
                 return
-            url, texts = row.values.get(columns.url or "", "").strip(), texts_of_row(row, columns, item.context)
-            if not any(text.strip() for text in texts):
-                console.print(f"{item.where()}: no text to look for (bad_row)", highlight=False)
-                results[index] = Outcome("bad_row", detail="no text")
+            absent = [name for name in text_fields(row, columns) if name not in row.values]
+            if absent:  # an NDJSON line may lack a key other lines have
+                problem = "no " + ", ".join(repr(name) for name in absent)
+                console.print(f"{item.where()}: {problem} (bad_row)", highlight=False)
+                results[index] = Outcome("bad_row", detail=problem)
                 return
-            async with gate:
-                try:
+            url = row.values.get(columns.url or "", "").strip()
+            try:
+                texts = texts_of_row(row, columns, item.context)
+                if not any(text.strip() for text in texts):
+                    console.print(f"{item.where()}: no text to look for (bad_row)", highlight=False)
+                    results[index] = Outcome("bad_row", detail="no text")
+                    return
+                async with gate:
                     core, runs = core_of_row(row, columns, item.context)
                     results[index] = await reconstructor.line(url, *texts, core=core, runs=runs)
-                except Exception as exc:  # one row's failure never stops the others: it gets a status
-                    console.print(f"{item.where()}: Calf failed on this row: {exc!r} (error)", highlight=False)
-                    results[index] = Outcome("error", source_url=url, detail=f"Calf failed: {exc!r}")
+            except Exception as exc:  # one row's failure never stops the others: it gets a status
+                console.print(f"{item.where()}: Calf failed on this row: {exc!r} (error)", highlight=False)
+                results[index] = Outcome("error", source_url=url, detail=f"Calf failed: {exc!r}")
 
         with Progress(TextColumn("calf"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[found]} found"),
                       TextColumn("{task.fields[rate]} lines/s"), TimeRemainingColumn(), console=console,

@@ -161,6 +161,11 @@ def sentence_of(row: Row, columns: Columns) -> str:
     return texts_of_row(row, columns)[0]
 
 
+def text_fields(row: Row, columns: Columns) -> list[str]:
+    """The fields the line's text is read from, which this row must have."""
+    return [columns.sentence] if columns.sentence else [columns.left, columns.match, columns.right]
+
+
 def texts_of_row(row: Row, columns: Columns, context: object = None) -> list[str]:
     """What to look for: the line as the file holds it, then (when its context runs beyond the
     match's sentence) that sentence alone — unless the export says its context is a region

@@ -143,3 +143,8 @@ def test_a_partition_that_fails_is_named_while_the_others_count(held: tuple[Demo
     expect(page.locator("body")).to_have_attribute("data-analysed", "frequency", timeout=WAIT_S * 1000)
     expect(page.locator("#freq-summary")).to_contain_text(f"Incomplete: partition(s) {failing} did not answer")
     expect(page.locator("#freq-table tbody tr").first).to_be_visible()
+    open_search(page, site)  # the concordance says so too, and shows the other partitions' hits
+    expect(page.locator("#incomplete")).to_have_text(
+        f"Incomplete: partition(s) {failing} did not answer; their hits are missing.", timeout=WAIT_S * 1000)
+    expect(page.locator("#incomplete")).to_have_attribute("role", "alert")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()

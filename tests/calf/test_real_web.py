@@ -323,3 +323,50 @@ async def test_a_run_of_words_around_the_match_finds_a_line_whose_context_is_fro
         edge = "Vorher steht etwas anderes . Meine Fraktion lehnt das ab ."
         other = await calf.line(url, edge, core=(5, 6), runs=True)  # the page's "Meine" starts another sentence
         assert other.status == "not_found", other
+
+
+def test_the_rest_of_the_evaluation_web_every_row_a_status_and_no_false_positive(
+    web: LocalWeb, tmp_path: Path
+) -> None:
+    """The evaluation web's other classes, each in a row of one run: a server error, a soft 404 and a
+    redirect to the home page are no false positive; a 2-MB page (under the cap) and a slow page that
+    arrives in time are found; a page whose text around the line was rewritten still has the line; a
+    page with the line's words scattered over it does not; a body over the cap once decompressed is
+    too large; and an NDJSON line without a ``match`` key is a bad row while the others go on."""
+    home = german_page(["Willkommen beim Deutschen Bundestag.", "Aktuelle Meldungen aus dem Plenum."])
+    web.pages["/"] = Answer(home.encode())
+    web.pages["/error"] = Answer(b"<html><body>Internal Server Error</body></html>", status=500)
+    web.pages["/soft404"] = Answer(german_page(["Die Seite wurde nicht gefunden.", "Zur Startseite"]).encode())
+    web.pages["/to-home"] = Answer(status=302, headers=(("Location", "/"),))
+    filler = [f"Absatz {k}: Der Ausschuss hat die Vorlage in seiner {k}. Sitzung beraten." for k in range(26_000)]
+    big = german_page(filler[:13_000] + SPEECH + filler[13_000:]).encode()
+    assert 2_000_000 < len(big) < 5 * 1024 * 1024
+    web.pages["/big"] = Answer(big)
+    web.pages["/slow"] = Answer(german_page(SPEECH).encode(), delay=1)
+    edited = [SPEECH[0].replace("Beratung", "Aussprache über"), "Wir müssen uns vor dieser Aufgabe wirklich "
+              "nicht fürchten. Schiß haben wir nicht. Die Bürgerinnen und Bürger können nichts dafür.", SPEECH[3]]
+    web.pages["/edited"] = Answer(german_page(edited).encode())
+    web.pages["/trap"] = Answer(german_page(["Haben Sie das gelesen?", "Wir fragen nicht.", "Der Schiß ist weg.",
+                                             "Nicht wir, sondern die anderen."]).encode())
+    web.pages["/bomb"] = Answer(gzip.compress(b"<html><body>" + b"a" * (6 * 1024 * 1024) + b"</body></html>"),
+                                headers=(("Content-Encoding", "gzip"),))
+    cases = [("error", "fetch_error", "HTTP 500"), ("soft404", "not_found", ""), ("to-home", "not_found", ""),
+             ("big", "found_url", "exact"), ("slow", "found_url", "exact"), ("edited", "found_url", "exact"),
+             ("trap", "not_found", ""), ("bomb", "fetch_error", "too large")]
+    line = {"left": "Schiß", "match": "haben", "right": "wir nicht ."}
+    rows: list[dict[str, str]] = [dict(line, text_url=f"{web.url}/{path}") for path, _, _ in cases]
+    rows.insert(3, {"left": "Schiß", "right": "wir nicht .", "text_url": f"{web.url}/big"})  # no "match"
+    cases.insert(3, ("big", "bad_row", "no 'match'"))
+    source = tmp_path / "web.ndjson"
+    source.write_text(json.dumps({"metadata": {"query": "^haben", "corpus": "web"}}) + "\n"
+                      + "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done = run_calf(tmp_path, "web.ndjson", "-o", "out.tsv")
+    assert done.returncode == 0, done.stderr
+    meta, written = read_output(tmp_path / "out.tsv")
+    assert [(r["calf_status"], r["calf_detail"][: len(reason)]) for r, (_, _, reason) in
+            zip(written, cases, strict=True)] == [(status, reason) for _, status, reason in cases]
+    found = {row["text_url"].rsplit("/", 1)[1]: row for row in written if row["calf_status"] == "found_url"}
+    assert found["big"]["calf_left"].endswith("Wir müssen uns vor dieser Aufgabe nicht fürchten.")
+    assert found["edited"]["calf_left"].endswith("vor dieser Aufgabe wirklich nicht fürchten.")
+    assert found["edited"]["calf_right"].startswith("Die Bürgerinnen und Bürger können nichts dafür.")
+    assert meta["export.query"] == "^haben"

@@ -145,3 +145,19 @@ def test_a_bad_manifest_is_a_one_line_error_at_start(
     settings.corpora[0].manifest = broken
     with pytest.raises(ConfigError, match=r"^corpus sample: manifest .*broken\.json: partitions: missing$"):
         CorpusCatalogue(settings)
+
+
+def test_attribute_descriptions_name_attributes_the_corpus_has(sample_parts: Partitioned) -> None:
+    """[corpora.attributes] is shown to users as the corpus's tagset: a description of an attribute the
+    corpus lacks (a typo) stops the start and says which attributes there are."""
+    from cowbird.frontend.corpora import load_corpus
+    from cowbird.frontend.settings import CorpusConfig
+
+    nodes = {pid: ["http://node1:8701"] for pid in sample_parts.ids}
+    good = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes=nodes,
+                        attributes={"pos": "Penn Treebank tags", "text_genre": "what kind of text"})
+    assert load_corpus(good).summary().attributes == {"pos": "Penn Treebank tags", "text_genre": "what kind of text"}
+    typo = CorpusConfig(name="sample", manifest=sample_parts.manifest, nodes=nodes, attributes={"tagset": "Penn"})
+    with pytest.raises(ConfigError, match=r"corpus sample: \[corpora.attributes\] describes tagset, which the corpus "
+                                          r"does not have \(it has: word, pos, lemma, text, text_id"):
+        load_corpus(typo)

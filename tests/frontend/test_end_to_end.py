@@ -69,3 +69,9 @@ def test_no_response_carries_a_token_and_no_route_redirects_a_trailing_slash(sta
                 assert f"routes have no trailing slash: {path.rstrip('/')}" in answer.json()["detail"]
     fine = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "house", "token": secret})
     assert fine.status_code == 200 and secret not in fine.text
+    node = f"http://127.0.0.1:{stack.node_ports[0]}"  # a node's routes do not redirect either
+    bearer = {"Authorization": f"Bearer {(stack.base / 'node.token').read_text().strip()}"}
+    for path in ("/health/", "/v1/partitions/", "/metrics/"):
+        answer = httpx.get(f"{node}{path}", headers=bearer, follow_redirects=False, timeout=30)
+        assert answer.status_code == 404 and "location" not in answer.headers, (path, answer.status_code)
+    assert httpx.get(f"{node}/v1/partitions", headers=bearer, timeout=30).status_code == 200

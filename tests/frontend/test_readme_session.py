@@ -105,6 +105,8 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
     urls = re.findall(r"'(http[^']+)'", html.unescape(page.text))
     assert len(urls) >= 12 and all(url.startswith(f"{demo.url}/api/v1/") for url in urls)
     assert "corpus=web" in urls[0]
+    frequencies = [url for url in urls if "/api/v1/frequency?" in url]  # "frequency of each lemma" counts lemmas
+    assert any("by=lemma" in url for url in frequencies) and "Frequency of each lemma" in page.text
     for url in urls:
         answer = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
         assert answer.status_code == 200, (url, answer.text)
@@ -121,3 +123,16 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
             assert events[-1]["total"] > 0 and any(e["event"] == "page" and e["hits"] for e in events), url
         else:
             assert int(answer.headers["x-cowbird-rows"]) > 0, url
+
+
+def test_the_readme_opens_with_what_exists_and_the_corpora_say_what_their_attributes_hold(demo: DemoStack) -> None:
+    """The README's opening used to say "A browser interface, accounts and Calf come next" although
+    all three exist; the corpora answer names the tagset the configuration describes."""
+    import httpx
+
+    opening = README.read_text(encoding="utf-8").split("## Two commands", 1)[0]
+    assert "come next" not in opening
+    assert all(word in opening for word in ("in the browser", "accounts", "**Calf**"))
+    corpora = {c["name"]: c for c in httpx.get(f"{demo.url}/api/v1/corpora", timeout=30).json()["data"]}
+    assert corpora["web"]["attributes"]["pos"].startswith("part of speech, Penn Treebank tags")
+    assert set(corpora["web"]["attributes"]) <= set(corpora["web"]["p_attributes"] + corpora["web"]["s_attributes"])
