@@ -389,7 +389,8 @@ def _unique(sentence: str, counts: Counter[str]) -> bool:
 
 
 def one_word_edit(tokens: list[str], rng: random.Random, vocabulary: list[str]) -> tuple[list[str], str, int]:
-    words = [k for k, t in enumerate(tokens) if t.isalpha() and len(t) > 2]
+    words = ([k for k, t in enumerate(tokens) if t.isalpha() and len(t) > 2]  # a word, else a number or a sign
+             or [k for k, t in enumerate(tokens) if any(c.isalnum() for c in t)] or list(range(len(tokens))))
     k = rng.choice(words)
     how = rng.choice(["changed", "added", "dropped"])
     edited = list(tokens)

@@ -74,24 +74,34 @@ class Fetched:
         return decode(self.content, self.headers.get("content-type"))[1]
 
 
-_LATIN = frozenset({"ascii", "latin_1", "iso8859_15", "cp1252", "cp850", "cp437", "cp858", "mac_roman", "cp1250",
-                    "iso8859_2", "cp500", "cp1140", "hp_roman8", "mac_latin2", "cp865", "cp863", "cp860", "cp861"})
-"""charset-normalizer's names for the Western single-byte encodings it may take windows-1252 text for."""
+_WEB = ("utf_8", "utf_16", "cp1250", "cp1251", "cp1252", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258",
+        "cp874", "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_5", "iso8859_6", "iso8859_7", "iso8859_8",
+        "iso8859_10", "iso8859_13", "iso8859_14", "iso8859_15", "iso8859_16", "koi8_r", "koi8_u", "mac_roman",
+        "mac_cyrillic", "cp866", "shift_jis", "euc_jp", "iso2022_jp", "gb18030", "big5", "euc_kr")
+"""The encodings a browser decodes web pages in (the WHATWG Encoding Standard's), as charset-normalizer
+names them: an undeclared page is guessed among these only — never as a DOS code page like cp775,
+which took windows-1252's typographic quotes “…” for "ō…ö"."""
 
 
 def _guess(body: bytes) -> str | None:
     """The encoding of a page that declares none: UTF-8 if its bytes are; else what charset-normalizer
-    makes of them — but a Western single-byte guess (it takes German windows-1252 for cp850, "ü" for
-    "³") is windows-1252, the web's default for pages that declare nothing."""
+    makes of them among the web's encodings — windows-1252, the web's default for pages that declare
+    nothing, whenever it reads the bytes as cleanly as the best guess (German windows-1252 is also
+    valid windows-1250, French also ISO-8859-14), so that only text that is not Western (Polish,
+    Czech, Russian, Japanese ...) is read in another encoding."""
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
         pass
     else:
         return "utf-8"
-    best = charset_normalizer.from_bytes(body[:65536]).best()
-    if best is None or best.encoding in _LATIN:
+    matches = charset_normalizer.from_bytes(body[:65536], cp_isolation=list(_WEB))
+    best = matches.best()
+    if best is None:
         return "cp1252"
+    for match in matches:
+        if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + 0.01:
+            return "cp1252"
     return str(best.encoding)
 
 

@@ -20,7 +20,7 @@ import openpyxl
 import pytest
 
 from cowbird.calf.core import Reconstructor, texts_of
-from cowbird.calf.fetching import Fetcher
+from cowbird.calf.fetching import Fetcher, decode
 from cowbird.calf.matching import Line, PageLetters, folded, locate
 from cowbird.calf.pages import page_text
 from cowbird.calf.search import SearxngSearch
@@ -121,6 +121,29 @@ async def test_the_declared_charset_is_read(web: LocalWeb, declared: str) -> Non
     assert first.left.endswith("Beratung der Beschlußempfehlung des Wirtschaftsausschusses zu dem Antrag der "  # type: ignore[attr-defined]
                                "Fraktion der SPD.")
     assert "Wirtschaftsausschusses" in first.left and "▀" not in first.left  # type: ignore[attr-defined]
+
+
+UNDECLARED = [  # (language, encoding, text): pages that declare no charset, each in its region's encoding
+    ("en", "cp1252", "October 12. \u201cWait, wait, is this 50 questions?\u201d asked Bush \u2013 in answering "
+                     "the question about the leader\u2019s plans."),
+    ("fr", "cp1252", "Le président a déclaré que la réunion à Genève était très importante. « Nous sommes prêts »."),
+    ("de", "cp1252", "Die Bürger können doch nichts dafür. „Schiß haben wir nicht“ – im Wirtschaftsausschuß."),
+    ("pl", "cp1250", "Zażółć gęślą jaźń. Polski tekst na stronie, który zawiera znaki: ą, ę, ś, ć, ż, ź, ł, ó, ń."),
+    ("cs", "cp1250", "Příliš žluťoučký kůň úpěl ďábelské ódy. Česká republika je stát ve střední Evropě."),
+    ("ru", "cp1251", "Привет, как дела? Это тестовая страница на русском языке, без объявленной кодировки."),
+    ("ja", "shift_jis", "日本語のテキストです。これはテストページです。文字コードの宣言はありません。"),
+]
+
+
+@pytest.mark.parametrize(("language", "encoding", "text"), UNDECLARED, ids=[u[0] for u in UNDECLARED])
+def test_a_page_that_declares_no_charset_is_read_as_a_browser_reads_it(language: str, encoding: str,
+                                                                       text: str) -> None:
+    """An English page in windows-1252 that declares nothing came back as "ōWait … questions?ö" (the
+    guess was the DOS code page cp775): pages are guessed among the web's encodings only, Western
+    text as windows-1252, other text in its own encoding."""
+    body = f"<html><head><title>{language}</title></head><body><p>{text}</p></body></html>".encode(encoding)
+    found, page = decode(body, "text/html")
+    assert text in page, (found, page)
 
 
 # 4, 5 ---------------------------------------------------------------------------------------------
