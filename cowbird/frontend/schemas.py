@@ -119,7 +119,8 @@ class EstimateResult(BaseModel):
     corpus: str
     cqp: str = Field(description="The CQP that would run on every partition.")
     hits: int | None = Field(description="Estimated hits over all partitions (None: the query cannot be "
-                             "estimated: MU or TAB).")
+                             "estimated — MU or TAB — or its sample took longer than an estimate may: then "
+                             "seconds is a lower bound).")
     exact: bool = Field(description="The estimate is the exact count (the query is cheap, or its result cached).")
     seconds: float | None = Field(description="Estimated seconds until the exact total.")
     time_class: Literal["fast", "seconds", "minutes"] | None = Field(

@@ -151,6 +151,26 @@ def test_the_first_hits_of_ewt_are_those_of_the_whole_evaluation(
     assert first.total == whole.total if exact else 100 <= first.total <= whole.total
 
 
+def test_an_estimate_of_a_hopeless_query_stops_at_its_own_time(tmp_path: Path) -> None:
+    """An estimate is asked before a query runs and as the user types: ``[]{3,} []{500}`` took the
+    front end's whole tenth of the time limit (12 s) on a 20,000-token partition, which then failed.
+    It stops after ESTIMATE_SECONDS with no hits and a lower bound of the time instead."""
+    import time
+
+    from cowbird.engines.native.engine import ESTIMATE_SECONDS
+    from cowbird.store import Encoder
+    from tests.support import synthetic_options
+
+    Encoder(synthetic_options(tmp_path)).run()
+    engine = NativeEngine.open(tmp_path / "registry", "big")
+    started = time.perf_counter()
+    hopeless = engine.estimate("[]{3,} []{500}")
+    took = time.perf_counter() - started
+    assert hopeless.hits is None and not hopeless.exact
+    assert hopeless.seconds is not None and ESTIMATE_SECONDS <= hopeless.seconds and took < ESTIMATE_SECONDS + 1.0
+    assert engine.estimate("[]{500}").hits == engine.size - 499  # a fixed chain is counted, not given up
+
+
 def test_an_estimate_counts_cheap_queries_and_samples_the_others(
     sample_registry: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

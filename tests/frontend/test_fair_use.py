@@ -71,20 +71,60 @@ def test_limits_by_kind_of_viewer() -> None:
 
 async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI],
                                   tmp_path: Path) -> None:
-    """A query costs what the nodes spent on it (their answers' elapsed_ms), counted per viewer and day:
-    once an address has used its node time, its next query is refused until midnight (UTC)."""
-    settings = front_settings(sample_parts, big_parts, tmp_path, anonymous_node_seconds_per_day=1e-6)
+    """A query costs what the nodes spent on it (their answers' elapsed_ms), counted per viewer and day.
+    When what is left could not pay for the longest query (the deadline on every partition), a query
+    is estimated first and refused before it runs if its estimate is more than is left; once the day's
+    node time is spent, every query is refused until midnight (UTC)."""
+    settings = front_settings(sample_parts, big_parts, tmp_path, anonymous_node_seconds_per_day=1000, deadline=100)
     async for client in front_client(settings, nodes):
         params = {"corpus": "sample", "q": "house"}
         first = await client.get("/api/v1/query", params=params)
-        assert first.status_code == 200 and first.headers["x-cowbird-node-seconds-left"] == "0.0"
+        assert first.status_code == 200
         spent = tracker(client)._node_seconds
-        assert list(spent.values())[0] > 1e-6  # three partitions' counts and pages, in seconds
+        [(day, seconds)] = spent.items()
+        assert seconds > 0 and float(first.headers["x-cowbird-node-seconds-left"]) == pytest.approx(1000 - seconds,
+                                                                                                   abs=0.1)
+        spent[day] = 1000 - 0.5  # half a second left: less than a query may cost (100 s on 3 partitions)
+        cheap = await client.get("/api/v1/query", params=params)  # estimated at milliseconds: it runs
+        assert cheap.status_code == 200 and cheap.json()["total"] == first.json()["total"]
+        before = spent[day]
+        hopeless = {"corpus": "big", "q": "[]{3,} []{500}", "syntax": "cqp"}  # estimated at a second at least
+        for route in ("/api/v1/query", "/api/v1/export", "/api/v1/frequency"):
+            refused = await client.get(route, params={**hopeless, "stream": 1} if route.endswith("query") else hopeless)
+            assert refused.status_code == 429, (route, refused.text)
+            detail = refused.json()["detail"]
+            assert "this query is estimated to take" in detail and "seconds of the nodes' time, more than the" in detail
+            assert 0 < int(refused.headers["retry-after"]) <= 86_401
+        assert spent[day] == before and tracker(client)._held == {}  # refused before any node ran it
+        spent[day] = 1000.0
         over = await client.get("/api/v1/query", params={**params, "stream": 1})
         assert over.status_code == 429 and "seconds of the nodes' time" in over.json()["detail"]
-        assert 0 < int(over.headers["retry-after"]) <= 86_401
         token = await client.get("/api/v1/query", params={**params, "token": API_TOKEN})
         assert token.status_code == 200 and token.headers["x-cowbird-node-seconds-left"] not in ("0.0", "unlimited")
+
+
+async def test_the_estimate_is_held_while_a_query_runs() -> None:
+    """Two queries side by side cannot spend the same seconds: the first's estimate is held (counted
+    as spent) while it runs, and replaced by the time it took when it ends."""
+    from cowbird.frontend.fair_use import Limits
+
+    fair_use = FairUse(anonymous=Limits(5, 10, node_seconds_per_day=10.0), user=Limits(2, 20), bulk=Limits(3, 30))
+    asked: list[str] = []
+
+    async def estimate() -> float:
+        asked.append("estimate")
+        return 6.0
+
+    key = "address:10.0.0.1"
+    hold = await fair_use.afford(ANONYMOUS, key, 100.0, estimate)  # 10 left < 100: asked, and it fits
+    assert hold == 6.0 and asked == ["estimate"]
+    with fair_use.running(ANONYMOUS, key, hold) as meter:
+        assert fair_use.node_seconds_left(ANONYMOUS, key) == 4.0
+        with pytest.raises(Exception, match="estimated to take 6.0 seconds of the nodes' time, more than the 4.0 left"):
+            await fair_use.afford(ANONYMOUS, key, 100.0, estimate)
+        meter.add(2500.0)  # it took 2.5 s
+    assert fair_use.node_seconds_left(ANONYMOUS, key) == 7.5 and fair_use._held == {}
+    assert await fair_use.afford(ANONYMOUS, key, 5.0, estimate) == 0.0 and len(asked) == 2  # 7.5 >= 5: not asked
 
 
 async def test_a_streamed_preview_costs_its_node_time_too(client: httpx.AsyncClient) -> None:

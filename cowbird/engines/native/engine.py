@@ -77,6 +77,9 @@ ESTIMATE_RANGES = 32
 """At most this many ranges are evaluated for an estimate."""
 ESTIMATE_WHOLE = 1 << 18
 """A query with at most this many candidates is counted outright for its estimate."""
+ESTIMATE_SECONDS = 1.0
+"""An estimate's own time: a count or sample that takes longer stops there, and the estimate says
+so — no hits, and as seconds what it took scaled up by what it read: a lower bound."""
 PARALLEL_GAIN = 0.8
 """What each thread beyond the first adds to the speed of ranges evaluated side by side (for estimates:
 1.4-2.6x with two threads on BIG50's heavy queries, ``bench/engine.py``)."""
@@ -101,6 +104,23 @@ def _doubling(size: int, first: int, most: int) -> Iterator[tuple[int, int]]:
         hi = min(size, lo + step)
         yield lo, hi
         lo, step = hi, min(max(1, most), step * 2)
+
+
+class _Spent(Exception):
+    """An estimate's own time is up (``_EstimateBudget``)."""
+
+
+class _EstimateBudget(Deadline):
+    """The query's deadline (time limit, cancel) and, within it, the estimate's own time."""
+
+    def __init__(self, outer: Deadline, seconds: float) -> None:
+        super().__init__(seconds, outer.pace)
+        self.outer = outer
+
+    def check_time(self) -> None:
+        self.outer.check_time()
+        if self.at is not None and time.monotonic() > self.at:
+            raise _Spent
 
 
 class NativeEngine(QueryEngine):
@@ -261,7 +281,9 @@ class NativeEngine(QueryEngine):
         evaluated: the hits are scaled up, the time is a whole evaluation's ranges and positions at
         the cost per range and per position the two widths give. A ``cut N`` query is the query
         without it, stopped after N hits: at most N of its hits, in the share of its time that finding
-        N of them takes. MU and TAB queries are not estimated."""
+        N of them takes. MU and TAB queries are not estimated. An estimate takes at most about
+        ``ESTIMATE_SECONDS``: a query whose outright count or sample takes longer (a hopeless query)
+        gets no hits and, as seconds, a lower bound (what it took, scaled up by what it read)."""
         parsed = parse_cqp(query) if isinstance(query, str) else query
         deadline = deadline or Deadline()
         self._check(parsed, strategy)
@@ -281,8 +303,12 @@ class NativeEngine(QueryEngine):
             return Estimate(0, True, time.perf_counter() - started, 0, 1.0)
         candidates = sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes)
         count = min(ESTIMATE_RANGES, max(4, self.size // (ESTIMATE_RANGE * 100)))
+        budget = _EstimateBudget(deadline, ESTIMATE_SECONDS)
         if candidates <= ESTIMATE_WHOLE or self.size <= 2 * count * ESTIMATE_RANGE:
-            _, total = self.evaluate_counted(parsed, strategy, hard_boundary, deadline, max_hits=0)
+            try:
+                _, total = self.evaluate_counted(parsed, strategy, hard_boundary, budget, max_hits=0)
+            except _Spent:  # more than the estimate's time: at least that long
+                return Estimate(None, False, time.perf_counter() - started, candidates, 0.0)
             return Estimate(total, True, time.perf_counter() - started, candidates, 1.0)
         setup = time.perf_counter() - started
         # ranges of two widths, taking turns: what a range costs whatever its width (a) and what each
@@ -295,7 +321,11 @@ class NativeEngine(QueryEngine):
             lo = k * self.size // count
             hi = min(self.size, lo + width)
             began = time.perf_counter()
-            found += sum(len(m) for m in self._scan(parsed, runner, strategy, [(lo, hi)], deadline))
+            try:
+                found += sum(len(m) for m in self._scan(parsed, runner, strategy, [(lo, hi)], budget))
+            except _Spent:  # the sample read so far (and the range begun) took the estimate's time
+                took = time.perf_counter() - started
+                return Estimate(None, False, took * self.size / (sampled + hi - lo), candidates, sampled / self.size)
             spent[width] += time.perf_counter() - began
             sampled += hi - lo
         narrow, wide = (spent[w] / (count // 2) for w in (ESTIMATE_RANGE // 2, ESTIMATE_RANGE))

@@ -9,7 +9,7 @@ import functools
 import hashlib
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import urlencode
@@ -45,6 +45,7 @@ from cowbird.frontend.routes.deps import (
     CurrentUser,
     Nodes,
     Quota,
+    affordable,
     ndjson_line,
     until_disconnected,
 )
@@ -132,11 +133,19 @@ def searched(user: Viewer, catalogue: CorpusCatalogue, nodes: NodeClient, asked:
     return Asked(target, search_of(nodes, target, checked), asked.q, asked.syntax, asked.ignore_case, asked.filters)
 
 
-async def _run(request: Request, user: Viewer, quota: FairUse, work: Awaitable[T]) -> T:
-    """An analysis as one of the viewer's queries, stopped when the client goes or the deadline passes."""
+async def _run(request: Request, user: Viewer, quota: FairUse, search: NodeSearch,
+               work: Coroutine[Any, Any, T]) -> T:
+    """An analysis as one of the viewer's queries (its query estimated first when the day's node time
+    may not pay for it), stopped when the client goes or the deadline passes."""
     key = quota.key(user, request)
-    with quota.running(user, key):
-        return await until_disconnected(request, work, frontend_state(request).settings.limits.deadline)
+    deadline = frontend_state(request).settings.limits.deadline
+    try:
+        hold = await affordable(quota, user, key, search, deadline)
+    except BaseException:
+        work.close()  # never started
+        raise
+    with quota.running(user, key, hold):
+        return await until_disconnected(request, work, deadline)
 
 
 def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
@@ -260,7 +269,7 @@ async def frequency(
     span, folded = parse_span(on), parse_fold(asked.fold)
     rows_wanted = _page_size(limit, format, 1000)
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
-    statuses, table = await _run(request, user, quota, work)
+    statuses, table = await _run(request, user, quota, found.search, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
     if format != "json":
@@ -302,7 +311,7 @@ async def distribution(
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
     target, cqp = found.corpus, found.search.cqp
     rows_wanted = _page_size(asked.limit, format, 1000)
-    statuses, table = await _run(request, user, quota, found.search.distribution(by, order))
+    statuses, table = await _run(request, user, quota, found.search, found.search.distribution(by, order))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
@@ -354,7 +363,7 @@ async def collocations(
     cqp = search.cqp
     work = search.collocations(attribute, window if left is None else left, window if right is None else right,
                                region, chosen, cast(Measure, order), min_freq)
-    statuses, table = await _run(request, user, quota, work)
+    statuses, table = await _run(request, user, quota, search, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     before, after = window if left is None else left, window if right is None else right
     rows_wanted = _page_size(asked.limit, format, 100)

@@ -18,6 +18,7 @@ from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.hits import NodeSearch
 from cowbird.frontend.params import Parameters
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -98,6 +99,16 @@ def fair_use(request: Request) -> FairUse:
 Quota = Annotated[FairUse, Depends(fair_use)]
 Corpora = Annotated[CorpusCatalogue, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
+
+
+async def affordable(quota: FairUse, viewer: Viewer, key: str, search: NodeSearch, deadline: float) -> float:
+    """The query's estimated node seconds, charged before it runs when the viewer's day has less left
+    than it could cost (``FairUse.afford``: the deadline on every partition); 429 if it does not fit."""
+
+    async def node_seconds() -> float | None:
+        return (await search.estimate()).cpu_seconds
+
+    return await quota.afford(viewer, key, deadline * len(search.corpus.partitions), node_seconds)
 
 
 def no_parameters(asked: Annotated[Parameters, Query()]) -> None:

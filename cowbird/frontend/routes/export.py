@@ -29,7 +29,7 @@ from cowbird.frontend.hits import public_hit, search_of
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, affordable, until_disconnected
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
@@ -73,8 +73,9 @@ async def export(
     if order is not None:
         search.check_sort(order, sort)
     key = quota.key(user, request)
+    hold = await affordable(quota, user, key, search, settings.limits.export_deadline)
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
-    slot.enter_context(quota.running(user, key))
+    slot.enter_context(quota.running(user, key, hold))
     try:
         statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
         total = answered_total(statuses)

@@ -22,7 +22,15 @@ from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit, search_of
 from cowbird.frontend.params import PreviewParameters, Searching
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, ndjson_line, until_disconnected
+from cowbird.frontend.routes.deps import (
+    Corpora,
+    CurrentUser,
+    Nodes,
+    Quota,
+    affordable,
+    ndjson_line,
+    until_disconnected,
+)
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
@@ -70,13 +78,14 @@ async def query(
         search.check_sort(order, asked.sort)
     key = quota.key(user, request)
     preview = Preview(request, user, asked, target, search, started)
+    hold = await affordable(quota, user, key, search, settings.limits.deadline)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
-        slot.enter_context(quota.running(user, key))
+        slot.enter_context(quota.running(user, key, hold))
         return StreamingResponse(_events(preview, order, slot), media_type="application/x-ndjson",
                                  headers={**quota.headers(user, key), "Cache-Control": "no-store"},
                                  background=BackgroundTask(slot.close))
-    with quota.running(user, key):
+    with quota.running(user, key, hold):
         work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
         statuses, found = await until_disconnected(request, work, settings.limits.deadline)
     response.headers.update(quota.headers(user, key))

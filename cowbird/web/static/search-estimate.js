@@ -82,13 +82,16 @@ function hideEstimate() {
 
 /**
  * The estimate in words: "exactly 352 hits · fast", "about 1.2 million hits · seconds", "about
- * 3,400 hits · minutes — will ask before running", "no estimate for this query".
+ * 3,400 hits · minutes — will ask before running", "hits unknown (even a sample takes long) · seconds at
+ * least", "no estimate for this query".
  * @param {Estimate} answer
  * @returns {string}
  */
 export function estimateText(answer) {
-  const parts = [hitsText(answer) ?? "no estimate for this query"];
-  if (answer.time_class) parts.push(answer.time_class);
+  // no hits but a time: even the sample took longer than an estimate may, and the time is a lower bound
+  const slow = answer.hits === null && answer.seconds !== null;
+  const parts = [hitsText(answer) ?? (slow ? "hits unknown (even a sample takes long)" : "no estimate for this query")];
+  if (answer.time_class) parts.push(slow ? `${answer.time_class} at least` : answer.time_class);
   let text = parts.join(" · ");
   const failed = answer.failed.length;
   if (failed) text += ` (${number(failed)} partition${failed === 1 ? "" : "s"} gave no estimate)`;
