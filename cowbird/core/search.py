@@ -339,6 +339,7 @@ class HitView:
     show: list[str] = field(default_factory=list)
     meta: list[str] = field(default_factory=list)
     region: str | None = None  # context=s: the whole region around the match instead of tokens
+    inline: list[str] = field(default_factory=list)  # written after each token's word: house/NN
 
     def check(self, corpus: CorpusRef[Any]) -> None:
         """Refuse attributes the corpus does not have, naming the parameter."""
@@ -346,10 +347,11 @@ class HitView:
             raise UnknownAttribute(f"context={self.region}: corpus {corpus.name} has no s-attribute "
                                    f"{self.region!r}; give a number of tokens or one of: "
                                    f"{', '.join(corpus.s_attributes)}")
-        for name in self.show:
-            if name not in corpus.p_attributes:
-                raise UnknownAttribute(f"show={name}: corpus {corpus.name} has no p-attribute {name!r} "
-                                       f"(it has: {', '.join(corpus.p_attributes)})")
+        for parameter, names in (("show", self.show), ("inline", self.inline)):
+            for name in names:
+                if name not in corpus.p_attributes:
+                    raise UnknownAttribute(f"{parameter}={name}: corpus {corpus.name} has no p-attribute {name!r} "
+                                           f"(it has: {', '.join(corpus.p_attributes)})")
         for name in self.meta:
             if name not in corpus.s_attributes:
                 raise UnknownAttribute(f"meta={name}: corpus {corpus.name} has no s-attribute {name!r} "
@@ -357,8 +359,18 @@ class HitView:
 
     @property
     def shown(self) -> list[str]:
-        """The p-attributes each token carries after the word (which always comes first)."""
-        return [a for a in self.show if a != "word"]
+        """The p-attributes each token carries after the word (which always comes first): those shown,
+        then those written inline."""
+        named = [a for a in self.show if a != "word"]
+        return named + [a for a in dict.fromkeys(self.inline) if a != "word" and a not in named]
+
+    def tokens(self, tokens: list[list[str]]) -> str:
+        """Tokens as the KWIC writes them: words, or word/attribute/... with ``inline``."""
+        if not self.inline:
+            return " ".join(t[0] for t in tokens)
+        shown = self.shown
+        where = [0 if a == "word" else 1 + shown.index(a) for a in self.inline]
+        return " ".join("/".join([t[0], *(t[k] for k in where)]) for t in tokens)
 
     def hits_request(self, partition: str, query: CheckedQuery, *, offset: int = 0, limit: int = 100,
                      indices: list[int] | None = None, sort: SortSpec | None = None) -> HitsRequest:

@@ -27,13 +27,14 @@ def public_hit(corpus: CorpusEntry, view: HitView, found: Located[Partition]) ->
     """A node's line as the public API gives it: global positions, KWIC strings, attributes, link."""
     line = found.line
     position, matchend = found.position, found.matchend
-    attributes = {name: " ".join(t[k + 1] for t in line.keyword) for k, name in enumerate(view.shown)}
+    attributes = {name: " ".join(t[k + 1] for t in line.keyword) for k, name in enumerate(view.shown)
+                  if name in view.show}
     if "word" in view.show:
         attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
     return Hit(
         position=position, matchend=matchend, partition=found.partition.id,
-        left=" ".join(t[0] for t in line.left), match=" ".join(t[0] for t in line.keyword),
-        right=" ".join(t[0] for t in line.right), attributes=attributes, meta=line.meta,
+        left=view.tokens(line.left), match=view.tokens(line.keyword), right=view.tokens(line.right),
+        attributes=attributes, meta=line.meta,
         ref=ref_path(corpus.name, position, matchend),
     )
 

@@ -78,6 +78,9 @@ class Viewing(Parameters):
                                            "whole region.")
     show: str | None = Field(None, description="p-attributes of the match to return, comma-separated.")
     meta: str | None = Field(None, description="s-attributes (metadata) to return, comma-separated.")
+    inline: str | None = Field(None, description=(
+        "p-attributes written after each token's word in left, match and right (inline=pos,lemma: "
+        "house/NN/house), comma-separated."))
 
     def view(self, max_context: int) -> HitView:
         """The hit view asked for, at most ``max_context`` tokens each side."""
@@ -91,11 +94,11 @@ class Viewing(Parameters):
         if re.fullmatch(r"[0-9]{1,9}", context):  # ASCII digits: "²" is a digit to str.isdigit
             if int(context) > max_context:
                 raise BadParameter(f"context={self.context}: at most {max_context} tokens each side")
-            return HitView(int(context), split(self.show), names)
+            return HitView(int(context), split(self.show), names, inline=split(self.inline))
         if not context.isidentifier():
             raise BadParameter(f"context={self.context!r}: give a number of tokens (0-{max_context}) or an "
                                "s-attribute such as s")
-        return HitView(0, split(self.show), names, region=context)
+        return HitView(0, split(self.show), names, region=context, inline=split(self.inline))
 
 
 class Ordering(Parameters):
@@ -197,6 +200,17 @@ class RefParameters(Parameters):
     """``GET /ref/{corpus}/{position}`` and its JSON twins."""
 
     end: int | None = Field(None, ge=0, description="Global position of the match's last token.")
+
+
+class LineContextParameters(Parameters):
+    """``GET /api/v1/context/{corpus}/{position}``: one concordance line, widened in place."""
+
+    end: int | None = Field(None, ge=0, description="Global position of the match's last token.")
+    tokens: int = Field(20, ge=0, description="Tokens of context each side (at most [limits] max_line_context).")
+    region: str | None = Field(None, description=(
+        "The context is this region around the match (s: the sentence, p: the paragraph, text: as far as "
+        "tokens go in the text), at most tokens each side. Default: text, when the corpus has texts."))
+    show: str | None = Field(None, description="p-attributes each token carries after the word, comma-separated.")
 
 
 def split(values: str | None) -> list[str]:

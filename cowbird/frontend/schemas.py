@@ -85,7 +85,7 @@ class Hit(BaseModel):
     position: int = Field(description="Global position of the first token of the match.")
     matchend: int = Field(description="Global position of the last token of the match.")
     partition: str
-    left: str = Field(description="Left context, tokens separated by spaces.")
+    left: str = Field(description="Left context, tokens separated by spaces (with inline=: word/attribute/...).")
     match: str
     right: str = Field(description="Right context, tokens separated by spaces.")
     attributes: dict[str, str] = Field(description="Each show= attribute of the match (tokens separated by spaces).")
@@ -153,6 +153,23 @@ class RefResult(BaseModel):
     citation: str
     link: str = Field(description="The permanent URL of this position.")
     note: str | None = Field(None, description="Said when the position lies outside any text.")
+
+
+class LineContext(BaseModel):
+    """One concordance line widened in place: its tokens, each the word and the attributes shown."""
+
+    corpus: str
+    position: int
+    matchend: int = Field(description="Last position of the match (the position itself for one token).")
+    region: str | None = Field(description="The region the context stays in (s, p, text), or None.")
+    tokens: int = Field(description="At most this many tokens each side.")
+    attributes: list[str] = Field(description="What each token holds: the word, then the attributes shown.")
+    left: list[list[str]]
+    match: list[list[str]]
+    right: list[list[str]]
+    text: RefText = Field(description="The words alone, as text.")
+    more_before: bool = Field(description="The region (or text) goes on before the context shown.")
+    more_after: bool = Field(description="The region (or text) goes on after the context shown.")
 
 
 class PastSearch(BaseModel):

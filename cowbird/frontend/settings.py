@@ -155,6 +155,9 @@ class LimitSettings(_Group):
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
     max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    max_line_context: int = Field(100, ge=0, description=(
+        "Widest context (tokens each side) one concordance line may be widened to in place "
+        "(/api/v1/context); below the nodes' max_context_tokens."))
     confirm_seconds: float = Field(30.0, gt=0, description=(
         "A query estimated to take longer (/api/v1/estimate) is run by the search page only after the user "
         "confirms it."))

@@ -44,7 +44,7 @@ class NodeSettings(LayeredSettings):
         "more is refused before it runs where its spans are known (limit_exceeded), else when it gets there.",
     )
     max_sort_keys: int = Field(1_000_000, ge=1, description="Most sort keys one /v1/sortkeys request may ask for.")
-    max_context_tokens: int = Field(100, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    max_context_tokens: int = Field(200, ge=0, description="Widest context (tokens each side) a request may ask for.")
     query_timeout: float = Field(60.0, gt=0, description="Seconds a query may run before it is stopped.")
     max_concurrent_queries: int = Field(4, ge=1, description="Queries evaluated at once; more wait in line.")
     max_queued_queries: int = Field(64, ge=0, description="Queries waiting in line; more get 503 and Retry-After.")

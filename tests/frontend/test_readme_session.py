@@ -107,11 +107,15 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
     assert "corpus=web" in urls[0]
     frequencies = [url for url in urls if "/api/v1/frequency?" in url]  # "frequency of each lemma" counts lemmas
     assert any("by=lemma" in url for url in frequencies) and "Frequency of each lemma" in page.text
+    assert any("inline=pos,lemma" in url for url in urls) and any("/api/v1/context/web/" in url for url in urls)
     for url in urls:
         answer = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
         assert answer.status_code == 200, (url, answer.text)
         if "/api/v1/history" in url:
             assert answer.json()["data"] == []  # the token's owner searched nothing in the browser yet
+        elif "/api/v1/context/" in url:  # a line widened in place: its words, around its match
+            line = answer.json()
+            assert line["match"] and (line["left"] or line["right"]), (url, line)
         elif answer.headers["content-type"].startswith("application/json"):
             body = answer.json()
             found = body.get("total", len(body.get("data", [])) if "data" in body else body.get("cqp"))

@@ -104,7 +104,8 @@ async def export(
         "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
         "sort_cqp": None if order is None or order.random else f"{order} {order.direction}",
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,
-        "context": view.region or view.context, "ref_base": f"{base}/ref/{target.name}/",
+        "context": view.region or view.context, "inline": view.inline or None,
+        "ref_base": f"{base}/ref/{target.name}/",
     }  # fmt: skip
     delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
 
@@ -184,7 +185,7 @@ def _fingerprint(
 ) -> str:
     """Eight hex digits naming the request: the same search, the same name."""
     text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
-                + ((sort,) if sort else ()))
+                + ((sort,) if sort else ()) + ((tuple(view.inline),) if view.inline else ()))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 

@@ -47,6 +47,8 @@ async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> H
     response: HTMLResponse = frontend_state(request).templates.TemplateResponse(
         request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",
                                    "url_attribute": next((m for m in (corpora[0].meta if corpora else [])
-                                                          if m.endswith("_url")), "text_url")}
+                                                          if m.endswith("_url")), "text_url"),
+                                   # a position inside the corpus for the examples (the middle of it)
+                                   "position": corpora[0].size // 2 if corpora else 12345}
     )
     return response

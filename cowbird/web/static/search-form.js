@@ -91,6 +91,13 @@ export function describeCorpus() {
     element.value = keep;
   };
   fill("sort-attribute", info.p_attributes, "word");
+  // tokens as word, word/ATTRIBUTE for each attribute, and word/every/attribute (CQPweb's word/tag display)
+  const others = info.p_attributes.filter((a) => a !== "word");
+  const ways = ["", ...others, ...(others.length > 1 ? [others.join(",")] : [])];
+  const inline = byId("kwic-inline", HTMLSelectElement);
+  const was = inline.value;
+  inline.replaceChildren(...ways.map((way) => new Option(["word", ...(way ? way.split(",") : [])].join("/"), way)));
+  inline.value = ways.includes(was) ? was : "";
   fill("freq-by", info.p_attributes, "lemma");
   fill("coll-attribute", info.p_attributes, "lemma");
   fill("dist-by", info.meta, info.meta.find((m) => /genre|year|date/.test(m)) || info.meta[0]);

@@ -2,6 +2,7 @@
 // The concordance: the summary of a search's hits, its paging buttons, the partitions' counts and
 // the KWIC rows (cloned from the page's #kwic-row template).
 
+import { widenable } from "./search-context.js";
 import { byId, fromTemplate, number, part } from "./search-dom.js";
 
 /**
@@ -134,8 +135,9 @@ export function progressText(progress) {
  * are not this search's.
  * @param {Progress} progress
  * @param {string[]} show
+ * @param {string[]} inline  the attributes written after each token's word
  */
-export function showProgress(progress, show) {
+export function showProgress(progress, show, inline) {
   byId("summary", HTMLElement).textContent = progressText(progress);
   const table = byId("kwic", HTMLTableElement);
   if (progress.hits === null) {
@@ -144,7 +146,7 @@ export function showProgress(progress, show) {
   }
   for (const id of ["prev", "next", "random", "open-download"]) byId(id, HTMLButtonElement).disabled = true;
   for (const id of ["incomplete", "hint", "partitions"]) byId(id, HTMLElement).hidden = true;
-  const rows = progress.hits.map((hit) => kwicRow(hit, show));
+  const rows = progress.hits.map((hit, i) => kwicRow(hit, show, inline, progress.offset + i + 1));
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
   table.classList.remove("stale");
   table.hidden = rows.length === 0;
@@ -166,8 +168,9 @@ export function showStopped(progress) {
  * @param {QueryResult} body
  * @param {import("./search-state.js").Sample | null} sample
  * @param {string[]} show  the attributes of each match shown on it (its title)
+ * @param {string[]} inline  the attributes written after each token's word
  */
-export function showHits(body, sample, show) {
+export function showHits(body, sample, show, inline) {
   const shown = body.hits.length;
   const empty = body.total === 0;
   byId("summary", HTMLElement).textContent = summaryText(body, shown, sample);
@@ -192,7 +195,7 @@ export function showHits(body, sample, show) {
       return item;
     }),
   );
-  const rows = body.hits.map((hit) => kwicRow(hit, show));
+  const rows = body.hits.map((hit, i) => kwicRow(hit, show, inline, body.offset + i + 1));
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
   const table = byId("kwic", HTMLTableElement);
   table.classList.remove("stale");
@@ -201,12 +204,15 @@ export function showHits(body, sample, show) {
 
 /**
  * A KWIC row: the left context (right-aligned, cut at its far end: the span keeps the words in
- * order), the match (a long one wraps, never cut), the right context and the static link.
+ * order), the match (a long one wraps, never cut), the right context, the button that widens the
+ * line in place and the static link.
  * @param {Hit} hit
  * @param {string[]} show
+ * @param {string[]} inline  the attributes written after each token's word
+ * @param {number} index  the hit's number in the order shown (1-based)
  * @returns {HTMLTableRowElement}
  */
-function kwicRow(hit, show) {
+function kwicRow(hit, show, inline, index) {
   const row = fromTemplate("kwic-row", HTMLTableRowElement);
   part(row, "td.left > span", HTMLElement).textContent = hit.left;
   const match = part(row, "td.match", HTMLTableCellElement);
@@ -224,6 +230,7 @@ function kwicRow(hit, show) {
   link.href = hit.ref;
   link.title = `Static link to position ${hit.position}`;
   link.setAttribute("aria-label", `Static link to position ${hit.position}`);
+  widenable(row, hit, inline, index);
   return row;
 }
 

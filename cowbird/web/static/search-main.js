@@ -22,7 +22,7 @@ import {
 } from "./search-form.js";
 import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
 import {
-  ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, fromUrl, pageUrl, queryRequest, readSettings,
+  ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, fromUrl, inlineOf, pageUrl, queryRequest, readSettings,
   rememberDefaults, sameSearch, sortOrder, state,
 } from "./search-state.js";
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
@@ -70,13 +70,14 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   const order = sample ? null : sortOrder(readSettings());
   const info = corpusInfo();
   const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
+  const inline = inlineOf(readSettings()).filter((a) => info.p_attributes.includes(a));
   const signal = begin("query");
   setBusy(true);
   const started = performance.now();
   /** @type {Progress | null} what has come before the result */
   let progress = null;
   try {
-    const params = queryRequest(search, { offset, sample, order, show });
+    const params = queryRequest(search, { offset, sample, order, show, inline });
     params.set("stream", "1");
     /** @type {QueryResult | null} */
     let body = null;
@@ -102,17 +103,17 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
         progress.partitions = step.partitions;
         progress.failed = step.failed;
       }
-      showProgress(progress, show);
+      showProgress(progress, show, inline);
     }
     if (body === null) throw new Error("the answer ended before its result");
     const drawn = performance.now();
     const changed = !state.shown || !sameSearch(state.shown.search, search);
-    state.shown = { search, offset, sample, total: body.total, order };
+    state.shown = { search, offset, sample, total: body.total, order, inline };
     if (changed) {
       if (push) for (const view of ANALYSES) state.tableOffset[view] = 0;
       state.analysed = {};
     }
-    showHits(body, sample, show);
+    showHits(body, sample, show, inline);
     showPanels();
     document.body.dataset.renderMs = String(Math.round(performance.now() - drawn));
     document.body.dataset.queryMs = String(Math.round(drawn - started));
@@ -277,13 +278,13 @@ byId("views", HTMLElement).addEventListener("keydown", (event) => { // arrow key
   const index = Math.min(VIEWS.length - 1, Math.max(0, VIEWS.indexOf(state.view) + step));
   byId(`tab-${VIEWS[index]}`, HTMLButtonElement).click();
 });
-for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold"]) {
+for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold", "kwic-inline"]) {
   byId(id, HTMLElement).addEventListener("change", () => {
     showSortControls();
     settle(() => start({ again: false }));
   });
 }
-for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-"))) {
+for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") && key !== "kwic-inline")) {
   byId(id, HTMLElement).addEventListener("change", () => {
     const view = ANALYSES.find((v) => id.startsWith(`${PREFIX[v]}-`));
     if (view) state.tableOffset[view] = 0; // another table: from its first row

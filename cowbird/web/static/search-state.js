@@ -46,6 +46,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @property {Sample | null} sample  the random sample shown, or null for a page of hits
  * @property {number} total  the search's hits
  * @property {Order | null} order  the sort of the hits shown (null: corpus order, or a sample)
+ * @property {string[]} inline  the attributes written after each token's word (word/pos/lemma)
  */
 
 /**
@@ -121,6 +122,7 @@ const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: 
 /** The controls whose values live in the URL (under these names) when not at their default. */
 export const SETTINGS = /** @type {const} */ ({
   "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
+  "kwic-inline": "inline",
   "freq-by": "freq_by", "freq-on": "freq_on", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
   "dist-by": "dist_by", "dist-order": "dist_order",
   "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
@@ -266,14 +268,26 @@ function selectHits(params, sample, order) {
 }
 
 /**
- * /api/v1/query: a page of hits from `offset`, or a random `sample`, with the `show` attributes of each match.
+ * The attributes the settings write after each token's word ("Tokens as": word/pos/lemma).
+ * @param {Settings} settings
+ * @returns {string[]}
+ */
+export function inlineOf(settings) {
+  const value = settings["kwic-inline"];
+  return typeof value === "string" && value ? value.split(",") : [];
+}
+
+/**
+ * /api/v1/query: a page of hits from `offset`, or a random `sample`, with the `show` attributes of
+ * each match and the `inline` attributes written after each token's word.
  * @param {Search} search
- * @param {{offset: number, sample: Sample | null, order: Order | null, show: string[]}} what
+ * @param {{offset: number, sample: Sample | null, order: Order | null, show: string[], inline: string[]}} what
  * @returns {URLSearchParams}
  */
-export function queryRequest(search, { offset, sample, order, show }) {
+export function queryRequest(search, { offset, sample, order, show, inline }) {
   const params = searchParams(search);
   if (show.length) params.set("show", show.join(","));
+  if (inline.length) params.set("inline", inline.join(","));
   selectHits(params, sample, sample ? null : order);
   if (!sample) {
     params.set("offset", String(offset));
@@ -340,6 +354,7 @@ export function exportRequest(shown, choices) {
   selectHits(params, shown.sample, shown.order);
   if (choices.show.length) params.set("show", choices.show.join(","));
   if (choices.meta.length) params.set("meta", choices.meta.join(","));
+  if (shown.inline.length) params.set("inline", shown.inline.join(","));
   params.set("context", choices.context);
   params.set("format", choices.format);
   if (choices.provenance) params.set("provenance", "1");

@@ -1,0 +1,89 @@
+"""The linguist's workbench in real Chromium against real processes (issue 36): each feature used as
+a CQPweb or NoSketch Engine user reaches for it — with the mouse and the keyboard — and what the page
+shows compared with what the API answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from cowbird.demo import DemoStack
+from tests.browser.pages import api, check_accessibility, search, shoot
+
+pytestmark = pytest.mark.e2e
+
+
+def shown(line: dict[str, object]) -> str:
+    """The widened line's text as the page writes it: "…" where the text goes on."""
+    text = line["text"]
+    assert isinstance(text, dict)
+    left = ("… " if line["more_before"] else "") + text["left"]
+    right = text["right"] + (" …" if line["more_after"] else "")
+    return " ".join(part for part in (left, text["match"], right) if part)
+
+
+def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    hits = api(site, "/api/v1/query", corpus="sample", q="house")["hits"]
+    assert isinstance(hits, list) and len(hits) == 3
+    page.goto(site.url)
+    search(page, "house")
+    rows = page.locator("#kwic tbody tr")
+    expect(rows).to_have_count(3)
+    first = rows.nth(0).locator("button.widen")
+    expect(first).to_have_attribute("aria-label", "More context for hit 1")
+    first.click()
+    wide = page.locator("#kwic tbody tr.wide")
+    expect(wide).to_have_count(1)
+    expect(rows.nth(1)).to_have_class("wide")  # right under its line
+    expect(first).to_have_attribute("aria-expanded", "true")
+    position = hits[0]["position"]
+    thirty = api(site, f"/api/v1/context/sample/{position}", tokens=30)
+    expect(wide.locator(".wide-text")).to_have_text(shown(thirty))
+    expect(wide.locator(".wide-text mark")).to_have_text("house")
+    expect(wide.locator(".wide-note")).to_have_text("Showing 30 tokens each side inside its text.")
+    expect(wide.locator("button.paragraph")).to_be_hidden()  # the sample corpus has no <p>
+    wide.locator("button.sentence").click()
+    sentence = api(site, f"/api/v1/context/sample/{position}", tokens=100, region="s")
+    expect(wide.locator(".wide-text")).to_have_text(shown(sentence))
+    expect(wide.locator(".wide-note")).to_have_text("Showing its sentence.")
+    wide.locator("button.less").click()
+    expect(wide.locator(".wide-text")).to_have_text(shown(api(site, f"/api/v1/context/sample/{position}", tokens=0)))
+    expect(wide.locator("button.less")).to_be_disabled()
+    shoot(page, "context-in-place", tmp_path)
+    check_accessibility(page)
+    second = page.locator("#kwic tbody tr:not(.wide)").nth(1).locator("button.widen")
+    second.focus()
+    page.keyboard.press("Enter")  # the keyboard opens it too
+    expect(page.locator("#kwic tbody tr.wide")).to_have_count(2)
+    page.locator("#kwic tbody tr.wide").nth(1).locator("button.close").click()
+    expect(page.locator("#kwic tbody tr.wide")).to_have_count(1)
+    expect(second).to_be_focused()
+    expect(second).to_have_attribute("aria-expanded", "false")
+
+
+def test_tokens_are_shown_with_their_attributes(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """"Tokens as word/pos/lemma" writes every token of the concordance with its attributes, as the
+    API's inline= does; it lives in the URL, the widened line and the download follow it."""
+    page.goto(site.url)
+    search(page, "house")
+    choice = page.locator("#kwic-inline")
+    expect(choice.locator("option")).to_have_text(["word", "word/pos", "word/lemma", "word/pos/lemma"])
+    choice.select_option(label="word/pos/lemma")
+    expected = api(site, "/api/v1/query", corpus="sample", q="house", inline="pos,lemma")["hits"]
+    assert isinstance(expected, list)
+    expect(page.locator("#kwic tbody td.match")).to_have_text([h["match"] for h in expected])
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in expected])
+    assert "inline=pos%2Clemma" in page.url or "inline=pos,lemma" in page.url
+    page.reload()
+    expect(page.locator("#kwic tbody td.match").first).to_have_text("house/NN/house")
+    expect(page.locator("#kwic-inline")).to_have_value("pos,lemma")
+    page.locator("#kwic tbody button.widen").first.click()
+    line = api(site, f"/api/v1/context/sample/{expected[0]['position']}", tokens=30, show="pos,lemma")
+    left = line["left"]
+    assert isinstance(left, list)
+    expect(page.locator("#kwic tbody tr.wide .wide-text")).to_contain_text(" ".join("/".join(t) for t in left))
+    shoot(page, "tokens-as-word-pos-lemma", tmp_path)
+    page.click("#open-download")
+    expect(page.locator("#dl-curl")).to_contain_text("inline=pos%2Clemma")
