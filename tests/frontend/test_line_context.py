@@ -90,7 +90,8 @@ async def test_a_line_widens_to_its_sentence_and_a_long_match_stays_whole(client
 
 
 async def test_what_cannot_be_shown_is_said(client: httpx.AsyncClient) -> None:
-    cases: list[tuple[dict[str, str | int], int, str]] = [({"tokens": 101}, 400, "tokens=101: a line is widened to at most 100 tokens each side"),
+    cases: list[tuple[dict[str, str | int], int, str]] = [
+             ({"tokens": 101}, 400, "tokens=101: a line is widened to at most 100 tokens each side"),
              ({"region": "chapter"}, 400, "region=chapter: corpus sample has no s-attribute 'chapter'"),
              ({"show": "tag"}, 400, "show=tag: corpus sample has no p-attribute 'tag'"),
              ({"end": 1}, 400, "end=1: the match end must be at or after position 5"),
