@@ -100,6 +100,8 @@ class QueryResult(BaseModel):
     corpus: str
     cqp: str = Field(description="The CQP that ran on every partition.")
     total: int = Field(description="Hits in the partitions that answered.")
+    per_million: float = Field(0.0, description=(
+        "Hits per million tokens of the partitions that answered (of the whole corpus, filters or not)."))
     complete: bool = Field(description="False when a partition failed (its hits are missing).")
     failed: list[str] = Field(description="Partitions that failed.")
     partitions: list[PartitionResult]

@@ -33,7 +33,7 @@ COPIES, PARTITION_TOKENS = 45, 1400  # the sample text has 93 tokens, 9 of them 
 QUERY, PAGE = "the", 100
 WAIT_S = 20  # the longest any step may take (a busy 2-core machine)
 REQUEST_LINE = re.compile(rb"[A-Z]+ \S+ HTTP/1\.[01]\r\n")
-EXACT = re.compile(r"^1–100 of [\d,]+ hits · \d+ ms$")
+EXACT = re.compile(r"^1–100 of [\d,]+ hits · [\d,.]+ per million tokens · \d+ ms$")
 PARTIAL = re.compile(r"^1–100 of ≥ ([\d,]+) hits · 2 of 3 partitions counted$")
 
 
@@ -312,7 +312,8 @@ def test_a_new_search_stops_the_one_running(slow: tuple[DemoStack, HoldingProxy]
     expected = api(site, "/api/v1/query", corpus="sample", q="house")
     total = int(expected["total"])
     summary = page.locator("#summary")
-    expect(summary).to_have_text(re.compile(rf"^1–{min(total, PAGE)} of {total:,} hits · \d+ ms$"),
+    exact = rf"^1–{min(total, PAGE)} of {total:,} hits · [\d,.]+ per million tokens · \d+ ms$"
+    expect(summary).to_have_text(re.compile(exact),
                                  timeout=WAIT_S * 1000)
     expect(page.locator("#progress")).to_be_hidden()
     assert refs_shown(page) == [hit["ref"] for hit in expected["hits"]]

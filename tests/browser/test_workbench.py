@@ -31,6 +31,11 @@ def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path)
     search(page, "house")
     rows = page.locator("#kwic tbody tr")
     expect(rows).to_have_count(3)
+    rate = api(site, "/api/v1/query", corpus="sample", q="house", limit=0)["per_million"]
+    assert rate == round(3 * 1_000_000 / 93, 3)  # the sample corpus: 93 tokens
+    expect(page.locator("#summary")).to_contain_text("1–3 of 3 hits · 32,258 per million tokens · ")
+    described = api(site, "/api/v1/corpora")["data"][0]["attributes"]["pos"]
+    expect(page.locator("#sort-attribute option[value=pos]")).to_have_attribute("title", described)
     first = rows.nth(0).locator("button.widen")
     expect(first).to_have_attribute("aria-label", "More context for hit 1")
     first.click()

@@ -121,8 +121,10 @@ class Preview:
             accounts: Accounts = frontend_state(self.request).accounts
             await run_in_threadpool(_remember, accounts, self.user.name, corpus.name, asked.q, asked.syntax,
                                     asked.ignore_case, asked.filters, total)
+        answered = sum(s.partition.size for s in statuses if s.error is None)
         return QueryResult(
-            corpus=corpus.name, cqp=self.search.cqp, total=total, complete=not failed, failed=failed,
+            corpus=corpus.name, cqp=self.search.cqp, total=total,
+            per_million=round(total * 1_000_000 / answered, 3) if answered else 0.0, complete=not failed, failed=failed,
             partitions=[partition_result(s) for s in statuses], elapsed_ms=self.elapsed_ms(),
             offset=asked.offset if asked.sample is None else 0, sample=asked.sample, hits=hits,
             hint=CQP_HINT if asked.syntax == "simple" and not hits and looks_like_cqp(asked.q) else None,

@@ -87,7 +87,12 @@ export function describeCorpus() {
   const fill = (id, names, preferred) => {
     const element = byId(id, HTMLSelectElement);
     const keep = names.includes(element.value) ? element.value : names.find((n) => n === preferred) || names[0] || "";
-    element.replaceChildren(...names.map((name) => new Option(name, name, false, name === keep)));
+    element.replaceChildren(...names.map((name) => {
+      const option = new Option(name, name, false, name === keep);
+      const about = info.attributes?.[name];
+      if (about) option.title = about; // what the attribute holds (its tagset), where it is chosen
+      return option;
+    }));
     element.value = keep;
   };
   fill("sort-attribute", info.p_attributes, "word");

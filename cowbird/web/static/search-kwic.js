@@ -33,6 +33,7 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {string} corpus
  * @property {string} cqp  the CQP that ran
  * @property {number} total
+ * @property {number} per_million  hits per million tokens of the partitions that answered
  * @property {boolean} complete
  * @property {string[]} failed
  * @property {PartitionResult[]} partitions
@@ -107,10 +108,13 @@ const LONG_MATCH = 40;
 function summaryText(body, shown, sample) {
   const ms = `${Math.round(body.elapsed_ms)} ms`;
   if (body.total === 0) return `No hits · ${ms}`;
+  const perMillion = body.per_million >= 10 ? number(Math.round(body.per_million))
+    : body.per_million.toLocaleString("en", { maximumSignificantDigits: 3 });
   const total = `${body.total.toLocaleString("en")} hit${body.total === 1 ? "" : "s"}`;
-  if (body.sample && sample) return `Random sample of ${shown} of ${total} (seed ${sample.seed}) · ${ms}`;
-  if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${ms}`;
-  return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${ms}`;
+  const rate = `${perMillion} per million tokens`;
+  if (body.sample && sample) return `Random sample of ${shown} of ${total} (seed ${sample.seed}) · ${rate} · ${ms}`;
+  if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${rate} · ${ms}`;
+  return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${rate} · ${ms}`;
 }
 
 /**
