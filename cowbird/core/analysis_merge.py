@@ -252,23 +252,26 @@ def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Me
 @total_ordering
 @dataclass(frozen=True)
 class MergeKey:
-    """A hit's sort key (``compute.SortOrder.keys``) as a merge of partitions compares it: hits without
-    a value (no target) last, then the key, reversed when descending — the nodes' own order."""
+    """A hit's sort key (``compute.SortOrder.keys``) as a merge of partitions compares it — the nodes'
+    own order: level by level, hits without a value on the level (no target) last, then the level's
+    values, reversed where that level is descending; a random key is one number."""
 
-    key: Any  # lists of strings, or a random number
-    descending: bool
-
-    def _parts(self) -> tuple[bool, Any]:
-        return (self.key == [], self.key)
+    key: Any  # per level: lists of strings (folded, then plain); or a random number
+    descending: tuple[bool, ...]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, MergeKey) and self._parts() == other._parts()
+        return isinstance(other, MergeKey) and self.key == other.key
 
     def __lt__(self, other: MergeKey) -> bool:
-        (mine_unset, mine), (theirs_unset, theirs) = self._parts(), other._parts()
-        if mine_unset != theirs_unset:
-            return theirs_unset
-        return bool(theirs < mine) if self.descending else bool(mine < theirs)
+        if isinstance(self.key, int):
+            return bool(other.key < self.key) if self.descending[0] else bool(self.key < other.key)
+        for mine, theirs, descending in zip(self.key, other.key, self.descending, strict=True):
+            if mine == theirs:
+                continue
+            if (mine == []) != (theirs == []):
+                return bool(theirs == [])
+            return bool(theirs < mine) if descending else bool(mine < theirs)
+        return False
 
     def __hash__(self) -> int:
         return hash(repr(self.key))

@@ -6,8 +6,9 @@ The notation follows CQP's ``count``/``group``/``sort`` commands: an anchor is `
 match). Sort keys name a span and a p-attribute, as CQP's ``sort A by ATT on SPAN`` does:
 ``match.lemma`` (the match's first token, CQP's ``on match``), ``match..matchend.lemma`` (the whole
 match), ``matchend.word``, ``target.pos``, ``left1.word`` (the token before the match,
-``match[-1]``), ``right2.pos`` (``matchend[2]``), with CQP's ``%c``/``%d`` flags (``left1.word%c``),
-or ``random``. Every parse error says what was wrong and how to write it.
+``match[-1]``), ``right2.pos`` (``matchend[2]``), with CQP's ``%c``/``%d`` flags (``left1.word%c``);
+up to three of them (``right1.word,left1.lemma%c``: the second orders the first's ties), each with
+its direction — or ``random``. Every parse error says what was wrong and how to write it.
 """
 
 from __future__ import annotations
@@ -84,40 +85,98 @@ def parse_fold(text: str | None, parameter: str = "fold") -> Fold:
 
 
 Direction = Literal["asc", "desc"]
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
+MAX_SORT_LEVELS = 3
+"""Keys a sort may have: the first orders the hits, the second their ties, the third the second's."""
+
+
+@dataclass(frozen=True)
+class SortLevel:
+    """One key of a sort: the values of ``attribute`` over ``span``, folded by ``fold``, in ``direction``."""
+
+    span: Span
+    attribute: str
+    fold: Fold = ""
+    direction: Direction = "asc"
+
+    def __str__(self) -> str:
+        return f"{self.span}.{self.attribute}" + (f"%{self.fold}" if self.fold else "")
 
 
 @dataclass(frozen=True)
 class SortKey:
-    """How hits are ordered: the values of ``attribute`` over ``span`` (folded by ``fold``), or
-    ``random`` (a seeded random order). Ties always go by corpus position."""
+    """How hits are ordered: by up to three ``levels`` (each a span's values of an attribute, with its own
+    folding and direction; the second orders the first's ties, and so on), or — no levels — in a
+    seeded ``random`` order (``random_direction`` reverses it). Ties always go by corpus position."""
 
-    span: Span | None
-    attribute: str | None
-    fold: Fold = ""
-    direction: Direction = "asc"
+    levels: tuple[SortLevel, ...]
     seed: int = 0
+    random_direction: Direction = "asc"
 
     @property
     def random(self) -> bool:
-        return self.span is None
+        return not self.levels
+
+    @property
+    def descending(self) -> tuple[bool, ...]:
+        """Whether each level (or the random order) is descending."""
+        if self.random:
+            return (self.random_direction == "desc",)
+        return tuple(level.direction == "desc" for level in self.levels)
+
+    @property
+    def direction(self) -> str:
+        """The directions as written: one per level, comma-separated (``asc,desc``)."""
+        return self.random_direction if self.random else ",".join(level.direction for level in self.levels)
 
     def __str__(self) -> str:
-        if self.span is None:
-            return "random"
-        return f"{self.span}.{self.attribute}" + (f"%{self.fold}" if self.fold else "")
+        return "random" if self.random else ",".join(str(level) for level in self.levels)
+
+    def described(self) -> str:
+        """Each key with its direction: ``right1.word asc, match.lemma%c desc``; ``random asc``."""
+        if self.random:
+            return f"random {self.random_direction}"
+        return ", ".join(f"{level} {level.direction}" for level in self.levels)
 
 
-def parse_sort(text: str, direction: Direction = "asc", seed: int = 0) -> SortKey:
-    """``match.lemma``, ``match..matchend.lemma``, ``left1.word``, ``right2.pos%c``, ``target.lemma``,
-    ``keyword.word``, ``random``."""
+def _directions(text: str, levels: int, written: str) -> list[Direction]:
+    given = [d.strip() for d in text.split(",")] if text.strip() else ["asc"]
+    if any(d not in DIRECTIONS for d in given):
+        raise BadParameter(f"direction={text}: give asc or desc, one for every sort key or one per key "
+                           "(direction=asc,desc)")
+    if len(given) == 1:
+        given = given * levels
+    if len(given) != levels:
+        raise BadParameter(f"direction={text}: {len(given)} directions for the {levels} keys of sort={written}; "
+                           "give one for all, or one per key")
+    return [d for d in given if d in DIRECTIONS]
+
+
+def parse_sort(text: str, direction: str = "asc", seed: int = 0) -> SortKey:
+    """Up to three keys, comma-separated, each ``match.lemma``, ``match..matchend.lemma``,
+    ``left1.word``, ``right2.pos%c``, ``target.lemma``, ``keyword.word`` — or ``random``;
+    ``direction`` is one for all keys or one per key (``asc,desc``)."""
     value = text.strip()
     if value == "random":
-        return SortKey(None, None, "", direction, seed)
+        [way] = _directions(direction, 1, text)
+        return SortKey((), seed, way)
+    parts = [part.strip() for part in value.split(",")]
+    if "random" in parts:
+        raise BadParameter(f"sort={text}: random orders the hits alone; it is not one key of several")
+    if len(parts) > MAX_SORT_LEVELS:
+        raise BadParameter(f"sort={text}: at most {MAX_SORT_LEVELS} keys (the second sorts the first's ties, the "
+                           "third the second's)")
+    ways = _directions(direction, len(parts), text)
+    return SortKey(tuple(_level(part, text, way) for part, way in zip(parts, ways, strict=True)), seed)
+
+
+def _level(value: str, text: str, direction: Direction) -> SortLevel:
     found = _SORT.match(value)
     if found is None:
         raise BadParameter(
             f"sort={text}: write SPAN.ATTRIBUTE with an optional %c/%d, e.g. match.lemma (first token), "
-            "match..matchend.lemma (whole match), left1.word, right2.pos%c, target.lemma, keyword.word — or random"
+            "match..matchend.lemma (whole match), left1.word, right2.pos%c, target.lemma, keyword.word — up to "
+            f"{MAX_SORT_LEVELS} of them, comma-separated — or random"
         )
     side, distance, span_text, attribute, flags = found.groups()
     if side is not None:
@@ -127,4 +186,4 @@ def parse_sort(text: str, direction: Direction = "asc", seed: int = 0) -> SortKe
         span = Span(anchor, anchor)
     else:
         span = parse_span(span_text, "sort")
-    return SortKey(span, attribute, parse_fold(flags, "sort") if flags else "", direction, seed)
+    return SortLevel(span, attribute, parse_fold(flags, "sort") if flags else "", direction)

@@ -630,9 +630,10 @@ class Search(Generic[P]):
         """Refuse a sort of a cut query or on an attribute the corpus does not have (``written``: the
         sort as the user wrote it, for the message)."""
         self.query.check_no_cut("sorting")
-        if sort.attribute is not None and sort.attribute not in self.corpus.p_attributes:
-            raise UnknownAttribute(f"sort={written or sort}: corpus {self.corpus.name} has no p-attribute "
-                                   f"{sort.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
+        for level in sort.levels:
+            if level.attribute not in self.corpus.p_attributes:
+                raise UnknownAttribute(f"sort={written or sort}: corpus {self.corpus.name} has no p-attribute "
+                                       f"{level.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
 
     async def _keys(self, status: PartitionStatus[P], sort: SortKey, count: int,
                     time: TimeLimit) -> AsyncGenerator[list[SortValue], None]:
@@ -658,7 +659,7 @@ class Search(Generic[P]):
         that fails is marked failed (and the page is made again from the others by the caller)."""
         live = [s for s in statuses if s.failure is None and s.total]
         streams = [self._keys(s, sort, min(s.total or 0, offset + limit), time) for s in live]
-        merge = _KeyMerge(len(live), sort.direction == "desc", offset, offset + limit)
+        merge = _KeyMerge(len(live), sort.descending, offset, offset + limit)
 
         async def following(k: int) -> None:
             try:
@@ -753,7 +754,7 @@ class Search(Generic[P]):
                                                sort=self._spec(status, sort))
             streams.append((k, self.partitions.export(status.partition, request, count, time)))
         sent = 0
-        async for k, line in _merge(streams, sort.direction == "desc"):
+        async for k, line in _merge(streams, sort.descending):
             yield Located(live[k].partition, line)
             sent += 1
             if sent == limit:
@@ -967,7 +968,7 @@ class _KeyMerge:
     """The partitions' sort keys merged in order, batch by batch, up to rank ``end``; ``page``
     holds (partition number, rank) of the ranks ``offset`` .. ``end``."""
 
-    def __init__(self, partitions: int, descending: bool, offset: int, end: int) -> None:
+    def __init__(self, partitions: int, descending: tuple[bool, ...], offset: int, end: int) -> None:
         self.descending = descending
         self.offset, self.end = offset, end
         self.heap: list[tuple[MergeKey, int, int]] = []
@@ -1004,7 +1005,8 @@ class _KeyMerge:
         return None
 
 
-async def _merge(streams: list[tuple[int, AsyncIterator[Line]]], descending: bool) -> AsyncIterator[tuple[int, Line]]:
+async def _merge(streams: list[tuple[int, AsyncIterator[Line]]],
+                 descending: tuple[bool, ...]) -> AsyncIterator[tuple[int, Line]]:
     """Sorted line streams merged on their sort keys; equal keys in partition order."""
     heap: list[tuple[MergeKey, int, int, Line]] = []
     iterators = dict(streams)

@@ -145,14 +145,16 @@ class SortSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    key: str = Field(min_length=1, max_length=200)
-    direction: Literal["asc", "desc"] = "asc"
+    key: str = Field(min_length=1, max_length=600)
+    direction: str = Field("asc", pattern=r"^(asc|desc)(,(asc|desc)){0,2}$",
+                           description="One per key of a sort on several keys (asc,desc).")
     seed: int = Field(0, ge=0, le=2**63 - 1)
     base: int = Field(0, ge=0)
 
 
-SortValue = list[list[str]] | int
-"""A hit's sort key: the folded (with %c/%d) then the plain values over the span, or a random number."""
+SortValue = list[list[list[str]]] | int
+"""A hit's sort key: for each key of the sort, the folded (with %c/%d) then the plain values over its
+span (an empty list where the span has no value), or a random number."""
 
 
 class FirstRequest(_Request):

@@ -168,7 +168,8 @@ class NodeClient:
             elif isinstance(answer, CooccurrenceResponse):
                 check_cooccurrence(answer, partition, node)
             elif isinstance(request, SortKeysRequest):
-                check_sort_keys(answer, request, request.sort.direction == "desc", partition, node)
+                check_sort_keys(answer, request, tuple(d == "desc" for d in request.sort.direction.split(",")),
+                                partition, node)
             return answer
 
         async def send(node: str) -> A:

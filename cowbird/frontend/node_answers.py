@@ -191,8 +191,8 @@ def check_cooccurrence(answer: CooccurrenceResponse, partition: Partition, node:
           "gives more co-occurrences than its windows hold", partition, node)
 
 
-def check_sort_keys(answer: SortKeysResponse, request: SortKeysRequest, descending: bool, partition: Partition,
-                    node: str) -> None:
+def check_sort_keys(answer: SortKeysResponse, request: SortKeysRequest, descending: tuple[bool, ...],
+                    partition: Partition, node: str) -> None:
     """As many keys as asked for, in the order asked for (a partition's keys merge with the others')."""
     expected = max(0, min(request.limit, answer.total - request.offset))
     check(answer.offset == request.offset and len(answer.keys) == expected,

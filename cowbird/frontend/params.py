@@ -106,9 +106,12 @@ class Ordering(Parameters):
 
     sample: int | None = Field(None, ge=1, description="A random sample of this many hits.")
     seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of the sample or of sort=random.")
-    sort: str | None = Field(None, description="Sort the hits: match.lemma, match..matchend.word, left1.word, "
-                                               "right2.pos%c, target.lemma, keyword.word, random (with seed).")
-    direction: Literal["asc", "desc"] = Field("asc", description="Sort direction (ties stay in corpus order).")
+    sort: str | None = Field(None, description=(
+        "Sort the hits: match.lemma, match..matchend.word, left1.word, right2.pos%c, target.lemma, keyword.word "
+        "— up to three keys, comma-separated (right1.word,left1.lemma: the second sorts the first's ties) — or "
+        "random (with seed)."))
+    direction: str = Field("asc", description=(
+        "Sort direction, asc or desc: one for every key, or one per key (asc,desc); ties stay in corpus order."))
 
 
 class PreviewParameters(Searching, Viewing, Ordering):

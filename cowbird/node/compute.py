@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from cowbird.core.analysis_spec import Anchor, Fold, SortKey, Span
+from cowbird.core.analysis_spec import Anchor, Fold, SortKey, SortLevel, Span
 from cowbird.core.errors import LimitExceeded, UnknownAttribute
 from cowbird.engines import Deadline
 from cowbird.engines.native.lexicon import strip_diacritics
@@ -393,8 +393,10 @@ def cooccurrence(corpus: CwbCorpus, matches: Matches, attribute: str, left: int,
 
 # -- sorting ---------------------------------------------------------------------------------------
 
-SortValue = list[list[str]] | int
-"""A hit's sort key as it travels: the folded then the plain values (lists of strings), or a random number."""
+SortValue = list[list[list[str]]] | int
+"""A hit's sort key as it travels: for each level, the folded then the plain values over its span
+(lists of strings; an empty list where the span is outside the corpus or the anchor unset), or a
+random number."""
 
 
 @dataclass
@@ -412,21 +414,21 @@ class SortOrder:
         hits = self.order[np.asarray(ranks, dtype=np.int64)] if ranks else np.zeros(0, dtype=np.int64)
         if self.key.random:
             return [int(v) for v in random_keys(self.matches.match[hits] + self.base, self.key.seed).tolist()]
-        assert self.key.span is not None and self.key.attribute is not None
         picked = self.matches.take(hits)
-        start, end, valid = span_positions(picked, self.key.span, self.corpus.size)
-        p = _p(self.corpus, self.key.attribute)
-        folded = groups(p, self.key.fold) if self.key.fold else None
-        values: list[SortValue] = []
-        for a, b, ok in zip(start.tolist(), end.tolist(), valid.tolist(), strict=True):
-            if not ok:
-                values.append([])
-                continue
-            step = 1 if b >= a else -1
-            ids = np.asarray(p.ids_at(np.arange(a, b + step, step, dtype=np.int64)), dtype=np.int64)
-            plain = [p.strings[i] for i in ids.tolist()]
-            values.append([[folded.names[g] for g in folded.of_id[ids].tolist()], plain] if folded else [plain])
-        return values
+        values: list[list[list[list[str]]]] = [[] for _ in range(len(hits))]
+        for level in self.key.levels:
+            start, end, valid = span_positions(picked, level.span, self.corpus.size)
+            p = _p(self.corpus, level.attribute)
+            folded = groups(p, level.fold) if level.fold else None
+            for value, a, b, ok in zip(values, start.tolist(), end.tolist(), valid.tolist(), strict=True):
+                if not ok:
+                    value.append([])
+                    continue
+                step = 1 if b >= a else -1
+                ids = np.asarray(p.ids_at(np.arange(a, b + step, step, dtype=np.int64)), dtype=np.int64)
+                plain = [p.strings[i] for i in ids.tolist()]
+                value.append([[folded.names[g] for g in folded.of_id[ids].tolist()], plain] if folded else [plain])
+        return list(values)
 
 
 _MASK = (1 << 64) - 1
@@ -450,31 +452,42 @@ def sort_order(corpus: CwbCorpus, matches: Matches, key: SortKey, base: int,
     tie = np.arange(n, dtype=np.int64)
     if key.random:
         numbers = random_keys(np.asarray(matches.match, dtype=np.int64) + base, key.seed)
-        order = np.lexsort((tie, ~numbers if key.direction == "desc" else numbers))
+        order = np.lexsort((tie, ~numbers if key.random_direction == "desc" else numbers))
         return SortOrder(key, order.astype(np.int64), base, matches, corpus)
-    assert key.span is not None and key.attribute is not None
-    p = _p(corpus, key.attribute)
-    start, end, valid = span_positions(matches, key.span, corpus.size)
+    primary_first: list[npt.NDArray[np.int64]] = []  # level by level: the first level is the primary key
+    for level in key.levels:
+        primary_first += _level_columns(corpus, matches, level, deadline)
+    deadline.check()
+    order = np.lexsort([tie, *primary_first[::-1]])  # lexsort: the last key is the primary one
+    return SortOrder(key, order.astype(np.int64), base, matches, corpus)
+
+
+def _level_columns(corpus: CwbCorpus, matches: Matches, level: SortLevel,
+                   deadline: Deadline) -> list[npt.NDArray[np.int64]]:
+    """The columns one level of a sort orders the hits by, most significant first: hits without a
+    value (the span outside the corpus, an unset anchor) last, then the folded values' ranks token
+    by token (with ``fold``), then the plain values' (which break the folded ties)."""
+    n = len(matches)
+    p = _p(corpus, level.attribute)
+    start, end, valid = span_positions(matches, level.span, corpus.size)
     lengths = np.where(valid, np.abs(end - start) + 1, 0)
     width = max(int(lengths.max()) if n else 0, 1)
     if n * width > MAX_SORT_CELLS:
         raise LimitExceeded(f"sorting {n:,} hits on spans of up to {width} tokens is more than a node sorts at "
                             "once; sort on fewer tokens (e.g. match.lemma or left1.word) or narrow the query")
     rows_set = np.flatnonzero(valid)
-    primary_first: list[npt.NDArray[np.int64]] = [(~valid).astype(np.int64)]  # hits without a target go last
-    passes = ([groups(p, key.fold)] if key.fold else []) + [groups(p, "")]  # plain values break folded ties
+    columns: list[npt.NDArray[np.int64]] = [(~valid).astype(np.int64)]
+    passes = ([groups(p, level.fold)] if level.fold else []) + [groups(p, "")]
     for table in passes:
         matrix = np.full((n, width), -1, dtype=np.int64)  # -1: the span has ended (a prefix sorts first)
         for which, positions in _sequences(start[valid], end[valid]):
             deadline.check()
             ids = np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)
             matrix[rows_set[which], : positions.shape[1]] = table.rank[table.of_id[ids]].reshape(positions.shape)
-        if key.direction == "desc":  # all reversed, as CQP negates the comparison: a span now sorts before its prefix
+        if level.direction == "desc":  # all reversed, as CQP negates the comparison: a span now sorts before its prefix
             matrix = np.where(matrix >= 0, -matrix, 1)
-        primary_first += [matrix[:, k] for k in range(width)]
-    deadline.check()
-    order = np.lexsort([tie, *primary_first[::-1]])  # lexsort: the last key is the primary one
-    return SortOrder(key, order.astype(np.int64), base, matches, corpus)
+        columns += [matrix[:, k] for k in range(width)]
+    return columns
 
 
 def check_attributes(corpus: CwbCorpus, p_attribute: str | None = None, s_attribute: str | None = None) -> None:

@@ -92,3 +92,35 @@ def test_tokens_are_shown_with_their_attributes(site: DemoStack, page: Page, tmp
     shoot(page, "tokens-as-word-pos-lemma", tmp_path)
     page.click("#open-download")
     expect(page.locator("#dl-curl")).to_contain_text("inline=pos%2Clemma")
+
+
+def test_hits_sort_on_three_keys(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """Sort by the word after the match, then (its ties) by the part of speech before it, Z → A, then
+    by the match ignoring case: the page shows the API's order, the URL keeps it, Download follows it."""
+    page.goto(site.url)
+    search(page, '[pos="DT"]', syntax="cqp")
+    expect(page.locator("#sort-level-2")).to_be_hidden()
+    page.select_option("#sort-on", "right1")
+    page.select_option("#sort-attribute", "word")
+    expect(page.locator("#sort-level-2")).to_be_visible()
+    expect(page.locator("#sort-level-3")).to_be_hidden()
+    expect(page.locator("#sort-on-2 option[value=random]")).to_have_count(0)
+    page.select_option("#sort-on-2", "left1")
+    page.select_option("#sort-attribute-2", "pos")
+    page.select_option("#sort-direction-2", "desc")
+    page.select_option("#sort-on-3", "match")
+    page.check("#sort-fold-3")
+    expected = api(site, "/api/v1/query", corpus="sample", q='[pos="DT"]', syntax="cqp",
+                   sort="right1.word,left1.pos,match.word%c", direction="asc,desc,asc")["hits"]
+    assert isinstance(expected, list) and len(expected) > 5
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in expected])
+    expect(page.locator("#kwic tbody td.left")).to_have_text([h["left"] for h in expected])
+    assert "sort_on_2=left1" in page.url and "direction_2=desc" in page.url and "sort_fold_3=" in page.url
+    page.reload()
+    expect(page.locator("#sort-on-2")).to_have_value("left1")
+    expect(page.locator("#kwic tbody td.left")).to_have_text([h["left"] for h in expected])
+    shoot(page, "sort-three-keys", tmp_path)
+    check_accessibility(page)
+    page.click("#open-download")
+    expect(page.locator("#dl-curl")).to_contain_text("sort=right1.word%2Cleft1.pos%2Cmatch.word%25c")
+    expect(page.locator("#dl-curl")).to_contain_text("direction=asc%2Cdesc%2Casc")

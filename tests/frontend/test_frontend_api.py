@@ -436,7 +436,8 @@ async def test_every_route_refuses_what_it_does_not_take(client: httpx.AsyncClie
     described = {p["name"]: p.get("description", "") for p in operation["parameters"]}
     assert described["filter"] == "ATTR~REGEX or ATTR!~REGEX, repeatable." and described["format"].startswith("tsv")
     assert set(described) == {"token", "corpus", "q", "syntax", "ignore_case", "filter", "context", "show", "meta",
-                              "sample", "seed", "sort", "direction", "offset", "limit", "format", "provenance"}
+                              "inline", "sample", "seed", "sort", "direction", "offset", "limit", "format",
+                              "provenance"}
 
 
 def client_app(client: httpx.AsyncClient) -> FastAPI:

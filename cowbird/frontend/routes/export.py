@@ -102,7 +102,7 @@ async def export(
         "offset": offset, "rows": written, "sample": sample,
         "seed": seed if sample or (order and order.random) else None,
         "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
-        "sort_cqp": None if order is None or order.random else f"{order} {order.direction}",
+        "sort_cqp": None if order is None or order.random else order.described(),
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "inline": view.inline or None,
         "ref_base": f"{base}/ref/{target.name}/",
@@ -160,7 +160,7 @@ async def export(
         delivered[0] = sent
 
     headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
-                                                          None if order is None else f"{order} {order.direction}"),
+                                                          None if order is None else order.described()),
                                 format, written, total, failed, sample is not None)
     headers.update(quota.headers(user, key))
     return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,

@@ -46,7 +46,7 @@ def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) ->
     if sample is not None:
         raise BadParameter("sort and sample do not go together: a sample is in corpus order; "
                            "sort=random&seed=N orders all hits at random")
-    return parse_sort(sort, direction, seed)  # type: ignore[arg-type]
+    return parse_sort(sort, direction, seed)
 
 
 @router.get(

@@ -5,7 +5,7 @@
 
 import { ApiProblem, aborted, begin, cancel, end, getJson } from "./search-api.js";
 import { CORPORA, byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
-import { sameSearch, searchParams, state } from "./search-state.js";
+import { SORT_LEVELS, sameSearch, searchParams, state } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").Search} Search */
 /** @typedef {import("./search-state.js").Filter} Filter */
@@ -95,7 +95,7 @@ export function describeCorpus() {
     }));
     element.value = keep;
   };
-  fill("sort-attribute", info.p_attributes, "word");
+  for (const level of SORT_LEVELS) fill(`sort-attribute${level}`, info.p_attributes, "word");
   // tokens as word, word/ATTRIBUTE for each attribute, and word/every/attribute (CQPweb's word/tag display)
   const others = info.p_attributes.filter((a) => a !== "word");
   const ways = ["", ...others, ...(others.length > 1 ? [others.join(",")] : [])];
@@ -188,12 +188,37 @@ export function showAnchors(anchors, about) {
   showSortControls();
 }
 
-/** The sort's attribute, direction and case are asked for only when the hits are sorted on a token. */
+/**
+ * A key's attribute, direction and case are asked for only when the hits are sorted on a token; a
+ * second key ("then by", for the first's ties) once the first is set, a third once the second is.
+ */
 export function showSortControls() {
-  const on = byId("sort-on", HTMLSelectElement).value;
-  for (const id of ["sort-attribute", "sort-direction", "sort-fold"]) {
-    const label = byId(id, HTMLElement).closest("label");
-    if (label) label.hidden = !on || on === "random";
+  let shown = true;
+  for (const level of SORT_LEVELS) {
+    if (level) byId(`sort-level${level}`, HTMLElement).hidden = !shown;
+    const on = byId(`sort-on${level}`, HTMLSelectElement).value;
+    const keyed = shown && Boolean(on) && on !== "random";
+    for (const id of ["sort-attribute", "sort-direction", "sort-fold"]) {
+      const label = byId(`${id}${level}`, HTMLElement).closest("label");
+      if (label) label.hidden = !keyed;
+    }
+    shown = keyed;
+  }
+}
+
+/** The "then by" choosers offer what the first one does, but a random order, and nothing more first. */
+export function fillSortLevels() {
+  const first = byId("sort-on", HTMLSelectElement);
+  for (const level of SORT_LEVELS.slice(1)) {
+    const select = byId(`sort-on${level}`, HTMLSelectElement);
+    const options = [...first.options].filter((o) => o.value !== "random").map((o) => {
+      const copy = /** @type {HTMLOptionElement} */ (o.cloneNode(true));
+      if (!copy.value) copy.textContent = "nothing more";
+      copy.selected = false;
+      return copy;
+    });
+    select.replaceChildren(...options);
+    select.value = "";
   }
 }
 

@@ -17,8 +17,8 @@ import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { openDownload, setUpDownload } from "./search-download.js";
 import { askToRun, estimate, estimateLater, estimateOf, setUpConfirm } from "./search-estimate.js";
 import {
-  addFilter, applySearch, describeCorpus, formChanged, hideQueryError, readSearch, setCqpLine, showAnchors,
-  showCorpusProblem, showQueryError, showSortControls, translate,
+  addFilter, applySearch, describeCorpus, fillSortLevels, formChanged, hideQueryError, readSearch, setCqpLine,
+  showAnchors, showCorpusProblem, showQueryError, showSortControls, translate,
 } from "./search-form.js";
 import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
 import {
@@ -278,7 +278,7 @@ byId("views", HTMLElement).addEventListener("keydown", (event) => { // arrow key
   const index = Math.min(VIEWS.length - 1, Math.max(0, VIEWS.indexOf(state.view) + step));
   byId(`tab-${VIEWS[index]}`, HTMLButtonElement).click();
 });
-for (const id of ["sort-on", "sort-attribute", "sort-direction", "sort-fold", "kwic-inline"]) {
+for (const id of [...Object.keys(SETTINGS).filter((key) => key.startsWith("sort-")), "kwic-inline"]) {
   byId(id, HTMLElement).addEventListener("change", () => {
     showSortControls();
     settle(() => start({ again: false }));
@@ -294,6 +294,7 @@ for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") 
 }
 window.addEventListener("popstate", () => restore(new URLSearchParams(location.search)));
 
+fillSortLevels();
 describeCorpus();
 rememberDefaults();
 restore(new URLSearchParams(location.search));

@@ -122,6 +122,10 @@ const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: 
 /** The controls whose values live in the URL (under these names) when not at their default. */
 export const SETTINGS = /** @type {const} */ ({
   "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
+  "sort-on-2": "sort_on_2", "sort-attribute-2": "sort_attribute_2", "sort-direction-2": "direction_2",
+  "sort-fold-2": "sort_fold_2",
+  "sort-on-3": "sort_on_3", "sort-attribute-3": "sort_attribute_3", "sort-direction-3": "direction_3",
+  "sort-fold-3": "sort_fold_3",
   "kwic-inline": "inline",
   "freq-by": "freq_by", "freq-on": "freq_on", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
   "dist-by": "dist_by", "dist-order": "dist_order",
@@ -247,8 +251,21 @@ export function sortOrder(settings) {
   const on = settings["sort-on"];
   if (!on) return null;
   if (on === "random") return { sort: "random", direction: "asc" };
-  return { sort: `${on}.${settings["sort-attribute"]}${settings["sort-fold"] ? "%c" : ""}`, direction: settings["sort-direction"] };
+  /** @type {string[]} */
+  const keys = [];
+  /** @type {string[]} */
+  const directions = [];
+  for (const level of SORT_LEVELS) { // the first key, then those that order its ties, while they are set
+    const at = settings[`sort-on${level}`];
+    if (!at) break;
+    keys.push(`${at}.${settings[`sort-attribute${level}`]}${settings[`sort-fold${level}`] ? "%c" : ""}`);
+    directions.push(String(settings[`sort-direction${level}`]));
+  }
+  return { sort: keys.join(","), direction: directions.every((d) => d === directions[0]) ? directions[0] : directions.join(",") };
 }
+
+/** The id suffixes of the sort's keys: the first key, then the second and third ("then by"). */
+export const SORT_LEVELS = ["", "-2", "-3"];
 
 /**
  * Which hits: a random sample, or all of them in an order (the same for /query and /export).
