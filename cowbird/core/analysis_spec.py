@@ -72,6 +72,29 @@ def parse_span(text: str | None, parameter: str = "on") -> Span:
     return Span(start, parse_anchor(last, parameter) if dots else start)
 
 
+MAX_BREAKDOWN_LEVELS = 3
+"""Keys a frequency breakdown may have at once (left1.word and right1.pos ...)."""
+LEVEL_SEPARATOR = "\t"
+"""Between the values of a breakdown by several keys as nodes send them (a tab: no VRT token holds one)."""
+
+
+def parse_breakdown(by: str, on: str | None) -> list[tuple[str, Span]]:
+    """The keys of a frequency breakdown: ``by`` names an attribute, or several comma-separated
+    (``word,pos``); ``on`` a span for all of them, or one per attribute (``match[-1],matchend[1]``)."""
+    attributes = [a.strip() for a in by.split(",")]
+    if not all(attributes):
+        raise BadParameter(f"by={by}: name an attribute, or several separated by commas (by=word,pos)")
+    if len(attributes) > MAX_BREAKDOWN_LEVELS:
+        raise BadParameter(f"by={by}: at most {MAX_BREAKDOWN_LEVELS} keys at once")
+    spans = [s.strip() for s in on.split(",")] if on is not None and on.strip() else [""]
+    if len(spans) == 1:
+        spans = spans * len(attributes)
+    if len(spans) != len(attributes):
+        raise BadParameter(f"on={on}: {len(spans)} spans for the {len(attributes)} attributes of by={by}; give one "
+                           "for all, or one per attribute (by=word,pos&on=match[-1],matchend[1])")
+    return [(attribute, parse_span(span or None)) for attribute, span in zip(attributes, spans, strict=True)]
+
+
 Fold = Literal["", "c", "d", "cd"]
 FOLDS: tuple[Fold, ...] = get_args(Fold)
 

@@ -40,7 +40,7 @@ from cowbird.core.analysis_merge import (
     frequency_table,
     merge_frequencies,
 )
-from cowbird.core.analysis_spec import SortKey, parse_fold, parse_span
+from cowbird.core.analysis_spec import SortKey, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, NodesUnavailable, QueryTooSlow, UnknownAttribute
 from cowbird.core.off_loop import off_loop
 from cowbird.core.wire import (
@@ -765,16 +765,19 @@ class Search(Generic[P]):
     async def frequency(self, attribute: str, on: str | None, fold: str, minimum: int, offset: int,
                         limit: int | None) -> tuple[Statuses[P], FrequencyTable]:
         """How often each value of ``attribute`` occurs over a span of the hits (CQP's
-        ``count A by ATT on SPAN %FOLD``), summed over partitions."""
+        ``count A by ATT on SPAN %FOLD``), summed over partitions; with several attributes (and
+        spans), each combination of their values (tab-joined)."""
         self.query.check_no_cut("a frequency breakdown")
-        span, folded = parse_span(on), parse_fold(fold)
-        if attribute not in self.corpus.p_attributes:
-            raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no p-attribute {attribute!r} "
-                                   f"(it has: {', '.join(self.corpus.p_attributes)})")
+        levels, folded = parse_breakdown(attribute, on), parse_fold(fold)
+        for name, _ in levels:
+            if name not in self.corpus.p_attributes:
+                raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no p-attribute {name!r} "
+                                       f"(it has: {', '.join(self.corpus.p_attributes)})")
+        spans = ",".join(str(span) for _, span in levels)
 
         async def call(partition: P, time: TimeLimit) -> FrequencyResponse:
             request = FrequencyRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                                       hard_boundary=self.query.hard_boundary, attribute=attribute, on=str(span),
+                                       hard_boundary=self.query.hard_boundary, attribute=attribute, on=spans,
                                        fold=folded)
             return await self.partitions.analysis(partition, "/v1/frequency", request, FrequencyResponse, time)
 

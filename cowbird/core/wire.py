@@ -231,8 +231,11 @@ class SortKeysResponse(BaseModel):
 
 
 class FrequencyRequest(_Request):
-    attribute: str = Field(min_length=1, description="The p-attribute counted (word, lemma, pos ...).")
-    on: str | None = Field(None, description="Anchor or span: match, matchend[1], match..matchend (default).")
+    attribute: str = Field(min_length=1, max_length=300, description=(
+        "The p-attribute counted (word, lemma, pos ...), or several, comma-separated: each combination of their "
+        "values is counted (values tab-joined)."))
+    on: str | None = Field(None, max_length=300, description=(
+        "Anchor or span: match, matchend[1], match..matchend (default); one per attribute, comma-separated."))
     fold: Literal["", "c", "d", "cd"] = Field("", description="Fold case (c) and/or diacritics (d) of the values.")
 
 

@@ -218,7 +218,9 @@ class _AnalysisResult(BaseModel):
 
 
 class FrequencyRow(BaseModel):
-    value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked.")
+    value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked; by "
+                       "several keys, their values joined by ' / '.")
+    values: list[str] = Field(description="The value of each key (one for a breakdown by one attribute).")
     frequency: int
     share: float = Field(description="Share of the hits counted.")
     per_million: float = Field(description="Frequency per million tokens of the corpus.")
@@ -231,6 +233,8 @@ class FrequencyResult(_AnalysisResult):
 
     by: str
     on: str
+    keys: list[str] = Field(description="The keys counted, each SPAN.ATTRIBUTE (matchend[1].pos): several at once for "
+                            "by=word,pos&on=match[-1],matchend[1].")
     fold: str
     counted: int = Field(description="Hits counted (those where the span is set).")
     unset: int = Field(description="Hits without the anchor (no target or keyword), not counted.")

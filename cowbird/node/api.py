@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from cowbird.core.analysis_spec import parse_span
+from cowbird.core.analysis_spec import parse_breakdown
 from cowbird.core.errors import LimitExceeded
 from cowbird.core.wire import (
     EXPORT_BATCH_LINES,
@@ -176,10 +176,10 @@ class NodeApi:
     async def frequency(self, request: FrequencyRequest, disconnected: Disconnected = None) -> FrequencyResponse:
         """How often each value of a p-attribute occurs over a span of the hits (CQP's ``count A by ATT``)."""
         started = time.perf_counter()
-        span = parse_span(request.on)
+        levels = parse_breakdown(request.attribute, request.on)
         text, held = await self._every_hit(request, disconnected)
         settings = self.service.settings
-        counted = await self.service.analyse(compute.frequency, held.corpus, held.matches, request.attribute, span,
+        counted = await self.service.analyse(compute.frequency_levels, held.corpus, held.matches, levels,
                                              request.fold, settings.max_analysis_rows, settings.max_analysis_bytes,
                                              disconnected=disconnected)
         return FrequencyResponse(

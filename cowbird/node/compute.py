@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from cowbird.core.analysis_spec import Anchor, Fold, SortKey, SortLevel, Span
+from cowbird.core.analysis_spec import LEVEL_SEPARATOR, Anchor, Fold, SortKey, SortLevel, Span
 from cowbird.core.errors import LimitExceeded, UnknownAttribute
 from cowbird.engines import Deadline
 from cowbird.engines.native.lexicon import strip_diacritics
@@ -241,6 +241,61 @@ def frequency(corpus: CwbCorpus, matches: Matches, attribute: str, span: Span, f
     kept = ordered[:max_rows]
     return Frequencies([v for v, _ in kept], [c for _, c in kept], int(len(start)), int((~valid).sum()),
                        len(ordered), len(ordered) > max_rows)
+
+
+def frequency_levels(corpus: CwbCorpus, matches: Matches, levels: list[tuple[str, Span]], fold: Fold,
+                     max_rows: int, max_bytes: int = 1 << 62, deadline: Deadline = NO_DEADLINE) -> Frequencies:
+    """How often each combination of values occurs, one value per level (an attribute over a span:
+    ``left1.word`` and ``right1.pos``), tab-joined — a breakdown by several keys at once. A hit counts
+    when every level's span is set. One level is ``frequency``."""
+    if len(levels) == 1:
+        [(attribute, span)] = levels
+        return frequency(corpus, matches, attribute, span, fold, max_rows, max_bytes, deadline)
+    n = len(matches)
+    valid = np.ones(n, dtype=bool)
+    spans = []
+    for attribute, span in levels:
+        start, end, ok = span_positions(matches, span, corpus.size)
+        valid &= ok
+        spans.append((attribute, span, start, end))
+    rows_set = np.flatnonzero(valid)
+    codes: list[npt.NDArray[np.int64]] = []
+    names: list[list[str]] = []
+    estimate = 0
+    for attribute, span, start, end in spans:
+        p = _p(corpus, attribute)
+        start, end = start[valid], end[valid]
+        lengths = np.abs(end - start) + 1
+        cells = int(lengths.sum())
+        if cells > MAX_SORT_CELLS:
+            raise LimitExceeded(f"on={span}: the spans of the {len(start):,} hits hold {cells:,} tokens, more than a "
+                                f"node counts at once ({MAX_SORT_CELLS:,}); count a narrower span or narrow the query")
+        estimate += _value_bytes(p, lengths, max_rows)
+        if estimate > max_bytes:
+            raise LimitExceeded(f"the values of {len(start):,} hits by {len(levels)} keys would take about "
+                                f"{estimate / 2**20:,.0f} MB, more than a node answers ({max_bytes / 2**20:,.0f} MB); "
+                                "count narrower spans or narrow the query")
+        table = groups(p, fold)
+        width = max(int(lengths.max()) if len(lengths) else 0, 1)
+        matrix = np.full((len(rows_set), width), -1, dtype=np.int64)  # -1: the span has ended
+        for which, positions in _sequences(start, end):
+            deadline.check()
+            ids = table.of_id[np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)].reshape(positions.shape)
+            matrix[which, : positions.shape[1]] = ids
+        distinct, inverse = np.unique(matrix, axis=0, return_inverse=True)
+        codes.append(np.asarray(inverse, dtype=np.int64).reshape(-1))
+        names.append([" ".join(table.names[g] for g in row if g >= 0) for row in distinct.tolist()])
+    deadline.check()
+    if len(rows_set):
+        combined, counts = np.unique(np.stack(codes, axis=1), axis=0, return_counts=True)
+    else:
+        combined, counts = np.zeros((0, len(levels)), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    found = [(LEVEL_SEPARATOR.join(names[k][code] for k, code in enumerate(row)), int(count))
+             for row, count in zip(combined.tolist(), counts.tolist(), strict=True)]
+    found.sort(key=lambda item: (-item[1], item[0]))
+    kept = found[:max_rows]
+    return Frequencies([v for v, _ in kept], [c for _, c in kept], int(len(rows_set)), int(n - len(rows_set)),
+                       len(found), len(found) > max_rows)
 
 
 # -- distribution ----------------------------------------------------------------------------------

@@ -124,3 +124,23 @@ def test_hits_sort_on_three_keys(site: DemoStack, page: Page, tmp_path: Path) ->
     page.click("#open-download")
     expect(page.locator("#dl-curl")).to_contain_text("sort=right1.word%2Cleft1.pos%2Cmatch.word%25c")
     expect(page.locator("#dl-curl")).to_contain_text("direction=asc%2Cdesc%2Casc")
+
+
+def test_a_frequency_breakdown_by_two_keys(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """Count the word before the match and the part of speech after it at once: the table is the API's
+    breakdown by two keys, each row both values; the second key lives in the URL."""
+    page.goto(site.url)
+    search(page, "the")
+    page.click("#tab-frequency")
+    page.select_option("#freq-by", "word")
+    page.select_option("#freq-on", "match[-1]")
+    page.select_option("#freq-by-2", "pos")
+    page.select_option("#freq-on-2", "matchend[1]")
+    expected = api(site, "/api/v1/frequency", corpus="sample", q="the", by="word,pos", on="match[-1],matchend[1]")
+    rows = expected["rows"]
+    assert isinstance(rows, list) and rows and all(len(r["values"]) == 2 for r in rows)
+    expect(page.locator("#freq-table tbody td.value")).to_have_text([r["value"] for r in rows])
+    expect(page.locator("#freq-summary")).to_contain_text("match[-1].word and matchend[1].pos")
+    assert "freq_by_2=pos" in page.url and "freq_on_2=matchend" in page.url
+    shoot(page, "frequency-two-keys", tmp_path)
+    check_accessibility(page)

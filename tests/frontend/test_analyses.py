@@ -211,6 +211,65 @@ async def test_frequency_errors_say_what_was_wrong(five: httpx.AsyncClient) -> N
     assert cut.status_code == 400 and "cut" in cut.json()["detail"]
 
 
+BREAKDOWN_CASES = [
+    ('[pos="JJ"] [pos="NN.*"]', "word,upos", "match[-1],matchend[1]", ""),
+    ('[lemma="go"]', "lemma,pos", "matchend[1],matchend[2]", "c"),
+    ('[pos="DT"] [pos="JJ"]', "word,word,pos", "match,matchend,matchend[1]", "c"),
+]
+
+
+def cqp_tabulate(cqp: RealCqp, query: str, by: str, on: str, fold: str) -> dict[str, int]:
+    """Each hit's values at the positions, as CQP's ``tabulate`` writes them, counted by combination;
+    hits with a position outside the corpus are left out (cowbird does not count them)."""
+    attributes, positions = by.split(","), on.split(",")
+    flag = f" %{fold}" if fold else ""
+    columns = ", ".join(f"{where} {name}{flag}" for name, where in zip(attributes, positions, strict=True))
+    wheres = ", ".join(positions)
+    out = cqp.run(f"A = {query};\ntabulate A {wheres}, {columns};")
+    counts: dict[str, int] = {}
+    for line in out.splitlines():
+        fields = line.split("\t")
+        places, values = fields[: len(positions)], fields[len(positions):]
+        if any(int(p) < 0 or int(p) >= TRICKY_TOKENS for p in places):
+            continue
+        key = "\t".join(values)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize(("query", "by", "on", "fold"), BREAKDOWN_CASES)
+async def test_a_breakdown_by_several_keys_equals_cqp_tabulate(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, cqp: RealCqp, query: str, by: str, on: str, fold: str
+) -> None:
+    """by=word,upos&on=match[-1],matchend[1]: how often each combination of values occurs (CQPweb's and
+    NoSketch Engine's multi-level frequency), exact over partitions, judged by CQP's tabulate."""
+    params = {"q": query, "by": by, "on": on, "fold": fold, "limit": 100_000}
+    single, spread = await get(one, "/api/v1/frequency", **params), await get(five, "/api/v1/frequency", **params)
+    assert single["keys"] == [f"{where}.{name}" for name, where in zip(by.split(","), on.split(","), strict=True)]
+    expected = cqp_tabulate(cqp, query, by, on, fold)
+    assert {"\t".join(row["values"]): row["frequency"] for row in single["rows"]} == expected
+    assert all(row["value"] == " / ".join(row["values"]) and row["concordance"] is None for row in single["rows"])
+    if "[-" not in on:
+        assert without_timing(single) == without_timing(spread)
+    else:  # a position before the match is clamped at a partition's first token (see the frequency cases)
+        assert abs(single["counted"] - spread["counted"]) < 5
+    assert single["counted"] == sum(expected.values()) and single["total"] - single["counted"] == single["unset"]
+    file = await one.get("/api/v1/frequency", params={"corpus": CORPUS, "syntax": "cqp", **params, "format": "tsv"})
+    header = next(line for line in file.text.splitlines() if not line.startswith("#")).split("\t")
+    assert header == [*single["keys"], "frequency", "share", "per_million"]
+
+
+async def test_a_breakdown_says_what_it_cannot_count(one: httpx.AsyncClient) -> None:
+    base = {"corpus": CORPUS, "syntax": "cqp", "q": '[pos="DT"]'}
+    cases = [({"by": "word,pos", "on": "match,matchend,matchend[1]"}, "3 spans for the 2 attributes of by=word,pos"),
+             ({"by": "word,pos,lemma,upos"}, "at most 3 keys at once"),
+             ({"by": "word,tag"}, "has no p-attribute 'tag'"),
+             ({"by": "word,"}, "name an attribute, or several separated by commas")]
+    for params, detail in cases:
+        answer = await one.get("/api/v1/frequency", params={**base, **params})
+        assert answer.status_code == 400 and detail in answer.json()["detail"], (params, answer.text)
+
+
 # -- distribution ----------------------------------------------------------------------------------
 
 async def test_distribution_equals_cqp_group_with_exact_sizes(

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from cowbird import __version__
 from cowbird.core.analysis_merge import MEASURES, Measure
-from cowbird.core.analysis_spec import WHOLE_MATCH, parse_fold, parse_span
+from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.problems import problem_body
 from cowbird.core.search import PARTITION_ANSWERED, CheckedQuery, PartitionStatus, answered_total, failed_partitions
@@ -266,29 +266,36 @@ async def frequency(
     found = searched(user, catalogue, nodes, asked)
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
     target, cqp = found.corpus, found.search.cqp
-    span, folded = parse_span(on), parse_fold(asked.fold)
+    levels, folded = parse_breakdown(by, on), parse_fold(asked.fold)
+    span = levels[0][1]
     rows_wanted = _page_size(limit, format, 1000)
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
     statuses, table = await _run(request, user, quota, found.search, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
-    shown_on = str(span) if span != WHOLE_MATCH else "match..matchend"
+    shown_on = ",".join(str(s) for _, s in levels)
+    keys = [f"{s}.{name}" for name, s in levels]  # the columns of a breakdown by several keys
     if format != "json":
+        value_columns = ["value"] if len(levels) == 1 else keys
         return _table(found, cqp, "frequency", format, asked.provenance,
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted},
-                      statuses, table.truncated, ["value", "frequency", "share", "per_million"],
-                      [[r.value, r.frequency, r.share, r.per_million] for r in table.rows])
+                      statuses, table.truncated, [*value_columns, "frequency", "share", "per_million"],
+                      [[*(r.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [r.value]), r.frequency, r.share,
+                        r.per_million] for r in table.rows])
     parsed = found.search.query.query
     one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
-    single = (span.start == span.end and span.start.offset == 0) or (span == WHOLE_MATCH and one_token)
+    single = len(levels) == 1 and ((span.start == span.end and span.start.offset == 0)
+                                   or (span == WHOLE_MATCH and one_token))
     rows = [
-        FrequencyRow(value=row.value, frequency=row.frequency, share=row.share, per_million=row.per_million,
+        FrequencyRow(value=" / ".join(values) if len(levels) > 1 else row.value, values=values,
+                     frequency=row.frequency, share=row.share, per_million=row.per_million,
                      concordance=_cqp_link(target.name, functools.partial(
                          _with_value, parsed, span.start.name, by, row.value, folded)) if single else None)
         for row in table.rows
+        for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
     ]
     return FrequencyResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
-        by=by, on=shown_on, fold=folded, counted=table.counted,
+        by=by, on=shown_on, keys=keys, fold=folded, counted=table.counted,
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
         rows=rows,
     )

@@ -104,6 +104,10 @@ export function describeCorpus() {
   inline.replaceChildren(...ways.map((way) => new Option(["word", ...(way ? way.split(",") : [])].join("/"), way)));
   inline.value = ways.includes(was) ? was : "";
   fill("freq-by", info.p_attributes, "lemma");
+  const second = byId("freq-by-2", HTMLSelectElement); // "nothing more", or a second key of the breakdown
+  const chosen = info.p_attributes.includes(second.value) ? second.value : "";
+  second.replaceChildren(new Option("nothing more", ""), ...info.p_attributes.map((name) => new Option(name, name)));
+  second.value = chosen;
   fill("coll-attribute", info.p_attributes, "lemma");
   fill("dist-by", info.meta, info.meta.find((m) => /genre|year|date/.test(m)) || info.meta[0]);
   const regions = info.s_attributes.filter((a) => !info.meta.includes(a));
@@ -206,8 +210,13 @@ export function showSortControls() {
   }
 }
 
-/** The "then by" choosers offer what the first one does, but a random order, and nothing more first. */
+/**
+ * The "then by" choosers offer what the first one does, but a random order, and nothing more first;
+ * the breakdown's second span chooser offers the first one's spans.
+ */
 export function fillSortLevels() {
+  const spans = byId("freq-on", HTMLSelectElement);
+  byId("freq-on-2", HTMLSelectElement).replaceChildren(...[...spans.options].map((o) => /** @type {HTMLOptionElement} */ (o.cloneNode(true))));
   const first = byId("sort-on", HTMLSelectElement);
   for (const level of SORT_LEVELS.slice(1)) {
     const select = byId(`sort-on${level}`, HTMLSelectElement);

@@ -127,7 +127,7 @@ export const SETTINGS = /** @type {const} */ ({
   "sort-on-3": "sort_on_3", "sort-attribute-3": "sort_attribute_3", "sort-direction-3": "direction_3",
   "sort-fold-3": "sort_fold_3",
   "kwic-inline": "inline",
-  "freq-by": "freq_by", "freq-on": "freq_on", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
+  "freq-by": "freq_by", "freq-on": "freq_on", "freq-by-2": "freq_by_2", "freq-on-2": "freq_on_2", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
   "dist-by": "dist_by", "dist-order": "dist_order",
   "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
 });
@@ -325,8 +325,10 @@ export function queryRequest(search, { offset, sample, order, show, inline }) {
 export function analysisRequest(search, view, settings, what) {
   const params = searchParams(search);
   if (view === "frequency") {
-    params.set("by", settings["freq-by"]);
-    if (settings["freq-on"]) params.set("on", settings["freq-on"]);
+    const second = settings["freq-by-2"]; // a breakdown by a second key at once (its own span)
+    params.set("by", second ? `${settings["freq-by"]},${second}` : String(settings["freq-by"]));
+    if (second) params.set("on", `${settings["freq-on"] || "match..matchend"},${settings["freq-on-2"] || "match..matchend"}`);
+    else if (settings["freq-on"]) params.set("on", settings["freq-on"]);
     const fold = `${settings["freq-fold-c"] ? "c" : ""}${settings["freq-fold-d"] ? "d" : ""}`;
     if (fold) params.set("fold", fold);
   } else if (view === "distribution") {

@@ -33,7 +33,7 @@ import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } fr
  */
 /**
  * GET /api/v1/frequency's answer.
- * @typedef {AnalysisPage & {by: string, distinct: number, counted: number, unset: number, truncated: boolean, rows: FrequencyRow[]}} FrequencyResult
+ * @typedef {AnalysisPage & {by: string, keys: string[], distinct: number, counted: number, unset: number, truncated: boolean, rows: FrequencyRow[]}} FrequencyResult
  */
 
 /**
@@ -309,7 +309,8 @@ function showRows(id, rows) {
 /** @param {FrequencyResult} body */
 function showFrequency(body) {
   const on = byId("freq-on", HTMLSelectElement).selectedOptions[0]?.textContent ?? "";
-  byId("freq-summary", HTMLElement).textContent = `${body.by} of ${on}: ${number(body.distinct)} distinct values over ${number(body.counted)} hits` +
+  const counted = body.keys.length > 1 ? body.keys.join(" and ") : `${body.by} of ${on}`;
+  byId("freq-summary", HTMLElement).textContent = `${counted}: ${number(body.distinct)} distinct values over ${number(body.counted)} hits` +
     (body.unset ? `; ${number(body.unset)} hits have no such token` : "") +
     (body.truncated ? "; too many distinct values: the list is cut" : "") + ".";
   showRows("freq-table", body.rows.map((r, i) => {
