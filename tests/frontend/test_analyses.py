@@ -243,7 +243,7 @@ async def test_a_breakdown_by_several_keys_equals_cqp_tabulate(
 ) -> None:
     """by=word,upos&on=match[-1],matchend[1]: how often each combination of values occurs (CQPweb's and
     NoSketch Engine's multi-level frequency), exact over partitions, judged by CQP's tabulate."""
-    params = {"q": query, "by": by, "on": on, "fold": fold, "limit": 100_000}
+    params: dict[str, str | int] = {"q": query, "by": by, "on": on, "fold": fold, "limit": 100_000}
     single, spread = await get(one, "/api/v1/frequency", **params), await get(five, "/api/v1/frequency", **params)
     assert single["keys"] == [f"{where}.{name}" for name, where in zip(by.split(","), on.split(","), strict=True)]
     expected = cqp_tabulate(cqp, query, by, on, fold)
