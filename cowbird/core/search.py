@@ -50,6 +50,8 @@ from cowbird.core.wire import (
     CooccurrenceResponse,
     CountRequest,
     CountResponse,
+    DispersionRequest,
+    DispersionResponse,
     DistributionRequest,
     DistributionResponse,
     EstimateResponse,
@@ -72,8 +74,9 @@ from cowbird.query import Comparison, ConstraintAnd, Meet, MuUnion, Query, Tabul
 from cowbird.query.cqp_ast import marked_anchors
 
 T = TypeVar("T")
-A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse)
-AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest
+A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse,
+            DispersionResponse)
+AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest | DispersionRequest
 
 COUNT_SHARE = 0.75
 """Share of a search's time limit the counts may use; the rest is for fetching the page of hits."""
@@ -232,6 +235,23 @@ class Partitions(Protocol[P_contra]):
 
 
 # -- what a search gives ----------------------------------------------------------------------------
+
+@dataclass
+class Dispersion:
+    """Where a query's hits fall: over ``parts`` (regions of an s-attribute, such as texts) with Gries'
+    DP (0: spread as the parts' sizes are; near 1: all in the smallest part) and its normalised
+    form (DP / (1 - the smallest part's share), Lijffijt and Gries 2012), over the partitions, and
+    in equal stretches of the corpus (``bins``). None where a partition failed."""
+
+    parts: int
+    parts_with_hits: int
+    hits: int
+    dp: float | None
+    dp_norm: float | None
+    dp_partitions: float | None
+    bins: list[int]
+    partitions: list[tuple[str, int, int]]  # (id, tokens, hits)
+
 
 
 @dataclass
@@ -818,6 +838,42 @@ class Search(Generic[P]):
                                       any(a.truncated for a in answers), order)
 
         return [s for s, _ in answered], await off_loop(merged)
+
+    async def dispersion(self, attribute: str, bins: int) -> tuple[Statuses[P], Dispersion]:
+        """Where the hits fall: Gries' DP over the regions of ``attribute`` (the parts: texts), over
+        the partitions, and the hits in ``bins`` equal stretches of the corpus. Counted first (the
+        parts' shares are of the corpus's hits and tokens), then each partition adds its parts up."""
+        self.query.check_no_cut("a dispersion")
+        if attribute not in self.corpus.s_attributes:
+            raise UnknownAttribute(f"parts={attribute}: corpus {self.corpus.name} has no s-attribute {attribute!r} "
+                                   f"(it has: {', '.join(self.corpus.s_attributes) or 'none'})")
+        time = self.time_limit()
+        statuses = await self.count(time)
+        hits = answered_total(statuses)
+        size = sum(p.size for p in self.corpus.partitions)
+        if hits == 0:
+            return statuses, Dispersion(0, 0, 0, None, None, None, [0] * bins, [])
+
+        async def call(partition: P, limit: TimeLimit) -> DispersionResponse:
+            request = DispersionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                        hard_boundary=self.query.hard_boundary, attribute=attribute, hits=hits,
+                                        corpus_size=size, base=partition.offset, bins=bins)
+            return await self.partitions.analysis(partition, "/v1/dispersion", request, DispersionResponse, limit)
+
+        answered = await self._each(call, time)
+        answers = [a for _, a in answered if a is not None]
+        failed = len(answers) < len(answered)
+        counted = [(s.partition.size, s.total or 0) for s in statuses if s.failure is None]
+        dp_parts = None if failed else 0.5 * sum(a.dp_sum for a in answers)
+        smallest = min((a.smallest_part for a in answers if a.parts), default=0)
+        norm = None if dp_parts is None or not size else dp_parts / (1 - smallest / size)
+        dp_partitions = 0.5 * sum(abs(h / hits - n / size) for n, h in counted) if not failed else None
+        shown = [0] * bins
+        for a in answers:
+            shown = [x + y for x, y in zip(shown, a.bins, strict=True)]
+        return [s for s, _ in answered], Dispersion(
+            sum(a.parts for a in answers), sum(a.parts_with_hits for a in answers), hits, dp_parts, norm,
+            dp_partitions, shown, [(s.partition.id, s.partition.size, s.total or 0) for s in statuses])
 
     async def collocations(self, attribute: str, left: int, right: int, within: str | None,
                            measures: list[Measure], order: Measure | Literal["f"],

@@ -50,6 +50,8 @@ __all__ = [
     "ContextResponse",
     "CooccurrenceRequest",
     "CooccurrenceResponse",
+    "DispersionRequest",
+    "DispersionResponse",
     "DistributionRequest",
     "DistributionResponse",
     "FrequencyRequest",
@@ -291,6 +293,32 @@ class CooccurrenceResponse(BaseModel):
     f: list[int] = Field(description="Co-occurrence frequency of each value (values in windows or in hits).")
     marginal: list[int] = Field(description="Frequency of each value in the partition.")
     in_nodes: list[int] = Field(description="Frequency of each value inside hits.")
+    elapsed_ms: float
+
+
+class DispersionRequest(_Request):
+    """Where the hits fall (``POST /v1/dispersion``): over the regions of ``attribute`` (the parts,
+    e.g. texts) and in ``bins`` equal stretches of the whole corpus. ``hits`` and ``corpus_size`` are
+    the corpus's (all partitions'), which the part of Gries' DP a partition adds up depends on."""
+
+    attribute: str = Field(min_length=1, description="The s-attribute whose regions are the parts (text).")
+    hits: int = Field(ge=1, description="The query's hits in the whole corpus.")
+    corpus_size: int = Field(ge=1, description="Tokens of the whole corpus.")
+    base: int = Field(ge=0, description="Global position of the partition's first token.")
+    bins: int = Field(100, ge=1, le=1000, description="Stretches of the corpus the hits are counted in.")
+
+
+class DispersionResponse(BaseModel):
+    partition: str
+    query: str
+    total: int = Field(description="Hits of the query on the partition.")
+    parts: int = Field(description="Regions of the attribute in the partition.")
+    parts_with_hits: int
+    smallest_part: int = Field(description="Tokens of the partition's smallest region (or of its tokens outside "
+                               "any region, when there are some).")
+    dp_sum: float = Field(description="Sum over the partition's parts (its regions, and its tokens outside any, "
+                          "as one part) of |hits share - size share|: Gries' DP is half the corpus's sum.")
+    bins: list[int] = Field(description="Hits in each stretch of the corpus (global positions).")
     elapsed_ms: float
 
 

@@ -24,6 +24,7 @@ from cowbird.core.wire import (
     CooccurrenceResponse,
     CountRequest,
     CountResponse,
+    DispersionResponse,
     DistributionResponse,
     EstimateResponse,
     ExportRequest,
@@ -35,6 +36,7 @@ from cowbird.core.wire import (
     MarginalsRequest,
     MarginalsResponse,
     SortKeysRequest,
+    SortKeysResponse,
 )
 from cowbird.frontend.corpora import Partition
 from cowbird.frontend.failover import Failover
@@ -167,7 +169,11 @@ class NodeClient:
                 check_distribution(answer, partition, node)
             elif isinstance(answer, CooccurrenceResponse):
                 check_cooccurrence(answer, partition, node)
-            elif isinstance(request, SortKeysRequest):
+            elif isinstance(answer, DispersionResponse):
+                check(len(answer.bins) == getattr(request, "bins", -1) and sum(answer.bins) == answer.total
+                      and 0 <= answer.parts_with_hits <= answer.parts and answer.dp_sum >= 0,
+                      "gives an impossible dispersion", partition, node)
+            elif isinstance(request, SortKeysRequest) and isinstance(answer, SortKeysResponse):
                 check_sort_keys(answer, request, tuple(d == "desc" for d in request.sort.direction.split(",")),
                                 partition, node)
             return answer

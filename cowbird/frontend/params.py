@@ -167,6 +167,18 @@ class DistributionParameters(TableParameters):
         "value", description="Rows by value (numbers as numbers), by hits or by hits per million.")
 
 
+class DispersionParameters(Searching):
+    """``GET /api/v1/dispersion``."""
+
+    parts: str = Field("text", description="The s-attribute whose regions are the parts DP is computed over (text).")
+    bins: int = Field(100, ge=1, le=1000, description="Equal stretches of the corpus the hits are counted in.")
+    format: Literal["json", "tsv", "csv"] = Field("json", description=(
+        "json, or the stretches as a tsv/csv file (with provenance=1 the measures in its metadata block)"))
+    provenance: bool = Field(False, description="With format=tsv|csv: start the file with what it counts and how.")
+    stream: bool = Field(False, description=(
+        "Answer as NDJSON events: started, partition (as each answers), then result or error. JSON only."))
+
+
 class CollocationParameters(TableParameters):
     """``GET /api/v1/collocations``."""
 

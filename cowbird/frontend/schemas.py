@@ -217,6 +217,33 @@ class _AnalysisResult(BaseModel):
     elapsed_ms: float
 
 
+class DispersionBin(BaseModel):
+    start: int = Field(description="Global position of the stretch's first token.")
+    end: int = Field(description="Global position of its last token.")
+    hits: int = Field(description="Hits that start in it.")
+
+
+class DispersionPartition(BaseModel):
+    id: str
+    tokens: int
+    hits: int
+
+
+class DispersionResult(_AnalysisResult):
+    """Where the hits fall: Gries' DP over the parts (regions of an s-attribute, such as texts) and over
+    the partitions, and the hits in equal stretches of the corpus."""
+
+    parts_attribute: str
+    parts: int = Field(description="Parts of the corpus: the regions, and each partition's tokens outside any.")
+    parts_with_hits: int
+    dp: float | None = Field(description="Gries' DP over the parts (0: the hits spread as the parts' sizes do; "
+                             "near 1: all in one small part); None when a partition failed.")
+    dp_norm: float | None = Field(description="DP / (1 - the smallest part's share), Lijffijt and Gries (2012).")
+    dp_partitions: float | None = Field(description="DP over the partitions.")
+    bins: list[DispersionBin]
+    partitions_hits: list[DispersionPartition]
+
+
 class FrequencyRow(BaseModel):
     value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked; by "
                        "several keys, their values joined by ' / '.")

@@ -20,6 +20,8 @@ from cowbird.core.wire import (
     CooccurrenceResponse,
     CountRequest,
     CountResponse,
+    DispersionRequest,
+    DispersionResponse,
     DistributionRequest,
     DistributionResponse,
     EstimateResponse,
@@ -81,7 +83,8 @@ class NodeApi:
         self.service = service
 
     async def _run(self, request: CountRequest | HitsRequest | FrequencyRequest | DistributionRequest
-                   | CooccurrenceRequest | SortKeysRequest, disconnected: Disconnected) -> tuple[str, ResultSet]:
+                   | CooccurrenceRequest | SortKeysRequest | DispersionRequest,
+                   disconnected: Disconnected) -> tuple[str, ResultSet]:
         return await self.service.run(request.partition, request.query, request.strategy, request.hard_boundary,
                                       disconnected)
 
@@ -167,7 +170,8 @@ class NodeApi:
 
         return Export(text, result.total, max(0, stop - request.offset), batches())
 
-    async def _every_hit(self, request: FrequencyRequest | DistributionRequest | CooccurrenceRequest,
+    async def _every_hit(self, request: FrequencyRequest | DistributionRequest | CooccurrenceRequest
+                         | DispersionRequest,
                          disconnected: Disconnected) -> tuple[str, ArrayResultSet]:
         """The query's canonical text and its result on the partition, every hit held."""
         text, result = await self._run(request, disconnected)
@@ -187,6 +191,19 @@ class NodeApi:
             distinct=counted.distinct, truncated=counted.truncated, values=counted.values, counts=counted.counts,
             elapsed_ms=_elapsed(started),
         )
+
+    async def dispersion(self, request: DispersionRequest, disconnected: Disconnected = None) -> DispersionResponse:
+        """This partition's part of where the hits fall: Gries' DP over the regions of an s-attribute, and
+        the hits in equal stretches of the corpus."""
+        started = time.perf_counter()
+        text, held = await self._every_hit(request, disconnected)
+        found = await self.service.analyse(compute.dispersion, held.corpus, held.matches, request.attribute,
+                                           request.hits, request.corpus_size, request.base, request.bins,
+                                           disconnected=disconnected)
+        return DispersionResponse(
+            partition=request.partition, query=text, total=held.total, parts=found.parts,
+            parts_with_hits=found.parts_with_hits, smallest_part=found.smallest_part, dp_sum=found.dp_sum,
+            bins=found.bins, elapsed_ms=_elapsed(started))
 
     async def distribution(self, request: DistributionRequest,
                            disconnected: Disconnected = None) -> DistributionResponse:

@@ -21,6 +21,7 @@ from cowbird.core.wire import (
     CooccurrenceRequest,
     CountRequest,
     CountResponse,
+    DispersionRequest,
     DistributionRequest,
     EstimateResponse,
     ExportRequest,
@@ -148,6 +149,8 @@ class LocalPartitions:
             answer = await self.api.cooccurrence(request)
         elif isinstance(request, SortKeysRequest):
             answer = await self.api.sortkeys(request)
+        elif isinstance(request, DispersionRequest):
+            answer = await self.api.dispersion(request)
         else:
             assert_never(request)
         assert isinstance(answer, answer_type)

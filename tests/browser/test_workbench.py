@@ -144,3 +144,25 @@ def test_a_frequency_breakdown_by_two_keys(site: DemoStack, page: Page, tmp_path
     assert "freq_by_2=pos" in page.url and "freq_on_2=matchend" in page.url
     shoot(page, "frequency-two-keys", tmp_path)
     check_accessibility(page)
+
+
+def test_the_dispersion_of_the_hits(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """The Dispersion tab: Gries' DP over the texts and the partitions as the API computes them, the
+    hits in 50 stretches of the corpus as columns, and each partition's hits."""
+    page.goto(site.url)
+    search(page, "the")
+    page.click("#tab-dispersion")
+    expected = api(site, "/api/v1/dispersion", corpus="sample", q="the", parts="text", bins=50)
+    assert isinstance(expected["dp"], float) and 0 <= expected["dp"] <= 1
+    summary = page.locator("#disp-summary")
+    expect(summary).to_contain_text(f"DP {expected['dp']:.3f} over {expected['parts']} text regions")
+    expect(summary).to_contain_text(f"over the partitions {expected['dp_partitions']:.3f}")
+    bins = expected["bins"]
+    assert isinstance(bins, list) and len(bins) == 50
+    expect(page.locator("#disp-chart svg rect")).to_have_count(50)
+    partitions = expected["partitions_hits"]
+    assert isinstance(partitions, list)
+    expect(page.locator("#disp-table tbody td.value")).to_have_text([p["id"] for p in partitions])
+    assert "view=dispersion" in page.url
+    shoot(page, "dispersion", tmp_path)
+    check_accessibility(page)

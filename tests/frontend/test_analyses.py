@@ -312,6 +312,53 @@ async def test_distribution_rows_link_to_their_hits(five: httpx.AsyncClient) -> 
     assert refused.status_code == 400 and "no s-attribute with values named 's'" in refused.json()["detail"]
 
 
+# -- dispersion ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", ['[lemma="go"]', '[pos="JJ"] [pos="NN.*"]', '[word="the"]'])
+async def test_dispersion_is_gries_dp_over_the_texts_computed_from_the_vrt(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_five: Partitioned, query: str
+) -> None:
+    """DP = ½ Σ |hits share − size share| over the texts (Gries 2008), its normalised form (Lijffijt and
+    Gries 2012) and the hits in 10 stretches, computed here from the VRT and the hits' positions; the
+    same on one and on five partitions, and DP over the five partitions from their sizes."""
+    tokens = read_tricky()
+    sizes: dict[int, int] = {}
+    text_of = []
+    for token in tokens:
+        sizes[id(token.text)] = sizes.get(id(token.text), 0) + 1
+        text_of.append(id(token.text))
+    export = await one.get("/api/v1/export", params={"corpus": CORPUS, "q": query, "syntax": "cqp", "format": "tsv",
+                                                     "limit": 10_000})
+    lines = export.text.splitlines()
+    header = lines[0].split("\t")
+    hits = [int(line.split("\t")[header.index("position")]) for line in lines[1:]]
+    n, total = len(tokens), len(hits)
+    per_text: dict[int, int] = {}
+    for position in hits:
+        per_text[text_of[position]] = per_text.get(text_of[position], 0) + 1
+    dp = 0.5 * sum(abs(per_text.get(t, 0) / total - size / n) for t, size in sizes.items())
+    norm = dp / (1 - min(sizes.values()) / n)
+    stretches = [0] * 10
+    for position in hits:
+        stretches[position * 10 // n] += 1
+    single = await get(one, "/api/v1/dispersion", q=query, bins=10)
+    spread = await get(five, "/api/v1/dispersion", q=query, bins=10)
+    for answer in (single, spread):
+        assert answer["parts"] == len(sizes) and answer["parts_with_hits"] == len(per_text)
+        assert answer["dp"] == pytest.approx(dp, abs=1e-12) and answer["dp_norm"] == pytest.approx(norm, abs=1e-12)
+        assert [b["hits"] for b in answer["bins"]] == stretches and answer["total"] == total
+        assert answer["bins"][0]["start"] == 0 and answer["bins"][-1]["end"] == n - 1
+    manifest = json.loads(tricky_five.manifest.read_text())
+    by_partition = [(p["size"], sum(p["offset"] <= h < p["offset"] + p["size"] for h in hits))
+                    for p in manifest["partitions"]]
+    assert [(p["tokens"], p["hits"]) for p in spread["partitions_hits"]] == by_partition
+    assert spread["dp_partitions"] == pytest.approx(0.5 * sum(abs(h / total - s / n) for s, h in by_partition))
+    assert single["dp_partitions"] == 0.0
+    file = await five.get("/api/v1/dispersion", params={"corpus": CORPUS, "q": query, "syntax": "cqp", "bins": 10,
+                                                        "format": "tsv", "provenance": 1})
+    assert f"# dp: {json.dumps(spread['dp'])}" in file.text and "start\tend\thits" in file.text
+
+
 # -- collocations ----------------------------------------------------------------------------------
 
 def ccc_collocates(parts: Partitioned, query: str, window: int, within: str, attribute: str) -> pd.DataFrame:

@@ -32,6 +32,7 @@ from cowbird.frontend.hits import NodeSearch, partition_result, search_of
 from cowbird.frontend.params import (
     MAX_JSON_ROWS,
     CollocationParameters,
+    DispersionParameters,
     DistributionParameters,
     FrequencyParameters,
     Searching,
@@ -52,6 +53,9 @@ from cowbird.frontend.routes.deps import (
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
+    DispersionBin,
+    DispersionPartition,
+    DispersionResult,
     DistributionResult,
     DistributionRow,
     FrequencyResult,
@@ -178,7 +182,7 @@ FILES: dict[int | str, dict[str, Any]] = {
 }
 
 
-async def _streamed(asked: TableParameters, user: Viewer, catalogue: CorpusCatalogue,
+async def _streamed(asked: TableParameters | DispersionParameters, user: Viewer, catalogue: CorpusCatalogue,
                     work: Callable[[], Awaitable[BaseModel | Response]]) -> StreamingResponse:
     """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
     fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
@@ -299,6 +303,39 @@ async def frequency(
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
         rows=rows,
     )
+
+
+@router.get("/dispersion", response_model=DispersionResult, responses=FILES)
+async def dispersion(
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[DispersionParameters, Query()],
+) -> BaseModel | Response:
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            dispersion, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+    """Where the hits fall: Gries' DP over the parts (``parts``: the regions of an s-attribute, texts by
+    default) and over the partitions, exact over every partition, and the hits in ``bins`` equal
+    stretches of the corpus (a file: the stretches, the measures in its metadata block)."""
+    started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    target, cqp = found.corpus, found.search.cqp
+    statuses, measured = await _run(request, user, quota, found.search, found.search.dispersion(asked.parts,
+                                                                                                 asked.bins))
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    size = target.size
+    bins = [DispersionBin(start=k * size // asked.bins, end=(k + 1) * size // asked.bins - 1, hits=h)
+            for k, h in enumerate(measured.bins)]
+    if asked.format != "json":
+        return _table(found, cqp, "dispersion", asked.format, asked.provenance,
+                      {"parts": asked.parts, "bins": asked.bins, "parts_total": measured.parts,
+                       "parts_with_hits": measured.parts_with_hits, "dp": measured.dp, "dp_norm": measured.dp_norm,
+                       "dp_partitions": measured.dp_partitions}, statuses, False, ["start", "end", "hits"],
+                      [[b.start, b.end, b.hits] for b in bins])
+    return DispersionResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        parts_attribute=asked.parts, parts=measured.parts, parts_with_hits=measured.parts_with_hits, dp=measured.dp,
+        dp_norm=measured.dp_norm, dp_partitions=measured.dp_partitions, bins=bins,
+        partitions_hits=[DispersionPartition(id=p, tokens=t, hits=h) for p, t, h in measured.partitions])
 
 
 @router.get("/distribution", response_model=DistributionResult, responses=FILES)

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Request
 from cowbird.core.wire import (
     CooccurrenceRequest,
     CooccurrenceResponse,
+    DispersionRequest,
+    DispersionResponse,
     DistributionRequest,
     DistributionResponse,
     FrequencyRequest,
@@ -29,6 +31,14 @@ async def frequency(request: FrequencyRequest, service: Service, http: Request) 
     """How often each value of a p-attribute occurs over a span of the hits (CQP's ``count A by ATT``)."""
     http.state.log_partition = request.partition
     return await NodeApi(service).frequency(request, http.is_disconnected)
+
+
+@router.post("/dispersion", response_model=DispersionResponse)
+async def dispersion(request: DispersionRequest, service: Service, http: Request) -> DispersionResponse:
+    """This partition's part of Gries' DP over the regions of an s-attribute, and its hits in equal
+    stretches of the corpus."""
+    http.state.log_partition = request.partition
+    return await NodeApi(service).dispersion(request, http.is_disconnected)
 
 
 @router.post("/distribution", response_model=DistributionResponse)

@@ -58,3 +58,36 @@ export function barChart(rows, by) {
   });
   return { chart, bars: shown.length };
 }
+
+/**
+ * A stretch of the corpus and the hits that start in it (/api/v1/dispersion's bins).
+ * @typedef {object} Stretch
+ * @property {number} start  global position of its first token
+ * @property {number} end  of its last
+ * @property {number} hits
+ */
+
+/** Height of the dispersion's columns, in pixels. */
+const STRIP = 90;
+
+/**
+ * The hits over the corpus as columns, one per stretch, left to right (where in the corpus they fall).
+ * @param {Stretch[]} stretches
+ * @param {string} parts  what the measure's parts are (for the label)
+ * @returns {SVGElement}
+ */
+export function stripChart(stretches, parts) {
+  const top = Math.max(...stretches.map((s) => s.hits), 0) || 1;
+  const width = 100 / Math.max(stretches.length, 1);
+  const chart = svg("svg", { width: "100%", height: STRIP + 4, role: "img", class: "strip",
+    "aria-label": `Hits in ${stretches.length} equal stretches of the corpus (dispersion over ${parts}): ` +
+      stretches.map((s) => number(s.hits)).join(", ") });
+  stretches.forEach((s, i) => {
+    const height = (STRIP * s.hits) / top;
+    const column = svg("rect", { x: `${i * width}%`, y: STRIP + 2 - height, width: `${width * 0.9}%`,
+      height: Math.max(height, s.hits ? 1 : 0), rx: 1 });
+    column.append(svg("title", {}, `tokens ${number(s.start)}–${number(s.end)}: ${number(s.hits)} hits`));
+    chart.append(column);
+  });
+  return chart;
+}

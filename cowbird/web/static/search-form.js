@@ -111,6 +111,7 @@ export function describeCorpus() {
   fill("coll-attribute", info.p_attributes, "lemma");
   fill("dist-by", info.meta, info.meta.find((m) => /genre|year|date/.test(m)) || info.meta[0]);
   const regions = info.s_attributes.filter((a) => !info.meta.includes(a));
+  fill("disp-parts", regions, "text"); // the parts of the dispersion: texts, sentences ...
   const within = byId("coll-within", HTMLSelectElement);
   const kept = within.value;
   within.replaceChildren(...[...regions, "none"].map((r) => new Option(r === "none" ? "no limit" : r, r)));

@@ -12,8 +12,8 @@
 
 import { controlValue, setControlValue } from "./search-dom.js";
 
-/** @typedef {"kwic" | "frequency" | "distribution" | "collocations"} View */
-/** @typedef {"frequency" | "distribution" | "collocations"} Analysis */
+/** @typedef {"kwic" | "frequency" | "distribution" | "collocations" | "dispersion"} View */
+/** @typedef {"frequency" | "distribution" | "collocations" | "dispersion"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
 /** @typedef {"query" | "translate" | "estimate" | "analysis" | "download"} RequestKind */
 
@@ -97,7 +97,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
 export const state = {
   shown: null,
   view: "kwic",
-  tableOffset: { frequency: 0, distribution: 0, collocations: 0 },
+  tableOffset: { frequency: 0, distribution: 0, collocations: 0, dispersion: 0 },
   collOrder: "log_likelihood",
   analysed: {},
   defaults: {},
@@ -109,16 +109,17 @@ export const state = {
 /** Hits on a page of the concordance (and in a random sample). */
 export const PAGE = 100;
 /** @type {readonly View[]} */
-export const VIEWS = ["kwic", "frequency", "distribution", "collocations"];
+export const VIEWS = ["kwic", "frequency", "distribution", "collocations", "dispersion"];
 /** @type {readonly Analysis[]} */
-export const ANALYSES = ["frequency", "distribution", "collocations"];
+export const ANALYSES = ["frequency", "distribution", "collocations", "dispersion"];
 /** Rows of a page of each analysis table (a chart draws the page: at most 30 bars). */
-export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, collocations: 100 });
+export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, collocations: 100, dispersion: 50 });
 /** The prefix of each analysis's element ids (#freq-table, #dist-pager, ...). */
-export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", collocations: "coll" });
+export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", collocations: "coll", dispersion: "disp" });
 export const DEFAULT_COLL_ORDER = "log_likelihood";
 /** The URL parameter of each analysis table's page. */
-const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: "dist_offset", collocations: "coll_offset" });
+const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: "dist_offset", collocations: "coll_offset",
+  dispersion: "disp_offset" });
 /** The controls whose values live in the URL (under these names) when not at their default. */
 export const SETTINGS = /** @type {const} */ ({
   "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
@@ -129,6 +130,7 @@ export const SETTINGS = /** @type {const} */ ({
   "kwic-inline": "inline",
   "freq-by": "freq_by", "freq-on": "freq_on", "freq-by-2": "freq_by_2", "freq-on-2": "freq_on_2", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
   "dist-by": "dist_by", "dist-order": "dist_order",
+  "disp-parts": "disp_parts",
   "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
 });
 
@@ -205,7 +207,7 @@ export function fromUrl(params) {
     view,
     settings,
     tableOffset: { frequency: whole(params.get(OFFSETS.frequency)), distribution: whole(params.get(OFFSETS.distribution)),
-      collocations: whole(params.get(OFFSETS.collocations)) },
+      collocations: whole(params.get(OFFSETS.collocations)), dispersion: 0 },
     collOrder: params.get("coll_order") || DEFAULT_COLL_ORDER,
   };
 }
@@ -334,6 +336,9 @@ export function analysisRequest(search, view, settings, what) {
   } else if (view === "distribution") {
     params.set("by", settings["dist-by"]);
     params.set("order", settings["dist-order"]);
+  } else if (view === "dispersion") { // not a paged table: the measures and ROWS.dispersion stretches
+    params.set("parts", String(settings["disp-parts"] || "text"));
+    params.set("bins", String(ROWS.dispersion));
   } else {
     params.set("attribute", settings["coll-attribute"]);
     params.set("window", settings["coll-window"] || "5");
@@ -344,7 +349,7 @@ export function analysisRequest(search, view, settings, what) {
   if (what === "file") {
     params.set("format", "tsv");
     params.set("provenance", "1");
-  } else {
+  } else if (view !== "dispersion") {
     params.set("offset", String(what.offset));
     params.set("limit", String(ROWS[view]));
   }

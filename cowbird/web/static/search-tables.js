@@ -6,7 +6,7 @@
 // have answered and which failed.
 
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
-import { barChart } from "./search-chart.js";
+import { barChart, stripChart } from "./search-chart.js";
 import { byId, decimal, fromTemplate, number, part } from "./search-dom.js";
 import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
 
@@ -34,6 +34,21 @@ import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } fr
 /**
  * GET /api/v1/frequency's answer.
  * @typedef {AnalysisPage & {by: string, keys: string[], distinct: number, counted: number, unset: number, truncated: boolean, rows: FrequencyRow[]}} FrequencyResult
+ */
+/**
+ * GET /api/v1/dispersion's answer.
+ * @typedef {object} DispersionResult
+ * @property {number} total
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {string} parts_attribute
+ * @property {number} parts
+ * @property {number} parts_with_hits
+ * @property {number | null} dp
+ * @property {number | null} dp_norm
+ * @property {number | null} dp_partitions
+ * @property {import("./search-chart.js").Stretch[]} bins
+ * @property {{id: string, tokens: number, hits: number}[]} partitions_hits
  */
 
 /**
@@ -153,6 +168,11 @@ export async function analyse() {
       const body = await counted(view, params, signal, summary);
       showDistribution(body);
       finish(view, body);
+    } else if (view === "dispersion") {
+      /** @type {DispersionResult} */
+      const body = await counted(view, params, signal, summary);
+      showDispersion(body);
+      finish(view, body);
     } else {
       /** @type {CollocationResult} */
       const body = await counted(view, params, signal, summary);
@@ -169,7 +189,7 @@ export async function analyse() {
     if (error instanceof ApiProblem) {
       summary.textContent = problemText(error.problem, "the analysis failed");
       for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
-      if (view === "distribution") byId("dist-figure", HTMLElement).hidden = true;
+      if (view === "distribution" || view === "dispersion") byId(`${prefix}-figure`, HTMLElement).hidden = true;
     } else if (aborted(error)) {
       const overtaken = state.requests.analysis?.signal !== signal;
       if (!overtaken || state.view !== view) summary.textContent = "Cancelled."; // else its successor counts
@@ -231,7 +251,7 @@ function countingText(done, partitions, failed) {
  * @param {AnalysisPage & {rows: unknown[]}} body
  */
 function finish(view, body) {
-  showPager(view, body);
+  if (view !== "dispersion") showPager(view, body); // the dispersion is not a paged table
   if (!body.complete) {
     byId(`${PREFIX[view]}-summary`, HTMLElement).textContent +=
       ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
@@ -335,6 +355,26 @@ function showDistribution(body) {
     const row = fromTemplate("dist-row", HTMLTableRowElement);
     fillValue(row, r.value, r.concordance, `Show the ${number(r.hits)} hits in ${body.by} ${r.value}`);
     fillNumbers(row, [number(r.hits), number(r.tokens), decimal(r.per_million), number(r.regions), number(r.regions_with_hits)]);
+    return row;
+  }));
+}
+
+/**
+ * Where the hits fall: Gries' DP over the parts and the partitions, the stretches as columns, the
+ * partitions as a table.
+ * @param {DispersionResult} body
+ */
+function showDispersion(body) {
+  const measure = (/** @type {number | null} */ value) => (value === null ? "unknown (a partition failed)" : decimal(value, 3));
+  byId("disp-summary", HTMLElement).textContent = `DP ${measure(body.dp)} over ${number(body.parts)} ${body.parts_attribute} ` +
+    `regions (${number(body.parts_with_hits)} with hits; 0: spread as the ${body.parts_attribute} sizes are, 1: all in one), ` +
+    `normalised ${measure(body.dp_norm)}; over the partitions ${measure(body.dp_partitions)}.`;
+  byId("disp-chart", HTMLElement).replaceChildren(stripChart(body.bins, body.parts_attribute));
+  byId("disp-figure", HTMLElement).hidden = body.total === 0;
+  showRows("disp-table", body.partitions_hits.map((p) => {
+    const row = fromTemplate("disp-row", HTMLTableRowElement);
+    part(row, "td.value", HTMLTableCellElement).textContent = p.id;
+    fillNumbers(row, [number(p.tokens), number(p.hits), decimal(p.tokens ? (p.hits * 1e6) / p.tokens : 0)]);
     return row;
   }));
 }
