@@ -1,0 +1,97 @@
+"""The workbench's features on BIG50 (two partitions of ~25 MT, one node process each, the front end
+over HTTP), as a linguist uses them: each request new to the nodes (the stack is started afresh for
+every feature, after one warm-up query), then the same request again (the nodes hold the query's
+result). Issue 36's target: each at most 2 s on BIG50.
+
+    .venv/bin/python bench/workbench.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import big50_stack, show
+
+TARGET_S = 2.0
+
+CASES: list[tuple[str, str, dict[str, str | int]]] = [
+    ("tokens as word/pos/lemma (preview)", "/api/v1/query",
+     {"q": '[lemma="make"] [pos="DT"]', "inline": "pos,lemma"}),
+    ("sort on three keys (preview)", "/api/v1/query",
+     {"q": '[lemma="make"] [pos="DT"]', "sort": "right1.word,left1.pos,match.word%c", "direction": "asc,desc,asc"}),
+    ("sort on three keys, page 50", "/api/v1/query",
+     {"q": '[lemma="make"] [pos="DT"]', "sort": "right1.word,left1.pos,match.word%c", "direction": "asc,desc,asc",
+      "offset": 5000}),
+    ("sort on two keys, a frequent word", "/api/v1/query",
+     {"q": '[word="house"]', "sort": "left1.word,right1.word", "direction": "asc"}),
+    ("frequency by two keys", "/api/v1/frequency",
+     {"q": '[pos="JJ"] [pos="NNS"]', "by": "word,pos", "on": "match[-1],matchend[1]", "limit": 100}),
+    ("frequency by three keys", "/api/v1/frequency",
+     {"q": '[lemma="make"]', "by": "word,lemma,pos", "on": "match,matchend[1],matchend[2]", "limit": 100}),
+    ("dispersion over texts", "/api/v1/dispersion", {"q": '[lemma="make"] [pos="DT"]', "parts": "text"}),
+    ("dispersion over sentences, a frequent word", "/api/v1/dispersion", {"q": '[word="the"]', "parts": "s"}),
+]
+
+
+def main() -> None:
+    console = Console(width=200)
+    settings: dict[str, object] = {"anonymous_running_queries": 100, "anonymous_rows_per_day": 10**12,
+                                   "deadline": 600}
+    stack, options = big50_stack("cowbird-bench-workbench-", settings)
+    console.print(f"encoding {options.input.name} into partitions of 25 MT in {stack.base} ...")
+    stack.prepare()
+    rows = []
+    for name, path, params in CASES:
+        stack.start()
+        try:
+            with httpx.Client(base_url=stack.url, timeout=600) as client:
+                client.get("/api/v1/query", params={"corpus": "big50", "q": "[word='no-such-word']", "syntax": "cqp"})
+                times = []
+                answer = None
+                for _ in range(2):  # new to the nodes, then again (their results kept)
+                    started = time.perf_counter()
+                    answer = client.get(path, params={"corpus": "big50", "syntax": "cqp", **params})
+                    times.append(time.perf_counter() - started)
+                    answer.raise_for_status()
+                assert answer is not None
+                body = answer.json()
+                size = body.get("total", 0)
+                hits = int(size) if isinstance(size, int) else 0
+                line = context_line(client, body) if path == "/api/v1/query" and body.get("hits") else None
+        finally:
+            stack.stop()
+        rows.append([name, f"{hits:,}", f"{times[0]:.2f}", f"{times[1]:.2f}",
+                     "yes" if times[0] <= TARGET_S else "NO"])
+        console.print(f"{name}: {times[0]:.2f} s, again {times[1]:.2f} s", markup=False)
+        if line is not None:
+            rows.append(["a line widened to 100 tokens, then its sentence", "1", f"{line[0]:.3f}", f"{line[1]:.3f}",
+                         "yes" if max(line) <= TARGET_S else "NO"])
+    show(console, "The workbench on BIG50 (2 partitions of ~25 MT, a node process each, the front end over HTTP): "
+         "seconds, the request new to the nodes and again", ["feature", "hits", "first s", "again s",
+                                                             f"≤ {TARGET_S:.0f} s"], rows)
+
+
+def context_line(client: httpx.Client, body: dict[str, object]) -> tuple[float, float]:
+    """Seconds to widen the first hit's line in place (100 tokens in its text), then to its sentence."""
+    hits = body["hits"]
+    assert isinstance(hits, list)
+    hit = hits[0]
+    took = []
+    for params in ({"tokens": 100}, {"tokens": 100, "region": "s"}):
+        started = time.perf_counter()
+        client.get(f"/api/v1/context/big50/{hit['position']}", params={"end": hit["matchend"], **params}
+                   ).raise_for_status()
+        took.append(time.perf_counter() - started)
+    return took[0], took[1]
+
+
+if __name__ == "__main__":
+    main()
