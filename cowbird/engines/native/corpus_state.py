@@ -105,6 +105,30 @@ def sorted_member(haystack: Cpos, needles: Cpos) -> npt.NDArray[np.bool_]:
     return np.asarray(haystack[at] == needles, dtype=np.bool_)
 
 
+@compiled
+def _set_bits(bits: npt.NDArray[np.uint8], positions: npt.NDArray[np.int32]) -> None:
+    """Set the bit of each position (bit ``p % 8`` of byte ``p // 8``)."""
+    for i in range(len(positions)):
+        p = positions[i]
+        bits[p >> 3] |= np.uint8(1 << (p & 7))
+
+
+@compiled
+def _bits_at(bits: npt.NDArray[np.uint8], cpos: Cpos, out: npt.NDArray[np.bool_]) -> None:
+    """Whether the bit of each corpus position is set."""
+    for i in range(len(cpos)):
+        p = cpos[i]
+        out[i] = (bits[p >> 3] >> (p & 7)) & 1
+
+
+def bits_at(bits: npt.NDArray[np.uint8], cpos: Cpos) -> npt.NDArray[np.bool_]:
+    """Whether the bit of each of ``cpos`` is set in a corpus bitmap (``NativeCorpus.bitmap``)."""
+    out = np.zeros(len(cpos), dtype=np.bool_)
+    if len(cpos):
+        _bits_at(bits, np.asarray(cpos, dtype=np.int64), out)
+    return out
+
+
 def resident_bytes() -> tuple[int, int] | None:
     """Resident bytes of this process in all, and those of them that are mapped file pages (``VmRSS``
     and ``RssFile`` in ``/proc/self/status``); None where the system does not say."""
@@ -189,6 +213,27 @@ class NativeCorpus:
     def member(self, attribute: str, table: npt.NDArray[np.bool_], count: int, cpos: Cpos) -> npt.NDArray[np.bool_]:
         """Whether the id at each of ``cpos`` is marked in ``table``, from the positions where it is."""
         return sorted_member(self.cpos_of(attribute, table, count), np.asarray(cpos, dtype=np.int64))
+
+    def gather_costs_more(self, attribute: str, count: int, needles: int, span: int) -> bool:
+        """Whether testing an id table at ``needles`` positions per ``span`` tokens, over the whole
+        corpus, costs more by gathering ids than by marking the table's ``count`` positions in a
+        bitmap once (``bitmap``): on a compressed token stream a gather decodes every block it
+        touches (128 ids, about 1 µs), so dense tests decode the whole stream (about 8 ns a token),
+        while the compressed index costs about 25 ns a position it holds."""
+        if not self.p(attribute).compressed[0] or needles < INDEX_TEST_MIN:
+            return False
+        blocks = min(needles, span // 128 + 1) * max(1, self.size // max(1, span))
+        return count * 25 < blocks * 1000 // 2
+
+    def bitmap(self, attribute: str, table: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint8]:
+        """A bit per corpus position, set where the id is marked in ``table`` (``size / 8`` bytes: 125 MB
+        at 1 GT), from the reverse index a group of ids at a time."""
+        attr = self.p(attribute)
+        bits = np.zeros(self.size // 8 + 1, dtype=np.uint8)
+        ids = np.flatnonzero(table)
+        for first, last in id_groups(self.frequencies(attribute)[ids], MARK_POSITIONS):
+            _set_bits(bits, np.asarray(attr.positions_of(ids[first:last]), dtype=np.int32))
+        return bits
 
     def ids(self, attribute: str, cpos: Cpos) -> npt.NDArray[np.int32]:
         """Lexicon ids at the given positions (one gather from the memory-mapped token stream)."""

@@ -263,6 +263,7 @@ class NativeEngine(QueryEngine):
             parts = self.options.threads if candidates >= PARALLEL_CANDIDATES else 1
             step = max(1, -(-self.size // max(1, parts)))
         ranges = [(lo, min(self.size, lo + step)) for lo in range(0, self.size, step)]
+        runner.plan.tests.whole = True  # every range is read: a test may pay for a bitmap made once
         for found in self._scan(query, runner, strategy, ranges, deadline, parallel=len(ranges) > 1):
             kept.add(found)
         return kept.matches(), kept.total

@@ -10,6 +10,7 @@ then gets its boundary: the end of the enclosing region with ``within``, else
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import assert_never
 
@@ -32,7 +33,7 @@ from cowbird.engines.native.compile import (
     estimate,
     holds_beyond,
 )
-from cowbird.engines.native.corpus_state import NativeCorpus
+from cowbird.engines.native.corpus_state import NativeCorpus, bits_at
 from cowbird.engines.results import Cpos
 from cowbird.query import Query
 
@@ -45,6 +46,27 @@ class TokenTests:
 
     def __init__(self, corpus: NativeCorpus) -> None:
         self.corpus = corpus
+        self.whole = False
+        """Set while the query is evaluated over the whole corpus (every range): then an id test that
+        would decode most of a compressed token stream reads a bitmap made once from the index."""
+        self._bitmaps: dict[int, npt.NDArray[np.uint8] | None] = {}
+        self._bitmap_lock = threading.Lock()
+
+    def _bitmap(self, predicate: Lookup, cpos: Cpos) -> npt.NDArray[np.uint8] | None:
+        """The predicate's bitmap over the corpus when the query is evaluated whole and testing it by
+        gathering ids would cost more (``NativeCorpus.gather_costs_more``); else None."""
+        if not self.whole or len(cpos) == 0:
+            return None
+        key = id(predicate.table)
+        if key in self._bitmaps:
+            return self._bitmaps[key]
+        span = int(cpos.max()) - int(cpos.min()) + 1
+        if not self.corpus.gather_costs_more(predicate.attribute, predicate.count, len(cpos), span):
+            return None
+        with self._bitmap_lock:  # ranges on other threads wait for the one bitmap
+            if key not in self._bitmaps:
+                self._bitmaps[key] = self.corpus.bitmap(predicate.attribute, predicate.table)
+            return self._bitmaps[key]
 
     def holds(
         self, predicate: Predicate, cpos: Cpos, ids: dict[str, npt.NDArray[np.int32]],
@@ -55,6 +77,9 @@ class TokenTests:
         if isinstance(predicate, Always):
             return np.ones(len(cpos), dtype=np.bool_)
         if isinstance(predicate, Lookup):
+            bits = self._bitmap(predicate, cpos)
+            if bits is not None:
+                return bits_at(bits, cpos)
             if predicate.attribute not in ids:
                 if self.corpus.prefers_index(predicate.attribute, predicate.count, len(cpos)):
                     return self.corpus.member(predicate.attribute, predicate.table, predicate.count, cpos)
@@ -370,6 +395,32 @@ class Planner:
         for j in reversed(order):
             longest[j] = 1 + max((longest[k] for k in follow[j] if k in reach), default=0)
         return (1 if states[first].is_token else 0) + max((longest[k] for k in heads), default=0)
+
+    def most_steps(self, first: int) -> int | None:
+        """At most how many tokens a match of this pass consumes after its first state (None: no
+        bound, a loop): how far ahead of a row its tokens may be worth reading."""
+        states, follow = self.automaton.states, self.automaton.follow
+        longest: dict[int, int | None] = {}
+        visiting: set[int] = set()
+
+        def after(i: int) -> int | None:  # tokens on the longest way on from state i (i excluded)
+            if i in longest:
+                return longest[i]
+            if i in visiting:
+                return None
+            visiting.add(i)
+            best: int | None = 0
+            for k in follow[i]:
+                rest = after(k)
+                if rest is None or best is None:
+                    best = None
+                    continue
+                best = max(best, rest + (1 if states[k].is_token else 0))
+            visiting.discard(i)
+            longest[i] = best
+            return best
+
+        return after(first)
 
     def consumes_after(self, first: int) -> bool:
         """Whether a match of this pass can consume tokens after its first state (else the

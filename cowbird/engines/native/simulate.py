@@ -58,8 +58,10 @@ class _Lookahead:
     serves the next W - 1; ``origin`` numbers a row among the pass's starts (ascending, whatever
     rows drop out)."""
 
-    def __init__(self, corpus: NativeCorpus) -> None:
+    def __init__(self, corpus: NativeCorpus, most: int | None = None) -> None:
         self.corpus = corpus
+        self.most = AHEAD_TOKENS if most is None else max(1, most)
+        """Tokens a row may still read at most (the pass's longest way): a window is no wider."""
         self.windows: dict[str, tuple[npt.NDArray[np.int32], Cpos, Cpos]] = {}
 
     def ids(self, attribute: str, cursor: Cpos, origin: Cpos) -> npt.NDArray[np.int32]:
@@ -74,7 +76,7 @@ class _Lookahead:
             offset = cursor - read_at[at]
             if len(offset) and offset.min() >= 0 and offset.max() < window.shape[1]:
                 return np.asarray(window[at, offset], dtype=np.int32)
-        width = max(2, min(AHEAD_TOKENS, AHEAD_IDS // len(cursor)))
+        width = max(1, min(AHEAD_TOKENS, self.most, AHEAD_IDS // len(cursor)))
         positions = np.minimum(cursor[:, None] + np.arange(width), self.corpus.size - 1)
         window = self.corpus.ids(attribute, positions)  # row after row: each row's blocks decoded once
         self.windows[attribute] = (window, origin.copy(), cursor.copy())
@@ -388,7 +390,7 @@ class PassRunner(PassesBase):
         cursor = starts + 1 if head.is_token else starts.copy()
         accepts = _Accepts(starts, self.longest, self.anchors)
         origin = np.arange(len(starts))  # each row's index among the pass's starts
-        ahead = _Lookahead(self.corpus)
+        ahead = _Lookahead(self.corpus, self.plan.most_steps(first))
         while True:
             self.deadline.check()
             self._closure(active, registers, cursor, bound)
