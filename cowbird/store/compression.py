@@ -537,7 +537,7 @@ class GolombIndex:
         self.parameters = golomb_parameters(self.frequencies, tokens)
         self._kept: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
         self._kept_size = 0
-        self._cursors: OrderedDict[int, tuple[int, Ints]] = OrderedDict()
+        self._cursors: OrderedDict[int, list[tuple[int, Ints]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def positions(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
@@ -564,16 +564,21 @@ class GolombIndex:
 
     def positions_between(self, lexicon_id: int, lo: int, hi: int) -> npt.NDArray[np.int32]:
         """The positions of one id in ``[lo, hi)``, ascending. Kept positions are sliced; others are
-        decoded on from where the last call for this id stopped if that was at or before ``lo`` (a
-        query evaluated range by range, in ascending ranges, decodes each id once, whatever the
-        number of ranges), else from the id's first position; nothing outside the range is kept."""
+        decoded on from the latest place a call for this id stopped at or before ``lo`` (a query
+        evaluated range by range decodes each id about once, whatever the number of ranges, also
+        when threads ask for neighbouring ranges out of order), else from the id's first position;
+        nothing outside the range is kept."""
         with self._lock:
             kept = self._kept.get(lexicon_id)
-            cursor = self._cursors.pop(lexicon_id, None)
+            stops = self._cursors.get(lexicon_id, [])
+            # (where it stopped, [bit, last position, positions left]): the latest usable, copied, as
+            # another thread may go on from it too
+            usable = max((stop for stop in stops if stop[0] <= lo), default=None, key=lambda stop: stop[0])
+            cursor = (usable[0], usable[1].copy()) if usable else None
         if kept is not None:
             a, b = np.searchsorted(kept, [lo, hi])
             return kept[a:b]
-        if cursor is None or cursor[0] > lo:  # (where it stopped, [bit, last position, positions left])
+        if cursor is None:
             first_bit = _int32_at(self.offsets.view(np.uint8), lexicon_id) * 8
             state = np.array([first_bit, 0, int(self.frequencies[lexicon_id])], dtype=np.int64)
         else:
@@ -581,7 +586,8 @@ class GolombIndex:
         out = np.empty(max(0, min(int(state[2]), hi - lo)), dtype=np.int32)
         written = _decode_until(self.data, state, int(self.parameters[lexicon_id]), lo, hi, out, 0) if len(out) else 0
         with self._lock:
-            self._cursors[lexicon_id] = (hi, state)
+            # the latest stops, whatever their places (the next query starts again at the first range)
+            self._cursors[lexicon_id] = [*self._cursors.pop(lexicon_id, []), (hi, state)][-CURSORS_PER_ID:]
             while len(self._cursors) > CURSORS_KEPT:
                 self._cursors.popitem(last=False)
         return out[:written]
@@ -599,6 +605,9 @@ POSITIONS_CACHED_FROM = 1 << 14
 
 POSITIONS_KEPT = 1 << 24
 """Decoded positions kept per index (64 MB), the least recently used dropped first."""
+
+CURSORS_PER_ID = 4
+"""Places per id where decoding stopped, kept to go on from (threads read neighbouring ranges)."""
 
 CURSORS_KEPT = 4096
 """Ids whose decoding of a range, stopped where it ended, an index keeps to go on with (the most

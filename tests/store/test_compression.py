@@ -204,6 +204,16 @@ def test_ranges_decode_an_id_on_from_where_the_last_range_stopped(ours: Path, mo
     for lo in range(0, 254_818, 30_000):
         for i in (the, rare):
             assert compressed.positions_between(i, lo, lo + 30_000).tolist() == expected(i, lo, lo + 30_000)
+    # threads ask for neighbouring ranges out of order: each goes on from the latest place at or
+    # before its start (not from the id's first position), and its own stop is kept beside the others
+    golomb = compressed._golomb
+    assert golomb is not None
+    for order in ([1, 0, 3, 2, 5, 4, 7, 6], [0, 2, 1, 3, 5, 4, 6, 7], [7, 6, 5, 4, 3, 2, 1, 0]):
+        for k in order:
+            lo, hi = k * 32_000, (k + 1) * 32_000
+            assert compressed.positions_between(the, lo, hi).tolist() == expected(the, lo, hi)
+    stops = [stop for stop, _ in golomb._cursors[the]]
+    assert stops == [128_000, 96_000, 64_000, 32_000]  # the latest four, whatever their places
     # an id whose whole positions are kept is sliced
     assert np.array_equal(compressed.positions(the), plain.positions(the))
     assert compressed.positions_between(the, 1_000, 2_000).tolist() == expected(the, 1_000, 2_000)
