@@ -77,10 +77,10 @@ class TokenTests:
         if isinstance(predicate, Always):
             return np.ones(len(cpos), dtype=np.bool_)
         if isinstance(predicate, Lookup):
-            bits = self._bitmap(predicate, cpos)
-            if bits is not None:
-                return bits_at(bits, cpos)
-            if predicate.attribute not in ids:
+            if predicate.attribute not in ids:  # (ids a step gathered anyway are read as they are)
+                bits = self._bitmap(predicate, cpos)
+                if bits is not None:
+                    return bits_at(bits, cpos)
                 if self.corpus.prefers_index(predicate.attribute, predicate.count, len(cpos)):
                     return self.corpus.member(predicate.attribute, predicate.table, predicate.count, cpos)
                 ids[predicate.attribute] = self.corpus.ids(predicate.attribute, cpos)
