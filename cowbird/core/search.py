@@ -64,6 +64,8 @@ from cowbird.core.wire import (
     Line,
     MarginalsRequest,
     MarginalsResponse,
+    NgramRequest,
+    NgramResponse,
     SortKeysRequest,
     SortKeysResponse,
     SortSpec,
@@ -75,8 +77,9 @@ from cowbird.query.cqp_ast import marked_anchors
 
 T = TypeVar("T")
 A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse,
-            DispersionResponse)
-AnalysisRequest = FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest | DispersionRequest
+            DispersionResponse, NgramResponse)
+AnalysisRequest = (FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest | DispersionRequest
+                   | NgramRequest)
 
 COUNT_SHARE = 0.75
 """Share of a search's time limit the counts may use; the rest is for fetching the page of hits."""

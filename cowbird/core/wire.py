@@ -57,6 +57,10 @@ __all__ = [
     "FrequencyRequest",
     "FrequencyResponse",
     "MarginalsRequest",
+    "NgramRequest",
+    "NgramResponse",
+    "NgramRow",
+    "RegionFilter",
     "MarginalsResponse",
     "SortKeysRequest",
     "SortKeysResponse",
@@ -336,3 +340,53 @@ class MarginalsRequest(BaseModel):
 class MarginalsResponse(BaseModel):
     partition: str
     frequencies: list[int]
+
+
+MAX_NGRAM = 5
+"""Longest n-grams a word list counts."""
+
+
+class RegionFilter(BaseModel):
+    """Part of a subcorpus: the tokens in regions whose value of ``attribute`` matches ``pattern`` (a
+    CQP regex, the whole value), or with ``negated`` does not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attribute: str = Field(min_length=1)
+    negated: bool = False
+    pattern: str
+
+
+class NgramRequest(BaseModel):
+    """A word list or n-gram list of a partition or of its part in a subcorpus (``POST /v1/ngrams``):
+    the n-grams of ``attribute`` that stay within one region of ``within`` and within the subcorpus.
+    The partition counts them once and keeps the counts for the requests that follow: the rows with
+    at least ``threshold`` occurrences, the ``top`` most frequent ones, and the counts of ``values``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    partition: str
+    attribute: str = Field(min_length=1)
+    n: int = Field(1, ge=1, le=MAX_NGRAM)
+    within: str | None = Field(None, description="S-attribute whose regions an n-gram may not cross (text).")
+    filters: list[RegionFilter] = Field([], max_length=50)
+    match: str | None = Field(None, description="Keep the n-grams with a token matching this CQP regex.")
+    ignore_case: bool = False
+    threshold: int | None = Field(None, ge=1, description="Every n-gram occurring at least this often.")
+    top: int = Field(0, ge=0, description="And the this many most frequent ones.")
+    values: list[list[str]] = Field([], max_length=1_000_000, description="The counts of these n-grams.")
+
+
+class NgramRow(BaseModel):
+    tokens: list[str]
+    count: int
+
+
+class NgramResponse(BaseModel):
+    partition: str
+    tokens: int = Field(description="Tokens of the partition in the subcorpus.")
+    ngrams: int = Field(description="N-grams counted (occurrences).")
+    types: int = Field(description="Distinct n-grams in the partition (those passing match).")
+    rows: list[NgramRow]
+    counts: list[int] = Field(description="The counts of the values asked for, in their order.")
+    elapsed_ms: float

@@ -32,7 +32,19 @@ from cowbird.frontend.fair_use import FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
 from cowbird.frontend.pools import NodePools
-from cowbird.frontend.routes import analyses, context, corpora, export, history, language, metrics, pages, query, ref
+from cowbird.frontend.routes import (
+    analyses,
+    context,
+    corpora,
+    export,
+    history,
+    language,
+    metrics,
+    pages,
+    query,
+    ref,
+    wordlist,
+)
 from cowbird.frontend.routes.deps import no_parameters
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.frontend.state import FrontendState
@@ -132,7 +144,8 @@ def create_app(
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
 
-    for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router):
+    for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
+                   wordlist.router):
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
     for router in (corpora.router, history.router, accounts_web.router):
         app.include_router(router, dependencies=[Depends(no_parameters)])

@@ -35,6 +35,8 @@ from cowbird.core.wire import (
     Line,
     MarginalsRequest,
     MarginalsResponse,
+    NgramRequest,
+    NgramResponse,
     SortKeysRequest,
     SortKeysResponse,
 )
@@ -156,10 +158,18 @@ class NodeClient:
     async def analysis(self, partition: Partition, path: str, request: AnalysisRequest, answer_type: type[A],
                        limit: TimeLimit | None = None) -> A:
         """An analysis of the hits on one partition (``/v1/frequency``, ``/v1/distribution``,
-        ``/v1/cooccurrence``, ``/v1/sortkeys``), checked against the request and the manifest."""
+        ``/v1/cooccurrence``, ``/v1/sortkeys``; ``/v1/ngrams``: a word list), checked against the request
+        and the manifest."""
 
         def checked(body: bytes, node: str) -> A:
             answer = parse_answer(body, answer_type, partition.id, node)
+            if isinstance(answer, NgramResponse) and isinstance(request, NgramRequest):
+                check(answer.partition == partition.id and len(answer.counts) == len(request.values)
+                      and 0 <= answer.tokens <= partition.size and 0 <= answer.ngrams <= partition.size
+                      and all(r.count > 0 and len(r.tokens) == request.n for r in answer.rows)
+                      and all(c >= 0 for c in answer.counts), "gives an impossible word list", partition, node)
+                return answer
+            assert not isinstance(answer, NgramResponse) and not isinstance(request, NgramRequest)
             check(answer.partition == partition.id and answer.query == request.query, "answered another request",
                    partition, node)
             check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)

@@ -179,6 +179,28 @@ class DispersionParameters(Searching):
         "Answer as NDJSON events: started, partition (as each answers), then result or error. JSON only."))
 
 
+class WordListParameters(Parameters):
+    """``GET /api/v1/wordlist``."""
+
+    corpus: str = Field(description="Corpus name.")
+    attribute: str = Field("word", description="The p-attribute listed (word, lemma, pos ...).")
+    n: int = Field(1, ge=1, le=5, description="1: a word list; 2 to 5: n-grams (n tokens in a row).")
+    min: int = Field(1, ge=1, description="Only n-grams with at least this frequency.")
+    match: str | None = Field(None, description=(
+        "Only n-grams with a token matching this regex (the whole token, as in CQP); for n=1 the words matching it."))
+    ignore_case: bool = Field(False, description="match ignores case.")
+    filters: list[str] = Field([], alias="filter", description=(
+        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (the tokens in the texts whose metadata match)."))
+    within: str | None = Field(None, description=(
+        "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: may "
+        "cross every boundary)."))
+    limit: int = Field(100, ge=1, description=(
+        f"The most frequent this many rows (JSON: at most {MAX_JSON_ROWS:,}; a file too)."))
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or the rows as a tsv/csv/xlsx file."))
+    provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
+
+
 class CollocationParameters(TableParameters):
     """``GET /api/v1/collocations``."""
 

@@ -244,6 +244,33 @@ class DispersionResult(_AnalysisResult):
     partitions_hits: list[DispersionPartition]
 
 
+class WordListRow(BaseModel):
+    tokens: list[str] = Field(description="The n-gram's tokens (one for a word list).")
+    value: str = Field(description="The tokens joined by spaces.")
+    frequency: int
+    per_million: float = Field(description="Occurrences per million tokens of the (sub)corpus.")
+
+
+class WordListResult(BaseModel):
+    """The most frequent n-grams of a corpus or subcorpus, exact over every partition that answered."""
+
+    corpus: str
+    attribute: str
+    n: int
+    within: str | None
+    filters: list[str]
+    match: str | None
+    min: int
+    tokens: int = Field(description="Tokens of the (sub)corpus in the partitions that answered.")
+    ngrams: int = Field(description="N-grams counted there (occurrences; for n=1 the tokens).")
+    rows: list[WordListRow]
+    more: bool = Field(description="More n-grams than the rows shown occur at least min times.")
+    complete: bool = Field(description="Every partition answered.")
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+
+
 class FrequencyRow(BaseModel):
     value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked; by "
                        "several keys, their values joined by ' / '.")

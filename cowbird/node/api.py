@@ -34,6 +34,9 @@ from cowbird.core.wire import (
     Line,
     MarginalsRequest,
     MarginalsResponse,
+    NgramRequest,
+    NgramResponse,
+    NgramRow,
     SortKeysRequest,
     SortKeysResponse,
     SortValue,
@@ -240,6 +243,20 @@ class NodeApi:
         corpus = self.service.engine(request.partition).store
         frequencies = await self.service.in_thread(compute.marginals, corpus, request.attribute, request.values)
         return MarginalsResponse(partition=request.partition, frequencies=frequencies)
+
+    async def ngrams(self, request: NgramRequest, disconnected: Disconnected = None) -> NgramResponse:
+        """A word list or n-gram list of the partition (or of its part in a subcorpus): the rows with at
+        least ``threshold`` occurrences and the ``top`` most frequent, and the counts of ``values``."""
+        started = time.perf_counter()
+        filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
+        table = await self.service.ngrams(request.partition, request.attribute, request.n, request.within, filters,
+                                          disconnected)
+        rows, counts, types = await self.service.analyse(
+            compute.ngram_rows, table, request.match, request.ignore_case, request.threshold, request.top,
+            self.service.settings.max_ngram_rows, request.values, disconnected=disconnected)
+        return NgramResponse(partition=request.partition, tokens=table.tokens, ngrams=table.ngrams, types=types,
+                             rows=[NgramRow(tokens=t, count=c) for t, c in rows], counts=counts,
+                             elapsed_ms=_elapsed(started))
 
     async def sortkeys(self, request: SortKeysRequest, disconnected: Disconnected = None) -> SortKeysResponse:
         """The sort keys of the hits at sorted ranks ``offset`` .. ``offset + limit``: what the front end

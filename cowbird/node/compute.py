@@ -18,6 +18,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,8 +26,10 @@ import numpy.typing as npt
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, Anchor, Fold, SortKey, SortLevel, Span
 from cowbird.core.errors import LimitExceeded, UnknownAttribute
 from cowbird.engines import Deadline
-from cowbird.engines.native.lexicon import strip_diacritics
+from cowbird.engines.native.lexicon import LexiconIndex, match_table, strip_diacritics
 from cowbird.engines.results import Matches
+from cowbird.query import RegexValue
+from cowbird.query.pcre import compile_pcre
 from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 
 Ints = npt.NDArray[np.int64]
@@ -600,3 +603,192 @@ def marginals(corpus: CwbCorpus, attribute: str, values: list[str]) -> list[int]
     p = _p(corpus, attribute)
     ids = [p.str2id(value) for value in values]
     return [0 if i is None else p.frequency(i) for i in ids]
+
+
+# -- word lists and n-grams --------------------------------------------------------------------------
+
+NGRAM_CHUNK = 1 << 22
+"""Start positions whose n-grams are counted at once."""
+
+
+@dataclass
+class NgramTable:
+    """Every n-gram of a partition (or of its part in a subcorpus) with its count: ``keys`` ascending,
+    each n-gram's ids packed into one int64 (``bits`` per id) or, when they do not fit, an (n,) row
+    of ids seen as one opaque value; ``tokens`` of the subcorpus, ``ngrams`` occurrences counted."""
+
+    attribute: PositionalAttribute
+    n: int
+    bits: int  # 0: keys are rows
+    keys: npt.NDArray[Any]
+    counts: Ints
+    tokens: int
+    ngrams: int
+
+    def ids(self, rows: Ints) -> npt.NDArray[np.int64]:
+        """The ids of the n-grams at these rows of the table, (len(rows), n)."""
+        if self.bits:
+            mask = (1 << self.bits) - 1
+            shifts = np.arange(self.n - 1, -1, -1, dtype=np.int64) * self.bits
+            return np.asarray((self.keys[rows][:, None] >> shifts) & mask, dtype=np.int64)
+        return np.asarray(self.keys[rows].view(np.int32).reshape(len(rows), self.n), dtype=np.int64)
+
+    def key_of(self, ids: list[int]) -> npt.NDArray[Any]:
+        """The key of an n-gram's ids, as an array of one."""
+        if self.bits:
+            key = 0
+            for i in ids:
+                key = (key << self.bits) | i
+            return np.asarray([key], dtype=np.int64)
+        return np.asarray(ids, dtype=np.int32).view(self.keys.dtype)
+
+
+def _void(n: int) -> np.dtype[Any]:
+    return np.dtype((np.void, 4 * n))
+
+
+def _filter_regions(corpus: CwbCorpus, attribute: str, negated: bool, pattern: str) -> tuple[Ints, Ints]:
+    """The regions of ``attribute`` whose value matches the CQP regex (the whole value; with ``negated``:
+    does not), as sorted starts and ends."""
+    s = _s_with_values(corpus, attribute, "filter")
+    table = value_table(s)
+    search = compile_pcre(pattern).search
+    passing = np.fromiter((search(name) is not None for name in table.names), dtype=np.bool_, count=len(table.names))
+    keep = passing[table.of_region] != negated if len(table.of_region) else np.zeros(0, dtype=np.bool_)
+    return np.asarray(s.starts, dtype=np.int64)[keep], np.asarray(s.ends, dtype=np.int64)[keep]
+
+
+def _inside(positions: Ints, starts: Ints, ends: Ints) -> npt.NDArray[np.bool_]:
+    number = np.searchsorted(starts, positions, side="right") - 1
+    return np.asarray((number >= 0) & (ends[np.maximum(number, 0)] >= positions), dtype=np.bool_)
+
+
+def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
+                filters: list[tuple[str, bool, str]], max_types: int,
+                deadline: Deadline = NO_DEADLINE) -> NgramTable:
+    """Count the n-grams of ``attribute`` in the partition: n consecutive tokens within one region of
+    ``within`` (when given) and all inside the subcorpus (the tokens every filter lets through)."""
+    check_attributes(corpus, attribute, within)
+    p = _p(corpus, attribute)
+    size = corpus.size
+    regions = [_filter_regions(corpus, a, negated, pattern) for a, negated, pattern in filters]
+    bounds = corpus.s_attribute(within) if within else None
+    bits = max(1, (max(1, p.lexicon_size) - 1).bit_length())
+    packed = bits * n <= 63
+    if n == 1 and not regions:  # the whole partition's word list: its lexicon frequencies
+        counts = np.asarray(p.frequencies, dtype=np.int64)
+        keys = np.flatnonzero(counts).astype(np.int64)
+        return NgramTable(p, 1, bits, keys, counts[keys], size, size)
+    parts_keys: list[npt.NDArray[Any]] = []
+    parts_counts: list[Ints] = []
+    tokens = ngrams = 0
+    held = 0
+    for lo in range(0, size, NGRAM_CHUNK):
+        deadline.check()
+        hi = min(size, lo + NGRAM_CHUNK)
+        stop = min(size, hi + n - 1)
+        ids = np.asarray(p.id_range(lo, stop), dtype=np.int64)
+        positions = np.arange(lo, stop, dtype=np.int64)
+        allowed = np.ones(stop - lo, dtype=np.bool_)
+        for starts, ends in regions:
+            allowed &= _inside(positions, starts, ends)
+        tokens += int(allowed[: hi - lo].sum())
+        count = max(0, stop - n + 1 - lo)  # starts whose n-gram lies in the partition
+        if count == 0:
+            continue
+        valid = allowed[:count].copy()
+        for k in range(1, n):
+            valid &= allowed[k : k + count]
+        if bounds is not None:
+            first = np.asarray(bounds.region_numbers(positions[:count]), dtype=np.int64)
+            last = np.asarray(bounds.region_numbers(positions[n - 1 : n - 1 + count]), dtype=np.int64)
+            valid &= (first >= 0) & (first == last)
+        starts_at = np.flatnonzero(valid)
+        if not len(starts_at):
+            continue
+        if packed:
+            key = ids[starts_at].copy()
+            for k in range(1, n):
+                key = (key << bits) | ids[starts_at + k]
+            found, counted = np.unique(key, return_counts=True)
+        else:
+            rows = np.stack([ids[starts_at + k] for k in range(n)], axis=1).astype(np.int32)
+            found, counted = np.unique(np.ascontiguousarray(rows).view(_void(n)).ravel(), return_counts=True)
+        parts_keys.append(found)
+        parts_counts.append(counted.astype(np.int64))
+        ngrams += len(starts_at)
+        held += len(found)
+        if held > 2 * max_types:  # fold the chunks' counts before they outgrow the limit
+            merged = _merge_counts(parts_keys, parts_counts)
+            parts_keys, parts_counts, held = [merged[0]], [merged[1]], len(merged[0])
+            if held > max_types:
+                raise LimitExceeded(f"more than {max_types:,} distinct {n}-grams on this partition: narrow the "
+                                    "subcorpus down or count shorter n-grams")
+    keys, counts = _merge_counts(parts_keys, parts_counts) if parts_keys else (
+        np.zeros(0, dtype=np.int64 if packed else _void(n)), np.zeros(0, dtype=np.int64))
+    if len(keys) > max_types:
+        raise LimitExceeded(f"{len(keys):,} distinct {n}-grams on this partition, more than {max_types:,}: narrow "
+                            "the subcorpus down or count shorter n-grams")
+    return NgramTable(p, n, bits if packed else 0, keys, counts, tokens, ngrams)
+
+
+def _merge_counts(keys: list[npt.NDArray[Any]], counts: list[Ints]) -> tuple[npt.NDArray[Any], Ints]:
+    """One ascending key per n-gram with the sum of its counts."""
+    if len(keys) == 1:
+        return keys[0], counts[0]
+    found, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+    return found, np.bincount(inverse.ravel(), weights=np.concatenate(counts), minlength=len(found)).round().astype(
+        np.int64)
+
+
+def ngram_rows(table: NgramTable, match: str | None, ignore_case: bool, threshold: int | None, top: int,
+               max_rows: int, values: list[list[str]],
+               deadline: Deadline = NO_DEADLINE) -> tuple[list[tuple[list[str], int]], list[int], int]:
+    """The rows with at least ``threshold`` occurrences and the ``top`` most frequent (the most frequent
+    first), of the n-grams with a token matching ``match``; the counts of ``values`` (0 where an
+    n-gram does not occur or does not pass ``match``); and how many n-grams pass ``match``."""
+    p = table.attribute
+    passing = None
+    if match is not None:
+        tables = _tables(p)
+        index = tables.get("lexicon_index")
+        if not isinstance(index, LexiconIndex):
+            index = tables["lexicon_index"] = LexiconIndex(p.strings)
+        token_ok = match_table(index, RegexValue(match, ignore_case), 5.0)
+        ids = table.ids(np.arange(len(table.counts)))
+        passing = token_ok[ids].any(axis=1)
+    deadline.check()
+    counts = table.counts if passing is None else np.where(passing, table.counts, 0)
+    types = len(counts) if passing is None else int(passing.sum())
+    chosen = np.zeros(0, dtype=np.int64)
+    if threshold is not None:
+        chosen = np.flatnonzero(counts >= threshold)
+    if top:
+        best = np.argsort(-counts, kind="stable")[:top]
+        best = best[counts[best] > 0]
+        if len(best) == top:  # ties at the last count: the first by their tokens, as the list is ordered
+            last = counts[best[-1]]
+            tied = np.flatnonzero(counts == last)
+            if len(tied) > 1:
+                strings = [tuple(p.id2str(int(i)) for i in row) for row in table.ids(tied).tolist()]
+                room = top - int((counts > last).sum())
+                ordered = sorted(range(len(tied)), key=strings.__getitem__)[:room]
+                best = np.concatenate([np.flatnonzero(counts > last), tied[ordered]])
+        chosen = np.union1d(chosen, best)
+    if len(chosen) > max_rows:
+        raise LimitExceeded(f"{len(chosen):,} n-grams to send from this partition, more than {max_rows:,}: raise "
+                            "the minimum frequency or narrow the subcorpus down")
+    chosen = chosen[np.argsort(-counts[chosen], kind="stable")]
+    ids = table.ids(chosen)
+    rows = [([p.id2str(int(i)) for i in row], int(c)) for row, c in zip(ids.tolist(), counts[chosen].tolist(),
+                                                                           strict=True)]
+    asked = []
+    for value in values:
+        found = [p.str2id(token) for token in value] if len(value) == table.n else [None]
+        if any(i is None for i in found):
+            asked.append(0)
+            continue
+        key = table.key_of([int(i) for i in found if i is not None])
+        at = int(np.searchsorted(table.keys, key)[0])
+        asked.append(int(counts[at]) if at < len(table.keys) and table.keys[at] == key[0] else 0)
+    return rows, asked, types

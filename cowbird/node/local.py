@@ -32,6 +32,7 @@ from cowbird.core.wire import (
     Line,
     MarginalsRequest,
     MarginalsResponse,
+    NgramRequest,
     SortKeysRequest,
 )
 from cowbird.engines import EngineName, EngineOptions, QueryEngine, open_engine
@@ -151,6 +152,8 @@ class LocalPartitions:
             answer = await self.api.sortkeys(request)
         elif isinstance(request, DispersionRequest):
             answer = await self.api.dispersion(request)
+        elif isinstance(request, NgramRequest):
+            answer = await self.api.ngrams(request)
         else:
             assert_never(request)
         assert isinstance(answer, answer_type)

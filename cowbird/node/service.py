@@ -23,12 +23,15 @@ from cowbird.core.metrics import Metrics
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.results import ArrayResultSet, build_lines
-from cowbird.node.compute import SortOrder, sort_order
+from cowbird.node.compute import NgramTable, SortOrder, ngram_table, sort_order
 from cowbird.node.scheduler import Scheduler
 from cowbird.node.settings import NodeSettings
 from cowbird.query import Query, QueryError, parse_cqp, serialize
 
 T = TypeVar("T")
+
+NGRAM_TABLES_KEPT = 3
+"""Counted n-gram tables a node keeps (a word list's later requests, the next page of it)."""
 BYTES_PER_HIT = 24
 REFUSALS_KEPT = 256
 """Queries refused for their size, remembered so that asking again costs nothing."""
@@ -78,6 +81,8 @@ class PartitionService:
         # queries refused for what they are (their certain work is more than query_timeout): refused again
         # at once, not after seconds of planning each time
         self.refused: OrderedDict[tuple[str, str, str, int], LimitExceeded] = OrderedDict()
+        # counted n-grams, kept for the requests of one word list that follow (a few, as they are large)
+        self.ngram_tables: OrderedDict[tuple[object, ...], NgramTable] = OrderedDict()
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds,
@@ -124,6 +129,24 @@ class PartitionService:
                 raise LimitExceeded("the analysis needs more memory than this node has; narrow it down") from exc
 
         return await self.scheduler.run(work, self.settings.query_timeout, watch)
+
+    async def ngrams(self, partition: str, attribute: str, n: int, within: str | None,
+                     filters: list[tuple[str, bool, str]],
+                     disconnected: Callable[[], Awaitable[bool]] | None = None) -> NgramTable:
+        """The partition's n-grams counted (``compute.ngram_table``), as a query is run; the last few
+        tables are kept, since one word list asks a partition two or three times."""
+        key = (partition, attribute, n, within, tuple(filters))
+        table = self.ngram_tables.get(key)
+        if table is not None:
+            self.ngram_tables.move_to_end(key)
+            return table
+        corpus = self.engine(partition).store
+        table = await self.analyse(ngram_table, corpus, attribute, n, within, filters, self.settings.max_ngram_types,
+                                   disconnected=disconnected)
+        self.ngram_tables[key] = table
+        while len(self.ngram_tables) > NGRAM_TABLES_KEPT:
+            self.ngram_tables.popitem(last=False)
+        return table
 
     async def in_thread(self, function: Callable[..., T], *args: object) -> T:
         """Run engine work (building lines) in a worker thread (its errors carry their own status and code)."""

@@ -45,6 +45,9 @@ class NodeSettings(LayeredSettings):
     )
     max_sort_keys: int = Field(1_000_000, ge=1, description="Most sort keys one /v1/sortkeys request may ask for.")
     max_context_tokens: int = Field(200, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    max_ngram_types: int = Field(50_000_000, ge=1, description=(
+        "Most distinct n-grams a word list counts on one partition (about 16 bytes each while it is kept)."))
+    max_ngram_rows: int = Field(500_000, ge=1, description="Most word-list rows one /v1/ngrams answer carries.")
     query_timeout: float = Field(60.0, gt=0, description="Seconds a query may run before it is stopped.")
     max_concurrent_queries: int = Field(4, ge=1, description="Queries evaluated at once; more wait in line.")
     max_queued_queries: int = Field(64, ge=0, description="Queries waiting in line; more get 503 and Retry-After.")

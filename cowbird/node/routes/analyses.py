@@ -1,6 +1,7 @@
-"""``POST /v1/frequency``, ``/v1/distribution``, ``/v1/cooccurrence``, ``/v1/marginals`` and
-``/v1/sortkeys``: analyses of a query's hits on one partition, as counts that the front end adds up
-across partitions — adapters over :class:`cowbird.node.api.NodeApi`."""
+"""``POST /v1/frequency``, ``/v1/distribution``, ``/v1/cooccurrence``, ``/v1/marginals``,
+``/v1/sortkeys`` and ``/v1/ngrams``: analyses of a query's hits (or of the partition's tokens: word
+lists) on one partition, as counts that the front end adds up across partitions — adapters over
+:class:`cowbird.node.api.NodeApi`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from cowbird.core.wire import (
     FrequencyResponse,
     MarginalsRequest,
     MarginalsResponse,
+    NgramRequest,
+    NgramResponse,
     SortKeysRequest,
     SortKeysResponse,
 )
@@ -69,3 +72,11 @@ async def sortkeys(request: SortKeysRequest, service: Service, http: Request) ->
     needs to merge partitions' sorted hits and page at any offset."""
     http.state.log_partition = request.partition
     return await NodeApi(service).sortkeys(request, http.is_disconnected)
+
+
+@router.post("/ngrams", response_model=NgramResponse)
+async def ngrams(request: NgramRequest, service: Service, http: Request) -> NgramResponse:
+    """A word list or n-gram list of the partition or of its part in a subcorpus (counted once, kept for
+    the requests that follow): the frequent rows, the top rows, and the counts of given n-grams."""
+    http.state.log_partition = request.partition
+    return await NodeApi(service).ngrams(request, http.is_disconnected)

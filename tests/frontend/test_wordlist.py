@@ -1,0 +1,152 @@
+"""Word lists and n-gram lists (``GET /api/v1/wordlist``) through the front end, judged by real CWB's
+``cwb-scan-corpus`` on the one-partition encoding of ``tests/fixtures/tricky.vrt``, and exact over
+five partitions: the rounds that find the most frequent n-grams of the corpus from partitions that
+each send only their own most frequent ones must end with the same rows and counts.
+
+``cwb-scan-corpus`` counts n-grams across text boundaries; the key ``text_id+0 … text_id+(n-1)`` says
+which stay within one text (cowbird's default ``within=text``)."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import httpx
+import pandas as pd
+import pytest
+
+from tests.frontend.conftest import Partitioned, ewt_client
+from tests.frontend.test_analyses import CORPUS, _encode
+from tests.support import read_tricky, reference_cqp
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def one_partition(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    parts = _encode(tmp_path_factory.mktemp("wordlist-one"), 1_000_000)
+    assert len(parts.ids) == 1
+    return parts
+
+
+@pytest.fixture(scope="module")
+def five_partitions(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    parts = _encode(tmp_path_factory.mktemp("wordlist-five"), 2_800)
+    assert len(parts.ids) == 5
+    return parts
+
+
+@pytest.fixture
+async def one(one_partition: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(one_partition, CORPUS):
+        yield c
+
+
+@pytest.fixture
+async def five(five_partitions: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(five_partitions, CORPUS):
+        yield c
+
+
+def scan_corpus(parts: Partitioned, attribute: str, n: int, genre: str | None = None) -> Counter[tuple[str, ...]]:
+    """Real ``cwb-scan-corpus``'s n-gram counts, those crossing texts left out (and, with ``genre``, only
+    those in texts of that genre)."""
+    binary = reference_cqp().parent / "cwb-scan-corpus"
+    keys = [f"{attribute}+{k}" for k in range(n)] + ["text_id+0", f"text_id+{n - 1}"]
+    if genre is not None:
+        keys.append(f"?text_genre+0=/{genre}/")
+    done = subprocess.run([str(binary), "-q", "-r", str(parts.registry), parts.ids[0].upper(), *keys],
+                          capture_output=True, text=True, check=True)
+    counts: Counter[tuple[str, ...]] = Counter()
+    for line in done.stdout.splitlines():
+        frequency, *values = line.split("\t")
+        if values[n] == values[n + 1]:  # within one text
+            counts[tuple(values[:n])] += int(frequency)
+    return counts
+
+
+def top(counts: Counter[tuple[str, ...]], limit: int, least: int = 1) -> list[tuple[list[str], int]]:
+    ranked = sorted(((k, c) for k, c in counts.items() if c >= least), key=lambda item: (-item[1], item[0]))
+    return [(list(k), c) for k, c in ranked[:limit]]
+
+
+def rows(answer: httpx.Response) -> list[tuple[list[str], int]]:
+    assert answer.status_code == 200, answer.text
+    return [(row["tokens"], row["frequency"]) for row in answer.json()["rows"]]
+
+
+@pytest.mark.parametrize(("attribute", "n", "limit", "least"), [
+    ("word", 1, 50, 1), ("lemma", 1, 2000, 3), ("word", 2, 40, 1), ("pos", 3, 100, 5), ("word", 3, 25, 2),
+    ("lemma", 4, 30, 2), ("word", 5, 10, 1),
+])
+async def test_word_lists_and_ngrams_equal_cwb_scan_corpus_on_one_and_five_partitions(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, one_partition: Partitioned, attribute: str, n: int, limit: int,
+    least: int,
+) -> None:
+    expected = top(scan_corpus(one_partition, attribute, n), limit, least)
+    assert expected
+    for client in (one, five):
+        answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "attribute": attribute, "n": n,
+                                                                "limit": limit, "min": least})
+        assert rows(answer) == expected
+        body = answer.json()
+        assert body["complete"] and body["tokens"] == 12_762
+        assert body["n"] == n and body["within"] == "text"
+
+
+async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, one_partition: Partitioned,
+) -> None:
+    news = scan_corpus(one_partition, "word", 2, genre="news")
+    in_news = sum(1 for t in read_tricky() if t.text["genre"] == "news")
+    ing = Counter({k: c for k, c in scan_corpus(one_partition, "word", 1).items() if k[0].endswith("ing")})
+    for client in (one, five):
+        answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "n": 2, "filter": "text_genre~news",
+                                                                "limit": 30})
+        assert rows(answer) == top(news, 30)
+        assert answer.json()["tokens"] == in_news
+        assert answer.json()["rows"][0]["per_million"] == round(top(news, 1)[0][1] * 1e6 / in_news, 3)
+        answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "match": ".*ing", "limit": 500})
+        assert rows(answer) == top(ing, 500)
+        assert not answer.json()["more"]  # every word ending in -ing is listed
+
+
+async def test_a_word_list_downloads_as_files_with_provenance(five: httpx.AsyncClient,
+                                                              one_partition: Partitioned) -> None:
+    expected = top(scan_corpus(one_partition, "word", 2), 20)
+    for format in ("tsv", "csv", "xlsx"):
+        answer = await five.get("/api/v1/wordlist", params={"corpus": CORPUS, "n": 2, "limit": 20, "format": format,
+                                                             "provenance": 1})
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-disposition"].endswith(f'.{format}"')
+        if format == "xlsx":
+            frame = pd.read_excel(io.BytesIO(answer.content), sheet_name=0, keep_default_na=False)
+            about = pd.read_excel(io.BytesIO(answer.content), sheet_name=1, header=None)
+            assert "wordlist" in about.astype(str).to_numpy().ravel().tolist()
+        else:
+            text = answer.content.decode("utf-8")
+            skip = [i for i, line in enumerate(text.splitlines()) if line.startswith("#")]
+            assert any("analysis" in text.splitlines()[i] for i in skip)
+            frame = pd.read_csv(io.StringIO(text), sep="\t" if format == "tsv" else ",", comment=None,
+                                skiprows=len(skip), keep_default_na=False, quoting=3 if format == "tsv" else 0)
+        got = [([str(a), str(b)], int(c)) for a, b, c in zip(frame["token1"], frame["token2"], frame["frequency"],
+                                                              strict=True)]
+        assert got == expected
+
+
+async def test_word_list_errors_say_what_was_wrong(five: httpx.AsyncClient) -> None:
+    cases = {
+        (("attribute", "colour"),): "no p-attribute 'colour'",
+        (("n", "6"),): "n",
+        (("within", "chapter"),): "no s-attribute 'chapter'",
+        (("filter", "text_colour~x"),): "text_colour",
+        (("match", "a(b"),): "match",
+        (("limit", "100001"),): "at most 100,000 rows",
+    }
+    for asked, said in cases.items():
+        answer = await five.get("/api/v1/wordlist", params={"corpus": CORPUS, **dict(asked)})
+        assert answer.status_code in (400, 404, 422), answer.text
+        assert said in answer.text
+
