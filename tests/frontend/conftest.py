@@ -195,3 +195,41 @@ async def client(
 def manifest_of(parts: Partitioned) -> JsonObject:
     manifest: JsonObject = json.loads(parts.manifest.read_text())
     return manifest
+
+
+# -- tests/fixtures/tricky.vrt in one partition and in five, behind a front end ----------------------
+
+TRICKY = "tricky"
+
+
+def _encode(base: Path, partition_tokens: int) -> Partitioned:
+    options = tricky_options(base / "data", base / "registry" / TRICKY, partition_tokens=partition_tokens)
+    result = Encoder(options).run()
+    assert result.manifest is not None
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+@pytest.fixture(scope="module")
+def tricky_one(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    parts = _encode(tmp_path_factory.mktemp("tricky-one"), 1_000_000)
+    assert len(parts.ids) == 1
+    return parts
+
+
+@pytest.fixture(scope="module")
+def tricky_five(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
+    parts = _encode(tmp_path_factory.mktemp("tricky-five"), 2_800)  # texts of up to 754 tokens
+    assert len(parts.ids) == 5
+    return parts
+
+
+@pytest.fixture
+async def one(tricky_one: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(tricky_one, TRICKY):
+        yield c
+
+
+@pytest.fixture
+async def five(tricky_five: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(tricky_five, TRICKY):
+        yield c

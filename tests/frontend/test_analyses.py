@@ -16,8 +16,7 @@ import io
 import json
 import math
 import tempfile
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,8 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cowbird.store import Encoder
-from tests.frontend.conftest import API_TOKEN, Partitioned, ewt_client
+from tests.frontend.conftest import API_TOKEN, Partitioned
 from tests.realcqp import RealCqp
 from tests.support import (
     TRICKY_SENTENCES,
@@ -35,7 +33,6 @@ from tests.support import (
     Params,
     read_tricky,
     reference_cqp,
-    tricky_options,
     unavailable,
 )
 
@@ -53,39 +50,6 @@ GO = 351
 GO_COLLOCATES = 100
 """Lemmas at least twice within 5 tokens of a go in its text (the default window, min_freq 2): more than
 100 (the default limit), so a default answer has 100 rows."""
-
-
-def _encode(base: Path, partition_tokens: int) -> Partitioned:
-    options = tricky_options(base / "data", base / "registry" / CORPUS, partition_tokens=partition_tokens)
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
-
-
-@pytest.fixture(scope="module")
-def tricky_one(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
-    parts = _encode(tmp_path_factory.mktemp("tricky-one"), 1_000_000)
-    assert len(parts.ids) == 1
-    return parts
-
-
-@pytest.fixture(scope="module")
-def tricky_five(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
-    parts = _encode(tmp_path_factory.mktemp("tricky-five"), 2_800)  # texts of up to 754 tokens
-    assert len(parts.ids) == 5
-    return parts
-
-
-@pytest.fixture
-async def one(tricky_one: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in ewt_client(tricky_one, CORPUS):
-        yield c
-
-
-@pytest.fixture
-async def five(tricky_five: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in ewt_client(tricky_five, CORPUS):
-        yield c
 
 
 @pytest.fixture(scope="module")

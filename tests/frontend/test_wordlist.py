@@ -11,43 +11,16 @@ from __future__ import annotations
 import io
 import subprocess
 from collections import Counter
-from collections.abc import AsyncIterator
 
 import httpx
 import pandas as pd
 import pytest
 
-from tests.frontend.conftest import Partitioned, ewt_client
-from tests.frontend.test_analyses import CORPUS, _encode
+from tests.frontend.conftest import TRICKY as CORPUS
+from tests.frontend.conftest import Partitioned
 from tests.support import read_tricky, reference_cqp
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def one_partition(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
-    parts = _encode(tmp_path_factory.mktemp("wordlist-one"), 1_000_000)
-    assert len(parts.ids) == 1
-    return parts
-
-
-@pytest.fixture(scope="module")
-def five_partitions(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
-    parts = _encode(tmp_path_factory.mktemp("wordlist-five"), 2_800)
-    assert len(parts.ids) == 5
-    return parts
-
-
-@pytest.fixture
-async def one(one_partition: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in ewt_client(one_partition, CORPUS):
-        yield c
-
-
-@pytest.fixture
-async def five(five_partitions: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in ewt_client(five_partitions, CORPUS):
-        yield c
 
 
 def scan_corpus(parts: Partitioned, attribute: str, n: int, genre: str | None = None) -> Counter[tuple[str, ...]]:
@@ -82,10 +55,10 @@ def rows(answer: httpx.Response) -> list[tuple[list[str], int]]:
     ("lemma", 4, 30, 2), ("word", 5, 10, 1),
 ])
 async def test_word_lists_and_ngrams_equal_cwb_scan_corpus_on_one_and_five_partitions(
-    one: httpx.AsyncClient, five: httpx.AsyncClient, one_partition: Partitioned, attribute: str, n: int, limit: int,
+    one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned, attribute: str, n: int, limit: int,
     least: int,
 ) -> None:
-    expected = top(scan_corpus(one_partition, attribute, n), limit, least)
+    expected = top(scan_corpus(tricky_one, attribute, n), limit, least)
     assert expected
     for client in (one, five):
         answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "attribute": attribute, "n": n,
@@ -97,11 +70,11 @@ async def test_word_lists_and_ngrams_equal_cwb_scan_corpus_on_one_and_five_parti
 
 
 async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
-    one: httpx.AsyncClient, five: httpx.AsyncClient, one_partition: Partitioned,
+    one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned,
 ) -> None:
-    news = scan_corpus(one_partition, "word", 2, genre="news")
+    news = scan_corpus(tricky_one, "word", 2, genre="news")
     in_news = sum(1 for t in read_tricky() if t.text["genre"] == "news")
-    ing = Counter({k: c for k, c in scan_corpus(one_partition, "word", 1).items() if k[0].endswith("ing")})
+    ing = Counter({k: c for k, c in scan_corpus(tricky_one, "word", 1).items() if k[0].endswith("ing")})
     for client in (one, five):
         answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "n": 2, "filter": "text_genre~news",
                                                                 "limit": 30})
@@ -114,8 +87,8 @@ async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
 
 
 async def test_a_word_list_downloads_as_files_with_provenance(five: httpx.AsyncClient,
-                                                              one_partition: Partitioned) -> None:
-    expected = top(scan_corpus(one_partition, "word", 2), 20)
+                                                              tricky_one: Partitioned) -> None:
+    expected = top(scan_corpus(tricky_one, "word", 2), 20)
     for format in ("tsv", "csv", "xlsx"):
         answer = await five.get("/api/v1/wordlist", params={"corpus": CORPUS, "n": 2, "limit": 20, "format": format,
                                                              "provenance": 1})
