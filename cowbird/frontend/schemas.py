@@ -249,6 +249,7 @@ class WordListRow(BaseModel):
     value: str = Field(description="The tokens joined by spaces.")
     frequency: int
     per_million: float = Field(description="Occurrences per million tokens of the (sub)corpus.")
+    hits: str | None = Field(description="The search page with this n-gram's hits (a CQP query, the filters).")
 
 
 class WordListResult(BaseModel):

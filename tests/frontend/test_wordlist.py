@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import subprocess
 from collections import Counter
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pandas as pd
@@ -81,6 +82,12 @@ async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
         assert rows(answer) == top(news, 30)
         assert answer.json()["tokens"] == in_news
         assert answer.json()["rows"][0]["per_million"] == round(top(news, 1)[0][1] * 1e6 / in_news, 3)
+        for row in answer.json()["rows"][:5]:  # each row links to its hits: as many as it counts
+            asked = {k: v if k == "filter" else v[0] for k, v in parse_qs(urlsplit(row["hits"]).query).items()}
+            assert asked["filter"] == ["text_genre~news"]
+            found = await client.get("/api/v1/query", params={**asked, "limit": 0})
+            assert found.status_code == 200, found.text
+            assert found.json()["total"] == row["frequency"]
         answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "match": ".*ing", "limit": 500})
         assert rows(answer) == top(ing, 500)
         assert not answer.json()["more"]  # every word ending in -ing is listed

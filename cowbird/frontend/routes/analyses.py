@@ -106,14 +106,14 @@ def _escaped(value: str) -> str:
     return re.escape(body) + "\\x5c" * (len(value) - len(body))
 
 
-def _exactly(value: str) -> RegexValue:
+def exactly(value: str) -> RegexValue:
     """A test that matches ``value`` exactly: literally (``%l``), or as a regex when it ends in a backslash."""
     return RegexValue(_escaped(value)) if value.endswith("\\") else RegexValue(value, literal=True)
 
 
 def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold: str) -> str:
     """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
-    test = _exactly(value) if not fold else \
+    test = exactly(value) if not fold else \
         RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
     return CheckedQuery.of(query).constrained(Comparison(LabelRef(label, attribute), False, test)).cqp
 
@@ -437,7 +437,7 @@ def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, r
     """The query's hits with ``value`` at most ``left`` tokens before or ``right`` after them, as one
     CQP query whose matches run from the hit to the collocate (or back): the concordance of a
     collocation. Its region (``within``) and constraint stay as they were."""
-    collocate = TokenPattern(AttributeTest(attribute, False, _exactly(value)))
+    collocate = TokenPattern(AttributeTest(attribute, False, exactly(value)))
     pattern = query.pattern
     if isinstance(pattern, Meet | MuUnion | Tabular):
         raise QuerySyntaxError("an MU or TAB query cannot be extended to its collocate")  # no link, then

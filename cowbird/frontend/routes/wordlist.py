@@ -7,6 +7,7 @@ import datetime
 import hashlib
 import time
 from typing import Annotated, Any, cast
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
@@ -20,10 +21,13 @@ from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, WordListParameters
 from cowbird.frontend.querying import MAX_FILTERS, parse_filter
+from cowbird.frontend.routes.analyses import exactly
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
 from cowbird.frontend.schemas import WordListResult, WordListRow
 from cowbird.frontend.state import frontend_state
-from cowbird.query import LabelRef, RegexValue
+from cowbird.query import AttributeTest, LabelRef, QuerySyntaxError, RegexValue, TokenPattern, serialize
+from cowbird.query import Query as ParsedQuery
+from cowbird.query import Sequence as Succession
 from cowbird.query.regex_check import check_regex
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
@@ -77,7 +81,8 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
     failed = failed_partitions(found.statuses)
     tokens = found.tokens
     rows = [WordListRow(tokens=list(k), value=" ".join(k), frequency=c,
-                        per_million=round(c * 1e6 / tokens, 3) if tokens else 0.0) for k, c in found.rows]
+                        per_million=round(c * 1e6 / tokens, 3) if tokens else 0.0,
+                        hits=_hits(target.name, asked.attribute, k, within, asked.filters)) for k, c in found.rows]
     if asked.format != "json":
         return _file(asked, target.name, target.config.version or None, target.size, within, found.tokens,
                      found.ngrams, found.more, failed, rows)
@@ -110,3 +115,14 @@ def _file(asked: WordListParameters, corpus: str, version: str | None, size: int
     return Response(body, media_type=MEDIA_TYPES[cast(Any, asked.format)], headers={
         "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
         "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
+
+
+def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, filters: list[str]) -> str | None:
+    """The search page finding an n-gram's occurrences as the list counted them: the tokens exactly, in
+    one region of ``within``, in the subcorpus of the filters (None when a token cannot be a CQP string)."""
+    try:
+        pattern = Succession(tuple(TokenPattern(AttributeTest(attribute, False, exactly(t))) for t in tokens))
+        q = serialize(ParsedQuery(pattern, within=within or None))
+    except QuerySyntaxError:
+        return None
+    return "/?" + urlencode({"corpus": corpus, "q": q, "syntax": "cqp", "filter": filters}, doseq=True)
