@@ -166,3 +166,47 @@ def test_the_dispersion_of_the_hits(site: DemoStack, page: Page, tmp_path: Path)
     assert "view=dispersion" in page.url
     shoot(page, "dispersion", tmp_path)
     check_accessibility(page)
+
+
+def test_a_word_list_of_the_corpus_and_of_its_news_texts(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """The word list below the form: no query needed; lemmas, then 2-grams with a token matching a
+    regex (typed, run with Enter), then the news texts only (a filter of the form); each entry opens
+    its hits, and the rows download with what was counted."""
+    page.goto(site.url)
+    page.locator("#wordlist > summary").click()
+    page.select_option("#wl-attribute", "lemma")
+    page.click("#wl-run")
+    lemmas = api(site, "/api/v1/wordlist", corpus="sample", attribute="lemma")
+    rows = lemmas["rows"]
+    assert isinstance(rows, list) and rows[0]["frequency"] > 1
+    expect(page.locator("#wl-table tbody td.value")).to_have_text([r["value"] for r in rows])
+    expect(page.locator("#wl-table tbody tr").first.locator("td").nth(2)).to_have_text(str(rows[0]["frequency"]))
+    expect(page.locator("#wl-summary")).to_contain_text(f"The {len(rows)} most frequent lemma values in 93 tokens.")
+    page.select_option("#wl-n", "2")
+    page.fill("#wl-match", "the")
+    page.locator("#wl-match").press("Enter")  # the keyboard lists too
+    pairs = api(site, "/api/v1/wordlist", corpus="sample", attribute="lemma", n=2, match="the")["rows"]
+    assert isinstance(pairs, list) and pairs and all("the" in r["tokens"] for r in pairs)
+    expect(page.locator("#wl-table tbody td.value")).to_have_text([r["value"] for r in pairs])
+    page.click("#add-filter")
+    page.select_option("#filter-rows .filter select.attribute", "text_genre")
+    page.fill("#filter-rows .filter input", "news")
+    page.click("#wl-run")
+    news = api(site, "/api/v1/wordlist", corpus="sample", attribute="lemma", n=2, match="the", filter="text_genre~news")
+    tokens = news["tokens"]
+    assert isinstance(tokens, int) and 0 < tokens < 93
+    expect(page.locator("#wl-summary")).to_contain_text(f"in {tokens} tokens in the texts the filters choose")
+    news_rows = news["rows"]
+    assert isinstance(news_rows, list)
+    expect(page.locator("#wl-table tbody td.value")).to_have_text([r["value"] for r in news_rows])
+    download = page.locator("#wl-xlsx")
+    expect(download).to_be_visible()
+    href = download.get_attribute("href") or ""
+    assert "format=xlsx" in href and "filter=text_genre%7Enews" in href and "provenance=1" in href
+    shoot(page, "wordlist", tmp_path)
+    check_accessibility(page)
+    first = page.locator("#wl-table tbody td.value a").first
+    first.focus()
+    page.keyboard.press("Enter")  # the entry's hits, in the news texts
+    expect(page.locator("#summary")).to_contain_text(f"of {news_rows[0]['frequency']} hit")
+    expect(page.locator("#filter-rows .filter input")).to_have_value("news")

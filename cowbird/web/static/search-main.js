@@ -10,7 +10,8 @@
 // problem+json), search-dom.js (look-ups, templates, formats), search-form.js (the form, the CQP
 // line, the anchors), search-estimate.js (the estimate line, the question before a long search),
 // search-kwic.js (the concordance), search-tables.js (the tabs and analyses), search-chart.js (the
-// distribution's bars), search-download.js (the download dialog).
+// distribution's bars), search-download.js (the download dialog), search-wordlist.js (word lists and
+// n-grams of a corpus or subcorpus).
 
 import { ApiProblem, aborted, begin, busy, cancel, end, getJson, getLines } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
@@ -26,6 +27,7 @@ import {
   rememberDefaults, sameSearch, sortOrder, state,
 } from "./search-state.js";
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
+import { setUpWordList } from "./search-wordlist.js";
 
 /** @typedef {import("./search-state.js").Sample} Sample */
 /** @typedef {import("./search-kwic.js").QueryResult} QueryResult */
@@ -243,6 +245,7 @@ byId("random", HTMLButtonElement).addEventListener("click", () =>
 byId("open-download", HTMLButtonElement).addEventListener("click", openDownload);
 setUpDownload();
 setUpConfirm();
+setUpWordList();
 byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFilter(), "input", HTMLInputElement).focus());
 byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);

@@ -15,7 +15,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
 /** @typedef {"kwic" | "frequency" | "distribution" | "collocations" | "dispersion"} View */
 /** @typedef {"frequency" | "distribution" | "collocations" | "dispersion"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
-/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download"} RequestKind */
+/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist"} RequestKind */
 
 /**
  * A metadata filter: `attribute~regex`, or `attribute!~regex` when negated.
@@ -101,7 +101,7 @@ export const state = {
   collOrder: "log_likelihood",
   analysed: {},
   defaults: {},
-  requests: { query: null, translate: null, estimate: null, analysis: null, download: null },
+  requests: { query: null, translate: null, estimate: null, analysis: null, download: null, wordlist: null },
   timers: { translate: undefined, estimate: undefined, settle: undefined },
   estimate: null,
 };

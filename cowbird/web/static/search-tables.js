@@ -294,7 +294,7 @@ export function turnPage(view, step) {
  * @param {string | null} href
  * @param {string} label  the link's title
  */
-function fillValue(row, text, href, label) {
+export function fillValue(row, text, href, label) {
   const cell = part(row, "td.value", HTMLTableCellElement);
   if (href) {
     const link = document.createElement("a");
@@ -310,7 +310,7 @@ function fillValue(row, text, href, label) {
  * @param {HTMLTableRowElement} row
  * @param {string[]} texts
  */
-function fillNumbers(row, texts) {
+export function fillNumbers(row, texts) {
   const cells = row.querySelectorAll("td:not(.value):not(.rank)");
   texts.forEach((text, i) => {
     cells[i].textContent = text;
@@ -321,7 +321,7 @@ function fillNumbers(row, texts) {
  * @param {string} id  the table's
  * @param {HTMLTableRowElement[]} rows
  */
-function showRows(id, rows) {
+export function showRows(id, rows) {
   part(document, `#${id} tbody`, HTMLTableSectionElement).replaceChildren(...rows);
   byId(id, HTMLTableElement).hidden = rows.length === 0;
 }

@@ -1,0 +1,133 @@
+// @ts-check
+// The word list (GET /api/v1/wordlist): the most frequent words or n-grams of the corpus chosen in
+// the form, or of the texts its filters choose — no query needed. Each entry opens its hits; the
+// rows download as TSV, CSV or XLSX with a metadata block saying what was counted.
+
+import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.js";
+import { byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
+import { readSearch } from "./search-form.js";
+import { fillNumbers, fillValue, showRows } from "./search-tables.js";
+
+/**
+ * @typedef {object} WordListRow
+ * @property {string[]} tokens
+ * @property {string} value
+ * @property {number} frequency
+ * @property {number} per_million
+ * @property {string | null} hits  the search page with the entry's hits
+ */
+
+/**
+ * @typedef {object} WordListResult
+ * @property {string} attribute
+ * @property {number} n
+ * @property {string | null} within
+ * @property {string[]} filters
+ * @property {number} min
+ * @property {number} tokens  tokens of the (sub)corpus
+ * @property {number} ngrams
+ * @property {WordListRow[]} rows
+ * @property {boolean} more  more entries occur at least `min` times than the rows shown
+ * @property {boolean} complete
+ * @property {string[]} failed
+ */
+
+/** @returns {URLSearchParams} the word list the controls and the form's corpus and filters ask for */
+function wordListParams() {
+  const search = readSearch();
+  const params = new URLSearchParams({
+    corpus: search.corpus,
+    attribute: byId("wl-attribute", HTMLSelectElement).value,
+    n: byId("wl-n", HTMLSelectElement).value,
+    min: String(Math.max(1, Number(byId("wl-min", HTMLInputElement).value) || 1)),
+    limit: byId("wl-limit", HTMLSelectElement).value,
+  });
+  const match = byId("wl-match", HTMLInputElement).value;
+  if (match) params.set("match", match);
+  if (match && byId("wl-ignore-case", HTMLInputElement).checked) params.set("ignore_case", "1");
+  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  return params;
+}
+
+/** Lists the words or n-grams the controls ask for (a newer list aborts the one counting). */
+export async function listWords() {
+  const signal = begin("wordlist");
+  const summary = byId("wl-summary", HTMLElement);
+  const params = wordListParams();
+  summary.textContent = "Counting…";
+  byId("wordlist", HTMLElement).setAttribute("aria-busy", "true");
+  try {
+    showWordList(/** @type {WordListResult} */ (await getJson("wordlist", params, signal)), params);
+  } catch (error) {
+    if (aborted(error)) return;
+    summary.textContent = error instanceof ApiProblem ? error.message : `The word list failed: ${String(error)}`;
+    byId("wl-table", HTMLTableElement).hidden = true;
+    byId("wl-downloads", HTMLElement).hidden = true;
+  } finally {
+    end("wordlist", signal);
+    byId("wordlist", HTMLElement).setAttribute("aria-busy", "false");
+  }
+}
+
+/**
+ * @param {WordListResult} body
+ * @param {URLSearchParams} params  what was asked (the downloads ask for the same rows)
+ */
+function showWordList(body, params) {
+  const what = body.n === 1 ? `${body.attribute} values` : `${body.n}-grams of ${body.attribute}`;
+  const rows = body.rows.map((row, i) => {
+    const line = fromTemplate("wl-row", HTMLTableRowElement);
+    part(line, "td.rank", HTMLTableCellElement).textContent = number(i + 1);
+    fillValue(line, row.value, row.hits, `Search the ${number(row.frequency)} occurrences of ${row.value}`);
+    fillNumbers(line, [number(row.frequency), decimal(row.per_million)]);
+    return line;
+  });
+  showRows("wl-table", rows);
+  const of = body.filters.length ? "tokens in the texts the filters choose" : "tokens";
+  const parts = [
+    `The ${number(rows.length)} most frequent ${what} in ${number(body.tokens)} ${of}` +
+      (body.min > 1 ? `, each at least ${number(body.min)} times` : "") + ".",
+  ];
+  if (rows.length === 0) parts[0] = `No ${what} ${body.min > 1 ? `occur ${number(body.min)} times or more` : "found"}.`;
+  if (body.more) parts.push("More occur: ask for more rows, or raise the minimum.");
+  if (!body.complete) parts.push(`Partition(s) ${body.failed.join(", ")} did not answer: their counts are missing.`);
+  byId("wl-summary", HTMLElement).textContent = parts.join(" ");
+  for (const format of ["tsv", "csv", "xlsx"]) {
+    const file = new URLSearchParams(params);
+    file.set("format", format);
+    file.set("provenance", "1");
+    const link = byId(`wl-${format}`, HTMLAnchorElement);
+    link.href = `${apiUrl("wordlist")}?${file}`;
+    link.download = "";
+  }
+  byId("wl-downloads", HTMLElement).hidden = rows.length === 0;
+}
+
+/** The attributes of the corpus chosen, with what each holds as its title. */
+function fillAttributes() {
+  const info = corpusInfo();
+  const select = byId("wl-attribute", HTMLSelectElement);
+  const keep = info.p_attributes.includes(select.value) ? select.value : info.p_attributes[0] || "";
+  select.replaceChildren(...info.p_attributes.map((name) => {
+    const option = new Option(name, name, false, name === keep);
+    const about = info.attributes?.[name];
+    if (about) option.title = about;
+    return option;
+  }));
+  select.value = keep;
+}
+
+/** Wires the word list's controls: List (or Enter in a field) counts; a new corpus refills the attributes. */
+export function setUpWordList() {
+  fillAttributes();
+  byId("corpus", HTMLSelectElement).addEventListener("change", fillAttributes);
+  byId("wl-run", HTMLButtonElement).addEventListener("click", () => void listWords());
+  for (const id of ["wl-min", "wl-match"]) {
+    byId(id, HTMLInputElement).addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        void listWords();
+      }
+    });
+  }
+}
