@@ -61,7 +61,8 @@ class TokenTests:
         if key in self._bitmaps:
             return self._bitmaps[key]
         span = int(cpos.max()) - int(cpos.min()) + 1
-        if not self.corpus.gather_costs_more(predicate.attribute, predicate.count, len(cpos), span):
+        ids = int(np.count_nonzero(predicate.table))
+        if not self.corpus.gather_costs_more(predicate.attribute, predicate.count, ids, len(cpos), span):
             return None
         with self._bitmap_lock:  # ranges on other threads wait for the one bitmap
             if key not in self._bitmaps:
