@@ -17,6 +17,7 @@ round (the answer says which), as other analyses do.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,6 +26,9 @@ from typing import Any
 
 from cowbird.core.search import PartitionFailure, Partitions, PartitionStatus, TimeLimit
 from cowbird.core.wire import NgramRequest, NgramResponse, RegionFilter
+
+Key = tuple[str, ...]
+"""An n-gram: its tokens."""
 
 
 @dataclass(frozen=True)
@@ -60,60 +64,79 @@ class WordList:
     statuses: list[PartitionStatus[Any]] = field(default_factory=list)
 
 
-async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,
-                    seconds: float) -> WordList:
-    """The word list of ``spec`` over the partitions ``members`` (exact over those that answer)."""
-    limit = TimeLimit(seconds)
-    failed: dict[str, PartitionFailure] = {}
+class Counting:
+    """The rounds of questions a word list (or a keyword list) asks the partitions ``members``: each
+    failure is kept, and a partition that fails once is asked nothing more (its counts are left out)."""
 
-    async def ask(asked: dict[str, NgramRequest]) -> dict[str, NgramResponse]:
-        chosen = [p for p in members if p.id in asked and p.id not in failed]
+    def __init__(self, partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,
+                 limit: TimeLimit) -> None:
+        self.partitions = partitions
+        self.members = list(members)
+        self.spec = spec
+        self.limit = limit
+        self.failed: dict[str, PartitionFailure] = {}
+        self.totals: dict[str, tuple[int, int]] = {}  # tokens and n-grams of each partition that answered
+        self.rounds = 0
+
+    @property
+    def answering(self) -> list[Any]:
+        return [p for p in self.members if p.id not in self.failed]
+
+    @property
+    def tokens(self) -> int:
+        return sum(self.totals[p.id][0] for p in self.answering if p.id in self.totals)
+
+    @property
+    def ngrams(self) -> int:
+        return sum(self.totals[p.id][1] for p in self.answering if p.id in self.totals)
+
+    def statuses(self) -> list[PartitionStatus[Any]]:
+        return [PartitionStatus(p, self.totals[p.id][1] if p.id in self.totals else None, self.failed.get(p.id))
+                for p in self.members]
+
+    async def ask(self, asked: dict[str, NgramRequest]) -> dict[str, NgramResponse]:
+        """One round: each partition named its request (those that failed before are left out)."""
+        chosen = [p for p in self.members if p.id in asked and p.id not in self.failed]
         calls: list[Callable[[], Awaitable[NgramResponse]]] = [
-            functools.partial(partitions.analysis, p, "/v1/ngrams", asked[p.id], NgramResponse, limit) for p in chosen]
-        answers = await partitions.gather(calls)
+            functools.partial(self.partitions.analysis, p, "/v1/ngrams", asked[p.id], NgramResponse, self.limit)
+            for p in chosen]
+        answers = await self.partitions.gather(calls)
+        self.rounds += 1
         got: dict[str, NgramResponse] = {}
         for p, answer in zip(chosen, answers, strict=True):
             if isinstance(answer, PartitionFailure):
-                failed[p.id] = answer
+                self.failed[p.id] = answer
             else:
                 got[p.id] = answer
+                self.totals[p.id] = (answer.tokens, answer.ngrams)
         return got
 
-    first = await ask({p.id: spec.request(p.id, top=spec.limit) for p in members})
-    rounds = 1
-    if len(members) == 1:
-        counts: dict[tuple[str, ...], int] = {}
-        for answer in first.values():
-            for row in answer.rows:
-                counts[tuple(row.tokens)] = row.count
-        final = {k: c for k, c in counts.items() if c >= spec.min_count}
-        more = len(final) > spec.limit
-    else:
-        partial: dict[tuple[str, ...], int] = {}
-        for answer in first.values():
+    async def top(self, k: int) -> dict[Key, int]:
+        """Each partition's ``k`` most frequent n-grams, their counts summed as far as they were sent."""
+        partial: dict[Key, int] = {}
+        for answer in (await self.ask({p.id: self.spec.request(p.id, top=k) for p in self.members})).values():
             for row in answer.rows:
                 key = tuple(row.tokens)
                 partial[key] = partial.get(key, 0) + row.count
-        ranked = sorted(partial.values(), reverse=True)
-        tau = ranked[spec.limit - 1] if len(ranked) >= spec.limit else 0
-        target = max(tau, spec.min_count)
-        share = max(1, math.ceil(target / len(members)))
-        second = await ask({p.id: spec.request(p.id, threshold=share) for p in members if p.id in first})
-        rounds = 2
-        sent: dict[str, dict[tuple[str, ...], int]] = {
-            pid: {tuple(row.tokens): row.count for row in answer.rows} for pid, answer in second.items()}
-        candidates: dict[tuple[str, ...], int] = {}
+        return partial
+
+    async def at_least(self, threshold: int) -> dict[Key, int]:
+        """The exact count of every n-gram occurring at least ``threshold`` times over the partitions that
+        answer: each sends those it holds at least ``ceil(threshold / P)`` times (an n-gram none sent
+        occurs fewer than ``threshold`` times), then its counts of the others' candidates."""
+        share = max(1, math.ceil(threshold / len(self.members)))
+        answers = await self.ask({p.id: self.spec.request(p.id, threshold=share) for p in self.answering})
+        sent = {pid: {tuple(row.tokens): row.count for row in answer.rows} for pid, answer in answers.items()}
+        candidates: dict[Key, int] = {}
         for rows in sent.values():
             for key, count in rows.items():
                 candidates[key] = candidates.get(key, 0) + count
-        silent = len(sent)
         # a partition that did not send an n-gram holds it fewer than `share` times
         candidates = {key: total for key, total in candidates.items()
-                      if total + (silent - sum(key in rows for rows in sent.values())) * (share - 1) >= target}
+                      if total + (len(sent) - sum(key in rows for rows in sent.values())) * (share - 1) >= threshold}
         missing = {pid: [key for key in candidates if key not in rows] for pid, rows in sent.items()}
-        asked = {pid: spec.request(pid, values=[list(k) for k in keys]) for pid, keys in missing.items() if keys}
-        third = await ask(asked) if asked else {}
-        rounds += 1 if asked else 0
+        asked = {pid: self.spec.request(pid, values=[list(k) for k in keys]) for pid, keys in missing.items() if keys}
+        third = await self.ask(asked) if asked else {}
         for pid, answer in third.items():
             for key, count in zip(missing[pid], answer.counts, strict=True):
                 candidates[key] += count
@@ -122,11 +145,113 @@ async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: W
                 for key, count in sent[pid].items():
                     if key in candidates:
                         candidates[key] -= count
-        final = {k: c for k, c in candidates.items() if c >= spec.min_count}
+        return {key: count for key, count in candidates.items() if count >= threshold}
+
+    async def counts_of(self, keys: list[Key]) -> dict[Key, int]:
+        """The exact counts of these n-grams over the partitions that answer."""
+        counts = dict.fromkeys(keys, 0)
+        if not keys:
+            return counts
+        values = [list(k) for k in keys]
+        answers = await self.ask({p.id: self.spec.request(p.id, values=values) for p in self.answering})
+        for answer in answers.values():
+            for key, count in zip(keys, answer.counts, strict=True):
+                counts[key] += count
+        return counts
+
+
+async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,
+                    seconds: float) -> WordList:
+    """The word list of ``spec`` over the partitions ``members`` (exact over those that answer)."""
+    counting = Counting(partitions, members, spec, TimeLimit(seconds))
+    partial = await counting.top(spec.limit)
+    if len(members) == 1:  # the partition's own most frequent are the corpus's
+        final = {k: c for k, c in partial.items() if c >= spec.min_count}
+        more = len(final) > spec.limit
+    else:
+        ranked = sorted(partial.values(), reverse=True)
+        tau = ranked[spec.limit - 1] if len(ranked) >= spec.limit else 0
+        target = max(tau, spec.min_count)
+        final = await counting.at_least(target)
         more = len(final) > spec.limit or target > spec.min_count
     shown = sorted(final.items(), key=lambda item: (-item[1], item[0]))[: spec.limit]
-    answering = [p for p in members if p.id not in failed]
-    statuses: list[PartitionStatus[Any]] = [
-        PartitionStatus(p, first[p.id].ngrams if p.id in first else None, failed.get(p.id)) for p in members]
-    return WordList(shown, sum(first[p.id].tokens for p in answering if p.id in first),
-                    sum(first[p.id].ngrams for p in answering if p.id in first), more, rounds, statuses)
+    return WordList(shown, counting.tokens, counting.ngrams, more, counting.rounds, counting.statuses())
+
+
+# -- keywords -----------------------------------------------------------------------------------------
+
+ZERO = 0.5
+"""What a zero frequency counts as in Log Ratio, its interval and %DIFF (Hardie 2014's correction)."""
+
+KEYWORD_ORDERS = ("log_likelihood", "log_ratio", "diff", "frequency")
+
+
+@dataclass(frozen=True)
+class Keyness:
+    """How much more often (or, negative, less often) an item occurs in the target than in the reference:
+    signed log-likelihood (Rayson and Garside 2000), Log Ratio = log2 of the ratio of relative
+    frequencies (Hardie 2014) with its 95 % confidence interval, and %DIFF (Gabrielatos and Marchi 2012)."""
+
+    log_likelihood: float
+    log_ratio: float
+    log_ratio_low: float
+    log_ratio_high: float
+    diff: float
+
+
+def keyness(target: int, target_size: int, reference: int, reference_size: int) -> Keyness:
+    total = target + reference
+    expected_target = target_size * total / (target_size + reference_size)
+    expected_reference = reference_size * total / (target_size + reference_size)
+    ll = 0.0
+    for observed, expected in ((target, expected_target), (reference, expected_reference)):
+        if observed:
+            ll += observed * math.log(observed / expected)
+    ll *= 2
+    if target * reference_size < reference * target_size:
+        ll = -ll
+    o1, o2 = target or ZERO, reference or ZERO
+    ratio = math.log2((o1 / target_size) / (o2 / reference_size))
+    margin = 1.96 * math.sqrt(1 / o1 + 1 / o2) / math.log(2)
+    per_million_target, per_million_reference = o1 * 1e6 / target_size, o2 * 1e6 / reference_size
+    diff = (per_million_target - per_million_reference) * 100 / per_million_reference
+    return Keyness(ll, ratio, ratio - margin, ratio + margin, diff)
+
+
+@dataclass
+class KeywordList:
+    """The items of the target and of the reference that occur at least their minimum in either, with
+    their exact counts on both sides and their keyness, in the order asked (most key first)."""
+
+    rows: list[tuple[Key, int, int, Keyness]]
+    tokens: int
+    reference_tokens: int
+    candidates: int
+    target: list[PartitionStatus[Any]]
+    reference: list[PartitionStatus[Any]]
+
+
+async def keyword_list(partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,
+                       reference_members: Sequence[Any], reference_spec: WordListSpec, order: str,
+                       seconds: float) -> KeywordList:
+    """Keywords of the target (``members``, ``spec``: its subcorpus, attribute and minimum) against the
+    reference: every item reaching its minimum on one side, counted exactly on both (word lists'
+    rounds, then the counts of the other side's items), ranked by ``order``, the first ``spec.limit``."""
+    limit = TimeLimit(seconds)
+    target = Counting(partitions, members, spec, limit)
+    reference = Counting(partitions, reference_members, reference_spec, limit)
+    ours, theirs = await asyncio.gather(target.at_least(spec.min_count), reference.at_least(reference_spec.min_count))
+    ours_more, theirs_more = await asyncio.gather(target.counts_of([k for k in theirs if k not in ours]),
+                                                  reference.counts_of([k for k in ours if k not in theirs]))
+    ours.update(ours_more)
+    theirs.update(theirs_more)
+    size, reference_size = target.tokens, reference.tokens
+    rows = [(key, ours[key], theirs[key], keyness(ours[key], size, theirs[key], reference_size))
+            for key in ours if size and reference_size and (ours[key] or theirs[key])]
+
+    def rank(row: tuple[Key, int, int, Keyness]) -> tuple[float, Key]:
+        measure = float(row[1]) if order == "frequency" else float(getattr(row[3], order))
+        return (-measure, row[0])
+
+    rows.sort(key=rank)
+    return KeywordList(rows[: spec.limit], size, reference_size, len(rows), target.statuses(), reference.statuses())

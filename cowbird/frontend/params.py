@@ -201,6 +201,27 @@ class WordListParameters(Parameters):
     provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
 
 
+class KeywordParameters(Parameters):
+    """``GET /api/v1/keywords``."""
+
+    corpus: str = Field(description="The target corpus.")
+    filters: list[str] = Field([], alias="filter", description="The target subcorpus: ATTR~REGEX or ATTR!~REGEX.")
+    reference: str | None = Field(None, description="The reference corpus (default: the target's corpus).")
+    reference_filters: list[str] = Field([], alias="reference_filter", description=(
+        "The reference subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (text_genre!~news: the texts that are "
+        "not news)."))
+    attribute: str = Field("word", description="The p-attribute compared (word, lemma ...).")
+    min: int = Field(5, ge=1, description="Items occurring at least this often in the target are compared.")
+    reference_min: int | None = Field(None, ge=1, description=(
+        "And those occurring at least this often in the reference (default: min): negative keywords."))
+    order: Literal["log_likelihood", "log_ratio", "diff", "frequency"] = Field("log_likelihood", description=(
+        "Rank by signed log-likelihood, Log Ratio, %DIFF or the target frequency (highest first)."))
+    limit: int = Field(100, ge=1, description=f"The first this many rows (at most {MAX_JSON_ROWS:,}).")
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or the rows as a tsv/csv/xlsx file."))
+    provenance: bool = Field(False, description="With a file: start it with what it compares and how.")
+
+
 class CollocationParameters(TableParameters):
     """``GET /api/v1/collocations``."""
 

@@ -272,6 +272,41 @@ class WordListResult(BaseModel):
     elapsed_ms: float
 
 
+class KeywordRow(BaseModel):
+    value: str
+    frequency: int = Field(description="In the target.")
+    reference_frequency: int
+    per_million: float = Field(description="Per million tokens of the target.")
+    reference_per_million: float
+    log_likelihood: float = Field(description="Signed: negative where the item is rarer in the target.")
+    log_ratio: float = Field(description="log2 of the ratio of relative frequencies (a zero counts as 0.5).")
+    log_ratio_low: float = Field(description="Its 95 % confidence interval: lower bound.")
+    log_ratio_high: float
+    diff: float = Field(description="%DIFF: the difference of the relative frequencies in % of the reference's.")
+    hits: str | None = Field(description="The search page with the item's hits in the target.")
+
+
+class KeywordResult(BaseModel):
+    """Keywords of a corpus or subcorpus against a reference, exact over every partition that answered."""
+
+    corpus: str
+    filters: list[str]
+    reference: str
+    reference_filters: list[str]
+    attribute: str
+    min: int
+    reference_min: int
+    order: str
+    tokens: int = Field(description="Tokens of the target (sub)corpus.")
+    reference_tokens: int
+    compared: int = Field(description="Items reaching their minimum in the target or the reference.")
+    rows: list[KeywordRow]
+    complete: bool
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+
+
 class FrequencyRow(BaseModel):
     value: str = Field(description="The value (several tokens' values joined by spaces), folded if asked; by "
                        "several keys, their values joined by ' / '.")

@@ -1,5 +1,6 @@
 """``GET /api/v1/wordlist``: the word list or n-gram list of a corpus or of a subcorpus (its texts
-chosen by their metadata), by any p-attribute, exact over every partition (``cowbird.core.wordlist``)."""
+chosen by their metadata), by any p-attribute, exact over every partition (``cowbird.core.wordlist``);
+``GET /api/v1/keywords``: a corpus or subcorpus against a reference, exact on both sides."""
 
 from __future__ import annotations
 
@@ -13,17 +14,18 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from cowbird import __version__
-from cowbird.core.errors import BadParameter, UnknownAttribute
+from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.search import failed_partitions
 from cowbird.core.wire import RegionFilter
-from cowbird.core.wordlist import WordListSpec, word_list
+from cowbird.core.wordlist import WordListSpec, keyword_list, word_list
+from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.hits import partition_result
-from cowbird.frontend.params import MAX_JSON_ROWS, WordListParameters
+from cowbird.frontend.params import MAX_JSON_ROWS, KeywordParameters, WordListParameters
 from cowbird.frontend.querying import MAX_FILTERS, parse_filter
 from cowbird.frontend.routes.analyses import exactly
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
-from cowbird.frontend.schemas import WordListResult, WordListRow
+from cowbird.frontend.schemas import KeywordResult, KeywordRow, WordListResult, WordListRow
 from cowbird.frontend.state import frontend_state
 from cowbird.query import AttributeTest, LabelRef, QuerySyntaxError, RegexValue, TokenPattern, serialize
 from cowbird.query import Query as ParsedQuery
@@ -58,14 +60,7 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
     if asked.limit > MAX_JSON_ROWS:
         raise BadParameter(f"limit={asked.limit:,}: a word list has at most {MAX_JSON_ROWS:,} rows at once; raise "
                            "min or narrow it with match")
-    if len(asked.filters) > MAX_FILTERS:
-        raise BadParameter(f"filter: {len(asked.filters):,} filters; at most {MAX_FILTERS}")
-    filters = []
-    for text in asked.filters:
-        comparison = parse_filter(text, target)
-        assert isinstance(comparison.left, LabelRef) and isinstance(comparison.right, RegexValue)
-        filters.append(RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
-                                    pattern=comparison.right.pattern))
+    filters = region_filters(asked.filters, target, "filter")
     if asked.match is not None:
         problem, _ = check_regex(asked.match)
         if problem is not None:
@@ -106,16 +101,11 @@ def _file(asked: WordListParameters, corpus: str, version: str | None, size: int
     }  # fmt: skip
     columns = [*(f"token{k + 1}" for k in range(asked.n)), "value", "frequency", "per_million"] if asked.n > 1 else [
         "value", "frequency", "per_million"]
-    out = writer(cast(Any, asked.format), columns, about if asked.provenance else None)
-    body = out.start() + out.rows([[*(r.tokens if asked.n > 1 else []), r.value, r.frequency, r.per_million]
-                                   for r in rows]) + b"".join(out.end())
     named = repr((corpus, asked.attribute, asked.n, within, asked.filters, asked.match, asked.ignore_case, asked.min,
                   asked.limit))
-    name = f"{corpus}_wordlist_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{asked.format}"
-    return Response(body, media_type=MEDIA_TYPES[cast(Any, asked.format)], headers={
-        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
-        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
-
+    return _send(asked.format, columns, about if asked.provenance else None,
+                 [[*(r.tokens if asked.n > 1 else []), r.value, r.frequency, r.per_million] for r in rows],
+                 f"{corpus}_wordlist", named, failed)
 
 def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, filters: list[str]) -> str | None:
     """The search page finding an n-gram's occurrences as the list counted them: the tokens exactly, in
@@ -126,3 +116,97 @@ def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, fil
     except QuerySyntaxError:
         return None
     return "/?" + urlencode({"corpus": corpus, "q": q, "syntax": "cqp", "filter": filters}, doseq=True)
+
+
+def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> list[RegionFilter]:
+    """The subcorpus the filters ``ATTR~REGEX`` (``ATTR!~REGEX``) choose, as the nodes take it."""
+    if len(texts) > MAX_FILTERS:
+        raise BadParameter(f"{parameter}: {len(texts):,} filters; at most {MAX_FILTERS}")
+    filters = []
+    for text in texts:
+        try:
+            comparison = parse_filter(text, corpus)
+        except CowbirdError as error:
+            error.detail = f"{parameter}: {error.detail}" if parameter != "filter" else error.detail
+            raise
+        assert isinstance(comparison.left, LabelRef) and isinstance(comparison.right, RegexValue)
+        filters.append(RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
+                                    pattern=comparison.right.pattern))
+    return filters
+
+
+@router.get("/keywords", response_model=KeywordResult, responses={200: {"content": {
+    "application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv", "xlsx")}},
+    "description": "The keywords as JSON, or with format=tsv|csv|xlsx as a file."}})
+async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+                   asked: Annotated[KeywordParameters, Query()]) -> BaseModel | Response:
+    """Keywords of the target (``corpus`` and its ``filter``s) against the reference (``reference``, by
+    default the same corpus, and its ``reference_filter``s): every value of ``attribute`` occurring at
+    least ``min`` times in the target (or ``reference_min`` in the reference), counted exactly on both
+    sides, with signed log-likelihood, Log Ratio and its 95 % interval, and %DIFF; ranked by ``order``."""
+    started = time.perf_counter()
+    target = catalogue.get(asked.corpus, user)
+    reference = catalogue.get(asked.reference or asked.corpus, user)
+    for corpus, parameter in ((target, "attribute"), (reference, "attribute")):
+        if asked.attribute not in corpus.p_attributes:
+            raise UnknownAttribute(f"{parameter}={asked.attribute}: corpus {corpus.name} has no p-attribute "
+                                   f"{asked.attribute!r} (it has: {', '.join(corpus.p_attributes)})")
+    if asked.limit > MAX_JSON_ROWS:
+        raise BadParameter(f"limit={asked.limit:,}: a keyword list has at most {MAX_JSON_ROWS:,} rows at once")
+    if reference.name == target.name and sorted(asked.filters) == sorted(asked.reference_filters):
+        raise BadParameter("the reference is the target itself: name another corpus (reference=) or other texts "
+                           "(reference_filter=, e.g. the texts the target's filter leaves out)")
+    filters = region_filters(asked.filters, target, "filter")
+    reference_filters = region_filters(asked.reference_filters, reference, "reference_filter")
+    least = asked.reference_min or asked.min
+    spec = WordListSpec(asked.attribute, 1, None, tuple(filters), None, False, asked.min, asked.limit)
+    reference_spec = WordListSpec(asked.attribute, 1, None, tuple(reference_filters), None, False, least, asked.limit)
+    key = quota.key(user, request)
+    deadline = frontend_state(request).settings.limits.deadline
+    with quota.running(user, key):
+        found = await until_disconnected(request, keyword_list(
+            nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order, nodes.time_limit),
+            deadline)
+    request.state.log_corpus = target.name
+    statuses = found.target + found.reference
+    failed = failed_partitions(statuses)
+    rows = [KeywordRow(
+        value=" ".join(k), frequency=o1, reference_frequency=o2,
+        per_million=round(o1 * 1e6 / found.tokens, 3),
+        reference_per_million=round(o2 * 1e6 / found.reference_tokens, 3),
+        log_likelihood=round(m.log_likelihood, 4), log_ratio=round(m.log_ratio, 4),
+        log_ratio_low=round(m.log_ratio_low, 4), log_ratio_high=round(m.log_ratio_high, 4), diff=round(m.diff, 2),
+        hits=_hits(target.name, asked.attribute, k, "", asked.filters) if o1 else None)
+        for k, o1, o2, m in found.rows]
+    if asked.format != "json":
+        about: dict[str, Any] = {
+            "analysis": "keywords", "corpus": target.name, "corpus_version": target.config.version or None,
+            "filters": asked.filters, "tokens": found.tokens, "reference": reference.name,
+            "reference_version": reference.config.version or None, "reference_filters": asked.reference_filters,
+            "reference_tokens": found.reference_tokens, "attribute": asked.attribute, "min": asked.min,
+            "reference_min": least, "order": asked.order, "compared": found.candidates,
+            "log_ratio": "log2 of the ratio of relative frequencies, a zero frequency counted as 0.5; 95 % interval",
+            "rows": len(rows), "complete": not failed, "failed_partitions": failed, "cowbird": __version__,
+            "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        }  # fmt: skip
+        columns = list(KeywordRow.model_fields)[:-1]
+        named = repr((target.name, asked.filters, reference.name, asked.reference_filters, asked.attribute,
+                      asked.min, least, asked.order, asked.limit))
+        return _send(asked.format, columns, about if asked.provenance else None,
+                     [[getattr(r, c) for c in columns] for r in rows], f"{target.name}_keywords", named, failed)
+    return KeywordResult(
+        corpus=target.name, filters=asked.filters, reference=reference.name, reference_filters=asked.reference_filters,
+        attribute=asked.attribute, min=asked.min, reference_min=least, order=asked.order, tokens=found.tokens,
+        reference_tokens=found.reference_tokens, compared=found.candidates, rows=rows, complete=not failed,
+        failed=failed, partitions=[partition_result(s) for s in statuses],
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
+
+
+def _send(format: str, columns: list[str], about: dict[str, Any] | None, rows: list[list[object]], stem: str,
+          named: str, failed: list[str]) -> Response:
+    out = writer(cast(Any, format), columns, about)
+    body = out.start() + out.rows(rows) + b"".join(out.end())
+    name = f"{stem}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
+    return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={
+        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
+        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})

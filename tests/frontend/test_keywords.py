@@ -1,0 +1,131 @@
+"""Keyword lists (``GET /api/v1/keywords``): the news texts of ``tests/fixtures/tricky.vrt`` against
+its other texts, and against another corpus, judged by an independent computation from real CWB's
+``cwb-scan-corpus`` counts (log-likelihood as Rayson and Garside 2000, Log Ratio and its interval as
+Hardie 2014, %DIFF as Gabrielatos and Marchi 2012, written out here from the papers' formulas), on one
+partition and on five."""
+
+from __future__ import annotations
+
+import io
+import math
+import subprocess
+from collections import Counter
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+
+from tests.frontend.conftest import TRICKY, Partitioned
+from tests.support import reference_cqp
+
+pytestmark = pytest.mark.anyio
+
+
+def scan(parts: Partitioned, attribute: str, *constraints: str) -> Counter[str]:
+    binary = reference_cqp().parent / "cwb-scan-corpus"
+    done = subprocess.run([str(binary), "-q", "-r", str(parts.registry), parts.ids[0].upper(), f"{attribute}+0",
+                           *constraints], capture_output=True, text=True, check=True)
+    counts: Counter[str] = Counter()
+    for line in done.stdout.splitlines():
+        frequency, value = line.split("\t")[:2]
+        counts[value] += int(frequency)
+    return counts
+
+
+def expected_rows(target: Counter[str], reference: Counter[str], least: int, order: str) -> list[dict[str, Any]]:
+    n1, n2 = sum(target.values()), sum(reference.values())
+    rows = []
+    for value in set(target) | set(reference):
+        a, b = target[value], reference[value]
+        if a < least and b < least:
+            continue
+        e1, e2 = n1 * (a + b) / (n1 + n2), n2 * (a + b) / (n1 + n2)
+        ll = 2 * ((a * math.log(a / e1) if a else 0) + (b * math.log(b / e2) if b else 0))
+        if a / n1 < b / n2:
+            ll = -ll
+        a0, b0 = a or 0.5, b or 0.5
+        ratio = math.log2((a0 / n1) / (b0 / n2))
+        se = math.sqrt(1 / a0 + 1 / b0)
+        diff = ((a0 / n1) - (b0 / n2)) * 100 / (b0 / n2)
+        rows.append({"value": value, "frequency": a, "reference_frequency": b, "log_likelihood": ll,
+                     "log_ratio": ratio, "log_ratio_low": ratio - 1.96 * se / math.log(2),
+                     "log_ratio_high": ratio + 1.96 * se / math.log(2), "diff": diff})
+    rows.sort(key=lambda r: (-(r["frequency"] if order == "frequency" else r[order]), r["value"]))
+    return rows
+
+
+def same(got: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
+    assert [r["value"] for r in got] == [r["value"] for r in expected]
+    for mine, theirs in zip(got, expected, strict=True):
+        assert (mine["frequency"], mine["reference_frequency"]) == (theirs["frequency"], theirs["reference_frequency"])
+        for measure in ("log_likelihood", "log_ratio", "log_ratio_low", "log_ratio_high"):
+            assert mine[measure] == pytest.approx(theirs[measure], abs=1e-4), (mine["value"], measure)
+        assert mine["diff"] == pytest.approx(theirs["diff"], abs=0.01)
+
+
+@pytest.mark.parametrize(("attribute", "least", "order"), [
+    ("word", 5, "log_likelihood"), ("lemma", 3, "log_ratio"), ("pos", 1, "diff"), ("word", 10, "frequency"),
+])
+async def test_news_against_the_other_texts_equals_an_independent_computation(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned, attribute: str, least: int,
+    order: str,
+) -> None:
+    news = scan(tricky_one, attribute, "?text_genre+0=/news/")
+    rest = scan(tricky_one, attribute, "?text_genre+0!=/news/")
+    expected = expected_rows(news, rest, least, order)
+    assert len(expected) > 30  # (the tagset: 35 tags or more)
+    for client in (one, five):
+        answer = await client.get("/api/v1/keywords", params={
+            "corpus": TRICKY, "filter": "text_genre~news", "reference_filter": "text_genre!~news",
+            "attribute": attribute, "min": least, "order": order, "limit": 60})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["complete"] and body["compared"] == len(expected)
+        assert (body["tokens"], body["reference_tokens"]) == (sum(news.values()), sum(rest.values()))
+        same(body["rows"], expected[:60])
+        negative = [r for r in body["rows"] if r["log_likelihood"] < 0]
+        assert all(r["hits"] is None or "filter=text_genre%7Enews" in r["hits"] for r in body["rows"])
+        if order == "log_likelihood":
+            assert not negative  # the most over-represented first: the under-represented come last
+
+
+async def test_a_subcorpus_against_the_whole_corpus_and_files(five: httpx.AsyncClient, tricky_one: Partitioned) -> None:
+    blogs = scan(tricky_one, "lemma", "?text_genre+0=/blog/")
+    everything = scan(tricky_one, "lemma")
+    expected = expected_rows(blogs, everything, 4, "log_likelihood")[:25]
+    answer = await five.get("/api/v1/keywords", params={"corpus": TRICKY, "filter": "text_genre~blog",
+                                                         "attribute": "lemma", "min": 4, "limit": 25})
+    assert answer.status_code == 200, answer.text
+    same(answer.json()["rows"], expected)
+    assert answer.json()["reference"] == TRICKY and answer.json()["reference_tokens"] == 12_762
+    for format in ("tsv", "xlsx"):
+        got = await five.get("/api/v1/keywords", params={"corpus": TRICKY, "filter": "text_genre~blog",
+                                                          "attribute": "lemma", "min": 4, "limit": 25,
+                                                          "format": format, "provenance": 1})
+        assert got.status_code == 200, got.text
+        if format == "xlsx":
+            frame = pd.read_excel(io.BytesIO(got.content), sheet_name=0, keep_default_na=False)
+        else:
+            text = got.content.decode("utf-8")
+            skip = sum(1 for line in text.splitlines() if line.startswith("#"))
+            assert "keywords" in text.splitlines()[1] or "keywords" in text
+            frame = pd.read_csv(io.StringIO(text), sep="\t", skiprows=skip, keep_default_na=False, quoting=3)
+        assert [str(v) for v in frame["value"]] == [r["value"] for r in expected]
+        assert list(frame["log_likelihood"]) == pytest.approx([r["log_likelihood"] for r in expected], abs=1e-4)
+
+
+async def test_keyword_errors_say_what_was_wrong(five: httpx.AsyncClient) -> None:
+    cases = {
+        (("attribute", "colour"),): "no p-attribute 'colour'",
+        (("reference", "nowhere"),): "nowhere",
+        (("order", "chi2"),): "order",
+        (("reference_filter", "text_colour~x"),): "reference_filter",
+    }
+    for asked, said in cases.items():
+        answer = await five.get("/api/v1/keywords", params={"corpus": TRICKY, "filter": "text_genre~news",
+                                                             **dict(asked)})
+        assert answer.status_code in (400, 404, 422), answer.text
+        assert said in answer.text, answer.text
+    itself = await five.get("/api/v1/keywords", params={"corpus": TRICKY})
+    assert itself.status_code == 400 and "the reference is the target itself" in itself.text
