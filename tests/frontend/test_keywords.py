@@ -51,7 +51,7 @@ def expected_rows(target: Counter[str], reference: Counter[str], least: int, ord
         rows.append({"value": value, "frequency": a, "reference_frequency": b, "log_likelihood": ll,
                      "log_ratio": ratio, "log_ratio_low": ratio - 1.96 * se / math.log(2),
                      "log_ratio_high": ratio + 1.96 * se / math.log(2), "diff": diff})
-    rows.sort(key=lambda r: (-(r["frequency"] if order == "frequency" else r[order]), r["value"]))
+    rows.sort(key=lambda r: (-float(r["frequency"] if order == "frequency" else r[order]), str(r["value"])))
     return rows
 
 
