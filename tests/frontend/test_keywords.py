@@ -35,7 +35,7 @@ def scan(parts: Partitioned, attribute: str, *constraints: str) -> Counter[str]:
 
 def expected_rows(target: Counter[str], reference: Counter[str], least: int, order: str) -> list[dict[str, Any]]:
     n1, n2 = sum(target.values()), sum(reference.values())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for value in set(target) | set(reference):
         a, b = target[value], reference[value]
         if a < least and b < least:
