@@ -210,3 +210,39 @@ def test_a_word_list_of_the_corpus_and_of_its_news_texts(site: DemoStack, page: 
     page.keyboard.press("Enter")  # the entry's hits, in the news texts
     expect(page.locator("#summary")).to_contain_text(f"of {news_rows[0]['frequency']} hit")
     expect(page.locator("#filter-rows .filter input")).to_have_value("news")
+
+
+def test_keywords_of_the_news_texts_against_the_others(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """Compare with: the texts the filter leaves out turns the word list into keywords, ranked by the
+    measure chosen, as the API computes them; the n-gram and regex controls are off meanwhile."""
+    page.goto(site.url)
+    page.click("#add-filter")
+    page.select_option("#filter-rows .filter select.attribute", "text_genre")
+    page.fill("#filter-rows .filter input", "news")
+    page.locator("#wordlist > summary").click()
+    page.select_option("#wl-reference", "rest")
+    expect(page.locator("#wl-n")).to_be_disabled()
+    expect(page.locator("#wl-order")).to_be_visible()
+    expect(page.locator("#wl-min")).to_have_value("5")
+    page.fill("#wl-min", "2")
+    page.select_option("#wl-order", "log_ratio")
+    page.select_option("#wl-attribute", "lemma")
+    page.click("#wl-run")
+    expected = api(site, "/api/v1/keywords", corpus="sample", attribute="lemma", min=2, order="log_ratio",
+                   filter="text_genre~news", reference_filter="text_genre!~news")
+    rows = expected["rows"]
+    assert isinstance(rows, list) and rows
+    expect(page.locator("#kw-table tbody td.value")).to_have_text([r["value"] for r in rows])
+    expect(page.locator("#wl-table")).to_be_hidden()
+    assert isinstance(rows[0]["hits"], str)
+    expect(page.locator("#kw-table tbody td.value a").first).to_have_attribute("href", rows[0]["hits"])
+    first = page.locator("#kw-table tbody tr").first.locator("td")
+    expect(first.nth(7)).to_contain_text(f"{rows[0]['log_ratio']:.2f} (")
+    expect(page.locator("#wl-summary")).to_contain_text(
+        f"against the texts of sample where text_genre!~news ({expected['reference_tokens']} tokens)")
+    href = page.locator("#wl-csv").get_attribute("href") or ""
+    assert href.startswith("/api/v1/keywords?") and "format=csv" in href
+    shoot(page, "keywords", tmp_path)
+    check_accessibility(page)
+    page.select_option("#wl-reference", "")
+    expect(page.locator("#wl-n")).to_be_enabled()

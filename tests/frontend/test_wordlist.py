@@ -90,6 +90,10 @@ async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
             assert found.json()["total"] == row["frequency"]
         answer = await client.get("/api/v1/wordlist", params={"corpus": CORPUS, "match": ".*ing", "limit": 500})
         assert rows(answer) == top(ing, 500)
+        for row in answer.json()["rows"][:3]:  # single words link to their hits too
+            asked = {k: v[0] for k, v in parse_qs(urlsplit(row["hits"]).query).items()}
+            found = await client.get("/api/v1/query", params={**asked, "limit": 0})
+            assert found.json()["total"] == row["frequency"]
         assert not answer.json()["more"]  # every word ending in -ing is listed
 
 

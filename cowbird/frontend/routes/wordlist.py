@@ -111,8 +111,8 @@ def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, fil
     """The search page finding an n-gram's occurrences as the list counted them: the tokens exactly, in
     one region of ``within``, in the subcorpus of the filters (None when a token cannot be a CQP string)."""
     try:
-        pattern = Succession(tuple(TokenPattern(AttributeTest(attribute, False, exactly(t))) for t in tokens))
-        q = serialize(ParsedQuery(pattern, within=within or None))
+        each = tuple(TokenPattern(AttributeTest(attribute, False, exactly(t))) for t in tokens)
+        q = serialize(ParsedQuery(each[0] if len(each) == 1 else Succession(each), within=within or None))
     except QuerySyntaxError:
         return None
     return "/?" + urlencode({"corpus": corpus, "q": q, "syntax": "cqp", "filter": filters}, doseq=True)

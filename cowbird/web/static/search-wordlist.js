@@ -1,10 +1,12 @@
 // @ts-check
 // The word list (GET /api/v1/wordlist): the most frequent words or n-grams of the corpus chosen in
-// the form, or of the texts its filters choose — no query needed. Each entry opens its hits; the
-// rows download as TSV, CSV or XLSX with a metadata block saying what was counted.
+// the form, or of the texts its filters choose — no query needed. With a reference (Compare with),
+// keywords (GET /api/v1/keywords): what the corpus or its filtered texts hold more often than the
+// reference. Each entry opens its hits; the rows download as TSV, CSV or XLSX with a metadata block
+// saying what was counted.
 
 import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.js";
-import { byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
+import { CORPORA, byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
@@ -49,19 +51,83 @@ function wordListParams() {
   return params;
 }
 
-/** Lists the words or n-grams the controls ask for (a newer list aborts the one counting). */
+/**
+ * @typedef {object} KeywordRow
+ * @property {string} value
+ * @property {number} frequency
+ * @property {number} reference_frequency
+ * @property {number} per_million
+ * @property {number} reference_per_million
+ * @property {number} log_likelihood
+ * @property {number} log_ratio
+ * @property {number} log_ratio_low
+ * @property {number} log_ratio_high
+ * @property {number} diff
+ * @property {string | null} hits
+ */
+
+/**
+ * @typedef {object} KeywordResult
+ * @property {string} attribute
+ * @property {string[]} filters
+ * @property {string} reference
+ * @property {string[]} reference_filters
+ * @property {number} tokens
+ * @property {number} reference_tokens
+ * @property {number} compared
+ * @property {KeywordRow[]} rows
+ * @property {boolean} complete
+ * @property {string[]} failed
+ */
+
+/**
+ * The keyword list the controls ask for, or null: no reference chosen. "rest" (the texts the one
+ * filter leaves out) is the filter negated; "whole" the whole corpus; "corpus:NAME" another corpus.
+ * @returns {URLSearchParams | null}
+ */
+function keywordParams() {
+  const choice = byId("wl-reference", HTMLSelectElement).value;
+  if (!choice) return null;
+  const search = readSearch();
+  const params = new URLSearchParams({
+    corpus: search.corpus,
+    attribute: byId("wl-attribute", HTMLSelectElement).value,
+    min: String(Math.max(1, Number(byId("wl-min", HTMLInputElement).value) || 1)),
+    limit: byId("wl-limit", HTMLSelectElement).value,
+    order: byId("wl-order", HTMLSelectElement).value,
+  });
+  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  if (choice === "rest") {
+    if (search.filters.length !== 1) {
+      throw new ApiProblem({ detail: "“The texts the filter leaves out” needs exactly one filter above." });
+    }
+    const only = search.filters[0];
+    params.append("reference_filter", `${only.attribute}${only.negated ? "~" : "!~"}${only.regex}`);
+  } else if (choice.startsWith("corpus:")) {
+    params.set("reference", choice.slice("corpus:".length));
+  }
+  return params;
+}
+
+/** Lists the words or n-grams (or the keywords) the controls ask for (a newer list aborts the one counting). */
 export async function listWords() {
   const signal = begin("wordlist");
   const summary = byId("wl-summary", HTMLElement);
-  const params = wordListParams();
   summary.textContent = "Counting…";
   byId("wordlist", HTMLElement).setAttribute("aria-busy", "true");
   try {
-    showWordList(/** @type {WordListResult} */ (await getJson("wordlist", params, signal)), params);
+    const keywords = keywordParams();
+    if (keywords) {
+      showKeywords(/** @type {KeywordResult} */ (await getJson("keywords", keywords, signal)), keywords);
+    } else {
+      const params = wordListParams();
+      showWordList(/** @type {WordListResult} */ (await getJson("wordlist", params, signal)), params);
+    }
   } catch (error) {
     if (aborted(error)) return;
     summary.textContent = error instanceof ApiProblem ? error.message : `The word list failed: ${String(error)}`;
     byId("wl-table", HTMLTableElement).hidden = true;
+    byId("kw-table", HTMLTableElement).hidden = true;
     byId("wl-downloads", HTMLElement).hidden = true;
   } finally {
     end("wordlist", signal);
@@ -83,6 +149,7 @@ function showWordList(body, params) {
     return line;
   });
   showRows("wl-table", rows);
+  byId("kw-table", HTMLTableElement).hidden = true;
   const of = body.filters.length ? "tokens in the texts the filters choose" : "tokens";
   const parts = [
     `The ${number(rows.length)} most frequent ${what} in ${number(body.tokens)} ${of}` +
@@ -92,15 +159,78 @@ function showWordList(body, params) {
   if (body.more) parts.push("More occur: ask for more rows, or raise the minimum.");
   if (!body.complete) parts.push(`Partition(s) ${body.failed.join(", ")} did not answer: their counts are missing.`);
   byId("wl-summary", HTMLElement).textContent = parts.join(" ");
+  offerFiles("wordlist", params, rows.length);
+}
+
+/**
+ * The download links: the same rows as a file, with its metadata block.
+ * @param {string} path
+ * @param {URLSearchParams} params
+ * @param {number} rows
+ */
+function offerFiles(path, params, rows) {
   for (const format of ["tsv", "csv", "xlsx"]) {
     const file = new URLSearchParams(params);
     file.set("format", format);
     file.set("provenance", "1");
     const link = byId(`wl-${format}`, HTMLAnchorElement);
-    link.href = `${apiUrl("wordlist")}?${file}`;
+    link.href = `${apiUrl(path)}?${file}`;
     link.download = "";
   }
-  byId("wl-downloads", HTMLElement).hidden = rows.length === 0;
+  byId("wl-downloads", HTMLElement).hidden = rows === 0;
+}
+
+/**
+ * @param {KeywordResult} body
+ * @param {URLSearchParams} params
+ */
+function showKeywords(body, params) {
+  const rows = body.rows.map((row, i) => {
+    const line = fromTemplate("kw-row", HTMLTableRowElement);
+    part(line, "td.rank", HTMLTableCellElement).textContent = number(i + 1);
+    fillValue(line, row.value, row.hits, `Search the ${number(row.frequency)} occurrences of ${row.value}`);
+    fillNumbers(line, [number(row.frequency), decimal(row.per_million), number(row.reference_frequency),
+      decimal(row.reference_per_million), decimal(row.log_likelihood),
+      `${decimal(row.log_ratio)} (${decimal(row.log_ratio_low)} to ${decimal(row.log_ratio_high)})`,
+      decimal(row.diff, 1)]);
+    return line;
+  });
+  showRows("kw-table", rows);
+  byId("wl-table", HTMLTableElement).hidden = true;
+  const target = body.filters.length ? `the texts the filters choose (${number(body.tokens)} tokens)`
+    : `the corpus (${number(body.tokens)} tokens)`;
+  const reference = body.reference_filters.length
+    ? `the texts of ${body.reference} where ${body.reference_filters.join(", ")} (${number(body.reference_tokens)} tokens)`
+    : `${body.reference} (${number(body.reference_tokens)} tokens)`;
+  const parts = [`Keywords of ${target} against ${reference}: the first ${number(rows.length)} of ` +
+    `${number(body.compared)} ${body.attribute} values compared.`];
+  if (!body.complete) parts.push(`Partition(s) ${body.failed.join(", ")} did not answer: their counts are missing.`);
+  byId("wl-summary", HTMLElement).textContent = parts.join(" ");
+  offerFiles("keywords", params, rows.length);
+}
+
+/** What the list can be compared with: nothing, the whole corpus, the texts the filter leaves out, another corpus. */
+function fillReferences() {
+  const select = byId("wl-reference", HTMLSelectElement);
+  const was = select.value;
+  const here = corpusInfo().name;
+  const options = [new Option("nothing: frequencies", ""), new Option("the whole corpus", "whole"),
+    new Option("the texts the filter leaves out", "rest"),
+    ...CORPORA.filter((c) => c.name !== here).map((c) => new Option(`corpus ${c.title || c.name}`, `corpus:${c.name}`))];
+  select.replaceChildren(...options);
+  select.value = options.some((o) => o.value === was) ? was : "";
+  referenceChosen();
+}
+
+/** A reference makes keywords: of single tokens, with no regex, ranked by a measure. */
+function referenceChosen() {
+  const keywords = byId("wl-reference", HTMLSelectElement).value !== "";
+  byId("wl-order-label", HTMLElement).hidden = !keywords;
+  byId("wl-n", HTMLSelectElement).disabled = keywords;
+  byId("wl-match", HTMLInputElement).disabled = keywords;
+  byId("wl-ignore-case", HTMLInputElement).disabled = keywords;
+  byId("wl-min", HTMLInputElement).value = keywords && byId("wl-min", HTMLInputElement).value === "1" ? "5"
+    : byId("wl-min", HTMLInputElement).value;
 }
 
 /** The attributes of the corpus chosen, with what each holds as its title. */
@@ -120,7 +250,12 @@ function fillAttributes() {
 /** Wires the word list's controls: List (or Enter in a field) counts; a new corpus refills the attributes. */
 export function setUpWordList() {
   fillAttributes();
-  byId("corpus", HTMLSelectElement).addEventListener("change", fillAttributes);
+  fillReferences();
+  byId("corpus", HTMLSelectElement).addEventListener("change", () => {
+    fillAttributes();
+    fillReferences();
+  });
+  byId("wl-reference", HTMLSelectElement).addEventListener("change", referenceChosen);
   byId("wl-run", HTMLButtonElement).addEventListener("click", () => void listWords());
   for (const id of ["wl-min", "wl-match"]) {
     byId(id, HTMLInputElement).addEventListener("keydown", (event) => {
