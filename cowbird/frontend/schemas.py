@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from cowbird.core.wire import Problem
 
@@ -191,6 +191,33 @@ class History(BaseModel):
     """The logged-in user's last searches in the browser, newest first (at most 100)."""
 
     data: list[PastSearch]
+
+
+class SaveSearch(BaseModel):
+    """A search to keep: its name and the search page's URL (``/?corpus=…&q=…``, with the view, sort
+    and tab the page keeps in it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120, description="Its name (a search of the same name is replaced).")
+    url: str = Field(min_length=3, max_length=8000, description="The search page's URL: /?corpus=…&q=….")
+
+
+class SavedSearchOut(BaseModel):
+    """A saved search: its name, the search page URL that runs it, and its share link, which works for
+    whoever may read its corpus."""
+
+    name: str
+    corpus: str
+    url: str
+    link: str = Field(description="The share link: /s/<id>, answered with the search page.")
+    at: str = Field(description="When it was saved (ISO 8601, UTC).")
+
+
+class SavedSearches(BaseModel):
+    """The user's saved searches, by name."""
+
+    data: list[SavedSearchOut]
 
 
 class WebContext(BaseModel):

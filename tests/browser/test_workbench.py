@@ -4,12 +4,14 @@ shows compared with what the API answers."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from cowbird.demo import DemoStack
+from tests.browser.conftest import PASSWORD, USER
 from tests.browser.pages import api, check_accessibility, search, shoot
 
 pytestmark = pytest.mark.e2e
@@ -246,3 +248,51 @@ def test_keywords_of_the_news_texts_against_the_others(site: DemoStack, page: Pa
     check_accessibility(page)
     page.select_option("#wl-reference", "")
     expect(page.locator("#wl-n")).to_be_enabled()
+
+
+def test_a_saved_search_is_listed_shared_and_deleted(site: DemoStack, browser: Browser, tmp_path: Path) -> None:
+    """A logged-in user saves the search shown — its view and sort too — under a name (keyboard: Enter);
+    it is listed with its share link, which a colleague without a login opens on the public corpus;
+    Delete removes it. Without a login, the searches run are kept in this browser and listed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{site.url}/login")
+    page.fill('input[name="login"]', USER)
+    page.fill('input[name="password"]', PASSWORD)
+    page.press('input[name="password"]', "Enter")
+    expect(page).to_have_url(f"{site.url}/account")
+    page.goto(site.url)
+    search(page, "house")
+    page.select_option("#sort-on", "right1")
+    expect(page).to_have_url(re.compile(r"sort_on=right1"))
+    page.click("#open-save")
+    expect(page.locator("#save-name")).to_have_value("house")
+    page.fill("#save-name", "houses, sorted")
+    page.press("#save-name", "Enter")
+    expect(page.locator("#save-said")).to_contain_text("Saved as “houses, sorted”. Share link: ")
+    page.click("#save-close")
+    item = page.locator("#saved-list li")
+    expect(item).to_have_count(1)
+    expect(item.locator("a.run")).to_have_text("houses, sorted")
+    saved_url = item.locator("a.run").get_attribute("href") or ""
+    assert "sort_on=right1" in saved_url and "q=house" in saved_url
+    link = item.locator("a.share").get_attribute("href") or ""
+    assert link.startswith("/s/")
+    shoot(page, "saved-searches", tmp_path)
+    check_accessibility(page)
+    colleague = browser.new_context().new_page()  # no login: the corpus is public
+    colleague.goto(f"{site.url}{link}")
+    expect(colleague.locator("#kwic tbody tr")).to_have_count(3)
+    expect(colleague.locator("#sort-on")).to_have_value("right1")
+    colleague.locator("#local-history summary").click()  # the colleague's browser keeps the search it ran
+    expect(colleague.locator("#local-history-list li").first).to_contain_text("house — sample: 3 hits")
+    colleague.reload()
+    colleague.locator("#local-history summary").click()
+    expect(colleague.locator("#local-history-list li")).to_have_count(1)
+    colleague.click("#local-history-clear")
+    expect(colleague.locator("#local-history-list li")).to_have_count(0)
+    colleague.context.close()
+    item.locator("button.delete").click()
+    expect(page.locator("#saved-list li")).to_have_count(0)
+    expect(page.locator("#saved-none")).to_be_visible()
+    context.close()

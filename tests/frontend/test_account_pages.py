@@ -576,3 +576,49 @@ async def test_api_tokens_outlive_a_new_password_until_revoked(site: tuple[httpx
         assert answer.status_code == 401
     with accounts.database.session() as session:
         assert accounts.users.changes(session, accounts.users.get(session, "ada"))[-1].what == "every token revoked (2)"
+
+
+def session_csrf(page: httpx.Response) -> str:
+    """The browser session's CSRF token, as every page of a logged-in user holds it (the Log out form)."""
+    found = re.search(r'<form id="logout"[^>]*>\s*<input type="hidden" name="csrf" value="([^"]+)"', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+async def test_searches_are_saved_listed_shared_and_deleted(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    url = "/?corpus=members&q=house&syntax=simple&filter=text_genre~news&view=frequency&freq_by=lemma"
+    assert (await client.post("/api/v1/saved", json={"name": "houses", "url": url})).status_code == 401
+    assert (await login(client, "boss")).status_code == 303
+    csrf = session_csrf(await client.get("/"))
+    refused = await client.post("/api/v1/saved", json={"name": "houses", "url": url})
+    assert refused.status_code == 403 and "x-csrf-token" in refused.text  # a browser session's change needs it
+    saved = await client.post("/api/v1/saved", json={"name": "  houses  in news ", "url": url},
+                              headers={"X-CSRF-Token": csrf})
+    assert saved.status_code == 201, saved.text
+    body = saved.json()
+    assert body["name"] == "houses in news" and body["corpus"] == "members" and body["url"] == url
+    assert body["link"].startswith("/s/") and len(body["link"]) > 10
+    listed = (await client.get("/api/v1/saved")).json()["data"]
+    assert [s["name"] for s in listed] == ["houses in news"]
+    # the share link answers with the search page (which runs it for whoever may read the corpus)
+    shared = await client.get(body["link"], follow_redirects=False)
+    assert shared.status_code == 303 and shared.headers["location"] == url
+    client.cookies.clear()
+    anonymous = await client.get(body["link"], follow_redirects=True)  # the corpus needs a login: said
+    assert anonymous.status_code == 200 and "No corpus is open to you" in anonymous.text
+    assert (await client.get("/api/v1/query", params={"corpus": "members", "q": "house"})).status_code in (401, 404)
+    assert (await client.get("/s/no-such-link")).status_code == 404
+    # what cannot be saved, said
+    assert (await login(client, "boss")).status_code == 303
+    csrf = session_csrf(await client.get("/"))
+    for wrong, said in (("https://elsewhere.example/?corpus=members&q=x", "not a search page of this site"),
+                        ("/?corpus=members", "names its corpus and its query"),
+                        ("/?corpus=nowhere&q=house", "nowhere")):
+        answer = await client.post("/api/v1/saved", json={"name": "x", "url": wrong}, headers={"X-CSRF-Token": csrf})
+        assert answer.status_code in (400, 404) and said in answer.text, answer.text
+    slug = body["link"].removeprefix("/s/")
+    assert (await client.delete(f"/api/v1/saved/{slug}")).status_code == 403  # no CSRF token
+    assert (await client.delete(f"/api/v1/saved/{slug}", headers={"X-CSRF-Token": csrf})).status_code == 204
+    assert (await client.get("/api/v1/saved")).json()["data"] == []
+    assert (await client.get(body["link"])).status_code == 404

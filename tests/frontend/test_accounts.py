@@ -19,7 +19,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlalchemy import text
 
 from cowbird.cli import main
-from cowbird.core.errors import BadParameter
+from cowbird.core.errors import BadParameter, NotFound
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url
 from cowbird.frontend.accounts.passwords import verify_password
@@ -62,7 +62,7 @@ def test_migrations_run_once_and_keep_data(database: Database, tmp_path: Path) -
     with database.session() as session:
         accounts.users.add(session, "root", "root@example.org", "tests", admin=True)
     head = database.head()
-    assert database.upgrade() == (head, head) and database.current() == head == "0003"
+    assert database.upgrade() == (head, head) and database.current() == head == "0004"
     with database.session() as session:
         assert [u.name for u in accounts.users.all(session)] == ["root"]
     # a database made by the first release keeps its users through the upgrade
@@ -70,7 +70,7 @@ def test_migrations_run_once_and_keep_data(database: Database, tmp_path: Path) -
     assert old.upgrade("0001") == (None, "0001")
     with old.session() as session:
         Accounts(old).users.add(session, "early", "early@example.org", "tests")
-    assert old.upgrade() == ("0001", "0003")
+    assert old.upgrade() == ("0001", "0004")
     with old.session() as session:
         assert [u.name for u in Accounts(old).users.all(session)] == ["early"]
         assert Accounts(old).secrets.get(session, "session-key") == Accounts(old).secrets.get(session, "session-key")
@@ -149,7 +149,7 @@ def test_the_command_line(tmp_path: Path) -> None:
     config.write_text('[[corpora]]\nname = "x"\nmanifest = "m.json"\nnodes = {}\n', encoding="utf-8")
     run = CliRunner().invoke
     upgrade = run(main, ["db", "upgrade", "--config", str(config)])
-    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0003 (was None)\n"
+    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0004 (was None)\n"
     assert (tmp_path / "cowbird-accounts.sqlite3").is_file()  # next to the configuration
     added = run(main, ["users", "add", "root", "--email", "root@example.org", "--admin", "--config", str(config)])
     assert added.exit_code == 0 and "one-time password: " in added.output
@@ -411,3 +411,29 @@ def _entry(config: CorpusConfig) -> CorpusEntry:
 
 TestLifecycle = Lifecycle.TestCase
 TestLifecycle.settings = settings(max_examples=30, stateful_step_count=15, deadline=None)
+
+
+def test_saved_searches_are_kept_by_name_with_a_share_id(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        accounts.users.add(session, "ada", "ada@example.org", "tests")
+        accounts.users.add(session, "bo", "bo@example.org", "tests")
+        first = accounts.saved.save(session, "ada", "modal verbs", "ewt", "/?corpus=ewt&q=%5Bpos%3D%22MD%22%5D")
+        slug = first.slug
+        accounts.saved.save(session, "ada", "house", "ewt", "/?corpus=ewt&q=house")
+        accounts.saved.save(session, "bo", "house", "ewt", "/?corpus=ewt&q=house&view=frequency")
+    with database.session() as session:
+        again = accounts.saved.save(session, "ada", "modal verbs", "ewt", "/?corpus=ewt&q=must&sort=right1.word")
+        assert again.slug == slug  # the same name: replaced, its link kept
+        assert [(s.name, s.url) for s in accounts.saved.of(session, "ada")] == [
+            ("house", "/?corpus=ewt&q=house"), ("modal verbs", "/?corpus=ewt&q=must&sort=right1.word")]
+        found = accounts.saved.find(session, slug)
+        assert found is not None and found.name == "modal verbs"
+        with pytest.raises(NotFound):
+            accounts.saved.delete(session, "bo", slug)  # another user's is not bo's to delete
+    with database.session() as session:
+        accounts.saved.delete(session, "ada", slug)
+    with database.session() as session:
+        assert accounts.saved.find(session, slug) is None
+        assert [s.name for s in accounts.saved.of(session, "ada")] == ["house"]
+        assert [s.url for s in accounts.saved.of(session, "bo")] == ["/?corpus=ewt&q=house&view=frequency"]

@@ -149,3 +149,19 @@ class Search(Base):
     ignore_case: Mapped[bool] = mapped_column(Boolean)
     filters: Mapped[str] = mapped_column(Text)
     total: Mapped[int] = mapped_column(Integer)
+
+
+class SavedSearch(Base):
+    """A search a user named and kept: the search page's URL (query, corpus, filters, view, sort, tab),
+    reachable by anyone who may read its corpus through its share link ``/s/<slug>``."""
+
+    __tablename__ = "saved_searches"
+    __table_args__ = (UniqueConstraint("user_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(32), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    name: Mapped[str] = mapped_column(String(120))
+    corpus: Mapped[str] = mapped_column(String(64))
+    url: Mapped[str] = mapped_column(Text)

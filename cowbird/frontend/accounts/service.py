@@ -39,6 +39,7 @@ from cowbird.frontend.accounts.models import (
     AppSecret,
     Group,
     Role,
+    SavedSearch,
     Search,
     State,
     StateChange,
@@ -50,6 +51,8 @@ from cowbird.frontend.accounts.passwords import WeakPassword, hash_password, nee
 
 MIN_ABSTRACT = 200
 HISTORY_SIZE = 100
+SAVED_SIZE = 500
+"""Searches a user may keep by name."""
 TOKEN_PREFIX = "cb_"
 MIN_IMPORTED_TOKEN = 20  # characters: a shorter token is too easy to guess
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
@@ -426,9 +429,53 @@ class SearchHistory:
         return list(session.scalars(query.limit(HISTORY_SIZE)))
 
 
+class SavedSearches:
+    """Searches users named and kept, each with a share link's slug."""
+
+    def __init__(self, users: Users) -> None:
+        self.users = users
+
+    def save(self, session: Session, name: str, title: str, corpus: str, url: str) -> SavedSearch:
+        """Keep a search under ``title`` (a search of the same title is replaced, its link kept)."""
+        user = self.users.find(session, name)
+        if user is None:
+            raise NotFound(f"no user {name!r}")
+        found = session.scalars(select(SavedSearch).where(SavedSearch.user_id == user.id,
+                                                          SavedSearch.name == title)).first()
+        if found is not None:
+            found.corpus, found.url, found.at = corpus, url, now()
+            session.flush()
+            return found
+        held = session.scalar(select(func.count()).select_from(SavedSearch).where(SavedSearch.user_id == user.id))
+        if (held or 0) >= SAVED_SIZE:
+            raise Conflict(f"you keep {SAVED_SIZE} saved searches already: delete some first")
+        saved = SavedSearch(slug=secrets.token_urlsafe(9), user_id=user.id, name=title, corpus=corpus, url=url)
+        session.add(saved)
+        session.flush()
+        return saved
+
+    def of(self, session: Session, name: str) -> list[SavedSearch]:
+        user = self.users.find(session, name)
+        if user is None:
+            return []
+        query = select(SavedSearch).where(SavedSearch.user_id == user.id).order_by(SavedSearch.name)
+        return list(session.scalars(query))
+
+    def find(self, session: Session, slug: str) -> SavedSearch | None:
+        return session.scalars(select(SavedSearch).where(SavedSearch.slug == slug)).first()
+
+    def delete(self, session: Session, name: str, slug: str) -> None:
+        """Delete one of the user's saved searches (another user's is not found)."""
+        user = self.users.find(session, name)
+        found = self.find(session, slug)
+        if user is None or found is None or found.user_id != user.id:
+            raise NotFound(f"you have no saved search {slug!r}")
+        session.delete(found)
+
+
 class Accounts:
     """The account database and its parts: ``users``, ``tokens``, ``browser_sessions``, ``secrets``
-    and ``searches`` (search history)."""
+    ``searches`` (search history) and ``saved`` (searches kept by name)."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -437,6 +484,7 @@ class Accounts:
         self.tokens = Tokens()
         self.secrets = Secrets()
         self.searches = SearchHistory(self.users)
+        self.saved = SavedSearches(self.users)
 
 
 def rights(user: User) -> list[str]:

@@ -11,7 +11,7 @@
 // line, the anchors), search-estimate.js (the estimate line, the question before a long search),
 // search-kwic.js (the concordance), search-tables.js (the tabs and analyses), search-chart.js (the
 // distribution's bars), search-download.js (the download dialog), search-wordlist.js (word lists and
-// n-grams of a corpus or subcorpus).
+// n-grams of a corpus or subcorpus), search-saved.js (saved and shared searches, this browser's searches).
 
 import { ApiProblem, aborted, begin, busy, cancel, end, getJson, getLines } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
@@ -27,6 +27,7 @@ import {
   rememberDefaults, sameSearch, sortOrder, state,
 } from "./search-state.js";
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
+import { rememberLocally, setUpSaved } from "./search-saved.js";
 import { setUpWordList } from "./search-wordlist.js";
 
 /** @typedef {import("./search-state.js").Sample} Sample */
@@ -126,7 +127,10 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       if (push) history.pushState(null, "", url);
       else history.replaceState(null, "", url);
     }
-    if (!sample && offset === 0) loadHistory();
+    if (!sample && offset === 0) {
+      loadHistory();
+      rememberLocally({ url, q: search.q, corpus: search.corpus, total: body.total });
+    }
     if (state.view !== "kwic" && body.total > 0) analyse();
     // a search that was to be confirmed has run: the nodes now know it (their cache), and may say it costs nothing
     if (body.complete && estimateOf(search)?.confirm && sameSearch(readSearch(), search)) estimate();
@@ -246,6 +250,7 @@ byId("open-download", HTMLButtonElement).addEventListener("click", openDownload)
 setUpDownload();
 setUpConfirm();
 setUpWordList();
+setUpSaved();
 byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFilter(), "input", HTMLInputElement).focus());
 byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);

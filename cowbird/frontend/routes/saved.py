@@ -1,0 +1,113 @@
+"""Saved and shared searches: ``GET/POST /api/v1/saved``, ``DELETE /api/v1/saved/{id}`` and the share
+link ``/s/{id}``. A saved search is the search page's URL (query, corpus, filters, view, sort, tab) under
+a name; its share link answers with that page, which runs it for whoever may read the corpus (and
+says so to whoever may not)."""
+
+from __future__ import annotations
+
+import datetime
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import RedirectResponse
+
+from cowbird.core.errors import BadParameter, NotFound, Unauthorized
+from cowbird.frontend.accounts import Accounts
+from cowbird.frontend.accounts.models import SavedSearch
+from cowbird.frontend.accounts.web import CsrfFailed
+from cowbird.frontend.routes.deps import Corpora, CurrentUser
+from cowbird.frontend.schemas import SavedSearches, SavedSearchOut, SaveSearch
+from cowbird.frontend.state import frontend_state
+from cowbird.frontend.viewer import Viewer
+
+router = APIRouter(tags=["saved searches"])
+
+CSRF_HEADER = "x-csrf-token"
+"""A browser session's changes carry its CSRF token in this header (the page has it)."""
+
+
+def _owner(request: Request, user: Viewer, changes: bool = False) -> str:
+    """The logged-in user; a change asked by a browser session must carry the session's CSRF token (an
+    API token needs none: no other site can send it)."""
+    if user.name is None:
+        raise Unauthorized("saved searches belong to a logged-in user: log in first (or send your API token)")
+    if changes and user.browser:
+        signed = getattr(request.state, "signed_in", None)
+        if signed is None or request.headers.get(CSRF_HEADER) != signed.csrf:
+            raise CsrfFailed(f"this change needs the page's {CSRF_HEADER} header: reload the page and try again")
+    return user.name
+
+
+def _out(saved: SavedSearch) -> SavedSearchOut:
+    at = saved.at if saved.at.tzinfo else saved.at.replace(tzinfo=datetime.UTC)  # SQLite: UTC
+    return SavedSearchOut(name=saved.name, corpus=saved.corpus, url=saved.url, link=f"/s/{saved.slug}",
+                          at=at.isoformat(timespec="seconds"))
+
+
+@router.get("/api/v1/saved", response_model=SavedSearches)
+async def saved_searches(request: Request, user: CurrentUser) -> SavedSearches:
+    """Your saved searches, by name, each with the URL that runs it and its share link."""
+    name = _owner(request, user)
+    accounts: Accounts = frontend_state(request).accounts
+
+    def read() -> list[SavedSearchOut]:
+        with accounts.database.session() as session:
+            return [_out(s) for s in accounts.saved.of(session, name)]
+
+    return SavedSearches(data=await run_in_threadpool(read))
+
+
+@router.post("/api/v1/saved", response_model=SavedSearchOut, status_code=201)
+async def save_search(request: Request, user: CurrentUser, catalogue: Corpora, asked: SaveSearch) -> SavedSearchOut:
+    """Keep a search (the search page's URL) under a name; a search of the same name is replaced."""
+    name = _owner(request, user, changes=True)
+    parts = urlsplit(asked.url)
+    if parts.scheme or parts.netloc or parts.path not in ("", "/"):
+        raise BadParameter(f"url: {asked.url[:80]!r} is not a search page of this site: give its /?corpus=…&q=… part")
+    query = parse_qs(parts.query, keep_blank_values=True)
+    corpus, q = query.get("corpus", [""])[0], query.get("q", [""])[0]
+    if not corpus or not q.strip():
+        raise BadParameter("url: a saved search names its corpus and its query (corpus= and q=)")
+    target = catalogue.get(corpus, user)  # one the user may read (else 404 or 401, as a search would say)
+    url = "/?" + urlencode([(k, v) for k, values in query.items() for v in values])
+    accounts: Accounts = frontend_state(request).accounts
+    title = " ".join(asked.name.split())
+    if not title:
+        raise BadParameter("name: give the search a name")
+
+    def write() -> SavedSearchOut:
+        with accounts.database.session() as session:
+            return _out(accounts.saved.save(session, name, title, target.name, url))
+
+    return await run_in_threadpool(write)
+
+
+@router.delete("/api/v1/saved/{slug}", status_code=204)
+async def delete_saved(request: Request, user: CurrentUser, slug: str) -> Response:
+    """Delete one of your saved searches (its share link stops working)."""
+    name = _owner(request, user, changes=True)
+    accounts: Accounts = frontend_state(request).accounts
+
+    def delete() -> None:
+        with accounts.database.session() as session:
+            accounts.saved.delete(session, name, slug)
+
+    await run_in_threadpool(delete)
+    return Response(status_code=204)
+
+
+@router.get("/s/{slug}", include_in_schema=False)
+async def shared(request: Request, slug: str) -> RedirectResponse:
+    """A share link: the search page with the saved search (the page runs it, or says why it cannot)."""
+    accounts: Accounts = frontend_state(request).accounts
+
+    def find() -> str | None:
+        with accounts.database.session() as session:
+            found = accounts.saved.find(session, slug)
+            return None if found is None else found.url
+
+    url = await run_in_threadpool(find)
+    if url is None:
+        raise NotFound(f"no saved search {slug!r}: it was deleted, or the link is mistyped")
+    return RedirectResponse(url, status_code=303)

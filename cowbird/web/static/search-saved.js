@@ -1,0 +1,190 @@
+// @ts-check
+// Saved and shared searches (GET/POST /api/v1/saved, DELETE /api/v1/saved/ID) for a logged-in user:
+// Save… keeps the page's URL — query, corpus, filters, view, sort, tab — under a name, listed with
+// its share link (/s/ID), which opens it for whoever may read its corpus. Without a login, the
+// searches run in this browser are kept in it (localStorage) and listed.
+
+import { ApiProblem, apiUrl, getJson } from "./search-api.js";
+import { byId, fromTemplate, part } from "./search-dom.js";
+
+/**
+ * @typedef {object} Saved
+ * @property {string} name
+ * @property {string} corpus
+ * @property {string} url
+ * @property {string} link
+ * @property {string} at
+ */
+
+/**
+ * A search run in this browser (anonymous users).
+ * @typedef {object} LocalSearch
+ * @property {string} url
+ * @property {string} q
+ * @property {string} corpus
+ * @property {number} total
+ */
+
+const LOCAL_KEY = "cowbird-searches";
+const LOCAL_SIZE = 30;
+
+/** The browser session's CSRF token (every page of a logged-in user holds it in its Log out form). */
+function csrf() {
+  const field = document.querySelector('#logout input[name="csrf"]');
+  return field instanceof HTMLInputElement ? field.value : "";
+}
+
+/**
+ * A change to the user's saved searches: POST or DELETE with the session's CSRF token.
+ * @param {string} method
+ * @param {string} path
+ * @param {object} [body]
+ */
+async function change(method, path, body) {
+  const answer = await fetch(apiUrl(path), {
+    method,
+    headers: { "X-CSRF-Token": csrf(), ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!answer.ok) {
+    /** @type {import("./search-api.js").Problem} */
+    let problem = { status: answer.status, title: `HTTP ${answer.status}` };
+    try {
+      problem = await answer.json();
+    } catch {
+      // not JSON: the status says it
+    }
+    throw new ApiProblem(problem);
+  }
+  return answer.status === 204 ? null : answer.json();
+}
+
+/** Lists the user's saved searches, each with its share link and Delete. */
+export async function loadSaved() {
+  const list = document.getElementById("saved-list");
+  if (!list) return; // anonymous
+  /** @type {{data: Saved[]}} */
+  let answer;
+  try {
+    answer = await getJson("saved", new URLSearchParams());
+  } catch {
+    return; // the list stays as it was
+  }
+  list.replaceChildren(...answer.data.map((saved) => {
+    const item = fromTemplate("saved-item", HTMLLIElement);
+    const run = part(item, "a.run", HTMLAnchorElement);
+    run.href = saved.url;
+    run.textContent = saved.name;
+    part(item, ".about", HTMLElement).textContent = `${saved.corpus}, saved ${saved.at.slice(0, 10)}`;
+    const share = part(item, "a.share", HTMLAnchorElement);
+    share.href = saved.link;
+    share.setAttribute("aria-label", `Share link of ${saved.name}`);
+    const remove = part(item, "button.delete", HTMLButtonElement);
+    remove.setAttribute("aria-label", `Delete ${saved.name}`);
+    remove.addEventListener("click", async () => {
+      try {
+        await change("DELETE", `saved/${saved.link.split("/").pop()}`);
+      } catch (error) {
+        remove.textContent = error instanceof Error ? error.message : "Not deleted";
+        return;
+      }
+      loadSaved();
+    });
+    return item;
+  }));
+  byId("saved-none", HTMLElement).hidden = answer.data.length > 0;
+}
+
+/** Save…: a name for the search the page shows (its query by default). */
+function openSave() {
+  const dialog = byId("save-dialog", HTMLDialogElement);
+  const name = byId("save-name", HTMLInputElement);
+  const q = new URLSearchParams(location.search).get("q") || "";
+  name.value = name.value || q;
+  byId("save-said", HTMLElement).textContent = "";
+  dialog.showModal();
+  name.select();
+}
+
+async function save() {
+  const said = byId("save-said", HTMLElement);
+  const name = byId("save-name", HTMLInputElement).value.trim();
+  if (!name) {
+    said.textContent = "Give the search a name.";
+    return;
+  }
+  try {
+    const saved = /** @type {Saved} */ (await change("POST", "saved", { name, url: `/${location.search}` }));
+    said.textContent = `Saved as “${saved.name}”. Share link: ${location.origin}${saved.link}`;
+  } catch (error) {
+    said.textContent = error instanceof Error ? error.message : String(error);
+    return;
+  }
+  byId("saved", HTMLDetailsElement).open = true;
+  loadSaved();
+}
+
+/** @returns {LocalSearch[]} */
+function localSearches() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(LOCAL_KEY) || "[]");
+    return Array.isArray(kept) ? kept : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Keeps a search run without a login in this browser (the newest first, each URL once).
+ * @param {LocalSearch} search
+ */
+export function rememberLocally(search) {
+  if (!document.getElementById("local-history-list")) return; // logged in: the account keeps them
+  const kept = [search, ...localSearches().filter((s) => s.url !== search.url)].slice(0, LOCAL_SIZE);
+  try {
+    localStorage.setItem(LOCAL_KEY, JSON.stringify(kept));
+  } catch {
+    return; // storage full or off: nothing kept
+  }
+  showLocal();
+}
+
+function showLocal() {
+  const list = document.getElementById("local-history-list");
+  if (!list) return;
+  const kept = localSearches();
+  list.replaceChildren(...kept.map((search) => {
+    const item = fromTemplate("history-item", HTMLLIElement);
+    const link = part(item, "a", HTMLAnchorElement);
+    link.href = search.url;
+    link.textContent = search.q;
+    item.append(` — ${search.corpus}: ${search.total.toLocaleString("en")} hits`);
+    return item;
+  }));
+  byId("local-history-clear", HTMLButtonElement).hidden = kept.length === 0;
+}
+
+/** Wires Save…, its dialog, the saved list and this browser's list. */
+export function setUpSaved() {
+  const open = document.getElementById("open-save");
+  if (open) {
+    open.addEventListener("click", openSave);
+    byId("save-go", HTMLButtonElement).addEventListener("click", save);
+    byId("save-close", HTMLButtonElement).addEventListener("click", () => byId("save-dialog", HTMLDialogElement).close());
+    byId("save-name", HTMLInputElement).addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        save();
+      }
+    });
+    loadSaved();
+  }
+  const clear = document.getElementById("local-history-clear");
+  if (clear) {
+    clear.addEventListener("click", () => {
+      localStorage.removeItem(LOCAL_KEY);
+      showLocal();
+    });
+    showLocal();
+  }
+}
