@@ -575,8 +575,9 @@ class GolombIndex:
             # another thread may go on from it too
             usable = max((stop for stop in stops if stop[0] <= lo), default=None, key=lambda stop: stop[0])
             cursor = (usable[0], usable[1].copy()) if usable else None
-        if kept is not None:
-            a, b = np.searchsorted(kept, [lo, hi])
+        if kept is not None:  # (bounds of the array's own type: int64 ones would copy all of it to compare)
+            bounds = np.asarray([min(lo, INT32_MAX), min(hi, INT32_MAX)], dtype=kept.dtype)
+            a, b = np.searchsorted(kept, bounds)
             return kept[a:b]
         if cursor is None:
             first_bit = _int32_at(self.offsets.view(np.uint8), lexicon_id) * 8
@@ -605,6 +606,9 @@ POSITIONS_CACHED_FROM = 1 << 14
 
 POSITIONS_KEPT = 1 << 24
 """Decoded positions kept per index (64 MB), the least recently used dropped first."""
+
+INT32_MAX = 2**31 - 1
+"""CWB's positions are int32."""
 
 CURSORS_PER_ID = 4
 """Places per id where decoding stopped, kept to go on from (threads read neighbouring ranges)."""

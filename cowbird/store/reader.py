@@ -6,6 +6,7 @@ strings of an attribute are decoded into a Python list, and only when asked for.
 
 from __future__ import annotations
 
+import bisect
 import mmap
 from dataclasses import dataclass
 from functools import cached_property
@@ -220,7 +221,8 @@ class PositionalAttribute:
         if self._golomb is not None:
             return self._golomb.positions_between(lexicon_id, lo, hi)
         positions = self.positions(lexicon_id)
-        a, b = np.searchsorted(positions, [lo, hi])
+        # a binary search of its own: numpy's would first convert the whole (big-endian, mapped) slice
+        a, b = bisect.bisect_left(positions, lo), bisect.bisect_left(positions, hi)
         return positions[a:b]
 
     def positions_of(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
