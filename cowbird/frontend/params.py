@@ -132,6 +132,9 @@ class ExportParameters(Searching, Viewing, Ordering):
     limit: int | None = Field(None, ge=1, description="Rows (default: the browser limit).")
     format: Format = Field("tsv", description="tsv, csv, xlsx or ndjson.")
     provenance: bool = Field(False, description="Start the file with what it holds and how it was made.")
+    categories: str | None = Field(None, description=(
+        "One of your saved searches (the ID of its /s/ID link): the categories you gave its lines, as the "
+        "columns category and category_label."))
 
 
 class TableParameters(Searching):

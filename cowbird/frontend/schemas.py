@@ -220,6 +220,34 @@ class SavedSearches(BaseModel):
     data: list[SavedSearchOut]
 
 
+class CategoryLine(BaseModel):
+    """One concordance line's category: the hit's global positions and 1-9 (0 takes it away)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    position: int = Field(ge=0)
+    matchend: int = Field(ge=0)
+    category: int = Field(ge=0, le=9)
+
+
+class CategoryNames(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    labels: list[str] = Field(max_length=9, description="The names of categories 1, 2 … (empty: unnamed).")
+
+
+class LineCategories(BaseModel):
+    """A saved search's categorised lines (corpus order), the names of its categories and how many lines
+    each has."""
+
+    name: str
+    corpus: str
+    url: str
+    labels: list[str] = Field(description="The names of categories 1-9 ('' where unnamed).")
+    counts: list[int] = Field(description="Lines in categories 1-9.")
+    lines: list[CategoryLine]
+
+
 class WebContext(BaseModel):
     """Calf's answer for one static link: the sentence re-found on the web, with its context."""
 

@@ -296,3 +296,56 @@ def test_a_saved_search_is_listed_shared_and_deleted(site: DemoStack, browser: B
     expect(page.locator("#saved-list li")).to_have_count(0)
     expect(page.locator("#saved-none")).to_be_visible()
     context.close()
+
+
+def test_the_lines_of_a_saved_search_are_categorised_with_the_keys(site: DemoStack, browser: Browser,
+                                                                    tmp_path: Path) -> None:
+    """From a saved search, *categorise its lines*: keys 1-9 on a line (0 takes it away) or its select,
+    the names of the categories, the counts; they come back after a reload, and the download has them."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{site.url}/login")
+    page.fill('input[name="login"]', USER)
+    page.fill('input[name="password"]', PASSWORD)
+    page.press('input[name="password"]', "Enter")
+    expect(page).to_have_url(f"{site.url}/account")
+    page.goto(site.url)
+    search(page, "old")
+    page.click("#open-save")
+    page.fill("#save-name", "old, categorised")
+    page.click("#save-go")
+    expect(page.locator("#save-said")).to_contain_text("Saved as")
+    page.click("#save-close")
+    page.locator("#saved-list li", has_text="old, categorised").locator("a.categorise").click()
+    bar = page.locator("#categories-bar")
+    expect(bar).to_be_visible()
+    expect(page.locator("#cat-about")).to_contain_text("Categorising the lines of “old, categorised”")
+    rows = page.locator("#kwic tbody tr")
+    count = rows.count()
+    assert count >= 2
+    rows.nth(0).locator("button.widen").focus()
+    page.keyboard.press("2")  # the key on the line
+    expect(rows.nth(0).locator("select.category")).to_have_value("2")
+    rows.nth(1).locator("select.category").select_option("1")
+    expect(page.locator("#cat-counts")).to_have_text("Lines: 1: 1 · 2: 1.")
+    page.fill("#cat-labels", "literal, figurative")
+    page.press("#cat-labels", "Tab")
+    expect(page.locator("#cat-counts")).to_have_text("Lines: 1 literal: 1 · 2 figurative: 1.")
+    expect(rows.nth(0).locator("select.category option:checked")).to_have_text("2 figurative")
+    shoot(page, "categories", tmp_path)
+    check_accessibility(page)
+    page.reload()  # kept in the account, by the hits' positions
+    expect(page.locator("#kwic tbody tr").nth(0).locator("select.category")).to_have_value("2")
+    expect(page.locator("#cat-counts")).to_have_text("Lines: 1 literal: 1 · 2 figurative: 1.")
+    page.locator("#kwic tbody tr").nth(1).locator("button.widen").focus()
+    page.keyboard.press("0")
+    expect(page.locator("#cat-counts")).to_have_text("Lines: 2 figurative: 1.")
+    href = page.locator("#cat-download").get_attribute("href") or ""
+    assert href.startswith("/api/v1/export?") and "categories=" in href
+    exported = page.request.get(f"{site.url}{href}")
+    lines = [line.split("\t") for line in exported.text().splitlines() if not line.startswith("#")]
+    assert lines[0][-2:] == ["category", "category_label"] and lines[1][-2:] == ["2", "figurative"]
+    page.click("#cat-stop")
+    expect(page.locator("#categories-bar")).to_be_hidden()
+    expect(page.locator("#kwic select.category")).to_have_count(0)
+    context.close()

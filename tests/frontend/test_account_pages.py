@@ -622,3 +622,44 @@ async def test_searches_are_saved_listed_shared_and_deleted(site: tuple[httpx.As
     assert (await client.delete(f"/api/v1/saved/{slug}", headers={"X-CSRF-Token": csrf})).status_code == 204
     assert (await client.get("/api/v1/saved")).json()["data"] == []
     assert (await client.get(body["link"])).status_code == 404
+
+
+async def test_the_lines_of_a_saved_search_are_categorised_counted_and_exported(
+    site: tuple[httpx.AsyncClient, Accounts],
+) -> None:
+    client, _ = site
+    assert (await login(client, "boss")).status_code == 303
+    csrf = {"X-CSRF-Token": session_csrf(await client.get("/"))}
+    saved = (await client.post("/api/v1/saved", json={"name": "house", "url": "/?corpus=members&q=house"},
+                               headers=csrf)).json()
+    slug = saved["link"].removeprefix("/s/")
+    hits = (await client.get("/api/v1/query", params={"corpus": "members", "q": "house"})).json()["hits"]
+    assert len(hits) == 3
+    path = f"/api/v1/saved/{slug}/categories"
+    for hit, category in zip(hits, (2, 1, 2), strict=True):
+        answer = await client.post(path, json={"position": hit["position"], "matchend": hit["matchend"],
+                                               "category": category}, headers=csrf)
+        assert answer.status_code == 200, answer.text
+    assert (await client.post(path, json={"position": 1, "matchend": 1, "category": 4})).status_code == 403  # CSRF
+    named = await client.post(f"/api/v1/saved/{slug}/labels", json={"labels": ["literal", "figurative"]},
+                              headers=csrf)
+    assert named.json()["labels"][:3] == ["literal", "figurative", ""]
+    body = (await client.get(path)).json()
+    assert body["counts"] == [1, 2, 0, 0, 0, 0, 0, 0, 0] and body["name"] == "house"
+    assert [(x["position"], x["category"]) for x in body["lines"]] == [(h["position"], c) for h, c in
+                                                                     zip(hits, (2, 1, 2), strict=True)]
+    taken = await client.post(path, json={"position": hits[2]["position"], "matchend": hits[2]["matchend"],
+                                          "category": 0}, headers=csrf)
+    assert taken.json()["counts"][:2] == [1, 1]
+    # the concordance export adds them as two columns, reloaded by the hits' positions
+    export = await client.get("/api/v1/export", params={"corpus": "members", "q": "house", "categories": slug})
+    assert export.status_code == 200, export.text
+    rows = [line.split("\t") for line in export.text.splitlines()]
+    assert rows[0][-2:] == ["category", "category_label"]
+    assert [row[-2:] for row in rows[1:]] == [["2", "figurative"], ["1", "literal"], ["", ""]]
+    # another user has no such saved search
+    client.cookies.clear()
+    assert (await client.get(path)).status_code == 401
+    anonymous_export = await client.get("/api/v1/export", params={"corpus": "members", "q": "house",
+                                                                  "categories": slug})
+    assert anonymous_export.status_code in (401, 404)

@@ -3,6 +3,7 @@ its record, tokens, the command line, and who sees which corpus through the API.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
@@ -16,12 +17,13 @@ from fastapi import FastAPI
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 
 from cowbird.cli import main
 from cowbird.core.errors import BadParameter, NotFound
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url
+from cowbird.frontend.accounts.models import LineCategory
 from cowbird.frontend.accounts.passwords import verify_password
 from cowbird.frontend.accounts.service import TRANSITIONS
 from cowbird.frontend.corpora import CorpusEntry
@@ -437,3 +439,27 @@ def test_saved_searches_are_kept_by_name_with_a_share_id(database: Database) -> 
         assert accounts.saved.find(session, slug) is None
         assert [s.name for s in accounts.saved.of(session, "ada")] == ["house"]
         assert [s.url for s in accounts.saved.of(session, "bo")] == ["/?corpus=ewt&q=house&view=frequency"]
+
+
+def test_line_categories_are_kept_per_saved_search(database: Database) -> None:
+    accounts = Accounts(database)
+    with database.session() as session:
+        accounts.users.add(session, "ada", "ada@example.org", "tests")
+        slug = accounts.saved.save(session, "ada", "go to", "ewt", "/?corpus=ewt&q=go").slug
+        big = 6_000_000_000  # positions beyond 32 bits: corpora of many GT
+        accounts.saved.categorise(session, "ada", slug, big, big + 2, 2)
+        accounts.saved.categorise(session, "ada", slug, 17, 17, 1)
+        accounts.saved.categorise(session, "ada", slug, 17, 17, 3)  # a line has one category: the last given
+        accounts.saved.categorise(session, "ada", slug, 40, 41, 1)
+        accounts.saved.categorise(session, "ada", slug, 40, 41, 0)  # 0 takes it away
+        assert accounts.saved.name_categories(session, "ada", slug, ["literal", " figurative  use "])[:3] == [
+            "literal", "figurative use", ""]
+        with pytest.raises(BadParameter):
+            accounts.saved.categorise(session, "ada", slug, 1, 1, 10)
+    with database.session() as session:
+        saved, lines = accounts.saved.categories(session, "ada", slug)
+        assert [(x.position, x.matchend, x.category) for x in lines] == [(17, 17, 3), (big, big + 2, 2)]
+        assert json.loads(saved.labels)[:2] == ["literal", "figurative use"]
+        accounts.saved.delete(session, "ada", slug)
+    with database.session() as session:
+        assert session.scalar(select(func.count()).select_from(LineCategory)) == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -165,3 +165,18 @@ class SavedSearch(Base):
     name: Mapped[str] = mapped_column(String(120))
     corpus: Mapped[str] = mapped_column(String(64))
     url: Mapped[str] = mapped_column(Text)
+    labels: Mapped[str] = mapped_column(Text, default="[]")  # JSON: the names of categories 1-9
+
+
+class LineCategory(Base):
+    """The category (1-9) a user gave one concordance line of a saved search: the hit is named by its
+    global positions, so the categories come back whatever the order or page it is shown in."""
+
+    __tablename__ = "line_categories"
+    __table_args__ = (UniqueConstraint("saved_id", "position", "matchend"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    saved_id: Mapped[int] = mapped_column(ForeignKey("saved_searches.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(BigInteger)
+    matchend: Mapped[int] = mapped_column(BigInteger)
+    category: Mapped[int] = mapped_column(Integer)

@@ -28,7 +28,7 @@ import secrets
 import unicodedata
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -38,6 +38,7 @@ from cowbird.frontend.accounts.models import (
     ApiToken,
     AppSecret,
     Group,
+    LineCategory,
     Role,
     SavedSearch,
     Search,
@@ -53,6 +54,10 @@ MIN_ABSTRACT = 200
 HISTORY_SIZE = 100
 SAVED_SIZE = 500
 """Searches a user may keep by name."""
+CATEGORIES = 9
+"""Categories a concordance line can be given (keys 1-9, as in CQPweb)."""
+CATEGORISED_LINES = 100_000
+"""Categorised lines a saved search keeps."""
 TOKEN_PREFIX = "cb_"
 MIN_IMPORTED_TOKEN = 20  # characters: a shorter token is too easy to guess
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
@@ -464,13 +469,61 @@ class SavedSearches:
     def find(self, session: Session, slug: str) -> SavedSearch | None:
         return session.scalars(select(SavedSearch).where(SavedSearch.slug == slug)).first()
 
-    def delete(self, session: Session, name: str, slug: str) -> None:
-        """Delete one of the user's saved searches (another user's is not found)."""
+    def owned(self, session: Session, name: str, slug: str) -> SavedSearch:
+        """One of the user's saved searches (another user's is not found)."""
         user = self.users.find(session, name)
         found = self.find(session, slug)
         if user is None or found is None or found.user_id != user.id:
             raise NotFound(f"you have no saved search {slug!r}")
+        return found
+
+    def delete(self, session: Session, name: str, slug: str) -> None:
+        """Delete one of the user's saved searches, and its lines' categories."""
+        found = self.owned(session, name, slug)
+        session.execute(delete(LineCategory).where(LineCategory.saved_id == found.id))
         session.delete(found)
+
+    def categories(self, session: Session, name: str, slug: str) -> tuple[SavedSearch, list[LineCategory]]:
+        """A saved search of the user's and its categorised lines, in corpus order."""
+        found = self.owned(session, name, slug)
+        lines = select(LineCategory).where(LineCategory.saved_id == found.id).order_by(
+            LineCategory.position, LineCategory.matchend)
+        return found, list(session.scalars(lines))
+
+    def categorise(self, session: Session, name: str, slug: str, position: int, matchend: int, category: int) -> None:
+        """Give a line (a hit's global positions) a category 1-9, or with 0 take its category away."""
+        if not 0 <= category <= CATEGORIES:
+            raise BadParameter(f"category: {category}; give 1 to {CATEGORIES}, or 0 to take a line's category away")
+        if not 0 <= position <= matchend:
+            raise BadParameter(f"position {position}, matchend {matchend}: not a hit's positions")
+        found = self.owned(session, name, slug)
+        line = session.scalars(select(LineCategory).where(
+            LineCategory.saved_id == found.id, LineCategory.position == position,
+            LineCategory.matchend == matchend)).first()
+        if category == 0:
+            if line is not None:
+                session.delete(line)
+            return
+        if line is None:
+            held = session.scalar(select(func.count()).select_from(LineCategory).where(
+                LineCategory.saved_id == found.id)) or 0
+            if held >= CATEGORISED_LINES:
+                raise Conflict(f"a saved search keeps the categories of {CATEGORISED_LINES:,} lines at most")
+            session.add(LineCategory(saved_id=found.id, position=position, matchend=matchend, category=category))
+        else:
+            line.category = category
+        session.flush()
+
+    def name_categories(self, session: Session, name: str, slug: str, labels: list[str]) -> list[str]:
+        """Name the categories 1-9 of a saved search (missing names are empty)."""
+        if len(labels) > CATEGORIES:
+            raise BadParameter(f"labels: {len(labels)} names; there are {CATEGORIES} categories")
+        cleaned = [" ".join(label.split())[:60] for label in labels]
+        cleaned += [""] * (CATEGORIES - len(cleaned))
+        found = self.owned(session, name, slug)
+        found.labels = json.dumps(cleaned, ensure_ascii=False)
+        session.flush()
+        return cleaned
 
 
 class Accounts:

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from cowbird import __version__
 from cowbird.core.analysis_spec import SortKey
-from cowbird.core.errors import BadParameter, ExportBroken, Forbidden
+from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, Unauthorized
 from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
 from cowbird.core.wire import EXPORT_BATCH_LINES
+from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from cowbird.frontend.hits import public_hit, search_of
 from cowbird.frontend.links import public_base
@@ -33,6 +36,7 @@ from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, aff
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.viewer import Viewer
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
 
@@ -67,6 +71,7 @@ async def export(
         raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
     view = asked.view(settings.limits.max_context)
     view.check(target)
+    categorised = None if asked.categories is None else await _categories(request, user, asked.categories)
     search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters, target), view)
     cqp = search.cqp
     order = sort_key(sort, asked.direction, seed, sample)
@@ -93,6 +98,8 @@ async def export(
     failed = failed_partitions(statuses)
     base = public_base(request)
     columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
+    if categorised is not None:
+        columns += ["category", "category_label"]
     about = {
         "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters, "cqp": cqp,
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
@@ -106,12 +113,17 @@ async def export(
         "truncated": written < total, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "inline": view.inline or None,
         "ref_base": f"{base}/ref/{target.name}/",
+        "categories": asked.categories,
     }  # fmt: skip
     delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
 
     def row(hit: Hit) -> list[Any]:
-        return [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
+        line = [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
                 *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
+        if categorised is not None:
+            category, labels = categorised[0].get((hit.position, hit.matchend)), categorised[1]
+            line += ["" if category is None else category, "" if category is None else labels[category - 1]]
+        return line
 
     async def stream() -> AsyncIterator[bytes]:
         try:
@@ -165,6 +177,21 @@ async def export(
     headers.update(quota.headers(user, key))
     return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
                              background=BackgroundTask(slot.close))
+
+
+async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[tuple[int, int], int], list[str]]:
+    """The categories of one of the user's saved searches' lines, by the hits' positions, and their names."""
+    if user.name is None:
+        raise Unauthorized("categories=: the categories belong to a logged-in user's saved search: log in first")
+    accounts: Accounts = frontend_state(request).accounts
+    name = user.name
+
+    def read() -> tuple[dict[tuple[int, int], int], list[str]]:
+        with accounts.database.session() as session:
+            saved, lines = accounts.saved.categories(session, name, slug)
+            return {(x.position, x.matchend): x.category for x in lines}, json.loads(saved.labels)
+
+    return await run_in_threadpool(read)
 
 
 def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int, sort: str | None,

@@ -1,11 +1,13 @@
-"""Saved and shared searches: ``GET/POST /api/v1/saved``, ``DELETE /api/v1/saved/{id}`` and the share
-link ``/s/{id}``. A saved search is the search page's URL (query, corpus, filters, view, sort, tab) under
-a name; its share link answers with that page, which runs it for whoever may read the corpus (and
-says so to whoever may not)."""
+"""Saved and shared searches: ``GET/POST /api/v1/saved``, ``DELETE /api/v1/saved/{id}``, the share
+link ``/s/{id}``, and the categories of a saved search's concordance lines
+(``GET/POST /api/v1/saved/{id}/categories``, ``POST /api/v1/saved/{id}/labels``). A saved search is
+the search page's URL (query, corpus, filters, view, sort, tab) under a name; its share link answers
+with that page, which runs it for whoever may read the corpus (and says so to whoever may not)."""
 
 from __future__ import annotations
 
 import datetime
+import json
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from fastapi import APIRouter, Request, Response
@@ -14,10 +16,18 @@ from fastapi.responses import RedirectResponse
 
 from cowbird.core.errors import BadParameter, NotFound, Unauthorized
 from cowbird.frontend.accounts import Accounts
-from cowbird.frontend.accounts.models import SavedSearch
+from cowbird.frontend.accounts.models import LineCategory, SavedSearch
+from cowbird.frontend.accounts.service import CATEGORIES
 from cowbird.frontend.accounts.web import CsrfFailed
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
-from cowbird.frontend.schemas import SavedSearches, SavedSearchOut, SaveSearch
+from cowbird.frontend.schemas import (
+    CategoryLine,
+    CategoryNames,
+    LineCategories,
+    SavedSearches,
+    SavedSearchOut,
+    SaveSearch,
+)
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
 
@@ -111,3 +121,56 @@ async def shared(request: Request, slug: str) -> RedirectResponse:
     if url is None:
         raise NotFound(f"no saved search {slug!r}: it was deleted, or the link is mistyped")
     return RedirectResponse(url, status_code=303)
+
+
+def _categories(saved: SavedSearch, lines: list[LineCategory]) -> LineCategories:
+    counts = [0] * CATEGORIES
+    for line in lines:
+        counts[line.category - 1] += 1
+    return LineCategories(name=saved.name, corpus=saved.corpus, url=saved.url, labels=json.loads(saved.labels),
+                          counts=counts, lines=[CategoryLine(position=x.position, matchend=x.matchend,
+                                                             category=x.category) for x in lines])
+
+
+@router.get("/api/v1/saved/{slug}/categories", response_model=LineCategories)
+async def line_categories(request: Request, user: CurrentUser, slug: str) -> LineCategories:
+    """The categories you gave lines of a saved search (each line named by its hit's global positions),
+    with their names and counts; the concordance export adds them as a column (``categories=ID``)."""
+    name = _owner(request, user)
+    accounts: Accounts = frontend_state(request).accounts
+
+    def read() -> LineCategories:
+        with accounts.database.session() as session:
+            return _categories(*accounts.saved.categories(session, name, slug))
+
+    return await run_in_threadpool(read)
+
+
+@router.post("/api/v1/saved/{slug}/categories", response_model=LineCategories)
+async def categorise_line(request: Request, user: CurrentUser, slug: str, line: CategoryLine) -> LineCategories:
+    """Give one line of a saved search a category 1-9 (0 takes it away); answers with all its categories."""
+    name = _owner(request, user, changes=True)
+    accounts: Accounts = frontend_state(request).accounts
+
+    def write() -> LineCategories:
+        with accounts.database.session() as session:
+            accounts.saved.categorise(session, name, slug, line.position, line.matchend, line.category)
+        with accounts.database.session() as session:
+            return _categories(*accounts.saved.categories(session, name, slug))
+
+    return await run_in_threadpool(write)
+
+
+@router.post("/api/v1/saved/{slug}/labels", response_model=LineCategories)
+async def name_categories(request: Request, user: CurrentUser, slug: str, names: CategoryNames) -> LineCategories:
+    """Name the categories of a saved search (literal, figurative …)."""
+    name = _owner(request, user, changes=True)
+    accounts: Accounts = frontend_state(request).accounts
+
+    def write() -> LineCategories:
+        with accounts.database.session() as session:
+            accounts.saved.name_categories(session, name, slug, names.labels)
+        with accounts.database.session() as session:
+            return _categories(*accounts.saved.categories(session, name, slug))
+
+    return await run_in_threadpool(write)

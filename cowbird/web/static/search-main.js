@@ -11,7 +11,8 @@
 // line, the anchors), search-estimate.js (the estimate line, the question before a long search),
 // search-kwic.js (the concordance), search-tables.js (the tabs and analyses), search-chart.js (the
 // distribution's bars), search-download.js (the download dialog), search-wordlist.js (word lists and
-// n-grams of a corpus or subcorpus), search-saved.js (saved and shared searches, this browser's searches).
+// n-grams of a corpus or subcorpus), search-saved.js (saved and shared searches, this browser's searches),
+// search-categories.js (categorising a saved search's lines with the keys 1-9).
 
 import { ApiProblem, aborted, begin, busy, cancel, end, getJson, getLines } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
@@ -27,6 +28,7 @@ import {
   rememberDefaults, sameSearch, sortOrder, state,
 } from "./search-state.js";
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
+import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
 import { rememberLocally, setUpSaved } from "./search-saved.js";
 import { setUpWordList } from "./search-wordlist.js";
 
@@ -116,7 +118,12 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       if (push) for (const view of ANALYSES) state.tableOffset[view] = 0;
       state.analysed = {};
     }
+    const saved = searchOfSaved();
+    if (changed && state.categories && saved && !sameSearch(search, saved)) {
+      state.categories = null; // another search: its lines are not the saved search's
+    }
     showHits(body, sample, show, inline);
+    categoriseRows(body.hits);
     showPanels();
     document.body.dataset.renderMs = String(Math.round(performance.now() - drawn));
     document.body.dataset.queryMs = String(Math.round(drawn - started));
@@ -186,6 +193,7 @@ function restore(params) {
   applySettings(restored.settings);
   state.collOrder = restored.collOrder;
   state.tableOffset = restored.tableOffset;
+  state.categories = restored.categories;
   showSortControls();
   selectView(restored.view, false);
   showCorpusProblem(missing);
@@ -251,6 +259,7 @@ setUpDownload();
 setUpConfirm();
 setUpWordList();
 setUpSaved();
+setUpCategories();
 byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFilter(), "input", HTMLInputElement).focus());
 byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);

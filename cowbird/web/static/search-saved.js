@@ -40,7 +40,7 @@ function csrf() {
  * @param {string} path
  * @param {object} [body]
  */
-async function change(method, path, body) {
+export async function change(method, path, body) {
   const answer = await fetch(apiUrl(path), {
     method,
     headers: { "X-CSRF-Token": csrf(), ...(body ? { "Content-Type": "application/json" } : {}) },
@@ -76,6 +76,9 @@ export async function loadSaved() {
     run.href = saved.url;
     run.textContent = saved.name;
     part(item, ".about", HTMLElement).textContent = `${saved.corpus}, saved ${saved.at.slice(0, 10)}`;
+    const categorise = part(item, "a.categorise", HTMLAnchorElement);
+    categorise.href = `${saved.url}&categories=${encodeURIComponent(saved.link.split("/").pop() || "")}`;
+    categorise.setAttribute("aria-label", `Categorise the lines of ${saved.name}`);
     const share = part(item, "a.share", HTMLAnchorElement);
     share.href = saved.link;
     share.setAttribute("aria-label", `Share link of ${saved.name}`);

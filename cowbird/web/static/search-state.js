@@ -75,6 +75,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @property {Settings} settings  every setting, at its default where the URL does not say
  * @property {Record<Analysis, number>} tableOffset
  * @property {string} collOrder
+ * @property {string | null} categories  the saved search whose lines are categorised
  */
 
 /**
@@ -91,6 +92,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
  *   line, of the estimate line and of settings changed in quick succession
  * @property {{about: string, answer: Estimate} | null} estimate  the latest estimate that came, and the search it is
  *   about (its `searchParams`): a search the form starts asks first when its estimate says so
+ * @property {string | null} categories  the saved search whose lines are being categorised (its id), if any
  */
 
 /** @type {State} */
@@ -104,6 +106,7 @@ export const state = {
   requests: { query: null, translate: null, estimate: null, analysis: null, download: null, wordlist: null },
   timers: { translate: undefined, estimate: undefined, settle: undefined },
   estimate: null,
+  categories: null,
 };
 
 /** Hits on a page of the concordance (and in a random sample). */
@@ -172,6 +175,7 @@ export function pageUrl(settings = readSettings()) {
     if (settings[id] !== state.defaults[id]) url.set(name, settings[id]);
   }
   if (state.collOrder !== DEFAULT_COLL_ORDER) url.set("coll_order", state.collOrder);
+  if (state.categories) url.set("categories", state.categories);
   return `/?${url}`;
 }
 
@@ -209,6 +213,7 @@ export function fromUrl(params) {
     tableOffset: { frequency: whole(params.get(OFFSETS.frequency)), distribution: whole(params.get(OFFSETS.distribution)),
       collocations: whole(params.get(OFFSETS.collocations)), dispersion: 0 },
     collOrder: params.get("coll_order") || DEFAULT_COLL_ORDER,
+    categories: params.get("categories"),
   };
 }
 

@@ -1,4 +1,5 @@
-"""Searches a user saved by name, each with a share link (``/s/<slug>``).
+"""Searches a user saved by name, each with a share link (``/s/<slug>``), and the categories (1-9) the
+user gave its concordance lines.
 
 Revision ID: 0004
 Revises: 0003
@@ -26,9 +27,21 @@ def upgrade() -> None:
         sa.Column("name", sa.String(120), nullable=False),
         sa.Column("corpus", sa.String(64), nullable=False),
         sa.Column("url", sa.Text, nullable=False),  # the search page's query string: ?corpus=…&q=…
+        sa.Column("labels", sa.Text, nullable=False, server_default="[]"),  # JSON: the names of categories 1-9
         sa.UniqueConstraint("user_id", "name"),
+    )
+    op.create_table(
+        "line_categories",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("saved_id", sa.Integer, sa.ForeignKey("saved_searches.id", ondelete="CASCADE"), nullable=False,
+                  index=True),
+        sa.Column("position", sa.BigInteger, nullable=False),
+        sa.Column("matchend", sa.BigInteger, nullable=False),
+        sa.Column("category", sa.Integer, nullable=False),
+        sa.UniqueConstraint("saved_id", "position", "matchend"),
     )
 
 
 def downgrade() -> None:
+    op.drop_table("line_categories")
     op.drop_table("saved_searches")
