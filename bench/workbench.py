@@ -2,7 +2,7 @@
 over HTTP), as a linguist uses them: each request new to the nodes (the stack is started afresh for
 every feature, after one warm-up query), then the same request again (the nodes hold the query's
 result; a word list: the nodes keep the counted n-grams). Issue 36's target: each at most 2 s on BIG50;
-the "hits" of a word list are the n-grams it counted.
+the "hits" of a word list are the n-grams it counted, of a keyword list the items compared.
 
     .venv/bin/python bench/workbench.py
 """
@@ -46,6 +46,10 @@ CASES: list[tuple[str, str, dict[str, str | int]]] = [
     ("3-grams of tags, at least 1,000 times", "/api/v1/wordlist", {"attribute": "pos", "n": 3, "min": 1000,
                                                                     "limit": 10_000}),
     ("5-grams of words with a token matching house", "/api/v1/wordlist", {"n": 5, "match": "house"}),
+    ("keywords: news texts against the others (words, min 5)", "/api/v1/keywords",
+     {"filter": "text_genre~news", "reference_filter": "text_genre!~news"}),
+    ("keywords: weblog lemmas against the whole corpus", "/api/v1/keywords",
+     {"filter": "text_genre~weblog", "attribute": "lemma", "min": 10, "order": "log_ratio"}),
 ]
 
 
@@ -72,7 +76,8 @@ def main() -> None:
                     answer.raise_for_status()
                 assert answer is not None
                 body = answer.json()
-                size = body.get("total", body.get("ngrams", 0))  # a word list: the n-grams it counted
+                # a word list: the n-grams it counted; keywords: the items compared
+                size = body.get("total", body.get("ngrams", body.get("compared", 0)))
                 hits = int(size) if isinstance(size, int) else 0
                 line = context_line(client, body) if path == "/api/v1/query" and body.get("hits") else None
         finally:

@@ -17,6 +17,16 @@ from tests.browser.pages import api, check_accessibility, search, shoot
 pytestmark = pytest.mark.e2e
 
 
+def logged_in(site: DemoStack, page: Page) -> Page:
+    """The page, with the test user logged in."""
+    page.goto(f"{site.url}/login")
+    page.fill('input[name="login"]', USER)
+    page.fill('input[name="password"]', PASSWORD)
+    page.press('input[name="password"]', "Enter")
+    expect(page).to_have_url(f"{site.url}/account")
+    return page
+
+
 def shown(line: dict[str, object]) -> str:
     """The widened line's text as the page writes it: "…" where the text goes on."""
     text = line["text"]
@@ -255,12 +265,7 @@ def test_a_saved_search_is_listed_shared_and_deleted(site: DemoStack, browser: B
     it is listed with its share link, which a colleague without a login opens on the public corpus;
     Delete removes it. Without a login, the searches run are kept in this browser and listed."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(f"{site.url}/login")
-    page.fill('input[name="login"]', USER)
-    page.fill('input[name="password"]', PASSWORD)
-    page.press('input[name="password"]', "Enter")
-    expect(page).to_have_url(f"{site.url}/account")
+    page = logged_in(site, context.new_page())
     page.goto(site.url)
     search(page, "house")
     page.select_option("#sort-on", "right1")
@@ -303,12 +308,7 @@ def test_the_lines_of_a_saved_search_are_categorised_with_the_keys(site: DemoSta
     """From a saved search, *categorise its lines*: keys 1-9 on a line (0 takes it away) or its select,
     the names of the categories, the counts; they come back after a reload, and the download has them."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(f"{site.url}/login")
-    page.fill('input[name="login"]', USER)
-    page.fill('input[name="password"]', PASSWORD)
-    page.press('input[name="password"]', "Enter")
-    expect(page).to_have_url(f"{site.url}/account")
+    page = logged_in(site, context.new_page())
     page.goto(site.url)
     search(page, "old")
     page.click("#open-save")

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
+from sqlalchemy.orm import Session
 
 from cowbird.core.errors import BadParameter, NotFound, Unauthorized
 from cowbird.frontend.accounts import Accounts
@@ -132,45 +134,40 @@ def _categories(saved: SavedSearch, lines: list[LineCategory]) -> LineCategories
                                                              category=x.category) for x in lines])
 
 
+async def _categories_after(request: Request, user: Viewer, slug: str,
+                           change: Callable[[Session, str], object] | None = None) -> LineCategories:
+    """A saved search's categories, after ``change`` (made by its owner, with the session's CSRF token)."""
+    name = _owner(request, user, changes=change is not None)
+    accounts: Accounts = frontend_state(request).accounts
+
+    def work() -> LineCategories:
+        if change is not None:
+            with accounts.database.session() as session:
+                change(session, name)
+        with accounts.database.session() as session:
+            return _categories(*accounts.saved.categories(session, name, slug))
+
+    return await run_in_threadpool(work)
+
+
 @router.get("/api/v1/saved/{slug}/categories", response_model=LineCategories)
 async def line_categories(request: Request, user: CurrentUser, slug: str) -> LineCategories:
     """The categories you gave lines of a saved search (each line named by its hit's global positions),
     with their names and counts; the concordance export adds them as a column (``categories=ID``)."""
-    name = _owner(request, user)
-    accounts: Accounts = frontend_state(request).accounts
-
-    def read() -> LineCategories:
-        with accounts.database.session() as session:
-            return _categories(*accounts.saved.categories(session, name, slug))
-
-    return await run_in_threadpool(read)
+    return await _categories_after(request, user, slug)
 
 
 @router.post("/api/v1/saved/{slug}/categories", response_model=LineCategories)
 async def categorise_line(request: Request, user: CurrentUser, slug: str, line: CategoryLine) -> LineCategories:
     """Give one line of a saved search a category 1-9 (0 takes it away); answers with all its categories."""
-    name = _owner(request, user, changes=True)
     accounts: Accounts = frontend_state(request).accounts
-
-    def write() -> LineCategories:
-        with accounts.database.session() as session:
-            accounts.saved.categorise(session, name, slug, line.position, line.matchend, line.category)
-        with accounts.database.session() as session:
-            return _categories(*accounts.saved.categories(session, name, slug))
-
-    return await run_in_threadpool(write)
+    return await _categories_after(request, user, slug, lambda session, name: accounts.saved.categorise(
+        session, name, slug, line.position, line.matchend, line.category))
 
 
 @router.post("/api/v1/saved/{slug}/labels", response_model=LineCategories)
 async def name_categories(request: Request, user: CurrentUser, slug: str, names: CategoryNames) -> LineCategories:
     """Name the categories of a saved search (literal, figurative …)."""
-    name = _owner(request, user, changes=True)
     accounts: Accounts = frontend_state(request).accounts
-
-    def write() -> LineCategories:
-        with accounts.database.session() as session:
-            accounts.saved.name_categories(session, name, slug, names.labels)
-        with accounts.database.session() as session:
-            return _categories(*accounts.saved.categories(session, name, slug))
-
-    return await run_in_threadpool(write)
+    return await _categories_after(request, user, slug, lambda session, name: accounts.saved.name_categories(
+        session, name, slug, names.labels))
