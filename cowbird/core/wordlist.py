@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,28 @@ class WordList:
     more: bool
     rounds: int
     statuses: list[PartitionStatus[Any]] = field(default_factory=list)
+
+
+VALUES_BYTES = 32 * 1024
+"""The n-grams one request asks a node to count, at most this many bytes of JSON (a node takes request
+bodies of 64 KB by default)."""
+
+
+def values_pieces(keys: list[Key], budget: int = VALUES_BYTES) -> list[list[Key]]:
+    """The n-grams in consecutive pieces of at most ``budget`` bytes of JSON each (one n-gram at least)."""
+    pieces: list[list[Key]] = []
+    piece: list[Key] = []
+    size = 0
+    for key in keys:
+        cost = len(json.dumps(list(key))) + 2  # (escaped: the longer of the two ways JSON may be sent)
+        if piece and size + cost > budget:
+            pieces.append(piece)
+            piece, size = [], 0
+        piece.append(key)
+        size += cost
+    if piece:
+        pieces.append(piece)
+    return pieces
 
 
 class Counting:
@@ -135,10 +158,10 @@ class Counting:
         candidates = {key: total for key, total in candidates.items()
                       if total + (len(sent) - sum(key in rows for rows in sent.values())) * (share - 1) >= threshold}
         missing = {pid: [key for key in candidates if key not in rows] for pid, rows in sent.items()}
-        asked = {pid: self.spec.request(pid, values=[list(k) for k in keys]) for pid, keys in missing.items() if keys}
-        third = await self.ask(asked) if asked else {}
-        for pid, answer in third.items():
-            for key, count in zip(missing[pid], answer.counts, strict=True):
+        asked = [pid for pid, keys in missing.items() if keys]
+        third = await self.counted(missing)
+        for pid, counts in third.items():
+            for key, count in zip(missing[pid], counts, strict=True):
                 candidates[key] += count
         for pid in asked:
             if pid not in third:  # failed in the last round: what it sent before is left out too
@@ -152,12 +175,22 @@ class Counting:
         counts = dict.fromkeys(keys, 0)
         if not keys:
             return counts
-        values = [list(k) for k in keys]
-        answers = await self.ask({p.id: self.spec.request(p.id, values=values) for p in self.answering})
-        for answer in answers.values():
-            for key, count in zip(keys, answer.counts, strict=True):
+        for answer in (await self.counted({p.id: keys for p in self.answering})).values():
+            for key, count in zip(keys, answer, strict=True):
                 counts[key] += count
         return counts
+
+    async def counted(self, asked: dict[str, list[Key]]) -> dict[str, list[int]]:
+        """Each partition's counts of the n-grams named for it, asked in pieces that a node takes (its
+        request bodies are limited: 64 KB by default); a partition that fails one piece has no counts."""
+        pieces = {pid: values_pieces(keys) for pid, keys in asked.items() if keys}
+        counts: dict[str, list[int]] = {pid: [] for pid in pieces}
+        for k in range(max((len(p) for p in pieces.values()), default=0)):
+            round_ = {pid: self.spec.request(pid, values=[list(key) for key in parts[k]])
+                      for pid, parts in pieces.items() if k < len(parts) and pid not in self.failed}
+            for pid, answer in (await self.ask(round_)).items():
+                counts[pid] += answer.counts
+        return {pid: found for pid, found in counts.items() if pid not in self.failed}
 
 
 async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,

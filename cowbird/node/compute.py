@@ -706,7 +706,11 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         starts_at = np.flatnonzero(valid)
         if not len(starts_at):
             continue
-        if packed:
+        if n == 1:  # one token: a count per lexicon id
+            tally = np.bincount(ids[starts_at], minlength=p.lexicon_size)
+            found = np.flatnonzero(tally).astype(np.int64)
+            counted = tally[found]
+        elif packed:
             key = ids[starts_at].copy()
             for k in range(1, n):
                 key = (key << bits) | ids[starts_at + k]

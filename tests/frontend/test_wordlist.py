@@ -9,6 +9,7 @@ which stay within one text (cowbird's default ``within=text``)."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 from collections import Counter
 from urllib.parse import parse_qs, urlsplit
@@ -134,3 +135,21 @@ async def test_word_list_errors_say_what_was_wrong(five: httpx.AsyncClient) -> N
         assert answer.status_code in (400, 404, 422), answer.text
         assert said in answer.text
 
+
+
+async def test_the_counts_asked_of_a_node_come_in_pieces_it_takes(
+    five: httpx.AsyncClient, tricky_one: Partitioned, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The last round names many n-grams to each partition (every 3-gram of the corpus here): they go
+    in pieces under a node's request limit (64 KB by default), small pieces here, and stay exact."""
+    from cowbird.core import wordlist
+
+    every = scan_corpus(tricky_one, "word", 3)
+    assert len(every) > 5_000
+    pieces = wordlist.values_pieces(list(every), 2_000)
+    assert len(pieces) > 20 and [k for piece in pieces for k in piece] == list(every)
+    assert all(len(json.dumps([list(k) for k in piece]).encode()) <= 2_000 + 2 * len(piece) for piece in pieces)
+    monkeypatch.setattr(wordlist, "VALUES_BYTES", 2_000)
+    answer = await five.get("/api/v1/wordlist", params={"corpus": CORPUS, "n": 3, "limit": 20_000})
+    assert rows(answer) == top(every, 20_000)
+    assert not answer.json()["more"] and answer.json()["complete"]
