@@ -4,11 +4,12 @@ every feature, after one warm-up query), then the same request again (the nodes 
 result; a word list: the nodes keep the counted n-grams). Issue 36's target: each at most 2 s on BIG50;
 the "hits" of a word list are the n-grams it counted, of a keyword list the items compared.
 
-    .venv/bin/python bench/workbench.py
+    .venv/bin/python bench/workbench.py [--only "word list"]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,9 @@ CASES: list[tuple[str, str, dict[str, str | int]]] = [
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="only the features whose name holds this text (word list)")
+    args = parser.parse_args()
     console = Console(width=200)
     settings: dict[str, object] = {"anonymous_running_queries": 100, "anonymous_rows_per_day": 10**12,
                                    "deadline": 600}
@@ -62,6 +66,8 @@ def main() -> None:
     stack.prepare()
     rows = []
     for name, path, params in CASES:
+        if args.only not in name:
+            continue
         stack.start()
         try:
             with httpx.Client(base_url=stack.url, timeout=600) as client:

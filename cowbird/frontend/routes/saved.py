@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 from sqlalchemy.orm import Session
@@ -70,7 +70,7 @@ async def saved_searches(request: Request, user: CurrentUser) -> SavedSearches:
     return SavedSearches(data=await run_in_threadpool(read))
 
 
-@router.post("/api/v1/saved", response_model=SavedSearchOut, status_code=201)
+@router.post("/api/v1/saved", response_model=SavedSearchOut)
 async def save_search(request: Request, user: CurrentUser, catalogue: Corpora, asked: SaveSearch) -> SavedSearchOut:
     """Keep a search (the search page's URL) under a name; a search of the same name is replaced."""
     name = _owner(request, user, changes=True)
@@ -95,18 +95,20 @@ async def save_search(request: Request, user: CurrentUser, catalogue: Corpora, a
     return await run_in_threadpool(write)
 
 
-@router.delete("/api/v1/saved/{slug}", status_code=204)
-async def delete_saved(request: Request, user: CurrentUser, slug: str) -> Response:
-    """Delete one of your saved searches (its share link stops working)."""
+@router.delete("/api/v1/saved/{slug}", response_model=SavedSearches)
+async def delete_saved(request: Request, user: CurrentUser, slug: str) -> SavedSearches:
+    """Delete one of your saved searches (its share link stops working, its lines' categories go);
+    answers with the saved searches you keep."""
     name = _owner(request, user, changes=True)
     accounts: Accounts = frontend_state(request).accounts
 
-    def delete() -> None:
+    def delete() -> SavedSearches:
         with accounts.database.session() as session:
             accounts.saved.delete(session, name, slug)
+        with accounts.database.session() as session:
+            return SavedSearches(data=[_out(s) for s in accounts.saved.of(session, name)])
 
-    await run_in_threadpool(delete)
-    return Response(status_code=204)
+    return await run_in_threadpool(delete)
 
 
 @router.get("/s/{slug}", include_in_schema=False)

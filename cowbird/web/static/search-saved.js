@@ -56,7 +56,7 @@ export async function change(method, path, body) {
     }
     throw new ApiProblem(problem);
   }
-  return answer.status === 204 ? null : answer.json();
+  return answer.json();
 }
 
 /** Lists the user's saved searches, each with its share link and Delete. */
