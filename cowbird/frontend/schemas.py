@@ -307,7 +307,16 @@ class WordListRow(BaseModel):
     hits: str | None = Field(description="The search page with this n-gram's hits (a CQP query, the filters).")
 
 
-class WordListResult(BaseModel):
+class _CountedOver(BaseModel):
+    """Which partitions a word or keyword list counted over."""
+
+    complete: bool = Field(description="Every partition answered.")
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float
+
+
+class WordListResult(_CountedOver):
     """The most frequent n-grams of a corpus or subcorpus, exact over every partition that answered."""
 
     corpus: str
@@ -321,10 +330,6 @@ class WordListResult(BaseModel):
     ngrams: int = Field(description="N-grams counted there (occurrences; for n=1 the tokens).")
     rows: list[WordListRow]
     more: bool = Field(description="More n-grams than the rows shown occur at least min times.")
-    complete: bool = Field(description="Every partition answered.")
-    failed: list[str]
-    partitions: list[PartitionResult]
-    elapsed_ms: float
 
 
 class KeywordRow(BaseModel):
@@ -341,7 +346,7 @@ class KeywordRow(BaseModel):
     hits: str | None = Field(description="The search page with the item's hits in the target.")
 
 
-class KeywordResult(BaseModel):
+class KeywordResult(_CountedOver):
     """Keywords of a corpus or subcorpus against a reference, exact over every partition that answered."""
 
     corpus: str
@@ -356,10 +361,6 @@ class KeywordResult(BaseModel):
     reference_tokens: int
     compared: int = Field(description="Items reaching their minimum in the target or the reference.")
     rows: list[KeywordRow]
-    complete: bool
-    failed: list[str]
-    partitions: list[PartitionResult]
-    elapsed_ms: float
 
 
 class FrequencyRow(BaseModel):
