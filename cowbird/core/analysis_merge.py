@@ -117,10 +117,9 @@ class DistributionSums:
             self.regions[value] = self.regions.get(value, 0) + regions[k]
 
 
-def distribution_table(sums: DistributionSums, outside: int, all_values: bool, truncated: bool,
-                       order: Literal["value", "hits", "per_million"] = "value") -> DistributionTable:
-    """One row per value; numeric-looking values (years) sort as numbers, empty values last."""
-    values = list(sums.hits)
+def value_order(values: list[str]) -> tuple[bool, Callable[[str], tuple[int, float, str]]]:
+    """Whether the values look like numbers (years), and the sort key ordering them: as numbers if so,
+    else as strings, empty values last."""
     numeric = bool(values) and all(_NUMBER.match(v) for v in values if v)
 
     def by_value(value: str) -> tuple[int, float, str]:
@@ -128,6 +127,14 @@ def distribution_table(sums: DistributionSums, outside: int, all_values: bool, t
             return (1, 0.0, value)
         return (0, float(value), value) if numeric else (0, 0.0, value)
 
+    return numeric, by_value
+
+
+def distribution_table(sums: DistributionSums, outside: int, all_values: bool, truncated: bool,
+                       order: Literal["value", "hits", "per_million"] = "value") -> DistributionTable:
+    """One row per value; numeric-looking values (years) sort as numbers, empty values last."""
+    values = list(sums.hits)
+    numeric, by_value = value_order(values)
     rows = [DistributionRow(v, sums.hits[v], sums.tokens[v], sums.hits[v] / sums.tokens[v] * 1e6 if sums.tokens[v]
                             else 0.0, sums.regions[v], sums.regions_with_hits[v]) for v in values]
     rows.sort(key=lambda row: by_value(row.value))

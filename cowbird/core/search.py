@@ -71,15 +71,17 @@ from cowbird.core.wire import (
     SortSpec,
     SortValue,
     Strategy,
+    SubcorpusRequest,
+    SubcorpusResponse,
 )
 from cowbird.query import Comparison, ConstraintAnd, Meet, MuUnion, Query, Tabular, serialize
 from cowbird.query.cqp_ast import marked_anchors
 
 T = TypeVar("T")
 A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse,
-            DispersionResponse, NgramResponse)
+            DispersionResponse, NgramResponse, SubcorpusResponse)
 AnalysisRequest = (FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest | DispersionRequest
-                   | NgramRequest)
+                   | NgramRequest | SubcorpusRequest)
 
 COUNT_SHARE = 0.75
 """Share of a search's time limit the counts may use; the rest is for fetching the page of hits."""
@@ -464,7 +466,7 @@ class Search(Generic[P]):
 
     def _check_some_answered(self, statuses: Sequence[PartitionStatus[P]]) -> None:
         if all(s.failure is not None for s in statuses):
-            raise _all_failed(self.corpus.name, statuses)
+            raise all_failed(self.corpus.name, statuses)
 
     def _count_request(self, partition: P) -> CountRequest:
         return CountRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
@@ -1012,7 +1014,7 @@ def plan_sample(statuses: Sequence[PartitionStatus[P]], size: int,
     return plan
 
 
-def _all_failed(corpus: str, statuses: Sequence[PartitionStatus[Any]]) -> NodesUnavailable | QueryTooSlow:
+def all_failed(corpus: str, statuses: Sequence[PartitionStatus[Any]]) -> NodesUnavailable | QueryTooSlow:
     """No partition answered: the query was too slow everywhere, or the partitions are not served."""
     failures = [s.failure for s in statuses if s.failure is not None]
     reasons = "; ".join(f.public() for f in failures)

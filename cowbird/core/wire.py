@@ -390,3 +390,29 @@ class NgramResponse(BaseModel):
     rows: list[NgramRow]
     counts: list[int] = Field(description="The counts of the values asked for, in their order.")
     elapsed_ms: float
+
+
+class SubcorpusRequest(BaseModel):
+    """The size of a partition's part in a subcorpus (``POST /v1/subcorpus``): its tokens, the regions of
+    ``texts`` it touches, and with ``attribute`` that s-attribute's values in it with their sizes (the
+    subcorpus picker's list). No filters: the whole partition."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    partition: str
+    filters: list[RegionFilter] = Field([], max_length=50)
+    texts: str | None = Field(None, description="The s-attribute whose regions are counted as texts (text).")
+    attribute: str | None = Field(None, description="An s-attribute with values, listed with their sizes.")
+    match: str | None = Field(None, description="Only the values matching this CQP regex (the whole value).")
+    ignore_case: bool = False
+
+
+class SubcorpusResponse(BaseModel):
+    partition: str
+    tokens: int = Field(description="Tokens of the partition in the subcorpus.")
+    texts: int | None = Field(description="Regions of ``texts`` with tokens in the subcorpus (None: no texts asked).")
+    all_texts: int | None = Field(description="Regions of ``texts`` in the partition.")
+    values: list[str] = Field(description="The attribute's values with tokens in the subcorpus (passing match).")
+    value_tokens: list[int] = Field(description="Tokens in the subcorpus in each value's regions.")
+    value_regions: list[int] = Field(description="Regions of each value with tokens in the subcorpus.")
+    elapsed_ms: float

@@ -44,6 +44,7 @@ from cowbird.frontend.routes import (
     query,
     ref,
     saved,
+    subcorpora,
     wordlist,
 )
 from cowbird.frontend.routes.deps import no_parameters
@@ -146,9 +147,9 @@ def create_app(
     app.add_middleware(SecurityHeaders)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
-                   wordlist.router):
+                   wordlist.router, subcorpora.router):
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
-    for router in (corpora.router, history.router, saved.router, accounts_web.router):
+    for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router):
         app.include_router(router, dependencies=[Depends(no_parameters)])
     app.include_router(pages.router)
     app.include_router(metrics.router)  # the search page's URL carries the search itself: its script reads it

@@ -39,6 +39,8 @@ from cowbird.core.wire import (
     NgramResponse,
     SortKeysRequest,
     SortKeysResponse,
+    SubcorpusRequest,
+    SubcorpusResponse,
 )
 from cowbird.frontend.corpora import Partition
 from cowbird.frontend.failover import Failover
@@ -169,7 +171,17 @@ class NodeClient:
                       and all(r.count > 0 and len(r.tokens) == request.n for r in answer.rows)
                       and all(c >= 0 for c in answer.counts), "gives an impossible word list", partition, node)
                 return answer
-            assert not isinstance(answer, NgramResponse) and not isinstance(request, NgramRequest)
+            if isinstance(answer, SubcorpusResponse) and isinstance(request, SubcorpusRequest):
+                check(answer.partition == partition.id and 0 <= answer.tokens <= partition.size
+                      and len(answer.values) == len(answer.value_tokens) == len(answer.value_regions)
+                      and all(0 <= t <= answer.tokens for t in answer.value_tokens)
+                      and all(r >= 1 for r in answer.value_regions)
+                      and (answer.texts is None) == (answer.all_texts is None) == (request.texts is None)
+                      and (answer.texts or 0) <= (answer.all_texts or 0),
+                      "gives an impossible subcorpus size", partition, node)
+                return answer
+            assert not isinstance(answer, NgramResponse | SubcorpusResponse)
+            assert not isinstance(request, NgramRequest | SubcorpusRequest)
             check(answer.partition == partition.id and answer.query == request.query, "answered another request",
                    partition, node)
             check(0 <= answer.total <= partition.size, f"claims {answer.total} hits", partition, node)

@@ -69,6 +69,8 @@ class Searching(Parameters):
     ignore_case: bool = Field(False, description="Case-insensitive matching: %c on every term (with syntax=cqp: "
                                                  "on every attribute test).")
     filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")
+    subcorpus: str | None = Field(None, description=(
+        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
 
 
 class Viewing(Parameters):
@@ -194,6 +196,8 @@ class WordListParameters(Parameters):
     ignore_case: bool = Field(False, description="match ignores case.")
     filters: list[str] = Field([], alias="filter", description=(
         "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (the tokens in the texts whose metadata match)."))
+    subcorpus: str | None = Field(None, description=(
+        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
     within: str | None = Field(None, description=(
         "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: may "
         "cross every boundary)."))
@@ -209,10 +213,14 @@ class KeywordParameters(Parameters):
 
     corpus: str = Field(description="The target corpus.")
     filters: list[str] = Field([], alias="filter", description="The target subcorpus: ATTR~REGEX or ATTR!~REGEX.")
+    subcorpus: str | None = Field(None, description=(
+        "The target: a saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
     reference: str | None = Field(None, description="The reference corpus (default: the target's corpus).")
     reference_filters: list[str] = Field([], alias="reference_filter", description=(
         "The reference subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (text_genre!~news: the texts that are "
         "not news)."))
+    reference_subcorpus: str | None = Field(None, description=(
+        "The reference: a saved subcorpus (its ID), before any reference_filter= given."))
     attribute: str = Field("word", description="The p-attribute compared (word, lemma ...).")
     min: int = Field(5, ge=1, description="Items occurring at least this often in the target are compared.")
     reference_min: int | None = Field(None, ge=1, description=(
@@ -223,6 +231,28 @@ class KeywordParameters(Parameters):
     format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
         "json, or the rows as a tsv/csv/xlsx file."))
     provenance: bool = Field(False, description="With a file: start it with what it compares and how.")
+
+
+class SubcorpusParameters(Parameters):
+    """``GET /api/v1/subcorpus``."""
+
+    corpus: str = Field(description="Corpus name.")
+    filters: list[str] = Field([], alias="filter", description=(
+        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (none: the whole corpus)."))
+    subcorpus: str | None = Field(None, description=(
+        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
+    values: str | None = Field(None, description=(
+        "An s-attribute with values (text_genre, text_year ...): its values in the subcorpus, each with its "
+        "tokens and texts there (the subcorpus picker's list)."))
+    match: str | None = Field(None, description="Only the values matching this regex (the whole value, as in CQP).")
+    ignore_case: bool = Field(False, description="match ignores case.")
+    order: Literal["value", "tokens", "texts"] = Field("value", description=(
+        "Values by value (numbers as numbers), or by tokens or texts (largest first)."))
+    offset: int = Field(0, ge=0, description="The first value returned (0-based).")
+    limit: int = Field(1000, ge=1, description=f"Values returned (at most {MAX_JSON_ROWS:,}).")
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or the values as a tsv/csv/xlsx file."))
+    provenance: bool = Field(False, description="With a file: start it with the subcorpus and how it was counted.")
 
 
 class CollocationParameters(TableParameters):
@@ -249,6 +279,8 @@ class TranslateParameters(Parameters):
     corpus: str | None = Field(None, description="The corpus the filters are checked against.")
     filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable "
                                                                "(needs corpus).")
+    subcorpus: str | None = Field(None, description=(
+        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
 
 
 class CheckParameters(Parameters):

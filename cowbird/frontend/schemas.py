@@ -448,3 +448,60 @@ class CollocationResult(_AnalysisResult):
     rows_total: int = Field(description="Rows of the whole table (collocates with at least min_freq "
                                         "co-occurrences): page with offset and limit.")
     rows: list[CollocateRow]
+
+
+class SubcorpusValue(BaseModel):
+    value: str
+    tokens: int = Field(description="Tokens of the subcorpus in regions with this value.")
+    texts: int = Field(description="Regions with this value that hold tokens of the subcorpus (texts, for text_*).")
+    per_cent: float = Field(description="Its tokens, per cent of the subcorpus's.")
+    filter: str = Field(description="The filter choosing exactly this value: ATTR~REGEX.")
+
+
+class SubcorpusResult(_CountedOver):
+    """A subcorpus's size (the texts its filters choose; none: the whole corpus), exact over every partition
+    that answered, and with ``values`` an s-attribute's values in it with their sizes."""
+
+    corpus: str
+    filters: list[str] = Field(description="The filters choosing it (a saved subcorpus's first).")
+    tokens: int = Field(description="Tokens in the subcorpus.")
+    texts: int | None = Field(description="Texts (regions of text) with tokens in it; null: the corpus has no text.")
+    corpus_tokens: int = Field(description="Tokens of the whole corpus.")
+    corpus_texts: int | None = Field(description="Texts of the whole corpus.")
+    per_cent: float = Field(description="The subcorpus's tokens, per cent of the corpus's.")
+    attribute: str | None = Field(description="The s-attribute whose values are listed.")
+    values: list[SubcorpusValue]
+    values_total: int = Field(description="Values in the subcorpus (that pass match): page with offset and limit.")
+
+
+class SaveSubcorpus(BaseModel):
+    """A subcorpus to keep: a name, its corpus and the filters that choose its texts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120)
+    corpus: str = Field(min_length=1, max_length=64)
+    filters: list[str] = Field(min_length=1, max_length=50, description="ATTR~REGEX or ATTR!~REGEX.")
+    group: str | None = Field(None, max_length=64, description="Share it with this group of yours (none: only you).")
+
+
+class SubcorpusOut(BaseModel):
+    """A saved subcorpus: whose, shared with which group, and its size when it was saved."""
+
+    id: str = Field(description="What subcorpus= takes.")
+    name: str
+    corpus: str
+    filters: list[str]
+    tokens: int = Field(description="Its tokens when saved.")
+    texts: int | None
+    owner: str
+    group: str | None = Field(description="The group it is shared with (null: only its owner sees it).")
+    mine: bool = Field(description="You own it (only the owner changes or deletes it).")
+    at: str = Field(description="When it was saved (ISO 8601, UTC).")
+    search: str = Field(description="The search page with its filters: /?corpus=…&filter=….")
+
+
+class SubcorpusList(BaseModel):
+    """Your subcorpora and those shared with a group of yours, by name."""
+
+    data: list[SubcorpusOut]

@@ -40,6 +40,8 @@ from cowbird.core.wire import (
     SortKeysRequest,
     SortKeysResponse,
     SortValue,
+    SubcorpusRequest,
+    SubcorpusResponse,
 )
 from cowbird.engines import Context, KwicLine, ResultSet
 from cowbird.engines.results import ArrayResultSet
@@ -257,6 +259,20 @@ class NodeApi:
         return NgramResponse(partition=request.partition, tokens=table.tokens, ngrams=table.ngrams, types=types,
                              rows=[NgramRow(tokens=t, count=c) for t, c in rows], counts=counts,
                              elapsed_ms=_elapsed(started))
+
+    async def subcorpus(self, request: SubcorpusRequest) -> SubcorpusResponse:
+        """The partition's part in a subcorpus: its tokens and texts, and an s-attribute's values in it
+        with their sizes."""
+        started = time.perf_counter()
+        corpus = self.service.engine(request.partition).store
+        filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
+        found = await self.service.in_thread(compute.subcorpus, corpus, filters, request.texts, request.attribute,
+                                             request.match, request.ignore_case,
+                                             self.service.settings.max_analysis_rows)
+        return SubcorpusResponse(partition=request.partition, tokens=found.tokens, texts=found.texts,
+                                 all_texts=found.all_texts,
+                                 values=found.values, value_tokens=found.value_tokens,
+                                 value_regions=found.value_regions, elapsed_ms=_elapsed(started))
 
     async def sortkeys(self, request: SortKeysRequest, disconnected: Disconnected = None) -> SortKeysResponse:
         """The sort keys of the hits at sorted ranks ``offset`` .. ``offset + limit``: what the front end

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -796,3 +796,89 @@ def ngram_rows(table: NgramTable, match: str | None, ignore_case: bool, threshol
         at = int(np.searchsorted(table.keys, key)[0])
         asked.append(int(counts[at]) if at < len(table.keys) and table.keys[at] == key[0] else 0)
     return rows, asked, types
+
+
+# -- subcorpora ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SubcorpusSize:
+    """A partition's part in a subcorpus: its tokens, the texts it touches, and an s-attribute's values
+    in it (those with tokens there) with their tokens and regions there."""
+
+    tokens: int
+    texts: int | None
+    all_texts: int | None
+    values: list[str]
+    value_tokens: list[int]
+    value_regions: list[int]
+
+
+def _intersection(sets: list[tuple[Ints, Ints]], size: int) -> tuple[Ints, Ints]:
+    """The positions in every set of regions (each set sorted and without overlaps), as sorted starts
+    and ends; no sets: the whole partition."""
+    if not sets:
+        whole = np.asarray([0] if size else [], dtype=np.int64)
+        return whole, whole + size - 1
+    points = np.concatenate([s for s, _ in sets] + [e + 1 for _, e in sets])
+    deltas = np.concatenate([np.ones(len(s), dtype=np.int64) for s, _ in sets]
+                            + [-np.ones(len(e), dtype=np.int64) for _, e in sets])
+    at, where = np.unique(points, return_inverse=True)
+    cover = np.cumsum(np.bincount(where, weights=deltas, minlength=len(at)).round().astype(np.int64))
+    inside = np.flatnonzero(cover[:-1] == len(sets)) if len(at) > 1 else np.zeros(0, dtype=np.int64)
+    return at[inside], at[inside + 1] - 1
+
+
+def _covered_before(starts: Ints, ends: Ints) -> Callable[[Ints], Ints]:
+    """For sorted regions without overlaps: a function giving, for each position x, how many of the
+    regions' positions lie before x."""
+    lengths = ends - starts + 1
+    before = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)])
+
+    def count(x: Ints) -> Ints:
+        if not len(starts):
+            return np.zeros_like(x)
+        k = np.searchsorted(starts, x, side="left")  # regions starting before x: all but the last end before it
+        last = np.maximum(k - 1, 0)
+        partial = np.minimum(lengths[last], np.maximum(x - starts[last], 0))
+        return np.asarray(np.where(k > 0, before[last] + partial, 0), dtype=np.int64)
+
+    return count
+
+
+def _tokens_in(count: Callable[[Ints], Ints], attribute: StructuralAttribute) -> Ints:
+    """Each region's tokens in the subcorpus."""
+    starts = np.asarray(attribute.starts, dtype=np.int64)
+    ends = np.asarray(attribute.ends, dtype=np.int64)
+    return count(ends + 1) - count(starts)
+
+
+def subcorpus(corpus: CwbCorpus, filters: list[tuple[str, bool, str]], texts: str | None, attribute: str | None,
+              match: str | None, ignore_case: bool, max_values: int) -> SubcorpusSize:
+    """The partition's part in the subcorpus the filters choose (the tokens in regions whose value
+    matches every filter): its size, and with ``attribute`` that attribute's values in it."""
+    check_attributes(corpus, None, texts)
+    starts, ends = _intersection([_filter_regions(corpus, a, negated, pattern) for a, negated, pattern in filters],
+                                 corpus.size)
+    count = _covered_before(starts, ends)
+    tokens = int((ends - starts + 1).sum())
+    text_regions = _tokens_in(count, corpus.s_attribute(texts)) if texts else None
+    text_count = None if text_regions is None else int((text_regions > 0).sum())
+    all_texts = None if text_regions is None else len(text_regions)
+    if attribute is None:
+        return SubcorpusSize(tokens, text_count, all_texts, [], [], [])
+    s = _s_with_values(corpus, attribute, "values")
+    table = value_table(s)
+    per_region = _tokens_in(count, s)
+    value_tokens = np.bincount(table.of_region, weights=per_region, minlength=len(table.names)).round().astype(np.int64)
+    value_regions = np.bincount(table.of_region, weights=per_region > 0, minlength=len(table.names)).round().astype(
+        np.int64)
+    chosen = np.flatnonzero(value_regions > 0)
+    if match is not None:
+        search = compile_pcre(match, ignore_case).search
+        chosen = chosen[np.fromiter((search(table.names[i]) is not None for i in chosen), dtype=np.bool_,
+                                    count=len(chosen))]
+    if len(chosen) > max_values:
+        raise LimitExceeded(f"values={attribute}: {len(chosen):,} values on this partition, more than {max_values:,} "
+                            "listed at once; choose some with match (a regular expression)")
+    return SubcorpusSize(tokens, text_count, all_texts, [table.names[i] for i in chosen], value_tokens[chosen].tolist(),
+                         value_regions[chosen].tolist())

@@ -34,6 +34,7 @@ from cowbird.core.wire import (
     MarginalsResponse,
     NgramRequest,
     SortKeysRequest,
+    SubcorpusRequest,
 )
 from cowbird.engines import EngineName, EngineOptions, QueryEngine, open_engine
 from cowbird.node.api import NodeApi
@@ -154,6 +155,8 @@ class LocalPartitions:
             answer = await self.api.dispersion(request)
         elif isinstance(request, NgramRequest):
             answer = await self.api.ngrams(request)
+        elif isinstance(request, SubcorpusRequest):
+            answer = await self.api.subcorpus(request)
         else:
             assert_never(request)
         assert isinstance(answer, answer_type)

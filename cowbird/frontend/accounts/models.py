@@ -180,3 +180,27 @@ class LineCategory(Base):
     position: Mapped[int] = mapped_column(BigInteger)
     matchend: Mapped[int] = mapped_column(BigInteger)
     category: Mapped[int] = mapped_column(Integer)
+
+
+class Subcorpus(Base):
+    """A subcorpus a user defined by metadata: a corpus and the filters (``text_genre~news|blog``) that
+    choose its texts, under a name; shared with one of the user's groups if ``group_id`` is set. Its
+    size when saved is kept for lists; searches within it count afresh."""
+
+    __tablename__ = "subcorpora"
+    __table_args__ = (UniqueConstraint("user_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(32), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    group_id: Mapped[int | None] = mapped_column(ForeignKey("groups.id", ondelete="SET NULL"), nullable=True,
+                                                 index=True)
+    at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+    name: Mapped[str] = mapped_column(String(120))
+    corpus: Mapped[str] = mapped_column(String(64))
+    filters: Mapped[str] = mapped_column(Text)  # JSON: a list of ATTR~REGEX / ATTR!~REGEX
+    tokens: Mapped[int] = mapped_column(BigInteger)
+    texts: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+    owner: Mapped[User] = relationship(lazy="joined")
+    group: Mapped[Group | None] = relationship(lazy="joined")

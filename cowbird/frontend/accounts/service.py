@@ -44,6 +44,7 @@ from cowbird.frontend.accounts.models import (
     Search,
     State,
     StateChange,
+    Subcorpus,
     User,
     WebSession,
     now,
@@ -54,6 +55,8 @@ MIN_ABSTRACT = 200
 HISTORY_SIZE = 100
 SAVED_SIZE = 500
 """Searches a user may keep by name."""
+SUBCORPORA_SIZE = 200
+"""Subcorpora a user may keep."""
 CATEGORIES = 9
 """Categories a concordance line can be given (keys 1-9, as in CQPweb)."""
 CATEGORISED_LINES = 100_000
@@ -526,9 +529,75 @@ class SavedSearches:
         return cleaned
 
 
+class Subcorpora:
+    """Subcorpora users defined by metadata, each seen by its owner and, when shared, by the members of
+    its group."""
+
+    def __init__(self, users: Users) -> None:
+        self.users = users
+
+    def _user(self, session: Session, name: str) -> User:
+        user = self.users.find(session, name)
+        if user is None:
+            raise NotFound(f"no user {name!r}")
+        return user
+
+    def save(self, session: Session, name: str, title: str, corpus: str, filters: list[str], tokens: int,
+             texts: int | None, group: str | None) -> Subcorpus:
+        """Keep a subcorpus under ``title`` (one of the same title is replaced, its ID kept), shared with
+        ``group`` (one the user belongs to) or with nobody."""
+        user = self._user(session, name)
+        shared: Group | None = None
+        if group:
+            shared = next((g for g in user.groups if g.name == group), None)
+            if shared is None:
+                held = ", ".join(user.group_names) or "none"
+                raise BadParameter(f"group: you are not in group {group!r}, so cannot share with it (yours: {held})")
+        found = session.scalars(select(Subcorpus).where(Subcorpus.user_id == user.id, Subcorpus.name == title)).first()
+        if found is None:
+            held_count = session.scalar(select(func.count()).select_from(Subcorpus).where(Subcorpus.user_id == user.id))
+            if (held_count or 0) >= SUBCORPORA_SIZE:
+                raise Conflict(f"you keep {SUBCORPORA_SIZE} subcorpora already: delete some first")
+            found = Subcorpus(slug=secrets.token_urlsafe(9), user_id=user.id, name=title)
+            session.add(found)
+        found.corpus, found.filters, found.tokens, found.texts = corpus, json.dumps(filters, ensure_ascii=False), \
+            tokens, texts
+        found.group_id, found.at = shared.id if shared is not None else None, now()
+        session.flush()
+        session.refresh(found)
+        return found
+
+    def visible(self, session: Session, name: str, groups: frozenset[str]) -> list[Subcorpus]:
+        """The user's subcorpora and those shared with a group of theirs, by name."""
+        user = self.users.find(session, name)
+        if user is None:
+            return []
+        shared = select(Group.id).where(Group.name.in_(sorted(groups)))
+        query = select(Subcorpus).where((Subcorpus.user_id == user.id) | Subcorpus.group_id.in_(shared)).order_by(
+            Subcorpus.name, Subcorpus.id)
+        return list(session.scalars(query).unique())
+
+    def find(self, session: Session, slug: str, name: str | None, groups: frozenset[str]) -> Subcorpus:
+        """One subcorpus the user may use: theirs, or shared with a group of theirs."""
+        found = session.scalars(select(Subcorpus).where(Subcorpus.slug == slug)).first()
+        if found is not None and name is not None and (
+                found.owner.name == name or (found.group is not None and found.group.name in groups)):
+            return found
+        whose = "yours or shared with a group of yours" if name is not None else "log in to use saved subcorpora"
+        raise NotFound(f"no subcorpus {slug!r} ({whose}): it was deleted, is not shared with you, or is mistyped")
+
+    def delete(self, session: Session, name: str, slug: str) -> None:
+        """Delete one of the user's subcorpora (one shared with them is not theirs to delete)."""
+        user = self._user(session, name)
+        found = session.scalars(select(Subcorpus).where(Subcorpus.slug == slug)).first()
+        if found is None or found.user_id != user.id:
+            raise NotFound(f"you have no subcorpus {slug!r} (only its owner deletes a shared one)")
+        session.delete(found)
+
+
 class Accounts:
     """The account database and its parts: ``users``, ``tokens``, ``browser_sessions``, ``secrets``
-    ``searches`` (search history) and ``saved`` (searches kept by name)."""
+    ``searches`` (search history), ``saved`` (searches kept by name) and ``subcorpora``."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
@@ -538,6 +607,7 @@ class Accounts:
         self.secrets = Secrets()
         self.searches = SearchHistory(self.users)
         self.saved = SavedSearches(self.users)
+        self.subcorpora = Subcorpora(self.users)
 
 
 def rights(user: User) -> list[str]:

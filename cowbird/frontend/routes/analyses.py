@@ -62,6 +62,7 @@ from cowbird.frontend.schemas import (
     FrequencyRow,
 )
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import in_subcorpus
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import (
     Alternation,
@@ -262,10 +263,11 @@ async def frequency(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[FrequencyParameters, Query()],
 ) -> BaseModel | Response:
+    """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
+    asked = await in_subcorpus(request, user, asked)
     if asked.stream:
         return await _streamed(asked, user, catalogue, functools.partial(
             frequency, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
-    """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
     found = searched(user, catalogue, nodes, asked)
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
@@ -310,12 +312,13 @@ async def dispersion(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[DispersionParameters, Query()],
 ) -> BaseModel | Response:
-    if asked.stream:
-        return await _streamed(asked, user, catalogue, functools.partial(
-            dispersion, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     """Where the hits fall: Gries' DP over the parts (``parts``: the regions of an s-attribute, texts by
     default) and over the partitions, exact over every partition, and the hits in ``bins`` equal
     stretches of the corpus (a file: the stretches, the measures in its metadata block)."""
+    asked = await in_subcorpus(request, user, asked)
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            dispersion, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     started = time.perf_counter()
     found = searched(user, catalogue, nodes, asked)
     target, cqp = found.corpus, found.search.cqp
@@ -343,13 +346,14 @@ async def distribution(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[DistributionParameters, Query()],
 ) -> BaseModel | Response:
-    if asked.stream:
-        return await _streamed(asked, user, catalogue, functools.partial(
-            distribution, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
     values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
     many there are), a file has them all."""
+    asked = await in_subcorpus(request, user, asked)
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            distribution, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
     started = time.perf_counter()
     found = searched(user, catalogue, nodes, asked)
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
@@ -370,7 +374,7 @@ async def distribution(
     rows = [
         DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
                         regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
-                        concordance=_link(**base, filter=[*found.filters, _only(by, row.value)]))
+                        concordance=_link(**base, filter=[*found.filters, only_value(by, row.value)]))
         for row in page
     ]
     return DistributionResult(
@@ -385,11 +389,12 @@ async def collocations(
     request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
     asked: Annotated[CollocationParameters, Query()],
 ) -> BaseModel | Response:
+    """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
+    partitions before any association measure is computed."""
+    asked = await in_subcorpus(request, user, asked)
     if asked.stream:
         return await _streamed(asked, user, catalogue, functools.partial(
             collocations, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
-    """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
-    partitions before any association measure is computed."""
     started = time.perf_counter()
     found = searched(user, catalogue, nodes, asked)
     attribute, window, left, right, measures = asked.attribute, asked.window, asked.left, asked.right, asked.measures
@@ -453,7 +458,7 @@ def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, r
     return serialize(replace(query, pattern=options[0] if len(options) == 1 else Alternation(tuple(options))))
 
 
-def _only(attribute: str, value: str) -> str:
+def only_value(attribute: str, value: str) -> str:
     """A filter keeping the regions whose value is exactly ``value``."""
     return f"{attribute}~{re.escape(value)}" if value else f"{attribute}!~.+"
 

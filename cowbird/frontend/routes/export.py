@@ -36,6 +36,7 @@ from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, aff
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import in_subcorpus
 from cowbird.frontend.viewer import Viewer
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
@@ -56,6 +57,7 @@ async def export(
     nodes: Nodes,
     asked: Annotated[ExportParameters, Query()],
 ) -> StreamingResponse:
+    asked = await in_subcorpus(request, user, asked)
     settings = frontend_state(request).settings
     target = catalogue.get(asked.corpus, user)
     q, syntax, ignore_case, filters, format = asked.q, asked.syntax, asked.ignore_case, asked.filters, asked.format

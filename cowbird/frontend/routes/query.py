@@ -33,6 +33,7 @@ from cowbird.frontend.routes.deps import (
 )
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import in_subcorpus
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import QueryError, parse_cqp
 
@@ -64,6 +65,7 @@ async def query(
     asked: Annotated[PreviewParameters, Query()],
 ) -> QueryResult | StreamingResponse:
     started = time.perf_counter()
+    asked = await in_subcorpus(request, user, asked)
     target = catalogue.get(asked.corpus, user)
     settings = frontend_state(request).settings
     offset, limit, sample, seed = asked.offset, asked.limit, asked.sample, asked.seed
@@ -174,6 +176,7 @@ async def estimate(request: Request, user: CurrentUser, catalogue: Corpora, node
     """What the query would find and how long it would take, from each partition's plan and a small
     sample of it, without running it (``confirm``: the search page asks before running it)."""
     started = time.perf_counter()
+    asked = await in_subcorpus(request, user, asked)
     target = catalogue.get(asked.corpus, user)
     checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
     search = search_of(nodes, target, checked)

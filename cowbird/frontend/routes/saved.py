@@ -39,7 +39,7 @@ CSRF_HEADER = "x-csrf-token"
 """A browser session's changes carry its CSRF token in this header (the page has it)."""
 
 
-def _owner(request: Request, user: Viewer, changes: bool = False) -> str:
+def account_owner(request: Request, user: Viewer, changes: bool = False) -> str:
     """The logged-in user; a change asked by a browser session must carry the session's CSRF token (an
     API token needs none: no other site can send it)."""
     if user.name is None:
@@ -60,7 +60,7 @@ def _out(saved: SavedSearch) -> SavedSearchOut:
 @router.get("/api/v1/saved", response_model=SavedSearches)
 async def saved_searches(request: Request, user: CurrentUser) -> SavedSearches:
     """Your saved searches, by name, each with the URL that runs it and its share link."""
-    name = _owner(request, user)
+    name = account_owner(request, user)
     accounts: Accounts = frontend_state(request).accounts
 
     def read() -> list[SavedSearchOut]:
@@ -73,7 +73,7 @@ async def saved_searches(request: Request, user: CurrentUser) -> SavedSearches:
 @router.post("/api/v1/saved", response_model=SavedSearchOut)
 async def save_search(request: Request, user: CurrentUser, catalogue: Corpora, asked: SaveSearch) -> SavedSearchOut:
     """Keep a search (the search page's URL) under a name; a search of the same name is replaced."""
-    name = _owner(request, user, changes=True)
+    name = account_owner(request, user, changes=True)
     parts = urlsplit(asked.url)
     if parts.scheme or parts.netloc or parts.path not in ("", "/"):
         raise BadParameter(f"url: {asked.url[:80]!r} is not a search page of this site: give its /?corpus=…&q=… part")
@@ -99,7 +99,7 @@ async def save_search(request: Request, user: CurrentUser, catalogue: Corpora, a
 async def delete_saved(request: Request, user: CurrentUser, slug: str) -> SavedSearches:
     """Delete one of your saved searches (its share link stops working, its lines' categories go);
     answers with the saved searches you keep."""
-    name = _owner(request, user, changes=True)
+    name = account_owner(request, user, changes=True)
     accounts: Accounts = frontend_state(request).accounts
 
     def delete() -> SavedSearches:
@@ -139,7 +139,7 @@ def _categories(saved: SavedSearch, lines: list[LineCategory]) -> LineCategories
 async def _categories_after(request: Request, user: Viewer, slug: str,
                            change: Callable[[Session, str], object] | None = None) -> LineCategories:
     """A saved search's categories, after ``change`` (made by its owner, with the session's CSRF token)."""
-    name = _owner(request, user, changes=change is not None)
+    name = account_owner(request, user, changes=change is not None)
     accounts: Accounts = frontend_state(request).accounts
 
     def work() -> LineCategories:

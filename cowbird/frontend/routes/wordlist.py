@@ -27,6 +27,7 @@ from cowbird.frontend.routes.analyses import exactly
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
 from cowbird.frontend.schemas import KeywordResult, KeywordRow, WordListResult, WordListRow
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import in_subcorpus
 from cowbird.query import AttributeTest, LabelRef, QuerySyntaxError, RegexValue, TokenPattern, serialize
 from cowbird.query import Query as ParsedQuery
 from cowbird.query import Sequence as Succession
@@ -47,6 +48,7 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
     in the corpus or in the subcorpus its ``filter``s choose, staying within one ``within`` region (text);
     only those with a token matching ``match``, if given. Exact over every partition that answers."""
     started = time.perf_counter()
+    asked = await in_subcorpus(request, user, asked)
     target = catalogue.get(asked.corpus, user)
     if asked.attribute not in target.p_attributes:
         raise UnknownAttribute(f"attribute={asked.attribute}: corpus {target.name} has no p-attribute "
@@ -103,7 +105,7 @@ def _file(asked: WordListParameters, corpus: str, version: str | None, size: int
         "value", "frequency", "per_million"]
     named = repr((corpus, asked.attribute, asked.n, within, asked.filters, asked.match, asked.ignore_case, asked.min,
                   asked.limit))
-    return _send(asked.format, columns, about if asked.provenance else None,
+    return send_rows(asked.format, columns, about if asked.provenance else None,
                  [[*(r.tokens if asked.n > 1 else []), r.value, r.frequency, r.per_million] for r in rows],
                  f"{corpus}_wordlist", named, failed)
 
@@ -145,6 +147,8 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
     least ``min`` times in the target (or ``reference_min`` in the reference), counted exactly on both
     sides, with signed log-likelihood, Log Ratio and its 95 % interval, and %DIFF; ranked by ``order``."""
     started = time.perf_counter()
+    asked = await in_subcorpus(request, user, asked)
+    asked = await in_subcorpus(request, user, asked, "reference_subcorpus", "reference_filters", "reference")
     target = catalogue.get(asked.corpus, user)
     reference = catalogue.get(asked.reference or asked.corpus, user)
     for corpus, parameter in ((target, "attribute"), (reference, "attribute")):
@@ -192,7 +196,7 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         columns = list(KeywordRow.model_fields)[:-1]
         named = repr((target.name, asked.filters, reference.name, asked.reference_filters, asked.attribute,
                       asked.min, least, asked.order, asked.limit))
-        return _send(asked.format, columns, about if asked.provenance else None,
+        return send_rows(asked.format, columns, about if asked.provenance else None,
                      [[getattr(r, c) for c in columns] for r in rows], f"{target.name}_keywords", named, failed)
     return KeywordResult(
         corpus=target.name, filters=asked.filters, reference=reference.name, reference_filters=asked.reference_filters,
@@ -202,7 +206,7 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
 
 
-def _send(format: str, columns: list[str], about: dict[str, Any] | None, rows: list[list[object]], stem: str,
+def send_rows(format: str, columns: list[str], about: dict[str, Any] | None, rows: list[list[object]], stem: str,
           named: str, failed: list[str]) -> Response:
     out = writer(cast(Any, format), columns, about)
     body = out.start() + out.rows(rows) + b"".join(out.end())

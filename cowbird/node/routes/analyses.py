@@ -1,7 +1,7 @@
 """``POST /v1/frequency``, ``/v1/distribution``, ``/v1/cooccurrence``, ``/v1/marginals``,
-``/v1/sortkeys`` and ``/v1/ngrams``: analyses of a query's hits (or of the partition's tokens: word
-lists) on one partition, as counts that the front end adds up across partitions — adapters over
-:class:`cowbird.node.api.NodeApi`."""
+``/v1/sortkeys``, ``/v1/ngrams`` and ``/v1/subcorpus``: analyses of a query's hits (or of the partition's
+tokens: word lists, a subcorpus's size) on one partition, as counts that the front end adds up across
+partitions — adapters over :class:`cowbird.node.api.NodeApi`."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from cowbird.core.wire import (
     NgramResponse,
     SortKeysRequest,
     SortKeysResponse,
+    SubcorpusRequest,
+    SubcorpusResponse,
 )
 from cowbird.node.api import NodeApi
 from cowbird.node.routes.auth import Service
@@ -80,3 +82,11 @@ async def ngrams(request: NgramRequest, service: Service, http: Request) -> Ngra
     the requests that follow): the frequent rows, the top rows, and the counts of given n-grams."""
     http.state.log_partition = request.partition
     return await NodeApi(service).ngrams(request, http.is_disconnected)
+
+
+@router.post("/subcorpus", response_model=SubcorpusResponse)
+async def subcorpus(request: SubcorpusRequest, service: Service, http: Request) -> SubcorpusResponse:
+    """The partition's part in a subcorpus (the regions its filters choose): its tokens and texts, and an
+    s-attribute's values in it with their tokens and regions (the subcorpus picker's list)."""
+    http.state.log_partition = request.partition
+    return await NodeApi(service).subcorpus(request)
