@@ -2,7 +2,8 @@
 over HTTP), as a linguist uses them: each request new to the nodes (the stack is started afresh for
 every feature, after one warm-up query), then the same request again (the nodes hold the query's
 result; a word list: the nodes keep the counted n-grams). Issue 36's target: each at most 2 s on BIG50;
-the "hits" of a word list are the n-grams it counted, of a keyword list the items compared.
+the "hits" of a word list are the n-grams it counted, of a keyword list the items compared, of a
+subcorpus its tokens.
 
     .venv/bin/python bench/workbench.py [--only "word list"]
 """
@@ -51,6 +52,13 @@ CASES: list[tuple[str, str, dict[str, str | int]]] = [
      {"filter": "text_genre~news", "reference_filter": "text_genre!~news"}),
     ("keywords: weblog lemmas against the whole corpus", "/api/v1/keywords",
      {"filter": "text_genre~weblog", "attribute": "lemma", "min": 10, "order": "log_ratio"}),
+    ("subcorpus: the genres' sizes (the picker)", "/api/v1/subcorpus", {"values": "text_genre"}),
+    ("subcorpus: the news texts' size and their years", "/api/v1/subcorpus",
+     {"filter": "text_genre~news", "values": "text_year"}),
+    ("subcorpus: hosts containing 'blog', the 1,000 largest", "/api/v1/subcorpus",
+     {"values": "text_host", "match": ".*blog.*", "order": "tokens"}),
+    ("subcorpus: the 1,000 largest hosts of every value", "/api/v1/subcorpus",
+     {"values": "text_host", "order": "tokens"}),
 ]
 
 
@@ -82,8 +90,8 @@ def main() -> None:
                     answer.raise_for_status()
                 assert answer is not None
                 body = answer.json()
-                # a word list: the n-grams it counted; keywords: the items compared
-                size = body.get("total", body.get("ngrams", body.get("compared", 0)))
+                # a word list: the n-grams it counted; keywords: the items compared; a subcorpus: its tokens
+                size = body.get("total", body.get("ngrams", body.get("compared", body.get("tokens", 0))))
                 hits = int(size) if isinstance(size, int) else 0
                 line = context_line(client, body) if path == "/api/v1/query" and body.get("hits") else None
         finally:

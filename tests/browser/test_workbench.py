@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from cowbird.demo import DemoStack
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.browser.conftest import PASSWORD, USER
 from tests.browser.pages import api, check_accessibility, search, shoot
 
@@ -348,4 +349,104 @@ def test_the_lines_of_a_saved_search_are_categorised_with_the_keys(site: DemoSta
     page.click("#cat-stop")
     expect(page.locator("#categories-bar")).to_be_hidden()
     expect(page.locator("#kwic select.category")).to_have_count(0)
+    context.close()
+
+
+def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoStack, browser: Browser,
+                                                                    tmp_path: Path) -> None:
+    """Choose texts by their metadata: the picker lists a genre's values with their sizes (as the API
+    counts them), the ticked ones (keyboard: Space) become a filter whose size shows under the filters;
+    saved as a subcorpus shared with a group, a colleague in the group sees it and searches within it
+    with Use; its owner deletes it."""
+    database = Database(sqlite_url(site.base / "cowbird-accounts.sqlite3"))
+    accounts = Accounts(database)
+    with database.session() as session:
+        ada = accounts.users.get(session, USER)
+        if "lab" not in ada.group_names:
+            accounts.users.grant(session, ada, "group:lab", "tests")
+        if accounts.users.find(session, "bob") is None:
+            bob, _ = accounts.users.add(session, "bob", "bob@uni.example", "tests")
+            accounts.users.set_password(session, bob, PASSWORD, "tests")
+            accounts.users.grant(session, bob, "group:lab", "tests")
+    database.close()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = logged_in(site, context.new_page())
+    page.goto(site.url)
+    page.click("#open-picker")
+    expect(page.locator("#picker-dialog")).to_be_visible()
+    page.select_option("#picker-attribute", "text_genre")
+    genres = api(site, "/api/v1/subcorpus", corpus="sample", values="text_genre")
+    values = genres["values"]
+    assert isinstance(values, list) and [v["value"] for v in values] == ["blog", "forum", "news"]
+    expect(page.locator("#picker-table tbody td.value")).to_have_text(["blog", "forum", "news"])
+    expect(page.locator("#picker-table tbody tr").nth(2).locator("td").nth(2)).to_have_text(str(values[2]["tokens"]))
+    expect(page.locator("#picker-status")).to_contain_text("3 values of text_genre in the corpus: 93 tokens")
+    check_accessibility(page)
+    page.locator("#picker-table tbody input").nth(0).focus()
+    page.keyboard.press("Space")
+    page.locator("#picker-table tbody input").nth(2).focus()
+    page.keyboard.press("Space")
+    chosen = values[0]["tokens"] + values[2]["tokens"]
+    expect(page.locator("#picker-chosen")).to_have_text(f"2 ticked: {chosen} tokens in 3 texts.")
+    shoot(page, "subcorpus-picker", tmp_path)
+    page.click("#picker-use")
+    expect(page.locator("#picker-dialog")).to_be_hidden()
+    expect(page.locator("#filter-rows .filter select.attribute")).to_have_value("text_genre")
+    expect(page.locator("#filter-rows .filter input")).to_have_value("(blog|news)")
+    size = api(site, "/api/v1/subcorpus", corpus="sample", filter="text_genre~(blog|news)")
+    assert size["tokens"] == chosen and size["texts"] == 3
+    expect(page.locator("#subcorpus-size")).to_have_text(
+        f"The filters choose {chosen} tokens ({chosen * 100 / 93:.1f} % of the corpus) in 3 of 4 texts.")
+    search(page, "the")
+    total = api(site, "/api/v1/query", corpus="sample", q="the", filter="text_genre~(blog|news)", limit=0)["total"]
+    expect(page.locator("#summary")).to_contain_text(f"of {total} hits")
+    page.click("#open-save-subcorpus")
+    page.fill("#subcorpus-name", "news and blogs")
+    page.select_option("#subcorpus-group", "lab")
+    page.press("#subcorpus-name", "Enter")
+    expect(page.locator("#subcorpus-said")).to_have_text(
+        f"Saved “news and blogs”: {chosen} tokens in 3 texts, shared with the group lab.")
+    page.click("#subcorpus-close")
+    item = page.locator("#subcorpora-list li")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text(f"news and blogs — sample: {chosen} tokens in 3 texts (text_genre~(blog|news)); "
+                                 "shared with the group lab.")
+    shoot(page, "subcorpora", tmp_path)
+    check_accessibility(page)
+    # the whole corpus's keywords against the subcorpus: a reference of the word list
+    page.click("#filter-rows .filter button.remove")
+    expect(page.locator("#subcorpus-size")).to_be_hidden()
+    page.locator("#wordlist > summary").click()
+    page.select_option("#wl-reference", label="subcorpus news and blogs (sample)")
+    page.fill("#wl-min", "2")
+    page.click("#wl-run")
+    keywords = api(site, "/api/v1/keywords", corpus="sample", min=2, reference_filter="text_genre~(blog|news)")
+    rows = keywords["rows"]
+    assert isinstance(rows, list) and rows
+    expect(page.locator("#kw-table tbody td.value")).to_have_text([r["value"] for r in rows])
+    expect(page.locator("#wl-summary")).to_contain_text(
+        f"against the texts of sample where text_genre~(blog|news) ({chosen} tokens)")
+
+    colleague = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    colleague.goto(f"{site.url}/login")
+    colleague.fill('input[name="login"]', "bob")
+    colleague.fill('input[name="password"]', PASSWORD)
+    colleague.press('input[name="password"]', "Enter")
+    expect(colleague).to_have_url(f"{site.url}/account")
+    colleague.goto(site.url)
+    colleague.locator("#subcorpora summary").click()
+    shared = colleague.locator("#subcorpora-list li")
+    expect(shared).to_contain_text("ada's, shared with the group lab")
+    expect(shared.locator("button.delete")).to_be_hidden()
+    shared.locator("button.use").click()
+    expect(colleague.locator("#filter-rows .filter input")).to_have_value("(blog|news)")
+    expect(colleague.locator("#subcorpus-size")).to_contain_text(f"The filters choose {chosen} tokens")
+    expect(colleague.locator("#q")).to_be_focused()
+    colleague.fill("#q", "the")
+    colleague.press("#q", "Enter")
+    expect(colleague.locator("#summary")).to_contain_text(f"of {total} hits")
+    colleague.context.close()
+    item.locator("button.delete").click()
+    expect(page.locator("#subcorpora-list li")).to_have_count(0)
+    expect(page.locator("#subcorpora-none")).to_be_visible()
     context.close()

@@ -421,7 +421,8 @@ async def test_every_route_refuses_what_it_does_not_take(client: httpx.AsyncClie
     both = await client.get("/api/v1/frequency", params={"corpus": "sample", "q": "house", "bye": "pos", "zzz": 1})
     detail = assert_problem(both, 400, "bad_parameter")["detail"]
     assert detail.startswith("unknown parameters bye (did you mean by?), zzz; /api/v1/frequency takes: by, corpus, ")
-    assert "filter, fold, format, ignore_case, limit, min, offset, on, provenance, q, stream, subcorpus, syntax, token" in detail
+    assert ("filter, fold, format, ignore_case, limit, min, offset, on, provenance, q, stream, subcorpus, syntax, "
+            "token") in detail
     ref = await client.get("/api/v1/ref/sample/3", params={"ende": 4})
     assert assert_problem(ref, 400, "bad_parameter")["detail"] == (
         "unknown parameter ende (did you mean end?); /api/v1/ref/{corpus}/{position} takes: end, token")

@@ -31,6 +31,7 @@ import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
 import { rememberLocally, setUpSaved } from "./search-saved.js";
 import { setUpWordList } from "./search-wordlist.js";
+import { setUpSubcorpora } from "./search-subcorpora.js";
 
 /** @typedef {import("./search-state.js").Sample} Sample */
 /** @typedef {import("./search-kwic.js").QueryResult} QueryResult */
@@ -260,6 +261,7 @@ setUpConfirm();
 setUpWordList();
 setUpSaved();
 setUpCategories();
+setUpSubcorpora();
 byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFilter(), "input", HTMLInputElement).focus());
 byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);

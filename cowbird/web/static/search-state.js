@@ -180,6 +180,16 @@ export function pageUrl(settings = readSettings()) {
 }
 
 /**
+ * A filter as the API and the URL write it: `attribute~regex` or `attribute!~regex` (null if not one).
+ * @param {string} text
+ * @returns {Filter | null}
+ */
+export function parseFilter(text) {
+  const match = /^([A-Za-z0-9_]+)(!?~)(.*)$/s.exec(text);
+  return match ? { attribute: match[1], negated: match[2] === "!~", regex: match[3] } : null;
+}
+
+/**
  * What a page's URL holds.
  * @param {URLSearchParams} params
  * @returns {Restored}
@@ -188,8 +198,8 @@ export function fromUrl(params) {
   /** @type {Filter[]} */
   const filters = [];
   for (const text of params.getAll("filter")) {
-    const match = /^([A-Za-z0-9_]+)(!?~)(.*)$/s.exec(text);
-    if (match) filters.push({ attribute: match[1], negated: match[2] === "!~", regex: match[3] });
+    const filter = parseFilter(text);
+    if (filter) filters.push(filter);
   }
   const seed = params.get("seed");
   const sample = params.has("sample") && seed !== null && /^\d+$/.test(seed)

@@ -6,6 +6,7 @@
 // saying what was counted.
 
 import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.js";
+import { savedSubcorpora } from "./search-subcorpora.js";
 import { CORPORA, byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
@@ -105,6 +106,11 @@ function keywordParams() {
     params.append("reference_filter", `${only.attribute}${only.negated ? "~" : "!~"}${only.regex}`);
   } else if (choice.startsWith("corpus:")) {
     params.set("reference", choice.slice("corpus:".length));
+  } else if (choice.startsWith("subcorpus:")) {
+    const id = choice.slice("subcorpus:".length);
+    const subcorpus = savedSubcorpora().find((s) => s.id === id);
+    if (subcorpus) params.set("reference", subcorpus.corpus);
+    params.set("reference_subcorpus", id);
   }
   return params;
 }
@@ -209,14 +215,19 @@ function showKeywords(body, params) {
   offerFiles("keywords", params, rows.length);
 }
 
-/** What the list can be compared with: nothing, the whole corpus, the texts the filter leaves out, another corpus. */
+/**
+ * What the list can be compared with: nothing, the whole corpus, the texts the filter leaves out,
+ * another corpus, a saved subcorpus.
+ */
 function fillReferences() {
   const select = byId("wl-reference", HTMLSelectElement);
   const was = select.value;
   const here = corpusInfo().name;
   const options = [new Option("nothing: frequencies", ""), new Option("the whole corpus", "whole"),
     new Option("the texts the filter leaves out", "rest"),
-    ...CORPORA.filter((c) => c.name !== here).map((c) => new Option(`corpus ${c.title || c.name}`, `corpus:${c.name}`))];
+    ...CORPORA.filter((c) => c.name !== here).map((c) => new Option(`corpus ${c.title || c.name}`, `corpus:${c.name}`)),
+    ...savedSubcorpora().filter((s) => CORPORA.some((c) => c.name === s.corpus))
+      .map((s) => new Option(`subcorpus ${s.name} (${s.corpus})`, `subcorpus:${s.id}`))];
   select.replaceChildren(...options);
   select.value = options.some((o) => o.value === was) ? was : "";
   referenceChosen();
@@ -256,6 +267,7 @@ export function setUpWordList() {
     fillReferences();
   });
   byId("wl-reference", HTMLSelectElement).addEventListener("change", referenceChosen);
+  document.addEventListener("cowbird:subcorpora", fillReferences);
   byId("wl-run", HTMLButtonElement).addEventListener("click", () => void listWords());
   for (const id of ["wl-min", "wl-match"]) {
     byId(id, HTMLInputElement).addEventListener("keydown", (event) => {
