@@ -73,6 +73,7 @@ from cowbird.core.wire import (
     Strategy,
     SubcorpusRequest,
     SubcorpusResponse,
+    json_pieces,
 )
 from cowbird.query import Comparison, ConstraintAnd, Meet, MuUnion, Query, Tabular, serialize
 from cowbird.query.cqp_ast import marked_anchors
@@ -89,6 +90,8 @@ SAMPLE_BATCH = 1000
 """Sampled hits fetched per request (a node's ``max_hits_per_request``)."""
 SORT_KEYS_BATCH = 20_000
 """Sort keys asked of a partition at once when a page lies deep in the sorted hits."""
+MARGINALS_BYTES = 32 * 1024
+"""Collocates one request asks a partition's marginals of, at most this many bytes of JSON."""
 
 
 # -- the query, checked once ------------------------------------------------------------------------
@@ -906,18 +909,25 @@ class Search(Generic[P]):
         wanted = {v for v, f in found.items() if f >= min_freq}
         asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
         asks = [(status, values) for status, values in asks if values]
+        # in pieces a node takes (its request bodies are limited: 64 KB by default)
+        pieces = [(status, piece) for status, values in asks for piece in json_pieces(values, MARGINALS_BYTES)]
         time = self.time_limit()
         answers = await self.partitions.gather([functools.partial(
             self.partitions.marginals, status.partition,
-            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=values), time)
-            for status, values in asks])
+            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=piece), time)
+            for status, piece in pieces])
         marginals: dict[str, tuple[list[str], list[int]]] = {}
-        for (status, values), answer in zip(asks, answers, strict=True):
+        for (status, piece), answer in zip(pieces, answers, strict=True):
+            if status.failure is not None:
+                continue
             if isinstance(answer, PartitionFailure):
                 status.failure = answer  # without its marginals, none of its counts are in
                 status.total = None
+                marginals.pop(status.partition.id, None)
             else:
-                marginals[status.partition.id] = (values, answer.frequencies)
+                values, frequencies = marginals.setdefault(status.partition.id, ([], []))
+                values += piece
+                frequencies += answer.frequencies
         self._check_some_answered([status for status, _ in answered])
 
         def merged() -> CollocationTable:

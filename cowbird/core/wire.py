@@ -6,7 +6,9 @@ parsed and re-serialised, and the node parses it again before running it.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+import json
+from collections.abc import Sequence
+from typing import Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -324,6 +326,27 @@ class DispersionResponse(BaseModel):
                           "as one part) of |hits share - size share|: Gries' DP is half the corpus's sum.")
     bins: list[int] = Field(description="Hits in each stretch of the corpus (global positions).")
     elapsed_ms: float
+
+
+T = TypeVar("T")
+
+
+def json_pieces(items: Sequence[T], budget: int) -> list[list[T]]:
+    """The items in consecutive pieces of at most ``budget`` bytes of JSON each (one item at least): what
+    one request may name of them, a node taking request bodies of 64 KB by default."""
+    pieces: list[list[T]] = []
+    piece: list[T] = []
+    size = 0
+    for item in items:
+        cost = len(json.dumps(item)) + 2  # (escaped: the longer of the two ways JSON may be sent)
+        if piece and size + cost > budget:
+            pieces.append(piece)
+            piece, size = [], 0
+        piece.append(item)
+        size += cost
+    if piece:
+        pieces.append(piece)
+    return pieces
 
 
 class MarginalsRequest(BaseModel):

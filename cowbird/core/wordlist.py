@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cowbird.core.search import PartitionFailure, Partitions, PartitionStatus, TimeLimit
-from cowbird.core.wire import NgramRequest, NgramResponse, RegionFilter
+from cowbird.core.wire import NgramRequest, NgramResponse, RegionFilter, json_pieces
 
 Key = tuple[str, ...]
 """An n-gram: its tokens."""
@@ -70,21 +69,9 @@ VALUES_BYTES = 32 * 1024
 bodies of 64 KB by default)."""
 
 
-def values_pieces(keys: list[Key], budget: int = VALUES_BYTES) -> list[list[Key]]:
+def values_pieces(keys: list[Key], budget: int) -> list[list[Key]]:
     """The n-grams in consecutive pieces of at most ``budget`` bytes of JSON each (one n-gram at least)."""
-    pieces: list[list[Key]] = []
-    piece: list[Key] = []
-    size = 0
-    for key in keys:
-        cost = len(json.dumps(list(key))) + 2  # (escaped: the longer of the two ways JSON may be sent)
-        if piece and size + cost > budget:
-            pieces.append(piece)
-            piece, size = [], 0
-        piece.append(key)
-        size += cost
-    if piece:
-        pieces.append(piece)
-    return pieces
+    return json_pieces(keys, budget)
 
 
 class Counting:
@@ -183,7 +170,7 @@ class Counting:
     async def counted(self, asked: dict[str, list[Key]]) -> dict[str, list[int]]:
         """Each partition's counts of the n-grams named for it, asked in pieces that a node takes (its
         request bodies are limited: 64 KB by default); a partition that fails one piece has no counts."""
-        pieces = {pid: values_pieces(keys) for pid, keys in asked.items() if keys}
+        pieces = {pid: values_pieces(keys, VALUES_BYTES) for pid, keys in asked.items() if keys}
         counts: dict[str, list[int]] = {pid: [] for pid in pieces}
         for k in range(max((len(p) for p in pieces.values()), default=0)):
             round_ = {pid: self.spec.request(pid, values=[list(key) for key in parts[k]])

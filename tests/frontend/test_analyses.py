@@ -625,3 +625,31 @@ async def test_every_analysis_is_paged_and_says_how_many_rows_it_has(five: httpx
     too_many = await five.get("/api/v1/distribution", params={"corpus": CORPUS, "q": "go", "by": "s_id",
                                                               "limit": 100_001})
     assert too_many.status_code == 400 and "page with offset" in too_many.json()["detail"]
+
+
+async def test_collocates_marginals_are_asked_in_pieces_a_node_takes(
+    one: httpx.AsyncClient, tricky_five: Partitioned, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The collocates found on other partitions are counted on each partition too (their marginals):
+    on a large corpus thousands of them, more than one request body a node takes (64 KB by default).
+    They go in pieces — here 500 bytes to nodes taking 1 KB — and the table stays complete and exact."""
+    from cowbird.core import search as core_search
+    from cowbird.frontend import CorpusConfig, FrontendSettings
+    from cowbird.frontend.settings import AccountSettings, NodeAccess
+    from cowbird.node import NodeSettings
+    from cowbird.node import create_app as create_node
+    from tests.frontend.conftest import NODE_TOKEN, api_account, engine, front_client
+
+    monkeypatch.setattr(core_search, "MARGINALS_BYTES", 500)
+    node = create_node(NodeSettings(registry=tricky_five.registry, token=NODE_TOKEN, max_request_bytes=1024),
+                       engines={pid: engine(tricky_five.registry, pid) for pid in tricky_five.ids})
+    corpus = CorpusConfig(name=CORPUS, manifest=tricky_five.manifest, nodes={p: ["http://node-a"]
+                                                                              for p in tricky_five.ids})
+    accounts = AccountSettings(database_file=api_account(tricky_five.registry.parent / "small-bodies.sqlite3"))
+    settings = FrontendSettings(corpora=[corpus], nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"],
+                                accounts=accounts)
+    params = {"q": '[word="the"]', "window": 5, "attribute": "word", "min_freq": 1, "limit": 100_000, "order": "f"}
+    async for small in front_client(settings, {"node-a": node}):
+        spread = await get(small, "/api/v1/collocations", **params)
+        single = await get(one, "/api/v1/collocations", **params)
+        assert len(spread["rows"]) > 300 and without_timing(spread) == without_timing(single)
