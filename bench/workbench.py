@@ -59,6 +59,8 @@ CASES: list[tuple[str, str, dict[str, str | int]]] = [
      {"values": "text_host", "match": ".*blog.*", "order": "tokens"}),
     ("subcorpus: the 1,000 largest hosts of every value", "/api/v1/subcorpus",
      {"values": "text_host", "order": "tokens"}),
+    ("subcorpus: a value per text (100,166 ids), the 1,000 largest", "/api/v1/subcorpus",
+     {"values": "text_id", "order": "tokens"}),
 ]
 
 

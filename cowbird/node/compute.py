@@ -615,7 +615,8 @@ NGRAM_CHUNK = 1 << 22
 class NgramTable:
     """Every n-gram of a partition (or of its part in a subcorpus) with its count: ``keys`` ascending,
     each n-gram's ids packed into one int64 (``bits`` per id) or, when they do not fit, an (n,) row
-    of ids seen as one opaque value; ``tokens`` of the subcorpus, ``ngrams`` occurrences counted."""
+    of big-endian int32 ids seen as one opaque value (so that the bytes order as the ids do);
+    ``tokens`` of the subcorpus, ``ngrams`` occurrences counted."""
 
     attribute: PositionalAttribute
     n: int
@@ -628,10 +629,8 @@ class NgramTable:
     def ids(self, rows: Ints) -> npt.NDArray[np.int64]:
         """The ids of the n-grams at these rows of the table, (len(rows), n)."""
         if self.bits:
-            mask = (1 << self.bits) - 1
-            shifts = np.arange(self.n - 1, -1, -1, dtype=np.int64) * self.bits
-            return np.asarray((self.keys[rows][:, None] >> shifts) & mask, dtype=np.int64)
-        return np.asarray(self.keys[rows].view(np.int32).reshape(len(rows), self.n), dtype=np.int64)
+            return _unpacked(self.keys[rows], self.n, self.bits)
+        return np.asarray(self.keys[rows].view(ROW_ID).reshape(len(rows), self.n), dtype=np.int64)
 
     def key_of(self, ids: list[int]) -> npt.NDArray[Any]:
         """The key of an n-gram's ids, as an array of one."""
@@ -640,7 +639,25 @@ class NgramTable:
             for i in ids:
                 key = (key << self.bits) | i
             return np.asarray([key], dtype=np.int64)
-        return np.asarray(ids, dtype=np.int32).view(self.keys.dtype)
+        return np.asarray(ids, dtype=ROW_ID).view(self.keys.dtype)
+
+
+ROW_ID = np.dtype(">i4")
+"""An id in a row key: big-endian, so that rows compared byte by byte order as their ids do."""
+
+
+def _packed(ids: Ints, starts: Ints, first: int, last: int, bits: int) -> Ints:
+    """The ids at ``starts + first`` .. ``starts + last - 1`` packed into one int64 each."""
+    key = ids[starts + first].copy()
+    for k in range(first + 1, last):
+        key = (key << bits) | ids[starts + k]
+    return key
+
+
+def _unpacked(keys: Ints, count: int, bits: int) -> npt.NDArray[np.int64]:
+    """The ``count`` ids packed into each key, (len(keys), count)."""
+    shifts = np.arange(count - 1, -1, -1, dtype=np.int64) * bits
+    return np.asarray((np.asarray(keys, dtype=np.int64)[:, None] >> shifts) & ((1 << bits) - 1), dtype=np.int64)
 
 
 def _void(n: int) -> np.dtype[Any]:
@@ -658,9 +675,20 @@ def _filter_regions(corpus: CwbCorpus, attribute: str, negated: bool, pattern: s
     return np.asarray(s.starts, dtype=np.int64)[keep], np.asarray(s.ends, dtype=np.int64)[keep]
 
 
-def _inside(positions: Ints, starts: Ints, ends: Ints) -> npt.NDArray[np.bool_]:
-    number = np.searchsorted(starts, positions, side="right") - 1
-    return np.asarray((number >= 0) & (ends[np.maximum(number, 0)] >= positions), dtype=np.bool_)
+def _painted(starts: npt.NDArray[np.integer[Any]], ends: npt.NDArray[np.integer[Any]], lo: int,
+             hi: int) -> tuple[npt.NDArray[np.bool_], Ints]:
+    """For the positions ``lo`` .. ``hi - 1`` and sorted regions without overlaps: whether each lies in
+    a region, and how many regions begin at or before it (two positions inside regions lie in the same
+    one when that count is the same). Painted from the regions in the stretch, not searched for each
+    position: linear in the stretch's length."""
+    length = hi - lo
+    first = int(np.searchsorted(ends, lo, side="left"))  # regions ending at lo or later
+    last = int(np.searchsorted(starts, hi, side="left"))  # … and starting before hi
+    begin = np.maximum(np.asarray(starts[first:last], dtype=np.int64), lo) - lo
+    stop = np.minimum(np.asarray(ends[first:last], dtype=np.int64) + 1, hi) - lo
+    begun = np.bincount(begin, minlength=length + 1)
+    cover = np.cumsum(begun[:length] - np.bincount(stop, minlength=length + 1)[:length])
+    return cover > 0, np.cumsum(begun[:length])
 
 
 def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
@@ -679,6 +707,7 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         counts = np.asarray(p.frequencies, dtype=np.int64)
         keys = np.flatnonzero(counts).astype(np.int64)
         return NgramTable(p, 1, bits, keys, counts[keys], size, size)
+    tally = np.zeros(p.lexicon_size if n == 1 else 0, dtype=np.int64)
     parts_keys: list[npt.NDArray[Any]] = []
     parts_counts: list[Ints] = []
     tokens = ngrams = 0
@@ -688,10 +717,9 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         hi = min(size, lo + NGRAM_CHUNK)
         stop = min(size, hi + n - 1)
         ids = np.asarray(p.id_range(lo, stop), dtype=np.int64)
-        positions = np.arange(lo, stop, dtype=np.int64)
         allowed = np.ones(stop - lo, dtype=np.bool_)
         for starts, ends in regions:
-            allowed &= _inside(positions, starts, ends)
+            allowed &= _painted(starts, ends, lo, stop)[0]
         tokens += int(allowed[: hi - lo].sum())
         count = max(0, stop - n + 1 - lo)  # starts whose n-gram lies in the partition
         if count == 0:
@@ -699,28 +727,23 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         valid = allowed[:count].copy()
         for k in range(1, n):
             valid &= allowed[k : k + count]
-        if bounds is not None:
-            first = np.asarray(bounds.region_numbers(positions[:count]), dtype=np.int64)
-            last = np.asarray(bounds.region_numbers(positions[n - 1 : n - 1 + count]), dtype=np.int64)
-            valid &= (first >= 0) & (first == last)
+        if bounds is not None:  # its first and last token inside one region of `within`
+            inside, begun = _painted(bounds.starts, bounds.ends, lo, stop)
+            valid &= inside[:count] & inside[n - 1 : n - 1 + count] & (begun[:count] == begun[n - 1 : n - 1 + count])
         starts_at = np.flatnonzero(valid)
         if not len(starts_at):
             continue
+        ngrams += len(starts_at)
         if n == 1:  # one token: a count per lexicon id
-            tally = np.bincount(ids[starts_at], minlength=p.lexicon_size)
-            found = np.flatnonzero(tally).astype(np.int64)
-            counted = tally[found]
-        elif packed:
-            key = ids[starts_at].copy()
-            for k in range(1, n):
-                key = (key << bits) | ids[starts_at + k]
-            found, counted = np.unique(key, return_counts=True)
-        else:
-            rows = np.stack([ids[starts_at + k] for k in range(n)], axis=1).astype(np.int32)
+            tally += np.bincount(ids[starts_at], minlength=p.lexicon_size)
+            continue
+        if packed:
+            found, counted = np.unique(_packed(ids, starts_at, 0, n, bits), return_counts=True)
+        else:  # rows of ids
+            rows = np.stack([ids[starts_at + k] for k in range(n)], axis=1).astype(ROW_ID)
             found, counted = np.unique(np.ascontiguousarray(rows).view(_void(n)).ravel(), return_counts=True)
         parts_keys.append(found)
         parts_counts.append(counted.astype(np.int64))
-        ngrams += len(starts_at)
         held += len(found)
         if held > 2 * max_types:  # fold the chunks' counts before they outgrow the limit
             merged = _merge_counts(parts_keys, parts_counts)
@@ -728,6 +751,9 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
             if held > max_types:
                 raise LimitExceeded(f"more than {max_types:,} distinct {n}-grams on this partition: narrow the "
                                     "subcorpus down or count shorter n-grams")
+    if n == 1:
+        keys = np.flatnonzero(tally).astype(np.int64)
+        return NgramTable(p, 1, bits, keys, tally[keys], tokens, ngrams)
     keys, counts = _merge_counts(parts_keys, parts_counts) if parts_keys else (
         np.zeros(0, dtype=np.int64 if packed else _void(n)), np.zeros(0, dtype=np.int64))
     if len(keys) > max_types:
