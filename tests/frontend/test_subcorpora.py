@@ -190,6 +190,13 @@ async def test_subcorpora_are_saved_shared_with_a_group_used_and_deleted(
         "corpus": CORPUS, "filter": "text_genre!~news", "reference_subcorpus": slug, "min": 3})
     assert reverse.status_code == 200 and reverse.json()["reference_filters"] == ["text_genre~news"]
 
+    # the search page with subcorpus= in its URL: the page with its corpus and filters
+    page = await five.get("/", headers=as_("bob"), params={"q": "the", "subcorpus": slug, "filter": "text_year~2005"})
+    assert page.status_code == 303
+    assert page.headers["location"] == f"/?corpus={CORPUS}&q=the&filter=text_genre~news&filter=text_year~2005"
+    missing = await five.get("/", headers=as_("carl"), params={"q": "the", "subcorpus": slug})
+    assert missing.status_code == 404 and "not shared with you" in missing.text
+
     # what is refused, and said
     carl = await five.get("/api/v1/query", headers=as_("carl"), params={"corpus": CORPUS, "q": "the",
                                                                          "subcorpus": slug})

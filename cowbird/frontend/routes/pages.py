@@ -8,14 +8,16 @@ API. The page gets its data from the server as JSON islands (the corpora, the me
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from cowbird.core.analysis_merge import MEASURE_NAMES
 from cowbird.frontend.links import public_base
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import saved_subcorpus
 
 router = APIRouter(include_in_schema=False)
 
@@ -26,7 +28,14 @@ def _script_json(value: object) -> str:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -> HTMLResponse:
+async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -> Response:
+    slug = request.query_params.get("subcorpus")
+    if slug:  # a link naming a saved subcorpus: the page with its filters (the page itself knows filters only)
+        found = await saved_subcorpus(request, user, slug)
+        kept = [(k, v) for k, v in request.query_params.multi_items() if k not in ("subcorpus", "corpus", "filter")]
+        filters = [*found.filters, *request.query_params.getlist("filter")]
+        query = urlencode([("corpus", found.corpus), *kept, *(("filter", f) for f in filters)])
+        return RedirectResponse(f"/?{query}", status_code=303)
     settings = frontend_state(request).settings
     corpora = [corpus.summary() for corpus in catalogue.visible(user)]
     data = [corpus.model_dump(exclude={"partitions"}) for corpus in corpora]
