@@ -64,6 +64,8 @@ class WordList:
     statuses: list[PartitionStatus[Any]] = field(default_factory=list)
 
 
+PIECES_AT_ONCE = 8
+"""Pieces of n-grams to count asked of one partition at once (a node queues what it cannot run yet)."""
 VALUES_BYTES = 32 * 1024
 """The n-grams one request asks a node to count, at most this many bytes of JSON (a node takes request
 bodies of 64 KB by default)."""
@@ -169,15 +171,26 @@ class Counting:
 
     async def counted(self, asked: dict[str, list[Key]]) -> dict[str, list[int]]:
         """Each partition's counts of the n-grams named for it, asked in pieces that a node takes (its
-        request bodies are limited: 64 KB by default); a partition that fails one piece has no counts."""
+        request bodies are limited: 64 KB by default), ``PIECES_AT_ONCE`` pieces of each partition at
+        a time; a partition that fails one piece has no counts."""
         pieces = {pid: values_pieces(keys, VALUES_BYTES) for pid, keys in asked.items() if keys}
-        counts: dict[str, list[int]] = {pid: [] for pid in pieces}
-        for k in range(max((len(p) for p in pieces.values()), default=0)):
-            round_ = {pid: self.spec.request(pid, values=[list(key) for key in parts[k]])
-                      for pid, parts in pieces.items() if k < len(parts) and pid not in self.failed}
-            for pid, answer in (await self.ask(round_)).items():
-                counts[pid] += answer.counts
-        return {pid: found for pid, found in counts.items() if pid not in self.failed}
+        counts: dict[str, list[list[int]]] = {pid: [[] for _ in parts] for pid, parts in pieces.items()}
+        for wave in range(0, max((len(p) for p in pieces.values()), default=0), PIECES_AT_ONCE):
+            jobs = [(p, k) for p in self.members if p.id in pieces and p.id not in self.failed
+                    for k in range(wave, min(wave + PIECES_AT_ONCE, len(pieces[p.id])))]
+            calls: list[Callable[[], Awaitable[NgramResponse]]] = [functools.partial(
+                self.partitions.analysis, p, "/v1/ngrams",
+                self.spec.request(p.id, values=[list(key) for key in pieces[p.id][k]]), NgramResponse, self.limit)
+                for p, k in jobs]
+            answers = await self.partitions.gather(calls)
+            self.rounds += 1
+            for (p, k), answer in zip(jobs, answers, strict=True):
+                if isinstance(answer, PartitionFailure):
+                    self.failed.setdefault(p.id, answer)
+                else:
+                    counts[p.id][k] = answer.counts
+                    self.totals[p.id] = (answer.tokens, answer.ngrams)
+        return {pid: [c for piece in parts for c in piece] for pid, parts in counts.items() if pid not in self.failed}
 
 
 async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,
