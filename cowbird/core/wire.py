@@ -61,12 +61,13 @@ __all__ = [
     "MarginalsRequest",
     "NgramRequest",
     "NgramResponse",
-    "NgramRow",
     "RegionFilter",
     "MarginalsResponse",
     "SortKeysRequest",
     "SortKeysResponse",
     "SortSpec",
+    "SubcorpusRequest",
+    "SubcorpusResponse",
     "ContextSpec",
     "CountRequest",
     "CountResponse",
@@ -400,17 +401,15 @@ class NgramRequest(BaseModel):
     values: list[list[str]] = Field([], max_length=1_000_000, description="The counts of these n-grams.")
 
 
-class NgramRow(BaseModel):
-    tokens: list[str]
-    count: int
-
-
 class NgramResponse(BaseModel):
     partition: str
     tokens: int = Field(description="Tokens of the partition in the subcorpus.")
     ngrams: int = Field(description="N-grams counted (occurrences).")
     types: int = Field(description="Distinct n-grams in the partition (those passing match).")
-    rows: list[NgramRow]
+    row_tokens: list[list[str]] = Field(description=(
+        "The n-grams sent (each its tokens), the most frequent first: columns, not objects, so that tens of "
+        "thousands of rows cost little to build and to read."))
+    row_counts: list[int] = Field(description="Their counts, in the same order.")
     counts: list[int] = Field(description="The counts of the values asked for, in their order.")
     elapsed_ms: float
 

@@ -127,9 +127,9 @@ class Counting:
         """Each partition's ``k`` most frequent n-grams, their counts summed as far as they were sent."""
         partial: dict[Key, int] = {}
         for answer in (await self.ask({p.id: self.spec.request(p.id, top=k) for p in self.members})).values():
-            for row in answer.rows:
-                key = tuple(row.tokens)
-                partial[key] = partial.get(key, 0) + row.count
+            for tokens, count in zip(answer.row_tokens, answer.row_counts, strict=True):
+                key = tuple(tokens)
+                partial[key] = partial.get(key, 0) + count
         return partial
 
     async def at_least(self, threshold: int) -> dict[Key, int]:
@@ -138,7 +138,8 @@ class Counting:
         occurs fewer than ``threshold`` times), then its counts of the others' candidates."""
         share = max(1, math.ceil(threshold / len(self.members)))
         answers = await self.ask({p.id: self.spec.request(p.id, threshold=share) for p in self.answering})
-        sent = {pid: {tuple(row.tokens): row.count for row in answer.rows} for pid, answer in answers.items()}
+        sent = {pid: {tuple(t): c for t, c in zip(answer.row_tokens, answer.row_counts, strict=True)}
+                for pid, answer in answers.items()}
         candidates: dict[Key, int] = {}
         for rows in sent.values():
             for key, count in rows.items():

@@ -168,7 +168,8 @@ class NodeClient:
             if isinstance(answer, NgramResponse) and isinstance(request, NgramRequest):
                 check(answer.partition == partition.id and len(answer.counts) == len(request.values)
                       and 0 <= answer.tokens <= partition.size and 0 <= answer.ngrams <= partition.size
-                      and all(r.count > 0 and len(r.tokens) == request.n for r in answer.rows)
+                      and len(answer.row_tokens) == len(answer.row_counts) and all(c > 0 for c in answer.row_counts)
+                      and all(len(t) == request.n for t in answer.row_tokens)
                       and all(c >= 0 for c in answer.counts), "gives an impossible word list", partition, node)
                 return answer
             if isinstance(answer, SubcorpusResponse) and isinstance(request, SubcorpusRequest):

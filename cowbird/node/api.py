@@ -36,7 +36,6 @@ from cowbird.core.wire import (
     MarginalsResponse,
     NgramRequest,
     NgramResponse,
-    NgramRow,
     SortKeysRequest,
     SortKeysResponse,
     SortValue,
@@ -257,7 +256,7 @@ class NodeApi:
             compute.ngram_rows, table, request.match, request.ignore_case, request.threshold, request.top,
             self.service.settings.max_ngram_rows, request.values, disconnected=disconnected)
         return NgramResponse(partition=request.partition, tokens=table.tokens, ngrams=table.ngrams, types=types,
-                             rows=[NgramRow(tokens=t, count=c) for t, c in rows], counts=counts,
+                             row_tokens=[t for t, _ in rows], row_counts=[c for _, c in rows], counts=counts,
                              elapsed_ms=_elapsed(started))
 
     async def subcorpus(self, request: SubcorpusRequest) -> SubcorpusResponse:

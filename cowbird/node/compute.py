@@ -632,15 +632,6 @@ class NgramTable:
             return _unpacked(self.keys[rows], self.n, self.bits)
         return np.asarray(self.keys[rows].view(ROW_ID).reshape(len(rows), self.n), dtype=np.int64)
 
-    def key_of(self, ids: list[int]) -> npt.NDArray[Any]:
-        """The key of an n-gram's ids, as an array of one."""
-        if self.bits:
-            key = 0
-            for i in ids:
-                key = (key << self.bits) | i
-            return np.asarray([key], dtype=np.int64)
-        return np.asarray(ids, dtype=ROW_ID).view(self.keys.dtype)
-
 
 ROW_ID = np.dtype(">i4")
 """An id in a row key: big-endian, so that rows compared byte by byte order as their ids do."""
@@ -800,7 +791,7 @@ def ngram_rows(table: NgramTable, match: str | None, ignore_case: bool, threshol
             last = counts[best[-1]]
             tied = np.flatnonzero(counts == last)
             if len(tied) > 1:
-                strings = [tuple(p.id2str(int(i)) for i in row) for row in table.ids(tied).tolist()]
+                strings = [tuple(row) for row in p.string_array[table.ids(tied)].tolist()]
                 room = top - int((counts > last).sum())
                 ordered = sorted(range(len(tied)), key=strings.__getitem__)[:room]
                 best = np.concatenate([np.flatnonzero(counts > last), tied[ordered]])
@@ -810,18 +801,29 @@ def ngram_rows(table: NgramTable, match: str | None, ignore_case: bool, threshol
                             "the minimum frequency or narrow the subcorpus down")
     chosen = chosen[np.argsort(-counts[chosen], kind="stable")]
     ids = table.ids(chosen)
-    rows = [([p.id2str(int(i)) for i in row], int(c)) for row, c in zip(ids.tolist(), counts[chosen].tolist(),
-                                                                           strict=True)]
-    asked = []
-    for value in values:
-        found = [p.str2id(token) for token in value] if len(value) == table.n else [None]
-        if any(i is None for i in found):
-            asked.append(0)
-            continue
-        key = table.key_of([int(i) for i in found if i is not None])
-        at = int(np.searchsorted(table.keys, key)[0])
-        asked.append(int(counts[at]) if at < len(table.keys) and table.keys[at] == key[0] else 0)
-    return rows, asked, types
+    rows = list(zip(p.string_array[ids].tolist() if len(ids) else [], counts[chosen].tolist(), strict=True))
+    return rows, _counts_of(table, counts, values), types
+
+
+def _counts_of(table: NgramTable, counts: Ints, values: list[list[str]]) -> list[int]:
+    """The counts of these n-grams (0 where one does not occur), looked up all at once."""
+    p = table.attribute
+    found = [[p.str2id(token) for token in value] if len(value) == table.n else [None] for value in values]
+    known = [k for k, ids in enumerate(found) if all(i is not None for i in ids)]
+    asked = np.zeros(len(values), dtype=np.int64)
+    if not known or not len(table.keys):
+        return asked.tolist()
+    ids = np.asarray([found[k] for k in known], dtype=np.int64)
+    if table.bits:
+        keys: npt.NDArray[Any] = _packed(ids.ravel(), np.arange(len(known), dtype=np.int64) * table.n, 0, table.n,
+                                         table.bits)
+    else:
+        keys = np.ascontiguousarray(ids.astype(ROW_ID)).view(table.keys.dtype).ravel()
+    at = np.minimum(np.searchsorted(table.keys, keys), len(table.keys) - 1)
+    hit = table.keys[at] == keys
+    asked[np.asarray(known, dtype=np.int64)[hit]] = counts[at[hit]]
+    return asked.tolist()
+
 
 
 # -- subcorpora ------------------------------------------------------------------------------------
