@@ -251,7 +251,7 @@ class NodeApi:
         started = time.perf_counter()
         filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
         table = await self.service.ngrams(request.partition, request.attribute, request.n, request.within, filters,
-                                          disconnected)
+                                          request.match, request.ignore_case, disconnected)
         rows, counts, types = await self.service.analyse(
             compute.ngram_rows, table, request.match, request.ignore_case, request.threshold, request.top,
             self.service.settings.max_ngram_rows, request.values, disconnected=disconnected)

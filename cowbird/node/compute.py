@@ -683,10 +683,12 @@ def _painted(starts: npt.NDArray[np.integer[Any]], ends: npt.NDArray[np.integer[
 
 
 def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
-                filters: list[tuple[str, bool, str]], max_types: int,
-                deadline: Deadline = NO_DEADLINE) -> NgramTable:
+                filters: list[tuple[str, bool, str]], max_types: int, match: str | None = None,
+                ignore_case: bool = False, deadline: Deadline = NO_DEADLINE) -> NgramTable:
     """Count the n-grams of ``attribute`` in the partition: n consecutive tokens within one region of
-    ``within`` (when given) and all inside the subcorpus (the tokens every filter lets through)."""
+    ``within`` (when given) and all inside the subcorpus (the tokens every filter lets through); with
+    ``match``, only those with a token matching it are kept (and sorted: a few of the partition's
+    millions), though ``ngrams`` counts them all, as the table without ``match`` does."""
     check_attributes(corpus, attribute, within)
     p = _p(corpus, attribute)
     size = corpus.size
@@ -698,6 +700,7 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         counts = np.asarray(p.frequencies, dtype=np.int64)
         keys = np.flatnonzero(counts).astype(np.int64)
         return NgramTable(p, 1, bits, keys, counts[keys], size, size)
+    token_ok = _matching(p, match, ignore_case) if match is not None else None
     tally = np.zeros(p.lexicon_size if n == 1 else 0, dtype=np.int64)
     parts_keys: list[npt.NDArray[Any]] = []
     parts_counts: list[Ints] = []
@@ -721,10 +724,18 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         if bounds is not None:  # its first and last token inside one region of `within`
             inside, begun = _painted(bounds.starts, bounds.ends, lo, stop)
             valid &= inside[:count] & inside[n - 1 : n - 1 + count] & (begun[:count] == begun[n - 1 : n - 1 + count])
+        if token_ok is not None:
+            ngrams += int(valid.sum())
+            ok = token_ok[ids]
+            wanted = ok[:count].copy()
+            for k in range(1, n):
+                wanted |= ok[k : k + count]
+            valid &= wanted
         starts_at = np.flatnonzero(valid)
+        if token_ok is None:
+            ngrams += len(starts_at)
         if not len(starts_at):
             continue
-        ngrams += len(starts_at)
         if n == 1:  # one token: a count per lexicon id
             tally += np.bincount(ids[starts_at], minlength=p.lexicon_size)
             continue
@@ -762,6 +773,15 @@ def _merge_counts(keys: list[npt.NDArray[Any]], counts: list[Ints]) -> tuple[npt
         np.int64)
 
 
+def _matching(p: PositionalAttribute, match: str, ignore_case: bool) -> npt.NDArray[np.bool_]:
+    """Which lexicon ids match the CQP regex (the whole token)."""
+    tables = _tables(p)
+    index = tables.get("lexicon_index")
+    if not isinstance(index, LexiconIndex):
+        index = tables["lexicon_index"] = LexiconIndex(p.strings)
+    return np.asarray(match_table(index, RegexValue(match, ignore_case), 5.0), dtype=np.bool_)
+
+
 def ngram_rows(table: NgramTable, match: str | None, ignore_case: bool, threshold: int | None, top: int,
                max_rows: int, values: list[list[str]],
                deadline: Deadline = NO_DEADLINE) -> tuple[list[tuple[list[str], int]], list[int], int]:
@@ -771,11 +791,7 @@ def ngram_rows(table: NgramTable, match: str | None, ignore_case: bool, threshol
     p = table.attribute
     passing = None
     if match is not None:
-        tables = _tables(p)
-        index = tables.get("lexicon_index")
-        if not isinstance(index, LexiconIndex):
-            index = tables["lexicon_index"] = LexiconIndex(p.strings)
-        token_ok = match_table(index, RegexValue(match, ignore_case), 5.0)
+        token_ok = _matching(p, match, ignore_case)
         ids = table.ids(np.arange(len(table.counts)))
         passing = token_ok[ids].any(axis=1)
     deadline.check()

@@ -131,18 +131,21 @@ class PartitionService:
         return await self.scheduler.run(work, self.settings.query_timeout, watch)
 
     async def ngrams(self, partition: str, attribute: str, n: int, within: str | None,
-                     filters: list[tuple[str, bool, str]],
+                     filters: list[tuple[str, bool, str]], match: str | None = None, ignore_case: bool = False,
                      disconnected: Callable[[], Awaitable[bool]] | None = None) -> NgramTable:
-        """The partition's n-grams counted (``compute.ngram_table``), as a query is run; the last few
-        tables are kept, since one word list asks a partition two or three times."""
-        key = (partition, attribute, n, within, tuple(filters))
-        table = self.ngram_tables.get(key)
-        if table is not None:
-            self.ngram_tables.move_to_end(key)
-            return table
+        """The partition's n-grams counted (``compute.ngram_table``; with ``match`` only those with a token
+        matching it), as a query is run; the last few tables are kept, since one word list asks a
+        partition two or three times (a table of every n-gram answers for any ``match`` too)."""
+        every = (partition, attribute, n, within, tuple(filters), None, False)
+        key = every if match is None else (*every[:5], match, ignore_case)
+        for known in (every, key):
+            table = self.ngram_tables.get(known)
+            if table is not None:
+                self.ngram_tables.move_to_end(known)
+                return table
         corpus = self.engine(partition).store
         table = await self.analyse(ngram_table, corpus, attribute, n, within, filters, self.settings.max_ngram_types,
-                                   disconnected=disconnected)
+                                   match, ignore_case, disconnected=disconnected)
         self.ngram_tables[key] = table
         while len(self.ngram_tables) > NGRAM_TABLES_KEPT:
             self.ngram_tables.popitem(last=False)

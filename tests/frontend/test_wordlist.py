@@ -153,3 +153,30 @@ async def test_the_counts_asked_of_a_node_come_in_pieces_it_takes(
     answer = await five.get("/api/v1/wordlist", params={"corpus": CORPUS, "n": 3, "limit": 20_000})
     assert rows(answer) == top(every, 20_000)
     assert not answer.json()["more"] and answer.json()["complete"]
+
+
+@pytest.mark.parametrize(("attribute", "n", "match", "least"), [
+    ("word", 3, "house|home", 1), ("lemma", 5, "go", 1), ("word", 2, "[A-Z].*", 2), ("pos", 4, "NNP", 3),
+])
+async def test_ngrams_with_a_token_matching_a_regex_equal_cwb_scan_corpus(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned, attribute: str, n: int, match: str,
+    least: int,
+) -> None:
+    """A list with ``match`` counts only the n-grams with a matching token (a few of the partition's
+    many) when the node holds no table of them all yet: the same rows, and the same number of n-grams
+    counted, as the whole table gives afterwards and as cwb-scan-corpus counts."""
+    import regex
+
+    every = scan_corpus(tricky_one, attribute, n)
+    token = regex.compile(f"(?:{match})")
+    expected = Counter({k: c for k, c in every.items() if any(token.fullmatch(t) for t in k)})
+    params: dict[str, str | int] = {"corpus": CORPUS, "attribute": attribute, "n": n, "match": match, "min": least,
+                                    "limit": 100_000}
+    for client in (one, five):  # fresh nodes: the first list counts only the matching n-grams
+        first = await client.get("/api/v1/wordlist", params=params)
+        assert rows(first) == top(expected, 100_000, least)
+        whole = await client.get("/api/v1/wordlist", params={k: v for k, v in params.items() if k != "match"})
+        assert whole.json()["rows"] and len(whole.json()["rows"]) > len(first.json()["rows"])
+        again = await client.get("/api/v1/wordlist", params=params)  # from the table of every n-gram
+        assert rows(again) == rows(first)
+        assert first.json()["ngrams"] == whole.json()["ngrams"] == again.json()["ngrams"] == sum(every.values())
