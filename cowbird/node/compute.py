@@ -609,6 +609,9 @@ def marginals(corpus: CwbCorpus, attribute: str, values: list[str]) -> list[int]
 
 NGRAM_CHUNK = 1 << 22
 """Start positions whose n-grams are counted at once."""
+TALLY_BITS = 22
+"""N-grams whose packed ids take at most this many bits are counted in an array of a count per possible
+key (4M counts, 32 MB) instead of sorted."""
 
 
 @dataclass
@@ -701,7 +704,9 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         keys = np.flatnonzero(counts).astype(np.int64)
         return NgramTable(p, 1, bits, keys, counts[keys], size, size)
     token_ok = _matching(p, match, ignore_case) if match is not None else None
-    tally = np.zeros(p.lexicon_size if n == 1 else 0, dtype=np.int64)
+    # one count per possible key, when there are few (a word list, n-grams of a small tagset): no sorting
+    tallied = n == 1 or bits * n <= TALLY_BITS
+    tally = np.zeros(p.lexicon_size if n == 1 else (1 << (bits * n)) if tallied else 0, dtype=np.int64)
     parts_keys: list[npt.NDArray[Any]] = []
     parts_counts: list[Ints] = []
     tokens = ngrams = 0
@@ -736,8 +741,9 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
             ngrams += len(starts_at)
         if not len(starts_at):
             continue
-        if n == 1:  # one token: a count per lexicon id
-            tally += np.bincount(ids[starts_at], minlength=p.lexicon_size)
+        if tallied:  # a count per lexicon id, or per packed key
+            key = ids[starts_at] if n == 1 else _packed(ids, starts_at, 0, n, bits)
+            tally += np.bincount(key, minlength=len(tally))
             continue
         if packed:
             found, counted = np.unique(_packed(ids, starts_at, 0, n, bits), return_counts=True)
@@ -753,9 +759,9 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
             if held > max_types:
                 raise LimitExceeded(f"more than {max_types:,} distinct {n}-grams on this partition: narrow the "
                                     "subcorpus down or count shorter n-grams")
-    if n == 1:
+    if tallied:
         keys = np.flatnonzero(tally).astype(np.int64)
-        return NgramTable(p, 1, bits, keys, tally[keys], tokens, ngrams)
+        return NgramTable(p, n, bits, keys, tally[keys], tokens, ngrams)
     keys, counts = _merge_counts(parts_keys, parts_counts) if parts_keys else (
         np.zeros(0, dtype=np.int64 if packed else _void(n)), np.zeros(0, dtype=np.int64))
     if len(keys) > max_types:
