@@ -111,8 +111,11 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
     for url in urls:
         answer = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
         assert answer.status_code == 200, (url, answer.text)
-        if "/api/v1/history" in url or "/api/v1/saved" in url:
+        if "/api/v1/history" in url or "/api/v1/saved" in url or "/api/v1/subcorpora" in url:
             assert answer.json()["data"] == []  # the token's owner searched (and saved) nothing in the browser yet
+        elif "/api/v1/subcorpus?" in url and "format=" not in url:  # a subcorpus's size and its values' sizes
+            body = answer.json()
+            assert body["tokens"] > 0 and body["values"] and all(v["tokens"] > 0 for v in body["values"]), url
         elif "/api/v1/context/" in url:  # a line widened in place: its words, around its match
             line = answer.json()
             assert line["match"] and (line["left"] or line["right"]), (url, line)

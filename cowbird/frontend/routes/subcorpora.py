@@ -80,7 +80,7 @@ async def subcorpus(request: Request, user: CurrentUser, quota: Quota, catalogue
                                                          asked.ignore_case), deadline)
     request.state.log_corpus = target.name
     failed = failed_partitions(found.statuses)
-    numeric, by_value = value_order(list(found.values))
+    _, by_value = value_order(list(found.values))
     ranked = sorted(found.values.items(), key=lambda item: by_value(item[0]))
     if asked.order == "tokens":
         ranked.sort(key=lambda item: -item[1][0])
