@@ -640,10 +640,10 @@ ROW_ID = np.dtype(">i4")
 """An id in a row key: big-endian, so that rows compared byte by byte order as their ids do."""
 
 
-def _packed(ids: Ints, starts: Ints, first: int, last: int, bits: int) -> Ints:
-    """The ids at ``starts + first`` .. ``starts + last - 1`` packed into one int64 each."""
-    key = ids[starts + first].copy()
-    for k in range(first + 1, last):
+def _packed(ids: Ints, starts: Ints, n: int, bits: int) -> Ints:
+    """The ids at ``starts`` .. ``starts + n - 1`` packed into one int64 each (``bits`` per id)."""
+    key = ids[starts].copy()
+    for k in range(1, n):
         key = (key << bits) | ids[starts + k]
     return key
 
@@ -742,11 +742,11 @@ def ngram_table(corpus: CwbCorpus, attribute: str, n: int, within: str | None,
         if not len(starts_at):
             continue
         if tallied:  # a count per lexicon id, or per packed key
-            key = ids[starts_at] if n == 1 else _packed(ids, starts_at, 0, n, bits)
+            key = ids[starts_at] if n == 1 else _packed(ids, starts_at, n, bits)
             tally += np.bincount(key, minlength=len(tally))
             continue
         if packed:
-            found, counted = np.unique(_packed(ids, starts_at, 0, n, bits), return_counts=True)
+            found, counted = np.unique(_packed(ids, starts_at, n, bits), return_counts=True)
         else:  # rows of ids
             rows = np.stack([ids[starts_at + k] for k in range(n)], axis=1).astype(ROW_ID)
             found, counted = np.unique(np.ascontiguousarray(rows).view(_void(n)).ravel(), return_counts=True)
@@ -837,7 +837,7 @@ def _counts_of(table: NgramTable, counts: Ints, values: list[list[str]]) -> list
         return asked.tolist()
     ids = np.asarray([found[k] for k in known], dtype=np.int64)
     if table.bits:
-        keys: npt.NDArray[Any] = _packed(ids.ravel(), np.arange(len(known), dtype=np.int64) * table.n, 0, table.n,
+        keys: npt.NDArray[Any] = _packed(ids.ravel(), np.arange(len(known), dtype=np.int64) * table.n, table.n,
                                          table.bits)
     else:
         keys = np.ascontiguousarray(ids.astype(ROW_ID)).view(table.keys.dtype).ravel()
