@@ -21,7 +21,7 @@ import asyncio
 import contextvars
 import functools
 import heapq
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -43,6 +43,18 @@ from cowbird.core.analysis_merge import (
 from cowbird.core.analysis_spec import SortKey, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, NodesUnavailable, QueryTooSlow, UnknownAttribute
 from cowbird.core.off_loop import off_loop
+from cowbird.core.sort_select import (
+    DIRECT_KEYS,
+    Inconsistent,
+    Part,
+    Pivots,
+    Selection,
+    considered,
+    pivots,
+    sample_ranks,
+    samples_per_partition,
+    select,
+)
 from cowbird.core.wire import (
     DEFAULT_HARD_BOUNDARY,
     ContextSpec,
@@ -663,52 +675,67 @@ class Search(Generic[P]):
                 raise UnknownAttribute(f"sort={written or sort}: corpus {self.corpus.name} has no p-attribute "
                                        f"{level.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
 
-    async def _keys(self, status: PartitionStatus[P], sort: SortKey, count: int,
-                    time: TimeLimit) -> AsyncGenerator[list[SortValue], None]:
-        """The sort keys of a partition's first ``count`` sorted hits, a batch at a time: a deep page
-        holds a batch of each partition at once, not every key up to its offset."""
-        sent = 0
-        while sent < count:
-            request = SortKeysRequest(partition=status.partition.id, query=self.cqp, strategy=self.query.strategy,
-                                      hard_boundary=self.query.hard_boundary, sort=self._spec(status, sort),
-                                      offset=sent, limit=min(SORT_KEYS_BATCH, count - sent))
-            answer = await self.partitions.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse,
-                                                    time)
-            if not answer.keys:
-                return
-            yield answer.keys
-            sent += len(answer.keys)
+    def _sort_request(self, status: PartitionStatus[P], sort: SortKey, **asked: Any) -> SortKeysRequest:
+        return SortKeysRequest(partition=status.partition.id, query=self.cqp, strategy=self.query.strategy,
+                               hard_boundary=self.query.hard_boundary, sort=self._spec(status, sort), **asked)
+
+    async def _sort_keys(self, status: PartitionStatus[P], time: TimeLimit,
+                         request: SortKeysRequest) -> SortKeysResponse:
+        return await self.partitions.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse, time)
+
+    async def _window(self, status: PartitionStatus[P], sort: SortKey, size: int, found: Pivots | None,
+                      time: TimeLimit) -> tuple[int, list[SortValue]]:
+        """A partition's keys between the pivots (all of its first ``size`` without pivots): its first rank
+        there and the keys, up to ``size`` ranks, in pieces of at most ``SORT_KEYS_BATCH``."""
+        low, high = (found.low, found.high) if found is not None else (None, None)
+        answer = await self._sort_keys(status, time, self._sort_request(
+            status, sort, start=low, stop=high, limit=min(SORT_KEYS_BATCH, size)))
+        first, keys = answer.offset, list(answer.keys)
+        last = min(size, answer.total if answer.end is None else answer.end)
+        while first + len(keys) < last:
+            more = await self._sort_keys(status, time, self._sort_request(
+                status, sort, offset=first + len(keys), limit=min(SORT_KEYS_BATCH, last - first - len(keys))))
+            if not more.keys:
+                break
+            keys += more.keys
+        return first, keys
 
     async def _split(self, statuses: Statuses[P], sort: SortKey, offset: int, limit: int,
-                     time: TimeLimit) -> tuple[list[tuple[PartitionStatus[P], int, int]], list[tuple[int, int]]]:
-        """Where the sorted hits ``offset`` .. ``offset + limit`` lie: per partition (first rank, count),
-        and the page's order as (partition number, rank). The partitions' keys are merged as they
-        come, a batch at a time (off the event loop: a deep page's merge is CPU work); a partition
-        that fails is marked failed (and the page is made again from the others by the caller)."""
-        live = [s for s in statuses if s.failure is None and s.total]
-        streams = [self._keys(s, sort, min(s.total or 0, offset + limit), time) for s in live]
-        merge = _KeyMerge(len(live), sort.descending, offset, offset + limit)
-
-        async def following(k: int) -> None:
+                     time: TimeLimit) -> tuple[list[PartitionStatus[P]], Selection]:
+        """Where the sorted hits ``offset`` .. ``offset + limit`` lie (``sort_select``): the partitions
+        that answered and, for them, the page as (partition number, rank) and each one's hits before
+        it. Two rounds at most whatever the offset: samples of every partition's sorted keys, then each
+        partition's keys between two pivots. A partition that fails is marked failed and the page is
+        found again over the others."""
+        while True:
+            live = [s for s in statuses if s.failure is None and s.total]
+            total = sum(s.total or 0 for s in live)
+            if offset >= total:
+                return live, Selection([], [s.total or 0 for s in live])
+            end = min(offset + limit, total)
+            parts = [Part(s.partition.offset, considered(s.total or 0, end)) for s in live]
+            found: Pivots | None = None
+            if sum(part.size for part in parts) > DIRECT_KEYS:
+                per = samples_per_partition([part.size for part in parts])
+                ranks = [sample_ranks(part.size, per) for part in parts]
+                answers = await self.partitions.gather([
+                    functools.partial(self._sort_keys, status, time, self._sort_request(status, sort, ranks=mine))
+                    for status, mine in zip(live, ranks, strict=True)])
+                if _mark_failed(live, answers):
+                    continue
+                samples = [(mine, answer.keys) for mine, answer in zip(ranks, answers, strict=True)
+                           if not isinstance(answer, PartitionFailure)]
+                found = await off_loop(pivots, parts, samples, sort.descending, offset, end)
+            windows = await self.partitions.gather([
+                functools.partial(self._window, status, sort, part.size, found, time)
+                for status, part in zip(live, parts, strict=True)])
+            if _mark_failed(live, windows):
+                continue
+            done = [w for w in windows if not isinstance(w, PartitionFailure)]
             try:
-                merge.feed(k, await anext(streams[k], []))
-            except PartitionFailure as failure:
-                live[k].failure = failure
-                merge.feed(k, [])
-
-        try:
-            await self.partitions.gather([functools.partial(following, k) for k in range(len(live))])
-            while (wanted := await off_loop(merge.run)) is not None:
-                await following(wanted)
-        finally:
-            for stream in streams:
-                await stream.aclose()
-        ranges: list[tuple[PartitionStatus[P], int, int]] = []
-        for k, status in enumerate(live):
-            mine = [rank for p, rank in merge.page if p == k]
-            if mine:
-                ranges.append((status, mine[0], len(mine)))
-        return ranges, merge.page
+                return live, await off_loop(select, parts, done, sort.descending, offset, end)
+            except Inconsistent as exc:
+                raise NodesUnavailable(f"the nodes' sorted hits do not add up: {exc}") from exc
 
     async def sorted(self, sort: SortKey, offset: int, limit: int) -> tuple[Statuses[P], list[Located[P]]]:
         """The sorted hits ``offset`` .. ``offset + limit`` of the whole corpus (ties in corpus order)."""
@@ -717,17 +744,17 @@ class Search(Generic[P]):
         statuses = await self.count(time)
 
         async def attempt() -> list[Located[P]]:
-            ranges, page = await self._split(statuses, sort, offset, limit, time)
+            live, selection = await self._split(statuses, sort, offset, limit, time)
             self._check_some_answered(statuses)  # the counts came, then every sort failed
-            live = [s for s in statuses if s.failure is None and s.total]
             lines: dict[tuple[str, int], Located[P]] = {}
-            for status, first, count in ranges:
+            for k, first, count in selection.ranges():
+                status = live[k]
                 request = self.view.hits_request(status.partition.id, self.query, offset=first, limit=count,
                                                  sort=self._spec(status, sort))
                 for rank, hit in enumerate(await self._lines(status, request, time), start=first):
                     lines[(status.partition.id, rank)] = hit
             self._check_some_answered(statuses)
-            return [lines[(live[k].partition.id, rank)] for k, rank in page
+            return [lines[(live[k].partition.id, rank)] for k, rank in selection.page
                     if (live[k].partition.id, rank) in lines]
 
         return statuses, await _until_stable(statuses, attempt)
@@ -767,11 +794,11 @@ class Search(Generic[P]):
         """Each partition's sorted stream from its first rank in the range, merged on the sort keys."""
         self.check_sort(sort)
         time = TimeLimit(self.partitions.export_time_limit)
-        live = [s for s in statuses if s.failure is None and s.total]
-        starts = {s.partition.id: 0 for s in live}
+        starts = {s.partition.id: 0 for s in statuses if s.failure is None and s.total}
         if offset:  # each partition starts after its hits among the first `offset` of the merged order
-            before, _ = await self._split(statuses, sort, 0, offset, time)
-            starts.update({status.partition.id: count for status, _first, count in before})
+            before, selection = await self._split(statuses, sort, offset, 0, time)
+            starts = {status.partition.id: first for status, first in zip(before, selection.starts, strict=True)}
+        live = [s for s in statuses if s.failure is None and s.total]
         streams = []
         for k, status in enumerate(live):
             first = starts[status.partition.id]
@@ -1033,50 +1060,18 @@ def all_failed(corpus: str, statuses: Sequence[PartitionStatus[Any]]) -> NodesUn
     return NodesUnavailable(f"no node answered for corpus {corpus}: {reasons}", headers={"Retry-After": "10"})
 
 
+def _mark_failed(live: Sequence[PartitionStatus[Any]], answers: Sequence[object]) -> bool:
+    """Mark the partitions whose answer is a failure; whether there was one."""
+    failed = False
+    for status, answer in zip(live, answers, strict=True):
+        if isinstance(answer, PartitionFailure):
+            status.failure, failed = answer, True
+    return failed
+
+
 def _answered_size(answered: Sequence[tuple[PartitionStatus[Any], Any]]) -> int:
     """Tokens in the partitions that answered (the base of per-million rates)."""
     return sum(status.partition.size for status, answer in answered if answer is not None)
-
-
-class _KeyMerge:
-    """The partitions' sort keys merged in order, batch by batch, up to rank ``end``; ``page``
-    holds (partition number, rank) of the ranks ``offset`` .. ``end``."""
-
-    def __init__(self, partitions: int, descending: tuple[bool, ...], offset: int, end: int) -> None:
-        self.descending = descending
-        self.offset, self.end = offset, end
-        self.heap: list[tuple[MergeKey, int, int]] = []
-        self.batches: list[list[SortValue]] = [[] for _ in range(partitions)]
-        self.used = [0] * partitions  # keys of the current batch taken
-        self.ranks = [0] * partitions  # keys of the partition taken
-        self.position = 0
-        self.page: list[tuple[int, int]] = []
-
-    def feed(self, k: int, keys: list[SortValue]) -> None:
-        """The next batch of partition ``k`` (empty: it has no more); its first key joins the merge."""
-        self.batches[k], self.used[k] = keys, 0
-        self._next(k)
-
-    def _next(self, k: int) -> bool:
-        if self.used[k] == len(self.batches[k]):
-            return False
-        key = self.batches[k][self.used[k]]
-        heapq.heappush(self.heap, (MergeKey(key, self.descending), k, self.ranks[k]))
-        self.used[k] += 1
-        self.ranks[k] += 1
-        return True
-
-    def run(self) -> int | None:
-        """Merge on until the page is complete (None) or partition ``k``'s batch is used up while it
-        may have more (``k``: feed it its next batch, then run again)."""
-        while self.heap and self.position < self.end:
-            _, k, rank = heapq.heappop(self.heap)
-            if self.position >= self.offset:
-                self.page.append((k, rank))
-            self.position += 1
-            if not self._next(k) and self.batches[k]:
-                return k
-        return None
 
 
 async def _merge(streams: list[tuple[int, AsyncIterator[Line]]],

@@ -63,6 +63,7 @@ __all__ = [
     "NgramResponse",
     "RegionFilter",
     "MarginalsResponse",
+    "SortBound",
     "SortKeysRequest",
     "SortKeysResponse",
     "SortSpec",
@@ -224,10 +225,36 @@ class ContextResponse(BaseModel):
     line: Line
 
 
+MAX_SORT_RANKS = 4096
+"""Sorted ranks one ``/v1/sortkeys`` request may name (``ranks``)."""
+
+
+class SortBound(BaseModel):
+    """A place in the order of all partitions' sorted hits: just before the hit with sort key ``key``
+    at sorted rank ``rank`` of the partition whose ``base`` (global offset) is given. Hits order by
+    (sort key, partition base, rank): equal keys in corpus order, as one corpus would sort them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: SortValue
+    base: int = Field(ge=0)
+    rank: int = Field(ge=0)
+
+
 class SortKeysRequest(_Request):
+    """The sort keys of a partition's hits at sorted ranks ``offset`` .. ``offset + limit``, or at
+    ``ranks``, or from the first hit at or after ``start`` up to the last before ``stop`` (at most
+    ``limit``): what the front end needs to find a sorted page's hits across partitions."""
+
     sort: SortSpec
     offset: int = Field(0, ge=0)
     limit: int = Field(1000, ge=0)
+    ranks: list[int] | None = Field(None, max_length=MAX_SORT_RANKS,
+                                    description="Instead of offset/limit: the keys at these ranks (ascending).")
+    start: SortBound | None = Field(None, description="Instead of offset: from the partition's first hit that is "
+                                                      "not before this place (the answer's offset says which).")
+    stop: SortBound | None = Field(None, description="Up to the partition's last hit before this place (at most "
+                                                     "limit keys); the answer's end says where it falls.")
 
 
 class SortKeysResponse(BaseModel):
@@ -237,6 +264,7 @@ class SortKeysResponse(BaseModel):
     offset: int
     keys: list[SortValue]
     elapsed_ms: float
+    end: int | None = Field(None, description="With stop: the partition's first rank at or after it.")
 
 
 class FrequencyRequest(_Request):

@@ -24,6 +24,7 @@ from cowbird.core.wire import (
     FrequencyResponse,
     Line,
     Problem,
+    SortBound,
     SortKeysRequest,
     SortKeysResponse,
 )
@@ -193,13 +194,34 @@ def check_cooccurrence(answer: CooccurrenceResponse, partition: Partition, node:
 
 def check_sort_keys(answer: SortKeysResponse, request: SortKeysRequest, descending: tuple[bool, ...],
                     partition: Partition, node: str) -> None:
-    """As many keys as asked for, in the order asked for (a partition's keys merge with the others')."""
-    expected = max(0, min(request.limit, answer.total - request.offset))
-    check(answer.offset == request.offset and len(answer.keys) == expected,
-          f"sent {len(answer.keys)} sort keys instead of {expected}", partition, node)
+    """As many keys as asked for, in the order asked for (a partition's keys merge with the others'),
+    within the bounds asked for."""
+    if request.ranks is not None:
+        check(answer.offset == 0 and answer.end is None and len(answer.keys) == len(request.ranks),
+              f"sent {len(answer.keys)} sort keys instead of {len(request.ranks)}", partition, node)
+    else:
+        end = answer.total if answer.end is None else answer.end
+        check((answer.end is None) == (request.stop is None) and 0 <= answer.offset <= answer.total
+              and 0 <= end <= answer.total, "placed a bound outside its hits", partition, node)
+        check(request.start is not None or answer.offset == request.offset,
+              "answered from another offset", partition, node)
+        expected = max(0, min(request.limit, end - answer.offset))
+        check(len(answer.keys) == expected, f"sent {len(answer.keys)} sort keys instead of {expected}", partition,
+              node)
     keys = [MergeKey(key, descending) for key in answer.keys]
     check(all(not after < before for before, after in zip(keys, keys[1:], strict=False)),
           "sent sort keys out of order", partition, node)
+    base = request.sort.base
+    if keys and request.start is not None and request.start.base != base:  # the first key is not before start
+        check(not _before((keys[0], base), request.start, descending), "sent keys before its start", partition, node)
+    if keys and request.stop is not None and request.stop.base != base:  # the last key is before stop
+        check(_before((keys[-1], base), request.stop, descending), "sent keys past its stop", partition, node)
+
+
+def _before(hit: tuple[MergeKey, int], bound: SortBound, descending: tuple[bool, ...]) -> bool:
+    """Whether a hit (its key, its partition's base) of another partition than the bound's sorts before it."""
+    key = MergeKey(bound.key, descending)
+    return hit[0] < key or (hit[0] == key and hit[1] < bound.base)
 
 
 def combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from cowbird.core.analysis_spec import parse_breakdown
-from cowbird.core.errors import LimitExceeded
+from cowbird.core.errors import BadParameter, LimitExceeded
 from cowbird.core.wire import (
     EXPORT_BATCH_LINES,
     CooccurrenceRequest,
@@ -280,9 +280,27 @@ class NodeApi:
         if request.limit > self.service.settings.max_sort_keys:
             most = self.service.settings.max_sort_keys
             raise LimitExceeded(f"limit {request.limit} is more than this node returns at once ({most})")
+        ranks_asked = request.ranks
+        if ranks_asked is not None and (request.start is not None or request.stop is not None or request.offset):
+            raise BadParameter("sortkeys: ranks are asked instead of offset, start and stop, not with them")
+        if ranks_asked is not None and any(b <= a for a, b in zip(ranks_asked, ranks_asked[1:], strict=False)):
+            raise BadParameter("sortkeys: ranks must be ascending, each once")
+        if request.start is not None and request.offset:
+            raise BadParameter("sortkeys: start is asked instead of offset, not with it")
         text, result = await self._run(request, disconnected)
         order = await self.service.order(result, request.sort, disconnected)
-        ranks = list(range(request.offset, min(result.total, request.offset + request.limit)))
+        end: int | None = None
+        if ranks_asked is not None:
+            if ranks_asked and ranks_asked[-1] >= result.total:
+                raise BadParameter(f"sortkeys: rank {ranks_asked[-1]} is past the partition's {result.total} hits")
+            offset, ranks = 0, ranks_asked
+        else:
+            start, stop = request.start, request.stop
+            offset = request.offset if start is None else \
+                await self.service.in_thread(order.place, start.key, start.base, start.rank)
+            end = None if stop is None else await self.service.in_thread(order.place, stop.key, stop.base, stop.rank)
+            ranks = list(range(offset, min(result.total if end is None else max(end, offset),
+                                           offset + request.limit)))
         keys = await self.service.in_thread(order.keys, ranks)
-        return SortKeysResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
-                                keys=keys, elapsed_ms=_elapsed(started))
+        return SortKeysResponse(partition=request.partition, query=text, total=result.total, offset=offset,
+                                keys=keys, end=end, elapsed_ms=_elapsed(started))

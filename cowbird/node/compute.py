@@ -14,6 +14,7 @@ sequence sorts after its own prefix.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from cowbird.core.analysis_merge import MergeKey
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, Anchor, Fold, SortKey, SortLevel, Span
 from cowbird.core.errors import LimitExceeded, UnknownAttribute
 from cowbird.engines import Deadline
@@ -528,6 +530,19 @@ class SortOrder:
                 plain = [p.strings[i] for i in ids.tolist()]
                 value.append([[folded.names[g] for g in folded.of_id[ids].tolist()], plain] if folded else [plain])
         return list(values)
+
+    def place(self, key: SortValue, base: int, rank: int) -> int:
+        """How many of the partition's sorted hits come before the place (``key``, ``base``, ``rank``)
+        in the order of all partitions (sort key, then partition base, then rank): a binary search
+        that builds the keys of about log2(hits) ranks."""
+        n = len(self.order)
+        if base == self.base:
+            return min(rank, n)
+        bound = MergeKey(key, self.key.descending)
+        # hits with this very key come before the place when this partition comes first in the corpus
+        if base > self.base:
+            return bisect.bisect_right(range(n), bound, key=lambda r: MergeKey(self.keys([r])[0], self.key.descending))
+        return bisect.bisect_left(range(n), bound, key=lambda r: MergeKey(self.keys([r])[0], self.key.descending))
 
 
 _MASK = (1 << 64) - 1

@@ -1,6 +1,6 @@
 """Bounded under abuse, honest under faults: a refusal that is the query's fault is passed on and
 not retried on a replica; answers that do not add up are refused and the replica asked; a sorted
-page whose sort fails everywhere is 503, and a deep one is merged a batch at a time; bad input is
+page whose sort fails everywhere is 503, and a deep one is found without the keys before it; bad input is
 400, never 500; every answer carries the security headers; links never take a client's port; node
 addresses never reach the client."""
 
@@ -156,18 +156,29 @@ async def test_a_sorted_page_whose_sort_fails_everywhere_is_503_not_an_empty_pag
         assert_problem(answer, 503, "nodes_unavailable")
 
 
-async def test_a_deep_sorted_page_is_merged_a_batch_at_a_time(
+async def test_a_deep_sorted_page_is_found_without_the_keys_before_it(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
-    """The page at offset 11,900 of 12,000 sorted hits: every node is asked for its keys in batches,
-    never for all the keys up to the offset at once; the page equals the export's rows there."""
-    first, second = Node(node_app(big_parts)), Node(node_app(big_parts))
+    """The page at offset 11,900 of 12,000 sorted hits: each node is asked twice (samples, then the keys
+    between two pivots), a few hundred keys, never the 11,900 keys before the page; the page equals
+    the export's rows there."""
+    sent: list[int] = []
+
+    def counted(answer: dict[str, Any]) -> dict[str, Any]:
+        sent.append(len(answer["keys"]))
+        return answer
+
+    first = Node(node_app(big_parts), rewrite={"/v1/sortkeys": counted})
+    second = Node(node_app(big_parts), rewrite={"/v1/sortkeys": counted})
     async for client in await replicated(sample_parts, big_parts, tmp_path, first, second):
         page = (await client.get("/api/v1/query", params={**P1, "sort": "left1.word", "offset": 11_900})).json()
+        asked_by_page = len(sent)
         export = await client.get("/api/v1/export", params={**P1, "sort": "left1.word", "offset": 11_900,
                                                              "limit": 100})
-    asked = [body["limit"] for path, body in first.calls if path == "/v1/sortkeys"]
-    assert asked and max(asked) <= SORT_KEYS_BATCH
+    asked = [body for path, body in first.calls + second.calls if path == "/v1/sortkeys"]
+    partitions = len({body["partition"] for body in asked})
+    assert asked_by_page == 2 * partitions  # two rounds, one request a partition each
+    assert 0 < sum(sent) < 11_900 / 4 and max(body.get("limit", 0) for body in asked) <= SORT_KEYS_BATCH
     rows = [line.split("\t") for line in export.text.splitlines()[1:]]
     assert [h["position"] for h in page["hits"]] == [int(r[1]) for r in rows]
 
