@@ -1,7 +1,8 @@
 """``cowbird demo``: the whole platform on loopback — sample corpus in two partitions, two nodes, front end.
 
 The sample corpus (``cowbird/data/sample.vrt``) is encoded into two partitions; node 1 serves the
-first, node 2 the second and a replica of the first; the front end fans out to both. The first run
+first, node 2 the second and a replica of the first; the front end (two worker processes on one
+port, sharing their counts through the account database) fans out to both. The first run
 makes an administrator account and shows its password once. Ctrl-C or SIGTERM stops every
 process; ports already in use are refused with their numbers.
 """
@@ -28,6 +29,9 @@ from cowbird.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
 from cowbird.store.encoder import EncodeResult
 
 WEB_TOKENS = 2_000_000
+FRONT_END_WORKERS = 2
+"""Front-end processes the demo runs on its port (``cowbird serve --workers``): as a deployment
+does, they share fair use, throttles and sessions through the account database."""
 DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users ([corpora.attributes])
     "web": {"pos": "part of speech, Penn Treebank tags (DT determiner, JJ adjective, NN/NNS noun, VB/VBD/VBP/VBZ "
                    "verb, IN preposition, RB adverb ...)", "lemma": "base form, lower case"},
@@ -51,6 +55,7 @@ class DemoStack:
         generated: bool = False,
         replica: bool = True,
         web_tokens: int = WEB_TOKENS,
+        workers: int = FRONT_END_WORKERS,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -62,6 +67,7 @@ class DemoStack:
         self.generated = generated  # serve the generated web corpus too (cowbird demo)
         self.replica = replica  # node 2 serves a replica of the first partition (failover)
         self.web_tokens = web_tokens  # size of the generated corpus
+        self.workers = workers  # front-end processes on the port
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -148,7 +154,8 @@ class DemoStack:
             corpora = [arg for pid in served for arg in ("--corpus", pid)]
             self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
                          "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
-        self._start(["serve", "--config", "cowbird.toml", "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
+        self._start(["serve", "--config", "cowbird.toml", "--workers", str(self.workers),
+                     "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
 
     def stop(self) -> None:
         for process in self.processes:
@@ -233,6 +240,8 @@ def _greeting(stack: DemoStack, password: str | None) -> str:
         f"  curl --fail-with-body -OJ '{url}/api/v1/export?corpus=web&q=%5Ehouse&context=s&meta=text_url'",
         f"  {url}/ref/web/2",
         "",
+        f"  the front end: {stack.workers} worker processes on port {stack.port}, sharing fair use, throttles "
+        "and sessions through the account database",
         f"  node 1 serves {', '.join(stack.served[0])} on port {stack.node_ports[0]}; node 2 serves "
         f"{', '.join(stack.served[1])} on port {stack.node_ports[1]}"
         + (" (a replica of the first partition)" if stack.replica else ""),

@@ -1,10 +1,12 @@
 """The deployment files cannot run here (no Docker, no Kubernetes), so they are checked: they
 parse, every cowbird command in them is accepted by the CLI as it is today, every configuration
-validates against the settings models, and the container files are multi-stage, non-root and
-have health checks."""
+validates against the settings models, the container files are multi-stage, non-root and
+have health checks, and the front end runs as two replicas or workers (or more) sharing one
+PostgreSQL account database (``tests/frontend/test_shared_state.py`` shows that they may)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import tomllib
@@ -48,22 +50,64 @@ def commands_in_yaml(node: object) -> list[list[str]]:
     return found
 
 
+def workers(command: list[str]) -> int:
+    """The front-end processes ``cowbird serve ...`` runs."""
+    return int(command[command.index("--workers") + 1]) if "--workers" in command else 1
+
+
 def test_compose_and_kubernetes_files_parse_and_their_commands_run() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yml").read_text())
-    assert set(compose["services"]) == {"proxy", "frontend", "node1", "node2"}
+    assert set(compose["services"]) == {"proxy", "frontend", "node1", "node2", "db"}
     assert compose["secrets"]["node_token"]["file"] == "./secrets/node_token"
     for name in ("frontend", "node1", "node2"):
         dockerfile = compose["services"][name]["build"]["dockerfile"]
         assert (DEPLOY.parent / dockerfile).is_file()
     documents = list(yaml.safe_load_all((DEPLOY / "k8s" / "cowbird.yaml").read_text()))
     kinds = sorted(d["kind"] for d in documents)
-    assert kinds == ["ConfigMap", "Deployment", "Ingress", "Secret", "Service", "Service", "StatefulSet"]
+    assert kinds == ["ConfigMap", "Deployment", "Ingress", "Secret", "Secret", "Service", "Service", "Service",
+                     "StatefulSet", "StatefulSet"]
     commands = commands_in_yaml(compose) + commands_in_yaml(documents)
-    assert len(commands) == 4
+    assert len(commands) == 5
     for command in commands:
         accepted(command)
     config = next(d for d in documents if d["kind"] == "ConfigMap")["data"]["cowbird.toml"]
     FrontendSettings.model_validate(tomllib.loads(config))
+
+
+def test_the_front_end_runs_as_several_processes_on_one_postgresql_database() -> None:
+    """Compose: two replicas of two workers each, behind Caddy's round robin over the replicas, on
+    the db service; Kubernetes: two replicas on the PostgreSQL StatefulSet, with no volume of their
+    own (a ReadWriteOnce volume could not be shared); systemd: two workers; the example
+    configuration names PostgreSQL."""
+    compose = yaml.safe_load((DEPLOY / "compose.yml").read_text())
+    front = compose["services"]["frontend"]
+    assert front["deploy"]["replicas"] >= 2 and workers(front["command"]) >= 2
+    assert front["environment"]["COWBIRD_DATABASE_URL"].startswith("postgresql+psycopg://")
+    assert "@db/" in front["environment"]["COWBIRD_DATABASE_URL"] and "PGPASSWORD" in front["environment"]
+    assert front["depends_on"]["db"] == {"condition": "service_healthy"}
+    assert compose["services"]["db"]["image"].startswith("postgres:")
+    assert "/state" not in json.dumps(front)
+    assert "dynamic a frontend 8700" in (DEPLOY / "Caddyfile").read_text()
+
+    documents = list(yaml.safe_load_all((DEPLOY / "k8s" / "cowbird.yaml").read_text()))
+    deployment = next(d for d in documents if d["kind"] == "Deployment")
+    assert deployment["spec"]["replicas"] >= 2
+    pod = deployment["spec"]["template"]["spec"]
+    assert [e["name"] for e in pod["containers"][0]["env"]] == ["PGPASSWORD"]
+    claims = [v["persistentVolumeClaim"] for v in pod["volumes"] if "persistentVolumeClaim" in v]
+    assert all(claim.get("readOnly") for claim in claims)
+    config = tomllib.loads(next(d for d in documents if d["kind"] == "ConfigMap")["data"]["cowbird.toml"])
+    host = config["accounts"]["database_url"].split("@")[1].split("/")[0]
+    assert config["accounts"]["database_url"].startswith("postgresql+psycopg://") and "database_file" not in config
+    services = {d["metadata"]["name"] for d in documents if d["kind"] == "Service"}
+    database = next(d for d in documents if d["kind"] == "StatefulSet" and d["metadata"]["name"] == host)
+    assert host in services and database["spec"]["template"]["spec"]["containers"][0]["image"].startswith("postgres:")
+
+    unit = (DEPLOY / "systemd" / "cowbird-frontend.service").read_text()
+    start = re.search(r"^ExecStart=(.*)$", unit, re.M)
+    assert start is not None and workers(shlex.split(start.group(1))) >= 2
+    example = tomllib.loads((DEPLOY / "cowbird.example.toml").read_text())
+    assert example["accounts"]["database_url"].startswith("postgresql+psycopg://")
 
 
 @pytest.mark.parametrize("name", ["node.Dockerfile", "frontend.Dockerfile"])

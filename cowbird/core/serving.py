@@ -6,6 +6,10 @@ held 250 MB of a server's memory. :class:`GuardedHttp` (uvicorn's httptools prot
 bytes of a request until its headers are complete — more than ``MAX_HEADER_BYTES`` is answered
 ``431`` and the connection closed — and gives them ``HEADER_SECONDS`` from their first byte;
 slower, the connection is closed. Both services run through :func:`serve`.
+
+With ``workers`` above 1, uvicorn runs that many worker processes on one port (its supervisor
+binds the socket, starts them and restarts one that dies); each makes the app from ``app``, an
+import string of a factory, and has the same guards and limits (``MAX_CONNECTIONS`` each).
 """
 
 from __future__ import annotations
@@ -81,7 +85,13 @@ class GuardedHttp(HttpToolsProtocol):
         self.transport.close()
 
 
-def serve(app: Any, host: str, port: int, **options: Any) -> None:
-    """Run ``app`` (options as uvicorn's: ``timeout_keep_alive``, ``ssl_certfile`` ...) with the guards."""
+def serve(app: Any, host: str, port: int, workers: int = 1, **options: Any) -> None:
+    """Run ``app`` (options as uvicorn's: ``timeout_keep_alive``, ``ssl_certfile`` ...) with the guards;
+    with ``workers`` above 1, ``app`` is the import string of a factory (``module:function``) that
+    each worker process calls."""
+    if workers > 1:
+        if not isinstance(app, str):
+            raise TypeError("several workers make the app themselves: give the import string of a factory")
+        options.update(workers=workers, factory=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", http=GuardedHttp,
                 limit_concurrency=MAX_CONNECTIONS, **options)

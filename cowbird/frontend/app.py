@@ -27,11 +27,13 @@ from cowbird.core.problems import PROBLEM_RESPONSES, install_problem_handlers, p
 from cowbird.core.request_log import RequestLog
 from cowbird.frontend.accounts import Accounts, Database
 from cowbird.frontend.accounts import web as accounts_web
+from cowbird.frontend.accounts.throttle import Throttle, registrations
 from cowbird.frontend.corpora import CorpusCatalogue
-from cowbird.frontend.fair_use import FairUse, Limits
+from cowbird.frontend.fair_use import LEASE_MARGIN, FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
 from cowbird.frontend.pools import NodePools
+from cowbird.frontend.priority import Lanes
 from cowbird.frontend.routes import (
     analyses,
     context,
@@ -97,6 +99,7 @@ def create_app(
             finally:
                 await pools.aclose()
             state.accounts.database.close()
+            state.metrics.close()
 
     app = FastAPIOffline(  # /docs with Swagger UI served by cowbird itself: it works offline
         title="cowbird",
@@ -123,10 +126,12 @@ def create_app(
                          limits.anonymous_node_seconds_per_day),
         user=Limits(limits.user_running_queries, limits.user_rows_per_day, limits.user_node_seconds_per_day),
         bulk=Limits(limits.bulk_running_queries, limits.bulk_rows_per_day, limits.bulk_node_seconds_per_day),
+        database=database, lease=settings.limits.deadline + LEASE_MARGIN,
     )
     templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
     state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),
-                                               fair_use, templates)
+                                               fair_use, templates, Throttle(database), registrations(database),
+                                               Lanes(settings.limits.background_slots))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
     def render(request: Request, error: CowbirdError) -> Response:

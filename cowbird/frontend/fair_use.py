@@ -10,8 +10,19 @@ when it ends. Over a limit the answer is 429 with
 ``X-Cowbird-Export-Rows-Left`` and ``X-Cowbird-Node-Seconds-Left``, and the account page shows the
 same. ``/api/v1/estimate`` tells the cost of a query before it runs.
 
-Counted in the front-end process: each front-end process keeps its own counts, and a restart
-starts the day's export count afresh.
+Counted in the account database (``accounts/counting.py``), so that any number of front-end
+processes — ``cowbird serve --workers N``, or several hosts behind a proxy — share the counts, and
+the day's counts survive a restart. A running query is a row of ``running_queries`` with its process
+and an expiry (its deadline plus ``LEASE_MARGIN``): the queries of a process that crashed stop
+counting once their deadline has passed. Export rows and node seconds are counted per viewer and day
+in ``fair_use_days``. Each check-and-increment is one short transaction under the viewer's lock row
+(``running``), or one conditional ``UPDATE`` (``charge``), so the limits hold exactly across
+processes. Days older than ``KEEP_DAYS`` and expired queries are pruned now and then.
+
+If the account database cannot be written or read (its disk full under SQLite, PostgreSQL gone), a
+request is served uncounted rather than failed, and each such failure is logged as an error naming
+what was not counted (``_unless_down``): fair use keeps one user from crowding out the others, it
+does not take the service down with its database.
 """
 
 from __future__ import annotations
@@ -19,14 +30,53 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime
+import logging
+import os
+import socket
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from fastapi import Request
+from sqlalchemy import Connection, Float, String, Table, bindparam, case, cast, delete, func, insert, select, update
+from sqlalchemy.exc import DBAPIError
 
 from cowbird.core.errors import TooManyRequests
+from cowbird.frontend.accounts.counting import Hot, Pruning, counted, lock, prune_locks, upsert_into
+from cowbird.frontend.accounts.database import Database
+from cowbird.frontend.accounts.models import FairUseDay, RunningQuery
 from cowbird.frontend.viewer import Viewer
+
+LOG = logging.getLogger("cowbird.fair_use")
+T = TypeVar("T")
+
+
+def _unless_down(what: str, work: Callable[[], T], fallback: T) -> T:
+    """``work()``; if the account database fails (SQLAlchemy's error, or the driver's own from the
+    statements run on its cursor), ``fallback`` — the request goes on uncounted — and an error in the
+    log."""
+    try:
+        return work()
+    except Exception as error:
+        if not isinstance(error, DBAPIError) and type(error).__module__.split(".")[0] not in DRIVERS:
+            raise
+        LOG.error("fair use: %s not counted, the account database failed: %s", what, str(error).split("\n")[0])
+        return fallback
+
+
+DRIVERS = frozenset({"sqlite3", "psycopg", "psycopg2"})
+"""The database drivers whose errors (``sqlite3.OperationalError`` ...) are the database failing."""
+
+RUNNING: Table = RunningQuery.__table__  # type: ignore[assignment]
+DAYS: Table = FairUseDay.__table__  # type: ignore[assignment]
+
+LEASE_MARGIN = 60.0
+"""Seconds a running query's row counts beyond its deadline: if its process dies without taking it
+back, it stops counting then."""
+KEEP_DAYS = 7
+"""Days of export rows and node seconds kept in the database (for the record; only today counts)."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +112,74 @@ def _today() -> datetime.date:
     return datetime.datetime.now(datetime.UTC).date()
 
 
+def _day() -> str:
+    """Today (UTC) as the day's rows name it: 2026-11-27."""
+    return _today().isoformat()
+
+
 def _seconds_to_midnight() -> int:
     now = datetime.datetime.now(datetime.UTC)
     tomorrow = datetime.datetime.combine(now.date() + datetime.timedelta(days=1), datetime.time(), datetime.UTC)
     return int((tomorrow - now).total_seconds()) + 1
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one viewer key has running and has spent today, as every process counted it."""
+
+    running: int
+    export_rows: int
+    node_seconds: float
+    held: float  # the estimates of the queries running now
+
+
+def _process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# The statements, compiled once (``counting.Hot``); parameters the_key, the_day (a string), now,
+# and per statement what it adds.
+_LIVE = RUNNING.c.key == bindparam("the_key"), RUNNING.c.expires_at > bindparam("now")
+_TODAY = DAYS.c.key == bindparam("the_key"), DAYS.c.day == bindparam("the_day")
+_COUNTS = (
+    select(func.count()).select_from(RUNNING).where(*_LIVE).scalar_subquery(),
+    select(DAYS.c.export_rows).where(*_TODAY).scalar_subquery(),
+    select(DAYS.c.node_seconds).where(*_TODAY).scalar_subquery(),
+    select(func.sum(RUNNING.c.hold)).where(*_LIVE).scalar_subquery(),
+)
+USAGE = Hot(lambda dialect: select(*_COUNTS))
+
+
+def _start(dialect: str) -> Any:
+    """A place among the key's running queries, made only if there is room: fewer than ``running``
+    live, and node time left after what was spent and is held (``seconds``: the day's limit)."""
+    count, _, spent, held = _COUNTS
+    room = select(cast(bindparam("the_key"), String), cast(bindparam("process"), String),
+                  cast(bindparam("hold"), Float), cast(bindparam("now"), Float), cast(bindparam("until"), Float)
+                  ).where(count < bindparam("running"),
+                          func.coalesce(spent, 0.0) + func.coalesce(held, 0.0) < bindparam("seconds"))
+    columns = ["key", "process", "hold", "started_at", "expires_at"]
+    return insert(RUNNING).from_select(columns, room).returning(RUNNING.c.id)
+
+
+START = Hot(_start)
+END = Hot(lambda dialect: delete(RUNNING).where(RUNNING.c.id == bindparam("place")))
+CHARGE = Hot(lambda dialect: update(DAYS).where(*_TODAY, DAYS.c.export_rows + bindparam("rows") <= bindparam("limit"))
+             .values(export_rows=DAYS.c.export_rows + bindparam("rows")))
+REFUND = Hot(lambda dialect: update(DAYS).where(*_TODAY).values(
+    export_rows=case((DAYS.c.export_rows > bindparam("rows"), DAYS.c.export_rows - bindparam("rows")), else_=0)))
+
+
+def _day_row(dialect: str) -> Any:
+    return upsert_into(dialect, DAYS).values(key=bindparam("the_key"), day=bindparam("the_day"), export_rows=0,
+                                             node_seconds=bindparam("seconds"))
+
+
+SPEND = Hot(lambda dialect: _day_row(dialect).on_conflict_do_update(
+    index_elements=[DAYS.c.key, DAYS.c.day], set_={"node_seconds": DAYS.c.node_seconds + bindparam("seconds")}))
+"""Add node seconds to the key's day (the row made if need be)."""
+DAY = Hot(lambda dialect: _day_row(dialect).on_conflict_do_nothing(index_elements=[DAYS.c.key, DAYS.c.day]))
+"""Make the key's day's row if there is none."""
 
 
 @dataclass
@@ -73,10 +187,9 @@ class FairUse:
     anonymous: Limits
     user: Limits
     bulk: Limits  # users with api_bulk, through an API token
-    _running: dict[str, int] = field(default_factory=dict)
-    _exported: dict[tuple[str, datetime.date], int] = field(default_factory=dict)
-    _node_seconds: dict[tuple[str, datetime.date], float] = field(default_factory=dict)
-    _held: dict[str, float] = field(default_factory=dict)  # estimates of the queries running now
+    database: Database
+    lease: float = 120.0 + LEASE_MARGIN  # seconds a running query counts at most: the deadline and a margin
+    _pruning: Pruning = field(default_factory=Pruning)
 
     def key(self, viewer: Viewer, request: Request) -> str:
         if viewer.name is not None:
@@ -88,13 +201,30 @@ class FairUse:
             return self.anonymous
         return self.bulk if viewer.api_bulk else self.user
 
+    @staticmethod
+    def _usage(connection: Connection, key: str, now: float) -> Usage:
+        with contextlib.closing(USAGE.run(connection, the_key=key, the_day=_day(), now=now)) as cursor:
+            row = cursor.fetchone()
+        return Usage(int(row[0] or 0), int(row[1] or 0), float(row[2] or 0.0), float(row[3] or 0.0))
+
+    def usage(self, key: str) -> Usage:
+        now = time.time()
+        return _unless_down("usage", lambda: counted(self.database.reading,
+                                                     lambda connection: self._usage(connection, key, now), write=False),
+                            Usage(0, 0, 0.0, 0.0))
+
+    def _rows_left(self, viewer: Viewer, usage: Usage) -> int:
+        return max(0, self.limits(viewer).rows_per_day - usage.export_rows)
+
+    def _seconds_left(self, viewer: Viewer, usage: Usage) -> float:
+        return max(0.0, self.limits(viewer).node_seconds_per_day - usage.node_seconds - usage.held)
+
     def rows_left(self, viewer: Viewer, key: str) -> int:
-        return max(0, self.limits(viewer).rows_per_day - self._exported.get((key, _today()), 0))
+        return self._rows_left(viewer, self.usage(key))
 
     def node_seconds_left(self, viewer: Viewer, key: str) -> float:
         """Today's node seconds not spent, nor held for the queries running now."""
-        spent_today = self._node_seconds.get((key, _today()), 0.0) + self._held.get(key, 0.0)
-        return max(0.0, self.limits(viewer).node_seconds_per_day - spent_today)
+        return self._seconds_left(viewer, self.usage(key))
 
     async def afford(self, viewer: Viewer, key: str, most: float,
                      estimate: Callable[[], Awaitable[float | None]]) -> float:
@@ -118,32 +248,49 @@ class FairUse:
         return seconds
 
     def headers(self, viewer: Viewer, key: str) -> dict[str, str]:
-        left = self.node_seconds_left(viewer, key)
+        usage = self.usage(key)
+        left = self._seconds_left(viewer, usage)
         return {
             "X-Cowbird-Queries-Limit": str(self.limits(viewer).running),
-            "X-Cowbird-Export-Rows-Left": str(self.rows_left(viewer, key)),
+            "X-Cowbird-Export-Rows-Left": str(self._rows_left(viewer, usage)),
             "X-Cowbird-Node-Seconds-Left": "unlimited" if left == float("inf") else f"{left:.1f}",
         }
 
     @contextmanager
-    def running(self, viewer: Viewer, key: str, hold: float = 0.0) -> Iterator[NodeTime]:
+    def running(self, viewer: Viewer, key: str, hold: float = 0.0, seconds: float | None = None
+                ) -> Iterator[NodeTime]:
         """One query or export of this viewer running; 429 when they already run their limit, or
         when today's node time is spent. ``hold`` (the estimate ``afford`` gave) is held against
         today's node time while it runs; the nodes' time of the calls made meanwhile is counted
-        instead at the end."""
+        instead at the end. Its place counts until it ends, or for ``seconds`` (default ``lease``)
+        if its process dies first."""
         limits = self.limits(viewer)
         who = "you run" if viewer.name else "this address runs"
-        if self._running.get(key, 0) >= limits.running:
+        now = time.time()
+        lease = self.lease if seconds is None else seconds
+
+        def start(connection: Connection) -> int:
+            lock(connection, f"fair-use:{key}", now)
+            with contextlib.closing(START.run(
+                    connection, the_key=key, the_day=_day(), process=_process(), hold=hold, now=now, until=now + lease,
+                    running=limits.running, seconds=limits.node_seconds_per_day)) as cursor:
+                made = cursor.fetchone()
+            if made is not None:
+                return int(made[0])
+            usage = self._usage(connection, key, now)  # no room: why
+            if usage.running >= limits.running:
+                raise TooManyRequests(f"{who} {limits.running} queries at once already; wait for one to finish",
+                                      headers={"Retry-After": "2"})
+            if self._seconds_left(viewer, usage) <= 0:
+                raise TooManyRequests(
+                    f"{'your' if viewer.name else 'this address’s'} queries took today's "
+                    f"{limits.node_seconds_per_day:,.0f} seconds of the nodes' time (renewed at 00:00 UTC); "
+                    "/api/v1/estimate tells what a query costs",
+                    headers={"Retry-After": str(_seconds_to_midnight())})
             raise TooManyRequests(f"{who} {limits.running} queries at once already; wait for one to finish",
-                                  headers={"Retry-After": "2"})
-        if self.node_seconds_left(viewer, key) <= 0:
-            raise TooManyRequests(
-                f"{'your' if viewer.name else 'this address’s'} queries took today's "
-                f"{limits.node_seconds_per_day:,.0f} seconds of the nodes' time (renewed at 00:00 UTC); "
-                "/api/v1/estimate tells what a query costs",
-                headers={"Retry-After": str(_seconds_to_midnight())})
-        self._running[key] = self._running.get(key, 0) + 1
-        self._held[key] = self._held.get(key, 0.0) + hold
+                                  headers={"Retry-After": "2"})  # (a float's rounding: the sums said no)
+
+        place = _unless_down("a query", lambda: counted(self.database.counting, start), None)
         meter = NodeTime()
         token = METER.set(meter)
         try:
@@ -151,27 +298,62 @@ class FairUse:
         finally:
             with contextlib.suppress(ValueError):  # a stream ends in a task of its own, with a copy of the context
                 METER.reset(token)
-            day = (key, _today())
-            self._node_seconds[day] = self._node_seconds.get(day, 0.0) + meter.ms / 1000
-            self._running[key] -= 1
-            self._held[key] -= hold
-            if not self._running[key]:
-                del self._running[key], self._held[key]
+
+            def end(connection: Connection) -> None:
+                if place is not None:
+                    END.run(connection, place=place).close()
+                if meter.ms > 0:
+                    self._spend(connection, key, meter.ms / 1000)
+                if self._pruning.due():
+                    self._prune(connection)
+
+            _unless_down("a query's end", lambda: counted(self.database.counting, end), None)
+
+    @staticmethod
+    def _spend(connection: Connection, key: str, seconds: float) -> None:
+        SPEND.run(connection, the_key=key, the_day=_day(), seconds=seconds).close()
+
+    def spend(self, key: str, seconds: float) -> None:
+        """Count ``seconds`` of the nodes' time against today's (as a query's end does)."""
+        _unless_down("node seconds", lambda: counted(self.database.counting,
+                                                     lambda connection: self._spend(connection, key, seconds)), None)
 
     def charge(self, viewer: Viewer, key: str, rows: int) -> None:
         """Count an export of ``rows`` against today's budget, or refuse it (429) if it does not fit."""
-        left = self.rows_left(viewer, key)
-        if rows > left:
-            raise TooManyRequests(
-                f"this export of {rows:,} rows is more than the {left:,} rows left of today's budget "
-                f"({self.limits(viewer).rows_per_day:,} a day, renewed at 00:00 UTC): export fewer rows or wait",
-                headers={"Retry-After": str(_seconds_to_midnight())},
-            )
-        day = (key, _today())
-        self._exported[day] = self._exported.get(day, 0) + rows
+        limit = self.limits(viewer).rows_per_day
+        now = time.time()
+
+        def take(connection: Connection) -> int | None:
+            """None when charged, else the rows exported today."""
+            DAY.run(connection, the_key=key, the_day=_day(), seconds=0.0).close()
+            with contextlib.closing(CHARGE.run(connection, the_key=key, the_day=_day(), rows=rows,
+                                               limit=limit)) as cursor:
+                if cursor.rowcount == 1:
+                    return None
+            return self._usage(connection, key, now).export_rows
+
+        exported = _unless_down(f"an export of {rows} rows", lambda: counted(self.database.counting, take), None)
+        if exported is None:
+            return
+        left = max(0, limit - exported)
+        raise TooManyRequests(
+            f"this export of {rows:,} rows is more than the {left:,} rows left of today's budget "
+            f"({limit:,} a day, renewed at 00:00 UTC): export fewer rows or wait",
+            headers={"Retry-After": str(_seconds_to_midnight())},
+        )
 
     def refund(self, key: str, rows: int) -> None:
         """Give back rows charged for an export that did not deliver them (the client left, a node failed)."""
-        day = (key, _today())
-        if rows > 0 and day in self._exported:
-            self._exported[day] = max(0, self._exported[day] - rows)
+        if rows <= 0:
+            return
+        _unless_down(f"a refund of {rows} rows", lambda: counted(
+            self.database.counting, lambda connection: REFUND.run(connection, the_key=key, the_day=_day(),
+                                                                   rows=rows).close()), None)
+
+    @staticmethod
+    def _prune(connection: Connection) -> None:
+        """Forget the queries whose place expired, the days no longer kept, and stale lock rows."""
+        now = time.time()
+        connection.execute(delete(RUNNING).where(RUNNING.c.expires_at <= now))
+        connection.execute(delete(DAYS).where(DAYS.c.day < (_today() - datetime.timedelta(days=KEEP_DAYS)).isoformat()))
+        prune_locks(connection, "fair-use:", now)

@@ -158,6 +158,12 @@ class LimitSettings(_Group):
     max_line_context: int = Field(100, ge=0, description=(
         "Widest context (tokens each side) one concordance line may be widened to in place "
         "(/api/v1/context); below the nodes' max_context_tokens."))
+    interactive_seconds: float = Field(2.0, gt=0, description=(
+        "A query estimated to take longer on the nodes runs as background work (beside interactive work, never "
+        "in its place); one estimated beyond deadline is refused with its estimate before it runs."))
+    background_slots: int = Field(3, ge=1, description=(
+        "Background requests (analyses, exports, deep sorted pages, queries estimated heavy) one front-end process "
+        "works on at once, one per user at a time, taking turns round robin; interactive ones never wait for them."))
     confirm_seconds: float = Field(30.0, gt=0, description=(
         "A query estimated to take longer (/api/v1/estimate) is run by the search page only after the user "
         "confirms it."))

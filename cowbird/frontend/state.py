@@ -1,9 +1,10 @@
 """The front end app's state, typed: made by ``create_app``; the node client (and Calf, when
-enabled) are made in the lifespan, the account pages' signer and throttles when first needed."""
+enabled) are made in the lifespan, the account pages' signer when first needed. The fair-use counts
+and the throttles keep their counts in the account database, shared by every front-end process."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi.templating import Jinja2Templates
@@ -13,10 +14,11 @@ from starlette.requests import Request
 from cowbird.core.metrics import Metrics
 from cowbird.frontend.accounts.mail import Mailer
 from cowbird.frontend.accounts.service import Accounts
-from cowbird.frontend.accounts.throttle import Throttle, Window, registrations
+from cowbird.frontend.accounts.throttle import Throttle, Window
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.priority import Lanes
 from cowbird.frontend.settings import FrontendSettings
 
 if TYPE_CHECKING:
@@ -32,11 +34,12 @@ class FrontendState:
     mailer: Mailer | None
     fair_use: FairUse
     templates: Jinja2Templates
+    login_throttle: Throttle
+    registration_throttle: Window
+    lanes: Lanes  # this process's background turns ([limits] background_slots)
     node_client: NodeClient | None = None  # the lifespan's
     calf: Reconstructor | None = None  # the lifespan's, when [calf] enabled
     session_signer: Signer | None = None  # made from the account database's secret on first use
-    login_throttle: Throttle = field(default_factory=Throttle)
-    registration_throttle: Window = field(default_factory=registrations)
 
     @property
     def nodes(self) -> NodeClient:

@@ -13,7 +13,8 @@ COPY --from=build /opt/cowbird /opt/cowbird
 ENV PATH=/opt/cowbird/bin:$PATH PYTHONUNBUFFERED=1
 USER cowbird
 EXPOSE 8700
-# accounts live in /state (a volume) unless the configuration names a PostgreSQL database_url
+# accounts live in /state (a volume: one container) unless the configuration names a PostgreSQL
+# database_url (any number of containers and --workers, sharing it: deploy/compose.yml)
 CMD ["cowbird", "serve", "--config", "/config/cowbird.toml", "--host", "0.0.0.0", "--port", "8700", \
      "--log-format", "json"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

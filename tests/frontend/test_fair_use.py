@@ -1,16 +1,19 @@
 """Fair use: queries at once and rows exported per day, per user or per address, with what is left
-in the answer's headers and on the account page."""
+in the answer's headers and on the account page; counted in the account database (SQLite here;
+``test_shared_state.py`` runs several front-end processes on PostgreSQL)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.accounts import Database, sqlite_url
+from cowbird.frontend.fair_use import FairUse, Limits
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
 
@@ -56,15 +59,23 @@ async def test_queries_at_once(strict: httpx.AsyncClient) -> None:
         by_token = await strict.get("/api/v1/query", params={"corpus": "sample", "q": "house", "token": API_TOKEN})
         assert by_token.status_code == 200  # the user's own count
     assert (await strict.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).status_code == 200
-    assert fair_use._running == {}  # every slot given back, exports included
+    assert fair_use.usage("address:127.0.0.1").running == 0  # every slot given back, exports included
     await strict.get("/api/v1/export", params={"corpus": "sample", "q": "house", "limit": 1})
-    assert fair_use._running == {}
+    assert fair_use.usage("address:127.0.0.1").running == 0
 
 
-def test_limits_by_kind_of_viewer() -> None:
+@pytest.fixture
+def database(tmp_path: Path) -> Iterator[Database]:
+    db = Database(sqlite_url(tmp_path / "accounts.sqlite3"))
+    db.upgrade()
+    yield db
+    db.close()
+
+
+def test_limits_by_kind_of_viewer(database: Database) -> None:
     from cowbird.frontend.fair_use import Limits
 
-    fair_use = FairUse(anonymous=Limits(1, 10), user=Limits(2, 20), bulk=Limits(3, 30))
+    fair_use = FairUse(anonymous=Limits(1, 10), user=Limits(2, 20), bulk=Limits(3, 30), database=database)
     assert fair_use.limits(ANONYMOUS).rows_per_day == 10
     assert fair_use.limits(Viewer("ada")).running == 2 and fair_use.limits(Viewer("ada", api_bulk=True)).running == 3
 
@@ -80,14 +91,14 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
         params = {"corpus": "sample", "q": "house"}
         first = await client.get("/api/v1/query", params=params)
         assert first.status_code == 200
-        spent = tracker(client)._node_seconds
-        [(day, seconds)] = spent.items()
+        fair_use, key = tracker(client), "address:127.0.0.1"
+        seconds = fair_use.usage(key).node_seconds
         assert seconds > 0 and float(first.headers["x-cowbird-node-seconds-left"]) == pytest.approx(1000 - seconds,
                                                                                                    abs=0.1)
-        spent[day] = 1000 - 0.5  # half a second left: less than a query may cost (100 s on 3 partitions)
+        fair_use.spend(key, 1000 - 0.5 - seconds)  # half a second left: less than a query may cost (100 s × 3)
         cheap = await client.get("/api/v1/query", params=params)  # estimated at milliseconds: it runs
         assert cheap.status_code == 200 and cheap.json()["total"] == first.json()["total"]
-        before = spent[day]
+        before = fair_use.usage(key).node_seconds
         hopeless = {"corpus": "big", "q": "[]{3,} []{500}", "syntax": "cqp"}  # estimated at a second at least
         for route in ("/api/v1/query", "/api/v1/export", "/api/v1/frequency"):
             refused = await client.get(route, params={**hopeless, "stream": 1} if route.endswith("query") else hopeless)
@@ -95,20 +106,22 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
             detail = refused.json()["detail"]
             assert "this query is estimated to take" in detail and "seconds of the nodes' time, more than the" in detail
             assert 0 < int(refused.headers["retry-after"]) <= 86_401
-        assert spent[day] == before and tracker(client)._held == {}  # refused before any node ran it
-        spent[day] = 1000.0
+        after = fair_use.usage(key)
+        assert after.node_seconds == before and after.held == 0 and after.running == 0  # refused before any node ran it
+        fair_use.spend(key, 1000.0 - before)
         over = await client.get("/api/v1/query", params={**params, "stream": 1})
         assert over.status_code == 429 and "seconds of the nodes' time" in over.json()["detail"]
         token = await client.get("/api/v1/query", params={**params, "token": API_TOKEN})
         assert token.status_code == 200 and token.headers["x-cowbird-node-seconds-left"] not in ("0.0", "unlimited")
 
 
-async def test_the_estimate_is_held_while_a_query_runs() -> None:
+async def test_the_estimate_is_held_while_a_query_runs(database: Database) -> None:
     """Two queries side by side cannot spend the same seconds: the first's estimate is held (counted
     as spent) while it runs, and replaced by the time it took when it ends."""
     from cowbird.frontend.fair_use import Limits
 
-    fair_use = FairUse(anonymous=Limits(5, 10, node_seconds_per_day=10.0), user=Limits(2, 20), bulk=Limits(3, 30))
+    fair_use = FairUse(anonymous=Limits(5, 10, node_seconds_per_day=10.0), user=Limits(2, 20), bulk=Limits(3, 30),
+                       database=database)
     asked: list[str] = []
 
     async def estimate() -> float:
@@ -123,7 +136,7 @@ async def test_the_estimate_is_held_while_a_query_runs() -> None:
         with pytest.raises(Exception, match="estimated to take 6.0 seconds of the nodes' time, more than the 4.0 left"):
             await fair_use.afford(ANONYMOUS, key, 100.0, estimate)
         meter.add(2500.0)  # it took 2.5 s
-    assert fair_use.node_seconds_left(ANONYMOUS, key) == 7.5 and fair_use._held == {}
+    assert fair_use.node_seconds_left(ANONYMOUS, key) == 7.5 and fair_use.usage(key).held == 0
     assert await fair_use.afford(ANONYMOUS, key, 5.0, estimate) == 0.0 and len(asked) == 2  # 7.5 >= 5: not asked
 
 
@@ -131,4 +144,27 @@ async def test_a_streamed_preview_costs_its_node_time_too(client: httpx.AsyncCli
     fair_use = tracker(client)
     streamed = await client.get("/api/v1/query", params={"corpus": "sample", "q": "old", "stream": 1})
     assert streamed.status_code == 200 and streamed.text.splitlines()[-1].startswith('{"event":"result"')
-    assert sum(fair_use._node_seconds.values()) > 0 and fair_use._running == {}
+    usage = fair_use.usage("address:127.0.0.1")
+    assert usage.node_seconds > 0 and usage.running == 0
+
+
+def test_a_request_goes_on_uncounted_when_the_account_database_fails(
+    database: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The counts' tables gone (as a full disk or a database that went away makes every statement
+    fail): a query runs, an export is let through and refunded, the headers still answer — and each
+    thing not counted is an error in the log."""
+    fair_use = FairUse(anonymous=Limits(1, 10), user=Limits(2, 20), bulk=Limits(3, 30), database=database)
+    with database.engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE running_queries")
+        connection.exec_driver_sql("DROP TABLE fair_use_days")
+    viewer, key = ANONYMOUS, "address:192.0.2.1"
+    with caplog.at_level(logging.ERROR, logger="cowbird.fair_use"):
+        with fair_use.running(viewer, key) as meter:
+            meter.add(500.0)
+        fair_use.charge(viewer, key, 5)
+        fair_use.refund(key, 5)
+        assert fair_use.headers(viewer, key)["X-Cowbird-Export-Rows-Left"] == "10"
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("a query not counted, the account database failed" in m for m in logged)
+    assert any("an export of 5 rows not counted" in m for m in logged)

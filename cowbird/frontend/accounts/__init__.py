@@ -1,4 +1,5 @@
-"""Accounts and access rights: users with approval, groups, API tokens, browser sessions."""
+"""Accounts and access rights: users with approval, groups, API tokens, browser sessions; and the counts
+every front-end process shares through the account database (``counting``, ``throttle``)."""
 
 from cowbird.core.errors import Conflict, DatabaseError, NotAllowed
 from cowbird.frontend.accounts.database import Database, sqlite_url

@@ -1,5 +1,7 @@
 """The account database: SQLite by default (a file next to the configuration, nothing to start),
-PostgreSQL by ``database_url``. ``upgrade`` runs the alembic migrations; they only ever add."""
+PostgreSQL by ``database_url``. ``upgrade`` runs the alembic migrations; they only ever add. Several
+front ends starting at once against one PostgreSQL database take turns to migrate it (an advisory
+lock): the first brings it up to date, the others find it so."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -19,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from cowbird.core.errors import DatabaseError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+MIGRATION_LOCK = 0x636F77626972  # "cowbir": PostgreSQL's advisory lock taken while migrating
 
 
 
@@ -28,7 +31,13 @@ def sqlite_url(path: Path) -> str:
 
 class Database:
     """One engine and its sessions; ``url`` as SQLAlchemy takes it (``sqlite:///...``,
-    ``postgresql+psycopg://user@host/db``)."""
+    ``postgresql+psycopg://user@host/db``). ``counting`` is a second engine on the same database
+    for the fair-use counts and the throttles (``counting.py``), written on every query: its commits
+    do not wait for the disk (SQLite ``synchronous=NORMAL`` under WAL, PostgreSQL
+    ``synchronous_commit=off``) — a power cut may lose the last moments' counts, never corrupt
+    anything — where the accounts' own commits still do; and it does not ping connections before
+    use (``counting.counted`` tries once more on a new one instead). ``reading`` is a third, in
+    autocommit mode, for the counts' reads: no transaction to begin and end around one ``SELECT``."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -38,8 +47,16 @@ class Database:
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             self.engine: Engine = create_engine(url, connect_args={"check_same_thread": False})
             event.listen(self.engine, "connect", _sqlite_pragmas)
+            self.counting: Engine = create_engine(url, connect_args={"check_same_thread": False})
+            event.listen(self.counting, "connect", _sqlite_counting_pragmas)
+            self.reading: Engine = create_engine(url, connect_args={"check_same_thread": False},
+                                                 isolation_level="AUTOCOMMIT")
+            event.listen(self.reading, "connect", _sqlite_pragmas)
         else:
             self.engine = create_engine(url, pool_pre_ping=True)
+            self.counting = create_engine(url)
+            event.listen(self.counting, "connect", _postgresql_counting)
+            self.reading = create_engine(url, isolation_level="AUTOCOMMIT")
         self.browser_sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def _config(self) -> Config:
@@ -51,6 +68,8 @@ class Database:
         """Bring the schema to the newest revision (or ``target``); (revision before, revision after)."""
         try:
             with self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":  # released when the transaction ends
+                    connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
                 before = MigrationContext.configure(connection).get_current_revision()
                 config = self._config()
                 config.attributes["connection"] = connection
@@ -82,6 +101,8 @@ class Database:
 
     def close(self) -> None:
         self.engine.dispose()
+        self.counting.dispose()
+        self.reading.dispose()
 
 
 def _sqlite_pragmas(connection: object, _record: object) -> None:
@@ -89,3 +110,17 @@ def _sqlite_pragmas(connection: object, _record: object) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+def _sqlite_counting_pragmas(connection: object, record: object) -> None:
+    _sqlite_pragmas(connection, record)
+    cursor = connection.cursor()  # type: ignore[attr-defined]
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _postgresql_counting(connection: object, _record: object) -> None:
+    cursor = connection.cursor()  # type: ignore[attr-defined]
+    cursor.execute("SET synchronous_commit TO OFF")  # this session's commits only
+    cursor.close()
+    connection.commit()  # type: ignore[attr-defined]

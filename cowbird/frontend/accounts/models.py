@@ -1,13 +1,25 @@
 """The account tables (SQLAlchemy 2): users, their groups, every change of state, API tokens and
-browser sessions. The schema itself is made by the migrations (``migrations/versions``), never by
-``create_all``, so that an upgrade never destroys data."""
+browser sessions; and what every front-end process counts together (fair use, throttles). The
+schema itself is made by the migrations (``migrations/versions``), never by ``create_all``, so
+that an upgrade never destroys data."""
 
 from __future__ import annotations
 
 import datetime
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -204,3 +216,52 @@ class Subcorpus(Base):
 
     owner: Mapped[User] = relationship(lazy="joined")
     group: Mapped[Group | None] = relationship(lazy="joined")
+
+
+class CounterLock(Base):
+    """One row per counted key (``fair-use:user:ada``, ``throttle:address:10.0.0.1``), written first
+    in every check-and-increment of that key: its write lock (a row lock on PostgreSQL, the database's
+    write lock on SQLite) makes concurrent checks take turns, in any process on any host."""
+
+    __tablename__ = "counter_locks"
+
+    name: Mapped[str] = mapped_column(String(1000), primary_key=True)
+    at: Mapped[float] = mapped_column(Float)  # last used (seconds since the epoch): stale rows are pruned
+
+
+class RunningQuery(Base):
+    """A query or export running now, in the front-end process ``process``; it counts until it ends
+    or, if its process died, until ``expires_at`` (its deadline and a margin)."""
+
+    __tablename__ = "running_queries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(1000), index=True)
+    process: Mapped[str] = mapped_column(String(300))
+    hold: Mapped[float] = mapped_column(Float)
+    started_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class FairUseDay(Base):
+    """A viewer's export rows and node seconds on one day (UTC)."""
+
+    __tablename__ = "fair_use_days"
+
+    key: Mapped[str] = mapped_column(String(1000), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # UTC, as 2026-11-27
+    export_rows: Mapped[int] = mapped_column(BigInteger)
+    node_seconds: Mapped[float] = mapped_column(Float)
+
+
+class ThrottleEvent(Base):
+    """A failed login (under each of its keys) or a registration, at a wall-clock time (seconds since
+    the epoch: processes on several hosts compare them)."""
+
+    __tablename__ = "throttle_events"
+    __table_args__ = (Index("ix_throttle_events_kind_key_at", "kind", "key", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    key: Mapped[str] = mapped_column(String(1000))
+    at: Mapped[float] = mapped_column(Float, index=True)

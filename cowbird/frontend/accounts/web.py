@@ -194,16 +194,19 @@ def login(
     with accounts.database.session() as session:
         named = accounts.users.find(session, login) if login_key(login) else None
         keys = _login_keys(login, named)
-        wait = throttle.wait(keys, address)
-        if wait:
-            raise TooManyRequests(f"too many failed logins: try again in {wait} s",
-                                  headers={"Retry-After": str(wait)})
-        user = accounts.users.check_password(named, password)
+        attempt = throttle.attempt(keys, address)  # counted as a failure from here (atomic across processes)
+        if attempt.wait:
+            raise TooManyRequests(f"too many failed logins: try again in {attempt.wait} s",
+                                  headers={"Retry-After": str(attempt.wait)})
+        try:
+            user = accounts.users.check_password(named, password)
+        except BaseException:
+            throttle.give_back(attempt)
+            raise
         if user is None:
-            throttle.failed(keys, address)
             return _page(request, "login.html", 400, error="the name or e-mail address or the password is wrong",
                          login=login)
-        throttle.succeeded(keys, address)
+        throttle.succeeded(attempt, keys, address)
         if not user.active:  # the password was right: the user may learn where their account stands
             decision = accounts.users.last_decision(session, user)
             return _page(request, "message.html", 403, title="Not approved",
@@ -262,10 +265,10 @@ def register(
     the admins). Every complete form counts against the address's registrations per hour."""
     _check_anonymous_csrf(request, csrf)
     limit, address = _registrations(request), _address(request)
-    wait = limit.wait(address)
-    if wait:
-        raise TooManyRequests(f"too many registrations from your address: try again in {wait} s",
-                              headers={"Retry-After": str(wait)})
+    attempt = limit.take(address)  # counted from here (atomic across processes); given back if the form is wrong
+    if attempt.wait:
+        raise TooManyRequests(f"too many registrations from your address: try again in {attempt.wait} s",
+                              headers={"Retry-After": str(attempt.wait)})
     accounts = _accounts(request)
     form = {"name": name, "email": email, "affiliation": affiliation, "abstract": abstract}
     try:
@@ -274,8 +277,11 @@ def register(
     except Conflict as taken:
         log.info("registration from %s not made: %s", address, taken)
     except CowbirdError as error:
+        limit.give_back(attempt)
         return _page(request, "register.html", error.status, error=str(error), form=form)
-    limit.add(address)
+    except BaseException:
+        limit.give_back(attempt)
+        raise
     return _page(request, "message.html", title="Thank you",
                  message="Your registration is waiting for review. You can log in once it is approved.",
                  note="For privacy this page is the same when the name or e-mail address is already taken: "
