@@ -519,15 +519,36 @@ class Search(Generic[P]):
     async def window(self, offset: int, limit: int) -> tuple[Statuses[P], list[Located[P]]]:
         """The hits ``offset`` .. ``offset + limit`` in global order.
 
-        Hits are numbered over the partitions that answered. If a partition fails while its page
-        is fetched, the numbering changes, so the page is planned and fetched again without it
-        (nodes keep the results, so the second round is cheap): the hits always match the totals.
+        The first partition is asked for its count and its part of the page at once (``/v1/hits``
+        answers the total too), the others for their counts; the page's other lines are fetched
+        when the counts say where they are. Hits are numbered over the partitions that answered. If a
+        partition fails while its page is fetched, the numbering changes, so the page is planned and
+        fetched again without it (nodes keep the results, so the second round is cheap): the hits
+        always match the totals.
         """
         time = self.time_limit()
-        statuses = await self.count(time)
+        if self.query.cut is not None or not limit or not self.corpus.partitions:
+            statuses, early = await self.count(time), None
+        else:  # the first partition counts and sends its part of the page in one call
+            first = self.corpus.partitions[0]
+
+            async def counted(partition: P, limit_: TimeLimit) -> CountResponse | HitsResponse:
+                if partition is first:
+                    request = self.view.hits_request(partition.id, self.query, offset=offset, limit=limit)
+                    return await self.partitions.hits(partition, request, limit_)
+                return await self.partitions.count(partition, self._count_request(partition), limit_)
+
+            answered = await self._each(counted, time.part(COUNT_SHARE))
+            statuses = [status for status, _ in answered]
+            early = answered[0][1] if isinstance(answered[0][1], HitsResponse) else None
 
         async def attempt() -> list[Located[P]]:
-            return await self._fetch(time, plan_window(statuses, offset, limit), limit)
+            plan = plan_window(statuses, offset, limit)
+            if early is not None and plan and plan[0][0] is statuses[0] and plan[0][1] == offset \
+                    and len(early.data) >= plan[0][2]:  # the first partition's part came with its count
+                head = [Located(statuses[0].partition, line) for line in early.data[:plan[0][2]]]
+                return head + await self._fetch(time, plan[1:], limit - len(head))
+            return await self._fetch(time, plan, limit)
 
         return statuses, await _until_stable(statuses, attempt)
 

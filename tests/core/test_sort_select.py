@@ -65,7 +65,8 @@ def sorted_partition(keys: Keys, descending: tuple[bool, ...]) -> Keys:
 
 
 words = st.sampled_from(["a", "b", "ba", "c", "Ä", "é", "zz", ""])
-level: st.SearchStrategy[list[list[str]]] = st.one_of(st.just([]), st.lists(words, min_size=1, max_size=3).map(lambda v: [v]))
+level: st.SearchStrategy[list[list[str]]] = st.one_of(
+    st.just([]), st.lists(words, min_size=1, max_size=3).map(lambda v: [v]))
 
 
 @st.composite
