@@ -35,6 +35,7 @@ from cowbird.frontend.fair_use import spent
 from cowbird.frontend.node_answers import NodeFailure, classify, combined, read_capped
 from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import NodePools
+from cowbird.frontend.priority import PRIORITY, priority_headers
 from cowbird.frontend.settings import FrontendSettings
 
 T = TypeVar("T")
@@ -132,6 +133,7 @@ class Failover:
         """The node's answer, its body not read yet."""
         client = self.pools(node)
         headers = {**self.headers, "X-Cowbird-Call": _CALL.get()} if _CALL.get() else self.headers
+        headers = {**headers, **priority_headers()} if PRIORITY.get() == "background" else headers
         request = client.build_request(method, f"{node}{path}", headers=headers, **kwargs)
         try:
             return await client.send(request, stream=True)

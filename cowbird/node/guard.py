@@ -11,7 +11,8 @@ A request that names itself (``X-Cowbird-Call: <id>``, as the front end's calls 
 ``calls`` (``Calls``): after a timeout the front end asks ``GET /health?call=<id>`` how long the
 node has worked on it, until now or until it ended (the client gone, the answer sent): long, and
 the query is slow (the replicas are spared it); never or briefly, and the request was held up on
-the way (a link down, a process stopped): a replica is asked.
+the way (a link down, a process stopped): a replica is asked. ``X-Cowbird-Priority: background``
+marks the request as background work for the scheduler (``scheduler.BACKGROUND``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import TooLarge, Unauthorized
 from cowbird.core.problems import problem_response
+from cowbird.node.scheduler import BACKGROUND, PRIORITY_HEADER
 
 OPEN_PATHS = frozenset({"/health"})
 CALL_HEADER = b"x-cowbird-call"
@@ -109,6 +111,7 @@ class NodeGuard:
         if body is None:
             await self._too_large(scope, receive, send, "a request body")
             return
+        BACKGROUND.set(headers.get(PRIORITY_HEADER, b"") == b"background")
         call = headers.get(CALL_HEADER, b"").decode("latin-1")
         if not _CALL.fullmatch(call):
             await self.app(scope, _replay(body, receive), send)

@@ -8,11 +8,18 @@ without being any heavier — becomes *heavy*: it gives its place back to short 
 run at the lowest CPU priority, and at most ``max_heavy_queries`` heavy ones step on at once — the
 others pause at their next check until one finishes. So three users' ``[]{200}`` queries cannot
 make a ``[word="dog"]`` wait, however busy the machine.
+
+Work the front end marks as *background* (``X-Cowbird-Priority: background``: analyses, exports,
+deep sorted pages, queries estimated heavy; :data:`BACKGROUND`, set by ``guard.NodeGuard``) never
+takes an interactive place: at most ``max_background_queries`` run at once, in line for up to their
+deadline, their threads at the lowest CPU priority from the start, and at each deadline check they
+step aside (a few milliseconds, out of the GIL) while interactive evaluations are running.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import threading
 import time
@@ -24,11 +31,22 @@ from cowbird.engines import Deadline
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
+BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("cowbird_background", default=False)
+"""Whether the request being served is background work (the front end's ``X-Cowbird-Priority``)."""
+PRIORITY_HEADER = b"x-cowbird-priority"
+STEP_ASIDE_SECONDS = 0.002
+"""How long background work pauses at a deadline check while interactive work runs..."""
+STEP_ASIDE_MOST = 0.05
+"""... and at most this long at one check, so that it still moves on under a stream of previews."""
 
 
 class Scheduler:
-    def __init__(self, concurrent: int, queued: int, queue_seconds: float, heavy: int, heavy_after: float) -> None:
+    def __init__(self, concurrent: int, queued: int, queue_seconds: float, heavy: int, heavy_after: float,
+                 background: int = 2) -> None:
         self.slots = asyncio.Semaphore(concurrent)
+        self.background_slots = asyncio.Semaphore(background)
+        self.interactive_now = 0  # interactive evaluations running (background work steps aside for them)
+        self.background_waiting = 0
         self.queued = queued
         self.queue_seconds = queue_seconds
         self.heavy = threading.BoundedSemaphore(heavy)
@@ -50,6 +68,8 @@ class Scheduler:
     ) -> T:
         """``work(deadline)`` in a thread of its own once a place is free; ``watch(deadline)`` is
         started next to it (it cancels the deadline when the client goes away)."""
+        if BACKGROUND.get():
+            return await self._background(work, seconds, watch)
         if self.slots.locked() and self.waiting >= self.queued:
             raise Busy(f"the node is running and queueing as many queries as it may ({self.queued} waiting)",
                        headers={"Retry-After": "1"})
@@ -66,15 +86,64 @@ class Scheduler:
         deadline = Deadline(seconds, pace)
         pace.deadline = deadline
         watcher = asyncio.ensure_future(watch(deadline))
+        self.interactive_now += 1
         try:
             return await _in_thread(lambda: pace.finish_after(lambda: work(deadline)))
         except asyncio.CancelledError:  # the request was dropped: stop the evaluation at its next check
             deadline.cancel()
             raise
         finally:
+            self.interactive_now -= 1
             watcher.cancel()
             if not pace.gave_back:
                 self.slots.release()
+
+    async def _background(
+        self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]]
+    ) -> T:
+        """Background work: a background place (waited for up to the deadline), lowest priority from
+        the start, stepping aside for interactive work at each check."""
+        if self.background_slots.locked() and self.background_waiting >= self.queued:
+            raise Busy(f"the node is running and queueing as much background work as it may ({self.queued} waiting)",
+                       headers={"Retry-After": "2"})
+        self.background_waiting += 1
+        try:
+            await asyncio.wait_for(self.background_slots.acquire(), seconds)
+        except TimeoutError:
+            raise Busy(f"no place for background work within {seconds:g} s; try again later",
+                       headers={"Retry-After": "5"}) from None
+        finally:
+            self.background_waiting -= 1
+        pace = _Background(self)
+        deadline = Deadline(seconds, pace)
+        watcher = asyncio.ensure_future(watch(deadline))
+        try:
+            return await _in_thread(lambda: work(deadline))
+        except asyncio.CancelledError:
+            deadline.cancel()
+            raise
+        finally:
+            watcher.cancel()
+            self.background_slots.release()
+
+
+class _Background:
+    """Called at every deadline check of background work: its thread at the lowest priority, and a
+    pause while interactive evaluations run."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+        self.lowered: set[int] = set()
+
+    def __call__(self) -> None:
+        thread = threading.get_native_id()
+        if thread not in self.lowered:
+            _lower_priority(thread)
+            self.lowered.add(thread)
+        waited = 0.0
+        while self.scheduler.interactive_now > 0 and waited < STEP_ASIDE_MOST:
+            time.sleep(STEP_ASIDE_SECONDS)
+            waited += STEP_ASIDE_SECONDS
 
 
 class _Pace:

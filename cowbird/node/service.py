@@ -85,7 +85,7 @@ class PartitionService:
         self.ngram_tables: OrderedDict[tuple[object, ...], NgramTable] = OrderedDict()
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
-            settings.max_heavy_queries, settings.heavy_after_seconds,
+            settings.max_heavy_queries, settings.heavy_after_seconds, settings.max_background_queries,
         )
 
     def engine(self, partition: str) -> QueryEngine:

@@ -57,6 +57,9 @@ class NodeSettings(LayeredSettings):
         "lowest CPU priority.",
     )
     max_heavy_queries: int = Field(1, ge=1, description="Heavy queries that step on at once; others pause.")
+    max_background_queries: int = Field(
+        2, ge=1, description="Background evaluations (analyses, exports, deep sorted pages, queries estimated heavy, "
+        "as the front end marks them) run at once, beside the interactive ones; more wait up to their deadline.")
     keep_alive_seconds: float = Field(
         30.0, ge=1, description="Seconds an idle connection stays open. Keep it above the front end's 10 s, so "
         "that the front end never sends a request on a connection the node is closing.",

@@ -319,3 +319,39 @@ def marked_anchors(pattern: Pattern) -> frozenset[str]:
     if isinstance(pattern, Repetition):
         return marked_anchors(pattern.item)
     return frozenset()
+
+
+WIDE_REPETITION = 10
+"""A repetition that may repeat more often than this (or without bound) may make a query slow."""
+
+
+def may_be_slow(query: Query) -> bool:
+    """Whether the query has what can make CQP walk many starts or paths — a repetition wider than
+    ``WIDE_REPETITION`` or unbounded, a global constraint (``::``) that compares labels with each
+    other or calls a function, an MU or TAB query — so that it is estimated before it runs. Queries
+    of tokens and short gaps only are not, nor are filters (``match.text_genre = "..."``): their cost is
+    their tokens' frequencies, which the count itself meets at once."""
+    if not isinstance(query.pattern, TokenPattern | Sequence | Alternation | Repetition | StructuralTag):
+        return True
+    return _wide(query.pattern) or (query.constraint is not None and _relates(query.constraint))
+
+
+def _relates(constraint: Constraint) -> bool:
+    """Whether a global constraint compares labels with each other, or counts (functions, numbers)."""
+    if isinstance(constraint, Comparison):
+        return isinstance(constraint.right, LabelRef)
+    if isinstance(constraint, ConstraintNot):
+        return _relates(constraint.operand)
+    if isinstance(constraint, ConstraintAnd | ConstraintOr):
+        return any(_relates(operand) for operand in constraint.operands)
+    return True
+
+
+def _wide(pattern: Pattern) -> bool:
+    if isinstance(pattern, Sequence):
+        return any(_wide(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(_wide(option) for option in pattern.options)
+    if isinstance(pattern, Repetition):
+        return pattern.max is None or pattern.max > WIDE_REPETITION or _wide(pattern.item)
+    return False

@@ -47,6 +47,7 @@ from cowbird.frontend.routes.deps import (
     Nodes,
     Quota,
     affordable,
+    background_turn,
     ndjson_line,
     until_disconnected,
 )
@@ -150,7 +151,15 @@ async def _run(request: Request, user: Viewer, quota: FairUse, search: NodeSearc
         work.close()  # never started
         raise
     with quota.running(user, key, hold):
-        return await until_disconnected(request, work, deadline)
+        try:
+            turn = await background_turn(request, key, deadline)
+        except BaseException:
+            work.close()
+            raise
+        try:
+            return await until_disconnected(request, work, deadline)
+        finally:
+            turn.release()
 
 
 def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],

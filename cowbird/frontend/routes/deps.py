@@ -12,7 +12,16 @@ from typing import Annotated, TypeVar
 from fastapi import Depends, Query, Request
 from sqlalchemy.exc import SQLAlchemyError
 
-from cowbird.core.errors import ClientGone, DeadlinePassed, Unauthorized
+from cowbird.core.errors import (
+    Busy,
+    ClientGone,
+    DeadlinePassed,
+    LimitExceeded,
+    NodesUnavailable,
+    QueryTooSlow,
+    Unauthorized,
+)
+from cowbird.core.search import CostEstimate
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.corpora import CorpusCatalogue
@@ -20,8 +29,10 @@ from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.hits import NodeSearch
 from cowbird.frontend.params import Parameters
+from cowbird.frontend.priority import PRIORITY, Turn
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
+from cowbird.query.cqp_ast import may_be_slow
 
 T = TypeVar("T")
 
@@ -101,12 +112,14 @@ Corpora = Annotated[CorpusCatalogue, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
 
 
-async def affordable(quota: FairUse, viewer: Viewer, key: str, search: NodeSearch, deadline: float) -> float:
+async def affordable(quota: FairUse, viewer: Viewer, key: str, search: NodeSearch, deadline: float,
+                     known: CostEstimate | None = None) -> float:
     """The query's estimated node seconds, charged before it runs when the viewer's day has less left
-    than it could cost (``FairUse.afford``: the deadline on every partition); 429 if it does not fit."""
+    than it could cost (``FairUse.afford``: the deadline on every partition); 429 if it does not fit.
+    ``known``: the estimate made already (``tiered``), not asked again."""
 
     async def node_seconds() -> float | None:
-        return (await search.estimate()).cpu_seconds
+        return (known if known is not None else await search.estimate()).cpu_seconds
 
     return await quota.afford(viewer, key, deadline * len(search.corpus.partitions), node_seconds)
 
@@ -127,6 +140,47 @@ work); reading the request's messages here too would compete with it."""
 BACKSTOP_SECONDS = 5.0
 """How long past its deadline a query may still run: node calls end at the deadline themselves
 (a slow partition is reported as failed), this only catches what does not."""
+
+
+async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
+    """A query that may be slow (``may_be_slow``: wide or open repetitions, global constraints, MU and
+    TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
+    when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
+    partition). None for the others."""
+    if not may_be_slow(search.query.query):
+        return None
+    settings = frontend_state(request).settings
+    most = min(settings.limits.deadline, settings.nodes.timeout)  # a node call is given up after [nodes] timeout
+    try:
+        cost = await until_disconnected(request, search.estimate(), settings.limits.deadline)
+    except (NodesUnavailable, QueryTooSlow):  # the nodes cannot say in time: the query itself will tell
+        return None
+    if cost.seconds is not None and cost.seconds > most:
+        hits = "an unknown number of" if cost.hits is None else f"about {cost.hits:,}"
+        raise LimitExceeded(
+            f"this query is estimated to take {cost.seconds:,.0f} s on the nodes ({hits} hits), more than the "
+            f"{most:g} s a query may take: it was not run. Narrow it — a rarer word first, shorter or "
+            "bounded repetitions ([]{0,5} rather than []*), within s, a filter")
+    return cost
+
+
+def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool = False) -> bool:
+    """Whether a query runs as background work: a sorted page deep in the hits, or estimated beyond the
+    interactive budget (``[limits] interactive_seconds``)."""
+    budget = frontend_state(request).settings.limits.interactive_seconds
+    return deep_sort or (cost is not None and cost.seconds is not None and cost.seconds > budget)
+
+
+async def background_turn(request: Request, key: str, deadline: float) -> Turn:
+    """Wait for the viewer's turn at background work (``priority.Lanes``: one background request per
+    viewer at a time, round robin over viewers); the request and its node calls are background from
+    now on. Stopped when the client goes; ``503 busy`` after ``deadline`` in line."""
+    PRIORITY.set("background")
+    try:
+        return await until_disconnected(request, frontend_state(request).lanes.turn(key), deadline)
+    except DeadlinePassed:
+        raise Busy(f"background work (analyses, exports, deep sorted pages) waited {deadline:g} s for its turn; "
+                   "try again later", headers={"Retry-After": "30"}) from None
 
 
 async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:

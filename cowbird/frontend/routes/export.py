@@ -28,11 +28,20 @@ from cowbird.core.search import HitView, PartitionFailure, answered_total, faile
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
+from cowbird.frontend.fair_use import LEASE_MARGIN
 from cowbird.frontend.hits import public_hit, search_of
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
 from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, affordable, until_disconnected
+from cowbird.frontend.routes.deps import (
+    Corpora,
+    CurrentUser,
+    Nodes,
+    Quota,
+    affordable,
+    background_turn,
+    until_disconnected,
+)
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
@@ -82,8 +91,9 @@ async def export(
     key = quota.key(user, request)
     hold = await affordable(quota, user, key, search, settings.limits.export_deadline)
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
-    slot.enter_context(quota.running(user, key, hold))
+    slot.enter_context(quota.running(user, key, hold, settings.limits.export_deadline + LEASE_MARGIN))
     try:
+        slot.callback((await background_turn(request, key, settings.limits.deadline)).release)
         statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))

@@ -16,11 +16,12 @@ from starlette.background import BackgroundTask
 from cowbird.core.analysis_spec import SortKey, parse_sort
 from cowbird.core.errors import BadParameter, CowbirdError
 from cowbird.core.problems import problem_body
-from cowbird.core.search import Located, Statuses, answered_total, failed_partitions
+from cowbird.core.search import CostEstimate, Located, Statuses, answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit, search_of
 from cowbird.frontend.params import PreviewParameters, Searching
+from cowbird.frontend.priority import DEEP_SORT, PRIORITY, Lanes
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.deps import (
     Corpora,
@@ -28,7 +29,10 @@ from cowbird.frontend.routes.deps import (
     Nodes,
     Quota,
     affordable,
+    background_turn,
+    background_work,
     ndjson_line,
+    tiered,
     until_disconnected,
 )
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
@@ -80,18 +84,43 @@ async def query(
         search.check_sort(order, asked.sort)
     key = quota.key(user, request)
     preview = Preview(request, user, asked, target, search, started)
-    hold = await affordable(quota, user, key, search, settings.limits.deadline)
+    cost = await tiered(request, search)  # a query that may be slow: estimated, refused past the deadline
+    hold = await affordable(quota, user, key, search, settings.limits.deadline, cost)
+    background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
         slot.enter_context(quota.running(user, key, hold))
-        return StreamingResponse(_events(preview, order, slot), media_type="application/x-ndjson",
+        waiting = Background(frontend_state(request).lanes, key, cost) if background else None
+        return StreamingResponse(_events(preview, order, slot, waiting), media_type="application/x-ndjson",
                                  headers={**quota.headers(user, key), "Cache-Control": "no-store"},
                                  background=BackgroundTask(slot.close))
     with quota.running(user, key, hold):
-        work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
-        statuses, found = await until_disconnected(request, work, settings.limits.deadline)
+        turn = await background_turn(request, key, settings.limits.deadline) if background else None
+        try:
+            work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
+            statuses, found = await until_disconnected(request, work, settings.limits.deadline)
+        finally:
+            if turn is not None:
+                turn.release()
     response.headers.update(quota.headers(user, key))
+    if background:
+        response.headers["X-Cowbird-Priority"] = "background"
     return await preview.result(statuses, found)
+
+
+@dataclass(frozen=True)
+class Background:
+    """A streamed preview that runs as background work: the viewer's lanes, and why (its estimate)."""
+
+    lanes: Lanes
+    key: str
+    cost: CostEstimate | None
+
+    def event(self) -> dict[str, object]:
+        seconds = None if self.cost is None or self.cost.seconds is None else round(self.cost.seconds, 1)
+        reason = "a sorted page deep in the hits" if seconds is None else f"estimated at {seconds:g} s"
+        return {"event": "background", "estimated_seconds": seconds, "reason": reason,
+                "message": f"Running in the background ({reason}): other searches stay quick meanwhile."}
 
 
 @dataclass(frozen=True)
@@ -134,17 +163,23 @@ class Preview:
         )
 
 
-async def _events(preview: Preview, order: SortKey | None, slot: ExitStack) -> AsyncIterator[bytes]:
+async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,
+                  background: Background | None = None) -> AsyncIterator[bytes]:
     """The NDJSON events of a streamed preview. In corpus order the page comes as soon as it is
     known (``Search.progressive``); a sorted page or a sample needs every hit first, which the
-    ``started`` event says (``early: false``). A failure after the start is an ``error`` event with
-    the problem's members, and the stream ends."""
+    ``started`` event says (``early: false``). Background work (a deep sorted page, a query estimated
+    heavy) says so in a ``background`` event, then waits for the viewer's turn. A failure after the
+    start is an ``error`` event with the problem's members, and the stream ends."""
     asked, search = preview.asked, preview.search
     early = order is None and asked.sample is None
     try:
         yield ndjson_line({"event": "started", "corpus": search.corpus.name, "cqp": search.cqp,
                      "partitions": len(search.corpus.partitions), "anchors": list(search.query.anchors),
-                     "early": early})
+                     "early": early, "background": background is not None})
+        if background is not None:
+            yield ndjson_line(background.event())
+            PRIORITY.set("background")
+            slot.callback((await background.lanes.turn(background.key)).release)
         if not early:
             sample = None if asked.sample is None else (asked.sample, asked.seed)
             statuses, found = await search.page(asked.offset, asked.limit, sample=sample, sort=order)

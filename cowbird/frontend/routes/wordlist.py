@@ -24,7 +24,7 @@ from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, KeywordParameters, WordListParameters
 from cowbird.frontend.querying import MAX_FILTERS, parse_filter
 from cowbird.frontend.routes.analyses import exactly
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
+from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, background_turn, until_disconnected
 from cowbird.frontend.schemas import KeywordResult, KeywordRow, WordListResult, WordListRow
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import in_subcorpus
@@ -72,8 +72,12 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
     with quota.running(user, key):
-        found = await until_disconnected(request, word_list(nodes, target.partitions, spec, nodes.time_limit),
-                                         deadline)
+        turn = await background_turn(request, key, deadline)
+        try:
+            found = await until_disconnected(request, word_list(nodes, target.partitions, spec, nodes.time_limit),
+                                             deadline)
+        finally:
+            turn.release()
     request.state.log_corpus = target.name
     failed = failed_partitions(found.statuses)
     tokens = found.tokens
@@ -168,9 +172,13 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
     with quota.running(user, key):
-        found = await until_disconnected(request, keyword_list(
-            nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order, nodes.time_limit),
-            deadline)
+        turn = await background_turn(request, key, deadline)
+        try:
+            found = await until_disconnected(request, keyword_list(
+                nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order, nodes.time_limit),
+                deadline)
+        finally:
+            turn.release()
     request.state.log_corpus = target.name
     statuses = found.target + found.reference
     failed = failed_partitions(statuses)

@@ -75,6 +75,20 @@ export function end(kind, signal) {
 }
 
 /**
+ * The request of this kind goes on in the background: a newer request of the kind no longer aborts
+ * it. Its controller (null if a newer one has taken its place already).
+ * @param {import("./search-state.js").RequestKind} kind
+ * @param {AbortSignal} signal
+ * @returns {AbortController | null}
+ */
+export function detach(kind, signal) {
+  const controller = state.requests[kind];
+  if (!controller || controller.signal !== signal) return null;
+  state.requests[kind] = null;
+  return controller;
+}
+
+/**
  * Whether this request of this kind is still in flight (not ended, nor overtaken by a newer one).
  * @param {import("./search-state.js").RequestKind} kind
  */

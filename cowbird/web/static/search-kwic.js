@@ -49,7 +49,7 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * /api/v1/query?stream=1's events, one a line: `started`, then (in corpus order: `early`) the page
  * as soon as it is known and each partition's count as it comes, then the `result` — the answer
  * the plain request gives — or an `error` (a problem after the stream had started).
- * @typedef {StartedEvent | PageEvent | CountEvent | ResultEvent | ErrorEvent} QueryEvent
+ * @typedef {StartedEvent | BackgroundEvent | PageEvent | CountEvent | ResultEvent | ErrorEvent} QueryEvent
  */
 
 /**
@@ -60,6 +60,16 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {number} partitions
  * @property {import("./search-state.js").Anchor[]} anchors
  * @property {boolean} early  whether the page and the counts come before the result (false: sorted, or a sample)
+ */
+
+/**
+ * The query runs as background work (a sorted page deep in the hits, or estimated beyond the
+ * interactive budget): said before it waits for its turn.
+ * @typedef {object} BackgroundEvent
+ * @property {"background"} event
+ * @property {number | null} estimated_seconds
+ * @property {string} reason
+ * @property {string} message
  */
 
 /**

@@ -14,7 +14,8 @@
 // n-grams of a corpus or subcorpus), search-saved.js (saved and shared searches, this browser's searches),
 // search-categories.js (categorising a saved search's lines with the keys 1-9).
 
-import { ApiProblem, aborted, begin, busy, cancel, end, getJson, getLines } from "./search-api.js";
+import { ApiProblem, aborted, begin, busy, cancel, detach, end, getJson, getLines } from "./search-api.js";
+import { failBackground, finishBackground, showBackground } from "./search-background.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { openDownload, setUpDownload } from "./search-download.js";
 import { askToRun, estimate, estimateLater, estimateOf, setUpConfirm } from "./search-estimate.js";
@@ -79,9 +80,13 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   const inline = inlineOf(readSettings()).filter((a) => info.p_attributes.includes(a));
   const signal = begin("query");
   setBusy(true);
+  delete document.body.dataset.background;
   const started = performance.now();
   /** @type {Progress | null} what has come before the result */
   let progress = null;
+  /** @type {import("./search-background.js").BackgroundSearch | null} once it runs in the background */
+  let running = null;
+  let backgroundUrl = "";
   try {
     const params = queryRequest(search, { offset, sample, order, show, inline });
     params.set("stream", "1");
@@ -90,6 +95,11 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     /** @type {AsyncGenerator<QueryEvent | QueryResult, void, undefined>} */
     const answers = getLines("query", params, signal);
     for await (const step of answers) {
+      if (running) { // in the background: only its result matters, and nothing of the page is touched
+        if ("event" in step && step.event === "error") throw new ApiProblem(step);
+        if (!("event" in step) || step.event === "result") body = step;
+        continue;
+      }
       if (!("event" in step) || step.event === "result") { // (a plain answer has no events); the last event
         body = step;
         continue;
@@ -97,6 +107,17 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       if (step.event === "error") throw new ApiProblem(step);
       if (step.event === "started") {
         progress = { offset, hits: null, atLeast: 0, counted: 0, partitions: step.partitions, failed: [] };
+        continue;
+      }
+      if (step.event === "background") { // heavy: listed as running in the background, the page free meanwhile
+        const controller = detach("query", signal);
+        if (controller) {
+          running = showBackground(search.q, step.message, controller);
+          backgroundUrl = urlOf(search, offset);
+          document.body.dataset.background = step.reason;
+          byId("summary", HTMLElement).textContent = "";
+          setBusy(false);
+        }
         continue;
       }
       progress ??= { offset, hits: null, atLeast: 0, counted: 0, partitions: 0, failed: [] };
@@ -112,6 +133,10 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       showProgress(progress, show, inline);
     }
     if (body === null) throw new Error("the answer ended before its result");
+    if (running) {
+      finishBackground(running, body.total, backgroundUrl);
+      return;
+    }
     const drawn = performance.now();
     const changed = !state.shown || !sameSearch(state.shown.search, search);
     state.shown = { search, offset, sample, total: body.total, order, inline };
@@ -143,7 +168,10 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     // a search that was to be confirmed has run: the nodes now know it (their cache), and may say it costs nothing
     if (body.complete && estimateOf(search)?.confirm && sameSearch(readSearch(), search)) estimate();
   } catch (error) {
-    if (error instanceof ApiProblem) {
+    if (running) {
+      failBackground(running, error instanceof ApiProblem ? error.problem.detail ?? "failed"
+        : aborted(error) ? "stopped" : `failed: ${error instanceof Error ? error.message : String(error)}`);
+    } else if (error instanceof ApiProblem) {
       showQueryError(error.problem);
       clearResults();
     } else if (aborted(error)) {
@@ -155,6 +183,21 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   } finally {
     end("query", signal);
     setBusy(busy("query")); // still busy when a newer search took this one's place
+  }
+}
+
+/**
+ * The page's URL for a search from `offset` (as it would be once shown), with the page's settings.
+ * @param {import("./search-state.js").Search} search
+ * @param {number} offset
+ */
+function urlOf(search, offset) {
+  const shown = state.shown;
+  state.shown = { search, offset, sample: null, total: 0, order: null, inline: [] };
+  try {
+    return pageUrl();
+  } finally {
+    state.shown = shown;
   }
 }
 

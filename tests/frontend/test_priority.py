@@ -1,0 +1,235 @@
+"""Interactive first, fairly (issue 46): which requests are background work, how they take turns in
+the front end (one share per viewer), how the nodes run them beside interactive work, and queries
+estimated heavy said up front — run as background work, or refused with their estimate before any
+node counts them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from cowbird.engines import Deadline
+from cowbird.frontend.priority import DEEP_SORT, Lanes
+from cowbird.node import NodeSettings
+from cowbird.node import create_app as create_node
+from cowbird.node.scheduler import BACKGROUND, Scheduler
+from cowbird.query import parse_cqp
+from cowbird.query.cqp_ast import may_be_slow
+from tests.frontend.conftest import NODE_TOKEN, Partitioned, engine, front_client, front_settings
+from tests.support import assert_problem
+
+pytestmark = pytest.mark.anyio
+P1 = {"corpus": "big", "q": '[pos="P1"]', "syntax": "cqp"}
+WIDE = {"corpus": "big", "q": '[pos="P1"] []{0,40} [pos="P2"]', "syntax": "cqp"}
+
+
+# -- turns in the front end -------------------------------------------------------------------------
+
+async def test_a_viewers_many_requests_take_one_share_and_viewers_take_turns() -> None:
+    """Two slots. Alice sends three requests while nobody else waits: two run (the slots are idle).
+    Bob and Carol come: each free slot goes to whoever has fewest at work — Bob, then Carol — before
+    Alice's third, however long it has waited."""
+    lanes = Lanes(slots=2)
+    order: list[str] = []
+    gates: dict[str, asyncio.Event] = {}
+
+    async def work(key: str, name: str) -> None:
+        turn = await lanes.turn(key)
+        order.append(name)
+        gates[name] = asyncio.Event()
+        await gates[name].wait()
+        turn.release()
+
+    tasks = [asyncio.create_task(work("alice", name)) for name in ("a1", "a2", "a3")]
+    await asyncio.sleep(0.01)
+    assert order == ["a1", "a2"]
+    tasks += [asyncio.create_task(work(key, name)) for key, name in [("bob", "b1"), ("carol", "c1")]]
+    await asyncio.sleep(0.01)
+    gates["a1"].set()
+    await asyncio.sleep(0.01)
+    assert order == ["a1", "a2", "b1"]  # bob (none at work) before alice's third, which came first
+    gates["a2"].set()
+    await asyncio.sleep(0.01)
+    assert order == ["a1", "a2", "b1", "c1"]
+    gates["b1"].set()
+    await asyncio.sleep(0.01)
+    assert order == ["a1", "a2", "b1", "c1", "a3"]
+    gates["c1"].set()
+    gates["a3"].set()
+    await asyncio.gather(*tasks)
+    assert lanes.busy == 0 and not lanes.waiting and not lanes.running
+
+
+async def test_a_request_cancelled_in_line_leaves_it() -> None:
+    lanes = Lanes(slots=1)
+    first = await lanes.turn("alice")
+    waiting = asyncio.create_task(lanes.turn("bob"))
+    await asyncio.sleep(0.01)
+    assert lanes.queued() == 1
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    assert lanes.queued() == 0
+    first.release()
+    first.release()  # a second release changes nothing
+    assert lanes.busy == 0
+    assert (await asyncio.wait_for(lanes.turn("carol"), 1)).key == "carol"
+
+
+# -- the nodes' scheduler ----------------------------------------------------------------------------
+
+async def test_background_work_never_takes_an_interactive_place() -> None:
+    """One interactive place, taken by nothing; one background place: two background evaluations run
+    one after the other, and an interactive one runs at once beside them."""
+    scheduler = Scheduler(concurrent=1, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
+    running: list[str] = []
+    release = threading.Event()
+
+    def slow(deadline: Deadline) -> str:
+        running.append("background")
+        release.wait(5)
+        return "background"
+
+    async def nothing(deadline: Deadline) -> None:
+        await asyncio.sleep(10)
+
+    async def as_background() -> str:
+        BACKGROUND.set(True)
+        return await scheduler.run(slow, 10, nothing)
+
+    first, second = asyncio.create_task(as_background()), asyncio.create_task(as_background())
+    await asyncio.sleep(0.1)
+    assert running == ["background"]  # the second waits for the one background place
+    assert await asyncio.wait_for(scheduler.run(lambda d: "interactive", 10, nothing), 2) == "interactive"
+    release.set()
+    assert list(await asyncio.gather(first, second)) == ["background", "background"]
+
+
+async def test_background_work_steps_aside_at_its_checks_while_interactive_work_runs() -> None:
+    scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
+    paused: list[float] = []
+
+    def checking(deadline: Deadline) -> None:
+        for _ in range(3):
+            started = time.perf_counter()
+            deadline.check()
+            paused.append(time.perf_counter() - started)
+
+    async def nothing(deadline: Deadline) -> None:
+        await asyncio.sleep(10)
+
+    async def as_background() -> None:
+        BACKGROUND.set(True)
+        await scheduler.run(checking, 10, nothing)
+
+    await as_background()
+    alone = max(paused)
+    paused.clear()
+    scheduler.interactive_now = 1  # an interactive evaluation is running
+    await as_background()
+    assert alone < 0.01 and min(paused) >= 0.04  # each check gave way (up to 50 ms), then moved on
+
+
+# -- which requests are background work, over HTTP -----------------------------------------------------
+
+class Recorder:
+    """A node app that records each request's path and priority header."""
+
+    def __init__(self, app: FastAPI, estimate_seconds: float | None = None) -> None:
+        self.app = app
+        self.calls: list[tuple[str, str | None]] = []
+        self.estimate_seconds = estimate_seconds  # what the node says of every estimate, if set
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        self.calls.append((request.url.path, request.headers.get("x-cowbird-priority")))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://node") as inner:
+            real = await inner.request(request.method, request.url.path, params=request.url.params,
+                                       content=body or None, headers=dict(request.headers))
+        if request.url.path == "/v1/estimate" and self.estimate_seconds is not None and real.status_code == 200:
+            return httpx.Response(200, json={**real.json(), "seconds": self.estimate_seconds})
+        return httpx.Response(real.status_code, content=real.content, headers=real.headers)
+
+    def priorities(self, path: str) -> set[str | None]:
+        return {priority for p, priority in self.calls if p == path}
+
+
+def recording(big: Partitioned, sample: Partitioned, tmp_path: Path, estimate_seconds: float | None = None,
+              **limits: Any) -> tuple[Recorder, Any]:
+    engines = {pid: engine(big.registry, pid) for pid in big.ids}
+    node = Recorder(create_node(NodeSettings(registry=big.registry, token=NODE_TOKEN, max_concurrent_queries=16),
+                                engines=dict(engines)), estimate_seconds)
+    settings = front_settings(sample, big, tmp_path, **limits)
+    for pid in big.ids:
+        settings.corpora[1].nodes[pid] = ["http://recorded"]
+    return node, front_client(settings, {"node-a": node.app}, {"recorded": httpx.MockTransport(node.handle)})
+
+
+async def test_analyses_exports_and_deep_sorted_pages_are_background_work_previews_are_not(
+    sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
+) -> None:
+    node, front = recording(big_parts, sample_parts, tmp_path)
+    async for client in front:
+        preview = await client.get("/api/v1/query", params=P1)
+        assert preview.status_code == 200 and "x-cowbird-priority" not in preview.headers
+        assert node.priorities("/v1/count") == {None}
+        first_sorted = await client.get("/api/v1/query", params={**P1, "sort": "left1.word"})
+        assert first_sorted.status_code == 200 and node.priorities("/v1/sortkeys") == {None}
+        deep = await client.get("/api/v1/query", params={**P1, "sort": "left1.word", "offset": DEEP_SORT})
+        assert deep.status_code == 200 and deep.headers["x-cowbird-priority"] == "background"
+        assert deep.json()["offset"] == DEEP_SORT and len(deep.json()["hits"]) == 100
+        assert node.priorities("/v1/sortkeys") == {None, "background"}
+        assert (await client.get("/api/v1/frequency", params={**P1, "by": "word"})).status_code == 200
+        assert node.priorities("/v1/frequency") == {"background"}
+        export = await client.get("/api/v1/export", params={**P1, "limit": 50})
+        assert export.status_code == 200 and len(export.text.splitlines()) == 51
+        assert node.priorities("/v1/export") == {"background"}
+
+
+async def test_a_query_estimated_beyond_the_deadline_is_refused_with_its_estimate_before_it_runs(
+    sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
+) -> None:
+    """The nodes estimate the query at 500 s a partition; a query may take 120 s, a node call 60 s."""
+    node, front = recording(big_parts, sample_parts, tmp_path, estimate_seconds=500.0)
+    async for client in front:
+        answer = await client.get("/api/v1/query", params=WIDE)
+        body = assert_problem(answer, 400, "limit_exceeded")
+        assert "estimated to take 500 s" in body["detail"] and "more than the 60 s" in body["detail"]
+        assert "it was not run" in body["detail"]
+        assert node.priorities("/v1/estimate") == {None}
+        assert not node.priorities("/v1/count")  # no node counted it
+
+
+async def test_a_query_estimated_beyond_the_interactive_budget_runs_in_the_background_and_says_so(
+    sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
+) -> None:
+    """The nodes estimate the query at 5 s a partition, beyond the interactive 2 s."""
+    node, front = recording(big_parts, sample_parts, tmp_path, estimate_seconds=5.0)
+    async for client in front:
+        plain = await client.get("/api/v1/query", params=WIDE)
+        assert plain.status_code == 200 and plain.headers["x-cowbird-priority"] == "background"
+        assert node.priorities("/v1/count") == {"background"}
+        streamed = await client.get("/api/v1/query", params={**WIDE, "stream": 1})
+        events = [json.loads(line) for line in streamed.text.splitlines()]
+        assert events[0]["event"] == "started" and events[0]["background"] is True
+        assert events[1]["event"] == "background" and events[1]["estimated_seconds"] == 5.0
+        assert "in the background" in events[1]["message"]
+        assert events[-1]["event"] == "result" and events[-1]["total"] == plain.json()["total"]
+        cheap = await client.get("/api/v1/query", params=P1)  # tokens only: not even estimated
+        assert cheap.status_code == 200 and "x-cowbird-priority" not in cheap.headers
+
+
+def test_which_queries_are_estimated_before_they_run() -> None:
+    slow = ['[pos="P1"] []* [pos="P2"]', '[pos="P1"] []{0,40} [pos="P2"]', 'a:[] [] b:[] :: a.word = b.word',
+            'MU(meet [word="a"] [word="b"] s)', '([pos="P1"]+ [pos="P2"])', 'a:[] b:[] :: distabs(a, b) > 0']
+    quick = ['[pos="P1"]', '[word="the"] []{0,1} [word="house"]', '[word="a"] ([word="b"] | [word="c"]){1,3}',
+             '[word="house"] :: match.text_genre = "blog" & !(match.text_id = "t1")']
+    assert all(may_be_slow(parse_cqp(q)) for q in slow)
+    assert not any(may_be_slow(parse_cqp(q)) for q in quick)
