@@ -35,7 +35,7 @@ from cowbird.frontend.fair_use import spent
 from cowbird.frontend.node_answers import NodeFailure, classify, combined, read_capped
 from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import NodePools
-from cowbird.frontend.priority import PRIORITY, priority_headers
+from cowbird.frontend.priority import PRIORITY, priority_headers, stretched
 from cowbird.frontend.settings import FrontendSettings
 
 T = TypeVar("T")
@@ -54,8 +54,8 @@ class Failover:
         self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
     def time_limit(self, limit: TimeLimit | None) -> float:
-        """``[nodes] timeout``, but never past the request's deadline."""
-        timeout = self.settings.nodes.timeout
+        """``[nodes] timeout`` (longer for background work), but never past the request's deadline."""
+        timeout = stretched(self.settings.nodes.timeout)
         return timeout if limit is None else min(timeout, limit.remaining())
 
     async def attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],

@@ -60,6 +60,7 @@ from cowbird.frontend.node_answers import (
 )
 from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import IDLE_SECONDS, NodePools
+from cowbird.frontend.priority import stretched
 from cowbird.frontend.settings import FrontendSettings
 
 __all__ = ["IDLE_SECONDS", "NodeClient", "NodeFailure", "NodePools"]
@@ -94,8 +95,9 @@ class NodeClient:
 
     @property
     def time_limit(self) -> float:
-        """Seconds a preview or an analysis may take across all nodes (``deadline``)."""
-        return self.settings.limits.deadline
+        """Seconds a preview or an analysis may take across all nodes (``deadline``; longer for
+        background work)."""
+        return stretched(self.settings.limits.deadline)
 
     @property
     def export_time_limit(self) -> float:

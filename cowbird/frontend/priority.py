@@ -5,6 +5,7 @@ Requests are of two classes. *Interactive*: a preview, a count, the first sorted
 collocations, dispersion, word and keyword lists), exports, sorted pages deep in the hits
 (``DEEP_SORT`` and beyond), and queries estimated beyond the interactive budget. Background work:
 
+- waits longer (``BACKGROUND_TIME``), the nodes counting its cost in CPU seconds;
 - is marked for the nodes (``X-Cowbird-Priority: background``, from :data:`PRIORITY`, which the node
   calls of the request inherit): a node runs it beside interactive work, never in its place, at the
   lowest CPU priority, stepping aside at each deadline check while interactive work runs
@@ -32,6 +33,15 @@ PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar("cowbird_pri
 HEADER = "X-Cowbird-Priority"
 DEEP_SORT = 1_000
 """Sorted pages from this offset on are background work (the first pages of a sort stay interactive)."""
+BACKGROUND_TIME = 5.0
+"""Background work waits this many times longer than interactive work: for its turn, for a node's
+answer, for the whole request. A node counts its deadline in CPU seconds instead (it runs niced and
+steps aside, so its time on the clock says little of its cost), with this many times more on the clock."""
+
+
+def stretched(seconds: float) -> float:
+    """A time limit as the request being served has it: longer for background work."""
+    return seconds * BACKGROUND_TIME if PRIORITY.get() == "background" else seconds
 
 
 def priority_headers() -> dict[str, str]:

@@ -14,6 +14,8 @@ deep sorted pages, queries estimated heavy; :data:`BACKGROUND`, set by ``guard.N
 takes an interactive place: at most ``max_background_queries`` run at once, in line for up to their
 deadline, their threads at the lowest CPU priority from the start, and at each deadline check they
 step aside (a few milliseconds, out of the GIL) while interactive evaluations are running.
+Background work that becomes heavy gives its background place back and takes its turn among the
+heavy ones like any other, so that one long query cannot hold the places analyses and exports need.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from cowbird.core.errors import Busy
+from cowbird.core.errors import Busy, QueryTimeout
 from cowbird.engines import Deadline
 
 T = TypeVar("T")
@@ -34,6 +36,11 @@ LOWEST_PRIORITY = 19
 BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("cowbird_background", default=False)
 """Whether the request being served is background work (the front end's ``X-Cowbird-Priority``)."""
 PRIORITY_HEADER = b"x-cowbird-priority"
+BACKGROUND_WALL = 5.0
+"""Background work's deadline is in CPU seconds (``query_timeout`` of them): niced and stepping aside, its
+time on the clock says little of its cost; this many times ``query_timeout`` on the clock at most."""
+LOOK_SECONDS = 0.005
+"""How often (monotonic time) an evaluation's CPU time is read at its deadline checks while it is short."""
 STEP_ASIDE_SECONDS = 0.002
 """How long background work pauses at a deadline check while interactive work runs..."""
 STEP_ASIDE_MOST = 0.05
@@ -66,104 +73,92 @@ class Scheduler:
     async def run(
         self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]]
     ) -> T:
-        """``work(deadline)`` in a thread of its own once a place is free; ``watch(deadline)`` is
-        started next to it (it cancels the deadline when the client goes away)."""
-        if BACKGROUND.get():
-            return await self._background(work, seconds, watch)
-        if self.slots.locked() and self.waiting >= self.queued:
-            raise Busy(f"the node is running and queueing as many queries as it may ({self.queued} waiting)",
-                       headers={"Retry-After": "1"})
-        self.waiting += 1
-        try:
-            await asyncio.wait_for(self.slots.acquire(), self.queue_seconds)
-        except TimeoutError:
-            raise Busy(f"no place to run the query within {self.queue_seconds:g} s; try again shortly",
-                       headers={"Retry-After": "2"}) from None
-        finally:
-            self.waiting -= 1
+        """``work(deadline)`` in a thread of its own once a place is free (an interactive one, or a
+        background one for background work); ``watch(deadline)`` is started next to it (it cancels the
+        deadline when the client goes away)."""
+        background = BACKGROUND.get()
+        slots = self.background_slots if background else self.slots
+        await self._place(slots, background, seconds)
         loop = asyncio.get_running_loop()
-        pace = _Pace(self, lambda: loop.call_soon_threadsafe(self.slots.release))
-        deadline = Deadline(seconds, pace)
+        pace = _Pace(self, lambda: loop.call_soon_threadsafe(slots.release), background,
+                     cpu_budget=seconds if background else None)
+        deadline = Deadline(seconds * BACKGROUND_WALL if background else seconds, pace)
         pace.deadline = deadline
         watcher = asyncio.ensure_future(watch(deadline))
-        self.interactive_now += 1
+        if not background:
+            self.interactive_now += 1
         try:
             return await _in_thread(lambda: pace.finish_after(lambda: work(deadline)))
         except asyncio.CancelledError:  # the request was dropped: stop the evaluation at its next check
             deadline.cancel()
             raise
         finally:
-            self.interactive_now -= 1
+            if not background:
+                self.interactive_now -= 1
             watcher.cancel()
             if not pace.gave_back:
-                self.slots.release()
+                slots.release()
 
-    async def _background(
-        self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]]
-    ) -> T:
-        """Background work: a background place (waited for up to the deadline), lowest priority from
-        the start, stepping aside for interactive work at each check."""
-        if self.background_slots.locked() and self.background_waiting >= self.queued:
-            raise Busy(f"the node is running and queueing as much background work as it may ({self.queued} waiting)",
-                       headers={"Retry-After": "2"})
-        self.background_waiting += 1
+    async def _place(self, slots: asyncio.Semaphore, background: bool, seconds: float) -> None:
+        """A place among ``slots``; background work waits up to its deadline, interactive work
+        ``queue_seconds``; ``busy`` when too many wait already, or the wait is over."""
+        waiting = self.background_waiting if background else self.waiting
+        what = "background work" if background else "queries"
+        if slots.locked() and waiting >= self.queued:
+            raise Busy(f"the node is running and queueing as many {what} as it may ({self.queued} waiting)",
+                       headers={"Retry-After": "2" if background else "1"})
+        wait = seconds if background else self.queue_seconds
+        self._waiting(background, 1)
         try:
-            await asyncio.wait_for(self.background_slots.acquire(), seconds)
+            await asyncio.wait_for(slots.acquire(), wait)
         except TimeoutError:
-            raise Busy(f"no place for background work within {seconds:g} s; try again later",
-                       headers={"Retry-After": "5"}) from None
+            raise Busy(f"no place to run the {'background work' if background else 'query'} within {wait:g} s; "
+                       "try again shortly", headers={"Retry-After": "5" if background else "2"}) from None
         finally:
-            self.background_waiting -= 1
-        pace = _Background(self)
-        deadline = Deadline(seconds, pace)
-        watcher = asyncio.ensure_future(watch(deadline))
-        try:
-            return await _in_thread(lambda: work(deadline))
-        except asyncio.CancelledError:
-            deadline.cancel()
-            raise
-        finally:
-            watcher.cancel()
-            self.background_slots.release()
+            self._waiting(background, -1)
 
-
-class _Background:
-    """Called at every deadline check of background work: its thread at the lowest priority, and a
-    pause while interactive evaluations run."""
-
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
-        self.lowered: set[int] = set()
-
-    def __call__(self) -> None:
-        thread = threading.get_native_id()
-        if thread not in self.lowered:
-            _lower_priority(thread)
-            self.lowered.add(thread)
-        waited = 0.0
-        while self.scheduler.interactive_now > 0 and waited < STEP_ASIDE_MOST:
-            time.sleep(STEP_ASIDE_SECONDS)
-            waited += STEP_ASIDE_SECONDS
+    def _waiting(self, background: bool, by: int) -> None:
+        if background:
+            self.background_waiting += by
+        else:
+            self.waiting += by
 
 
 class _Pace:
     """Called at every check of one evaluation's deadline, in whichever thread does the work."""
 
-    def __init__(self, scheduler: Scheduler, give_back: Callable[[], object]) -> None:
+    def __init__(self, scheduler: Scheduler, give_back: Callable[[], object], background: bool = False,
+                 cpu_budget: float | None = None) -> None:
+        self.cpu_budget = cpu_budget  # background work: its deadline in CPU seconds of its threads
         self.scheduler = scheduler
         self.give_back = give_back
+        self.background = background  # lowest priority from the start, stepping aside for interactive work
         self.worked: dict[int, float] = {}  # CPU seconds of each thread of the evaluation
         self.gave_back = False
         self.holds_heavy = False
         self.lowered: set[int] = set()
         self.deadline: Deadline | None = None
         self.lock = threading.Lock()  # the engine may check from two threads of one evaluation
+        self.next_look = 0.0  # when to read the threads' CPU clocks next
+        self.lowered_threads: set[int] = set()  # of background work (threading.get_ident)
 
     def __call__(self) -> None:
+        if self.background:
+            self._step_aside()
         # every thread of an evaluation is new (its own, or the engine's pool for it): its CPU clock
-        # counts this evaluation's work only
+        # counts this evaluation's work only. That clock is a system call; the engine checks often, so
+        # it is read at most every LOOK_SECONDS of the monotonic clock (a cheap read) while the
+        # evaluation is short
+        if not self.gave_back:
+            now = time.monotonic()
+            if now < self.next_look:
+                return
+            self.next_look = now + LOOK_SECONDS
         self.worked[threading.get_ident()] = time.thread_time()
-        if not self.gave_back and sum(self.worked.values()) < self.scheduler.heavy_after:
+        spent = sum(self.worked.values())
+        if self.cpu_budget is not None and spent > self.cpu_budget:
+            raise QueryTimeout(f"the query took more than {self.cpu_budget:g} s of the node's CPU and was stopped")
+        if not self.gave_back and spent < self.scheduler.heavy_after:
             return
         with self.lock:
             if not self.gave_back:  # this evaluation is heavy from now on
@@ -172,12 +167,24 @@ class _Pace:
                 self.give_back()
             thread = threading.get_native_id()
             if thread not in self.lowered:
-                _lower_priority(thread)
+                lower_priority(thread)
                 self.lowered.add(thread)
             while not self.holds_heavy:  # wait for a heavy place, still stoppable meanwhile
                 self.holds_heavy = self.scheduler.heavy.acquire(timeout=0.1)
                 if not self.holds_heavy and self.deadline is not None:
                     self.deadline.check_time()
+
+    def _step_aside(self) -> None:
+        """Background work: its thread at the lowest priority, and a pause (out of the interpreter
+        lock) while interactive evaluations run, at most ``STEP_ASIDE_MOST`` a check."""
+        thread = threading.get_ident()
+        if thread not in self.lowered_threads:
+            lower_priority(threading.get_native_id())
+            self.lowered_threads.add(thread)
+        waited = 0.0
+        while self.scheduler.interactive_now > 0 and waited < STEP_ASIDE_MOST:
+            time.sleep(STEP_ASIDE_SECONDS)
+            waited += STEP_ASIDE_SECONDS
 
     def finish_after(self, work: Callable[[], T]) -> T:
         try:
@@ -189,7 +196,7 @@ class _Pace:
                 self.scheduler._heavy_changed(-1)
 
 
-def _lower_priority(thread: int) -> None:
+def lower_priority(thread: int) -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, thread, LOWEST_PRIORITY)  # Linux: one thread's niceness
     except (OSError, AttributeError):

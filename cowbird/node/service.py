@@ -11,8 +11,11 @@ anchor, ``@1[...]``, holds a fourth array and counts 4/3 per hit). A query keeps
 from __future__ import annotations
 
 import asyncio
+import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import anyio
@@ -24,7 +27,7 @@ from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.results import ArrayResultSet, build_lines
 from cowbird.node.compute import NgramTable, SortOrder, ngram_table, sort_order
-from cowbird.node.scheduler import Scheduler
+from cowbird.node.scheduler import BACKGROUND, Scheduler, lower_priority
 from cowbird.node.settings import NodeSettings
 from cowbird.query import Query, QueryError, parse_cqp, serialize
 
@@ -40,6 +43,11 @@ CHECKED_KEPT = 1024
 SORT_ORDERS_KEPT = 8
 """Sort orders kept for paging (8 bytes per hit each)."""
 
+
+
+BACKGROUND_THREADS = ThreadPoolExecutor(
+    2, thread_name_prefix="cowbird-background", initializer=lambda: lower_priority(threading.get_native_id()))
+"""Threads that build lines and write answers of background work (exports, analyses), niced."""
 
 class ResultCache:
     """LRU of query results, bounded by the total number of hits held."""
@@ -152,7 +160,11 @@ class PartitionService:
         return table
 
     async def in_thread(self, function: Callable[..., T], *args: object) -> T:
-        """Run engine work (building lines) in a worker thread (its errors carry their own status and code)."""
+        """Run engine work (building lines, writing answers) in a worker thread (its errors carry their
+        own status and code); background work in a thread at the lowest CPU priority."""
+        if BACKGROUND.get():
+            work = functools.partial(function, *args)
+            return await asyncio.get_running_loop().run_in_executor(BACKGROUND_THREADS, work)
         return await anyio.to_thread.run_sync(function, *args)
 
     async def run(

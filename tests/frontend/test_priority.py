@@ -16,6 +16,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from cowbird.core.errors import QueryTimeout
 from cowbird.engines import Deadline
 from cowbird.frontend.priority import DEEP_SORT, Lanes
 from cowbird.node import NodeSettings
@@ -135,6 +136,38 @@ async def test_background_work_steps_aside_at_its_checks_while_interactive_work_
     scheduler.interactive_now = 1  # an interactive evaluation is running
     await as_background()
     assert alone < 0.01 and min(paused) >= 0.04  # each check gave way (up to 50 ms), then moved on
+
+
+async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait() -> None:
+    """A node's deadline for background work is in CPU seconds: paused behind interactive work for
+    longer than its deadline it goes on; spinning past it, it is stopped."""
+    scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
+
+    async def nothing(deadline: Deadline) -> None:
+        await asyncio.sleep(30)
+
+    def paused(deadline: Deadline) -> str:
+        for _ in range(10):  # 10 checks of 50 ms each stepping aside: 0.5 s on the clock, no CPU
+            deadline.check()
+        return "done"
+
+    def spinning(deadline: Deadline) -> None:
+        until = time.monotonic() + 5
+        while time.monotonic() < until:
+            sum(range(10_000))
+            deadline.check()
+
+    async def as_background(work: Any) -> Any:
+        BACKGROUND.set(True)
+        return await scheduler.run(work, 0.3, nothing)
+
+    scheduler.interactive_now = 1
+    assert await as_background(paused) == "done"
+    scheduler.interactive_now = 0
+    started = time.monotonic()
+    with pytest.raises(QueryTimeout, match="of the node's CPU"):
+        await as_background(spinning)
+    assert time.monotonic() - started < 2
 
 
 # -- which requests are background work, over HTTP -----------------------------------------------------

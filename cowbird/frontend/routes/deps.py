@@ -29,7 +29,7 @@ from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.hits import NodeSearch
 from cowbird.frontend.params import Parameters
-from cowbird.frontend.priority import PRIORITY, Turn
+from cowbird.frontend.priority import PRIORITY, Turn, stretched
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 from cowbird.query.cqp_ast import may_be_slow
@@ -179,7 +179,8 @@ async def background_turn(request: Request, key: str, deadline: float) -> Turn:
     try:
         return await until_disconnected(request, frontend_state(request).lanes.turn(key), deadline)
     except DeadlinePassed:
-        raise Busy(f"background work (analyses, exports, deep sorted pages) waited {deadline:g} s for its turn; "
+        raise Busy(f"background work (analyses, exports, deep sorted pages) waited {stretched(deadline):g} s for its "
+                   "turn; "
                    "try again later", headers={"Retry-After": "30"}) from None
 
 
@@ -189,6 +190,7 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
     ``DeadlinePassed``."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
+    deadline = None if deadline is None else stretched(deadline)  # background work waits longer
     watched = STREAMED.get()  # a streamed answer is cancelled by its response when the client goes
     stop = loop.time() + deadline + BACKSTOP_SECONDS if deadline is not None else None
     while not task.done():

@@ -16,6 +16,7 @@ from cowbird.core.wire import (
     FirstRequest,
     HitsRequest,
     HitsResponse,
+    Line,
 )
 from cowbird.node.api import NodeApi
 from cowbird.node.routes.auth import Service
@@ -65,7 +66,11 @@ async def export(request: ExportRequest, service: Service, http: Request) -> Str
 
     async def stream() -> AsyncIterator[bytes]:
         async for batch in found.batches:
-            yield b"".join(line.model_dump_json().encode() + b"\n" for line in batch)
+            yield await service.in_thread(_ndjson, batch)  # written off the event loop
 
     headers = {"X-Total-Hits": str(found.total), "X-Lines": str(found.lines), "X-Query": found.query}
     return StreamingResponse(stream(), media_type="application/x-ndjson", headers=headers)
+
+
+def _ndjson(batch: list[Line]) -> bytes:
+    return b"".join(line.model_dump_json().encode() + b"\n" for line in batch)
