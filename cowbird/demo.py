@@ -56,6 +56,7 @@ class DemoStack:
         replica: bool = True,
         web_tokens: int = WEB_TOKENS,
         workers: int = FRONT_END_WORKERS,
+        serve_options: list[str] | None = None,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -68,6 +69,7 @@ class DemoStack:
         self.replica = replica  # node 2 serves a replica of the first partition (failover)
         self.web_tokens = web_tokens  # size of the generated corpus
         self.workers = workers  # front-end processes on the port
+        self.serve_options = serve_options or []  # further options of cowbird serve (--no-background)
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -154,7 +156,7 @@ class DemoStack:
             corpora = [arg for pid in served for arg in ("--corpus", pid)]
             self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
                          "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
-        self._start(["serve", "--config", "cowbird.toml", "--workers", str(self.workers),
+        self._start(["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
                      "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
 
     def stop(self) -> None:

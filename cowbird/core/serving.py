@@ -89,9 +89,11 @@ def serve(app: Any, host: str, port: int, workers: int = 1, **options: Any) -> N
     """Run ``app`` (options as uvicorn's: ``timeout_keep_alive``, ``ssl_certfile`` ...) with the guards;
     with ``workers`` above 1, ``app`` is the import string of a factory (``module:function``) that
     each worker process calls."""
+    if isinstance(app, str):
+        options.update(factory=True)
     if workers > 1:
         if not isinstance(app, str):
             raise TypeError("several workers make the app themselves: give the import string of a factory")
-        options.update(workers=workers, factory=True)
+        options.update(workers=workers)
     uvicorn.run(app, host=host, port=port, log_level="warning", http=GuardedHttp,
                 limit_concurrency=MAX_CONNECTIONS, **options)

@@ -28,6 +28,7 @@ from cowbird.core.request_log import RequestLog
 from cowbird.frontend.accounts import Accounts, Database
 from cowbird.frontend.accounts import web as accounts_web
 from cowbird.frontend.accounts.throttle import Throttle, registrations
+from cowbird.frontend.background import FromInteractive, ToBackground
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.fair_use import LEASE_MARGIN, FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
@@ -80,9 +81,13 @@ async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
 
 
 def create_app(
-    settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None, node_token: str | None = None
+    settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None, node_token: str | None = None,
+    background: str | None = None, forwarded: bool = False,
 ) -> FastAPI:
-    """The app; ``transport`` replaces the network for the node client (tests mount node apps)."""
+    """The app; ``transport`` replaces the network for the node client (tests mount node apps).
+    ``background``: the Unix socket of the background process, to which this (interactive) process
+    forwards background requests; ``forwarded``: this is the background process, whose requests come
+    from the interactive ones (``cowbird/frontend/background.py``)."""
     catalogue = CorpusCatalogue(settings)
     token = node_token if node_token is not None else settings.node_bearer()
 
@@ -150,6 +155,10 @@ def create_app(
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
+    if forwarded:
+        app.add_middleware(FromInteractive)
+    if background is not None:
+        app.add_middleware(ToBackground, socket=background)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
                    wordlist.router, subcorpora.router):

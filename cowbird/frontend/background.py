@@ -1,0 +1,158 @@
+"""Background work in a process of its own, at a lower CPU priority than the interactive one.
+
+Analyses, word and keyword lists, exports and sorted pages deep in the hits (``is_background``)
+cost the front end most of its CPU: parsing and checking large node answers, merging the
+partitions' tables, writing files. In the process that answers previews they would share its
+interpreter lock and its cores with them; ``cowbird serve`` therefore starts one *background
+process* beside its interactive worker(s): the same app on a Unix socket in a private folder,
+niced (``NICENESS``), which the kernel runs only when the interactive processes leave it CPU.
+
+An interactive process forwards each background request there unchanged (``ToBackground``, the
+outermost middleware: the background app checks, logs and answers it itself) and streams the answer
+back; a client that goes away closes the forwarded request too, which stops the work. What only the
+interactive process knows of the connection — the client's address and port, the scheme, the
+server's address — travels in ``X-Cowbird-Forwarded`` (``FromInteractive`` restores it; the header
+of a client is dropped, never passed on). Queries estimated heavy are known only after their
+estimate: they stay in the process that estimated them, as background work there
+(``priority.Lanes``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cowbird.core.errors import NodesUnavailable
+from cowbird.core.problems import problem_response
+from cowbird.frontend.priority import DEEP_SORT
+
+FORWARDED = b"x-cowbird-forwarded"
+SERVED_BY = b"x-cowbird-served-by"
+NICENESS = 10
+"""How much lower the background process's CPU priority is (``os.nice``)."""
+BACKGROUND_PATHS = frozenset({
+    "/api/v1/frequency", "/api/v1/distribution", "/api/v1/collocations", "/api/v1/dispersion",
+    "/api/v1/wordlist", "/api/v1/keywords", "/api/v1/export",
+})
+HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
+                        b"proxy-connection", b"date", b"server"})
+"""Headers of one connection, not passed on (and date and server, which this process's server sets)."""
+
+
+def is_background(path: str, query_string: bytes) -> bool:
+    """Whether a GET request is background work: an analysis, a word or keyword list, an export, or a
+    sorted page from offset ``DEEP_SORT``."""
+    if path in BACKGROUND_PATHS:
+        return True
+    if path != "/api/v1/query" or b"sort=" not in query_string:
+        return False
+    asked = parse_qs(query_string.decode("latin-1"))
+    sort, offset = asked.get("sort", [""])[-1].strip(), asked.get("offset", ["0"])[-1].strip()
+    return bool(sort) and offset.isdigit() and int(offset) >= DEEP_SORT
+
+
+class ToBackground:
+    """An interactive process's front door: background requests go to the background process."""
+
+    def __init__(self, app: ASGIApp, socket: str) -> None:
+        self.app = app
+        self.client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=socket), base_url="http://background",
+                                        timeout=None)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") \
+                or not is_background(scope["path"], scope["query_string"]):
+            await self.app(scope, receive, send)
+            return
+        forwarding = asyncio.ensure_future(self._forward(scope, send))
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait({forwarding, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not forwarding.done():  # the client went away: the forwarded request is closed, its work stops
+                forwarding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await forwarding
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def closing_receive() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await self.client.aclose()
+            return message
+
+        await self.app(scope, closing_receive, send)
+
+    async def _forward(self, scope: Scope, send: Send) -> None:
+        client, server = scope.get("client"), scope.get("server")
+        about = {"client": list(client) if client else None, "server": list(server) if server else None,
+                 "scheme": scope.get("scheme", "http")}
+        headers = [(k, v) for k, v in scope["headers"] if k != FORWARDED and k not in HOP_BY_HOP]
+        headers.append((FORWARDED, json.dumps(about).encode("latin-1")))
+        target = scope.get("raw_path") or scope["path"].encode("utf-8")
+        if scope["query_string"]:
+            target += b"?" + scope["query_string"]
+        request = self.client.build_request(scope["method"], target.decode("latin-1"), headers=headers)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.HTTPError as error:
+            failure = NodesUnavailable(f"the front end's background process is not answering ({type(error).__name__}); "
+                                       "try again shortly")
+            await problem_response(failure)(scope, _nothing, send)
+            return
+        try:
+            await send({"type": "http.response.start", "status": response.status_code,
+                        "headers": [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP]})
+            async for chunk in response.aiter_raw():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except httpx.HTTPError:  # the background process broke off: so does this answer (never a clean short one)
+            raise ConnectionAbortedError("the background process broke off its answer") from None
+        finally:
+            await response.aclose()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _nothing() -> Message:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+class FromInteractive:
+    """The background process's front door: what the interactive process knew of the connection is
+    put back (``X-Cowbird-Forwarded``), so that fair use, logs and links see the real client; each
+    answer says it came from here (``X-Cowbird-Served-By: background``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        forwarded = dict(scope["headers"]).get(FORWARDED)
+        if forwarded is not None:
+            about: dict[str, Any] = json.loads(forwarded)
+            scope = {**scope, "scheme": about.get("scheme", "http"),
+                     "client": tuple(about["client"]) if about.get("client") else None,
+                     "server": tuple(about["server"]) if about.get("server") else None}
+
+        async def marked(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (SERVED_BY, b"background")]}
+            await send(message)
+
+        await self.app(scope, receive, marked)

@@ -1,0 +1,112 @@
+"""The background process of ``cowbird serve`` (``cowbird/frontend/background.py``), with real
+processes over real HTTP: analyses, word lists, exports and deep sorted pages are answered by it —
+at a lower CPU priority, with the client's own address for fair use and the public address in links
+— previews by the interactive worker; killed, its requests are a clear 503 and previews go on; gone
+with ``serve``; ``--no-background`` answers everything in the workers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cowbird.frontend.background import NICENESS, is_background
+from tests.support import assert_problem, running_demo
+
+SAMPLE = {"corpus": "sample", "q": "the"}
+
+
+def children(pid: int) -> list[int]:
+    """The living child processes of ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def background_pid(front: int) -> int:
+    found = [pid for pid in children(front)
+             if b"--background-socket" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_which_requests_are_background_work() -> None:
+    assert is_background("/api/v1/frequency", b"corpus=web&q=x&by=word")
+    assert is_background("/api/v1/export", b"")
+    assert is_background("/api/v1/query", b"corpus=web&q=the&sort=right1.word&offset=1000")
+    assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=right1.word&offset=999")
+    assert not is_background("/api/v1/query", b"corpus=web&q=the&offset=5000")
+    assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=&offset=5000")
+    assert not is_background("/api/v1/estimate", b"corpus=web&q=the")
+    assert not is_background("/ref/web/5", b"")
+
+
+def test_background_requests_are_answered_by_the_background_process(tmp_path: Path) -> None:
+    with running_demo(tmp_path, workers=1) as demo:
+        front = demo.processes[-1].pid
+        helper = background_pid(front)
+        assert os.getpriority(os.PRIO_PROCESS, helper) - os.getpriority(os.PRIO_PROCESS, front) == NICENESS
+        with httpx.Client(base_url=demo.url, timeout=60) as http:
+            preview = http.get("/api/v1/query", params=SAMPLE)
+            assert preview.status_code == 200 and "x-cowbird-served-by" not in preview.headers
+            frequency = http.get("/api/v1/frequency", params={**SAMPLE, "by": "word", "on": "match[1]"})
+            assert frequency.status_code == 200 and frequency.headers["x-cowbird-served-by"] == "background"
+            assert frequency.json()["total"] == preview.json()["total"]
+            assert frequency.headers.get_list("date") == [frequency.headers["date"]]  # one of each header
+            assert frequency.headers["x-content-type-options"] == "nosniff"
+            first = http.get("/api/v1/export", params={**SAMPLE, "limit": 1})
+            before = int(first.headers["x-cowbird-export-rows-left"])
+            export = http.get("/api/v1/export", params={**SAMPLE, "limit": 3})
+            assert export.status_code == 200 and export.headers["x-cowbird-served-by"] == "background"
+            rows = export.text.splitlines()
+            assert len(rows) == 4 and rows[1].split("\t")[3].startswith(f"{demo.url}/ref/sample/")  # the public port
+            left = int(http.get("/api/v1/export", params={**SAMPLE, "limit": 1}).headers["x-cowbird-export-rows-left"])
+            assert before - left == 3 + 1  # this client's budget, as one address: the forwarded one
+            bad = http.get("/api/v1/frequency", params={**SAMPLE, "by": "nope"})
+            assert_problem(bad, 400, "unknown_attribute")
+            assert bad.headers["x-cowbird-served-by"] == "background"
+            wrong_host = http.get("/api/v1/frequency", params={**SAMPLE, "by": "word"},
+                                  headers={"Host": "evil.example"})
+            assert wrong_host.status_code == 400  # the background process checks the Host too
+
+            os.kill(helper, signal.SIGKILL)
+            gone = http.get("/api/v1/frequency", params={**SAMPLE, "by": "word"})
+            body = assert_problem(gone, 503, "nodes_unavailable")
+            assert "background process is not answering" in body["detail"]
+            assert http.get("/api/v1/query", params=SAMPLE).status_code == 200  # previews go on
+    deadline = time.monotonic() + 10
+    while children(front) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not children(front)
+
+
+def test_the_background_process_ends_with_serve(tmp_path: Path) -> None:
+    with running_demo(tmp_path, workers=2) as demo:
+        front = demo.processes[-1].pid
+        helper = background_pid(front)
+        with httpx.Client(base_url=demo.url, timeout=60) as http:
+            answer = http.get("/api/v1/distribution", params={**SAMPLE, "by": "text_id"})
+            assert answer.status_code == 200 and answer.headers["x-cowbird-served-by"] == "background"
+    deadline = time.monotonic() + 15
+    while Path(f"/proc/{helper}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stat = Path(f"/proc/{helper}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+@pytest.mark.parametrize("options", [["--no-background"]])
+def test_no_background_answers_everything_in_the_worker(tmp_path: Path, options: list[str]) -> None:
+    with running_demo(tmp_path, workers=1, serve_options=options) as demo:
+        assert not children(demo.processes[-1].pid)
+        answer = httpx.get(f"{demo.url}/api/v1/frequency", params={**SAMPLE, "by": "word"}, timeout=60)
+        assert answer.status_code == 200 and "x-cowbird-served-by" not in answer.headers
