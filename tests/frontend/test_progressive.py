@@ -110,7 +110,8 @@ async def test_a_page_planned_on_a_partition_that_fails_is_sent_again(
     large = LargePartitions(nodes["node-a"])
 
     async def counts_badly(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/v1/count":
+        # /v1/hits too: the plain preview asks the first partition for its count and page at once
+        if request.url.path in ("/v1/count", "/v1/hits"):
             await large.first_answered.wait()
             return httpx.Response(500, json={"title": "broken", "status": 500, "detail": "disk", "code": "internal"})
         return await large.handle(request)
@@ -120,7 +121,7 @@ async def test_a_page_planned_on_a_partition_that_fails_is_sent_again(
     async for client in front_client(settings, nodes, {"node-broken": httpx.MockTransport(counts_badly)}):
         params: Params = {"corpus": "sample", "q": "[]", "syntax": "cqp", "limit": 5}
         found = events(await client.get("/api/v1/query", params={**params, "stream": 1}))
-        whole = (await client.get("/api/v1/query", params=params)).json()  # the plain preview asks for no first hits
+        whole = (await client.get("/api/v1/query", params=params)).json()  # the plain preview: no /v1/first
     pages = [e for e in found if e["event"] == "page"]
     assert [h["position"] for h in pages[0]["hits"]] == [0, 1, 2, 3, 4]  # from the first partition's first hits
     result = found[-1]
