@@ -159,7 +159,8 @@ def process_cpu() -> dict[str, float]:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        role = "node" if b"node" in command else "front end" if b"serve" in command or b"demo" in command else \
+        role = "node" if b"node" in command else "front end (background process)" if b"--background-socket" in \
+            command else "front end" if b"serve" in command or b"demo" in command else \
             named.get(parents.get(pid, 0), "other")
         named[pid] = role
         roles[role] = roles.get(role, 0.0) + used[pid]

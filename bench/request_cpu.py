@@ -11,6 +11,7 @@ time) (the node requests per page are
 counted in tests/frontend/test_hardening.py: two rounds beyond the count, then the page's lines).
 
     .venv/bin/python bench/request_cpu.py [--each 20] [--repeat 5] [--query the] [--sort right1.word]
+    .venv/bin/python bench/request_cpu.py --big50   # sorted pages to offset 1,000,000 on BIG50
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import big50_stack
 from bench.mixed_load import KINDS, one, process_cpu
 from tests.support import running_demo
 
@@ -53,7 +55,11 @@ def main() -> None:
     parser.add_argument("--each", type=int, default=20, help="requests of each kind of the mixed load")
     parser.add_argument("--query", default="the")
     parser.add_argument("--sort", default="right1.word")
+    parser.add_argument("--big50", action="store_true", help="only sorted pages, on BIG50 (encoded first: minutes)")
     args = parser.parse_args()
+    if args.big50:
+        big50(args)
+        return
     with tempfile.TemporaryDirectory(prefix="cowbird-cpu-") as folder, \
             running_demo(Path(folder), generated=True) as demo:
         print(f"\nEach kind of bench/mixed_load.py alone, {args.each} requests each (CPU per request)\n")
@@ -64,34 +70,51 @@ def main() -> None:
             cpu_before = process_cpu()
             statuses, walls = asyncio.run(kind_alone(demo.url, kind, count))
             cpu_after = process_cpu()
-            front = (cpu_after.get("front end", 0) - cpu_before.get("front end", 0)) / count
+            front = sum(v - cpu_before.get(k, 0) for k, v in cpu_after.items() if k.startswith("front end")) / count
             nodes = (cpu_after.get("node", 0) - cpu_before.get("node", 0)) / count
             shown = ", ".join(f"{s}: {statuses.count(s)}" for s in sorted(set(statuses)))
             print(f"| {kind} | {shown} | {statistics.median(walls) * 1000:,.0f} | {front * 1000:,.0f} | "
                   f"{nodes * 1000:,.0f} |")
-        params = {"corpus": "web", "q": args.query, "sort": args.sort}
-        first = httpx.get(f"{demo.url}/api/v1/query", params=params, timeout=300).json()
-        total = first["total"]
-        print(f"\n{args.query!r} sorted by {args.sort}: {total:,} hits; {args.repeat} requests per offset "
-              f"(median wall time; CPU per request)\n")
-        print("| offset | wall ms | front end CPU ms | nodes CPU ms |")
-        print("|---:|---:|---:|---:|")
-        for offset in (0, 1_000, 10_000, 50_000, 100_000, max(0, total - 100)):
-            walls: list[float] = []
-            cpu_before = process_cpu()
-            for _ in range(args.repeat):
-                started = time.perf_counter()
-                answer = httpx.get(f"{demo.url}/api/v1/query", params={**params, "offset": offset}, timeout=300)
-                walls.append(time.perf_counter() - started)
-                assert answer.status_code == 200, answer.text
-                assert len(answer.json()["hits"]) == min(100, total - offset)
-            cpu_after = process_cpu()
-            front = (cpu_after.get("front end", 0) - cpu_before.get("front end", 0)) / args.repeat
-            nodes = (cpu_after.get("node", 0) - cpu_before.get("node", 0)) / args.repeat
-            print(f"| {offset:,} | {statistics.median(walls) * 1000:,.0f} | {front * 1000:,.0f} | "
-                  f"{nodes * 1000:,.0f} |")
-        print(f"\n(CPU from /proc at {os.sysconf('SC_CLK_TCK')} ticks a second: 10-ms steps, averaged over "
-              f"{args.repeat} requests)")
+        sorted_pages(demo.url, "web", args.query, args.sort, args.repeat, (0, 1_000, 10_000, 50_000, 100_000))
+
+
+def sorted_pages(url: str, corpus: str, query: str, sort: str, repeat: int, offsets: tuple[int, ...]) -> None:
+    """Sorted pages at these offsets (and near the last hit): wall time and CPU per request."""
+    params = {"corpus": corpus, "q": query, "sort": sort}
+    started = time.perf_counter()
+    first = httpx.get(f"{url}/api/v1/query", params=params, timeout=600).json()
+    total = first["total"]
+    print(f"\n{corpus}: {query!r} sorted by {sort}: {total:,} hits (the first page, sorting on the nodes: "
+          f"{time.perf_counter() - started:.1f} s); {repeat} requests per offset (median wall time; CPU per "
+          "request)\n")
+    print("| offset | wall ms | front end CPU ms | nodes CPU ms |")
+    print("|---:|---:|---:|---:|")
+    for offset in [o for o in offsets if o < total] + [max(0, total - 100)]:
+        walls: list[float] = []
+        cpu_before = process_cpu()
+        for _ in range(repeat):
+            started = time.perf_counter()
+            answer = httpx.get(f"{url}/api/v1/query", params={**params, "offset": offset}, timeout=600)
+            walls.append(time.perf_counter() - started)
+            assert answer.status_code == 200, answer.text
+            assert len(answer.json()["hits"]) == min(100, total - offset)
+        cpu_after = process_cpu()
+        front = sum(v - cpu_before.get(k, 0) for k, v in cpu_after.items() if k.startswith("front end")) / repeat
+        nodes = (cpu_after.get("node", 0) - cpu_before.get("node", 0)) / repeat
+        print(f"| {offset:,} | {statistics.median(walls) * 1000:,.0f} | {front * 1000:,.0f} | {nodes * 1000:,.0f} |")
+    print(f"\n(CPU from /proc at {os.sysconf('SC_CLK_TCK')} ticks a second: 10-ms steps, averaged over "
+          f"{repeat} requests)")
+
+
+def big50(args: argparse.Namespace) -> None:
+    """Sorted pages on BIG50 (50 MT in two partitions, as bench/workbench.py serves it)."""
+    stack, _ = big50_stack("cowbird-bench-cpu-", {})
+    stack.prepare()
+    stack.start()
+    try:
+        sorted_pages(stack.url, "big50", args.query, args.sort, args.repeat, (0, 1_000, 100_000, 1_000_000))
+    finally:
+        stack.stop()
 
 
 if __name__ == "__main__":

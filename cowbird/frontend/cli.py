@@ -98,7 +98,7 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
             stale.unlink()
     else:
         made = os.environ[MULTIPROCESS] = tempfile.mkdtemp(prefix="cowbird-metrics-")
-    private = tempfile.mkdtemp(prefix="cowbird-background-") if background else None  # mode 0700
+    private = _socket_folder() if background else None
     child = None
     try:
         socket = None
@@ -123,6 +123,18 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
 
 
 BACKGROUND_START_SECONDS = 120.0
+SOCKET_PATH_MOST = 100
+"""A Unix socket's path is at most 107 bytes on Linux: a longer TMPDIR is not used for it."""
+
+
+def _socket_folder() -> str:
+    """A private folder (mode 0700) for the background process's socket: in TMPDIR, or in /tmp when
+    TMPDIR's path is too long for a socket."""
+    folder = tempfile.mkdtemp(prefix="cowbird-background-")
+    if len(str(Path(folder) / "background.sock").encode()) <= SOCKET_PATH_MOST:
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix="cowbird-background-", dir="/tmp")
 
 
 def _start_background(config: Path, settings: FrontendSettings, socket: str, log_level: str,

@@ -146,16 +146,15 @@ async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
     """A query that may be slow (``may_be_slow``: wide or open repetitions, global constraints, MU and
     TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
-    partition). None for the others; an estimate without seconds when the nodes could not say (not
-    even the estimate came in time, or the query is not one they estimate)."""
+    partition). None for the others, and when the nodes cannot say in time."""
     if not may_be_slow(search.query.query):
         return None
     settings = frontend_state(request).settings
     most = min(settings.limits.deadline, settings.nodes.timeout)  # a node call is given up after [nodes] timeout
     try:
         cost = await until_disconnected(request, search.estimate(), settings.limits.deadline)
-    except (NodesUnavailable, QueryTooSlow):  # not even its estimate came in time: heavy, cost unknown
-        return CostEstimate(hits=None, exact=False, seconds=None, cpu_seconds=None, statuses=[])
+    except (NodesUnavailable, QueryTooSlow):  # the nodes cannot say in time: the query itself will tell
+        return None
     if cost.seconds is not None and cost.seconds > most:
         hits = "an unknown number of" if cost.hits is None else f"about {cost.hits:,}"
         raise LimitExceeded(
@@ -167,10 +166,9 @@ async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
 
 def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool = False) -> bool:
     """Whether a query runs as background work: a sorted page deep in the hits, or a query that may be
-    slow estimated beyond the interactive budget (``[limits] interactive_seconds``) or whose cost the
-    nodes could not say."""
+    slow estimated beyond the interactive budget (``[limits] interactive_seconds``)."""
     budget = frontend_state(request).settings.limits.interactive_seconds
-    return deep_sort or (cost is not None and (cost.seconds is None or cost.seconds > budget))
+    return deep_sort or (cost is not None and cost.seconds is not None and cost.seconds > budget)
 
 
 async def background_turn(request: Request, key: str, deadline: float) -> Turn:
