@@ -81,9 +81,8 @@ class Lanes:
         return sum(len(line) for line in self.waiting.values())
 
     async def turn(self, key: str) -> Turn:
-        """Wait for this viewer's turn at background work; from now on the request is background
-        (:data:`PRIORITY`). Cancelled while waiting (the client went), it leaves the line."""
-        PRIORITY.set("background")
+        """Wait for this viewer's turn at background work (the caller marks the request as background
+        in :data:`PRIORITY`). Cancelled while waiting (the client went), it leaves the line."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting.setdefault(key, deque()).append(future)
         self._dispatch()

@@ -163,7 +163,7 @@ class LimitSettings(_Group):
         "in its place); one estimated beyond deadline is refused with its estimate before it runs."))
     background_slots: int = Field(3, ge=1, description=(
         "Background requests (analyses, exports, deep sorted pages, queries estimated heavy) one front-end process "
-        "works on at once, one per user at a time, taking turns round robin; interactive ones never wait for them."))
+        "works on at once, shared per user (the fewest at work first); interactive ones never wait for them."))
     confirm_seconds: float = Field(30.0, gt=0, description=(
         "A query estimated to take longer (/api/v1/estimate) is run by the search page only after the user "
         "confirms it."))

@@ -143,8 +143,8 @@ BACKSTOP_SECONDS = 5.0
 
 
 async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
-    """A query that may be slow (``may_be_slow``: wide or open repetitions, global constraints, MU and
-    TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
+    """A query that may be slow (``may_be_slow``: wide or open repetitions, constraints relating labels,
+    MU and TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
     partition). None for the others, and when the nodes cannot say in time."""
     if not may_be_slow(search.query.query):
@@ -172,16 +172,15 @@ def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool
 
 
 async def background_turn(request: Request, key: str, deadline: float) -> Turn:
-    """Wait for the viewer's turn at background work (``priority.Lanes``: one background request per
-    viewer at a time, round robin over viewers); the request and its node calls are background from
-    now on. Stopped when the client goes; ``503 busy`` after ``deadline`` in line."""
+    """Wait for the viewer's turn at background work (``priority.Lanes``: slots shared per viewer);
+    the request and its node calls are background from now on. Stopped when the client goes; ``503
+    busy`` after the (stretched) ``deadline`` in line."""
     PRIORITY.set("background")
     try:
         return await until_disconnected(request, frontend_state(request).lanes.turn(key), deadline)
     except DeadlinePassed:
         raise Busy(f"background work (analyses, exports, deep sorted pages) waited {stretched(deadline):g} s for its "
-                   "turn; "
-                   "try again later", headers={"Retry-After": "30"}) from None
+                   "turn; try again later", headers={"Retry-After": "30"}) from None
 
 
 async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:
