@@ -131,7 +131,7 @@ def create_app(
                          limits.anonymous_node_seconds_per_day),
         user=Limits(limits.user_running_queries, limits.user_rows_per_day, limits.user_node_seconds_per_day),
         bulk=Limits(limits.bulk_running_queries, limits.bulk_rows_per_day, limits.bulk_node_seconds_per_day),
-        database=database, lease=settings.limits.deadline + LEASE_MARGIN,
+        database=database, lease=settings.limits.deadline + LEASE_MARGIN, queue=limits.queue_seconds,
     )
     templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
     state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),

@@ -27,6 +27,7 @@ does not take the service down with its database.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import datetime
@@ -43,7 +44,7 @@ from fastapi import Request
 from sqlalchemy import Connection, Float, String, Table, bindparam, case, cast, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 
-from cowbird.core.errors import TooManyRequests
+from cowbird.core.errors import ClientGone, TooManyRequests
 from cowbird.frontend.accounts.counting import Hot, Pruning, counted, lock, prune_locks, upsert_into
 from cowbird.frontend.accounts.database import Database
 from cowbird.frontend.accounts.models import FairUseDay, RunningQuery
@@ -189,7 +190,11 @@ class FairUse:
     bulk: Limits  # users with api_bulk, through an API token
     database: Database
     lease: float = 120.0 + LEASE_MARGIN  # seconds a running query counts at most: the deadline and a margin
+    queue: float = 0.0
+    """Seconds a query waits for a place among the viewer's queries at once (``room``) before ``running``
+    refuses it."""
     _pruning: Pruning = field(default_factory=Pruning)
+    _waiting: dict[str, int] = field(default_factory=dict)
 
     def key(self, viewer: Viewer, request: Request) -> str:
         if viewer.name is not None:
@@ -255,6 +260,29 @@ class FairUse:
             "X-Cowbird-Export-Rows-Left": str(self._rows_left(viewer, usage)),
             "X-Cowbird-Node-Seconds-Left": "unlimited" if left == float("inf") else f"{left:.1f}",
         }
+
+    async def room(self, viewer: Viewer, key: str, request: Request | None = None) -> None:
+        """Wait up to ``queue`` seconds while the viewer already runs their limit of queries at once,
+        so that a search that replaces one still ending (the browser aborted it; its nodes are being
+        stopped) is not refused for it; then ``running`` decides. As many of a viewer's requests wait
+        in one process as they may run at once; more are refused by ``running`` at once, so a flood
+        holds no more than that. Stops (``ClientGone``) if the client goes while it waits."""
+        limit = self.limits(viewer).running
+        if self.queue <= 0 or self._waiting.get(key, 0) >= limit:
+            return
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        try:
+            loop = asyncio.get_running_loop()
+            until, pause = loop.time() + self.queue, 0.05
+            while self.usage(key).running >= limit and loop.time() < until:
+                if request is not None and await request.is_disconnected():
+                    raise ClientGone("the client closed the connection while its query waited for a place")
+                await asyncio.sleep(min(pause, max(0.0, until - loop.time())))
+                pause = min(2 * pause, 0.5)
+        finally:
+            self._waiting[key] -= 1
+            if not self._waiting[key]:
+                del self._waiting[key]
 
     @contextmanager
     def running(self, viewer: Viewer, key: str, hold: float = 0.0, seconds: float | None = None

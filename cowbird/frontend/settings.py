@@ -175,6 +175,9 @@ class FairUseSettings(_Group):
     anonymous_running_queries: int = Field(2, ge=1, description="Queries one address runs at once without login.")
     user_running_queries: int = Field(4, ge=1, description="Queries one user runs at once.")
     bulk_running_queries: int = Field(4, ge=1, description="Queries one api_bulk user runs at once by API token.")
+    queue_seconds: float = Field(5.0, ge=0, description=(
+        "Seconds a query waits for one of the viewer's running queries to end when they already run as many as "
+        "they may, before it is refused (429); 0: refused at once."))
     anonymous_rows_per_day: int = Field(50_000, ge=0, description="Rows one address exports per day without login.")
     user_rows_per_day: int = Field(200_000, ge=0, description="Rows one user exports per day.")
     bulk_rows_per_day: int = Field(

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.calf.web import Answer, LocalWeb, html
@@ -55,11 +56,12 @@ async def test_find_a_static_link_on_the_web(web: LocalWeb, tmp_path: Path) -> N
 
 async def test_calls_count_as_queries_at_once(web: LocalWeb, tmp_path: Path) -> None:
     """Each call runs as one of the viewer's queries at once, under /query's fair use: a third call
-    from one address while two run is answered 429 with Retry-After."""
+    from one address while two run, and still running after its wait for a place (``queue_seconds``), is
+    answered 429 with Retry-After."""
     web.pages["/blog/3"] = replace(web.pages["/blog/3"], delay=1.5)  # slow enough for the calls to overlap
     parts = corpus_citing(web, tmp_path)
     async for client in ewt_client(parts, "blog", calf_enabled=True, calf_allowed_hosts=["127.0.0.1"],
-                                   calf_cache_dir=tmp_path / "cache"):
+                                   calf_cache_dir=tmp_path / "cache", queue_seconds=0.3):
         answers = await asyncio.gather(*(client.get("/api/v1/ref/blog/7/web") for _ in range(3)))
         assert sorted(a.status_code for a in answers) == [200, 200, 429]
         refused = next(a for a in answers if a.status_code == 429)
@@ -69,6 +71,26 @@ async def test_calls_count_as_queries_at_once(web: LocalWeb, tmp_path: Path) -> 
         again = await client.get("/api/v1/ref/blog/7/web")  # the two have finished: their places are free
         assert again.status_code == 200 and again.json()["status"] == "found_url"
 
+
+
+async def test_a_call_over_the_limit_waits_for_a_place(web: LocalWeb, tmp_path: Path) -> None:
+    """Over the limit of queries at once a call first waits for a place (``[fair_use] queue_seconds``,
+    5 s by default): a third call while two run is answered once one of them ends. As many calls of
+    one address wait as it may run at once (two); a fifth call is refused at once, not queued."""
+    web.pages["/blog/3"] = replace(web.pages["/blog/3"], delay=1.5)
+    parts = corpus_citing(web, tmp_path)
+    for calls, expected in ((3, [200, 200, 200]), (5, [200, 200, 200, 200, 429])):
+        async for client in ewt_client(parts, "blog", calf_enabled=True, calf_allowed_hosts=["127.0.0.1"],
+                                       calf_cache_dir=tmp_path / f"cache-{calls}"):  # every call fetches the page
+            async def timed(client: httpx.AsyncClient = client) -> tuple[int, float]:
+                started = time.monotonic()
+                answer = await client.get("/api/v1/ref/blog/7/web")
+                return answer.status_code, time.monotonic() - started
+
+            answers = await asyncio.gather(*(timed() for _ in range(calls)))
+            assert sorted(status for status, _ in answers) == expected
+            assert max(seconds for _, seconds in answers) >= 1.5  # (a call waited for a place: not refused)
+            assert min(seconds for status, seconds in answers if status == 429) < 1.0 if 429 in expected else True
 
 async def test_a_trickling_page_ends_at_the_deadline(web: LocalWeb, tmp_path: Path) -> None:
     """A page that sends a byte every 0.1 s: the call ends after the fetch's deadline (4 × calf_timeout),

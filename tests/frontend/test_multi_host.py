@@ -126,14 +126,18 @@ def hosts(cluster: HostCluster, truth: Truth) -> Iterator[HostCluster]:
 def settle(cluster: HostCluster, truth: Truth, timeout: float = 45.0) -> None:
     """Until the front end uses every node again: a node that failed is skipped until, after a
     cooldown, a request that wants it finds it answering its health check again. Every node is the
-    first replica of three partitions, so a preview wants them all."""
+    first replica of three partitions, so a preview wants them all. A preview is answered by the
+    front end's interactive process, an analysis by its background process: each keeps its own
+    circuit breakers, so both are asked until both use every node."""
     cluster.heal()
     deadline = time.monotonic() + timeout
+    common = {"corpus": "web", "syntax": "cqp"}
     with client(cluster.url) as http:
         while True:
-            body = http.get("/api/v1/query", params={"corpus": "web", "q": PREVIEWS[0], "syntax": "cqp"}).json()
+            body = http.get("/api/v1/query", params={**common, "q": PREVIEWS[0]}).json()
+            counted = http.get("/api/v1/frequency", params={**common, "q": FREQUENCY, "by": "lemma"}).json()
             skipped = shunned(cluster)
-            if body["complete"] and not skipped:
+            if body["complete"] and counted["complete"] and not skipped:
                 break
             assert time.monotonic() < deadline, f"the cluster did not recover: {body.get('failed')}, {skipped}"
             time.sleep(0.5)

@@ -312,7 +312,8 @@ def test_three_front_ends_share_one_database(postgres_url: str, sample_parts: Pa
         'metrics_token_file = "metrics.token"\n'
         f'[nodes]\ntoken_file = "node.token"\ntimeout = 4.0\nhealth_probe_timeout = 0.5\n\n'
         f'[limits]\ndeadline = 10.0\n\n'
-        f'[fair_use]\nanonymous_running_queries = 1\nuser_running_queries = 100\nuser_rows_per_day = 10\n\n'
+        f'[fair_use]\nanonymous_running_queries = 1\nqueue_seconds = 0.5\n'
+        f'user_running_queries = 100\nuser_rows_per_day = 10\n\n'
         f'[accounts]\ndatabase_url = "{postgres_url}"\n\n'
         f'[[corpora]]\nname = "sample"\nmanifest = "{sample_parts.manifest}"\n[corpora.nodes]\n{nodes}')
     fronts = FrontEnds(tmp_path, config)

@@ -10,6 +10,7 @@ import hashlib
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import urlencode
@@ -147,10 +148,13 @@ async def _run(request: Request, user: Viewer, quota: FairUse, search: NodeSearc
     deadline = frontend_state(request).settings.limits.deadline
     try:
         hold = await affordable(quota, user, key, search, deadline)
+        await quota.room(user, key, request)
+        slot = ExitStack()
+        slot.enter_context(quota.running(user, key, hold))
     except BaseException:
-        work.close()  # never started
+        work.close()  # never started (refused, or the client went while it waited for a place)
         raise
-    with quota.running(user, key, hold):
+    with slot:
         try:
             turn = await background_turn(request, key, deadline)
         except BaseException:

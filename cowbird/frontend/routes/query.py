@@ -87,6 +87,7 @@ async def query(
     cost = await tiered(request, search)  # a query that may be slow: estimated, refused past the deadline
     hold = await affordable(quota, user, key, search, settings.limits.deadline, cost)
     background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
+    await quota.room(user, key, request)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
         slot.enter_context(quota.running(user, key, hold))

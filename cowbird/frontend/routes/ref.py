@@ -123,6 +123,7 @@ async def ref_on_the_web(
     if not settings.calf.enabled:
         raise NotFound("finding sentences on the web is not enabled on this server ([calf] enabled)")
     key = quota.key(user, request)
+    await quota.room(user, key, request)
     with quota.running(user, key):
         ref = await resolve(request, catalogue.get(corpus, user), position, asked.end)
         url = next((v for k, v in ref.meta.items() if k.endswith("_url") and v), "")

@@ -75,6 +75,7 @@ async def subcorpus(request: Request, user: CurrentUser, quota: Quota, catalogue
             raise BadParameter(f"match={asked.match!r}: {problem.message}")
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
+    await quota.room(user, key, request)
     with quota.running(user, key):
         found = await until_disconnected(request, _sizes(nodes, target, asked.filters, asked.values, asked.match,
                                                          asked.ignore_case), deadline)
