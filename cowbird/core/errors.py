@@ -27,6 +27,7 @@ The tree (status, code)::
     ├── QueryFailed                       400 query_failed    (real CQP refused the query)
     ├── BadHost                           400 bad_host
     ├── TooLarge                          413 too_large
+    ├── SlowBody                          408 request_timeout (a request body that does not arrive in time)
     ├── TooManyRequests                   429 too_many_requests
     ├── Conflict                          409 conflict
     ├── NotAllowed                        409 not_allowed
@@ -78,6 +79,7 @@ class ErrorCode(StrEnum):
     QUERY_FAILED = "query_failed"
     BAD_HOST = "bad_host"
     TOO_LARGE = "too_large"
+    REQUEST_TIMEOUT = "request_timeout"
     TOO_MANY_REQUESTS = "too_many_requests"
     CONFLICT = "conflict"
     NOT_ALLOWED = "not_allowed"
@@ -169,6 +171,12 @@ class BadHost(CowbirdError):
 
 class TooLarge(CowbirdError):
     status, code, title = 413, ErrorCode.TOO_LARGE, "The request body is too large"
+
+
+class SlowBody(CowbirdError):
+    """A request body that did not arrive in its time (a client trickling it byte by byte)."""
+
+    status, code, title = 408, ErrorCode.REQUEST_TIMEOUT, "The request body did not arrive in time"
 
 
 class TooManyRequests(CowbirdError):

@@ -20,6 +20,7 @@ from fastapi.templating import Jinja2Templates
 from fastapi_offline import FastAPIOffline
 
 from cowbird import __version__
+from cowbird.core.bodies import BodyLimit
 from cowbird.core.config import ConfigError
 from cowbird.core.errors import CowbirdError
 from cowbird.core.metrics import Metrics
@@ -152,6 +153,8 @@ def create_app(
     install_problem_handlers(app, render)
     app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
     app.add_middleware(Utf8Parameters, render=render)
+    app.add_middleware(BodyLimit, max_bytes=settings.limits.max_request_bytes,
+                       seconds=settings.limits.request_body_seconds, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
     app.add_middleware(SecurityHeaders)

@@ -152,6 +152,10 @@ class LimitSettings(_Group):
     deadline: float = Field(120.0, gt=0, description="Seconds a whole query may take across all nodes.")
     export_deadline: float = Field(3600.0, gt=0, description="Seconds a whole export may take.")
     preview_size: int = Field(100, ge=1, description="Most hits a preview (/api/v1/query) returns.")
+    max_request_bytes: int = Field(1024 * 1024, ge=16 * 1024, description=(
+        "Largest request body accepted (forms, saved searches, line categories); larger: 413, unread."))
+    request_body_seconds: float = Field(30.0, gt=0, description=(
+        "Seconds a request body has to arrive whole after its headers; slower: 408."))
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
     max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")

@@ -3,9 +3,9 @@
 Every request but ``GET /health`` must carry ``Authorization: Bearer <node token>``; without it
 the node answers ``401`` at once, never reading the body — so an anonymous client cannot make the
 node buffer a large body, learn its API (``/docs``, ``/openapi.json``) or get a ``422`` for
-malformed JSON. An authenticated body is read here, up to ``max_bytes`` (declared or chunked), and
-handed on whole; after it, the app reads the real connection again, so that it still learns when
-the client goes away.
+malformed JSON. An authenticated body is read here, up to ``max_bytes`` (declared or chunked) and
+within ``BODY_SECONDS`` (``cowbird.core.bodies``), and handed on whole; after it, the app reads the
+real connection again, so that it still learns when the client goes away.
 
 A request that names itself (``X-Cowbird-Call: <id>``, as the front end's calls do) is listed in
 ``calls`` (``Calls``): after a timeout the front end asks ``GET /health?call=<id>`` how long the
@@ -25,13 +25,16 @@ from collections import OrderedDict
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.core.errors import TooLarge, Unauthorized
+from cowbird.core.bodies import ClientLeft, read_body, replay
+from cowbird.core.errors import SlowBody, TooLarge, Unauthorized
 from cowbird.core.problems import problem_response
 from cowbird.node.scheduler import BACKGROUND, PRIORITY_HEADER
 
 OPEN_PATHS = frozenset({"/health"})
 CALL_HEADER = b"x-cowbird-call"
 _CALL = re.compile(r"[0-9a-f]{8,64}")
+BODY_SECONDS = 30.0
+"""Time a request body has to arrive whole (the front end sends its few kB at once)."""
 
 
 class Calls:
@@ -105,54 +108,33 @@ class NodeGuard:
             return
         length = headers.get(b"content-length", b"")
         if length.isdigit() and int(length) > self.max_bytes:
-            await self._too_large(scope, receive, send, f"request body of {int(length)} bytes")
+            await self._refuse(scope, send, TooLarge(f"request body of {int(length)} bytes is over the limit of "
+                                                     f"{self.max_bytes} bytes"))
             return
-        body = await self._read_body(receive)
-        if body is None:
-            await self._too_large(scope, receive, send, "a request body")
+        try:
+            body = await read_body(receive, self.max_bytes, BODY_SECONDS)
+        except ClientLeft:
+            return
+        except (TooLarge, SlowBody) as error:
+            await self._refuse(scope, send, error)
             return
         BACKGROUND.set(headers.get(PRIORITY_HEADER, b"") == b"background")
         call = headers.get(CALL_HEADER, b"").decode("latin-1")
         if not _CALL.fullmatch(call):
-            await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, replay(body, receive), send)
             return
         self.calls.start(call)
         try:
-            await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, replay(body, receive), send)
         finally:
             self.calls.end(call)
 
-    async def _read_body(self, receive: Receive) -> bytes | None:
-        """The whole body, or None as soon as it passes the limit (the rest is never read)."""
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return b"".join(chunks)  # the client went away; the app will see the disconnect
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_bytes:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send, what: str) -> None:
-        error = TooLarge(f"{what} is over the limit of {self.max_bytes} bytes")
+    @staticmethod
+    async def _refuse(scope: Scope, send: Send, error: TooLarge | SlowBody) -> None:
         response = problem_response(error)
         response.headers["Connection"] = "close"  # do not read the rest of a body we refused
-        await response(scope, receive, send)
+        await response(scope, _ended, send)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
+async def _ended() -> Message:
+    return {"type": "http.disconnect"}

@@ -179,6 +179,7 @@ class Recorder:
         self.app = app
         self.calls: list[tuple[str, str | None]] = []
         self.estimate_seconds = estimate_seconds  # what the node says of every estimate, if set
+        self.estimates_fail = False  # every estimate answered 503, as a node too busy to say
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
@@ -186,6 +187,9 @@ class Recorder:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://node") as inner:
             real = await inner.request(request.method, request.url.path, params=request.url.params,
                                        content=body or None, headers=dict(request.headers))
+        if request.url.path == "/v1/estimate" and self.estimates_fail:
+            return httpx.Response(503, json={"type": "about:blank", "title": "Busy", "status": 503, "code": "busy",
+                                             "detail": "the node is busy"})
         if request.url.path == "/v1/estimate" and self.estimate_seconds is not None and real.status_code == 200:
             return httpx.Response(200, json={**real.json(), "seconds": self.estimate_seconds})
         return httpx.Response(real.status_code, content=real.content, headers=real.headers)
@@ -256,6 +260,27 @@ async def test_a_query_estimated_beyond_the_interactive_budget_runs_in_the_backg
         assert "in the background" in events[1]["message"]
         assert events[-1]["event"] == "result" and events[-1]["total"] == plain.json()["total"]
         cheap = await client.get("/api/v1/query", params=P1)  # tokens only: not even estimated
+        assert cheap.status_code == 200 and "x-cowbird-priority" not in cheap.headers
+
+
+async def test_a_query_that_may_be_slow_and_cannot_be_estimated_runs_in_the_background(
+    sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
+) -> None:
+    """The nodes cannot estimate it (too busy to answer in time): its cost is unknown, so it is not let
+    into the interactive tier — it runs, exactly, as background work and says why."""
+    node, front = recording(big_parts, sample_parts, tmp_path)
+    node.estimates_fail = True
+    async for client in front:
+        plain = await client.get("/api/v1/query", params=WIDE)
+        assert plain.status_code == 200 and plain.headers["x-cowbird-priority"] == "background"
+        assert node.priorities("/v1/estimate") == {None} and node.priorities("/v1/count") == {"background"}
+        streamed = await client.get("/api/v1/query", params={**WIDE, "stream": 1})
+        events = [json.loads(line) for line in streamed.text.splitlines()]
+        assert events[1]["event"] == "background" and events[1]["estimated_seconds"] is None
+        assert "could not estimate it in time" in events[1]["reason"]
+        assert events[-1]["event"] == "result" and events[-1]["total"] == plain.json()["total"]
+        node.estimates_fail = False
+        cheap = await client.get("/api/v1/query", params=P1)
         assert cheap.status_code == 200 and "x-cowbird-priority" not in cheap.headers
 
 

@@ -146,7 +146,9 @@ async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
     """A query that may be slow (``may_be_slow``: wide or open repetitions, constraints relating labels,
     MU and TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
-    partition). None for the others, and when the nodes cannot say in time."""
+    partition). None for the others. When the nodes cannot say in time (busy ones, most often), the
+    estimate knows nothing (``seconds`` None) and the query runs as background work: it may be slow, and
+    an unknown cost is not let into the interactive tier."""
     if not may_be_slow(search.query.query):
         return None
     settings = frontend_state(request).settings
@@ -154,7 +156,7 @@ async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
     try:
         cost = await until_disconnected(request, search.estimate(), settings.limits.deadline)
     except (NodesUnavailable, QueryTooSlow):  # the nodes cannot say in time: the query itself will tell
-        return None
+        return CostEstimate(hits=None, exact=False, seconds=None, cpu_seconds=None, statuses=[])
     if cost.seconds is not None and cost.seconds > most:
         hits = "an unknown number of" if cost.hits is None else f"about {cost.hits:,}"
         raise LimitExceeded(
@@ -166,9 +168,10 @@ async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
 
 def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool = False) -> bool:
     """Whether a query runs as background work: a sorted page deep in the hits, or a query that may be
-    slow estimated beyond the interactive budget (``[limits] interactive_seconds``)."""
+    slow (``tiered`` gave ``cost``) estimated beyond the interactive budget (``[limits]
+    interactive_seconds``) or not estimated at all."""
     budget = frontend_state(request).settings.limits.interactive_seconds
-    return deep_sort or (cost is not None and cost.seconds is not None and cost.seconds > budget)
+    return deep_sort or (cost is not None and (cost.seconds is None or cost.seconds > budget))
 
 
 async def background_turn(request: Request, key: str, deadline: float) -> Turn:

@@ -1,0 +1,108 @@
+"""Request bodies read whole, within a size and a time limit, before an app sees them.
+
+A server that hands the body to the app as it streams in lets a client decide how much memory and
+how long a connection it holds: a chunked body of 200 MB was buffered whole before its route
+refused it, and one byte every few seconds held a connection for minutes. :func:`read_body` reads a
+request's body with a limit on its size (413 as soon as it is passed, the rest never read) and on
+the time it takes to arrive (408); :class:`BodyLimit` does it for every request of an app — a
+body declared larger than the limit (``Content-Length``) is refused before a byte of it is read —
+and hands the app the body as one message. Both answers close the connection. The node's guard
+(``cowbird.node.guard``) reads its bodies the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from cowbird.core.errors import CowbirdError, SlowBody, TooLarge
+
+
+class ClientLeft(Exception):
+    """The client went away while its body was being read."""
+
+
+async def read_body(receive: Receive, max_bytes: int, seconds: float) -> bytes:
+    """The whole body; ``TooLarge`` as soon as it passes ``max_bytes``, ``SlowBody`` if it has not
+    all arrived within ``seconds``, ``ClientLeft`` if the client goes first."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise ClientLeft
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > max_bytes:
+                    raise TooLarge(f"the request body is over the limit of {max_bytes:,} bytes")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+    except TimeoutError:
+        raise SlowBody(f"the request body did not arrive within {seconds:g} s ({size:,} bytes came)") from None
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` as one message, then whatever the client sends next (its
+    disconnect)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+
+def has_body(headers: dict[bytes, bytes]) -> bool:
+    """Whether a request says it has a body (a length above 0, or chunks)."""
+    length = headers.get(b"content-length", b"").strip()
+    return (length.isdigit() and int(length) > 0) or b"transfer-encoding" in headers
+
+
+class BodyLimit:
+    """Every request's body read whole (``read_body``) before the app runs: over ``max_bytes`` 413,
+    slower than ``seconds`` 408, each answered by ``render`` with the connection closed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, seconds: float,
+                 render: Callable[[Request, CowbirdError], Response]) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.seconds = seconds
+        self.render = render
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if not has_body(headers):
+            await self.app(scope, receive, send)
+            return
+        length = headers.get(b"content-length", b"").strip()
+        try:
+            if length.isdigit() and int(length) > self.max_bytes:
+                raise TooLarge(f"a request body of {int(length):,} bytes is over the limit of {self.max_bytes:,} bytes")
+            body = await read_body(receive, self.max_bytes, self.seconds)
+        except ClientLeft:
+            return
+        except (TooLarge, SlowBody) as error:
+            response = self.render(Request(scope), error)
+            response.headers["Connection"] = "close"  # the rest of the body is never read
+            await response(scope, _ended, send)
+            return
+        await self.app(scope, replay(body, receive), send)
+
+
+async def _ended() -> Message:
+    return {"type": "http.disconnect"}
