@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from fastapi import FastAPI
@@ -80,7 +81,7 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
     if background_socket is not None:  # the background process (cowbird/frontend/background.py)
         os.nice(NICENESS)
         serve(create_app(settings, forwarded=True), host=settings.host, port=settings.port,
-              uds=str(background_socket))
+              uds=str(background_socket), proxy_headers=False)  # the client as the worker saw it, only
         return
     try:
         app = create_app(settings)  # checks the configuration and migrates the database, once
@@ -89,7 +90,7 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
     shown = f"{workers} workers on " if workers > 1 else ""
     click.echo(f"cowbird: {len(settings.corpora)} corpora on {shown}http://{settings.host}:{settings.port}", err=True)
     if workers == 1 and not background:
-        serve(app, host=settings.host, port=settings.port)
+        serve(app, host=settings.host, port=settings.port, **proxies(settings))
         return
     app.state.frontend.accounts.database.close()
     made = None
@@ -109,7 +110,8 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
             "config": str(config.resolve()), "host": settings.host, "port": settings.port,
             "log_level": log_level, "log_format": "json" if log_format == "json" else "text", "background": socket,
         })
-        serve(f"{__name__}:worker_app", host=settings.host, port=settings.port, workers=workers)
+        serve(f"{__name__}:worker_app", host=settings.host, port=settings.port, workers=workers,
+              **proxies(settings))
     finally:
         if child is not None:
             child.terminate()
@@ -120,6 +122,15 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
         for folder in (made, private):
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def proxies(settings: FrontendSettings) -> dict[str, Any]:
+    """uvicorn's options for ``trusted_proxies``: X-Forwarded-For believed from them only, and from
+    nobody when there are none (uvicorn by default believes 127.0.0.1, so that any local process —
+    or a proxy on the same host forwarding whatever a client wrote — could name any address)."""
+    if not settings.trusted_proxies:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": ",".join(settings.trusted_proxies)}
 
 
 BACKGROUND_START_SECONDS = 120.0

@@ -82,10 +82,15 @@ class Failover:
         except NodeFailure as failure:
             outcome = f"failed: {failure.reason}"
             raise
+        except BaseException:  # cancelled: the client went, the deadline passed, a sibling call failed
+            outcome = "cancelled"
+            raise
         finally:
             _CALL.reset(named)
-            fields = {"node": node, "partition": partition.id, "ms": round((time.perf_counter() - started) * 1000, 1),
-                      "status": outcome}
+            ms = (time.perf_counter() - started) * 1000
+            if outcome in ("timeout", "cancelled") or outcome.startswith("failed"):
+                spent(ms)  # the node worked on it until it gave up or saw the call go: the viewer pays that
+            fields = {"node": node, "partition": partition.id, "ms": round(ms, 1), "status": outcome}
             FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
             if self.metrics is not None:
                 self.metrics.node_calls.labels(partition.id, outcome.split(":")[0]).inc()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -44,6 +45,7 @@ from cowbird.core.wire import (
 )
 from cowbird.frontend.corpora import Partition
 from cowbird.frontend.failover import Failover
+from cowbird.frontend.fair_use import spent
 from cowbird.frontend.ndjson import stream_lines
 from cowbird.frontend.node_answers import (
     NodeFailure,
@@ -253,6 +255,7 @@ class NodeClient:
                 return await self._open_export(partition, node, rest)
 
             opened = False
+            started = time.perf_counter()
             try:
                 response = await self.failover.attempt(partition, node, open_stream, limit)
                 opened = True
@@ -264,6 +267,7 @@ class NodeClient:
                         yield line
                 finally:
                     await response.aclose()
+                    spent((time.perf_counter() - started) * 1000)  # the node's time: its stream was open
             except NodeFailure as failure:
                 logger.warning("export of %s: %s after %d of %d lines", partition.id, failure, delivered, expected)
                 if opened:  # the query ran; the stream broke or stalled: a replica can finish it

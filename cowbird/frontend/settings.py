@@ -8,6 +8,7 @@ unknown access level or a setting out of range is a one-line error naming it.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -284,6 +285,10 @@ class FrontendSettings(LayeredSettings):
     host: str = Field("127.0.0.1", description="Address to listen on.")
     port: int = Field(8700, ge=1, le=65535, description="Port to listen on.")
     public_url: str = Field("", description="Base URL for links in exports (default: from the request).")
+    trusted_proxies: list[str] = Field(default_factory=list, description=(
+        "Addresses or networks (10.0.0.0/8) of the reverse proxies in front of the front end: only from them "
+        "are X-Forwarded-For and X-Forwarded-Proto believed (the client's address counts for fair use and "
+        "throttles). Empty (the default): never; the connection's own address is the client's."))
     allowed_hosts: list[str] = Field(
         default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"],
         description="Host names clients may use to reach the front end (the Host header is checked, so "
@@ -313,6 +318,16 @@ class FrontendSettings(LayeredSettings):
     @classmethod
     def extra_sources(cls, settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
         return (FlatEnvironment(settings_cls),)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, proxies: list[str]) -> list[str]:
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise ValueError(f"trusted_proxies: {proxy!r} is not an IP address or network (10.0.0.0/8)") from None
+        return proxies
 
     def trusted_hosts(self) -> list[str]:
         """The Host names requests may use: ``allowed_hosts``, the host of ``public_url`` and the

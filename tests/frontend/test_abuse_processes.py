@@ -1,5 +1,6 @@
-"""Hostile clients against real server processes: never-ending or trickling request headers are cut
-off (431, 408) instead of held in memory; an abandoned XLSX export leaves no temporary file behind
+"""Hostile clients against real server processes: never-ending or trickling request headers and
+bodies are cut off (431, 413, 408) instead of held in memory; an X-Forwarded-For from a peer that is
+not a trusted proxy names no other address; an abandoned XLSX export leaves no temporary file behind
 and gives its rows back to the day's budget."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from cowbird.core import serving
+from cowbird.demo import DemoStack
 from tests.support import free_ports, running_demo
 
 pytestmark = pytest.mark.e2e
@@ -122,38 +124,70 @@ def tree_rss_mb(pid: int) -> float:
     return rss
 
 
-def test_request_bodies_are_bounded_in_size_and_time(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    """The demo's processes, request bodies given 2 s."""
+    with running_demo(tmp_path_factory.mktemp("demo"), settings={"request_body_seconds": 2.0}) as stack:
+        yield stack
+
+
+def test_forwarded_addresses_are_not_believed_from_an_untrusted_peer(demo: DemoStack) -> None:
+    """No ``trusted_proxies`` (the default): an ``X-Forwarded-For`` a client writes names no other
+    address — its export rows are counted against its own address, whatever it claims."""
+    def rows_left(forwarded: str) -> int:
+        answer = httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "sample", "q": "the", "limit": 1},
+                           headers={"X-Forwarded-For": forwarded}, timeout=30)
+        return int(answer.headers["x-cowbird-export-rows-left"])
+
+    before = rows_left("203.0.113.1")
+    export = httpx.get(f"{demo.url}/api/v1/export", params={"corpus": "sample", "q": "the", "limit": 7},
+                       headers={"X-Forwarded-For": "203.0.113.2"}, timeout=30)
+    assert export.status_code == 200
+    assert rows_left("203.0.113.3") == rows_left("198.51.100.7") == before - 7
+
+
+def test_trusted_proxies_are_given_to_the_server_as_networks() -> None:
+    from cowbird.frontend.cli import proxies
+    from cowbird.frontend.settings import FrontendSettings
+
+    assert proxies(FrontendSettings()) == {"proxy_headers": False}
+    trusted = FrontendSettings(trusted_proxies=["172.28.0.2", "10.0.0.0/8"])
+    assert proxies(trusted) == {"proxy_headers": True, "forwarded_allow_ips": "172.28.0.2,10.0.0.0/8"}
+    with pytest.raises(ValueError, match="'proxy' is not an IP address or network"):
+        FrontendSettings(trusted_proxies=["proxy"])
+
+
+def test_request_bodies_are_bounded_in_size_and_time(demo: DemoStack) -> None:
     """The front end reads a request body up to ``[limits] max_request_bytes`` (1 MiB) and for
     ``request_body_seconds``: a body declared larger is refused before a byte of it is read, a
     chunked one as soon as it passes the limit (the front end's memory does not grow with it), a
     trickled one when its time is up; each answer closes the connection, and a normal POST still
     works."""
-    with running_demo(tmp_path / "demo", settings={"request_body_seconds": 2.0}) as demo:
-        front = demo.processes[-1].pid
-        declared = (b"POST /api/v1/saved HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: 1000000000\r\n\r\n")
-        answer, seconds = raw(demo.port, declared)
-        assert answer.startswith(b"HTTP/1.1 413 ") and b"too_large" in answer and seconds < 5, answer[:300]
-        assert b"1,000,000,000 bytes is over the limit of 1,048,576 bytes" in answer
+    front = demo.processes[-1].pid
+    declared = (b"POST /api/v1/saved HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1000000000\r\n\r\n")
+    answer, seconds = raw(demo.port, declared)
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"too_large" in answer and seconds < 5, answer[:300]
+    assert b"1,000,000,000 bytes is over the limit of 1,048,576 bytes" in answer
 
-        before = tree_rss_mb(front)
+    before = tree_rss_mb(front)
 
-        def chunked(total: int, chunk: int = 1 << 20) -> Iterator[bytes]:
-            for _ in range(total // chunk):
-                yield b"x" * chunk
+    def chunked(total: int, chunk: int = 1 << 20) -> Iterator[bytes]:
+        for _ in range(total // chunk):
+            yield b"x" * chunk
 
-        refused = [httpx.post(f"{demo.url}/api/v1/saved", content=chunked(64 << 20), timeout=30,
-                              headers={"Content-Type": "application/json"}) for _ in range(4)]
-        assert all(r.status_code == 413 and r.json()["code"] == "too_large" for r in refused), refused[0].text
-        assert all(r.headers["connection"] == "close" for r in refused)
-        assert tree_rss_mb(front) - before < 40, (before, tree_rss_mb(front))  # never 4 x 64 MB held
+    refused = [httpx.post(f"{demo.url}/api/v1/saved", content=chunked(64 << 20), timeout=30,
+                          headers={"Content-Type": "application/json"}) for _ in range(4)]
+    assert all(r.status_code == 413 and r.json()["code"] == "too_large" for r in refused), refused[0].text
+    assert all(r.headers["connection"] == "close" for r in refused)
+    assert tree_rss_mb(front) - before < 40, (before, tree_rss_mb(front))  # never 4 x 64 MB held
 
-        trickle = (b"POST /api/v1/saved HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                   b"Content-Length: 40\r\n\r\n" + b"{" * 20)
-        answer, seconds = raw(demo.port, trickle, pause=0.25, chunks=20)  # 20 bytes over 5 s: too slow
-        assert answer.startswith(b"HTTP/1.1 408 ") and b"request_timeout" in answer, answer[:300]
-        assert b"did not arrive within 2 s" in answer and seconds < 8, (answer[:300], seconds)
+    trickle = (b"POST /api/v1/saved HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               b"Content-Length: 40\r\n\r\n" + b"{" * 20)
+    answer, seconds = raw(demo.port, trickle, pause=0.25, chunks=20)  # 20 bytes over 5 s: too slow
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"request_timeout" in answer, answer[:300]
+    assert b"did not arrive within 2 s" in answer and seconds < 8, (answer[:300], seconds)
 
-        fine = httpx.post(f"{demo.url}/api/v1/saved", json={"name": "x", "url": "/?corpus=sample&q=house"},
-                          timeout=30)
-        assert fine.status_code in (401, 403), fine.text  # read whole and answered by the route (login needed)
+    fine = httpx.post(f"{demo.url}/api/v1/saved", json={"name": "x", "url": "/?corpus=sample&q=house"},
+                      timeout=30)
+    assert fine.status_code in (401, 403), fine.text  # read whole and answered by the route (login needed)

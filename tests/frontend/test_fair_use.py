@@ -4,6 +4,7 @@ in the answer's headers and on the account page; counted in the account database
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 async def strict(sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
                  ) -> AsyncIterator[httpx.AsyncClient]:
     settings = front_settings(sample_parts, big_parts, tmp_path, anonymous_rows_per_day=5, anonymous_running_queries=1,
-                              bulk_rows_per_day=1_000)
+                              bulk_rows_per_day=1_000, queue_seconds=0.2)
     async for client in front_client(settings, nodes):
         yield client
 
@@ -62,6 +63,45 @@ async def test_queries_at_once(strict: httpx.AsyncClient) -> None:
     assert fair_use.usage("address:127.0.0.1").running == 0  # every slot given back, exports included
     await strict.get("/api/v1/export", params={"corpus": "sample", "q": "house", "limit": 1})
     assert fair_use.usage("address:127.0.0.1").running == 0
+
+
+async def test_estimates_are_queries_at_once_and_paid_for(strict: httpx.AsyncClient) -> None:
+    """``/api/v1/estimate`` takes one of the viewer's places (429 when they run their limit) and its
+    nodes' time is counted against the day, as any query's."""
+    fair_use, key = tracker(strict), "address:127.0.0.1"
+    params = {"corpus": "sample", "q": "house"}
+    with fair_use.running(ANONYMOUS, key):
+        busy = await strict.get("/api/v1/estimate", params=params)
+        assert busy.status_code == 429 and "1 queries at once already" in busy.json()["detail"]
+    before = fair_use.usage(key).node_seconds
+    estimate = await strict.get("/api/v1/estimate", params=params)
+    assert estimate.status_code == 200 and estimate.json()["hits"] is not None
+    usage = fair_use.usage(key)
+    assert usage.node_seconds > before and usage.running == 0
+
+
+async def test_a_query_that_times_out_is_paid_for(sample_parts: Partitioned, big_parts: Partitioned,
+                                                  nodes: dict[str, FastAPI], tmp_path: Path) -> None:
+    """A node that works on a call until the front end gives up (``[nodes] timeout``) is paid for:
+    the time waited on each partition is counted against the viewer's day, as is an export's time."""
+    settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.5)
+    for pid in sample_parts.ids:
+        settings.corpora[0].nodes[pid] = ["http://slow"]
+
+    async def hanging(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(30)
+        return httpx.Response(500)
+
+    async for client in front_client(settings, nodes, {"slow": httpx.MockTransport(hanging)}):
+        fair_use, key = tracker(client), "address:127.0.0.1"
+        answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+        assert answer.status_code == 504, answer.text
+        spent = fair_use.usage(key).node_seconds
+        assert 3 * 0.5 <= spent < 3 * 0.5 + 1.0, spent  # three partitions, each waited on for 0.5 s
+        export = await client.get("/api/v1/export", params={"corpus": "big", "q": '[pos="P1"]', "syntax": "cqp",
+                                                            "limit": 2_000})
+        assert export.status_code == 200 and len(export.text.splitlines()) == 2_001
+        assert fair_use.usage(key).node_seconds > spent  # the export's streams' time
 
 
 @pytest.fixture
@@ -104,10 +144,13 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
             refused = await client.get(route, params={**hopeless, "stream": 1} if route.endswith("query") else hopeless)
             assert refused.status_code == 429, (route, refused.text)
             detail = refused.json()["detail"]
-            assert "this query is estimated to take" in detail and "seconds of the nodes' time, more than the" in detail
+            estimated = "this query is estimated to take" in detail and "of the nodes' time, more than" in detail
+            spent = "queries took today's 1,000 seconds of the nodes' time" in detail  # the estimates were paid for
+            assert estimated or (spent and route != "/api/v1/query"), (route, detail)
             assert 0 < int(refused.headers["retry-after"]) <= 86_401
         after = fair_use.usage(key)
-        assert after.node_seconds == before and after.held == 0 and after.running == 0  # refused before any node ran it
+        # refused before any node ran it: only the estimates were paid for
+        assert before < after.node_seconds < before + 10.0 and after.held == 0 and after.running == 0
         fair_use.spend(key, 1000.0 - before)
         over = await client.get("/api/v1/query", params={**params, "stream": 1})
         assert over.status_code == 429 and "seconds of the nodes' time" in over.json()["detail"]

@@ -147,7 +147,7 @@ async def _run(request: Request, user: Viewer, quota: FairUse, search: NodeSearc
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
     try:
-        hold = await affordable(quota, user, key, search, deadline)
+        hold = await affordable(request, quota, user, key, search, deadline)
         await quota.room(user, key, request)
         slot = ExitStack()
         slot.enter_context(quota.running(user, key, hold))

@@ -112,14 +112,15 @@ Corpora = Annotated[CorpusCatalogue, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
 
 
-async def affordable(quota: FairUse, viewer: Viewer, key: str, search: NodeSearch, deadline: float,
+async def affordable(request: Request, quota: FairUse, viewer: Viewer, key: str, search: NodeSearch, deadline: float,
                      known: CostEstimate | None = None) -> float:
     """The query's estimated node seconds, charged before it runs when the viewer's day has less left
     than it could cost (``FairUse.afford``: the deadline on every partition); 429 if it does not fit.
-    ``known``: the estimate made already (``tiered``), not asked again."""
+    ``known``: the estimate made already (``tiered``), not asked again; else it is made as one of the
+    viewer's queries, and paid for (``estimated``)."""
 
     async def node_seconds() -> float | None:
-        return (known if known is not None else await search.estimate()).cpu_seconds
+        return (known if known is not None else await estimated(request, viewer, key, search)).cpu_seconds
 
     return await quota.afford(viewer, key, deadline * len(search.corpus.partitions), node_seconds)
 
@@ -142,7 +143,17 @@ BACKSTOP_SECONDS = 5.0
 (a slow partition is reported as failed), this only catches what does not."""
 
 
-async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
+async def estimated(request: Request, user: Viewer, key: str, search: NodeSearch) -> CostEstimate:
+    """The query's estimate (``Search.estimate``), as one of the viewer's queries at once (it waits for
+    a place, or is refused), its nodes' time charged to the viewer's day, stopped when the client
+    goes."""
+    quota = frontend_state(request).fair_use
+    await quota.room(user, key, request)
+    with quota.running(user, key):
+        return await until_disconnected(request, search.estimate(), frontend_state(request).settings.limits.deadline)
+
+
+async def tiered(request: Request, user: Viewer, key: str, search: NodeSearch) -> CostEstimate | None:
     """A query that may be slow (``may_be_slow``: wide or open repetitions, constraints relating labels,
     MU and TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
@@ -154,7 +165,7 @@ async def tiered(request: Request, search: NodeSearch) -> CostEstimate | None:
     settings = frontend_state(request).settings
     most = min(settings.limits.deadline, settings.nodes.timeout)  # a node call is given up after [nodes] timeout
     try:
-        cost = await until_disconnected(request, search.estimate(), settings.limits.deadline)
+        cost = await estimated(request, user, key, search)
     except (NodesUnavailable, QueryTooSlow):  # the nodes cannot say in time: the query itself will tell
         return CostEstimate(hits=None, exact=False, seconds=None, cpu_seconds=None, statuses=[])
     if cost.seconds is not None and cost.seconds > most:

@@ -89,7 +89,7 @@ async def export(
     if order is not None:
         search.check_sort(order, sort)
     key = quota.key(user, request)
-    hold = await affordable(quota, user, key, search, settings.limits.export_deadline)
+    hold = await affordable(request, quota, user, key, search, settings.limits.export_deadline)
     await quota.room(user, key, request)
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
     slot.enter_context(quota.running(user, key, hold, settings.limits.export_deadline + LEASE_MARGIN))

@@ -31,6 +31,7 @@ from cowbird.frontend.routes.deps import (
     affordable,
     background_turn,
     background_work,
+    estimated,
     ndjson_line,
     tiered,
     until_disconnected,
@@ -84,8 +85,8 @@ async def query(
         search.check_sort(order, asked.sort)
     key = quota.key(user, request)
     preview = Preview(request, user, asked, target, search, started)
-    cost = await tiered(request, search)  # a query that may be slow: estimated, refused past the deadline
-    hold = await affordable(quota, user, key, search, settings.limits.deadline, cost)
+    cost = await tiered(request, user, key, search)  # a query that may be slow: estimated, refused past the deadline
+    hold = await affordable(request, quota, user, key, search, settings.limits.deadline, cost)
     background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
     await quota.room(user, key, request)
     if asked.stream:
@@ -219,7 +220,7 @@ async def estimate(request: Request, user: CurrentUser, catalogue: Corpora, node
     checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
     search = search_of(nodes, target, checked)
     settings = frontend_state(request).settings
-    found = await until_disconnected(request, search.estimate(), settings.limits.deadline)
+    found = await estimated(request, user, frontend_state(request).fair_use.key(user, request), search)
     return EstimateResult(
         corpus=target.name, cqp=search.cqp, hits=found.hits, exact=found.exact,
         seconds=None if found.seconds is None else round(found.seconds, 3), time_class=found.time_class,
