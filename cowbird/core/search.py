@@ -293,7 +293,8 @@ class PartitionStatus(Generic[P]):
 
 
 def failed_partitions(statuses: Sequence[PartitionStatus[Any]]) -> list[str]:
-    return [s.partition.id for s in statuses if s.failure is not None]
+    """The partitions that failed, each once (a keyword list asks a partition for the target and the reference)."""
+    return list(dict.fromkeys(s.partition.id for s in statuses if s.failure is not None))
 
 
 def answered_total(statuses: Sequence[PartitionStatus[Any]]) -> int:

@@ -170,19 +170,28 @@ class NodeClient:
         def checked(body: bytes, node: str) -> A:
             answer = parse_answer(body, answer_type, partition.id, node)
             if isinstance(answer, NgramResponse) and isinstance(request, NgramRequest):
+                rows = [tuple(t) for t in answer.row_tokens]
                 check(answer.partition == partition.id and len(answer.counts) == len(request.values)
-                      and 0 <= answer.tokens <= partition.size and 0 <= answer.ngrams <= partition.size
-                      and len(answer.row_tokens) == len(answer.row_counts) and all(c > 0 for c in answer.row_counts)
-                      and all(len(t) == request.n for t in answer.row_tokens)
-                      and all(c >= 0 for c in answer.counts), "gives an impossible word list", partition, node)
+                      and 0 <= answer.ngrams <= answer.tokens <= partition.size
+                      and len(rows) <= answer.types <= answer.ngrams
+                      and len(rows) == len(answer.row_counts) and len(set(rows)) == len(rows)
+                      and all(len(t) == request.n for t in rows)
+                      and all(0 < c <= answer.ngrams for c in answer.row_counts)
+                      and sum(answer.row_counts) <= answer.ngrams
+                      and all(answer.row_counts[i] >= answer.row_counts[i + 1] for i in range(len(rows) - 1))
+                      and all(0 <= c <= answer.ngrams for c in answer.counts), "gives an impossible word list",
+                      partition, node)
                 return answer
             if isinstance(answer, SubcorpusResponse) and isinstance(request, SubcorpusRequest):
                 check(answer.partition == partition.id and 0 <= answer.tokens <= partition.size
                       and len(answer.values) == len(answer.value_tokens) == len(answer.value_regions)
-                      and all(0 <= t <= answer.tokens for t in answer.value_tokens)
-                      and all(r >= 1 for r in answer.value_regions)
+                      and len(set(answer.values)) == len(answer.values)
+                      and all(0 < t <= answer.tokens for t in answer.value_tokens)
+                      and sum(answer.value_tokens) <= answer.tokens  # one attribute's regions do not overlap
+                      and all(1 <= r <= t for r, t in zip(answer.value_regions, answer.value_tokens, strict=True))
                       and (answer.texts is None) == (answer.all_texts is None) == (request.texts is None)
-                      and (answer.texts or 0) <= (answer.all_texts or 0),
+                      and 0 <= (answer.texts or 0) <= min(answer.tokens, answer.all_texts or 0)
+                      and (answer.all_texts or 0) <= partition.size,
                       "gives an impossible subcorpus size", partition, node)
                 return answer
             assert not isinstance(answer, NgramResponse | SubcorpusResponse)
@@ -198,7 +207,10 @@ class NodeClient:
                 check_cooccurrence(answer, partition, node)
             elif isinstance(answer, DispersionResponse):
                 check(len(answer.bins) == getattr(request, "bins", -1) and sum(answer.bins) == answer.total
-                      and 0 <= answer.parts_with_hits <= answer.parts and answer.dp_sum >= 0,
+                      and all(b >= 0 for b in answer.bins)
+                      and 0 <= answer.parts_with_hits <= min(answer.parts, answer.total)
+                      and 0 <= answer.parts <= partition.size and 0 <= answer.smallest_part <= partition.size
+                      and 0 <= answer.dp_sum <= 2.0 + 1e-9,  # shares of the corpus: at most 1 + 1
                       "gives an impossible dispersion", partition, node)
             elif isinstance(request, SortKeysRequest) and isinstance(answer, SortKeysResponse):
                 check_sort_keys(answer, request, tuple(d == "desc" for d in request.sort.direction.split(",")),

@@ -5,6 +5,7 @@ and gives its rows back to the day's budget."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -126,21 +127,44 @@ def tree_rss_mb(pid: int) -> float:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
-    """The demo's processes, request bodies given 2 s."""
-    with running_demo(tmp_path_factory.mktemp("demo"), settings={"request_body_seconds": 2.0}) as stack:
+    """The demo's processes (the generated web corpus, 300,000 tokens), request bodies given 2 s."""
+    with running_demo(tmp_path_factory.mktemp("demo"), generated=True, web_tokens=300_000,
+                      settings={"request_body_seconds": 2.0}) as stack:
         yield stack
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.parametrize(("route", "extra"), [("/api/v1/frequency", {"by": "word"}),
+                                              ("/api/v1/query", {"sort": "left1.word"})])
+def test_a_dropped_stream_stops_the_nodes(demo: DemoStack, route: str, extra: dict[str, str]) -> None:
+    """A streamed answer whose client goes away stops its nodes' work while they are still at it: the
+    query takes the nodes about 7 CPU-seconds; after the client goes, they spend next to nothing."""
+    query = {"corpus": "web", "q": 'a:[] []{0,20} b:[] :: a.word=b.word & a.pos="NN"', "syntax": "cqp",
+             "stream": "1", **extra}
+    nodes = [process.pid for process in demo.processes[:2]]
+    with httpx.stream("GET", f"{demo.url}{route}", params=query, timeout=60) as response:
+        first = next(response.iter_lines())
+        assert response.status_code == 200 and '"event":"started"' in first, first
+        time.sleep(1.0)
+    before = sum(map(cpu_seconds, nodes))
+    time.sleep(4.0)
+    assert sum(map(cpu_seconds, nodes)) - before < 1.0
 
 
 def test_forwarded_addresses_are_not_believed_from_an_untrusted_peer(demo: DemoStack) -> None:
     """No ``trusted_proxies`` (the default): an ``X-Forwarded-For`` a client writes names no other
     address — its export rows are counted against its own address, whatever it claims."""
     def rows_left(forwarded: str) -> int:
-        answer = httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "sample", "q": "the", "limit": 1},
+        answer = httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": "the", "limit": 1},
                            headers={"X-Forwarded-For": forwarded}, timeout=30)
         return int(answer.headers["x-cowbird-export-rows-left"])
 
     before = rows_left("203.0.113.1")
-    export = httpx.get(f"{demo.url}/api/v1/export", params={"corpus": "sample", "q": "the", "limit": 7},
+    export = httpx.get(f"{demo.url}/api/v1/export", params={"corpus": "web", "q": "the", "limit": 7},
                        headers={"X-Forwarded-For": "203.0.113.2"}, timeout=30)
     assert export.status_code == 200
     assert rows_left("203.0.113.3") == rows_left("198.51.100.7") == before - 7

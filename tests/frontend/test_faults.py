@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
@@ -34,6 +34,7 @@ class Misbehaviour(TypedDict, total=False):
     end_after: int
     break_after: int
     extra: bool
+    mutate: Callable[[JsonObject], JsonObject]
 
 
 class Fake:
@@ -55,6 +56,8 @@ class Fake:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://node") as inner:
             real = await inner.request(request.method, request.url.path, params=request.url.params,
                                        content=await request.aread(), headers=dict(request.headers))
+        if "mutate" in how and request.url.path == str(how.get("path")) and real.status_code == 200:
+            return httpx.Response(200, json=how["mutate"](real.json()))
         if request.url.path != "/v1/export":
             return httpx.Response(real.status_code, content=real.content, headers=real.headers)
         lines = real.content.splitlines(keepends=True)
@@ -150,6 +153,49 @@ async def test_wrong_answers_from_a_node_are_refused(
             body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
             assert body["complete"] is False and body["failed"] == [sample_parts.ids[2]] and body["total"] == 2
             assert "answer refused" in body["partitions"][2]["error"] or "not a valid" in body["partitions"][2]["error"]
+
+
+def _times(field: str, factor: int) -> Callable[[JsonObject], JsonObject]:
+    def change(answer: JsonObject) -> JsonObject:
+        value = answer[field]
+        return {**answer, field: [v * factor for v in value] if isinstance(value, list) else value * factor}
+    return change
+
+
+def _repeated(answer: JsonObject) -> JsonObject:
+    return {**answer, "row_tokens": answer["row_tokens"] * 2, "row_counts": answer["row_counts"] * 2}
+
+
+LIES = [  # (route, its parameters, the node's route, how the node lies)
+    ("/api/v1/wordlist", {"attribute": "word"}, "/v1/ngrams", _times("row_counts", 1000)),
+    ("/api/v1/wordlist", {"attribute": "word"}, "/v1/ngrams", _repeated),
+    ("/api/v1/wordlist", {"attribute": "word", "n": "2"}, "/v1/ngrams", _times("ngrams", 1000)),
+    ("/api/v1/keywords", {"attribute": "word", "filter": "text_genre~news", "reference_filter": "text_genre!~news"},
+     "/v1/ngrams", _times("row_counts", 1000)),
+    ("/api/v1/subcorpus", {"values": "text_year"}, "/v1/subcorpus", _times("value_tokens", 1000)),
+    ("/api/v1/subcorpus", {"values": "text_year"}, "/v1/subcorpus", _times("all_texts", 1_000_000)),
+    ("/api/v1/dispersion", {"q": "house"}, "/v1/dispersion", _times("dp_sum", 1000)),
+    ("/api/v1/dispersion", {"q": "house"}, "/v1/dispersion", _times("parts", 1_000_000)),
+    ("/api/v1/frequency", {"q": "house", "by": "word"}, "/v1/frequency", _times("counts", 1000)),
+]
+
+
+@pytest.mark.parametrize(("route", "params", "path", "lie"), LIES)
+async def test_a_node_that_lies_on_any_route_is_refused(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
+    route: str, params: dict[str, str], path: str, lie: Callable[[JsonObject], JsonObject]
+) -> None:
+    """A node that multiplies its counts or repeats its rows, on any route: its partition is a failed
+    one (named), never counted into an answer that says it is complete."""
+    fake = Fake(nodes["node-b"], path=path, mutate=lie)
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-liar"]
+    async for client in front_client(settings, nodes, {"node-liar": httpx.MockTransport(fake.handle)}):
+        answer = await client.get(route, params={"corpus": "sample", **params})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert path in fake.calls
+        assert body["complete"] is False and body["failed"] == [sample_parts.ids[2]], body
 
 
 async def test_a_node_that_refuses_our_token_or_is_busy_is_a_node_failure(
