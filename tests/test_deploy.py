@@ -93,7 +93,7 @@ def test_the_front_end_runs_as_several_processes_on_one_postgresql_database() ->
     deployment = next(d for d in documents if d["kind"] == "Deployment")
     assert deployment["spec"]["replicas"] >= 2
     pod = deployment["spec"]["template"]["spec"]
-    assert [e["name"] for e in pod["containers"][0]["env"]] == ["PGPASSWORD"]
+    assert [e["name"] for e in pod["containers"][0]["env"]] == ["PGPASSWORD", "COWBIRD_TRUSTED_PROXIES"]
     claims = [v["persistentVolumeClaim"] for v in pod["volumes"] if "persistentVolumeClaim" in v]
     assert all(claim.get("readOnly") for claim in claims)
     config = tomllib.loads(next(d for d in documents if d["kind"] == "ConfigMap")["data"]["cowbird.toml"])

@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 
 from cowbird.core.errors import Busy, QueryTimeout
 from cowbird.engines import Deadline
+from cowbird.node.memory import LOOK_SECONDS as MEMORY_LOOK_SECONDS
+from cowbird.node.memory import MemoryBudget
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
@@ -49,7 +51,8 @@ STEP_ASIDE_MOST = 0.05
 
 class Scheduler:
     def __init__(self, concurrent: int, queued: int, queue_seconds: float, heavy: int, heavy_after: float,
-                 background: int = 2) -> None:
+                 background: int = 2, memory: MemoryBudget | None = None) -> None:
+        self.memory = memory  # the node's own memory, under its budget (``memory.MemoryBudget``)
         self.slots = asyncio.Semaphore(concurrent)
         self.background_slots = asyncio.Semaphore(background)
         self.interactive_now = 0  # interactive evaluations running (background work steps aside for them)
@@ -79,6 +82,12 @@ class Scheduler:
         background = BACKGROUND.get()
         slots = self.background_slots if background else self.slots
         await self._place(slots, background, seconds)
+        if self.memory is not None:
+            try:
+                await self.memory.admit(seconds if background else self.queue_seconds)
+            except BaseException:
+                slots.release()
+                raise
         loop = asyncio.get_running_loop()
         pace = _Pace(self, lambda: loop.call_soon_threadsafe(slots.release), background,
                      cpu_budget=seconds if background else None)
@@ -140,9 +149,16 @@ class _Pace:
         self.deadline: Deadline | None = None
         self.lock = threading.Lock()  # the engine may check from two threads of one evaluation
         self.next_look = 0.0  # when to read the threads' CPU clocks next
+        self.next_memory_look = 0.0  # when to read the node's memory next
         self.lowered_threads: set[int] = set()  # of background work (threading.get_ident)
 
     def __call__(self) -> None:
+        memory = self.scheduler.memory
+        if memory is not None:
+            now = time.monotonic()
+            if now >= self.next_memory_look:
+                self.next_memory_look = now + MEMORY_LOOK_SECONDS
+                memory.check(self.deadline.check_time if self.deadline is not None else lambda: None)
         if self.background:
             self._step_aside()
         # every thread of an evaluation is new (its own, or the engine's pool for it): its CPU clock
@@ -169,10 +185,17 @@ class _Pace:
             if thread not in self.lowered:
                 lower_priority(thread)
                 self.lowered.add(thread)
-            while not self.holds_heavy:  # wait for a heavy place, still stoppable meanwhile
-                self.holds_heavy = self.scheduler.heavy.acquire(timeout=0.1)
-                if not self.holds_heavy and self.deadline is not None:
-                    self.deadline.check_time()
+            memory = self.scheduler.memory if not self.holds_heavy else None
+            if memory is not None:
+                memory.waiting(1)  # it frees no memory while it waits
+            try:
+                while not self.holds_heavy:  # wait for a heavy place, still stoppable meanwhile
+                    self.holds_heavy = self.scheduler.heavy.acquire(timeout=0.1)
+                    if not self.holds_heavy and self.deadline is not None:
+                        self.deadline.check_time()
+            finally:
+                if memory is not None:
+                    memory.waiting(-1)
 
     def _step_aside(self) -> None:
         """Background work: its thread at the lowest priority, and a pause (out of the interpreter
@@ -187,6 +210,8 @@ class _Pace:
             waited += STEP_ASIDE_SECONDS
 
     def finish_after(self, work: Callable[[], T]) -> T:
+        if self.scheduler.memory is not None:
+            self.scheduler.memory.started()
         try:
             return work()
         finally:
@@ -194,6 +219,9 @@ class _Pace:
                 self.scheduler.heavy.release()
             if self.gave_back:
                 self.scheduler._heavy_changed(-1)
+            if self.scheduler.memory is not None:
+                self.scheduler.memory.ended()
+                self.scheduler.memory.after()
 
 
 def lower_priority(thread: int) -> None:

@@ -27,6 +27,7 @@ from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.results import ArrayResultSet, build_lines
 from cowbird.node.compute import NgramTable, SortOrder, ngram_table, sort_order
+from cowbird.node.memory import MemoryBudget
 from cowbird.node.scheduler import BACKGROUND, Scheduler, lower_priority
 from cowbird.node.settings import NodeSettings
 from cowbird.query import Query, QueryError, parse_cqp, serialize
@@ -94,6 +95,7 @@ class PartitionService:
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds, settings.max_background_queries,
+            MemoryBudget(settings.memory_budget),
         )
 
     def engine(self, partition: str) -> QueryEngine:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from cowbird.engines.native import NativeEngine
+from cowbird.frontend.priority import BACKGROUND_TIME
 from cowbird.store import Encoder
 from tests.cluster import Cluster, cpu_seconds
 from tests.frontend.conftest import Partitioned
@@ -149,8 +150,12 @@ def test_work_stops_when_the_client_gives_up_and_at_the_deadline(big_parts: Part
         assert cpu_seconds(node) - busy < 0.2, "the node kept working after the client had gone"
         started = time.monotonic()
         answer = httpx.get(f"{cluster.url}/api/v1/query", params={**params, "q": HEAVY + " cut 5"}, timeout=30)
-        assert answer.status_code == 504 and answer.json()["code"] == "timeout"
-        assert time.monotonic() - started < 4.0
+        # a query that may be slow and is not estimated within a tenth of the deadline runs as background
+        # work, whose deadline is BACKGROUND_TIME times as long: it may then finish (it has no hits)
+        background = answer.headers.get("x-cowbird-priority") == "background"
+        assert (answer.status_code == 504 and answer.json()["code"] == "timeout") or (
+            background and answer.status_code == 200 and answer.json()["total"] == 0), answer.text
+        assert time.monotonic() - started < 2.0 * (BACKGROUND_TIME if background else 1) + 2.0
         time.sleep(1.0)
         busy = cpu_seconds(node)
         time.sleep(1.0)

@@ -1,0 +1,171 @@
+"""The node's own memory, held under a budget across everything it runs.
+
+A node's resident memory is the corpus's mapped files (shared, given back by the kernel when needed)
+and its own: the arrays its evaluations build, its caches. One query relating two labels over a wide
+repetition can build close to a gigabyte of arrays; sixteen at once took a node to 10 GB, and glibc
+kept most of it after they ended. :class:`MemoryBudget` watches the node's own resident memory
+(``/proc/self/statm``: resident minus file-backed pages), a cheap read:
+
+- an evaluation starts only while it is below ``ADMIT`` of the budget; otherwise it waits (up to its
+  queue time) for others to end, and is then refused (``503 busy``, "the node's memory is in use");
+- at its deadline checks (``scheduler._Pace``, at most every ``LOOK_SECONDS``) a running evaluation
+  finds out whether the node is over the budget; if it still is after giving freed memory back, it
+  pauses while others may end and free memory, and when every evaluation is paused, one of them is
+  stopped with a clear answer (``limit_exceeded``: narrow the query) — instead of the node growing
+  until the kernel kills it. Between two checks an evaluation may still allocate: the budget is
+  passed by at most what the running evaluations allocate in ``LOOK_SECONDS``;
+- after an evaluation that left much memory behind, freed memory is given back to the system
+  (glibc's ``malloc_trim``), so that the node shrinks again when the work is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from cowbird.core.errors import Busy, LimitExceeded
+
+LOG = logging.getLogger("cowbird.node")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+ADMIT = 0.75
+"""An evaluation starts only while the node's own memory is below this share of the budget."""
+TRIM_ABOVE = 0.25
+"""After an evaluation, freed memory is given back when the node's own memory is above this share."""
+LOOK_SECONDS = 0.005
+"""How often (monotonic time) a running evaluation reads the node's memory at its checks."""
+RESUME = 0.9
+"""A paused evaluation goes on when the node's own memory is back under this share of the budget."""
+PAUSE_SECONDS = 0.02
+
+
+def _trimmer() -> Callable[[], None]:
+    """glibc's ``malloc_trim(0)`` (heap and arenas' free memory back to the system), or nothing."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return lambda: None
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return lambda: None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+
+    def run() -> None:
+        trim(0)
+
+    return run
+
+
+def own_memory() -> int:
+    """Bytes of this process's resident memory that are its own (not file-backed: the corpus's mapped
+    files do not count)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            fields = statm.read().split()
+    except OSError:
+        return 0
+    return max(0, int(fields[1]) - int(fields[2])) * PAGE
+
+
+class MemoryBudget:
+    """See the module docstring. ``budget`` bytes of the node's own memory; ``read`` measures it."""
+
+    def __init__(self, budget: int, read: Callable[[], int] = own_memory) -> None:
+        self.budget = budget
+        self.read = read
+        self._trim = _trimmer()
+        self._trim_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self.running = 0  # evaluations at work (``started``, ``ended``)
+        self.paused = 0  # of them, paused at a check until memory is freed
+
+    def trim(self) -> None:
+        if self._trim_lock.acquire(blocking=False):  # one at a time; a second caller need not wait
+            try:
+                self._trim()
+            finally:
+                self._trim_lock.release()
+
+    def _in_mb(self, size: int) -> str:
+        return f"{size / 2**20:,.0f} MB"
+
+    async def admit(self, seconds: float) -> None:
+        """Wait (up to ``seconds``) until the node's own memory is below ``ADMIT`` of the budget;
+        ``Busy`` if it is not by then."""
+        limit = self.budget * ADMIT
+        if self.read() < limit:
+            return
+        await asyncio.to_thread(self.trim)
+        until = time.monotonic() + seconds
+        while (used := self.read()) >= limit:
+            if time.monotonic() >= until:
+                raise Busy(f"the node's memory is in use by other queries ({self._in_mb(used)} of its "
+                           f"{self._in_mb(self.budget)}); try again shortly", headers={"Retry-After": "5"})
+            await asyncio.sleep(0.05)
+
+    def started(self) -> None:
+        with self._lock:
+            self.running += 1
+
+    def ended(self) -> None:
+        with self._lock:
+            self.running -= 1
+
+    def waiting(self, by: int) -> None:
+        """An evaluation starts (1) or stops (-1) waiting for something else than memory (a heavy
+        place): meanwhile it frees nothing, as a paused one."""
+        with self._lock:
+            self.paused += by
+
+    def check(self, still: Callable[[], None] = lambda: None) -> None:
+        """At a running evaluation's check, when the node is over its budget even after giving freed
+        memory back: the evaluation pauses (``still`` called meanwhile: its deadline and its client)
+        while others that are not paused may end and free memory, until the node is back under
+        ``RESUME`` of the budget; when none is left moving, it is stopped (``limit_exceeded``) — one
+        at a time, so that the memory it frees lets the others go on."""
+        if self.read() <= self.budget:
+            return
+        self.trim()
+        if self.read() <= self.budget:
+            return
+        self._pause_or_stop()
+        paused = True
+        try:
+            while self.read() > self.budget * RESUME:
+                still()
+                time.sleep(PAUSE_SECONDS)
+                with self._lock:
+                    if self.running - self.paused <= 0:  # every evaluation paused: this one gives way
+                        self.paused -= 1
+                        paused = False
+                        self._stop()
+        finally:
+            if paused:
+                with self._lock:
+                    self.paused -= 1
+
+    def _pause_or_stop(self) -> None:
+        with self._lock:
+            if self.running - self.paused <= 1:  # no other evaluation may free memory
+                self._stop()
+            self.paused += 1
+
+    def _stop(self) -> None:
+        used = self.read()
+        LOG.warning("memory budget: %s of %s in use; a query was stopped", self._in_mb(used),
+                    self._in_mb(self.budget))
+        raise LimitExceeded(
+            f"the query was stopped: the node's memory ({self._in_mb(used)} with the other queries running) "
+            f"passed its budget of {self._in_mb(self.budget)} while it ran. Narrow it — a rarer word first, "
+            "shorter repetitions ([]{0,5} rather than []{0,20}), within s — or try again later")
+
+    def after(self) -> None:
+        """After an evaluation: give freed memory back if much is held."""
+        if self.read() > self.budget * TRIM_ABOVE:
+            self.trim()

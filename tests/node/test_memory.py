@@ -1,0 +1,89 @@
+"""The node's memory budget (``cowbird.node.memory``) with its memory read from a list: when
+evaluations may start, when one pauses and when one is stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from cowbird.core.errors import Busy, LimitExceeded, QueryTimeout
+from cowbird.node.memory import MemoryBudget, own_memory
+
+MB = 2**20
+
+
+class Reading:
+    def __init__(self, mb: int) -> None:
+        self.mb = mb
+
+    def __call__(self) -> int:
+        return self.mb * MB
+
+
+def test_own_memory_is_this_process_without_its_mapped_files() -> None:
+    before = own_memory()
+    block = bytearray(64 * MB)  # written: resident
+    assert own_memory() - before >= 60 * MB
+    del block
+
+
+@pytest.mark.anyio
+async def test_an_evaluation_starts_only_while_there_is_room() -> None:
+    reading = Reading(100)
+    budget = MemoryBudget(200 * MB, reading)
+    await budget.admit(0.1)  # 100 of 200: below three quarters
+    reading.mb = 180
+    with pytest.raises(Busy, match=r"the node's memory is in use by other queries \(180 MB of its 200 MB\)"):
+        await budget.admit(0.2)
+    reading.mb = 180
+
+    async def freed() -> None:
+        await asyncio.sleep(0.1)
+        reading.mb = 120
+
+    waited = asyncio.ensure_future(freed())
+    started = time.monotonic()
+    await budget.admit(2.0)  # waits until another's memory is freed
+    assert 0.05 < time.monotonic() - started < 1.0
+    await waited
+
+
+def test_an_evaluation_over_the_budget_pauses_while_another_may_free_memory() -> None:
+    reading = Reading(250)
+    budget = MemoryBudget(200 * MB, reading)
+    budget.started()
+    budget.started()  # two evaluations at work
+    threading.Timer(0.2, lambda: setattr(reading, "mb", 150)).start()  # the other one ends
+    started = time.monotonic()
+    budget.check()  # pauses, then goes on
+    assert time.monotonic() - started >= 0.15 and budget.paused == 0
+
+
+def test_the_only_evaluation_over_the_budget_is_stopped_with_the_reason() -> None:
+    budget = MemoryBudget(200 * MB, Reading(250))
+    budget.started()
+    with pytest.raises(LimitExceeded, match="passed its budget of 200 MB while it ran. Narrow it"):
+        budget.check()
+    assert budget.paused == 0
+
+
+def test_when_every_evaluation_is_paused_one_gives_way_and_a_paused_one_still_times_out() -> None:
+    reading = Reading(250)
+    budget = MemoryBudget(200 * MB, reading)
+    budget.started()
+    budget.started()
+    budget.waiting(1)  # the other one waits for a heavy place: it frees nothing
+    with pytest.raises(LimitExceeded):
+        budget.check()
+    budget.waiting(-1)
+
+    def late() -> None:
+        raise QueryTimeout("the query took longer than 1 s and was stopped")
+
+    budget.started()  # three at work, none paused: this one pauses, and its deadline still holds
+    with pytest.raises(QueryTimeout):
+        budget.check(late)
+    assert budget.paused == 0
