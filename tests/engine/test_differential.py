@@ -37,7 +37,7 @@ from tests.support import copy_reference_ewt, parity_hits, parity_queries, refer
 
 pytestmark = pytest.mark.e2e  # a real cqp process answers every query
 
-EXAMPLES = int(os.environ.get("COWBIRD_DIFF_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("COWBIRD_DIFF_EXAMPLES", "120"))  # more for a deeper search: COWBIRD_DIFF_EXAMPLES=1000
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
