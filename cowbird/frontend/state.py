@@ -4,7 +4,7 @@ and the throttles keep their counts in the account database, shared by every fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fastapi.templating import Jinja2Templates
@@ -20,6 +20,7 @@ from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.priority import Lanes
 from cowbird.frontend.settings import FrontendSettings
+from cowbird.frontend.stalled import Stalled
 
 if TYPE_CHECKING:
     from cowbird.calf.core import Reconstructor
@@ -37,6 +38,7 @@ class FrontendState:
     login_throttle: Throttle
     registration_throttle: Window
     lanes: Lanes  # this process's background turns ([limits] background_slots)
+    stalled: Stalled = field(default_factory=Stalled)  # queries that just ran out of time
     node_client: NodeClient | None = None  # the lifespan's
     calf: Reconstructor | None = None  # the lifespan's, when [calf] enabled
     session_signer: Signer | None = None  # made from the account database's secret on first use

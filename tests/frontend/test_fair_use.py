@@ -104,6 +104,33 @@ async def test_a_query_that_times_out_is_paid_for(sample_parts: Partitioned, big
         assert fair_use.usage(key).node_seconds > spent  # the export's streams' time
 
 
+async def test_a_query_that_just_ran_out_of_time_is_not_run_again(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    """Sent again as it was (same corpus, CQP, filters), a query that ran out of time on every partition
+    is refused with the reason before a node works on it; another query (or another filter) runs."""
+    settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.3)
+    for pid in sample_parts.ids:
+        settings.corpora[0].nodes[pid] = ["http://slow"]
+    calls: list[str] = []
+
+    async def hanging(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.path)
+        await asyncio.sleep(30)
+        return httpx.Response(500)
+
+    async for client in front_client(settings, nodes, {"slow": httpx.MockTransport(hanging)}):
+        params = {"corpus": "sample", "q": "house"}
+        assert (await client.get("/api/v1/query", params=params)).status_code == 504
+        asked = len(calls)
+        again = await client.get("/api/v1/frequency", params={**params, "by": "word"})
+        assert again.status_code == 400 and again.json()["code"] == "limit_exceeded"
+        assert "ran out of time" in again.json()["detail"] and "on every partition" in again.json()["detail"]
+        assert 0 < int(again.headers["retry-after"]) <= 300 and len(calls) == asked  # no node asked
+        other = await client.get("/api/v1/query", params={**params, "filter": "text_genre~news"})
+        assert other.status_code == 504 and len(calls) > asked
+
+
 @pytest.fixture
 def database(tmp_path: Path) -> Iterator[Database]:
     db = Database(sqlite_url(tmp_path / "accounts.sqlite3"))

@@ -119,6 +119,8 @@ async def affordable(request: Request, quota: FairUse, viewer: Viewer, key: str,
     ``known``: the estimate made already (``tiered``), not asked again; else it is made as one of the
     viewer's queries, and paid for (``estimated``)."""
 
+    not_stalled(request, search)
+
     async def node_seconds() -> float | None:
         return (known if known is not None else await estimated(request, viewer, key, search)).cpu_seconds
 
@@ -143,6 +145,11 @@ BACKSTOP_SECONDS = 5.0
 (a slow partition is reported as failed), this only catches what does not."""
 
 
+def not_stalled(request: Request, search: NodeSearch) -> None:
+    """Refuse a query that just ran out of time (``stalled.Stalled``); else note it as the request's."""
+    frontend_state(request).stalled.check(search.corpus.name, search.cqp)
+
+
 async def estimated(request: Request, user: Viewer, key: str, search: NodeSearch) -> CostEstimate:
     """The query's estimate (``Search.estimate``), as one of the viewer's queries at once (it waits for
     a place, or is refused), its nodes' time charged to the viewer's day, stopped when the client
@@ -150,7 +157,8 @@ async def estimated(request: Request, user: Viewer, key: str, search: NodeSearch
     quota = frontend_state(request).fair_use
     await quota.room(user, key, request)
     with quota.running(user, key):
-        return await until_disconnected(request, search.estimate(), frontend_state(request).settings.limits.deadline)
+        return await until_disconnected(request, search.estimate(), frontend_state(request).settings.limits.deadline,
+                                        stalls=False)
 
 
 async def tiered(request: Request, user: Viewer, key: str, search: NodeSearch) -> CostEstimate | None:
@@ -160,6 +168,7 @@ async def tiered(request: Request, user: Viewer, key: str, search: NodeSearch) -
     partition). None for the others. When the nodes cannot say in time (busy ones, most often), the
     estimate knows nothing (``seconds`` None) and the query runs as background work: it may be slow, and
     an unknown cost is not let into the interactive tier."""
+    not_stalled(request, search)
     if not may_be_slow(search.query.query):
         return None
     settings = frontend_state(request).settings
@@ -191,16 +200,18 @@ async def background_turn(request: Request, key: str, deadline: float) -> Turn:
     busy`` after the (stretched) ``deadline`` in line."""
     PRIORITY.set("background")
     try:
-        return await until_disconnected(request, frontend_state(request).lanes.turn(key), deadline)
+        return await until_disconnected(request, frontend_state(request).lanes.turn(key), deadline, stalls=False)
     except DeadlinePassed:
         raise Busy(f"background work (analyses, exports, deep sorted pages) waited {stretched(deadline):g} s for its "
                    "turn; try again later", headers={"Retry-After": "30"}) from None
 
 
-async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None) -> T:
+async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None,
+                             stalls: bool = True) -> T:
     """Run ``work``; if the client goes away first, or ``deadline`` (plus a backstop margin) seconds
     pass, cancel it (which cancels the requests to the nodes) and raise ``ClientGone`` or
-    ``DeadlinePassed``."""
+    ``DeadlinePassed``. A query that runs out of time is remembered (``stalled``) unless ``stalls``
+    is False (an estimate, a wait for a turn: not the query itself)."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
     deadline = None if deadline is None else stretched(deadline)  # background work waits longer
@@ -212,9 +223,16 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
             break
         if stop is not None and loop.time() > stop:
             task.cancel()
+            if stalls:
+                frontend_state(request).stalled.note(f"it was stopped at the deadline of {deadline:g} s")
             raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
         if not watched and await request.is_disconnected():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             raise ClientGone("the client closed the connection; the query was stopped")
-    return await task
+    try:
+        return await task
+    except QueryTooSlow:
+        if stalls:
+            frontend_state(request).stalled.note("it ran out of time on every partition")
+        raise
