@@ -6,20 +6,24 @@ refused it, and one byte every few seconds held a connection for minutes. :func:
 request's body with a limit on its size (413 as soon as it is passed, the rest never read) and on
 the time it takes to arrive (408); :class:`BodyLimit` does it for every request of an app — a
 body declared larger than the limit (``Content-Length``) is refused before a byte of it is read —
-and hands the app the body as one message. Both answers close the connection. The node's guard
+and hands the app the body as one message. Both answers close the connection. A JSON body with a
+lone surrogate (``"\\ud800"``: valid JSON, but no text a database or a file can hold) is refused
+(422) before a route stores it. The node's guard
 (``cowbird.node.guard``) reads its bodies the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.core.errors import CowbirdError, SlowBody, TooLarge
+from cowbird.core.errors import CowbirdError, InvalidRequest, SlowBody, TooLarge
 
 
 class ClientLeft(Exception):
@@ -101,7 +105,37 @@ class BodyLimit:
             response.headers["Connection"] = "close"  # the rest of the body is never read
             await response(scope, _ended, send)
             return
+        if b"json" in headers.get(b"content-type", b"") and b"\\u" in body:
+            bad = lone_surrogate(body)
+            if bad is not None:
+                problem = InvalidRequest(f"the JSON body holds a string that is not valid Unicode (a lone surrogate "
+                                       f"in {bad!r}): send UTF-8 text, or pairs of \\u escapes")
+                await self.render(Request(scope), problem)(scope, replay(body, receive), send)
+                return
         await self.app(scope, replay(body, receive), send)
+
+
+def lone_surrogate(body: bytes) -> str | None:
+    """The first string (a key or a value) of a JSON body that holds a lone surrogate (``"\\ud800"``:
+    valid JSON, not text; no database or file takes it), shortened; None if there is none or the body
+    is not JSON (the route says why)."""
+    try:
+        stack: list[Any] = [json.loads(body)]
+    except ValueError:
+        return None
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item[:40]
+    return None
 
 
 async def _ended() -> Message:

@@ -24,6 +24,8 @@ MAX_HEADER_BYTES = 64 * 1024
 """Request line and headers of one request (the largest a browser sends is a few kB)."""
 HEADER_SECONDS = 10.0
 """Time a client has to send a request's line and headers, from their first byte."""
+SHUTDOWN_SECONDS = 10.0
+"""After SIGTERM, how long requests still running may finish before the server stops anyway."""
 MAX_CONNECTIONS = 2048
 """Connections served at once; more are answered 503 (uvicorn's limit_concurrency)."""
 
@@ -91,6 +93,7 @@ def serve(app: Any, host: str, port: int, workers: int = 1, **options: Any) -> N
     each worker process calls."""
     if isinstance(app, str):
         options.update(factory=True)
+    options.setdefault("timeout_graceful_shutdown", SHUTDOWN_SECONDS)
     if workers > 1:
         if not isinstance(app, str):
             raise TypeError("several workers make the app themselves: give the import string of a factory")

@@ -358,6 +358,8 @@ class DispersionResponse(BaseModel):
 
 
 T = TypeVar("T")
+MAX_KEYWORD_TOKENS = 1_000
+"""The longest keyword (match) a context line (``/v1/context``, ``/api/v1/context``) is asked for."""
 
 
 def json_pieces(items: Sequence[T], budget: int) -> list[list[T]]:

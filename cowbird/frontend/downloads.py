@@ -75,6 +75,26 @@ class DelimitedWriter(Writer):
         self.buffer = io.StringIO()
         self.writer = csv.writer(self.buffer, delimiter=delimiter, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
 
+    def _metadata(self, text: str) -> str:
+        """A metadata value's JSON as its ``#`` line has it: in CSV a comma inside a JSON string is
+        written ``\\u002c`` (the same JSON value), so that a spreadsheet splitting the line at commas
+        never starts a cell with a user's text (a filter ``x|,=1+1``: never a formula)."""
+        if self.writer.dialect.delimiter != ",":
+            return text
+        out, inside, escaped = [], False, False
+        for char in text:
+            if inside and char == "," :
+                out.append("\\u002c")
+                continue
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = inside
+            elif char == '"':
+                inside = not inside
+        return "".join(out)
+
     def _take(self) -> bytes:
         text = self.buffer.getvalue()
         self.buffer.seek(0)
@@ -83,7 +103,8 @@ class DelimitedWriter(Writer):
 
     def start(self) -> bytes:
         if self.provenance is not None:
-            lines = [f"# {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in self.provenance.items()]
+            lines = [f"# {key}: {self._metadata(json.dumps(value, ensure_ascii=False))}"
+                     for key, value in self.provenance.items()]
             count = len(lines) + 1
             self.buffer.write(
                 f"# cowbird export: {count} lines of metadata starting with '#' come before the header "

@@ -225,8 +225,8 @@ class CategoryLine(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    position: int = Field(ge=0)
-    matchend: int = Field(ge=0)
+    position: int = Field(ge=0, le=2**53)  # (a database integer: beyond it, no corpus position)
+    matchend: int = Field(ge=0, le=2**53)
     category: int = Field(ge=0, le=9)
 
 

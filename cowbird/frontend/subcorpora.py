@@ -7,6 +7,7 @@ and be part of the corpus asked for."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -30,13 +31,24 @@ class SavedSubcorpus:
     filters: list[str]
 
 
+def readable(request: Request, user: Viewer) -> Callable[[str], bool]:
+    """Whether the user may read a corpus (by name): one they may search."""
+    corpora = frontend_state(request).corpora.corpora
+
+    def may_read(name: str) -> bool:
+        entry = corpora.get(name)
+        return entry is not None and entry.visible_to(user)
+
+    return may_read
+
+
 async def saved_subcorpus(request: Request, user: Viewer, slug: str) -> SavedSubcorpus:
     """A subcorpus the user may use (404 otherwise, saying why it may be so)."""
     accounts: Accounts = frontend_state(request).accounts
 
     def find() -> SavedSubcorpus:
         with accounts.database.session() as session:
-            found = accounts.subcorpora.find(session, slug.strip(), user.name, user.groups)
+            found = accounts.subcorpora.find(session, slug.strip(), user.name, user.groups, readable(request, user))
             return SavedSubcorpus(found.slug, found.name, found.corpus, json.loads(found.filters))
 
     return await run_in_threadpool(find)

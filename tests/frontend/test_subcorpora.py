@@ -7,6 +7,7 @@ word lists, keyword lists and downloads, and deleted — each by whom it may be.
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -221,3 +222,91 @@ async def test_subcorpora_are_saved_shared_with_a_group_used_and_deleted(
     gone = await five.get("/api/v1/query", headers=as_("ada"), params={"corpus": CORPUS, "q": "the",
                                                                         "subcorpus": slug})
     assert gone.status_code == 404
+
+
+async def test_a_shared_subcorpus_stops_when_its_owner_leaves_the_group_or_is_suspended(
+    five: httpx.AsyncClient, tricky_five: Partitioned,
+) -> None:
+    """bob uses ada's subcorpus shared with lab only while ada is an approved member of lab: when she
+    leaves the group, or is suspended, it is neither listed for him nor usable (404, as one never
+    shared), and her saved searches' share links stop working."""
+    from cowbird.frontend.accounts.models import State
+
+    members(tricky_five)
+    database = Database(sqlite_url(tricky_five.registry.parent / "accounts.sqlite3"))
+    accounts = Accounts(database)
+
+    def change(what: str) -> None:
+        with database.session() as session:
+            ada = accounts.users.find(session, "ada")
+            assert ada is not None
+            if what == "leave":
+                accounts.users.revoke(session, ada, "group:lab", "tests")
+            elif what == "join":
+                accounts.users.grant(session, ada, "group:lab", "tests")
+            else:
+                accounts.users.decide(session, ada, State(what), "tests", "tests")
+
+    saved = (await five.post("/api/v1/subcorpora", headers=as_("ada"), json={
+        "name": "lab news", "corpus": CORPUS, "filters": ["text_genre~news"], "group": "lab"})).json()
+    slug = saved["id"]
+    search = (await five.post("/api/v1/saved", headers=as_("ada"), json={
+        "name": "news", "url": f"/?corpus={CORPUS}&q=the&token=secret-of-ada"})).json()
+    assert "token" not in search["url"]  # a token never goes into a saved URL or its share link
+
+    async def bob_uses() -> tuple[bool, int]:
+        listed = any(s["id"] == slug for s in (await five.get("/api/v1/subcorpora", headers=as_("bob"))).json()["data"])
+        used = await five.get("/api/v1/query", params={"corpus": CORPUS, "q": "the", "subcorpus": slug},
+                              headers=as_("bob"))
+        return listed, used.status_code
+
+    link = search["link"]
+    assert await bob_uses() == (True, 200)
+    assert (await five.get(link)).status_code == 303
+    change("leave")
+    assert await bob_uses() == (False, 404)
+    change("join")
+    assert await bob_uses() == (True, 200)
+    change("suspended")
+    assert await bob_uses() == (False, 404)
+    assert (await five.get(link)).status_code == 404
+    change("approved")
+    assert await bob_uses() == (True, 200)
+    database.close()
+
+
+async def test_hostile_inputs_to_saved_objects_are_refused_with_the_reason(
+    five: httpx.AsyncClient, tricky_five: Partitioned,
+) -> None:
+    """A lone surrogate in a JSON body (valid JSON, no text): 422 before anything is stored; a line's
+    position beyond any database integer: 422; one outside the corpus: 400 naming its size."""
+    members(tricky_five)
+    search = (await five.post("/api/v1/saved", headers=as_("ada"), json={
+        "name": "hostile", "url": f"/?corpus={CORPUS}&q=the"})).json()
+    slug = search["link"].rsplit("/", 1)[1]
+    lone = await five.post(f"/api/v1/saved/{slug}/labels", headers={**as_("ada"), "Content-Type": "application/json"},
+                           content=b'{"labels": ["x\\ud800"]}')
+    assert lone.status_code == 422 and lone.json()["code"] == "invalid_request", lone.text
+    assert "lone surrogate" in lone.json()["detail"]
+    paired = await five.post(f"/api/v1/saved/{slug}/labels", headers={**as_("ada"), "Content-Type": "application/json"},
+                             content=b'{"labels": ["\\ud83d\\ude00 fine"]}')
+    assert paired.status_code == 200 and paired.json()["labels"][0] == "\U0001f600 fine"
+    huge = await five.post(f"/api/v1/saved/{slug}/categories", headers=as_("ada"),
+                           json={"position": 2**70, "matchend": 2**70, "category": 1})
+    assert huge.status_code == 422, huge.text
+    size = sum(1 for _ in read_tricky())
+    outside = await five.post(f"/api/v1/saved/{slug}/categories", headers=as_("ada"),
+                              json={"position": size + 5, "matchend": size + 5, "category": 1})
+    assert outside.status_code == 400 and f"outside the corpus {CORPUS} ({size:,} tokens)" in outside.json()["detail"]
+
+
+async def test_a_filter_in_csv_metadata_never_starts_a_spreadsheet_cell(five: httpx.AsyncClient) -> None:
+    """A filter's text in a CSV file's metadata lines keeps its exact value as JSON, but with no comma
+    inside a string: a spreadsheet splitting the line at commas never gets a cell ``=1+1``."""
+    hostile = "text_genre~news|,=1+1,x"
+    export = await five.get("/api/v1/export", params={"corpus": CORPUS, "q": "the", "format": "csv",
+                                                      "provenance": "true", "filter": hostile, "limit": 5})
+    assert export.status_code == 200, export.text
+    line = next(line for line in export.text.splitlines() if line.startswith("# filters: "))
+    assert all(not cell.lstrip().startswith(("=", "+", "-", "@")) for cell in line.split(","))
+    assert json.loads(line.split(": ", 1)[1]) == [hostile]

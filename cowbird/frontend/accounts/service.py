@@ -26,6 +26,7 @@ import json
 import re
 import secrets
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select
@@ -470,7 +471,13 @@ class SavedSearches:
         return list(session.scalars(query))
 
     def find(self, session: Session, slug: str) -> SavedSearch | None:
-        return session.scalars(select(SavedSearch).where(SavedSearch.slug == slug)).first()
+        """The saved search of a share link; None if there is none, or its owner is no longer approved
+        (a suspended user's links stop working)."""
+        found = session.scalars(select(SavedSearch).where(SavedSearch.slug == slug)).first()
+        if found is None:
+            return None
+        owner = session.get(User, found.user_id)
+        return found if owner is not None and owner.active else None
 
     def owned(self, session: Session, name: str, slug: str) -> SavedSearch:
         """One of the user's saved searches (another user's is not found)."""
@@ -493,13 +500,19 @@ class SavedSearches:
             LineCategory.position, LineCategory.matchend)
         return found, list(session.scalars(lines))
 
-    def categorise(self, session: Session, name: str, slug: str, position: int, matchend: int, category: int) -> None:
-        """Give a line (a hit's global positions) a category 1-9, or with 0 take its category away."""
+    def categorise(self, session: Session, name: str, slug: str, position: int, matchend: int, category: int,
+                   size_of: Callable[[str], int | None] | None = None) -> None:
+        """Give a line (a hit's global positions) a category 1-9, or with 0 take its category away;
+        ``size_of`` gives the tokens of the saved search's corpus (a line must lie inside it)."""
         if not 0 <= category <= CATEGORIES:
             raise BadParameter(f"category: {category}; give 1 to {CATEGORIES}, or 0 to take a line's category away")
         if not 0 <= position <= matchend:
             raise BadParameter(f"position {position}, matchend {matchend}: not a hit's positions")
         found = self.owned(session, name, slug)
+        size = size_of(found.corpus) if size_of is not None else None
+        if size is not None and matchend >= size:
+            raise BadParameter(f"position {position}, matchend {matchend}: outside the corpus {found.corpus} "
+                               f"({size:,} tokens)")
         line = session.scalars(select(LineCategory).where(
             LineCategory.saved_id == found.id, LineCategory.position == position,
             LineCategory.matchend == matchend)).first()
@@ -567,21 +580,33 @@ class Subcorpora:
         session.refresh(found)
         return found
 
-    def visible(self, session: Session, name: str, groups: frozenset[str]) -> list[Subcorpus]:
-        """The user's subcorpora and those shared with a group of theirs, by name."""
+    @staticmethod
+    def _usable(found: Subcorpus, name: str, groups: frozenset[str], readable: Callable[[str], bool]) -> bool:
+        """Whether the user may use a subcorpus: theirs; or shared with a group of theirs by an owner who
+        is still an approved member of it, over a corpus the user may read (else its name, filters and
+        size would tell of a corpus kept from them)."""
+        if found.owner.name == name:
+            return True
+        group = found.group
+        return (group is not None and group.name in groups and found.owner.active
+                and group.name in found.owner.group_names and readable(found.corpus))
+
+    def visible(self, session: Session, name: str, groups: frozenset[str],
+                readable: Callable[[str], bool] = lambda corpus: True) -> list[Subcorpus]:
+        """The user's subcorpora and those shared with a group of theirs (``_usable``), by name."""
         user = self.users.find(session, name)
         if user is None:
             return []
         shared = select(Group.id).where(Group.name.in_(sorted(groups)))
         query = select(Subcorpus).where((Subcorpus.user_id == user.id) | Subcorpus.group_id.in_(shared)).order_by(
             Subcorpus.name, Subcorpus.id)
-        return list(session.scalars(query).unique())
+        return [s for s in session.scalars(query).unique() if self._usable(s, name, groups, readable)]
 
-    def find(self, session: Session, slug: str, name: str | None, groups: frozenset[str]) -> Subcorpus:
-        """One subcorpus the user may use: theirs, or shared with a group of theirs."""
+    def find(self, session: Session, slug: str, name: str | None, groups: frozenset[str],
+             readable: Callable[[str], bool] = lambda corpus: True) -> Subcorpus:
+        """One subcorpus the user may use (``_usable``)."""
         found = session.scalars(select(Subcorpus).where(Subcorpus.slug == slug)).first()
-        if found is not None and name is not None and (
-                found.owner.name == name or (found.group is not None and found.group.name in groups)):
+        if found is not None and name is not None and self._usable(found, name, groups, readable):
             return found
         whose = "yours or shared with a group of yours" if name is not None else "log in to use saved subcorpora"
         raise NotFound(f"no subcorpus {slug!r} ({whose}): it was deleted, is not shared with you, or is mistyped")

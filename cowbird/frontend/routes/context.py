@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from cowbird.core.errors import BadParameter, NodesUnavailable, OutOfRange, UnknownAttribute
+from cowbird.core.wire import MAX_KEYWORD_TOKENS
 from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.params import LineContextParameters, split
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
@@ -44,6 +45,9 @@ async def line_context(request: Request, corpus: str, position: int, user: Curre
     if not position <= end < partition.offset + partition.size:
         raise BadParameter(f"end={end}: the match end must be at or after position {position} and in the same "
                            f"partition (at most {partition.offset + partition.size - 1})")
+    if end - position > MAX_KEYWORD_TOKENS:
+        raise BadParameter(f"end={end}: a match widened in place spans at most {MAX_KEYWORD_TOKENS:,} tokens "
+                           f"(at most end={position + MAX_KEYWORD_TOKENS})")
     nodes: NodeClient = frontend_state(request).nodes
     try:  # one token more each side than shown: whether the region goes on
         answer = await nodes.context(partition, local, tokens=asked.tokens + 1, region=region, show=shown,

@@ -32,7 +32,8 @@ async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -
     slug = request.query_params.get("subcorpus")
     if slug:  # a link naming a saved subcorpus: the page with its filters (the page itself knows filters only)
         found = await saved_subcorpus(request, user, slug)
-        kept = [(k, v) for k, v in request.query_params.multi_items() if k not in ("subcorpus", "corpus", "filter")]
+        kept = [(k, v) for k, v in request.query_params.multi_items()
+                if k not in ("subcorpus", "corpus", "filter", "token")]  # a token is never put into a URL
         filters = [*found.filters, *request.query_params.getlist("filter")]
         query = urlencode([("corpus", found.corpus), *kept, *(("filter", f) for f in filters)])
         return RedirectResponse(f"/?{query}", status_code=303)

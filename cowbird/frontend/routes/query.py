@@ -152,7 +152,10 @@ class Preview:
         failed = failed_partitions(statuses)
         total = answered_total(statuses)
         self.request.state.log_corpus, self.request.state.log_hits = corpus.name, total
-        if self.user.browser and self.user.name is not None and asked.sample is None and asked.offset == 0:
+        # (not a request another site's page made the browser send: it would write into the user's history)
+        own_site = self.request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+        if self.user.browser and self.user.name is not None and asked.sample is None and asked.offset == 0 \
+                and own_site:
             accounts: Accounts = frontend_state(self.request).accounts
             await run_in_threadpool(_remember, accounts, self.user.name, corpus.name, asked.q, asked.syntax,
                                     asked.ignore_case, asked.filters, total)

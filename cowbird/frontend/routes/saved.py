@@ -82,7 +82,8 @@ async def save_search(request: Request, user: CurrentUser, catalogue: Corpora, a
     if not corpus or not q.strip():
         raise BadParameter("url: a saved search names its corpus and its query (corpus= and q=)")
     target = catalogue.get(corpus, user)  # one the user may read (else 404 or 401, as a search would say)
-    url = "/?" + urlencode([(k, v) for k, values in query.items() for v in values])
+    # an API token never goes into a saved URL (its share link would hand it to anyone)
+    url = "/?" + urlencode([(k, v) for k, values in query.items() if k != "token" for v in values])
     accounts: Accounts = frontend_state(request).accounts
     title = " ".join(asked.name.split())
     if not title:
@@ -163,8 +164,14 @@ async def line_categories(request: Request, user: CurrentUser, slug: str) -> Lin
 async def categorise_line(request: Request, user: CurrentUser, slug: str, line: CategoryLine) -> LineCategories:
     """Give one line of a saved search a category 1-9 (0 takes it away); answers with all its categories."""
     accounts: Accounts = frontend_state(request).accounts
+    corpora = frontend_state(request).corpora
+
+    def size_of(corpus: str) -> int | None:
+        entry = corpora.corpora.get(corpus)
+        return None if entry is None else entry.size
+
     return await _categories_after(request, user, slug, lambda session, name: accounts.saved.categorise(
-        session, name, slug, line.position, line.matchend, line.category))
+        session, name, slug, line.position, line.matchend, line.category, size_of))
 
 
 @router.post("/api/v1/saved/{slug}/labels", response_model=LineCategories)

@@ -36,7 +36,7 @@ from cowbird.frontend.routes.saved import account_owner
 from cowbird.frontend.routes.wordlist import DOCUMENT, region_filters, send_rows
 from cowbird.frontend.schemas import SaveSubcorpus, SubcorpusList, SubcorpusOut, SubcorpusResult, SubcorpusValue
 from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus
+from cowbird.frontend.subcorpora import in_subcorpus, readable
 from cowbird.query.regex_check import check_regex
 
 router = APIRouter(prefix="/api/v1", tags=["subcorpora"])
@@ -131,10 +131,11 @@ async def subcorpora(request: Request, user: CurrentUser) -> SubcorpusList:
     ``subcorpus=`` takes), its filters and its size when it was saved."""
     name = account_owner(request, user)
     accounts: Accounts = frontend_state(request).accounts
+    may_read = readable(request, user)
 
     def read() -> list[SubcorpusOut]:
         with accounts.database.session() as session:
-            return [_out(s, name) for s in accounts.subcorpora.visible(session, name, user.groups)]
+            return [_out(s, name) for s in accounts.subcorpora.visible(session, name, user.groups, may_read)]
 
     return SubcorpusList(data=await run_in_threadpool(read))
 
@@ -175,10 +176,11 @@ async def one_subcorpus(request: Request, user: CurrentUser, slug: str) -> Subco
     """One subcorpus of yours or shared with you (its size now: ``/api/v1/subcorpus?subcorpus=ID``)."""
     name = account_owner(request, user)
     accounts: Accounts = frontend_state(request).accounts
+    may_read = readable(request, user)
 
     def read() -> SubcorpusOut:
         with accounts.database.session() as session:
-            return _out(accounts.subcorpora.find(session, slug, name, user.groups), name)
+            return _out(accounts.subcorpora.find(session, slug, name, user.groups, may_read), name)
 
     return await run_in_threadpool(read)
 
@@ -189,11 +191,13 @@ async def delete_subcorpus(request: Request, user: CurrentUser, slug: str) -> Su
     do not); answers with the subcorpora you see."""
     name = account_owner(request, user, changes=True)
     accounts: Accounts = frontend_state(request).accounts
+    may_read = readable(request, user)
 
     def delete() -> SubcorpusList:
         with accounts.database.session() as session:
             accounts.subcorpora.delete(session, name, slug)
         with accounts.database.session() as session:
-            return SubcorpusList(data=[_out(s, name) for s in accounts.subcorpora.visible(session, name, user.groups)])
+            return SubcorpusList(data=[_out(s, name) for s in accounts.subcorpora.visible(session, name, user.groups,
+                                                                                           may_read)])
 
     return await run_in_threadpool(delete)

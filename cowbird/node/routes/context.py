@@ -7,14 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from cowbird.core.errors import OutOfRange
-from cowbird.core.wire import ContextResponse
+from cowbird.core.wire import MAX_KEYWORD_TOKENS, ContextResponse
 from cowbird.engines import Context
 from cowbird.node.api import line_model
 from cowbird.node.routes.auth import Service
 
 router = APIRouter(prefix="/v1", tags=["context"])
 
-MAX_KEYWORD_TOKENS = 1_000
 """Longest keyword a static link shows (a match end at most this far after its start)."""
 
 
