@@ -252,6 +252,18 @@ class FairUse:
                 headers={"Retry-After": str(_seconds_to_midnight())})
         return seconds
 
+    def can_pay(self, viewer: Viewer, key: str, most: float, what: str) -> None:
+        """Work that cannot be estimated (a word or keyword list) runs only while what is left of the
+        day's node time could pay for it at most (``most``: the deadline on every partition it reads);
+        429 otherwise."""
+        left = self.node_seconds_left(viewer, key)
+        if left < most:
+            limit = self.limits(viewer).node_seconds_per_day
+            raise TooManyRequests(
+                f"{what} cannot be estimated before it runs and could take up to {most:,.0f} seconds of the nodes' "
+                f"time, more than the {left:,.1f} left of {'your' if viewer.name else 'this address’s'} "
+                f"{limit:,.0f} a day (renewed at 00:00 UTC)", headers={"Retry-After": str(_seconds_to_midnight())})
+
     def headers(self, viewer: Viewer, key: str) -> dict[str, str]:
         usage = self.usage(key)
         left = self._seconds_left(viewer, usage)

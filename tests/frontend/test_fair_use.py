@@ -178,6 +178,11 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
         after = fair_use.usage(key)
         # refused before any node ran it: only the estimates were paid for
         assert before < after.node_seconds < before + 10.0 and after.held == 0 and after.running == 0
+        for route, asked in (("/api/v1/wordlist", {"corpus": "sample"}),
+                             ("/api/v1/keywords", {"corpus": "sample", "filter": "text_genre~news",
+                                                   "reference_filter": "text_genre!~news"})):
+            listed = await client.get(route, params=asked)  # cannot be estimated: needs 300 s left at most
+            assert listed.status_code == 429 and "cannot be estimated before it runs" in listed.json()["detail"]
         fair_use.spend(key, 1000.0 - before)
         over = await client.get("/api/v1/query", params={**params, "stream": 1})
         assert over.status_code == 429 and "seconds of the nodes' time" in over.json()["detail"]

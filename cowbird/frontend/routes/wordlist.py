@@ -71,6 +71,7 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
                         asked.min, asked.limit)
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
+    quota.can_pay(user, key, deadline * len(target.partitions), "a word list")
     await quota.room(user, key, request)
     with quota.running(user, key):
         turn = await background_turn(request, key, deadline)
@@ -172,6 +173,7 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
     reference_spec = WordListSpec(asked.attribute, 1, None, tuple(reference_filters), None, False, least, asked.limit)
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
+    quota.can_pay(user, key, deadline * (len(target.partitions) + len(reference.partitions)), "a keyword list")
     await quota.room(user, key, request)
     with quota.running(user, key):
         turn = await background_turn(request, key, deadline)
