@@ -96,14 +96,15 @@ class MemoryBudget:
         return f"{size / 2**20:,.0f} MB"
 
     async def admit(self, seconds: float) -> None:
-        """Wait (up to ``seconds``) until the node's own memory is below ``ADMIT`` of the budget;
-        ``Busy`` if it is not by then."""
+        """Wait (up to ``seconds``) until the node's own memory is below ``ADMIT`` of the budget, or no
+        evaluation runs (what the node holds then is its caches: waiting frees nothing); ``Busy`` if
+        neither happens by then."""
         limit = self.budget * ADMIT
-        if self.read() < limit:
+        if self.read() < limit or self.running == 0:  # nothing running: no wait would free memory
             return
         await asyncio.to_thread(self.trim)
         until = time.monotonic() + seconds
-        while (used := self.read()) >= limit:
+        while (used := self.read()) >= limit and self.running > 0:
             if time.monotonic() >= until:
                 raise Busy(f"the node's memory is in use by other queries ({self._in_mb(used)} of its "
                            f"{self._in_mb(self.budget)}); try again shortly", headers={"Retry-After": "5"})

@@ -36,13 +36,15 @@ async def test_an_evaluation_starts_only_while_there_is_room() -> None:
     budget = MemoryBudget(200 * MB, reading)
     await budget.admit(0.1)  # 100 of 200: below three quarters
     reading.mb = 180
+    await budget.admit(0.1)  # above, but nothing runs that could free memory: in
+    budget.started()
     with pytest.raises(Busy, match=r"the node's memory is in use by other queries \(180 MB of its 200 MB\)"):
         await budget.admit(0.2)
     reading.mb = 180
 
     async def freed() -> None:
         await asyncio.sleep(0.1)
-        reading.mb = 120
+        reading.mb = 120  # the running evaluation freed its arrays
 
     waited = asyncio.ensure_future(freed())
     started = time.monotonic()
