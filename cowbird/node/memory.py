@@ -138,9 +138,13 @@ class MemoryBudget:
         self._pause_or_stop()
         paused = True
         try:
+            looks = 0
             while self.read() > self.budget * RESUME:
                 still()
                 time.sleep(PAUSE_SECONDS)
+                looks += 1
+                if looks % 10 == 0:  # what a stopped or ended evaluation freed, given back
+                    self.trim()
                 with self._lock:
                     if self.running - self.paused <= 0:  # every evaluation paused: this one gives way
                         self.paused -= 1
