@@ -1,10 +1,12 @@
 """The node's own memory, held under a budget across everything it runs.
 
 A node's resident memory is the corpus's mapped files (shared, given back by the kernel when needed)
-and its own: the arrays its evaluations build, its caches. One query relating two labels over a wide
+and its own: the arrays its evaluations build, and what it keeps between them (caches, lexicon views,
+compiled code: its *idle* memory, bounded by their own settings). One query relating two labels over a wide
 repetition can build close to a gigabyte of arrays; sixteen at once took a node to 10 GB, and glibc
-kept most of it after they ended. :class:`MemoryBudget` watches the node's own resident memory
-(``/proc/self/statm``: resident minus file-backed pages), a cheap read:
+kept most of it after they ended. :class:`MemoryBudget` watches what the running evaluations hold — the node's own
+resident memory (``/proc/self/statm``: resident minus file-backed pages, a cheap read) beyond its
+idle memory (measured whenever no evaluation runs) — against ``memory_budget``:
 
 - an evaluation starts only while it is below ``ADMIT`` of the budget; otherwise it waits (up to its
   queue time) for others to end, and is then refused (``503 busy``, "the node's memory is in use");
@@ -83,6 +85,7 @@ class MemoryBudget:
         self._trim_lock = threading.Lock()
         self._lock = threading.Lock()
         self.running = 0  # evaluations at work (``started``, ``ended``)
+        self.baseline = read()  # the node's own memory when nothing runs: its caches, its code
         self.paused = 0  # of them, paused at a check until memory is freed
 
     def trim(self) -> None:
@@ -92,6 +95,10 @@ class MemoryBudget:
             finally:
                 self._trim_lock.release()
 
+    def used(self) -> int:
+        """Bytes the running evaluations hold: the node's own memory beyond what it holds idle."""
+        return max(0, self.read() - self.baseline)
+
     def _in_mb(self, size: int) -> str:
         return f"{size / 2**20:,.0f} MB"
 
@@ -100,11 +107,11 @@ class MemoryBudget:
         evaluation runs (what the node holds then is its caches: waiting frees nothing); ``Busy`` if
         neither happens by then."""
         limit = self.budget * ADMIT
-        if self.read() < limit or self.running == 0:  # nothing running: no wait would free memory
+        if self.used() < limit or self.running == 0:  # nothing running: no wait would free memory
             return
         await asyncio.to_thread(self.trim)
         until = time.monotonic() + seconds
-        while (used := self.read()) >= limit and self.running > 0:
+        while (used := self.used()) >= limit and self.running > 0:
             if time.monotonic() >= until:
                 raise Busy(f"the node's memory is in use by other queries ({self._in_mb(used)} of its "
                            f"{self._in_mb(self.budget)}); try again shortly", headers={"Retry-After": "5"})
@@ -130,16 +137,16 @@ class MemoryBudget:
         while others that are not paused may end and free memory, until the node is back under
         ``RESUME`` of the budget; when none is left moving, it is stopped (``limit_exceeded``) — one
         at a time, so that the memory it frees lets the others go on."""
-        if self.read() <= self.budget:
+        if self.used() <= self.budget:
             return
         self.trim()
-        if self.read() <= self.budget:
+        if self.used() <= self.budget:
             return
         self._pause_or_stop()
         paused = True
         try:
             looks = 0
-            while self.read() > self.budget * RESUME:
+            while self.used() > self.budget * RESUME:
                 still()
                 time.sleep(PAUSE_SECONDS)
                 looks += 1
@@ -162,15 +169,19 @@ class MemoryBudget:
             self.paused += 1
 
     def _stop(self) -> None:
-        used = self.read()
-        LOG.warning("memory budget: %s of %s in use; a query was stopped", self._in_mb(used),
+        used = self.used()
+        LOG.warning("memory budget: %s of %s in use by queries; a query was stopped", self._in_mb(used),
                     self._in_mb(self.budget))
         raise LimitExceeded(
-            f"the query was stopped: the node's memory ({self._in_mb(used)} with the other queries running) "
-            f"passed its budget of {self._in_mb(self.budget)} while it ran. Narrow it — a rarer word first, "
+            f"the query was stopped: the queries running on the node held {self._in_mb(used)} beyond its idle "
+            f"memory, past its budget of {self._in_mb(self.budget)}, while it ran. Narrow it — a rarer word first, "
             "shorter repetitions ([]{0,5} rather than []{0,20}), within s — or try again later")
 
     def after(self) -> None:
-        """After an evaluation: give freed memory back if much is held."""
-        if self.read() > self.budget * TRIM_ABOVE:
+        """After an evaluation: give freed memory back if much is held; when none runs any more, what
+        the node holds is its new idle memory (caches filled)."""
+        if self.used() > self.budget * TRIM_ABOVE:
             self.trim()
+        with self._lock:
+            if self.running == 0:
+                self.baseline = self.read()

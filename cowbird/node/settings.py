@@ -73,10 +73,11 @@ class NodeSettings(LayeredSettings):
     cqp_binary: str | None = Field(None, description="Path of the cqp binary for the cwb engine (default: on PATH).")
     engine_threads: int = Field(2, ge=1, le=64, description="Threads a heavy query's ranges are evaluated on at once.")
     memory_budget: int = Field(
-        8 * 1024**3, ge=128 * 1024 * 1024,
-        description="Bytes of the node's own memory (its evaluations' arrays and caches; not the corpus's mapped "
-                    "files) that everything it runs may hold: new evaluations wait while three quarters are in "
-                    "use, and one running when the budget is passed is stopped (limit_exceeded).",
+        4 * 1024**3, ge=64 * 1024 * 1024,
+        description="Bytes the evaluations running at once may hold beyond the node's idle memory (its caches; "
+                    "not the corpus's mapped files): new evaluations wait while three quarters are in use, one "
+                    "running past the budget pauses while others may free memory, or is stopped "
+                    "(limit_exceeded).",
     )
     resident_memory_budget: int = Field(
         768 * 1024 * 1024, ge=64 * 1024 * 1024,

@@ -154,7 +154,8 @@ def own_mb(pid: int) -> float:
 
 def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: DemoStack) -> None:
     """Six heavy queries at once (each relates two labels over a wide repetition), which without a
-    budget take each node past 550 MB and leave 300-450 MB held: with 300 MB, evaluations start only
+    budget take each node past 550 MB and leave 300-450 MB held: with 300 MB for what the running
+    queries hold beyond the idle node's memory, evaluations start only
     while a node has room and pause while it has none and others may free some; when all are paused,
     one is stopped with the reason. Every query is answered exactly or refused for memory; the nodes
     stay near the budget and give the memory back after."""
@@ -184,7 +185,8 @@ def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: Demo
     assert any(a.status_code == 200 for a in answers)
     assert len({a.json()["total"] for a in answers if a.status_code == 200}) == 1
     budget = NODE_MEMORY / 2**20
-    assert max(peaks) < 1.6 * budget, (peaks, idle)  # over by at most what evaluations allocate between checks
+    # beyond the idle node's memory, over the budget by at most what evaluations allocate between checks
+    assert all(peak - start < 1.6 * budget for peak, start in zip(peaks, idle, strict=True)), (peaks, idle)
     time.sleep(0.5)
     assert all(own_mb(pid) < start + 64 for pid, start in zip(nodes, idle, strict=True)), (idle, peaks)
 

@@ -32,19 +32,19 @@ def test_own_memory_is_this_process_without_its_mapped_files() -> None:
 
 @pytest.mark.anyio
 async def test_an_evaluation_starts_only_while_there_is_room() -> None:
-    reading = Reading(100)
-    budget = MemoryBudget(200 * MB, reading)
-    await budget.admit(0.1)  # 100 of 200: below three quarters
-    reading.mb = 180
+    reading = Reading(50)
+    budget = MemoryBudget(200 * MB, reading)  # the idle node holds 50 MB
+    reading.mb = 150
+    await budget.admit(0.1)  # 100 of 200 beyond the idle memory: below three quarters
+    reading.mb = 230
     await budget.admit(0.1)  # above, but nothing runs that could free memory: in
     budget.started()
     with pytest.raises(Busy, match=r"the node's memory is in use by other queries \(180 MB of its 200 MB\)"):
         await budget.admit(0.2)
-    reading.mb = 180
 
     async def freed() -> None:
         await asyncio.sleep(0.1)
-        reading.mb = 120  # the running evaluation freed its arrays
+        reading.mb = 170  # the running evaluation freed its arrays
 
     waited = asyncio.ensure_future(freed())
     started = time.monotonic()
@@ -54,8 +54,9 @@ async def test_an_evaluation_starts_only_while_there_is_room() -> None:
 
 
 def test_an_evaluation_over_the_budget_pauses_while_another_may_free_memory() -> None:
-    reading = Reading(250)
+    reading = Reading(0)
     budget = MemoryBudget(200 * MB, reading)
+    reading.mb = 250
     budget.started()
     budget.started()  # two evaluations at work
     threading.Timer(0.2, lambda: setattr(reading, "mb", 150)).start()  # the other one ends
@@ -65,16 +66,22 @@ def test_an_evaluation_over_the_budget_pauses_while_another_may_free_memory() ->
 
 
 def test_the_only_evaluation_over_the_budget_is_stopped_with_the_reason() -> None:
-    budget = MemoryBudget(200 * MB, Reading(250))
+    reading = Reading(40)
+    budget = MemoryBudget(200 * MB, reading)
+    reading.mb = 290
     budget.started()
-    with pytest.raises(LimitExceeded, match="passed its budget of 200 MB while it ran. Narrow it"):
+    with pytest.raises(LimitExceeded, match="held 250 MB beyond its idle memory, past its budget of 200 MB"):
         budget.check()
+    budget.ended()
+    budget.after()
+    assert budget.baseline == 290 * MB  # nothing runs: what the node holds now is its idle memory
     assert budget.paused == 0
 
 
 def test_when_every_evaluation_is_paused_one_gives_way_and_a_paused_one_still_times_out() -> None:
-    reading = Reading(250)
+    reading = Reading(0)
     budget = MemoryBudget(200 * MB, reading)
+    reading.mb = 250
     budget.started()
     budget.started()
     budget.waiting(1)  # the other one waits for a heavy place: it frees nothing
