@@ -2,20 +2,22 @@
 
 A node's resident memory is the corpus's mapped files (shared, given back by the kernel when needed)
 and its own: the arrays its evaluations build, and what it keeps between them (caches, lexicon views,
-compiled code: its *idle* memory, bounded by their own settings). One query relating two labels over a wide
-repetition can build close to a gigabyte of arrays; sixteen at once took a node to 10 GB, and glibc
-kept most of it after they ended. :class:`MemoryBudget` watches what the running evaluations hold — the node's own
-resident memory (``/proc/self/statm``: resident minus file-backed pages, a cheap read) beyond its
-idle memory (measured whenever no evaluation runs) — against ``memory_budget``:
+compiled code, bounded by their own settings). One query relating two labels over a wide repetition
+can build close to a gigabyte of arrays; sixteen at once took a node to 10 GB, and glibc kept most of
+it after they ended. :class:`MemoryBudget` watches the node's own resident memory
+(``/proc/self/statm``: resident minus file-backed pages, a cheap read) beyond the least it has held
+idle (measured whenever no evaluation runs) against ``memory_budget``:
 
-- an evaluation starts only while it is below ``ADMIT`` of the budget; otherwise it waits (up to its
-  queue time) for others to end, and is then refused (``503 busy``, "the node's memory is in use");
+- an evaluation starts only while that is below ``ADMIT`` of the budget, or when none runs; otherwise
+  it waits (up to its queue time) for others to end, and is then refused (``503 busy``, "the node's
+  memory is in use");
 - at its deadline checks (``scheduler._Pace``, at most every ``LOOK_SECONDS``) a running evaluation
   finds out whether the node is over the budget; if it still is after giving freed memory back, it
-  pauses while others may end and free memory, and when every evaluation is paused, one of them is
+  pauses while others may end and free memory, and when every other evaluation is paused it is
   stopped with a clear answer (``limit_exceeded``: narrow the query) — instead of the node growing
-  until the kernel kills it. Between two checks an evaluation may still allocate: the budget is
-  passed by at most what the running evaluations allocate in ``LOOK_SECONDS``;
+  until the kernel kills it. The only evaluation at work goes on (no wait would free memory for it).
+  Between two checks an evaluation may still allocate: the budget is passed by at most what the
+  running evaluations allocate in ``LOOK_SECONDS``;
 - after an evaluation that left much memory behind, freed memory is given back to the system
   (glibc's ``malloc_trim``), so that the node shrinks again when the work is done.
 """
@@ -85,7 +87,7 @@ class MemoryBudget:
         self._trim_lock = threading.Lock()
         self._lock = threading.Lock()
         self.running = 0  # evaluations at work (``started``, ``ended``)
-        self.baseline = read()  # the node's own memory when nothing runs: its caches, its code
+        self.baseline = read()  # the least own memory the node has held when nothing ran
         self.paused = 0  # of them, paused at a check until memory is freed
 
     def trim(self) -> None:
@@ -96,7 +98,8 @@ class MemoryBudget:
                 self._trim_lock.release()
 
     def used(self) -> int:
-        """Bytes the running evaluations hold: the node's own memory beyond what it holds idle."""
+        """Bytes beyond the least the node has held idle (its code, its lexicon views): what the running
+        evaluations hold, and what the node has cached since."""
         return max(0, self.read() - self.baseline)
 
     def _in_mb(self, size: int) -> str:
@@ -136,13 +139,15 @@ class MemoryBudget:
         memory back: the evaluation pauses (``still`` called meanwhile: its deadline and its client)
         while others that are not paused may end and free memory, until the node is back under
         ``RESUME`` of the budget; when none is left moving, it is stopped (``limit_exceeded``) — one
-        at a time, so that the memory it frees lets the others go on."""
+        at a time, so that the memory it frees lets the others go on. The only evaluation at work goes
+        on: no wait would free memory for it."""
         if self.used() <= self.budget:
             return
         self.trim()
         if self.used() <= self.budget:
             return
-        self._pause_or_stop()
+        if not self._pause_or_stop():
+            return
         paused = True
         try:
             looks = 0
@@ -162,11 +167,16 @@ class MemoryBudget:
                 with self._lock:
                     self.paused -= 1
 
-    def _pause_or_stop(self) -> None:
+    def _pause_or_stop(self) -> bool:
+        """True if paused; False for the only evaluation at work (nothing else holds memory it could
+        wait for: it goes on); stopped when every other one is paused."""
         with self._lock:
+            if self.running <= 1:
+                return False
             if self.running - self.paused <= 1:  # no other evaluation may free memory
                 self._stop()
             self.paused += 1
+            return True
 
     def _stop(self) -> None:
         used = self.used()
@@ -183,5 +193,5 @@ class MemoryBudget:
         if self.used() > self.budget * TRIM_ABOVE:
             self.trim()
         with self._lock:
-            if self.running == 0:
-                self.baseline = self.read()
+            if self.running == 0:  # the least the node has held idle (what a wait could never free)
+                self.baseline = min(self.baseline, self.read())
