@@ -103,7 +103,7 @@ class BodyLimit:
         except (TooLarge, SlowBody) as error:
             response = self.render(Request(scope), error)
             response.headers["Connection"] = "close"  # the rest of the body is never read
-            await response(scope, _ended, send)
+            await response(scope, ended, send)
             return
         if b"json" in headers.get(b"content-type", b"") and b"\\u" in body:
             bad = lone_surrogate(body)
@@ -138,5 +138,6 @@ def lone_surrogate(body: bytes) -> str | None:
     return None
 
 
-async def _ended() -> Message:
+async def ended() -> Message:
+    """A ``receive`` for an answer sent without reading the rest of a request: the client is done."""
     return {"type": "http.disconnect"}

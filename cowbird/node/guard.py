@@ -23,9 +23,9 @@ import secrets
 import time
 from collections import OrderedDict
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from cowbird.core.bodies import ClientLeft, read_body, replay
+from cowbird.core.bodies import ClientLeft, ended, read_body, replay
 from cowbird.core.errors import SlowBody, TooLarge, Unauthorized
 from cowbird.core.problems import problem_response
 from cowbird.node.scheduler import BACKGROUND, PRIORITY_HEADER
@@ -133,8 +133,5 @@ class NodeGuard:
     async def _refuse(scope: Scope, send: Send, error: TooLarge | SlowBody) -> None:
         response = problem_response(error)
         response.headers["Connection"] = "close"  # do not read the rest of a body we refused
-        await response(scope, _ended, send)
+        await response(scope, ended, send)
 
-
-async def _ended() -> Message:
-    return {"type": "http.disconnect"}
