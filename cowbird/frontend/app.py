@@ -161,7 +161,7 @@ def create_app(
     if forwarded:
         app.add_middleware(FromInteractive)
     if background is not None:
-        app.add_middleware(ToBackground, socket=background)
+        app.add_middleware(ToBackground, socket=background, refund=fair_use.refund)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
                    wordlist.router, subcorpora.router):

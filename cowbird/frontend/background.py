@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -34,6 +35,12 @@ from cowbird.frontend.priority import DEEP_SORT
 
 FORWARDED = b"x-cowbird-forwarded"
 SERVED_BY = b"x-cowbird-served-by"
+REFUND = b"x-cowbird-refund"
+"""Between the processes only: a forwarded answer whose charge the interactive process gives back
+(``{"key": …, "rows": …}``) unless it passed the whole body on to the client (an XLSX export, which
+is useful only whole: the background process cannot tell whether its last bytes reached the client)."""
+FORWARDED_SCOPE = "cowbird.forwarded"
+"""Set in a request's scope by ``FromInteractive``: the request came from the interactive process."""
 NICENESS = 10
 """How much lower the background process's CPU priority is (``os.nice``)."""
 BACKGROUND_PATHS = frozenset({
@@ -60,8 +67,9 @@ def is_background(path: str, query_string: bytes) -> bool:
 class ToBackground:
     """An interactive process's front door: background requests go to the background process."""
 
-    def __init__(self, app: ASGIApp, socket: str) -> None:
+    def __init__(self, app: ASGIApp, socket: str, refund: Callable[[str, int], None]) -> None:
         self.app = app
+        self.refund = refund
         self.client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=socket), base_url="http://background",
                                         timeout=None)
 
@@ -110,16 +118,22 @@ class ToBackground:
                                        "try again shortly")
             await problem_response(failure)(scope, _nothing, send)
             return
+        charged, passed = response.headers.get(REFUND.decode()), False
         try:
             await send({"type": "http.response.start", "status": response.status_code,
-                        "headers": [(k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP]})
+                        "headers": [(k, v) for k, v in response.headers.raw
+                                    if k.lower() not in HOP_BY_HOP and k.lower() != REFUND]})
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            passed = True
         except httpx.HTTPError:  # the background process broke off: so does this answer (never a clean short one)
             raise ConnectionAbortedError("the background process broke off its answer") from None
         finally:
             await response.aclose()
+            if charged is not None and not passed:  # the client did not get it all: its rows are given back
+                given = json.loads(charged)
+                await asyncio.shield(asyncio.to_thread(self.refund, str(given["key"]), int(given["rows"])))
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -146,7 +160,7 @@ class FromInteractive:
         forwarded = dict(scope["headers"]).get(FORWARDED)
         if forwarded is not None:
             about: dict[str, Any] = json.loads(forwarded)
-            scope = {**scope, "scheme": about.get("scheme", "http"),
+            scope = {**scope, FORWARDED_SCOPE: True, "scheme": about.get("scheme", "http"),
                      "client": tuple(about["client"]) if about.get("client") else None,
                      "server": tuple(about["server"]) if about.get("server") else None}
 

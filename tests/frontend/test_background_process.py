@@ -6,15 +6,25 @@ with ``serve``; ``--no-background`` answers everything in the workers."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
-from cowbird.frontend.background import NICENESS, is_background
+from cowbird.frontend.background import NICENESS, REFUND, ToBackground, is_background
 from tests.support import assert_problem, running_demo
 
 SAMPLE = {"corpus": "sample", "q": "the"}
@@ -110,3 +120,77 @@ def test_no_background_answers_everything_in_the_worker(tmp_path: Path, options:
         assert not children(demo.processes[-1].pid)
         answer = httpx.get(f"{demo.url}/api/v1/frequency", params={**SAMPLE, "by": "word"}, timeout=60)
         assert answer.status_code == 200 and "x-cowbird-served-by" not in answer.headers
+
+
+@pytest.fixture
+def background_socket(tmp_path: Path) -> Iterator[str]:
+    """A stand-in background process on a Unix socket (real uvicorn): an XLSX-like answer of 400 KB
+    that tells the interactive process which charge to give back if the client does not get it all."""
+    async def export(request: Request) -> Response:
+        return Response(b"x" * 400_000, media_type="application/octet-stream",
+                        headers={REFUND.decode(): json.dumps({"key": "ip:192.0.2.7", "rows": 120})})
+
+    path = str(tmp_path / "background.sock")
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/api/v1/export", export)]), uds=path,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield path
+    server.should_exit = True
+    thread.join(10)
+
+
+def forward(socket: str, client_leaves: bool) -> tuple[list[tuple[str, int]], list[dict[str, Any]]]:
+    """An export request through ``ToBackground`` (as the interactive process forwards it); the client
+    leaves after the first bytes of the body, or reads it all. What was given back, and what was sent."""
+    refunds: list[tuple[str, int]] = []
+    sent: list[dict[str, Any]] = []
+
+    async def run() -> None:
+        first_bytes = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            if client_leaves:
+                await first_bytes.wait()
+                return {"type": "http.disconnect"}
+            await asyncio.Event().wait()  # never
+            raise AssertionError
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if message["type"] == "http.response.body" and message["body"]:
+                first_bytes.set()
+                await asyncio.sleep(0.01)  # a slow client: the whole answer is already in from the background
+
+        async def inner(scope: Any, receive: Any, send: Any) -> None:
+            raise AssertionError("a background request is not answered here")
+
+        middleware = ToBackground(inner, socket, refund=lambda key, rows: refunds.append((key, rows)))
+        scope = {"type": "http", "method": "GET", "path": "/api/v1/export", "raw_path": b"/api/v1/export",
+                 "query_string": b"corpus=web&q=the&format=xlsx", "headers": [(b"host", b"127.0.0.1")],
+                 "client": ("192.0.2.7", 5000), "server": ("127.0.0.1", 8000), "scheme": "http"}
+        await middleware(scope, receive, send)
+        await middleware.client.aclose()
+
+    asyncio.run(run())
+    return refunds, sent
+
+
+def test_a_forwarded_export_the_client_did_not_get_whole_is_given_back(background_socket: str) -> None:
+    """The background process has written the whole spreadsheet into the socket before the client
+    left: only the interactive process knows it was not delivered, and gives its rows back — once."""
+    refunds, sent = forward(background_socket, client_leaves=True)
+    assert refunds == [("ip:192.0.2.7", 120)]
+    headers = dict(sent[0]["headers"])
+    assert REFUND not in headers and sent[0]["status"] == 200  # never shown to the client
+    assert sum(len(m.get("body", b"")) for m in sent[1:]) < 400_000
+
+
+def test_a_forwarded_export_passed_on_whole_keeps_its_charge(background_socket: str) -> None:
+    refunds, sent = forward(background_socket, client_leaves=False)
+    assert refunds == []
+    assert sum(len(m.get("body", b"")) for m in sent[1:]) == 400_000 and sent[-1]["more_body"] is False
+    assert REFUND not in dict(sent[0]["headers"])

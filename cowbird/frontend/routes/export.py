@@ -27,6 +27,7 @@ from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, Unauthori
 from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
+from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
 from cowbird.frontend.fair_use import LEASE_MARGIN
 from cowbird.frontend.hits import public_hit, search_of
@@ -129,6 +130,9 @@ async def export(
         "categories": asked.categories,
     }  # fmt: skip
     delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
+    # A spreadsheet forwarded by the interactive process is delivered when that process has passed its
+    # last byte on, which only it knows: it gives the rows back otherwise (``background.REFUND``).
+    worker_refunds = format == "xlsx" and bool(request.scope.get(FORWARDED_SCOPE))
 
     def row(hit: Hit) -> list[Any]:
         line = [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
@@ -143,7 +147,8 @@ async def export(
             async for chunk in rows_of():
                 yield chunk
         finally:
-            quota.refund(key, written - delivered[0])
+            if not worker_refunds:
+                quota.refund(key, written - delivered[0])
             slot.close()
 
     async def rows_of() -> AsyncIterator[bytes]:
@@ -188,6 +193,8 @@ async def export(
                                                           None if order is None else order.described()),
                                 format, written, total, failed, sample is not None)
     headers.update(quota.headers(user, key))
+    if worker_refunds:
+        headers[REFUND.decode()] = json.dumps({"key": key, "rows": written})
     return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
                              background=BackgroundTask(slot.close))
 
