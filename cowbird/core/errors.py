@@ -215,6 +215,11 @@ class LimitExceeded(CowbirdError):
     status, code, title = 400, ErrorCode.LIMIT_EXCEEDED, "The request asks for more than is allowed"
 
 
+class OutOfMemory(LimitExceeded):
+    """A query stopped for the memory it held while it ran (the node's budget, or none left): what
+    the node held then, not what the query is — asked again later, it may run."""
+
+
 class QuerySyntax(CowbirdError):
     status, code, title = 400, ErrorCode.QUERY_SYNTAX, "The query is not well-formed"
 

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from cowbird.core.errors import Busy, LimitExceeded
+from cowbird.core.errors import Busy, OutOfMemory
 
 LOG = logging.getLogger("cowbird.node")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -182,7 +182,7 @@ class MemoryBudget:
         used = self.used()
         LOG.warning("memory budget: %s of %s in use by queries; a query was stopped", self._in_mb(used),
                     self._in_mb(self.budget))
-        raise LimitExceeded(
+        raise OutOfMemory(
             f"the query was stopped: the queries running on the node held {self._in_mb(used)} beyond its idle "
             f"memory, past its budget of {self._in_mb(self.budget)}, while it ran. Narrow it — a rarer word first, "
             "shorter repetitions ([]{0,5} rather than []{0,20}), within s — or try again later")

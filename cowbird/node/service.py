@@ -21,7 +21,7 @@ from typing import TypeVar
 import anyio
 
 from cowbird.core.analysis_spec import parse_sort
-from cowbird.core.errors import LimitExceeded, UnknownPartition, query_problem
+from cowbird.core.errors import LimitExceeded, OutOfMemory, UnknownPartition, query_problem
 from cowbird.core.metrics import Metrics
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
@@ -89,7 +89,9 @@ class PartitionService:
         self.checked: OrderedDict[str, tuple[str, Query]] = OrderedDict()  # query text -> canonical text, AST
         # queries refused for what they are (their certain work is more than query_timeout): refused again
         # at once, not after seconds of planning each time
-        self.refused: OrderedDict[tuple[str, str, str, int], LimitExceeded] = OrderedDict()
+        # (their reasons' text only: an exception would keep its traceback's frames, and with them the
+        # arrays the evaluation held when it was refused)
+        self.refused: OrderedDict[tuple[str, str, str, int], str] = OrderedDict()
         # counted n-grams, kept for the requests of one word list that follow (a few, as they are large)
         self.ngram_tables: OrderedDict[tuple[object, ...], NgramTable] = OrderedDict()
         self.scheduler = Scheduler(
@@ -218,7 +220,7 @@ class PartitionService:
         refused = self.refused.get(key)
         if refused is not None:
             self.refused.move_to_end(key)
-            raise LimitExceeded(refused.detail)
+            raise LimitExceeded(refused)
         if self.metrics is not None:
             self.metrics.queries.labels(partition).inc()
 
@@ -228,7 +230,7 @@ class PartitionService:
                     return engine.run(parsed, strategy, hard_boundary, deadline), True
                 return engine.first(parsed, wanted, strategy, hard_boundary, deadline)
             except MemoryError as exc:  # the query asked for more than this process can hold
-                raise LimitExceeded("the query needs more memory than this node has; narrow it down") from exc
+                raise OutOfMemory("the query needs more memory than this node has; narrow it down") from exc
 
         async def watch(deadline: Deadline) -> None:
             if disconnected is not None:
@@ -236,8 +238,10 @@ class PartitionService:
 
         try:
             result, exact = await self.scheduler.run(work, self.settings.query_timeout, watch)
+        except OutOfMemory:
+            raise  # what the node held then, not what the query is: not remembered
         except LimitExceeded as refusal:
-            self.refused[key] = refusal
+            self.refused[key] = refusal.detail
             while len(self.refused) > REFUSALS_KEPT:
                 self.refused.popitem(last=False)
             raise

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cowbird.core.errors import LimitExceeded
+from cowbird.core.errors import LimitExceeded, OutOfMemory
 from cowbird.engines import Deadline
 from cowbird.node import compute
 from tests.node.conftest import client_for, make_app
@@ -92,6 +92,34 @@ async def test_a_query_refused_for_its_size_is_refused_again_at_once(sample_regi
             answer = await node.post("/v1/count", json={"partition": "big", "query": "[]{3,} []{500}"})
             assert answer.status_code == 400 and answer.json()["code"] == "limit_exceeded", answer.text
         assert len(calls) == 1  # planned once; then remembered
+
+
+async def test_a_query_stopped_for_the_memory_others_held_runs_when_asked_again(
+    sample_registry: Path, big_registry: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query stopped by the node's memory budget was stopped for what the node held then, not for
+    what it is: asked again, it runs. What is remembered of a refusal is its reason, not the
+    exception (whose traceback would keep the refused evaluation's arrays alive)."""
+    app = make_app(sample_registry, big_registry, query_timeout=0.5)
+    async for node in client_for(app):
+        service = app.state.node.service
+        engine = service.engine("big")
+        stops = [1]
+
+        def stopped_once(*args: object, run: Any = engine.run, **kwargs: object) -> object:
+            if stops:
+                stops.pop()
+                raise OutOfMemory("the query was stopped: the queries running on the node held too much")
+            return run(*args, **kwargs)
+
+        monkeypatch.setattr(engine, "run", stopped_once)
+        first = await node.post("/v1/count", json={"partition": "big", "query": "[]"})
+        assert first.status_code == 400 and "the query was stopped" in first.json()["detail"]
+        again = await node.post("/v1/count", json={"partition": "big", "query": "[]"})
+        assert again.status_code == 200 and again.json()["total"] > 0, again.text
+        refused = await node.post("/v1/count", json={"partition": "big", "query": "[]{3,} []{500}"})
+        assert refused.status_code == 400 and refused.json()["code"] == "limit_exceeded"
+        assert list(service.refused.values()) == [refused.json()["detail"]]
 
 
 async def test_the_health_check_says_how_long_the_node_worked_on_a_call(sample_registry: Path,
