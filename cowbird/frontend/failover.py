@@ -19,6 +19,7 @@ the node's URL for the log; what clients see names partitions only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import secrets
@@ -59,8 +60,9 @@ class Failover:
         return timeout if limit is None else min(timeout, limit.remaining())
 
     async def attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],
-                       limit: TimeLimit | None) -> T:
-        """One call to one node under the time limit, every failure as ``NodeFailure``."""
+                       limit: TimeLimit | None, replica: bool = False) -> T:
+        """One call to one node under the time limit, every failure as ``NodeFailure``; ``replica``:
+        another node could answer if this one is gone."""
         timeout = self.time_limit(limit)
         if timeout <= 0:
             raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
@@ -69,12 +71,13 @@ class Failover:
         call = secrets.token_hex(8)
         named = _CALL.set(call)
         try:
-            async with asyncio.timeout(timeout):
-                result = await send(node)
+            result = await self._waited(node, call, send(node), timeout, replica)
         except (TimeoutError, httpx.TimeoutException):
             outcome = "timeout"
-            raise NodeFailure(partition.id, node, f"timed out after {timeout:.3g} s", timed_out=True, call=call,
-                              waited=timeout) from None
+            waited = min(timeout, time.perf_counter() - started)  # less: the node stopped answering
+            shown = timeout if waited > timeout * 0.98 else waited
+            raise NodeFailure(partition.id, node, f"timed out after {shown:.3g} s", timed_out=True, call=call,
+                              waited=waited) from None
         except httpx.TransportError as exc:
             outcome = "unreachable"
             self.health.failed(node)
@@ -100,6 +103,31 @@ class Failover:
             spent(elapsed)  # the viewer's fair use counts the nodes' time
         return result
 
+    async def _waited(self, node: str, call: str, sending: Awaitable[T], timeout: float, replica: bool) -> T:
+        """The call's answer within ``timeout``. Where a replica could answer instead, a wait longer
+        than ``[nodes] timeout`` (background work's) goes on past it only while the node answers its
+        health check: a node cut off or stopped (two checks unanswered) is given up while the replica
+        still has time, not at the end of the longer wait. Without a replica the node gets it all."""
+        job = asyncio.ensure_future(sending)
+        loop = asyncio.get_running_loop()
+        end, step = loop.time() + timeout, self.settings.nodes.timeout
+        silent = 0
+        try:
+            done, _ = await asyncio.wait({job}, timeout=min(timeout, step) if replica else timeout)
+            while not done and loop.time() < end:
+                silent = 0 if await self.health.at_work(node, call) is not None else silent + 1
+                if silent >= 2:
+                    break
+                done, _ = await asyncio.wait({job}, timeout=min(end - loop.time(), step))
+            if not done:
+                raise TimeoutError
+            return job.result()
+        finally:
+            if not job.done():
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):  # what ends it matters no more
+                    await job
+
     async def try_nodes(self, partition: Partition, send: Callable[[str], Awaitable[T]],
                          limit: TimeLimit | None = None) -> T:
         """``send(node)`` on each node of the partition in turn until one answers."""
@@ -109,7 +137,7 @@ class Failover:
                 failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
                 continue
             try:
-                return await self.attempt(partition, node, send, limit)
+                return await self.attempt(partition, node, send, limit, replica=index + 1 < len(partition.nodes))
             except NodeFailure as failure:
                 await self.after_timeout(failure, more=index + 1 < len(partition.nodes))
                 failures.append(failure)

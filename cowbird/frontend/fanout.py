@@ -269,7 +269,8 @@ class NodeClient:
             opened = False
             started = time.perf_counter()
             try:
-                response = await self.failover.attempt(partition, node, open_stream, limit)
+                response = await self.failover.attempt(partition, node, open_stream, limit,
+                                                       replica=node != partition.nodes[-1])
                 opened = True
                 try:
                     lines = stream_lines(self.failover, partition, node, response, expected - delivered, limit,

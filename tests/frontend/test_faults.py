@@ -323,6 +323,32 @@ async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_o
             assert "timed out after 2 s" in body["partitions"][2]["error"]
 
 
+async def test_background_work_leaves_a_silent_node_for_its_replica_before_its_longer_wait_ends(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    """Background work (here a frequency list) gives a node longer than ``[nodes] timeout`` (×5), but
+    only while the node answers its health check: a node cut off (nothing answers, not even
+    /health) is left after two unanswered checks, and its replica answers in time; the partition
+    without a replica waits as long as it needs."""
+    asked: list[str] = []
+
+    async def cut_off(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        await asyncio.sleep(60)
+        raise AssertionError
+
+    settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=2.0, health_probe_timeout=0.3)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-cut", "http://node-b"]
+    async for client in front_client(settings, nodes, {"node-cut": httpx.MockTransport(cut_off)}):
+        started = time.perf_counter()
+        answer = await client.get("/api/v1/frequency", params={"corpus": "sample", "q": "the", "by": "word"})
+        seconds = time.perf_counter() - started
+        body = answer.json()
+        assert answer.status_code == 200 and body["complete"] is True and body["failed"] == [], body
+        assert asked[0].startswith("/v1/") and asked.count("/health") >= 2
+        assert seconds < 10.0, seconds  # the longer wait (5 × 2 s) was not sat out
+
+
 async def test_a_node_whose_socket_vanishes_under_the_http_client_is_unreachable(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
