@@ -137,6 +137,10 @@ class ExportParameters(Searching, Viewing, Ordering):
     categories: str | None = Field(None, description=(
         "One of your saved searches (the ID of its /s/ID link): the categories you gave its lines, as the "
         "columns category and category_label."))
+    only_categorised: bool = Field(False, description=(
+        "With categories=: only the lines you gave a category, all of them, in the order asked (sort=; "
+        "found among all the hits, however many; offset and limit do not apply, and only these rows count "
+        "against the day's export budget)."))
 
 
 class TableParameters(Searching):

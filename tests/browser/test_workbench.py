@@ -346,6 +346,12 @@ def test_the_lines_of_a_saved_search_are_categorised_with_the_keys(site: DemoSta
     exported = page.request.get(f"{site.url}{href}")
     lines = [line.split("\t") for line in exported.text().splitlines() if not line.startswith("#")]
     assert lines[0][-2:] == ["category", "category_label"] and lines[1][-2:] == ["2", "figurative"]
+    only = page.request.get(f"{site.url}{page.locator('#cat-only').get_attribute('href')}")
+    lines = [line.split("\t") for line in only.text().splitlines() if not line.startswith("#")]
+    assert [line[-2:] for line in lines[1:]] == [["2", "figurative"]]  # the categorised lines, all of them
+    page.select_option("#sort-on", "right1")  # the downloads follow the page's order
+    expect(page.locator("#cat-download")).to_have_attribute("href", re.compile(r"sort=right1\.word"))
+    expect(page.locator("#cat-only")).to_have_attribute("href", re.compile(r"sort=right1\.word.*only_categorised=1"))
     page.click("#cat-stop")
     expect(page.locator("#categories-bar")).to_be_hidden()
     expect(page.locator("#kwic select.category")).to_have_count(0)

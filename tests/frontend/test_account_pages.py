@@ -658,6 +658,28 @@ async def test_the_lines_of_a_saved_search_are_categorised_counted_and_exported(
     rows = [line.split("\t") for line in export.text.splitlines()]
     assert rows[0][-2:] == ["category", "category_label"]
     assert [row[-2:] for row in rows[1:]] == [["2", "figurative"], ["1", "literal"], ["", ""]]
+    # in the page's order; and the categorised lines only, all of them, in that order
+    order = {"sort": "right1.word", "direction": "desc"}
+    page = (await client.get("/api/v1/query", params={"corpus": "members", "q": "house", **order})).json()["hits"]
+    sorted_export = await client.get("/api/v1/export", params={"corpus": "members", "q": "house", "categories": slug,
+                                                               **order})
+    by_position = {h["position"]: c for h, c in zip(hits, (["2", "figurative"], ["1", "literal"], ["", ""]),
+                                                    strict=True)}
+    assert [[int(r[1]), r[-2:]] for r in (line.split("\t") for line in sorted_export.text.splitlines()[1:])] == [
+        [h["position"], by_position[h["position"]]] for h in page]
+    only = await client.get("/api/v1/export", params={"corpus": "members", "q": "house", "categories": slug,
+                                                      "only_categorised": 1, "provenance": 1, **order})
+    assert only.status_code == 200, only.text
+    assert only.headers["x-cowbird-rows"] == "2" and only.headers["x-cowbird-truncated"] == "false"
+    assert "_categorised2of3." in only.headers["content-disposition"] and "_partial" not in only.headers[
+        "content-disposition"]
+    data = [line.split("\t") for line in only.text.splitlines() if not line.startswith("#")][1:]
+    assert [int(r[1]) for r in data] == [h["position"] for h in page if by_position[h["position"]] != ["", ""]]
+    assert '# selection: "the 2 categorised lines of the 3 hits, sorted by right1.word desc"' in only.text
+    for wrong, said in (({"only_categorised": 1}, "needs categories="),
+                        ({"only_categorised": 1, "categories": slug, "limit": 5}, "leave out sample, offset and limit")):
+        refused = await client.get("/api/v1/export", params={"corpus": "members", "q": "house", **wrong})
+        assert refused.status_code == 400 and said in refused.json()["detail"], refused.text
     # another user has no such saved search
     client.cookies.clear()
     assert (await client.get(path)).status_code == 401

@@ -84,6 +84,11 @@ async def export(
     view = asked.view(settings.limits.max_context)
     view.check(target)
     categorised = None if asked.categories is None else await _categories(request, user, asked.categories)
+    only = asked.only_categorised
+    if only and categorised is None:
+        raise BadParameter("only_categorised=1 needs categories=: the saved search whose categorised lines you want")
+    if only and (sample is not None or offset or limit is not None):
+        raise BadParameter("only_categorised=1 exports every categorised line: leave out sample, offset and limit")
     search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters, target), view)
     cqp = search.cqp
     order = sort_key(sort, asked.direction, seed, sample)
@@ -99,6 +104,8 @@ async def export(
         statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
+        if only and categorised is not None:
+            written = _categorised_rows(categorised, total, allowed, user.api)
         if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
             raise BadParameter(
                 f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a "
@@ -119,15 +126,16 @@ async def export(
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
         "cowbird": __version__,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "total": total, "selection": _selection(total, offset, written, sample, seed, sort, order),
+        "total": total, "selection": (_selection(total, offset, written, sample, seed, sort, order) if not only
+                                      else _categorised_selection(total, written, sort, order, seed)),
         "offset": offset, "rows": written, "sample": sample,
         "seed": seed if sample or (order and order.random) else None,
         "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
         "sort_cqp": None if order is None or order.random else order.described(),
-        "truncated": written < total, "complete": not failed, "failed_partitions": failed,
+        "truncated": written < total and not only, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "inline": view.inline or None,
         "ref_base": f"{base}/ref/{target.name}/",
-        "categories": asked.categories,
+        "categories": asked.categories, "only_categorised": only,
     }  # fmt: skip
     delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
     # A spreadsheet forwarded by the interactive process is delivered when that process has passed its
@@ -165,10 +173,19 @@ async def export(
         batch: list[list[Any]] = []
         sent = 0
         try:
-            found = search.stream(statuses, offset, written, sample=None if sample is None else (sample, seed),
-                                  sort=order)
+            if only:  # every hit, in the order asked, passes by; the categorised ones are written
+                wanted = categorised[0] if categorised is not None else {}
+                found = search.stream(statuses, 0, total, sort=order)
+            else:
+                wanted = None
+                found = search.stream(statuses, offset, written, sample=None if sample is None else (sample, seed),
+                                      sort=order)
             async for hit in found:
+                if wanted is not None and (hit.position, hit.matchend) not in wanted:
+                    continue
                 batch.append(row(public_hit(target, view, hit)))
+                if wanted is not None and sent + len(batch) == written:
+                    break  # the last categorised line: the rest of the hits need not pass
                 if len(batch) >= EXPORT_BATCH_LINES:
                     yield out.rows(batch)
                     sent += len(batch)
@@ -185,13 +202,19 @@ async def export(
         sent += len(batch)
         if format != "xlsx":
             delivered[0] = sent
+        if sent < written:  # categorised lines that are no longer hits of the search: never a clean short file
+            out.abort()
+            raise ExportBroken(f"the export broke off after {sent} of {written} rows: {written - sent} of the "
+                               "categorised lines are not hits of this search (a different search, or the corpus "
+                               "changed since they were categorised)")
         for chunk in out.end():
             yield chunk
         delivered[0] = sent
 
-    headers = _download_headers(target.name, _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
-                                                          None if order is None else order.described()),
-                                format, written, total, failed, sample is not None)
+    fingerprint = _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
+                               None if order is None else order.described(), only)
+    headers = _download_headers(target.name, fingerprint, format, written, total, failed,
+                                "sample" if sample is not None else "categorised" if only else "")
     headers.update(quota.headers(user, key))
     if worker_refunds:
         headers[REFUND.decode()] = json.dumps({"key": key, "rows": written})
@@ -214,6 +237,31 @@ async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[t
     return await run_in_threadpool(read)
 
 
+CATEGORISED_SCAN = 2_000_000
+"""The most hits an export of the categorised lines only looks through for them."""
+
+
+def _categorised_rows(categorised: tuple[dict[tuple[int, int], int], list[str]], total: int, allowed: int,
+                      api: bool) -> int:
+    """How many rows an export of the categorised lines only holds: all of them, within the limits."""
+    rows = len(categorised[0])
+    if rows > allowed:
+        raise BadParameter(f"only_categorised=1: {rows:,} categorised lines are more than the {allowed:,} rows "
+                           + ("API mode exports at once" if api else "the browser downloads at once: use API mode"))
+    if total > CATEGORISED_SCAN:
+        raise BadParameter(f"only_categorised=1 looks through every hit for the categorised lines, at most "
+                           f"{CATEGORISED_SCAN:,}; this search has {total:,}: download its hits in parts "
+                           "(offset, limit) with categories= instead")
+    return rows
+
+
+def _categorised_selection(total: int, rows: int, sort: str | None, order: SortKey | None, seed: int) -> str:
+    where = f"the {rows:,} categorised lines of the {total:,} hits"
+    if order is None:
+        return f"{where}, in corpus order"
+    return f"{where}, sorted by {(sort or '').strip()} {order.direction}" + (f" (seed {seed})" if order.random else "")
+
+
 def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int, sort: str | None,
                order: SortKey | None) -> str:
     """Which hits the file holds, in words: a reader of the file alone must not take a sample for the first hits."""
@@ -228,26 +276,29 @@ def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int
 
 def _fingerprint(
     q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int,
-    sort: str | None = None,
+    sort: str | None = None, only_categorised: bool = False,
 ) -> str:
     """Eight hex digits naming the request: the same search, the same name."""
     text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
-                + ((sort,) if sort else ()) + ((tuple(view.inline),) if view.inline else ()))
+                + ((sort,) if sort else ()) + ((tuple(view.inline),) if view.inline else ())
+                + (("categorised",) if only_categorised else ()))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 def _download_headers(
-    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str], sample: bool = False
+    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str], chosen: str = ""
 ) -> dict[str, str]:
     """The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
-    for a random sample, with ``_partial`` when hits are missing (cut at the limit, a partition failed)."""
-    partial = "_partial" if failed or (written < total and not sample) else ""
-    name = f"{corpus}_{fingerprint}_{'sample' if sample else ''}{written}of{total}{partial}.{format}"
+    for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, with
+    ``_partial`` when hits are missing (cut at the limit, a partition failed)."""
+    cut = written < total and not chosen
+    partial = "_partial" if failed or cut else ""
+    name = f"{corpus}_{fingerprint}_{chosen}{written}of{total}{partial}.{format}"
     return {
         "Content-Disposition": f'attachment; filename="{name}"',
         "X-Cowbird-Rows": str(written),
         "X-Cowbird-Total": str(total),
-        "X-Cowbird-Truncated": "true" if written < total else "false",
+        "X-Cowbird-Truncated": "true" if written < total and chosen != "categorised" else "false",
         "X-Cowbird-Complete": "false" if failed else "true",
         "X-Cowbird-Failed": ",".join(failed),
     }

@@ -3,12 +3,12 @@
 // (categories=ID in the URL), each line gets a category 1-9 — its select, or the keys 1-9 on the
 // line (0 takes it away) — kept in the account by the hit's global positions, so they come back on
 // any page, order or reload. The bar counts the lines per category, names the categories, and
-// downloads the concordance with them as a column.
+// downloads the concordance with them as a column (in the page's order), or the categorised lines only.
 
 import { ApiProblem, apiUrl, getJson } from "./search-api.js";
-import { byId, part } from "./search-dom.js";
+import { byId, number, part } from "./search-dom.js";
 import { change } from "./search-saved.js";
-import { fromUrl, searchParams, state } from "./search-state.js";
+import { fromUrl, searchParams, selectHits, state } from "./search-state.js";
 
 /**
  * @typedef {object} CategoryLine
@@ -66,11 +66,29 @@ function showBar() {
   if (document.activeElement !== labels) labels.value = loaded.labels.filter(Boolean).length ? loaded.labels.join(", ").replace(/(, )+$/, "") : "";
   const shown = state.shown;
   if (shown) {
+    // the lines as the page shows them: its order (or its sample), up to the browser's limit
+    const limit = Number(byId("download", HTMLDialogElement).dataset.browserLimit) || 10_000;
     const params = searchParams(shown.search);
+    selectHits(params, shown.sample, shown.order);
     params.set("categories", state.categories);
-    params.set("limit", String(Math.max(1, Math.min(shown.total, 10_000))));
+    if (!shown.sample) params.set("limit", String(Math.max(1, Math.min(shown.total, limit))));
     params.set("provenance", "1");
     byId("cat-download", HTMLAnchorElement).href = `${apiUrl("export")}?${params}`;
+    // every categorised line, in the page's order, however deep among the hits
+    const only = searchParams(shown.search);
+    selectHits(only, null, shown.order);
+    only.set("categories", state.categories);
+    only.set("only_categorised", "1");
+    only.set("provenance", "1");
+    byId("cat-only", HTMLAnchorElement).href = `${apiUrl("export")}?${only}`;
+    const note = byId("cat-note", HTMLElement);
+    const cut = !shown.sample && shown.total > limit;
+    note.hidden = !cut;
+    note.textContent = cut
+      ? `The concordance download holds the first ${number(limit)} of the ${number(shown.total)} lines in the page's order: ` +
+        "categorised lines after them are not in it. Download the categorised lines only, or every line in parts " +
+        "through the API (offset= and limit= with categories=; see the API help)."
+      : "";
   }
   const without = new URLSearchParams(location.search);
   without.delete("categories");

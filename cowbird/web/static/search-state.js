@@ -290,7 +290,7 @@ export const SORT_LEVELS = ["", "-2", "-3"];
  * @param {Sample | null} sample
  * @param {Order | null} order
  */
-function selectHits(params, sample, order) {
+export function selectHits(params, sample, order) {
   if (sample) {
     params.set("sample", String(sample.size));
     params.set("seed", String(sample.seed));
