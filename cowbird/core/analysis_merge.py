@@ -38,6 +38,12 @@ MEASURE_NAMES: dict[Measure, str] = {
 Floats = npt.NDArray[np.float64]
 
 
+def rate(count: int, tokens: int) -> float:
+    """Occurrences per million tokens (0 in no tokens), unrounded (one hit in 20 GT is 0.00005):
+    every view's rate."""
+    return count * 1e6 / tokens if tokens else 0.0
+
+
 # -- frequency -------------------------------------------------------------------------------------
 
 @dataclass

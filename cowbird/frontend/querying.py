@@ -12,8 +12,9 @@ import re
 from dataclasses import replace
 from typing import assert_never, overload
 
-from cowbird.core.errors import BadParameter, QuerySyntax, UnknownAttribute, query_problem
+from cowbird.core.errors import BadParameter, CowbirdError, QuerySyntax, UnknownAttribute, query_problem
 from cowbird.core.search import CheckedQuery
+from cowbird.core.wire import RegionFilter
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.query import (
     MAX_QUERY_LENGTH,
@@ -166,3 +167,20 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         raise BadParameter(f"the query with {what} is too long for the nodes ({len(checked.cqp):,} characters of "
                            f"CQP; at most {MAX_QUERY_LENGTH:,}): shorten it")
     return checked
+
+
+def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> list[RegionFilter]:
+    """The subcorpus the filters ``ATTR~REGEX`` (``ATTR!~REGEX``) choose, as the nodes take it."""
+    if len(texts) > MAX_FILTERS:
+        raise BadParameter(f"{parameter}: {len(texts):,} filters; at most {MAX_FILTERS}")
+    filters = []
+    for text in texts:
+        try:
+            comparison = parse_filter(text, corpus)
+        except CowbirdError as error:
+            error.detail = f"{parameter}: {error.detail}" if parameter != "filter" else error.detail
+            raise
+        assert isinstance(comparison.left, LabelRef) and isinstance(comparison.right, RegexValue)
+        filters.append(RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
+                                    pattern=comparison.right.pattern))
+    return filters

@@ -100,8 +100,13 @@ class QueryResult(BaseModel):
     corpus: str
     cqp: str = Field(description="The CQP that ran on every partition.")
     total: int = Field(description="Hits in the partitions that answered.")
-    per_million: float = Field(0.0, description=(
-        "Hits per million tokens of the partitions that answered (of the whole corpus, filters or not)."))
+    tokens: int | None = Field(None, description=(
+        "Tokens of the texts searched, in the partitions that answered: the subcorpus the filters choose, or "
+        "the corpus (None: a node could not say)."))
+    per_million: float | None = Field(0.0, description=(
+        "Hits per million tokens of the texts searched (tokens): with filters, the rate within them."))
+    corpus_per_million: float = Field(0.0, description=(
+        "Hits per million tokens of the whole corpus (the partitions that answered), filters or not."))
     complete: bool = Field(description="False when a partition failed (its hits are missing).")
     failed: list[str] = Field(description="Partitions that failed.")
     partitions: list[PartitionResult]
@@ -303,7 +308,7 @@ class WordListRow(BaseModel):
     tokens: list[str] = Field(description="The n-gram's tokens (one for a word list).")
     value: str = Field(description="The tokens joined by spaces.")
     frequency: int
-    per_million: float = Field(description="Occurrences per million tokens of the (sub)corpus.")
+    per_million: float = Field(description="Occurrences per million tokens of the texts searched (tokens).")
     hits: str | None = Field(description="The search page with this n-gram's hits (a CQP query, the filters).")
 
 
@@ -382,6 +387,9 @@ class FrequencyResult(_AnalysisResult):
     keys: list[str] = Field(description="The keys counted, each SPAN.ATTRIBUTE (matchend[1].pos): several at once for "
                             "by=word,pos&on=match[-1],matchend[1].")
     fold: str
+    tokens: int | None = Field(None, description=(
+        "Tokens of the texts searched (the subcorpus the filters choose, or the corpus) in the partitions that "
+        "answered: the base of each row's per_million (None: a node could not say, and per_million is 0)."))
     counted: int = Field(description="Hits counted (those where the span is set).")
     unset: int = Field(description="Hits without the anchor (no target or keyword), not counted.")
     distinct: int = Field(description="Distinct values (a lower bound when truncated).")

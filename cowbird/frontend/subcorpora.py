@@ -7,16 +7,21 @@ and be part of the corpus asked for."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
-from cowbird.core.errors import BadParameter
+from cowbird.core.errors import BadParameter, CowbirdError
+from cowbird.core.search import Partitions, PartitionStatus
+from cowbird.core.subcorpus import subcorpus_sizes
 from cowbird.frontend.accounts import Accounts
+from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.querying import region_filters
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
 
@@ -66,3 +71,33 @@ async def in_subcorpus(request: Request, user: Viewer, asked: M, field: str = "s
         raise BadParameter(f"{field}={slug}: the subcorpus {found.name!r} is part of corpus {found.corpus}, not "
                            f"{corpus}")
     return asked.model_copy(update={filters_field: [*found.filters, *getattr(asked, filters_field)], field: None})
+
+
+SEARCHED_KEPT = 1024
+"""Sizes of filtered subcorpora kept (the same filters are searched again and again)."""
+_searched: OrderedDict[tuple[str, str, tuple[str, ...], tuple[str, ...]], int] = OrderedDict()
+
+
+async def searched_tokens(nodes: Partitions[Any], target: CorpusEntry, filters: list[str],
+                          statuses: Sequence[PartitionStatus[Partition]]) -> int | None:
+    """Tokens of the texts a search looked in, in the partitions that answered: the subcorpus its
+    ``filters`` choose (asked of the nodes once, then kept), or those partitions whole. None when a
+    node could not say (the rate is then not given, never one of the wrong size)."""
+    answered = [s.partition for s in statuses if s.failure is None and s.total is not None]
+    if not filters:
+        return sum(p.size for p in answered)
+    key = (target.name, target.config.version or "", tuple(filters), tuple(p.id for p in answered))
+    if key in _searched:
+        _searched.move_to_end(key)
+        return _searched[key]
+    try:
+        sizes = await subcorpus_sizes(nodes, target.name, answered, region_filters(filters, target, "filter"),
+                                      None, None, None, False, nodes.time_limit)
+    except CowbirdError:
+        return None
+    if any(s.failure is not None for s in sizes.statuses):
+        return None
+    _searched[key] = sizes.tokens
+    while len(_searched) > SEARCHED_KEPT:
+        _searched.popitem(last=False)
+    return sizes.tokens

@@ -406,6 +406,9 @@ def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoSta
     search(page, "the")
     total = api(site, "/api/v1/query", corpus="sample", q="the", filter="text_genre~(blog|news)", limit=0)["total"]
     expect(page.locator("#summary")).to_contain_text(f"of {total} hits")
+    within, whole = round(total * 1e6 / chosen), round(total * 1e6 / 93)  # the rate within the texts searched
+    expect(page.locator("#summary")).to_contain_text(
+        f"{within:,} per million tokens of the {chosen} searched ({whole:,} per million of the corpus)")
     page.click("#open-save-subcorpus")
     page.fill("#subcorpus-name", "news and blogs")
     page.select_option("#subcorpus-group", "lab")

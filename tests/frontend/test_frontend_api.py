@@ -438,7 +438,7 @@ async def test_every_route_refuses_what_it_does_not_take(client: httpx.AsyncClie
     assert described["filter"] == "ATTR~REGEX or ATTR!~REGEX, repeatable." and described["format"].startswith("tsv")
     assert set(described) == {"token", "corpus", "q", "syntax", "ignore_case", "filter", "context", "show", "meta",
                               "inline", "sample", "seed", "sort", "direction", "offset", "limit", "format",
-                              "provenance", "categories", "subcorpus"}
+                              "provenance", "categories", "only_categorised", "subcorpus"}
 
 
 def client_app(client: httpx.AsyncClient) -> FastAPI:

@@ -310,3 +310,36 @@ async def test_a_filter_in_csv_metadata_never_starts_a_spreadsheet_cell(five: ht
     line = next(line for line in export.text.splitlines() if line.startswith("# filters: "))
     assert all(not cell.lstrip().startswith(("=", "+", "-", "@")) for cell in line.split(","))
     assert json.loads(line.split(": ", 1)[1]) == [hostile]
+
+
+async def test_hits_per_million_of_a_filtered_search_are_of_the_texts_searched(
+    one: httpx.AsyncClient, five: httpx.AsyncClient,
+) -> None:
+    """With filters, the preview's rate and the frequency list's rates are per million tokens of the
+    texts the filters choose (counted here from tricky.vrt with plain Python), the corpus's rate
+    beside it; without filters both are of the corpus."""
+    tokens = read_tricky()
+    chosen = [t for t in tokens if t.text["genre"] == "news"]
+    hits = [t for t in chosen if t.word == "the"]
+    assert hits and len(chosen) < len(tokens)
+    for client in (one, five):
+        body = (await client.get("/api/v1/query", params={"corpus": CORPUS, "q": "the", "limit": 0,
+                                                          "filter": "text_genre~news"})).json()
+        assert body["total"] == len(hits) and body["tokens"] == len(chosen)
+        assert body["per_million"] == pytest.approx(len(hits) * 1e6 / len(chosen))
+        assert body["corpus_per_million"] == pytest.approx(len(hits) * 1e6 / len(tokens))
+        plain = (await client.get("/api/v1/query", params={"corpus": CORPUS, "q": "the", "limit": 0})).json()
+        everywhere = sum(t.word == "the" for t in tokens)
+        assert plain["tokens"] == len(tokens)
+        assert plain["per_million"] == plain["corpus_per_million"] == pytest.approx(everywhere * 1e6 / len(tokens))
+        frequency = (await client.get("/api/v1/frequency", params={"corpus": CORPUS, "q": "[word='the'%c]",
+                                                                   "syntax": "cqp", "by": "word",
+                                                                   "filter": "text_genre~news"})).json()
+        counts = Counter(t.word for t in chosen if t.word.lower() == "the")
+        assert frequency["tokens"] == len(chosen)
+        assert {r["value"]: r["per_million"] for r in frequency["rows"]} == {
+            w: pytest.approx(c * 1e6 / len(chosen)) for w, c in counts.items()}
+        table = await client.get("/api/v1/frequency", params={"corpus": CORPUS, "q": "[word='the'%c]", "syntax": "cqp",
+                                                              "by": "word", "filter": "text_genre~news",
+                                                              "format": "tsv", "provenance": 1})
+        assert f"# tokens_searched: {len(chosen)}" in table.text

@@ -82,7 +82,7 @@ async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
                                                                 "limit": 30})
         assert rows(answer) == top(news, 30)
         assert answer.json()["tokens"] == in_news
-        assert answer.json()["rows"][0]["per_million"] == round(top(news, 1)[0][1] * 1e6 / in_news, 3)
+        assert answer.json()["rows"][0]["per_million"] == pytest.approx(top(news, 1)[0][1] * 1e6 / in_news)
         for row in answer.json()["rows"][:5]:  # each row links to its hits: as many as it counts
             asked = {k: v if k == "filter" else v[0] for k, v in parse_qs(urlsplit(row["hits"]).query).items()}
             assert asked["filter"] == ["text_genre~news"]

@@ -20,7 +20,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from cowbird import __version__
-from cowbird.core.analysis_merge import MEASURES, Measure
+from cowbird.core.analysis_merge import MEASURES, Measure, rate
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.problems import problem_body
@@ -64,7 +64,7 @@ from cowbird.frontend.schemas import (
     FrequencyRow,
 )
 from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus
+from cowbird.frontend.subcorpora import in_subcorpus, searched_tokens
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import (
     Alternation,
@@ -291,12 +291,16 @@ async def frequency(
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
     statuses, table = await _run(request, user, quota, found.search, work)
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    tokens = await searched_tokens(nodes, target, asked.filters, statuses)
+    for row in table.rows:  # per million tokens of the texts searched (the filters' subcorpus), as every view
+        row.per_million = 0.0 if tokens is None else rate(row.frequency, tokens)
     shown_on = ",".join(str(s) for _, s in levels)
     keys = [f"{s}.{name}" for name, s in levels]  # the columns of a breakdown by several keys
     if format != "json":
         value_columns = ["value"] if len(levels) == 1 else keys
         return _table(found, cqp, "frequency", format, asked.provenance,
-                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted},
+                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted,
+                       "tokens_searched": tokens},
                       statuses, table.truncated, [*value_columns, "frequency", "share", "per_million"],
                       [[*(r.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [r.value]), r.frequency, r.share,
                         r.per_million] for r in table.rows])
@@ -314,7 +318,7 @@ async def frequency(
     ]
     return FrequencyResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
-        by=by, on=shown_on, keys=keys, fold=folded, counted=table.counted,
+        by=by, on=shown_on, keys=keys, fold=folded, tokens=tokens, counted=table.counted,
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
         rows=rows,
     )

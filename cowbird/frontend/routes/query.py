@@ -13,6 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
+from cowbird.core.analysis_merge import rate
 from cowbird.core.analysis_spec import SortKey, parse_sort
 from cowbird.core.errors import BadParameter, CowbirdError
 from cowbird.core.problems import problem_body
@@ -38,7 +39,7 @@ from cowbird.frontend.routes.deps import (
 )
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus
+from cowbird.frontend.subcorpora import in_subcorpus, searched_tokens
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import QueryError, parse_cqp
 
@@ -160,9 +161,11 @@ class Preview:
             await run_in_threadpool(_remember, accounts, self.user.name, corpus.name, asked.q, asked.syntax,
                                     asked.ignore_case, asked.filters, total)
         answered = sum(s.partition.size for s in statuses if s.error is None)
+        searched = await searched_tokens(self.search.partitions, corpus, asked.filters, statuses)
         return QueryResult(
-            corpus=corpus.name, cqp=self.search.cqp, total=total,
-            per_million=round(total * 1_000_000 / answered, 3) if answered else 0.0, complete=not failed, failed=failed,
+            corpus=corpus.name, cqp=self.search.cqp, total=total, tokens=searched,
+            per_million=None if searched is None else rate(total, searched),
+            corpus_per_million=rate(total, answered), complete=not failed, failed=failed,
             partitions=[partition_result(s) for s in statuses], elapsed_ms=self.elapsed_ms(),
             offset=asked.offset if asked.sample is None else 0, sample=asked.sample, hits=hits,
             hint=CQP_HINT if asked.syntax == "simple" and not hits and looks_like_cqp(asked.q) else None,

@@ -30,10 +30,11 @@ from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, SubcorpusParameters
+from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import only_value
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
 from cowbird.frontend.routes.saved import account_owner
-from cowbird.frontend.routes.wordlist import DOCUMENT, region_filters, send_rows
+from cowbird.frontend.routes.wordlist import DOCUMENT, send_rows
 from cowbird.frontend.schemas import SaveSubcorpus, SubcorpusList, SubcorpusOut, SubcorpusResult, SubcorpusValue
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import in_subcorpus, readable

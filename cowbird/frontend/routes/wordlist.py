@@ -14,21 +14,20 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from cowbird import __version__
-from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
+from cowbird.core.analysis_merge import rate
+from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import failed_partitions
-from cowbird.core.wire import RegionFilter
 from cowbird.core.wordlist import WordListSpec, keyword_list, word_list
-from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, KeywordParameters, WordListParameters
-from cowbird.frontend.querying import MAX_FILTERS, parse_filter
+from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import exactly
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, background_turn, until_disconnected
 from cowbird.frontend.schemas import KeywordResult, KeywordRow, WordListResult, WordListRow
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import in_subcorpus
-from cowbird.query import AttributeTest, LabelRef, QuerySyntaxError, RegexValue, TokenPattern, serialize
+from cowbird.query import AttributeTest, QuerySyntaxError, TokenPattern, serialize
 from cowbird.query import Query as ParsedQuery
 from cowbird.query import Sequence as Succession
 from cowbird.query.regex_check import check_regex
@@ -84,7 +83,7 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
     failed = failed_partitions(found.statuses)
     tokens = found.tokens
     rows = [WordListRow(tokens=list(k), value=" ".join(k), frequency=c,
-                        per_million=round(c * 1e6 / tokens, 3) if tokens else 0.0,
+                        per_million=rate(c, tokens),
                         hits=_hits(target.name, asked.attribute, k, within, asked.filters)) for k, c in found.rows]
     if asked.format != "json":
         return _file(asked, target.name, target.config.version or None, target.size, within, found.tokens,
@@ -124,23 +123,6 @@ def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, fil
     except QuerySyntaxError:
         return None
     return "/?" + urlencode({"corpus": corpus, "q": q, "syntax": "cqp", "filter": filters}, doseq=True)
-
-
-def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> list[RegionFilter]:
-    """The subcorpus the filters ``ATTR~REGEX`` (``ATTR!~REGEX``) choose, as the nodes take it."""
-    if len(texts) > MAX_FILTERS:
-        raise BadParameter(f"{parameter}: {len(texts):,} filters; at most {MAX_FILTERS}")
-    filters = []
-    for text in texts:
-        try:
-            comparison = parse_filter(text, corpus)
-        except CowbirdError as error:
-            error.detail = f"{parameter}: {error.detail}" if parameter != "filter" else error.detail
-            raise
-        assert isinstance(comparison.left, LabelRef) and isinstance(comparison.right, RegexValue)
-        filters.append(RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
-                                    pattern=comparison.right.pattern))
-    return filters
 
 
 @router.get("/keywords", response_model=KeywordResult, responses={200: {"content": {
@@ -188,8 +170,8 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
     failed = failed_partitions(statuses)
     rows = [KeywordRow(
         value=" ".join(k), frequency=o1, reference_frequency=o2,
-        per_million=round(o1 * 1e6 / found.tokens, 3),
-        reference_per_million=round(o2 * 1e6 / found.reference_tokens, 3),
+        per_million=rate(o1, found.tokens),
+        reference_per_million=rate(o2, found.reference_tokens),
         log_likelihood=round(m.log_likelihood, 4), log_ratio=round(m.log_ratio, 4),
         log_ratio_low=round(m.log_ratio_low, 4), log_ratio_high=round(m.log_ratio_high, 4), diff=round(m.diff, 2),
         hits=_hits(target.name, asked.attribute, k, "", asked.filters) if o1 else None)

@@ -33,7 +33,9 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {string} corpus
  * @property {string} cqp  the CQP that ran
  * @property {number} total
- * @property {number} per_million  hits per million tokens of the partitions that answered
+ * @property {number | null} [tokens]  tokens of the texts searched (the filters' subcorpus, or the corpus)
+ * @property {number | null} per_million  hits per million tokens of the texts searched
+ * @property {number} [corpus_per_million]  hits per million tokens of the whole corpus
  * @property {boolean} complete
  * @property {string[]} failed
  * @property {PartitionResult[]} partitions
@@ -118,10 +120,17 @@ const LONG_MATCH = 40;
 function summaryText(body, shown, sample) {
   const ms = `${Math.round(body.elapsed_ms)} ms`;
   if (body.total === 0) return `No hits · ${ms}`;
-  const perMillion = body.per_million >= 10 ? number(Math.round(body.per_million))
-    : body.per_million.toLocaleString("en", { maximumSignificantDigits: 3 });
+  /** @param {number} n */
+  const perMillion = (n) => (n >= 10 ? number(Math.round(n)) : n.toLocaleString("en", { maximumSignificantDigits: 3 }));
   const total = `${body.total.toLocaleString("en")} hit${body.total === 1 ? "" : "s"}`;
-  const rate = `${perMillion} per million tokens`;
+  const corpusRate = body.corpus_per_million ?? body.per_million ?? 0;
+  const filtered = body.tokens != null && body.corpus_per_million != null && body.per_million !== body.corpus_per_million;
+  // with filters: the rate within the texts searched, and the corpus's beside it, labelled
+  const rate = body.per_million == null
+    ? `${perMillion(corpusRate)} per million tokens of the corpus`
+    : filtered
+      ? `${perMillion(body.per_million)} per million tokens of the ${number(body.tokens || 0)} searched (${perMillion(corpusRate)} per million of the corpus)`
+      : `${perMillion(body.per_million)} per million tokens`;
   if (body.sample && sample) return `Random sample of ${shown} of ${total} (seed ${sample.seed}) · ${rate} · ${ms}`;
   if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${rate} · ${ms}`;
   return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${rate} · ${ms}`;
