@@ -44,6 +44,14 @@ def rate(count: int, tokens: int) -> float:
     return count * 1e6 / tokens if tokens else 0.0
 
 
+def stretches(size: int, bins: int) -> list[tuple[int, int]]:
+    """The first and last position of each of ``bins`` equal stretches of a corpus of ``size`` tokens,
+    as the nodes count hits in them: position p is in stretch p * bins // size, which starts at
+    ceil(k * size / bins)."""
+    starts = [-(-k * size // bins) for k in range(bins + 1)]
+    return [(starts[k], starts[k + 1] - 1) for k in range(bins)]
+
+
 # -- frequency -------------------------------------------------------------------------------------
 
 @dataclass

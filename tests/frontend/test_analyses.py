@@ -312,6 +312,13 @@ async def test_dispersion_is_gries_dp_over_the_texts_computed_from_the_vrt(
         assert answer["dp"] == pytest.approx(dp, abs=1e-12) and answer["dp_norm"] == pytest.approx(norm, abs=1e-12)
         assert [b["hits"] for b in answer["bins"]] == stretches and answer["total"] == total
         assert answer["bins"][0]["start"] == 0 and answer["bins"][-1]["end"] == n - 1
+        # each hit lies in the stretch whose start..end holds it, and the stretches tile the corpus
+        assert [sum(b["start"] <= h <= b["end"] for h in hits) for b in answer["bins"]] == stretches
+        assert all(a["end"] + 1 == b["start"] for a, b in zip(answer["bins"], answer["bins"][1:], strict=False))
+    for bins in (7, 3, 100):  # sizes that do not divide the corpus
+        odd = await get(five, "/api/v1/dispersion", q=query, bins=bins)
+        assert [b["hits"] for b in odd["bins"]] == [sum(b["start"] <= h <= b["end"] for h in hits)
+                                                    for b in odd["bins"]]
     manifest = json.loads(tricky_five.manifest.read_text())
     by_partition = [(p["size"], sum(p["offset"] <= h < p["offset"] + p["size"] for h in hits))
                     for p in manifest["partitions"]]

@@ -20,7 +20,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from cowbird import __version__
-from cowbird.core.analysis_merge import MEASURES, Measure, rate
+from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.problems import problem_body
@@ -343,8 +343,8 @@ async def dispersion(
                                                                                                  asked.bins))
     request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
     size = target.size
-    bins = [DispersionBin(start=k * size // asked.bins, end=(k + 1) * size // asked.bins - 1, hits=h)
-            for k, h in enumerate(measured.bins)]
+    bins = [DispersionBin(start=start, end=end, hits=h)
+            for (start, end), h in zip(stretches(size, asked.bins), measured.bins, strict=True)]
     if asked.format != "json":
         return _table(found, cqp, "dispersion", asked.format, asked.provenance,
                       {"parts": asked.parts, "bins": asked.bins, "parts_total": measured.parts,
