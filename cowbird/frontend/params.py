@@ -163,7 +163,9 @@ class FrequencyParameters(TableParameters):
 
     by: str = Field("word", description="The p-attribute counted (word, lemma, pos ...).")
     on: str | None = Field(None, description="match, matchend, target, keyword, an offset (match[-1], matchend[1]) "
-                                             "or a span (match..matchend, the default: the whole match).")
+                                             "or a span (match..matchend, the default: the whole match). An offset "
+                                             "past a partition's edge is clamped to it, as CQP clamps at the "
+                                             "corpus's (partitions are cut between texts).")
     fold: str = Field("", description="c: fold case, d: ignore diacritics, cd: both.")
     min: int = Field(1, ge=1, description="Only values with at least this frequency.")
 
@@ -203,8 +205,9 @@ class WordListParameters(Parameters):
     subcorpus: str | None = Field(None, description=(
         "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
     within: str | None = Field(None, description=(
-        "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: may "
-        "cross every boundary)."))
+        "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: they "
+        "cross texts and sentences, but not the cuts between partitions — the n-1 n-grams across each cut are "
+        "not counted: the answer's uncounted says how many at most)."))
     limit: int = Field(100, ge=1, description=(
         f"The most frequent this many rows (JSON: at most {MAX_JSON_ROWS:,}; a file too)."))
     format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(

@@ -335,6 +335,9 @@ class WordListResult(_CountedOver):
     ngrams: int = Field(description="N-grams counted there (occurrences; for n=1 the tokens).")
     rows: list[WordListRow]
     more: bool = Field(description="More n-grams than the rows shown occur at least min times.")
+    uncounted: int = Field(0, description=(
+        "within=none: at most this many n-grams across the cuts between partitions are not counted (n-1 at each "
+        "cut between two partitions that answered; fewer where filters leave a side out); 0 otherwise."))
 
 
 class KeywordRow(BaseModel):

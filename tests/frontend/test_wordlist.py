@@ -180,3 +180,19 @@ async def test_ngrams_with_a_token_matching_a_regex_equal_cwb_scan_corpus(
         again = await client.get("/api/v1/wordlist", params=params)  # from the table of every n-gram
         assert rows(again) == rows(first)
         assert first.json()["ngrams"] == whole.json()["ngrams"] == again.json()["ngrams"] == sum(every.values())
+
+
+@pytest.mark.parametrize("n", [2, 3])
+async def test_within_none_says_exactly_which_ngrams_are_not_counted(one: httpx.AsyncClient, five: httpx.AsyncClient,
+                                                                      n: int) -> None:
+    """within=none: n-grams cross texts, but not the cuts between partitions; the answer says how many
+    it leaves out (n-1 per cut: none on one partition), and that is exactly what one partition counts more."""
+    params = {"corpus": CORPUS, "attribute": "word", "n": n, "within": "none", "limit": 10}
+    whole = (await one.get("/api/v1/wordlist", params=params)).json()
+    cut = (await five.get("/api/v1/wordlist", params=params)).json()
+    assert whole["uncounted"] == 0 and whole["ngrams"] == 12_762 - (n - 1)
+    assert cut["uncounted"] == 4 * (n - 1) and whole["ngrams"] - cut["ngrams"] == cut["uncounted"]
+    texts = (await five.get("/api/v1/wordlist", params={**params, "within": "text"})).json()
+    assert texts["uncounted"] == 0
+    table = await five.get("/api/v1/wordlist", params={**params, "format": "tsv", "provenance": 1})
+    assert f"# uncounted_at_partition_cuts: {4 * (n - 1)}" in table.text

@@ -85,24 +85,35 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
     rows = [WordListRow(tokens=list(k), value=" ".join(k), frequency=c,
                         per_million=rate(c, tokens),
                         hits=_hits(target.name, asked.attribute, k, within, asked.filters)) for k, c in found.rows]
+    uncounted = _uncounted(within, asked.n, [s.failure is None for s in found.statuses])
     if asked.format != "json":
         return _file(asked, target.name, target.config.version or None, target.size, within, found.tokens,
-                     found.ngrams, found.more, failed, rows)
+                     found.ngrams, found.more, failed, rows, uncounted)
     return WordListResult(
         corpus=target.name, attribute=asked.attribute, n=asked.n, within=within or None, filters=asked.filters,
         match=asked.match, min=asked.min, tokens=found.tokens, ngrams=found.ngrams, rows=rows, more=found.more,
+        uncounted=uncounted,
         complete=not failed, failed=failed, partitions=[partition_result(s) for s in found.statuses],
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
 
 
+def _uncounted(within: str, n: int, answered: list[bool]) -> int:
+    """N-grams that would cross a cut between two partitions that answered (within=none): not counted,
+    as no node holds both sides. Partitions are cut between texts, so with a region they never occur."""
+    if within or n == 1:
+        return 0
+    return (n - 1) * sum(a and b for a, b in zip(answered, answered[1:], strict=False))
+
+
 def _file(asked: WordListParameters, corpus: str, version: str | None, size: int, within: str, tokens: int,
-          ngrams: int, more: bool, failed: list[str], rows: list[WordListRow]) -> Response:
+          ngrams: int, more: bool, failed: list[str], rows: list[WordListRow], uncounted: int) -> Response:
     """The rows as a TSV, CSV or XLSX file, with a metadata block saying what was counted and how."""
     about: dict[str, Any] = {
         "analysis": "wordlist", "corpus": corpus, "corpus_version": version, "corpus_size": size,
         "attribute": asked.attribute, "n": asked.n, "within": within or None, "filters": asked.filters,
         "match": asked.match, "ignore_case": asked.ignore_case, "min": asked.min, "limit": asked.limit,
-        "subcorpus_tokens": tokens, "ngrams": ngrams, "rows": len(rows), "truncated": more, "complete": not failed,
+        "subcorpus_tokens": tokens, "ngrams": ngrams, "uncounted_at_partition_cuts": uncounted, "rows": len(rows),
+        "truncated": more, "complete": not failed,
         "failed_partitions": failed, "cowbird": __version__,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }  # fmt: skip
