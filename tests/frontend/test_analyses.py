@@ -160,6 +160,30 @@ async def test_frequency_paging_minimum_and_concordance_links(five: httpx.AsyncC
     assert wide["rows"][0]["concordance"] is None
 
 
+@pytest.mark.parametrize(("query", "on", "fold"), [
+    ('[lemma="the"]', "matchend[1]", ""), ('[pos="JJ"] [pos="NN.*"]', "matchend[1]", ""),
+    ('[pos="DT"] [pos="JJ"]* [pos="NN"] within s', "matchend[1]", "c"), ('[word="of"]', "match[1]", "c"),
+])
+async def test_the_token_after_the_match_links_to_exactly_its_hits(five: httpx.AsyncClient, query: str, on: str,
+                                                                    fold: str) -> None:
+    """A frequency of the token right after the match: each value links to the query with that token
+    tested ahead (a lookahead), which finds exactly the hits counted, with the same matches."""
+    table = await get(five, "/api/v1/frequency", q=query, by="word", on=on, fold=fold, limit=6)
+    assert table["rows"]
+    for row in table["rows"]:
+        assert row["concordance"] is not None, row
+        linked = parse_qs(urlsplit(row["concordance"]).query)["q"][0]
+        assert "[:" in linked
+        hits = await get(five, "/api/v1/query", q=linked, limit=100)
+        assert hits["total"] == row["frequency"], (linked, row)
+        export = await five.get("/api/v1/export", params={"corpus": CORPUS, "q": query, "syntax": "cqp",
+                                                          "limit": 10_000})
+        original = {int(line.split("\t")[1]): int(line.split("\t")[2]) for line in export.text.splitlines()[1:]}
+        assert all(original.get(h["position"]) == h["matchend"] for h in hits["hits"])  # the hits as they were
+    before = await get(five, "/api/v1/frequency", q='[lemma="the"]', by="word", on="match[-1]", limit=1)
+    assert before["rows"][0]["concordance"] is None  # no lookbehind in CQP: no link that would be exact
+
+
 async def test_frequency_errors_say_what_was_wrong(five: httpx.AsyncClient) -> None:
     cases = {
         ("by", "lemmas"): "no p-attribute 'lemmas'",

@@ -121,6 +121,18 @@ def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold
     return CheckedQuery.of(query).constrained(Comparison(LabelRef(label, attribute), False, test)).cqp
 
 
+def _followed_by(query: ParsedQuery, attribute: str, value: str, fold: str) -> str:
+    """The query restricted to hits whose next token has this (folded) ``attribute`` value: a
+    lookahead (``[: … :]``) after the pattern tests it without making it part of the match."""
+    test = exactly(value) if not fold else \
+        RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
+    ahead = TokenPattern(AttributeTest(attribute, False, test), lookahead=True)
+    pattern = query.pattern
+    assert not isinstance(pattern, Meet | MuUnion | Tabular)
+    items = pattern.items if isinstance(pattern, Succession) else (pattern,)
+    return CheckedQuery.of(replace(query, pattern=Succession((*items, ahead)))).cqp
+
+
 @dataclass(frozen=True)
 class Asked:
     """The query of an analysis request as the user wrote it, and the search over the nodes it makes
@@ -308,11 +320,17 @@ async def frequency(
     one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
     single = len(levels) == 1 and ((span.start == span.end and span.start.offset == 0)
                                    or (span == WHOLE_MATCH and one_token))
+    # the token right after the match: its value tested by a lookahead, which leaves the hits as they are
+    after = len(levels) == 1 and span.start == span.end and span.start.offset == 1 and (
+        span.start.name == "matchend" or (span.start.name == "match" and one_token)) and not isinstance(
+        parsed.pattern, Meet | MuUnion | Tabular)
     rows = [
         FrequencyRow(value=" / ".join(values) if len(levels) > 1 else row.value, values=values,
                      frequency=row.frequency, share=row.share, per_million=row.per_million,
                      concordance=_cqp_link(target.name, functools.partial(
-                         _with_value, parsed, span.start.name, by, row.value, folded)) if single else None)
+                         _with_value, parsed, span.start.name, by, row.value, folded)) if single
+                     else _cqp_link(target.name, functools.partial(_followed_by, parsed, by, row.value, folded))
+                     if after else None)
         for row in table.rows
         for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
     ]
