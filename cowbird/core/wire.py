@@ -146,6 +146,8 @@ class ContextSpec(BaseModel):
 
     tokens: int = Field(default=10, ge=0, description="Tokens of context on each side.")
     region: str | None = Field(default=None, description="Extend the context to the enclosing region (e.g. s).")
+    marks: list[str] = Field(default_factory=list, max_length=8, description=(
+        "s-attributes whose region boundaries inside each line are reported (Line.breaks)."))
 
 
 class SortSpec(BaseModel):
@@ -206,6 +208,9 @@ class Line(BaseModel):
         default_factory=dict, description="Value of each requested s-attribute at the match (None outside regions)."
     )
     sort_key: SortValue | None = Field(None, description="The hit's sort key, when the hits were sorted.")
+    breaks: dict[str, list[int]] = Field(default_factory=dict, description=(
+        "Per s-attribute asked for (marks): the tokens of the line, counted from the first of left over "
+        "left, keyword and right, that a boundary of its regions comes before."))
 
 
 class HitsResponse(BaseModel):

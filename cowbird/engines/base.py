@@ -92,6 +92,7 @@ class Context:
 
     tokens: int = 10
     region: str | None = None
+    marks: tuple[str, ...] = ()  # s-attributes whose region boundaries inside the line are reported
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,9 @@ class KwicLine:
     right: list[list[str]]
     meta: dict[str, str | None] = field(default_factory=dict)
     left_start: int = 0  # cpos of the first left-context token
+    # per s-attribute of ``Context.marks``: the tokens (0-based over left, keyword and right) that a
+    # boundary of its regions comes before — another region begins, or the last one ended
+    breaks: dict[str, list[int]] = field(default_factory=dict)
 
 
 class ResultSet(ABC):

@@ -213,12 +213,36 @@ def build_lines(
     positions = np.repeat(starts - line_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
     columns = [attribute.string_array[attribute.ids_at(positions)].tolist() for attribute in attributes]
     tokens = list(map(list, zip(*columns, strict=True)))  # a value list per token, made without a Python loop
+    breaks = _breaks(corpus, context.marks, positions, line_starts)
     lines = []
-    for hit, (left_start, right_end), at, values in zip(hits, spans, line_starts.tolist(), metas, strict=True):
+    for k, (hit, (left_start, right_end), at, values) in enumerate(
+            zip(hits, spans, line_starts.tolist(), metas, strict=True)):
         a, b = at + hit.match - left_start, at + hit.matchend - left_start + 1
         end = at + right_end - left_start + 1
-        lines.append(KwicLine(hit, tokens[at:a], tokens[a:b], tokens[b:end], values, left_start))
+        lines.append(KwicLine(hit, tokens[at:a], tokens[a:b], tokens[b:end], values, left_start,
+                              {name: found[k] for name, found in breaks.items()}))
     return lines
+
+
+def _breaks(corpus: CwbCorpus, names: tuple[str, ...], positions: np.ndarray,
+            line_starts: np.ndarray) -> dict[str, list[list[int]]]:
+    """Per s-attribute, per line: the tokens of the line (``positions``, the lines one after the
+    other from ``line_starts``) that a boundary of its regions comes before — the region differs from
+    the previous token's (a new one begins, or the last one ended)."""
+    found: dict[str, list[list[int]]] = {}
+    for name in names:
+        regions = _s(corpus, name)
+        typed = positions.astype(regions.starts.dtype) if len(regions) else positions
+        numbers = regions.region_numbers(typed) if len(regions) else np.full(len(positions), -1)
+        before = regions.region_numbers(np.maximum(typed - 1, 0)) if len(regions) else numbers
+        changed = numbers != before
+        changed[line_starts] = False  # a line's first token: what came before it is not shown
+        cut = np.searchsorted(line_starts, np.flatnonzero(changed), side="right") - 1
+        per_line: list[list[int]] = [[] for _ in line_starts]
+        for line, index in zip(cut.tolist(), np.flatnonzero(changed).tolist(), strict=True):
+            per_line[line].append(index - int(line_starts[line]))
+        found[name] = per_line
+    return found
 
 
 def build_line(corpus: CwbCorpus, hit: Hit, context: Context, show: list[str], meta: list[str]) -> KwicLine:

@@ -237,6 +237,8 @@ class NodeClient:
         return await self.failover.try_nodes(partition, send, limit)
 
     async def context(self, partition: Partition, cpos: int, **params: Any) -> ContextResponse:
+        params = {k: v for k, v in params.items() if v is not None}  # (httpx sends None as an empty value)
+
         async def send(node: str) -> ContextResponse:
             path = f"/v1/context/{partition.id}/{cpos}"
             body = await self.failover.request(partition, node, "GET", path, params=params)

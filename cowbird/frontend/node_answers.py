@@ -137,6 +137,10 @@ def check_lines(lines: list[Line], partition: Partition, node: str) -> None:
     for line in lines:
         check(0 <= line.match <= line.matchend < partition.size,
                f"gives a hit at {line.match}-{line.matchend}, outside the partition", partition, node)
+        length = len(line.left) + len(line.keyword) + len(line.right)
+        for name, at in line.breaks.items():
+            check(all(0 < k < length for k in at) and at == sorted(set(at)),
+                  f"marks {name} boundaries outside its line or out of order", partition, node)
 
 
 def check_in_order(lines: list[Line], partition: Partition, node: str) -> None:

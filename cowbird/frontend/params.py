@@ -309,7 +309,8 @@ class LineContextParameters(Parameters):
     tokens: int = Field(20, ge=0, description="Tokens of context each side (at most [limits] max_line_context).")
     region: str | None = Field(None, description=(
         "The context is this region around the match (s: the sentence, p: the paragraph, text: as far as "
-        "tokens go in the text), at most tokens each side. Default: text, when the corpus has texts."))
+        "tokens go in the text; none: tokens each side across texts, to the partition's edges), at most tokens "
+        "each side. Default: text, when the corpus has texts. breaks says where texts and sentences change."))
     show: str | None = Field(None, description="p-attributes each token carries after the word, comma-separated.")
 
 

@@ -177,6 +177,9 @@ class LineContext(BaseModel):
     text: RefText = Field(description="The words alone, as text.")
     more_before: bool = Field(description="The region (or text) goes on before the context shown.")
     more_after: bool = Field(description="The region (or text) goes on after the context shown.")
+    breaks: dict[str, list[int]] = Field(default_factory=dict, description=(
+        "Where texts and sentences begin or end inside the line: per s-attribute (text, s), the tokens — "
+        "counted from the first of left over left, match and right — that a boundary comes before."))
 
 
 class PastSearch(BaseModel):

@@ -56,6 +56,7 @@ def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:
     return Line(
         match=line.hit.match, matchend=line.hit.matchend, target=line.hit.target, keyword_position=line.hit.keyword,
         left=line.left, keyword=line.keyword, right=line.right, meta=line.meta, sort_key=sort_key,
+        breaks=line.breaks,
     )
 
 
@@ -117,7 +118,7 @@ class NodeApi:
         (``total`` is then a lower bound: ``exact`` says which)."""
         started = time.perf_counter()
         service = self.service
-        context = Context(request.context.tokens, request.context.region)
+        context = Context(request.context.tokens, request.context.region, tuple(request.context.marks))
         service.check_request(request.limit, service.settings.max_hits_per_request, context)
         text, result, exact = await service.first(request.partition, request.query, request.strategy,
                                                   request.hard_boundary, request.offset + request.limit, disconnected)
@@ -129,7 +130,7 @@ class NodeApi:
     async def hits(self, request: HitsRequest, disconnected: Disconnected = None) -> HitsResponse:
         started = time.perf_counter()
         service = self.service
-        context = Context(request.context.tokens, request.context.region)
+        context = Context(request.context.tokens, request.context.region, tuple(request.context.marks))
         wanted = len(request.indices) if request.indices is not None else request.limit
         service.check_request(wanted, service.settings.max_hits_per_request, context)
         text, result = await self._run(request, disconnected)
@@ -152,7 +153,7 @@ class NodeApi:
     async def export(self, request: ExportRequest, disconnected: Disconnected = None) -> Export:
         """The lines of a range of hits, built a batch at a time as they are streamed."""
         service = self.service
-        context = Context(request.context.tokens, request.context.region)
+        context = Context(request.context.tokens, request.context.region, tuple(request.context.marks))
         service.check_request(request.limit, service.settings.max_export_hits, context)
         text, result = await self._run(request, disconnected)
         stop = min(result.total, request.offset + request.limit)

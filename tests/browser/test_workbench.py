@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -28,13 +29,20 @@ def logged_in(site: DemoStack, page: Page) -> Page:
     return page
 
 
-def shown(line: dict[str, object]) -> str:
-    """The widened line's text as the page writes it: "…" where the text goes on."""
-    text = line["text"]
-    assert isinstance(text, dict)
-    left = ("… " if line["more_before"] else "") + text["left"]
-    right = text["right"] + (" …" if line["more_after"] else "")
-    return " ".join(part for part in (left, text["match"], right) if part)
+def shown(line: dict[str, Any]) -> str:
+    """The widened line's text as the page writes it: "…" where the text goes on, ‖ where another
+    text begins and | where another sentence does (each named for screen readers)."""
+    texts, sentences = set(line["breaks"].get("text", [])), set(line["breaks"].get("s", []))
+    parts = ["… " if line["more_before"] else ""]
+    for at, token in enumerate(line["left"] + line["match"] + line["right"]):
+        if at:
+            parts.append(" ")
+        if at in texts:
+            parts.append("‖ another text  ")
+        elif at in sentences:
+            parts.append("| another sentence  ")
+        parts.append("/".join(token))
+    return re.sub(r"\s+", " ", "".join(parts) + (" …" if line["more_after"] else "")).strip()
 
 
 def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path) -> None:
@@ -45,7 +53,7 @@ def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path)
     rows = page.locator("#kwic tbody tr")
     expect(rows).to_have_count(3)
     rate = api(site, "/api/v1/query", corpus="sample", q="house", limit=0)["per_million"]
-    assert rate == round(3 * 1_000_000 / 93, 3)  # the sample corpus: 93 tokens
+    assert rate == pytest.approx(3 * 1_000_000 / 93)  # the sample corpus: 93 tokens
     expect(page.locator("#summary")).to_contain_text("1–3 of 3 hits · 32,258 per million tokens · ")
     described = api(site, "/api/v1/corpora")["data"][0]["attributes"]["pos"]
     expect(page.locator("#sort-attribute option[value=pos]")).to_have_attribute("title", described)
@@ -57,10 +65,13 @@ def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path)
     expect(rows.nth(1)).to_have_class("wide")  # right under its line
     expect(first).to_have_attribute("aria-expanded", "true")
     position = hits[0]["position"]
-    thirty = api(site, f"/api/v1/context/sample/{position}", tokens=30)
+    thirty = api(site, f"/api/v1/context/sample/{position}", tokens=30, region="none")  # across texts
+    assert thirty["breaks"]["text"]  # the sample's texts are short: the line runs into the next one
     expect(wide.locator(".wide-text")).to_have_text(shown(thirty))
     expect(wide.locator(".wide-text mark")).to_have_text("house")
-    expect(wide.locator(".wide-note")).to_have_text("Showing 30 tokens each side inside its text.")
+    expect(wide.locator(".wide-text .edge.text")).to_have_count(len(thirty["breaks"]["text"]))
+    expect(wide.locator(".wide-note")).to_have_text(
+        "Showing 30 tokens each side. ‖ marks where another text begins or ends.")
     expect(wide.locator("button.paragraph")).to_be_hidden()  # the sample corpus has no <p>
     wide.locator("button.sentence").click()
     sentence = api(site, f"/api/v1/context/sample/{position}", tokens=100, region="s")
@@ -68,7 +79,8 @@ def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path)
     expect(wide.locator(".wide-note")).to_have_text("Showing its sentence.")
     shoot(page, "context-in-place", tmp_path)
     wide.locator("button.less").click()
-    expect(wide.locator(".wide-text")).to_have_text(shown(api(site, f"/api/v1/context/sample/{position}", tokens=0)))
+    expect(wide.locator(".wide-text")).to_have_text(shown(api(site, f"/api/v1/context/sample/{position}", tokens=0,
+                                                              region="none")))
     expect(wide.locator("button.less")).to_be_disabled()
     check_accessibility(page)
     second = page.locator("#kwic tbody tr:not(.wide)").nth(1).locator("button.widen")

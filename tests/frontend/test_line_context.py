@@ -131,3 +131,27 @@ async def test_tokens_written_with_their_attributes_in_the_kwic_and_downloads(cl
                                                                   for h in inline["hits"]]
     wrong = await client.get("/api/v1/query", params={**asked, "inline": "tag"})
     assert wrong.status_code == 400 and "inline=tag: corpus sample has no p-attribute 'tag'" in wrong.json()["detail"]
+
+
+async def test_a_line_widens_across_texts_with_their_edges_marked(client: httpx.AsyncClient, whole: Whole,
+                                                                   sample_parts: Partitioned) -> None:
+    """region=none: tokens each side run across texts (a text may be shorter than the line) to the
+    partition's edges; breaks names the tokens where another text or sentence begins, as the corpus
+    files have them."""
+    manifest = Manifest.load(sample_parts.manifest)
+    for hit in await hits(client, '[word="house"]'):
+        position = int(str(hit["position"]))
+        partition = next(p for p in manifest.partitions if p.offset <= position < p.offset + p.size)
+        answer = await client.get(f"/api/v1/context/sample/{position}", params={"tokens": 40, "region": "none"})
+        assert answer.status_code == 200, answer.text
+        line = answer.json()
+        lo, hi = max(partition.offset, position - 40), min(partition.offset + partition.size - 1, position + 40)
+        assert line["region"] is None
+        assert line["left"] + line["match"] + line["right"] == whole.tokens(lo, hi + 1, ["word"])
+        for name in ("text", "s"):
+            expected = [k for k in range(1, hi - lo + 1)
+                        if whole.region(name, lo + k) != whole.region(name, lo + k - 1)]
+            assert line["breaks"][name] == expected, (name, position)
+        assert line["breaks"]["text"] or hi - lo < 40  # the sample's texts are shorter than 81 tokens
+    inside = (await client.get(f"/api/v1/context/sample/{position}", params={"tokens": 40})).json()
+    assert inside["region"] == "text" and inside["breaks"]["text"] == []

@@ -30,7 +30,9 @@ async def line_context(request: Request, corpus: str, position: int, user: Curre
     if asked.tokens > widest:
         raise BadParameter(f"tokens={asked.tokens}: a line is widened to at most {widest} tokens each side")
     region = asked.region or (DOCUMENT_REGION if DOCUMENT_REGION in target.s_attributes else None)
-    if region is not None and region not in target.s_attributes:
+    if region == "none":  # tokens each side across texts: as far as the partition goes, its edges marked
+        region = None
+    elif region is not None and region not in target.s_attributes:
         raise UnknownAttribute(f"region={region}: corpus {target.name} has no s-attribute {region!r} "
                                f"(it has: {', '.join(target.s_attributes)})")
     shown = [a for a in split(asked.show) if a != "word"]
@@ -48,15 +50,19 @@ async def line_context(request: Request, corpus: str, position: int, user: Curre
     if end - position > MAX_KEYWORD_TOKENS:
         raise BadParameter(f"end={end}: a match widened in place spans at most {MAX_KEYWORD_TOKENS:,} tokens "
                            f"(at most end={position + MAX_KEYWORD_TOKENS})")
+    marks = [name for name in BOUNDARIES if name in target.s_attributes]
     nodes: NodeClient = frontend_state(request).nodes
     try:  # one token more each side than shown: whether the region goes on
         answer = await nodes.context(partition, local, tokens=asked.tokens + 1, region=region, show=shown,
-                                     end=end - partition.offset)
+                                     end=end - partition.offset, marks=marks)
     except NodeFailure as failure:
         raise NodesUnavailable(f"the partition holding position {position} is not reachable: {failure.public()}",
                                headers={"Retry-After": "10"}) from failure
     line = answer.line
-    left, right = line.left[max(0, len(line.left) - asked.tokens):], line.right[:asked.tokens]
+    dropped = max(0, len(line.left) - asked.tokens)  # the token more each side is not shown
+    left, right = line.left[dropped:], line.right[:asked.tokens]
+    shown_length = len(left) + len(line.keyword) + len(right)
+    breaks = {name: [k - dropped for k in at if 0 < k - dropped < shown_length] for name, at in line.breaks.items()}
 
     def words(tokens: list[list[str]]) -> str:
         return " ".join(t[0] for t in tokens)
@@ -65,4 +71,8 @@ async def line_context(request: Request, corpus: str, position: int, user: Curre
         corpus=target.name, position=position, matchend=end, region=region, tokens=asked.tokens,
         attributes=["word", *shown], left=left, match=line.keyword, right=right,
         text=RefText(left=words(left), match=words(line.keyword), right=words(right)),
-        more_before=len(line.left) > asked.tokens, more_after=len(line.right) > asked.tokens)
+        more_before=len(line.left) > asked.tokens, more_after=len(line.right) > asked.tokens, breaks=breaks)
+
+
+BOUNDARIES = ("text", "s")
+"""The regions whose boundaries a widened line marks (where the corpus has them)."""

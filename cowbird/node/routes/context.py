@@ -27,9 +27,11 @@ async def context(
     show: Annotated[list[str] | None, Query(description="p-attributes to show with each token.")] = None,
     meta: Annotated[list[str] | None, Query(description="s-attribute values to report.")] = None,
     end: Annotated[int | None, Query(ge=0, description="Last position of a longer keyword (a match end).")] = None,
+    marks: Annotated[list[str] | None, Query(max_length=8, description=(
+        "s-attributes whose region boundaries inside the line are reported (line.breaks).")),] = None,
 ) -> ContextResponse:
     engine = service.engine(partition)
-    shown = Context(tokens, region)
+    shown = Context(tokens, region, tuple(marks or ()))
     service.check_request(1, 1, shown)
     last = cpos if end is None else end
     if not 0 <= cpos <= last < engine.size:

@@ -16,6 +16,7 @@ import { CORPORA, fromTemplate, part } from "./search-dom.js";
  * @property {number} tokens
  * @property {boolean} more_before
  * @property {boolean} more_after
+ * @property {Record<string, number[]>} [breaks]  per s-attribute (text, s), the tokens a boundary comes before
  */
 
 /** Tokens each side when a line is first widened, and what More and Less add or take. */
@@ -77,18 +78,16 @@ async function widen(row, button, hit, show, asked) {
   region.setAttribute("aria-busy", "true");
   const params = new URLSearchParams({ tokens: String(asked.tokens) });
   if (hit.matchend !== hit.position) params.set("end", String(hit.matchend));
-  if (asked.region) params.set("region", asked.region);
+  // tokens each side run across texts (a text may be one sentence, shorter than the row), its edges marked
+  params.set("region", asked.region || "none");
   const attributes = show.filter((a) => a !== "word");
   if (attributes.length) params.set("show", attributes.join(","));
   const text = part(wide, ".wide-text", HTMLElement);
   try {
     /** @type {LineContext} */
     const line = await getJson(`context/${encodeURIComponent(corpus)}/${hit.position}`, params);
-    const mark = document.createElement("mark");
-    mark.textContent = tokensText(line.match);
-    text.replaceChildren(
-      `${line.more_before ? "… " : ""}${tokensText(line.left)} `, mark, ` ${tokensText(line.right)}${line.more_after ? " …" : ""}`);
-    const inText = line.region !== "s" && line.region !== "p"; // tokens each side (inside the text)
+    text.replaceChildren(...marked(line));
+    const inText = line.region !== "s" && line.region !== "p"; // tokens each side
     wide.dataset.tokens = String(inText ? line.tokens : FIRST);
     part(wide, "button.more", HTMLButtonElement).disabled =
       inText && (line.tokens >= WIDEST || !(line.more_before || line.more_after));
@@ -137,13 +136,54 @@ function tokensText(tokens) {
 }
 
 /**
+ * The widened line's text: the match marked, and a sign where a text (‖) or a sentence (|) begins
+ * or ends, with its name for screen readers.
+ * @param {LineContext} line
+ * @returns {(string | HTMLElement)[]}
+ */
+function marked(line) {
+  const texts = new Set(line.breaks?.text ?? []);
+  const sentences = new Set(line.breaks?.s ?? []);
+  /** @type {(string | HTMLElement)[]} */
+  const out = [line.more_before ? "… " : ""];
+  /** @param {string[][]} tokens @param {number} first  the index of tokens[0] in the whole line */
+  const add = (tokens, first, into = out) => {
+    tokens.forEach((token, k) => {
+      const at = first + k;
+      if (at > 0) into.push(" ");
+      if (texts.has(at) || sentences.has(at)) {
+        const edge = document.createElement("span");
+        edge.className = texts.has(at) ? "edge text" : "edge sentence";
+        edge.title = texts.has(at) ? "another text" : "another sentence";
+        edge.append(texts.has(at) ? "‖" : "|", Object.assign(document.createElement("span"), {
+          className: "visually-hidden", textContent: texts.has(at) ? " another text " : " another sentence " }));
+        into.push(edge, " ");
+      }
+      into.push(token.join("/"));
+    });
+  };
+  add(line.left, 0);
+  const mark = document.createElement("mark");
+  /** @type {(string | HTMLElement)[]} */
+  const inside = [];
+  add(line.match, line.left.length, inside);
+  if (line.left.length && inside[0] === " ") inside.shift();
+  mark.append(...inside);
+  out.push(line.left.length ? " " : "", mark);
+  add(line.right, line.left.length + line.match.length);
+  if (line.more_after) out.push(" …");
+  return out;
+}
+
+/**
  * What the widened line shows, in words.
  * @param {LineContext} line
  */
 function note(line) {
   const where = line.region === "s" ? "its sentence" : line.region === "p" ? "its paragraph"
     : `${line.tokens} tokens each side${line.region === "text" ? " inside its text" : ""}`;
+  const edges = (line.breaks?.text ?? []).length ? " ‖ marks where another text begins or ends." : "";
   const cut = line.region === "s" || line.region === "p"
     ? (line.more_before || line.more_after ? `, cut at ${line.tokens} tokens each side` : "") : "";
-  return `Showing ${where}${cut}.`;
+  return `Showing ${where}${cut}.${edges}`;
 }
