@@ -677,7 +677,8 @@ async def test_the_lines_of_a_saved_search_are_categorised_counted_and_exported(
     assert [int(r[1]) for r in data] == [h["position"] for h in page if by_position[h["position"]] != ["", ""]]
     assert '# selection: "the 2 categorised lines of the 3 hits, sorted by right1.word desc"' in only.text
     for wrong, said in (({"only_categorised": 1}, "needs categories="),
-                        ({"only_categorised": 1, "categories": slug, "limit": 5}, "leave out sample, offset and limit")):
+                        ({"only_categorised": 1, "categories": slug, "limit": 5},
+                         "leave out sample, offset and limit")):
         refused = await client.get("/api/v1/export", params={"corpus": "members", "q": "house", **wrong})
         assert refused.status_code == 400 and said in refused.json()["detail"], refused.text
     # another user has no such saved search

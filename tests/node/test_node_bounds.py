@@ -106,7 +106,7 @@ async def test_a_query_stopped_for_the_memory_others_held_runs_when_asked_again(
         engine = service.engine("big")
         stops = [1]
 
-        def stopped_once(*args: object, run: Any = engine.run, **kwargs: object) -> object:
+        def stopped_once(*args: object, run: Any = engine.run, stops: list[int] = stops, **kwargs: object) -> object:
             if stops:
                 stops.pop()
                 raise OutOfMemory("the query was stopped: the queries running on the node held too much")
