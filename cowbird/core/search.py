@@ -381,6 +381,7 @@ class HitView:
     meta: list[str] = field(default_factory=list)
     region: str | None = None  # context=s: the whole region around the match instead of tokens
     inline: list[str] = field(default_factory=list)  # written after each token's word: house/NN
+    marks: list[str] = field(default_factory=list)  # s-attributes whose boundaries inside a line are given
 
     def check(self, corpus: CorpusRef[Any]) -> None:
         """Refuse attributes the corpus does not have, naming the parameter."""
@@ -393,10 +394,11 @@ class HitView:
                 if name not in corpus.p_attributes:
                     raise UnknownAttribute(f"{parameter}={name}: corpus {corpus.name} has no p-attribute {name!r} "
                                            f"(it has: {', '.join(corpus.p_attributes)})")
-        for name in self.meta:
-            if name not in corpus.s_attributes:
-                raise UnknownAttribute(f"meta={name}: corpus {corpus.name} has no s-attribute {name!r} "
-                                       f"(it has: {', '.join(corpus.s_attributes)})")
+        for parameter, names in (("meta", self.meta), ("boundaries", self.marks)):
+            for name in names:
+                if name not in corpus.s_attributes:
+                    raise UnknownAttribute(f"{parameter}={name}: corpus {corpus.name} has no s-attribute {name!r} "
+                                           f"(it has: {', '.join(corpus.s_attributes)})")
 
     @property
     def shown(self) -> list[str]:
@@ -407,11 +409,15 @@ class HitView:
 
     def tokens(self, tokens: list[list[str]]) -> str:
         """Tokens as the KWIC writes them: words, or word/attribute/... with ``inline``."""
+        return " ".join(self.token_texts(tokens))
+
+    def token_texts(self, tokens: list[list[str]]) -> list[str]:
+        """Each token as the KWIC writes it."""
         if not self.inline:
-            return " ".join(t[0] for t in tokens)
+            return [t[0] for t in tokens]
         shown = self.shown
         where = [0 if a == "word" else 1 + shown.index(a) for a in self.inline]
-        return " ".join("/".join([t[0], *(t[k] for k in where)]) for t in tokens)
+        return ["/".join([t[0], *(t[k] for k in where)]) for t in tokens]
 
     def hits_request(self, partition: str, query: CheckedQuery, *, offset: int = 0, limit: int = 100,
                      indices: list[int] | None = None, sort: SortSpec | None = None) -> HitsRequest:
@@ -431,7 +437,8 @@ class HitView:
                              context=self._context(), show=self.shown, meta=self.meta)
 
     def _context(self) -> ContextSpec:
-        return ContextSpec(tokens=0, region=self.region) if self.region else ContextSpec(tokens=self.context)
+        return (ContextSpec(tokens=0, region=self.region, marks=self.marks) if self.region
+                else ContextSpec(tokens=self.context, marks=self.marks))
 
 
 Statuses = list[PartitionStatus[P]]

@@ -13,7 +13,7 @@ from cowbird.core.search import CheckedQuery, HitView, Located, PartitionStatus,
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.links import ref_path
-from cowbird.frontend.schemas import Hit, PartitionResult
+from cowbird.frontend.schemas import Boundary, Hit, PartitionResult
 
 NodeSearch = Search[Partition]
 """A search over the nodes that serve a corpus's partitions."""
@@ -31,12 +31,27 @@ def public_hit(corpus: CorpusEntry, view: HitView, found: Located[Partition]) ->
                   if name in view.show}
     if "word" in view.show:
         attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
+    parts = [view.token_texts(line.left), view.token_texts(line.keyword), view.token_texts(line.right)]
     return Hit(
         position=position, matchend=matchend, partition=found.partition.id,
-        left=view.tokens(line.left), match=view.tokens(line.keyword), right=view.tokens(line.right),
+        left=" ".join(parts[0]), match=" ".join(parts[1]), right=" ".join(parts[2]),
         attributes=attributes, meta=line.meta,
-        ref=ref_path(corpus.name, position, matchend),
+        ref=ref_path(corpus.name, position, matchend), breaks=_breaks(line.breaks, parts),
     )
+
+
+def _breaks(breaks: dict[str, list[int]], parts: list[list[str]]) -> list[Boundary]:
+    """Where a line's regions change, as places in its left, match and right strings (the character
+    a boundary comes before): token k of the line counted over left, match and right."""
+    places: list[Boundary] = []
+    for region, indices in breaks.items():
+        for k in indices:
+            for name, texts in zip(("left", "match", "right"), parts, strict=True):
+                if k < len(texts) or name == "right":
+                    places.append(Boundary(region=region, part=name, at=sum(len(t) + 1 for t in texts[:k])))
+                    break
+                k -= len(texts)
+    return sorted(places, key=lambda b: (("left", "match", "right").index(b.part), b.at, b.region))
 
 
 def partition_result(status: PartitionStatus[Partition]) -> PartitionResult:

@@ -125,6 +125,8 @@ class PreviewParameters(Searching, Viewing, Ordering):
         "Answer as NDJSON events, one JSON object a line: started, then page (the hits, as soon as they are "
         "known), count (each partition's total as it comes: total_at_least), then result (the same object as "
         "without stream), or error. See /help/api."))
+    boundaries: str | None = Field(None, description=(
+        "s-attributes (text,s) whose boundaries inside each line each hit gives in its breaks, comma-separated."))
 
 
 class ExportParameters(Searching, Viewing, Ordering):

@@ -79,6 +79,15 @@ class PartitionResult(BaseModel):
     error: str | None = Field(None, description="Why it failed.")
 
 
+class Boundary(BaseModel):
+    """A boundary of a region inside a concordance line: before the character ``at`` (in code points)
+    of its ``part``."""
+
+    region: str = Field(description="The s-attribute (text, s).")
+    part: Literal["left", "match", "right"]
+    at: int = Field(description="The character of the part the boundary comes before (code points).")
+
+
 class Hit(BaseModel):
     """One hit: global positions, the KWIC strings, the match's attributes and metadata, its static link."""
 
@@ -92,6 +101,8 @@ class Hit(BaseModel):
     meta: dict[str, str | None] = Field(description="Each meta= attribute at the match (None outside any region).")
     ref: str = Field(description="Path of the static link: /ref/<corpus>/<position>, with ?end=<matchend> "
                      "when the match is longer than one token.")
+    breaks: list[Boundary] = Field(default_factory=list, description=(
+        "With boundaries=text,s: where a region of those s-attributes begins or ends inside the line."))
 
 
 class QueryResult(BaseModel):

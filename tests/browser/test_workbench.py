@@ -93,6 +93,41 @@ def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path)
     expect(second).to_have_attribute("aria-expanded", "false")
 
 
+def test_lines_are_numbered_with_a_metadata_column_across_the_window(site: DemoStack, browser: Browser,
+                                                                     tmp_path: Path) -> None:
+    """Each line has its number in the order shown; a metadata column (any s-attribute with values)
+    is chosen beside the lines, lives in the URL and shows each hit's value as the API gives it;
+    the concordance takes the window's width."""
+    context = browser.new_context(viewport={"width": 1920, "height": 900})
+    page = context.new_page()
+    page.goto(site.url)
+    search(page, "the")
+    expected = api(site, "/api/v1/query", corpus="sample", q="the", meta="text_genre")["hits"]
+    assert isinstance(expected, list) and len(expected) > 3
+    expect(page.locator("#kwic tbody td.n")).to_have_text([str(k + 1) for k in range(len(expected))])
+    marked = api(site, "/api/v1/query", corpus="sample", q="the", boundaries="text,s")["hits"]
+    assert isinstance(marked, list)
+    texts = sum(1 for h in marked for b in h["breaks"] if b["region"] == "text")
+    assert texts  # the sample's texts are short: lines run across them
+    expect(page.locator("#kwic tbody td .edge.text")).to_have_count(texts)
+    expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in marked])  # the text as it is
+    first = page.locator("#kwic tbody td .edge.text").first
+    expect(first).to_have_attribute("aria-label", "another text")
+    expect(page.locator("#kwic thead th.meta")).to_be_hidden()
+    page.select_option("#kwic-meta", "text_genre")
+    expect(page.locator("#kwic thead th.meta")).to_have_text("text_genre")
+    expect(page.locator("#kwic tbody td.meta")).to_have_text([h["meta"]["text_genre"] for h in expected])
+    assert "column=text_genre" in page.url
+    page.reload()
+    expect(page.locator("#kwic-meta")).to_have_value("text_genre")
+    expect(page.locator("#kwic tbody td.meta").first).to_have_text(expected[0]["meta"]["text_genre"])
+    width = page.locator("#kwic").evaluate("table => table.getBoundingClientRect().width")
+    assert width > 1800, width  # not the 72rem of the reading pages
+    shoot(page, "numbered-lines-with-a-column", tmp_path)
+    check_accessibility(page)
+    context.close()
+
+
 def test_tokens_are_shown_with_their_attributes(site: DemoStack, page: Page, tmp_path: Path) -> None:
     """"Tokens as word/pos/lemma" writes every token of the concordance with its attributes, as the
     API's inline= does; it lives in the URL, the widened line and the download follow it."""

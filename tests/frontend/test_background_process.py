@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Message
 
 from cowbird.frontend.background import NICENESS, REFUND, ToBackground, is_background
 from tests.support import assert_problem, running_demo
@@ -143,23 +144,23 @@ def background_socket(tmp_path: Path) -> Iterator[str]:
     thread.join(10)
 
 
-def forward(socket: str, client_leaves: bool) -> tuple[list[tuple[str, int]], list[dict[str, Any]]]:
+def forward(socket: str, client_leaves: bool) -> tuple[list[tuple[str, int]], list[Message]]:
     """An export request through ``ToBackground`` (as the interactive process forwards it); the client
     leaves after the first bytes of the body, or reads it all. What was given back, and what was sent."""
     refunds: list[tuple[str, int]] = []
-    sent: list[dict[str, Any]] = []
+    sent: list[Message] = []
 
     async def run() -> None:
         first_bytes = asyncio.Event()
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> Message:
             if client_leaves:
                 await first_bytes.wait()
                 return {"type": "http.disconnect"}
             await asyncio.Event().wait()  # never
             raise AssertionError
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: Message) -> None:
             sent.append(message)
             if message["type"] == "http.response.body" and message["body"]:
                 first_bytes.set()

@@ -155,3 +155,38 @@ async def test_a_line_widens_across_texts_with_their_edges_marked(client: httpx.
         assert line["breaks"]["text"] or hi - lo < 40  # the sample's texts are shorter than 81 tokens
     inside = (await client.get(f"/api/v1/context/sample/{position}", params={"tokens": 40})).json()
     assert inside["region"] == "text" and inside["breaks"]["text"] == []
+
+
+async def test_concordance_lines_give_where_texts_and_sentences_change(client: httpx.AsyncClient, whole: Whole,
+                                                                       sample_parts: Partitioned) -> None:
+    """boundaries=text,s: each hit says before which character of its left, match or right a region
+    of text or s begins or ends, as the corpus files have them."""
+    manifest = Manifest.load(sample_parts.manifest)
+    answer = await client.get("/api/v1/query", params={"corpus": "sample", "q": "the", "context": 10,
+                                                       "boundaries": "text,s"})
+    assert answer.status_code == 200, answer.text
+    seen = 0
+    for hit in answer.json()["hits"]:
+        position, matchend = hit["position"], hit["matchend"]
+        partition = next(p for p in manifest.partitions if p.offset <= position < p.offset + p.size)
+        lo, hi = max(partition.offset, position - 10), min(partition.offset + partition.size - 1, matchend + 10)
+        words = [t[0] for t in whole.tokens(lo, hi + 1, ["word"])]
+        expected = []
+        for name in ("text", "s"):
+            for k in range(1, hi - lo + 1):
+                if whole.region(name, lo + k) != whole.region(name, lo + k - 1):
+                    p = lo + k
+                    part, first = (("left", lo) if p < position else ("match", position) if p <= matchend
+                                   else ("right", matchend + 1))
+                    expected.append({"region": name, "part": part,
+                                     "at": len(" ".join(words[first - lo:p - lo])) + (1 if p > first else 0)})
+        key = lambda b: (("left", "match", "right").index(b["part"]), b["at"], b["region"])  # noqa: E731
+        assert hit["breaks"] == sorted(expected, key=key), hit
+        for b in hit["breaks"]:  # the character there begins a word
+            assert hit[b["part"]][b["at"]:].split(" ")[0] in words
+        seen += len(expected)
+    assert seen > 0
+    plain = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "the"})).json()
+    assert all(h["breaks"] == [] for h in plain["hits"])
+    wrong = await client.get("/api/v1/query", params={"corpus": "sample", "q": "the", "boundaries": "chapter"})
+    assert wrong.status_code == 400 and "boundaries=chapter" in wrong.json()["detail"]

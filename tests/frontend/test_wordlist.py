@@ -187,7 +187,7 @@ async def test_within_none_says_exactly_which_ngrams_are_not_counted(one: httpx.
                                                                       n: int) -> None:
     """within=none: n-grams cross texts, but not the cuts between partitions; the answer says how many
     it leaves out (n-1 per cut: none on one partition), and that is exactly what one partition counts more."""
-    params = {"corpus": CORPUS, "attribute": "word", "n": n, "within": "none", "limit": 10}
+    params: dict[str, str | int] = {"corpus": CORPUS, "attribute": "word", "n": n, "within": "none", "limit": 10}
     whole = (await one.get("/api/v1/wordlist", params=params)).json()
     cut = (await five.get("/api/v1/wordlist", params=params)).json()
     assert whole["uncounted"] == 0 and whole["ngrams"] == 12_762 - (n - 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -21,7 +21,7 @@ from cowbird.core.search import CostEstimate, Located, Statuses, answered_total,
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit, search_of
-from cowbird.frontend.params import PreviewParameters, Searching
+from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, PRIORITY, Lanes
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.deps import (
@@ -77,7 +77,7 @@ async def query(
     offset, limit, sample, seed = asked.offset, asked.limit, asked.sample, asked.seed
     if limit > settings.limits.preview_size or (sample or 0) > settings.limits.preview_size:
         raise BadParameter(f"a preview has at most {settings.limits.preview_size} hits; use /api/v1/export for more")
-    view = asked.view(settings.limits.max_context)
+    view = replace(asked.view(settings.limits.max_context), marks=split(asked.boundaries))
     view.check(target)
     checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
     search = search_of(nodes, target, checked, view)

@@ -103,6 +103,10 @@ export function describeCorpus() {
   const was = inline.value;
   inline.replaceChildren(...ways.map((way) => new Option(["word", ...(way ? way.split(",") : [])].join("/"), way)));
   inline.value = ways.includes(was) ? was : "";
+  const column = byId("kwic-meta", HTMLSelectElement); // a metadata column beside each line
+  const had = column.value;
+  column.replaceChildren(new Option("none", ""), ...info.meta.map((name) => new Option(name, name)));
+  column.value = info.meta.includes(had) ? had : "";
   fill("freq-by", info.p_attributes, "lemma");
   const second = byId("freq-by-2", HTMLSelectElement); // "nothing more", or a second key of the breakdown
   const chosen = info.p_attributes.includes(second.value) ? second.value : "";

@@ -16,6 +16,7 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {string} right
  * @property {Record<string, string>} attributes  each show= attribute of the match
  * @property {Record<string, string | null>} meta
+ * @property {{region: string, part: "left" | "match" | "right", at: number}[]} [breaks]  where texts and sentences change
  * @property {string} ref  the path of the hit's static link
  */
 
@@ -170,6 +171,7 @@ export function showProgress(progress, show, inline) {
   for (const id of ["prev", "next", "random", "open-download"]) byId(id, HTMLButtonElement).disabled = true;
   for (const id of ["incomplete", "hint", "partitions"]) byId(id, HTMLElement).hidden = true;
   const rows = progress.hits.map((hit, i) => kwicRow(hit, show, inline, progress.offset + i + 1));
+  metaHeader(progress.hits);
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
   table.classList.remove("stale");
   table.hidden = rows.length === 0;
@@ -219,6 +221,7 @@ export function showHits(body, sample, show, inline) {
     }),
   );
   const rows = body.hits.map((hit, i) => kwicRow(hit, show, inline, body.offset + i + 1));
+  metaHeader(body.hits);
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
   const table = byId("kwic", HTMLTableElement);
   table.classList.remove("stale");
@@ -237,24 +240,77 @@ export function showHits(body, sample, show, inline) {
  */
 function kwicRow(hit, show, inline, index) {
   const row = fromTemplate("kwic-row", HTMLTableRowElement);
-  part(row, "td.left > span", HTMLElement).textContent = hit.left;
+  part(row, "td.n", HTMLTableCellElement).textContent = index.toLocaleString("en");
+  const column = Object.keys(hit.meta ?? {})[0];
+  const meta = part(row, "td.meta", HTMLTableCellElement);
+  meta.hidden = column === undefined;
+  if (column !== undefined) {
+    meta.textContent = hit.meta[column] ?? "–";
+    meta.title = `${column}: ${hit.meta[column] ?? "(outside any region)"}`;
+  }
+  part(row, "td.left > span", HTMLElement).replaceChildren(...withEdges(hit, "left"));
   const match = part(row, "td.match", HTMLTableCellElement);
   if (hit.match.length > LONG_MATCH) match.classList.add("long");
   const mark = part(match, "mark", HTMLElement);
-  mark.textContent = hit.match;
+  mark.replaceChildren(...withEdges(hit, "match"));
   const details = show.map((a) => `${a}: ${hit.attributes[a] ?? ""}`).join(" · ");
   if (details) {
     mark.title = details;
     mark.tabIndex = 0;
     mark.setAttribute("aria-label", `${hit.match} (${details})`);
   }
-  part(row, "td.right", HTMLTableCellElement).textContent = hit.right;
+  part(row, "td.right", HTMLTableCellElement).replaceChildren(...withEdges(hit, "right"));
   const link = part(row, "a.ref", HTMLAnchorElement);
   link.href = hit.ref;
   link.title = `Static link to position ${hit.position}`;
   link.setAttribute("aria-label", `Static link to position ${hit.position}`);
   widenable(row, hit, inline, index);
   return row;
+}
+
+/**
+ * A part of a line (left, match, right) with a sign where another text (‖) or sentence (|) begins
+ * or ends inside it, each named for screen readers; the sign is the stylesheet's, so that the
+ * line's text (copied, searched in the page) is the corpus's.
+ * @param {Hit} hit
+ * @param {"left" | "match" | "right"} name
+ * @returns {(string | HTMLElement)[]}
+ */
+function withEdges(hit, name) {
+  const text = hit[name];
+  const here = (hit.breaks ?? []).filter((b) => b.part === name);
+  if (!here.length) return [text];
+  const chars = Array.from(text); // offsets count code points, as the server does
+  /** @type {Map<number, string>} the strongest boundary at each place: a text's over a sentence's */
+  const at = new Map();
+  for (const b of here) if (b.region === "text" || !at.has(b.at)) at.set(b.at, b.region);
+  /** @type {(string | HTMLElement)[]} */
+  const out = [];
+  let from = 0;
+  for (const place of [...at.keys()].sort((a, b) => a - b)) {
+    if (place > from) out.push(chars.slice(from, place).join(""));
+    const kind = at.get(place) === "text" ? "text" : "sentence";
+    const edge = document.createElement("span"); // its sign drawn by the stylesheet: the line's text stays the corpus's
+    edge.className = `edge ${kind}`;
+    edge.title = `another ${kind}`;
+    edge.setAttribute("role", "img");
+    edge.setAttribute("aria-label", `another ${kind}`);
+    out.push(edge);
+    from = place;
+  }
+  out.push(chars.slice(from).join(""));
+  return out;
+}
+
+/**
+ * The metadata column's header: the s-attribute the lines carry (the page's "Column"), or none.
+ * @param {Hit[]} hits
+ */
+function metaHeader(hits) {
+  const header = part(document, "#kwic thead th.meta", HTMLTableCellElement);
+  const column = hits.length ? Object.keys(hits[0].meta ?? {})[0] : undefined;
+  header.hidden = column === undefined;
+  header.textContent = column ?? "";
 }
 
 /** No hits on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */

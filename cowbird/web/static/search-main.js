@@ -78,6 +78,9 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   const info = corpusInfo();
   const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
   const inline = inlineOf(readSettings()).filter((a) => info.p_attributes.includes(a));
+  const column = String(readSettings()["kwic-meta"] || "");
+  const meta = info.meta.includes(column) ? [column] : [];
+  const boundaries = ["text", "s"].filter((r) => info.s_attributes.includes(r)); // marked in the lines
   const signal = begin("query");
   setBusy(true);
   delete document.body.dataset.background;
@@ -88,7 +91,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   let running = null;
   let backgroundUrl = "";
   try {
-    const params = queryRequest(search, { offset, sample, order, show, inline });
+    const params = queryRequest(search, { offset, sample, order, show, inline, meta, boundaries });
     params.set("stream", "1");
     /** @type {QueryResult | null} */
     let body = null;
@@ -340,13 +343,13 @@ byId("views", HTMLElement).addEventListener("keydown", (event) => { // arrow key
   const index = Math.min(VIEWS.length - 1, Math.max(0, VIEWS.indexOf(state.view) + step));
   byId(`tab-${VIEWS[index]}`, HTMLButtonElement).click();
 });
-for (const id of [...Object.keys(SETTINGS).filter((key) => key.startsWith("sort-")), "kwic-inline"]) {
+for (const id of [...Object.keys(SETTINGS).filter((key) => key.startsWith("sort-")), "kwic-inline", "kwic-meta"]) {
   byId(id, HTMLElement).addEventListener("change", () => {
     showSortControls();
     settle(() => start({ again: false }));
   });
 }
-for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") && key !== "kwic-inline")) {
+for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") && !key.startsWith("kwic-"))) {
   byId(id, HTMLElement).addEventListener("change", () => {
     const view = ANALYSES.find((v) => id.startsWith(`${PREFIX[v]}-`));
     if (view) state.tableOffset[view] = 0; // another table: from its first row

@@ -130,7 +130,7 @@ export const SETTINGS = /** @type {const} */ ({
   "sort-fold-2": "sort_fold_2",
   "sort-on-3": "sort_on_3", "sort-attribute-3": "sort_attribute_3", "sort-direction-3": "direction_3",
   "sort-fold-3": "sort_fold_3",
-  "kwic-inline": "inline",
+  "kwic-inline": "inline", "kwic-meta": "column",
   "freq-by": "freq_by", "freq-on": "freq_on", "freq-by-2": "freq_by_2", "freq-on-2": "freq_on_2", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
   "dist-by": "dist_by", "dist-order": "dist_order",
   "disp-parts": "disp_parts",
@@ -315,13 +315,15 @@ export function inlineOf(settings) {
  * /api/v1/query: a page of hits from `offset`, or a random `sample`, with the `show` attributes of
  * each match and the `inline` attributes written after each token's word.
  * @param {Search} search
- * @param {{offset: number, sample: Sample | null, order: Order | null, show: string[], inline: string[]}} what
+ * @param {{offset: number, sample: Sample | null, order: Order | null, show: string[], inline: string[], meta?: string[], boundaries?: string[]}} what
  * @returns {URLSearchParams}
  */
-export function queryRequest(search, { offset, sample, order, show, inline }) {
+export function queryRequest(search, { offset, sample, order, show, inline, meta = [], boundaries = [] }) {
   const params = searchParams(search);
   if (show.length) params.set("show", show.join(","));
   if (inline.length) params.set("inline", inline.join(","));
+  if (meta.length) params.set("meta", meta.join(","));
+  if (boundaries.length) params.set("boundaries", boundaries.join(","));
   selectHits(params, sample, sample ? null : order);
   if (!sample) {
     params.set("offset", String(offset));
