@@ -22,6 +22,7 @@ import functools
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 from cowbird.core.search import PartitionFailure, Partitions, PartitionStatus, TimeLimit
@@ -217,7 +218,30 @@ async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: W
 ZERO = 0.5
 """What a zero frequency counts as in Log Ratio, its interval and %DIFF (Hardie 2014's correction)."""
 
-KEYWORD_ORDERS = ("log_likelihood", "log_ratio", "diff", "frequency")
+KEYWORD_ORDERS = ("log_likelihood", "log_ratio", "diff", "simple_maths", "frequency")
+
+
+@dataclass(frozen=True)
+class Significance:
+    """Which keywords are kept: those whose log-likelihood is significant at ``p`` (divided by the
+    number of items compared with the Bonferroni correction; ``p`` 1 keeps every item) and whose
+    Log Ratio is at least ``min_log_ratio`` away from 0 (the effect size); ``smoothing`` is the
+    constant k of the simple-maths score, (per million in the target + k) / (per million in the reference + k)."""
+
+    p: float = 0.05
+    bonferroni: bool = True
+    min_log_ratio: float = 0.0
+    smoothing: float = 1.0
+
+    def critical(self, compared: int) -> float:
+        """The least |log-likelihood| that is significant (chi-squared, one degree of freedom)."""
+        if self.p >= 1:  # no test
+            return 0.0
+        p = self.p / max(1, compared) if self.bonferroni else self.p
+        return float(NormalDist().inv_cdf(1 - p / 2) ** 2)
+
+    def keeps(self, measure: Keyness, critical: float) -> bool:
+        return abs(measure.log_likelihood) >= critical and abs(measure.log_ratio) >= self.min_log_ratio
 
 
 @dataclass(frozen=True)
@@ -231,9 +255,10 @@ class Keyness:
     log_ratio_low: float
     log_ratio_high: float
     diff: float
+    simple_maths: float = 0.0
 
 
-def keyness(target: int, target_size: int, reference: int, reference_size: int) -> Keyness:
+def keyness(target: int, target_size: int, reference: int, reference_size: int, smoothing: float = 1.0) -> Keyness:
     total = target + reference
     expected_target = target_size * total / (target_size + reference_size)
     expected_reference = reference_size * total / (target_size + reference_size)
@@ -249,7 +274,8 @@ def keyness(target: int, target_size: int, reference: int, reference_size: int) 
     margin = 1.96 * math.sqrt(1 / o1 + 1 / o2) / math.log(2)
     per_million_target, per_million_reference = o1 * 1e6 / target_size, o2 * 1e6 / reference_size
     diff = (per_million_target - per_million_reference) * 100 / per_million_reference
-    return Keyness(ll, ratio, ratio - margin, ratio + margin, diff)
+    simple = (target * 1e6 / target_size + smoothing) / (reference * 1e6 / reference_size + smoothing)
+    return Keyness(ll, ratio, ratio - margin, ratio + margin, diff, simple)
 
 
 @dataclass
@@ -263,11 +289,14 @@ class KeywordList:
     candidates: int
     target: list[PartitionStatus[Any]]
     reference: list[PartitionStatus[Any]]
+    critical: float = 0.0  # the least |log-likelihood| kept
+    not_significant: int = 0  # items compared and left out by the significance filter
+    kept: int = 0  # items that passed it (the rows are the first ``limit`` of them)
 
 
 async def keyword_list(partitions: Partitions[Any], members: Sequence[Any], spec: WordListSpec,
                        reference_members: Sequence[Any], reference_spec: WordListSpec, order: str,
-                       seconds: float) -> KeywordList:
+                       seconds: float, significance: Significance | None = None) -> KeywordList:
     """Keywords of the target (``members``, ``spec``: its subcorpus, attribute and minimum) against the
     reference: every item reaching its minimum on one side, counted exactly on both (word lists'
     rounds, then the counts of the other side's items), ranked by ``order``, the first ``spec.limit``."""
@@ -280,12 +309,17 @@ async def keyword_list(partitions: Partitions[Any], members: Sequence[Any], spec
     ours.update(ours_more)
     theirs.update(theirs_more)
     size, reference_size = target.tokens, reference.tokens
-    rows = [(key, ours[key], theirs[key], keyness(ours[key], size, theirs[key], reference_size))
-            for key in ours if size and reference_size and (ours[key] or theirs[key])]
+    significance = significance or Significance(p=1.0, bonferroni=False)
+    compared = [(key, ours[key], theirs[key], keyness(ours[key], size, theirs[key], reference_size,
+                                                      significance.smoothing))
+                for key in ours if size and reference_size and (ours[key] or theirs[key])]
+    critical = significance.critical(len(compared))
+    rows = [row for row in compared if significance.keeps(row[3], critical)]
 
     def rank(row: tuple[Key, int, int, Keyness]) -> tuple[float, Key]:
         measure = float(row[1]) if order == "frequency" else float(getattr(row[3], order))
         return (-measure, row[0])
 
     rows.sort(key=rank)
-    return KeywordList(rows[: spec.limit], size, reference_size, len(rows), target.statuses(), reference.statuses())
+    return KeywordList(rows[: spec.limit], size, reference_size, len(compared), target.statuses(),
+                       reference.statuses(), critical, len(compared) - len(rows), len(rows))

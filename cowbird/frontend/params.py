@@ -234,8 +234,18 @@ class KeywordParameters(Parameters):
     min: int = Field(5, ge=1, description="Items occurring at least this often in the target are compared.")
     reference_min: int | None = Field(None, ge=1, description=(
         "And those occurring at least this often in the reference (default: min): negative keywords."))
-    order: Literal["log_likelihood", "log_ratio", "diff", "frequency"] = Field("log_likelihood", description=(
-        "Rank by signed log-likelihood, Log Ratio, %DIFF or the target frequency (highest first)."))
+    order: Literal["log_likelihood", "log_ratio", "diff", "simple_maths", "frequency"] = Field(
+        "log_likelihood", description=("Rank by signed log-likelihood, Log Ratio, %DIFF, the simple-maths score "
+                                       "(Kilgarriff 2009) or the target frequency (highest first)."))
+    p: float = Field(0.05, gt=0, le=1, description=(
+        "Significance: only items whose log-likelihood is significant at this p are listed (chi-squared, one "
+        "degree of freedom); the others are counted in not_significant. p=1 lists every item compared."))
+    correction: Literal["bonferroni", "none"] = Field("bonferroni", description=(
+        "bonferroni: p is divided by the number of items compared (many tests at once); none: p as given."))
+    min_log_ratio: float = Field(0.0, ge=0, description=(
+        "Effect size: only items whose Log Ratio is at least this far from 0 (1: twice or half as frequent)."))
+    smoothing: float = Field(1.0, gt=0, description="The simple-maths score's constant k (1: common words; "
+                                                    "100: rarer ones count less).")
     limit: int = Field(100, ge=1, description=f"The first this many rows (at most {MAX_JSON_ROWS:,}).")
     format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
         "json, or the rows as a tsv/csv/xlsx file."))

@@ -364,6 +364,7 @@ class KeywordRow(BaseModel):
     log_ratio: float = Field(description="log2 of the ratio of relative frequencies (a zero counts as 0.5).")
     log_ratio_low: float = Field(description="Its 95 % confidence interval: lower bound.")
     log_ratio_high: float
+    simple_maths: float = Field(description="(per million in the target + k) / (per million in the reference + k).")
     diff: float = Field(description="%DIFF: the difference of the relative frequencies in % of the reference's.")
     hits: str | None = Field(description="The search page with the item's hits in the target.")
 
@@ -382,6 +383,13 @@ class KeywordResult(_CountedOver):
     tokens: int = Field(description="Tokens of the target (sub)corpus.")
     reference_tokens: int
     compared: int = Field(description="Items reaching their minimum in the target or the reference.")
+    p: float = Field(description="The significance level asked for.")
+    correction: str = Field(description="bonferroni (p divided by the items compared) or none.")
+    critical_log_likelihood: float = Field(description="The least |log-likelihood| listed (0: every item).")
+    min_log_ratio: float = Field(description="The least |Log Ratio| listed.")
+    smoothing: float = Field(description="The simple-maths score's constant k.")
+    not_significant: int = Field(description="Items compared and not listed: not significant, or below min_log_ratio.")
+    listed: int = Field(description="Items that pass the filter (the rows are the first limit of them).")
     rows: list[KeywordRow]
 
 

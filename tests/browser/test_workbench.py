@@ -287,9 +287,20 @@ def test_keywords_of_the_news_texts_against_the_others(site: DemoStack, page: Pa
     page.fill("#wl-min", "2")
     page.select_option("#wl-order", "log_ratio")
     page.select_option("#wl-attribute", "lemma")
+    expect(page.locator("#kw-p")).to_have_value("0.05")  # significant items only, by default
+    expect(page.locator("#kw-bonferroni")).to_be_checked()
+    page.click("#wl-run")
+    tested = api(site, "/api/v1/keywords", corpus="sample", attribute="lemma", min=2, order="log_ratio",
+                 filter="text_genre~news", reference_filter="text_genre!~news")
+    assert tested["not_significant"] > 0  # 93 tokens: little is significant
+    expect(page.locator("#wl-summary")).to_contain_text(
+        f"those significant at p < 0.05 with the Bonferroni correction (log-likelihood at least "
+        f"{tested['critical_log_likelihood']:.2f}): {tested['listed']}")
+    expect(page.locator("#wl-summary")).to_contain_text(f"{tested['not_significant']} not listed")
+    page.select_option("#kw-p", "1")  # every item compared
     page.click("#wl-run")
     expected = api(site, "/api/v1/keywords", corpus="sample", attribute="lemma", min=2, order="log_ratio",
-                   filter="text_genre~news", reference_filter="text_genre!~news")
+                   filter="text_genre~news", reference_filter="text_genre!~news", p=1)
     rows = expected["rows"]
     assert isinstance(rows, list) and rows
     expect(page.locator("#kw-table tbody td.value")).to_have_text([r["value"] for r in rows])
@@ -475,8 +486,9 @@ def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoSta
     page.locator("#wordlist > summary").click()
     page.select_option("#wl-reference", label="subcorpus news and blogs (sample)")
     page.fill("#wl-min", "2")
+    page.select_option("#kw-p", "1")
     page.click("#wl-run")
-    keywords = api(site, "/api/v1/keywords", corpus="sample", min=2, reference_filter="text_genre~(blog|news)")
+    keywords = api(site, "/api/v1/keywords", corpus="sample", min=2, reference_filter="text_genre~(blog|news)", p=1)
     rows = keywords["rows"]
     assert isinstance(rows, list) and rows
     expect(page.locator("#kw-table tbody td.value")).to_have_text([r["value"] for r in rows])

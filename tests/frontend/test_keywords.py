@@ -33,7 +33,18 @@ def scan(parts: Partitioned, attribute: str, *constraints: str) -> Counter[str]:
     return counts
 
 
-def expected_rows(target: Counter[str], reference: Counter[str], least: int, order: str) -> list[dict[str, Any]]:
+def critical(p: float) -> float:
+    """The chi-squared value (one degree of freedom) whose upper tail is ``p``: P(X > x) = erfc(sqrt(x / 2)),
+    solved by bisection (independent of the normal quantile cowbird uses)."""
+    lo, hi = 0.0, 1000.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erfc(math.sqrt(mid / 2)) > p else (lo, mid)
+    return lo
+
+
+def expected_rows(target: Counter[str], reference: Counter[str], least: int, order: str,
+                  smoothing: float = 1.0) -> list[dict[str, Any]]:
     n1, n2 = sum(target.values()), sum(reference.values())
     rows: list[dict[str, Any]] = []
     for value in set(target) | set(reference):
@@ -48,9 +59,10 @@ def expected_rows(target: Counter[str], reference: Counter[str], least: int, ord
         ratio = math.log2((a0 / n1) / (b0 / n2))
         se = math.sqrt(1 / a0 + 1 / b0)
         diff = ((a0 / n1) - (b0 / n2)) * 100 / (b0 / n2)
+        simple = (a / n1 * 1e6 + smoothing) / (b / n2 * 1e6 + smoothing)  # Kilgarriff 2009
         rows.append({"value": value, "frequency": a, "reference_frequency": b, "log_likelihood": ll,
                      "log_ratio": ratio, "log_ratio_low": ratio - 1.96 * se / math.log(2),
-                     "log_ratio_high": ratio + 1.96 * se / math.log(2), "diff": diff})
+                     "log_ratio_high": ratio + 1.96 * se / math.log(2), "diff": diff, "simple_maths": simple})
     rows.sort(key=lambda r: (-float(r["frequency"] if order == "frequency" else r[order]), str(r["value"])))
     return rows
 
@@ -78,7 +90,7 @@ async def test_news_against_the_other_texts_equals_an_independent_computation(
     for client in (one, five):
         answer = await client.get("/api/v1/keywords", params={
             "corpus": TRICKY, "filter": "text_genre~news", "reference_filter": "text_genre!~news",
-            "attribute": attribute, "min": least, "order": order, "limit": 60})
+            "attribute": attribute, "min": least, "order": order, "limit": 60, "p": 1})
         assert answer.status_code == 200, answer.text
         body = answer.json()
         assert body["complete"] and body["compared"] == len(expected)
@@ -96,14 +108,14 @@ async def test_a_subcorpus_against_the_whole_corpus_and_files(five: httpx.AsyncC
     everything = scan(tricky_one, "lemma")
     expected = expected_rows(blogs, everything, 4, "log_likelihood")[:25]
     answer = await five.get("/api/v1/keywords", params={"corpus": TRICKY, "filter": "text_genre~blog",
-                                                         "attribute": "lemma", "min": 4, "limit": 25})
+                                                         "attribute": "lemma", "min": 4, "limit": 25, "p": 1})
     assert answer.status_code == 200, answer.text
     same(answer.json()["rows"], expected)
     assert answer.json()["reference"] == TRICKY and answer.json()["reference_tokens"] == 12_762
     for format in ("tsv", "xlsx"):
         got = await five.get("/api/v1/keywords", params={"corpus": TRICKY, "filter": "text_genre~blog",
                                                           "attribute": "lemma", "min": 4, "limit": 25,
-                                                          "format": format, "provenance": 1})
+                                                          "format": format, "provenance": 1, "p": 1})
         assert got.status_code == 200, got.text
         if format == "xlsx":
             frame = pd.read_excel(io.BytesIO(got.content), sheet_name=0, keep_default_na=False)
@@ -114,6 +126,37 @@ async def test_a_subcorpus_against_the_whole_corpus_and_files(five: httpx.AsyncC
             frame = pd.read_csv(io.StringIO(text), sep="\t", skiprows=skip, keep_default_na=False, quoting=3)
         assert [str(v) for v in frame["value"]] == [r["value"] for r in expected]
         assert list(frame["log_likelihood"]) == pytest.approx([r["log_likelihood"] for r in expected], abs=1e-4)
+
+
+@pytest.mark.parametrize(("p", "correction", "min_log_ratio"), [
+    (0.05, "bonferroni", 0.0), (0.01, "none", 0.0), (0.05, "none", 1.0),
+])
+async def test_only_significant_keywords_are_listed_and_the_others_counted(
+    one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned, p: float, correction: str,
+    min_log_ratio: float,
+) -> None:
+    """By default only items whose log-likelihood is significant at p = 0.05 with the Bonferroni
+    correction are listed (the critical value here from the chi-squared tail, independently); an
+    effect-size minimum on |Log Ratio|; those left out are counted; the simple-maths score orders."""
+    news = scan(tricky_one, "lemma", "?text_genre+0=/news/")
+    rest = scan(tricky_one, "lemma", "?text_genre+0!=/news/")
+    every = expected_rows(news, rest, 3, "simple_maths", smoothing=10.0)
+    bound = critical(p / len(every) if correction == "bonferroni" else p)
+    kept = [r for r in every if abs(r["log_likelihood"]) >= bound and abs(r["log_ratio"]) >= min_log_ratio]
+    assert len(kept) < len(every) and (kept or correction == "bonferroni")  # (a small corpus: none survives it)
+    for client in (one, five):
+        body = (await client.get("/api/v1/keywords", params={
+            "corpus": TRICKY, "filter": "text_genre~news", "reference_filter": "text_genre!~news", "attribute": "lemma",
+            "min": 3, "order": "simple_maths", "smoothing": 10, "limit": 1000, "p": p, "correction": correction,
+            "min_log_ratio": min_log_ratio})).json()
+        assert body["critical_log_likelihood"] == pytest.approx(bound, abs=1e-3)
+        assert body["not_significant"] == len(every) - len(kept) and body["listed"] == len(kept)
+        same(body["rows"], kept)
+        assert [r["simple_maths"] for r in body["rows"]] == pytest.approx([r["simple_maths"] for r in kept],
+                                                                           abs=1e-4)
+    default = (await five.get("/api/v1/keywords", params={"corpus": TRICKY, "filter": "text_genre~news",
+                                                          "attribute": "word", "min": 3})).json()
+    assert default["p"] == 0.05 and default["correction"] == "bonferroni" and default["not_significant"] > 0
 
 
 async def test_keyword_errors_say_what_was_wrong(five: httpx.AsyncClient) -> None:

@@ -17,7 +17,7 @@ from cowbird import __version__
 from cowbird.core.analysis_merge import rate
 from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import failed_partitions
-from cowbird.core.wordlist import WordListSpec, keyword_list, word_list
+from cowbird.core.wordlist import Significance, WordListSpec, keyword_list, word_list
 from cowbird.frontend.downloads import MEDIA_TYPES, writer
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, KeywordParameters, WordListParameters
@@ -164,6 +164,7 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
     least = asked.reference_min or asked.min
     spec = WordListSpec(asked.attribute, 1, None, tuple(filters), None, False, asked.min, asked.limit)
     reference_spec = WordListSpec(asked.attribute, 1, None, tuple(reference_filters), None, False, least, asked.limit)
+    significance = Significance(asked.p, asked.correction == "bonferroni", asked.min_log_ratio, asked.smoothing)
     key = quota.key(user, request)
     deadline = frontend_state(request).settings.limits.deadline
     quota.can_pay(user, key, deadline * (len(target.partitions) + len(reference.partitions)), "a keyword list")
@@ -172,8 +173,8 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         turn = await background_turn(request, key, deadline)
         try:
             found = await until_disconnected(request, keyword_list(
-                nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order, nodes.time_limit),
-                deadline)
+                nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order, nodes.time_limit,
+                significance), deadline)
         finally:
             turn.release()
     request.state.log_corpus = target.name
@@ -185,7 +186,7 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         reference_per_million=rate(o2, found.reference_tokens),
         log_likelihood=round(m.log_likelihood, 4), log_ratio=round(m.log_ratio, 4),
         log_ratio_low=round(m.log_ratio_low, 4), log_ratio_high=round(m.log_ratio_high, 4), diff=round(m.diff, 2),
-        hits=_hits(target.name, asked.attribute, k, "", asked.filters) if o1 else None)
+        simple_maths=round(m.simple_maths, 4), hits=_hits(target.name, asked.attribute, k, "", asked.filters) if o1 else None)
         for k, o1, o2, m in found.rows]
     if asked.format != "json":
         about: dict[str, Any] = {
@@ -193,20 +194,27 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
             "filters": asked.filters, "tokens": found.tokens, "reference": reference.name,
             "reference_version": reference.config.version or None, "reference_filters": asked.reference_filters,
             "reference_tokens": found.reference_tokens, "attribute": asked.attribute, "min": asked.min,
-            "reference_min": least, "order": asked.order, "compared": found.candidates,
+            "reference_min": least, "order": asked.order, "compared": found.candidates, "p": asked.p,
+            "correction": asked.correction, "critical_log_likelihood": round(found.critical, 4),
+            "min_log_ratio": asked.min_log_ratio, "smoothing": asked.smoothing,
+            "not_significant": found.not_significant,
             "log_ratio": "log2 of the ratio of relative frequencies, a zero frequency counted as 0.5; 95 % interval",
             "rows": len(rows), "complete": not failed, "failed_partitions": failed, "cowbird": __version__,
             "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         }  # fmt: skip
         columns = list(KeywordRow.model_fields)[:-1]
         named = repr((target.name, asked.filters, reference.name, asked.reference_filters, asked.attribute,
-                      asked.min, least, asked.order, asked.limit))
+                      asked.min, least, asked.order, asked.limit, asked.p, asked.correction, asked.min_log_ratio,
+                      asked.smoothing))
         return send_rows(asked.format, columns, about if asked.provenance else None,
                      [[getattr(r, c) for c in columns] for r in rows], f"{target.name}_keywords", named, failed)
     return KeywordResult(
         corpus=target.name, filters=asked.filters, reference=reference.name, reference_filters=asked.reference_filters,
         attribute=asked.attribute, min=asked.min, reference_min=least, order=asked.order, tokens=found.tokens,
-        reference_tokens=found.reference_tokens, compared=found.candidates, rows=rows, complete=not failed,
+        reference_tokens=found.reference_tokens, compared=found.candidates, p=asked.p, correction=asked.correction,
+        critical_log_likelihood=round(found.critical, 4), min_log_ratio=asked.min_log_ratio,
+        smoothing=asked.smoothing, not_significant=found.not_significant, listed=found.kept, rows=rows,
+        complete=not failed,
         failed=failed, partitions=[partition_result(s) for s in statuses],
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
 

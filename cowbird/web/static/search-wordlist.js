@@ -64,6 +64,7 @@ function wordListParams() {
  * @property {number} log_ratio_low
  * @property {number} log_ratio_high
  * @property {number} diff
+ * @property {number} simple_maths
  * @property {string | null} hits
  */
 
@@ -76,6 +77,12 @@ function wordListParams() {
  * @property {number} tokens
  * @property {number} reference_tokens
  * @property {number} compared
+ * @property {number} p
+ * @property {string} correction
+ * @property {number} critical_log_likelihood
+ * @property {number} min_log_ratio
+ * @property {number} not_significant
+ * @property {number} listed
  * @property {KeywordRow[]} rows
  * @property {boolean} complete
  * @property {string[]} failed
@@ -96,6 +103,10 @@ function keywordParams() {
     min: String(Math.max(1, Number(byId("wl-min", HTMLInputElement).value) || 1)),
     limit: byId("wl-limit", HTMLSelectElement).value,
     order: byId("wl-order", HTMLSelectElement).value,
+    p: byId("kw-p", HTMLSelectElement).value,
+    correction: byId("kw-bonferroni", HTMLInputElement).checked ? "bonferroni" : "none",
+    min_log_ratio: String(Math.max(0, Number(byId("kw-min-ratio", HTMLInputElement).value) || 0)),
+    smoothing: String(Number(byId("kw-smoothing", HTMLInputElement).value) > 0 ? Number(byId("kw-smoothing", HTMLInputElement).value) : 1),
   });
   for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
   if (choice === "rest") {
@@ -198,7 +209,7 @@ function showKeywords(body, params) {
     fillNumbers(line, [number(row.frequency), decimal(row.per_million), number(row.reference_frequency),
       decimal(row.reference_per_million), decimal(row.log_likelihood),
       `${decimal(row.log_ratio)} (${decimal(row.log_ratio_low)} to ${decimal(row.log_ratio_high)})`,
-      decimal(row.diff, 1)]);
+      decimal(row.simple_maths), decimal(row.diff, 1)]);
     return line;
   });
   showRows("kw-table", rows);
@@ -208,8 +219,13 @@ function showKeywords(body, params) {
   const reference = body.reference_filters.length
     ? `the texts of ${body.reference} where ${body.reference_filters.join(", ")} (${number(body.reference_tokens)} tokens)`
     : `${body.reference} (${number(body.reference_tokens)} tokens)`;
-  const parts = [`Keywords of ${target} against ${reference}: the first ${number(rows.length)} of ` +
-    `${number(body.compared)} ${body.attribute} values compared.`];
+  const test = body.p >= 1 ? "every item" : `those significant at p < ${body.p}` +
+    (body.correction === "bonferroni" ? ` with the Bonferroni correction (log-likelihood at least ${decimal(body.critical_log_likelihood)})`
+      : ` (log-likelihood at least ${decimal(body.critical_log_likelihood)})`);
+  const effect = body.min_log_ratio > 0 ? ` and |Log Ratio| at least ${decimal(body.min_log_ratio)}` : "";
+  const parts = [`Keywords of ${target} against ${reference}: of ${number(body.compared)} ${body.attribute} values ` +
+    `compared, ${test}${effect}: ${number(body.listed)}` + (body.listed > rows.length ? ` (the first ${number(rows.length)} shown)` : "") + "."];
+  if (body.not_significant) parts.push(`${number(body.not_significant)} not listed: below that.`);
   if (!body.complete) parts.push(`Partition(s) ${body.failed.join(", ")} did not answer: their counts are missing.`);
   byId("wl-summary", HTMLElement).textContent = parts.join(" ");
   offerFiles("keywords", params, rows.length);
@@ -237,6 +253,7 @@ function fillReferences() {
 function referenceChosen() {
   const keywords = byId("wl-reference", HTMLSelectElement).value !== "";
   byId("wl-order-label", HTMLElement).hidden = !keywords;
+  byId("kw-filter", HTMLElement).hidden = !keywords;
   byId("wl-n", HTMLSelectElement).disabled = keywords;
   byId("wl-match", HTMLInputElement).disabled = keywords;
   byId("wl-ignore-case", HTMLInputElement).disabled = keywords;
