@@ -186,7 +186,8 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         reference_per_million=rate(o2, found.reference_tokens),
         log_likelihood=round(m.log_likelihood, 4), log_ratio=round(m.log_ratio, 4),
         log_ratio_low=round(m.log_ratio_low, 4), log_ratio_high=round(m.log_ratio_high, 4), diff=round(m.diff, 2),
-        simple_maths=round(m.simple_maths, 4), hits=_hits(target.name, asked.attribute, k, "", asked.filters) if o1 else None)
+        simple_maths=round(m.simple_maths, 4),
+        hits=_hits(target.name, asked.attribute, k, "", asked.filters) if o1 else None)
         for k, o1, o2, m in found.rows]
     if asked.format != "json":
         about: dict[str, Any] = {
