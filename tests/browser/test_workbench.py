@@ -315,8 +315,22 @@ def test_keywords_of_the_news_texts_against_the_others(site: DemoStack, page: Pa
     assert href.startswith("/api/v1/keywords?") and "format=csv" in href
     shoot(page, "keywords", tmp_path)
     check_accessibility(page)
+    # the list's settings live in the URL: reload, Back and a shared link show the same list
+    assert "list=1" in page.url and "wl_reference=rest" in page.url and "kw_p=1" in page.url
+    listed = page.url
+    page.goto("about:blank")
+    page.goto(listed)
+    expect(page.locator("#wordlist")).to_have_attribute("open", "")
+    expect(page.locator("#kw-p")).to_have_value("1")
+    expect(page.locator("#wl-order")).to_have_value("log_ratio")
+    expect(page.locator("#kw-table tbody td.value")).to_have_text([r["value"] for r in rows])
     page.select_option("#wl-reference", "")
     expect(page.locator("#wl-n")).to_be_enabled()
+    page.click("#wl-run")  # a word list now: a new entry in the history
+    expect(page.locator("#wl-table")).to_be_visible()
+    page.go_back()
+    expect(page.locator("#kw-table tbody td.value")).to_have_text([r["value"] for r in rows])
+    expect(page.locator("#wl-reference")).to_have_value("rest")
 
 
 def test_a_saved_search_is_listed_shared_and_deleted(site: DemoStack, browser: Browser, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ import {
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
 import { rememberLocally, setUpSaved } from "./search-saved.js";
-import { setUpWordList } from "./search-wordlist.js";
+import { restoreWordList, setUpWordList } from "./search-wordlist.js";
 import { setUpSubcorpora } from "./search-subcorpora.js";
 
 /** @typedef {import("./search-state.js").Sample} Sample */
@@ -250,6 +250,7 @@ function restore(params) {
     translate();
     return;
   }
+  restoreWordList(params);
   preview({ offset: restored.offset, sample: restored.sample });
 }
 

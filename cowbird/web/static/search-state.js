@@ -93,6 +93,8 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @property {{about: string, answer: Estimate} | null} estimate  the latest estimate that came, and the search it is
  *   about (its `searchParams`): a search the form starts asks first when its estimate says so
  * @property {string | null} categories  the saved search whose lines are being categorised (its id), if any
+ * @property {URLSearchParams | null} listed  the word or keyword list shown, as the URL writes it: list=1, its
+ *   settings changed from their defaults, the corpus and the filters
  */
 
 /** @type {State} */
@@ -107,6 +109,7 @@ export const state = {
   timers: { translate: undefined, estimate: undefined, settle: undefined },
   estimate: null,
   categories: null,
+  listed: null,
 };
 
 /** Hits on a page of the concordance (and in a random sample). */
@@ -165,6 +168,7 @@ export function rememberDefaults() {
 export function pageUrl(settings = readSettings()) {
   const shown = state.shown;
   const url = shown ? searchParams(shown.search) : new URLSearchParams();
+
   if (shown?.sample) {
     url.set("sample", String(shown.sample.size));
     url.set("seed", String(shown.sample.seed));
@@ -176,6 +180,10 @@ export function pageUrl(settings = readSettings()) {
   }
   if (state.collOrder !== DEFAULT_COLL_ORDER) url.set("coll_order", state.collOrder);
   if (state.categories) url.set("categories", state.categories);
+  // the word list shown: its settings (and, with no search shown, the corpus and filters it counted in)
+  for (const [name, value] of state.listed ?? []) {
+    if (!(shown && (name === "corpus" || name === "filter"))) url.append(name, value);
+  }
   return `/?${url}`;
 }
 

@@ -7,8 +7,9 @@
 
 import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.js";
 import { savedSubcorpora } from "./search-subcorpora.js";
-import { CORPORA, byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
+import { CORPORA, byId, controlValue, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
+import { pageUrl, state } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
 /**
@@ -126,8 +127,63 @@ function keywordParams() {
   return params;
 }
 
-/** Lists the words or n-grams (or the keywords) the controls ask for (a newer list aborts the one counting). */
-export async function listWords() {
+/** The word list's controls whose values live in the URL (under these names) when not at their defaults. */
+const LIST_SETTINGS = /** @type {const} */ ({
+  "wl-attribute": "wl_attribute", "wl-n": "wl_n", "wl-min": "wl_min", "wl-match": "wl_match",
+  "wl-ignore-case": "wl_ignore_case", "wl-limit": "wl_limit", "wl-reference": "wl_reference", "wl-order": "wl_order",
+  "kw-p": "kw_p", "kw-bonferroni": "kw_bonferroni", "kw-min-ratio": "kw_min_ratio", "kw-smoothing": "kw_smoothing",
+});
+/** @type {Record<string, string>} each control's value as the page was built */
+const listDefaults = {};
+
+/**
+ * The list shown, as the URL writes it: list=1, the settings changed from their defaults, the
+ * corpus and the filters it counted in.
+ * @returns {URLSearchParams}
+ */
+function listedUrl() {
+  const search = readSearch();
+  const url = new URLSearchParams({ list: "1", corpus: search.corpus });
+  for (const f of search.filters) url.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  for (const [id, name] of Object.entries(LIST_SETTINGS)) {
+    const value = controlValue(id);
+    if (value !== listDefaults[id]) url.set(name, value);
+  }
+  return url;
+}
+
+/**
+ * The word list a URL holds (list=1 and its settings): its controls set, the list opened and counted
+ * again — a bookmark, a shared link, Back. Nothing when the URL holds none.
+ * @param {URLSearchParams} params
+ */
+export function restoreWordList(params) {
+  if (params.get("list") !== "1") {
+    state.listed = null;
+    return;
+  }
+  fillAttributes(); // of the corpus the URL names
+  fillReferences();
+  const reference = params.get("wl_reference");
+  if (reference !== null) {
+    setControlValue("wl-reference", reference);
+    referenceChosen();
+  }
+  for (const [id, name] of Object.entries(LIST_SETTINGS)) {
+    const value = params.get(name);
+    setControlValue(id, value ?? listDefaults[id]);
+  }
+  referenceChosen();
+  byId("wordlist", HTMLDetailsElement).open = true;
+  void listWords(false);
+}
+
+/**
+ * Lists the words or n-grams (or the keywords) the controls ask for (a newer list aborts the one
+ * counting); the list goes into the URL (a new entry in the history when ``push``).
+ * @param {boolean} [push]
+ */
+export async function listWords(push = true) {
   const signal = begin("wordlist");
   const summary = byId("wl-summary", HTMLElement);
   summary.textContent = "Counting…";
@@ -139,6 +195,12 @@ export async function listWords() {
     } else {
       const params = wordListParams();
       showWordList(/** @type {WordListResult} */ (await getJson("wordlist", params, signal)), params);
+    }
+    state.listed = listedUrl();
+    const url = pageUrl();
+    if (url !== `${location.pathname}${location.search}`) {
+      if (push) history.pushState(null, "", url);
+      else history.replaceState(null, "", url);
     }
   } catch (error) {
     if (aborted(error)) return;
@@ -279,6 +341,7 @@ function fillAttributes() {
 export function setUpWordList() {
   fillAttributes();
   fillReferences();
+  for (const id of Object.keys(LIST_SETTINGS)) listDefaults[id] = controlValue(id);
   byId("corpus", HTMLSelectElement).addEventListener("change", () => {
     fillAttributes();
     fillReferences();
