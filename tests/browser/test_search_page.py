@@ -50,12 +50,26 @@ def test_switching_case_changes_the_count(site: DemoStack, page: Page) -> None:
 
 def test_a_cqp_syntax_error_shows_a_caret(site: DemoStack, page: Page, tmp_path: Path) -> None:
     page.goto(site.url)
+    below = page.locator(".row.options").bounding_box()
     search(page, '[word="house"', syntax="cqp")
     error = page.locator("#query-error")
     expect(error).to_be_visible()
     lines = error.inner_text().splitlines()
     assert lines[0] == '[word="house"' and lines[1].startswith(" " * 13 + "^ unexpected end of the query")
+    assert page.locator(".row.options").bounding_box() == below  # the page does not jump
     shoot(page, "syntax-error", tmp_path)
+
+
+def test_cqp_typed_in_simple_mode_runs_as_cqp_in_one_click(site: DemoStack, page: Page) -> None:
+    page.goto(site.url)
+    search(page, '[word="house"]')  # Simple mode: the brackets as plain words, nothing found
+    hint = page.locator("#hint")
+    expect(hint).to_contain_text("This looks like CQP")
+    page.click("#run-as-cqp")
+    expect(page.locator('input[name="syntax"][value="cqp"]')).to_be_checked()
+    expect(page.locator("#summary")).to_contain_text("of 3 hits")
+    expect(hint).to_be_hidden()
+    assert "syntax=cqp" in page.url
 
 
 def test_a_filter_row_narrows_the_hits(site: DemoStack, page: Page) -> None:

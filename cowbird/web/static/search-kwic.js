@@ -211,7 +211,15 @@ export function showHits(body, sample, show, inline) {
   incomplete.textContent = body.complete ? "" : `Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are missing.`;
   const hint = byId("hint", HTMLElement);
   hint.hidden = !body.hint;
-  hint.textContent = body.hint || "";
+  hint.textContent = body.hint ? "This looks like CQP, searched here as plain words." : "";
+  if (body.hint) { // one click: the same query as CQP
+    const again = document.createElement("button");
+    again.type = "button";
+    again.id = "run-as-cqp";
+    again.textContent = "Search it as CQP";
+    again.addEventListener("click", () => document.dispatchEvent(new CustomEvent("cowbird:as-cqp")));
+    hint.append(again);
+  }
   byId("partitions", HTMLElement).hidden = false;
   byId("partition-list", HTMLElement).replaceChildren(
     ...body.partitions.map((p) => {

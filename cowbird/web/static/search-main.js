@@ -359,6 +359,11 @@ for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") 
   });
 }
 window.addEventListener("popstate", () => restore(new URLSearchParams(location.search)));
+document.addEventListener("cowbird:as-cqp", () => { // CQP typed in Simple mode: the hint's one click
+  part(document, 'input[name="syntax"][value="cqp"]', HTMLInputElement).checked = true;
+  translate();
+  void start();
+});
 
 fillSortLevels();
 describeCorpus();
