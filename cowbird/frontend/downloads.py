@@ -7,10 +7,13 @@ Data fidelity comes first: every value reaches the file exactly as the corpus ha
   They load with default settings in Python's ``csv``, pandas ``read_csv`` (``sep="\\t"`` for TSV),
   R's ``read.delim``/``read.csv`` and LibreOffice. No cell is changed to defuse spreadsheet
   formulas (``-``, ``=``, ``@`` and ``+1`` are tokens, and frequency counts from the file must be
-  right): open downloads in a spreadsheet as **XLSX**, where every cell is a string cell and
+  right): open downloads in a spreadsheet as **XLSX**, where every text is a string cell and
   nothing is ever evaluated.
 - **XLSX** (XlsxWriter in constant-memory mode: rows go to disk as they come) has the rows on a
-  sheet ``hits`` and, when asked, the provenance on a sheet ``metadata``.
+  sheet named for what they are (``hits``, ``frequency``, ``keywords`` …) — text as text cells,
+  never evaluated (a token ``=1+1`` or ``007`` stays what it is), counts, rates and positions as
+  numbers — and, when asked, the provenance on a sheet ``metadata`` (a header row, then a field
+  and its value per row).
 - **NDJSON** has one JSON object per row (positions as numbers, metadata outside any region as
   null); the provenance, when asked, is the first line, ``{"metadata": {...}}``.
 
@@ -24,6 +27,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -135,7 +139,7 @@ class XlsxWriter(Writer):
     The file and every temporary file of the writer live in a folder of the export's own, removed
     whole when the export ends, however it ends (a full disk leaves the writer's files half made)."""
 
-    def __init__(self, columns: Sequence[str], provenance: dict[str, Any] | None) -> None:
+    def __init__(self, columns: Sequence[str], provenance: dict[str, Any] | None, sheet: str = "hits") -> None:
         super().__init__(columns, provenance)
         self.folder = tempfile.mkdtemp(prefix="cowbird-export-")
         self.path = os.path.join(self.folder, "hits.xlsx")
@@ -144,13 +148,18 @@ class XlsxWriter(Writer):
             {"constant_memory": True, "strings_to_numbers": False, "strings_to_formulas": False,
              "strings_to_urls": False, "tmpdir": self.folder},
         )  # fmt: skip
-        self.sheet = self.book.add_worksheet("hits")
+        self.sheet = self.book.add_worksheet(sheet)
         self.row = 0
         self.closed = False
 
     def _write(self, values: Sequence[object]) -> None:
         for column, value in enumerate(values):
-            self.sheet.write_string(self.row, column, _text(value))
+            if isinstance(value, bool):
+                self.sheet.write_boolean(self.row, column, value)
+            elif isinstance(value, int | float) and math.isfinite(value) and abs(value) < 2**53:
+                self.sheet.write_number(self.row, column, value)  # a count, a rate, a position: a number
+            else:
+                self.sheet.write_string(self.row, column, _text(value))  # text is never evaluated
         self.row += 1
 
     def start(self) -> bytes:
@@ -166,7 +175,9 @@ class XlsxWriter(Writer):
         try:
             if self.provenance is not None:
                 sheet = self.book.add_worksheet("metadata")
-                for number, (key, value) in enumerate(self.provenance.items()):
+                sheet.write_string(0, 0, "field")
+                sheet.write_string(0, 1, "value")
+                for number, (key, value) in enumerate(self.provenance.items(), start=1):
                     sheet.write_string(number, 0, key)
                     sheet.write_string(number, 1, value if isinstance(value, str) else json.dumps(value))
             self.book.close()
@@ -191,20 +202,22 @@ class FileFormat:
     """A download format: its media type and how its writer is made."""
 
     media_type: str
-    make: Callable[[Sequence[str], dict[str, Any] | None], Writer]
+    make: Callable[[Sequence[str], dict[str, Any] | None, str], Writer]
 
 
 REGISTRY: dict[Format, FileFormat] = {
     "tsv": FileFormat("text/tab-separated-values; charset=utf-8",
-                      lambda columns, provenance: DelimitedWriter(columns, provenance, "\t")),
-    "csv": FileFormat("text/csv; charset=utf-8", lambda columns, provenance: DelimitedWriter(columns, provenance, ",")),
+                      lambda columns, provenance, _: DelimitedWriter(columns, provenance, "\t")),
+    "csv": FileFormat("text/csv; charset=utf-8",
+                      lambda columns, provenance, _: DelimitedWriter(columns, provenance, ",")),
     "xlsx": FileFormat("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", XlsxWriter),
-    "ndjson": FileFormat("application/x-ndjson", NdjsonWriter),
+    "ndjson": FileFormat("application/x-ndjson", lambda columns, provenance, _: NdjsonWriter(columns, provenance)),
 }
 """Every format of ``/api/v1/export`` and of the analyses' files (a test checks each ``Format`` has one)."""
 
 MEDIA_TYPES: dict[Format, str] = {name: entry.media_type for name, entry in REGISTRY.items()}
 
 
-def writer(format: Format, columns: Sequence[str], provenance: dict[str, Any] | None) -> Writer:
-    return REGISTRY[format].make(columns, provenance)
+def writer(format: Format, columns: Sequence[str], provenance: dict[str, Any] | None, sheet: str = "hits") -> Writer:
+    """The file's writer; ``sheet``: the name of an XLSX file's sheet of rows (what they are)."""
+    return REGISTRY[format].make(columns, provenance, sheet)

@@ -150,11 +150,12 @@ class TableParameters(Searching):
 
     offset: int = Field(0, ge=0, description="The first row returned (0-based), to page through the table.")
     limit: int | None = Field(None, ge=1, description=(
-        f"Rows returned (JSON: at most {MAX_JSON_ROWS:,}; default 1,000, collocations 100); a tsv/csv file has "
+        f"Rows returned (JSON: at most {MAX_JSON_ROWS:,}; default 1,000, collocations 100); a file has "
         "every row from offset unless limited."))
-    format: Literal["json", "tsv", "csv"] = Field("json", description=(
-        "json, or the rows as a tsv/csv file that starts with a metadata block (pandas: skiprows=N)"))
-    provenance: bool = Field(False, description="With format=tsv|csv: start the file with what it counts and how.")
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or the rows as a tsv/csv file (with provenance=1 a metadata block first: pandas skiprows=N) or an "
+        "xlsx spreadsheet (numbers as numbers, the metadata on a sheet of its own)"))
+    provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
     stream: bool = Field(False, description=(
         "Answer as NDJSON events: started, partition (each partition's answer as it comes: done of partitions), "
         "then result (the same object as without stream) or error. JSON only."))
@@ -185,9 +186,9 @@ class DispersionParameters(Searching):
 
     parts: str = Field("text", description="The s-attribute whose regions are the parts DP is computed over (text).")
     bins: int = Field(100, ge=1, le=1000, description="Equal stretches of the corpus the hits are counted in.")
-    format: Literal["json", "tsv", "csv"] = Field("json", description=(
-        "json, or the stretches as a tsv/csv file (with provenance=1 the measures in its metadata block)"))
-    provenance: bool = Field(False, description="With format=tsv|csv: start the file with what it counts and how.")
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or the stretches as a tsv/csv/xlsx file (with provenance=1 the measures in its metadata)"))
+    provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
     stream: bool = Field(False, description=(
         "Answer as NDJSON events: started, partition (as each answers), then result or error. JSON only."))
 

@@ -467,8 +467,24 @@ async def test_analyses_download_as_files_that_pandas_reads(five: httpx.AsyncCli
         assert f'# analysis: "{kind}"' in answer.text and '# cqp: "[lemma=\\"go\\"]' in answer.text
         plain = await five.get(f"/api/v1/{kind}", params={**base, **params, "format": "csv"})
         assert plain.text.startswith(",".join(columns) + "\r\n")  # without provenance: pure data
-    bad = await five.get("/api/v1/frequency", params={**base, "format": "xlsx"})
+        # a spreadsheet: the rows on a sheet named for the analysis, numbers as numbers, the metadata
+        # on its own sheet under a header row
+        book = await five.get(f"/api/v1/{kind}", params={**base, **params, "format": "xlsx", "provenance": 1})
+        assert book.status_code == 200 and book.headers["content-disposition"].endswith('.xlsx"')
+        sheets = pd.read_excel(io.BytesIO(book.content), sheet_name=None, keep_default_na=False, dtype={key: str})
+        assert list(sheets) == [kind, "metadata"]
+        table = sheets[kind]
+        assert list(table.columns) == columns and list(table[key]) == [row["value"] for row in data["rows"]]
+        assert table[columns[1]].dtype.kind in "if"  # a count, not text
+        for column in numbers:
+            assert list(table[column]) == pytest.approx([row[column] for row in data["rows"]])
+        assert list(sheets["metadata"].columns) == ["field", "value"]
+        assert dict(zip(sheets["metadata"]["field"], sheets["metadata"]["value"], strict=True))["analysis"] == kind
+    bad = await five.get("/api/v1/frequency", params={**base, "format": "ods"})
     assert bad.status_code == 400 and "format" in bad.text
+    dispersion = await five.get("/api/v1/dispersion", params={**base, "format": "xlsx", "bins": 5})
+    stretches = pd.read_excel(io.BytesIO(dispersion.content), sheet_name="dispersion")
+    assert list(stretches.columns) == ["start", "end", "hits"] and len(stretches) == 5
 
 
 # -- sorting ---------------------------------------------------------------------------------------

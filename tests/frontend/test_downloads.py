@@ -106,10 +106,12 @@ async def test_every_format_reads_back_exactly(client: httpx.AsyncClient) -> Non
         assert frame.shape == (len(expected), len(COLUMNS)) and list(frame.columns) == COLUMNS
         exact = pd.read_csv(io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False)
         assert exact.values.tolist() == expected
-    # XLSX: every cell a string, nothing evaluated
+    # XLSX: every text a string cell, nothing evaluated; the positions numbers
     book = openpyxl.load_workbook(io.BytesIO((await download(client, "xlsx")).content), read_only=True)
-    sheet = book["hits"].iter_rows(values_only=True)
-    sheet_rows = [[as_excel_shows(cell) if cell is not None else "" for cell in row] for row in sheet]
+    sheet = list(book["hits"].iter_rows(values_only=True))
+    assert all(isinstance(row[1], int) and isinstance(row[2], int) for row in sheet[1:])
+    sheet_rows = [[as_excel_shows(cell) if isinstance(cell, str) else "" if cell is None else str(cell) for cell in row]
+                  for row in sheet]
     assert sheet_rows == [COLUMNS, *expected]
     # NDJSON: typed values
     lines = (await download(client, "ndjson")).text.splitlines()
@@ -157,7 +159,10 @@ async def test_provenance_block_and_file_names(client: httpx.AsyncClient) -> Non
     assert json.loads(ndjson[0])["metadata"]["rows"] == 2 and len(ndjson) == 3
     book = openpyxl.load_workbook(io.BytesIO((await download(client, "xlsx", provenance="1", limit="2")).content))
     assert book.sheetnames == ["hits", "metadata"]
-    assert ["query", QUERY] in [list(row) for row in book["metadata"].iter_rows(values_only=True)]
+    metadata = [list(row) for row in book["metadata"].iter_rows(values_only=True)]
+    assert metadata[0] == ["field", "value"] and ["query", QUERY] in metadata
+    first = [cell.value for cell in next(book["hits"].iter_rows(min_row=2, max_row=2))]
+    assert isinstance(first[1], int) and isinstance(first[5], str)  # the position a number, the match text
 
 
 async def test_export_takes_offset_sample_and_sentence_context(client: httpx.AsyncClient) -> None:

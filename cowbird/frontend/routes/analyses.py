@@ -192,8 +192,8 @@ def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, par
         "total": answered_total(statuses), "rows": len(rows), "truncated": truncated, "complete": not failed,
         "failed_partitions": failed,
     }  # fmt: skip
-    out = writer(cast(Any, format), columns, about if provenance else None)
-    body = out.start() + out.rows(rows)
+    out = writer(cast(Any, format), columns, about if provenance else None, kind)
+    body = out.start() + out.rows(rows) + b"".join(out.end())
     named = repr((kind, found.corpus.name, found.q, found.syntax, found.ignore_case, found.filters,
                   sorted(parameters.items())))
     name = f"{found.corpus.name}_{kind}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
@@ -203,8 +203,8 @@ def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, par
 
 
 FILES: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv")}},
-          "description": "The analysis as JSON, or with format=tsv|csv as a file."}
+    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv", "xlsx")}},
+          "description": "The analysis as JSON, or with format=tsv|csv|xlsx as a file."}
 }
 
 

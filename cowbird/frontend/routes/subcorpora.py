@@ -113,7 +113,8 @@ async def subcorpus(request: Request, user: CurrentUser, quota: Quota, catalogue
     named = repr((target.name, asked.filters, asked.values, asked.match, asked.ignore_case, asked.order,
                   asked.offset, asked.limit))
     return send_rows(asked.format, [asked.values or "value", "tokens", "texts", "per_cent"],
-                     about if asked.provenance else None, rows, f"{target.name}_subcorpus", named, failed)
+                     about if asked.provenance else None, rows, f"{target.name}_subcorpus", named, failed,
+                     "subcorpus")
 
 
 def _out(found: Subcorpus, user: str) -> SubcorpusOut:

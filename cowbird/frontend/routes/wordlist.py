@@ -123,7 +123,7 @@ def _file(asked: WordListParameters, corpus: str, version: str | None, size: int
                   asked.limit))
     return send_rows(asked.format, columns, about if asked.provenance else None,
                  [[*(r.tokens if asked.n > 1 else []), r.value, r.frequency, r.per_million] for r in rows],
-                 f"{corpus}_wordlist", named, failed)
+                 f"{corpus}_wordlist", named, failed, "wordlist" if asked.n == 1 else f"{asked.n}-grams")
 
 def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, filters: list[str]) -> str | None:
     """The search page finding an n-gram's occurrences as the list counted them: the tokens exactly, in
@@ -208,7 +208,8 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
                       asked.min, least, asked.order, asked.limit, asked.p, asked.correction, asked.min_log_ratio,
                       asked.smoothing))
         return send_rows(asked.format, columns, about if asked.provenance else None,
-                     [[getattr(r, c) for c in columns] for r in rows], f"{target.name}_keywords", named, failed)
+                     [[getattr(r, c) for c in columns] for r in rows], f"{target.name}_keywords", named, failed,
+                     "keywords")
     return KeywordResult(
         corpus=target.name, filters=asked.filters, reference=reference.name, reference_filters=asked.reference_filters,
         attribute=asked.attribute, min=asked.min, reference_min=least, order=asked.order, tokens=found.tokens,
@@ -221,8 +222,9 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
 
 
 def send_rows(format: str, columns: list[str], about: dict[str, Any] | None, rows: list[list[object]], stem: str,
-          named: str, failed: list[str]) -> Response:
-    out = writer(cast(Any, format), columns, about)
+          named: str, failed: list[str], sheet: str = "rows") -> Response:
+    """A table as a file (its XLSX sheet named ``sheet``)."""
+    out = writer(cast(Any, format), columns, about, sheet)
     body = out.start() + out.rows(rows) + b"".join(out.end())
     name = f"{stem}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
     return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={

@@ -180,15 +180,21 @@ export async function analyse() {
       finish(view, body);
     }
     const link = byId(`${prefix}-download`, HTMLAnchorElement); // the whole table, every row
-    link.href = `${apiUrl(view)}?${analysisRequest(shown.search, view, settings, "file")}`;
+    const file = analysisRequest(shown.search, view, settings, "file");
+    link.href = `${apiUrl(view)}?${file}`;
     link.setAttribute("download", "");
     link.hidden = false;
+    const spreadsheet = byId(`${prefix}-xlsx`, HTMLAnchorElement); // the same as a spreadsheet
+    file.set("format", "xlsx");
+    spreadsheet.href = `${apiUrl(view)}?${file}`;
+    spreadsheet.setAttribute("download", "");
+    spreadsheet.hidden = false;
     state.analysed[view] = params.toString();
     document.body.dataset.analysed = view;
   } catch (error) {
     if (error instanceof ApiProblem) {
       summary.textContent = problemText(error.problem, "the analysis failed");
-      for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
+      for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-xlsx`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
       if (view === "distribution" || view === "dispersion") byId(`${prefix}-figure`, HTMLElement).hidden = true;
     } else if (aborted(error)) {
       const overtaken = state.requests.analysis?.signal !== signal;
