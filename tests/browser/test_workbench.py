@@ -223,6 +223,11 @@ def test_the_dispersion_of_the_hits(site: DemoStack, page: Page, tmp_path: Path)
     partitions = expected["partitions_hits"]
     assert isinstance(partitions, list)
     expect(page.locator("#disp-table tbody td.value")).to_have_text([p["id"] for p in partitions])
+    # tiny parts (the sample's texts: 93 tokens in all) are explained beside the chart
+    parts = expected["parts"]
+    assert isinstance(parts, int)
+    expect(page.locator("#disp-note")).to_contain_text(
+        f"The {parts} text regions hold {round(93 / parts)} tokens each on average")
     assert "view=dispersion" in page.url
     shoot(page, "dispersion", tmp_path)
     check_accessibility(page)
@@ -452,7 +457,13 @@ def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoSta
     page.goto(site.url)
     page.click("#open-picker")
     expect(page.locator("#picker-dialog")).to_be_visible()
-    page.select_option("#picker-attribute", "text_genre")
+    # it opens on an attribute with few values (not text_id or text_url), the largest first
+    expect(page.locator("#picker-attribute")).to_have_value("text_genre")
+    by_size = api(site, "/api/v1/subcorpus", corpus="sample", values="text_genre", order="tokens")["values"]
+    assert isinstance(by_size, list)
+    expect(page.locator("#picker-table tbody td.value")).to_have_text([v["value"] for v in by_size])
+    expect(page.locator("#picker-hint")).to_contain_text("A “text” is one of the corpus's <text> regions")
+    page.select_option("#picker-order", "value")
     genres = api(site, "/api/v1/subcorpus", corpus="sample", values="text_genre")
     values = genres["values"]
     assert isinstance(values, list) and [v["value"] for v in values] == ["blog", "forum", "news"]
@@ -474,7 +485,7 @@ def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoSta
     size = api(site, "/api/v1/subcorpus", corpus="sample", filter="text_genre~(blog|news)")
     assert size["tokens"] == chosen and size["texts"] == 3
     expect(page.locator("#subcorpus-size")).to_have_text(
-        f"The filters choose {chosen} tokens ({chosen * 100 / 93:.1f} % of the corpus) in 3 of 4 texts.")
+        f"The filters choose {chosen} tokens ({chosen * 100 / 93:.1f} % of the corpus) in 3 of 4 texts (<text> regions).")
     search(page, "the")
     total = api(site, "/api/v1/query", corpus="sample", q="the", filter="text_genre~(blog|news)", limit=0)["total"]
     expect(page.locator("#summary")).to_contain_text(f"of {total} hits")

@@ -100,8 +100,8 @@ async function subcorpusOfForm(extra = {}, signal) {
  */
 function sizeText(body) {
   const share = body.per_cent >= 0.1 || body.per_cent === 0 ? decimal(body.per_cent, 1) : "< 0.1";
-  const texts = body.texts === null ? ""
-    : ` in ${number(body.texts)}${body.corpus_texts !== null ? ` of ${number(body.corpus_texts)}` : ""} texts`;
+  const texts = body.texts === null ? "" // texts: the corpus's <text> regions (say so: they need not be whole pages)
+    : ` in ${number(body.texts)}${body.corpus_texts !== null ? ` of ${number(body.corpus_texts)}` : ""} texts (<text> regions)`;
   const partial = body.complete ? "" : ` (partitions ${body.failed.join(", ")} did not answer)`;
   return `${number(body.tokens)} tokens (${share} % of the corpus)${texts}${partial}`;
 }
@@ -135,10 +135,21 @@ export function showSizeLater() {
 
 // ---------------------------------------------------------------- the picker
 
+/**
+ * The attribute the picker opens on: one with few values to tick (genre, year …), not one with a
+ * value per text (url, id, date).
+ * @param {string[]} meta
+ */
+export function fewValues(meta) {
+  const few = /genre|year|type|domain|lang|country|decade|categor|class|medium|register|source/;
+  const many = /url|(^|_)id$|host|date|title|name|lastmod|crawl/;
+  return meta.find((m) => few.test(m) && !many.test(m)) || meta.find((m) => !many.test(m)) || meta[0] || "";
+}
+
 function openPicker() {
   const attribute = byId("picker-attribute", HTMLSelectElement);
   const info = corpusInfo();
-  const chosen = info.meta.includes(attribute.value) ? attribute.value : info.meta[0] || "";
+  const chosen = info.meta.includes(attribute.value) ? attribute.value : fewValues(info.meta);
   attribute.replaceChildren(...info.meta.map((name) => {
     const option = new Option(name, name, false, name === chosen);
     const described = info.attributes?.[name];

@@ -7,7 +7,7 @@
 
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
 import { barChart, stripChart } from "./search-chart.js";
-import { byId, decimal, fromTemplate, number, part } from "./search-dom.js";
+import { byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
 import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").View} View */
@@ -377,6 +377,17 @@ function showDispersion(body) {
     `normalised ${measure(body.dp_norm)}; over the partitions ${measure(body.dp_partitions)}.`;
   byId("disp-chart", HTMLElement).replaceChildren(stripChart(body.bins, body.parts_attribute));
   byId("disp-figure", HTMLElement).hidden = body.total === 0;
+  // many tiny parts: most cannot hold a hit whatever the word, and DP says little; say so beside the chart
+  const average = body.parts ? corpusInfo().size / body.parts : 0;
+  const tiny = body.total > 0 && (body.parts > body.total || average < TINY_PART);
+  const note = byId("disp-note", HTMLElement);
+  note.hidden = !tiny;
+  note.textContent = tiny
+    ? `The ${number(body.parts)} ${body.parts_attribute} regions hold ${number(Math.round(average))} tokens each on average` +
+      (body.parts > body.total ? `, and there are fewer hits (${number(body.total)}) than parts` : "") +
+      ": most parts cannot hold a hit whatever the word, so DP comes out high even for hits spread evenly over " +
+      "the corpus. Compare DP between words over the same parts, or count over larger parts."
+    : "";
   showRows("disp-table", body.partitions_hits.map((p) => {
     const row = fromTemplate("disp-row", HTMLTableRowElement);
     part(row, "td.value", HTMLTableCellElement).textContent = p.id;
@@ -384,6 +395,9 @@ function showDispersion(body) {
     return row;
   }));
 }
+
+/** Tokens a part of a dispersion holds on average below which DP is explained next to its chart. */
+const TINY_PART = 100;
 
 /** @param {CollocationResult} body */
 function showCollocations(body) {
