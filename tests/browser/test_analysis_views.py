@@ -61,8 +61,21 @@ def test_sorting_the_concordance(site: DemoStack, page: Page) -> None:
     expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in plain["hits"]])
 
 
+def test_the_frequency_tab_opens_on_something_that_varies(site: DemoStack, page: Page) -> None:
+    """Every hit of house is the word house: rather than a one-row table, the tab counts the word
+    after the match, says so, and keeps it in the URL."""
+    after = api(site, "/api/v1/frequency", corpus="sample", q="house", by="word", on="matchend[1]")
+    page.goto(f"{site.url}/?corpus=sample&q=house&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    open_view(page, "frequency")
+    expect(page.locator("#freq-summary")).to_contain_text("Every hit is “house”: counting the word after it instead.")
+    expect(page.locator("#freq-table tbody td.value")).to_have_text([str(r["value"]) for r in after["rows"]])
+    expect(page.locator("#freq-on")).to_have_value("matchend[1]")
+    assert "freq_on=matchend%5B1%5D" in page.url or "freq_on=matchend[1]" in page.url
+
+
 def test_frequency_tab_counts_links_and_downloads(site: DemoStack, page: Page, tmp_path: Path) -> None:
-    expected = api(site, "/api/v1/frequency", corpus="sample", q="the 0-1 ^house", by="lemma")
+    expected = api(site, "/api/v1/frequency", corpus="sample", q="the 0-1 ^house", by="word")  # the default
     folded = api(site, "/api/v1/frequency", corpus="sample", q="the 0-1 ^house", by="word", on="matchend", fold="c")
     page.goto(f"{site.url}/?corpus=sample&q=the 0-1 ^house&syntax=simple")
     expect(page.locator("#kwic tbody tr").first).to_be_visible()

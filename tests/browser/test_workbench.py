@@ -418,6 +418,15 @@ def test_the_lines_of_a_saved_search_are_categorised_with_the_keys(site: DemoSta
     page.locator("#kwic tbody tr").nth(1).locator("button.widen").focus()
     page.keyboard.press("0")
     expect(page.locator("#cat-counts")).to_have_text("Lines: 2 figurative: 1.")
+    # the row itself takes the keys: focus a line, ↓ to the next, a digit categorises it
+    page.locator("#kwic tbody tr").nth(0).focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#kwic tbody tr").nth(1)).to_be_focused()
+    page.keyboard.press("1")
+    expect(page.locator("#kwic tbody tr").nth(1).locator("select.category")).to_have_value("1")
+    expect(page.locator("#cat-counts")).to_have_text("Lines: 1 literal: 1 · 2 figurative: 1.")
+    page.keyboard.press("0")
+    expect(page.locator("#cat-counts")).to_have_text("Lines: 2 figurative: 1.")
     href = page.locator("#cat-download").get_attribute("href") or ""
     assert href.startswith("/api/v1/export?") and "categories=" in href
     exported = page.request.get(f"{site.url}{href}")

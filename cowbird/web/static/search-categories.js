@@ -127,6 +127,10 @@ export function categoriseRows(hits) {
     for (let k = 0; k <= 9; k += 1) select.append(new Option(k === 0 ? "–" : label(k), String(k)));
     select.addEventListener("change", () => setCategory(hit.position, hit.matchend, Number(select.value), select));
     part(row, "td.tools", HTMLTableCellElement).prepend(select);
+    // the row itself takes the keys: Tab or ↑/↓ to a line, 1-9 to categorise it
+    row.tabIndex = 0;
+    row.classList.add("categorisable");
+    row.setAttribute("aria-label", `Hit ${i + 1}: ${hit.left} ${hit.match} ${hit.right} — press 1 to 9 for its category, 0 for none`);
   });
   fillRows();
   showBar();
@@ -171,6 +175,16 @@ async function setCategory(position, matchend, category, select) {
 /** Wires the keys 1-9 and 0 on a line, the names of the categories. */
 export function setUpCategories() {
   part(document, "#kwic tbody", HTMLTableSectionElement).addEventListener("keydown", (event) => {
+    if (state.categories && (event.key === "ArrowDown" || event.key === "ArrowUp")
+        && event.target instanceof HTMLTableRowElement) { // from line to line
+      const rows = [...document.querySelectorAll("#kwic tbody tr.categorisable")];
+      const next = rows[rows.indexOf(event.target) + (event.key === "ArrowDown" ? 1 : -1)];
+      if (next instanceof HTMLElement) {
+        event.preventDefault();
+        next.focus();
+      }
+      return;
+    }
     if (!state.categories || !/^[0-9]$/.test(event.key) || event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
     if (!(target instanceof HTMLElement) || target instanceof HTMLSelectElement || target instanceof HTMLInputElement) {

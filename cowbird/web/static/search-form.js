@@ -107,7 +107,7 @@ export function describeCorpus() {
   const had = column.value;
   column.replaceChildren(new Option("none", ""), ...info.meta.map((name) => new Option(name, name)));
   column.value = info.meta.includes(had) ? had : "";
-  fill("freq-by", info.p_attributes, "lemma");
+  fill("freq-by", info.p_attributes, "word"); // the match's word: it varies where a lemma may not
   const second = byId("freq-by-2", HTMLSelectElement); // "nothing more", or a second key of the breakdown
   const chosen = info.p_attributes.includes(second.value) ? second.value : "";
   second.replaceChildren(new Option("nothing more", ""), ...info.p_attributes.map((name) => new Option(name, name)));

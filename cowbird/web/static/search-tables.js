@@ -7,7 +7,7 @@
 
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
 import { barChart, stripChart } from "./search-chart.js";
-import { byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
+import { byId, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").View} View */
@@ -150,7 +150,7 @@ export async function analyse() {
   const shown = state.shown;
   if (view === "kwic" || !shown || shown.total === 0) return;
   const settings = readSettings();
-  const params = analysisRequest(shown.search, view, settings, { offset: state.tableOffset[view] });
+  let params = analysisRequest(shown.search, view, settings, { offset: state.tableOffset[view] });
   if (state.analysed[view] === params.toString()) return;
   const prefix = PREFIX[view];
   const summary = byId(`${prefix}-summary`, HTMLElement);
@@ -160,8 +160,20 @@ export async function analyse() {
   try {
     if (view === "frequency") {
       /** @type {FrequencyResult} */
-      const body = await counted(view, params, signal, summary);
-      showFrequency(body);
+      let body = await counted(view, params, signal, summary);
+      const same = body.distinct === 1 && body.rows.length === 1 ? body.rows[0].value : null;
+      const untouched = ["freq-by", "freq-on", "freq-by-2"].every((id) => settings[id] === state.defaults[id]);
+      if (same !== null && untouched && state.tableOffset.frequency === 0) {
+        // every hit has the same word: a one-row table says nothing; the word after the match varies
+        setControlValue("freq-on", "matchend[1]");
+        params = analysisRequest(shown.search, view, readSettings(), { offset: 0 });
+        body = await counted(view, params, signal, summary);
+        showFrequency(body);
+        summary.textContent = `Every hit is “${same}”: counting the ${body.by} after it instead. ${summary.textContent}`;
+        if (state.shown) history.replaceState(null, "", pageUrl());
+      } else {
+        showFrequency(body);
+      }
       finish(view, body);
     } else if (view === "distribution") {
       /** @type {DistributionResult} */
