@@ -81,6 +81,7 @@ def test_an_admin_grants_and_revokes_a_right(site: DemoStack, accounts: Accounts
     row.get_by_role("button", name=f"Grant to {USER}").click()
     expect(page).to_have_url(f"{site.url}/admin/users")
     expect(row.locator("ul.rights code")).to_have_text(["group:lab"])
+    expect(page.locator("p.notice")).to_have_text(f"{USER} has group:lab.")  # it says what it did
     shoot(page, "admin-users", tmp_path)
     check_accessibility(page)
     with accounts.database.session() as session:
@@ -88,7 +89,13 @@ def test_an_admin_grants_and_revokes_a_right(site: DemoStack, accounts: Accounts
         assert user.group_names == ["lab"]
         assert [(c.what, c.actor, c.reason) for c in accounts.users.changes(session, user)][-1] == (
             "+group:lab", ADMIN, "joins the lab project")
-    row.get_by_role("button", name=f"Revoke group:lab from {USER}").click()
+    revoke = row.get_by_role("button", name=f"Revoke group:lab from {USER}")
+    assert "danger" in (revoke.get_attribute("class") or "")  # it looks destructive
+    revoke.click()
+    expect(page.locator("p.warning")).to_contain_text(f"You are about to take group:lab from {USER}")  # and asks
+    check_accessibility(page)
+    page.get_by_role("button", name=f"Revoke group:lab from {USER}").click()
+    expect(page.locator("p.notice")).to_have_text(f"{USER} no longer has group:lab.")
     expect(row.locator("ul.rights")).to_have_text("none")
     row.get_by_label("Right", exact=True).select_option("group")
     row.get_by_label("Group", exact=True).fill("no spaces allowed")

@@ -92,12 +92,19 @@ async def test_register_review_login_and_tokens(site: tuple[httpx.AsyncClient, A
     assert (await login(client, "boss")).status_code == 303
     review = await client.get("/admin/users")
     assert review.status_code == 200 and ABSTRACT.strip()[:60] in review.text
-    denied = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied",
+    asked = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied",
+                                                           "csrf": csrf_of(review)})
+    assert asked.status_code == 200 and "You are about to deny the registration of ada" in asked.text  # asked first
+    assert 'class="danger">Deny ada</button>' in asked.text
+    denied = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied", "confirm": "1",
                                                             "csrf": csrf_of(review)})
     assert denied.status_code == 400 and "reason: say why" in denied.text
     approved = await client.post("/admin/users/decide", data={"name": "ada", "decision": "approved",
                                                               "csrf": csrf_of(review)})
-    assert approved.status_code == 303
+    assert approved.status_code == 303 and approved.headers["location"] == "/admin/users"
+    said = await client.get("/admin/users")
+    assert "ada is approved and may log in now." in said.text  # said, once
+    assert "ada is approved" not in (await client.get("/admin/users")).text
     client.cookies.clear()
 
     # ada logs in, sees the login-only corpus, makes a token and uses it from a script
@@ -109,7 +116,9 @@ async def test_register_review_login_and_tokens(site: tuple[httpx.AsyncClient, A
     assert (await client.get("/api/v1/corpora")).json()["total"] == 1
     page = await client.get("/account")
     fair_use = re.sub(r"\s+", " ", page.text[page.text.index('<table class="budget">'):])
-    assert "<th>in the browser</th><td>4</td><td>200,000 of 200,000</td> <td>14,400 s of 14,400 s</td>" in fair_use
+    assert ('<th scope="row">in the browser</th><td>4</td><td>10,000</td> <td>200,000 of 200,000</td> '
+            "<td>14,400 s of 14,400 s</td>") in fair_use  # the rows of one download, as /api/v1/export allows them
+    assert "Downloads of more than 10,000 rows need the <code>api_bulk</code> right" in fair_use
     made = await client.post("/account/tokens", data={"name": "laptop", "csrf": csrf_of(page)})
     secret = re.search(r'<pre class="token">([^<]+)</pre>', made.text)
     assert made.status_code == 200 and secret is not None
@@ -118,7 +127,10 @@ async def test_register_review_login_and_tokens(site: tuple[httpx.AsyncClient, A
         headers = {"Authorization": f"Bearer {secret.group(1)}"}
         assert (await script.get("/api/v1/query", params={"corpus": "members", "q": "house"}, headers=headers)
                 ).json()["total"] == 3
-        await client.post("/account/tokens/revoke", data={"name": "laptop", "csrf": csrf_of(page)})
+        asked = await client.post("/account/tokens/revoke", data={"name": "laptop", "csrf": csrf_of(page)})
+        assert "The token laptop stops working at once" in asked.text  # asked first
+        assert (await script.get("/api/v1/corpora", headers=headers)).status_code == 200
+        await client.post("/account/tokens/revoke", data={"name": "laptop", "csrf": csrf_of(page), "confirm": "1"})
         assert (await script.get("/api/v1/corpora", headers=headers)).status_code == 401
 
 
@@ -212,9 +224,10 @@ async def test_decisions_are_mailed(sample_parts: Partitioned, nodes: dict[str, 
         await login(client, "boss")
         review = await client.get("/admin/users")
         answer = await client.post("/admin/users/decide", data={"name": "ada", "decision": "denied",
-                                                                "reason": "not a research project",
+                                                                "reason": "not a research project", "confirm": "1",
                                                                 "csrf": csrf_of(review)})
         assert answer.status_code == 303
+        assert "The registration of ada is denied. An e-mail told them." in (await client.get("/admin/users")).text
     message = sink.messages[-1]
     assert (message["To"], message["From"]) == ("ada@uni.example", "corpora@uni.example")
     assert message["Subject"] == "Your cowbird registration was not approved"
@@ -357,9 +370,10 @@ async def test_admins_grant_and_revoke_rights(site: tuple[httpx.AsyncClient, Acc
     granted = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "right": "api_bulk",
                                                              "reason": "a large export", "csrf": csrf})
     assert granted.status_code == 303 and granted.headers["location"] == "/admin/users"
+    assert "ada has api_bulk." in (await client.get("/admin/users")).text
     joined = await client.post("/admin/users/rights", data={"name": "ada", "change": "grant", "right": "group",
                                                             "group": "lab", "csrf": csrf})
-    assert joined.status_code == 303
+    assert joined.status_code == 303 and "ada has group:lab." in (await client.get("/admin/users")).text
     assert rights_of("ada") == (True, ["lab"], [("+api_bulk", "boss", "a large export"), ("+group:lab", "boss", "")])
     page = (await client.get("/admin/users")).text
     row = page[page.index('<tr data-user="ada">'):]
@@ -382,9 +396,13 @@ async def test_admins_grant_and_revoke_rights(site: tuple[httpx.AsyncClient, Acc
     assert nobody.status_code == 404 and "no user &#39;nobody&#39;" in nobody.text
 
     for right in ("api_bulk", "group:lab"):
+        asked = await client.post("/admin/users/rights", data={"name": "ada", "change": "revoke", "right": right,
+                                                               "csrf": csrf})
+        assert asked.status_code == 200 and f"You are about to take {right} from ada" in asked.text  # asked first
         revoked = await client.post("/admin/users/rights", data={"name": "ada", "change": "revoke", "right": right,
-                                                                 "csrf": csrf})
+                                                                 "csrf": csrf, "confirm": "1"})
         assert revoked.status_code == 303, right
+        assert f"ada no longer has {right}." in (await client.get("/admin/users")).text
     bulk, groups, changes = rights_of("ada")
     assert (bulk, groups) == (False, []) and changes[2:] == [("-api_bulk", "boss", ""), ("-group:lab", "boss", "")]
     again = await client.post("/admin/users/rights", data={"name": "ada", "change": "revoke", "right": "group:lab",
@@ -441,7 +459,7 @@ async def test_admins_are_warned_before_giving_up_their_admin_right(site: tuple[
     assert (await login(client, "ada")).status_code == 303
     other = await client.post("/admin/users/rights", data={"name": "boss", "change": "grant", "right": "admin",
                                                            "csrf": csrf_of(await client.get("/admin/users"))})
-    assert other.status_code == 303
+    assert other.status_code == 303 and "boss has admin." in (await client.get("/admin/users")).text
 
 
 # ------------------------------------------------------------------ throttling, registration, tokens
@@ -569,7 +587,11 @@ async def test_api_tokens_outlive_a_new_password_until_revoked(site: tuple[httpx
     assert (await login(client, "ada", "another long secret")).status_code == 303
     page = await client.get("/account")
     assert (await client.post("/account/tokens/revoke-all", data={"csrf": "made-up"})).status_code == 403
-    revoked = await client.post("/account/tokens/revoke-all", data={"csrf": csrf_of(page)})
+    asked = await client.post("/account/tokens/revoke-all", data={"csrf": csrf_of(page)})
+    assert asked.status_code == 200 and "Every API token of yours stops working at once" in asked.text
+    for secret in secrets:  # asked, not done
+        assert (await client.get("/api/v1/corpora", headers={"Authorization": f"Bearer {secret}"})).status_code == 200
+    revoked = await client.post("/account/tokens/revoke-all", data={"csrf": csrf_of(page), "confirm": "1"})
     assert revoked.status_code == 200 and "2 API tokens revoked" in revoked.text
     for secret in secrets:
         answer = await client.get("/api/v1/corpora", headers={"Authorization": f"Bearer {secret}"})

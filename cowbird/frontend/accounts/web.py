@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -320,14 +321,17 @@ def _signed_in(
 def _account_page(request: Request, web: WebSession, session: Session, status: int = 200, **extra: Any) -> HTMLResponse:
     fair_use: FairUse = frontend_state(request).fair_use
     key = f"user:{web.user.name}"
+    limits_of = frontend_state(request).settings.limits
     quota = []
     for label, viewer in (("in the browser", Viewer(web.user.name)), ("by API token", Viewer(web.user.name,
                           api_bulk=web.user.api_bulk))):
         limits = fair_use.limits(viewer)
+        per_download = limits_of.api_export_limit if viewer.api else limits_of.browser_export_limit  # as export does
         quota.append((label, limits.running, fair_use.rows_left(viewer, key), limits.rows_per_day,
-                      fair_use.node_seconds_left(viewer, key), limits.node_seconds_per_day))
+                      fair_use.node_seconds_left(viewer, key), limits.node_seconds_per_day, per_download))
     return _page(request, "account.html", status, user=web.user, csrf=web.csrf,
-                 tokens=_accounts(request).tokens.of(session, web.user), quota=quota, **extra)
+                 tokens=_accounts(request).tokens.of(session, web.user), quota=quota,
+                 browser_limit=limits_of.browser_export_limit, **extra)
 
 
 @router.get("/account", response_class=HTMLResponse)
@@ -351,9 +355,16 @@ def create_token(
 
 @router.post("/account/tokens/revoke", response_class=HTMLResponse)
 def revoke_token(
-    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Annotated[str, Form(max_length=200)]
+    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Annotated[str, Form(max_length=200)],
+    confirm: Annotated[str, Form(max_length=1)] = "",
 ) -> Response:
+    """Revoke one API token, after a page that asks."""
     with _signed_in(request, csrf) as (accounts, session, web):
+        if confirm != "1":
+            return _account_page(request, web, session, confirm={
+                "action": "/account/tokens/revoke", "fields": {"name": name}, "button": f"Revoke token {name}",
+                "what": f"The token {name} stops working at once: scripts that send it get 401 until they have a "
+                        "new one."})
         try:
             accounts.tokens.revoke(session, web.user, name)
         except CowbirdError as error:
@@ -362,9 +373,16 @@ def revoke_token(
 
 
 @router.post("/account/tokens/revoke-all", response_class=HTMLResponse)
-def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Response:
-    """Revoke every API token of the user at once (a password change leaves them working)."""
+def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200)],
+                      confirm: Annotated[str, Form(max_length=1)] = "") -> Response:
+    """Revoke every API token of the user at once (a password change leaves them working), after a
+    page that asks."""
     with _signed_in(request, csrf) as (accounts, session, web):
+        if confirm != "1":
+            return _account_page(request, web, session, confirm={
+                "action": "/account/tokens/revoke-all", "fields": {}, "button": "Revoke every token",
+                "what": "Every API token of yours stops working at once: scripts that send one get 401 until "
+                        "they have a new one."})
         count = accounts.tokens.revoke_all(session, web.user, web.user.name)
         return _account_page(request, web, session, notice=f"{count} API token{'' if count == 1 else 's'} revoked")
 
@@ -407,20 +425,37 @@ def _other_admins(accounts: Accounts, session: Session, user: User) -> bool:
 
 
 def _warning(request: Request, accounts: Accounts, session: Session, web: WebSession, action: str,
-             fields: dict[str, str], reason: str, what: str, button: str) -> HTMLResponse:
-    """The step before an admin's change to their own account: the page says what it does and
-    repeats the form with ``confirm=1``; only that request makes the change."""
-    alone = "" if _other_admins(accounts, session, web.user) else (
+             fields: dict[str, str], reason: str, what: str, button: str, yourself: bool = True) -> HTMLResponse:
+    """The step before a change that takes something away (an admin's to their own account, a
+    denial, a suspension, a right revoked): the page says what it does and repeats the form with
+    ``confirm=1``; only that request makes the change."""
+    alone = "" if not yourself or _other_admins(accounts, session, web.user) else (
         " No other approved administrator is left: only the command line (cowbird users) can undo it.")
     return _admin_page(request, accounts, session, web, confirm={
         "action": action, "fields": fields, "reason": reason, "what": what + alone, "button": button,
-        "reason_required": fields.get("decision") == State.SUSPENDED.value})
+        "reason_required": fields.get("decision") in (State.SUSPENDED.value, State.DENIED.value), "danger": True})
+
+
+NOTICE_COOKIE = "cowbird_notice"
+"""What an admin's last change did, shown once by the page it redirects to (the page's URL stays
+clean, and reloading it repeats nothing)."""
+
+
+def _done(text: str) -> RedirectResponse:
+    """Back to the admin page, which says ``text`` once."""
+    response = RedirectResponse("/admin/users", status_code=303)
+    response.set_cookie(NOTICE_COOKIE, quote(text[:300]), max_age=60, path="/admin", httponly=True, samesite="lax")
+    return response
 
 
 @router.get("/admin/users", response_class=HTMLResponse)
 def admin_users(request: Request) -> Response:
     with _signed_in(request, admin=True) as (accounts, session, web):
-        return _admin_page(request, accounts, session, web)
+        notice = request.cookies.get(NOTICE_COOKIE)
+        page = _admin_page(request, accounts, session, web, notice=unquote(notice)[:300] if notice else None)
+        if notice is not None:
+            page.delete_cookie(NOTICE_COOKIE, path="/admin")
+        return page
 
 
 @router.post("/admin/users/decide", response_class=HTMLResponse)
@@ -447,6 +482,16 @@ def admin_decide(
                         "included, until another administrator reinstates you.",
                         "Suspend my own account",
                     )
+                if decision != State.APPROVED.value and confirm != "1":  # deny, suspend: asked first
+                    what = (f"You are about to deny the registration of {user.name}: they cannot log in, and are "
+                            "told by e-mail with your reason." if decision == State.DENIED.value else
+                            f"You are about to suspend {user.name}: every session of theirs ends and their API "
+                            "tokens stop working until an administrator reinstates them.")
+                    return _warning(request, accounts, session, web, "/admin/users/decide",
+                                    {"name": user.name, "decision": decision}, reason, what,
+                                    f"{'Deny' if decision == State.DENIED.value else 'Suspend'} {user.name}",
+                                    yourself=False)
+                was = user.state
                 accounts.users.decide(session, user, State(decision), web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
@@ -461,7 +506,13 @@ def admin_decide(
             return response
         if problem is not None:  # the decision stands; the admin learns that the e-mail did not go out
             return _admin_page(request, accounts, session, web, error=f"{name} is {decision}, but {problem}")
-    return RedirectResponse("/admin/users", status_code=303)
+        back = was == State.SUSPENDED.value
+        done = {State.APPROVED.value: (f"{user.name} is reinstated and may log in again." if back
+                                       else f"{user.name} is approved and may log in now."),
+                State.DENIED.value: f"The registration of {user.name} is denied.",
+                State.SUSPENDED.value: f"{user.name} is suspended."}[decision]
+        told = " An e-mail told them." if mailer is not None else ""
+        return _done(done + told)
 
 
 @router.post("/admin/users/rights", response_class=HTMLResponse)
@@ -498,7 +549,16 @@ def admin_rights(
                         "review registrations or change accounts and rights, this page included.",
                         "Revoke my own admin right",
                     )
+                if not on and confirm != "1":  # a right taken away: asked first
+                    return _warning(
+                        request, accounts, session, web, "/admin/users/rights",
+                        {"name": user.name, "change": change, "right": right}, reason,
+                        f"You are about to take {right} from {user.name}: what it opens is closed to them at "
+                        "once.", f"Revoke {right} from {user.name}", yourself=False,
+                    )
                 (accounts.users.grant if on else accounts.users.revoke)(session, user, right, web.user.name, reason)
         except CowbirdError as error:
             return _admin_page(request, accounts, session, web, error.status, error=str(error))
-    return RedirectResponse("/account" if yourself else "/admin/users", status_code=303)
+        if yourself:
+            return RedirectResponse("/account", status_code=303)
+        return _done(f"{user.name} {'has' if on else 'no longer has'} {right}.")
