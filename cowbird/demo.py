@@ -202,8 +202,12 @@ def admin_account(base: Path) -> str | None:
         database.close()
 
 
+class Stopped(Exception):
+    """SIGTERM: the demo was asked to stop (not an error: `make demo` exits 0 and says so)."""
+
+
 def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # unwinds to the `finally` that stops every process
+    raise Stopped  # unwinds to the `finally` that stops every process
 
 
 def _node_names(stack: DemoStack) -> dict[int, str]:
@@ -239,7 +243,7 @@ def _greeting(stack: DemoStack, password: str | None) -> str:
         "",
         "  try:",
         f"  curl '{url}/api/v1/query?corpus=web&q=the+0-1+house&show=lemma&meta=text_url'",
-        f"  curl --fail-with-body -OJ '{url}/api/v1/export?corpus=web&q=%5Ehouse&context=s&meta=text_url'",
+        f"  curl -fsS -OJ '{url}/api/v1/export?corpus=web&q=%5Ehouse&context=s&meta=text_url'",
         f"  {url}/ref/web/2",
         "",
         f"  the front end: {stack.workers} worker processes on port {stack.port}, sharing fair use, throttles "
@@ -300,11 +304,19 @@ def demo_command(directory: Path, port: int, web_tokens: int) -> None:
     stack.prepare()
     password = admin_account(stack.base)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    why = ""
     try:
         stack.start()
         click.echo(_greeting(stack, password))
         _watch(stack)
     except KeyboardInterrupt:
-        click.echo("\nstopping ...", err=True)
+        why = "Ctrl-C"
+    except Stopped:
+        why = "SIGTERM"
     finally:
+        if why:
+            click.echo(f"\n{why}: stopping the demo ...", err=True)
         stack.stop()
+    if why:  # asked to stop: a clean end, exit status 0 (make says nothing of an error)
+        click.echo(f"cowbird demo stopped ({why}): the front end and both nodes have ended; `make demo` starts "
+                   "it again, with the same corpus and accounts.")

@@ -233,7 +233,7 @@ def test_the_download_dialog(demo: DemoStack, page: Page, tmp_path: Path) -> Non
     for fmt in ("csv", "xlsx", "tsv"):  # the curl line follows the format chosen
         page.select_option("#dl-format", fmt)
         expect(page.locator("#dl-curl")).to_contain_text(f"format={fmt}")
-    expect(page.locator("#dl-curl")).to_contain_text("curl --fail-with-body -OJ")
+    expect(page.locator("#dl-curl")).to_contain_text("curl -fsS -OJ")
     page.fill("#dl-rows", "20000")  # over the browser's limit: said, and Close still closes
     expect(page.locator("#dl-rows-error")).to_contain_text("At most 10,000 hits in the browser")
     expect(page.locator("#dl-start")).to_be_disabled()

@@ -58,7 +58,9 @@ def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> Non
                            str(port)], capture_output=True, text=True, timeout=60)
     assert busy.returncode == 1 and f"port {port}, {port + 1}, {port + 2} is in use" in busy.stderr
     process.send_signal(signal.SIGTERM)
-    process.wait(30)
+    assert process.wait(30) == 0  # asked to stop: not an error (make prints no "Error 143")
+    assert process.stdout is not None
+    assert "cowbird demo stopped (SIGTERM): the front end and both nodes have ended" in process.stdout.read()
     for p in (port, port + 1, port + 2):  # the front end and both nodes are gone
         deadline = time.monotonic() + 15
         while port_in_use(p) and time.monotonic() < deadline:

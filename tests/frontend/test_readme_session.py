@@ -42,7 +42,7 @@ def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> 
     page_port = free_ports(1)[0]
     site = tmp_path / "site"
     lines = shell_block("### A first session")
-    assert any(line.startswith("curl --fail-with-body -OJ") for line in lines)
+    assert any(line.startswith("curl -fsS -OJ") for line in lines)
     venv = str(Path(sys.executable).parent)
     script = "\n".join(
         line.replace("http://127.0.0.1:8700", demo.url).replace("8799", str(page_port)).replace("/tmp/site", str(site))

@@ -166,7 +166,7 @@ function updateCurl() {
   if (!shown) return;
   const params = exportRequest(shown, choices(Math.max(1, Math.min(API_LIMIT, shown.total))));
   byId("dl-curl", HTMLElement).textContent =
-    `curl --fail-with-body -OJ -H "Authorization: Bearer $COWBIRD_TOKEN" '${location.origin}${apiUrl("export")}?${params}'`;
+    `curl -fsS -OJ -H "Authorization: Bearer $COWBIRD_TOKEN" '${location.origin}${apiUrl("export")}?${params}'`;
 }
 
 /** @param {number} bytes */
