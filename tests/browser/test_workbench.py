@@ -494,7 +494,8 @@ def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoSta
     size = api(site, "/api/v1/subcorpus", corpus="sample", filter="text_genre~(blog|news)")
     assert size["tokens"] == chosen and size["texts"] == 3
     expect(page.locator("#subcorpus-size")).to_have_text(
-        f"The filters choose {chosen} tokens ({chosen * 100 / 93:.1f} % of the corpus) in 3 of 4 texts (<text> regions).")
+        f"The filters choose {chosen} tokens ({chosen * 100 / 93:.1f} % of the corpus) in 3 of 4 texts "
+        "(<text> regions).")
     search(page, "the")
     total = api(site, "/api/v1/query", corpus="sample", q="the", filter="text_genre~(blog|news)", limit=0)["total"]
     expect(page.locator("#summary")).to_contain_text(f"of {total} hits")
