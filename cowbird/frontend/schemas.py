@@ -129,6 +129,11 @@ class QueryResult(BaseModel):
     anchors: list[Literal["target", "keyword"]] = Field(
         default_factory=list, description="The anchors the query marks (@ target, @1 keyword): what the hits can "
         "also be sorted and counted on (sort=target.lemma, on=keyword).")
+    sort: str | None = Field(None, description="The sort applied, as asked, with its direction (right1.word desc); "
+                                               "None: corpus order.")
+    sort_cqp: str | None = Field(None, description="The same in CQP's terms (matchend[1].word desc).")
+    seed: int | None = Field(None, description="The seed of a random sample or a random order (the same seed, the "
+                                               "same hits).")
 
 
 class EstimateResult(BaseModel):
@@ -390,6 +395,9 @@ class KeywordResult(_CountedOver):
     smoothing: float = Field(description="The simple-maths score's constant k.")
     not_significant: int = Field(description="Items compared and not listed: not significant, or below min_log_ratio.")
     listed: int = Field(description="Items that pass the filter (the rows are the first limit of them).")
+    target_partitions: list[str] = Field(description="The partitions counted for the target (in partitions).")
+    reference_partitions: list[str] = Field(description="The partitions counted for the reference (the same "
+                                                        "ones when the reference is other texts of the corpus).")
     rows: list[KeywordRow]
 
 

@@ -94,6 +94,8 @@ async def test_news_against_the_other_texts_equals_an_independent_computation(
         assert answer.status_code == 200, answer.text
         body = answer.json()
         assert body["complete"] and body["compared"] == len(expected)
+        ids = sorted({p["id"] for p in body["partitions"]})  # the news and the other texts: the same partitions
+        assert body["target_partitions"] == body["reference_partitions"] == ids
         assert (body["tokens"], body["reference_tokens"]) == (sum(news.values()), sum(rest.values()))
         same(body["rows"], expected[:60])
         negative = [r for r in body["rows"] if r["log_likelihood"] < 0]

@@ -73,6 +73,7 @@ async def test_hits_sort_on_several_keys_each_in_its_direction(client: httpx.Asy
     for offset in (0, 100, len(hits) - 50):  # the first page, a deeper one and the last
         page = (await client.get("/api/v1/query", params={**asked, "offset": offset, "limit": 100})).json()
         assert [h["position"] for h in page["hits"]] == order[offset:offset + 100], (sort, offset)
+        assert page["sort"] == f"{sort} {direction}" and page["sort_cqp"]  # the answer says which order it is in
     export = await client.get("/api/v1/export", params={**asked, "format": "tsv", "provenance": "1", "limit": 100_000,
                                                         "token": API_TOKEN})
     text = export.text

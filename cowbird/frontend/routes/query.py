@@ -85,7 +85,7 @@ async def query(
     if order is not None:
         search.check_sort(order, asked.sort)
     key = quota.key(user, request)
-    preview = Preview(request, user, asked, target, search, started)
+    preview = Preview(request, user, asked, target, search, started, order)
     cost = await tiered(request, user, key, search)  # a query that may be slow: estimated, refused past the deadline
     hold = await affordable(request, quota, user, key, search, settings.limits.deadline, cost)
     background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
@@ -138,6 +138,7 @@ class Preview:
     corpus: CorpusEntry
     search: NodeSearch
     started: float
+    order: SortKey | None = None
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 1)
@@ -170,7 +171,16 @@ class Preview:
             offset=asked.offset if asked.sample is None else 0, sample=asked.sample, hits=hits,
             hint=CQP_HINT if asked.syntax == "simple" and not hits and looks_like_cqp(asked.q) else None,
             anchors=self.search.query.anchors,
+            sort=None if self.order is None else f"{(asked.sort or '').strip()} {_directions(self.order.direction)}",
+            sort_cqp=None if self.order is None or self.order.random else self.order.described(),
+            seed=asked.seed if asked.sample is not None or (self.order is not None and self.order.random) else None,
         )
+
+
+def _directions(directions: str) -> str:
+    """The sort's directions as one would ask them: one word when every key goes the same way."""
+    each = directions.split(",")
+    return each[0] if len(set(each)) == 1 else directions
 
 
 async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,

@@ -215,7 +215,9 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         attribute=asked.attribute, min=asked.min, reference_min=least, order=asked.order, tokens=found.tokens,
         reference_tokens=found.reference_tokens, compared=found.candidates, p=asked.p, correction=asked.correction,
         critical_log_likelihood=round(found.critical, 4), min_log_ratio=asked.min_log_ratio,
-        smoothing=asked.smoothing, not_significant=found.not_significant, listed=found.kept, rows=rows,
+        smoothing=asked.smoothing, not_significant=found.not_significant, listed=found.kept,
+        target_partitions=[s.partition.id for s in found.target],
+        reference_partitions=[s.partition.id for s in found.reference], rows=rows,
         complete=not failed,
         failed=failed, partitions=[partition_result(s) for s in statuses],
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
