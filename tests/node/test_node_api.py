@@ -54,7 +54,7 @@ async def test_hits_with_context_attributes_and_meta(client: httpx.AsyncClient) 
     assert body["data"][0] == {"match": 19, "matchend": 19, "target": None, "keyword_position": None,
                                "left": [["to", "to"], ["the", "the"]], "keyword": [["house", "house"]],
                                "right": [["anyway", "anyway"], ["!", "!"]], "meta": {"text_genre": "news"},
-                               "sort_key": None}
+                               "sort_key": None, "breaks": {}}
     assert body["data"][1]["keyword"] == [["houses", "house"]]
     in_sentence = await client.post("/v1/hits", json={"partition": "sample", "query": '"coffee"',
                                                       "context": {"tokens": 50, "region": "s"}})
