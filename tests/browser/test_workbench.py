@@ -113,13 +113,20 @@ def test_lines_are_numbered_with_a_metadata_column_across_the_window(site: DemoS
     expect(page.locator("#kwic tbody td.right")).to_have_text([h["right"] for h in marked])  # the text as it is
     first = page.locator("#kwic tbody td .edge.text").first
     expect(first).to_have_attribute("aria-label", "another text")
-    expect(page.locator("#kwic thead th.meta")).to_be_hidden()
-    page.select_option("#kwic-meta", "text_genre")
-    expect(page.locator("#kwic thead th.meta")).to_have_text("text_genre")
+    expect(page.locator("#kwic thead th.meta")).to_have_count(0)
+    page.locator("#kwic-columns > summary").click()
+    page.check('#kwic-meta-boxes input[value="text_genre"]')
+    expect(page.locator("#kwic thead th.meta")).to_have_text(["text_genre"])
     expect(page.locator("#kwic tbody td.meta")).to_have_text([h["meta"]["text_genre"] for h in expected])
-    assert "column=text_genre" in page.url
+    page.check('#kwic-meta-boxes input[value="text_year"]')  # any metadata, as many columns as ticked
+    both = api(site, "/api/v1/query", corpus="sample", q="the", meta="text_genre,text_year")["hits"]
+    assert isinstance(both, list)
+    expect(page.locator("#kwic thead th.meta")).to_have_text(["text_genre", "text_year"])
+    expect(page.locator("#kwic tbody tr").first.locator("td.meta")).to_have_text(
+        [both[0]["meta"]["text_genre"], both[0]["meta"]["text_year"]])
+    assert "column=text_genre%2Ctext_year" in page.url or "column=text_genre,text_year" in page.url
     page.reload()
-    expect(page.locator("#kwic-meta")).to_have_value("text_genre")
+    expect(page.locator('#kwic-meta-boxes input[value="text_year"]')).to_be_checked()
     expect(page.locator("#kwic tbody td.meta").first).to_have_text(expected[0]["meta"]["text_genre"])
     width = page.locator("#kwic").evaluate("table => table.getBoundingClientRect().width")
     assert width > 1800, width  # not the 72rem of the reading pages

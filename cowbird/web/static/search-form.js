@@ -56,6 +56,41 @@ export function applySearch(search) {
   return open;
 }
 
+// ---------------------------------------------------------------- metadata columns
+
+/**
+ * The metadata columns' boxes (one per s-attribute with values), ticked as the setting says; the
+ * setting (#kwic-meta, in the URL as column=) follows the boxes.
+ * @param {string[]} meta
+ */
+function fillColumns(meta) {
+  const setting = byId("kwic-meta", HTMLInputElement);
+  const chosen = setting.value.split(",").filter((name) => meta.includes(name));
+  setting.value = chosen.join(",");
+  byId("kwic-meta-boxes", HTMLElement).replaceChildren(...meta.map((name) => {
+    const label = fromTemplate("choice-template", HTMLLabelElement);
+    const box = part(label, "input", HTMLInputElement);
+    box.name = "column";
+    box.value = name;
+    box.checked = chosen.includes(name);
+    box.addEventListener("change", () => {
+      setting.value = [...document.querySelectorAll('#kwic-meta-boxes input[name="column"]:checked')]
+        .map((b) => (b instanceof HTMLInputElement ? b.value : "")).join(",");
+      setting.dispatchEvent(new Event("change"));
+    });
+    part(label, "span", HTMLElement).textContent = name;
+    return label;
+  }));
+}
+
+/** The boxes ticked as the setting now says (after the URL set it). */
+export function syncColumns() {
+  const chosen = byId("kwic-meta", HTMLInputElement).value.split(",");
+  for (const box of document.querySelectorAll('#kwic-meta-boxes input[name="column"]')) {
+    if (box instanceof HTMLInputElement) box.checked = chosen.includes(box.value);
+  }
+}
+
 // ---------------------------------------------------------------- the corpus
 
 /** Says what the chosen corpus is and holds, and fills every chooser of its attributes. */
@@ -103,10 +138,7 @@ export function describeCorpus() {
   const was = inline.value;
   inline.replaceChildren(...ways.map((way) => new Option(["word", ...(way ? way.split(",") : [])].join("/"), way)));
   inline.value = ways.includes(was) ? was : "";
-  const column = byId("kwic-meta", HTMLSelectElement); // a metadata column beside each line
-  const had = column.value;
-  column.replaceChildren(new Option("none", ""), ...info.meta.map((name) => new Option(name, name)));
-  column.value = info.meta.includes(had) ? had : "";
+  fillColumns(info.meta);
   fill("freq-by", info.p_attributes, "word"); // the match's word: it varies where a lemma may not
   const second = byId("freq-by-2", HTMLSelectElement); // "nothing more", or a second key of the breakdown
   const chosen = info.p_attributes.includes(second.value) ? second.value : "";

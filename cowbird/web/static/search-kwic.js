@@ -249,12 +249,13 @@ export function showHits(body, sample, show, inline) {
 function kwicRow(hit, show, inline, index) {
   const row = fromTemplate("kwic-row", HTMLTableRowElement);
   part(row, "td.n", HTMLTableCellElement).textContent = index.toLocaleString("en");
-  const column = Object.keys(hit.meta ?? {})[0];
-  const meta = part(row, "td.meta", HTMLTableCellElement);
-  meta.hidden = column === undefined;
-  if (column !== undefined) {
-    meta.textContent = hit.meta[column] ?? "–";
-    meta.title = `${column}: ${hit.meta[column] ?? "(outside any region)"}`;
+  const tools = part(row, "td.tools", HTMLTableCellElement);
+  for (const [column, value] of Object.entries(hit.meta ?? {})) { // the metadata columns chosen
+    const cell = document.createElement("td");
+    cell.className = "meta";
+    cell.textContent = value ?? "–";
+    cell.title = `${column}: ${value ?? "(outside any region)"}`;
+    row.insertBefore(cell, tools);
   }
   part(row, "td.left > span", HTMLElement).replaceChildren(...withEdges(hit, "left"));
   const match = part(row, "td.match", HTMLTableCellElement);
@@ -311,14 +312,20 @@ function withEdges(hit, name) {
 }
 
 /**
- * The metadata column's header: the s-attribute the lines carry (the page's "Column"), or none.
+ * The metadata columns' headers: the s-attributes the lines carry (the page's "Metadata columns").
  * @param {Hit[]} hits
  */
 function metaHeader(hits) {
-  const header = part(document, "#kwic thead th.meta", HTMLTableCellElement);
-  const column = hits.length ? Object.keys(hits[0].meta ?? {})[0] : undefined;
-  header.hidden = column === undefined;
-  header.textContent = column ?? "";
+  const head = part(document, "#kwic thead tr", HTMLTableRowElement);
+  for (const old of head.querySelectorAll("th.meta")) old.remove();
+  const tools = part(head, "th.tools", HTMLTableCellElement);
+  for (const column of Object.keys(hits[0]?.meta ?? {})) {
+    const header = document.createElement("th");
+    header.scope = "col";
+    header.className = "meta";
+    header.textContent = column;
+    head.insertBefore(header, tools);
+  }
 }
 
 /** No hits on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */

@@ -21,7 +21,7 @@ import { openDownload, setUpDownload } from "./search-download.js";
 import { askToRun, estimate, estimateLater, estimateOf, setUpConfirm } from "./search-estimate.js";
 import {
   addFilter, applySearch, describeCorpus, fillSortLevels, formChanged, hideQueryError, readSearch, setCqpLine,
-  showAnchors, showCorpusProblem, showQueryError, showSortControls, translate,
+  showAnchors, showCorpusProblem, showQueryError, showSortControls, syncColumns, translate,
 } from "./search-form.js";
 import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
 import {
@@ -78,8 +78,8 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   const info = corpusInfo();
   const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
   const inline = inlineOf(readSettings()).filter((a) => info.p_attributes.includes(a));
-  const column = String(readSettings()["kwic-meta"] || "");
-  const meta = info.meta.includes(column) ? [column] : [];
+  syncColumns();
+  const meta = String(readSettings()["kwic-meta"] || "").split(",").filter((name) => info.meta.includes(name));
   const boundaries = ["text", "s"].filter((r) => info.s_attributes.includes(r)); // marked in the lines
   const signal = begin("query");
   setBusy(true);
