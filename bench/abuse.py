@@ -5,7 +5,7 @@ end), started twice: with the nodes' ``memory_budget`` as large as the machine (
 with ``--budget`` MB. Each time ``--users`` clients send the heavy query at once (each its own
 address's queries at once: ``anonymous_running_queries`` raised), and the nodes' own memory (resident
 minus file-backed, as the budget counts it) is sampled every 50 ms: printed, the idle, the peak and
-what is left after, per node, and how the queries were answered. Then, with the budget, what fair
+what is left once the nodes are still again, per node, and how the queries were answered. Then, with the budget, what fair
 use charges (node seconds) for: an estimate, a query given up at the deadline, a client that drops
 a streamed frequency after one second, and an export of 10,000 rows.
 
@@ -35,6 +35,20 @@ HEAVY = 'a:[] []{0,20} b:[] :: a.word=b.word & a.pos="NN"'
 def own_mb(pid: int) -> int:
     fields = Path(f"/proc/{pid}/statm").read_text().split()
     return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE") // 2**20
+
+
+def settled(nodes: list[int], seconds: float = 60.0) -> list[int]:
+    """The nodes' own memory once it no longer changes (stopped evaluations have unwound and the
+    nodes have given freed memory back): three readings a second apart within 5 MB, at most ``seconds``."""
+    readings = [[own_mb(p) for p in nodes]]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(1.0)
+        readings.append([own_mb(p) for p in nodes])
+        last = readings[-3:]
+        if len(last) == 3 and all(max(r[k] for r in last) - min(r[k] for r in last) <= 5 for k in range(len(nodes))):
+            break
+    return readings[-1]
 
 
 def memory_run(base: Path, tokens: int, users: int, budget_mb: int | None) -> str:
@@ -71,8 +85,7 @@ def memory_run(base: Path, tokens: int, users: int, budget_mb: int | None) -> st
             c.join()
         done.set()
         watcher.join()
-        time.sleep(1.0)
-        after = [own_mb(p) for p in nodes]
+        after = settled(nodes)
         charges = charge_runs(demo.url) if budget_mb else ""
     label = f"{budget_mb:,} MB" if budget_mb else "none"
     row = (f"| {label} | {users} | {' / '.join(map(str, idle))} | {' / '.join(map(str, peak))} | "
