@@ -5,9 +5,9 @@ end), started twice: with the nodes' ``memory_budget`` as large as the machine (
 with ``--budget`` MB. Each time ``--users`` clients send the heavy query at once (each its own
 address's queries at once: ``anonymous_running_queries`` raised), and the nodes' own memory (resident
 minus file-backed, as the budget counts it) is sampled every 50 ms: printed, the idle, the peak and
-what is left once the nodes are still again, per node, and how the queries were answered. Then, with the budget, what fair
-use charges (node seconds) for: an estimate, a query given up at the deadline, a client that drops
-a streamed frequency after one second, and an export of 10,000 rows.
+what is left once the nodes are still again, per node, and how the queries were answered. Then, with
+the budget, what fair use charges (node seconds) for: an estimate, a query given up at the deadline,
+a client that drops a streamed frequency after one second, and an export of 10,000 rows.
 
     .venv/bin/python bench/abuse.py [--tokens 2000000] [--users 4] [--budget 1024]
 """

@@ -13,9 +13,11 @@ idle (measured whenever no evaluation runs) against ``memory_budget``:
   memory is in use");
 - at its deadline checks (``scheduler._Pace``, at most every ``LOOK_SECONDS``) a running evaluation
   finds out whether the node is over the budget; if it still is after giving freed memory back, it
-  pauses while others may end and free memory, and when every other evaluation is paused it is
-  stopped with a clear answer (``limit_exceeded``: narrow the query) — instead of the node growing
-  until the kernel kills it. The only evaluation at work goes on (no wait would free memory for it).
+  pauses while others may end and free memory. When the only one still at work finds the node over
+  its budget, the youngest paused evaluation (the least work lost) is stopped with a clear answer
+  (``limit_exceeded``: narrow the query) and the one at work goes on — one at a time, with a moment
+  for the stopped one's memory to be freed — instead of the node growing until the kernel kills it;
+  so a burst ends with the oldest queries answered and the youngest stopped, not all of them.
   Between two checks an evaluation may still allocate: the budget is passed by at most what the
   running evaluations allocate in ``LOOK_SECONDS``;
 - after an evaluation that left much memory behind, freed memory is given back to the system
@@ -46,6 +48,18 @@ LOOK_SECONDS = 0.005
 RESUME = 0.9
 """A paused evaluation goes on when the node's own memory is back under this share of the budget."""
 PAUSE_SECONDS = 0.02
+GRACE_SECONDS = 0.5
+"""After an evaluation is stopped, how long no other is: its arrays are freed as it unwinds."""
+
+
+class _Paused:
+    """A paused evaluation: when it started (the youngest gives way first), and whether it must stop."""
+
+    __slots__ = ("started", "stop")
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.stop = False
 
 
 def _trimmer() -> Callable[[], None]:
@@ -88,7 +102,9 @@ class MemoryBudget:
         self._lock = threading.Lock()
         self.running = 0  # evaluations at work (``started``, ``ended``)
         self.baseline = read()  # the least own memory the node has held when nothing ran
-        self.paused = 0  # of them, paused at a check until memory is freed
+        self.paused = 0  # of them, paused at a check until memory is freed (or waiting for a heavy place)
+        self._paused: list[_Paused] = []  # the paused evaluations, which one may be told to stop
+        self._quiet_until = 0.0  # no evaluation is stopped before (one just was: its memory is being freed)
 
     def trim(self) -> None:
         if self._trim_lock.acquire(blocking=False):  # one at a time; a second caller need not wait
@@ -134,49 +150,65 @@ class MemoryBudget:
         with self._lock:
             self.paused += by
 
-    def check(self, still: Callable[[], None] = lambda: None) -> None:
-        """At a running evaluation's check, when the node is over its budget even after giving freed
-        memory back: the evaluation pauses (``still`` called meanwhile: its deadline and its client)
-        while others that are not paused may end and free memory, until the node is back under
-        ``RESUME`` of the budget; when none is left moving, it is stopped (``limit_exceeded``) — one
-        at a time, so that the memory it frees lets the others go on. The only evaluation at work goes
-        on: no wait would free memory for it."""
+    def check(self, still: Callable[[], None] = lambda: None, started: float | None = None) -> None:
+        """At a running evaluation's check (``started``: when it began), when the node is over its
+        budget even after giving freed memory back: the evaluation pauses (``still`` called meanwhile:
+        its deadline and its client) while others that are not paused may end and free memory, until
+        the node is back under ``RESUME`` of the budget. The only evaluation at work goes on: the
+        youngest paused one is stopped instead (``limit_exceeded``), one at a time; with none to
+        stop (the others wait for a heavy place), this one is."""
         if self.used() <= self.budget:
             return
         self.trim()
         if self.used() <= self.budget:
             return
-        if not self._pause_or_stop():
+        ticket = self._pause_or_stop(time.monotonic() if started is None else started)
+        if ticket is None:
             return
-        paused = True
         try:
             looks = 0
             while self.used() > self.budget * RESUME:
+                if ticket.stop:
+                    self._stop()
                 still()
                 time.sleep(PAUSE_SECONDS)
                 looks += 1
                 if looks % 10 == 0:  # what a stopped or ended evaluation freed, given back
                     self.trim()
                 with self._lock:
-                    if self.running - self.paused <= 0:  # every evaluation paused: this one gives way
-                        self.paused -= 1
-                        paused = False
-                        self._stop()
+                    if self.running - self.paused <= 0:  # every evaluation paused: the youngest gives way
+                        self._give_way()
         finally:
-            if paused:
-                with self._lock:
-                    self.paused -= 1
+            with self._lock:
+                self.paused -= 1
+                self._paused.remove(ticket)
 
-    def _pause_or_stop(self) -> bool:
-        """True if paused; False for the only evaluation at work (nothing else holds memory it could
-        wait for: it goes on); stopped when every other one is paused."""
+    def _pause_or_stop(self, started: float) -> _Paused | None:
+        """The evaluation's pause, or None when it goes on: the only one (nothing else holds memory it
+        could wait for), or the only one at work (the youngest paused one is told to stop instead);
+        stopped itself when the others only wait for a heavy place."""
         with self._lock:
             if self.running <= 1:
-                return False
-            if self.running - self.paused <= 1:  # no other evaluation may free memory
+                return None
+            if self.running - self.paused <= 1:  # the only one at work: a paused one gives way
+                if self._paused:
+                    self._give_way()
+                    return None
                 self._stop()
+            ticket = _Paused(started)
+            self._paused.append(ticket)
             self.paused += 1
-            return True
+            return ticket
+
+    def _give_way(self) -> None:
+        """Tell the youngest paused evaluation to stop (the lock held), unless one just was."""
+        now = time.monotonic()
+        if now < self._quiet_until or any(p.stop for p in self._paused):
+            return
+        youngest = max(self._paused, key=lambda p: p.started, default=None)
+        if youngest is not None:
+            youngest.stop = True
+            self._quiet_until = now + GRACE_SECONDS
 
     def _stop(self) -> None:
         used = self.used()

@@ -139,6 +139,7 @@ class _Pace:
     def __init__(self, scheduler: Scheduler, give_back: Callable[[], object], background: bool = False,
                  cpu_budget: float | None = None) -> None:
         self.cpu_budget = cpu_budget  # background work: its deadline in CPU seconds of its threads
+        self.began = time.monotonic()  # (over the memory budget, the youngest paused evaluation gives way)
         self.scheduler = scheduler
         self.give_back = give_back
         self.background = background  # lowest priority from the start, stepping aside for interactive work
@@ -158,7 +159,7 @@ class _Pace:
             now = time.monotonic()
             if now >= self.next_memory_look:
                 self.next_memory_look = now + MEMORY_LOOK_SECONDS
-                memory.check(self.deadline.check_time if self.deadline is not None else lambda: None)
+                memory.check(self.deadline.check_time if self.deadline is not None else lambda: None, self.began)
         if self.background:
             self._step_aside()
         # every thread of an evaluation is new (its own, or the engine's pool for it): its CPU clock

@@ -95,3 +95,37 @@ def test_when_every_evaluation_is_paused_one_gives_way_and_a_paused_one_still_ti
     with pytest.raises(QueryTimeout):
         budget.check(late)
     assert budget.paused == 0
+
+
+def test_the_one_at_work_goes_on_and_the_youngest_paused_one_gives_way() -> None:
+    """Three evaluations over the budget: two paused (started at 1 and 2), the oldest (0) still at
+    work. At its check the youngest paused one is stopped with the reason and the one at work goes on;
+    once that one's memory is freed the other paused one resumes — not all of them stopped."""
+    reading = Reading(0)
+    budget = MemoryBudget(200 * MB, reading)
+    reading.mb = 250
+    for _ in range(3):
+        budget.started()
+    outcomes: dict[str, str] = {}
+
+    def paused(name: str, started: float) -> None:
+        try:
+            budget.check(started=started)
+            outcomes[name] = "went on"
+        except LimitExceeded as stopped:
+            outcomes[name] = str(stopped)
+
+    threads = [threading.Thread(target=paused, args=(name, started)) for name, started in (("older", 1.0),
+                                                                                         ("younger", 2.0))]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 5
+    while budget.paused < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    budget.check(started=0.0)  # the only one at work: it goes on, the youngest paused one is told to stop
+    threads[1].join(5)
+    assert "the query was stopped" in outcomes["younger"] and "older" not in outcomes
+    budget.ended()
+    reading.mb = 150  # the stopped one's arrays are freed
+    threads[0].join(5)
+    assert outcomes["older"] == "went on" and budget.paused == 0
