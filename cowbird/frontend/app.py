@@ -31,6 +31,7 @@ from cowbird.frontend.accounts import web as accounts_web
 from cowbird.frontend.accounts.throttle import Throttle, registrations
 from cowbird.frontend.background import FromInteractive, ToBackground
 from cowbird.frontend.corpora import CorpusCatalogue
+from cowbird.frontend.failover import RequestStart
 from cowbird.frontend.fair_use import LEASE_MARGIN, FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.middleware import SecurityHeaders, TrustedHosts, Utf8Parameters
@@ -156,6 +157,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.limits.max_request_bytes,
                        seconds=settings.limits.request_body_seconds, render=render)
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
+    app.add_middleware(RequestStart)
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
     app.add_middleware(SecurityHeaders)
     if forwarded:

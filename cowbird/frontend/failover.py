@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cowbird.core.metrics import Metrics
 from cowbird.core.search import TimeLimit
@@ -42,6 +43,21 @@ from cowbird.frontend.settings import FrontendSettings
 T = TypeVar("T")
 FANOUT = logging.getLogger("cowbird.fanout")
 _CALL: contextvars.ContextVar[str] = contextvars.ContextVar("cowbird_node_call", default="")
+REQUEST_BEGAN: contextvars.ContextVar[float | None] = contextvars.ContextVar("cowbird_request_began", default=None)
+"""When the request being served began (seconds since the epoch): its node calls say so
+(``X-Cowbird-Began``), so that every node ranks the requests it runs the same way."""
+
+
+class RequestStart:
+    """Notes when each request began (``REQUEST_BEGAN``) for its node calls to carry."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            REQUEST_BEGAN.set(time.time())
+        await self.app(scope, receive, send)
 
 
 class Failover:
@@ -167,6 +183,8 @@ class Failover:
         client = self.pools(node)
         headers = {**self.headers, "X-Cowbird-Call": _CALL.get()} if _CALL.get() else self.headers
         headers = {**headers, **priority_headers()} if PRIORITY.get() == "background" else headers
+        began = REQUEST_BEGAN.get()
+        headers = {**headers, "X-Cowbird-Began": f"{began:.6f}"} if began is not None else headers
         request = client.build_request(method, f"{node}{path}", headers=headers, **kwargs)
         try:
             return await client.send(request, stream=True)

@@ -18,6 +18,7 @@ marks the request as background work for the scheduler (``scheduler.BACKGROUND``
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import secrets
 import time
@@ -28,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from cowbird.core.bodies import ClientLeft, ended, read_body, replay
 from cowbird.core.errors import SlowBody, TooLarge, Unauthorized
 from cowbird.core.problems import problem_response
-from cowbird.node.scheduler import BACKGROUND, PRIORITY_HEADER
+from cowbird.node.scheduler import BACKGROUND, BEGAN, BEGAN_HEADER, PRIORITY_HEADER
 
 OPEN_PATHS = frozenset({"/health"})
 CALL_HEADER = b"x-cowbird-call"
@@ -119,6 +120,7 @@ class NodeGuard:
             await self._refuse(scope, send, error)
             return
         BACKGROUND.set(headers.get(PRIORITY_HEADER, b"") == b"background")
+        BEGAN.set(_began(headers.get(BEGAN_HEADER, b"")))
         call = headers.get(CALL_HEADER, b"").decode("latin-1")
         if not _CALL.fullmatch(call):
             await self.app(scope, replay(body, receive), send)
@@ -135,3 +137,11 @@ class NodeGuard:
         response.headers["Connection"] = "close"  # do not read the rest of a body we refused
         await response(scope, ended, send)
 
+
+def _began(value: bytes) -> float | None:
+    """The front end's request start from ``X-Cowbird-Began`` (seconds since the epoch), or None."""
+    try:
+        began = float(value.decode("ascii")) if value else None
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return began if began is not None and math.isfinite(began) else None

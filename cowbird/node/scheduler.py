@@ -38,6 +38,10 @@ LOWEST_PRIORITY = 19
 BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("cowbird_background", default=False)
 """Whether the request being served is background work (the front end's ``X-Cowbird-Priority``)."""
 PRIORITY_HEADER = b"x-cowbird-priority"
+BEGAN: contextvars.ContextVar[float | None] = contextvars.ContextVar("cowbird_began", default=None)
+"""When the front end's request began (``X-Cowbird-Began``, seconds since the epoch), the same on every
+node it asks: over a memory budget the youngest request's evaluations give way on every node alike."""
+BEGAN_HEADER = b"x-cowbird-began"
 BACKGROUND_WALL = 5.0
 """Background work's deadline is in CPU seconds (``query_timeout`` of them): niced and stepping aside, its
 time on the clock says little of its cost; this many times ``query_timeout`` on the clock at most."""
@@ -139,7 +143,10 @@ class _Pace:
     def __init__(self, scheduler: Scheduler, give_back: Callable[[], object], background: bool = False,
                  cpu_budget: float | None = None) -> None:
         self.cpu_budget = cpu_budget  # background work: its deadline in CPU seconds of its threads
-        self.began = time.monotonic()  # (over the memory budget, the youngest paused evaluation gives way)
+        # over the memory budget the youngest paused evaluation gives way: by its front-end request's
+        # start where the front end said it (the same on every node), else by its own
+        asked = BEGAN.get()
+        self.began = asked if asked is not None else time.time()
         self.scheduler = scheduler
         self.give_back = give_back
         self.background = background  # lowest priority from the start, stepping aside for interactive work

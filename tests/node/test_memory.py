@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cowbird.core.errors import Busy, LimitExceeded, QueryTimeout
 from cowbird.node.memory import MemoryBudget, own_memory
+from tests.node.conftest import client_for, make_app
 
 MB = 2**20
 
@@ -129,3 +132,26 @@ def test_the_one_at_work_goes_on_and_the_youngest_paused_one_gives_way() -> None
     reading.mb = 150  # the stopped one's arrays are freed
     threads[0].join(5)
     assert outcomes["older"] == "went on" and budget.paused == 0
+
+
+@pytest.mark.anyio
+async def test_the_front_ends_request_start_ranks_evaluations_on_every_node(sample_registry: Path,
+                                                                          big_registry: Path) -> None:
+    """A node call says when its front-end request began (X-Cowbird-Began): the node's evaluation is
+    ranked by it (every node alike, so that over a budget the same request gives way everywhere);
+    a value that is no time is ignored."""
+    app = make_app(sample_registry, big_registry)
+    seen: list[float] = []
+    async for node in client_for(app):
+        engine = app.state.node.service.engine("sample")
+        def noted(*args: object, run: Any = engine.run, **kwargs: object) -> object:
+            deadline = args[3] if len(args) > 3 else kwargs["deadline"]
+            seen.append(deadline.pace.began)  # type: ignore[attr-defined]
+            return run(*args, **kwargs)
+
+        engine.run = noted
+        for began, query in (("1700000000.250000", "[word='the']"), ("nonsense", "[word='house']")):
+            answer = await node.post("/v1/count", json={"partition": "sample", "query": query},
+                                     headers={"X-Cowbird-Began": began})
+            assert answer.status_code == 200, answer.text
+    assert seen[0] == 1700000000.25 and abs(seen[1] - time.time()) < 60
