@@ -116,6 +116,27 @@ def parity_hits(query_id: str) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in (line.split("\t") for line in text.splitlines() if line.strip())]
 
 
+@contextmanager
+def served_in_thread(config: Any) -> Iterator[Any]:
+    """A ``uvicorn.Server`` of ``config`` in a daemon thread, started (10 s at most), stopped at the end."""
+    import threading
+    import time
+
+    import uvicorn
+
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
 def free_ports(count: int) -> list[int]:
     """``count`` distinct TCP ports that are free on loopback right now."""
     sockets = [socket.socket() for _ in range(count)]

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from cowbird.core import serving
 from cowbird.demo import DemoStack
-from tests.support import free_ports, running_demo
+from tests.support import free_ports, running_demo, served_in_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -33,16 +33,9 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     monkeypatch.setattr(serving, "HEADER_SECONDS", 0.5)
     app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("fine"))])
     port = free_ports(1)[0]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=serving.GuardedHttp,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(10)
+    with served_in_thread(uvicorn.Config(app, host="127.0.0.1", port=port, http=serving.GuardedHttp,
+                                         log_level="warning")):
+        yield port
 
 
 def raw(port: int, data: bytes, pause: float = 0.0, chunks: int = 1) -> tuple[bytes, float]:

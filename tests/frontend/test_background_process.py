@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from cowbird.frontend.background import NICENESS, REFUND, ToBackground, is_background
-from tests.support import assert_problem, running_demo
+from tests.support import assert_problem, running_demo, served_in_thread
 
 SAMPLE = {"corpus": "sample", "q": "the"}
 
@@ -132,16 +131,9 @@ def background_socket(tmp_path: Path) -> Iterator[str]:
                         headers={REFUND.decode(): json.dumps({"key": "ip:192.0.2.7", "rows": 120})})
 
     path = str(tmp_path / "background.sock")
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/api/v1/export", export)]), uds=path,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield path
-    server.should_exit = True
-    thread.join(10)
+    with served_in_thread(uvicorn.Config(Starlette(routes=[Route("/api/v1/export", export)]), uds=path,
+                                         log_level="warning")):
+        yield path
 
 
 def forward(socket: str, client_leaves: bool) -> tuple[list[tuple[str, int]], list[Message]]:
