@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import big50_stack, show
 from bench.engine import CqpChild, big50_registry, find_cqp
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 
 THE, GO, ONE_MILLION = '[word="the"]', '[lemma="go"]', '([pos="JJ"] | [pos="RB"]) [pos="NN"]'  # q01, -, q13
 

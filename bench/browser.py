@@ -24,7 +24,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.support import REFERENCE, ewt_options, free_ports
 
 QUERIES = ["the", "^house", "the 0-2 ^time", "[pos=\"JJ\"] [pos=\"NNS\"]"]

@@ -15,8 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.encode import shuffle_corpus
+from cowbird.commands.demo import DemoStack
 from cowbird.core.manifest import Manifest, ManifestPartition
-from cowbird.demo import DemoStack
 from cowbird.store import EncodeOptions, parse_s_declaration
 from cowbird.store.reader import CwbCorpus
 from cowbird.store.registry import find_registry_file, parse_registry

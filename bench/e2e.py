@@ -24,7 +24,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from cowbird.engines import Context
 from cowbird.engines.native import NativeEngine
 from cowbird.query import translate

@@ -26,7 +26,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from cowbird.engines import Context
 from cowbird.engines.native import NativeEngine
 from tests.support import REFERENCE, ewt_options, free_ports

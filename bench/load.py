@@ -33,7 +33,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.support import REFERENCE, ewt_options, free_ports
 
 # heavy: long repetitions over tokens that are there but never in this order (no hits, every start

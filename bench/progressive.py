@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import SPEED_TEST, ServedStack, big50_stack, show
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.support import REFERENCE
 
 TARGET_MS = 100.0

@@ -389,9 +389,9 @@ class Corpus:
 
 
 def web_corpus(base: Path, tokens: int, partitions: int = 21, seed: int = 2024) -> Corpus:
-    """The demo's generated web corpus (``cowbird/demo_corpus.py``) of about ``tokens`` tokens,
+    """The demo's generated web corpus (``backend_node/cowbird/data/demo_corpus.py``) of about ``tokens`` tokens,
     encoded by cowbird's encoder into exactly ``partitions`` partitions named ``web_p01`` ..."""
-    from cowbird import demo_corpus
+    from cowbird.data import demo_corpus
     from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 
     vrt = base / "web.vrt"

@@ -1,6 +1,6 @@
 """Real CQP as an independent judge for differential tests.
 
-Deliberately not ``cowbird/engines/cwb.py``: a judge that shares code with the thing it
+Deliberately not ``backend_node/cowbird/engines/cwb.py``: a judge that shares code with the thing it
 judges can share its bugs. One persistent ``cqp -c`` child serves every query: child mode prints
 a version line at start, and ``.EOL.;`` makes it print ``-::-EOL-::-`` on stdout, which ends the
 answer to a query. CQP reports errors on stderr only (a failed ``A = ...`` leaves the previous

@@ -26,7 +26,7 @@ from cowbird.store import EncodeOptions, parse_s_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
-SAMPLE_VRT = ROOT / "cowbird" / "data" / "sample.vrt"
+SAMPLE_VRT = ROOT / "backend_node" / "cowbird" / "data" / "sample.vrt"
 PARITY_QUERIES = REFERENCE / "parity" / "queries.tsv"
 
 JsonObject = dict[str, Any]
@@ -258,10 +258,10 @@ def copy_reference_ewt(target: Path) -> Path:
 
 @contextmanager
 def running_demo(base: Path, **options: Any) -> Iterator[Any]:
-    """The platform as ``make demo`` runs it (``cowbird.demo.DemoStack``: two node processes and the
+    """The platform as ``make demo`` runs it (``cowbird.commands.demo.DemoStack``: two node processes and the
     front end on free loopback ports), quiet, stopped at the end; ``options`` go to the stack
     (``generated=True, web_tokens=60_000``: the generated web corpus, smaller)."""
-    from cowbird.demo import DemoStack
+    from cowbird.commands.demo import DemoStack
 
     front, node1, node2 = free_ports(3)
     stack = DemoStack(base, front, (node1, node2), log_level="warning", **options)

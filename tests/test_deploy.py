@@ -16,7 +16,7 @@ import click
 import pytest
 import yaml
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 from cowbird.frontend import FrontendSettings
 from cowbird.node import NodeSettings
 
@@ -122,6 +122,10 @@ def test_container_files(name: str) -> None:
     accepted(args)
     port = args[args.index("--port") + 1]
     assert f"EXPOSE {port}" in text and f"127.0.0.1:{port}/" in text
+    # the build copies every source root the distribution maps a part to (pip builds it whole)
+    mapped = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    roots = {folder.split("/cowbird")[0] for folder in mapped.values()}
+    assert all(re.search(rf"^COPY {root} {root}$", text, re.M) for root in roots), roots
 
 
 def test_systemd_units_and_example_configurations() -> None:

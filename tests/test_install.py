@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cowbird.demo import port_in_use
+from cowbird.commands.demo import port_in_use
 from tests.support import ROOT, SAMPLE_P, SAMPLE_S, SAMPLE_VRT, free_ports, unavailable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -118,7 +118,8 @@ def _imports_all(python: Path, tmp_path: Path, packages: list[str]) -> None:
         "import importlib, pkgutil, sys\n"
         f"for top in {packages!r}:\n"
         "    package = importlib.import_module(top)\n"
-        "    assert package.__file__ and package.__file__.startswith(sys.prefix), package.__file__\n"
+        "    where = [package.__file__] if package.__file__ else list(package.__path__)\n"
+        "    assert where and all(w.startswith(sys.prefix) for w in where), where\n"
         "    for info in pkgutil.walk_packages(getattr(package, '__path__', []), top + '.'):\n"
         "        if '.migrations' not in info.name and not info.name.endswith('.__main__'):\n"
         "            importlib.import_module(info.name)\n"
@@ -152,6 +153,14 @@ def test_stock_pip_install_of_everything_gives_working_commands_and_the_demo(tmp
     pip, python = _venv(tmp_path, "venv")
     _install(pip, tmp_path, f"{source}[all]", source, constrained=False)
     _imports_all(python, tmp_path, ["cowbird"])
+    # one namespace, nothing generic at the top of site-packages (no `web`, `tools`, card folders)
+    site = Path(_ok(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         tmp_path)).strip())
+    generic = {"web", "tools", "calf", "frontend_api", "backend_node", "query_lang", "tests", "bench", "deploy"}
+    assert not generic & {p.name for p in site.iterdir()}, sorted(generic & {p.name for p in site.iterdir()})
+    assert not (site / "cowbird" / "__init__.py").exists()
+    assert {p.name for p in (site / "cowbird").iterdir() if p.is_dir() and p.name != "__pycache__"} == {
+        "commands", "core", "query", "frontend", "node", "engines", "store", "data", "web", "calf"}
 
     bin_dir = python.parent
     cowbird, calf = bin_dir / "cowbird", bin_dir / "calf"
@@ -164,7 +173,7 @@ def test_stock_pip_install_of_everything_gives_working_commands_and_the_demo(tmp
                         "-c", "utf8", "-xsB", *p_flags, *s_flags], tmp_path))
     assert "encoded 93 tokens" in encoded
     count = _ok(_run([cowbird, "query", "-r", registry, "-C", "sample", "--count", '[lemma="house"]'], tmp_path))
-    assert count.strip() == "5"  # house ×4 and houses, in cowbird/data/sample.vrt
+    assert count.strip() == "5"  # house ×4 and houses, in backend_node/cowbird/data/sample.vrt
 
     port = free_ports(3)[0]
     while any(port_in_use(p) for p in (port, port + 1, port + 2)):
@@ -204,7 +213,7 @@ def test_node_and_front_end_install_apart_and_serve_the_demo_corpus_together(tmp
     assert not {"sqlalchemy", "argon2-cffi", "psycopg", "rapidfuzz"} & set(on_node)
     assert {"sqlalchemy", "httpx"} <= set(on_front) and not {"numba", "llvmlite", "rapidfuzz", "lxml"} & set(on_front)
     _imports_all(node_python, tmp_path, ["cowbird.core", "cowbird.query", "cowbird.store", "cowbird.engines",
-                                         "cowbird.node", "cowbird.query_cli"])
+                                         "cowbird.node", "cowbird.node.query_cli"])
     _imports_all(front_python, tmp_path, ["cowbird.core", "cowbird.query", "cowbird.frontend", "cowbird.web"])
 
     node, front = node_python.parent / "cowbird", front_python.parent / "cowbird"

@@ -47,6 +47,6 @@ def test_the_core_and_the_query_language_are_light(part: str) -> None:
 
 
 def test_the_command_line_imports_a_subcommand_only_when_it_runs() -> None:
-    loaded = _loaded("from cowbird.cli import main\n"
+    loaded = _loaded("from cowbird.commands.cli import main\n"
                      "try:\n    main(['--help'])\nexcept SystemExit:\n    pass")
     assert _under(loaded, HEAVY + ("fastapi", "sqlalchemy", "cowbird.store", "cowbird.frontend", "cowbird.node")) == []

@@ -3,7 +3,12 @@
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
-COPY cowbird cowbird
+# the one distribution's source roots (docs/architecture.md: the design card's folders)
+COPY query_lang query_lang
+COPY frontend_api frontend_api
+COPY backend_node backend_node
+COPY web web
+COPY tools/calf tools/calf
 RUN python -m venv /opt/cowbird && /opt/cowbird/bin/pip install --no-cache-dir '.[frontend,calf,postgres]'
 
 FROM python:3.11-slim

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.support import free_ports, unavailable
 

@@ -10,7 +10,7 @@ import httpx
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.browser.conftest import SCREENSHOTS
 from tests.support import JsonObject, ParamValue
 

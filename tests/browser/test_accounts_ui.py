@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.browser.conftest import PASSWORD, USER
 from tests.browser.pages import check_accessibility, shoot

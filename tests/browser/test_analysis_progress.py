@@ -3,7 +3,7 @@ partition is still counting, the tab says how many partitions have answered ("Co
 partitions answered") and names those that failed; when the last has answered, the table is the
 API's. A tab left while it counts says it was cancelled, and counts again when it is shown again.
 
-The stack is test_progressive's: ``cowbird.demo.DemoStack``'s two nodes and front end as processes,
+The stack is test_progressive's: ``cowbird.commands.demo.DemoStack``'s two nodes and front end as processes,
 serving the sample text many times over in three partitions, the last reached through a TCP proxy
 that, while held, holds the node's analysis requests (``POST /v1/frequency``, ``/v1/distribution``,
 ``/v1/cooccurrence``) until released."""
@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Page, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api
 from tests.browser.test_progressive import WAIT_S, HoldingProxy, held_stack
 from tests.support import JsonObject

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api, check_accessibility, hits_shown, search, shoot
 from tests.support import free_ports
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, Response, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api, check_accessibility, hits_shown, search, shoot
 from tests.support import SAMPLE_VRT, free_ports, sample_options
 

@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from cowbird.calf.rows import Columns, read_table, resolve_columns, sentence_of
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.browser.pages import check_accessibility, hits_shown, search, shoot
 from tests.support import JsonObject, ParamValue, running_demo
 

@@ -3,7 +3,7 @@ hits shows at once, with a total said not to be final ("≥ … · 2 of 3 partit
 becomes exact when that partition has counted; Cancel, or a new search, stops the search, and the
 front end drops its request to the node.
 
-The stack is ``cowbird.demo.DemoStack``'s (two nodes and the front end as processes) serving the
+The stack is ``cowbird.commands.demo.DemoStack``'s (two nodes and the front end as processes) serving the
 sample text 45 times over, in three partitions of 15 copies each, so that the first page of ``the``
 (the 100 hits the search page asks for) lies in the first partition. The front end reaches the last
 partition through a TCP proxy of this test that, while held, holds its count requests
@@ -23,7 +23,7 @@ from typing import TypeVar
 import pytest
 from playwright.sync_api import Page, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api, search
 from tests.support import SAMPLE_VRT, free_ports, sample_options
 

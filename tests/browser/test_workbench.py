@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.browser.conftest import PASSWORD, USER
 from tests.browser.pages import api, check_accessibility, search, shoot

@@ -1,6 +1,6 @@
 """Differential tests: the native engine against real CQP on the EWT reference corpus (issue 11).
 
-Hypothesis writes queries in the CQP the native engine accepts (``cowbird/query/cqp.lark``), with
+Hypothesis writes queries in the CQP the native engine accepts (``query_lang/cowbird/query/cqp.lark``), with
 values taken from frequent EWT words, lemmas and tags so that most queries have hits, and real
 CQP (``tests/realcqp.py``) judges: both must find the same (match, matchend) pairs in the same
 order, or both must refuse the query. Runs are derandomized, so CI sees the same examples every
@@ -633,7 +633,7 @@ def fixed(name: str, query: str, reason: str, strategy: Strategy = "standard") -
 
 # Differences the generators found and that are fixed: each stays as a regular parity case.
 # Regexes: CQP compiles them with PCRE (UTF-8, UCP); the native engine translates them for Python's
-# regex module (cowbird/query/pcre.py), and each of these once read differently.
+# regex module (query_lang/cowbird/query/pcre.py), and each of these once read differently.
 FIXED_DIFFERENCES = [
     # -- where paths meet in one state: CQP's own DFA and simulation (dfa.py, dfa_simulate.py)
     fixed("anchor-in-loop-longest",
@@ -661,7 +661,7 @@ FIXED_DIFFERENCES = [
           "CQP ties a closing tag to the region label of an opening tag written before it in the query "
           "text (parse_actions.c, StrictRegions), so </s> in the second alternative never matches: "
           "1,803 hits; native checks </s> only on paths that entered <s>: 2,541 (208-208 first extra)"),
-    # -- checks of the whole query (cowbird/query/cqp_build.py): CQP refuses these, or accepts them
+    # -- checks of the whole query (query_lang/cowbird/query/cqp_build.py): CQP refuses these, or accepts them
     fixed("unread-label", 'a:[word="the"]',
           "CQP refuses a label that no constraint reads (\"Illegal use of labels\"); native runs it: 9,872 hits"),
     fixed("target-without-marker", '[pos="NN"] :: !(target.upos = "NOUN")',
@@ -824,7 +824,7 @@ FIXED_DIFFERENCES = [
     fixed("matches-empty", '[pos="DT"]?',
           "CQP refuses a pattern that matches the empty string (\"Query matches empty string\"); native "
           "answers 0 hits without an error"),
-    # -- regexes (cowbird/query/pcre.py)
+    # -- regexes (query_lang/cowbird/query/pcre.py)
     fixed("caseless-property", '[word="\\p{Lu}"%c]',
           "with %c, regex makes \\p{Lu} and \\p{Ll} caseless, PCRE does not: native 9,746 hits, CQP 4,282"),
     fixed("ucp-word-numbers", '[word="\\w+"]',

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 
 
 def run(*args: str) -> tuple[int, str, str]:

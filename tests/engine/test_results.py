@@ -15,7 +15,7 @@ from cowbird.engines.results import ArrayResultSet, Matches, build_line
 from cowbird.query import parse_cqp
 from cowbird.store import CwbCorpus
 
-ENGINES = Path(__file__).resolve().parents[2] / "cowbird" / "engines"
+ENGINES = Path(__file__).resolve().parents[2] / "backend_node" / "cowbird" / "engines"
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -20,8 +20,8 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from cowbird.commands.demo import DemoStack
 from cowbird.core import serving
-from cowbird.demo import DemoStack
 from tests.support import free_ports, running_demo, served_in_thread
 
 pytestmark = pytest.mark.e2e

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from fastapi import FastAPI
 from sqlalchemy.orm import Session
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Database, State, sqlite_url
 from cowbird.frontend.accounts.models import WebSession

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlalchemy import func, select, text
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 from cowbird.core.errors import BadParameter, NotFound
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.accounts import Accounts, Conflict, Database, NotAllowed, State, sqlite_url

@@ -1,4 +1,4 @@
-"""The background process of ``cowbird serve`` (``cowbird/frontend/background.py``), with real
+"""The background process of ``cowbird serve`` (``frontend_api/cowbird/frontend/background.py``), with real
 processes over real HTTP: analyses, word lists, exports and deep sorted pages are answered by it —
 at a lower CPU priority, with the client's own address for fair use and the public address in links
 — previews by the interactive worker; killed, its requests are a clear 503 and previews go on; gone

@@ -18,7 +18,7 @@ from typing import IO
 import httpx
 import pytest
 
-from cowbird.demo import port_in_use
+from cowbird.commands.demo import port_in_use
 from tests.support import free_ports
 
 pytestmark = pytest.mark.e2e

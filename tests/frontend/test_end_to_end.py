@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.support import free_ports
 
 pytestmark = pytest.mark.e2e

@@ -194,7 +194,7 @@ def check_distribution(body: dict[str, Any], truth: Truth, corpus: Corpus) -> se
 def check_collocations(body: dict[str, Any], truth: Truth, corpus: Corpus) -> set[str]:
     """Exact over the partitions that answered. A partition can fail after its co-occurrences came
     in, while the front end asks it for the marginals of collocates it did not see: it is named as
-    failed, and its co-occurrences are in the counts (``cowbird/core/search.py``). So the counts
+    failed, and its co-occurrences are in the counts (``query_lang/cowbird/core/search.py``). So the counts
     are those of every partition but some of the failed ones."""
     failed = failed_of(body, corpus)
     rows = {r["value"]: r["f"] for r in body["rows"]}
@@ -322,7 +322,7 @@ def test_links_down_hosts_stopped_killed_and_disks_full_during_a_burst(hosts: Ho
     A node that comes back while a request waits for it does not cost that request its partitions:
     after the call's timeout the front end asks the node how long it worked on the call (time it
     stood still left out); it never got it, or only late, so the replica answers
-    (``cowbird/frontend/fanout.py``, ``_after_timeout``). Only the three partitions on both node6 and
+    (``frontend_api/cowbird/frontend/fanout.py``, ``_after_timeout``). Only the three partitions on both node6 and
     node7 may fail."""
     node1, node2, node4, node6, node7 = (hosts.nodes[k] for k in (0, 1, 3, 5, 6))
     lost = lost_with(hosts, 5, 6)

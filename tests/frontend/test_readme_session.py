@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cowbird.demo import DemoStack
+from cowbird.commands.demo import DemoStack
 from tests.support import free_ports, running_demo
 
 pytestmark = pytest.mark.e2e

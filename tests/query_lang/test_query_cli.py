@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 from cowbird.query.cli import check_command, translate_command
 from tests.support import unavailable
 

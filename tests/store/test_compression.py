@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native import NativeEngine, corpus_state
 from cowbird.query import parse_cqp

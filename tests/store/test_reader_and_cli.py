@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from cowbird.cli import main
+from cowbird.commands.cli import main
 from cowbird.core.errors import UnknownAttribute
 from cowbird.store import CorpusFormatError, CwbCorpus, RegistryError
 from cowbird.store.registry import format_registry, parse_s_declaration

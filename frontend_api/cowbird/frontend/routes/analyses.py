@@ -1,0 +1,512 @@
+"""``GET /api/v1/frequency``, ``/api/v1/distribution`` and ``/api/v1/collocations``: analyses of a
+query's hits over every partition, exact for the whole corpus (``cowbird.core.search``)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import functools
+import hashlib
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, TypeVar, cast
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+
+from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
+from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
+from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
+from cowbird.core.problems import problem_body
+from cowbird.core.search import PARTITION_ANSWERED, CheckedQuery, PartitionStatus, answered_total, failed_partitions
+from cowbird.core.version import __version__
+from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry, Partition
+from cowbird.frontend.downloads import MEDIA_TYPES, writer
+from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.hits import NodeSearch, partition_result, search_of
+from cowbird.frontend.params import (
+    MAX_JSON_ROWS,
+    CollocationParameters,
+    DispersionParameters,
+    DistributionParameters,
+    FrequencyParameters,
+    Searching,
+    TableParameters,
+    split,
+)
+from cowbird.frontend.querying import build_query
+from cowbird.frontend.routes.deps import (
+    STREAMED,
+    Corpora,
+    CurrentUser,
+    Nodes,
+    Quota,
+    affordable,
+    background_turn,
+    ndjson_line,
+    until_disconnected,
+)
+from cowbird.frontend.schemas import (
+    CollocateRow,
+    CollocationResult,
+    DispersionBin,
+    DispersionPartition,
+    DispersionResult,
+    DistributionResult,
+    DistributionRow,
+    FrequencyResult,
+    FrequencyRow,
+)
+from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import in_subcorpus, searched_tokens
+from cowbird.frontend.viewer import Viewer
+from cowbird.query import (
+    Alternation,
+    AttributeTest,
+    Comparison,
+    LabelRef,
+    Meet,
+    MuUnion,
+    Pattern,
+    QuerySyntaxError,
+    RegexValue,
+    Repetition,
+    Tabular,
+    TokenPattern,
+    serialize,
+)
+from cowbird.query import Query as ParsedQuery
+from cowbird.query import Sequence as Succession
+
+router = APIRouter(prefix="/api/v1", tags=["analyses"])
+T = TypeVar("T")
+
+
+
+def _link(**params: str | list[str]) -> str:
+    return "/?" + urlencode(params, doseq=True)
+
+
+def _cqp_link(corpus: str, build: Callable[[], str]) -> str | None:
+    """The search page running the CQP query ``build`` makes, or None when the value in it cannot be
+    written as a CQP string (a token holding a control character)."""
+    try:
+        return _link(corpus=corpus, q=build(), syntax="cqp")
+    except QuerySyntaxError:
+        return None
+
+
+def _escaped(value: str) -> str:
+    """A regex matching ``value`` exactly; backslashes at its end are written ``\\x5c``, as a CQP
+    string ending in a backslash is read differently when another quote follows in the query."""
+    body = value.rstrip("\\")
+    return re.escape(body) + "\\x5c" * (len(value) - len(body))
+
+
+def exactly(value: str) -> RegexValue:
+    """A test that matches ``value`` exactly: literally (``%l``), or as a regex when it ends in a backslash."""
+    return RegexValue(_escaped(value)) if value.endswith("\\") else RegexValue(value, literal=True)
+
+
+def _with_value(query: ParsedQuery, label: str, attribute: str, value: str, fold: str) -> str:
+    """The query restricted to hits whose ``label`` token has this (folded) ``attribute`` value."""
+    test = exactly(value) if not fold else \
+        RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
+    return CheckedQuery.of(query).constrained(Comparison(LabelRef(label, attribute), False, test)).cqp
+
+
+def _followed_by(query: ParsedQuery, attribute: str, value: str, fold: str) -> str:
+    """The query restricted to hits whose next token has this (folded) ``attribute`` value: a
+    lookahead (``[: … :]``) after the pattern tests it without making it part of the match."""
+    test = exactly(value) if not fold else \
+        RegexValue(_escaped(value), ignore_case="c" in fold, ignore_diacritics="d" in fold)
+    ahead = TokenPattern(AttributeTest(attribute, False, test), lookahead=True)
+    pattern = query.pattern
+    assert not isinstance(pattern, Meet | MuUnion | Tabular)
+    items = pattern.items if isinstance(pattern, Succession) else (pattern,)
+    return CheckedQuery.of(replace(query, pattern=Succession((*items, ahead)))).cqp
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The query of an analysis request as the user wrote it, and the search over the nodes it makes
+    (the corpus visible to the viewer, the query checked once)."""
+
+    corpus: CorpusEntry
+    search: NodeSearch
+    q: str
+    syntax: str
+    ignore_case: bool
+    filters: list[str]
+
+
+def searched(user: Viewer, catalogue: CorpusCatalogue, nodes: NodeClient, asked: Searching) -> Asked:
+    target = catalogue.get(asked.corpus, user)
+    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
+    return Asked(target, search_of(nodes, target, checked), asked.q, asked.syntax, asked.ignore_case, asked.filters)
+
+
+async def _run(request: Request, user: Viewer, quota: FairUse, search: NodeSearch,
+               work: Coroutine[Any, Any, T]) -> T:
+    """An analysis as one of the viewer's queries (its query estimated first when the day's node time
+    may not pay for it), stopped when the client goes or the deadline passes."""
+    key = quota.key(user, request)
+    deadline = frontend_state(request).settings.limits.deadline
+    try:
+        hold = await affordable(request, quota, user, key, search, deadline)
+        await quota.room(user, key, request)
+        slot = ExitStack()
+        slot.enter_context(quota.running(user, key, hold))
+    except BaseException:
+        work.close()  # never started (refused, or the client went while it waited for a place)
+        raise
+    with slot:
+        try:
+            turn = await background_turn(request, key, deadline)
+        except BaseException:
+            work.close()
+            raise
+        try:
+            return await until_disconnected(request, work, deadline)
+        finally:
+            turn.release()
+
+
+def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
+           statuses: list[PartitionStatus[Partition]], truncated: bool, columns: Sequence[str],
+           rows: Sequence[Sequence[object]]) -> Response:
+    """The rows as a TSV or CSV file (``downloads``' writer: values exactly as counted), with a
+    metadata block saying what was counted, how, and whether a partition was missing."""
+    failed = failed_partitions(statuses)
+    about: dict[str, Any] = {
+        "analysis": kind, "query": found.q, "syntax": found.syntax, "ignore_case": found.ignore_case,
+        "filters": found.filters, "cqp": cqp, "corpus": found.corpus.name,
+        "corpus_version": found.corpus.config.version or None, "corpus_size": found.corpus.size, **parameters,
+        "cowbird": __version__, "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "total": answered_total(statuses), "rows": len(rows), "truncated": truncated, "complete": not failed,
+        "failed_partitions": failed,
+    }  # fmt: skip
+    out = writer(cast(Any, format), columns, about if provenance else None, kind)
+    body = out.start() + out.rows(rows) + b"".join(out.end())
+    named = repr((kind, found.corpus.name, found.q, found.syntax, found.ignore_case, found.filters,
+                  sorted(parameters.items())))
+    name = f"{found.corpus.name}_{kind}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
+    return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={
+        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
+        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
+
+
+FILES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv", "xlsx")}},
+          "description": "The analysis as JSON, or with format=tsv|csv|xlsx as a file."}
+}
+
+
+async def _streamed(asked: TableParameters | DispersionParameters, user: Viewer, catalogue: CorpusCatalogue,
+                    work: Callable[[], Awaitable[BaseModel | Response]]) -> StreamingResponse:
+    """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
+    fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
+    has answered (a bad parameter, an unknown attribute) is a problem answer, as without stream."""
+    if asked.format != "json":
+        raise BadParameter(f"stream=1 answers JSON events; format={asked.format} is a file: ask for one or the other")
+    partitions = len(catalogue.get(asked.corpus, user).partitions)
+    answers: list[PartitionStatus[Any]] = []
+    arrived = asyncio.Event()
+
+    def report(status: PartitionStatus[Any]) -> None:
+        answers.append(status)
+        arrived.set()
+
+    reporting, streamed = PARTITION_ANSWERED.set(report), STREAMED.set(True)
+    try:
+        task = asyncio.ensure_future(work())  # the task keeps the two context variables
+    finally:
+        PARTITION_ANSWERED.reset(reporting)
+        STREAMED.reset(streamed)
+    waiter = asyncio.ensure_future(arrived.wait())
+    first: list[asyncio.Future[Any]] = [task, waiter]
+    await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if not answers and task.done():
+        task.result()  # its problem, as a plain answer (raises), or a result without partitions
+    return StreamingResponse(_analysis_events(task, answers, arrived, partitions), media_type="application/x-ndjson",
+                             headers={"Cache-Control": "no-store"})
+
+
+async def _analysis_events(task: asyncio.Future[BaseModel | Response], answers: list[PartitionStatus[Any]],
+                           arrived: asyncio.Event, partitions: int) -> AsyncIterator[bytes]:
+    sent = 0
+    try:
+        yield ndjson_line({"event": "started", "partitions": partitions})
+        while True:
+            while sent < len(answers):  # every answer is in before the task ends: it reports synchronously
+                status = answers[sent]
+                sent += 1
+                yield ndjson_line({"event": "partition", "partition": partition_result(status).model_dump(mode="json"),
+                                   "done": sent, "partitions": partitions,
+                                   "failed": [s.partition.id for s in answers[:sent] if s.failure is not None]})
+            if task.done():
+                break
+            arrived.clear()
+            waiter = asyncio.ensure_future(arrived.wait())
+            either: list[asyncio.Future[Any]] = [task, waiter]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+        result = task.result()
+        assert isinstance(result, BaseModel)  # format=json
+        yield ndjson_line({"event": "result", **result.model_dump(mode="json")})
+    except CowbirdError as error:
+        yield ndjson_line({"event": "error", **problem_body(error)})
+    finally:
+        task.cancel()
+
+
+def _page_size(limit: int | None, format: str, default: int) -> int | None:
+    """The rows a request returns: ``limit``, or the default page of JSON; a file has every row (None)."""
+    if format != "json":
+        return limit
+    if limit is not None and limit > MAX_JSON_ROWS:
+        raise BadParameter(f"limit={limit}: a JSON answer has at most {MAX_JSON_ROWS:,} rows; page with offset, "
+                           "or take the whole table as a file (format=tsv or csv)")
+    return default if limit is None else limit
+
+
+def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
+    failed = failed_partitions(statuses)
+    return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
+            "partitions": [partition_result(s) for s in statuses]}
+
+
+@router.get("/frequency", response_model=FrequencyResult, responses=FILES)
+async def frequency(
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[FrequencyParameters, Query()],
+) -> BaseModel | Response:
+    """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
+    asked = await in_subcorpus(request, user, asked)
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            frequency, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+    started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
+    target, cqp = found.corpus, found.search.cqp
+    levels, folded = parse_breakdown(by, on), parse_fold(asked.fold)
+    span = levels[0][1]
+    rows_wanted = _page_size(limit, format, 1000)
+    work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
+    statuses, table = await _run(request, user, quota, found.search, work)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    tokens = await searched_tokens(nodes, target, asked.filters, statuses)
+    for row in table.rows:  # per million tokens of the texts searched (the filters' subcorpus), as every view
+        row.per_million = 0.0 if tokens is None else rate(row.frequency, tokens)
+    shown_on = ",".join(str(s) for _, s in levels)
+    keys = [f"{s}.{name}" for name, s in levels]  # the columns of a breakdown by several keys
+    if format != "json":
+        value_columns = ["value"] if len(levels) == 1 else keys
+        return _table(found, cqp, "frequency", format, asked.provenance,
+                      {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted,
+                       "tokens_searched": tokens},
+                      statuses, table.truncated, [*value_columns, "frequency", "share", "per_million"],
+                      [[*(r.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [r.value]), r.frequency, r.share,
+                        r.per_million] for r in table.rows])
+    parsed = found.search.query.query
+    one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
+    single = len(levels) == 1 and ((span.start == span.end and span.start.offset == 0)
+                                   or (span == WHOLE_MATCH and one_token))
+    # the token right after the match: its value tested by a lookahead, which leaves the hits as they are
+    after = len(levels) == 1 and span.start == span.end and span.start.offset == 1 and (
+        span.start.name == "matchend" or (span.start.name == "match" and one_token)) and not isinstance(
+        parsed.pattern, Meet | MuUnion | Tabular)
+    rows = [
+        FrequencyRow(value=" / ".join(values) if len(levels) > 1 else row.value, values=values,
+                     frequency=row.frequency, share=row.share, per_million=row.per_million,
+                     concordance=_cqp_link(target.name, functools.partial(
+                         _with_value, parsed, span.start.name, by, row.value, folded)) if single
+                     else _cqp_link(target.name, functools.partial(_followed_by, parsed, by, row.value, folded))
+                     if after else None)
+        for row in table.rows
+        for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
+    ]
+    return FrequencyResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        by=by, on=shown_on, keys=keys, fold=folded, tokens=tokens, counted=table.counted,
+        unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
+        rows=rows,
+    )
+
+
+@router.get("/dispersion", response_model=DispersionResult, responses=FILES)
+async def dispersion(
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[DispersionParameters, Query()],
+) -> BaseModel | Response:
+    """Where the hits fall: Gries' DP over the parts (``parts``: the regions of an s-attribute, texts by
+    default) and over the partitions, exact over every partition, and the hits in ``bins`` equal
+    stretches of the corpus (a file: the stretches, the measures in its metadata block)."""
+    asked = await in_subcorpus(request, user, asked)
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            dispersion, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+    started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    target, cqp = found.corpus, found.search.cqp
+    statuses, measured = await _run(request, user, quota, found.search, found.search.dispersion(asked.parts,
+                                                                                                 asked.bins))
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    size = target.size
+    bins = [DispersionBin(start=start, end=end, hits=h)
+            for (start, end), h in zip(stretches(size, asked.bins), measured.bins, strict=True)]
+    if asked.format != "json":
+        return _table(found, cqp, "dispersion", asked.format, asked.provenance,
+                      {"parts": asked.parts, "bins": asked.bins, "parts_total": measured.parts,
+                       "parts_with_hits": measured.parts_with_hits, "dp": measured.dp, "dp_norm": measured.dp_norm,
+                       "dp_partitions": measured.dp_partitions}, statuses, False, ["start", "end", "hits"],
+                      [[b.start, b.end, b.hits] for b in bins])
+    return DispersionResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        parts_attribute=asked.parts, parts=measured.parts, parts_with_hits=measured.parts_with_hits, dp=measured.dp,
+        dp_norm=measured.dp_norm, dp_partitions=measured.dp_partitions, bins=bins,
+        partitions_hits=[DispersionPartition(id=p, tokens=t, hits=h) for p, t, h in measured.partitions])
+
+
+@router.get("/distribution", response_model=DistributionResult, responses=FILES)
+async def distribution(
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[DistributionParameters, Query()],
+) -> BaseModel | Response:
+    """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
+    each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
+    values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
+    many there are), a file has them all."""
+    asked = await in_subcorpus(request, user, asked)
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            distribution, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+    started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
+    target, cqp = found.corpus, found.search.cqp
+    rows_wanted = _page_size(asked.limit, format, 1000)
+    statuses, table = await _run(request, user, quota, found.search, found.search.distribution(by, order))
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
+    if format != "json":
+        return _table(found, cqp, "distribution", format, asked.provenance,
+                      {"by": by, "order": order, "offset": offset, "limit": rows_wanted}, statuses,
+                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
+                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in page])
+    exact = not failed_partitions(statuses)
+    base: dict[str, str | list[str]] = {"corpus": target.name, "q": found.q, "syntax": found.syntax}
+    if found.ignore_case:
+        base["ignore_case"] = "1"
+    rows = [
+        DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
+                        regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
+                        concordance=_link(**base, filter=[*found.filters, only_value(by, row.value)]))
+        for row in page
+    ]
+    return DistributionResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
+        offset=offset, rows_total=len(table.rows), rows=rows,
+    )
+
+
+@router.get("/collocations", response_model=CollocationResult, responses=FILES)
+async def collocations(
+    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    asked: Annotated[CollocationParameters, Query()],
+) -> BaseModel | Response:
+    """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
+    partitions before any association measure is computed."""
+    asked = await in_subcorpus(request, user, asked)
+    if asked.stream:
+        return await _streamed(asked, user, catalogue, functools.partial(
+            collocations, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+    started = time.perf_counter()
+    found = searched(user, catalogue, nodes, asked)
+    attribute, window, left, right, measures = asked.attribute, asked.window, asked.left, asked.right, asked.measures
+    order, min_freq, offset, format = asked.order, asked.min_freq, asked.offset, asked.format
+    target = found.corpus
+    chosen = cast(list[Measure], split(measures) or list(MEASURES))
+    unknown = [m for m in chosen if m not in MEASURES]
+    if unknown:
+        raise BadParameter(f"measures={measures}: unknown {', '.join(unknown)}; give any of {', '.join(MEASURES)}")
+    if order != "f" and order not in MEASURES:
+        raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
+    region = _within(asked.within, target.s_attributes)
+    # as cwb-ccc: the hits lie inside the windows' region too
+    search = found.search.refined(found.search.query.within(region))
+    cqp = search.cqp
+    work = search.collocations(attribute, window if left is None else left, window if right is None else right,
+                               region, chosen, cast(Measure, order), min_freq)
+    statuses, table = await _run(request, user, quota, search, work)
+    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    before, after = window if left is None else left, window if right is None else right
+    rows_wanted = _page_size(asked.limit, format, 100)
+    page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
+    if format != "json":
+        parameters: dict[str, object] = {
+            "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
+            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": rows_wanted}
+        return _table(found, cqp, "collocations", format, asked.provenance, parameters, statuses, table.truncated,
+                      ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
+                      [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
+                       for r in page])
+    parsed = search.query.query
+    rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
+                         scores=r.scores, concordance=_cqp_link(target.name, functools.partial(
+                             _with_collocate, parsed, attribute, r.value, before, after)))
+            for r in page]
+    return CollocationResult(
+        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
+        f1=table.f1, n=table.n,
+        candidates=table.candidates, truncated=table.truncated, offset=offset, rows_total=len(table.rows), rows=rows,
+    )
+
+
+def _with_collocate(query: ParsedQuery, attribute: str, value: str, left: int, right: int) -> str:
+    """The query's hits with ``value`` at most ``left`` tokens before or ``right`` after them, as one
+    CQP query whose matches run from the hit to the collocate (or back): the concordance of a
+    collocation. Its region (``within``) and constraint stay as they were."""
+    collocate = TokenPattern(AttributeTest(attribute, False, exactly(value)))
+    pattern = query.pattern
+    if isinstance(pattern, Meet | MuUnion | Tabular):
+        raise QuerySyntaxError("an MU or TAB query cannot be extended to its collocate")  # no link, then
+
+    def gap(tokens: int) -> list[Pattern]:
+        return [Repetition(TokenPattern(None), 0, tokens - 1)] if tokens > 1 else []
+
+    options: list[Pattern] = []
+    if right:
+        options.append(Succession((pattern, *gap(right), collocate)))
+    if left:
+        options.append(Succession((collocate, *gap(left), pattern)))
+    return serialize(replace(query, pattern=options[0] if len(options) == 1 else Alternation(tuple(options))))
+
+
+def only_value(attribute: str, value: str) -> str:
+    """A filter keeping the regions whose value is exactly ``value``."""
+    return f"{attribute}~{re.escape(value)}" if value else f"{attribute}!~.+"
+
+
+def _within(within: str | None, s_attributes: list[str]) -> str | None:
+    """The region windows stay in: as given, ``none`` for none, by default ``text`` when the corpus has
+    texts (partitions are cut between texts, so windows never cross a partition's edge either)."""
+    if within is None:
+        return "text" if "text" in s_attributes else None
+    if within.strip().lower() == "none":
+        return None
+    if within not in s_attributes:
+        raise UnknownAttribute(f"within={within}: the corpus has no s-attribute {within!r} "
+                           f"(it has: {', '.join(s_attributes) or 'none'}; or none)")
+    return within
+

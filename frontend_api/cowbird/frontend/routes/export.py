@@ -1,0 +1,304 @@
+"""``GET /api/v1/export``: a streamed download of up to 10,000 hits (more in API mode).
+
+Formats (``frontend_api/cowbird/frontend/downloads.py``): ``tsv`` (default), ``csv``, ``xlsx``, ``ndjson``. Values are
+written exactly as the corpus has them — no formula guard in TSV, CSV or NDJSON (a token ``-`` or
+``=`` must stay what it is); spreadsheets should open the XLSX, where every cell is a string.
+The file name says what the file holds (``ewt_<query-hash>_<rows>of<total>[_partial].tsv``), and
+``provenance=1`` puts the query, its CQP, the filters, the totals and what is missing into the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import ExitStack
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
+
+from cowbird.core.analysis_spec import SortKey
+from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, Unauthorized
+from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
+from cowbird.core.version import __version__
+from cowbird.core.wire import EXPORT_BATCH_LINES
+from cowbird.frontend.accounts import Accounts
+from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
+from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
+from cowbird.frontend.fair_use import LEASE_MARGIN
+from cowbird.frontend.hits import public_hit, search_of
+from cowbird.frontend.links import public_base
+from cowbird.frontend.params import ExportParameters
+from cowbird.frontend.querying import build_query
+from cowbird.frontend.routes.deps import (
+    Corpora,
+    CurrentUser,
+    Nodes,
+    Quota,
+    affordable,
+    background_turn,
+    until_disconnected,
+)
+from cowbird.frontend.routes.query import sort_key
+from cowbird.frontend.schemas import Hit
+from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import in_subcorpus
+from cowbird.frontend.viewer import Viewer
+
+router = APIRouter(prefix="/api/v1", tags=["export"])
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {MEDIA_TYPES[f].split(";")[0]: {} for f in FORMATS}, "description": "The rows, streamed."}
+    },
+)
+async def export(
+    request: Request,
+    user: CurrentUser,
+    quota: Quota,
+    catalogue: Corpora,
+    nodes: Nodes,
+    asked: Annotated[ExportParameters, Query()],
+) -> StreamingResponse:
+    asked = await in_subcorpus(request, user, asked)
+    settings = frontend_state(request).settings
+    target = catalogue.get(asked.corpus, user)
+    q, syntax, ignore_case, filters, format = asked.q, asked.syntax, asked.ignore_case, asked.filters, asked.format
+    offset, limit, sample, seed, sort = asked.offset, asked.limit, asked.sample, asked.seed, asked.sort
+    allowed = settings.limits.api_export_limit if user.api else settings.limits.browser_export_limit
+    rows = sample if sample is not None else (limit or settings.limits.browser_export_limit)
+    if rows > allowed:
+        if not user.api:
+            raise Forbidden(f"more than {allowed:,} rows need API mode: an API token of an account with the "
+                            "api_bulk right (ask an administrator)")
+        raise BadParameter(f"{'sample' if sample else 'limit'}={rows}: API mode exports at most {allowed} rows")
+    if sample is not None and offset:
+        raise BadParameter("offset and sample do not go together: a sample is drawn from all hits")
+    view = asked.view(settings.limits.max_context)
+    view.check(target)
+    categorised = None if asked.categories is None else await _categories(request, user, asked.categories)
+    only = asked.only_categorised
+    if only and categorised is None:
+        raise BadParameter("only_categorised=1 needs categories=: the saved search whose categorised lines you want")
+    if only and (sample is not None or offset or limit is not None):
+        raise BadParameter("only_categorised=1 exports every categorised line: leave out sample, offset and limit")
+    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters, target), view)
+    cqp = search.cqp
+    order = sort_key(sort, asked.direction, seed, sample)
+    if order is not None:
+        search.check_sort(order, sort)
+    key = quota.key(user, request)
+    hold = await affordable(request, quota, user, key, search, settings.limits.export_deadline)
+    await quota.room(user, key, request)
+    slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
+    slot.enter_context(quota.running(user, key, hold, settings.limits.export_deadline + LEASE_MARGIN))
+    try:
+        slot.callback((await background_turn(request, key, settings.limits.deadline)).release)
+        statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
+        total = answered_total(statuses)
+        written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
+        if only and categorised is not None:
+            written = _categorised_rows(categorised, total, allowed, user.api)
+        if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
+            raise BadParameter(
+                f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a "
+                "header at most); export fewer rows (limit=) or use tsv, csv or ndjson"
+            )
+        quota.charge(user, key, written)
+        request.state.log_corpus, request.state.log_hits = target.name, written
+    except BaseException:
+        slot.close()
+        raise
+    failed = failed_partitions(statuses)
+    base = public_base(request)
+    columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
+    if categorised is not None:
+        columns += ["category", "category_label"]
+    about = {
+        "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters, "cqp": cqp,
+        "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
+        "cowbird": __version__,
+        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "total": total, "selection": (_selection(total, offset, written, sample, seed, sort, order) if not only
+                                      else _categorised_selection(total, written, sort, order, seed)),
+        "offset": offset, "rows": written, "sample": sample,
+        "seed": seed if sample or (order and order.random) else None,
+        "sort": None if order is None else f"{(sort or '').strip()} {order.direction}",
+        "sort_cqp": None if order is None or order.random else order.described(),
+        "truncated": written < total and not only, "complete": not failed, "failed_partitions": failed,
+        "context": view.region or view.context, "inline": view.inline or None,
+        "ref_base": f"{base}/ref/{target.name}/",
+        "categories": asked.categories, "only_categorised": only,
+    }  # fmt: skip
+    delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
+    # A spreadsheet forwarded by the interactive process is delivered when that process has passed its
+    # last byte on, which only it knows: it gives the rows back otherwise (``background.REFUND``).
+    worker_refunds = format == "xlsx" and bool(request.scope.get(FORWARDED_SCOPE))
+
+    def row(hit: Hit) -> list[Any]:
+        line = [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
+                *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
+        if categorised is not None:
+            category, labels = categorised[0].get((hit.position, hit.matchend)), categorised[1]
+            line += ["" if category is None else category, "" if category is None else labels[category - 1]]
+        return line
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in rows_of():
+                yield chunk
+        finally:
+            if not worker_refunds:
+                quota.refund(key, written - delivered[0])
+            slot.close()
+
+    async def rows_of() -> AsyncIterator[bytes]:
+        # made here, not before: a client that leaves before the stream starts leaves no temporary file
+        out = writer(format, columns, about if asked.provenance else None)
+        try:
+            async for chunk in written_rows(out):
+                yield chunk
+        finally:
+            out.abort()  # the XLSX writer's temporary files go, finished or not
+
+    async def written_rows(out: Any) -> AsyncIterator[bytes]:
+        yield out.start()
+        batch: list[list[Any]] = []
+        sent = 0
+        try:
+            if only:  # every hit, in the order asked, passes by; the categorised ones are written
+                wanted = categorised[0] if categorised is not None else {}
+                found = search.stream(statuses, 0, total, sort=order)
+            else:
+                wanted = None
+                found = search.stream(statuses, offset, written, sample=None if sample is None else (sample, seed),
+                                      sort=order)
+            async for hit in found:
+                if wanted is not None and (hit.position, hit.matchend) not in wanted:
+                    continue
+                batch.append(row(public_hit(target, view, hit)))
+                if wanted is not None and sent + len(batch) == written:
+                    break  # the last categorised line: the rest of the hits need not pass
+                if len(batch) >= EXPORT_BATCH_LINES:
+                    yield out.rows(batch)
+                    sent += len(batch)
+                    batch = []
+                    if format != "xlsx":  # a spreadsheet is delivered when its last byte is
+                        delivered[0] = sent
+        except PartitionFailure as failure:
+            out.abort()
+            # The headers promised `written` rows: the connection is dropped so that no client can
+            # take what it got for a complete file.
+            raise ExportBroken(f"the export broke off after {sent + len(batch)} of {written} rows: "
+                               f"{failure.public()}") from failure
+        yield out.rows(batch)
+        sent += len(batch)
+        if format != "xlsx":
+            delivered[0] = sent
+        if sent < written:  # categorised lines that are no longer hits of the search: never a clean short file
+            out.abort()
+            raise ExportBroken(f"the export broke off after {sent} of {written} rows: {written - sent} of the "
+                               "categorised lines are not hits of this search (a different search, or the corpus "
+                               "changed since they were categorised)")
+        for chunk in out.end():
+            yield chunk
+        delivered[0] = sent
+
+    fingerprint = _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
+                               None if order is None else order.described(), only)
+    headers = _download_headers(target.name, fingerprint, format, written, total, failed,
+                                "sample" if sample is not None else "categorised" if only else "")
+    headers.update(quota.headers(user, key))
+    if worker_refunds:
+        headers[REFUND.decode()] = json.dumps({"key": key, "rows": written})
+    return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
+                             background=BackgroundTask(slot.close))
+
+
+async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[tuple[int, int], int], list[str]]:
+    """The categories of one of the user's saved searches' lines, by the hits' positions, and their names."""
+    if user.name is None:
+        raise Unauthorized("categories=: the categories belong to a logged-in user's saved search: log in first")
+    accounts: Accounts = frontend_state(request).accounts
+    name = user.name
+
+    def read() -> tuple[dict[tuple[int, int], int], list[str]]:
+        with accounts.database.session() as session:
+            saved, lines = accounts.saved.categories(session, name, slug)
+            return {(x.position, x.matchend): x.category for x in lines}, json.loads(saved.labels)
+
+    return await run_in_threadpool(read)
+
+
+CATEGORISED_SCAN = 2_000_000
+"""The most hits an export of the categorised lines only looks through for them."""
+
+
+def _categorised_rows(categorised: tuple[dict[tuple[int, int], int], list[str]], total: int, allowed: int,
+                      api: bool) -> int:
+    """How many rows an export of the categorised lines only holds: all of them, within the limits."""
+    rows = len(categorised[0])
+    if rows > allowed:
+        raise BadParameter(f"only_categorised=1: {rows:,} categorised lines are more than the {allowed:,} rows "
+                           + ("API mode exports at once" if api else "the browser downloads at once: use API mode"))
+    if total > CATEGORISED_SCAN:
+        raise BadParameter(f"only_categorised=1 looks through every hit for the categorised lines, at most "
+                           f"{CATEGORISED_SCAN:,}; this search has {total:,}: download its hits in parts "
+                           "(offset, limit) with categories= instead")
+    return rows
+
+
+def _categorised_selection(total: int, rows: int, sort: str | None, order: SortKey | None, seed: int) -> str:
+    where = f"the {rows:,} categorised lines of the {total:,} hits"
+    if order is None:
+        return f"{where}, in corpus order"
+    return f"{where}, sorted by {(sort or '').strip()} {order.direction}" + (f" (seed {seed})" if order.random else "")
+
+
+def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int, sort: str | None,
+               order: SortKey | None) -> str:
+    """Which hits the file holds, in words: a reader of the file alone must not take a sample for the first hits."""
+    if sample is not None:
+        return (f"a random sample of {rows:,} of the {total:,} hits, drawn with seed {seed} "
+                "(the same request draws the same sample), in corpus order")
+    where = f"hits {offset + 1:,} to {offset + rows:,} of {total:,}" if rows else f"no hits (of {total:,})"
+    if order is None:
+        return f"{where}, in corpus order"
+    return f"{where}, sorted by {(sort or '').strip()} {order.direction}" + (f" (seed {seed})" if order.random else "")
+
+
+def _fingerprint(
+    q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int,
+    sort: str | None = None, only_categorised: bool = False,
+) -> str:
+    """Eight hex digits naming the request: the same search, the same name."""
+    text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
+                + ((sort,) if sort else ()) + ((tuple(view.inline),) if view.inline else ())
+                + (("categorised",) if only_categorised else ()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def _download_headers(
+    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str], chosen: str = ""
+) -> dict[str, str]:
+    """The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
+    for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, with
+    ``_partial`` when hits are missing (cut at the limit, a partition failed)."""
+    cut = written < total and not chosen
+    partial = "_partial" if failed or cut else ""
+    name = f"{corpus}_{fingerprint}_{chosen}{written}of{total}{partial}.{format}"
+    return {
+        "Content-Disposition": f'attachment; filename="{name}"',
+        "X-Cowbird-Rows": str(written),
+        "X-Cowbird-Total": str(total),
+        "X-Cowbird-Truncated": "true" if written < total and chosen != "categorised" else "false",
+        "X-Cowbird-Complete": "false" if failed else "true",
+        "X-Cowbird-Failed": ",".join(failed),
+    }

@@ -1,0 +1,321 @@
+"""``cowbird demo``: the whole platform on loopback — sample corpus in two partitions, two nodes, front end.
+
+The sample corpus (``backend_node/cowbird/data/sample.vrt``) is encoded into two partitions; node 1 serves the
+first, node 2 the second and a replica of the first; the front end (two worker processes on one
+port, sharing their counts through the account database) fans out to both. The first run
+makes an administrator account and shows its password once. Ctrl-C or SIGTERM stops every
+process; ports already in use are refused with their numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import httpx
+
+from cowbird.data import SAMPLE_VRT, demo_corpus
+from cowbird.frontend.accounts import Accounts, Database, sqlite_url
+from cowbird.frontend.settings import DEFAULT_DATABASE_FILE
+from cowbird.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
+from cowbird.store.encoder import EncodeResult
+
+WEB_TOKENS = 2_000_000
+FRONT_END_WORKERS = 2
+"""Front-end processes the demo runs on its port (``cowbird serve --workers``): as a deployment
+does, they share fair use, throttles and sessions through the account database."""
+DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users ([corpora.attributes])
+    "web": {"pos": "part of speech, Penn Treebank tags (DT determiner, JJ adjective, NN/NNS noun, VB/VBD/VBP/VBZ "
+                   "verb, IN preposition, RB adverb ...)", "lemma": "base form, lower case"},
+    "sample": {"pos": "part of speech, TreeTagger's English tags (Penn Treebank's, with SENT sentence end, NP proper "
+                      "noun, PP personal pronoun)", "lemma": "base form"},
+}
+
+
+class DemoStack:
+    """Encodes the sample corpus and runs two nodes and the front end as child processes."""
+
+    def __init__(
+        self,
+        base: Path,
+        port: int = 8700,
+        node_ports: tuple[int, int] = (8701, 8702),
+        encoding: EncodeOptions | None = None,
+        name: str = "sample",
+        settings: dict[str, object] | None = None,
+        log_level: str = "info",
+        generated: bool = False,
+        replica: bool = True,
+        web_tokens: int = WEB_TOKENS,
+        workers: int = FRONT_END_WORKERS,
+        serve_options: list[str] | None = None,
+    ) -> None:
+        self.base = base.resolve()
+        self.port = port
+        self.node_ports = node_ports
+        self.name = name
+        self.encoding = encoding
+        self.settings = settings or {}  # further front-end settings for cowbird.toml
+        self.log_level = log_level  # of every process's request log
+        self.generated = generated  # serve the generated web corpus too (cowbird demo)
+        self.replica = replica  # node 2 serves a replica of the first partition (failover)
+        self.web_tokens = web_tokens  # size of the generated corpus
+        self.workers = workers  # front-end processes on the port
+        self.serve_options = serve_options or []  # further options of cowbird serve (--no-background)
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.partitions: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def prepare(self) -> None:
+        """Encode the corpus into partitions; node 1 serves the even ones, node 2 the odd ones and a
+        replica of the first; write the node token and the front end's configuration. With
+        ``generated``, the public corpus is the generated web corpus and the sample corpus is for
+        logged-in users only."""
+        registry = self.base / "registry"
+        options = self.encoding or EncodeOptions(
+            SAMPLE_VRT, self.base / "data" / self.name, registry / self.name, ["word", "pos", "lemma"],
+            [parse_s_declaration("text:0+id+genre+year+url"), parse_s_declaration("s:0+id")],
+            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=60,
+        )
+        corpora = [(self.name, f"cowbird {self.name} corpus", "login" if self.generated else "public",
+                    Encoder(options).run())]
+        if self.generated:
+            corpora.insert(0, ("web", "Demo web corpus (generated English-like web text)", "public",
+                               self._web_corpus(registry)))
+        token = self.base / "node.token"
+        if not token.exists():
+            token.write_text(secrets.token_urlsafe(32) + "\n")
+        self.partitions = [p.id for *_, result in corpora for p in result.partitions]
+        n1, n2 = (f"http://127.0.0.1:{p}" for p in self.node_ports)
+        self.served: tuple[list[str], list[str]] = (
+            self.partitions[0::2], self.partitions[1::2] + (self.partitions[:1] if self.replica else []))
+        urls: dict[str, list[str]] = {pid: [] for pid in self.partitions}
+        for url, served in zip((n1, n2), self.served, strict=True):
+            for pid in served:
+                urls[pid].append(url)
+        extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.settings.items())
+        text = f'port = {self.port}\n{extra}\n[nodes]\ntoken_file = "node.token"\nfanout = "parallel"\n\n'
+        for name, title, access, result in corpora:
+            nodes = "".join(f"{p.id} = {json.dumps(urls[p.id])}\n" for p in result.partitions)
+            text += (f'[[corpora]]\nname = "{name}"\ntitle = "{title}"\nlanguage = "en"\naccess = "{access}"\n'
+                     f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}\n'
+                     + _attributes(DESCRIPTIONS.get(name, {})))
+        (self.base / "cowbird.toml").write_text(text)
+
+    def _web_corpus(self, registry: Path) -> EncodeResult:
+        """The generated corpus, made and encoded once: a second run finds it (by its stamp)."""
+        vrt, stamp = self.base / "web.vrt", self.base / "web.stamp"
+        wanted = json.dumps({"version": demo_corpus.VERSION, "tokens": self.web_tokens})
+        manifest = self.base / "data" / "web" / "web.manifest.json"
+        if stamp.exists() and stamp.read_text() == wanted and manifest.exists():
+            loaded = Manifest.load(manifest)
+            return EncodeResult(loaded.corpus, loaded.size, list(loaded.partitions), [], manifest)
+        click.echo(f"generating the demo web corpus ({self.web_tokens:,} tokens) ...", err=True)
+        written = demo_corpus.write_vrt(vrt, self.web_tokens)
+        options = EncodeOptions(
+            vrt, self.base / "data" / "web", registry / "web", ["word", "pos", "lemma"],
+            [parse_s_declaration("text:0+id+url+host+tld+genre+year+lastmod"), parse_s_declaration("s:0+id")],
+            # two partitions: half of the tokens each, with room for the last (short) sentence
+            charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=written // 2 + 200,
+            manifest=manifest,
+        )
+        result = Encoder(options).run()
+        stamp.write_text(wanted)
+        return result
+
+    def _start(self, args: list[str], health: str) -> None:
+        process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base)
+        self.processes.append(process)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.stop()
+                raise click.ClickException(f"cowbird {' '.join(args[:2])} exited with status {process.returncode}")
+            try:
+                if httpx.get(health, timeout=1).status_code < 500:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        self.stop()
+        raise click.ClickException(f"cowbird {' '.join(args[:2])} did not answer {health} within 60 s")
+
+    def start(self) -> None:
+        registry = str(self.base / "registry")
+        for port, served in zip(self.node_ports, self.served, strict=True):
+            corpora = [arg for pid in served for arg in ("--corpus", pid)]
+            self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
+                         "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
+        self._start(["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
+                     "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.processes = []
+
+
+def _attributes(descriptions: dict[str, str]) -> str:
+    lines = "".join(f"{key} = {json.dumps(text)}\n" for key, text in descriptions.items())
+    return f"[corpora.attributes]\n{lines}\n" if lines else ""
+
+
+def port_in_use(port: int) -> bool:
+    """Whether something already listens on 127.0.0.1:``port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def admin_account(base: Path) -> str | None:
+    """The demo's administrator: made on the first run, with a password shown once (returned);
+    None when it exists already."""
+    database = Database(sqlite_url(base / DEFAULT_DATABASE_FILE))
+    try:
+        database.upgrade()
+        accounts = Accounts(database)
+        with database.session() as session:
+            if accounts.users.find(session, "admin") is not None:
+                return None
+            _, password = accounts.users.add(session, "admin", "admin@demo.localhost", "cowbird demo", admin=True)
+            return password
+    finally:
+        database.close()
+
+
+class Stopped(Exception):
+    """SIGTERM: the demo was asked to stop (not an error: `make demo` exits 0 and says so)."""
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise Stopped  # unwinds to the `finally` that stops every process
+
+
+def _node_names(stack: DemoStack) -> dict[int, str]:
+    """Process index -> what it is, for the messages about processes that end."""
+    return {k: f"node {k + 1} (port {port}: {', '.join(served)})"
+            for k, (port, served) in enumerate(zip(stack.node_ports, stack.served, strict=True))}
+
+
+def _greeting(stack: DemoStack, password: str | None) -> str:
+    """What the demo prints once everything answers: where to go, what to try, where things are."""
+    url, base = stack.url, stack.base
+    config = base / "cowbird.toml"
+    cowbird = Path(sys.executable).with_name("cowbird")
+    command = str(cowbird) if cowbird.exists() else "cowbird"
+    def shown(path: Path) -> str:
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)
+
+    command, shown_config = shown(Path(command)) if "/" in command else command, shown(config)
+    login = (f"admin / {password}   (shown only now: note it)" if password is not None
+             else "admin (its password was shown on the first run)")
+    return "\n".join([
+        "",
+        f"cowbird is running at {url}  (Ctrl-C stops it)",
+        "",
+        f"  open {url}/ in a browser: the public corpus 'web' ({stack.web_tokens:,} generated tokens of",
+        "  English-like web text, in two partitions); the corpus 'sample' is for logged-in users",
+        f"  administrator: {login}; log in at {url}/login",
+        f"  a new password for any account: {command} users reset-password admin --config {shown_config}",
+        f"  configuration: {shown_config} (corpora, nodes, limits); accounts: {shown(base / DEFAULT_DATABASE_FILE)}",
+        "",
+        "  try:",
+        f"  curl '{url}/api/v1/query?corpus=web&q=the+0-1+house&show=lemma&meta=text_url'",
+        f"  curl -fsS -OJ '{url}/api/v1/export?corpus=web&q=%5Ehouse&context=s&meta=text_url'",
+        f"  {url}/ref/web/2",
+        "",
+        f"  the front end: {stack.workers} worker processes on port {stack.port}, sharing fair use, throttles "
+        "and sessions through the account database",
+        f"  node 1 serves {', '.join(stack.served[0])} on port {stack.node_ports[0]}; node 2 serves "
+        f"{', '.join(stack.served[1])} on port {stack.node_ports[1]}"
+        + (" (a replica of the first partition)" if stack.replica else ""),
+        f"  to see a partition fail: kill the process listening on port {stack.node_ports[0]} or "
+        f"{stack.node_ports[1]}; the demo goes on",
+        "",
+    ])
+
+
+def _watch(stack: DemoStack) -> None:
+    """Wait while the front end runs. A node that ends is reported and the rest goes on (its
+    partitions are served by a replica, or reported missing by every search); the front end
+    ending ends the demo."""
+    names = _node_names(stack)
+    reported: set[int] = set()
+    front = stack.processes[-1]
+    while front.poll() is None:
+        for k, process in enumerate(stack.processes[:-1]):
+            if k not in reported and process.poll() is not None:
+                reported.add(k)
+                alive = [p for j, p in enumerate(stack.served) if j != k and stack.processes[j].poll() is None]
+                served = {pid for part in alive for pid in part}
+                missing = [pid for pid in stack.served[k] if pid not in served]
+                replaced = [pid for pid in stack.served[k] if pid in served]
+                click.echo(f"\n{names[k]} ended (exit status {process.returncode}); the demo goes on:", err=True)
+                if replaced:
+                    click.echo(f"  {', '.join(replaced)}: answered by the replica on the other node", err=True)
+                if missing:
+                    click.echo(f"  {', '.join(missing)}: no node left; searches are marked incomplete and name it",
+                               err=True)
+        time.sleep(0.5)
+    click.echo(f"the front end ended (exit status {front.returncode}); stopping the nodes", err=True)
+
+
+@click.command("demo")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("demo-data"), show_default=True,
+              help="Where the demo corpus, token and configuration go.")
+@click.option("--port", type=click.IntRange(1, 65533), default=8700, show_default=True,
+              help="Port of the front end; the nodes take the next two.")
+@click.option("--web-tokens", type=click.IntRange(1000, 1_000_000_000), default=WEB_TOKENS, show_default=True,
+              help="Size of the generated web corpus (made again when it changes).")
+def demo_command(directory: Path, port: int, web_tokens: int) -> None:
+    """Run the platform on loopback: a generated 2-million-token web corpus (public) and the sample
+    corpus (login only), in partitions on two nodes, and the front end. Ctrl-C or SIGTERM stops
+    every process; a node that ends leaves the rest running, so that a partition failure can be seen."""
+    busy = [p for p in (port, port + 1, port + 2) if port_in_use(p)]
+    if busy:
+        raise click.ClickException(
+            f"port {', '.join(map(str, busy))} is in use (another program, or a demo still running): stop it or "
+            f"choose other ports with --port (make demo PORT={port + 100})"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    stack = DemoStack(directory, port, (port + 1, port + 2), generated=True, web_tokens=web_tokens)
+    stack.prepare()
+    password = admin_account(stack.base)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    why = ""
+    try:
+        stack.start()
+        click.echo(_greeting(stack, password))
+        _watch(stack)
+    except KeyboardInterrupt:
+        why = "Ctrl-C"
+    except Stopped:
+        why = "SIGTERM"
+    finally:
+        if why:
+            click.echo(f"\n{why}: stopping the demo ...", err=True)
+        stack.stop()
+    if why:  # asked to stop: a clean end, exit status 0 (make says nothing of an error)
+        click.echo(f"cowbird demo stopped ({why}): the front end and both nodes have ended; `make demo` starts "
+                   "it again, with the same corpus and accounts.")

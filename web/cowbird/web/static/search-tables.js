@@ -1,0 +1,461 @@
+// @ts-check
+// The views of the hits: the tabs, and the analyses next to the concordance — Frequency,
+// Distribution (with its chart) and Collocations — a page of rows at a time, each row a link to its
+// hits (rows cloned from the page's <template>s), each table downloadable whole. An analysis is
+// asked for as a stream (stream=1): until its table comes, its summary says how many partitions
+// have answered and which failed.
+
+import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
+import { barChart, stripChart } from "./search-chart.js";
+import { byId, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
+import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
+
+/** @typedef {import("./search-state.js").View} View */
+/** @typedef {import("./search-state.js").Analysis} Analysis */
+
+/**
+ * What every analysis answers besides its rows.
+ * @typedef {object} AnalysisPage
+ * @property {number} total  the search's hits
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {number} offset  the first row of this page in the whole table (0-based)
+ * @property {number} rows_total  rows of the whole table
+ */
+
+/**
+ * @typedef {object} FrequencyRow
+ * @property {string} value
+ * @property {number} frequency
+ * @property {number} share
+ * @property {number} per_million
+ * @property {string | null} concordance
+ */
+/**
+ * GET /api/v1/frequency's answer.
+ * @typedef {AnalysisPage & {by: string, keys: string[], distinct: number, counted: number, unset: number, truncated: boolean, rows: FrequencyRow[]}} FrequencyResult
+ */
+/**
+ * GET /api/v1/dispersion's answer.
+ * @typedef {object} DispersionResult
+ * @property {number} total
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {string} parts_attribute
+ * @property {number} parts
+ * @property {number} parts_with_hits
+ * @property {number | null} dp
+ * @property {number | null} dp_norm
+ * @property {number | null} dp_partitions
+ * @property {import("./search-chart.js").Stretch[]} bins
+ * @property {{id: string, tokens: number, hits: number}[]} partitions_hits
+ */
+
+/**
+ * @typedef {import("./search-chart.js").Bar & {regions: number, regions_with_hits: number}} DistributionRow
+ */
+/**
+ * GET /api/v1/distribution's answer.
+ * @typedef {AnalysisPage & {by: string, outside: number, rows: DistributionRow[]}} DistributionResult
+ */
+
+/**
+ * @typedef {object} CollocateRow
+ * @property {string} value
+ * @property {number} f
+ * @property {number} marginal
+ * @property {Record<string, number>} scores
+ * @property {string | null} concordance
+ */
+/**
+ * GET /api/v1/collocations's answer.
+ * @typedef {AnalysisPage & {candidates: number, left: number, right: number, within: string | null, f1: number,
+ *   min_freq: number, measures: string[], order: string, rows: CollocateRow[]}} CollocationResult
+ */
+
+/**
+ * /api/v1/frequency|distribution|collocations?stream=1's events, one a line: `started`, a
+ * `partition` event as each partition answers (or fails), then the `result` — the answer the plain
+ * request gives — or an `error` (a problem after the stream had started).
+ * @template T  the plain answer
+ * @typedef {AnalysisStarted | AnalysisPartition | (T & {event: "result"}) | import("./search-kwic.js").ErrorEvent} AnalysisEvent
+ */
+
+/**
+ * @typedef {object} AnalysisStarted
+ * @property {"started"} event
+ * @property {number} partitions  the corpus's partitions
+ */
+
+/**
+ * A partition has answered (or failed).
+ * @typedef {object} AnalysisPartition
+ * @property {"partition"} event
+ * @property {import("./search-kwic.js").PartitionResult} partition
+ * @property {number} done  partitions answered (or failed) so far
+ * @property {number} partitions
+ * @property {string[]} failed  the partitions that failed so far
+ */
+
+// ---------------------------------------------------------------- the collocation measures' names
+
+/**
+ * The names the page shows for the association measures: from the server (the JSON island
+ * `<script id="measure-names">`, query_lang/cowbird/core/analysis_merge.py's MEASURE_NAMES); which measures
+ * there are, and which one ranks the table, the server says with each answer (`measures`,
+ * `order`). A measure without a name is shown by its key.
+ * @type {Readonly<Record<string, string>>}
+ */
+const MEASURE_NAMES = measureNames();
+
+/** @returns {Record<string, string>} */
+function measureNames() {
+  const island = document.getElementById("measure-names");
+  return { f: "Co-occurrences", ...(island?.textContent ? JSON.parse(island.textContent) : {}) };
+}
+
+/** @param {string} measure */
+const measureName = (measure) => MEASURE_NAMES[measure] ?? measure;
+
+// ---------------------------------------------------------------- the tabs
+
+/**
+ * Shows a view (its tab selected; focused unless `focus` is false).
+ * @param {View} view
+ * @param {boolean} [focus]
+ */
+export function selectView(view, focus = true) {
+  state.view = view;
+  for (const name of VIEWS) {
+    const tab = byId(`tab-${name}`, HTMLElement);
+    const chosen = name === view;
+    tab.setAttribute("aria-selected", String(chosen));
+    tab.tabIndex = chosen ? 0 : -1;
+    if (chosen && focus) tab.focus();
+  }
+  showPanels();
+}
+
+/** The panel of the chosen view, when there are hits to view (no analysis panels without hits). */
+export function showPanels() {
+  const hits = state.shown !== null && state.shown.total > 0;
+  for (const name of VIEWS) byId(`panel-${name}`, HTMLElement).hidden = name !== state.view || (name !== "kwic" && !hits);
+}
+
+// ---------------------------------------------------------------- an analysis
+
+/** Counts the hits shown for the analysis shown, unless its table already shows that page. */
+export async function analyse() {
+  const view = state.view;
+  const shown = state.shown;
+  if (view === "kwic" || !shown || shown.total === 0) return;
+  const settings = readSettings();
+  let params = analysisRequest(shown.search, view, settings, { offset: state.tableOffset[view] });
+  if (state.analysed[view] === params.toString()) return;
+  const prefix = PREFIX[view];
+  const summary = byId(`${prefix}-summary`, HTMLElement);
+  const signal = begin("analysis");
+  summary.textContent = "Counting…";
+  byId("results", HTMLElement).setAttribute("aria-busy", "true");
+  try {
+    if (view === "frequency") {
+      /** @type {FrequencyResult} */
+      let body = await counted(view, params, signal, summary);
+      const same = body.distinct === 1 && body.rows.length === 1 ? body.rows[0].value : null;
+      const untouched = ["freq-by", "freq-on", "freq-by-2"].every((id) => settings[id] === state.defaults[id]);
+      if (same !== null && untouched && state.tableOffset.frequency === 0) {
+        // every hit has the same word: a one-row table says nothing; the word after the match varies
+        setControlValue("freq-on", "matchend[1]");
+        params = analysisRequest(shown.search, view, readSettings(), { offset: 0 });
+        body = await counted(view, params, signal, summary);
+        showFrequency(body);
+        summary.textContent = `Every hit is “${same}”: counting the ${body.by} after it instead. ${summary.textContent}`;
+        if (state.shown) history.replaceState(null, "", pageUrl());
+      } else {
+        showFrequency(body);
+      }
+      finish(view, body);
+    } else if (view === "distribution") {
+      /** @type {DistributionResult} */
+      const body = await counted(view, params, signal, summary);
+      showDistribution(body);
+      finish(view, body);
+    } else if (view === "dispersion") {
+      /** @type {DispersionResult} */
+      const body = await counted(view, params, signal, summary);
+      showDispersion(body);
+      finish(view, body);
+    } else {
+      /** @type {CollocationResult} */
+      const body = await counted(view, params, signal, summary);
+      showCollocations(body);
+      finish(view, body);
+    }
+    const link = byId(`${prefix}-download`, HTMLAnchorElement); // the whole table, every row
+    const file = analysisRequest(shown.search, view, settings, "file");
+    link.href = `${apiUrl(view)}?${file}`;
+    link.setAttribute("download", "");
+    link.hidden = false;
+    const spreadsheet = byId(`${prefix}-xlsx`, HTMLAnchorElement); // the same as a spreadsheet
+    file.set("format", "xlsx");
+    spreadsheet.href = `${apiUrl(view)}?${file}`;
+    spreadsheet.setAttribute("download", "");
+    spreadsheet.hidden = false;
+    state.analysed[view] = params.toString();
+    document.body.dataset.analysed = view;
+  } catch (error) {
+    if (error instanceof ApiProblem) {
+      summary.textContent = problemText(error.problem, "the analysis failed");
+      for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-xlsx`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
+      if (view === "distribution" || view === "dispersion") byId(`${prefix}-figure`, HTMLElement).hidden = true;
+    } else if (aborted(error)) {
+      const overtaken = state.requests.analysis?.signal !== signal;
+      if (!overtaken || state.view !== view) summary.textContent = "Cancelled."; // else its successor counts
+    } else {
+      summary.textContent = `The analysis failed: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  } finally {
+    end("analysis", signal);
+    // still busy when a newer analysis (or a search) took this one's place
+    byId("results", HTMLElement).setAttribute("aria-busy", String(busy("analysis") || busy("query")));
+  }
+}
+
+/**
+ * An analysis's answer, asked for as a stream (stream=1): until its result, `summary` says how
+ * many of the corpus's partitions have answered and names those that failed. An `error` event
+ * throws its ApiProblem, as a refusal before the stream does; an abort (`signal`) an AbortError.
+ * @template {AnalysisPage} T  the plain answer
+ * @param {Analysis} view
+ * @param {URLSearchParams} params  the plain request's
+ * @param {AbortSignal} signal
+ * @param {HTMLElement} summary
+ * @returns {Promise<T>}
+ */
+async function counted(view, params, signal, summary) {
+  const streamed = new URLSearchParams(params);
+  streamed.set("stream", "1");
+  /** @type {T | null} */
+  let body = null;
+  /** @type {AsyncGenerator<AnalysisEvent<T> | T, void, undefined>} */
+  const answers = getLines(view, streamed, signal);
+  for await (const step of answers) {
+    if (!("event" in step) || step.event === "result") { // (a plain answer has no events); the last event
+      body = step;
+      continue;
+    }
+    if (step.event === "error") throw new ApiProblem(step);
+    if (step.event === "started") summary.textContent = countingText(0, step.partitions, []);
+    else summary.textContent = countingText(step.done, step.partitions, step.failed);
+  }
+  if (body === null) throw new Error("the answer ended before its result");
+  return body;
+}
+
+/**
+ * A running analysis, never taken for its answer: "Counting… 2 of 3 partitions answered (p2 failed)".
+ * @param {number} done  partitions answered or failed
+ * @param {number} partitions
+ * @param {string[]} failed
+ */
+function countingText(done, partitions, failed) {
+  const answered = `${number(done)} of ${number(partitions)} partition${partitions === 1 ? "" : "s"} answered`;
+  return `Counting… ${answered}${failed.length ? ` (${failed.join(", ")} failed)` : ""}`;
+}
+
+/**
+ * The pager and the partitions that did not answer, for any analysis's page.
+ * @param {Analysis} view
+ * @param {AnalysisPage & {rows: unknown[]}} body
+ */
+function finish(view, body) {
+  if (view !== "dispersion") showPager(view, body); // the dispersion is not a paged table
+  if (!body.complete) {
+    byId(`${PREFIX[view]}-summary`, HTMLElement).textContent +=
+      ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
+  }
+}
+
+/**
+ * "rows 31–60 of 219,266" with ← Previous / Next →: every row of a large table is a page away.
+ * @param {Analysis} view
+ * @param {AnalysisPage & {rows: unknown[]}} body
+ */
+function showPager(view, body) {
+  const pager = byId(`${PREFIX[view]}-pager`, HTMLElement);
+  const first = body.offset + 1;
+  const last = body.offset + body.rows.length;
+  pager.hidden = body.rows_total <= ROWS[view] && body.offset === 0;
+  part(pager, ".range", HTMLElement).textContent = body.rows.length
+    ? `rows ${number(first)}–${number(last)} of ${number(body.rows_total)}` : `no rows from ${number(first)} on (${number(body.rows_total)} in all)`;
+  part(pager, ".prev", HTMLButtonElement).disabled = body.offset === 0;
+  part(pager, ".next", HTMLButtonElement).disabled = last >= body.rows_total;
+}
+
+/**
+ * The previous (-1) or next (1) page of an analysis table.
+ * @param {Analysis} view
+ * @param {number} step
+ */
+export function turnPage(view, step) {
+  state.tableOffset[view] = Math.max(0, state.tableOffset[view] + step * ROWS[view]);
+  if (state.shown) history.replaceState(null, "", pageUrl());
+  analyse();
+}
+
+// ---------------------------------------------------------------- the tables
+
+/**
+ * A row's value: a link to its hits where there is one.
+ * @param {HTMLTableRowElement} row
+ * @param {string} text
+ * @param {string | null} href
+ * @param {string} label  the link's title
+ */
+export function fillValue(row, text, href, label) {
+  const cell = part(row, "td.value", HTMLTableCellElement);
+  if (href) {
+    const link = document.createElement("a");
+    link.href = href;
+    link.textContent = text === "" ? "(empty)" : text;
+    link.title = label;
+    cell.replaceChildren(link);
+  } else cell.textContent = text;
+}
+
+/**
+ * The row's cells after its value, filled in order.
+ * @param {HTMLTableRowElement} row
+ * @param {string[]} texts
+ */
+export function fillNumbers(row, texts) {
+  const cells = row.querySelectorAll("td:not(.value):not(.rank)");
+  texts.forEach((text, i) => {
+    cells[i].textContent = text;
+  });
+}
+
+/**
+ * @param {string} id  the table's
+ * @param {HTMLTableRowElement[]} rows
+ */
+export function showRows(id, rows) {
+  part(document, `#${id} tbody`, HTMLTableSectionElement).replaceChildren(...rows);
+  byId(id, HTMLTableElement).hidden = rows.length === 0;
+}
+
+/** @param {FrequencyResult} body */
+function showFrequency(body) {
+  const on = byId("freq-on", HTMLSelectElement).selectedOptions[0]?.textContent ?? "";
+  const counted = body.keys.length > 1 ? body.keys.join(" and ") : `${body.by} of ${on}`;
+  byId("freq-summary", HTMLElement).textContent = `${counted}: ${number(body.distinct)} distinct values over ${number(body.counted)} hits` +
+    (body.unset ? `; ${number(body.unset)} hits have no such token` : "") +
+    (body.truncated ? "; too many distinct values: the list is cut" : "") + ".";
+  showRows("freq-table", body.rows.map((r, i) => {
+    const row = fromTemplate("freq-row", HTMLTableRowElement);
+    part(row, "td.rank", HTMLTableCellElement).textContent = number(body.offset + i + 1);
+    fillValue(row, r.value, r.concordance, `Show the ${number(r.frequency)} hits with ${body.by} ${r.value}`);
+    fillNumbers(row, [number(r.frequency), `${decimal(100 * r.share)} %`, decimal(r.per_million)]);
+    return row;
+  }));
+}
+
+/** @param {DistributionResult} body */
+function showDistribution(body) {
+  const hits = body.total - body.outside;
+  byId("dist-summary", HTMLElement).textContent = `${number(hits)} hits over ${number(body.rows_total)} values of ${body.by}` +
+    (body.outside ? `; ${number(body.outside)} hits lie outside any ${body.by} region` : "") +
+    (body.rows_total > body.rows.length ? `; chart and table show ${body.rows.length} values a page, the download all` : "") + ".";
+  const { chart, bars } = barChart(body.rows, body.by);
+  byId("dist-chart", HTMLElement).replaceChildren(chart);
+  byId("dist-figure", HTMLElement).hidden = bars === 0;
+  showRows("dist-table", body.rows.map((r) => {
+    const row = fromTemplate("dist-row", HTMLTableRowElement);
+    fillValue(row, r.value, r.concordance, `Show the ${number(r.hits)} hits in ${body.by} ${r.value}`);
+    fillNumbers(row, [number(r.hits), number(r.tokens), decimal(r.per_million), number(r.regions), number(r.regions_with_hits)]);
+    return row;
+  }));
+}
+
+/**
+ * Where the hits fall: Gries' DP over the parts and the partitions, the stretches as columns, the
+ * partitions as a table.
+ * @param {DispersionResult} body
+ */
+function showDispersion(body) {
+  const measure = (/** @type {number | null} */ value) => (value === null ? "unknown (a partition failed)" : decimal(value, 3));
+  byId("disp-summary", HTMLElement).textContent = `DP ${measure(body.dp)} over ${number(body.parts)} ${body.parts_attribute} ` +
+    `regions (${number(body.parts_with_hits)} with hits; 0: spread as the ${body.parts_attribute} sizes are, 1: all in one), ` +
+    `normalised ${measure(body.dp_norm)}; over the partitions ${measure(body.dp_partitions)}.`;
+  byId("disp-chart", HTMLElement).replaceChildren(stripChart(body.bins, body.parts_attribute));
+  byId("disp-figure", HTMLElement).hidden = body.total === 0;
+  // many tiny parts: most cannot hold a hit whatever the word, and DP says little; say so beside the chart
+  const average = body.parts ? corpusInfo().size / body.parts : 0;
+  const tiny = body.total > 0 && (body.parts > body.total || average < TINY_PART);
+  const note = byId("disp-note", HTMLElement);
+  note.hidden = !tiny;
+  note.textContent = tiny
+    ? `The ${number(body.parts)} ${body.parts_attribute} regions hold ${number(Math.round(average))} tokens each on average` +
+      (body.parts > body.total ? `, and there are fewer hits (${number(body.total)}) than parts` : "") +
+      ": most parts cannot hold a hit whatever the word, so DP comes out high even for hits spread evenly over " +
+      "the corpus. Compare DP between words over the same parts, or count over larger parts."
+    : "";
+  showRows("disp-table", body.partitions_hits.map((p) => {
+    const row = fromTemplate("disp-row", HTMLTableRowElement);
+    part(row, "td.value", HTMLTableCellElement).textContent = p.id;
+    fillNumbers(row, [number(p.tokens), number(p.hits), decimal(p.tokens ? (p.hits * 1e6) / p.tokens : 0)]);
+    return row;
+  }));
+}
+
+/** Tokens a part of a dispersion holds on average below which DP is explained next to its chart. */
+const TINY_PART = 100;
+
+/** @param {CollocationResult} body */
+function showCollocations(body) {
+  byId("coll-summary", HTMLElement).textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
+    `${body.within ? ` (inside one ${body.within})` : ""}; ${number(body.f1)} tokens in the windows` +
+    `; ${number(body.rows_total)} with at least ${number(body.min_freq)} co-occurrences, ranked by ${measureName(body.order)}.`;
+  const head = document.createElement("tr");
+  head.append(columnHead("Collocate"), sortingHead("f", body.order), columnHead("In the corpus"),
+    ...body.measures.map((measure) => sortingHead(measure, body.order)));
+  part(document, "#coll-table thead", HTMLTableSectionElement).replaceChildren(head);
+  showRows("coll-table", body.rows.map((r) => {
+    const row = fromTemplate("coll-row", HTMLTableRowElement);
+    fillValue(row, r.value, r.concordance, `Show the hits with ${r.value} in their window`);
+    fillNumbers(row, [number(r.f), number(r.marginal)]);
+    for (const measure of body.measures) {
+      const score = row.insertCell();
+      score.textContent = decimal(r.scores[measure]);
+      score.title = String(r.scores[measure]);
+    }
+    return row;
+  }));
+}
+
+/** @param {string} text */
+function columnHead(text) {
+  const head = fromTemplate("column-head", HTMLTableCellElement);
+  head.textContent = text;
+  return head;
+}
+
+/**
+ * A column the collocations can be ranked by: its name a button; the column ranking them marked.
+ * @param {string} measure
+ * @param {string} order  the measure ranking the table
+ */
+function sortingHead(measure, order) {
+  const head = fromTemplate("sorting-head", HTMLTableCellElement);
+  const button = part(head, "button", HTMLButtonElement);
+  button.textContent = measureName(measure);
+  button.dataset.order = measure;
+  button.addEventListener("click", () => {
+    state.collOrder = measure;
+    state.tableOffset.collocations = 0;
+    if (state.shown) history.replaceState(null, "", pageUrl());
+    analyse();
+  });
+  if (measure === order) head.setAttribute("aria-sort", "descending");
+  return head;
+}
