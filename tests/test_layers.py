@@ -9,6 +9,7 @@ language load no web framework.
 from __future__ import annotations
 
 import json
+import pkgutil
 import subprocess
 import sys
 
@@ -44,6 +45,20 @@ def test_the_front_end_loads_no_engine_store_compiler_or_calf() -> None:
 def test_the_core_and_the_query_language_are_light(part: str) -> None:
     loaded = _loaded(f"import {part}")
     assert _under(loaded, HEAVY + ("fastapi", "sqlalchemy", "httpx", "cowbird.store", "cowbird.engines")) == []
+
+
+WEB_STACK = ("fastapi", "starlette", "uvicorn", "prometheus_client", "pydantic_settings", "cowbird.serving")
+
+
+def test_the_whole_core_and_the_query_language_need_no_web_framework() -> None:
+    """Every module of ``cowbird.core`` (found on disk, so a new one is covered) and ``cowbird.query``:
+    the service plumbing that needs one lives in ``cowbird.serving``."""
+    import cowbird.core
+
+    core = sorted(f"cowbird.core.{info.name}" for info in pkgutil.iter_modules(cowbird.core.__path__))
+    assert "cowbird.core.wire" in core
+    loaded = _loaded("\n".join(f"import {name}" for name in ["cowbird.core", *core, "cowbird.query"]))
+    assert _under(loaded, WEB_STACK) == []
 
 
 def test_the_command_line_imports_a_subcommand_only_when_it_runs() -> None:

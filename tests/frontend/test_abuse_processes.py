@@ -21,7 +21,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from cowbird.commands.demo import DemoStack
-from cowbird.core import serving
+from cowbird.serving import server as serving
 from tests.support import free_ports, running_demo, served_in_thread
 
 pytestmark = pytest.mark.e2e

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.core.config import ConfigError
 from cowbird.frontend import FrontendSettings
+from cowbird.serving.config import ConfigError
 from tests.frontend.conftest import Partitioned, front_client, front_settings
 from tests.support import assert_problem
 

@@ -13,11 +13,11 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.core.config import ConfigError
 from cowbird.core.errors import ClientGone
 from cowbird.engines.native import NativeEngine
 from cowbird.frontend.fanout import NodePools
 from cowbird.frontend.routes.deps import until_disconnected
+from cowbird.serving.config import ConfigError
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
 from tests.support import Params, assert_problem
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from cowbird.core.request_log import configure, is_secret
+from cowbird.serving.request_log import configure, is_secret
 from tests.frontend.conftest import API_TOKEN
 
 pytestmark = pytest.mark.anyio

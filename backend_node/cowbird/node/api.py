@@ -12,8 +12,27 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from cowbird.core.analysis_spec import parse_breakdown
 from cowbird.core.errors import BadParameter, LimitExceeded
+from cowbird.core.operations import (
+    COOCCURRENCE,
+    COUNT,
+    DISPERSION,
+    DISTRIBUTION,
+    ESTIMATE,
+    FIRST,
+    FREQUENCY,
+    HITS,
+    MARGINALS,
+    NGRAMS,
+    SORT_KEYS,
+    SUBCORPUS,
+    Operation,
+    Rq,
+    Rs,
+)
 from cowbird.core.wire import (
     EXPORT_BATCH_LINES,
     CooccurrenceRequest,
@@ -51,6 +70,28 @@ from cowbird.node.service import PartitionService
 Disconnected = Callable[[], Awaitable[bool]] | None
 """Tells whether the client has gone (the work is then stopped); None: nobody can go."""
 
+Handler = Callable[["NodeApi", Rq, Disconnected], Awaitable[Rs]]
+"""How the node answers one operation of the table (``cowbird.core.operations``)."""
+
+_HANDLERS: dict[str, Callable[..., Awaitable[BaseModel]]] = {}
+
+
+def answers(operation: Operation[Rq, Rs]) -> Callable[[Handler[Rq, Rs]], Handler[Rq, Rs]]:
+    """Declare the method that answers ``operation`` (its request and response types must be the
+    operation's: mypy checks the method against them)."""
+
+    def register(method: Handler[Rq, Rs]) -> Handler[Rq, Rs]:
+        assert operation.name not in _HANDLERS, f"{operation.name} is answered twice"
+        _HANDLERS[operation.name] = method
+        return method
+
+    return register
+
+
+def answered() -> set[str]:
+    """The names of the operations the node answers (every one of the table: tests/node check it)."""
+    return set(_HANDLERS)
+
 
 def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:
     return Line(
@@ -87,6 +128,12 @@ class NodeApi:
     def __init__(self, service: PartitionService) -> None:
         self.service = service
 
+    async def answer(self, operation: Operation[Rq, Rs], request: Rq, disconnected: Disconnected = None) -> Rs:
+        """The node's answer to one operation of the table (the routes' and ``LocalPartitions``' one way in)."""
+        answer = await _HANDLERS[operation.name](self, request, disconnected)
+        assert isinstance(answer, operation.response)
+        return answer
+
     async def _run(self, request: CountRequest | HitsRequest | FrequencyRequest | DistributionRequest
                    | CooccurrenceRequest | SortKeysRequest | DispersionRequest,
                    disconnected: Disconnected) -> tuple[str, ResultSet]:
@@ -100,12 +147,14 @@ class NodeApi:
         keys = await self.service.in_thread(order.keys, ranks)
         return [line_model(line, key) for line, key in zip(lines, keys, strict=True)]
 
+    @answers(COUNT)
     async def count(self, request: CountRequest, disconnected: Disconnected = None) -> CountResponse:
         started = time.perf_counter()
         text, result = await self._run(request, disconnected)
         return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=_elapsed(started))
 
-    async def estimate(self, request: CountRequest) -> EstimateResponse:
+    @answers(ESTIMATE)
+    async def estimate(self, request: CountRequest, disconnected: Disconnected = None) -> EstimateResponse:
         started = time.perf_counter()
         text, found = await self.service.estimate(request.partition, request.query, request.strategy,
                                                   request.hard_boundary)
@@ -113,6 +162,7 @@ class NodeApi:
                                 seconds=found.seconds, candidates=found.candidates, sampled=found.sampled,
                                 elapsed_ms=_elapsed(started))
 
+    @answers(FIRST)
     async def first(self, request: FirstRequest, disconnected: Disconnected = None) -> HitsResponse:
         """The hits ``offset`` .. ``offset + limit`` as soon as they are found, before the rest is counted
         (``total`` is then a lower bound: ``exact`` says which)."""
@@ -127,6 +177,7 @@ class NodeApi:
         return HitsResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
                             data=[line_model(line) for line in lines], elapsed_ms=_elapsed(started), exact=exact)
 
+    @answers(HITS)
     async def hits(self, request: HitsRequest, disconnected: Disconnected = None) -> HitsResponse:
         started = time.perf_counter()
         service = self.service
@@ -182,6 +233,7 @@ class NodeApi:
         text, result = await self._run(request, disconnected)
         return text, self.service.every_hit(result)
 
+    @answers(FREQUENCY)
     async def frequency(self, request: FrequencyRequest, disconnected: Disconnected = None) -> FrequencyResponse:
         """How often each value of a p-attribute occurs over a span of the hits (CQP's ``count A by ATT``)."""
         started = time.perf_counter()
@@ -197,6 +249,7 @@ class NodeApi:
             elapsed_ms=_elapsed(started),
         )
 
+    @answers(DISPERSION)
     async def dispersion(self, request: DispersionRequest, disconnected: Disconnected = None) -> DispersionResponse:
         """This partition's part of where the hits fall: Gries' DP over the regions of an s-attribute, and
         the hits in equal stretches of the corpus."""
@@ -210,6 +263,7 @@ class NodeApi:
             parts_with_hits=found.parts_with_hits, smallest_part=found.smallest_part, dp_sum=found.dp_sum,
             bins=found.bins, elapsed_ms=_elapsed(started))
 
+    @answers(DISTRIBUTION)
     async def distribution(self, request: DistributionRequest,
                            disconnected: Disconnected = None) -> DistributionResponse:
         """Hits per value of an s-attribute, with each value's size (CQP's ``group A match ATT``)."""
@@ -224,6 +278,7 @@ class NodeApi:
             elapsed_ms=_elapsed(started),
         )
 
+    @answers(COOCCURRENCE)
     async def cooccurrence(self, request: CooccurrenceRequest,
                            disconnected: Disconnected = None) -> CooccurrenceResponse:
         """Co-occurrence counts in windows around the hits, with each collocate's marginal frequencies."""
@@ -239,13 +294,16 @@ class NodeApi:
             f=found.f, marginal=found.marginal, in_nodes=found.in_nodes, elapsed_ms=_elapsed(started),
         )
 
-    async def marginals(self, request: MarginalsRequest) -> MarginalsResponse:
+    @answers(MARGINALS)
+    async def marginals(self, request: MarginalsRequest, disconnected: Disconnected = None
+                        ) -> MarginalsResponse:
         """Frequencies of values of a p-attribute in the partition: collocates' marginals where they do
         not co-occur (their sum over partitions is the corpus's frequency)."""
         corpus = self.service.engine(request.partition).store
         frequencies = await self.service.in_thread(compute.marginals, corpus, request.attribute, request.values)
         return MarginalsResponse(partition=request.partition, frequencies=frequencies)
 
+    @answers(NGRAMS)
     async def ngrams(self, request: NgramRequest, disconnected: Disconnected = None) -> NgramResponse:
         """A word list or n-gram list of the partition (or of its part in a subcorpus): the rows with at
         least ``threshold`` occurrences and the ``top`` most frequent, and the counts of ``values``."""
@@ -260,7 +318,9 @@ class NodeApi:
                              row_tokens=[t for t, _ in rows], row_counts=[c for _, c in rows], counts=counts,
                              elapsed_ms=_elapsed(started))
 
-    async def subcorpus(self, request: SubcorpusRequest) -> SubcorpusResponse:
+    @answers(SUBCORPUS)
+    async def subcorpus(self, request: SubcorpusRequest, disconnected: Disconnected = None
+                        ) -> SubcorpusResponse:
         """The partition's part in a subcorpus: its tokens and texts, and an s-attribute's values in it
         with their sizes."""
         started = time.perf_counter()
@@ -274,6 +334,7 @@ class NodeApi:
                                  values=found.values, value_tokens=found.value_tokens,
                                  value_regions=found.value_regions, elapsed_ms=_elapsed(started))
 
+    @answers(SORT_KEYS)
     async def sortkeys(self, request: SortKeysRequest, disconnected: Disconnected = None) -> SortKeysResponse:
         """The sort keys of the hits at sorted ranks ``offset`` .. ``offset + limit``: what the front end
         needs to merge partitions' sorted hits and page at any offset."""

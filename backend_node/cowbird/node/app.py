@@ -2,7 +2,7 @@
 
 Every route but ``/health`` needs the node token, checked before the request is read
 (``guard.py``); every error is ``application/problem+json`` with a stable ``code``
-(``cowbird.core.problems``); request bodies over ``max_request_bytes`` are refused.
+(``cowbird.serving.problems``); request bodies over ``max_request_bytes`` are refused.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.responses import Response
 
-from cowbird.core.metrics import CONTENT_TYPE, Metrics
-from cowbird.core.problems import PROBLEM_RESPONSES, install_problem_handlers
-from cowbird.core.request_log import RequestLog
 from cowbird.core.version import __version__
 from cowbird.engines import QueryEngine, open_engine
 from cowbird.node.guard import Calls, NodeGuard
-from cowbird.node.routes import analyses, context, health, partitions, queries
+from cowbird.node.routes import context, export, health, operations, partitions
 from cowbird.node.service import PartitionService
 from cowbird.node.settings import NodeSettings
 from cowbird.node.state import NodeState
+from cowbird.serving.metrics import CONTENT_TYPE, Metrics
+from cowbird.serving.problems import PROBLEM_RESPONSES, install_problem_handlers
+from cowbird.serving.request_log import RequestLog
 from cowbird.store import RegistryError, list_registry
 
 
@@ -77,6 +77,6 @@ def create_app(
         """Prometheus metrics (behind the node token, like every route but /health)."""
         return Response(state.metrics.exposition(), media_type=CONTENT_TYPE)
 
-    for router in (health.router, partitions.router, queries.router, analyses.router, context.router):
+    for router in (health.router, partitions.router, operations.router, export.router, context.router):
         app.include_router(router)
     return app

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from cowbird.core.config import ConfigError
 from cowbird.core.errors import CowbirdError
-from cowbird.core.request_log import LOG_FORMAT, LOG_LEVEL, configure
-from cowbird.core.serving import serve
 from cowbird.node.app import create_app, open_engines
 from cowbird.node.settings import NodeSettings
+from cowbird.serving.config import ConfigError
+from cowbird.serving.request_log import LOG_FORMAT, LOG_LEVEL, configure
+from cowbird.serving.server import serve
 
 
 @click.group("node")

@@ -4,7 +4,7 @@ Every request but ``GET /health`` must carry ``Authorization: Bearer <node token
 the node answers ``401`` at once, never reading the body — so an anonymous client cannot make the
 node buffer a large body, learn its API (``/docs``, ``/openapi.json``) or get a ``422`` for
 malformed JSON. An authenticated body is read here, up to ``max_bytes`` (declared or chunked) and
-within ``BODY_SECONDS`` (``cowbird.core.bodies``), and handed on whole; after it, the app reads the
+within ``BODY_SECONDS`` (``cowbird.serving.bodies``), and handed on whole; after it, the app reads the
 real connection again, so that it still learns when the client goes away.
 
 A request that names itself (``X-Cowbird-Call: <id>``, as the front end's calls do) is listed in
@@ -26,10 +26,10 @@ from collections import OrderedDict
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from cowbird.core.bodies import ClientLeft, ended, read_body, replay
 from cowbird.core.errors import SlowBody, TooLarge, Unauthorized
-from cowbird.core.problems import problem_response
 from cowbird.node.scheduler import BACKGROUND, BEGAN, BEGAN_HEADER, PRIORITY_HEADER
+from cowbird.serving.bodies import ClientLeft, ended, read_body, replay
+from cowbird.serving.problems import problem_response
 
 OPEN_PATHS = frozenset({"/health"})
 CALL_HEADER = b"x-cowbird-call"

@@ -13,29 +13,12 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, assert_never
+from typing import TypeVar
 
 from cowbird.core.manifest import Manifest
-from cowbird.core.search import A, AnalysisRequest, PartitionFailure, TimeLimit
-from cowbird.core.wire import (
-    CooccurrenceRequest,
-    CountRequest,
-    CountResponse,
-    DispersionRequest,
-    DistributionRequest,
-    EstimateResponse,
-    ExportRequest,
-    FirstRequest,
-    FrequencyRequest,
-    HitsRequest,
-    HitsResponse,
-    Line,
-    MarginalsRequest,
-    MarginalsResponse,
-    NgramRequest,
-    SortKeysRequest,
-    SubcorpusRequest,
-)
+from cowbird.core.operations import Operation, Rq, Rs
+from cowbird.core.search import PartitionFailure, TimeLimit
+from cowbird.core.wire import ExportRequest, Line
 from cowbird.engines import EngineName, EngineOptions, QueryEngine, open_engine
 from cowbird.node.api import NodeApi
 from cowbird.node.service import PartitionService
@@ -117,21 +100,9 @@ class LocalPartitions:
     def serial(self) -> bool:
         return False
 
-    async def count(self, partition: LocalPartition, request: CountRequest,
-                    limit: TimeLimit | None = None) -> CountResponse:
-        return await self.api.count(request)
-
-    async def hits(self, partition: LocalPartition, request: HitsRequest,
-                   limit: TimeLimit | None = None) -> HitsResponse:
-        return await self.api.hits(request)
-
-    async def estimate(self, partition: LocalPartition, request: CountRequest,
-                       limit: TimeLimit | None = None) -> EstimateResponse:
-        return await self.api.estimate(request)
-
-    async def first(self, partition: LocalPartition, request: FirstRequest,
-                    limit: TimeLimit | None = None) -> HitsResponse:
-        return await self.api.first(request)
+    async def call(self, partition: LocalPartition, operation: Operation[Rq, Rs], request: Rq,
+                   limit: TimeLimit | None = None) -> Rs:
+        return await self.api.answer(operation, request)
 
     async def export(self, partition: LocalPartition, request: ExportRequest, expected: int,
                      limit: TimeLimit | None = None) -> AsyncIterator[Line]:
@@ -139,32 +110,6 @@ class LocalPartitions:
         async for batch in found.batches:
             for line in batch:
                 yield line
-
-    async def analysis(self, partition: LocalPartition, path: str, request: AnalysisRequest, answer_type: type[A],
-                       limit: TimeLimit | None = None) -> A:
-        answer: object
-        if isinstance(request, FrequencyRequest):
-            answer = await self.api.frequency(request)
-        elif isinstance(request, DistributionRequest):
-            answer = await self.api.distribution(request)
-        elif isinstance(request, CooccurrenceRequest):
-            answer = await self.api.cooccurrence(request)
-        elif isinstance(request, SortKeysRequest):
-            answer = await self.api.sortkeys(request)
-        elif isinstance(request, DispersionRequest):
-            answer = await self.api.dispersion(request)
-        elif isinstance(request, NgramRequest):
-            answer = await self.api.ngrams(request)
-        elif isinstance(request, SubcorpusRequest):
-            answer = await self.api.subcorpus(request)
-        else:
-            assert_never(request)
-        assert isinstance(answer, answer_type)
-        return answer
-
-    async def marginals(self, partition: LocalPartition, request: MarginalsRequest,
-                        limit: TimeLimit | None = None) -> MarginalsResponse:
-        return await self.api.marginals(request)
 
     async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]:
         return list(await asyncio.gather(*(call() for call in calls)))

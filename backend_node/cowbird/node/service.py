@@ -22,7 +22,6 @@ import anyio
 
 from cowbird.core.analysis_spec import parse_sort
 from cowbird.core.errors import LimitExceeded, OutOfMemory, UnknownPartition, query_problem
-from cowbird.core.metrics import Metrics
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.results import ArrayResultSet, build_lines
@@ -31,6 +30,7 @@ from cowbird.node.memory import MemoryBudget
 from cowbird.node.scheduler import BACKGROUND, Scheduler, lower_priority
 from cowbird.node.settings import NodeSettings
 from cowbird.query import Query, QueryError, parse_cqp, serialize
+from cowbird.serving.metrics import Metrics
 
 T = TypeVar("T")
 

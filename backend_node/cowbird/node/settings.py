@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from cowbird.core.config import LayeredSettings, load_settings, read_token
 from cowbird.engines import EngineName, EngineOptions
+from cowbird.serving.config import LayeredSettings, load_settings, read_token
 
 
 class NodeSettings(LayeredSettings):

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from cowbird.core.metrics import Metrics
 from cowbird.node.guard import Calls
 from cowbird.node.service import PartitionService
 from cowbird.node.settings import NodeSettings
+from cowbird.serving.metrics import Metrics
 
 
 @dataclass

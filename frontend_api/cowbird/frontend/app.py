@@ -19,12 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from fastapi_offline import FastAPIOffline
 
-from cowbird.core.bodies import BodyLimit
-from cowbird.core.config import ConfigError
 from cowbird.core.errors import CowbirdError
-from cowbird.core.metrics import Metrics
-from cowbird.core.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
-from cowbird.core.request_log import RequestLog
 from cowbird.core.version import __version__
 from cowbird.frontend.accounts import Accounts, Database
 from cowbird.frontend.accounts import web as accounts_web
@@ -55,6 +50,11 @@ from cowbird.frontend.routes import (
 from cowbird.frontend.routes.deps import no_parameters
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.frontend.state import FrontendState
+from cowbird.serving.bodies import BodyLimit
+from cowbird.serving.config import ConfigError
+from cowbird.serving.metrics import Metrics
+from cowbird.serving.problems import PROBLEM_RESPONSES, install_problem_handlers, problem_body, problem_response
+from cowbird.serving.request_log import RequestLog
 from cowbird.web import STATIC, TEMPLATES
 
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ import httpx
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import NodesUnavailable
-from cowbird.core.problems import problem_response
 from cowbird.frontend.priority import DEEP_SORT
+from cowbird.serving.problems import problem_response
 
 FORWARDED = b"x-cowbird-forwarded"
 SERVED_BY = b"x-cowbird-served-by"

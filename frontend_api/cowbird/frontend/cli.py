@@ -6,7 +6,7 @@ Each worker makes its own app (``worker_app``, a factory uvicorn calls in the wo
 the command put in the environment (``WORKER_SETUP``); the command checks the configuration and
 brings the account database up to date first, once, so that the workers neither race to migrate
 it nor start on a configuration that cannot work. ``/metrics`` sums every worker's figures
-(``query_lang/cowbird/core/metrics.py``: prometheus_client's multiprocess mode, in a folder made for the run).
+(``query_lang/cowbird/serving/metrics.py``: prometheus_client's multiprocess mode, in a folder made for the run).
 
 Beside the workers, ``serve`` starts the *background process* (``--no-background``: none): the same
 app on a Unix socket in a private folder, at a lower CPU priority, to which the workers forward
@@ -32,13 +32,13 @@ from typing import Any
 import click
 from fastapi import FastAPI
 
-from cowbird.core.config import ConfigError
-from cowbird.core.metrics import MULTIPROCESS
-from cowbird.core.request_log import LOG_FORMAT, LOG_LEVEL, configure
-from cowbird.core.serving import serve
 from cowbird.frontend.app import create_app
 from cowbird.frontend.background import NICENESS
 from cowbird.frontend.settings import FrontendSettings
+from cowbird.serving.config import ConfigError
+from cowbird.serving.metrics import MULTIPROCESS
+from cowbird.serving.request_log import LOG_FORMAT, LOG_LEVEL, configure
+from cowbird.serving.server import serve
 
 WORKER_SETUP = "COWBIRD_SERVE_WORKER"
 """The environment variable that tells each worker its configuration file, address and logging (JSON)."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from cowbird.core.config import ConfigError
 from cowbird.core.errors import OutOfRange, StoreError, UnknownCorpus
 from cowbird.core.manifest import Manifest
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
+from cowbird.serving.config import ConfigError
 
 
 @dataclass(frozen=True)

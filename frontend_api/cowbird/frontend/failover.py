@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from cowbird.core.metrics import Metrics
 from cowbird.core.search import TimeLimit
 from cowbird.frontend.corpora import Partition
 from cowbird.frontend.fair_use import spent
@@ -39,6 +38,7 @@ from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import NodePools
 from cowbird.frontend.priority import PRIORITY, priority_headers, stretched
 from cowbird.frontend.settings import FrontendSettings
+from cowbird.serving.metrics import Metrics
 
 T = TypeVar("T")
 FANOUT = logging.getLogger("cowbird.fanout")

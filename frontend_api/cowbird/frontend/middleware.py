@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import BadHost, BadParameter
-from cowbird.core.problems import Renderer
+from cowbird.serving.problems import Renderer
 
 
 class TrustedHosts:

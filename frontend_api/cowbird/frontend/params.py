@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cowbird.core.analysis_merge import MEASURES
 from cowbird.core.errors import BadParameter
-from cowbird.core.problems import UnknownParameters
 from cowbird.core.search import HitView
 from cowbird.frontend.downloads import Format
+from cowbird.serving.problems import UnknownParameters
 
 MAX_JSON_ROWS = 100_000
 """Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
@@ -41,7 +41,7 @@ class Parameters(BaseModel):
             accepted = cls.accepted()
             unknown = [name for name in data if name not in accepted]
             if unknown:
-                # the answer names the route too (``cowbird.core.problems.validation_error``)
+                # the answer names the route too (``cowbird.serving.problems.validation_error``)
                 raise UnknownParameters(unknown_parameters(unknown, accepted), ", ".join(sorted(accepted)))
         return data
 

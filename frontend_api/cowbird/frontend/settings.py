@@ -31,8 +31,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from cowbird.core.config import ConfigError, LayeredSettings, load_settings, read_token
 from cowbird.frontend.accounts.mail import Mailer
+from cowbird.serving.config import ConfigError, LayeredSettings, load_settings, read_token
 
 
 class AccessLevel(StrEnum):
@@ -307,7 +307,7 @@ class FrontendSettings(LayeredSettings):
 
     @staticmethod
     def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
-        """The flat names in a TOML file or the overrides, nested (``core.config.load_settings``)."""
+        """The flat names in a TOML file or the overrides, nested (``serving.config.load_settings``)."""
         return nest_flat_keys(data)
 
     @model_validator(mode="before")

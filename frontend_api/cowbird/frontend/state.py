@@ -11,7 +11,6 @@ from fastapi.templating import Jinja2Templates
 from itsdangerous import Signer
 from starlette.requests import Request
 
-from cowbird.core.metrics import Metrics
 from cowbird.frontend.accounts.mail import Mailer
 from cowbird.frontend.accounts.service import Accounts
 from cowbird.frontend.accounts.throttle import Throttle, Window
@@ -21,6 +20,7 @@ from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.priority import Lanes
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.frontend.stalled import Stalled
+from cowbird.serving.metrics import Metrics
 
 if TYPE_CHECKING:
     from cowbird.calf.core import Reconstructor

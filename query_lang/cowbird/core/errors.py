@@ -1,6 +1,6 @@
 """The one error model of cowbird: every error a client can see has an HTTP ``status`` and a stable
 ``code`` (:class:`ErrorCode`, listed in both services' OpenAPI documents), the same on the node and
-on the front end for the same failure. Both services render them with ``cowbird.core.problems``
+on the front end for the same failure. Both services render them with ``cowbird.serving.problems``
 as ``application/problem+json``; the command line prints their ``detail`` in one line. This module
 imports nothing heavy: the store and the command line use it too.
 

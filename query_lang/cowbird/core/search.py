@@ -43,6 +43,21 @@ from cowbird.core.analysis_merge import (
 from cowbird.core.analysis_spec import SortKey, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, NodesUnavailable, QueryTooSlow, UnknownAttribute
 from cowbird.core.off_loop import off_loop
+from cowbird.core.operations import (
+    COOCCURRENCE,
+    COUNT,
+    DISPERSION,
+    DISTRIBUTION,
+    ESTIMATE,
+    FIRST,
+    FREQUENCY,
+    HITS,
+    MARGINALS,
+    SORT_KEYS,
+    Operation,
+    Rq,
+    Rs,
+)
 from cowbird.core.sort_select import (
     DIRECT_KEYS,
     Inconsistent,
@@ -75,27 +90,17 @@ from cowbird.core.wire import (
     HitsResponse,
     Line,
     MarginalsRequest,
-    MarginalsResponse,
-    NgramRequest,
-    NgramResponse,
     SortKeysRequest,
     SortKeysResponse,
     SortSpec,
     SortValue,
     Strategy,
-    SubcorpusRequest,
-    SubcorpusResponse,
     json_pieces,
 )
 from cowbird.query import Comparison, ConstraintAnd, Meet, MuUnion, Query, Tabular, serialize
 from cowbird.query.cqp_ast import marked_anchors
 
 T = TypeVar("T")
-A = TypeVar("A", FrequencyResponse, DistributionResponse, CooccurrenceResponse, SortKeysResponse,
-            DispersionResponse, NgramResponse, SubcorpusResponse)
-AnalysisRequest = (FrequencyRequest | DistributionRequest | CooccurrenceRequest | SortKeysRequest | DispersionRequest
-                   | NgramRequest | SubcorpusRequest)
-
 COUNT_SHARE = 0.75
 """Share of a search's time limit the counts may use; the rest is for fetching the page of hits."""
 SAMPLE_BATCH = 1000
@@ -238,19 +243,12 @@ class Partitions(Protocol[P_contra]):
     @property
     def serial(self) -> bool: ...
 
-    async def count(self, partition: P_contra, request: CountRequest, limit: TimeLimit | None = None,
-                    ) -> CountResponse: ...
-    async def hits(self, partition: P_contra, request: HitsRequest, limit: TimeLimit | None = None) -> HitsResponse: ...
-    async def first(self, partition: P_contra, request: FirstRequest, limit: TimeLimit | None = None
-                    ) -> HitsResponse: ...
-    async def estimate(self, partition: P_contra, request: CountRequest, limit: TimeLimit | None = None
-                       ) -> EstimateResponse: ...
+    async def call(self, partition: P_contra, operation: Operation[Rq, Rs], request: Rq,
+                   limit: TimeLimit | None = None) -> Rs:
+        """One operation of the node API (``cowbird.core.operations``) on one partition, its answer checked."""
+        ...
     def export(self, partition: P_contra, request: ExportRequest, expected: int,
                limit: TimeLimit | None = None) -> AsyncIterator[Line]: ...
-    async def analysis(self, partition: P_contra, path: str, request: AnalysisRequest, answer_type: type[A],
-                       limit: TimeLimit | None = None) -> A: ...
-    async def marginals(self, partition: P_contra, request: MarginalsRequest,
-                        limit: TimeLimit | None = None) -> MarginalsResponse: ...
     async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]: ...
 
 
@@ -502,7 +500,8 @@ class Search(Generic[P]):
         reported as failed, and the others' hits can still be fetched.
         """
         counting = (limit or self.time_limit()).part(COUNT_SHARE)
-        answered = await self._each(lambda p, time: self.partitions.count(p, self._count_request(p), time), counting)
+        answered = await self._each(lambda p, time: self.partitions.call(p, COUNT, self._count_request(p), time),
+                                    counting)
         statuses = [status for status, _ in answered]
         if self.query.cut is not None:  # each partition cut its own hits; the corpus keeps its first `cut`
             remaining = self.query.cut
@@ -543,8 +542,8 @@ class Search(Generic[P]):
             async def counted(partition: P, limit_: TimeLimit) -> CountResponse | HitsResponse:
                 if partition is first:
                     request = self.view.hits_request(partition.id, self.query, offset=offset, limit=limit)
-                    return await self.partitions.hits(partition, request, limit_)
-                return await self.partitions.count(partition, self._count_request(partition), limit_)
+                    return await self.partitions.call(partition, HITS, request, limit_)
+                return await self.partitions.call(partition, COUNT, self._count_request(partition), limit_)
 
             answered = await self._each(counted, time.part(COUNT_SHARE))
             statuses = [status for status, _ in answered]
@@ -562,9 +561,10 @@ class Search(Generic[P]):
 
     async def estimate(self) -> CostEstimate:
         """The hits and time the search would take, from each partition's plan and a small sample
-        of it (``POST /v1/estimate``), without running it; quickly (a tenth of the time limit)."""
+        of it (the estimate operation), without running it; quickly (a tenth of the time limit)."""
         answered = await self._each(
-            lambda p, time: self.partitions.estimate(p, self._count_request(p), time), self.time_limit().part(0.1))
+            lambda p, time: self.partitions.call(p, ESTIMATE, self._count_request(p), time),
+            self.time_limit().part(0.1))
         answers: list[EstimateResponse] = [a for s, a in answered if s.failure is None]
         hits = None if any(a.hits is None for a in answers) else sum(a.hits or 0 for a in answers)
         if hits is not None and self.query.cut is not None:
@@ -599,11 +599,11 @@ class Search(Generic[P]):
         partitions = list(self.corpus.partitions)
         statuses: Statuses[P] = [PartitionStatus(p, None) for p in partitions]
         def counted(k: int) -> asyncio.Task[CountResponse]:
-            return asyncio.ensure_future(self.partitions.count(partitions[k], self._count_request(partitions[k]),
-                                                               counting))
+            return asyncio.ensure_future(self.partitions.call(partitions[k], COUNT, self._count_request(partitions[k]),
+                                                              counting))
 
-        early: asyncio.Task[HitsResponse] | None = asyncio.ensure_future(self.partitions.first(
-            partitions[0], self.view.first_request(partitions[0].id, self.query, offset=offset, limit=limit),
+        early: asyncio.Task[HitsResponse] | None = asyncio.ensure_future(self.partitions.call(
+            partitions[0], FIRST, self.view.first_request(partitions[0].id, self.query, offset=offset, limit=limit),
             counting)) if limit > 0 else None
         counts = {counted(k): k for k in range(0 if early is None else 1, len(partitions))}
         page: list[Located[P]] | None = None
@@ -673,7 +673,7 @@ class Search(Generic[P]):
                      time: TimeLimit) -> list[Located[P]]:
         """Lines of one partition; a failure marks the partition (the caller plans again)."""
         try:
-            response = await self.partitions.hits(status.partition, request, time)
+            response = await self.partitions.call(status.partition, HITS, request, time)
         except PartitionFailure as failure:
             status.failure = failure
             return []
@@ -710,7 +710,7 @@ class Search(Generic[P]):
 
     async def _sort_keys(self, status: PartitionStatus[P], time: TimeLimit,
                          request: SortKeysRequest) -> SortKeysResponse:
-        return await self.partitions.analysis(status.partition, "/v1/sortkeys", request, SortKeysResponse, time)
+        return await self.partitions.call(status.partition, SORT_KEYS, request, time)
 
     async def _window(self, status: PartitionStatus[P], sort: SortKey, size: int, found: Pivots | None,
                       time: TimeLimit) -> tuple[int, list[SortValue]]:
@@ -814,7 +814,7 @@ class Search(Generic[P]):
             for start in range(0, len(indices), SAMPLE_BATCH):
                 batch = indices[start : start + SAMPLE_BATCH]
                 request = self.view.hits_request(status.partition.id, self.query, indices=batch, limit=len(batch))
-                response = await self.partitions.hits(status.partition, request, time)
+                response = await self.partitions.call(status.partition, HITS, request, time)
                 for line in response.data:
                     yield Located(status.partition, line)
 
@@ -863,7 +863,7 @@ class Search(Generic[P]):
             request = FrequencyRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                        hard_boundary=self.query.hard_boundary, attribute=attribute, on=spans,
                                        fold=folded)
-            return await self.partitions.analysis(partition, "/v1/frequency", request, FrequencyResponse, time)
+            return await self.partitions.call(partition, FREQUENCY, request, time)
 
         answered = await self._each(call, self.time_limit())
         answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
@@ -888,8 +888,7 @@ class Search(Generic[P]):
         async def call(partition: P, time: TimeLimit) -> DistributionResponse:
             request = DistributionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                           hard_boundary=self.query.hard_boundary, attribute=attribute)
-            return await self.partitions.analysis(partition, "/v1/distribution", request, DistributionResponse,
-                                                  time)
+            return await self.partitions.call(partition, DISTRIBUTION, request, time)
 
         answered = await self._each(call, self.time_limit())
         answers: list[DistributionResponse] = [a for _, a in answered if a is not None]
@@ -922,7 +921,7 @@ class Search(Generic[P]):
             request = DispersionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                         hard_boundary=self.query.hard_boundary, attribute=attribute, hits=hits,
                                         corpus_size=size, base=partition.offset, bins=bins)
-            return await self.partitions.analysis(partition, "/v1/dispersion", request, DispersionResponse, limit)
+            return await self.partitions.call(partition, DISPERSION, request, limit)
 
         answered = await self._each(call, time)
         answers = [a for _, a in answered if a is not None]
@@ -953,8 +952,7 @@ class Search(Generic[P]):
             request = CooccurrenceRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
                                           hard_boundary=self.query.hard_boundary, attribute=attribute, left=left,
                                           right=right, within=within)
-            return await self.partitions.analysis(partition, "/v1/cooccurrence", request, CooccurrenceResponse,
-                                                  time)
+            return await self.partitions.call(partition, COOCCURRENCE, request, time)
 
         answered = await self._each(call, self.time_limit())
         # a collocate's marginal counts on every partition, also where it never co-occurs: ask those
@@ -969,7 +967,7 @@ class Search(Generic[P]):
         pieces = [(status, piece) for status, values in asks for piece in json_pieces(values, MARGINALS_BYTES)]
         time = self.time_limit()
         answers = await self.partitions.gather([functools.partial(
-            self.partitions.marginals, status.partition,
+            self.partitions.call, status.partition, MARGINALS,
             MarginalsRequest(partition=status.partition.id, attribute=attribute, values=piece), time)
             for status, piece in pieces])
         marginals: dict[str, tuple[list[str], list[int]]] = {}

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cowbird.core.operations import SUBCORPUS
 from cowbird.core.search import PartitionFailure, Partitions, PartitionStatus, TimeLimit, all_failed
 from cowbird.core.wire import RegionFilter, SubcorpusRequest, SubcorpusResponse
 
@@ -32,9 +33,9 @@ async def subcorpus_sizes(partitions: Partitions[Any], corpus: str, members: Seq
     """The subcorpus of ``filters`` over the partitions ``members`` (exact over those that answer)."""
     limit = TimeLimit(seconds)
     calls: list[Callable[[], Awaitable[SubcorpusResponse]]] = [
-        functools.partial(partitions.analysis, p, "/v1/subcorpus", SubcorpusRequest(
+        functools.partial(partitions.call, p, SUBCORPUS, SubcorpusRequest(
             partition=p.id, filters=filters, texts=texts, attribute=attribute, match=match, ignore_case=ignore_case),
-            SubcorpusResponse, limit) for p in members]
+            limit) for p in members]
     answers = await partitions.gather(calls)
     sizes = SubcorpusSizes(texts=0 if texts else None, all_texts=0 if texts else None)
     for p, answer in zip(members, answers, strict=True):

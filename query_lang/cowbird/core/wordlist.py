@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from cowbird.core.operations import NGRAMS
 from cowbird.core.search import PartitionFailure, Partitions, PartitionStatus, TimeLimit
 from cowbird.core.wire import NgramRequest, NgramResponse, RegionFilter, json_pieces
 
@@ -111,7 +112,7 @@ class Counting:
         """One round: each partition named its request (those that failed before are left out)."""
         chosen = [p for p in self.members if p.id in asked and p.id not in self.failed]
         calls: list[Callable[[], Awaitable[NgramResponse]]] = [
-            functools.partial(self.partitions.analysis, p, "/v1/ngrams", asked[p.id], NgramResponse, self.limit)
+            functools.partial(self.partitions.call, p, NGRAMS, asked[p.id], self.limit)
             for p in chosen]
         answers = await self.partitions.gather(calls)
         self.rounds += 1
@@ -181,8 +182,8 @@ class Counting:
             jobs = [(p, k) for p in self.members if p.id in pieces and p.id not in self.failed
                     for k in range(wave, min(wave + PIECES_AT_ONCE, len(pieces[p.id])))]
             calls: list[Callable[[], Awaitable[NgramResponse]]] = [functools.partial(
-                self.partitions.analysis, p, "/v1/ngrams",
-                self.spec.request(p.id, values=[list(key) for key in pieces[p.id][k]]), NgramResponse, self.limit)
+                self.partitions.call, p, NGRAMS,
+                self.spec.request(p.id, values=[list(key) for key in pieces[p.id][k]]), self.limit)
                 for p, k in jobs]
             answers = await self.partitions.gather(calls)
             self.rounds += 1

@@ -15,12 +15,12 @@ from typing import Any
 
 import click
 
-from cowbird.core.config import ConfigError
 from cowbird.core.errors import CowbirdError
 from cowbird.frontend.accounts.database import Database
 from cowbird.frontend.accounts.models import State, User
 from cowbird.frontend.accounts.service import MIN_IMPORTED_TOKEN, Accounts
 from cowbird.frontend.settings import FrontendSettings
+from cowbird.serving.config import ConfigError
 
 CONFIG = click.option("--config", type=click.Path(path_type=Path), required=True,
                       help="The front end's TOML configuration (cowbird.toml).")

@@ -22,7 +22,6 @@ from pydantic import BaseModel
 from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
-from cowbird.core.problems import problem_body
 from cowbird.core.search import PARTITION_ANSWERED, CheckedQuery, PartitionStatus, answered_total, failed_partitions
 from cowbird.core.version import __version__
 from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry, Partition
@@ -83,6 +82,7 @@ from cowbird.query import (
 )
 from cowbird.query import Query as ParsedQuery
 from cowbird.query import Sequence as Succession
+from cowbird.serving.problems import problem_body
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 T = TypeVar("T")

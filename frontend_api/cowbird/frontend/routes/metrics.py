@@ -11,11 +11,11 @@ import secrets
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from cowbird.core.config import read_token
 from cowbird.core.errors import Unauthorized
-from cowbird.core.metrics import CONTENT_TYPE
 from cowbird.frontend.routes.deps import current_user
 from cowbird.frontend.state import frontend_state
+from cowbird.serving.config import read_token
+from cowbird.serving.metrics import CONTENT_TYPE
 
 router = APIRouter(include_in_schema=False)
 

@@ -16,7 +16,6 @@ from starlette.background import BackgroundTask
 from cowbird.core.analysis_merge import rate
 from cowbird.core.analysis_spec import SortKey, parse_sort
 from cowbird.core.errors import BadParameter, CowbirdError
-from cowbird.core.problems import problem_body
 from cowbird.core.search import CostEstimate, Located, Statuses, answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.corpora import CorpusEntry, Partition
@@ -42,6 +41,7 @@ from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import in_subcorpus, searched_tokens
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import QueryError, parse_cqp
+from cowbird.serving.problems import problem_body
 
 router = APIRouter(prefix="/api/v1", tags=["query"])
 

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode
 import click
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.core.metrics import Metrics
+from cowbird.serving.metrics import Metrics
 
 REQUESTS = logging.getLogger("cowbird.requests")
 LOG_LEVEL = click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
