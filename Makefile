@@ -37,13 +37,20 @@ $(TEST_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 demo: $(RUNTIME_STAMP)
 	$(BIN)/cowbird demo --dir $(DEMO) --port $(PORT)
 
-## test: ruff, deptry, import-linter, mypy (strict) and pytest
+## test: ruff, deptry, import-linter, tsc (the page's JavaScript), mypy (strict) and pytest
 test: $(TEST_STAMP) lint typecheck pytest
 
+# tsc (TypeScript, Debian's node-typescript) type-checks the page's ES modules (web/tsconfig.json:
+# checkJs, strict); without it on PATH `make lint` says so and goes on, except under CI=true, where it fails
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/deptry .
 	$(BIN)/lint-imports
+	@if command -v tsc >/dev/null; then echo "tsc -p web/tsconfig.json"; tsc -p web/tsconfig.json; \
+	else case "$${CI:-}" in \
+	  [Tt][Rr][Uu][Ee]) echo "make lint: tsc is not on PATH (CI=true: the page's JavaScript must be type-checked): apt-get install node-typescript" >&2; exit 1;; \
+	  *) echo "make lint: tsc is not on PATH, the page's JavaScript is not type-checked (apt-get install node-typescript)";; \
+	esac; fi
 
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy

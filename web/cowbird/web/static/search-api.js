@@ -3,7 +3,7 @@
 // the last), and errors as the API states them (application/problem+json), which the page shows
 // with their `detail`.
 
-import { state } from "./search-state.js";
+import { setRequest, state } from "./search-state.js";
 
 /**
  * An error as the API answers it (RFC 9457 and a stable code); a query error says where it is.
@@ -42,7 +42,8 @@ export function problemText(problem, fallback = "the request failed") {
  * @param {unknown} error
  */
 export function aborted(error) {
-  return typeof error === "object" && error !== null && "name" in error && error.name === "AbortError";
+  return typeof error === "object" && error !== null && "name" in error
+    && /** @type {{name: unknown}} */ (error).name === "AbortError";
 }
 
 /**
@@ -53,7 +54,7 @@ export function aborted(error) {
 export function begin(kind) {
   state.requests[kind]?.abort();
   const controller = new AbortController();
-  state.requests[kind] = controller;
+  setRequest(kind, controller);
   return controller.signal;
 }
 
@@ -71,7 +72,7 @@ export function cancel(kind) {
  * @param {AbortSignal} signal
  */
 export function end(kind, signal) {
-  if (state.requests[kind]?.signal === signal) state.requests[kind] = null;
+  if (state.requests[kind]?.signal === signal) setRequest(kind, null);
 }
 
 /**
@@ -84,7 +85,7 @@ export function end(kind, signal) {
 export function detach(kind, signal) {
   const controller = state.requests[kind];
   if (!controller || controller.signal !== signal) return null;
-  state.requests[kind] = null;
+  setRequest(kind, null);
   return controller;
 }
 

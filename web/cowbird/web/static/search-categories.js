@@ -109,7 +109,8 @@ function fillRows() {
 
 /**
  * Gives each line of the concordance its category select (in categorising mode).
- * @param {{position: number, matchend: number}[]} hits  the page's hits, in the order of its rows
+ * @param {Pick<import("./search-kwic.js").Hit, "position" | "matchend" | "left" | "match" | "right">[]} hits  the page's
+ *   hits, in the order of its rows
  */
 export function categoriseRows(hits) {
   if (!state.categories) {

@@ -128,14 +128,6 @@ function controls(wide, row, button, hit, show) {
 }
 
 /**
- * Tokens as text: the word, or word/attribute/... when attributes are shown.
- * @param {string[][]} tokens
- */
-function tokensText(tokens) {
-  return tokens.map((t) => t.join("/")).join(" ");
-}
-
-/**
  * The widened line's text: the match marked, and a sign where a text (‖) or a sentence (|) begins
  * or ends, with its name for screen readers.
  * @param {LineContext} line

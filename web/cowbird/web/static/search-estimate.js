@@ -9,9 +9,10 @@
 import { aborted, begin, cancel, end, getJson } from "./search-api.js";
 import { byId, number } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
-import { searchParams, state } from "./search-state.js";
+import { searchParams, setEstimate, setTimer, state } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").Estimate} Estimate */
+/** @typedef {import("./search-state.js").DeepReadonly<Estimate>} EstimateRead  an estimate as the state holds it */
 /** @typedef {import("./search-state.js").Search} Search */
 
 /** Milliseconds of quiet in the form before its search is estimated (after its CQP line's translation). */
@@ -32,7 +33,7 @@ export function estimateLater() {
   hideEstimate();
   cancel("estimate");
   clearTimeout(state.timers.estimate);
-  state.timers.estimate = window.setTimeout(estimate, DELAY);
+  setTimer("estimate", window.setTimeout(estimate, DELAY));
 }
 
 /** Asks the server to estimate the form's search (an estimate in flight is dropped). */
@@ -47,7 +48,7 @@ export async function estimate() {
   try {
     /** @type {Estimate} */
     const answer = await getJson("estimate", searchParams(search), signal);
-    state.estimate = { about, answer };
+    setEstimate(about, answer);
     if (searchParams(readSearch()).toString() === about) showEstimate(answer);
   } catch (error) {
     if (!aborted(error)) hideEstimate(); // a query error (the CQP line says it), or the server's trouble
@@ -59,13 +60,13 @@ export async function estimate() {
 /**
  * The latest estimate of exactly this search, if one has come.
  * @param {Search} search
- * @returns {Estimate | null}
+ * @returns {EstimateRead | null}
  */
 export function estimateOf(search) {
   return state.estimate !== null && state.estimate.about === searchParams(search).toString() ? state.estimate.answer : null;
 }
 
-/** @param {Estimate} answer */
+/** @param {EstimateRead} answer */
 function showEstimate(answer) {
   const line = byId("estimate", HTMLElement);
   line.textContent = estimateText(answer);
@@ -84,7 +85,7 @@ function hideEstimate() {
  * The estimate in words: "exactly 352 hits · fast", "about 1.2 million hits · seconds", "about
  * 3,400 hits · minutes — will ask before running", "hits unknown (even a sample takes long) · seconds at
  * least", "no estimate for this query".
- * @param {Estimate} answer
+ * @param {EstimateRead} answer
  * @returns {string}
  */
 export function estimateText(answer) {
@@ -101,7 +102,7 @@ export function estimateText(answer) {
 
 /**
  * The estimated hits in words ("exactly 352 hits", "about 12,000 hits"); null when the query cannot be estimated.
- * @param {Estimate} answer
+ * @param {EstimateRead} answer
  * @returns {string | null}
  */
 function hitsText(answer) {
@@ -128,7 +129,7 @@ function rounded(n) {
 /**
  * Whether the user wants a search run that its estimate says may take long, asked in the page's
  * dialog: "Run it" (true), "Cancel" or Escape (false).
- * @param {Estimate} answer
+ * @param {EstimateRead} answer
  * @returns {Promise<boolean>}
  */
 export function askToRun(answer) {

@@ -5,7 +5,7 @@
 
 import { ApiProblem, aborted, begin, cancel, end, getJson } from "./search-api.js";
 import { CORPORA, byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
-import { SORT_LEVELS, sameSearch, searchParams, state } from "./search-state.js";
+import { SORT_LEVELS, sameSearch, searchParams, setTimer, state } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").Search} Search */
 /** @typedef {import("./search-state.js").Filter} Filter */
@@ -238,6 +238,7 @@ export function showSortControls() {
   for (const level of SORT_LEVELS) {
     if (level) byId(`sort-level${level}`, HTMLElement).hidden = !shown;
     const on = byId(`sort-on${level}`, HTMLSelectElement).value;
+    /** @type {boolean} */
     const keyed = shown && Boolean(on) && on !== "random";
     for (const id of ["sort-attribute", "sort-direction", "sort-fold"]) {
       const label = byId(`${id}${level}`, HTMLElement).closest("label");
@@ -320,7 +321,7 @@ export async function translate() {
 export function formChanged() {
   pendingTranslation();
   clearTimeout(state.timers.translate);
-  state.timers.translate = window.setTimeout(translate, 150);
+  setTimer("translate", window.setTimeout(translate, 150));
 }
 
 // ---------------------------------------------------------------- the query's errors

@@ -25,8 +25,9 @@ import {
 } from "./search-form.js";
 import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
 import {
-  ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, fromUrl, inlineOf, pageUrl, queryRequest, readSettings,
-  rememberDefaults, sameSearch, sortOrder, state,
+  ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, forgetAnalysed, fromUrl, inlineOf, pageUrl, queryRequest,
+  readSettings, rememberDefaults, sameSearch, setCategories, setCollOrder, setShown, setTableOffset, setTableOffsets,
+  setTimer, sortOrder, state,
 } from "./search-state.js";
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
@@ -68,7 +69,7 @@ function setBusy(running) {
  * the total grows as each partition counts, said not to be final ("≥"), until the result, which
  * is shown as a plain answer would be. A sorted page or a sample comes whole, with the result.
  * Cancel (or a newer search) aborts the request, and the server stops the nodes' work.
- * @param {{offset?: number, sample?: Sample | null, push?: boolean}} [what]
+ * @param {{offset?: number, sample?: Sample | null, push?: boolean}} what
  */
 async function preview({ offset = 0, sample = null, push = false } = {}) {
   const search = readSearch();
@@ -142,14 +143,14 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     }
     const drawn = performance.now();
     const changed = !state.shown || !sameSearch(state.shown.search, search);
-    state.shown = { search, offset, sample, total: body.total, order, inline };
+    setShown({ search, offset, sample, total: body.total, order, inline });
     if (changed) {
-      if (push) for (const view of ANALYSES) state.tableOffset[view] = 0;
-      state.analysed = {};
+      if (push) for (const view of ANALYSES) setTableOffset(view, 0);
+      forgetAnalysed();
     }
     const saved = searchOfSaved();
     if (changed && state.categories && saved && !sameSearch(search, saved)) {
-      state.categories = null; // another search: its lines are not the saved search's
+      setCategories(null); // another search: its lines are not the saved search's
     }
     showHits(body, sample, show, inline);
     categoriseRows(body.hits);
@@ -195,13 +196,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
  * @param {number} offset
  */
 function urlOf(search, offset) {
-  const shown = state.shown;
-  state.shown = { search, offset, sample: null, total: 0, order: null, inline: [] };
-  try {
-    return pageUrl();
-  } finally {
-    state.shown = shown;
-  }
+  return pageUrl(readSettings(), { search, offset, sample: null, total: 0, order: null, inline: [] });
 }
 
 /**
@@ -211,7 +206,7 @@ function urlOf(search, offset) {
  * A search not estimated yet runs at once: its estimate is not waited for. A submit asks each
  * time (`again`); a sort or a sample of the search already shown does not ask again, nor do the
  * pages of a search (Next, Previous) and the searches of the history (Back, Forward).
- * @param {{sample?: Sample | null, again?: boolean}} [what]
+ * @param {{sample?: Sample | null, again?: boolean}} what
  */
 async function start({ sample = null, again = true } = {}) {
   const search = readSearch();
@@ -223,8 +218,8 @@ async function start({ sample = null, again = true } = {}) {
 
 /** No results on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */
 function clearResults() {
-  state.shown = null;
-  state.analysed = {};
+  setShown(null);
+  forgetAnalysed();
   clearHits();
   showPanels();
 }
@@ -238,9 +233,9 @@ function restore(params) {
   const open = applySearch(restored.search);
   const missing = restored.search.corpus !== "" && !open ? restored.search.corpus : null;
   applySettings(restored.settings);
-  state.collOrder = restored.collOrder;
-  state.tableOffset = restored.tableOffset;
-  state.categories = restored.categories;
+  setCollOrder(restored.collOrder);
+  setTableOffsets(restored.tableOffset);
+  setCategories(restored.categories);
   showSortControls();
   selectView(restored.view, false);
   showCorpusProblem(missing);
@@ -287,7 +282,7 @@ async function loadHistory() {
  */
 function settle(action) {
   clearTimeout(state.timers.settle);
-  state.timers.settle = window.setTimeout(action, 200);
+  setTimer("settle", window.setTimeout(action, 200));
 }
 
 byId("search", HTMLFormElement).addEventListener("submit", (event) => {
@@ -353,7 +348,7 @@ for (const id of [...Object.keys(SETTINGS).filter((key) => key.startsWith("sort-
 for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") && !key.startsWith("kwic-"))) {
   byId(id, HTMLElement).addEventListener("change", () => {
     const view = ANALYSES.find((v) => id.startsWith(`${PREFIX[v]}-`));
-    if (view) state.tableOffset[view] = 0; // another table: from its first row
+    if (view) setTableOffset(view, 0); // another table: from its first row
     if (state.shown) history.replaceState(null, "", pageUrl());
     settle(analyse);
   });

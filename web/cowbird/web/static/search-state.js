@@ -8,7 +8,9 @@
 // /distribution and /collocations are built (`searchParams` and the `…Request` functions below).
 //
 // What the user edits (the query, the filters, the settings' controls) lives in the form and is
-// read from it when needed; everything else that changes lives in the one object `state`.
+// read from it when needed; everything else that changes lives in the one object `state`, which the
+// other modules read (typed read-only all the way down, so that tsc refuses a write) and change only
+// through this module's setters ("writing the state" below).
 
 import { controlValue, setControlValue } from "./search-dom.js";
 
@@ -79,6 +81,16 @@ import { controlValue, setControlValue } from "./search-dom.js";
  */
 
 /**
+ * A value read-only all the way down: what the other modules see of the state. A request's
+ * controller stays as it is (it can be aborted); the word list's parameters can only be read.
+ * @template T
+ * @typedef {T extends AbortController ? T : T extends URLSearchParams ? ReadonlyParams
+ *   : T extends readonly (infer U)[] ? readonly DeepReadonly<U>[]
+ *   : T extends object ? {readonly [K in keyof T]: DeepReadonly<T[K]>} : T} DeepReadonly
+ */
+/** @typedef {Pick<URLSearchParams, "get" | "getAll" | "has" | "toString" | "forEach" | "entries" | "keys" | "values" | typeof Symbol.iterator>} ReadonlyParams */
+
+/**
  * The page's one mutable object. Everything else the scripts keep is a constant.
  * @typedef {object} State
  * @property {Shown | null} shown  the search whose hits are shown (null: none, or the last search failed)
@@ -98,7 +110,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
  */
 
 /** @type {State} */
-export const state = {
+const current = {
   shown: null,
   view: "kwic",
   tableOffset: { frequency: 0, distribution: 0, collocations: 0, dispersion: 0 },
@@ -111,6 +123,12 @@ export const state = {
   categories: null,
   listed: null,
 };
+
+/**
+ * The page's state, to read: other modules change it only through the setters below.
+ * @type {DeepReadonly<State>}
+ */
+export const state = current;
 
 /** Hits on a page of the concordance (and in a random sample). */
 export const PAGE = 100;
@@ -154,19 +172,104 @@ export function applySettings(settings) {
 
 /** Remembers the settings as the page was built: a setting at its default stays out of the URL. */
 export function rememberDefaults() {
-  state.defaults = readSettings();
+  current.defaults = readSettings();
+}
+
+// ---------------------------------------------------------------- writing the state
+
+/**
+ * The search whose hits are shown (null: none).
+ * @param {Shown | null} shown
+ */
+export function setShown(shown) {
+  current.shown = shown;
+}
+
+/** @param {View} view  the view shown */
+export function setView(view) {
+  current.view = view;
+}
+
+/**
+ * The first row of an analysis table's page.
+ * @param {Analysis} view
+ * @param {number} offset
+ */
+export function setTableOffset(view, offset) {
+  current.tableOffset[view] = offset;
+}
+
+/** @param {Record<Analysis, number>} offsets  the first row of each analysis table's page (from the URL) */
+export function setTableOffsets(offsets) {
+  current.tableOffset = offsets;
+}
+
+/** @param {string} order  the measure the collocations are ranked by */
+export function setCollOrder(order) {
+  current.collOrder = order;
+}
+
+/**
+ * The request an analysis table now shows.
+ * @param {Analysis} view
+ * @param {string} request
+ */
+export function setAnalysed(view, request) {
+  current.analysed[view] = request;
+}
+
+/** No analysis table shows the search shown any more: each is fetched again when its tab is. */
+export function forgetAnalysed() {
+  current.analysed = {};
+}
+
+/**
+ * The request of this kind in flight (null: none).
+ * @param {RequestKind} kind
+ * @param {AbortController | null} controller
+ */
+export function setRequest(kind, controller) {
+  current.requests[kind] = controller;
+}
+
+/**
+ * A pending debounce (its `setTimeout` id).
+ * @param {keyof State["timers"]} timer
+ * @param {number | undefined} id
+ */
+export function setTimer(timer, id) {
+  current.timers[timer] = id;
+}
+
+/**
+ * The latest estimate that came, and the search it is about (its `searchParams`).
+ * @param {string} about
+ * @param {Estimate} answer
+ */
+export function setEstimate(about, answer) {
+  current.estimate = { about, answer };
+}
+
+/** @param {string | null} id  the saved search whose lines are being categorised (null: none) */
+export function setCategories(id) {
+  current.categories = id;
+}
+
+/** @param {URLSearchParams | null} listed  the word or keyword list shown, as the URL writes it */
+export function setListed(listed) {
+  current.listed = listed;
 }
 
 // ---------------------------------------------------------------- the URL
 
 /**
- * The page's URL: the search shown, its page or sample, the view shown and every setting changed
- * from its default.
+ * The page's URL: the search shown (or `shown`, as it would be once shown), its page or sample,
+ * the view shown and every setting changed from its default.
  * @param {Settings} [settings]
+ * @param {DeepReadonly<Shown> | null} [shown]
  * @returns {string}
  */
-export function pageUrl(settings = readSettings()) {
-  const shown = state.shown;
+export function pageUrl(settings = readSettings(), shown = state.shown) {
   const url = shown ? searchParams(shown.search) : new URLSearchParams();
 
   if (shown?.sample) {
@@ -248,7 +351,7 @@ function whole(text) {
 
 /**
  * The search, as every request names it (and as /api/v1/translate takes it).
- * @param {Search} search
+ * @param {DeepReadonly<Search>} search
  * @returns {URLSearchParams}
  */
 export function searchParams(search) {
@@ -260,8 +363,8 @@ export function searchParams(search) {
 
 /**
  * Whether two searches are the same search.
- * @param {Search} a
- * @param {Search} b
+ * @param {DeepReadonly<Search>} a
+ * @param {DeepReadonly<Search>} b
  */
 export function sameSearch(a, b) {
   return searchParams(a).toString() === searchParams(b).toString();
@@ -343,7 +446,7 @@ export function queryRequest(search, { offset, sample, order, show, inline, meta
 /**
  * An analysis of a search: one page of its table from `offset`, or (`"file"`) its whole table as
  * a TSV file with its provenance.
- * @param {Search} search
+ * @param {DeepReadonly<Search>} search
  * @param {Analysis} view
  * @param {Settings} settings
  * @param {{offset: number} | "file"} what
@@ -394,7 +497,7 @@ export function analysisRequest(search, view, settings, what) {
 
 /**
  * /api/v1/export: the search shown as it is shown (its sample, or its order), with the dialog's choices.
- * @param {Shown} shown
+ * @param {DeepReadonly<Shown>} shown
  * @param {ExportChoices} choices
  * @returns {URLSearchParams}
  */

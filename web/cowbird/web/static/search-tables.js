@@ -8,17 +8,26 @@
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
 import { barChart, stripChart } from "./search-chart.js";
 import { byId, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
-import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } from "./search-state.js";
+import {
+  PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, setAnalysed, setCollOrder, setTableOffset, setView, state,
+} from "./search-state.js";
 
 /** @typedef {import("./search-state.js").View} View */
 /** @typedef {import("./search-state.js").Analysis} Analysis */
 
 /**
- * What every analysis answers besides its rows.
- * @typedef {object} AnalysisPage
+ * What every analysis answers besides its figures.
+ * @typedef {object} AnalysisAnswer
  * @property {number} total  the search's hits
  * @property {boolean} complete
  * @property {string[]} failed
+ */
+/**
+ * What every paged analysis (all but the dispersion) answers besides its rows.
+ * @typedef {AnalysisAnswer & PageRange} AnalysisPage
+ */
+/**
+ * @typedef {object} PageRange
  * @property {number} offset  the first row of this page in the whole table (0-based)
  * @property {number} rows_total  rows of the whole table
  */
@@ -37,10 +46,10 @@ import { PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, state } fr
  */
 /**
  * GET /api/v1/dispersion's answer.
- * @typedef {object} DispersionResult
- * @property {number} total
- * @property {boolean} complete
- * @property {string[]} failed
+ * @typedef {AnalysisAnswer & DispersionFigures} DispersionResult
+ */
+/**
+ * @typedef {object} DispersionFigures
  * @property {string} parts_attribute
  * @property {number} parts
  * @property {number} parts_with_hits
@@ -125,7 +134,7 @@ const measureName = (measure) => MEASURE_NAMES[measure] ?? measure;
  * @param {boolean} [focus]
  */
 export function selectView(view, focus = true) {
-  state.view = view;
+  setView(view);
   for (const name of VIEWS) {
     const tab = byId(`tab-${name}`, HTMLElement);
     const chosen = name === view;
@@ -201,7 +210,7 @@ export async function analyse() {
     spreadsheet.href = `${apiUrl(view)}?${file}`;
     spreadsheet.setAttribute("download", "");
     spreadsheet.hidden = false;
-    state.analysed[view] = params.toString();
+    setAnalysed(view, params.toString());
     document.body.dataset.analysed = view;
   } catch (error) {
     if (error instanceof ApiProblem) {
@@ -225,7 +234,7 @@ export async function analyse() {
  * An analysis's answer, asked for as a stream (stream=1): until its result, `summary` says how
  * many of the corpus's partitions have answered and names those that failed. An `error` event
  * throws its ApiProblem, as a refusal before the stream does; an abort (`signal`) an AbortError.
- * @template {AnalysisPage} T  the plain answer
+ * @template {AnalysisAnswer} T  the plain answer
  * @param {Analysis} view
  * @param {URLSearchParams} params  the plain request's
  * @param {AbortSignal} signal
@@ -266,10 +275,10 @@ function countingText(done, partitions, failed) {
 /**
  * The pager and the partitions that did not answer, for any analysis's page.
  * @param {Analysis} view
- * @param {AnalysisPage & {rows: unknown[]}} body
+ * @param {DispersionResult | AnalysisPage & {rows: unknown[]}} body
  */
 function finish(view, body) {
-  if (view !== "dispersion") showPager(view, body); // the dispersion is not a paged table
+  if (view !== "dispersion" && "rows" in body) showPager(view, body); // the dispersion is not a paged table
   if (!body.complete) {
     byId(`${PREFIX[view]}-summary`, HTMLElement).textContent +=
       ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
@@ -298,7 +307,7 @@ function showPager(view, body) {
  * @param {number} step
  */
 export function turnPage(view, step) {
-  state.tableOffset[view] = Math.max(0, state.tableOffset[view] + step * ROWS[view]);
+  setTableOffset(view, Math.max(0, state.tableOffset[view] + step * ROWS[view]));
   if (state.shown) history.replaceState(null, "", pageUrl());
   analyse();
 }
@@ -451,8 +460,8 @@ function sortingHead(measure, order) {
   button.textContent = measureName(measure);
   button.dataset.order = measure;
   button.addEventListener("click", () => {
-    state.collOrder = measure;
-    state.tableOffset.collocations = 0;
+    setCollOrder(measure);
+    setTableOffset("collocations", 0);
     if (state.shown) history.replaceState(null, "", pageUrl());
     analyse();
   });

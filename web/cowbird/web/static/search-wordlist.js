@@ -9,7 +9,7 @@ import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.j
 import { savedSubcorpora } from "./search-subcorpora.js";
 import { CORPORA, byId, controlValue, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
-import { pageUrl, state } from "./search-state.js";
+import { pageUrl, setListed } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
 /**
@@ -159,7 +159,7 @@ function listedUrl() {
  */
 export function restoreWordList(params) {
   if (params.get("list") !== "1") {
-    state.listed = null;
+    setListed(null);
     return;
   }
   fillAttributes(); // of the corpus the URL names
@@ -196,7 +196,7 @@ export async function listWords(push = true) {
       const params = wordListParams();
       showWordList(/** @type {WordListResult} */ (await getJson("wordlist", params, signal)), params);
     }
-    state.listed = listedUrl();
+    setListed(listedUrl());
     const url = pageUrl();
     if (url !== `${location.pathname}${location.search}`) {
       if (push) history.pushState(null, "", url);

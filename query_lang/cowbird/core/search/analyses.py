@@ -1,0 +1,224 @@
+"""The analyses (:class:`Analyses`): frequency breakdowns, distributions, dispersion and
+collocations with their marginals, each partition's counts summed before any share, rate or score."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cowbird.core.analysis_merge import (
+    CollocationTable,
+    CooccurrenceSums,
+    DistributionSums,
+    DistributionTable,
+    FrequencyTable,
+    Measure,
+    collocation_table,
+    distribution_table,
+    frequency_table,
+    merge_frequencies,
+)
+from cowbird.core.analysis_spec import parse_breakdown, parse_fold
+from cowbird.core.errors import UnknownAttribute
+from cowbird.core.off_loop import off_loop
+from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQUENCY, MARGINALS
+from cowbird.core.search.counts import Counts
+from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit, answered_total
+from cowbird.core.wire import (
+    CooccurrenceRequest,
+    CooccurrenceResponse,
+    DispersionRequest,
+    DispersionResponse,
+    DistributionRequest,
+    DistributionResponse,
+    FrequencyRequest,
+    FrequencyResponse,
+    MarginalsRequest,
+    json_pieces,
+)
+
+MARGINALS_BYTES = 32 * 1024
+"""Collocates one request asks a partition's marginals of, at most this many bytes of JSON."""
+
+
+@dataclass
+class Dispersion:
+    """Where a query's hits fall: over ``parts`` (regions of an s-attribute, such as texts) with Gries'
+    DP (0: spread as the parts' sizes are; near 1: all in the smallest part) and its normalised
+    form (DP / (1 - the smallest part's share), Lijffijt and Gries 2012), over the partitions, and
+    in equal stretches of the corpus (``bins``). None where a partition failed."""
+
+    parts: int
+    parts_with_hits: int
+    hits: int
+    dp: float | None
+    dp_norm: float | None
+    dp_partitions: float | None
+    bins: list[int]
+    partitions: list[tuple[str, int, int]]  # (id, tokens, hits)
+
+
+class Analyses(Counts[P]):
+    """A search's analyses: every answer summed over the partitions that answered."""
+
+    async def frequency(self, attribute: str, on: str | None, fold: str, minimum: int, offset: int,
+                        limit: int | None) -> tuple[Statuses[P], FrequencyTable]:
+        """How often each value of ``attribute`` occurs over a span of the hits (CQP's
+        ``count A by ATT on SPAN %FOLD``), summed over partitions; with several attributes (and
+        spans), each combination of their values (tab-joined)."""
+        self.query.check_no_cut("a frequency breakdown")
+        levels, folded = parse_breakdown(attribute, on), parse_fold(fold)
+        for name, _ in levels:
+            if name not in self.corpus.p_attributes:
+                raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no p-attribute {name!r} "
+                                       f"(it has: {', '.join(self.corpus.p_attributes)})")
+        spans = ",".join(str(span) for _, span in levels)
+
+        async def call(partition: P, time: TimeLimit) -> FrequencyResponse:
+            request = FrequencyRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                       hard_boundary=self.query.hard_boundary, attribute=attribute, on=spans,
+                                       fold=folded)
+            return await self.partitions.call(partition, FREQUENCY, request, time)
+
+        answered = await self._each(call, self.time_limit())
+        answers: list[FrequencyResponse] = [a for _, a in answered if a is not None]
+
+        def merged() -> FrequencyTable:
+            ordered = merge_frequencies([(a.values, a.counts) for a in answers])
+            return frequency_table(ordered, sum(a.counted for a in answers), sum(a.unset for a in answers),
+                                   any(a.truncated for a in answers), _answered_size(answered), minimum, offset,
+                                   limit)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+    async def distribution(self, attribute: str, order: Literal["value", "hits", "per_million"] = "value",
+                           ) -> tuple[Statuses[P], DistributionTable]:
+        """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with each
+        value's size, summed over partitions."""
+        self.query.check_no_cut("a distribution")
+        if attribute not in self.corpus.meta:
+            raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no s-attribute with values named "
+                                   f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
+
+        async def call(partition: P, time: TimeLimit) -> DistributionResponse:
+            request = DistributionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                          hard_boundary=self.query.hard_boundary, attribute=attribute)
+            return await self.partitions.call(partition, DISTRIBUTION, request, time)
+
+        answered = await self._each(call, self.time_limit())
+        answers: list[DistributionResponse] = [a for _, a in answered if a is not None]
+
+        def merged() -> DistributionTable:
+            sums = DistributionSums()
+            for a in answers:
+                sums.add(a.values, a.hits, a.regions_with_hits, a.tokens, a.regions)
+            return distribution_table(sums, sum(a.outside for a in answers), all(a.all_values for a in answers),
+                                      any(a.truncated for a in answers), order)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+    async def dispersion(self, attribute: str, bins: int) -> tuple[Statuses[P], Dispersion]:
+        """Where the hits fall: Gries' DP over the regions of ``attribute`` (the parts: texts), over
+        the partitions, and the hits in ``bins`` equal stretches of the corpus. Counted first (the
+        parts' shares are of the corpus's hits and tokens), then each partition adds its parts up."""
+        self.query.check_no_cut("a dispersion")
+        if attribute not in self.corpus.s_attributes:
+            raise UnknownAttribute(f"parts={attribute}: corpus {self.corpus.name} has no s-attribute {attribute!r} "
+                                   f"(it has: {', '.join(self.corpus.s_attributes) or 'none'})")
+        time = self.time_limit()
+        statuses = await self.count(time)
+        hits = answered_total(statuses)
+        size = sum(p.size for p in self.corpus.partitions)
+        if hits == 0:
+            return statuses, Dispersion(0, 0, 0, None, None, None, [0] * bins, [])
+
+        async def call(partition: P, limit: TimeLimit) -> DispersionResponse:
+            request = DispersionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                        hard_boundary=self.query.hard_boundary, attribute=attribute, hits=hits,
+                                        corpus_size=size, base=partition.offset, bins=bins)
+            return await self.partitions.call(partition, DISPERSION, request, limit)
+
+        answered = await self._each(call, time)
+        answers = [a for _, a in answered if a is not None]
+        failed = len(answers) < len(answered)
+        counted = [(s.partition.size, s.total or 0) for s in statuses if s.failure is None]
+        dp_parts = None if failed else 0.5 * sum(a.dp_sum for a in answers)
+        smallest = min((a.smallest_part for a in answers if a.parts), default=0)
+        norm = None if dp_parts is None or not size else dp_parts / (1 - smallest / size)
+        dp_partitions = 0.5 * sum(abs(h / hits - n / size) for n, h in counted) if not failed else None
+        shown = [0] * bins
+        for a in answers:
+            shown = [x + y for x, y in zip(shown, a.bins, strict=True)]
+        return [s for s, _ in answered], Dispersion(
+            sum(a.parts for a in answers), sum(a.parts_with_hits for a in answers), hits, dp_parts, norm,
+            dp_partitions, shown, [(s.partition.id, s.partition.size, s.total or 0) for s in statuses])
+
+    async def collocations(self, attribute: str, left: int, right: int, within: str | None,
+                           measures: list[Measure], order: Measure | Literal["f"],
+                           min_freq: int) -> tuple[Statuses[P], CollocationTable]:
+        """Collocates of the hits in a window of ``left`` and ``right`` tokens (inside ``within``),
+        co-occurrence and marginal frequencies summed over partitions before any measure."""
+        self.query.check_no_cut("a collocation analysis")
+        if attribute not in self.corpus.p_attributes:
+            raise UnknownAttribute(f"attribute={attribute}: corpus {self.corpus.name} has no p-attribute "
+                                   f"{attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
+
+        async def call(partition: P, time: TimeLimit) -> CooccurrenceResponse:
+            request = CooccurrenceRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                                          hard_boundary=self.query.hard_boundary, attribute=attribute, left=left,
+                                          right=right, within=within)
+            return await self.partitions.call(partition, COOCCURRENCE, request, time)
+
+        answered = await self._each(call, self.time_limit())
+        # a collocate's marginal counts on every partition, also where it never co-occurs: ask those
+        found: dict[str, int] = {}
+        for _, a in answered:
+            for value, f in zip(a.values if a is not None else [], a.f if a is not None else [], strict=True):
+                found[value] = found.get(value, 0) + f
+        wanted = {v for v, f in found.items() if f >= min_freq}
+        asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
+        asks = [(status, values) for status, values in asks if values]
+        # in pieces a node takes (its request bodies are limited: 64 KB by default)
+        pieces = [(status, piece) for status, values in asks for piece in json_pieces(values, MARGINALS_BYTES)]
+        time = self.time_limit()
+        answers = await self.partitions.gather([functools.partial(
+            self.partitions.call, status.partition, MARGINALS,
+            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=piece), time)
+            for status, piece in pieces])
+        marginals: dict[str, tuple[list[str], list[int]]] = {}
+        for (status, piece), answer in zip(pieces, answers, strict=True):
+            if status.failure is not None:
+                continue
+            if isinstance(answer, PartitionFailure):
+                status.failure = answer  # without its marginals, none of its counts are in
+                status.total = None
+                marginals.pop(status.partition.id, None)
+            else:
+                values, frequencies = marginals.setdefault(status.partition.id, ([], []))
+                values += piece
+                frequencies += answer.frequencies
+        self._check_some_answered([status for status, _ in answered])
+
+        def merged() -> CollocationTable:
+            sums = CooccurrenceSums()
+            for status, a in answered:
+                if a is None or status.failure is not None:
+                    continue
+                sums.add(a.values, a.f, a.marginal, a.in_nodes)
+                sums.context_tokens += a.context_tokens
+                sums.node_tokens += a.node_tokens
+                sums.size += a.size
+                sums.truncated = sums.truncated or a.truncated
+                if status.partition.id in marginals:
+                    values, frequencies = marginals[status.partition.id]
+                    sums.add(values, [0] * len(values), frequencies, [0] * len(values))
+            return collocation_table(sums, measures, order, min_freq)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+
+def _answered_size(answered: Sequence[tuple[PartitionStatus[Any], Any]]) -> int:
+    """Tokens in the partitions that answered (the base of per-million rates)."""
+    return sum(status.partition.size for status, answer in answered if answer is not None)

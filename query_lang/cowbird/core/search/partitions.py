@@ -1,0 +1,147 @@
+"""What a search runs on: a corpus's partitions as a search sees them, the :class:`Partitions` that
+answers for them, the time a search has left, and how each partition answered."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from cowbird.core.errors import NodesUnavailable, QueryTooSlow
+from cowbird.core.operations import Operation, Rq, Rs
+from cowbird.core.wire import ExportRequest, Line
+
+T = TypeVar("T")
+
+
+class PartitionFailure(Exception):
+    """A partition could not be served (by any of its nodes), and why.
+
+    ``final``: another try would fail the same way (the query itself ran out of time);
+    ``timed_out``: the partition did not answer in time.
+    """
+
+    partition: str
+    final: bool
+    timed_out: bool
+
+    def public(self) -> str:
+        """What clients may see: the partition and why (never where it is served)."""
+        raise NotImplementedError
+
+
+class TimeLimit:
+    """The time a search has left: each partition call gets at most this (not a fair-use quota)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = asyncio.get_running_loop().time() + seconds
+
+    def remaining(self) -> float:
+        return self.at - asyncio.get_running_loop().time()
+
+    def part(self, share: float) -> TimeLimit:
+        """A limit ending when ``share`` of the remaining time has passed (the rest is kept for what
+        comes after, such as fetching the page of hits after the counts)."""
+        return TimeLimit(max(0.0, self.remaining() * share))
+
+
+class PartitionRef(Protocol):
+    """A partition as a search sees it: its id, its size and its first token's global position."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+
+
+P = TypeVar("P", bound=PartitionRef)
+P_co = TypeVar("P_co", bound=PartitionRef, covariant=True)
+P_contra = TypeVar("P_contra", bound=PartitionRef, contravariant=True)
+
+
+class CorpusRef(Protocol[P_co]):
+    """A corpus as a search sees it: its partitions in order and its attributes."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> Sequence[P_co]: ...
+    @property
+    def p_attributes(self) -> list[str]: ...
+    @property
+    def s_attributes(self) -> list[str]: ...
+    @property
+    def meta(self) -> list[str]: ...
+
+
+class Partitions(Protocol[P_contra]):
+    """The answers of a corpus's partitions, one call per partition (the node API, typed).
+
+    A failure to serve a partition is a :class:`PartitionFailure`; ``gather`` runs one search's
+    calls (in parallel or one after the other) and returns failures instead of raising them.
+    """
+
+    @property
+    def time_limit(self) -> float: ...
+    @property
+    def export_time_limit(self) -> float: ...
+    @property
+    def serial(self) -> bool: ...
+
+    async def call(self, partition: P_contra, operation: Operation[Rq, Rs], request: Rq,
+                   limit: TimeLimit | None = None) -> Rs:
+        """One operation of the node API (``cowbird.core.operations``) on one partition, its answer checked."""
+        ...
+    def export(self, partition: P_contra, request: ExportRequest, expected: int,
+               limit: TimeLimit | None = None) -> AsyncIterator[Line]: ...
+    async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]: ...
+
+
+@dataclass
+class PartitionStatus(Generic[P]):
+    """How a partition answered so far: its total, or why it failed."""
+
+    partition: P
+    total: int | None = None
+    failure: PartitionFailure | None = None
+
+    @property
+    def error(self) -> str | None:
+        """Why the partition failed, as clients may see it."""
+        return None if self.failure is None else self.failure.public()
+
+    @property
+    def answered(self) -> bool:
+        return self.failure is None and self.total is not None
+
+
+Statuses = list[PartitionStatus[P]]
+
+
+def failed_partitions(statuses: Sequence[PartitionStatus[Any]]) -> list[str]:
+    """The partitions that failed, each once (a keyword list asks a partition for the target and the reference)."""
+    return list(dict.fromkeys(s.partition.id for s in statuses if s.failure is not None))
+
+
+def answered_total(statuses: Sequence[PartitionStatus[Any]]) -> int:
+    """Hits in the partitions that answered."""
+    return sum(s.total or 0 for s in statuses if s.failure is None)
+
+
+def all_failed(corpus: str, statuses: Sequence[PartitionStatus[Any]]) -> NodesUnavailable | QueryTooSlow:
+    """No partition answered: the query was too slow everywhere, or the partitions are not served."""
+    failures = [s.failure for s in statuses if s.failure is not None]
+    reasons = "; ".join(f.public() for f in failures)
+    if all(f.final or f.timed_out for f in failures):
+        return QueryTooSlow(f"the query ran out of time on every partition of {corpus}: {reasons}")
+    return NodesUnavailable(f"no node answered for corpus {corpus}: {reasons}", headers={"Retry-After": "10"})
+
+
+PARTITION_ANSWERED: contextvars.ContextVar[Callable[[PartitionStatus[Any]], None] | None] = contextvars.ContextVar(
+    "cowbird_partition_answered", default=None)
+"""Told of each partition's answer (or failure) to a search's calls as it comes: a streamed
+analysis sets it (``cowbird.frontend.routes.analyses``), and the tasks of its search inherit it."""
