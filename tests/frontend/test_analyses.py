@@ -680,7 +680,7 @@ async def test_collocates_marginals_are_asked_in_pieces_a_node_takes(
     """The collocates found on other partitions are counted on each partition too (their marginals):
     on a large corpus thousands of them, more than one request body a node takes (64 KB by default).
     They go in pieces — here 500 bytes to nodes taking 1 KB — and the table stays complete and exact."""
-    from cowbird.core import search as core_search
+    from cowbird.core.search import analyses as core_search
     from cowbird.frontend import CorpusConfig, FrontendSettings
     from cowbird.frontend.settings import AccountSettings, NodeAccess
     from cowbird.node import NodeSettings
