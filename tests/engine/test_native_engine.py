@@ -11,10 +11,11 @@ from cowbird.core.errors import OutOfRange, QueryTooExpensive, UnknownAttribute
 from cowbird.core.wire import Strategy
 from cowbird.engines import Context, Hit
 from cowbird.engines.base import EngineOptions
-from cowbird.engines.native import NativeEngine, dfa_simulate, lexicon
+from cowbird.engines.native import NativeEngine, dfa_simulate
 from cowbird.engines.native.corpus_state import sorted_member
 from cowbird.query import QueryError, RegexValue
 from cowbird.query.pcre import compile_pcre
+from cowbird.store import lexicon
 
 
 @pytest.fixture(scope="module")

@@ -222,20 +222,24 @@ def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEn
     """Frequencies, distributions, co-occurrences and sort orders come from the hits either engine
     holds, over the same store: the cwb engine's answers are the native engine's."""
     from cowbird.core.analysis_spec import parse_sort, parse_span
-    from cowbird.node import compute
+    from cowbird.engines.analyses.cooccurrence import cooccurrence
+    from cowbird.engines.analyses.distribution import distribution
+    from cowbird.engines.analyses.frequency import frequency
+    from cowbird.engines.analyses.sort_order import sort_order
+    from cowbird.engines.analyses.spans import NO_DEADLINE as NONE
 
     for query in ('[lemma="go"]', '[pos="JJ"] [pos="NN.*"] within s', '@[pos="DT"] [pos="JJ"]? [pos="NNS"]'):
         real, ours = cwb.run(query), native.run(query)
         assert isinstance(real, ArrayResultSet) and isinstance(ours, ArrayResultSet)
         both = [(r.corpus, r.matches) for r in (real, ours)]
-        frequency = [compute.frequency(c, m, "lemma", parse_span("target" if "@" in query else None), "c", 10**6)
-                     for c, m in both]
-        assert frequency[0] == frequency[1] and frequency[0].hits > 100
-        assert compute.distribution(*both[0], "text_genre", 100) == compute.distribution(*both[1], "text_genre", 100)
-        assert compute.cooccurrence(*both[0], "word", 3, 4, "s", 10**6) == \
-            compute.cooccurrence(*both[1], "word", 3, 4, "s", 10**6)
+        counted = [frequency(NONE, c, m, "lemma", parse_span("target" if "@" in query else None), "c", 10**6)
+                   for c, m in both]
+        assert counted[0] == counted[1] and counted[0].hits > 100
+        assert distribution(NONE, *both[0], "text_genre", 100) == distribution(NONE, *both[1], "text_genre", 100)
+        assert cooccurrence(NONE, *both[0], "word", 3, 4, "s", 10**6) == \
+            cooccurrence(NONE, *both[1], "word", 3, 4, "s", 10**6)
         key = parse_sort("left1.word%c", "desc")
-        orders = [compute.sort_order(c, m, key, 0).order.tolist() for c, m in both]
+        orders = [sort_order(NONE, c, m, key, 0).order.tolist() for c, m in both]
         assert orders[0] == orders[1]
 
 

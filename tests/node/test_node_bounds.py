@@ -14,7 +14,8 @@ import pytest
 
 from cowbird.core.errors import LimitExceeded, OutOfMemory
 from cowbird.engines import Deadline
-from cowbird.node import compute
+from cowbird.engines.analyses import distribution, spans
+from cowbird.engines.analyses.frequency import frequency
 from tests.node.conftest import client_for, make_app
 
 pytestmark = pytest.mark.anyio
@@ -35,21 +36,17 @@ async def test_a_frequency_whose_values_would_be_too_large_is_refused_before_it_
         assert narrow.status_code == 200 and sum(narrow.json()["counts"]) == 12_000
 
 
-def test_the_spans_of_a_breakdown_hold_at_most_as_many_tokens_as_a_sort(sample_registry: Path,
-                                                                        big_registry: Path) -> None:
+def test_the_spans_of_a_breakdown_hold_at_most_as_many_tokens_as_a_sort(sample_registry: Path, big_registry: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from cowbird.core.analysis_spec import parse_span
     from cowbird.engines.native import NativeEngine
 
     engine = NativeEngine.open(big_registry, "big")
     result = engine.run('[pos="P1"]', "standard", 500, Deadline())
     matches = result.matches  # type: ignore[attr-defined]
-    original = compute.MAX_SORT_CELLS
-    compute.MAX_SORT_CELLS = 100_000
-    try:
-        with pytest.raises(LimitExceeded, match="more than a node counts at once"):
-            compute.frequency(engine.store, matches, "word", parse_span("match..match[10]"), "", 10**6)
-    finally:
-        compute.MAX_SORT_CELLS = original
+    monkeypatch.setattr(spans, "MAX_SORT_CELLS", 100_000)
+    with pytest.raises(LimitExceeded, match="more than a node counts at once"):
+        frequency(spans.NO_DEADLINE, engine.store, matches, "word", parse_span("match..match[10]"), "", 10**6)
 
 
 async def test_an_analysis_stops_at_the_query_timeout(sample_registry: Path, big_registry: Path,
@@ -57,7 +54,7 @@ async def test_an_analysis_stops_at_the_query_timeout(sample_registry: Path, big
     """An analysis is work like a query's: under the node's deadline, not a thread left running."""
     stopped: list[float] = []
 
-    def endless(*args: object, deadline: Deadline, **kwargs: object) -> object:
+    def endless(deadline: Deadline, *args: object, **kwargs: object) -> object:
         started = time.monotonic()
         try:
             while True:
@@ -66,7 +63,7 @@ async def test_an_analysis_stops_at_the_query_timeout(sample_registry: Path, big
         finally:
             stopped.append(time.monotonic() - started)
 
-    monkeypatch.setattr(compute, "distribution", endless)
+    monkeypatch.setattr(distribution, "distribution", endless)
     app = make_app(sample_registry, big_registry, query_timeout=1.0)
     async for node in client_for(app):
         answer = await node.post("/v1/distribution", json={"partition": "big", "query": '[pos="P1"]',

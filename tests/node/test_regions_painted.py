@@ -1,4 +1,4 @@
-"""The word lists' region test (``cowbird.node.compute._painted``), which paints a stretch of positions
+"""The word lists' region test (``cowbird.store.regions.painted``), which paints a stretch of positions
 from its regions instead of searching each position, against a plain per-position search, and the
 subcorpus's intersection of filters against a plain set of positions."""
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cowbird.node.compute import _covered_before, _intersection, _painted
+from cowbird.store.regions import covered_before, intersection, painted
 
 
 def regions(draw: st.DrawFn, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +34,7 @@ def stretch(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int, int]:
 @given(stretch())
 def test_painting_finds_what_searching_finds(case: tuple[np.ndarray, np.ndarray, int, int]) -> None:
     starts, ends, lo, hi = case
-    inside, begun = _painted(starts, ends, lo, hi)
+    inside, begun = painted(starts, ends, lo, hi)
     number = [next((r for r, (s, e) in enumerate(zip(starts, ends, strict=True)) if s <= x <= e), -1)
               for x in range(lo, hi)]
     assert inside.tolist() == [k >= 0 for k in number]
@@ -57,8 +57,8 @@ def test_a_subcorpus_is_the_positions_every_filter_chooses(case: tuple[int, list
     chosen = set(range(size))
     for starts, ends in sets:
         chosen &= {x for s, e in zip(starts.tolist(), ends.tolist(), strict=True) for x in range(s, e + 1)}
-    starts, ends = _intersection(sets, size)
+    starts, ends = intersection(sets, size)
     assert {x for s, e in zip(starts.tolist(), ends.tolist(), strict=True) for x in range(s, e + 1)} == chosen
-    count = _covered_before(starts, ends)
+    count = covered_before(starts, ends)
     points = np.arange(size + 1, dtype=np.int64)
     assert count(points).tolist() == [sum(1 for x in chosen if x < p) for p in range(size + 1)]

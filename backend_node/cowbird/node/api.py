@@ -62,13 +62,11 @@ from cowbird.core.wire import (
     SubcorpusResponse,
 )
 from cowbird.engines import Context, KwicLine, ResultSet
+from cowbird.engines.analyses import cooccurrence, dispersion, distribution, frequency, marginals, ngrams, subcorpus
+from cowbird.engines.analyses.sort_order import SortOrder
 from cowbird.engines.results import ArrayResultSet
-from cowbird.node import compute
-from cowbird.node.compute import SortOrder
-from cowbird.node.service import PartitionService
-
-Disconnected = Callable[[], Awaitable[bool]] | None
-"""Tells whether the client has gone (the work is then stopped); None: nobody can go."""
+from cowbird.node.service import Disconnected, PartitionService
+from cowbird.store.regions import check_attributes
 
 Handler = Callable[["NodeApi", Rq, Disconnected], Awaitable[Rs]]
 """How the node answers one operation of the table (``cowbird.core.operations``)."""
@@ -240,9 +238,9 @@ class NodeApi:
         levels = parse_breakdown(request.attribute, request.on)
         text, held = await self._every_hit(request, disconnected)
         settings = self.service.settings
-        counted = await self.service.analyse(compute.frequency_levels, held.corpus, held.matches, levels,
-                                             request.fold, settings.max_analysis_rows, settings.max_analysis_bytes,
-                                             disconnected=disconnected)
+        counted = await self.service.analyse(disconnected, frequency.frequency_levels, held.corpus, held.matches,
+                                             levels, request.fold, settings.max_analysis_rows,
+                                             settings.max_analysis_bytes)
         return FrequencyResponse(
             partition=request.partition, query=text, total=held.total, counted=counted.hits, unset=counted.unset,
             distinct=counted.distinct, truncated=counted.truncated, values=counted.values, counts=counted.counts,
@@ -255,9 +253,9 @@ class NodeApi:
         the hits in equal stretches of the corpus."""
         started = time.perf_counter()
         text, held = await self._every_hit(request, disconnected)
-        found = await self.service.analyse(compute.dispersion, held.corpus, held.matches, request.attribute,
-                                           request.hits, request.corpus_size, request.base, request.bins,
-                                           disconnected=disconnected)
+        found = await self.service.analyse(disconnected, dispersion.dispersion, held.corpus, held.matches,
+                                           request.attribute, request.hits, request.corpus_size, request.base,
+                                           request.bins)
         return DispersionResponse(
             partition=request.partition, query=text, total=held.total, parts=found.parts,
             parts_with_hits=found.parts_with_hits, smallest_part=found.smallest_part, dp_sum=found.dp_sum,
@@ -269,8 +267,8 @@ class NodeApi:
         """Hits per value of an s-attribute, with each value's size (CQP's ``group A match ATT``)."""
         started = time.perf_counter()
         text, held = await self._every_hit(request, disconnected)
-        found = await self.service.analyse(compute.distribution, held.corpus, held.matches, request.attribute,
-                                           self.service.settings.max_analysis_rows, disconnected=disconnected)
+        found = await self.service.analyse(disconnected, distribution.distribution, held.corpus, held.matches,
+                                           request.attribute, self.service.settings.max_analysis_rows)
         return DistributionResponse(
             partition=request.partition, query=text, total=held.total, outside=found.outside,
             all_values=found.all_values, truncated=found.truncated, values=found.values, hits=found.hits,
@@ -284,10 +282,10 @@ class NodeApi:
         """Co-occurrence counts in windows around the hits, with each collocate's marginal frequencies."""
         started = time.perf_counter()
         text, held = await self._every_hit(request, disconnected)
-        compute.check_attributes(held.corpus, request.attribute, request.within)
-        found = await self.service.analyse(compute.cooccurrence, held.corpus, held.matches, request.attribute,
-                                           request.left, request.right, request.within,
-                                           self.service.settings.max_analysis_rows, disconnected=disconnected)
+        check_attributes(held.corpus, request.attribute, request.within)
+        found = await self.service.analyse(disconnected, cooccurrence.cooccurrence, held.corpus, held.matches,
+                                           request.attribute, request.left, request.right, request.within,
+                                           self.service.settings.max_analysis_rows)
         return CooccurrenceResponse(
             partition=request.partition, query=text, total=held.total, context_tokens=found.context_tokens,
             node_tokens=found.node_tokens, size=found.size, truncated=found.truncated, values=found.values,
@@ -300,7 +298,7 @@ class NodeApi:
         """Frequencies of values of a p-attribute in the partition: collocates' marginals where they do
         not co-occur (their sum over partitions is the corpus's frequency)."""
         corpus = self.service.engine(request.partition).store
-        frequencies = await self.service.in_thread(compute.marginals, corpus, request.attribute, request.values)
+        frequencies = await self.service.in_thread(marginals.marginals, corpus, request.attribute, request.values)
         return MarginalsResponse(partition=request.partition, frequencies=frequencies)
 
     @answers(NGRAMS)
@@ -312,8 +310,8 @@ class NodeApi:
         table = await self.service.ngrams(request.partition, request.attribute, request.n, request.within, filters,
                                           request.match, request.ignore_case, disconnected)
         rows, counts, types = await self.service.analyse(
-            compute.ngram_rows, table, request.match, request.ignore_case, request.threshold, request.top,
-            self.service.settings.max_ngram_rows, request.values, disconnected=disconnected)
+            disconnected, ngrams.ngram_rows, table, request.match, request.ignore_case, request.threshold,
+            request.top, self.service.settings.max_ngram_rows, request.values)
         return NgramResponse(partition=request.partition, tokens=table.tokens, ngrams=table.ngrams, types=types,
                              row_tokens=[t for t, _ in rows], row_counts=[c for _, c in rows], counts=counts,
                              elapsed_ms=_elapsed(started))
@@ -326,8 +324,8 @@ class NodeApi:
         started = time.perf_counter()
         corpus = self.service.engine(request.partition).store
         filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
-        found = await self.service.in_thread(compute.subcorpus, corpus, filters, request.texts, request.attribute,
-                                             request.match, request.ignore_case,
+        found = await self.service.in_thread(subcorpus.subcorpus, corpus, filters, request.texts,
+                                             request.attribute, request.match, request.ignore_case,
                                              self.service.settings.max_analysis_rows)
         return SubcorpusResponse(partition=request.partition, tokens=found.tokens, texts=found.texts,
                                  all_texts=found.all_texts,

@@ -13,19 +13,20 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 import anyio
 
 from cowbird.core.analysis_spec import parse_sort
 from cowbird.core.errors import LimitExceeded, OutOfMemory, UnknownPartition, query_problem
+from cowbird.core.lru import Lru
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
+from cowbird.engines.analyses.ngrams import NgramTable, ngram_table
+from cowbird.engines.analyses.sort_order import SortOrder, sort_order
 from cowbird.engines.results import ArrayResultSet, build_lines
-from cowbird.node.compute import NgramTable, SortOrder, ngram_table, sort_order
 from cowbird.node.memory import MemoryBudget
 from cowbird.node.scheduler import BACKGROUND, Scheduler, lower_priority
 from cowbird.node.settings import NodeSettings
@@ -33,6 +34,18 @@ from cowbird.query import Query, QueryError, parse_cqp, serialize
 from cowbird.serving.metrics import Metrics
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+Disconnected = Callable[[], Awaitable[bool]] | None
+"""Tells whether the client has gone (the work is then stopped); None: nobody can go."""
+
+ResultKey = tuple[str, str, str, int]
+"""A result's name in the caches: the corpus, the query's canonical text, the strategy, the hard boundary."""
+OrderKey = tuple[ResultSet, str, str, int, int]
+"""A sort order's name: the result itself (held: an object's id() may be another's once it is freed),
+the sort key, direction, seed and the partition's base."""
+NgramKey = tuple[str, str, int, str | None, tuple[tuple[str, bool, str], ...], str | None, bool]
+"""A counted n-gram table's name: partition, attribute, n, within, filters, match, ignore_case."""
 
 NGRAM_TABLES_KEPT = 3
 """Counted n-gram tables a node keeps (a word list's later requests, the next page of it)."""
@@ -50,31 +63,10 @@ BACKGROUND_THREADS = ThreadPoolExecutor(
     2, thread_name_prefix="cowbird-background", initializer=lambda: lower_priority(threading.get_native_id()))
 """Threads that build lines and write answers of background work (exports, analyses), niced."""
 
-class ResultCache:
-    """LRU of query results, bounded by the total number of hits held."""
 
-    def __init__(self, max_hits: int) -> None:
-        self.max_hits = max_hits
-        self._entries: OrderedDict[tuple[str, str, str, int], ResultSet] = OrderedDict()
-        self.hits = 0
-
-    def get(self, key: tuple[str, str, str, int]) -> ResultSet | None:
-        result = self._entries.get(key)
-        if result is not None:
-            self._entries.move_to_end(key)
-        return result
-
-    def put(self, key: tuple[str, str, str, int], result: ResultSet) -> None:
-        if result.weight > self.max_hits or key in self._entries:
-            return
-        self._entries[key] = result
-        self.hits += result.weight
-        while self.hits > self.max_hits:
-            _, evicted = self._entries.popitem(last=False)
-            self.hits -= evicted.weight
-
-    def __len__(self) -> int:
-        return len(self._entries)
+def hits_held(result: ResultSet) -> int:
+    """A result's weight in the result cache: its hits held (``ResultSet.weight``, 24 bytes each)."""
+    return result.weight
 
 
 class PartitionService:
@@ -84,16 +76,17 @@ class PartitionService:
         self.settings = settings
         self.engines = engines
         self.metrics = metrics
-        self.cache = ResultCache(settings.cache_max_hits)
-        self.orders: OrderedDict[tuple[int, str, str, int, int], SortOrder] = OrderedDict()
-        self.checked: OrderedDict[str, tuple[str, Query]] = OrderedDict()  # query text -> canonical text, AST
+        # query results, bounded by the hits they hold
+        self.cache: Lru[ResultKey, ResultSet] = Lru(settings.cache_max_hits, hits_held)
+        self.orders: Lru[OrderKey, SortOrder] = Lru(SORT_ORDERS_KEPT)
+        self.checked: Lru[str, tuple[str, Query]] = Lru(CHECKED_KEPT)  # query text -> canonical text, AST
         # queries refused for what they are (their certain work is more than query_timeout): refused again
         # at once, not after seconds of planning each time
         # (their reasons' text only: an exception would keep its traceback's frames, and with them the
         # arrays the evaluation held when it was refused)
-        self.refused: OrderedDict[tuple[str, str, str, int], str] = OrderedDict()
+        self.refused: Lru[ResultKey, str] = Lru(REFUSALS_KEPT)
         # counted n-grams, kept for the requests of one word list that follow (a few, as they are large)
-        self.ngram_tables: OrderedDict[tuple[object, ...], NgramTable] = OrderedDict()
+        self.ngram_tables: Lru[NgramKey, NgramTable] = Lru(NGRAM_TABLES_KEPT)
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds, settings.max_background_queries,
@@ -113,22 +106,21 @@ class PartitionService:
         and the analyses of one search send the same text (to every partition of this node)."""
         known = self.checked.get(query)
         if known is not None:
-            self.checked.move_to_end(query)
             return known
         try:
             parsed = parse_cqp(query)
         except QueryError as exc:
             raise query_problem(exc) from exc
-        self.checked[query] = answer = (serialize(parsed), parsed)
-        while len(self.checked) > CHECKED_KEPT:
-            self.checked.popitem(last=False)
+        answer = (serialize(parsed), parsed)
+        self.checked.put(query, answer)
         return answer
 
-    async def analyse(self, function: Callable[..., T], *args: object,
-                      disconnected: Callable[[], Awaitable[bool]] | None = None) -> T:
-        """Analysis work (``function(*args, deadline=...)``) as a query is run: under the scheduler
+    async def analyse(self, disconnected: Disconnected, function: Callable[Concatenate[Deadline, P], T],
+                      *args: P.args, **kwargs: P.kwargs) -> T:
+        """Analysis work (``function(deadline, *args, **kwargs)``) as a query is run: under the scheduler
         (a place among the queries running, heavy after a while), stopped at ``query_timeout`` and
-        when the client goes away — an analysis can take longer than the query it counts."""
+        when the client goes away (``disconnected``) — an analysis can take longer than the query it
+        counts."""
 
         async def watch(deadline: Deadline) -> None:
             if disconnected is not None:
@@ -136,7 +128,7 @@ class PartitionService:
 
         def work(deadline: Deadline) -> T:
             try:
-                return function(*args, deadline=deadline)
+                return function(deadline, *args, **kwargs)
             except MemoryError as exc:
                 raise LimitExceeded("the analysis needs more memory than this node has; narrow it down") from exc
 
@@ -144,32 +136,29 @@ class PartitionService:
 
     async def ngrams(self, partition: str, attribute: str, n: int, within: str | None,
                      filters: list[tuple[str, bool, str]], match: str | None = None, ignore_case: bool = False,
-                     disconnected: Callable[[], Awaitable[bool]] | None = None) -> NgramTable:
-        """The partition's n-grams counted (``compute.ngram_table``; with ``match`` only those with a token
-        matching it), as a query is run; the last few tables are kept, since one word list asks a
-        partition two or three times (a table of every n-gram answers for any ``match`` too)."""
-        every = (partition, attribute, n, within, tuple(filters), None, False)
-        key = every if match is None else (*every[:5], match, ignore_case)
+                     disconnected: Disconnected = None) -> NgramTable:
+        """The partition's n-grams counted (``analyses.ngrams.ngram_table``; with ``match`` only those with
+        a token matching it), as a query is run; the last few tables are kept, since one word list asks
+        a partition two or three times (a table of every n-gram answers for any ``match`` too)."""
+        every: NgramKey = (partition, attribute, n, within, tuple(filters), None, False)
+        key: NgramKey = every if match is None else (*every[:5], match, ignore_case)
         for known in (every, key):
             table = self.ngram_tables.get(known)
             if table is not None:
-                self.ngram_tables.move_to_end(known)
                 return table
         corpus = self.engine(partition).store
-        table = await self.analyse(ngram_table, corpus, attribute, n, within, filters, self.settings.max_ngram_types,
-                                   match, ignore_case, disconnected=disconnected)
-        self.ngram_tables[key] = table
-        while len(self.ngram_tables) > NGRAM_TABLES_KEPT:
-            self.ngram_tables.popitem(last=False)
+        table = await self.analyse(disconnected, ngram_table, corpus, attribute, n, within, filters,
+                                   self.settings.max_ngram_types, match, ignore_case)
+        self.ngram_tables.put(key, table)
         return table
 
-    async def in_thread(self, function: Callable[..., T], *args: object) -> T:
+    async def in_thread(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run engine work (building lines, writing answers) in a worker thread (its errors carry their
         own status and code); background work in a thread at the lowest CPU priority."""
+        work = functools.partial(function, *args, **kwargs)
         if BACKGROUND.get():
-            work = functools.partial(function, *args)
             return await asyncio.get_running_loop().run_in_executor(BACKGROUND_THREADS, work)
-        return await anyio.to_thread.run_sync(function, *args)
+        return await anyio.to_thread.run_sync(work)
 
     async def run(
         self,
@@ -219,7 +208,6 @@ class PartitionService:
             return text, cached, True
         refused = self.refused.get(key)
         if refused is not None:
-            self.refused.move_to_end(key)
             raise LimitExceeded(refused)
         if self.metrics is not None:
             self.metrics.queries.labels(partition).inc()
@@ -241,11 +229,9 @@ class PartitionService:
         except OutOfMemory:
             raise  # what the node held then, not what the query is: not remembered
         except LimitExceeded as refusal:
-            self.refused[key] = refusal.detail
-            while len(self.refused) > REFUSALS_KEPT:
-                self.refused.popitem(last=False)
+            self.refused.put(key, refusal.detail)
             raise
-        if exact:
+        if exact and key not in self.cache:  # (one evaluated meanwhile stays: sort orders may hold it)
             self.cache.put(key, result)
         return text, result, exact
 
@@ -292,20 +278,16 @@ class PartitionService:
             )
         return result
 
-    async def order(self, result: ResultSet, spec: SortSpec,
-                    disconnected: Callable[[], Awaitable[bool]] | None = None) -> SortOrder:
+    async def order(self, result: ResultSet, spec: SortSpec, disconnected: Disconnected = None) -> SortOrder:
         """The hits of a result in sorted order (kept for paging, as results are)."""
         key = parse_sort(spec.key, spec.direction, spec.seed)
         held = self.every_hit(result)
-        cache_key = (id(result), str(key), spec.direction, spec.seed, spec.base)
+        cache_key: OrderKey = (result, str(key), spec.direction, spec.seed, spec.base)
         cached = self.orders.get(cache_key)
-        if cached is not None and cached.matches is held.matches:
-            self.orders.move_to_end(cache_key)
+        if cached is not None:
             return cached
-        order = await self.analyse(sort_order, held.corpus, held.matches, key, spec.base, disconnected=disconnected)
-        self.orders[cache_key] = order
-        while len(self.orders) > SORT_ORDERS_KEPT:
-            self.orders.popitem(last=False)
+        order = await self.analyse(disconnected, sort_order, held.corpus, held.matches, key, spec.base)
+        self.orders.put(cache_key, order)
         return order
 
     async def sorted_lines(

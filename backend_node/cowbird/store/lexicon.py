@@ -9,13 +9,20 @@ for Python's ``regex`` module by ``cowbird.query.pcre``.
 Common shapes never touch the whole lexicon: literals (and their case-folded forms) go through a
 dictionary, and a literal prefix (``geh.*``) narrows the candidates by binary search in the sorted
 lexicon; only the candidates are matched with the regex.
+
+A lexicon is the store's (``PositionalAttribute.strings``), so both engines use this module: the
+native engine compiles its attribute tests with it (``cowbird.engines.native.compile``), and the
+analyses of hits (``cowbird.engines.analyses``) group and filter an attribute's lexicon with the
+tables at the end (``groups``, ``matching``), built once per opened attribute.
 """
 
 from __future__ import annotations
 
 import bisect
+import threading
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,9 +31,11 @@ import numpy as np
 import numpy.typing as npt
 import regex
 
+from cowbird.core.analysis_spec import Fold
 from cowbird.core.errors import QueryTooExpensive
 from cowbird.query import RegexValue
 from cowbird.query.pcre import compile_pcre, translate
+from cowbird.store.reader import PositionalAttribute
 
 REGEX_META = set("[](){}.*+|?\\")
 
@@ -274,3 +283,69 @@ def _match_with_budget(
                 f"the regular expression \"{pattern}\" takes too long to evaluate (nested repetition?): "
                 "simplify it"
             ) from exc
+
+
+# -- per-attribute tables, computed once per opened attribute ---------------------------------------
+
+MATCH_SECONDS = 5.0
+"""How long a regex that could backtrack exponentially may take over a lexicon (``matching``)."""
+
+_GROUPS: weakref.WeakKeyDictionary[PositionalAttribute, dict[Fold, Groups]] = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[PositionalAttribute, LexiconIndex] = weakref.WeakKeyDictionary()
+_TABLES_LOCK = threading.Lock()
+
+
+def fold_text(text: str, fold: Fold) -> str:
+    """A value as CQP's flags see it: ``d`` strips combining marks first, then ``c`` case-folds."""
+    if "d" in fold:
+        text = strip_diacritics(text)
+    if "c" in fold:
+        text = text.casefold()
+    return text
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Lexicon ids grouped by their folded string: ``of_id[id]`` is the group, ``names[group]`` its string;
+    ``rank[group]`` orders the groups by their string (code points)."""
+
+    of_id: npt.NDArray[np.int32]
+    names: list[str]
+    rank: npt.NDArray[np.int32]
+
+
+def groups(attribute: PositionalAttribute, fold: Fold) -> Groups:
+    """The attribute's lexicon grouped by folded string (no fold: one group per id)."""
+    with _TABLES_LOCK:
+        tables = _GROUPS.get(attribute)
+        if tables is None:
+            tables = _GROUPS[attribute] = {}
+    cached = tables.get(fold)
+    if cached is not None:
+        return cached
+    strings = attribute.strings
+    if fold:
+        index: dict[str, int] = {}
+        of_id = np.fromiter((index.setdefault(fold_text(s, fold), len(index)) for s in strings),
+                            dtype=np.int32, count=len(strings))
+        names = list(index)
+    else:
+        of_id = np.arange(len(strings), dtype=np.int32)
+        names = strings
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int32)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int32)
+    result = Groups(of_id, names, rank)
+    tables[fold] = result
+    return result
+
+
+def matching(attribute: PositionalAttribute, match: str, ignore_case: bool) -> BoolTable:
+    """Which lexicon ids of the attribute match the CQP regex (the whole token)."""
+    with _TABLES_LOCK:
+        index = _INDEXES.get(attribute)
+    if index is None:
+        index = LexiconIndex(attribute.strings)
+        with _TABLES_LOCK:
+            _INDEXES[attribute] = index
+    return np.asarray(match_table(index, RegexValue(match, ignore_case), MATCH_SECONDS), dtype=np.bool_)

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from cowbird.core.errors import QueryTooExpensive, UnknownAttribute
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native.dfa import leaves
-from cowbird.engines.native.lexicon import BoolTable, LexiconIndex
+from cowbird.store.lexicon import BoolTable, LexiconIndex
 
 if TYPE_CHECKING:
     from cowbird.engines.native.corpus_state import RegionIndex

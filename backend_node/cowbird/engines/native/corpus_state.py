@@ -16,11 +16,11 @@ import numpy.typing as npt
 
 from cowbird.core.errors import UnknownAttribute
 from cowbird.engines.base import EngineOptions
-from cowbird.engines.native.lexicon import LexiconIndex, match_table
 from cowbird.engines.results import Cpos
 from cowbird.query import RegexValue
 from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 from cowbird.store.compression import compiled
+from cowbird.store.lexicon import LexiconIndex, match_table
 from cowbird.store.pattr_writer import id_groups
 
 MATCH_TABLES_KEPT = 64 << 20

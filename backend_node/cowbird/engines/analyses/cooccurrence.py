@@ -1,0 +1,116 @@
+"""Co-occurrence counts in windows around the hits, as cwb-ccc counts them, with each collocate's
+marginal and in-hit frequencies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
+from cowbird.engines.base import Deadline
+from cowbird.engines.results import Matches
+from cowbird.store import CwbCorpus, PositionalAttribute
+
+
+@dataclass
+class Cooccurrence:
+    values: list[str]
+    f: list[int]  # co-occurrences: positions in some hit's window with this value
+    marginal: list[int]  # the value's frequency in the partition
+    in_nodes: list[int]  # the value's frequency inside the hits (match .. matchend)
+    context_tokens: int  # positions in the windows (each once), hits excluded
+    node_tokens: int  # positions inside hits (each once)
+    size: int  # tokens in the partition
+    truncated: bool
+
+
+def _union(starts: Ints, ends: Ints) -> tuple[Ints, Ints]:
+    """The union of intervals (ends included) as sorted, disjoint, non-adjacent intervals."""
+    keep = ends >= starts
+    starts, ends = starts[keep], ends[keep]
+    if not len(starts):
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    new = np.empty(len(starts), dtype=bool)
+    new[0] = True
+    new[1:] = starts[1:] > reach[:-1] + 1
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(starts) - 1)
+    return starts[first], reach[last]
+
+
+def _expanded(starts: Ints, ends: Ints) -> Iterator[Ints]:
+    """The positions of disjoint intervals, a chunk at a time."""
+    lengths = ends - starts + 1
+    at = 0
+    while at < len(starts):
+        stop = at + max(1, int(np.searchsorted(np.cumsum(lengths[at:]), CHUNK_POSITIONS, side="right")))
+        chunk_lengths = lengths[at:stop]
+        offsets = np.cumsum(chunk_lengths) - chunk_lengths
+        total = int(chunk_lengths.sum())
+        yield np.repeat(starts[at:stop] - offsets, chunk_lengths) + np.arange(total, dtype=np.int64)
+        at = stop
+
+
+def _outside(positions: Ints, starts: Ints, ends: Ints) -> Ints:
+    """The positions not inside any of the disjoint intervals."""
+    if not len(starts):
+        return positions
+    number = np.searchsorted(starts, positions, side="right") - 1
+    inside = (number >= 0) & (ends[np.maximum(number, 0)] >= positions)
+    return positions[~inside]
+
+
+def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints], deadline: Deadline = NO_DEADLINE) -> tuple[Ints, int]:
+    totals = np.zeros(p.lexicon_size, dtype=np.int64)
+    seen = 0
+    for positions in chunks:
+        deadline.check()
+        if len(positions):
+            totals += np.bincount(np.asarray(p.ids_at(positions), dtype=np.int64), minlength=p.lexicon_size)
+            seen += len(positions)
+    return totals, seen
+
+
+def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
+                 within: str | None, max_rows: int) -> Cooccurrence:
+    """Co-occurrence counts in the windows around the hits, as cwb-ccc counts them: the windows'
+    positions (``left`` tokens before each match, ``right`` after its matchend, within the region of
+    ``within`` around it), each position once however many windows hold it, minus every position
+    inside a hit; the marginal and in-hit frequency of each collocate come with it."""
+    p = corpus.p_attribute(attribute)
+    match = np.asarray(matches.match, dtype=np.int64)
+    matchend = np.asarray(matches.matchend, dtype=np.int64)
+    low = np.zeros(len(match), dtype=np.int64)
+    high = np.full(len(match), corpus.size - 1, dtype=np.int64)
+    if within is not None:
+        s = corpus.s_attribute(within)
+        if len(s):
+            at_start = s.region_numbers(np.asarray(match, dtype=s.starts.dtype))
+            at_end = s.region_numbers(np.asarray(matchend, dtype=s.starts.dtype))
+            starts, ends = np.asarray(s.starts, dtype=np.int64), np.asarray(s.ends, dtype=np.int64)
+            low = np.where(at_start >= 0, starts[np.maximum(at_start, 0)], match)
+            high = np.where(at_end >= 0, ends[np.maximum(at_end, 0)], matchend)
+        else:
+            low, high = match, matchend
+    window_starts = np.concatenate([np.maximum(match - left, low), matchend + 1])
+    window_ends = np.concatenate([match - 1, np.minimum(matchend + right, high)])
+    context_starts, context_ends = _union(window_starts, window_ends)
+    node_starts, node_ends = _union(match, matchend)
+    f, context_tokens = _count_ids(
+        p, (_outside(chunk, node_starts, node_ends) for chunk in _expanded(context_starts, context_ends)), deadline)
+    in_nodes, node_tokens = _count_ids(p, _expanded(node_starts, node_ends), deadline)
+    found = np.flatnonzero(f + in_nodes)  # in hits only: the front end needs their in-hit counts too
+    truncated = len(found) > max_rows
+    if truncated:
+        found = found[np.argsort(-(f[found] + in_nodes[found]), kind="stable")[:max_rows]]
+    strings = p.strings
+    marginals = np.asarray(p.frequencies, dtype=np.int64)
+    return Cooccurrence(
+        [strings[i] for i in found.tolist()], f[found].tolist(), marginals[found].tolist(),
+        in_nodes[found].tolist(), context_tokens, node_tokens, corpus.size, truncated,
+    )
