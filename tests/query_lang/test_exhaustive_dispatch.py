@@ -38,7 +38,7 @@ FORGETFUL = COMPLETE.replace('''    if isinstance(pattern, Repetition):
 def _check(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, int]:
     module = tmp_path / "dispatch.py"
     module.write_text(source)
-    monkeypatch.setenv("MYPYPATH", str(ROOT))
+    monkeypatch.setenv("MYPYPATH", str(ROOT / "query_lang"))  # the query language's source root
     out, err, status = api.run([str(module), "--strict", "--python-version", "3.11", "--follow-imports", "silent",
                                 "--cache-dir", str(tmp_path / "cache"), "--config-file", ""])
     return out + err, status

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime
+import hashlib
 import io
 import json
 import math
@@ -37,6 +39,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import xlsxwriter
+from starlette.responses import Response
+
+from cowbird.core.version import __version__
 
 Format = Literal["tsv", "csv", "xlsx", "ndjson"]
 FORMATS: tuple[Format, ...] = get_args(Format)
@@ -221,3 +226,59 @@ MEDIA_TYPES: dict[Format, str] = {name: entry.media_type for name, entry in REGI
 def writer(format: Format, columns: Sequence[str], provenance: dict[str, Any] | None, sheet: str = "hits") -> Writer:
     """The file's writer; ``sheet``: the name of an XLSX file's sheet of rows (what they are)."""
     return REGISTRY[format].make(columns, provenance, sheet)
+
+
+def stamp() -> dict[str, str]:
+    """What every provenance block says of its making: cowbird's version and when (UTC)."""
+    return {"cowbird": __version__,
+            "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+
+
+TABLE_FORMATS: tuple[Format, ...] = ("tsv", "csv", "xlsx")
+"""The formats of a table (an analysis, a word list, a subcorpus's values): every one but NDJSON."""
+
+TABLE_FILES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in TABLE_FORMATS}},
+          "description": "The answer as JSON, or with format=tsv|csv|xlsx as a file."}
+}
+"""The OpenAPI description of a route that answers JSON or, with ``format=``, a table as a file."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """One file the front end writes — hits (``/api/v1/export``) or a table (an analysis, a word or
+    keyword list, a subcorpus's values): its format, columns and provenance block, its name (what it
+    holds, and eight hex digits of what ``named`` it, so that the same request gives the same name)
+    and the headers that say how complete it is. ``about`` is None when no provenance was asked."""
+
+    format: Format
+    columns: Sequence[str]
+    about: dict[str, Any] | None
+    stem: str
+    named: str
+    failed: Sequence[str] = ()
+    sheet: str = "rows"
+    suffix: str = ""
+
+    @property
+    def media_type(self) -> str:
+        return MEDIA_TYPES[self.format]
+
+    @property
+    def filename(self) -> str:
+        fingerprint = hashlib.sha256(self.named.encode("utf-8")).hexdigest()[:8]
+        return f"{self.stem}_{fingerprint}{self.suffix}.{self.format}"
+
+    def headers(self, rows: int, **more: str) -> dict[str, str]:
+        return {"Content-Disposition": f'attachment; filename="{self.filename}"', "X-Cowbird-Rows": str(rows),
+                **more, "X-Cowbird-Complete": "false" if self.failed else "true",
+                "X-Cowbird-Failed": ",".join(self.failed)}
+
+    def writer(self) -> Writer:
+        return writer(self.format, self.columns, self.about, self.sheet)
+
+    def whole(self, rows: Sequence[Sequence[object]]) -> Response:
+        """The file of a table, written at once."""
+        out = self.writer()
+        body = out.start() + out.rows(rows) + b"".join(out.end())
+        return Response(body, media_type=self.media_type, headers=self.headers(len(rows)))

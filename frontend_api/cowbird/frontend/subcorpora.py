@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from fastapi import Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel
 
 from cowbird.core.errors import BadParameter, CowbirdError
 from cowbird.core.search import Partitions, PartitionStatus
@@ -24,8 +23,6 @@ from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.querying import region_filters
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
-
-M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -59,18 +56,37 @@ async def saved_subcorpus(request: Request, user: Viewer, slug: str) -> SavedSub
     return await run_in_threadpool(find)
 
 
-async def in_subcorpus(request: Request, user: Viewer, asked: M, field: str = "subcorpus",
-                       filters_field: str = "filters", corpus_field: str = "corpus") -> M:
-    """``asked`` with the filters of its saved subcorpus (``field``) put before its own ``filter``s."""
-    slug = getattr(asked, field)
-    if not slug:
-        return asked
+class NamesSubcorpus(Protocol):
+    """Request parameters that may name a saved subcorpus (``subcorpus=ID``) besides their filters."""
+
+    @property
+    def corpus(self) -> str | None: ...
+    @property
+    def filters(self) -> list[str]: ...
+    @property
+    def subcorpus(self) -> str | None: ...
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
+
+
+S = TypeVar("S", bound=NamesSubcorpus)
+
+
+async def subcorpus_filters(request: Request, user: Viewer, slug: str, corpus: str | None, parameter: str
+                            ) -> list[str]:
+    """The filters of the saved subcorpus ``slug`` (named by ``parameter``), which must be part of ``corpus``."""
     found = await saved_subcorpus(request, user, slug)
-    corpus = getattr(asked, corpus_field) or getattr(asked, "corpus", None)
     if corpus is not None and found.corpus != corpus:
-        raise BadParameter(f"{field}={slug}: the subcorpus {found.name!r} is part of corpus {found.corpus}, not "
+        raise BadParameter(f"{parameter}={slug}: the subcorpus {found.name!r} is part of corpus {found.corpus}, not "
                            f"{corpus}")
-    return asked.model_copy(update={filters_field: [*found.filters, *getattr(asked, filters_field)], field: None})
+    return found.filters
+
+
+async def in_subcorpus(request: Request, user: Viewer, asked: S) -> S:
+    """``asked`` with the filters of its saved subcorpus put before its own ``filter``s (and no subcorpus)."""
+    if not asked.subcorpus:
+        return asked
+    filters = await subcorpus_filters(request, user, asked.subcorpus, asked.corpus, "subcorpus")
+    return asked.model_copy(update={"filters": [*filters, *asked.filters], "subcorpus": None})
 
 
 SEARCHED_KEPT = 1024

@@ -4,18 +4,15 @@ query's hits over every partition, exact for the whole corpus (``cowbird.core.se
 from __future__ import annotations
 
 import asyncio
-import datetime
 import functools
-import hashlib
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from contextlib import ExitStack
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
@@ -23,12 +20,9 @@ from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.search import PARTITION_ANSWERED, CheckedQuery, PartitionStatus, answered_total, failed_partitions
-from cowbird.core.version import __version__
-from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry, Partition
-from cowbird.frontend.downloads import MEDIA_TYPES, writer
-from cowbird.frontend.fair_use import FairUse
-from cowbird.frontend.fanout import NodeClient
-from cowbird.frontend.hits import NodeSearch, partition_result, search_of
+from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
+from cowbird.frontend.hits import NodeSearch, partition_result
 from cowbird.frontend.params import (
     MAX_JSON_ROWS,
     CollocationParameters,
@@ -39,18 +33,7 @@ from cowbird.frontend.params import (
     TableParameters,
     split,
 )
-from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import (
-    STREAMED,
-    Corpora,
-    CurrentUser,
-    Nodes,
-    Quota,
-    affordable,
-    background_turn,
-    ndjson_line,
-    until_disconnected,
-)
+from cowbird.frontend.routes.deps import STREAMED, Visit, Visitor, ndjson_line
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
@@ -62,9 +45,7 @@ from cowbird.frontend.schemas import (
     FrequencyResult,
     FrequencyRow,
 )
-from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus, searched_tokens
-from cowbird.frontend.viewer import Viewer
+from cowbird.frontend.subcorpora import searched_tokens
 from cowbird.query import (
     Alternation,
     AttributeTest,
@@ -146,76 +127,38 @@ class Asked:
     filters: list[str]
 
 
-def searched(user: Viewer, catalogue: CorpusCatalogue, nodes: NodeClient, asked: Searching) -> Asked:
-    target = catalogue.get(asked.corpus, user)
-    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
-    return Asked(target, search_of(nodes, target, checked), asked.q, asked.syntax, asked.ignore_case, asked.filters)
-
-
-async def _run(request: Request, user: Viewer, quota: FairUse, search: NodeSearch,
-               work: Coroutine[Any, Any, T]) -> T:
-    """An analysis as one of the viewer's queries (its query estimated first when the day's node time
-    may not pay for it), stopped when the client goes or the deadline passes."""
-    key = quota.key(user, request)
-    deadline = frontend_state(request).settings.limits.deadline
-    try:
-        hold = await affordable(request, quota, user, key, search, deadline)
-        await quota.room(user, key, request)
-        slot = ExitStack()
-        slot.enter_context(quota.running(user, key, hold))
-    except BaseException:
-        work.close()  # never started (refused, or the client went while it waited for a place)
-        raise
-    with slot:
-        try:
-            turn = await background_turn(request, key, deadline)
-        except BaseException:
-            work.close()
-            raise
-        try:
-            return await until_disconnected(request, work, deadline)
-        finally:
-            turn.release()
+def searched(visit: Visit, asked: Searching) -> Asked:
+    target, search = visit.search(asked)
+    return Asked(target, search, asked.q, asked.syntax, asked.ignore_case, asked.filters)
 
 
 def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
            statuses: list[PartitionStatus[Partition]], truncated: bool, columns: Sequence[str],
            rows: Sequence[Sequence[object]]) -> Response:
-    """The rows as a TSV or CSV file (``downloads``' writer: values exactly as counted), with a
-    metadata block saying what was counted, how, and whether a partition was missing."""
+    """The rows as a file (``downloads``' writer: values exactly as counted), with a metadata block
+    saying what was counted, how, and whether a partition was missing."""
     failed = failed_partitions(statuses)
     about: dict[str, Any] = {
         "analysis": kind, "query": found.q, "syntax": found.syntax, "ignore_case": found.ignore_case,
         "filters": found.filters, "cqp": cqp, "corpus": found.corpus.name,
         "corpus_version": found.corpus.config.version or None, "corpus_size": found.corpus.size, **parameters,
-        "cowbird": __version__, "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "total": answered_total(statuses), "rows": len(rows), "truncated": truncated, "complete": not failed,
-        "failed_partitions": failed,
+        **stamp(), "total": answered_total(statuses), "rows": len(rows), "truncated": truncated,
+        "complete": not failed, "failed_partitions": failed,
     }  # fmt: skip
-    out = writer(cast(Any, format), columns, about if provenance else None, kind)
-    body = out.start() + out.rows(rows) + b"".join(out.end())
     named = repr((kind, found.corpus.name, found.q, found.syntax, found.ignore_case, found.filters,
                   sorted(parameters.items())))
-    name = f"{found.corpus.name}_{kind}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
-    return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={
-        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
-        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
+    return Download(cast(Format, format), columns, about if provenance else None, f"{found.corpus.name}_{kind}",
+                    named, failed, kind).whole(rows)
 
 
-FILES: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv", "xlsx")}},
-          "description": "The analysis as JSON, or with format=tsv|csv|xlsx as a file."}
-}
-
-
-async def _streamed(asked: TableParameters | DispersionParameters, user: Viewer, catalogue: CorpusCatalogue,
+async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
                     work: Callable[[], Awaitable[BaseModel | Response]]) -> StreamingResponse:
     """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
     fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
     has answered (a bad parameter, an unknown attribute) is a problem answer, as without stream."""
     if asked.format != "json":
         raise BadParameter(f"stream=1 answers JSON events; format={asked.format} is a file: ask for one or the other")
-    partitions = len(catalogue.get(asked.corpus, user).partitions)
+    partitions = len(visit.corpus(asked.corpus).partitions)
     answers: list[PartitionStatus[Any]] = []
     arrived = asyncio.Event()
 
@@ -283,27 +226,27 @@ def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
             "partitions": [partition_result(s) for s in statuses]}
 
 
-@router.get("/frequency", response_model=FrequencyResult, responses=FILES)
+@router.get("/frequency", response_model=FrequencyResult, responses=TABLE_FILES)
 async def frequency(
-    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    visit: Visitor,
     asked: Annotated[FrequencyParameters, Query()],
 ) -> BaseModel | Response:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
-    asked = await in_subcorpus(request, user, asked)
+    asked = await visit.subcorpus(asked)
     if asked.stream:
-        return await _streamed(asked, user, catalogue, functools.partial(
-            frequency, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+        again = asked.model_copy(update={"stream": False})
+        return await _streamed(asked, visit, functools.partial(frequency, visit, again))
     started = time.perf_counter()
-    found = searched(user, catalogue, nodes, asked)
+    found = searched(visit, asked)
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
     target, cqp = found.corpus, found.search.cqp
     levels, folded = parse_breakdown(by, on), parse_fold(asked.fold)
     span = levels[0][1]
     rows_wanted = _page_size(limit, format, 1000)
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
-    statuses, table = await _run(request, user, quota, found.search, work)
-    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
-    tokens = await searched_tokens(nodes, target, asked.filters, statuses)
+    statuses, table = await visit.run(work, found.search)
+    visit.logged(target.name, answered_total(statuses))
+    tokens = await searched_tokens(visit.nodes, target, asked.filters, statuses)
     for row in table.rows:  # per million tokens of the texts searched (the filters' subcorpus), as every view
         row.per_million = 0.0 if tokens is None else rate(row.frequency, tokens)
     shown_on = ",".join(str(s) for _, s in levels)
@@ -342,24 +285,23 @@ async def frequency(
     )
 
 
-@router.get("/dispersion", response_model=DispersionResult, responses=FILES)
+@router.get("/dispersion", response_model=DispersionResult, responses=TABLE_FILES)
 async def dispersion(
-    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    visit: Visitor,
     asked: Annotated[DispersionParameters, Query()],
 ) -> BaseModel | Response:
     """Where the hits fall: Gries' DP over the parts (``parts``: the regions of an s-attribute, texts by
     default) and over the partitions, exact over every partition, and the hits in ``bins`` equal
     stretches of the corpus (a file: the stretches, the measures in its metadata block)."""
-    asked = await in_subcorpus(request, user, asked)
+    asked = await visit.subcorpus(asked)
     if asked.stream:
-        return await _streamed(asked, user, catalogue, functools.partial(
-            dispersion, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+        again = asked.model_copy(update={"stream": False})
+        return await _streamed(asked, visit, functools.partial(dispersion, visit, again))
     started = time.perf_counter()
-    found = searched(user, catalogue, nodes, asked)
+    found = searched(visit, asked)
     target, cqp = found.corpus, found.search.cqp
-    statuses, measured = await _run(request, user, quota, found.search, found.search.dispersion(asked.parts,
-                                                                                                 asked.bins))
-    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    statuses, measured = await visit.run(found.search.dispersion(asked.parts, asked.bins), found.search)
+    visit.logged(target.name, answered_total(statuses))
     size = target.size
     bins = [DispersionBin(start=start, end=end, hits=h)
             for (start, end), h in zip(stretches(size, asked.bins), measured.bins, strict=True)]
@@ -376,26 +318,26 @@ async def dispersion(
         partitions_hits=[DispersionPartition(id=p, tokens=t, hits=h) for p, t, h in measured.partitions])
 
 
-@router.get("/distribution", response_model=DistributionResult, responses=FILES)
+@router.get("/distribution", response_model=DistributionResult, responses=TABLE_FILES)
 async def distribution(
-    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    visit: Visitor,
     asked: Annotated[DistributionParameters, Query()],
 ) -> BaseModel | Response:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
     values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
     many there are), a file has them all."""
-    asked = await in_subcorpus(request, user, asked)
+    asked = await visit.subcorpus(asked)
     if asked.stream:
-        return await _streamed(asked, user, catalogue, functools.partial(
-            distribution, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+        again = asked.model_copy(update={"stream": False})
+        return await _streamed(asked, visit, functools.partial(distribution, visit, again))
     started = time.perf_counter()
-    found = searched(user, catalogue, nodes, asked)
+    found = searched(visit, asked)
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
     target, cqp = found.corpus, found.search.cqp
     rows_wanted = _page_size(asked.limit, format, 1000)
-    statuses, table = await _run(request, user, quota, found.search, found.search.distribution(by, order))
-    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    statuses, table = await visit.run(found.search.distribution(by, order), found.search)
+    visit.logged(target.name, answered_total(statuses))
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
         return _table(found, cqp, "distribution", format, asked.provenance,
@@ -419,19 +361,19 @@ async def distribution(
     )
 
 
-@router.get("/collocations", response_model=CollocationResult, responses=FILES)
+@router.get("/collocations", response_model=CollocationResult, responses=TABLE_FILES)
 async def collocations(
-    request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
+    visit: Visitor,
     asked: Annotated[CollocationParameters, Query()],
 ) -> BaseModel | Response:
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
-    asked = await in_subcorpus(request, user, asked)
+    asked = await visit.subcorpus(asked)
     if asked.stream:
-        return await _streamed(asked, user, catalogue, functools.partial(
-            collocations, request, user, quota, catalogue, nodes, asked.model_copy(update={"stream": False})))
+        again = asked.model_copy(update={"stream": False})
+        return await _streamed(asked, visit, functools.partial(collocations, visit, again))
     started = time.perf_counter()
-    found = searched(user, catalogue, nodes, asked)
+    found = searched(visit, asked)
     attribute, window, left, right, measures = asked.attribute, asked.window, asked.left, asked.right, asked.measures
     order, min_freq, offset, format = asked.order, asked.min_freq, asked.offset, asked.format
     target = found.corpus
@@ -447,8 +389,8 @@ async def collocations(
     cqp = search.cqp
     work = search.collocations(attribute, window if left is None else left, window if right is None else right,
                                region, chosen, cast(Measure, order), min_freq)
-    statuses, table = await _run(request, user, quota, search, work)
-    request.state.log_corpus, request.state.log_hits = target.name, answered_total(statuses)
+    statuses, table = await visit.run(work, search)
+    visit.logged(target.name, answered_total(statuses))
     before, after = window if left is None else left, window if right is None else right
     rows_wanted = _page_size(asked.limit, format, 100)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
-from collections.abc import Awaitable
-from dataclasses import replace
-from typing import Annotated, TypeVar
+from collections.abc import Awaitable, Coroutine
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Query, Request
 from sqlalchemy.exc import SQLAlchemyError
@@ -21,16 +23,19 @@ from cowbird.core.errors import (
     QueryTooSlow,
     Unauthorized,
 )
-from cowbird.core.search import CostEstimate
+from cowbird.core.search import CostEstimate, HitView
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
-from cowbird.frontend.corpora import CorpusCatalogue
+from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
-from cowbird.frontend.hits import NodeSearch
-from cowbird.frontend.params import Parameters
+from cowbird.frontend.hits import NodeSearch, search_of
+from cowbird.frontend.params import Parameters, Searching
 from cowbird.frontend.priority import PRIORITY, Turn, stretched
+from cowbird.frontend.querying import build_query
+from cowbird.frontend.settings import LimitSettings
 from cowbird.frontend.state import frontend_state
+from cowbird.frontend.subcorpora import S, in_subcorpus
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 from cowbird.query.cqp_ast import may_be_slow
 
@@ -236,3 +241,93 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
         if stalls:
             frontend_state(request).stalled.note("it ran out of time on every partition")
         raise
+
+
+@dataclass
+class Visit:
+    """The prologue every route that reaches the nodes shares, as one dependency (``Visitor``): who asks
+    (their fair-use key), the corpora they see, the nodes; a saved subcorpus expanded into filters; the
+    search the parameters make; and ``run``, which admits the work (its cost afforded, a place among
+    the viewer's queries, its node time metered), waits for its turn as background work, stops it
+    when the client goes or the deadline passes, and logs what it searched."""
+
+    request: Request
+    user: Viewer
+    quota: FairUse
+    catalogue: CorpusCatalogue
+    nodes: NodeClient
+
+    @functools.cached_property
+    def key(self) -> str:
+        """The viewer's key in the fair-use counts: the user, or the address of an anonymous one."""
+        return self.quota.key(self.user, self.request)
+
+    @property
+    def limits(self) -> LimitSettings:
+        limits: LimitSettings = frontend_state(self.request).settings.limits
+        return limits
+
+    async def subcorpus(self, asked: S) -> S:
+        """``asked`` with its saved subcorpus (``subcorpus=ID``) expanded into filters."""
+        return await in_subcorpus(self.request, self.user, asked)
+
+    def corpus(self, name: str) -> CorpusEntry:
+        """A corpus the viewer may search (404 otherwise)."""
+        return self.catalogue.get(name, self.user)
+
+    def search(self, asked: Searching, view: HitView | None = None) -> tuple[CorpusEntry, NodeSearch]:
+        """The corpus asked for and the search the parameters make over its partitions (the query
+        translated and checked once, the filters added)."""
+        target = self.corpus(asked.corpus)
+        checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
+        return target, search_of(self.nodes, target, checked, view)
+
+    async def admit(self, slot: ExitStack, search: NodeSearch | None = None, *, deadline: float,
+                    known: CostEstimate | None = None, reads: int = 0, what: str = "",
+                    lease: float | None = None) -> None:
+        """Let the work in, holding its place in ``slot`` until the slot closes: a query's cost afforded
+        (``affordable``: estimated when the day's node time may not pay for it; ``known``: the
+        estimate made already), or for work that cannot be estimated (``what``, reading ``reads``
+        partitions) the day's node time able to pay for it at most; then a place among the viewer's
+        queries (``room``, ``running``; ``lease``: how long the place counts if this process dies)."""
+        hold = 0.0
+        if search is not None:
+            hold = await affordable(self.request, self.quota, self.user, self.key, search, deadline, known)
+        elif what:
+            self.quota.can_pay(self.user, self.key, deadline * reads, what)
+        await self.quota.room(self.user, self.key, self.request)
+        slot.enter_context(self.quota.running(self.user, self.key, hold, lease))
+
+    async def run(self, work: Coroutine[Any, Any, T], search: NodeSearch | None = None, *,
+                  deadline: float | None = None, background: bool = True, known: CostEstimate | None = None,
+                  reads: int = 0, what: str = "") -> T:
+        """``work`` as one of the viewer's queries (``admit``), as background work after its turn when
+        ``background``, stopped when the client goes or the ``deadline`` (``[limits] deadline``)
+        passes. Work refused or never started is closed, not left to warn."""
+        deadline = self.limits.deadline if deadline is None else deadline
+        with ExitStack() as slot:
+            try:
+                await self.admit(slot, search, deadline=deadline, known=known, reads=reads, what=what)
+                if background:
+                    slot.callback((await background_turn(self.request, self.key, deadline)).release)
+            except BaseException:
+                work.close()  # never started (refused, or the client went while it waited)
+                raise
+            found = await until_disconnected(self.request, work, deadline)
+        if search is not None:
+            self.request.state.log_corpus = search.corpus.name
+        return found
+
+    def logged(self, corpus: str, hits: int | None = None) -> None:
+        """What the request log says the request searched (and found)."""
+        self.request.state.log_corpus = corpus
+        if hits is not None:
+            self.request.state.log_hits = hits
+
+
+def visit(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes) -> Visit:
+    return Visit(request, user, quota, catalogue, nodes)
+
+
+Visitor = Annotated[Visit, Depends(visit)]
+"""The route prologue (``Visit``) as a route parameter."""

@@ -9,8 +9,6 @@ The file name says what the file holds (``ewt_<query-hash>_<rows>of<total>[_part
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
@@ -24,29 +22,18 @@ from starlette.background import BackgroundTask
 from cowbird.core.analysis_spec import SortKey
 from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, Unauthorized
 from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
-from cowbird.core.version import __version__
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
-from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Format, writer
+from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Download, stamp
 from cowbird.frontend.fair_use import LEASE_MARGIN
-from cowbird.frontend.hits import public_hit, search_of
+from cowbird.frontend.hits import public_hit
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
-from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import (
-    Corpora,
-    CurrentUser,
-    Nodes,
-    Quota,
-    affordable,
-    background_turn,
-    until_disconnected,
-)
+from cowbird.frontend.routes.deps import Visitor, background_turn, until_disconnected
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus
 from cowbird.frontend.viewer import Viewer
 
 router = APIRouter(prefix="/api/v1", tags=["export"])
@@ -59,17 +46,11 @@ router = APIRouter(prefix="/api/v1", tags=["export"])
         200: {"content": {MEDIA_TYPES[f].split(";")[0]: {} for f in FORMATS}, "description": "The rows, streamed."}
     },
 )
-async def export(
-    request: Request,
-    user: CurrentUser,
-    quota: Quota,
-    catalogue: Corpora,
-    nodes: Nodes,
-    asked: Annotated[ExportParameters, Query()],
-) -> StreamingResponse:
-    asked = await in_subcorpus(request, user, asked)
+async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) -> StreamingResponse:
+    request, user, quota = visit.request, visit.user, visit.quota
+    asked = await visit.subcorpus(asked)
     settings = frontend_state(request).settings
-    target = catalogue.get(asked.corpus, user)
+    target = visit.corpus(asked.corpus)
     q, syntax, ignore_case, filters, format = asked.q, asked.syntax, asked.ignore_case, asked.filters, asked.format
     offset, limit, sample, seed, sort = asked.offset, asked.limit, asked.sample, asked.seed, asked.sort
     allowed = settings.limits.api_export_limit if user.api else settings.limits.browser_export_limit
@@ -89,17 +70,16 @@ async def export(
         raise BadParameter("only_categorised=1 needs categories=: the saved search whose categorised lines you want")
     if only and (sample is not None or offset or limit is not None):
         raise BadParameter("only_categorised=1 exports every categorised line: leave out sample, offset and limit")
-    search = search_of(nodes, target, build_query(q, syntax, ignore_case, filters, target), view)
+    _, search = visit.search(asked, view)
     cqp = search.cqp
     order = sort_key(sort, asked.direction, seed, sample)
     if order is not None:
         search.check_sort(order, sort)
-    key = quota.key(user, request)
-    hold = await affordable(request, quota, user, key, search, settings.limits.export_deadline)
-    await quota.room(user, key, request)
+    key = visit.key
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
-    slot.enter_context(quota.running(user, key, hold, settings.limits.export_deadline + LEASE_MARGIN))
     try:
+        await visit.admit(slot, search, deadline=settings.limits.export_deadline,
+                          lease=settings.limits.export_deadline + LEASE_MARGIN)
         slot.callback((await background_turn(request, key, settings.limits.deadline)).release)
         statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
         total = answered_total(statuses)
@@ -112,7 +92,7 @@ async def export(
                 "header at most); export fewer rows (limit=) or use tsv, csv or ndjson"
             )
         quota.charge(user, key, written)
-        request.state.log_corpus, request.state.log_hits = target.name, written
+        visit.logged(target.name, written)
     except BaseException:
         slot.close()
         raise
@@ -124,8 +104,7 @@ async def export(
     about = {
         "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters, "cqp": cqp,
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
-        "cowbird": __version__,
-        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        **stamp(),
         "total": total, "selection": (_selection(total, offset, written, sample, seed, sort, order) if not only
                                       else _categorised_selection(total, written, sort, order, seed)),
         "offset": offset, "rows": written, "sample": sample,
@@ -137,6 +116,15 @@ async def export(
         "ref_base": f"{base}/ref/{target.name}/",
         "categories": asked.categories, "only_categorised": only,
     }  # fmt: skip
+    # The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
+    # for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, with
+    # ``_partial`` when hits are missing (cut at the limit, a partition failed).
+    chosen = "sample" if sample is not None else "categorised" if only else ""
+    partial = "_partial" if failed or (written < total and not chosen) else ""
+    named = _named(q, syntax, ignore_case, filters, view, sample, seed, None if order is None else order.described(),
+                   only)
+    download = Download(format, columns, about if asked.provenance else None, target.name, named, failed, "hits",
+                        f"_{chosen}{written}of{total}{partial}")
     delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
     # A spreadsheet forwarded by the interactive process is delivered when that process has passed its
     # last byte on, which only it knows: it gives the rows back otherwise (``background.REFUND``).
@@ -161,7 +149,7 @@ async def export(
 
     async def rows_of() -> AsyncIterator[bytes]:
         # made here, not before: a client that leaves before the stream starts leaves no temporary file
-        out = writer(format, columns, about if asked.provenance else None)
+        out = download.writer()
         try:
             async for chunk in written_rows(out):
                 yield chunk
@@ -211,14 +199,12 @@ async def export(
             yield chunk
         delivered[0] = sent
 
-    fingerprint = _fingerprint(q, syntax, ignore_case, filters, view, sample, seed,
-                               None if order is None else order.described(), only)
-    headers = _download_headers(target.name, fingerprint, format, written, total, failed,
-                                "sample" if sample is not None else "categorised" if only else "")
+    headers = download.headers(written, **{
+        "X-Cowbird-Total": str(total), "X-Cowbird-Truncated": "true" if written < total and not only else "false"})
     headers.update(quota.headers(user, key))
     if worker_refunds:
         headers[REFUND.decode()] = json.dumps({"key": key, "rows": written})
-    return StreamingResponse(stream(), media_type=MEDIA_TYPES[format], headers=headers,
+    return StreamingResponse(stream(), media_type=download.media_type, headers=headers,
                              background=BackgroundTask(slot.close))
 
 
@@ -274,31 +260,11 @@ def _selection(total: int, offset: int, rows: int, sample: int | None, seed: int
     return f"{where}, sorted by {(sort or '').strip()} {order.direction}" + (f" (seed {seed})" if order.random else "")
 
 
-def _fingerprint(
+def _named(
     q: str, syntax: str, ignore_case: bool, filters: list[str] | None, view: HitView, sample: int | None, seed: int,
     sort: str | None = None, only_categorised: bool = False,
 ) -> str:
-    """Eight hex digits naming the request: the same search, the same name."""
-    text = repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
+    """What names the request (the file's eight hex digits): the same search, the same name."""
+    return repr((q, syntax, ignore_case, filters or [], view.context, view.region, view.show, view.meta, sample, seed)
                 + ((sort,) if sort else ()) + ((tuple(view.inline),) if view.inline else ())
                 + (("categorised",) if only_categorised else ()))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-
-
-def _download_headers(
-    corpus: str, fingerprint: str, format: Format, written: int, total: int, failed: list[str], chosen: str = ""
-) -> dict[str, str]:
-    """The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
-    for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, with
-    ``_partial`` when hits are missing (cut at the limit, a partition failed)."""
-    cut = written < total and not chosen
-    partial = "_partial" if failed or cut else ""
-    name = f"{corpus}_{fingerprint}_{chosen}{written}of{total}{partial}.{format}"
-    return {
-        "Content-Disposition": f'attachment; filename="{name}"',
-        "X-Cowbird-Rows": str(written),
-        "X-Cowbird-Total": str(total),
-        "X-Cowbird-Truncated": "true" if written < total and chosen != "categorised" else "false",
-        "X-Cowbird-Complete": "false" if failed else "true",
-        "X-Cowbird-Failed": ",".join(failed),
-    }

@@ -19,26 +19,13 @@ from cowbird.core.errors import BadParameter, CowbirdError
 from cowbird.core.search import CostEstimate, Located, Statuses, answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.hits import NodeSearch, partition_result, public_hit, search_of
+from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, PRIORITY, Lanes
-from cowbird.frontend.querying import build_query
-from cowbird.frontend.routes.deps import (
-    Corpora,
-    CurrentUser,
-    Nodes,
-    Quota,
-    affordable,
-    background_turn,
-    background_work,
-    estimated,
-    ndjson_line,
-    tiered,
-    until_disconnected,
-)
+from cowbird.frontend.routes.deps import Visitor, background_work, estimated, ndjson_line, tiered
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus, searched_tokens
+from cowbird.frontend.subcorpora import searched_tokens
 from cowbird.frontend.viewer import Viewer
 from cowbird.query import QueryError, parse_cqp
 from cowbird.serving.problems import problem_body
@@ -62,49 +49,39 @@ def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) ->
                      "description": "The preview; with stream=1 as NDJSON events (see the stream parameter)."}},
 )
 async def query(
-    request: Request,
+    visit: Visitor,
     response: Response,
-    user: CurrentUser,
-    quota: Quota,
-    catalogue: Corpora,
-    nodes: Nodes,
     asked: Annotated[PreviewParameters, Query()],
 ) -> QueryResult | StreamingResponse:
     started = time.perf_counter()
-    asked = await in_subcorpus(request, user, asked)
-    target = catalogue.get(asked.corpus, user)
-    settings = frontend_state(request).settings
+    request, user, quota, limits = visit.request, visit.user, visit.quota, visit.limits
+    asked = await visit.subcorpus(asked)
     offset, limit, sample, seed = asked.offset, asked.limit, asked.sample, asked.seed
-    if limit > settings.limits.preview_size or (sample or 0) > settings.limits.preview_size:
-        raise BadParameter(f"a preview has at most {settings.limits.preview_size} hits; use /api/v1/export for more")
-    view = replace(asked.view(settings.limits.max_context), marks=split(asked.boundaries))
-    view.check(target)
-    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
-    search = search_of(nodes, target, checked, view)
+    if limit > limits.preview_size or (sample or 0) > limits.preview_size:
+        raise BadParameter(f"a preview has at most {limits.preview_size} hits; use /api/v1/export for more")
+    view = replace(asked.view(limits.max_context), marks=split(asked.boundaries))
+    view.check(visit.corpus(asked.corpus))
+    target, search = visit.search(asked, view)
     order = sort_key(asked.sort, asked.direction, seed, sample)
     if order is not None:
         search.check_sort(order, asked.sort)
-    key = quota.key(user, request)
+    key = visit.key
     preview = Preview(request, user, asked, target, search, started, order)
     cost = await tiered(request, user, key, search)  # a query that may be slow: estimated, refused past the deadline
-    hold = await affordable(request, quota, user, key, search, settings.limits.deadline, cost)
     background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
-    await quota.room(user, key, request)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
-        slot.enter_context(quota.running(user, key, hold))
+        try:
+            await visit.admit(slot, search, deadline=limits.deadline, known=cost)
+        except BaseException:
+            slot.close()
+            raise
         waiting = Background(frontend_state(request).lanes, key, cost) if background else None
         return StreamingResponse(_events(preview, order, slot, waiting), media_type="application/x-ndjson",
                                  headers={**quota.headers(user, key), "Cache-Control": "no-store"},
                                  background=BackgroundTask(slot.close))
-    with quota.running(user, key, hold):
-        turn = await background_turn(request, key, settings.limits.deadline) if background else None
-        try:
-            work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
-            statuses, found = await until_disconnected(request, work, settings.limits.deadline)
-        finally:
-            if turn is not None:
-                turn.release()
+    work = search.page(offset, limit, sample=None if sample is None else (sample, seed), sort=order)
+    statuses, found = await visit.run(work, search, known=cost, background=background)
     response.headers.update(quota.headers(user, key))
     if background:
         response.headers["X-Cowbird-Priority"] = "background"
@@ -226,17 +203,14 @@ async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,
 
 
 @router.get("/estimate", response_model=EstimateResult)
-async def estimate(request: Request, user: CurrentUser, catalogue: Corpora, nodes: Nodes,
-                   asked: Annotated[Searching, Query()]) -> EstimateResult:
+async def estimate(visit: Visitor, asked: Annotated[Searching, Query()]) -> EstimateResult:
     """What the query would find and how long it would take, from each partition's plan and a small
     sample of it, without running it (``confirm``: the search page asks before running it)."""
     started = time.perf_counter()
-    asked = await in_subcorpus(request, user, asked)
-    target = catalogue.get(asked.corpus, user)
-    checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
-    search = search_of(nodes, target, checked)
-    settings = frontend_state(request).settings
-    found = await estimated(request, user, frontend_state(request).fair_use.key(user, request), search)
+    asked = await visit.subcorpus(asked)
+    target, search = visit.search(asked)
+    settings = frontend_state(visit.request).settings
+    found = await estimated(visit.request, visit.user, visit.key, search)
     return EstimateResult(
         corpus=target.name, cqp=search.cqp, hits=found.hits, exact=found.exact,
         seconds=None if found.seconds is None else round(found.seconds, 3), time_class=found.time_class,

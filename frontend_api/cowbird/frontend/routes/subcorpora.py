@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 import json
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request, Response
@@ -23,21 +23,21 @@ from cowbird.core.analysis_merge import value_order
 from cowbird.core.errors import BadParameter
 from cowbird.core.search import failed_partitions
 from cowbird.core.subcorpus import SubcorpusSizes, subcorpus_sizes
-from cowbird.core.version import __version__
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.accounts.models import Subcorpus
 from cowbird.frontend.corpora import CorpusEntry
+from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, SubcorpusParameters
 from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import only_value
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, until_disconnected
+from cowbird.frontend.routes.deps import CurrentUser, Visitor
 from cowbird.frontend.routes.saved import account_owner
-from cowbird.frontend.routes.wordlist import DOCUMENT, send_rows
+from cowbird.frontend.routes.wordlist import DOCUMENT
 from cowbird.frontend.schemas import SaveSubcorpus, SubcorpusList, SubcorpusOut, SubcorpusResult, SubcorpusValue
 from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus, readable
+from cowbird.frontend.subcorpora import readable
 from cowbird.query.regex_check import check_regex
 
 router = APIRouter(prefix="/api/v1", tags=["subcorpora"])
@@ -53,18 +53,14 @@ async def _sizes(nodes: NodeClient, target: CorpusEntry, filters: list[str], att
                                  texts, attribute, match, ignore_case, nodes.time_limit)
 
 
-@router.get("/subcorpus", response_model=SubcorpusResult, responses={200: {"content": {
-    "application/json": {}, "text/tab-separated-values": {}, "text/csv": {},
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {}},
-    "description": "The subcorpus's size and values as JSON, or with format=tsv|csv|xlsx the values as a file."}})
-async def subcorpus(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
-                    asked: Annotated[SubcorpusParameters, Query()]) -> BaseModel | Response:
+@router.get("/subcorpus", response_model=SubcorpusResult, responses=TABLE_FILES)
+async def subcorpus(visit: Visitor, asked: Annotated[SubcorpusParameters, Query()]) -> BaseModel | Response:
     """The size of the subcorpus the ``filter``s (and a saved ``subcorpus``) choose — its tokens and texts,
     exact over every partition that answers — and with ``values=ATTR`` that s-attribute's values in it,
     each with its tokens and texts there and the filter that chooses it (the subcorpus picker)."""
     started = time.perf_counter()
-    asked = await in_subcorpus(request, user, asked)
-    target = catalogue.get(asked.corpus, user)
+    asked = await visit.subcorpus(asked)
+    target = visit.corpus(asked.corpus)
     if asked.values is not None and asked.values not in target.meta:
         raise BadParameter(f"values={asked.values}: corpus {target.name} has no s-attribute with values named "
                            f"{asked.values!r} (it has: {', '.join(target.meta) or 'none'})")
@@ -74,13 +70,9 @@ async def subcorpus(request: Request, user: CurrentUser, quota: Quota, catalogue
         problem, _ = check_regex(asked.match)
         if problem is not None:
             raise BadParameter(f"match={asked.match!r}: {problem.message}")
-    key = quota.key(user, request)
-    deadline = frontend_state(request).settings.limits.deadline
-    await quota.room(user, key, request)
-    with quota.running(user, key):
-        found = await until_disconnected(request, _sizes(nodes, target, asked.filters, asked.values, asked.match,
-                                                         asked.ignore_case), deadline)
-    request.state.log_corpus = target.name
+    found = await visit.run(_sizes(visit.nodes, target, asked.filters, asked.values, asked.match, asked.ignore_case),
+                            background=False)
+    visit.logged(target.name)
     failed = failed_partitions(found.statuses)
     _, by_value = value_order(list(found.values))
     ranked = sorted(found.values.items(), key=lambda item: by_value(item[0]))
@@ -106,15 +98,14 @@ async def subcorpus(request: Request, user: CurrentUser, quota: Quota, catalogue
         "corpus_size": target.size, "filters": asked.filters, "subcorpus_tokens": found.tokens,
         "subcorpus_texts": found.texts, "attribute": asked.values, "match": asked.match,
         "ignore_case": asked.ignore_case, "order": asked.order, "offset": asked.offset, "rows": len(values),
-        "values_total": len(ranked), "complete": not failed, "failed_partitions": failed, "cowbird": __version__,
-        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "values_total": len(ranked), "complete": not failed, "failed_partitions": failed, **stamp(),
     }  # fmt: skip
     rows: list[list[object]] = [[v.value, v.tokens, v.texts, v.per_cent] for v in values]
     named = repr((target.name, asked.filters, asked.values, asked.match, asked.ignore_case, asked.order,
                   asked.offset, asked.limit))
-    return send_rows(asked.format, [asked.values or "value", "tokens", "texts", "per_cent"],
-                     about if asked.provenance else None, rows, f"{target.name}_subcorpus", named, failed,
-                     "subcorpus")
+    return Download(cast(Format, asked.format), [asked.values or "value", "tokens", "texts", "per_cent"],
+                    about if asked.provenance else None, f"{target.name}_subcorpus", named, failed,
+                    "subcorpus").whole(rows)
 
 
 def _out(found: Subcorpus, user: str) -> SubcorpusOut:
@@ -143,20 +134,20 @@ async def subcorpora(request: Request, user: CurrentUser) -> SubcorpusList:
 
 
 @saved_router.post("/subcorpora", response_model=SubcorpusOut)
-async def save_subcorpus(request: Request, user: CurrentUser, catalogue: Corpora, nodes: Nodes,
-                         asked: SaveSubcorpus) -> SubcorpusOut:
+async def save_subcorpus(visit: Visitor, asked: SaveSubcorpus) -> SubcorpusOut:
     """Keep a subcorpus (a corpus and the filters choosing its texts) under a name, shared with one of
     your groups if ``group`` names one; one of the same name is replaced (its ID kept). Its size is
-    counted now and shown in lists."""
+    counted now (as one of your queries) and shown in lists."""
+    request, user = visit.request, visit.user
     name = account_owner(request, user, changes=True)
     title = " ".join(asked.name.split())
     if not title:
         raise BadParameter("name: give the subcorpus a name")
-    target = catalogue.get(asked.corpus, user)
+    target = visit.corpus(asked.corpus)
     filters = [f.strip() for f in asked.filters if f.strip()]
     if not filters:
         raise BadParameter("filters: a subcorpus is chosen by at least one filter (ATTR~REGEX)")
-    found = await _sizes(nodes, target, filters)
+    found = await visit.run(_sizes(visit.nodes, target, filters), background=False)
     failed = failed_partitions(found.statuses)
     if failed:
         raise BadParameter(f"the partitions {', '.join(failed)} did not answer, so the subcorpus's size is not "

@@ -4,29 +4,25 @@ chosen by their metadata), by any p-attribute, exact over every partition (``cow
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import time
 from typing import Annotated, Any, cast
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
 from cowbird.core.analysis_merge import rate
 from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import failed_partitions
-from cowbird.core.version import __version__
 from cowbird.core.wordlist import Significance, WordListSpec, keyword_list, word_list
-from cowbird.frontend.downloads import MEDIA_TYPES, writer
+from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, KeywordParameters, WordListParameters
 from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import exactly
-from cowbird.frontend.routes.deps import Corpora, CurrentUser, Nodes, Quota, background_turn, until_disconnected
+from cowbird.frontend.routes.deps import Visitor
 from cowbird.frontend.schemas import KeywordResult, KeywordRow, WordListResult, WordListRow
-from cowbird.frontend.state import frontend_state
-from cowbird.frontend.subcorpora import in_subcorpus
+from cowbird.frontend.subcorpora import subcorpus_filters
 from cowbird.query import AttributeTest, QuerySyntaxError, TokenPattern, serialize
 from cowbird.query import Query as ParsedQuery
 from cowbird.query import Sequence as Succession
@@ -38,17 +34,14 @@ DOCUMENT = "text"
 """The s-attribute n-grams stay within by default, when the corpus has it."""
 
 
-@router.get("/wordlist", response_model=WordListResult, responses={200: {"content": {
-    "application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv", "xlsx")}},
-    "description": "The word list as JSON, or with format=tsv|csv|xlsx as a file."}})
-async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
-                   asked: Annotated[WordListParameters, Query()]) -> BaseModel | Response:
+@router.get("/wordlist", response_model=WordListResult, responses=TABLE_FILES)
+async def wordlist(visit: Visitor, asked: Annotated[WordListParameters, Query()]) -> BaseModel | Response:
     """The ``limit`` most frequent n-grams (n=1: words) of ``attribute`` with at least ``min`` occurrences,
     in the corpus or in the subcorpus its ``filter``s choose, staying within one ``within`` region (text);
     only those with a token matching ``match``, if given. Exact over every partition that answers."""
     started = time.perf_counter()
-    asked = await in_subcorpus(request, user, asked)
-    target = catalogue.get(asked.corpus, user)
+    asked = await visit.subcorpus(asked)
+    target = visit.corpus(asked.corpus)
     if asked.attribute not in target.p_attributes:
         raise UnknownAttribute(f"attribute={asked.attribute}: corpus {target.name} has no p-attribute "
                                f"{asked.attribute!r} (it has: {', '.join(target.p_attributes)})")
@@ -68,18 +61,9 @@ async def wordlist(request: Request, user: CurrentUser, quota: Quota, catalogue:
             raise BadParameter(f"match={asked.match!r}: {problem.message}")
     spec = WordListSpec(asked.attribute, asked.n, within or None, tuple(filters), asked.match, asked.ignore_case,
                         asked.min, asked.limit)
-    key = quota.key(user, request)
-    deadline = frontend_state(request).settings.limits.deadline
-    quota.can_pay(user, key, deadline * len(target.partitions), "a word list")
-    await quota.room(user, key, request)
-    with quota.running(user, key):
-        turn = await background_turn(request, key, deadline)
-        try:
-            found = await until_disconnected(request, word_list(nodes, target.partitions, spec, nodes.time_limit),
-                                             deadline)
-        finally:
-            turn.release()
-    request.state.log_corpus = target.name
+    found = await visit.run(word_list(visit.nodes, target.partitions, spec, visit.nodes.time_limit),
+                            reads=len(target.partitions), what="a word list")
+    visit.logged(target.name)
     failed = failed_partitions(found.statuses)
     tokens = found.tokens
     rows = [WordListRow(tokens=list(k), value=" ".join(k), frequency=c,
@@ -114,16 +98,15 @@ def _file(asked: WordListParameters, corpus: str, version: str | None, size: int
         "match": asked.match, "ignore_case": asked.ignore_case, "min": asked.min, "limit": asked.limit,
         "subcorpus_tokens": tokens, "ngrams": ngrams, "uncounted_at_partition_cuts": uncounted, "rows": len(rows),
         "truncated": more, "complete": not failed,
-        "failed_partitions": failed, "cowbird": __version__,
-        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "failed_partitions": failed, **stamp(),
     }  # fmt: skip
     columns = [*(f"token{k + 1}" for k in range(asked.n)), "value", "frequency", "per_million"] if asked.n > 1 else [
         "value", "frequency", "per_million"]
     named = repr((corpus, asked.attribute, asked.n, within, asked.filters, asked.match, asked.ignore_case, asked.min,
                   asked.limit))
-    return send_rows(asked.format, columns, about if asked.provenance else None,
-                 [[*(r.tokens if asked.n > 1 else []), r.value, r.frequency, r.per_million] for r in rows],
-                 f"{corpus}_wordlist", named, failed, "wordlist" if asked.n == 1 else f"{asked.n}-grams")
+    return Download(cast(Format, asked.format), columns, about if asked.provenance else None, f"{corpus}_wordlist",
+                    named, failed, "wordlist" if asked.n == 1 else f"{asked.n}-grams").whole(
+        [[*(r.tokens if asked.n > 1 else []), r.value, r.frequency, r.per_million] for r in rows])
 
 def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, filters: list[str]) -> str | None:
     """The search page finding an n-gram's occurrences as the list counted them: the tokens exactly, in
@@ -136,20 +119,21 @@ def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, fil
     return "/?" + urlencode({"corpus": corpus, "q": q, "syntax": "cqp", "filter": filters}, doseq=True)
 
 
-@router.get("/keywords", response_model=KeywordResult, responses={200: {"content": {
-    "application/json": {}, **{MEDIA_TYPES[f].split(";")[0]: {} for f in ("tsv", "csv", "xlsx")}},
-    "description": "The keywords as JSON, or with format=tsv|csv|xlsx as a file."}})
-async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes,
-                   asked: Annotated[KeywordParameters, Query()]) -> BaseModel | Response:
+@router.get("/keywords", response_model=KeywordResult, responses=TABLE_FILES)
+async def keywords(visit: Visitor, asked: Annotated[KeywordParameters, Query()]) -> BaseModel | Response:
     """Keywords of the target (``corpus`` and its ``filter``s) against the reference (``reference``, by
     default the same corpus, and its ``reference_filter``s): every value of ``attribute`` occurring at
     least ``min`` times in the target (or ``reference_min`` in the reference), counted exactly on both
     sides, with signed log-likelihood, Log Ratio and its 95 % interval, and %DIFF; ranked by ``order``."""
     started = time.perf_counter()
-    asked = await in_subcorpus(request, user, asked)
-    asked = await in_subcorpus(request, user, asked, "reference_subcorpus", "reference_filters", "reference")
-    target = catalogue.get(asked.corpus, user)
-    reference = catalogue.get(asked.reference or asked.corpus, user)
+    asked = await visit.subcorpus(asked)
+    if asked.reference_subcorpus:
+        saved = await subcorpus_filters(visit.request, visit.user, asked.reference_subcorpus,
+                                        asked.reference or asked.corpus, "reference_subcorpus")
+        asked = asked.model_copy(update={"reference_filters": [*saved, *asked.reference_filters],
+                                         "reference_subcorpus": None})
+    target = visit.corpus(asked.corpus)
+    reference = visit.corpus(asked.reference or asked.corpus)
     for corpus, parameter in ((target, "attribute"), (reference, "attribute")):
         if asked.attribute not in corpus.p_attributes:
             raise UnknownAttribute(f"{parameter}={asked.attribute}: corpus {corpus.name} has no p-attribute "
@@ -165,19 +149,11 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
     spec = WordListSpec(asked.attribute, 1, None, tuple(filters), None, False, asked.min, asked.limit)
     reference_spec = WordListSpec(asked.attribute, 1, None, tuple(reference_filters), None, False, least, asked.limit)
     significance = Significance(asked.p, asked.correction == "bonferroni", asked.min_log_ratio, asked.smoothing)
-    key = quota.key(user, request)
-    deadline = frontend_state(request).settings.limits.deadline
-    quota.can_pay(user, key, deadline * (len(target.partitions) + len(reference.partitions)), "a keyword list")
-    await quota.room(user, key, request)
-    with quota.running(user, key):
-        turn = await background_turn(request, key, deadline)
-        try:
-            found = await until_disconnected(request, keyword_list(
-                nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order, nodes.time_limit,
-                significance), deadline)
-        finally:
-            turn.release()
-    request.state.log_corpus = target.name
+    found = await visit.run(keyword_list(
+        visit.nodes, target.partitions, spec, reference.partitions, reference_spec, asked.order,
+        visit.nodes.time_limit, significance), reads=len(target.partitions) + len(reference.partitions),
+        what="a keyword list")
+    visit.logged(target.name)
     statuses = found.target + found.reference
     failed = failed_partitions(statuses)
     rows = [KeywordRow(
@@ -200,16 +176,15 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
             "min_log_ratio": asked.min_log_ratio, "smoothing": asked.smoothing,
             "not_significant": found.not_significant,
             "log_ratio": "log2 of the ratio of relative frequencies, a zero frequency counted as 0.5; 95 % interval",
-            "rows": len(rows), "complete": not failed, "failed_partitions": failed, "cowbird": __version__,
-            "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "rows": len(rows), "complete": not failed, "failed_partitions": failed, **stamp(),
         }  # fmt: skip
         columns = list(KeywordRow.model_fields)[:-1]
         named = repr((target.name, asked.filters, reference.name, asked.reference_filters, asked.attribute,
                       asked.min, least, asked.order, asked.limit, asked.p, asked.correction, asked.min_log_ratio,
                       asked.smoothing))
-        return send_rows(asked.format, columns, about if asked.provenance else None,
-                     [[getattr(r, c) for c in columns] for r in rows], f"{target.name}_keywords", named, failed,
-                     "keywords")
+        return Download(cast(Format, asked.format), columns, about if asked.provenance else None,
+                        f"{target.name}_keywords", named, failed, "keywords").whole(
+            [[row[c] for c in columns] for row in (r.model_dump() for r in rows)])
     return KeywordResult(
         corpus=target.name, filters=asked.filters, reference=reference.name, reference_filters=asked.reference_filters,
         attribute=asked.attribute, min=asked.min, reference_min=least, order=asked.order, tokens=found.tokens,
@@ -221,14 +196,3 @@ async def keywords(request: Request, user: CurrentUser, quota: Quota, catalogue:
         complete=not failed,
         failed=failed, partitions=[partition_result(s) for s in statuses],
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
-
-
-def send_rows(format: str, columns: list[str], about: dict[str, Any] | None, rows: list[list[object]], stem: str,
-          named: str, failed: list[str], sheet: str = "rows") -> Response:
-    """A table as a file (its XLSX sheet named ``sheet``)."""
-    out = writer(cast(Any, format), columns, about, sheet)
-    body = out.start() + out.rows(rows) + b"".join(out.end())
-    name = f"{stem}_{hashlib.sha256(named.encode('utf-8')).hexdigest()[:8]}.{format}"
-    return Response(body, media_type=MEDIA_TYPES[cast(Any, format)], headers={
-        "Content-Disposition": f'attachment; filename="{name}"', "X-Cowbird-Rows": str(len(rows)),
-        "X-Cowbird-Complete": "false" if failed else "true", "X-Cowbird-Failed": ",".join(failed)})
