@@ -20,79 +20,102 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cowbird.core.search import TimeLimit
+from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import Partition
-from cowbird.frontend.fair_use import spent
 from cowbird.frontend.node_answers import NodeFailure, classify, combined, read_capped
 from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import NodePools
-from cowbird.frontend.priority import PRIORITY, priority_headers, stretched
 from cowbird.frontend.settings import FrontendSettings
+from cowbird.serving.clock import Clock, MonotonicClock, done_within
 from cowbird.serving.metrics import Metrics
 
 T = TypeVar("T")
 FANOUT = logging.getLogger("cowbird.fanout")
-_CALL: contextvars.ContextVar[str] = contextvars.ContextVar("cowbird_node_call", default="")
-REQUEST_BEGAN: contextvars.ContextVar[float | None] = contextvars.ContextVar("cowbird_request_began", default=None)
-"""When the request being served began (seconds since the epoch): its node calls say so
-(``X-Cowbird-Began``), so that every node ranks the requests it runs the same way."""
+BEGAN = "cowbird_began"
+"""Where a request's start is kept in its scope's state (``request.state.cowbird_began``)."""
 
 
 class RequestStart:
-    """Notes when each request began (``REQUEST_BEGAN``) for its node calls to carry."""
+    """Notes when each request began (seconds since the epoch, in the request's state) for its node
+    calls to carry (``Caller.began``): every node ranks the requests it runs the same way."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            REQUEST_BEGAN.set(time.time())
+            scope.setdefault("state", {})[BEGAN] = time.time()
         await self.app(scope, receive, send)
+
+
+def began(scope: Scope) -> float | None:
+    """When the request of ``scope`` began (``RequestStart``), if noted."""
+    value = scope.get("state", {}).get(BEGAN)
+    return value if isinstance(value, float) else None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One attempt at a node call: the node, the call's id (``X-Cowbird-Call``: after a timeout the
+    node says whether it is still at work on it) and the request it is made for."""
+
+    node: str
+    id: str
+    caller: Caller
+
+
+@runtime_checkable
+class Timed(Protocol):
+    """A node's answer that says how long the node worked on it (``elapsed_ms``: every operation's
+    response of ``cowbird.core.wire``; not a context line's, nor an export's stream)."""
+
+    elapsed_ms: float
 
 
 class Failover:
     """Calls to the nodes of a partition, one rule for all: attempts, failover, health, the log."""
 
-    def __init__(self, pools: NodePools, token: str, settings: FrontendSettings) -> None:
+    def __init__(self, pools: NodePools, token: str, settings: FrontendSettings, clock: Clock | None = None) -> None:
         self.pools = pools
         self.headers = {"Authorization": f"Bearer {token}"}
         self.settings = settings
-        self.health = NodeHealth(pools, settings.nodes.health_probe_timeout)
+        self.clock: Clock = clock if clock is not None else MonotonicClock()  # what calls are timed on
+        self.health = NodeHealth(pools, settings.nodes.health_probe_timeout, clock=self.clock)
         self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
-    def time_limit(self, limit: TimeLimit | None) -> float:
+    def time_limit(self, limit: TimeLimit | None, caller: Caller) -> float:
         """``[nodes] timeout`` (longer for background work), but never past the request's deadline."""
-        timeout = stretched(self.settings.nodes.timeout)
+        timeout = caller.stretched(self.settings.nodes.timeout)
         return timeout if limit is None else min(timeout, limit.remaining())
 
-    async def attempt(self, partition: Partition, node: str, send: Callable[[str], Awaitable[T]],
-                       limit: TimeLimit | None, replica: bool = False) -> T:
+    async def attempt(self, partition: Partition, node: str, send: Callable[[Call], Awaitable[T]],
+                      limit: TimeLimit | None, caller: Caller, replica: bool = False) -> T:
         """One call to one node under the time limit, every failure as ``NodeFailure``; ``replica``:
-        another node could answer if this one is gone."""
-        timeout = self.time_limit(limit)
+        another node could answer if this one is gone. The caller is told what the call cost the node."""
+        timeout = self.time_limit(limit, caller)
         if timeout <= 0:
             raise NodeFailure(partition.id, node, "no time left for this partition", final=True)
-        started = time.perf_counter()
+        started = self.clock.now()
         outcome = "ok"
-        call = secrets.token_hex(8)
-        named = _CALL.set(call)
+        call = Call(node, secrets.token_hex(8), caller)
         try:
-            result = await self._waited(node, call, send(node), timeout, replica)
+            result = await self._waited(node, call.id, send(call), timeout, replica)
         except (TimeoutError, httpx.TimeoutException):
             outcome = "timeout"
-            waited = min(timeout, time.perf_counter() - started)  # less: the node stopped answering
+            waited = min(timeout, self.clock.now() - started)  # less: the node stopped answering
             shown = timeout if waited > timeout * 0.98 else waited
-            raise NodeFailure(partition.id, node, f"timed out after {shown:.3g} s", timed_out=True, call=call,
+            raise NodeFailure(partition.id, node, f"timed out after {shown:.3g} s", timed_out=True, call=call.id,
                               waited=waited) from None
         except httpx.TransportError as exc:
             outcome = "unreachable"
@@ -105,18 +128,16 @@ class Failover:
             outcome = "cancelled"
             raise
         finally:
-            _CALL.reset(named)
-            ms = (time.perf_counter() - started) * 1000
+            ms = (self.clock.now() - started) * 1000
             if outcome in ("timeout", "cancelled") or outcome.startswith("failed"):
-                spent(ms)  # the node worked on it until it gave up or saw the call go: the viewer pays that
+                caller.called(ms)  # the node worked on it until it gave up or saw the call go: the viewer pays that
             fields = {"node": node, "partition": partition.id, "ms": round(ms, 1), "status": outcome}
             FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
             if self.metrics is not None:
                 self.metrics.node_calls.labels(partition.id, outcome.split(":")[0]).inc()
         self.health.succeeded(node)
-        elapsed = getattr(result, "elapsed_ms", None)
-        if isinstance(elapsed, int | float):
-            spent(elapsed)  # the viewer's fair use counts the nodes' time
+        if isinstance(result, Timed):
+            caller.called(result.elapsed_ms)  # the node's own figure
         return result
 
     async def _waited(self, node: str, call: str, sending: Awaitable[T], timeout: float, replica: bool) -> T:
@@ -125,16 +146,15 @@ class Failover:
         health check: a node cut off or stopped (two checks unanswered) is given up while the replica
         still has time, not at the end of the longer wait. Without a replica the node gets it all."""
         job = asyncio.ensure_future(sending)
-        loop = asyncio.get_running_loop()
-        end, step = loop.time() + timeout, self.settings.nodes.timeout
+        end, step = self.clock.now() + timeout, self.settings.nodes.timeout
         silent = 0
         try:
-            done, _ = await asyncio.wait({job}, timeout=min(timeout, step) if replica else timeout)
-            while not done and loop.time() < end:
+            done = await done_within(self.clock, min(timeout, step) if replica else timeout, job)
+            while not done and self.clock.now() < end:
                 silent = 0 if await self.health.at_work(node, call) is not None else silent + 1
                 if silent >= 2:
                     break
-                done, _ = await asyncio.wait({job}, timeout=min(end - loop.time(), step))
+                done = await done_within(self.clock, min(end - self.clock.now(), step), job)
             if not done:
                 raise TimeoutError
             return job.result()
@@ -144,8 +164,8 @@ class Failover:
                 with contextlib.suppress(asyncio.CancelledError, Exception):  # what ends it matters no more
                     await job
 
-    async def try_nodes(self, partition: Partition, send: Callable[[str], Awaitable[T]],
-                         limit: TimeLimit | None = None) -> T:
+    async def try_nodes(self, partition: Partition, send: Callable[[Call], Awaitable[T]], caller: Caller,
+                        limit: TimeLimit | None = None) -> T:
         """``send(node)`` on each node of the partition in turn until one answers."""
         failures: list[NodeFailure] = []
         for index, node in enumerate(partition.nodes):
@@ -153,7 +173,8 @@ class Failover:
                 failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
                 continue
             try:
-                return await self.attempt(partition, node, send, limit, replica=index + 1 < len(partition.nodes))
+                return await self.attempt(partition, node, send, limit, caller,
+                                          replica=index + 1 < len(partition.nodes))
             except NodeFailure as failure:
                 await self.after_timeout(failure, more=index + 1 < len(partition.nodes))
                 failures.append(failure)
@@ -174,18 +195,15 @@ class Failover:
         else:
             self.health.check_later(failure.node)
 
-    async def request(self, partition: Partition, node: str, method: str, path: str, **kwargs: Any) -> bytes:
+    async def request(self, partition: Partition, call: Call, method: str, path: str, **kwargs: Any) -> bytes:
         """The body of a successful answer, read up to ``[nodes] max_response_bytes``."""
-        return await self.body(partition, node, await self.send(node, method, path, **kwargs))
+        return await self.body(partition, call.node, await self.send(call, method, path, **kwargs))
 
-    async def send(self, node: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def send(self, call: Call, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """The node's answer, its body not read yet."""
-        client = self.pools(node)
-        headers = {**self.headers, "X-Cowbird-Call": _CALL.get()} if _CALL.get() else self.headers
-        headers = {**headers, **priority_headers()} if PRIORITY.get() == "background" else headers
-        began = REQUEST_BEGAN.get()
-        headers = {**headers, "X-Cowbird-Began": f"{began:.6f}"} if began is not None else headers
-        request = client.build_request(method, f"{node}{path}", headers=headers, **kwargs)
+        client = self.pools(call.node)
+        headers = {**self.headers, "X-Cowbird-Call": call.id, **call.caller.headers()}
+        request = client.build_request(method, f"{call.node}{path}", headers=headers, **kwargs)
         try:
             return await client.send(request, stream=True)
         except (AttributeError, OSError) as exc:

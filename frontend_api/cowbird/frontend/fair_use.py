@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import datetime
 import logging
 import os
@@ -88,25 +87,14 @@ class Limits:
 
 
 class NodeTime:
-    """The nodes' time spent on one request's calls (milliseconds), added up as the answers come
-    (``Failover.attempt``) from every task of the request: the meter is shared through a context
-    variable, which tasks inherit."""
+    """The nodes' time spent on one request's calls (milliseconds), added up as the answers come:
+    the request's ``caller.Caller`` holds it while the request runs (``FairUse.running`` makes it)."""
 
     def __init__(self) -> None:
         self.ms = 0.0
 
     def add(self, ms: float) -> None:
         self.ms += max(0.0, ms)
-
-
-METER: contextvars.ContextVar[NodeTime | None] = contextvars.ContextVar("cowbird_node_time", default=None)
-
-
-def spent(ms: float) -> None:
-    """Count ``ms`` of node time against the request running now (if one is being metered)."""
-    meter = METER.get()
-    if meter is not None:
-        meter.add(ms)
 
 
 def _today() -> datetime.date:
@@ -301,9 +289,9 @@ class FairUse:
                 ) -> Iterator[NodeTime]:
         """One query or export of this viewer running; 429 when they already run their limit, or
         when today's node time is spent. ``hold`` (the estimate ``afford`` gave) is held against
-        today's node time while it runs; the nodes' time of the calls made meanwhile is counted
-        instead at the end. Its place counts until it ends, or for ``seconds`` (default ``lease``)
-        if its process dies first."""
+        today's node time while it runs; the nodes' time of the calls made meanwhile (the meter it
+        yields, which the request's ``Caller`` fills) is counted instead at the end. Its place counts
+        until it ends, or for ``seconds`` (default ``lease``) if its process dies first."""
         limits = self.limits(viewer)
         who = "you run" if viewer.name else "this address runs"
         now = time.time()
@@ -332,12 +320,9 @@ class FairUse:
 
         place = _unless_down("a query", lambda: counted(self.database.counting, start), None)
         meter = NodeTime()
-        token = METER.set(meter)
         try:
             yield meter
         finally:
-            with contextlib.suppress(ValueError):  # a stream ends in a task of its own, with a copy of the context
-                METER.reset(token)
 
             def end(connection: Connection) -> None:
                 if place is not None:

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
@@ -21,14 +22,13 @@ from cowbird.core.off_loop import OFF_LOOP_BYTES, off_loop
 from cowbird.core.operations import ImpossibleAnswer, Operation, Rq, Rs
 from cowbird.core.search import PartitionFailure, TimeLimit
 from cowbird.core.wire import ContextResponse, ExportRequest, Line
+from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import Partition
-from cowbird.frontend.failover import Failover
-from cowbird.frontend.fair_use import spent
+from cowbird.frontend.failover import Call, Failover
 from cowbird.frontend.ndjson import stream_lines
 from cowbird.frontend.node_answers import NodeFailure, check, check_lines, combined, parse_answer, payload
 from cowbird.frontend.node_health import NodeHealth
 from cowbird.frontend.pools import IDLE_SECONDS, NodePools
-from cowbird.frontend.priority import stretched
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.serving.metrics import Metrics
 
@@ -60,17 +60,9 @@ class NodeClient:
     def metrics(self, metrics: Metrics | None) -> None:
         self.failover.metrics = metrics
 
-    # -- what a search needs besides the calls (cowbird.core.search.Partitions) ------------------
-
-    @property
-    def time_limit(self) -> float:
-        """Seconds a preview or an analysis may take across all nodes (``deadline``; longer for
-        background work)."""
-        return stretched(self.settings.limits.deadline)
-
-    @property
-    def export_time_limit(self) -> float:
-        return self.settings.limits.export_deadline
+    def bound(self, caller: Caller) -> RequestNodes:
+        """The nodes as one request calls them (its :class:`~cowbird.core.search.Partitions`)."""
+        return RequestNodes(self, caller)
 
     @property
     def serial(self) -> bool:
@@ -80,7 +72,7 @@ class NodeClient:
     # -- the node API ----------------------------------------------------------------------------
 
     async def call(self, partition: Partition, operation: Operation[Rq, Rs], request: Rq,
-                   limit: TimeLimit | None = None) -> Rs:
+                   limit: TimeLimit | None, caller: Caller) -> Rs:
         """One operation of the node API (``POST /v1/<name>``) on one partition, through the failover
         rule; the answer is parsed as the operation's response and checked with its check against the
         request and the partition's size from the manifest (large answers off the event loop)."""
@@ -94,28 +86,31 @@ class NodeClient:
                 raise NodeFailure(partition.id, node, str(impossible)) from None
             return answer
 
-        async def send(node: str) -> Rs:
-            body = await self.failover.request(partition, node, "POST", path, json=payload(request))
+        async def send(call: Call) -> Rs:
+            body = await self.failover.request(partition, call, "POST", path, json=payload(request))
+            node = call.node
             return await off_loop(checked, body, node) if len(body) > OFF_LOOP_BYTES else checked(body, node)
 
-        return await self.failover.try_nodes(partition, send, limit)
+        return await self.failover.try_nodes(partition, send, caller, limit)
 
     async def context(self, partition: Partition, cpos: int, **params: Any) -> ContextResponse:
+        """One hit's line with its context (``GET /v1/context``): interactive, for nobody's meter."""
         params = {k: v for k, v in params.items() if v is not None}  # (httpx sends None as an empty value)
 
-        async def send(node: str) -> ContextResponse:
+        async def send(call: Call) -> ContextResponse:
             path = f"/v1/context/{partition.id}/{cpos}"
-            body = await self.failover.request(partition, node, "GET", path, params=params)
+            node = call.node
+            body = await self.failover.request(partition, call, "GET", path, params=params)
             answer = parse_answer(body, ContextResponse, partition.id, node)
             check(answer.partition == partition.id and answer.cpos == cpos, "answered another request",
                    partition, node)
             check_lines([answer.line], partition, node)
             return answer
 
-        return await self.failover.try_nodes(partition, send)
+        return await self.failover.try_nodes(partition, send, Caller())
 
     async def export(self, partition: Partition, request: ExportRequest, expected: int,
-                     limit: TimeLimit | None = None) -> AsyncIterator[Line]:
+                     limit: TimeLimit | None, caller: Caller) -> AsyncIterator[Line]:
         """Exactly ``expected`` lines from ``request.offset`` on, streamed; when a node fails part
         way, the next node resumes at the first line not yet delivered. If no node can finish,
         ``NodeFailure`` is raised after the lines delivered so far — never a line twice or skipped."""
@@ -129,24 +124,24 @@ class NodeClient:
                 continue
             rest = request.model_copy(update={"offset": request.offset + delivered, "limit": expected - delivered})
 
-            async def open_stream(node: str, rest: ExportRequest = rest) -> httpx.Response:
-                return await self._open_export(partition, node, rest)
+            async def open_stream(call: Call, rest: ExportRequest = rest) -> httpx.Response:
+                return await self._open_export(partition, call, rest)
 
             opened = False
             started = time.perf_counter()
             try:
-                response = await self.failover.attempt(partition, node, open_stream, limit,
+                response = await self.failover.attempt(partition, node, open_stream, limit, caller,
                                                        replica=node != partition.nodes[-1])
                 opened = True
                 try:
                     lines = stream_lines(self.failover, partition, node, response, expected - delivered, limit,
-                                         in_corpus_order=request.sort is None)
+                                         caller, in_corpus_order=request.sort is None)
                     async for line in lines:
                         delivered += 1
                         yield line
                 finally:
                     await response.aclose()
-                    spent((time.perf_counter() - started) * 1000)  # the node's time: its stream was open
+                    caller.called((time.perf_counter() - started) * 1000)  # the node's time: its stream was open
             except NodeFailure as failure:
                 logger.warning("export of %s: %s after %d of %d lines", partition.id, failure, delivered, expected)
                 if opened:  # the query ran; the stream broke or stalled: a replica can finish it
@@ -160,10 +155,10 @@ class NodeClient:
         if delivered < expected:
             raise combined(partition, failures)
 
-    async def _open_export(self, partition: Partition, node: str, request: ExportRequest) -> httpx.Response:
-        response = await self.failover.send(node, "POST", "/v1/export", json=payload(request))
+    async def _open_export(self, partition: Partition, call: Call, request: ExportRequest) -> httpx.Response:
+        response = await self.failover.send(call, "POST", "/v1/export", json=payload(request))
         if response.status_code >= 300:
-            await self.failover.body(partition, node, response)  # raises: the node refused or failed
+            await self.failover.body(partition, call.node, response)  # raises: the node refused or failed
         return response
 
     async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]:
@@ -185,3 +180,37 @@ class NodeClient:
         return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
+
+
+@dataclass(frozen=True)
+class RequestNodes:
+    """The nodes as one request calls them: its :class:`~cowbird.core.search.Partitions`, every call
+    made for its :class:`~cowbird.frontend.caller.Caller` (priority, start, node-time meter)."""
+
+    client: NodeClient
+    caller: Caller
+
+    @property
+    def time_limit(self) -> float:
+        """Seconds a preview or an analysis may take across all nodes (``deadline``; longer for
+        background work)."""
+        return self.caller.stretched(self.client.settings.limits.deadline)
+
+    @property
+    def export_time_limit(self) -> float:
+        return self.client.settings.limits.export_deadline
+
+    @property
+    def serial(self) -> bool:
+        return self.client.serial
+
+    async def call(self, partition: Partition, operation: Operation[Rq, Rs], request: Rq,
+                   limit: TimeLimit | None = None) -> Rs:
+        return await self.client.call(partition, operation, request, limit, self.caller)
+
+    def export(self, partition: Partition, request: ExportRequest, expected: int,
+               limit: TimeLimit | None = None) -> AsyncIterator[Line]:
+        return self.client.export(partition, request, expected, limit, self.caller)
+
+    async def gather(self, calls: list[Callable[[], Awaitable[T]]]) -> list[T | PartitionFailure]:
+        return await self.client.gather(calls)

@@ -9,9 +9,8 @@ a :class:`Hit` with global positions and a static link, a partition's status int
 
 from __future__ import annotations
 
-from cowbird.core.search import CheckedQuery, HitView, Located, PartitionStatus, Search
+from cowbird.core.search import CheckedQuery, HitView, Located, Partitions, PartitionStatus, Progress, Search
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.links import ref_path
 from cowbird.frontend.schemas import Boundary, Hit, PartitionResult
 
@@ -19,8 +18,10 @@ NodeSearch = Search[Partition]
 """A search over the nodes that serve a corpus's partitions."""
 
 
-def search_of(nodes: NodeClient, corpus: CorpusEntry, query: CheckedQuery, view: HitView | None = None) -> NodeSearch:
-    return Search(nodes, corpus, query, view)
+def search_of(nodes: Partitions[Partition], corpus: CorpusEntry, query: CheckedQuery, view: HitView | None = None,
+              progress: Progress | None = None) -> NodeSearch:
+    """The search over a request's nodes (``NodeClient.bound``)."""
+    return Search(nodes, corpus, query, view, progress)
 
 
 def public_hit(corpus: CorpusEntry, view: HitView, found: Located[Partition]) -> Hit:

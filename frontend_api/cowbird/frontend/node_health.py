@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from cowbird.serving.clock import Clock, MonotonicClock, within
+
 logger = logging.getLogger("cowbird.fanout")
 
 
@@ -34,13 +36,10 @@ class NodeHealth:
     probe_timeout: float
     first_cooldown: float = 1.0
     max_cooldown: float = 30.0
-    clock: Callable[[], float] | None = None
-    """Seconds on a monotonic clock (default: the event loop's); tests pass their own to pass a cooldown."""
+    clock: Clock = field(default_factory=MonotonicClock)
+    """What cooldowns and health checks are timed on (tests pass a fake one to pass a cooldown)."""
     _nodes: dict[str, _Health] = field(default_factory=dict)
     _background: set[asyncio.Future[bool]] = field(default_factory=set)
-
-    def _now(self) -> float:
-        return self.clock() if self.clock is not None else asyncio.get_running_loop().time()
 
     def is_down(self, node: str) -> bool:
         return self._nodes.get(node, _Health()).down
@@ -49,7 +48,7 @@ class NodeHealth:
         state = self._nodes.get(node)
         if state is None or not state.down:
             return True
-        if self._now() < state.retry_at:
+        if self.clock.now() < state.retry_at:
             return False
         if state.probe is None or state.probe.done():  # one health check at a time, shared
             state.probe = asyncio.ensure_future(self._probe(node))
@@ -59,9 +58,9 @@ class NodeHealth:
         """After a timeout: how long has the node worked on ``call`` (None: it never got it, or it
         does not answer its health check)?"""
         try:
-            async with asyncio.timeout(self.probe_timeout):
-                response = await self.pools(node).get(f"{node}/health", params={"call": call},
-                                                      timeout=self.probe_timeout)
+            response = await within(self.clock, self.probe_timeout,
+                                    self.pools(node).get(f"{node}/health", params={"call": call},
+                                                         timeout=self.probe_timeout))
             seconds = response.json().get("call_seconds") if response.status_code == 200 else None
             ok = response.status_code == 200
         except (TimeoutError, httpx.HTTPError, ValueError, AttributeError):
@@ -80,8 +79,8 @@ class NodeHealth:
 
     async def _probe(self, node: str) -> bool:
         try:
-            async with asyncio.timeout(self.probe_timeout):
-                response = await self.pools(node).get(f"{node}/health", timeout=self.probe_timeout)
+            response = await within(self.clock, self.probe_timeout,
+                                    self.pools(node).get(f"{node}/health", timeout=self.probe_timeout))
             ok = response.status_code == 200
         except (TimeoutError, httpx.HTTPError):
             ok = False
@@ -97,7 +96,7 @@ class NodeHealth:
             logger.warning("node %s is not answering; skipping it until it does", node)
         state.down = True
         state.cooldown = min(self.max_cooldown, state.cooldown * 2 or self.first_cooldown)
-        state.retry_at = self._now() + state.cooldown
+        state.retry_at = self.clock.now() + state.cooldown
 
     def succeeded(self, node: str) -> None:
         state = self._nodes.get(node)

@@ -6,8 +6,8 @@ collocations, dispersion, word and keyword lists), exports, sorted pages deep in
 (``DEEP_SORT`` and beyond), and queries estimated beyond the interactive budget. Background work:
 
 - waits longer (``BACKGROUND_TIME``), the nodes counting its cost in CPU seconds;
-- is marked for the nodes (``X-Cowbird-Priority: background``, from :data:`PRIORITY`, which the node
-  calls of the request inherit): a node runs it beside interactive work, never in its place, at the
+- is marked for the nodes (``X-Cowbird-Priority: background``, from the request's
+  ``caller.Caller``, which its node calls carry): a node runs it beside interactive work, never in its place, at the
   lowest CPU priority, stepping aside at each deadline check while interactive work runs
   (``cowbird.node.scheduler``);
 - takes turns in the front end (:class:`Lanes`): at most ``slots`` background requests of this
@@ -22,14 +22,11 @@ The lanes are per front-end process; with several processes each shares out its 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Literal
 
 Priority = Literal["interactive", "background"]
-PRIORITY: contextvars.ContextVar[Priority] = contextvars.ContextVar("cowbird_priority", default="interactive")
-"""The class of the request being served; its node calls carry it (``failover.Failover.send``)."""
 HEADER = "X-Cowbird-Priority"
 DEEP_SORT = 1_000
 """Sorted pages from this offset on are background work (the first pages of a sort stay interactive)."""
@@ -37,16 +34,6 @@ BACKGROUND_TIME = 5.0
 """Background work waits this many times longer than interactive work: for its turn, for a node's
 answer, for the whole request. A node counts its deadline in CPU seconds instead (it runs niced and
 steps aside, so its time on the clock says little of its cost), with this many times more on the clock."""
-
-
-def stretched(seconds: float) -> float:
-    """A time limit as the request being served has it: longer for background work."""
-    return seconds * BACKGROUND_TIME if PRIORITY.get() == "background" else seconds
-
-
-def priority_headers() -> dict[str, str]:
-    """The header a node call carries for background work (none for interactive work)."""
-    return {HEADER: "background"} if PRIORITY.get() == "background" else {}
 
 
 @dataclass
@@ -81,8 +68,8 @@ class Lanes:
         return sum(len(line) for line in self.waiting.values())
 
     async def turn(self, key: str) -> Turn:
-        """Wait for this viewer's turn at background work (the caller marks the request as background
-        in :data:`PRIORITY`). Cancelled while waiting (the client went), it leaves the line."""
+        """Wait for this viewer's turn at background work (the caller marks the request as background:
+        ``Caller.priority``). Cancelled while waiting (the client went), it leaves the line."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting.setdefault(key, deque()).append(future)
         self._dispatch()

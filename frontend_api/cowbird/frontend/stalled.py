@@ -10,7 +10,6 @@ remembers what it saw.
 
 from __future__ import annotations
 
-import contextvars
 import time
 from collections import OrderedDict
 
@@ -19,8 +18,8 @@ from cowbird.core.errors import LimitExceeded
 SECONDS = 300.0
 KEPT = 1024
 
-STALL_KEY: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("cowbird_stall_key", default=None)
-"""The (corpus, CQP) of the search the request runs (set by ``Stalled.check``), noted if it runs out of time."""
+Query = tuple[str, str]
+"""A query as :class:`Stalled` knows it: (corpus, canonical CQP)."""
 
 
 class Stalled:
@@ -29,9 +28,8 @@ class Stalled:
         self.kept = kept
         self._ran_out: OrderedDict[tuple[str, str], tuple[float, str]] = OrderedDict()
 
-    def check(self, corpus: str, cqp: str) -> None:
-        """Refuse the query if it ran out of time within ``seconds``; else mark it as the request's."""
-        key = (corpus, cqp)
+    def check(self, key: Query) -> None:
+        """Refuse the query if it ran out of time within ``seconds``."""
         noted = self._ran_out.get(key)
         now = time.monotonic()
         if noted is not None:
@@ -43,13 +41,9 @@ class Stalled:
                     "it would only do the same. Narrow it — a rarer word first, shorter or bounded repetitions, "
                     "within s, a filter", headers={"Retry-After": str(left)})
             del self._ran_out[key]
-        STALL_KEY.set(key)
 
-    def note(self, why: str) -> None:
-        """The request's query ran out of time (``why``)."""
-        key = STALL_KEY.get()
-        if key is None:
-            return
+    def note(self, key: Query, why: str) -> None:
+        """The query ran out of time (``why``)."""
         self._ran_out[key] = (time.monotonic(), why)
         self._ran_out.move_to_end(key)
         while len(self._ran_out) > self.kept:

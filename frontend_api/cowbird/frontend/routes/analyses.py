@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
-from cowbird.core.search import PARTITION_ANSWERED, CheckedQuery, PartitionStatus, answered_total, failed_partitions
+from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
 from cowbird.frontend.hits import NodeSearch, partition_result
@@ -33,7 +33,7 @@ from cowbird.frontend.params import (
     TableParameters,
     split,
 )
-from cowbird.frontend.routes.deps import STREAMED, Visit, Visitor, ndjson_line
+from cowbird.frontend.routes.deps import Visit, Visitor, ndjson_line
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
@@ -152,7 +152,7 @@ def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, par
 
 
 async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
-                    work: Callable[[], Awaitable[BaseModel | Response]]) -> StreamingResponse:
+                    work: Callable[[Visit], Awaitable[BaseModel | Response]]) -> StreamingResponse:
     """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
     fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
     has answered (a bad parameter, an unknown attribute) is a problem answer, as without stream."""
@@ -166,12 +166,8 @@ async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
         answers.append(status)
         arrived.set()
 
-    reporting, streamed = PARTITION_ANSWERED.set(report), STREAMED.set(True)
-    try:
-        task = asyncio.ensure_future(work())  # the task keeps the two context variables
-    finally:
-        PARTITION_ANSWERED.reset(reporting)
-        STREAMED.reset(streamed)
+    # the work reports each partition's answer; the stream's response watches the client
+    task = asyncio.ensure_future(work(replace(visit, progress=report, streamed=True)))
     waiter = asyncio.ensure_future(arrived.wait())
     first: list[asyncio.Future[Any]] = [task, waiter]
     await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
@@ -235,7 +231,7 @@ async def frequency(
     asked = await visit.subcorpus(asked)
     if asked.stream:
         again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, functools.partial(frequency, visit, again))
+        return await _streamed(asked, visit, lambda streaming: frequency(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
@@ -296,7 +292,7 @@ async def dispersion(
     asked = await visit.subcorpus(asked)
     if asked.stream:
         again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, functools.partial(dispersion, visit, again))
+        return await _streamed(asked, visit, lambda streaming: dispersion(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     target, cqp = found.corpus, found.search.cqp
@@ -330,7 +326,7 @@ async def distribution(
     asked = await visit.subcorpus(asked)
     if asked.stream:
         again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, functools.partial(distribution, visit, again))
+        return await _streamed(asked, visit, lambda streaming: distribution(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
@@ -371,7 +367,7 @@ async def collocations(
     asked = await visit.subcorpus(asked)
     if asked.stream:
         again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, functools.partial(collocations, visit, again))
+        return await _streamed(asked, visit, lambda streaming: collocations(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     attribute, window, left, right, measures = asked.attribute, asked.window, asked.left, asked.right, asked.measures

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import json
-from collections.abc import Awaitable, Coroutine
-from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Coroutine, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Query, Request
@@ -23,17 +22,20 @@ from cowbird.core.errors import (
     QueryTooSlow,
     Unauthorized,
 )
-from cowbird.core.search import CostEstimate, HitView
+from cowbird.core.search import CostEstimate, HitView, Progress
 from cowbird.frontend.accounts import Accounts, DatabaseError, User
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
+from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry
-from cowbird.frontend.fair_use import FairUse
-from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.failover import began
+from cowbird.frontend.fair_use import FairUse, NodeTime
+from cowbird.frontend.fanout import NodeClient, RequestNodes
 from cowbird.frontend.hits import NodeSearch, search_of
 from cowbird.frontend.params import Parameters, Searching
-from cowbird.frontend.priority import PRIORITY, Turn, stretched
+from cowbird.frontend.priority import Turn
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.settings import LimitSettings
+from cowbird.frontend.stalled import Query as StalledQuery
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import S, in_subcorpus
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -117,8 +119,8 @@ Corpora = Annotated[CorpusCatalogue, Depends(corpora)]
 Nodes = Annotated[NodeClient, Depends(node_client)]
 
 
-async def affordable(request: Request, quota: FairUse, viewer: Viewer, key: str, search: NodeSearch, deadline: float,
-                     known: CostEstimate | None = None) -> float:
+async def affordable(request: Request, caller: Caller, quota: FairUse, viewer: Viewer, key: str, search: NodeSearch,
+                     deadline: float, known: CostEstimate | None = None) -> float:
     """The query's estimated node seconds, charged before it runs when the viewer's day has less left
     than it could cost (``FairUse.afford``: the deadline on every partition); 429 if it does not fit.
     ``known``: the estimate made already (``tiered``), not asked again; else it is made as one of the
@@ -127,7 +129,7 @@ async def affordable(request: Request, quota: FairUse, viewer: Viewer, key: str,
     not_stalled(request, search)
 
     async def node_seconds() -> float | None:
-        return (known if known is not None else await estimated(request, viewer, key, search)).cpu_seconds
+        return (known if known is not None else await estimated(request, caller, viewer, key, search)).cpu_seconds
 
     return await quota.afford(viewer, key, deadline * len(search.corpus.partitions), node_seconds)
 
@@ -141,32 +143,44 @@ def ndjson_line(event: dict[str, object]) -> bytes:
     return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-STREAMED: contextvars.ContextVar[bool] = contextvars.ContextVar("cowbird_streamed", default=False)
-"""Set while a streamed answer's work runs: its response notices the client going (and cancels the
-work); reading the request's messages here too would compete with it."""
-
 BACKSTOP_SECONDS = 5.0
 """How long past its deadline a query may still run: node calls end at the deadline themselves
 (a slow partition is reported as failed), this only catches what does not."""
 
 
+def stall_key(search: NodeSearch) -> StalledQuery:
+    """The search as ``stalled.Stalled`` remembers a query that ran out of time."""
+    return (search.corpus.name, search.cqp)
+
+
 def not_stalled(request: Request, search: NodeSearch) -> None:
-    """Refuse a query that just ran out of time (``stalled.Stalled``); else note it as the request's."""
-    frontend_state(request).stalled.check(search.corpus.name, search.cqp)
+    """Refuse a query that just ran out of time (``stalled.Stalled``)."""
+    frontend_state(request).stalled.check(stall_key(search))
 
 
-async def estimated(request: Request, user: Viewer, key: str, search: NodeSearch) -> CostEstimate:
+async def estimated(request: Request, caller: Caller, user: Viewer, key: str, search: NodeSearch) -> CostEstimate:
     """The query's estimate (``Search.estimate``), as one of the viewer's queries at once (it waits for
     a place, or is refused), its nodes' time charged to the viewer's day, stopped when the client
     goes."""
     quota = frontend_state(request).fair_use
     await quota.room(user, key, request)
-    with quota.running(user, key):
-        return await until_disconnected(request, search.estimate(), frontend_state(request).settings.limits.deadline,
-                                        stalls=False)
+    with quota.running(user, key) as meter, metered(caller, meter):
+        return await until_disconnected(request, caller, search.estimate(),
+                                        frontend_state(request).settings.limits.deadline)
 
 
-async def tiered(request: Request, user: Viewer, key: str, search: NodeSearch) -> CostEstimate | None:
+@contextmanager
+def metered(caller: Caller, meter: NodeTime) -> Iterator[None]:
+    """The caller's node calls counted on ``meter`` (a place among the viewer's running queries)
+    while the block runs."""
+    before, caller.meter = caller.meter, meter
+    try:
+        yield
+    finally:
+        caller.meter = before
+
+
+async def tiered(request: Request, caller: Caller, user: Viewer, key: str, search: NodeSearch) -> CostEstimate | None:
     """A query that may be slow (``may_be_slow``: wide or open repetitions, constraints relating labels,
     MU and TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
@@ -179,7 +193,7 @@ async def tiered(request: Request, user: Viewer, key: str, search: NodeSearch) -
     settings = frontend_state(request).settings
     most = min(settings.limits.deadline, settings.nodes.timeout)  # a node call is given up after [nodes] timeout
     try:
-        cost = await estimated(request, user, key, search)
+        cost = await estimated(request, caller, user, key, search)
     except (NodesUnavailable, QueryTooSlow):  # the nodes cannot say in time: the query itself will tell
         return CostEstimate(hits=None, exact=False, seconds=None, cpu_seconds=None, statuses=[])
     if cost.seconds is not None and cost.seconds > most:
@@ -199,28 +213,29 @@ def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool
     return deep_sort or (cost is not None and (cost.seconds is None or cost.seconds > budget))
 
 
-async def background_turn(request: Request, key: str, deadline: float) -> Turn:
+async def background_turn(request: Request, caller: Caller, key: str, deadline: float) -> Turn:
     """Wait for the viewer's turn at background work (``priority.Lanes``: slots shared per viewer);
-    the request and its node calls are background from now on. Stopped when the client goes; ``503
-    busy`` after the (stretched) ``deadline`` in line."""
-    PRIORITY.set("background")
+    the request and its node calls are background from now on (``caller.priority``). Stopped when
+    the client goes; ``503 busy`` after the (stretched) ``deadline`` in line."""
+    caller.priority = "background"
     try:
-        return await until_disconnected(request, frontend_state(request).lanes.turn(key), deadline, stalls=False)
+        return await until_disconnected(request, caller, frontend_state(request).lanes.turn(key), deadline)
     except DeadlinePassed:
-        raise Busy(f"background work (analyses, exports, deep sorted pages) waited {stretched(deadline):g} s for its "
-                   "turn; try again later", headers={"Retry-After": "30"}) from None
+        raise Busy(f"background work (analyses, exports, deep sorted pages) waited {caller.stretched(deadline):g} s "
+                   "for its turn; try again later", headers={"Retry-After": "30"}) from None
 
 
-async def until_disconnected(request: Request, work: Awaitable[T], deadline: float | None = None,
-                             stalls: bool = True) -> T:
-    """Run ``work``; if the client goes away first, or ``deadline`` (plus a backstop margin) seconds
-    pass, cancel it (which cancels the requests to the nodes) and raise ``ClientGone`` or
-    ``DeadlinePassed``. A query that runs out of time is remembered (``stalled``) unless ``stalls``
-    is False (an estimate, a wait for a turn: not the query itself)."""
+async def until_disconnected(request: Request, caller: Caller, work: Awaitable[T], deadline: float | None = None,
+                             stall: StalledQuery | None = None, watched: bool = False) -> T:
+    """Run ``work``; if the client goes away first, or ``deadline`` (plus a backstop margin, longer
+    for background work) seconds pass, cancel it (which cancels the requests to the nodes) and raise
+    ``ClientGone`` or ``DeadlinePassed``. A query (``stall``) that runs out of time is remembered
+    (``stalled``); an estimate or a wait for a turn is not the query itself. ``watched``: a streamed
+    answer's response notices the client going itself (and cancels the work): reading the request's
+    messages here too would compete with it."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
-    deadline = None if deadline is None else stretched(deadline)  # background work waits longer
-    watched = STREAMED.get()  # a streamed answer is cancelled by its response when the client goes
+    deadline = None if deadline is None else caller.stretched(deadline)
     stop = loop.time() + deadline + BACKSTOP_SECONDS if deadline is not None else None
     while not task.done():
         done, _ = await asyncio.wait({task}, timeout=0.25)
@@ -228,8 +243,8 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
             break
         if stop is not None and loop.time() > stop:
             task.cancel()
-            if stalls:
-                frontend_state(request).stalled.note(f"it was stopped at the deadline of {deadline:g} s")
+            if stall is not None:
+                frontend_state(request).stalled.note(stall, f"it was stopped at the deadline of {deadline:g} s")
             raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
         if not watched and await request.is_disconnected():
             task.cancel()
@@ -238,8 +253,8 @@ async def until_disconnected(request: Request, work: Awaitable[T], deadline: flo
     try:
         return await task
     except QueryTooSlow:
-        if stalls:
-            frontend_state(request).stalled.note("it ran out of time on every partition")
+        if stall is not None:
+            frontend_state(request).stalled.note(stall, "it ran out of time on every partition")
         raise
 
 
@@ -249,13 +264,25 @@ class Visit:
     (their fair-use key), the corpora they see, the nodes; a saved subcorpus expanded into filters; the
     search the parameters make; and ``run``, which admits the work (its cost afforded, a place among
     the viewer's queries, its node time metered), waits for its turn as background work, stops it
-    when the client goes or the deadline passes, and logs what it searched."""
+    when the client goes or the deadline passes, and logs what it searched.
+
+    Its ``caller`` goes with every node call of the request (``nodes``): when the request began, its
+    priority, the meter of its node time. ``progress`` is told of each partition's answer to its
+    searches; ``streamed``: the work runs under a streamed answer, which watches the client itself."""
 
     request: Request
     user: Viewer
     quota: FairUse
     catalogue: CorpusCatalogue
-    nodes: NodeClient
+    client: NodeClient
+    caller: Caller = field(default_factory=Caller)
+    progress: Progress | None = None
+    streamed: bool = False
+
+    @property
+    def nodes(self) -> RequestNodes:
+        """The nodes as this request calls them."""
+        return self.client.bound(self.caller)
 
     @functools.cached_property
     def key(self) -> str:
@@ -280,7 +307,7 @@ class Visit:
         translated and checked once, the filters added)."""
         target = self.corpus(asked.corpus)
         checked = build_query(asked.q, asked.syntax, asked.ignore_case, asked.filters, target)
-        return target, search_of(self.nodes, target, checked, view)
+        return target, search_of(self.nodes, target, checked, view, self.progress)
 
     async def admit(self, slot: ExitStack, search: NodeSearch | None = None, *, deadline: float,
                     known: CostEstimate | None = None, reads: int = 0, what: str = "",
@@ -292,11 +319,13 @@ class Visit:
         queries (``room``, ``running``; ``lease``: how long the place counts if this process dies)."""
         hold = 0.0
         if search is not None:
-            hold = await affordable(self.request, self.quota, self.user, self.key, search, deadline, known)
+            hold = await affordable(self.request, self.caller, self.quota, self.user, self.key, search, deadline,
+                                    known)
         elif what:
             self.quota.can_pay(self.user, self.key, deadline * reads, what)
         await self.quota.room(self.user, self.key, self.request)
-        slot.enter_context(self.quota.running(self.user, self.key, hold, lease))
+        slot.enter_context(metered(self.caller, slot.enter_context(self.quota.running(self.user, self.key, hold,
+                                                                                      lease))))
 
     async def run(self, work: Coroutine[Any, Any, T], search: NodeSearch | None = None, *,
                   deadline: float | None = None, background: bool = True, known: CostEstimate | None = None,
@@ -309,14 +338,26 @@ class Visit:
             try:
                 await self.admit(slot, search, deadline=deadline, known=known, reads=reads, what=what)
                 if background:
-                    slot.callback((await background_turn(self.request, self.key, deadline)).release)
+                    slot.callback((await background_turn(self.request, self.caller, self.key, deadline)).release)
             except BaseException:
                 work.close()  # never started (refused, or the client went while it waited)
                 raise
-            found = await until_disconnected(self.request, work, deadline)
+            found = await until_disconnected(self.request, self.caller, work, deadline,
+                                             None if search is None else stall_key(search), self.streamed)
         if search is not None:
             self.request.state.log_corpus = search.corpus.name
         return found
+
+    async def until_disconnected(self, work: Awaitable[T], deadline: float | None = None,
+                                 search: NodeSearch | None = None) -> T:
+        """``work`` of this request stopped when the client goes or the deadline passes (``search``: the
+        query it runs, remembered if it runs out of time)."""
+        return await until_disconnected(self.request, self.caller, work, deadline,
+                                        None if search is None else stall_key(search), self.streamed)
+
+    async def background_turn(self, deadline: float) -> Turn:
+        """The viewer's turn at background work; this request is background work from now on."""
+        return await background_turn(self.request, self.caller, self.key, deadline)
 
     def logged(self, corpus: str, hits: int | None = None) -> None:
         """What the request log says the request searched (and found)."""
@@ -326,7 +367,7 @@ class Visit:
 
 
 def visit(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes) -> Visit:
-    return Visit(request, user, quota, catalogue, nodes)
+    return Visit(request, user, quota, catalogue, nodes, Caller(began=began(request.scope)))
 
 
 Visitor = Annotated[Visit, Depends(visit)]

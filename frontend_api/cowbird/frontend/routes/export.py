@@ -30,7 +30,7 @@ from cowbird.frontend.fair_use import LEASE_MARGIN
 from cowbird.frontend.hits import public_hit
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
-from cowbird.frontend.routes.deps import Visitor, background_turn, until_disconnected
+from cowbird.frontend.routes.deps import Visitor
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import Hit
 from cowbird.frontend.state import frontend_state
@@ -80,8 +80,8 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
     try:
         await visit.admit(slot, search, deadline=settings.limits.export_deadline,
                           lease=settings.limits.export_deadline + LEASE_MARGIN)
-        slot.callback((await background_turn(request, key, settings.limits.deadline)).release)
-        statuses = await until_disconnected(request, search.count(), settings.limits.deadline)
+        slot.callback((await visit.background_turn(settings.limits.deadline)).release)
+        statuses = await visit.until_disconnected(search.count(), settings.limits.deadline, search)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
         if only and categorised is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -18,10 +18,11 @@ from cowbird.core.analysis_spec import SortKey, parse_sort
 from cowbird.core.errors import BadParameter, CowbirdError
 from cowbird.core.search import CostEstimate, Located, Statuses, answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
+from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.params import PreviewParameters, Searching, split
-from cowbird.frontend.priority import DEEP_SORT, PRIORITY, Lanes
+from cowbird.frontend.priority import DEEP_SORT, Lanes
 from cowbird.frontend.routes.deps import Visitor, background_work, estimated, ndjson_line, tiered
 from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
@@ -66,8 +67,9 @@ async def query(
     if order is not None:
         search.check_sort(order, asked.sort)
     key = visit.key
-    preview = Preview(request, user, asked, target, search, started, order)
-    cost = await tiered(request, user, key, search)  # a query that may be slow: estimated, refused past the deadline
+    preview = Preview(request, user, asked, target, search, started, order, visit.caller)
+    # a query that may be slow: estimated, refused past the deadline
+    cost = await tiered(request, visit.caller, user, key, search)
     background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
@@ -116,6 +118,7 @@ class Preview:
     search: NodeSearch
     started: float
     order: SortKey | None = None
+    caller: Caller = field(default_factory=Caller)  # its node calls' priority, start and meter
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 1)
@@ -175,7 +178,7 @@ async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,
                      "early": early, "background": background is not None})
         if background is not None:
             yield ndjson_line(background.event())
-            PRIORITY.set("background")
+            preview.caller.priority = "background"
             slot.callback((await background.lanes.turn(background.key)).release)
         if not early:
             sample = None if asked.sample is None else (asked.sample, asked.seed)
@@ -210,7 +213,7 @@ async def estimate(visit: Visitor, asked: Annotated[Searching, Query()]) -> Esti
     asked = await visit.subcorpus(asked)
     target, search = visit.search(asked)
     settings = frontend_state(visit.request).settings
-    found = await estimated(visit.request, visit.user, visit.key, search)
+    found = await estimated(visit.request, visit.caller, visit.user, visit.key, search)
     return EstimateResult(
         corpus=target.name, cqp=search.cqp, hits=found.hits, exact=found.exact,
         seconds=None if found.seconds is None else round(found.seconds, 3), time_class=found.time_class,

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from cowbird.core.errors import BadParameter, NodesUnavailable, NotFound, OutOfRange
 from cowbird.core.wire import Line
+from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.links import public_base, ref_path
@@ -132,7 +133,7 @@ async def ref_on_the_web(
         sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
         calf = frontend_state(request).calf
         assert calf is not None  # made in the lifespan when [calf] enabled
-        outcome = await until_disconnected(request, calf.line(url, sentence))
+        outcome = await until_disconnected(request, Caller(), calf.line(url, sentence))
     response.headers.update(quota.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
                       left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text)

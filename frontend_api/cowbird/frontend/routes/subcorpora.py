@@ -27,7 +27,7 @@ from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.accounts.models import Subcorpus
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
-from cowbird.frontend.fanout import NodeClient
+from cowbird.frontend.fanout import RequestNodes
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.params import MAX_JSON_ROWS, SubcorpusParameters
 from cowbird.frontend.querying import region_filters
@@ -46,7 +46,7 @@ saved_router = APIRouter(prefix="/api/v1", tags=["subcorpora"])
 """The routes that take no query parameters (but ``token``)."""
 
 
-async def _sizes(nodes: NodeClient, target: CorpusEntry, filters: list[str], attribute: str | None = None,
+async def _sizes(nodes: RequestNodes, target: CorpusEntry, filters: list[str], attribute: str | None = None,
                  match: str | None = None, ignore_case: bool = False) -> SubcorpusSizes:
     texts = DOCUMENT if DOCUMENT in target.s_attributes else None
     return await subcorpus_sizes(nodes, target.name, target.partitions, region_filters(filters, target, "filter"),

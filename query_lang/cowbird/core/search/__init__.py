@@ -29,7 +29,6 @@ from cowbird.core.search.exports import SAMPLE_BATCH, Exports
 from cowbird.core.search.merge import SORT_KEYS_BATCH
 from cowbird.core.search.pages import Pages, Step
 from cowbird.core.search.partitions import (
-    PARTITION_ANSWERED,
     CorpusRef,
     P,
     P_co,
@@ -38,6 +37,7 @@ from cowbird.core.search.partitions import (
     PartitionRef,
     Partitions,
     PartitionStatus,
+    Progress,
     Statuses,
     T,
     TimeLimit,
@@ -49,7 +49,7 @@ from cowbird.core.search.plans import plan_key, plan_sample, plan_window, settle
 from cowbird.core.search.query import CheckedQuery, HitView, Located
 
 __all__ = [
-    "COUNT_SHARE", "MARGINALS_BYTES", "PARTITION_ANSWERED", "SAMPLE_BATCH", "SORT_KEYS_BATCH",
+    "COUNT_SHARE", "MARGINALS_BYTES", "Progress", "SAMPLE_BATCH", "SORT_KEYS_BATCH",
     "CheckedQuery", "CorpusRef", "CostEstimate", "Dispersion", "HitView", "Located", "P", "P_co", "P_contra",
     "PartitionFailure", "PartitionRef", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
     "TimeLimit", "all_failed", "answered_total", "failed_partitions", "plan_key", "plan_sample", "plan_window",
@@ -65,4 +65,4 @@ class Search(Pages[P], Exports[P], Analyses[P]):
 
     def refined(self, query: CheckedQuery) -> Search[P]:
         """The same search with another query (the corpus, the partitions and the view kept)."""
-        return Search(self.partitions, self.corpus, query, self.view)
+        return Search(self.partitions, self.corpus, query, self.view, self.progress)

@@ -10,12 +10,12 @@ from typing import Any, Generic, Literal
 
 from cowbird.core.operations import COUNT, ESTIMATE
 from cowbird.core.search.partitions import (
-    PARTITION_ANSWERED,
     CorpusRef,
     P,
     PartitionFailure,
     Partitions,
     PartitionStatus,
+    Progress,
     Statuses,
     TimeLimit,
     all_failed,
@@ -53,11 +53,12 @@ class Counts(Generic[P]):
     """A query over a corpus's partitions, counted: the base of every other part of a search."""
 
     def __init__(self, partitions: Partitions[P], corpus: CorpusRef[P], query: CheckedQuery,
-                 view: HitView | None = None) -> None:
+                 view: HitView | None = None, progress: Progress | None = None) -> None:
         self.partitions = partitions
         self.corpus = corpus
         self.query = query
         self.view = view or HitView()
+        self.progress = progress  # told of each partition's answer as it comes
 
     @property
     def cqp(self) -> str:
@@ -72,9 +73,8 @@ class Counts(Generic[P]):
                     limit: TimeLimit) -> list[tuple[PartitionStatus[P], Any]]:
         """One call per partition (as configured: parallel or serial), each answer with the
         partition's status; every partition failing fails the search."""
-        report = PARTITION_ANSWERED.get()
-        if report is not None:  # somebody follows the partitions' answers (a streamed analysis)
-            call = _reporting(call, report)
+        if self.progress is not None:  # somebody follows the partitions' answers (a streamed analysis)
+            call = _reporting(call, self.progress)
         answers = await self.partitions.gather([functools.partial(call, p, limit) for p in self.corpus.partitions])
         answered: list[tuple[PartitionStatus[P], Any]] = []
         for partition, answer in zip(self.corpus.partitions, answers, strict=True):

@@ -4,7 +4,6 @@ answers for them, the time a search has left, and how each partition answered.""
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -141,7 +140,6 @@ def all_failed(corpus: str, statuses: Sequence[PartitionStatus[Any]]) -> NodesUn
     return NodesUnavailable(f"no node answered for corpus {corpus}: {reasons}", headers={"Retry-After": "10"})
 
 
-PARTITION_ANSWERED: contextvars.ContextVar[Callable[[PartitionStatus[Any]], None] | None] = contextvars.ContextVar(
-    "cowbird_partition_answered", default=None)
-"""Told of each partition's answer (or failure) to a search's calls as it comes: a streamed
-analysis sets it (``cowbird.frontend.routes.analyses``), and the tasks of its search inherit it."""
+Progress = Callable[[PartitionStatus[Any]], None]
+"""Told of each partition's answer (or failure) to a search's calls as it comes (``Search(progress=)``:
+a streamed analysis reports them, ``cowbird.frontend.routes.analyses``)."""
