@@ -26,6 +26,7 @@ import pytest
 
 from cowbird.engines.native import NativeEngine
 from cowbird.store import CwbCorpus, Manifest
+from tests.clock import until
 from tests.netns import Corpus, HostCluster, Network, client, require_netns, web_corpus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -194,7 +195,7 @@ def check_distribution(body: dict[str, Any], truth: Truth, corpus: Corpus) -> se
 def check_collocations(body: dict[str, Any], truth: Truth, corpus: Corpus) -> set[str]:
     """Exact over the partitions that answered. A partition can fail after its co-occurrences came
     in, while the front end asks it for the marginals of collocates it did not see: it is named as
-    failed, and its co-occurrences are in the counts (``query_lang/cowbird/core/search.py``). So the counts
+    failed, and its co-occurrences are in the counts (``query_lang/cowbird/core/search/``). So the counts
     are those of every partition but some of the failed ones."""
     failed = failed_of(body, corpus)
     rows = {r["value"]: r["f"] for r in body["rows"]}
@@ -269,9 +270,10 @@ async def one_request(http: httpx.AsyncClient, truth: Truth, corpus: Corpus, k: 
 
 
 async def burst(url: str, truth: Truth, corpus: Corpus, stop: asyncio.Event | None = None,
-                count: int = 0, clients: int = 8) -> list[Outcome]:
-    """``count`` requests from ``clients`` clients at once — or, with ``stop``, until it is set."""
-    outcomes: list[Outcome] = []
+                count: int = 0, clients: int = 8, outcomes: list[Outcome] | None = None) -> list[Outcome]:
+    """``count`` requests from ``clients`` clients at once — or, with ``stop``, until it is set; their
+    outcomes (appended to ``outcomes`` as they come, for a scenario to follow)."""
+    outcomes = [] if outcomes is None else outcomes
     issued = 0
 
     async def worker() -> None:
@@ -330,25 +332,46 @@ def test_links_down_hosts_stopped_killed_and_disks_full_during_a_burst(hosts: Ho
 
     async def scenario() -> list[Outcome]:
         stop = asyncio.Event()
-        work = asyncio.ensure_future(burst(hosts.url, truth, hosts.corpus, stop=stop))
-        await asyncio.sleep(1.0)
+        seen: list[Outcome] = []
+        work = asyncio.ensure_future(burst(hosts.url, truth, hosts.corpus, stop=stop, outcomes=seen))
+
+        async def answered(more: int) -> None:  # until the burst has had ``more`` answers from now on
+            enough = len(seen) + more
+            await until(lambda: len(seen) >= enough, timeout=120, every=0.1, what=f"{more} more answers")
+
+        async def met(k: int, given_up: int) -> None:  # until the front end has met node k's fault, and on
+            said = f"node {hosts.node_url(k)} is not answering"
+            await until(lambda: hosts.front_log().count(said) > given_up, timeout=120, every=0.2, what=said)
+            await answered(8)
+
+        def given_up(k: int) -> int:  # how often the front end has given node k up so far
+            return hosts.front_log().count(f"node {hosts.node_url(k)} is not answering")
+
+        await answered(8)  # the burst is under way
+        before = given_up(1)
         node2.link_down()  # unplugged: connections hang, connects time out
-        await asyncio.sleep(5.0)
+        await met(1, before)
         node2.link_up()
+        before = given_up(3)
         node4.pause()  # SIGSTOP: connections open, nothing answered
-        await asyncio.sleep(5.0)
+        await met(3, before)
         node4.resume()
+        before = given_up(5)
         node6.kill()  # kill -9 mid-answer
-        await asyncio.sleep(1.0)
+        await met(5, before)
         node1.fill_disk()
         hosts.front.fill_disk()  # spreadsheets are made in the front end's TMPDIR
+        before = given_up(6)
         node7.link_down()  # with node6 dead: no replica left for three partitions
-        await asyncio.sleep(5.0)
+        await met(6, before)
+        await until(lambda: any(o.failed >= lost for o in seen) and "broken" in {o.result for o in seen},
+                    timeout=120, every=0.1, what="an answer without the lost partitions, and a broken download")
         node7.link_up()
         await asyncio.to_thread(node6.start)  # a fresh process on a fresh disk
         node1.free_disk()
         hosts.front.free_disk()
-        await asyncio.sleep(2.0)
+        await answered(8)  # the burst goes on with every host back
+        await until(lambda: len(seen) >= 40, timeout=120, every=0.1, what="40 answers")
         stop.set()
         return await work
 

@@ -273,9 +273,10 @@ def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Me
 @total_ordering
 @dataclass(frozen=True)
 class MergeKey:
-    """A hit's sort key (``compute.SortOrder.keys``) as a merge of partitions compares it — the nodes'
-    own order: level by level, hits without a value on the level (no target) last, then the level's
-    values, reversed where that level is descending; a random key is one number."""
+    """A hit's sort key (``engines/analyses/sort_order.py:SortOrder.keys``) as a merge of partitions
+    compares it — the nodes' own order: level by level, hits without a value on the level (no
+    target) last, then the level's values, reversed where that level is descending; a random key is
+    one number."""
 
     key: Any  # per level: lists of strings (folded, then plain); or a random number
     descending: tuple[bool, ...]

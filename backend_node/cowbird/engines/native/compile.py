@@ -7,7 +7,7 @@ right after state ``i``, ``final`` those a match can end with. Bounded repetitio
 (``x{1,3}`` is ``x (x (x)?)?``, as CQP does), so states never carry counters.
 
 Token conditions are compiled here too: each attribute test becomes a boolean table over the
-attribute's lexicon (``lexicon.py``), and tests on one attribute combined with ``&``, ``|``, ``!``
+attribute's lexicon (``cowbird.store.lexicon``), and tests on one attribute combined with ``&``, ``|``, ``!``
 fold into one table, so a token test is usually a single gather and lookup.
 """
 
@@ -28,25 +28,7 @@ from cowbird.store.lexicon import BoolTable, LexiconIndex
 if TYPE_CHECKING:
     from cowbird.engines.native.corpus_state import RegionIndex
     from cowbird.engines.results import Cpos
-from cowbird.query import (
-    Alternation,
-    And,
-    AttributeComparison,
-    AttributeTest,
-    Comparison,
-    Condition,
-    LabelComparison,
-    LabelRef,
-    Not,
-    Or,
-    Pattern,
-    RegexValue,
-    RegionBound,
-    Repetition,
-    Sequence,
-    StructuralTag,
-    TokenPattern,
-)
+from cowbird.query import cqp_ast as ast
 
 MAX_STATES = 2000
 """Largest unrolled pattern; ``[]{0,100000}`` is refused rather than allocated."""
@@ -60,11 +42,11 @@ class CorpusView(Protocol):
 
     def lexicon(self, attribute: str) -> LexiconIndex: ...
 
-    def match_table(self, attribute: str, value: RegexValue) -> BoolTable: ...
+    def match_table(self, attribute: str, value: ast.RegexValue) -> BoolTable: ...
 
     def frequencies(self, attribute: str) -> npt.NDArray[np.int64]: ...
 
-    def region_table(self, attribute: str, value: RegexValue | None) -> npt.NDArray[np.bool_] | None: ...
+    def region_table(self, attribute: str, value: ast.RegexValue | None) -> npt.NDArray[np.bool_] | None: ...
 
     def has_s_attribute(self, attribute: str) -> bool: ...
 
@@ -223,16 +205,16 @@ class PredicateCompiler:
 
     def __init__(self, corpus: CorpusView) -> None:
         self.corpus = corpus
-        self._tables: dict[tuple[str, RegexValue], BoolTable] = {}
+        self._tables: dict[tuple[str, ast.RegexValue], BoolTable] = {}
         self._same_ids: dict[tuple[str, str], npt.NDArray[np.int64]] = {}
 
-    def table(self, attribute: str, value: RegexValue) -> BoolTable:
+    def table(self, attribute: str, value: ast.RegexValue) -> BoolTable:
         key = (attribute, value)
         if key not in self._tables:
             self._tables[key] = self.corpus.match_table(attribute, value)
         return self._tables[key]
 
-    def unset_passes(self, attribute: str, value: RegexValue, table: npt.NDArray[np.bool_], negated: bool) -> bool:
+    def unset_passes(self, attribute: str, value: ast.RegexValue, table: npt.NDArray[np.bool_], negated: bool) -> bool:
         """Whether an unset label passes ``label.attribute (!)= value`` — and, the same in CQP, whether
         the test ``attribute (!)= value`` holds past the corpus end, where a lookahead may look. As CQP
         compiles the comparison (parse_actions.c, OptimizeStringConstraint): a plain string (no
@@ -261,46 +243,46 @@ class PredicateCompiler:
     def lookup(self, attribute: str, table: BoolTable, beyond: bool = False) -> Lookup:
         return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()), beyond)
 
-    def compile(self, condition: Condition | None) -> Predicate:
+    def compile(self, condition: ast.Condition | None) -> Predicate:
         if condition is None:
             return Always()
-        if isinstance(condition, AttributeTest):
+        if isinstance(condition, ast.AttributeTest):
             if condition.this and condition.attribute not in self.corpus.p_attribute_names:
                 return self._region_test(condition)
             table = self.table(condition.attribute, condition.value)
             beyond = self.unset_passes(condition.attribute, condition.value, table, condition.negated)
             return self.lookup(condition.attribute, ~table if condition.negated else table, beyond)
-        if isinstance(condition, Not):
+        if isinstance(condition, ast.Not):
             inner = self.compile(condition.operand)
             if isinstance(inner, Lookup):
                 return self.lookup(inner.attribute, ~inner.table, not inner.beyond)
             return Negation(inner)
-        if isinstance(condition, And):
+        if isinstance(condition, ast.And):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
-        if isinstance(condition, Or):
+        if isinstance(condition, ast.Or):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=False)
-        if isinstance(condition, AttributeComparison):
+        if isinstance(condition, ast.AttributeComparison):
             return SameValue(condition.left, condition.right, condition.negated,
                              self._same(condition.left, condition.right))
-        if isinstance(condition, LabelComparison):
+        if isinstance(condition, ast.LabelComparison):
             return self._label_comparison(condition)
-        if isinstance(condition, RegionBound):
+        if isinstance(condition, ast.RegionBound):
             if not self.corpus.has_s_attribute(condition.attribute):
                 raise UnknownAttribute(f"the corpus has no s-attribute {condition.attribute!r} "
                                        f"(in {'rbound' if condition.right else 'lbound'}())")
             return Bound(condition.attribute, condition.right, len(self.corpus.regions(condition.attribute)))
         assert_never(condition)
 
-    def _label_comparison(self, condition: LabelComparison) -> LabelPredicate:
+    def _label_comparison(self, condition: ast.LabelComparison) -> LabelPredicate:
         """``[lemma = a.lemma]``: evaluated as the global constraint ``_.lemma = a.lemma`` would be,
         with ``_`` the token's own position (CQP evaluates both with the same code)."""
         from cowbird.engines.native.constraint import ConstraintEvaluator  # noqa: PLC0415 - it imports this module
 
-        def own(ref: LabelRef) -> LabelRef:  # a bare attribute name is the token's own, as _.name is
-            return LabelRef("_", ref.attribute) if ref.label == "" else ref
+        def own(ref: ast.LabelRef) -> ast.LabelRef:  # a bare attribute name is the token's own, as _.name is
+            return ast.LabelRef("_", ref.attribute) if ref.label == "" else ref
 
-        right = own(condition.right) if isinstance(condition.right, LabelRef) else condition.right
-        comparison = Comparison(own(condition.left), condition.negated, right)
+        right = own(condition.right) if isinstance(condition.right, ast.LabelRef) else condition.right
+        comparison = ast.Comparison(own(condition.left), condition.negated, right)
         evaluator = ConstraintEvaluator(self.corpus, comparison, self)  # type: ignore[arg-type]
         labels = tuple(name for name in evaluator.labels if name not in ("_", "match"))
         # CQP reads a label on the left ("_" too) only once a match has started
@@ -316,7 +298,7 @@ class PredicateCompiler:
                                               dtype=np.int64, count=len(strings))
         return self._same_ids[key]
 
-    def _region_test(self, condition: AttributeTest) -> RegionTest:
+    def _region_test(self, condition: ast.AttributeTest) -> RegionTest:
         """``_.text_year="2010"``: the value of the region of an s-attribute around the token."""
         attribute = condition.attribute
         if not self.corpus.has_s_attribute(attribute):
@@ -436,11 +418,11 @@ class AutomatonBuilder:
         self.states: list[State] = []
         self.follow: list[list[int]] = []
 
-    def build(self, pattern: Pattern) -> Automaton:
+    def build(self, pattern: ast.Pattern) -> Automaton:
         fragment = self._build(pattern)
         return Automaton(self.states, fragment.first, set(fragment.last), self.follow, fragment.nullable)
 
-    def patterns(self, pattern: Pattern) -> Automaton:
+    def patterns(self, pattern: ast.Pattern) -> Automaton:
         """One state per token pattern, tag and lookahead of the query, numbered as CQP numbers
         them (``dfa.leaves``), without transitions: the states the DFA's symbols stand for."""
         for leaf in leaves(pattern):
@@ -469,30 +451,30 @@ class AutomatonBuilder:
         last = b.last + ([x for x in a.last if x not in b.last] if b.nullable else [])
         return _Fragment(first, last, a.nullable and b.nullable)
 
-    def _build(self, pattern: Pattern) -> _Fragment:
-        if isinstance(pattern, TokenPattern):
+    def _build(self, pattern: ast.Pattern) -> _Fragment:
+        if isinstance(pattern, ast.TokenPattern):
             predicate = self.predicates.compile(pattern.condition)
             anchor = "target" if pattern.target else "keyword" if pattern.keyword else None
             if pattern.lookahead:
                 return self._new(State(None, TagTest("", False, look=predicate), pattern.label, anchor))
             return self._new(State(predicate, None, pattern.label, anchor))
-        if isinstance(pattern, StructuralTag):
+        if isinstance(pattern, ast.StructuralTag):
             return self._new(State(None, self._tag(pattern)))
-        if isinstance(pattern, Sequence):
+        if isinstance(pattern, ast.Sequence):
             fragment = self._build(pattern.items[0])
             for item in pattern.items[1:]:
                 fragment = self._sequence(fragment, self._build(item))
             return fragment
-        if isinstance(pattern, Alternation):
+        if isinstance(pattern, ast.Alternation):
             parts = [self._build(option) for option in pattern.options]
             first = [f for p in parts for f in p.first]
             last = [x for p in parts for x in p.last]
             return _Fragment(first, last, any(p.nullable for p in parts))
-        if isinstance(pattern, Repetition):
+        if isinstance(pattern, ast.Repetition):
             return self._repetition(pattern)
         assert_never(pattern)
 
-    def _repetition(self, pattern: Repetition) -> _Fragment:
+    def _repetition(self, pattern: ast.Repetition) -> _Fragment:
         fragment: _Fragment | None = None
         for _ in range(pattern.min):
             copy = self._build(pattern.item)
@@ -513,7 +495,7 @@ class AutomatonBuilder:
             return _Fragment([], [], True)
         return fragment
 
-    def _tag(self, tag: StructuralTag) -> TagTest:
+    def _tag(self, tag: ast.StructuralTag) -> TagTest:
         if not self.corpus.has_s_attribute(tag.attribute):
             raise UnknownAttribute(f"the corpus has no s-attribute {tag.attribute!r} (in <{tag.attribute}>)")
         if tag.test is None:

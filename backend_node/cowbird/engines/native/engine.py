@@ -4,7 +4,7 @@ Stages: ``compile.py`` (AST -> automaton and lexicon tables), ``plan.py`` (candi
 their boundaries), ``simulate.py`` (all candidates stepped through the automaton together, with
 ``registers.py`` for labels, anchors and entered regions), ``strategy.py`` (merge, matching
 strategy, cut, expand); the hits go into the shared ``engines/results.py`` (concordance lines
-for just the slice asked for). ``corpus_state.py`` and ``lexicon.py`` hold the per-corpus state.
+for just the slice asked for). ``corpus_state.py`` and the store's ``lexicon.py`` hold the per-corpus state.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, reads_labels
 from cowbird.engines.native.dfa_simulate import DfaRunner
 from cowbird.engines.native.plan import SearchSpace
-from cowbird.engines.native.simulate import PassRunner, WorkBudget
+from cowbird.engines.native.simulate import PassRunner, RunSetup, WorkBudget
 from cowbird.engines.native.strategy import (
     Expansion,
     StreamingExpand,
@@ -208,37 +208,19 @@ class NativeEngine(QueryEngine):
             queries += [f'<{region}> [{a}="{w}"]', f'[{a}="{w}"] expand to {region}']
         return queries
 
-    def run(
-        self,
-        query: str | Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> ResultSet:
-        parsed = parse_cqp(query) if isinstance(query, str) else query
-        matches, total = self.evaluate_counted(parsed, strategy, hard_boundary, deadline)
+    def _run(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> ResultSet:
+        matches, total = self.evaluate_counted(query, strategy, hard_boundary, deadline)
         self.corpus.trim()
         return ArrayResultSet(self.corpus.store, matches, total)
 
-    def evaluate(
-        self,
-        query: Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> Matches:
+    def evaluate(self, query: Query, strategy: Strategy = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+                 deadline: Deadline | None = None) -> Matches:
         """All matches of a parsed query, in corpus order (however many there are)."""
         matches, _ = self.evaluate_counted(query, strategy, hard_boundary, deadline, max_hits=None)
         return matches
 
-    def evaluate_counted(
-        self,
-        query: Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-        max_hits: int | None = -1,
-    ) -> tuple[Matches, int]:
+    def evaluate_counted(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None,
+                         max_hits: int | None = -1) -> tuple[Matches, int]:
         """The first ``max_hits`` matches (default: the engine's ``max_hits``; None: all) and the
         exact number of matches. A query that may have more than ``chunk_positions`` candidates is
         evaluated range by range of start positions, so that memory follows the range and the hits
@@ -268,13 +250,7 @@ class NativeEngine(QueryEngine):
             kept.add(found)
         return kept.matches(), kept.total
 
-    def estimate(
-        self,
-        query: str | Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> Estimate:
+    def _estimate(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> Estimate:
         """Hits and time of a query from its plan and a sample of the partition: a query whose
         candidates (the lexicon frequencies of its anchors bound them) are few is counted outright;
         otherwise up to ``ESTIMATE_RANGES`` ranges spread over the partition, ``ESTIMATE_RANGE`` and
@@ -285,21 +261,20 @@ class NativeEngine(QueryEngine):
         N of them takes. MU and TAB queries are not estimated. An estimate takes at most about
         ``ESTIMATE_SECONDS``: a query whose outright count or sample takes longer (a hopeless query)
         gets no hits and, as seconds, a lower bound (what it took, scaled up by what it read)."""
-        parsed = parse_cqp(query) if isinstance(query, str) else query
         deadline = deadline or Deadline()
-        self._check(parsed, strategy)
-        if isinstance(parsed.pattern, Meet | MuUnion | Tabular):
+        self._check(query, strategy)
+        if isinstance(query.pattern, Meet | MuUnion | Tabular):
             return Estimate(None, False, None)
-        if parsed.cut is not None:
-            whole = self.estimate(replace(parsed, cut=None), strategy, hard_boundary, deadline)
+        if query.cut is not None:
+            whole = self.estimate(replace(query, cut=None), strategy, hard_boundary, deadline)
             if whole.hits is None or whole.seconds is None:
                 return whole
-            wanted = max(0, parsed.cut)
+            wanted = max(0, query.cut)
             share = 1.0 if whole.hits <= wanted else wanted / whole.hits  # a cut stops reading once it has them
             return Estimate(min(wanted, whole.hits), whole.exact and whole.hits <= wanted, whole.seconds * share,
                             whole.candidates, whole.sampled)
         started = time.perf_counter()
-        runner = self._prepared(parsed, strategy, hard_boundary, deadline)
+        runner = self._prepared(query, strategy, hard_boundary, deadline)
         if runner is None:
             return Estimate(0, True, time.perf_counter() - started, 0, 1.0)
         candidates = sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes)
@@ -307,7 +282,7 @@ class NativeEngine(QueryEngine):
         budget = _EstimateBudget(deadline, ESTIMATE_SECONDS)
         if candidates <= ESTIMATE_WHOLE or self.size <= 2 * count * ESTIMATE_RANGE:
             try:
-                _, total = self.evaluate_counted(parsed, strategy, hard_boundary, budget, max_hits=0)
+                _, total = self.evaluate_counted(query, strategy, hard_boundary, budget, max_hits=0)
             except _Spent:  # more than the estimate's time: at least that long
                 return Estimate(None, False, time.perf_counter() - started, candidates, 0.0)
             return Estimate(total, True, time.perf_counter() - started, candidates, 1.0)
@@ -323,7 +298,7 @@ class NativeEngine(QueryEngine):
             hi = min(self.size, lo + width)
             began = time.perf_counter()
             try:
-                found += sum(len(m) for m in self._scan(parsed, runner, strategy, [(lo, hi)], budget))
+                found += sum(len(m) for m in self._scan(query, runner, strategy, [(lo, hi)], budget))
             except _Spent:  # the sample read so far (and the range begun) took the estimate's time
                 took = time.perf_counter() - started
                 return Estimate(None, False, took * self.size / (sampled + hi - lo), candidates, sampled / self.size)
@@ -414,32 +389,25 @@ class NativeEngine(QueryEngine):
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def first(
-        self,
-        query: str | Query,
-        wanted: int,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> tuple[ResultSet, bool]:
+    def _first(self, query: Query, wanted: int, strategy: Strategy, hard_boundary: int,
+               deadline: Deadline | None) -> tuple[ResultSet, bool]:
         """The first ``wanted`` hits without counting the rest: the corpus is read from its start,
         range by range (``FIRST_RANGE`` positions, then twice as many each time), until they are
         found. The result's total is the hits found so far — exact only when the second value is
         True (the whole partition was read). Queries that are not read range by range (MU, TAB,
         ``cut``, or few candidates) are evaluated whole: their total is exact."""
-        parsed = parse_cqp(query) if isinstance(query, str) else query
         deadline = deadline or Deadline()
-        if isinstance(parsed.pattern, Meet | MuUnion | Tabular) or parsed.cut is not None:
-            return self.run(parsed, strategy, hard_boundary, deadline), True
-        self._check(parsed, strategy)
-        runner = self._prepared(parsed, strategy, hard_boundary, deadline)
+        if isinstance(query.pattern, Meet | MuUnion | Tabular) or query.cut is not None:
+            return self.run(query, strategy, hard_boundary, deadline), True
+        self._check(query, strategy)
+        runner = self._prepared(query, strategy, hard_boundary, deadline)
         if runner is None:
             return ArrayResultSet(self.corpus.store, Matches.empty(), 0), True
         if sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes) <= FIRST_WHOLE:
-            return self.run(parsed, strategy, hard_boundary, deadline), True  # few candidates: as cheap whole
+            return self.run(query, strategy, hard_boundary, deadline), True  # few candidates: as cheap whole
         kept = _Kept(max(0, min(wanted, self.options.max_hits)))
         exact = True
-        for found in self._scan(parsed, runner, strategy, _doubling(self.size, FIRST_RANGE,
+        for found in self._scan(query, runner, strategy, _doubling(self.size, FIRST_RANGE,
                                                                      self.options.chunk_positions), deadline):
             kept.add(found)
             if kept.held >= wanted:
@@ -456,7 +424,9 @@ class NativeEngine(QueryEngine):
         different positions or labels (``dfa.paths_may_meet``), else the glushkov automaton; CQP's
         DFA also where the options ask for it, unless CQP has none for the query (it refuses it)."""
         longest = strategy == "longest"
-        work = WorkBudget(self.options.work_seconds, self.size)
+        setup = RunSetup(self.corpus, constraint, SearchSpace.of(query), longest, hard_boundary,
+                         threads=self.options.threads, deadline=deadline,
+                         work=WorkBudget(self.options.work_seconds, self.size))
         choice = self.options.automaton
         needed = reads_labels(pattern)
         if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(pattern, longest)):
@@ -468,10 +438,8 @@ class NativeEngine(QueryEngine):
                                       "which needs CQP's automaton: simplify the repetitions or alternatives") from None
             else:
                 patterns = AutomatonBuilder(self.corpus, predicates).patterns(pattern)
-                return DfaRunner(self.corpus, dfa, patterns, constraint, SearchSpace.of(query), longest,
-                                 hard_boundary, threads=self.options.threads, deadline=deadline, work=work)
-        return PassRunner(self.corpus, automaton, constraint, SearchSpace.of(query), longest, hard_boundary,
-                          threads=self.options.threads, deadline=deadline, work=work)
+                return DfaRunner(setup, dfa, patterns)
+        return PassRunner(setup, automaton)
 
     def _cut(
         self, query: Query, runner: PassRunner | DfaRunner, first_states: list[int], strategy: Strategy, cut: int
