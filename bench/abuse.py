@@ -27,20 +27,15 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support import running_demo
+from tests.support import memory_peaks, own_mb, running_demo
 
 HEAVY = 'a:[] []{0,20} b:[] :: a.word=b.word & a.pos="NN"'
-
-
-def own_mb(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/statm").read_text().split()
-    return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE") // 2**20
 
 
 def settled(nodes: list[int], seconds: float = 60.0) -> list[int]:
     """The nodes' own memory once it no longer changes (stopped evaluations have unwound and the
     nodes have given freed memory back): three readings a second apart within 5 MB, at most ``seconds``."""
-    readings = [[own_mb(p) for p in nodes]]
+    readings: list[list[float]] = [[own_mb(p) for p in nodes]]
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         time.sleep(1.0)
@@ -48,7 +43,7 @@ def settled(nodes: list[int], seconds: float = 60.0) -> list[int]:
         last = readings[-3:]
         if len(last) == 3 and all(max(r[k] for r in last) - min(r[k] for r in last) <= 5 for k in range(len(nodes))):
             break
-    return readings[-1]
+    return [round(m) for m in readings[-1]]
 
 
 def memory_run(base: Path, tokens: int, users: int, budget_mb: int | None) -> str:
@@ -56,15 +51,6 @@ def memory_run(base: Path, tokens: int, users: int, budget_mb: int | None) -> st
     with running_demo(base, generated=True, web_tokens=tokens,
                       settings={"anonymous_running_queries": 64, "deadline": 300}) as demo:
         nodes = [p.pid for p in demo.processes[:2]]
-        idle = [own_mb(p) for p in nodes]
-        peak = list(idle)
-        done = threading.Event()
-
-        def watch() -> None:
-            while not done.is_set():
-                for k, pid in enumerate(nodes):
-                    peak[k] = max(peak[k], own_mb(pid))
-                time.sleep(0.05)
 
         answers: list[str] = []
 
@@ -76,15 +62,13 @@ def memory_run(base: Path, tokens: int, users: int, budget_mb: int | None) -> st
             what = ("exact" if body.get("complete") else "partial") if r.status_code == 200 else body.get("code")
             answers.append(f"{what} {time.monotonic() - started:.0f} s")
 
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        clients = [threading.Thread(target=one) for _ in range(users)]
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join()
-        done.set()
-        watcher.join()
+        with memory_peaks(nodes, every=0.05) as memory:
+            clients = [threading.Thread(target=one) for _ in range(users)]
+            for c in clients:
+                c.start()
+            for c in clients:
+                c.join()
+        idle, peak = [round(m) for m in memory.idle], [round(m) for m in memory.peaks]
         after = settled(nodes)
         charges = charge_runs(demo.url) if budget_mb else ""
     label = f"{budget_mb:,} MB" if budget_mb else "none"

@@ -56,7 +56,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ sys.path.insert(0, str(ROOT))
 
 from cowbird.calf.matching import folded
 from cowbird.store import CwbCorpus
+from tests.calf.web import Answer, send
 from tests.support import REFERENCE
 
 HOSTS = 8
@@ -259,15 +260,6 @@ def encode(page: str, style: Style) -> tuple[bytes, str]:
 # ------------------------------------------------------------------ the web
 
 
-@dataclass
-class Answer:
-    status: int = 200
-    body: bytes = b""
-    content_type: str = "text/html; charset=utf-8"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    delay: float = 0.0
-
-
 class Web:
     """Answers by (host, path), a stub search API, robots.txt per host."""
 
@@ -287,32 +279,18 @@ class Web:
                 host = (self.headers.get("Host") or "").split(":")[0]
                 parts = urlsplit(self.path)
                 if parts.path == "/robots.txt":
-                    self._send(Answer(body=web.robots.get(host, b"User-agent: *\nAllow: /\n"),
+                    send(self, Answer(web.robots.get(host, b"User-agent: *\nAllow: /\n"),
                                       content_type="text/plain"))
                 elif parts.path == "/search":
                     key = letters(parse_qs(parts.query).get("q", [""])[0])[:40]
                     # a phrase search: the pages holding the phrase, then (as engines do) near matches
                     urls = [url for url, text in web.index if key and key in text]
                     urls += [url for url in web.search.get(key, []) if url not in urls]
-                    self._send(Answer(body=json.dumps({"results": [{"url": u} for u in urls]}).encode(),
+                    send(self, Answer(json.dumps({"results": [{"url": u} for u in urls]}).encode(),
                                       content_type="application/json"))
                 else:
-                    answer = web.answers.get((host, parts.path)) or Answer(404, b"<html><body>Not found</body></html>")
-                    self._send(answer)
-
-            def _send(self, answer: Answer) -> None:
-                if answer.delay:
-                    time.sleep(answer.delay)
-                self.send_response(answer.status)
-                self.send_header("Content-Type", answer.content_type)
-                self.send_header("Content-Length", str(len(answer.body)))
-                for name, value in answer.headers:
-                    self.send_header(name, value)
-                self.end_headers()
-                try:
-                    self.wfile.write(answer.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    missing = Answer(b"<html><body>Not found</body></html>", 404)
+                    send(self, web.answers.get((host, parts.path)) or missing)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -342,7 +320,7 @@ class Web:
         if style.gzip:
             body = gzip.compress(body)
             headers.append(("Content-Encoding", "gzip"))
-        self.answers[(host, path)] = Answer(200, body, content_type, headers, delay)
+        self.answers[(host, path)] = Answer(body, 200, content_type, tuple(headers), delay)
         return self.url(host, path)
 
 
@@ -503,7 +481,7 @@ def build(web: Web, texts: list[Text], lines: int, seed: int) -> list[Case]:
             for k, step in enumerate(chain):
                 following = chain[k + 1].rsplit("/", 1)[1] if k + 1 < hops else target  # relative, then absolute
                 status = rng.choice([301, 302, 307, 308])
-                web.answers[(host, step)] = Answer(status, b"", headers=[("Location", following)])
+                web.answers[(host, step)] = Answer(b"", status, headers=(("Location", following),))
             detail = f"{hops} redirect{'s' if hops > 1 else ''}"
         elif kind == "moved":  # only the search engine knows where it is now (with an unrelated page first)
             new = web.page(web.host(number + 5), f"/neu/{number}", page, style)
@@ -561,11 +539,11 @@ def gone(web: Web, host: str, path: str, how: str, language: str, style: Style, 
     if how == "unresolvable host":
         return f"http://gone-{number}.calf-eval.invalid{path}"
     if how in ("410", "500"):
-        web.answers[(host, path)] = Answer(int(how), b"<html><body>Gone</body></html>")
+        web.answers[(host, path)] = Answer(b"<html><body>Gone</body></html>", int(how))
     elif how == "soft 404":
         web.page(host, path, render([SOFT_404[language]], ["regular"], "404", language, style, rng, number), style)
     elif how == "redirect home":
-        web.answers[(host, path)] = Answer(302, b"", headers=[("Location", "/")])
+        web.answers[(host, path)] = Answer(b"", 302, headers=(("Location", "/"),))
     return web.url(host, path)
 
 

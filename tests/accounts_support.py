@@ -57,3 +57,19 @@ def postgres_server() -> Iterator[str]:
         subprocess.run([*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def user_with_token(database_file: Path, name: str, label: str = "script") -> str:
+    """A new user ``name`` in the account database of a running stack, and the secret of an API token
+    of theirs (not approved: an anonymous user's rights, by token)."""
+    from cowbird.frontend.accounts import Accounts, Database, sqlite_url
+
+    database = Database(sqlite_url(database_file))
+    database.upgrade()
+    accounts = Accounts(database)
+    try:
+        with database.session() as session:
+            user, _ = accounts.users.add(session, name, f"{name}@uni.example", "tests")
+            return accounts.tokens.create(session, user, label).secret
+    finally:
+        database.close()

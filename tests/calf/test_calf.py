@@ -10,7 +10,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import openpyxl
 import pytest
 from click.testing import CliRunner
 
@@ -18,6 +17,7 @@ from cowbird.calf.cli import main
 from cowbird.calf.core import Reconstructor
 from cowbird.calf.fetching import Blocked, Fetcher, check_public
 from cowbird.calf.search import SearxngSearch
+from tests.calf.exports import write_xlsx
 from tests.calf.web import SENTENCE, Answer, LocalWeb, article, html
 
 
@@ -82,7 +82,7 @@ async def test_latin1_pages_and_redirects(web: LocalWeb) -> None:
         (Answer(b"gone", 404), "HTTP 404"),
         (Answer(b"%PDF-1.4 ...", content_type="application/pdf"), "not a text page (application/pdf)"),
         (Answer(b"<html>" + b"x" * 300_000 + b"</html>"), "too large"),
-        (Answer(article().encode(), delay=3.0), "timeout"),
+        pytest.param(Answer(article().encode(), delay=3.0), "timeout", marks=pytest.mark.slow),  # waits it out
     ],
 )
 async def test_pages_that_cannot_be_had(web: LocalWeb, answer: Answer, detail: str) -> None:
@@ -172,14 +172,7 @@ def test_the_command_reads_every_format_and_keeps_the_order(web: LocalWeb, tmp_p
     (ndjson := tmp_path / "in.ndjson").write_text(
         json.dumps({"metadata": {"query": "x"}}) + "\n" + "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     inputs["ndjson"] = ndjson
-    book = openpyxl.Workbook()
-    sheet = book.active
-    sheet.title = "hits"
-    sheet.append(list(rows[0]))
-    for row in rows:
-        sheet.append(list(row.values()))
-    book.save(xlsx := tmp_path / "in.xlsx")
-    inputs["xlsx"] = xlsx
+    write_xlsx(inputs.setdefault("xlsx", tmp_path / "in.xlsx"), rows)
     for name, path in inputs.items():
         out = tmp_path / f"out-{name}.tsv"
         result = CliRunner().invoke(main, [str(path), "-o", str(out), "--delay", "0", "--context-chars", "30",

@@ -22,6 +22,7 @@ import trustme
 
 from cowbird.calf.fetching import DEADLINE_TIMEOUTS, Blocked, Fetcher, FetchError, check_public
 from tests.calf.web import Answer, LocalWeb, article, html
+from tests.clock import until
 
 pytestmark = pytest.mark.anyio
 
@@ -218,6 +219,7 @@ def test_the_deadline_is_a_few_timeouts_unless_given() -> None:
     assert Fetcher(timeout=10.0, deadline=12.5).time_allowed == 12.5
 
 
+@pytest.mark.slow
 async def test_a_trickling_page_fails_at_the_deadline(web: LocalWeb) -> None:
     """A byte every 50 ms never lets a 1-s read timeout fire; the deadline ends it."""
     web.pages["/trickle"] = Answer(article().encode(), trickle=0.05)
@@ -228,12 +230,13 @@ async def test_a_trickling_page_fails_at_the_deadline(web: LocalWeb) -> None:
     assert time.monotonic() - started < 3.0
 
 
+@pytest.mark.slow
 async def test_a_trickling_page_holds_up_no_other_page_of_its_host(web: LocalWeb) -> None:
     web.pages["/trickle"] = Answer(article().encode(), trickle=0.05)
     fast = web.page("/fast", article())
     async with Fetcher(delay=0.0, timeout=1.0, deadline=2.0, retries=0) as fetch:
         slow = asyncio.create_task(fetch.get(f"{web.url}/trickle"))
-        await asyncio.sleep(0.4)  # robots.txt read; the trickling page has had its turn and is being read
+        await until(lambda: "/trickle" in web.requests)  # robots.txt read; the trickling page is being read
         started = time.monotonic()
         page = await fetch.get(fast)
         took = time.monotonic() - started
@@ -247,9 +250,9 @@ async def test_a_stopped_fetch_strands_none_of_those_waiting_for_it(web: LocalWe
     url = web.page("/slow", article(), delay=0.5)
     async with Fetcher(delay=0.0, timeout=2.0, retries=0) as fetch:
         first = asyncio.create_task(fetch.get(url))
-        await asyncio.sleep(0.1)
-        second = asyncio.create_task(fetch.get(url))  # waits for the first's fetch
-        await asyncio.sleep(0.1)
+        await until(lambda: "/slow" in web.requests)  # the first's fetch is under way
+        second = asyncio.create_task(fetch.get(url))  # waits for the first's fetch ...
+        await asyncio.sleep(0)  # (a turn of the event loop: the second task runs up to that wait)
         first.cancel()
         page = await asyncio.wait_for(second, 5.0)
     assert "Nobody has lived there" in page.html

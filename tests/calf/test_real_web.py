@@ -16,7 +16,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import openpyxl
 import pytest
 
 from cowbird.calf.core import Reconstructor, texts_of
@@ -24,6 +23,7 @@ from cowbird.calf.fetching import Fetcher, decode
 from cowbird.calf.matching import Line, PageLetters, folded, locate
 from cowbird.calf.pages import page_text
 from cowbird.calf.search import SearxngSearch
+from tests.calf.exports import write_xlsx
 from tests.calf.web import Answer, LocalWeb
 
 pytestmark = pytest.mark.anyio
@@ -220,16 +220,7 @@ def test_a_line_with_tokens_of_context_beyond_its_sentence_is_looked_for_by_its_
 
 def write_export(path: Path, rows: list[dict[str, str]], provenance: dict[str, object]) -> None:
     if path.suffix == ".xlsx":
-        book = openpyxl.Workbook()
-        sheet = book.active
-        sheet.title = "hits"
-        sheet.append(list(rows[0]))
-        for row in rows:
-            sheet.append(list(row.values()))
-        meta = book.create_sheet("metadata")
-        for key, value in provenance.items():
-            meta.append([key, value if isinstance(value, str) else json.dumps(value)])
-        book.save(path)
+        write_xlsx(path, rows, provenance)
         return
     lines = [f"# {k}: {json.dumps(v)}" for k, v in provenance.items()]
     with path.open("w", encoding="utf-8", newline="") as out:
@@ -348,6 +339,7 @@ async def test_a_run_of_words_around_the_match_finds_a_line_whose_context_is_fro
         assert other.status == "not_found", other
 
 
+@pytest.mark.slow
 def test_the_rest_of_the_evaluation_web_every_row_a_status_and_no_false_positive(
     web: LocalWeb, tmp_path: Path
 ) -> None:

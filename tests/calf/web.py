@@ -22,6 +22,29 @@ class Answer:
     trickle: float = 0.0  # seconds between the body's bytes, sent one at a time
 
 
+def send(handler: BaseHTTPRequestHandler, answer: Answer) -> None:
+    """One request's answer: after its delay, its status, headers and body (trickled, if it says so);
+    a client that went away meanwhile is no error."""
+    if answer.delay:
+        time.sleep(answer.delay)
+    handler.send_response(answer.status)
+    handler.send_header("Content-Type", answer.content_type)
+    handler.send_header("Content-Length", str(len(answer.body)))
+    for name, value in answer.headers:
+        handler.send_header(name, value)
+    handler.end_headers()
+    try:
+        if answer.trickle:
+            for k in range(len(answer.body)):
+                handler.wfile.write(answer.body[k:k + 1])
+                handler.wfile.flush()
+                time.sleep(answer.trickle)
+        else:
+            handler.wfile.write(answer.body)
+    except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+        pass
+
+
 class LocalWeb:
     def __init__(self, certificate: str | None = None) -> None:
         self.pages: dict[str, Answer] = {}
@@ -34,26 +57,7 @@ class LocalWeb:
                 web.requests.append(self.path)
                 web.hosts.append(self.headers.get("Host", ""))
                 answer = web.pages.get(self.path.split("?")[0]) or web.pages.get(self.path)
-                if answer is None:
-                    answer = Answer(b"<html><body>Not found</body></html>", 404)
-                if answer.delay:
-                    time.sleep(answer.delay)
-                self.send_response(answer.status)
-                self.send_header("Content-Type", answer.content_type)
-                self.send_header("Content-Length", str(len(answer.body)))
-                for name, value in answer.headers:
-                    self.send_header(name, value)
-                self.end_headers()
-                try:
-                    if answer.trickle:
-                        for k in range(len(answer.body)):
-                            self.wfile.write(answer.body[k:k + 1])
-                            self.wfile.flush()
-                            time.sleep(answer.trickle)
-                    else:
-                        self.wfile.write(answer.body)
-                except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-                    pass
+                send(self, answer or Answer(b"<html><body>Not found</body></html>", 404))
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -23,6 +23,7 @@ from cowbird.core.search.merge import merge
 from cowbird.core.sort_select import DIRECT_KEYS
 from cowbird.core.wire import ExportRequest, HitsRequest, Line, SortKeysRequest, SortValue
 from cowbird.query import parse_cqp
+from tests.core.fakes import Down
 from tests.core.test_sort_select import Keys, brute, place, sorted_partition
 
 T = TypeVar("T")
@@ -129,15 +130,6 @@ class Corpus:
     p_attributes: list[str] = field(default_factory=lambda: ["word", "lemma"])
     s_attributes: list[str] = field(default_factory=list)
     meta: list[str] = field(default_factory=list)
-
-
-class Down(PartitionFailure):
-    def __init__(self, partition: str) -> None:
-        super().__init__(partition)
-        self.partition, self.final, self.timed_out = partition, False, False
-
-    def public(self) -> str:
-        return f"{self.partition}: down"
 
 
 class SortedLists:

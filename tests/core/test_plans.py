@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cowbird.core.search import PartitionFailure, PartitionStatus, plan_key, plan_sample, plan_window, settled_before
+from cowbird.core.search import PartitionStatus, plan_key, plan_sample, plan_window, settled_before
 from cowbird.core.search.plans import until_stable
+from tests.core.fakes import Down
 
 
 @dataclass(frozen=True)
@@ -23,17 +24,8 @@ class Partition:
     offset: int = 0
 
 
-class Failed(PartitionFailure):
-    def __init__(self, partition: str) -> None:
-        super().__init__(partition)
-        self.partition, self.final, self.timed_out = partition, False, False
-
-    def public(self) -> str:
-        return f"{self.partition}: down"
-
-
 def status(name: str, total: int | None, failed: bool = False) -> PartitionStatus[Partition]:
-    return PartitionStatus(Partition(name), total, Failed(name) if failed else None)
+    return PartitionStatus(Partition(name), total, Down(name) if failed else None)
 
 
 # A partition: counted (its total), still counting (None) or failed (its total, if any, is not used).
@@ -172,7 +164,7 @@ def test_a_fetch_during_which_a_partition_fails_is_planned_again() -> None:
         plan = plan_key(plan_window(statuses, 3, 5))
         planned.append(plan)
         if len(planned) == 1:
-            statuses[0].failure = Failed("a")  # fails while its part of the page is fetched
+            statuses[0].failure = Down("a")  # fails while its part of the page is fetched
         return plan
 
     assert asyncio.run(until_stable(statuses, attempt)) == [("b", 3, 2), ("c", 0, 3)]

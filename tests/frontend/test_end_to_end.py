@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from cowbird.commands.demo import DemoStack
+from tests.accounts_support import user_with_token
 from tests.support import free_ports
 
 pytestmark = pytest.mark.e2e
@@ -47,15 +48,7 @@ def test_no_response_carries_a_token_and_no_route_redirects_a_trailing_slash(sta
     """A trailing slash used to answer 307 with an absolute Location repeating ``?token=cb_...``
     (over http:// behind a TLS proxy, before the token was checked). Now nothing redirects: the
     route is named in a 404, and the token appears in no header and no body."""
-    from cowbird.frontend.accounts import Accounts, Database, sqlite_url
-
-    database = Database(sqlite_url(stack.base / "cowbird-accounts.sqlite3"))
-    database.upgrade()
-    accounts = Accounts(database)
-    with database.session() as session:
-        user, _ = accounts.users.add(session, "slash", "slash@uni.example", "tests")
-        secret = accounts.tokens.create(session, user, "script").secret
-    database.close()
+    secret = user_with_token(stack.base / "cowbird-accounts.sqlite3", "slash", "script")
     wrong = "cb_" + "x" * 43
     for token in (secret, wrong):
         for path in ("/api/v1/query/", "/api/v1/corpora/", "/ref/sample/5/", "/api/v1/ref/sample/5/", "/help/api/",

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cowbird.commands.demo import DemoStack
+from tests.accounts_support import user_with_token
 from tests.support import free_ports, running_demo
 
 pytestmark = pytest.mark.e2e
@@ -92,15 +93,7 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
 
     import httpx
 
-    from cowbird.frontend.accounts import Accounts, Database, sqlite_url
-
-    database = Database(sqlite_url(demo.base / "cowbird-accounts.sqlite3"))
-    database.upgrade()
-    accounts = Accounts(database)
-    with database.session() as session:
-        user, _ = accounts.users.add(session, "helper", "helper@uni.example", "tests")
-        token = accounts.tokens.create(session, user, "examples").secret
-    database.close()
+    token = user_with_token(demo.base / "cowbird-accounts.sqlite3", "helper", "examples")
     page = httpx.get(f"{demo.url}/help/api", timeout=30)
     urls = re.findall(r"'(http[^']+)'", html.unescape(page.text))
     assert len(urls) >= 12 and all(url.startswith(f"{demo.url}/api/v1/") for url in urls)

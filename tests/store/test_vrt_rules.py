@@ -109,22 +109,25 @@ def test_one_level_of_embedding_goes_to_s1(tmp_path: Path) -> None:
     assert corpus.s_attribute_names == ["s", "s1", "s_id", "s_id1"]
 
 
-def test_keys_missing_are_empty_and_entities_decoded(tmp_path: Path) -> None:
-    vrt = "<text id=\"a&amp;b\" genre='x'>\nw\tX\n</text>\n<text>\nv\tX\n</text>\n"
-    _, registry = encode_text(tmp_path, vrt, s_attributes=["text:0+id+genre"])
+@pytest.mark.parametrize(("vrt", "declaration", "expected"), [
+    pytest.param("<text id=\"a&amp;b\" genre='x'>\nw\tX\n</text>\n<text>\nv\tX\n</text>\n", "text:0+id+genre",
+                 {"text_id": [(0, 0, "a&b"), (1, 1, "")], "text_genre": [(0, 0, "x"), (1, 1, "")]},
+                 id="keys-missing-are-empty-and-entities-decoded"),
+    pytest.param("<u who=\"A\"  n='1'>\nw\tX\n</u>\n<u>\nv\tX\n</u>\n", "-V u:0+who",
+                 {"u": [(0, 0, "who=\"A\"  n='1'"), (1, 1, "")], "u_who": [(0, 0, "A"), (1, 1, "")]},
+                 id="v-keeps-the-whole-attribute-string"),
+])
+def test_annotation_values(
+    tmp_path: Path, vrt: str, declaration: str, expected: dict[str, list[tuple[int, int, str]]]
+) -> None:
+    _, registry = encode_text(tmp_path, vrt, s_attributes=[declaration])
     corpus = CwbCorpus.open(registry, "test")
-    assert regions(corpus, "text_id") == [(0, 0, "a&b"), (1, 1, "")]
-    assert regions(corpus, "text_genre") == [(0, 0, "x"), (1, 1, "")]
+    assert {name: regions(corpus, name) for name in expected} == expected
 
 
-def test_v_keeps_the_whole_attribute_string(tmp_path: Path) -> None:
-    vrt = "<u who=\"A\"  n='1'>\nw\tX\n</u>\n<u>\nv\tX\n</u>\n"
-    _, registry = encode_text(tmp_path, vrt, s_attributes=["-V u:0+who"])
-    corpus = CwbCorpus.open(registry, "test")
-    assert regions(corpus, "u") == [(0, 0, "who=\"A\"  n='1'"), (1, 1, "")]
-    assert regions(corpus, "u_who") == [(0, 0, "A"), (1, 1, "")]
-    registry_text = (registry / "test").read_text()
-    assert "STRUCTURE u                    # [annotations]\n" in registry_text
+def test_v_is_written_to_the_registry(tmp_path: Path) -> None:
+    _, registry = encode_text(tmp_path, "<u who=\"A\">\nw\tX\n</u>\n", s_attributes=["-V u:0+who"])
+    assert "STRUCTURE u                    # [annotations]\n" in (registry / "test").read_text()
 
 
 def test_annotations_of_a_plain_element_are_not_stored(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from cowbird.core.errors import QueryCancelled, QueryTimeout
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, EngineName, Strategy
-from cowbird.query import Query
+from cowbird.query import Query, parse_cqp
 from cowbird.store import CwbCorpus
 
 
@@ -200,39 +200,35 @@ class QueryEngine(ABC):
     def meta_attributes(self) -> list[str]:
         """The s-attributes whose regions carry values (``text_url``): what ``meta`` may name."""
 
-    @abstractmethod
-    def run(
-        self,
-        query: str | Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> ResultSet:
-        """Evaluate a query — CQP text, or one parsed already (a node parses each query once) —;
-        ``deadline`` stops the work when the time is spent."""
+    # run, first and estimate take CQP text or a query parsed already (a node parses each query once):
+    # they parse it here and leave the work to _run, _first and _estimate, which get it parsed
 
-    def first(
-        self,
-        query: str | Query,
-        wanted: int,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> tuple[ResultSet, bool]:
+    def run(self, query: str | Query, strategy: Strategy = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+            deadline: Deadline | None = None) -> ResultSet:
+        """Evaluate a query; ``deadline`` stops the work when the time is spent."""
+        return self._run(_parsed(query), strategy, hard_boundary, deadline)
+
+    @abstractmethod
+    def _run(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> ResultSet: ...
+
+    def first(self, query: str | Query, wanted: int, strategy: Strategy = "standard",
+              hard_boundary: int = DEFAULT_HARD_BOUNDARY, deadline: Deadline | None = None) -> tuple[ResultSet, bool]:
         """At least the first ``wanted`` hits (all when there are fewer), and whether the result's total
-        is the exact count (False: the hits found so far, the rest not counted). An engine that
-        cannot stop early evaluates the whole query: its total is exact."""
+        is the exact count (False: the hits found so far, the rest not counted)."""
+        return self._first(_parsed(query), wanted, strategy, hard_boundary, deadline)
+
+    def _first(self, query: Query, wanted: int, strategy: Strategy, hard_boundary: int,
+               deadline: Deadline | None) -> tuple[ResultSet, bool]:
+        """An engine that cannot stop early evaluates the whole query: its total is exact."""
         return self.run(query, strategy, hard_boundary, deadline), True
 
-    def estimate(
-        self,
-        query: str | Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> Estimate:
-        """What the query would find and cost, without running all of it. An engine that cannot
-        tell says so (``hits`` and ``seconds`` None)."""
+    def estimate(self, query: str | Query, strategy: Strategy = "standard",
+                 hard_boundary: int = DEFAULT_HARD_BOUNDARY, deadline: Deadline | None = None) -> Estimate:
+        """What the query would find and cost, without running all of it."""
+        return self._estimate(_parsed(query), strategy, hard_boundary, deadline)
+
+    def _estimate(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> Estimate:
+        """An engine that cannot tell says so (``hits`` and ``seconds`` None)."""
         return Estimate(None, False, None)
 
     def count(self, query: str, strategy: Strategy = "standard") -> int:
@@ -248,3 +244,7 @@ class QueryEngine(ABC):
         self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
     ) -> KwicLine:
         """The line around one position (static links): ``cpos`` .. ``end`` (default ``cpos``) is the keyword."""
+
+
+def _parsed(query: str | Query) -> Query:
+    return parse_cqp(query) if isinstance(query, str) else query

@@ -36,10 +36,10 @@ from cowbird.core.errors import (
     QueryTimeout,
     UnknownAttribute,
 )
-from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
+from cowbird.core.wire import STRATEGIES, Strategy
 from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
 from cowbird.engines.results import ArrayResultSet, Matches, context_line
-from cowbird.query import Meet, MuUnion, Query, Tabular, parse_cqp, serialize
+from cowbird.query import Meet, MuUnion, Query, Tabular, serialize
 from cowbird.query.cqp_ast import marked_anchors
 from cowbird.store import CwbCorpus
 
@@ -174,17 +174,10 @@ class CwbEngine(QueryEngine):
             raise cqp_error(text)
         return str(output)
 
-    def run(
-        self,
-        query: str | Query,
-        strategy: Strategy = "standard",
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        deadline: Deadline | None = None,
-    ) -> ResultSet:
+    def _run(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
-        parsed = parse_cqp(query) if isinstance(query, str) else query
-        text = serialize(parsed)  # only the re-serialised, checked query ever reaches cqp
+        text = serialize(query)  # only the re-serialised, checked query ever reaches cqp
         with self._lock:
             if self._killed or self._cqp.CQP_process.poll() is not None:
                 self._cqp.CQPrunning = False  # nothing to tell the old one: it is gone
@@ -210,7 +203,7 @@ class CwbEngine(QueryEngine):
         # dump: match, matchend, target, keyword (-1 where unset)
         rows = [line.split("\t") for line in dump.splitlines() if line.strip()]
         table = np.asarray([[int(x) for x in row[:4]] for row in rows], dtype=np.int64).reshape(-1, 4)
-        pattern = parsed.pattern
+        pattern = query.pattern
         pattern_anchors = frozenset() if isinstance(pattern, Meet | MuUnion | Tabular) else marked_anchors(pattern)
         keyword = table[:, 3] if "keyword" in pattern_anchors else None
         return ArrayResultSet(self._store, Matches(table[:, 0], table[:, 1], table[:, 2], keyword))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from starlette.requests import Request
 
@@ -10,6 +11,7 @@ from cowbird.node.guard import Calls
 from cowbird.node.service import PartitionService
 from cowbird.node.settings import NodeSettings
 from cowbird.serving.metrics import Metrics
+from cowbird.serving.started import started
 
 
 @dataclass
@@ -21,11 +23,8 @@ class NodeState:
 
     @property
     def service(self) -> PartitionService:
-        if self.opened is None:
-            raise RuntimeError("the node's partitions are not open yet (the app has not started)")
-        return self.opened
+        return started(self.opened, "the node's partitions are not open yet (the app has not started)")
 
 
 def node_state(request: Request) -> NodeState:
-    state: NodeState = request.app.state.node
-    return state
+    return cast(NodeState, request.app.state.node)

@@ -61,6 +61,16 @@ def map_bytes(path: Path) -> npt.NDArray[np.uint8]:
     return np.memmap(path, dtype=np.uint8, mode="r")
 
 
+def _mapped(suffix: str, doc: str) -> cached_property[IntArray]:
+    """A data file of a p-attribute (``word.corpus.cnt``), mapped when first read."""
+
+    def read(attribute: PositionalAttribute) -> IntArray:
+        return map_ints(attribute._home / f"{attribute.name}.{suffix}")
+
+    read.__doc__ = f"{doc} (``{suffix}``)."
+    return cached_property(read)
+
+
 class PositionalAttribute:
     """A p-attribute: token stream, lexicon, frequencies and reverse index.
 
@@ -144,25 +154,10 @@ class PositionalAttribute:
     def lexicon_size(self) -> int:
         return len(self.lexicon_index)
 
-    @cached_property
-    def frequencies(self) -> IntArray:
-        """Frequency of each lexicon id (``corpus.cnt``)."""
-        return map_ints(self._home / f"{self.name}.corpus.cnt")
-
-    @cached_property
-    def rev_offsets(self) -> IntArray:
-        """Start of each id's positions in the reverse index (``corpus.rdx``)."""
-        return map_ints(self._home / f"{self.name}.corpus.rdx")
-
-    @cached_property
-    def rev(self) -> IntArray:
-        """Corpus positions grouped by id (``corpus.rev``)."""
-        return map_ints(self._home / f"{self.name}.corpus.rev")
-
-    @cached_property
-    def sorted_ids(self) -> IntArray:
-        """Lexicon ids in CWB's sort order (``lexicon.srt``)."""
-        return map_ints(self._home / f"{self.name}.lexicon.srt")
+    frequencies = _mapped("corpus.cnt", "Frequency of each lexicon id")
+    rev_offsets = _mapped("corpus.rdx", "Start of each id's positions in the reverse index")
+    rev = _mapped("corpus.rev", "Corpus positions grouped by id")
+    sorted_ids = _mapped("lexicon.srt", "Lexicon ids in CWB's sort order")
 
     @cached_property
     def strings(self) -> list[str]:

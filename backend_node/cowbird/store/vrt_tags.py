@@ -53,14 +53,9 @@ class TagParser:
         self._element_codes = {name.encode("ascii"): code for code, name in enumerate(elements)}
         self._tag_cache: dict[bytes, tuple[int, bool, bytes]] = {}
 
-    def classify_lines(
-        self,
-        chunk: bytes,
-        starts: npt.NDArray[np.int64],
-        ends: npt.NDArray[np.int64],
-        lines: npt.NDArray[np.int64],
-        line_base: int,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], list[bytes]]:
+    def classify_lines(self, chunk: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+                       lines: npt.NDArray[np.int64], line_base: int,
+                       ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_], list[bytes]]:
         """Classify tag lines: element index (or SKIP/TOKEN/LITERAL), closing flag, annotation.
 
         One regular expression over all tag lines of the chunk handles well-formed tags of declared

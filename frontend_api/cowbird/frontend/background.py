@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import NodesUnavailable
 from cowbird.frontend.priority import DEEP_SORT
+from cowbird.serving.asgi import HttpMiddleware
 from cowbird.serving.problems import problem_response
 
 FORWARDED = b"x-cowbird-forwarded"
@@ -145,18 +146,12 @@ async def _nothing() -> Message:
     return {"type": "http.request", "body": b"", "more_body": False}
 
 
-class FromInteractive:
+class FromInteractive(HttpMiddleware):
     """The background process's front door: what the interactive process knew of the connection is
     put back (``X-Cowbird-Forwarded``), so that fair use, logs and links see the real client; each
     answer says it came from here (``X-Cowbird-Served-By: background``)."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         forwarded = dict(scope["headers"]).get(FORWARDED)
         if forwarded is not None:
             about: dict[str, Any] = json.loads(forwarded)

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import BadHost, BadParameter
+from cowbird.serving.asgi import HttpMiddleware
 from cowbird.serving.problems import Renderer
 
 
@@ -77,14 +78,8 @@ COMMON = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-o
           (b"x-frame-options", b"DENY")]
 
 
-class SecurityHeaders:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class SecurityHeaders(HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         docs = scope["path"].startswith(("/docs", "/redoc"))
         policy = (DOCS_POLICY if docs else PAGE_POLICY).encode("ascii")
 

@@ -25,6 +25,8 @@ from cowbird.serving.problems import UnknownParameters
 MAX_JSON_ROWS = 100_000
 """Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
 
+SAVED_SUBCORPUS = "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."
+
 
 class Parameters(BaseModel):
     """What every route takes: nothing but an API token."""
@@ -69,8 +71,7 @@ class Searching(Parameters):
     ignore_case: bool = Field(False, description="Case-insensitive matching: %c on every term (with syntax=cqp: "
                                                  "on every attribute test).")
     filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")
-    subcorpus: str | None = Field(None, description=(
-        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
+    subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
 
 
 class Viewing(Parameters):
@@ -205,8 +206,7 @@ class WordListParameters(Parameters):
     ignore_case: bool = Field(False, description="match ignores case.")
     filters: list[str] = Field([], alias="filter", description=(
         "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (the tokens in the texts whose metadata match)."))
-    subcorpus: str | None = Field(None, description=(
-        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
+    subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     within: str | None = Field(None, description=(
         "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: they "
         "cross texts and sentences, but not the cuts between partitions — the n-1 n-grams across each cut are "
@@ -259,8 +259,7 @@ class SubcorpusParameters(Parameters):
     corpus: str = Field(description="Corpus name.")
     filters: list[str] = Field([], alias="filter", description=(
         "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (none: the whole corpus)."))
-    subcorpus: str | None = Field(None, description=(
-        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
+    subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     values: str | None = Field(None, description=(
         "An s-attribute with values (text_genre, text_year ...): its values in the subcorpus, each with its "
         "tokens and texts there (the subcorpus picker's list)."))
@@ -299,8 +298,7 @@ class TranslateParameters(Parameters):
     corpus: str | None = Field(None, description="The corpus the filters are checked against.")
     filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable "
                                                                "(needs corpus).")
-    subcorpus: str | None = Field(None, description=(
-        "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
+    subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
 
 
 class CheckParameters(Parameters):

@@ -16,35 +16,8 @@ from cowbird.core.errors import BadParameter, CowbirdError, QuerySyntax, Unknown
 from cowbird.core.search import CheckedQuery
 from cowbird.core.wire import RegionFilter
 from cowbird.frontend.corpora import CorpusEntry
-from cowbird.query import (
-    MAX_QUERY_LENGTH,
-    Alternation,
-    And,
-    AttributeComparison,
-    AttributeTest,
-    Comparison,
-    Condition,
-    Cooccurrence,
-    LabelComparison,
-    LabelRef,
-    Meet,
-    MuTerm,
-    MuUnion,
-    Not,
-    Or,
-    Pattern,
-    QueryError,
-    RegexValue,
-    RegionBound,
-    Repetition,
-    Sequence,
-    StructuralTag,
-    Tabular,
-    TokenPattern,
-    nfc,
-    parse_cqp,
-    translate_query,
-)
+from cowbird.query import MAX_QUERY_LENGTH, QueryError, nfc, parse_cqp, translate_query
+from cowbird.query import cqp_ast as ast
 from cowbird.query.cqp_lexical import unrepresentable_reason
 from cowbird.query.regex_check import check_regex
 
@@ -53,68 +26,68 @@ MAX_FILTERS = 50
 _FILTER = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(!~|~)(.*)$", re.DOTALL)
 
 
-def _fold(condition: Condition) -> Condition:
-    if isinstance(condition, AttributeTest):
+def _fold(condition: ast.Condition) -> ast.Condition:
+    if isinstance(condition, ast.AttributeTest):
         value = condition.value
         if value.literal:
             return condition
         return replace(condition, value=replace(value, ignore_case=True))
-    if isinstance(condition, Not):
-        return Not(_fold(condition.operand))
-    if isinstance(condition, And):
-        return And(tuple(_fold(c) for c in condition.operands))
-    if isinstance(condition, Or):
-        return Or(tuple(_fold(c) for c in condition.operands))
-    if isinstance(condition, AttributeComparison | RegionBound):
+    if isinstance(condition, ast.Not):
+        return ast.Not(_fold(condition.operand))
+    if isinstance(condition, ast.And):
+        return ast.And(tuple(_fold(c) for c in condition.operands))
+    if isinstance(condition, ast.Or):
+        return ast.Or(tuple(_fold(c) for c in condition.operands))
+    if isinstance(condition, ast.AttributeComparison | ast.RegionBound):
         return condition  # no value to fold: CQP takes no flags here
-    if isinstance(condition, LabelComparison):
+    if isinstance(condition, ast.LabelComparison):
         right = condition.right
-        if isinstance(right, LabelRef) or right.literal:
+        if isinstance(right, ast.LabelRef) or right.literal:
             return condition
         return replace(condition, right=replace(right, ignore_case=True))
     assert_never(condition)
 
 
 @overload
-def ignore_case(pattern: Pattern) -> Pattern: ...
+def ignore_case(pattern: ast.Pattern) -> ast.Pattern: ...
 @overload
-def ignore_case(pattern: Pattern | Cooccurrence) -> Pattern | Cooccurrence: ...
+def ignore_case(pattern: ast.Pattern | ast.Cooccurrence) -> ast.Pattern | ast.Cooccurrence: ...
 
 
-def ignore_case(pattern: Pattern | Cooccurrence) -> Pattern | Cooccurrence:
+def ignore_case(pattern: ast.Pattern | ast.Cooccurrence) -> ast.Pattern | ast.Cooccurrence:
     """The pattern with ``%c`` on every attribute test (the global case switch for CQP input)."""
-    if isinstance(pattern, Meet):
+    if isinstance(pattern, ast.Meet):
         return replace(pattern, left=_fold_term(pattern.left), right=_fold_term(pattern.right))
-    if isinstance(pattern, MuUnion):
-        return MuUnion(_fold_term(pattern.left), _fold_term(pattern.right))
-    if isinstance(pattern, Tabular):
+    if isinstance(pattern, ast.MuUnion):
+        return ast.MuUnion(_fold_term(pattern.left), _fold_term(pattern.right))
+    if isinstance(pattern, ast.Tabular):
         return replace(pattern, columns=tuple(_fold_token(column) for column in pattern.columns))
-    if isinstance(pattern, TokenPattern):
+    if isinstance(pattern, ast.TokenPattern):
         return _fold_token(pattern)
-    if isinstance(pattern, Sequence):
-        return Sequence(tuple(ignore_case(p) for p in pattern.items))
-    if isinstance(pattern, Alternation):
-        return Alternation(tuple(ignore_case(p) for p in pattern.options))
-    if isinstance(pattern, Repetition):
+    if isinstance(pattern, ast.Sequence):
+        return ast.Sequence(tuple(ignore_case(p) for p in pattern.items))
+    if isinstance(pattern, ast.Alternation):
+        return ast.Alternation(tuple(ignore_case(p) for p in pattern.options))
+    if isinstance(pattern, ast.Repetition):
         return replace(pattern, item=ignore_case(pattern.item))
-    if isinstance(pattern, StructuralTag):
+    if isinstance(pattern, ast.StructuralTag):
         return pattern  # a region's value test keeps its own flags, like a filter
     assert_never(pattern)
 
 
-def _fold_token(token: TokenPattern) -> TokenPattern:
+def _fold_token(token: ast.TokenPattern) -> ast.TokenPattern:
     return token if token.condition is None else replace(token, condition=_fold(token.condition))
 
 
-def _fold_term(term: MuTerm) -> MuTerm:
-    if isinstance(term, TokenPattern):
+def _fold_term(term: ast.MuTerm) -> ast.MuTerm:
+    if isinstance(term, ast.TokenPattern):
         return _fold_token(term)
     folded = ignore_case(term)
-    assert isinstance(folded, Meet | MuUnion)
+    assert isinstance(folded, ast.Meet | ast.MuUnion)
     return folded
 
 
-def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
+def parse_filter(text: str, corpus: CorpusEntry) -> ast.Comparison:
     """``text_lastmod~2009.*`` (matches) or ``text_genre!~forum`` (does not match) on the match."""
     found = _FILTER.match(text)
     if not found:
@@ -134,7 +107,7 @@ def parse_filter(text: str, corpus: CorpusEntry) -> Comparison:
         problem = None if found_problem is None else found_problem.message
     if problem is not None:
         raise QuerySyntax(f"filter {text!r}: {problem}", parameter="filter")
-    return Comparison(LabelRef("match", attribute), operator == "!~", RegexValue(pattern))
+    return ast.Comparison(ast.LabelRef("match", attribute), operator == "!~", ast.RegexValue(pattern))
 
 
 def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
@@ -152,7 +125,7 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         raise query_problem(exc) from exc
     if syntax == "cqp" and case_insensitive:
         query = replace(query, pattern=ignore_case(query.pattern))
-    if filters and isinstance(query.pattern, Meet | MuUnion | Tabular):
+    if filters and isinstance(query.pattern, ast.Meet | ast.MuUnion | ast.Tabular):
         raise BadParameter("filter: an MU or TAB query takes no constraint, so it cannot be filtered by metadata; "
                            "write the query as a pattern, or leave the filters out")
     if filters and corpus is None:
@@ -180,7 +153,7 @@ def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> lis
         except CowbirdError as error:
             error.detail = f"{parameter}: {error.detail}" if parameter != "filter" else error.detail
             raise
-        assert isinstance(comparison.left, LabelRef) and isinstance(comparison.right, RegexValue)
+        assert isinstance(comparison.left, ast.LabelRef) and isinstance(comparison.right, ast.RegexValue)
         filters.append(RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
                                     pattern=comparison.right.pattern))
     return filters

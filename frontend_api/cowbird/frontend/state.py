@@ -5,7 +5,7 @@ and the throttles keep their counts in the account database, shared by every fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from fastapi.templating import Jinja2Templates
 from itsdangerous import Signer
@@ -21,6 +21,7 @@ from cowbird.frontend.priority import Lanes
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.frontend.stalled import Stalled
 from cowbird.serving.metrics import Metrics
+from cowbird.serving.started import started
 
 if TYPE_CHECKING:
     from cowbird.calf.core import Reconstructor
@@ -45,11 +46,8 @@ class FrontendState:
 
     @property
     def nodes(self) -> NodeClient:
-        if self.node_client is None:
-            raise RuntimeError("the front end has not started (its node client is made in the lifespan)")
-        return self.node_client
+        return started(self.node_client, "the front end has not started (its node client is made in the lifespan)")
 
 
 def frontend_state(request: Request) -> FrontendState:
-    state: FrontendState = request.app.state.frontend
-    return state
+    return cast(FrontendState, request.app.state.frontend)

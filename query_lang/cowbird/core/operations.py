@@ -21,33 +21,8 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from cowbird.core import wire
 from cowbird.core.analysis_merge import MergeKey
-from cowbird.core.wire import (
-    CooccurrenceRequest,
-    CooccurrenceResponse,
-    CountRequest,
-    CountResponse,
-    DispersionRequest,
-    DispersionResponse,
-    DistributionRequest,
-    DistributionResponse,
-    EstimateResponse,
-    FirstRequest,
-    FrequencyRequest,
-    FrequencyResponse,
-    HitsRequest,
-    HitsResponse,
-    Line,
-    MarginalsRequest,
-    MarginalsResponse,
-    NgramRequest,
-    NgramResponse,
-    SortBound,
-    SortKeysRequest,
-    SortKeysResponse,
-    SubcorpusRequest,
-    SubcorpusResponse,
-)
 
 Rq = TypeVar("Rq", bound=BaseModel)
 Rs = TypeVar("Rs", bound=BaseModel)
@@ -83,7 +58,7 @@ class Operation(Generic[Rq, Rs]):
 # -- the checks -------------------------------------------------------------------------------------
 
 
-def check_lines(lines: Iterable[Line], size: int) -> None:
+def check_lines(lines: Iterable[wire.Line], size: int) -> None:
     """Hits inside the partition; region boundaries inside their lines, in order."""
     for line in lines:
         expect(0 <= line.match <= line.matchend < size,
@@ -94,7 +69,7 @@ def check_lines(lines: Iterable[Line], size: int) -> None:
                    f"marks {name} boundaries outside its line or out of order")
 
 
-def check_in_order(lines: list[Line]) -> None:
+def check_in_order(lines: list[wire.Line]) -> None:
     """Lines of hits in corpus order: each after the one before, none twice."""
     for before, after in zip(lines, lines[1:], strict=False):
         expect((before.match, before.matchend) < (after.match, after.matchend),
@@ -119,29 +94,29 @@ def _total(total: int, size: int) -> None:
     expect(0 <= total <= size, f"claims {total} hits")
 
 
-def _count(request: CountRequest, answer: CountResponse, size: int) -> None:
+def _count(request: wire.CountRequest, answer: wire.CountResponse, size: int) -> None:
     _same_query(request, answer)
     _total(answer.total, size)
 
 
-def _estimate(request: CountRequest, answer: EstimateResponse, size: int) -> None:
+def _estimate(request: wire.CountRequest, answer: wire.EstimateResponse, size: int) -> None:
     _same_query(request, answer)
     expect(answer.hits is None or 0 <= answer.hits <= size, f"estimates {answer.hits} hits")
 
 
-def _page(request: FirstRequest, answer: HitsResponse, size: int) -> None:
+def _page(request: wire.FirstRequest, answer: wire.HitsResponse, size: int) -> None:
     expect(answer.partition == request.partition and answer.query == request.query
            and answer.offset == request.offset, "answered another request")
     _total(answer.total, size)
-    indices = request.indices if isinstance(request, HitsRequest) else None
+    indices = request.indices if isinstance(request, wire.HitsRequest) else None
     wanted = len(indices) if indices is not None else max(0, min(request.limit, answer.total - request.offset))
     expect(len(answer.data) == wanted, f"sent {len(answer.data)} lines instead of {wanted}")
     check_lines(answer.data, size)
-    if not isinstance(request, HitsRequest) or request.sort is None:  # corpus order, each once
+    if not isinstance(request, wire.HitsRequest) or request.sort is None:  # corpus order, each once
         check_in_order(answer.data)
 
 
-def _frequency(request: FrequencyRequest, answer: FrequencyResponse, size: int) -> None:
+def _frequency(request: wire.FrequencyRequest, answer: wire.FrequencyResponse, size: int) -> None:
     """Counts that add up: every count positive, values once, their sum the hits counted, counted
     and unset hits the total."""
     _same_query(request, answer)
@@ -158,7 +133,7 @@ def _frequency(request: FrequencyRequest, answer: FrequencyResponse, size: int) 
            "gives a wrong number of distinct values")
 
 
-def _distribution(request: DistributionRequest, answer: DistributionResponse, size: int) -> None:
+def _distribution(request: wire.DistributionRequest, answer: wire.DistributionResponse, size: int) -> None:
     """Hits per value that add up to the total, subcorpora inside the partition."""
     _same_query(request, answer)
     _total(answer.total, size)
@@ -175,7 +150,7 @@ def _distribution(request: DistributionRequest, answer: DistributionResponse, si
     expect(sum(answer.tokens) <= size, "gives subcorpora larger than the partition")
 
 
-def _cooccurrence(request: CooccurrenceRequest, answer: CooccurrenceResponse, size: int) -> None:
+def _cooccurrence(request: wire.CooccurrenceRequest, answer: wire.CooccurrenceResponse, size: int) -> None:
     """Co-occurrences inside the windows, marginals inside the partition."""
     _same_query(request, answer)
     _total(answer.total, size)
@@ -192,7 +167,7 @@ def _cooccurrence(request: CooccurrenceRequest, answer: CooccurrenceResponse, si
            "gives more co-occurrences than its windows hold")
 
 
-def _dispersion(request: DispersionRequest, answer: DispersionResponse, size: int) -> None:
+def _dispersion(request: wire.DispersionRequest, answer: wire.DispersionResponse, size: int) -> None:
     _same_query(request, answer)
     _total(answer.total, size)
     expect(len(answer.bins) == request.bins and sum(answer.bins) == answer.total
@@ -203,13 +178,13 @@ def _dispersion(request: DispersionRequest, answer: DispersionResponse, size: in
            "gives an impossible dispersion")
 
 
-def _before(hit: tuple[MergeKey, int], bound: SortBound, descending: tuple[bool, ...]) -> bool:
+def _before(hit: tuple[MergeKey, int], bound: wire.SortBound, descending: tuple[bool, ...]) -> bool:
     """Whether a hit (its key, its partition's base) of another partition than the bound's sorts before it."""
     key = MergeKey(bound.key, descending)
     return hit[0] < key or (hit[0] == key and hit[1] < bound.base)
 
 
-def _sort_keys(request: SortKeysRequest, answer: SortKeysResponse, size: int) -> None:
+def _sort_keys(request: wire.SortKeysRequest, answer: wire.SortKeysResponse, size: int) -> None:
     """As many keys as asked for, in the order asked for (a partition's keys merge with the others'),
     within the bounds asked for."""
     _same_query(request, answer)
@@ -235,13 +210,13 @@ def _sort_keys(request: SortKeysRequest, answer: SortKeysResponse, size: int) ->
         expect(_before((keys[-1], base), request.stop, descending), "sent keys past its stop")
 
 
-def _marginals(request: MarginalsRequest, answer: MarginalsResponse, size: int) -> None:
+def _marginals(request: wire.MarginalsRequest, answer: wire.MarginalsResponse, size: int) -> None:
     expect(answer.partition == request.partition and len(answer.frequencies) == len(request.values),
            "answered another request")
     expect(all(0 <= f <= size for f in answer.frequencies), "claims impossible frequencies")
 
 
-def _ngrams(request: NgramRequest, answer: NgramResponse, size: int) -> None:
+def _ngrams(request: wire.NgramRequest, answer: wire.NgramResponse, size: int) -> None:
     rows = [tuple(t) for t in answer.row_tokens]
     expect(answer.partition == request.partition and len(answer.counts) == len(request.values)
            and 0 <= answer.ngrams <= answer.tokens <= size
@@ -254,7 +229,7 @@ def _ngrams(request: NgramRequest, answer: NgramResponse, size: int) -> None:
            and all(0 <= c <= answer.ngrams for c in answer.counts), "gives an impossible word list")
 
 
-def _subcorpus(request: SubcorpusRequest, answer: SubcorpusResponse, size: int) -> None:
+def _subcorpus(request: wire.SubcorpusRequest, answer: wire.SubcorpusResponse, size: int) -> None:
     expect(answer.partition == request.partition and 0 <= answer.tokens <= size
            and len(answer.values) == len(answer.value_tokens) == len(answer.value_regions)
            and len(set(answer.values)) == len(answer.values)
@@ -269,37 +244,37 @@ def _subcorpus(request: SubcorpusRequest, answer: SubcorpusResponse, size: int) 
 
 # -- the table --------------------------------------------------------------------------------------
 
-COUNT = Operation("count", CountRequest, CountResponse, _count, "The query's hits on the partition.",
+COUNT = Operation("count", wire.CountRequest, wire.CountResponse, _count, "The query's hits on the partition.",
                   kind="queries", counts_hits=True)
-ESTIMATE = Operation("estimate", CountRequest, EstimateResponse, _estimate,
+ESTIMATE = Operation("estimate", wire.CountRequest, wire.EstimateResponse, _estimate,
                      "What the query would find and cost on the partition, from its plan and a small sample of it.",
                      kind="queries")
-FIRST = Operation("first", FirstRequest, HitsResponse, _page,
+FIRST = Operation("first", wire.FirstRequest, wire.HitsResponse, _page,
                   "The first hits of a partition before the rest is counted (the front end's progressive preview).",
                   kind="queries", counts_hits=True)
-HITS = Operation("hits", HitsRequest, HitsResponse, _page,
+HITS = Operation("hits", wire.HitsRequest, wire.HitsResponse, _page,
                  "The hits offset .. offset + limit (or at indices), in corpus order or sorted, with the total.",
                  kind="queries")
-FREQUENCY = Operation("frequency", FrequencyRequest, FrequencyResponse, _frequency,
+FREQUENCY = Operation("frequency", wire.FrequencyRequest, wire.FrequencyResponse, _frequency,
                       "How often each value of a p-attribute occurs over a span of the hits (CQP's count A by ATT).")
-DISPERSION = Operation("dispersion", DispersionRequest, DispersionResponse, _dispersion,
+DISPERSION = Operation("dispersion", wire.DispersionRequest, wire.DispersionResponse, _dispersion,
                        "This partition's part of Gries' DP over the regions of an s-attribute, and its hits in "
                        "equal stretches of the corpus.")
-DISTRIBUTION = Operation("distribution", DistributionRequest, DistributionResponse, _distribution,
+DISTRIBUTION = Operation("distribution", wire.DistributionRequest, wire.DistributionResponse, _distribution,
                          "Hits per value of an s-attribute, with each value's size (CQP's group A match ATT).")
-COOCCURRENCE = Operation("cooccurrence", CooccurrenceRequest, CooccurrenceResponse, _cooccurrence,
+COOCCURRENCE = Operation("cooccurrence", wire.CooccurrenceRequest, wire.CooccurrenceResponse, _cooccurrence,
                          "Co-occurrence counts in windows around the hits, with each collocate's marginal "
                          "frequencies.")
-MARGINALS = Operation("marginals", MarginalsRequest, MarginalsResponse, _marginals,
+MARGINALS = Operation("marginals", wire.MarginalsRequest, wire.MarginalsResponse, _marginals,
                       "Frequencies of values of a p-attribute in the partition: collocates' marginals where they "
                       "do not co-occur (their sum over partitions is the corpus's frequency).")
-SORT_KEYS = Operation("sortkeys", SortKeysRequest, SortKeysResponse, _sort_keys,
+SORT_KEYS = Operation("sortkeys", wire.SortKeysRequest, wire.SortKeysResponse, _sort_keys,
                       "The sort keys of the hits at sorted ranks offset .. offset + limit: what the front end "
                       "needs to merge partitions' sorted hits and page at any offset.")
-NGRAMS = Operation("ngrams", NgramRequest, NgramResponse, _ngrams,
+NGRAMS = Operation("ngrams", wire.NgramRequest, wire.NgramResponse, _ngrams,
                    "A word list or n-gram list of the partition or of its part in a subcorpus (counted once, kept "
                    "for the requests that follow): the frequent rows, the top rows, and the counts of given n-grams.")
-SUBCORPUS = Operation("subcorpus", SubcorpusRequest, SubcorpusResponse, _subcorpus,
+SUBCORPUS = Operation("subcorpus", wire.SubcorpusRequest, wire.SubcorpusResponse, _subcorpus,
                       "The partition's part in a subcorpus (the regions its filters choose): its tokens and texts, "
                       "and an s-attribute's values in it with their tokens and regions (the subcorpus picker's "
                       "list).")

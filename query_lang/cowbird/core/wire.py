@@ -107,7 +107,9 @@ class PartitionList(BaseModel):
     total: int
 
 
-class _Request(BaseModel):
+class QueryRequest(BaseModel):
+    """What every request about a query's hits on a partition names first."""
+
     model_config = ConfigDict(extra="forbid")
 
     partition: str = Field(description="Partition (corpus id in the node's registry).")
@@ -116,14 +118,19 @@ class _Request(BaseModel):
     hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000, description="CQP's HardBoundary (tokens).")
 
 
-class CountRequest(_Request):
+class _Answer(BaseModel):
+    """What every answer about a query's hits on a partition says first."""
+
+    partition: str
+    query: str = Field(description="The canonical CQP the node ran.")
+    total: int = Field(description="Hits of the query on the partition.")
+
+
+class CountRequest(QueryRequest):
     pass
 
 
-class CountResponse(BaseModel):
-    partition: str
-    query: str = Field(description="The canonical CQP the node ran.")
-    total: int
+class CountResponse(_Answer):
     elapsed_ms: float
 
 
@@ -169,7 +176,7 @@ SortValue = list[list[list[str]]] | int
 span (an empty list where the span has no value), or a random number."""
 
 
-class FirstRequest(_Request):
+class FirstRequest(QueryRequest):
     """The hits ``offset`` .. ``offset + limit`` in corpus order, found without counting the rest
     (``POST /v1/first``): the answer's total is exact only when it says so."""
 
@@ -213,10 +220,7 @@ class Line(BaseModel):
         "left, keyword and right, that a boundary of its regions comes before."))
 
 
-class HitsResponse(BaseModel):
-    partition: str
-    query: str
-    total: int
+class HitsResponse(_Answer):
     offset: int
     data: list[Line]
     elapsed_ms: float
@@ -246,7 +250,7 @@ class SortBound(BaseModel):
     rank: int = Field(ge=0)
 
 
-class SortKeysRequest(_Request):
+class SortKeysRequest(QueryRequest):
     """The sort keys of a partition's hits at sorted ranks ``offset`` .. ``offset + limit``, or at
     ``ranks``, or from the first hit at or after ``start`` up to the last before ``stop`` (at most
     ``limit``): what the front end needs to find a sorted page's hits across partitions."""
@@ -262,17 +266,14 @@ class SortKeysRequest(_Request):
                                                      "limit keys); the answer's end says where it falls.")
 
 
-class SortKeysResponse(BaseModel):
-    partition: str
-    query: str
-    total: int
+class SortKeysResponse(_Answer):
     offset: int
     keys: list[SortValue]
     elapsed_ms: float
     end: int | None = Field(None, description="With stop: the partition's first rank at or after it.")
 
 
-class FrequencyRequest(_Request):
+class FrequencyRequest(QueryRequest):
     attribute: str = Field(min_length=1, max_length=300, description=(
         "The p-attribute counted (word, lemma, pos ...), or several, comma-separated: each combination of their "
         "values is counted (values tab-joined)."))
@@ -281,10 +282,7 @@ class FrequencyRequest(_Request):
     fold: Literal["", "c", "d", "cd"] = Field("", description="Fold case (c) and/or diacritics (d) of the values.")
 
 
-class FrequencyResponse(BaseModel):
-    partition: str
-    query: str
-    total: int = Field(description="Hits of the query.")
+class FrequencyResponse(_Answer):
     counted: int = Field(description="Hits counted (those where the span is set).")
     unset: int = Field(description="Hits without the anchor (no target or keyword).")
     distinct: int
@@ -294,14 +292,11 @@ class FrequencyResponse(BaseModel):
     elapsed_ms: float
 
 
-class DistributionRequest(_Request):
+class DistributionRequest(QueryRequest):
     attribute: str = Field(min_length=1, description="An s-attribute with values (text_genre, text_year ...).")
 
 
-class DistributionResponse(BaseModel):
-    partition: str
-    query: str
-    total: int
+class DistributionResponse(_Answer):
     outside: int = Field(description="Hits outside every region of the attribute.")
     all_values: bool = Field(description=("Every value is listed (else only those with hits: the attribute has "
                                           "more than 10,000 values, or more than max_analysis_rows)."))
@@ -314,17 +309,14 @@ class DistributionResponse(BaseModel):
     elapsed_ms: float
 
 
-class CooccurrenceRequest(_Request):
+class CooccurrenceRequest(QueryRequest):
     attribute: str = Field(min_length=1, description="The p-attribute of the collocates.")
     left: int = Field(5, ge=0, le=100)
     right: int = Field(5, ge=0, le=100)
     within: str | None = Field(None, description="Windows stay inside this s-attribute's region (s, text).")
 
 
-class CooccurrenceResponse(BaseModel):
-    partition: str
-    query: str
-    total: int
+class CooccurrenceResponse(_Answer):
     context_tokens: int = Field(description="Positions in the windows, each once, hits excluded.")
     node_tokens: int = Field(description="Positions inside hits, each once.")
     size: int = Field(description="Tokens in the partition.")
@@ -336,7 +328,7 @@ class CooccurrenceResponse(BaseModel):
     elapsed_ms: float
 
 
-class DispersionRequest(_Request):
+class DispersionRequest(QueryRequest):
     """Where the hits fall (``POST /v1/dispersion``): over the regions of ``attribute`` (the parts,
     e.g. texts) and in ``bins`` equal stretches of the whole corpus. ``hits`` and ``corpus_size`` are
     the corpus's (all partitions'), which the part of Gries' DP a partition adds up depends on."""
@@ -348,10 +340,7 @@ class DispersionRequest(_Request):
     bins: int = Field(100, ge=1, le=1000, description="Stretches of the corpus the hits are counted in.")
 
 
-class DispersionResponse(BaseModel):
-    partition: str
-    query: str
-    total: int = Field(description="Hits of the query on the partition.")
+class DispersionResponse(_Answer):
     parts: int = Field(description="Regions of the attribute in the partition.")
     parts_with_hits: int
     smallest_part: int = Field(description="Tokens of the partition's smallest region (or of its tokens outside "

@@ -8,45 +8,14 @@ The transformer is non-recursive, so tree depth never meets Python's recursion l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from lark import Token
 from lark.visitors import Transformer_NonRecursive, v_args
 
-from cowbird.query.cqp_ast import (
-    SPECIAL_LABELS,
-    Alternation,
-    And,
-    AttributeComparison,
-    AttributeTest,
-    Comparison,
-    Condition,
-    Constraint,
-    ConstraintAnd,
-    ConstraintNot,
-    ConstraintOr,
-    FunctionCall,
-    LabelComparison,
-    LabelRef,
-    Meet,
-    MuTerm,
-    MuUnion,
-    Not,
-    Number,
-    NumericComparison,
-    Or,
-    Pattern,
-    Query,
-    RegexValue,
-    RegionBound,
-    Repetition,
-    Sequence,
-    StructuralTag,
-    Tabular,
-    TokenPattern,
-    ValueTest,
-)
+from cowbird.query import cqp_ast as ast
 from cowbird.query.cqp_lexical import ANCHOR_TAGS, RESERVED_WORDS, unquote, unrepresentable_reason
 from cowbird.query.errors import QuerySyntaxError, UnsupportedQueryError
 from cowbird.query.limits import MAX_CUT, MAX_REPETITION
@@ -62,6 +31,22 @@ class _Context:
     attribute: str | None
     count: int
     direction: str | None = None
+
+
+_Operator = TypeVar("_Operator", ast.Or, ast.And, ast.ConstraintOr, ast.ConstraintAnd)
+
+
+def _operator(kind: type[_Operator]) -> Callable[..., _Operator]:
+    """The callback of a Boolean operator's rule: ``kind`` of the operands, nested operands of the same
+    operator merged (``a & (b & c)`` is ``a & b & c``)."""
+
+    def build(builder: AstBuilder, *operands: Any) -> _Operator:
+        flat: list[Any] = []
+        for operand in operands:
+            flat.extend(operand.operands if type(operand) is kind else (operand,))
+        return kind(tuple(flat))
+
+    return build
 
 
 @v_args(inline=True)
@@ -103,18 +88,18 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     def start(
         self,
-        pattern: Pattern,
-        constraint: Constraint | None,
+        pattern: ast.Pattern,
+        constraint: ast.Constraint | None,
         within: _Context | None,
         cut: int | None,
         expand: _Context | None,
-    ) -> Query:
+    ) -> ast.Query:
         for label, offset in self.label_refs:
             if label == "target" and not self.targets:
                 raise self._error("'target' is not set in the pattern (mark a token with @, as in @[...])", offset)
             if label == "keyword" and not self.keywords:
                 raise self._error("'keyword' is not set in the pattern (mark a token with @1, as in @1[...])", offset)
-            if label not in SPECIAL_LABELS and label not in self.labels:
+            if label not in ast.SPECIAL_LABELS and label not in self.labels:
                 raise self._error(
                     f"label '{label}' is not set in the pattern (set it with {label}:[...])", offset
                 )
@@ -134,7 +119,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 "match everywhere: make at least one token or tag obligatory",
                 0,
             )
-        query = _within(Query(pattern, constraint=constraint, cut=cut), within)
+        query = _within(ast.Query(pattern, constraint=constraint, cut=cut), within)
         if expand is not None:
             query = replace(query, expand=expand.attribute, expand_count=expand.count if expand.attribute else 1,
                             expand_tokens=None if expand.attribute else expand.count,
@@ -143,25 +128,25 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     # ------------------------------------------------------------------ MU and TAB queries
 
-    def mu_query(self, term: MuTerm, cut: int | None) -> Query:
+    def mu_query(self, term: ast.MuTerm, cut: int | None) -> ast.Query:
         """``MU (meet A B s) cut 10``; ``MU A`` alone is A's hits, as CQP's union of A with itself."""
-        return Query(MuUnion(term, term) if isinstance(term, TokenPattern) else term, cut=cut)
+        return ast.Query(ast.MuUnion(term, term) if isinstance(term, ast.TokenPattern) else term, cut=cut)
 
-    def meet(self, left: MuTerm, right: MuTerm, window: tuple[int, int] | str | None) -> Meet:
+    def meet(self, left: ast.MuTerm, right: ast.MuTerm, window: tuple[int, int] | str | None) -> ast.Meet:
         if window is None:
-            return Meet(left, right)  # CQP's default window: the token right after
+            return ast.Meet(left, right)  # CQP's default window: the token right after
         if isinstance(window, str):
-            return Meet(left, right, region=window)
-        return Meet(left, right, window[0], window[1])
+            return ast.Meet(left, right, region=window)
+        return ast.Meet(left, right, window[0], window[1])
 
-    def mu_union(self, left: MuTerm, right: MuTerm) -> MuUnion:
-        return MuUnion(left, right)
+    def mu_union(self, left: ast.MuTerm, right: ast.MuTerm) -> ast.MuUnion:
+        return ast.MuUnion(left, right)
 
-    def mu_bracket(self, condition: Condition | None) -> TokenPattern:
+    def mu_bracket(self, condition: ast.Condition | None) -> ast.TokenPattern:
         return self._token(condition, None, None)
 
-    def mu_string(self, value: RegexValue) -> TokenPattern:
-        return self._token(AttributeTest("word", False, value), None, None)
+    def mu_string(self, value: ast.RegexValue) -> ast.TokenPattern:
+        return self._token(ast.AttributeTest("word", False, value), None, None)
 
     def meet_window(self, first: int | Token, second: int | None = None) -> tuple[int, int] | str:
         if isinstance(first, Token):
@@ -178,15 +163,15 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     def tab_gap(self, bounds: Bounds) -> Bounds:
         return bounds
 
-    def tab_query(self, *items: TokenPattern | Bounds | _Context | None) -> Query:
+    def tab_query(self, *items: ast.TokenPattern | Bounds | _Context | None) -> ast.Query:
         """``TAB [pos="DT"] {0,2} [pos="NN"] within s``: columns, the tokens allowed between each
         two (none written: adjacent), and a ``within`` clause."""
         within = items[-1]
-        columns: list[TokenPattern] = []
+        columns: list[ast.TokenPattern] = []
         gaps: list[tuple[int, int | None]] = []
         gap: tuple[int, int | None] | None = None
         for item in items[:-1]:
-            if isinstance(item, TokenPattern):
+            if isinstance(item, ast.TokenPattern):
                 if columns:
                     gaps.append(gap or (0, 0))
                 columns.append(item)
@@ -194,9 +179,9 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
             elif isinstance(item, tuple):
                 gap = item
         assert within is None or isinstance(within, _Context)
-        return _within(Query(Tabular(tuple(columns), tuple(gaps))), within)
+        return _within(ast.Query(ast.Tabular(tuple(columns), tuple(gaps))), within)
 
-    def constraint_clause(self, constraint: Constraint) -> Constraint:
+    def constraint_clause(self, constraint: ast.Constraint) -> ast.Constraint:
         return constraint
 
     def within_clause(self, direction: Token | None, context: _Context) -> _Context:
@@ -221,20 +206,20 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     # ------------------------------------------------------------------ pattern
 
-    def pattern(self, *options: Pattern) -> Alternation:
-        flat: list[Pattern] = []
+    def pattern(self, *options: ast.Pattern) -> ast.Alternation:
+        flat: list[ast.Pattern] = []
         for option in options:
-            flat.extend(option.options if isinstance(option, Alternation) else (option,))
-        return Alternation(tuple(flat))
+            flat.extend(option.options if isinstance(option, ast.Alternation) else (option,))
+        return ast.Alternation(tuple(flat))
 
-    def sequence(self, *items: Pattern) -> Sequence:
-        flat: list[Pattern] = []
+    def sequence(self, *items: ast.Pattern) -> ast.Sequence:
+        flat: list[ast.Pattern] = []
         for item in items:
-            flat.extend(item.items if isinstance(item, Sequence) else (item,))
-        return Sequence(tuple(flat))
+            flat.extend(item.items if isinstance(item, ast.Sequence) else (item,))
+        return ast.Sequence(tuple(flat))
 
-    def repetition(self, item: Pattern, bounds: Bounds) -> Repetition:
-        return Repetition(item, bounds[0], bounds[1])
+    def repetition(self, item: ast.Pattern, bounds: Bounds) -> ast.Repetition:
+        return ast.Repetition(item, bounds[0], bounds[1])
 
     def optional(self) -> Bounds:
         return (0, 1)
@@ -261,20 +246,20 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         return (0, self._int(high, 0, MAX_REPETITION, "the upper bound of {,m}"))
 
     def bracket_token(
-        self, target: Token | None, label: Token | None, condition: Condition | None
-    ) -> TokenPattern:
+        self, target: Token | None, label: Token | None, condition: ast.Condition | None
+    ) -> ast.TokenPattern:
         return self._token(condition, target, label)
 
     def lookahead_token(
-        self, target: Token | None, label: Token | None, condition: Condition | None
-    ) -> TokenPattern:
+        self, target: Token | None, label: Token | None, condition: ast.Condition | None
+    ) -> ast.TokenPattern:
         """``[: condition :]``: CQP's lookahead constraint, a zero-width test of the next token."""
         return replace(self._token(condition, target, label), lookahead=True)
 
-    def string_token(self, target: Token | None, label: Token | None, value: RegexValue) -> TokenPattern:
-        return self._token(AttributeTest("word", False, value), target, label)
+    def string_token(self, target: Token | None, label: Token | None, value: ast.RegexValue) -> ast.TokenPattern:
+        return self._token(ast.AttributeTest("word", False, value), target, label)
 
-    def _token(self, condition: Condition | None, marker: Token | None, label: Token | None) -> TokenPattern:
+    def _token(self, condition: ast.Condition | None, marker: Token | None, label: Token | None) -> ast.TokenPattern:
         # the transformer builds tokens in text order, each right after its condition: the labels a
         # condition reads must be set by tokens built before (CQP: "used before it was defined")
         reads, self.token_reads = self.token_reads, []
@@ -287,7 +272,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 )
             self.label_refs.append((name, offset))
         anchor = self._anchor(marker)
-        return TokenPattern(
+        return ast.TokenPattern(
             condition, label=self._label(label), target=anchor == "target", keyword=anchor == "keyword"
         )
 
@@ -316,68 +301,67 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         raise self._error("an anchor marker is @ followed by at most one digit (@0 target, @1 keyword)", token)
 
     def open_tag(
-        self, tag: Token, operator: Token | None = None, value: RegexValue | None = None
-    ) -> StructuralTag:
+        self, tag: Token, operator: Token | None = None, value: ast.RegexValue | None = None
+    ) -> ast.StructuralTag:
         name = str(tag)[1:]
         if name in ANCHOR_TAGS:
             raise self._unsupported(f"anchor points such as <{name}> are not supported", tag)
-        test = None if value is None else ValueTest(operator == "!=", value)
-        return StructuralTag(name, closing=False, test=test)
+        test = None if value is None else ast.ValueTest(operator == "!=", value)
+        return ast.StructuralTag(name, closing=False, test=test)
 
     open_tag_test = open_tag
 
-    def close_tag(self, tag: Token) -> StructuralTag:
+    def close_tag(self, tag: Token) -> ast.StructuralTag:
         name = str(tag)[2:-1]
         if name in ANCHOR_TAGS:
             raise self._unsupported(f"anchor points such as </{name}> are not supported", tag)
-        return StructuralTag(name, closing=True)
+        return ast.StructuralTag(name, closing=True)
 
     # ------------------------------------------------------------------ conditions
 
-    def or_condition(self, *operands: Condition) -> Or:
-        return Or(_flatten(operands, Or))
+    or_condition = _operator(ast.Or)
+    and_condition = _operator(ast.And)
 
-    def and_condition(self, *operands: Condition) -> And:
-        return And(_flatten(operands, And))
+    def negation(self, operand: ast.Condition) -> ast.Not:
+        return ast.Not(operand)
 
-    def negation(self, operand: Condition) -> Not:
-        return Not(operand)
+    def attribute_test(self, name: Token, operator: Token, value: ast.RegexValue) -> ast.AttributeTest:
+        return ast.AttributeTest(self._name(name, "an attribute name"), operator == "!=", value)
 
-    def attribute_test(self, name: Token, operator: Token, value: RegexValue) -> AttributeTest:
-        return AttributeTest(self._name(name, "an attribute name"), operator == "!=", value)
-
-    def attribute_comparison(self, left: Token, operator: Token, right: Token) -> AttributeComparison:
-        return AttributeComparison(self._name(left, "an attribute name"), operator == "!=",
+    def attribute_comparison(self, left: Token, operator: Token, right: Token) -> ast.AttributeComparison:
+        return ast.AttributeComparison(self._name(left, "an attribute name"), operator == "!=",
                                    self._name(right, "an attribute name"))
 
-    def bound_function(self, function: Token, argument: Token) -> RegionBound:
+    def bound_function(self, function: Token, argument: Token) -> ast.RegionBound:
         """``lbound(s)`` and ``rbound(s)``, CQP's built-in tests of a region's first and last token."""
         if str(function) not in ("lbound", "rbound"):
             raise self._unsupported(
                 f"the function {function}() is not supported in a token (lbound() and rbound() are)", function
             )
-        return RegionBound(str(function) == "rbound", self._name(argument, "a structural attribute"))
+        return ast.RegionBound(str(function) == "rbound", self._name(argument, "a structural attribute"))
 
-    def this_test(self, reference: Token, operator: Token, value: RegexValue) -> AttributeTest | LabelComparison:
+    def this_test(
+        self, reference: Token, operator: Token, value: ast.RegexValue
+    ) -> ast.AttributeTest | ast.LabelComparison:
         """``_.text_year="2010"``: CQP's label ``_`` is the current token; ``a.pos="NN"`` reads the
         label ``a`` of an earlier token."""
         label, attribute = str(reference).split(".", 1)
         if label != "_":
-            return LabelComparison(self._token_ref(reference), operator == "!=", value)
+            return ast.LabelComparison(self._token_ref(reference), operator == "!=", value)
         if attribute in RESERVED_WORDS:
             raise self._error(f"'{attribute}' is a CQP keyword and cannot be used as an attribute name", reference)
-        return AttributeTest(attribute, operator == "!=", value, this=True)
+        return ast.AttributeTest(attribute, operator == "!=", value, this=True)
 
-    def label_comparison(self, left: Token, operator: Token, right: Token) -> LabelComparison:
+    def label_comparison(self, left: Token, operator: Token, right: Token) -> ast.LabelComparison:
         """``lemma = a.lemma``, ``_.text_id != a.text_id``, ``a.pos = pos``: values at labels set by
         earlier tokens, compared inside a token (a bare name is an attribute of the token itself)."""
-        return LabelComparison(self._token_ref(left), operator == "!=", self._token_ref(right))
+        return ast.LabelComparison(self._token_ref(left), operator == "!=", self._token_ref(right))
 
-    def _token_ref(self, token: Token) -> LabelRef:
+    def _token_ref(self, token: Token) -> ast.LabelRef:
         if token.type == "NAME":  # the token's own attribute, written bare (CQP: no label at all)
-            return LabelRef("", self._name(token, "an attribute name"))
+            return ast.LabelRef("", self._name(token, "an attribute name"))
         label, attribute = str(token).split(".", 1)
-        if label in SPECIAL_LABELS and label != "match":
+        if label in ast.SPECIAL_LABELS and label != "match":
             raise self._unsupported(
                 f"'{token}': inside a token only '_' (the token itself), 'match' and labels set by earlier "
                 f"tokens can be read; compare {label} after '::'",
@@ -388,9 +372,9 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
         if label not in ("_", "match"):
             self.token_reads.append((self._name(Token("NAME", label, start_pos=token.start_pos), "a label"),
                                      _offset(token)))
-        return LabelRef(label, attribute)
+        return ast.LabelRef(label, attribute)
 
-    def value(self, string: Token, flags: Token | None) -> RegexValue:
+    def value(self, string: Token, flags: Token | None) -> ast.RegexValue:
         ignore_case, ignore_diacritics, literal = self._flags(flags)
         pattern, offsets = unquote(str(string))
         reason = unrepresentable_reason(pattern)
@@ -402,7 +386,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 index = offsets[problem.index] if problem.index < len(offsets) else len(string) - 1
                 raise self._error(problem.message, _offset(string) + index)
             self.regex_budget -= size
-        return RegexValue(pattern, ignore_case, ignore_diacritics, literal)
+        return ast.RegexValue(pattern, ignore_case, ignore_diacritics, literal)
 
     def _flags(self, flags: Token | None) -> tuple[bool, bool, bool]:
         letters = "" if flags is None else str(flags)[1:]
@@ -417,20 +401,17 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     # ------------------------------------------------------------------ global constraint
 
-    def or_constraint(self, *operands: Constraint) -> ConstraintOr:
-        return ConstraintOr(_flatten(operands, ConstraintOr))
+    or_constraint = _operator(ast.ConstraintOr)
+    and_constraint = _operator(ast.ConstraintAnd)
 
-    def and_constraint(self, *operands: Constraint) -> ConstraintAnd:
-        return ConstraintAnd(_flatten(operands, ConstraintAnd))
+    def constraint_negation(self, operand: ast.Constraint) -> ast.ConstraintNot:
+        return ast.ConstraintNot(operand)
 
-    def constraint_negation(self, operand: Constraint) -> ConstraintNot:
-        return ConstraintNot(operand)
+    def comparison(self, left: ast.LabelRef, operator: Token, right: ast.RegexValue | ast.LabelRef) -> ast.Comparison:
+        return ast.Comparison(left, operator == "!=", right)
 
-    def comparison(self, left: LabelRef, operator: Token, right: RegexValue | LabelRef) -> Comparison:
-        return Comparison(left, operator == "!=", right)
-
-    def numeric_comparison(self, left: Number, operator: str, right: Number) -> NumericComparison:
-        return NumericComparison(left, operator, right)
+    def numeric_comparison(self, left: ast.Number, operator: str, right: ast.Number) -> ast.NumericComparison:
+        return ast.NumericComparison(left, operator, right)
 
     def int_number(self, number: Token) -> int:
         return self._int(number, 0, MAX_CUT, "a number")
@@ -438,23 +419,23 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     _POSITIONS = ("distance", "dist", "distabs")
     _VALUES = ("f", "int")
 
-    def function_number(self, name: Token, *arguments: str | LabelRef | int) -> FunctionCall:
+    def function_number(self, name: Token, *arguments: str | ast.LabelRef | int) -> ast.FunctionCall:
         """``distabs(a, b)``, ``distance(a, b)``, ``dist(a, b)`` of two positions (labels or numbers);
         ``f(a.lemma)`` and ``int(a.word)`` of a label's value."""
         function = str(name)
         if function in self._POSITIONS:
-            if len(arguments) != 2 or any(isinstance(a, LabelRef) for a in arguments):
+            if len(arguments) != 2 or any(isinstance(a, ast.LabelRef) for a in arguments):
                 raise self._error(f"{function}() takes two positions: labels (a, match, ...) or numbers", name)
         elif function in self._VALUES:
-            if len(arguments) != 1 or not isinstance(arguments[0], LabelRef):
+            if len(arguments) != 1 or not isinstance(arguments[0], ast.LabelRef):
                 raise self._error(f"{function}() takes one attribute of a label, as in {function}(a.lemma)", name)
         else:
             raise self._unsupported(
                 f"the function {function}() is not supported (distance, dist, distabs, f and int are)", name
             )
-        return FunctionCall(function, arguments)
+        return ast.FunctionCall(function, arguments)
 
-    def qid_argument(self, qid: Token) -> LabelRef:
+    def qid_argument(self, qid: Token) -> ast.LabelRef:
         return self.label_ref(qid)
 
     def name_argument(self, name: Token) -> str:
@@ -483,13 +464,13 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     def rel_ge(self) -> str:
         return ">="
 
-    def label_ref(self, qid: Token) -> LabelRef:
+    def label_ref(self, qid: Token) -> ast.LabelRef:
         label, attribute = str(qid).split(".")
         self.label_refs.append((label, _offset(qid)))
-        return LabelRef(label, attribute)
+        return ast.LabelRef(label, attribute)
 
 
-def _within(query: Query, within: _Context | None) -> Query:
+def _within(query: ast.Query, within: _Context | None) -> ast.Query:
     """The query with its ``within`` clause; CQP's within ignores a direction: a match only ever
     runs to the right."""
     if within is None:
@@ -498,23 +479,23 @@ def _within(query: Query, within: _Context | None) -> Query:
                    within_tokens=None if within.attribute else within.count)
 
 
-def _has_symbols(pattern: Pattern) -> bool:
+def _has_symbols(pattern: ast.Pattern) -> bool:
     """Whether any token or tag of the pattern is left once ``x{0}`` repetitions are dropped."""
-    if isinstance(pattern, TokenPattern | StructuralTag):
+    if isinstance(pattern, ast.TokenPattern | ast.StructuralTag):
         return True
-    if isinstance(pattern, Repetition):
+    if isinstance(pattern, ast.Repetition):
         return pattern.max != 0 and _has_symbols(pattern.item)
-    parts = pattern.items if isinstance(pattern, Sequence) else pattern.options
+    parts = pattern.items if isinstance(pattern, ast.Sequence) else pattern.options
     return any(_has_symbols(part) for part in parts)
 
 
-def matches_empty(pattern: Pattern) -> bool:
+def matches_empty(pattern: ast.Pattern) -> bool:
     """Whether the pattern matches without a token or a tag (CQP counts a tag as a symbol here)."""
-    if isinstance(pattern, TokenPattern | StructuralTag):
+    if isinstance(pattern, ast.TokenPattern | ast.StructuralTag):
         return False
-    if isinstance(pattern, Repetition):
+    if isinstance(pattern, ast.Repetition):
         return pattern.min == 0 or matches_empty(pattern.item)
-    if isinstance(pattern, Sequence):
+    if isinstance(pattern, ast.Sequence):
         return all(matches_empty(item) for item in pattern.items)
     return any(matches_empty(option) for option in pattern.options)
 
@@ -523,9 +504,3 @@ def _offset(token: Token | None) -> int:
     return 0 if token is None or token.start_pos is None else token.start_pos
 
 
-def _flatten(operands: tuple[Any, ...], kind: type[Any]) -> tuple[Any, ...]:
-    """Merge nested operands of the same operator: ``a & (b & c)`` is ``a & b & c``."""
-    flat: list[Any] = []
-    for operand in operands:
-        flat.extend(operand.operands if type(operand) is kind else (operand,))
-    return tuple(flat)

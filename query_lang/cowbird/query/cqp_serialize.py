@@ -15,44 +15,14 @@ from __future__ import annotations
 
 from typing import TypeVar, assert_never
 
-from cowbird.query.cqp_ast import (
-    SPECIAL_LABELS,
-    Alternation,
-    And,
-    AttributeComparison,
-    AttributeTest,
-    Comparison,
-    Condition,
-    Constraint,
-    ConstraintAnd,
-    ConstraintNot,
-    ConstraintOr,
-    FunctionCall,
-    LabelComparison,
-    LabelRef,
-    Meet,
-    MuTerm,
-    MuUnion,
-    Not,
-    NumericComparison,
-    Or,
-    Pattern,
-    Query,
-    RegexValue,
-    RegionBound,
-    Repetition,
-    Sequence,
-    StructuralTag,
-    Tabular,
-    TokenPattern,
-)
+from cowbird.query import cqp_ast as ast
 from cowbird.query.cqp_lexical import ANCHOR_TAGS, NAME_RE, is_name, misread_string, quote, unrepresentable_reason
 from cowbird.query.errors import QuerySyntaxError
 
 _T = TypeVar("_T")
 
 
-def serialize(query: Query) -> str:
+def serialize(query: ast.Query) -> str:
     """Canonical CQP text for ``query``; ``parse_cqp(serialize(q)) == q``."""
     parts = [_head(query)]
     if query.constraint is not None:
@@ -85,15 +55,15 @@ def serialize(query: Query) -> str:
     return text
 
 
-def _head(query: Query) -> str:
+def _head(query: ast.Query) -> str:
     """The pattern; or ``MU (meet ...)``, ``TAB ...``, which take only ``cut`` (MU) or ``within`` (TAB)."""
     pattern = query.pattern
-    if isinstance(pattern, Meet | MuUnion):
+    if isinstance(pattern, ast.Meet | ast.MuUnion):
         if query.constraint is not None or query.within is not None or query.within_tokens is not None \
                 or query.expand is not None or query.expand_tokens is not None:
             raise QuerySyntaxError("an MU query takes no constraint, within or expand (only cut)")
         return f"MU {_mu(pattern)}"
-    if isinstance(pattern, Tabular):
+    if isinstance(pattern, ast.Tabular):
         if query.constraint is not None or query.cut is not None or query.expand is not None \
                 or query.expand_tokens is not None:
             raise QuerySyntaxError("a TAB query takes no constraint, cut or expand (only within)")
@@ -108,18 +78,18 @@ def _head(query: Query) -> str:
     return _pattern(pattern)
 
 
-def _mu(term: MuTerm) -> str:
-    if isinstance(term, Meet):
+def _mu(term: ast.MuTerm) -> str:
+    if isinstance(term, ast.Meet):
         window = f" {_name(term.region)}" if term.region is not None else f" {int(term.low)} {int(term.high)}"
         return f"(meet {_mu(term.left)} {_mu(term.right)}{window})"
-    if isinstance(term, MuUnion):
+    if isinstance(term, ast.MuUnion):
         return f"(union {_mu(term.left)} {_mu(term.right)})"
     return _mu_token(term)
 
 
-def _mu_token(token: TokenPattern) -> str:
+def _mu_token(token: ast.TokenPattern) -> str:
     """A token of an MU or TAB query: a test only (no label, anchor or lookahead)."""
-    if not isinstance(token, TokenPattern) or token.label or token.target or token.keyword or token.lookahead:
+    if not isinstance(token, ast.TokenPattern) or token.label or token.target or token.keyword or token.lookahead:
         raise QuerySyntaxError("an MU or TAB query is made of plain tokens ([...] or \"...\")")
     return _pattern(token)
 
@@ -142,7 +112,7 @@ def _name(name: str, *, reserved_ok: bool = False) -> str:
     return name
 
 
-def _value(value: RegexValue) -> str:
+def _value(value: ast.RegexValue) -> str:
     reason = unrepresentable_reason(value.pattern)
     if reason is not None:
         raise QuerySyntaxError(reason)
@@ -159,20 +129,20 @@ def _value(value: RegexValue) -> str:
 # ------------------------------------------------------------------ pattern
 
 
-def _pattern(pattern: Pattern) -> str:
-    if isinstance(pattern, Alternation):
+def _pattern(pattern: ast.Pattern) -> str:
+    if isinstance(pattern, ast.Alternation):
         return " | ".join(_pattern(option) for option in _at_least_two(pattern.options))
-    if isinstance(pattern, Sequence):
+    if isinstance(pattern, ast.Sequence):
         return " ".join(
-            f"({_pattern(item)})" if isinstance(item, Alternation) else _pattern(item)
+            f"({_pattern(item)})" if isinstance(item, ast.Alternation) else _pattern(item)
             for item in _at_least_two(pattern.items)
         )
-    if isinstance(pattern, Repetition):
+    if isinstance(pattern, ast.Repetition):
         item = _pattern(pattern.item)
-        if not isinstance(pattern.item, TokenPattern | StructuralTag):
+        if not isinstance(pattern.item, ast.TokenPattern | ast.StructuralTag):
             item = f"({item})"
         return item + _quantifier(pattern.min, pattern.max)
-    if isinstance(pattern, TokenPattern):
+    if isinstance(pattern, ast.TokenPattern):
         prefix = ("@" if pattern.target else "@1 " if pattern.keyword else "") + (
             "" if pattern.label is None else _name(pattern.label) + ":"
         )
@@ -180,7 +150,7 @@ def _pattern(pattern: Pattern) -> str:
         if pattern.lookahead:  # CQP's lexer would read "a.upos:" as a label: a name keeps a space before ":]"
             return f"{prefix}[:{body}{' ' if body[-1:].isalnum() or body[-1:] == '_' else ''}:]"
         return f"{prefix}[{body}]"
-    if isinstance(pattern, StructuralTag):
+    if isinstance(pattern, ast.StructuralTag):
         name = _name(pattern.attribute, reserved_ok=True)
         if name in ANCHOR_TAGS:
             raise QuerySyntaxError(f"<{name}> would be read by CQP as an anchor point")
@@ -214,26 +184,23 @@ def _at_least_two(items: tuple[_T, ...]) -> tuple[_T, ...]:
 # ------------------------------------------------------------------ conditions
 
 
-def _condition(condition: Condition) -> str:
-    if isinstance(condition, AttributeTest):
+def _condition(condition: ast.Condition) -> str:
+    if isinstance(condition, ast.AttributeTest):
         operator = "!=" if condition.negated else "="
         this = "_." if condition.this else ""
         return f"{this}{_name(condition.attribute)}{operator}{_value(condition.value)}"
-    if isinstance(condition, AttributeComparison):
+    if isinstance(condition, ast.AttributeComparison):
         operator = "!=" if condition.negated else "="
         return f"{_name(condition.left)}{operator}{_name(condition.right)}"
-    if isinstance(condition, RegionBound):
+    if isinstance(condition, ast.RegionBound):
         return f"{'rbound' if condition.right else 'lbound'}({_name(condition.attribute)})"
-    if isinstance(condition, LabelComparison):
-        operator = "!=" if condition.negated else "="
-        right = condition.right
-        rhs = _label_ref(right) if isinstance(right, LabelRef) else _value(right)
-        return f"{_label_ref(condition.left)}{operator}{rhs}"
-    if isinstance(condition, Not):
-        return _negation(_condition(condition.operand), isinstance(condition.operand, And | Or))
-    if isinstance(condition, And):
-        return _conjunction([(_condition(op), isinstance(op, Or)) for op in _at_least_two(condition.operands)])
-    if isinstance(condition, Or):
+    if isinstance(condition, ast.LabelComparison):
+        return _comparison(condition.left, condition.negated, condition.right)
+    if isinstance(condition, ast.Not):
+        return _negation(_condition(condition.operand), isinstance(condition.operand, ast.And | ast.Or))
+    if isinstance(condition, ast.And):
+        return _conjunction([(_condition(op), isinstance(op, ast.Or)) for op in _at_least_two(condition.operands)])
+    if isinstance(condition, ast.Or):
         return " | ".join(_condition(op) for op in _at_least_two(condition.operands))
     assert_never(condition)
 
@@ -251,45 +218,49 @@ def _conjunction(operands: list[tuple[str, bool]]) -> str:
 # ------------------------------------------------------------------ global constraint
 
 
-def _label_ref(ref: LabelRef) -> str:
+def _label_ref(ref: ast.LabelRef) -> str:
     if ref.label == "":  # a bare attribute of the token itself, inside a token
         return _name(ref.attribute)
-    label = ref.label if ref.label in SPECIAL_LABELS or ref.label == "_" else _name(ref.label)
+    label = ref.label if ref.label in ast.SPECIAL_LABELS or ref.label == "_" else _name(ref.label)
     return f"{label}.{_name(ref.attribute, reserved_ok=True)}"
 
 
-def _constraint(constraint: Constraint) -> str:
-    if isinstance(constraint, Comparison):
-        operator = "!=" if constraint.negated else "="
-        right = constraint.right
-        rhs = _label_ref(right) if isinstance(right, LabelRef) else _value(right)
-        return f"{_label_ref(constraint.left)}{operator}{rhs}"
-    if isinstance(constraint, ConstraintNot):
+def _comparison(left: ast.LabelRef, negated: bool, right: ast.LabelRef | ast.RegexValue) -> str:
+    """``a.lemma = b.lemma``, ``a.pos != "NN"``: in a token (``LabelComparison``) or the constraint."""
+    rhs = _label_ref(right) if isinstance(right, ast.LabelRef) else _value(right)
+    return f"{_label_ref(left)}{'!=' if negated else '='}{rhs}"
+
+
+def _constraint(constraint: ast.Constraint) -> str:
+    if isinstance(constraint, ast.Comparison):
+        return _comparison(constraint.left, constraint.negated, constraint.right)
+    if isinstance(constraint, ast.ConstraintNot):
         operand = constraint.operand
-        return _negation(_constraint(operand), isinstance(operand, ConstraintAnd | ConstraintOr | NumericComparison))
-    if isinstance(constraint, ConstraintAnd):
+        compound = isinstance(operand, ast.ConstraintAnd | ast.ConstraintOr | ast.NumericComparison)
+        return _negation(_constraint(operand), compound)
+    if isinstance(constraint, ast.ConstraintAnd):
         operands = _at_least_two(constraint.operands)
-        return _conjunction([(_constraint(op), isinstance(op, ConstraintOr)) for op in operands])
-    if isinstance(constraint, ConstraintOr):
+        return _conjunction([(_constraint(op), isinstance(op, ast.ConstraintOr)) for op in operands])
+    if isinstance(constraint, ast.ConstraintOr):
         return " | ".join(_constraint(op) for op in _at_least_two(constraint.operands))
-    if isinstance(constraint, NumericComparison):
+    if isinstance(constraint, ast.NumericComparison):
         if constraint.operator not in ("=", "!=", "<", ">", "<=", ">="):
             raise QuerySyntaxError(f"{constraint.operator!r} is not a comparison operator")
         return f"{_number(constraint.left)} {constraint.operator} {_number(constraint.right)}"
     assert_never(constraint)
 
 
-def _number(number: int | FunctionCall) -> str:
-    if isinstance(number, FunctionCall):
+def _number(number: int | ast.FunctionCall) -> str:
+    if isinstance(number, ast.FunctionCall):
         return f"{_name(number.name, reserved_ok=True)}({', '.join(_argument(a) for a in number.arguments)})"
     if isinstance(number, bool) or not isinstance(number, int) or number < 0:
         raise QuerySyntaxError(f"a number in a constraint must be a non-negative integer, not {number!r}")
     return str(number)
 
 
-def _argument(argument: str | LabelRef | int) -> str:
-    if isinstance(argument, LabelRef):
+def _argument(argument: str | ast.LabelRef | int) -> str:
+    if isinstance(argument, ast.LabelRef):
         return _label_ref(argument)
     if isinstance(argument, str):
-        return argument if argument in SPECIAL_LABELS else _name(argument)
+        return argument if argument in ast.SPECIAL_LABELS else _name(argument)
     return _number(argument)

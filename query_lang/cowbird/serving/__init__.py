@@ -6,7 +6,10 @@ core needs no web framework (FastAPI, Starlette, uvicorn, prometheus_client, pyd
 - ``request_log``: one log line per request, and the logging set-up;
 - ``metrics``: ``/metrics`` in Prometheus' text format;
 - ``config``: settings from a TOML file, the environment and overrides;
-- ``server``: running an app with uvicorn, guarded against slow or endless headers.
+- ``server``: running an app with uvicorn, guarded against slow or endless headers;
+- ``clock``: the clock node calls, health checks and waits in line are timed on (tests fake it);
+- ``asgi``: the base of the pure ASGI middleware (HTTP only, the rest passed through);
+- ``started``: what an app makes in its lifespan, asked for before it has started.
 
 It sits between the services (``cowbird.frontend``, ``cowbird.node``, which never import each
 other) and the layers below them; nothing under it imports it.

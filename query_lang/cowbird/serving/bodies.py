@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import CowbirdError, InvalidRequest, SlowBody, TooLarge
+from cowbird.serving.asgi import HttpMiddleware
 
 
 class ClientLeft(Exception):
@@ -74,21 +75,18 @@ def has_body(headers: dict[bytes, bytes]) -> bool:
     return (length.isdigit() and int(length) > 0) or b"transfer-encoding" in headers
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     """Every request's body read whole (``read_body``) before the app runs: over ``max_bytes`` 413,
     slower than ``seconds`` 408, each answered by ``render`` with the connection closed."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, seconds: float,
                  render: Callable[[Request, CowbirdError], Response]) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
         self.seconds = seconds
         self.render = render
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"])
         if not has_body(headers):
             await self.app(scope, receive, send)

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import BadParameter, BrokenStream, CowbirdError, HttpError, Internal, InvalidRequest, NotFound
 from cowbird.core.wire import Problem
+from cowbird.serving.asgi import HttpMiddleware
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 logger = logging.getLogger("cowbird")
@@ -134,7 +135,7 @@ def _document_problems(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-class CatchAll:
+class CatchAll(HttpMiddleware):
     """ASGI middleware: an unexpected exception is logged with its traceback and answered ``500 internal``.
 
     It runs inside Starlette's own error middleware, so the exception is handled here once (logged
@@ -144,13 +145,10 @@ class CatchAll:
     """
 
     def __init__(self, app: ASGIApp, render: Renderer = _default_render) -> None:
-        self.app = app
+        super().__init__(app)
         self.render = render
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracking_send(message: Message) -> None:

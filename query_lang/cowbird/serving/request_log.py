@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlencode
 import click
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cowbird.serving.asgi import HttpMiddleware
 from cowbird.serving.metrics import Metrics
 
 REQUESTS = logging.getLogger("cowbird.requests")
@@ -96,16 +97,13 @@ def is_secret(name: str) -> bool:
             or not squashed)
 
 
-class RequestLog:
+class RequestLog(HttpMiddleware):
     def __init__(self, app: ASGIApp, service: str, metrics: Metrics | None = None) -> None:
-        self.app = app
+        super().__init__(app)
         self.service = service
         self.metrics = metrics
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status = 500
 

@@ -28,6 +28,17 @@ class Frequencies:
     truncated: bool
 
 
+def _span_lengths(span: Span, start: spans.Ints, end: spans.Ints, aside: str = "") -> spans.Ints:
+    """The tokens in each hit's span; refused when together they are more than a node counts at once."""
+    lengths: spans.Ints = np.abs(end - start) + 1
+    cells = int(lengths.sum())
+    if cells > spans.MAX_SORT_CELLS:
+        raise LimitExceeded(f"on={span}: the spans of the {len(start):,} hits hold {cells:,} tokens, more than a "
+                            f"node counts at once ({spans.MAX_SORT_CELLS:,}{aside}); count a narrower span or narrow "
+                            "the query")
+    return lengths
+
+
 def frequency(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, span: Span, fold: Fold,
               max_rows: int, max_bytes: int = 1 << 62) -> Frequencies:
     """How often each value (or sequence of values, joined by spaces) of ``attribute`` occurs over
@@ -37,12 +48,7 @@ def frequency(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute
     p = corpus.p_attribute(attribute)
     start, end, valid = span_positions(matches, span, corpus.size)
     start, end = start[valid], end[valid]
-    lengths = np.abs(end - start) + 1
-    cells = int(lengths.sum())
-    if cells > spans.MAX_SORT_CELLS:
-        raise LimitExceeded(f"on={span}: the spans of the {len(start):,} hits hold {cells:,} tokens, more than a "
-                            f"node counts at once ({spans.MAX_SORT_CELLS:,}, as for sorting); count a narrower span "
-                            "or narrow the query")
+    lengths = _span_lengths(span, start, end, ", as for sorting")
     estimate = value_bytes(p, lengths, max_rows)
     if estimate > max_bytes:
         raise LimitExceeded(f"on={span}: the values of {len(start):,} hits over spans of up to "
@@ -97,12 +103,7 @@ def frequency_levels(deadline: Deadline, corpus: CwbCorpus, matches: Matches, le
     for attribute, span, start, end in level_spans:
         p = corpus.p_attribute(attribute)
         start, end = start[valid], end[valid]
-        lengths = np.abs(end - start) + 1
-        cells = int(lengths.sum())
-        if cells > spans.MAX_SORT_CELLS:
-            raise LimitExceeded(f"on={span}: the spans of the {len(start):,} hits hold {cells:,} tokens, more than a "
-                                f"node counts at once ({spans.MAX_SORT_CELLS:,}); count a narrower span or narrow "
-                                "the query")
+        lengths = _span_lengths(span, start, end)
         estimate += value_bytes(p, lengths, max_rows)
         if estimate > max_bytes:
             raise LimitExceeded(f"the values of {len(start):,} hits by {len(levels)} keys would take about "

@@ -25,14 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.errors import QueryFailed
-from cowbird.core.wire import DEFAULT_HARD_BOUNDARY
-from cowbird.engines.base import Deadline
 from cowbird.engines.native.compile import Always, Automaton, State, holds_beyond, label_predicates
-from cowbird.engines.native.constraint import ConstraintEvaluator
 from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.native.dfa import Dfa
 from cowbird.engines.native.plan import Planner, SearchSpace
-from cowbird.engines.native.simulate import PassesBase, WorkBudget
+from cowbird.engines.native.simulate import PassesBase, RunSetup
 from cowbird.engines.results import Cpos, Matches
 
 Grid = npt.NDArray[np.int64]
@@ -91,15 +88,7 @@ class DfaPlanner(Planner):
         return None if rest is None else (1 if states[first].is_token else 0) + rest
 
     def consumes_after(self, first: int) -> bool:
-        seen, todo = {self.moves[0][first]}, [self.moves[0][first]]
-        while todo:
-            for symbol, nxt in self.dfa.transitions[todo.pop()]:
-                if self.automaton.states[symbol].is_token:
-                    return True
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return False
+        return self._reads_token(self.moves[0][first], lambda state: self.dfa.transitions[state])
 
 
 def _zero_width_cycle(dfa: Dfa, states: list[State]) -> bool:
@@ -122,32 +111,16 @@ class DfaRunner(PassesBase):
     """Runs the passes of one query over one corpus on CQP's DFA (one pass per pattern that
     leaves the start state, as CQP's ``simulate_dfa`` runs one per initial transition)."""
 
-    def __init__(
-        self,
-        corpus: NativeCorpus,
-        dfa: Dfa,
-        leaves: Automaton,
-        constraint: ConstraintEvaluator | None,
-        within: SearchSpace,
-        longest: bool,
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        threads: int = 2,
-        deadline: Deadline | None = None,
-        work: WorkBudget | None = None,
-    ) -> None:
-        self.corpus = corpus
+    def __init__(self, setup: RunSetup, dfa: Dfa, leaves: Automaton) -> None:
+        super().__init__(setup)
+        corpus, constraint = setup.corpus, setup.constraint
         self.dfa = dfa
         self.states = leaves.states
-        self.constraint = constraint
-        self.longest = longest
-        self.threads = threads
-        self.deadline = deadline or Deadline()
-        self.work = work
         reading = {
             i: label_predicates(s.predicate if s.tag is None else s.tag.look) for i, s in enumerate(leaves.states)
         }
         self.reads = {i: sorted({name for p in found for name in p.labels}) for i, found in reading.items() if found}
-        self.plan = DfaPlanner(corpus, leaves, dfa, within, hard_boundary, set(self.reads))
+        self.plan = DfaPlanner(corpus, leaves, dfa, setup.within, setup.hard_boundary, set(self.reads))
         self.state_count = dfa.states
         self.tests = self.plan.tests
         self.passes = [symbol for symbol, _ in dfa.transitions[0]]

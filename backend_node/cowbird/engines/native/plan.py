@@ -11,6 +11,7 @@ then gets its boundary: the end of the enclosing region with ``within``, else
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import assert_never
 
@@ -426,10 +427,15 @@ class Planner:
     def consumes_after(self, first: int) -> bool:
         """Whether a match of this pass can consume tokens after its first state (else the
         pass is a few vectorised operations and threads would only add overhead)."""
-        seen, todo = {first}, [first]
+        return self._reads_token(first, lambda state: ((nxt, nxt) for nxt in self.automaton.follow[state]))
+
+    def _reads_token(self, start: int, moves: Callable[[int], Iterable[tuple[int, int]]]) -> bool:
+        """Whether a walk from ``start`` over ``moves`` (per state: the state whose test a move reads
+        and the state it reaches) reads a token's test somewhere."""
+        seen, todo = {start}, [start]
         while todo:
-            for nxt in self.automaton.follow[todo.pop()]:
-                if self.automaton.states[nxt].is_token:
+            for read, nxt in moves(todo.pop()):
+                if self.automaton.states[read].is_token:
                     return True
                 if nxt not in seen:
                     seen.add(nxt)

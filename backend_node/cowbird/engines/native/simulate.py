@@ -121,16 +121,37 @@ class WorkBudget:
             )
 
 
+@dataclass(frozen=True)
+class RunSetup:
+    """What either simulation is given besides its automaton: the corpus, the global constraint,
+    where matches may lie (``within``, ``hard_boundary``), the strategy's one question (``longest``)
+    and what the run may spend (threads, deadline, work budget)."""
+
+    corpus: NativeCorpus
+    constraint: ConstraintEvaluator | None
+    within: SearchSpace
+    longest: bool
+    hard_boundary: int = DEFAULT_HARD_BOUNDARY
+    threads: int = 2
+    deadline: Deadline | None = None
+    work: WorkBudget | None = None
+
+
 class PassesBase:
     """What both simulations share: a query's passes (one per way a match can start), each run
     over its candidate starts, split over two threads when there are many, or chunk by chunk for
     ``cut``; and the work estimate charged before a pass runs."""
 
-    corpus: NativeCorpus
     plan: Planner
-    threads: int
-    work: WorkBudget | None
     state_count: int
+
+    def __init__(self, setup: RunSetup) -> None:
+        self.corpus = setup.corpus
+        self.constraint = setup.constraint
+        self.longest = setup.longest
+        self.threads = setup.threads
+        self.deadline = setup.deadline or Deadline()
+        self.work = setup.work
 
     def _simulate(self, first: int, starts: Cpos, bound: Cpos) -> Matches:
         raise NotImplementedError
@@ -185,32 +206,16 @@ class PassesBase:
 class PassRunner(PassesBase):
     """Runs the passes of one query over one corpus."""
 
-    def __init__(
-        self,
-        corpus: NativeCorpus,
-        automaton: Automaton,
-        constraint: ConstraintEvaluator | None,
-        within: SearchSpace,
-        longest: bool,
-        hard_boundary: int = DEFAULT_HARD_BOUNDARY,
-        threads: int = 2,
-        deadline: Deadline | None = None,
-        work: WorkBudget | None = None,
-    ) -> None:
-        self.threads = threads
-        self.work = work
-        self.deadline = deadline or Deadline()
-        self.corpus = corpus
+    def __init__(self, setup: RunSetup, automaton: Automaton) -> None:
+        super().__init__(setup)
         self.automaton = automaton
-        self.constraint = constraint
-        self.longest = longest
-        self.plan = Planner(corpus, automaton, within, hard_boundary)
+        self.plan = Planner(setup.corpus, automaton, setup.within, setup.hard_boundary)
         self.state_count = len(automaton.states)
         self.tests = self.plan.tests
         self.sources = self.plan.sources
         self.final = sorted(automaton.final)
         self.final_set = set(automaton.final)
-        self.tracked = sorted(set(constraint.labels if constraint else ()) & set(automaton.labels))
+        self.tracked = sorted(set(self.constraint.labels if self.constraint else ()) & set(automaton.labels))
         # CQP's StrictRegions: with both <s> and </s> in the query, a match that entered a region
         # at <s> must not leave it before </s>, and </s> must close that very region
         tags = [p.tag for p in automaton.states if p.tag is not None and p.tag.look is None]

@@ -106,25 +106,32 @@ def users_list(config: Path, state: str | None) -> None:
     _run(config, work)
 
 
-@users_group.command("show")
-@CONFIG
-@click.argument("name")
-def users_show(config: Path, name: str) -> None:
+def _on_a_user(verb: str) -> Callable[[Callable[[Accounts, Any, User], None]], click.Command]:
+    """``cowbird users NAME USER``: the decorated function (its docstring the help) gets the accounts,
+    the session and the user named (a name or e-mail address)."""
+
+    def command(action: Callable[[Accounts, Any, User], None]) -> click.Command:
+        def run(config: Path, name: str) -> None:
+            _run(config, lambda accounts, session: action(accounts, session, accounts.users.get(session, name)))
+
+        run.__doc__ = action.__doc__
+        return users_group.command(verb)(CONFIG(click.argument("name")(run)))
+
+    return command
+
+
+@_on_a_user("show")
+def users_show(accounts: Accounts, session: Any, user: User) -> None:
     """A user's details, research abstract, tokens and history."""
-
-    def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.users.get(session, name)
-        click.echo(_line(user))
-        click.echo(f"affiliation: {user.affiliation or '-'}")
-        click.echo(f"abstract: {user.abstract or '-'}")
-        for token in accounts.tokens.of(session, user):
-            status = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else "active"
-            click.echo(f"token {token.name} ({token.prefix}...) {status}")
-        for change in accounts.users.changes(session, user):
-            reason = f" — {change.reason}" if change.reason else ""
-            click.echo(f"{change.at:%Y-%m-%d %H:%M} {change.actor}: {change.what}{reason}")
-
-    _run(config, work)
+    click.echo(_line(user))
+    click.echo(f"affiliation: {user.affiliation or '-'}")
+    click.echo(f"abstract: {user.abstract or '-'}")
+    for token in accounts.tokens.of(session, user):
+        status = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else "active"
+        click.echo(f"token {token.name} ({token.prefix}...) {status}")
+    for change in accounts.users.changes(session, user):
+        reason = f" — {change.reason}" if change.reason else ""
+        click.echo(f"{change.at:%Y-%m-%d %H:%M} {change.actor}: {change.what}{reason}")
 
 
 def _decision(name: str, state: State, needs_reason: bool) -> click.Command:
@@ -172,38 +179,24 @@ def users_add(config: Path, name: str, email: str, admin: bool) -> None:
     _run(config, work)
 
 
-@users_group.command("reset-password")
-@CONFIG
-@click.argument("name")
-def users_reset_password(config: Path, name: str) -> None:
+@_on_a_user("reset-password")
+def users_reset_password(accounts: Accounts, session: Any, user: User) -> None:
     """Give USER (a name or e-mail address) a new one-time password, printed once; every session of the
     user ends. For a forgotten password, the demo's administrator's included."""
-
-    def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.users.get(session, name)
-        password = secrets.token_urlsafe(15)
-        accounts.users.set_password(session, user, password, _actor())
-        click.echo(f"{user.name}: new one-time password: {password}  (log in and change it on /account)")
-        live = sum(token.revoked_at is None for token in accounts.tokens.of(session, user))
-        if live:
-            click.echo(f"{user.name}'s {live} API token(s) keep working; `cowbird users revoke-tokens {user.name}` "
-                       "ends them")
-
-    _run(config, work)
+    password = secrets.token_urlsafe(15)
+    accounts.users.set_password(session, user, password, _actor())
+    click.echo(f"{user.name}: new one-time password: {password}  (log in and change it on /account)")
+    live = sum(token.revoked_at is None for token in accounts.tokens.of(session, user))
+    if live:
+        click.echo(f"{user.name}'s {live} API token(s) keep working; `cowbird users revoke-tokens {user.name}` "
+                   "ends them")
 
 
-@users_group.command("revoke-tokens")
-@CONFIG
-@click.argument("name")
-def users_revoke_tokens(config: Path, name: str) -> None:
+@_on_a_user("revoke-tokens")
+def users_revoke_tokens(accounts: Accounts, session: Any, user: User) -> None:
     """Revoke every API token of USER at once (a new password leaves them working)."""
-
-    def work(accounts: Accounts, session: Any) -> None:
-        user = accounts.users.get(session, name)
-        count = accounts.tokens.revoke_all(session, user, _actor())
-        click.echo(f"{user.name}: {count} API token(s) revoked")
-
-    _run(config, work)
+    count = accounts.tokens.revoke_all(session, user, _actor())
+    click.echo(f"{user.name}: {count} API token(s) revoked")
 
 
 def _right(name: str, on: bool) -> click.Command:

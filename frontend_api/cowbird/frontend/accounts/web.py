@@ -47,6 +47,13 @@ SESSION_COOKIE = "cowbird_session"
 CSRF_COOKIE = "cowbird_csrf"
 SESSION_DAYS = 14.0
 
+# the form fields several forms post
+Csrf = Annotated[str, Form(max_length=200)]
+Password = Annotated[str, Form(max_length=4096)]
+UserName = Annotated[str, Form(max_length=64)]
+Reason = Annotated[str, Form(max_length=2000)]
+Confirm = Annotated[str, Form(max_length=1)]  # "1" once the user confirmed a warning
+
 
 class CsrfFailed(Forbidden):
     code, title = ErrorCode.CSRF_FAILED, "The form is stale or was not sent by this site"
@@ -185,10 +192,7 @@ def login_form(request: Request) -> HTMLResponse:
 
 
 @router.post("/login", response_class=HTMLResponse)
-def login(
-    request: Request, login: Annotated[str, Form(max_length=300)], password: Annotated[str, Form(max_length=4096)],
-    csrf: Annotated[str, Form(max_length=200)],
-) -> Response:
+def login(request: Request, login: Annotated[str, Form(max_length=300)], password: Password, csrf: Csrf) -> Response:
     _check_anonymous_csrf(request, csrf)
     throttle, address = _throttle(request), _address(request)
     accounts = _accounts(request)
@@ -229,7 +233,7 @@ def _state_message(user: User, reason: str) -> str:
 
 
 @router.post("/logout")
-def logout(request: Request, csrf: Annotated[str, Form(max_length=200)]) -> Response:
+def logout(request: Request, csrf: Csrf) -> Response:
     accounts = _accounts(request)
     secret = session_id(request)
     with accounts.database.session() as session:
@@ -253,12 +257,12 @@ def register_form(request: Request) -> HTMLResponse:
 @router.post("/register", response_class=HTMLResponse)
 def register(
     request: Request,
-    name: Annotated[str, Form(max_length=64)],
+    name: UserName,
     email: Annotated[str, Form(max_length=254)],
     affiliation: Annotated[str, Form(max_length=300)],
     abstract: Annotated[str, Form(max_length=20_000)],
-    password: Annotated[str, Form(max_length=4096)],
-    csrf: Annotated[str, Form(max_length=200)],
+    password: Password,
+    csrf: Csrf,
 ) -> HTMLResponse:
     """A new pending account. A name or e-mail address that is taken (or a name too like a taken
     one) is answered exactly as a registration that was made: nothing is made and nobody is told,
@@ -341,9 +345,7 @@ def account(request: Request) -> Response:
 
 
 @router.post("/account/tokens", response_class=HTMLResponse)
-def create_token(
-    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Annotated[str, Form(max_length=200)]
-) -> Response:
+def create_token(request: Request, name: Annotated[str, Form(max_length=100)], csrf: Csrf) -> Response:
     with _signed_in(request, csrf) as (accounts, session, web):
         try:
             with session.begin_nested():
@@ -355,8 +357,8 @@ def create_token(
 
 @router.post("/account/tokens/revoke", response_class=HTMLResponse)
 def revoke_token(
-    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Annotated[str, Form(max_length=200)],
-    confirm: Annotated[str, Form(max_length=1)] = "",
+    request: Request, name: Annotated[str, Form(max_length=100)], csrf: Csrf,
+    confirm: Confirm = "",
 ) -> Response:
     """Revoke one API token, after a page that asks."""
     with _signed_in(request, csrf) as (accounts, session, web):
@@ -373,8 +375,7 @@ def revoke_token(
 
 
 @router.post("/account/tokens/revoke-all", response_class=HTMLResponse)
-def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200)],
-                      confirm: Annotated[str, Form(max_length=1)] = "") -> Response:
+def revoke_all_tokens(request: Request, csrf: Csrf, confirm: Confirm = "") -> Response:
     """Revoke every API token of the user at once (a password change leaves them working), after a
     page that asks."""
     with _signed_in(request, csrf) as (accounts, session, web):
@@ -388,10 +389,7 @@ def revoke_all_tokens(request: Request, csrf: Annotated[str, Form(max_length=200
 
 
 @router.post("/account/password", response_class=HTMLResponse)
-def change_password(
-    request: Request, current: Annotated[str, Form(max_length=4096)], new: Annotated[str, Form(max_length=4096)],
-    csrf: Annotated[str, Form(max_length=200)],
-) -> Response:
+def change_password(request: Request, current: Password, new: Password, csrf: Csrf) -> Response:
     with _signed_in(request, csrf) as (accounts, session, web):
         if accounts.users.authenticate(session, web.user.name, current) is None:
             return _account_page(request, web, session, 400, error="the current password is wrong")
@@ -461,11 +459,11 @@ def admin_users(request: Request) -> Response:
 @router.post("/admin/users/decide", response_class=HTMLResponse)
 def admin_decide(
     request: Request,
-    name: Annotated[str, Form(max_length=64)],
+    name: UserName,
     decision: Annotated[str, Form(pattern="^(approved|denied|suspended)$")],
-    csrf: Annotated[str, Form(max_length=200)],
-    reason: Annotated[str, Form(max_length=2000)] = "",
-    confirm: Annotated[str, Form(max_length=1)] = "",
+    csrf: Csrf,
+    reason: Reason = "",
+    confirm: Confirm = "",
 ) -> Response:
     """Approve, deny, suspend or reinstate; an admin suspending themselves is warned first."""
     with _signed_in(request, csrf, admin=True) as (accounts, session, web):
@@ -518,13 +516,13 @@ def admin_decide(
 @router.post("/admin/users/rights", response_class=HTMLResponse)
 def admin_rights(
     request: Request,
-    name: Annotated[str, Form(max_length=64)],
+    name: UserName,
     change: Annotated[str, Form(pattern="^(grant|revoke)$")],
     right: Annotated[str, Form(max_length=80)],
-    csrf: Annotated[str, Form(max_length=200)],
+    csrf: Csrf,
     group: Annotated[str, Form(max_length=80)] = "",
-    reason: Annotated[str, Form(max_length=2000)] = "",
-    confirm: Annotated[str, Form(max_length=1)] = "",
+    reason: Reason = "",
+    confirm: Confirm = "",
 ) -> Response:
     """Grant or revoke ``api_bulk``, ``admin`` or ``group:NAME`` (``right=group`` takes the name from
     ``group``), recorded with the admin and the reason as the command line records its changes; an

@@ -151,6 +151,25 @@ def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, par
                     named, failed, kind).whole(rows)
 
 
+Analysis = TypeVar("Analysis", bound=TableParameters | DispersionParameters)
+Route = Callable[[Visit, Analysis], Awaitable[BaseModel | Response]]
+
+
+def streamable(route: Route[Analysis]) -> Route[Analysis]:
+    """An analysis route that first expands a saved subcorpus and, with ``stream=1``, answers as NDJSON
+    events (``_streamed``) around the same route."""
+
+    @functools.wraps(route)
+    async def answer(visit: Visit, asked: Analysis) -> BaseModel | Response:
+        asked = await visit.subcorpus(asked)
+        if asked.stream:
+            again = cast(Analysis, asked.model_copy(update={"stream": False}))
+            return await _streamed(asked, visit, lambda streaming: route(streaming, again))
+        return await route(visit, asked)
+
+    return answer
+
+
 async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
                     work: Callable[[Visit], Awaitable[BaseModel | Response]]) -> StreamingResponse:
     """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
@@ -223,15 +242,9 @@ def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
 
 
 @router.get("/frequency", response_model=FrequencyResult, responses=TABLE_FILES)
-async def frequency(
-    visit: Visitor,
-    asked: Annotated[FrequencyParameters, Query()],
-) -> BaseModel | Response:
+@streamable
+async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query()]) -> BaseModel | Response:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
-    asked = await visit.subcorpus(asked)
-    if asked.stream:
-        again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, lambda streaming: frequency(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
@@ -282,17 +295,11 @@ async def frequency(
 
 
 @router.get("/dispersion", response_model=DispersionResult, responses=TABLE_FILES)
-async def dispersion(
-    visit: Visitor,
-    asked: Annotated[DispersionParameters, Query()],
-) -> BaseModel | Response:
+@streamable
+async def dispersion(visit: Visitor, asked: Annotated[DispersionParameters, Query()]) -> BaseModel | Response:
     """Where the hits fall: Gries' DP over the parts (``parts``: the regions of an s-attribute, texts by
     default) and over the partitions, exact over every partition, and the hits in ``bins`` equal
     stretches of the corpus (a file: the stretches, the measures in its metadata block)."""
-    asked = await visit.subcorpus(asked)
-    if asked.stream:
-        again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, lambda streaming: dispersion(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     target, cqp = found.corpus, found.search.cqp
@@ -315,18 +322,12 @@ async def dispersion(
 
 
 @router.get("/distribution", response_model=DistributionResult, responses=TABLE_FILES)
-async def distribution(
-    visit: Visitor,
-    asked: Annotated[DistributionParameters, Query()],
-) -> BaseModel | Response:
+@streamable
+async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, Query()]) -> BaseModel | Response:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
     values as regions: the rows come a page at a time (``offset``, ``limit``; ``rows_total`` says how
     many there are), a file has them all."""
-    asked = await visit.subcorpus(asked)
-    if asked.stream:
-        again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, lambda streaming: distribution(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
@@ -358,16 +359,10 @@ async def distribution(
 
 
 @router.get("/collocations", response_model=CollocationResult, responses=TABLE_FILES)
-async def collocations(
-    visit: Visitor,
-    asked: Annotated[CollocationParameters, Query()],
-) -> BaseModel | Response:
+@streamable
+async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Query()]) -> BaseModel | Response:
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""
-    asked = await visit.subcorpus(asked)
-    if asked.stream:
-        again = asked.model_copy(update={"stream": False})
-        return await _streamed(asked, visit, lambda streaming: collocations(streaming, again))
     started = time.perf_counter()
     found = searched(visit, asked)
     attribute, window, left, right, measures = asked.attribute, asked.window, asked.left, asked.right, asked.measures

@@ -77,9 +77,7 @@ class Analyses(Counts[P]):
         spans = ",".join(str(span) for _, span in levels)
 
         async def call(partition: P, time: TimeLimit) -> FrequencyResponse:
-            request = FrequencyRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                                       hard_boundary=self.query.hard_boundary, attribute=attribute, on=spans,
-                                       fold=folded)
+            request = self.asked(FrequencyRequest, partition, attribute=attribute, on=spans, fold=folded)
             return await self.partitions.call(partition, FREQUENCY, request, time)
 
         answered = await self._each(call, self.time_limit())
@@ -103,8 +101,7 @@ class Analyses(Counts[P]):
                                    f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
 
         async def call(partition: P, time: TimeLimit) -> DistributionResponse:
-            request = DistributionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                                          hard_boundary=self.query.hard_boundary, attribute=attribute)
+            request = self.asked(DistributionRequest, partition, attribute=attribute)
             return await self.partitions.call(partition, DISTRIBUTION, request, time)
 
         answered = await self._each(call, self.time_limit())
@@ -135,9 +132,8 @@ class Analyses(Counts[P]):
             return statuses, Dispersion(0, 0, 0, None, None, None, [0] * bins, [])
 
         async def call(partition: P, limit: TimeLimit) -> DispersionResponse:
-            request = DispersionRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                                        hard_boundary=self.query.hard_boundary, attribute=attribute, hits=hits,
-                                        corpus_size=size, base=partition.offset, bins=bins)
+            request = self.asked(DispersionRequest, partition, attribute=attribute, hits=hits, corpus_size=size,
+                                 base=partition.offset, bins=bins)
             return await self.partitions.call(partition, DISPERSION, request, limit)
 
         answered = await self._each(call, time)
@@ -166,9 +162,8 @@ class Analyses(Counts[P]):
                                    f"{attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
 
         async def call(partition: P, time: TimeLimit) -> CooccurrenceResponse:
-            request = CooccurrenceRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                                          hard_boundary=self.query.hard_boundary, attribute=attribute, left=left,
-                                          right=right, within=within)
+            request = self.asked(CooccurrenceRequest, partition, attribute=attribute, left=left, right=right,
+                                 within=within)
             return await self.partitions.call(partition, COOCCURRENCE, request, time)
 
         answered = await self._each(call, self.time_limit())

@@ -6,13 +6,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from cowbird.core.operations import COUNT, ESTIMATE
 from cowbird.core.search.partitions import (
     CorpusRef,
     P,
     PartitionFailure,
+    PartitionRef,
     Partitions,
     PartitionStatus,
     Progress,
@@ -21,7 +22,9 @@ from cowbird.core.search.partitions import (
     all_failed,
 )
 from cowbird.core.search.query import CheckedQuery, HitView
-from cowbird.core.wire import CountRequest, EstimateResponse
+from cowbird.core.wire import CountRequest, EstimateResponse, QueryRequest
+
+Q = TypeVar("Q", bound=QueryRequest)
 
 COUNT_SHARE = 0.75
 """Share of a search's time limit the counts may use; the rest is for fetching the page of hits."""
@@ -89,9 +92,14 @@ class Counts(Generic[P]):
         if all(s.failure is not None for s in statuses):
             raise all_failed(self.corpus.name, statuses)
 
+    def asked(self, model: type[Q], partition: PartitionRef, **more: Any) -> Q:
+        """A request about the query's hits on ``partition`` (the request model of any query operation;
+        ``more``: its own fields)."""
+        return model(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
+                     hard_boundary=self.query.hard_boundary, **more)
+
     def _count_request(self, partition: P) -> CountRequest:
-        return CountRequest(partition=partition.id, query=self.cqp, strategy=self.query.strategy,
-                            hard_boundary=self.query.hard_boundary)
+        return self.asked(CountRequest, partition)
 
     async def count(self, limit: TimeLimit | None = None) -> Statuses[P]:
         """Totals per partition; with ``cut N`` in the query, the first N hits of the whole corpus.

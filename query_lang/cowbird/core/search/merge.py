@@ -50,8 +50,7 @@ class Sorting(Counts[P]):
                                        f"{level.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
 
     def _sort_request(self, status: PartitionStatus[P], sort: SortKey, **asked: Any) -> SortKeysRequest:
-        return SortKeysRequest(partition=status.partition.id, query=self.cqp, strategy=self.query.strategy,
-                               hard_boundary=self.query.hard_boundary, sort=self._spec(status, sort), **asked)
+        return self.asked(SortKeysRequest, status.partition, sort=self._spec(status, sort), **asked)
 
     async def _sort_keys(self, status: PartitionStatus[P], time: TimeLimit,
                          request: SortKeysRequest) -> SortKeysResponse:

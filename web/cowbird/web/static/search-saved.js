@@ -59,18 +59,50 @@ export async function change(method, path, body) {
   return answer.json();
 }
 
+/**
+ * The user's items (GET /api/v1/`path`) for the list `listId`; null without a login (the page has no
+ * such list) or when they could not be fetched (the list stays as it was).
+ * @template T
+ * @param {string} path
+ * @param {string} listId
+ * @returns {Promise<{list: HTMLElement, data: T[]} | null>}
+ */
+export async function usersItems(path, listId) {
+  const list = document.getElementById(listId);
+  if (!list) return null;
+  try {
+    /** @type {{data: T[]}} */
+    const answer = await getJson(path, new URLSearchParams());
+    return { list, data: answer.data };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A Delete button: DELETE /api/v1/`path`, then `reload` the list; what went wrong shows on the button.
+ * @param {HTMLButtonElement} button
+ * @param {string} path
+ * @param {() => void} reload
+ */
+export function deletes(button, path, reload) {
+  button.addEventListener("click", async () => {
+    try {
+      await change("DELETE", path);
+    } catch (error) {
+      button.textContent = error instanceof Error ? error.message : "Not deleted";
+      return;
+    }
+    reload();
+  });
+}
+
 /** Lists the user's saved searches, each with its share link and Delete. */
 export async function loadSaved() {
-  const list = document.getElementById("saved-list");
-  if (!list) return; // anonymous
-  /** @type {{data: Saved[]}} */
-  let answer;
-  try {
-    answer = await getJson("saved", new URLSearchParams());
-  } catch {
-    return; // the list stays as it was
-  }
-  list.replaceChildren(...answer.data.map((saved) => {
+  /** @type {{list: HTMLElement, data: Saved[]} | null} */
+  const answer = await usersItems("saved", "saved-list");
+  if (!answer) return;
+  answer.list.replaceChildren(...answer.data.map((saved) => {
     const item = fromTemplate("saved-item", HTMLLIElement);
     const run = part(item, "a.run", HTMLAnchorElement);
     run.href = saved.url;
@@ -84,15 +116,7 @@ export async function loadSaved() {
     share.setAttribute("aria-label", `Share link of ${saved.name}`);
     const remove = part(item, "button.delete", HTMLButtonElement);
     remove.setAttribute("aria-label", `Delete ${saved.name}`);
-    remove.addEventListener("click", async () => {
-      try {
-        await change("DELETE", `saved/${saved.link.split("/").pop()}`);
-      } catch (error) {
-        remove.textContent = error instanceof Error ? error.message : "Not deleted";
-        return;
-      }
-      loadSaved();
-    });
+    deletes(remove, `saved/${saved.link.split("/").pop()}`, loadSaved);
     return item;
   }));
   byId("saved-none", HTMLElement).hidden = answer.data.length > 0;

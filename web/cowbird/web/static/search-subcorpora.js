@@ -10,7 +10,7 @@
 import { ApiProblem, aborted, getJson } from "./search-api.js";
 import { applySearch, readSearch } from "./search-form.js";
 import { byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
-import { change } from "./search-saved.js";
+import { change, deletes, usersItems } from "./search-saved.js";
 import { parseFilter } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").Filter} Filter */
@@ -285,18 +285,12 @@ async function saveSubcorpus() {
 
 /** Lists the user's subcorpora and those shared with them, each with Use (and Delete, if theirs). */
 export async function loadSubcorpora() {
-  const list = document.getElementById("subcorpora-list");
-  if (!list) return; // anonymous
-  /** @type {{data: Subcorpus[]}} */
-  let answer;
-  try {
-    answer = await getJson("subcorpora", new URLSearchParams());
-  } catch {
-    return; // the list stays as it was
-  }
+  /** @type {{list: HTMLElement, data: Subcorpus[]} | null} */
+  const answer = await usersItems("subcorpora", "subcorpora-list");
+  if (!answer) return;
   saved = answer.data;
   document.dispatchEvent(new Event("cowbird:subcorpora"));
-  list.replaceChildren(...answer.data.map((subcorpus) => {
+  answer.list.replaceChildren(...answer.data.map((subcorpus) => {
     const item = fromTemplate("subcorpus-item", HTMLLIElement);
     part(item, ".name", HTMLElement).textContent = subcorpus.name;
     const whose = subcorpus.mine ? (subcorpus.group ? `shared with the group ${subcorpus.group}` : "only you see it")
@@ -319,15 +313,7 @@ export async function loadSubcorpora() {
     const remove = part(item, "button.delete", HTMLButtonElement);
     remove.hidden = !subcorpus.mine;
     remove.setAttribute("aria-label", `Delete ${subcorpus.name}`);
-    remove.addEventListener("click", async () => {
-      try {
-        await change("DELETE", `subcorpora/${encodeURIComponent(subcorpus.id)}`);
-      } catch (error) {
-        remove.textContent = error instanceof Error ? error.message : "Not deleted";
-        return;
-      }
-      loadSubcorpora();
-    });
+    deletes(remove, `subcorpora/${encodeURIComponent(subcorpus.id)}`, loadSubcorpora);
     return item;
   }));
   byId("subcorpora-none", HTMLElement).hidden = answer.data.length > 0;

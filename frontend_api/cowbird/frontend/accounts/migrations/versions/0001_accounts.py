@@ -1,9 +1,4 @@
-"""Accounts: users, groups, memberships, state changes, API tokens, browser sessions.
-
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-23
-"""
+"""Accounts: users, groups, memberships, state changes, API tokens, browser sessions."""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ from alembic import op
 
 revision = "0001"
 down_revision = None
-branch_labels = None
-depends_on = None
 
 STAMP = sa.DateTime(timezone=True)
 

@@ -1,10 +1,5 @@
 """Secrets the front end keeps in the database (the key that signs session cookies), so that every
-front-end process and every restart signs alike without a file to distribute.
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-23
-"""
+front-end process and every restart signs alike without a file to distribute."""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from alembic import op
 
 revision = "0002"
 down_revision = "0001"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

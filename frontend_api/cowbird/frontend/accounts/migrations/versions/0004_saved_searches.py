@@ -1,10 +1,5 @@
 """Searches a user saved by name, each with a share link (``/s/<slug>``), and the categories (1-9) the
-user gave its concordance lines.
-
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-11-26
-"""
+user gave its concordance lines."""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from alembic import op
 
 revision = "0004"
 down_revision = "0003"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

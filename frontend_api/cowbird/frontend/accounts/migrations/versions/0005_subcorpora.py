@@ -1,10 +1,5 @@
 """Subcorpora users defined by metadata (a corpus and filters), named, and shared with one of their
-groups if they like.
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-11-26
-"""
+groups if they like."""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from alembic import op
 
 revision = "0005"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,12 +1,7 @@
 """What every front-end process counts together: the queries running per viewer (a row each, with
 the process and an expiry, so that a crashed process's queries stop counting), export rows and node
 seconds per viewer and day, the throttles' events (failed logins, registrations), and a lock row per
-counted key that makes each check-and-increment take turns across processes.
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-11-27
-"""
+counted key that makes each check-and-increment take turns across processes."""
 
 from __future__ import annotations
 
@@ -15,8 +10,6 @@ from alembic import op
 
 revision = "0006"
 down_revision = "0005"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
