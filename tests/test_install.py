@@ -32,7 +32,7 @@ import pytest
 from cowbird.commands.demo import port_in_use
 from tests.support import ROOT, SAMPLE_P, SAMPLE_S, SAMPLE_VRT, free_ports, unavailable
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]  # pip installs: minutes
 
 CONSTRAINTS = "constraints.txt"
 # never copied into the clean source: what a clone does not have
@@ -128,7 +128,8 @@ def _imports_all(python: Path, tmp_path: Path, packages: list[str]) -> None:
 
 
 def _source(tmp_path: Path) -> Path:
-    source = tmp_path / "cowbird"
+    # not named cowbird: a folder of that name in the working directory would join the namespace
+    source = tmp_path / "clone"
     shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
     return source
 
