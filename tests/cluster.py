@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,28 @@ def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_ended(pid: int) -> bool:
+    """Whether a process has ended (gone, or a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def comes_to_rest(pids: int | Sequence[int], within: float, window: float = 0.5, most: float = 0.1) -> bool:
+    """Whether processes, polled from now on for ``within`` seconds, have a ``window`` in which they
+    used at most ``most`` CPU seconds together (they stopped working: a fifth of a core by default)."""
+    every = [pids] if isinstance(pids, int) else list(pids)
+    deadline = time.monotonic() + within
+    while True:
+        before = sum(map(cpu_seconds, every))
+        time.sleep(window)  # the span CPU time is measured over
+        if sum(map(cpu_seconds, every)) - before <= most:
+            return True
+        if time.monotonic() + window > deadline:
+            return False
 
 
 class Cluster:

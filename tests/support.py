@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import socket
+import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -281,3 +282,37 @@ def assert_problem(response: httpx.Response, status: int, code: str) -> JsonObje
     body: JsonObject = response.json()
     assert body["status"] == status and body["code"] == code and body["detail"] and body["title"]
     return body
+
+
+def own_mb(pid: int) -> float:
+    """A process's own resident memory in MB (not its mapped files), as a node's memory budget counts it."""
+    fields = Path(f"/proc/{pid}/statm").read_text().split()
+    return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@dataclass
+class MemoryPeaks:
+    """The processes' own memory (``own_mb``) when watching began (``idle``) and at its highest since."""
+
+    idle: list[float]
+    peaks: list[float]
+
+
+@contextmanager
+def memory_peaks(pids: list[int], every: float = 0.02) -> Iterator[MemoryPeaks]:
+    """Watch the processes' own memory while the block runs, sampled every ``every`` seconds in a thread."""
+    idle = [own_mb(pid) for pid in pids]
+    seen = MemoryPeaks(idle, list(idle))
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(every):
+            seen.peaks = [max(peak, own_mb(pid)) for peak, pid in zip(seen.peaks, pids, strict=True)]
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        watcher.join()

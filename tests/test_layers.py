@@ -34,12 +34,14 @@ def _under(modules: list[str], tops: tuple[str, ...]) -> list[str]:
     return [m for m in modules if m in tops or m.startswith(tuple(f"{t}." for t in tops))]
 
 
+@pytest.mark.slow
 def test_the_front_end_loads_no_engine_store_compiler_or_calf() -> None:
     loaded = _loaded("import cowbird.frontend.app")
     assert _under(loaded, HEAVY) == []
     assert _under(loaded, ("cowbird.store", "cowbird.engines", "cowbird.node", "cowbird.calf")) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["cowbird.core.wire", "cowbird.core.manifest", "cowbird.core.analysis_merge",
                                   "cowbird.core.errors", "cowbird.query"])
 def test_the_core_and_the_query_language_are_light(part: str) -> None:

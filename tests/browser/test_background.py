@@ -34,6 +34,7 @@ def heavy_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     stack.stop()
 
 
+@pytest.mark.timeout(300)
 def test_a_heavy_query_runs_in_the_background_while_a_cheap_search_answers(
     heavy_site: DemoStack, page: Page, tmp_path: Path
 ) -> None:

@@ -246,17 +246,24 @@ def wait_for_early_hits(page: Page, proxy: HoldingProxy) -> int:
     return int(found[1].replace(",", ""))
 
 
-def test_the_hits_come_first_and_the_total_becomes_exact(slow: tuple[DemoStack, HoldingProxy], page: Page) -> None:
-    site, proxy = slow
-    page.goto(site.url)
+@contextlib.contextmanager
+def early_hits(page: Page, proxy: HoldingProxy) -> Iterator[int]:
+    """QUERY searched while the last partition's count is held: inside, its first hits are shown
+    (``wait_for_early_hits``, the hits counted so far given); the count is released on leaving."""
     proxy.hold()
     try:
         start_search(page, QUERY)
-        at_least = wait_for_early_hits(page, proxy)
-        early = refs_shown(page)
-        expect(page.locator("#progress")).to_be_visible()
+        yield wait_for_early_hits(page, proxy)
     finally:
         proxy.release()
+
+
+def test_the_hits_come_first_and_the_total_becomes_exact(slow: tuple[DemoStack, HoldingProxy], page: Page) -> None:
+    site, proxy = slow
+    page.goto(site.url)
+    with early_hits(page, proxy) as at_least:
+        early = refs_shown(page)
+        expect(page.locator("#progress")).to_be_visible()
     summary = page.locator("#summary")
     expect(summary).to_have_text(EXACT, timeout=WAIT_S * 1000)
     expect(page.locator("#progress")).to_be_hidden()
@@ -275,10 +282,7 @@ def test_cancel_stops_the_search_and_its_work_on_the_node(slow: tuple[DemoStack,
     page.goto(site.url)
     search(page, "house")  # a search that ended: the URL's
     before, length = page.url, page.evaluate("history.length")
-    proxy.hold()
-    try:
-        start_search(page, QUERY)
-        wait_for_early_hits(page, proxy)
+    with early_hits(page, proxy):
         assert not proxy.dropped.is_set()
         page.click("#cancel")
         summary = page.locator("#summary")
@@ -290,8 +294,6 @@ def test_cancel_stops_the_search_and_its_work_on_the_node(slow: tuple[DemoStack,
         assert page.url == before and page.evaluate("history.length") == length  # not a search of the history
         for button in ("#next", "#random", "#open-download"):  # not the hits of the search in the URL
             expect(page.locator(button)).to_be_disabled()
-    finally:
-        proxy.release()
     search(page, QUERY)  # the same search, whole this time
     expect(page.locator("#summary")).to_have_text(EXACT)
     total = int(api(site, "/api/v1/query", corpus="sample", q=QUERY, limit=0)["total"])
@@ -301,14 +303,9 @@ def test_cancel_stops_the_search_and_its_work_on_the_node(slow: tuple[DemoStack,
 def test_a_new_search_stops_the_one_running(slow: tuple[DemoStack, HoldingProxy], page: Page) -> None:
     site, proxy = slow
     page.goto(site.url)
-    proxy.hold()
-    try:
-        start_search(page, QUERY)
-        wait_for_early_hits(page, proxy)
+    with early_hits(page, proxy):
         start_search(page, "house")  # the form searches again while a search runs
         assert proxy.dropped.wait(WAIT_S), "the front end did not drop the first search's request to the node"
-    finally:
-        proxy.release()
     expected = api(site, "/api/v1/query", corpus="sample", q="house")
     total = int(expected["total"])
     summary = page.locator("#summary")

@@ -45,6 +45,7 @@ def shown(line: dict[str, Any]) -> str:
     return re.sub(r"\s+", " ", "".join(parts) + (" …" if line["more_after"] else "")).strip()
 
 
+@pytest.mark.timeout(300)
 def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path) -> None:
     hits = api(site, "/api/v1/query", corpus="sample", q="house")["hits"]
     assert isinstance(hits, list) and len(hits) == 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,7 @@ def corpora(draw: st.DrawFn) -> tuple[list[Keys], tuple[bool, ...]]:
     return partitions, descending
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(corpora(), st.integers(0, 400), st.integers(0, 30), st.sampled_from([1, 2, 3, 7, None]))
 def test_the_page_is_the_global_sort_cut_at_the_offset(corpus: tuple[list[Keys], tuple[bool, ...]], offset: int,
@@ -101,6 +103,7 @@ def test_the_page_is_the_global_sort_cut_at_the_offset(corpus: tuple[list[Keys],
     assert starts == [sum(1 for k, _ in before if k == p) for p in range(len(partitions))]
 
 
+@pytest.mark.slow
 def test_a_deep_page_asks_few_keys() -> None:
     """Offset 100,000 of 120,000 hits in three partitions with many ties: the page is the global sort's,
     and the samples and the window together are a few thousand keys, not the 100,000 before the page."""

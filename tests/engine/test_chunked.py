@@ -27,6 +27,7 @@ def pairs(matches: Matches) -> list[tuple[int, int, int]]:
     return list(zip(matches.match.tolist(), matches.matchend.tolist(), matches.target.tolist(), strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", [1, 5, 13, 40])
 def test_ranges_of_the_sample_corpus_give_the_same_hits(sample_registry: Path, chunk: int) -> None:
     whole = NativeEngine.open(sample_registry, "sample")

@@ -561,6 +561,7 @@ def regex_cases(draw: st.DrawFn) -> Case:
 # ---------------------------------------------------------------------------- the tests
 
 
+@pytest.mark.timeout(600)  # every generated query, on real CQP too: about 3 minutes
 @pytest.mark.slow
 @SETTINGS
 @given(case=cases())
@@ -568,6 +569,7 @@ def test_native_engine_agrees_with_real_cqp(ewt: NativeEngine, judge: RealCqp, c
     check(ewt, judge, case)
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
 @given(case=cases())
@@ -577,6 +579,7 @@ def test_native_engine_on_a_compressed_corpus_agrees_with_real_cqp(
     check(compressed_ewt, judge, case)
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
 @given(data=st.data())
@@ -596,6 +599,7 @@ def test_german_cases_agree_with_real_cqp(germaparl: NativeEngine, germaparl_jud
     check(germaparl, germaparl_judge, Case(query))
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
 @given(case=cooccurrence_cases())
@@ -855,6 +859,7 @@ FIXED_DIFFERENCES = [
 ]  # fmt: skip
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("case", FIXED_DIFFERENCES)
 def test_fixed_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)

@@ -69,6 +69,7 @@ def test_unknown_attribute_is_one_line(sample_registry: Path) -> None:
     assert err.strip() == "Error: the corpus has no p-attribute 'tag' (it has: word, pos, lemma)"
 
 
+@pytest.mark.slow
 def test_analyses_over_a_manifest_equal_one_corpus_and_real_cqp(tmp_path: Path) -> None:
     """--frequency, --distribution, --collocations and --sort over EWT in four partitions print what
     they print over EWT in one, and the frequencies are CQP's ``count``."""

@@ -55,6 +55,7 @@ def test_shortcuts_give_what_stepping_gives_on_the_sample(
         assert hits(engine.evaluate(parse_cqp(query), strategy)) == hits(stepped(engine, query, strategy, monkeypatch))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", SHAPES)
 def test_shortcuts_give_what_stepping_gives_on_ewt(
     reference: Path, query: str, monkeypatch: pytest.MonkeyPatch

@@ -3,10 +3,14 @@ served by in-process node apps that the front end reaches through a host-routing
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
+import sqlite3
+import tempfile
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ from cowbird.frontend.settings import NodeAccess
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
+from tests.clock import FakeClock
 from tests.support import JsonObject, ewt_options, sample_options, synthetic_options, tricky_options
 
 NODE_TOKEN = "node-token-0123456789abcdef"
@@ -107,20 +112,42 @@ async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: Any) -> Asy
 
 
 class HostRouter(httpx.AsyncBaseTransport):
-    """Send each request to the transport registered for its host (like httpx's mounts)."""
+    """Send each request to the transport registered for its host (like httpx's mounts); with a fake
+    ``clock``, each request counts as work at it (``FakeClock.working``)."""
 
-    def __init__(self, routes: dict[str, httpx.AsyncBaseTransport]) -> None:
+    def __init__(self, routes: dict[str, httpx.AsyncBaseTransport], clock: FakeClock | None = None) -> None:
         self.routes = routes
+        self.clock = clock
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         transport = self.routes.get(request.url.host)
         if transport is None:
             raise httpx.ConnectError(f"no route to {request.url.host}", request=request)
-        return await transport.handle_async_request(request)
+        if self.clock is None:
+            return await transport.handle_async_request(request)
+        with self.clock.working():
+            return await transport.handle_async_request(request)
 
 
 def api_account(database_file: Path) -> Path:
-    """An account database with the user ``api`` (approved, api_bulk) owning ``API_TOKEN``."""
+    """An account database with the user ``api`` (approved, api_bulk) owning ``API_TOKEN``: a new one
+    is a copy of one made once per test process (migrating a database takes a fifth of a second,
+    and most front-end tests make one)."""
+    if not database_file.exists():
+        with closing(sqlite3.connect(_api_account_once())) as made, closing(sqlite3.connect(database_file)) as copy:
+            made.backup(copy)
+        return database_file
+    return _add_api_account(database_file)
+
+
+@functools.cache
+def _api_account_once() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="cowbird-test-accounts-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return _add_api_account(folder / "accounts.sqlite3")
+
+
+def _add_api_account(database_file: Path) -> Path:
     database = Database(sqlite_url(database_file))
     database.upgrade()
     accounts = Accounts(database)
@@ -154,15 +181,22 @@ def anyio_backend() -> str:
 
 
 async def front_client(
-    settings: FrontendSettings, nodes: dict[str, FastAPI], extra: Mapping[str, httpx.AsyncBaseTransport] | None = None
+    settings: FrontendSettings, nodes: dict[str, FastAPI], extra: Mapping[str, httpx.AsyncBaseTransport] | None = None,
+    clock: FakeClock | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of a front end over ``nodes`` (in-process apps) and ``extra`` (other transports, by
+    host); ``clock``: a fake clock its node calls and health checks are timed on, which sees the
+    calls at work (``tests/clock.py``)."""
     async with AsyncExitStack() as stack:
         for app in nodes.values():
             await stack.enter_async_context(app.router.lifespan_context(app))
         routes: dict[str, httpx.AsyncBaseTransport] = {h: httpx.ASGITransport(app=a) for h, a in nodes.items()}
         routes.update(extra or {})
-        front = create_app(settings, transport=HostRouter(routes))
+        front = create_app(settings, transport=HostRouter(routes, clock))
         await stack.enter_async_context(front.router.lifespan_context(front))
+        if clock is not None:
+            failover = front.state.frontend.nodes.failover
+            failover.clock = failover.health.clock = clock
         client = await stack.enter_async_context(
             httpx.AsyncClient(transport=httpx.ASGITransport(app=front), base_url="http://front")
         )

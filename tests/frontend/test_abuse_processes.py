@@ -8,7 +8,6 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,9 @@ from starlette.routing import Route
 
 from cowbird.commands.demo import DemoStack
 from cowbird.serving import server as serving
-from tests.support import free_ports, running_demo, served_in_thread
+from tests.clock import wait_until
+from tests.cluster import comes_to_rest, cpu_seconds
+from tests.support import free_ports, memory_peaks, own_mb, running_demo, served_in_thread
 
 pytestmark = pytest.mark.e2e
 
@@ -94,12 +95,8 @@ def test_the_servers_abandoned_xlsx_exports_and_header_floods(tmp_path: Path, mo
                                                                          "format": "xlsx", "limit": 10_000},
                               timeout=30) as response:
                 assert response.status_code == 200
-        deadline = time.monotonic() + 20
-        left = [p.name for p in temporary.iterdir() if p.is_file()]
-        while left and time.monotonic() < deadline:
-            time.sleep(0.5)
-            left = [p.name for p in temporary.iterdir() if p.is_file()]
-        assert left == [], left
+        wait_until(lambda: not any(p.is_file() for p in temporary.iterdir()), timeout=20, every=0.1,
+                   what=f"the abandoned exports' files removed: {list(temporary.iterdir())}")
         after = httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": "house", "limit": 1}, timeout=30)
         assert int(after.headers["x-cowbird-export-rows-left"]) == full
 
@@ -139,12 +136,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
 NODE_MEMORY = 300 * 2**20
 
 
-def own_mb(pid: int) -> float:
-    """A process's own resident memory (not its mapped files), as the node's budget counts it."""
-    fields = Path(f"/proc/{pid}/statm").read_text().split()
-    return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
+@pytest.mark.timeout(300)
 def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: DemoStack) -> None:
     """Six heavy queries at once (each relates two labels over a wide repetition), which without a
     budget take each node past 550 MB and leave 300-450 MB held: with 300 MB for what the running
@@ -153,24 +145,11 @@ def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: Demo
     one is stopped with the reason. Every query is answered exactly or refused for memory; the nodes
     stay near the budget and give the memory back after."""
     nodes = [process.pid for process in demo.processes[:2]]
-    idle = [own_mb(pid) for pid in nodes]
-    peaks = list(idle)
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            for k, pid in enumerate(nodes):
-                peaks[k] = max(peaks[k], own_mb(pid))
-            time.sleep(0.02)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
     query = {"corpus": "web", "q": 'a:[] []{0,10} b:[] :: a.word=b.word & a.pos="NN"', "syntax": "cqp"}
-    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+    with memory_peaks(nodes) as memory, concurrent.futures.ThreadPoolExecutor(6) as pool:
         answers = list(pool.map(lambda _: httpx.get(f"{demo.url}/api/v1/query", params=query, timeout=120),
                                 range(6)))
-    done.set()
-    watcher.join()
+    idle, peaks = memory.idle, memory.peaks
     for answer in answers:  # exact, or refused with the reason: never a node grown without bound
         body = answer.json()
         assert (answer.status_code == 200 and body["complete"]) or (
@@ -180,13 +159,8 @@ def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: Demo
     budget = NODE_MEMORY / 2**20
     # beyond the idle node's memory, over the budget by at most what evaluations allocate between checks
     assert all(peak - start < 1.6 * budget for peak, start in zip(peaks, idle, strict=True)), (peaks, idle)
-    time.sleep(0.5)
-    assert all(own_mb(pid) < start + 64 for pid, start in zip(nodes, idle, strict=True)), (idle, peaks)
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    wait_until(lambda: all(own_mb(pid) < start + 64 for pid, start in zip(nodes, idle, strict=True)), timeout=10,
+               what=f"the nodes' memory given back: {[own_mb(pid) for pid in nodes]} MB, idle {idle}, peaks {peaks}")
 
 
 @pytest.mark.parametrize(("route", "extra"), [("/api/v1/frequency", {"by": "word"}),
@@ -200,10 +174,9 @@ def test_a_dropped_stream_stops_the_nodes(demo: DemoStack, route: str, extra: di
     with httpx.stream("GET", f"{demo.url}{route}", params=query, timeout=60) as response:
         first = next(response.iter_lines())
         assert response.status_code == 200 and '"event":"started"' in first, first
-        time.sleep(1.0)
-    before = sum(map(cpu_seconds, nodes))
-    time.sleep(4.0)
-    assert sum(map(cpu_seconds, nodes)) - before < 1.0
+    before = sum(map(cpu_seconds, nodes))  # the client has gone, as soon as the answer began
+    assert comes_to_rest(nodes, within=4.0), "the nodes kept working after the client had gone"
+    assert sum(map(cpu_seconds, nodes)) - before < 1.0  # next to nothing spent after it went
 
 
 def test_forwarded_addresses_are_not_believed_from_an_untrusted_peer(demo: DemoStack) -> None:

@@ -499,6 +499,7 @@ async def test_every_spelling_of_a_login_counts_against_its_account(site: tuple[
     assert (await login(client, "boss")).status_code == 303
 
 
+@pytest.mark.slow
 async def test_an_account_has_a_limit_over_all_addresses(site: tuple[httpx.AsyncClient, Accounts]) -> None:
     """40 addresses guessing twice each at one account (the name and the e-mail address) meet the
     account's limit after 20; a known and an unknown name alike; other accounts go on working."""

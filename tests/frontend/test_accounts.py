@@ -411,7 +411,7 @@ def _entry(config: CorpusConfig) -> CorpusEntry:
     return CorpusEntry(config, None, [])  # type: ignore[arg-type]  # visibility reads only the config
 
 
-TestLifecycle = Lifecycle.TestCase
+TestLifecycle = pytest.mark.slow(Lifecycle.TestCase)
 TestLifecycle.settings = settings(max_examples=30, stateful_step_count=15, deadline=None)
 
 

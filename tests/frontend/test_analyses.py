@@ -115,6 +115,7 @@ def cqp_count(cqp: RealCqp, query: str, by: str, on: str | None, fold: str) -> d
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("query", "by", "on", "fold"), FREQUENCY_CASES)
 async def test_frequency_equals_cqp_count_on_one_and_five_partitions(
     one: httpx.AsyncClient, five: httpx.AsyncClient, cqp: RealCqp, query: str, by: str, on: str | None, fold: str
@@ -160,6 +161,7 @@ async def test_frequency_paging_minimum_and_concordance_links(five: httpx.AsyncC
     assert wide["rows"][0]["concordance"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("query", "on", "fold"), [
     ('[lemma="the"]', "matchend[1]", ""), ('[pos="JJ"] [pos="NN.*"]', "matchend[1]", ""),
     ('[pos="DT"] [pos="JJ"]* [pos="NN"] within s', "matchend[1]", "c"), ('[word="of"]', "match[1]", "c"),
@@ -302,6 +304,7 @@ async def test_distribution_rows_link_to_their_hits(five: httpx.AsyncClient) -> 
 
 # -- dispersion ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", ['[lemma="go"]', '[pos="JJ"] [pos="NN.*"]', '[word="the"]'])
 async def test_dispersion_is_gries_dp_over_the_texts_computed_from_the_vrt(
     one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_five: Partitioned, query: str
@@ -369,6 +372,7 @@ def ccc_collocates(parts: Partitioned, query: str, window: int, within: str, att
     return frame
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("query", "window", "within", "attribute"), [
     ('[lemma="go"]', 5, "s", "lemma"),
     ('[lemma="go"]', 3, "text", "word"),
@@ -516,6 +520,7 @@ async def page(client: httpx.AsyncClient, query: str, sort: str, direction: str,
     return [[h["position"], h["matchend"]] for h in answer["hits"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("query", "sort", "direction", "command"), SORT_CASES)
 async def test_sorted_hits_follow_cqp_sort_and_page_exactly(
     one: httpx.AsyncClient, five: httpx.AsyncClient, cqp: RealCqp, query: str, sort: str, direction: str,
@@ -605,6 +610,7 @@ async def test_sort_errors(five: httpx.AsyncClient) -> None:
         assert message in response.json()["detail"]
 
 
+@pytest.mark.slow
 async def test_every_example_on_the_api_help_page_answers(five: httpx.AsyncClient) -> None:
     """The copyable GET examples of /help/api work as written (the token is the caller's)."""
     import html

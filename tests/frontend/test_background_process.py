@@ -61,6 +61,7 @@ def test_which_requests_are_background_work() -> None:
     assert not is_background("/ref/web/5", b"")
 
 
+@pytest.mark.e2e
 def test_background_requests_are_answered_by_the_background_process(tmp_path: Path) -> None:
     with running_demo(tmp_path, workers=1) as demo:
         front = demo.processes[-1].pid
@@ -100,6 +101,7 @@ def test_background_requests_are_answered_by_the_background_process(tmp_path: Pa
     assert not children(front)
 
 
+@pytest.mark.e2e
 def test_the_background_process_ends_with_serve(tmp_path: Path) -> None:
     with running_demo(tmp_path, workers=2) as demo:
         front = demo.processes[-1].pid
@@ -114,6 +116,7 @@ def test_the_background_process_ends_with_serve(tmp_path: Path) -> None:
     assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("options", [["--no-background"]])
 def test_no_background_answers_everything_in_the_worker(tmp_path: Path, options: list[str]) -> None:
     with running_demo(tmp_path, workers=1, serve_options=options) as demo:

@@ -33,6 +33,7 @@ def corpus_citing(web: LocalWeb, base: Path) -> Partitioned:
     return tiny_corpus(base, "blog", f'<text id="t3" url="{web.url}/blog/3">\n<s>\n{tokens}\n</s>\n</text>\n')
 
 
+@pytest.mark.slow
 async def test_find_a_static_link_on_the_web(web: LocalWeb, tmp_path: Path) -> None:
     parts = corpus_citing(web, tmp_path)
     async for client in ewt_client(parts, "blog", calf_cache_dir=tmp_path / "cache"):
@@ -54,6 +55,7 @@ async def test_find_a_static_link_on_the_web(web: LocalWeb, tmp_path: Path) -> N
         assert web.requests.count("/blog/3") == 1  # nothing was sent to the loopback address
 
 
+@pytest.mark.slow
 async def test_calls_count_as_queries_at_once(web: LocalWeb, tmp_path: Path) -> None:
     """Each call runs as one of the viewer's queries at once, under /query's fair use: a third call
     from one address while two run, and still running after its wait for a place (``queue_seconds``), is
@@ -73,6 +75,7 @@ async def test_calls_count_as_queries_at_once(web: LocalWeb, tmp_path: Path) -> 
 
 
 
+@pytest.mark.slow
 async def test_a_call_over_the_limit_waits_for_a_place(web: LocalWeb, tmp_path: Path) -> None:
     """Over the limit of queries at once a call first waits for a place (``[fair_use] queue_seconds``,
     5 s by default): a third call while two run is answered once one of them ends. As many calls of

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ from fastapi import FastAPI
 
 from cowbird.frontend import FrontendSettings
 from cowbird.serving.config import ConfigError
+from tests.clock import FakeClock
 from tests.frontend.conftest import Partitioned, front_client, front_settings
 from tests.support import assert_problem
 
@@ -77,11 +77,12 @@ async def test_the_same_failure_has_the_same_code_on_node_and_front_end(
         assert problem["message"].startswith("unexpected end of the query")
 
 
-async def _silent_server() -> tuple[asyncio.Server, str]:
+async def _silent_server(clock: FakeClock) -> tuple[asyncio.Server, str]:
     """A real TCP server on loopback that reads requests and never answers them."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.read()  # until the client gives up and closes the connection
+        with clock.hanging():
+            await reader.read()  # until the client gives up and closes the connection
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
@@ -91,20 +92,20 @@ async def _silent_server() -> tuple[asyncio.Server, str]:
 async def test_a_node_that_does_not_answer_times_out_and_the_next_one_serves(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
-    server, silent = await _silent_server()
+    clock = FakeClock()  # [nodes] timeout passes on it once only the silent node is waited for
+    server, silent = await _silent_server(clock)
     real_network = {"127.0.0.1": httpx.AsyncHTTPTransport()}
     try:
-        # long enough for the live nodes on a loaded machine, short enough to wait for the silent one twice
-        settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=3.0)
+        settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=3.0, health_probe_timeout=0.5)
         settings.corpora[0].nodes[sample_parts.ids[2]] = [silent, "http://node-b"]
-        async for client in front_client(settings, nodes, real_network):
-            started = time.perf_counter()
-            body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        async for client in front_client(settings, nodes, real_network, clock):
+            body = (await clock.drive(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))).json()
             assert body["complete"] is True and [h["position"] for h in body["hits"]] == [2, 19, 81]
-            assert time.perf_counter() - started >= 3.0  # it really waited for the silent node first
+            # it waited for the silent node ([nodes] timeout), then for its health check: no answer either
+            assert clock.now() == pytest.approx(3.0 + 0.5)
         settings.corpora[0].nodes[sample_parts.ids[2]] = [silent]
-        async for client in front_client(settings, nodes, real_network):
-            body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        async for client in front_client(settings, nodes, real_network, clock):
+            body = (await clock.drive(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))).json()
             assert body["complete"] is False and body["total"] == 2
             failed = next(p for p in body["partitions"] if p["id"] == sample_parts.ids[2])
             assert failed["error"] == f"{sample_parts.ids[2]}: timed out after 3 s"  # no node URL for clients

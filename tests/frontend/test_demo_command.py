@@ -41,6 +41,7 @@ def start(directory: Path, port: int, *options: str) -> tuple[subprocess.Popen[s
     raise AssertionError("".join(lines))
 
 
+@pytest.mark.timeout(300)
 def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> None:
     base = free_ports(1)[0]
     port = base if not any(port_in_use(p) for p in (base, base + 1, base + 2)) else free_ports(1)[0]

@@ -85,6 +85,7 @@ async def download(client: httpx.AsyncClient, format: str, **extra: Any) -> http
     return response
 
 
+@pytest.mark.slow
 async def test_every_format_reads_back_exactly(client: httpx.AsyncClient) -> None:
     expected = await expected_rows(client)
     assert {row[5] for row in expected} == MATCHED and len(expected) == HITS

@@ -4,7 +4,7 @@ broken — never silently wrong. Fake nodes wrap a real node app and misbehave o
 from __future__ import annotations
 
 import asyncio
-import time
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from cowbird.core.errors import ExportBroken
 from cowbird.frontend import FrontendSettings
+from tests.clock import FakeClock
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client, front_settings
 from tests.support import JsonObject, ParamValue, assert_problem
 
@@ -89,6 +90,7 @@ async def _export(client: httpx.AsyncClient, **params: ParamValue) -> list[str]:
     return response.text.splitlines()[1:]
 
 
+@pytest.mark.slow
 async def test_an_export_that_breaks_part_way_resumes_on_the_replica_without_duplicates(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
@@ -104,6 +106,7 @@ async def test_an_export_that_breaks_part_way_resumes_on_the_replica_without_dup
     assert positions == sorted(set(positions))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("misbehaviour", [
     {"end_after": 17},  # the stream ends early but cleanly
     {"status": 307},  # a redirect
@@ -228,30 +231,34 @@ async def test_a_dead_node_is_skipped_until_it_answers_again(
 ) -> None:
     state = {"dead": True}
     calls: list[str] = []
+    clock = FakeClock()  # the node timeout, the health check's limit, the cooldown: passed when the test says
 
     async def hangs(request: httpx.Request) -> httpx.Response:
         calls.append(request.url.path)
         if state["dead"]:
-            await asyncio.sleep(30)
+            await clock.hang()
         transport = httpx.ASGITransport(app=nodes["node-b"])
         return await transport.handle_async_request(request)
 
-    # node_timeout is long enough for the live nodes on a loaded machine; the cooldown passes on a test clock
     settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=3.0, health_probe_timeout=0.2)
     settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-hangs", "http://node-b"]
-    now = [0.0]
-    async for client in front_client(settings, nodes, {"node-hangs": httpx.MockTransport(hangs)}):
+    async for client in front_client(settings, nodes, {"node-hangs": httpx.MockTransport(hangs)}, clock):
         health = client._transport.app.state.frontend.nodes.health  # type: ignore[attr-defined]
-        health.clock = lambda: now[0]
-        first = time.perf_counter()
-        assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()["complete"]
-        assert time.perf_counter() - first >= 3.0 and calls[0].startswith("/v1/")  # it waited for the dead node
-        assert health.is_down("http://node-hangs")
+        first = asyncio.ensure_future(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))
+        await clock.when_pending(1, lambda: len(calls) == 1)  # the other partitions answered; one call waits
+        assert not first.done() and calls[0].startswith("/v1/")  # it waits for the dead node ...
+        clock.advance(3.0)  # ... for [nodes] timeout; then asks whether the node works on the call
+        await clock.advance_when(1, 0.2, lambda: calls[1:] == ["/health"])  # it does not answer that either
+        assert (await first).json()["complete"]  # the replica answered
+        assert health.is_down("http://node-hangs") and clock.now() == pytest.approx(3.2)
         asked = len(calls)
         assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "sun"})).json()["complete"]
         assert len(calls) == asked  # skipped: the dead node cost the first query only
         state["dead"] = False
-        now[0] += 1.1  # after its cooldown, one health check finds it again
+        clock.advance(0.9)  # within its cooldown (1 s): still skipped
+        assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "sun"})).json()["complete"]
+        assert len(calls) == asked
+        clock.advance(0.2)  # after its cooldown, one health check finds it again
         assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "old"})).json()["complete"]
         assert calls[asked] == "/health" and not health.is_down("http://node-hangs")
 
@@ -285,22 +292,26 @@ async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_o
     was held up on the way — a link down, a process stopped, now back), the replica answers."""
     node_b = nodes["node-b"]
     asked: list[str] = []
+    clock = FakeClock()
+    working: dict[str, float] = {}  # calls the busy node took, with when (on the fake clock)
 
     async def held_up(request: httpx.Request) -> httpx.Response:
         if request.url.path.startswith("/v1/"):
-            await asyncio.sleep(30)  # never reaches the node in time
+            await clock.hang()  # never reaches the node in time
         return await httpx.ASGITransport(app=node_b).handle_async_request(request)
 
     async def at_work(request: httpx.Request) -> httpx.Response:
-        call = request.headers.get("x-cowbird-call", "")
+        call = request.headers.get("x-cowbird-call", "") or request.url.params.get("call", "")
         if request.url.path.startswith("/v1/"):
             assert len(call) == 16, request.headers
-            node_b.state.node.calls.start(call)  # the node took the call and works on it
-            try:
-                await asyncio.sleep(30)
-            finally:
-                node_b.state.node.calls.end(call)
-        return await httpx.ASGITransport(app=node_b).handle_async_request(request)
+            working[call] = clock.now()  # the node took the call and works on it
+            await clock.hang()
+        health = await httpx.ASGITransport(app=node_b).handle_async_request(request)
+        await health.aread()
+        if call not in working:
+            return health
+        # its health check says how long it has worked on the call: in the test's time, as the node would
+        return httpx.Response(200, json={**json.loads(health.content), "call_seconds": clock.now() - working[call]})
 
     async def replica(request: httpx.Request) -> httpx.Response:
         asked.append(request.url.path)
@@ -310,11 +321,10 @@ async def test_after_a_timeout_the_replica_is_asked_unless_the_node_is_at_work_o
               "node-replica": httpx.MockTransport(replica)}
     for first, complete in (("node-held", True), ("node-busy", False)):
         asked.clear()
-        # long enough for the live nodes on a loaded machine
         settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=2.0, health_probe_timeout=1.0)
         settings.corpora[0].nodes[sample_parts.ids[2]] = [f"http://{first}", "http://node-replica"]
-        async for client in front_client(settings, nodes, routes):
-            body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
+        async for client in front_client(settings, nodes, routes, clock):
+            body = (await clock.drive(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))).json()
         assert body["complete"] is complete, (first, asked, body)
         if complete:
             assert "/v1/count" in asked and body["total"] == 3
@@ -331,22 +341,22 @@ async def test_background_work_leaves_a_silent_node_for_its_replica_before_its_l
     /health) is left after two unanswered checks, and its replica answers in time; the partition
     without a replica waits as long as it needs."""
     asked: list[str] = []
+    clock = FakeClock()
 
     async def cut_off(request: httpx.Request) -> httpx.Response:
         asked.append(request.url.path)
-        await asyncio.sleep(60)
-        raise AssertionError
+        await clock.hang()
 
     settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=2.0, health_probe_timeout=0.3)
     settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-cut", "http://node-b"]
-    async for client in front_client(settings, nodes, {"node-cut": httpx.MockTransport(cut_off)}):
-        started = time.perf_counter()
-        answer = await client.get("/api/v1/frequency", params={"corpus": "sample", "q": "the", "by": "word"})
-        seconds = time.perf_counter() - started
+    async for client in front_client(settings, nodes, {"node-cut": httpx.MockTransport(cut_off)}, clock):
+        answer = await clock.drive(client.get("/api/v1/frequency", params={"corpus": "sample", "q": "the",
+                                                                            "by": "word"}))
         body = answer.json()
         assert answer.status_code == 200 and body["complete"] is True and body["failed"] == [], body
-        assert asked[0].startswith("/v1/") and asked.count("/health") >= 2
-        assert seconds < 10.0, seconds  # the longer wait (5 × 2 s) was not sat out
+        # [nodes] timeout (2 s), no answer to a health check (0.3 s), again: left; at work on the call? No answer
+        assert asked == ["/v1/frequency", "/health", "/health", "/health"], asked
+        assert clock.now() == pytest.approx(2 + 0.3 + 2 + 0.3 + 0.3)  # the longer wait (5 × 2 s) was not sat out
 
 
 async def test_a_node_whose_socket_vanishes_under_the_http_client_is_unreachable(

@@ -6,7 +6,6 @@ import asyncio
 import csv
 import io
 import re
-import time
 from pathlib import Path
 
 import httpx
@@ -15,9 +14,11 @@ from fastapi import FastAPI
 
 from cowbird.core.errors import ClientGone
 from cowbird.engines.native import NativeEngine
+from cowbird.frontend.caller import Caller
 from cowbird.frontend.fanout import NodePools
 from cowbird.frontend.routes.deps import until_disconnected
 from cowbird.serving.config import ConfigError
+from tests.clock import FakeClock, never
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
 from tests.support import Params, assert_problem
 
@@ -115,6 +116,7 @@ async def test_reproducible_uniform_sample(client: httpx.AsyncClient, sample_reg
     assert {h["partition"] for h in first["hits"]} <= {"sample_p01", "sample_p02", "sample_p03"}
 
 
+@pytest.mark.slow
 async def test_export_tsv_and_the_browser_cap(client: httpx.AsyncClient) -> None:
     response = await client.get("/api/v1/export", params={"corpus": "sample", "q": "house", "show": "lemma",
                                                          "meta": "text_url", "context": 1})
@@ -204,9 +206,10 @@ async def test_failures_are_reported_per_partition(
 async def test_all_nodes_failing_is_503_and_all_too_slow_is_504(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
+    clock = FakeClock()
+
     async def slow(request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(5)
-        return httpx.Response(200)
+        await clock.hang()
 
     settings = front_settings(sample_parts, big_parts, tmp_path, node_timeout=0.2, health_probe_timeout=0.1)
     for pid in sample_parts.ids:
@@ -217,9 +220,10 @@ async def test_all_nodes_failing_is_503_and_all_too_slow_is_504(
         assert response.headers["retry-after"] == "10" and "node-gone" not in response.text
     for pid in sample_parts.ids:
         settings.corpora[0].nodes[pid] = ["http://node-slow"]
-    async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}):
-        response = await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})
+    async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}, clock):
+        response = await clock.drive(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))
         assert_problem(response, 504, "timeout")
+        assert clock.now() == pytest.approx(0.2)  # [nodes] timeout, once for the three partitions at once
         assert "retry-after" not in response.headers
 
 
@@ -240,7 +244,7 @@ async def test_client_disconnect_cancels_the_work() -> None:
 
     async def work() -> int:
         try:
-            await asyncio.sleep(10)
+            await never()
         except asyncio.CancelledError:
             cancelled.set()
             raise
@@ -251,23 +255,25 @@ async def test_client_disconnect_cancels_the_work() -> None:
             return True
 
     with pytest.raises(ClientGone):
-        await until_disconnected(GoneRequest(), work())  # type: ignore[arg-type]
+        await until_disconnected(GoneRequest(), Caller(), work())  # type: ignore[arg-type]
     assert cancelled.is_set()
 
 
 async def test_a_slow_partition_fails_at_the_deadline_and_the_others_answer(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
-    async def slow(request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(3)
-        return httpx.Response(500)
+    """The deadline (5 s: ample for the live nodes on a loaded machine) cuts the slow node's wait on a
+    fake clock, which passes it at once (the node timeout, 60 s, is longer)."""
+    clock = FakeClock()
 
-    settings = front_settings(sample_parts, big_parts, tmp_path, deadline=0.4, health_probe_timeout=0.1)
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await clock.hang()
+
+    settings = front_settings(sample_parts, big_parts, tmp_path, deadline=5.0, health_probe_timeout=0.1)
     settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-slow"]
-    async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}):
-        started = time.perf_counter()
-        body = (await client.get("/api/v1/query", params={"corpus": "sample", "q": "house"})).json()
-        assert time.perf_counter() - started < 1.0
+    async for client in front_client(settings, nodes, {"node-slow": httpx.MockTransport(slow)}, clock):
+        body = (await clock.drive(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))).json()
+        assert 0 < clock.now() <= 5.0  # waited for the slow node until the deadline, not its node timeout
         assert body["complete"] is False and body["failed"] == [sample_parts.ids[2]]
         assert body["total"] == 2 and [h["position"] for h in body["hits"]] == [2, 19]
 

@@ -76,6 +76,7 @@ def same(got: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
         assert mine["diff"] == pytest.approx(theirs["diff"], abs=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("attribute", "least", "order"), [
     ("word", 5, "log_likelihood"), ("lemma", 3, "log_ratio"), ("pos", 1, "diff"), ("word", 10, "frequency"),
 ])
@@ -130,6 +131,7 @@ async def test_a_subcorpus_against_the_whole_corpus_and_files(five: httpx.AsyncC
         assert list(frame["log_likelihood"]) == pytest.approx([r["log_likelihood"] for r in expected], abs=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("p", "correction", "min_log_ratio"), [
     (0.05, "bonferroni", 0.0), (0.01, "none", 0.0), (0.05, "none", 1.0),
 ])

@@ -24,6 +24,7 @@ from cowbird.node import create_app as create_node
 from cowbird.node.scheduler import BACKGROUND, Scheduler
 from cowbird.query import parse_cqp
 from cowbird.query.cqp_ast import may_be_slow
+from tests.clock import never, until
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, engine, front_client, front_settings
 from tests.support import assert_problem
 
@@ -50,18 +51,18 @@ async def test_a_viewers_many_requests_take_one_share_and_viewers_take_turns() -
         turn.release()
 
     tasks = [asyncio.create_task(work("alice", name)) for name in ("a1", "a2", "a3")]
-    await asyncio.sleep(0.01)
+    await until(lambda: len(order) == 2 and lanes.queued() == 1)
     assert order == ["a1", "a2"]
     tasks += [asyncio.create_task(work(key, name)) for key, name in [("bob", "b1"), ("carol", "c1")]]
-    await asyncio.sleep(0.01)
+    await until(lambda: lanes.queued() == 3)
     gates["a1"].set()
-    await asyncio.sleep(0.01)
+    await until(lambda: len(order) == 3)
     assert order == ["a1", "a2", "b1"]  # bob (none at work) before alice's third, which came first
     gates["a2"].set()
-    await asyncio.sleep(0.01)
+    await until(lambda: len(order) == 4)
     assert order == ["a1", "a2", "b1", "c1"]
     gates["b1"].set()
-    await asyncio.sleep(0.01)
+    await until(lambda: len(order) == 5)
     assert order == ["a1", "a2", "b1", "c1", "a3"]
     gates["c1"].set()
     gates["a3"].set()
@@ -73,8 +74,7 @@ async def test_a_request_cancelled_in_line_leaves_it() -> None:
     lanes = Lanes(slots=1)
     first = await lanes.turn("alice")
     waiting = asyncio.create_task(lanes.turn("bob"))
-    await asyncio.sleep(0.01)
-    assert lanes.queued() == 1
+    await until(lambda: lanes.queued() == 1)
     waiting.cancel()
     await asyncio.gather(waiting, return_exceptions=True)
     assert lanes.queued() == 0
@@ -99,14 +99,14 @@ async def test_background_work_never_takes_an_interactive_place() -> None:
         return "background"
 
     async def nothing(deadline: Deadline) -> None:
-        await asyncio.sleep(10)
+        await never()
 
     async def as_background() -> str:
         BACKGROUND.set(True)
         return await scheduler.run(slow, 10, nothing)
 
     first, second = asyncio.create_task(as_background()), asyncio.create_task(as_background())
-    await asyncio.sleep(0.1)
+    await until(lambda: running == ["background"] and scheduler.background_waiting == 1)
     assert running == ["background"]  # the second waits for the one background place
     assert await asyncio.wait_for(scheduler.run(lambda d: "interactive", 10, nothing), 2) == "interactive"
     release.set()
@@ -124,7 +124,7 @@ async def test_background_work_steps_aside_at_its_checks_while_interactive_work_
             paused.append(time.perf_counter() - started)
 
     async def nothing(deadline: Deadline) -> None:
-        await asyncio.sleep(10)
+        await never()
 
     async def as_background() -> None:
         BACKGROUND.set(True)
@@ -144,7 +144,7 @@ async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait() -> N
     scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
 
     async def nothing(deadline: Deadline) -> None:
-        await asyncio.sleep(30)
+        await never()
 
     def paused(deadline: Deadline) -> str:
         for _ in range(10):  # 10 checks of 50 ms each stepping aside: 0.5 s on the clock, no CPU

@@ -4,6 +4,7 @@ count as it comes, then the very answer the plain preview gives."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -76,11 +77,13 @@ async def test_the_first_page_comes_before_the_last_partition_has_counted(
     partitions that have counted, come before its count."""
     large = LargePartitions(nodes["node-a"])
     node_b = httpx.ASGITransport(app=nodes["node-b"])
+    page_sent = asyncio.Event()
 
     async def slow(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v1/count":
             await large.first_answered.wait()
-            await asyncio.sleep(0.3)
+            with contextlib.suppress(TimeoutError):  # (if it never comes, the order below says so)
+                await asyncio.wait_for(page_sent.wait(), 30)  # counts until the front end has sent the page
         return await node_b.handle_async_request(request)
 
     settings = front_settings(sample_parts, big_parts, tmp_path)
@@ -88,6 +91,17 @@ async def test_the_first_page_comes_before_the_last_partition_has_counted(
         settings.corpora[0].nodes[pid] = ["http://node-watched" if urls == ["http://node-a"] else "http://node-slow"]
     routes = {"node-watched": httpx.MockTransport(large.handle), "node-slow": httpx.MockTransport(slow)}
     async for client in front_client(settings, nodes, routes):
+        front = client._transport.app  # type: ignore[attr-defined]
+
+        async def watched(scope: Any, receive: Any, send: Any, front: Any = front) -> None:  # seen answering
+            async def sending(message: Any) -> None:
+                if message["type"] == "http.response.body" and b'"event":"page"' in message.get("body", b""):
+                    page_sent.set()
+                await send(message)
+
+            await front(scope, receive, sending)
+
+        client._transport.app = watched  # type: ignore[attr-defined]
         params: Params = {"corpus": "sample", "q": "[]", "syntax": "cqp", "limit": 5, "stream": 1}
         found = events(await client.get("/api/v1/query", params=params))
     kinds = [(e["event"], e.get("partition", {}).get("id")) for e in found]

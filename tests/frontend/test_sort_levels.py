@@ -58,6 +58,7 @@ def expected(hits: list[dict[str, object]], levels: list[tuple[str, int, bool, b
     return [int(str(h["position"])) for h in sorted(hits, key=functools.cmp_to_key(compare))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sort", "direction", "levels"), [
     ("right1.word,left1.pos,match.word", "asc,desc,asc", [("right1", 0, False, False), ("left1", 1, True, False),
                                                           ("match", 0, False, False)]),

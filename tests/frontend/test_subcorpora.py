@@ -57,6 +57,7 @@ def as_(name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[name]}"}
 
 
+@pytest.mark.slow
 async def test_the_picker_lists_values_with_the_sizes_cwb_scan_corpus_counts(
     one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned,
 ) -> None:
@@ -135,6 +136,7 @@ async def test_the_values_download_as_a_file_with_provenance(one: httpx.AsyncCli
     assert dict(zip(frame["text_genre"], frame["tokens"], strict=True)) == dict(chosen)
 
 
+@pytest.mark.slow
 async def test_subcorpora_are_saved_shared_with_a_group_used_and_deleted(
     five: httpx.AsyncClient, tricky_five: Partitioned, tmp_path: Path,
 ) -> None:

@@ -52,6 +52,7 @@ def rows(answer: httpx.Response) -> list[tuple[list[str], int]]:
     return [(row["tokens"], row["frequency"]) for row in answer.json()["rows"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("attribute", "n", "limit", "least"), [
     ("word", 1, 50, 1), ("lemma", 1, 2000, 3), ("word", 2, 40, 1), ("pos", 3, 100, 5), ("word", 3, 25, 2),
     ("lemma", 4, 30, 2), ("word", 5, 10, 1),
@@ -137,6 +138,7 @@ async def test_word_list_errors_say_what_was_wrong(five: httpx.AsyncClient) -> N
 
 
 
+@pytest.mark.slow
 async def test_the_counts_asked_of_a_node_come_in_pieces_it_takes(
     five: httpx.AsyncClient, tricky_one: Partitioned, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -155,6 +157,7 @@ async def test_the_counts_asked_of_a_node_come_in_pieces_it_takes(
     assert not answer.json()["more"] and answer.json()["complete"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("attribute", "n", "match", "least"), [
     ("word", 3, "house|home", 1), ("lemma", 5, "go", 1), ("word", 2, "[A-Z].*", 2), ("pos", 4, "NNP", 3),
 ])

@@ -26,7 +26,8 @@ from cowbird.engines.cwb import CwbEngine
 from cowbird.engines.native import NativeEngine
 from cowbird.engines.results import ArrayResultSet
 from cowbird.query import QueryError
-from tests.cluster import start_node
+from tests.clock import wait_until
+from tests.cluster import process_ended, start_node
 from tests.node.conftest import TOKEN
 from tests.support import copy_reference_ewt, parity_hits, parity_queries, reference_cqp, require_reference, unavailable
 
@@ -128,8 +129,9 @@ def test_a_caller_that_goes_away_stops_cqp(cwb: CwbEngine) -> None:
 
 
 def test_a_crashed_cqp_is_replaced_on_the_next_query(cwb: CwbEngine) -> None:
-    os.killpg(os.getpgid(cwb.process_id), signal.SIGKILL)
-    time.sleep(0.2)
+    crashed = cwb.process_id
+    os.killpg(os.getpgid(crashed), signal.SIGKILL)
+    wait_until(lambda: process_ended(crashed), timeout=10, every=0.01, what="cqp killed")
     assert cwb.run('[word="dog"]').total == 52
 
 
@@ -243,6 +245,7 @@ def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEn
         assert orders[0] == orders[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", [
     'MU (meet [pos="JJ"] [pos="NN"] -2 2)', 'MU (union "house" [pos="DT"]) cut 5',
     'TAB [pos="DT"] {0,2} [pos="NN"] within s', 'a:[pos="DT"] [] [lemma = a.lemma]', '[] (</s> | []) []',

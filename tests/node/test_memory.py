@@ -13,6 +13,7 @@ import pytest
 
 from cowbird.core.errors import Busy, LimitExceeded, QueryTimeout
 from cowbird.node.memory import MemoryBudget, own_memory
+from tests.clock import until, wait_until
 from tests.node.conftest import client_for, make_app
 
 MB = 2**20
@@ -21,8 +22,10 @@ MB = 2**20
 class Reading:
     def __init__(self, mb: int) -> None:
         self.mb = mb
+        self.reads = 0  # how often the budget looked
 
     def __call__(self) -> int:
+        self.reads += 1
         return self.mb * MB
 
 
@@ -45,15 +48,13 @@ async def test_an_evaluation_starts_only_while_there_is_room() -> None:
     with pytest.raises(Busy, match=r"the node's memory is in use by other queries \(180 MB of its 200 MB\)"):
         await budget.admit(0.2)
 
-    async def freed() -> None:
-        await asyncio.sleep(0.1)
-        reading.mb = 170  # the running evaluation freed its arrays
+    async def freed(looked: int = reading.reads) -> None:
+        await until(lambda: reading.reads >= looked + 3, timeout=10)  # the new one waits, looking again ...
+        reading.mb = 170  # ... until the running evaluation freed its arrays
 
     waited = asyncio.ensure_future(freed())
-    started = time.monotonic()
-    await budget.admit(2.0)  # waits until another's memory is freed
-    assert 0.05 < time.monotonic() - started < 1.0
-    await waited
+    await budget.admit(10.0)  # waits until another's memory is freed (or would be busy)
+    assert waited.done()
 
 
 def test_an_evaluation_over_the_budget_pauses_while_another_may_free_memory() -> None:
@@ -62,10 +63,16 @@ def test_an_evaluation_over_the_budget_pauses_while_another_may_free_memory() ->
     reading.mb = 250
     budget.started()
     budget.started()  # two evaluations at work
-    threading.Timer(0.2, lambda: setattr(reading, "mb", 150)).start()  # the other one ends
-    started = time.monotonic()
-    budget.check()  # pauses, then goes on
-    assert time.monotonic() - started >= 0.15 and budget.paused == 0
+
+    def the_other_ends() -> None:
+        wait_until(lambda: budget.paused == 1, timeout=10, every=0.01)  # once this one has paused
+        reading.mb = 150
+
+    other = threading.Thread(target=the_other_ends)
+    other.start()
+    budget.check()  # pauses (over the budget, another may free memory), then goes on
+    other.join(10)
+    assert reading.mb == 150 and budget.paused == 0
 
 
 def test_the_only_evaluation_over_the_budget_goes_on_and_the_idle_memory_is_the_least_seen() -> None:
@@ -122,9 +129,7 @@ def test_the_one_at_work_goes_on_and_the_youngest_paused_one_gives_way() -> None
                                                                                          ("younger", 2.0))]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 5
-    while budget.paused < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: budget.paused >= 2, timeout=10, every=0.01)
     budget.check(started=0.0)  # the only one at work: it goes on, the youngest paused one is told to stop
     threads[1].join(5)
     assert "the query was stopped" in outcomes["younger"] and "older" not in outcomes

@@ -12,6 +12,8 @@ import pytest
 
 from cowbird.core.errors import ErrorCode, QueryCancelled
 from cowbird.node import PartitionService
+from cowbird.node.scheduler import Scheduler
+from tests.clock import FakeClock, until
 from tests.node.conftest import client_for, make_app
 from tests.support import assert_problem
 
@@ -61,6 +63,7 @@ async def test_hits_with_context_attributes_and_meta(client: httpx.AsyncClient) 
     assert [t[0] for t in in_sentence.json()["data"][0]["left"]][0] == "The"
 
 
+@pytest.mark.slow
 async def test_export_streams_ndjson_for_more_than_10000_hits(client: httpx.AsyncClient) -> None:
     request = {"partition": "big", "query": '[pos="P1"] []', "limit": 12_000, "context": {"tokens": 1}}
     async with client.stream("POST", "/v1/export", json=request) as response:
@@ -107,21 +110,28 @@ async def test_error_codes(client: httpx.AsyncClient) -> None:
 async def test_queries_wait_in_line_then_get_busy(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, max_concurrent_queries=1, max_queued_queries=1, queue_seconds=0.3)
     async for client in client_for(app):
-        slots = app.state.node.service.scheduler.slots
-        async with slots:  # a query is running
-            started = time.perf_counter()
-            response = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
-            assert time.perf_counter() - started >= 0.3  # it waited in line first
+        scheduler: Scheduler = app.state.node.service.scheduler
+        clock = FakeClock()  # queue_seconds passes on it when the test says
+        scheduler.clock = clock
+        async with scheduler.slots:  # a query is running
+            asked = asyncio.ensure_future(client.post("/v1/count", json={"partition": "sample", "query": '"house"'}))
+            await clock.when_pending(1, lambda: app.state.node.service.scheduler.waiting == 1)  # in line
+            clock.advance(0.2)
+            await clock.when_pending(1)
+            assert not asked.done()  # still in line before queue_seconds ...
+            clock.advance(0.1)
+            response = await asked  # ... then busy
             assert_problem(response, 503, "busy")
-            assert response.headers["retry-after"] == "2"
-        async with slots:
+            assert response.headers["retry-after"] == "2" and "within 0.3 s" in response.json()["detail"]
+        async with scheduler.slots:
             waiting = asyncio.ensure_future(client.post("/v1/count", json={"partition": "sample", "query": '"the"'}))
-            await asyncio.sleep(0.05)
+            await until(lambda: app.state.node.service.scheduler.waiting == 1)
             full = await client.post("/v1/count", json={"partition": "sample", "query": '"a"'})
             assert_problem(full, 503, "busy")  # the line is full: no waiting
         assert (await waiting).json()["total"] == 9  # the query in line ran once the place was free
 
 
+@pytest.mark.slow
 async def test_short_queries_are_not_held_up_by_heavy_ones(sample_registry: Path, big_registry: Path) -> None:
     """With one place to run queries, two heavy ones in it (one running, one waiting, both past
     ``heavy_after_seconds``), short queries still get their answers while the heavy ones are at it:
@@ -133,9 +143,8 @@ async def test_short_queries_are_not_held_up_by_heavy_ones(sample_registry: Path
     async for client in client_for(app):
         running = [asyncio.ensure_future(client.post("/v1/count", json={**heavy, "hard_boundary": 500 + k}))
                    for k in range(2)]
-        service: PartitionService = app.state.node.service
-        while service.scheduler.heavy_running() < 2:  # until both have become heavy and given their place back
-            await asyncio.sleep(0.05)
+        # until both have become heavy and given their place back
+        await until(lambda: app.state.node.service.scheduler.heavy_running() >= 2, timeout=60)
         for query in ('"house"', '"old"', '[pos="DT"]'):
             answer = await client.post("/v1/count", json={"partition": "sample", "query": query})
             assert answer.status_code == 200, query

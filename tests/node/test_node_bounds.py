@@ -16,6 +16,7 @@ from cowbird.core.errors import LimitExceeded, OutOfMemory
 from cowbird.engines import Deadline
 from cowbird.engines.analyses import distribution, spans
 from cowbird.engines.analyses.frequency import frequency
+from tests.clock import never, wait_until
 from tests.node.conftest import client_for, make_app
 
 pytestmark = pytest.mark.anyio
@@ -133,10 +134,10 @@ async def test_the_health_check_says_how_long_the_node_worked_on_a_call(sample_r
         assert isinstance(worked, float) and 0 <= worked < 5
         assert (await node.get("/health", params={"call": "fedcba9876543210"})).json()["call_seconds"] is None
         assert (await node.get("/health")).json()["call_seconds"] is None
-        app.state.node.calls.start("00000000aaaaaaaa")  # at work now
-        time.sleep(0.05)
+        app.state.node.calls.start("00000000aaaaaaaa")
+        app.state.node.calls.running["00000000aaaaaaaa"] -= 0.5  # at work for half a second now
         running = (await node.get("/health", params={"call": "00000000aaaaaaaa"})).json()["call_seconds"]
-        assert running >= 0.05
+        assert running >= 0.5
 
 
 def test_time_the_node_stood_still_is_not_work_on_a_call() -> None:
@@ -160,8 +161,6 @@ def test_time_the_node_stood_still_is_not_work_on_a_call() -> None:
 async def test_a_query_is_heavy_by_the_work_it_did_not_by_the_clock() -> None:
     """On a busy machine a short query takes longer on the clock without being heavier: only CPU
     time makes it heavy (a short query made heavy waited for the heavy place behind a 36-s one)."""
-    import asyncio
-
     from cowbird.node.scheduler import Scheduler
 
     scheduler = Scheduler(concurrent=1, queued=4, queue_seconds=5, heavy=1, heavy_after=0.2)
@@ -169,18 +168,18 @@ async def test_a_query_is_heavy_by_the_work_it_did_not_by_the_clock() -> None:
     def waits(deadline: Deadline) -> bool:  # on the clock for 0.6 s, little CPU: it keeps its place
         for _ in range(12):
             deadline.check()
-            time.sleep(0.05)
+            time.sleep(0.05)  # real time passing without work is what this shows: not a wait for something
         return scheduler.slots.locked()
 
-    def works(deadline: Deadline) -> bool:  # 0.3 s of CPU: heavy, its place given back
+    def works(deadline: Deadline) -> bool:  # 0.3 s of CPU: heavy, its place given back (on the event loop)
         until = time.thread_time() + 0.3
         while time.thread_time() < until:
             deadline.check()
-        time.sleep(0.05)  # the place is given back on the event loop
+        wait_until(lambda: not scheduler.slots.locked(), timeout=10, every=0.01, what="the place given back")
         return scheduler.slots.locked()
 
     async def watch(deadline: Deadline) -> None:
-        await asyncio.sleep(3600)
+        await never()
 
     assert await scheduler.run(waits, 10, watch) is True
     assert await scheduler.run(works, 10, watch) is False

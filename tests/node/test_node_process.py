@@ -60,6 +60,7 @@ def test_idle_connections_outlive_the_front_ends_reuse_window(sample_registry: P
         process.wait(10)
 
 
+@pytest.mark.e2e
 def test_refuses_to_start_with_a_placeholder_token(sample_registry: Path, tmp_path: Path) -> None:
     weak = tmp_path / "weak.token"
     weak.write_text("changeme\n")

@@ -1,4 +1,5 @@
-"""The node's scheduler: queries in threads of their own."""
+"""The node's scheduler: queries in threads of their own, waiting in line for a place at most
+``queue_seconds`` (background work: its deadline) — on a fake clock here, passed when the test says."""
 
 from __future__ import annotations
 
@@ -6,18 +7,96 @@ import asyncio
 import threading
 from typing import Any
 
-from cowbird.node.scheduler import _in_thread
+import pytest
+
+from cowbird.core.errors import Busy
+from cowbird.engines import Deadline
+from cowbird.node.scheduler import BACKGROUND, Scheduler, _in_thread
+from tests.clock import FakeClock, never, until
+
+pytestmark = pytest.mark.anyio
+
+
+async def _watch(deadline: Deadline) -> None:
+    await never()  # the client stays: cancelled when the evaluation ends
+
+
+def _scheduler(clock: FakeClock) -> Scheduler:
+    return Scheduler(concurrent=1, queued=2, queue_seconds=5, heavy=1, heavy_after=10, background=1, clock=clock)
+
+
+async def test_a_query_waits_in_line_for_queue_seconds_then_is_busy() -> None:
+    clock = FakeClock()
+    scheduler = _scheduler(clock)
+    await scheduler.slots.acquire()  # the one place is taken
+    waiting = asyncio.ensure_future(scheduler.run(lambda deadline: "ran", 10, _watch))
+    await clock.when_pending(1, lambda: scheduler.waiting == 1)
+    clock.advance(4.9)
+    await clock.when_pending(1)
+    assert not waiting.done() and scheduler.waiting == 1  # still in line before queue_seconds ...
+    clock.advance(0.1)
+    with pytest.raises(Busy, match="no place to run the query within 5 s") as busy:
+        await waiting  # ... then busy
+    assert busy.value.headers == {"Retry-After": "2"} and scheduler.waiting == 0
+
+
+async def test_a_place_given_back_within_the_wait_is_taken() -> None:
+    clock = FakeClock()
+    scheduler = _scheduler(clock)
+    await scheduler.slots.acquire()
+    waiting = asyncio.ensure_future(scheduler.run(lambda deadline: "ran", 10, _watch))
+    await clock.advance_when(1, 4.9, lambda: scheduler.waiting == 1)
+    scheduler.slots.release()  # the running query ends
+    assert await waiting == "ran"
+    assert clock.pending == 0 and scheduler.waiting == 0 and not scheduler.slots.locked()
+
+
+async def test_a_full_line_is_busy_at_once() -> None:
+    clock = FakeClock()
+    scheduler = _scheduler(clock)
+    await scheduler.slots.acquire()
+    line = [asyncio.ensure_future(scheduler.run(lambda deadline: "ran", 10, _watch)) for _ in range(2)]
+    await clock.when_pending(2, lambda: scheduler.waiting == 2)  # max_queued_queries wait
+    with pytest.raises(Busy, match=r"running and queueing as many queries as it may \(2 waiting\)"):
+        await scheduler.run(lambda deadline: "ran", 10, _watch)  # no wait: the clock has not moved
+    scheduler.slots.release()
+    assert await asyncio.gather(*line) == ["ran", "ran"]
+
+
+async def test_background_work_waits_in_line_up_to_its_deadline_not_queue_seconds() -> None:
+    clock = FakeClock()
+    scheduler = _scheduler(clock)
+    await scheduler.background_slots.acquire()  # the one background place is taken
+
+    async def as_background() -> str:
+        BACKGROUND.set(True)
+        return await scheduler.run(lambda deadline: "ran", 30, _watch)
+
+    waiting = asyncio.ensure_future(as_background())
+    await clock.advance_when(1, 5.0, lambda: scheduler.background_waiting == 1)  # queue_seconds: nothing
+    await clock.when_pending(1)
+    assert not waiting.done() and scheduler.waiting == 0
+    assert await scheduler.run(lambda deadline: "interactive", 10, _watch) == "interactive"  # its own place
+    clock.advance(25.0)  # its deadline
+    with pytest.raises(Busy, match="no place to run the background work within 30 s") as busy:
+        await waiting
+    assert busy.value.headers == {"Retry-After": "5"}
 
 
 def test_a_query_thread_that_ends_after_its_loop_has_closed_is_quiet() -> None:
     """A query's worker thread can outlive the service's event loop (stopped while a query ran): its
     answer is dropped, with no exception in the thread."""
-    release, failures = threading.Event(), list[Any]()
+    release, running, failures = threading.Event(), threading.Event(), list[Any]()
     hook, threading.excepthook = threading.excepthook, lambda args: failures.append(args.exc_value)
+
+    def work() -> bool:
+        running.set()
+        return release.wait(10)
+
     try:
         loop = asyncio.new_event_loop()
-        task = loop.create_task(_in_thread(lambda: release.wait(10)))
-        loop.run_until_complete(asyncio.sleep(0.05))  # the thread runs
+        task = loop.create_task(_in_thread(work))
+        loop.run_until_complete(until(running.is_set, timeout=10, what="the query's thread runs"))
         task.cancel()
         loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
         loop.close()

@@ -18,6 +18,7 @@ def test_parse_of_serialize_is_identity(query: Query) -> None:
     assert canonical(text) == text
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(queries())
 def test_ast_is_hashable_and_frozen(query: Query) -> None:

@@ -132,6 +132,7 @@ def test_flex_emulation_sees_the_hazard_we_avoid() -> None:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(queries())
 def test_cqp_lexer_reads_every_serialized_string_as_we_wrote_it(query: Query) -> None:

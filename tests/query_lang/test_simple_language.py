@@ -138,6 +138,7 @@ SIMPLE_ITEMS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(SIMPLE_ITEMS, min_size=1, max_size=6), st.booleans())
 def test_translations_are_canonical_cqp(items: list[str], ignore_case: bool) -> None:

@@ -32,6 +32,7 @@ from cowbird.core.errors import Busy, QueryTimeout
 from cowbird.engines import Deadline
 from cowbird.node.memory import LOOK_SECONDS as MEMORY_LOOK_SECONDS
 from cowbird.node.memory import MemoryBudget
+from cowbird.serving.clock import Clock, MonotonicClock, within
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
@@ -55,8 +56,9 @@ STEP_ASIDE_MOST = 0.05
 
 class Scheduler:
     def __init__(self, concurrent: int, queued: int, queue_seconds: float, heavy: int, heavy_after: float,
-                 background: int = 2, memory: MemoryBudget | None = None) -> None:
+                 background: int = 2, memory: MemoryBudget | None = None, clock: Clock | None = None) -> None:
         self.memory = memory  # the node's own memory, under its budget (``memory.MemoryBudget``)
+        self.clock: Clock = clock if clock is not None else MonotonicClock()  # what waits in line are timed on
         self.slots = asyncio.Semaphore(concurrent)
         self.background_slots = asyncio.Semaphore(background)
         self.interactive_now = 0  # interactive evaluations running (background work steps aside for them)
@@ -123,7 +125,7 @@ class Scheduler:
         wait = seconds if background else self.queue_seconds
         self._waiting(background, 1)
         try:
-            await asyncio.wait_for(slots.acquire(), wait)
+            await within(self.clock, wait, slots.acquire())
         except TimeoutError:
             raise Busy(f"no place to run the {'background work' if background else 'query'} within {wait:g} s; "
                        "try again shortly", headers={"Retry-After": "5" if background else "2"}) from None
