@@ -22,12 +22,14 @@ from cowbird.frontend.priority import DEEP_SORT, Lanes
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from cowbird.node import scheduler as scheduler_module
-from cowbird.node.scheduler import BACKGROUND, Scheduler
+from cowbird.node.scheduler import Asker, Scheduler
 from cowbird.query import parse_cqp
 from cowbird.query.cqp_ast import may_be_slow
 from tests.clock import never, until
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, engine, front_client, front_settings
 from tests.support import assert_problem
+
+BACKGROUND = Asker(background=True)
 
 pytestmark = pytest.mark.anyio
 P1 = {"corpus": "big", "q": '[pos="P1"]', "syntax": "cqp"}
@@ -103,8 +105,7 @@ async def test_background_work_never_takes_an_interactive_place() -> None:
         await never()
 
     async def as_background() -> str:
-        BACKGROUND.set(True)
-        return await scheduler.run(slow, 10, nothing)
+        return await scheduler.run(slow, 10, nothing, BACKGROUND)
 
     first, second = asyncio.create_task(as_background()), asyncio.create_task(as_background())
     await until(lambda: running == ["background"] and scheduler.background_waiting == 1)
@@ -128,8 +129,7 @@ async def test_background_work_steps_aside_at_its_checks_while_interactive_work_
         await never()
 
     async def as_background() -> None:
-        BACKGROUND.set(True)
-        await scheduler.run(checking, 10, nothing)
+        await scheduler.run(checking, 10, nothing, BACKGROUND)
 
     await as_background()
     alone = max(paused)
@@ -163,8 +163,7 @@ async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait(monkey
             deadline.check()
 
     async def as_background(work: Any) -> Any:
-        BACKGROUND.set(True)
-        return await scheduler.run(work, 0.3, nothing)
+        return await scheduler.run(work, 0.3, nothing, BACKGROUND)
 
     scheduler.interactive_now = 1
     assert await as_background(paused) == "done"

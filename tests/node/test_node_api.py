@@ -12,7 +12,7 @@ import pytest
 
 from cowbird.core.errors import ErrorCode, QueryCancelled
 from cowbird.node import PartitionService
-from cowbird.node.scheduler import Scheduler
+from cowbird.node.scheduler import Asker, Scheduler
 from tests.clock import FakeClock, until
 from tests.node.conftest import client_for, make_app
 from tests.support import assert_problem
@@ -213,7 +213,7 @@ async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, bi
             return time.perf_counter() - since > 0.2
 
         with pytest.raises(QueryCancelled) as error:
-            await service.run("big", '[] []* [word="w7"] [word="w7"]', "standard", 500, gone)
+            await service.run("big", '[] []* [word="w7"] [word="w7"]', "standard", 500, Asker(disconnected=gone))
         assert error.value.code == "client_gone" and "client went away" in error.value.detail
         assert time.perf_counter() - started < 1.5
 
@@ -255,3 +255,21 @@ async def test_big_results_are_counted_but_only_the_first_hits_kept(sample_regis
         hopeless = await client.post("/v1/count", json={"partition": "big", "query": "[]{3,} []{500}"})
         assert_problem(hopeless, 400, "limit_exceeded")
         assert time.perf_counter() - started < 1.0
+
+
+async def test_the_front_ends_priority_header_puts_work_in_the_background_line(
+        sample_registry: Path, big_registry: Path) -> None:
+    """``X-Cowbird-Priority: background`` takes a background place: with those all taken and their
+    line full, background work is turned away while interactive work still runs."""
+    app = make_app(sample_registry, big_registry)
+    async for client in client_for(app):
+        scheduler: Scheduler = app.state.node.service.scheduler
+        while not scheduler.background_slots.locked():
+            await scheduler.background_slots.acquire()
+        scheduler.background_waiting = scheduler.queued
+        body = {"partition": "sample", "query": '"house"'}
+        background = await client.post("/v1/count", json=body, headers={"X-Cowbird-Priority": "background"})
+        assert_problem(background, 503, "busy")
+        assert "as many background work as it may" in background.json()["detail"]
+        for route in ("/v1/count", "/v1/hits"):
+            assert (await client.post(route, json=body)).status_code == 200

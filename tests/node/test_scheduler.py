@@ -11,8 +11,10 @@ import pytest
 
 from cowbird.core.errors import Busy
 from cowbird.engines import Deadline
-from cowbird.node.scheduler import BACKGROUND, Scheduler, _in_thread
+from cowbird.node.scheduler import Asker, Scheduler, _in_thread
 from tests.clock import FakeClock, never, until
+
+BACKGROUND = Asker(background=True)
 
 pytestmark = pytest.mark.anyio
 
@@ -69,8 +71,7 @@ async def test_background_work_waits_in_line_up_to_its_deadline_not_queue_second
     await scheduler.background_slots.acquire()  # the one background place is taken
 
     async def as_background() -> str:
-        BACKGROUND.set(True)
-        return await scheduler.run(lambda deadline: "ran", 30, _watch)
+        return await scheduler.run(lambda deadline: "ran", 30, _watch, BACKGROUND)
 
     waiting = asyncio.ensure_future(as_background())
     await clock.advance_when(1, 5.0, lambda: scheduler.background_waiting == 1)  # queue_seconds: nothing
@@ -107,3 +108,12 @@ def test_a_query_thread_that_ends_after_its_loop_has_closed_is_quiet() -> None:
     finally:
         threading.excepthook = hook
     assert failures == []
+
+
+def test_the_asker_is_read_from_the_front_ends_headers() -> None:
+    asker = Asker.of({"x-cowbird-priority": "background", "x-cowbird-began": "1790000000.5"})
+    assert asker == Asker(background=True, began=1790000000.5)
+    assert Asker.of({}) == Asker(background=False, began=None)
+    for malformed in ("soon", "nan", "inf", ""):  # left out: the evaluation's own start counts
+        assert Asker.of({"x-cowbird-began": malformed}).began is None
+    assert not Asker.of({"x-cowbird-priority": "interactive"}).background

@@ -65,10 +65,11 @@ from cowbird.engines import Context, KwicLine, ResultSet
 from cowbird.engines.analyses import cooccurrence, dispersion, distribution, frequency, marginals, ngrams, subcorpus
 from cowbird.engines.analyses.sort_order import SortOrder
 from cowbird.engines.results import ArrayResultSet
-from cowbird.node.service import Disconnected, PartitionService
+from cowbird.node.scheduler import NOBODY, Asker
+from cowbird.node.service import PartitionService
 from cowbird.store.regions import check_attributes
 
-Handler = Callable[["NodeApi", Rq, Disconnected], Awaitable[Rs]]
+Handler = Callable[["NodeApi", Rq], Awaitable[Rs]]
 """How the node answers one operation of the table (``cowbird.core.operations``)."""
 
 _HANDLERS: dict[str, Callable[..., Awaitable[BaseModel]]] = {}
@@ -121,47 +122,48 @@ class Export:
 
 
 class NodeApi:
-    """What a node answers, over its :class:`PartitionService`."""
+    """What a node answers, over its :class:`PartitionService`, to one asker (a request's priority,
+    start and connection: ``scheduler.Asker``)."""
 
-    def __init__(self, service: PartitionService) -> None:
+    def __init__(self, service: PartitionService, asker: Asker = NOBODY) -> None:
         self.service = service
+        self.asker = asker
 
-    async def answer(self, operation: Operation[Rq, Rs], request: Rq, disconnected: Disconnected = None) -> Rs:
+    async def answer(self, operation: Operation[Rq, Rs], request: Rq) -> Rs:
         """The node's answer to one operation of the table (the routes' and ``LocalPartitions``' one way in)."""
-        answer = await _HANDLERS[operation.name](self, request, disconnected)
+        answer = await _HANDLERS[operation.name](self, request)
         assert isinstance(answer, operation.response)
         return answer
 
     async def _run(self, request: CountRequest | HitsRequest | FrequencyRequest | DistributionRequest
-                   | CooccurrenceRequest | SortKeysRequest | DispersionRequest,
-                   disconnected: Disconnected) -> tuple[str, ResultSet]:
+                   | CooccurrenceRequest | SortKeysRequest | DispersionRequest) -> tuple[str, ResultSet]:
         return await self.service.run(request.partition, request.query, request.strategy, request.hard_boundary,
-                                      disconnected)
+                                      self.asker)
 
     async def _sorted(self, order: SortOrder, ranks: list[int], context: Context, show: list[str],
                       meta: list[str]) -> list[Line]:
         """The lines at sorted ranks, each with its sort key (the front end merges partitions on it)."""
-        lines = await self.service.sorted_lines(order, ranks, context, show, meta)
-        keys = await self.service.in_thread(order.keys, ranks)
+        lines = await self.service.sorted_lines(self.asker, order, ranks, context, show, meta)
+        keys = await self.service.in_thread(self.asker, order.keys, ranks)
         return [line_model(line, key) for line, key in zip(lines, keys, strict=True)]
 
     @answers(COUNT)
-    async def count(self, request: CountRequest, disconnected: Disconnected = None) -> CountResponse:
+    async def count(self, request: CountRequest) -> CountResponse:
         started = time.perf_counter()
-        text, result = await self._run(request, disconnected)
+        text, result = await self._run(request)
         return CountResponse(partition=request.partition, query=text, total=result.total, elapsed_ms=_elapsed(started))
 
     @answers(ESTIMATE)
-    async def estimate(self, request: CountRequest, disconnected: Disconnected = None) -> EstimateResponse:
+    async def estimate(self, request: CountRequest) -> EstimateResponse:
         started = time.perf_counter()
         text, found = await self.service.estimate(request.partition, request.query, request.strategy,
-                                                  request.hard_boundary)
+                                                  request.hard_boundary, self.asker)
         return EstimateResponse(partition=request.partition, query=text, hits=found.hits, exact=found.exact,
                                 seconds=found.seconds, candidates=found.candidates, sampled=found.sampled,
                                 elapsed_ms=_elapsed(started))
 
     @answers(FIRST)
-    async def first(self, request: FirstRequest, disconnected: Disconnected = None) -> HitsResponse:
+    async def first(self, request: FirstRequest) -> HitsResponse:
         """The hits ``offset`` .. ``offset + limit`` as soon as they are found, before the rest is counted
         (``total`` is then a lower bound: ``exact`` says which)."""
         started = time.perf_counter()
@@ -169,48 +171,50 @@ class NodeApi:
         context = Context(request.context.tokens, request.context.region, tuple(request.context.marks))
         service.check_request(request.limit, service.settings.max_hits_per_request, context)
         text, result, exact = await service.first(request.partition, request.query, request.strategy,
-                                                  request.hard_boundary, request.offset + request.limit, disconnected)
+                                                  request.hard_boundary, request.offset + request.limit, self.asker)
         limit = max(0, min(request.limit, result.total - request.offset))
-        lines = await service.lines(result, request.offset, limit, context, request.show, request.meta) if limit else []
+        lines = await service.lines(self.asker, result, request.offset, limit, context, request.show,
+                                    request.meta) if limit else []
         return HitsResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
                             data=[line_model(line) for line in lines], elapsed_ms=_elapsed(started), exact=exact)
 
     @answers(HITS)
-    async def hits(self, request: HitsRequest, disconnected: Disconnected = None) -> HitsResponse:
+    async def hits(self, request: HitsRequest) -> HitsResponse:
         started = time.perf_counter()
         service = self.service
         context = Context(request.context.tokens, request.context.region, tuple(request.context.marks))
         wanted = len(request.indices) if request.indices is not None else request.limit
         service.check_request(wanted, service.settings.max_hits_per_request, context)
-        text, result = await self._run(request, disconnected)
+        text, result = await self._run(request)
         if request.sort is not None:
-            order = await service.order(result, request.sort, disconnected)
+            order = await service.order(result, request.sort, self.asker)
             ranks = [i for i in request.indices if 0 <= i < result.total] if request.indices is not None else \
                 list(range(request.offset, min(result.total, request.offset + request.limit)))
             data = await self._sorted(order, ranks, context, request.show, request.meta)
         else:
             if request.indices is not None:
-                lines = await service.in_thread(_lines_at, result, request.indices, context, request.show,
+                lines = await service.in_thread(self.asker, _lines_at, result, request.indices, context, request.show,
                                                 request.meta)
             else:
-                lines = await service.lines(result, request.offset, request.limit, context, request.show,
+                lines = await service.lines(self.asker, result, request.offset, request.limit, context, request.show,
                                             request.meta)
             data = [line_model(line) for line in lines]
         return HitsResponse(partition=request.partition, query=text, total=result.total, offset=request.offset,
                             data=data, elapsed_ms=_elapsed(started))
 
-    async def export(self, request: ExportRequest, disconnected: Disconnected = None) -> Export:
+    async def export(self, request: ExportRequest) -> Export:
         """The lines of a range of hits, built a batch at a time as they are streamed."""
         service = self.service
         context = Context(request.context.tokens, request.context.region, tuple(request.context.marks))
         service.check_request(request.limit, service.settings.max_export_hits, context)
-        text, result = await self._run(request, disconnected)
+        text, result = await self._run(request)
         stop = min(result.total, request.offset + request.limit)
         if stop > result.held:  # refuse now, while the answer can still be a problem+json
             result.hits(stop - 1, 1)
-        order = None if request.sort is None else await service.order(result, request.sort, disconnected)
+        order = None if request.sort is None else await service.order(result, request.sort, self.asker)
         # check attributes before the stream starts, so that errors are still problem+json
-        await service.lines(result, request.offset, min(1, request.limit), context, request.show, request.meta)
+        await service.lines(self.asker, result, request.offset, min(1, request.limit), context, request.show,
+                            request.meta)
 
         async def batches() -> AsyncIterator[list[Line]]:
             for start in range(request.offset, stop, EXPORT_BATCH_LINES):
@@ -219,26 +223,25 @@ class NodeApi:
                     yield await self._sorted(order, list(range(start, start + size)), context, request.show,
                                              request.meta)
                 else:
-                    lines = await service.lines(result, start, size, context, request.show, request.meta)
+                    lines = await service.lines(self.asker, result, start, size, context, request.show, request.meta)
                     yield [line_model(line) for line in lines]
 
         return Export(text, result.total, max(0, stop - request.offset), batches())
 
     async def _every_hit(self, request: FrequencyRequest | DistributionRequest | CooccurrenceRequest
-                         | DispersionRequest,
-                         disconnected: Disconnected) -> tuple[str, ArrayResultSet]:
+                         | DispersionRequest) -> tuple[str, ArrayResultSet]:
         """The query's canonical text and its result on the partition, every hit held."""
-        text, result = await self._run(request, disconnected)
+        text, result = await self._run(request)
         return text, self.service.every_hit(result)
 
     @answers(FREQUENCY)
-    async def frequency(self, request: FrequencyRequest, disconnected: Disconnected = None) -> FrequencyResponse:
+    async def frequency(self, request: FrequencyRequest) -> FrequencyResponse:
         """How often each value of a p-attribute occurs over a span of the hits (CQP's ``count A by ATT``)."""
         started = time.perf_counter()
         levels = parse_breakdown(request.attribute, request.on)
-        text, held = await self._every_hit(request, disconnected)
+        text, held = await self._every_hit(request)
         settings = self.service.settings
-        counted = await self.service.analyse(disconnected, frequency.frequency_levels, held.corpus, held.matches,
+        counted = await self.service.analyse(self.asker, frequency.frequency_levels, held.corpus, held.matches,
                                              levels, request.fold, settings.max_analysis_rows,
                                              settings.max_analysis_bytes)
         return FrequencyResponse(
@@ -248,12 +251,12 @@ class NodeApi:
         )
 
     @answers(DISPERSION)
-    async def dispersion(self, request: DispersionRequest, disconnected: Disconnected = None) -> DispersionResponse:
+    async def dispersion(self, request: DispersionRequest) -> DispersionResponse:
         """This partition's part of where the hits fall: Gries' DP over the regions of an s-attribute, and
         the hits in equal stretches of the corpus."""
         started = time.perf_counter()
-        text, held = await self._every_hit(request, disconnected)
-        found = await self.service.analyse(disconnected, dispersion.dispersion, held.corpus, held.matches,
+        text, held = await self._every_hit(request)
+        found = await self.service.analyse(self.asker, dispersion.dispersion, held.corpus, held.matches,
                                            request.attribute, request.hits, request.corpus_size, request.base,
                                            request.bins)
         return DispersionResponse(
@@ -262,12 +265,11 @@ class NodeApi:
             bins=found.bins, elapsed_ms=_elapsed(started))
 
     @answers(DISTRIBUTION)
-    async def distribution(self, request: DistributionRequest,
-                           disconnected: Disconnected = None) -> DistributionResponse:
+    async def distribution(self, request: DistributionRequest) -> DistributionResponse:
         """Hits per value of an s-attribute, with each value's size (CQP's ``group A match ATT``)."""
         started = time.perf_counter()
-        text, held = await self._every_hit(request, disconnected)
-        found = await self.service.analyse(disconnected, distribution.distribution, held.corpus, held.matches,
+        text, held = await self._every_hit(request)
+        found = await self.service.analyse(self.asker, distribution.distribution, held.corpus, held.matches,
                                            request.attribute, self.service.settings.max_analysis_rows)
         return DistributionResponse(
             partition=request.partition, query=text, total=held.total, outside=found.outside,
@@ -277,13 +279,12 @@ class NodeApi:
         )
 
     @answers(COOCCURRENCE)
-    async def cooccurrence(self, request: CooccurrenceRequest,
-                           disconnected: Disconnected = None) -> CooccurrenceResponse:
+    async def cooccurrence(self, request: CooccurrenceRequest) -> CooccurrenceResponse:
         """Co-occurrence counts in windows around the hits, with each collocate's marginal frequencies."""
         started = time.perf_counter()
-        text, held = await self._every_hit(request, disconnected)
+        text, held = await self._every_hit(request)
         check_attributes(held.corpus, request.attribute, request.within)
-        found = await self.service.analyse(disconnected, cooccurrence.cooccurrence, held.corpus, held.matches,
+        found = await self.service.analyse(self.asker, cooccurrence.cooccurrence, held.corpus, held.matches,
                                            request.attribute, request.left, request.right, request.within,
                                            self.service.settings.max_analysis_rows)
         return CooccurrenceResponse(
@@ -293,38 +294,37 @@ class NodeApi:
         )
 
     @answers(MARGINALS)
-    async def marginals(self, request: MarginalsRequest, disconnected: Disconnected = None
-                        ) -> MarginalsResponse:
+    async def marginals(self, request: MarginalsRequest) -> MarginalsResponse:
         """Frequencies of values of a p-attribute in the partition: collocates' marginals where they do
         not co-occur (their sum over partitions is the corpus's frequency)."""
         corpus = self.service.engine(request.partition).store
-        frequencies = await self.service.in_thread(marginals.marginals, corpus, request.attribute, request.values)
+        frequencies = await self.service.in_thread(self.asker, marginals.marginals, corpus, request.attribute,
+                                                   request.values)
         return MarginalsResponse(partition=request.partition, frequencies=frequencies)
 
     @answers(NGRAMS)
-    async def ngrams(self, request: NgramRequest, disconnected: Disconnected = None) -> NgramResponse:
+    async def ngrams(self, request: NgramRequest) -> NgramResponse:
         """A word list or n-gram list of the partition (or of its part in a subcorpus): the rows with at
         least ``threshold`` occurrences and the ``top`` most frequent, and the counts of ``values``."""
         started = time.perf_counter()
         filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
         table = await self.service.ngrams(request.partition, request.attribute, request.n, request.within, filters,
-                                          request.match, request.ignore_case, disconnected)
+                                          request.match, request.ignore_case, self.asker)
         rows, counts, types = await self.service.analyse(
-            disconnected, ngrams.ngram_rows, table, request.match, request.ignore_case, request.threshold,
+            self.asker, ngrams.ngram_rows, table, request.match, request.ignore_case, request.threshold,
             request.top, self.service.settings.max_ngram_rows, request.values)
         return NgramResponse(partition=request.partition, tokens=table.tokens, ngrams=table.ngrams, types=types,
                              row_tokens=[t for t, _ in rows], row_counts=[c for _, c in rows], counts=counts,
                              elapsed_ms=_elapsed(started))
 
     @answers(SUBCORPUS)
-    async def subcorpus(self, request: SubcorpusRequest, disconnected: Disconnected = None
-                        ) -> SubcorpusResponse:
+    async def subcorpus(self, request: SubcorpusRequest) -> SubcorpusResponse:
         """The partition's part in a subcorpus: its tokens and texts, and an s-attribute's values in it
         with their sizes."""
         started = time.perf_counter()
         corpus = self.service.engine(request.partition).store
         filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
-        found = await self.service.in_thread(subcorpus.subcorpus, corpus, filters, request.texts,
+        found = await self.service.in_thread(self.asker, subcorpus.subcorpus, corpus, filters, request.texts,
                                              request.attribute, request.match, request.ignore_case,
                                              self.service.settings.max_analysis_rows)
         return SubcorpusResponse(partition=request.partition, tokens=found.tokens, texts=found.texts,
@@ -333,7 +333,7 @@ class NodeApi:
                                  value_regions=found.value_regions, elapsed_ms=_elapsed(started))
 
     @answers(SORT_KEYS)
-    async def sortkeys(self, request: SortKeysRequest, disconnected: Disconnected = None) -> SortKeysResponse:
+    async def sortkeys(self, request: SortKeysRequest) -> SortKeysResponse:
         """The sort keys of the hits at sorted ranks ``offset`` .. ``offset + limit``: what the front end
         needs to merge partitions' sorted hits and page at any offset."""
         started = time.perf_counter()
@@ -347,8 +347,8 @@ class NodeApi:
             raise BadParameter("sortkeys: ranks must be ascending, each once")
         if request.start is not None and request.offset:
             raise BadParameter("sortkeys: start is asked instead of offset, not with it")
-        text, result = await self._run(request, disconnected)
-        order = await self.service.order(result, request.sort, disconnected)
+        text, result = await self._run(request)
+        order = await self.service.order(result, request.sort, self.asker)
         end: int | None = None
         if ranks_asked is not None:
             if ranks_asked and ranks_asked[-1] >= result.total:
@@ -357,10 +357,11 @@ class NodeApi:
         else:
             start, stop = request.start, request.stop
             offset = request.offset if start is None else \
-                await self.service.in_thread(order.place, start.key, start.base, start.rank)
-            end = None if stop is None else await self.service.in_thread(order.place, stop.key, stop.base, stop.rank)
+                await self.service.in_thread(self.asker, order.place, start.key, start.base, start.rank)
+            end = None if stop is None else \
+                await self.service.in_thread(self.asker, order.place, stop.key, stop.base, stop.rank)
             ranks = list(range(offset, min(result.total if end is None else max(end, offset),
                                            offset + request.limit)))
-        keys = await self.service.in_thread(order.keys, ranks)
+        keys = await self.service.in_thread(self.asker, order.keys, ranks)
         return SortKeysResponse(partition=request.partition, query=text, total=result.total, offset=offset,
                                 keys=keys, end=end, elapsed_ms=_elapsed(started))

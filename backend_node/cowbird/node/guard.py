@@ -11,14 +11,13 @@ A request that names itself (``X-Cowbird-Call: <id>``, as the front end's calls 
 ``calls`` (``Calls``): after a timeout the front end asks ``GET /health?call=<id>`` how long the
 node has worked on it, until now or until it ended (the client gone, the answer sent): long, and
 the query is slow (the replicas are spared it); never or briefly, and the request was held up on
-the way (a link down, a process stopped): a replica is asked. ``X-Cowbird-Priority: background``
-marks the request as background work for the scheduler (``scheduler.BACKGROUND``).
+the way (a link down, a process stopped): a replica is asked. (The call's priority and start,
+``X-Cowbird-Priority`` and ``X-Cowbird-Began``, are read by the routes: ``routes/auth.py:Asking``.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 import secrets
 import time
@@ -27,7 +26,6 @@ from collections import OrderedDict
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cowbird.core.errors import SlowBody, TooLarge, Unauthorized
-from cowbird.node.scheduler import BACKGROUND, BEGAN, BEGAN_HEADER, PRIORITY_HEADER
 from cowbird.serving.bodies import ClientLeft, ended, read_body, replay
 from cowbird.serving.problems import problem_response
 
@@ -119,8 +117,6 @@ class NodeGuard:
         except (TooLarge, SlowBody) as error:
             await self._refuse(scope, send, error)
             return
-        BACKGROUND.set(headers.get(PRIORITY_HEADER, b"") == b"background")
-        BEGAN.set(_began(headers.get(BEGAN_HEADER, b"")))
         call = headers.get(CALL_HEADER, b"").decode("latin-1")
         if not _CALL.fullmatch(call):
             await self.app(scope, replay(body, receive), send)
@@ -137,11 +133,3 @@ class NodeGuard:
         response.headers["Connection"] = "close"  # do not read the rest of a body we refused
         await response(scope, ended, send)
 
-
-def _began(value: bytes) -> float | None:
-    """The front end's request start from ``X-Cowbird-Began`` (seconds since the epoch), or None."""
-    try:
-        began = float(value.decode("ascii")) if value else None
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return began if began is not None and math.isfinite(began) else None

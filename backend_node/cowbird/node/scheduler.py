@@ -10,7 +10,7 @@ others pause at their next check until one finishes. So three users' ``[]{200}``
 make a ``[word="dog"]`` wait, however busy the machine.
 
 Work the front end marks as *background* (``X-Cowbird-Priority: background``: analyses, exports,
-deep sorted pages, queries estimated heavy; :data:`BACKGROUND`, set by ``guard.NodeGuard``) never
+deep sorted pages, queries estimated heavy; :attr:`Asker.background`, read by the routes) never
 takes an interactive place: at most ``max_background_queries`` run at once, in line for up to their
 deadline, their threads at the lowest CPU priority from the start, and at each deadline check they
 step aside (a few milliseconds, out of the GIL) while interactive evaluations are running.
@@ -21,11 +21,12 @@ heavy ones like any other, so that one long query cannot hold the places analyse
 from __future__ import annotations
 
 import asyncio
-import contextvars
+import math
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from cowbird.core.errors import Busy, QueryTimeout
@@ -36,13 +37,8 @@ from cowbird.serving.clock import Clock, MonotonicClock, within
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
-BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("cowbird_background", default=False)
-"""Whether the request being served is background work (the front end's ``X-Cowbird-Priority``)."""
-PRIORITY_HEADER = b"x-cowbird-priority"
-BEGAN: contextvars.ContextVar[float | None] = contextvars.ContextVar("cowbird_began", default=None)
-"""When the front end's request began (``X-Cowbird-Began``, seconds since the epoch), the same on every
-node it asks: over a memory budget the youngest request's evaluations give way on every node alike."""
-BEGAN_HEADER = b"x-cowbird-began"
+PRIORITY_HEADER = "x-cowbird-priority"
+BEGAN_HEADER = "x-cowbird-began"
 BACKGROUND_WALL = 5.0
 """Background work's deadline is in CPU seconds (``query_timeout`` of them): niced and stepping aside, its
 time on the clock says little of its cost; this many times ``query_timeout`` on the clock at most."""
@@ -52,6 +48,35 @@ STEP_ASIDE_SECONDS = 0.002
 """How long background work pauses at a deadline check while interactive work runs..."""
 STEP_ASIDE_MOST = 0.05
 """... and at most this long at one check, so that it still moves on under a stream of previews."""
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who asks the node for work, as the front end's headers say: handed from the route to the
+    service and on to the scheduler (``NodeApi(service, asker)``)."""
+
+    background: bool = False
+    """Background work (``X-Cowbird-Priority: background``): its own places, niced, stepping aside."""
+    began: float | None = None
+    """When the front end's request began (``X-Cowbird-Began``, seconds since the epoch), the same on
+    every node it asks: over a memory budget the youngest request's evaluations give way on every node
+    alike. None: when the evaluation began."""
+    disconnected: Callable[[], Awaitable[bool]] | None = None
+    """Tells whether the client has gone (the work is then stopped); None: nobody can go."""
+
+    @classmethod
+    def of(cls, headers: Mapping[str, str], disconnected: Callable[[], Awaitable[bool]] | None = None) -> Asker:
+        """The asker a request's headers describe (a malformed ``X-Cowbird-Began`` is left out)."""
+        try:
+            began: float | None = float(headers.get(BEGAN_HEADER, ""))
+        except ValueError:
+            began = None
+        return cls(headers.get(PRIORITY_HEADER, "") == "background",
+                   began if began is not None and math.isfinite(began) else None, disconnected)
+
+
+NOBODY = Asker()
+"""Work asked in-process (``LocalPartitions``, the command line): interactive, nobody to go away."""
 
 
 class Scheduler:
@@ -80,12 +105,13 @@ class Scheduler:
             self._heavy_now += by
 
     async def run(
-        self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]]
+        self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]],
+        asker: Asker = NOBODY,
     ) -> T:
         """``work(deadline)`` in a thread of its own once a place is free (an interactive one, or a
-        background one for background work); ``watch(deadline)`` is started next to it (it cancels the
-        deadline when the client goes away)."""
-        background = BACKGROUND.get()
+        background one for the asker's background work); ``watch(deadline)`` is started next to it (it
+        cancels the deadline when the client goes away)."""
+        background = asker.background
         slots = self.background_slots if background else self.slots
         await self._place(slots, background, seconds)
         if self.memory is not None:
@@ -96,7 +122,7 @@ class Scheduler:
                 raise
         loop = asyncio.get_running_loop()
         pace = _Pace(self, lambda: loop.call_soon_threadsafe(slots.release), background,
-                     cpu_budget=seconds if background else None)
+                     cpu_budget=seconds if background else None, began=asker.began)
         deadline = Deadline(seconds * BACKGROUND_WALL if background else seconds, pace)
         pace.deadline = deadline
         watcher = asyncio.ensure_future(watch(deadline))
@@ -143,12 +169,11 @@ class _Pace:
     """Called at every check of one evaluation's deadline, in whichever thread does the work."""
 
     def __init__(self, scheduler: Scheduler, give_back: Callable[[], object], background: bool = False,
-                 cpu_budget: float | None = None) -> None:
+                 cpu_budget: float | None = None, began: float | None = None) -> None:
         self.cpu_budget = cpu_budget  # background work: its deadline in CPU seconds of its threads
         # over the memory budget the youngest paused evaluation gives way: by its front-end request's
         # start where the front end said it (the same on every node), else by its own
-        asked = BEGAN.get()
-        self.began = asked if asked is not None else time.time()
+        self.began = began if began is not None else time.time()
         self.scheduler = scheduler
         self.give_back = give_back
         self.background = background  # lowest priority from the start, stepping aside for interactive work

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import anyio
 
@@ -28,16 +28,13 @@ from cowbird.engines.analyses.ngrams import NgramTable, ngram_table
 from cowbird.engines.analyses.sort_order import SortOrder, sort_order
 from cowbird.engines.results import ArrayResultSet, build_lines
 from cowbird.node.memory import MemoryBudget
-from cowbird.node.scheduler import BACKGROUND, Scheduler, lower_priority
+from cowbird.node.scheduler import NOBODY, Asker, Scheduler, lower_priority
 from cowbird.node.settings import NodeSettings
 from cowbird.query import Query, QueryError, parse_cqp, serialize
 from cowbird.serving.metrics import Metrics
 
 T = TypeVar("T")
 P = ParamSpec("P")
-
-Disconnected = Callable[[], Awaitable[bool]] | None
-"""Tells whether the client has gone (the work is then stopped); None: nobody can go."""
 
 ResultKey = tuple[str, str, str, int]
 """A result's name in the caches: the corpus, the query's canonical text, the strategy, the hard boundary."""
@@ -115,16 +112,12 @@ class PartitionService:
         self.checked.put(query, answer)
         return answer
 
-    async def analyse(self, disconnected: Disconnected, function: Callable[Concatenate[Deadline, P], T],
+    async def analyse(self, asker: Asker, function: Callable[Concatenate[Deadline, P], T],
                       *args: P.args, **kwargs: P.kwargs) -> T:
         """Analysis work (``function(deadline, *args, **kwargs)``) as a query is run: under the scheduler
         (a place among the queries running, heavy after a while), stopped at ``query_timeout`` and
-        when the client goes away (``disconnected``) — an analysis can take longer than the query it
-        counts."""
-
-        async def watch(deadline: Deadline) -> None:
-            if disconnected is not None:
-                await _watch(disconnected, deadline)
+        when the client goes away (``asker.disconnected``) — an analysis can take longer than the
+        query it counts."""
 
         def work(deadline: Deadline) -> T:
             try:
@@ -132,11 +125,11 @@ class PartitionService:
             except MemoryError as exc:
                 raise LimitExceeded("the analysis needs more memory than this node has; narrow it down") from exc
 
-        return await self.scheduler.run(work, self.settings.query_timeout, watch)
+        return await self.scheduler.run(work, self.settings.query_timeout, _watching(asker), asker)
 
     async def ngrams(self, partition: str, attribute: str, n: int, within: str | None,
                      filters: list[tuple[str, bool, str]], match: str | None = None, ignore_case: bool = False,
-                     disconnected: Disconnected = None) -> NgramTable:
+                     asker: Asker = NOBODY) -> NgramTable:
         """The partition's n-grams counted (``analyses.ngrams.ngram_table``; with ``match`` only those with
         a token matching it), as a query is run; the last few tables are kept, since one word list asks
         a partition two or three times (a table of every n-gram answers for any ``match`` too)."""
@@ -147,16 +140,16 @@ class PartitionService:
             if table is not None:
                 return table
         corpus = self.engine(partition).store
-        table = await self.analyse(disconnected, ngram_table, corpus, attribute, n, within, filters,
+        table = await self.analyse(asker, ngram_table, corpus, attribute, n, within, filters,
                                    self.settings.max_ngram_types, match, ignore_case)
         self.ngram_tables.put(key, table)
         return table
 
-    async def in_thread(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    async def in_thread(self, asker: Asker, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run engine work (building lines, writing answers) in a worker thread (its errors carry their
-        own status and code); background work in a thread at the lowest CPU priority."""
+        own status and code); the asker's background work in a thread at the lowest CPU priority."""
         work = functools.partial(function, *args, **kwargs)
-        if BACKGROUND.get():
+        if asker.background:
             return await asyncio.get_running_loop().run_in_executor(BACKGROUND_THREADS, work)
         return await anyio.to_thread.run_sync(work)
 
@@ -166,13 +159,11 @@ class PartitionService:
         query: str,
         strategy: Strategy,
         hard_boundary: int,
-        disconnected: Callable[[], Awaitable[bool]] | None = None,
+        asker: Asker = NOBODY,
     ) -> tuple[str, ResultSet]:
-        """The result of a query on a partition, from the cache or evaluated now.
-
-        ``disconnected`` tells whether the client has gone; the engine is then told to stop.
-        """
-        text, result, _ = await self._evaluate(partition, query, strategy, hard_boundary, disconnected, None)
+        """The result of a query on a partition, from the cache or evaluated now (for ``asker``: when
+        its client has gone, the engine is told to stop)."""
+        text, result, _ = await self._evaluate(partition, query, strategy, hard_boundary, asker, None)
         return text, result
 
     async def first(
@@ -182,12 +173,12 @@ class PartitionService:
         strategy: Strategy,
         hard_boundary: int,
         wanted: int,
-        disconnected: Callable[[], Awaitable[bool]] | None = None,
+        asker: Asker = NOBODY,
     ) -> tuple[str, ResultSet, bool]:
         """The first ``wanted`` hits of a query on a partition without counting the rest (the
         engine's ``first``), and whether the total is exact: a result in the cache is, and a
         result that is exact goes into it."""
-        return await self._evaluate(partition, query, strategy, hard_boundary, disconnected, wanted)
+        return await self._evaluate(partition, query, strategy, hard_boundary, asker, wanted)
 
     async def _evaluate(
         self,
@@ -195,7 +186,7 @@ class PartitionService:
         query: str,
         strategy: Strategy,
         hard_boundary: int,
-        disconnected: Callable[[], Awaitable[bool]] | None,
+        asker: Asker,
         wanted: int | None,
     ) -> tuple[str, ResultSet, bool]:
         engine = self.engine(partition)
@@ -220,12 +211,8 @@ class PartitionService:
             except MemoryError as exc:  # the query asked for more than this process can hold
                 raise OutOfMemory("the query needs more memory than this node has; narrow it down") from exc
 
-        async def watch(deadline: Deadline) -> None:
-            if disconnected is not None:
-                await _watch(disconnected, deadline)
-
         try:
-            result, exact = await self.scheduler.run(work, self.settings.query_timeout, watch)
+            result, exact = await self.scheduler.run(work, self.settings.query_timeout, _watching(asker), asker)
         except OutOfMemory:
             raise  # what the node held then, not what the query is: not remembered
         except LimitExceeded as refusal:
@@ -236,7 +223,7 @@ class PartitionService:
         return text, result, exact
 
     async def estimate(self, partition: str, query: str, strategy: Strategy,
-                       hard_boundary: int) -> tuple[str, Estimate]:
+                       hard_boundary: int, asker: Asker = NOBODY) -> tuple[str, Estimate]:
         """What the query would find and cost (the engine's ``estimate``); a result in the cache is
         known exactly and costs nothing more."""
         engine = self.engine(partition)
@@ -248,10 +235,7 @@ class PartitionService:
         def work(deadline: Deadline) -> Estimate:
             return engine.estimate(parsed, strategy, hard_boundary, deadline)
 
-        async def watch(deadline: Deadline) -> None:
-            return None
-
-        return text, await self.scheduler.run(work, self.settings.query_timeout, watch)
+        return text, await self.scheduler.run(work, self.settings.query_timeout, _watching(asker), asker)
 
     def check_request(self, limit: int, maximum: int, context: Context) -> None:
         if limit > maximum:
@@ -262,9 +246,10 @@ class PartitionService:
             )
 
     async def lines(
-        self, result: ResultSet, offset: int, limit: int, context: Context, show: list[str], meta: list[str]
+        self, asker: Asker, result: ResultSet, offset: int, limit: int, context: Context, show: list[str],
+        meta: list[str]
     ) -> list[KwicLine]:
-        return await self.in_thread(result.kwic, offset, limit, context, show, meta)
+        return await self.in_thread(asker, result.kwic, offset, limit, context, show, meta)
 
     @staticmethod
     def every_hit(result: ResultSet) -> ArrayResultSet:
@@ -278,7 +263,7 @@ class PartitionService:
             )
         return result
 
-    async def order(self, result: ResultSet, spec: SortSpec, disconnected: Disconnected = None) -> SortOrder:
+    async def order(self, result: ResultSet, spec: SortSpec, asker: Asker = NOBODY) -> SortOrder:
         """The hits of a result in sorted order (kept for paging, as results are)."""
         key = parse_sort(spec.key, spec.direction, spec.seed)
         held = self.every_hit(result)
@@ -286,12 +271,12 @@ class PartitionService:
         cached = self.orders.get(cache_key)
         if cached is not None:
             return cached
-        order = await self.analyse(disconnected, sort_order, held.corpus, held.matches, key, spec.base)
+        order = await self.analyse(asker, sort_order, held.corpus, held.matches, key, spec.base)
         self.orders.put(cache_key, order)
         return order
 
     async def sorted_lines(
-        self, order: SortOrder, ranks: list[int], context: Context, show: list[str], meta: list[str]
+        self, asker: Asker, order: SortOrder, ranks: list[int], context: Context, show: list[str], meta: list[str]
     ) -> list[KwicLine]:
         """The lines of the hits at these sorted ranks, in that order."""
 
@@ -300,11 +285,19 @@ class PartitionService:
             hits = ArrayResultSet(order.corpus, order.matches.take(picked)).hits()
             return build_lines(order.corpus, hits, context, show, meta)
 
-        return await self.in_thread(build)
+        return await self.in_thread(asker, build)
 
 
-async def _watch(disconnected: Callable[[], Awaitable[bool]], deadline: Deadline) -> None:
-    while not await disconnected():
-        await asyncio.sleep(0.1)
-    deadline.cancel()
+def _watching(asker: Asker) -> Callable[[Deadline], Coroutine[Any, Any, None]]:
+    """What watches an evaluation for ``asker``: it cancels the deadline once the client has gone."""
+
+    async def watch(deadline: Deadline) -> None:
+        disconnected = asker.disconnected
+        if disconnected is None:
+            return
+        while not await disconnected():
+            await asyncio.sleep(0.1)
+        deadline.cancel()
+
+    return watch
 

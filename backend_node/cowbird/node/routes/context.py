@@ -10,7 +10,7 @@ from cowbird.core.errors import OutOfRange
 from cowbird.core.wire import MAX_KEYWORD_TOKENS, ContextResponse
 from cowbird.engines import Context
 from cowbird.node.api import line_model
-from cowbird.node.routes.auth import Service
+from cowbird.node.routes.auth import Asking, Service
 
 router = APIRouter(prefix="/v1", tags=["context"])
 
@@ -22,6 +22,7 @@ async def context(
     partition: str,
     cpos: int,
     service: Service,
+    asker: Asking,
     tokens: Annotated[int, Query(ge=0, description="Tokens of context on each side.")] = 20,
     region: Annotated[str | None, Query(description="Extend to the enclosing region (e.g. s) instead.")] = None,
     show: Annotated[list[str] | None, Query(description="p-attributes to show with each token.")] = None,
@@ -38,5 +39,5 @@ async def context(
         raise OutOfRange(f"positions {cpos}..{last} are outside partition {partition} (0 to {engine.size - 1})")
     if last - cpos > MAX_KEYWORD_TOKENS:
         raise OutOfRange(f"end={end}: a keyword spans at most {MAX_KEYWORD_TOKENS} tokens")
-    line = await service.in_thread(engine.context, cpos, shown, show or [], meta or [], end)
+    line = await service.in_thread(asker, engine.context, cpos, shown, show or [], meta or [], end)
     return ContextResponse(partition=partition, cpos=cpos, line=line_model(line))

@@ -14,7 +14,7 @@ from cowbird.core.wire import (
     Line,
 )
 from cowbird.node.api import NodeApi
-from cowbird.node.routes.auth import Service
+from cowbird.node.routes.auth import Asking, Service
 
 router = APIRouter(prefix="/v1", tags=["queries"])
 
@@ -24,14 +24,14 @@ router = APIRouter(prefix="/v1", tags=["queries"])
     response_class=StreamingResponse,
     responses={200: {"content": {"application/x-ndjson": {}}, "description": "One KWIC line (JSON) per line."}},
 )
-async def export(request: ExportRequest, service: Service, http: Request) -> StreamingResponse:
+async def export(request: ExportRequest, service: Service, asker: Asking, http: Request) -> StreamingResponse:
     """The lines of a range of hits, streamed as NDJSON, built a batch at a time."""
     http.state.log_partition = request.partition
-    found = await NodeApi(service).export(request, http.is_disconnected)
+    found = await NodeApi(service, asker).export(request)
 
     async def stream() -> AsyncIterator[bytes]:
         async for batch in found.batches:
-            yield await service.in_thread(_ndjson, batch)  # written off the event loop
+            yield await service.in_thread(asker, _ndjson, batch)  # written off the event loop
 
     headers = {"X-Total-Hits": str(found.total), "X-Lines": str(found.lines), "X-Query": found.query}
     return StreamingResponse(stream(), media_type="application/x-ndjson", headers=headers)

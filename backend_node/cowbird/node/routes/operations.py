@@ -19,23 +19,24 @@ from fastapi import APIRouter, Request, Response
 
 from cowbird.core.operations import OPERATIONS, Operation
 from cowbird.node.api import NodeApi
-from cowbird.node.routes.auth import Service
+from cowbird.node.routes.auth import Asking, Service
 
 router = APIRouter(prefix="/v1")
 
 
 def _endpoint(operation: Operation[Any, Any]) -> Callable[..., Awaitable[Response]]:
-    async def endpoint(request: Any, service: Service, http: Request) -> Response:
+    async def endpoint(request: Any, service: Service, asker: Asking, http: Request) -> Response:
         http.state.log_partition = request.partition
-        answer = await NodeApi(service).answer(operation, request, http.is_disconnected)
+        answer = await NodeApi(service, asker).answer(operation, request)
         if operation.counts_hits:
             http.state.log_hits = answer.total
-        return Response(await service.in_thread(answer.model_dump_json), media_type="application/json")
+        return Response(await service.in_thread(asker, answer.model_dump_json), media_type="application/json")
 
     # FastAPI reads the body's model from the signature: the operation's request model
     endpoint.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=operation.request),
         inspect.Parameter("service", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Service),
+        inspect.Parameter("asker", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Asking),
         inspect.Parameter("http", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request),
     ])
     endpoint.__name__ = operation.name
