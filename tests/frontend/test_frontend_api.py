@@ -7,7 +7,9 @@ import csv
 import io
 import re
 from pathlib import Path
+from typing import cast
 
+import anyio
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -15,8 +17,10 @@ from fastapi import FastAPI
 from cowbird.core.errors import ClientGone
 from cowbird.engines.native import NativeEngine
 from cowbird.frontend.caller import Caller
+from cowbird.frontend.failover import Failover
 from cowbird.frontend.fanout import NodePools
 from cowbird.frontend.routes.deps import until_disconnected
+from cowbird.frontend.settings import FrontendSettings
 from cowbird.serving.config import ConfigError
 from tests.clock import FakeClock, never
 from tests.frontend.conftest import API_TOKEN, Partitioned, front_client, front_settings
@@ -257,6 +261,60 @@ async def test_client_disconnect_cancels_the_work() -> None:
     with pytest.raises(ClientGone):
         await until_disconnected(GoneRequest(), Caller(), work())  # type: ignore[arg-type]
     assert cancelled.is_set()
+
+
+
+async def test_a_node_call_cancelled_again_and_again_closes_its_connection() -> None:
+    """A streamed answer whose client goes is cancelled by its response level-triggered (anyio's cancel
+    scope cancels it at every await until it ends). The node call it waits on is cancelled once and
+    ends its cleanup (httpcore closing the connection: turns of the event loop) — not cut short at
+    its first turn, which left the connection open and the node at work for a client that had gone."""
+    started, closed = asyncio.Event(), asyncio.Event()
+
+    async def call() -> None:
+        started.set()
+        try:
+            await never()
+        except asyncio.CancelledError:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            closed.set()
+            raise
+
+    failover = Failover(cast(NodePools, None), "token", FrontendSettings())
+    with anyio.CancelScope() as scope:
+        async def cancel_soon() -> None:
+            await started.wait()
+            scope.cancel()
+
+        canceller = asyncio.ensure_future(cancel_soon())
+        await asyncio.gather(failover._waited("http://node", "0" * 16, call(), 60.0, replica=False))
+    await canceller
+    await asyncio.wait_for(closed.wait(), 5)
+
+
+async def test_work_stops_when_its_wait_is_cancelled() -> None:
+    """A stream's work waits in ``until_disconnected`` without watching the client (its response does):
+    when that wait is cancelled — the client went — the work is cancelled too, not left running."""
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def work() -> None:
+        started.set()
+        try:
+            await never()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    class HereRequest:
+        async def is_disconnected(self) -> bool:
+            return False
+
+    waiting = asyncio.ensure_future(until_disconnected(HereRequest(), Caller(), work(),  # type: ignore[arg-type]
+                                                       watched=True))
+    await started.wait()
+    waiting.cancel()
+    await asyncio.wait_for(cancelled.wait(), 5)
 
 
 async def test_a_slow_partition_fails_at_the_deadline_and_the_others_answer(

@@ -65,6 +65,30 @@ def began(scope: Scope) -> float | None:
     return value if isinstance(value, float) else None
 
 
+_ENDING: set[asyncio.Task[Any]] = set()
+"""Node calls ending (cancelled, or closing their connections), held: the loop keeps weak references."""
+
+
+async def finish(job: asyncio.Task[Any]) -> None:
+    """Wait for ``job`` to end without passing on a cancel of this wait. A streamed answer's client
+    that goes away cancels the response's work again and again (anyio's cancel scopes are
+    level-triggered): awaited plainly, each of those would reach the job too and cut httpcore's
+    cleanup short — the connection left open in the pool, the node at work for a client that has
+    gone. Shielded, a cancelled call is cancelled once and closes its connection, and a closing one
+    finishes closing, even when this wait is cut short."""
+    if job.done():
+        return
+    _ENDING.add(job)
+    job.add_done_callback(_ENDING.discard)
+    await asyncio.shield(job)
+
+
+async def close(response: httpx.Response) -> None:
+    """Close a node's response (its connection goes back to the pool, or is closed mid-answer), to
+    the end even when this is cancelled (``finish``)."""
+    await finish(asyncio.ensure_future(response.aclose()))
+
+
 @dataclass(frozen=True)
 class Call:
     """One attempt at a node call: the node, the call's id (``X-Cowbird-Call``: after a timeout the
@@ -162,7 +186,7 @@ class Failover:
             if not job.done():
                 job.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):  # what ends it matters no more
-                    await job
+                    await finish(job)
 
     async def try_nodes(self, partition: Partition, send: Callable[[Call], Awaitable[T]], caller: Caller,
                         limit: TimeLimit | None = None) -> T:
@@ -217,6 +241,6 @@ class Failover:
         try:
             body = await read_capped(response, self.settings.nodes.max_response_bytes, partition.id, node)
         finally:
-            await response.aclose()
+            await close(response)
         classify(response.status_code, body, partition.id, node)
         return body

@@ -24,7 +24,7 @@ from cowbird.core.search import PartitionFailure, TimeLimit
 from cowbird.core.wire import ContextResponse, ExportRequest, Line
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import Partition
-from cowbird.frontend.failover import Call, Failover
+from cowbird.frontend.failover import Call, Failover, close
 from cowbird.frontend.ndjson import stream_lines
 from cowbird.frontend.node_answers import NodeFailure, check, check_lines, combined, parse_answer, payload
 from cowbird.frontend.node_health import NodeHealth
@@ -140,7 +140,7 @@ class NodeClient:
                         delivered += 1
                         yield line
                 finally:
-                    await response.aclose()
+                    await close(response)
                     caller.called((time.perf_counter() - started) * 1000)  # the node's time: its stream was open
             except NodeFailure as failure:
                 logger.warning("export of %s: %s after %d of %d lines", partition.id, failure, delivered, expected)

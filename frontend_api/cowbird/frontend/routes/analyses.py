@@ -155,6 +155,10 @@ Analysis = TypeVar("Analysis", bound=TableParameters | DispersionParameters)
 Route = Callable[[Visit, Analysis], Awaitable[BaseModel | Response]]
 
 
+FIRST_EVENT_SECONDS = 1.0
+"""A streamed analysis's ``started`` event comes when the first partition answers, or after this long."""
+
+
 def streamable(route: Route[Analysis]) -> Route[Analysis]:
     """An analysis route that first expands a saved subcorpus and, with ``stream=1``, answers as NDJSON
     events (``_streamed``) around the same route."""
@@ -174,7 +178,8 @@ async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
                     work: Callable[[Visit], Awaitable[BaseModel | Response]]) -> StreamingResponse:
     """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
     fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
-    has answered (a bad parameter, an unknown attribute) is a problem answer, as without stream."""
+    has answered or ``FIRST_EVENT_SECONDS`` have passed (a bad parameter, an unknown attribute) is a
+    problem answer, as without stream; a long analysis starts its stream by then all the same."""
     if asked.format != "json":
         raise BadParameter(f"stream=1 answers JSON events; format={asked.format} is a file: ask for one or the other")
     partitions = len(visit.corpus(asked.corpus).partitions)
@@ -189,7 +194,7 @@ async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
     task = asyncio.ensure_future(work(replace(visit, progress=report, streamed=True)))
     waiter = asyncio.ensure_future(arrived.wait())
     first: list[asyncio.Future[Any]] = [task, waiter]
-    await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait(first, timeout=FIRST_EVENT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
     waiter.cancel()
     if not answers and task.done():
         task.result()  # its problem, as a plain answer (raises), or a result without partitions

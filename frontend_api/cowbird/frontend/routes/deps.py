@@ -237,19 +237,23 @@ async def until_disconnected(request: Request, caller: Caller, work: Awaitable[T
     loop = asyncio.get_running_loop()
     deadline = None if deadline is None else caller.stretched(deadline)
     stop = loop.time() + deadline + BACKSTOP_SECONDS if deadline is not None else None
-    while not task.done():
-        done, _ = await asyncio.wait({task}, timeout=0.25)
-        if done:
-            break
-        if stop is not None and loop.time() > stop:
+    try:
+        while not task.done():
+            done, _ = await asyncio.wait({task}, timeout=0.25)
+            if done:
+                break
+            if stop is not None and loop.time() > stop:
+                task.cancel()
+                if stall is not None:
+                    frontend_state(request).stalled.note(stall, f"it was stopped at the deadline of {deadline:g} s")
+                raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
+            if not watched and await request.is_disconnected():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise ClientGone("the client closed the connection; the query was stopped")
+    finally:
+        if not task.done():  # this wait was cancelled (a stream whose client went): the work stops with it, once
             task.cancel()
-            if stall is not None:
-                frontend_state(request).stalled.note(stall, f"it was stopped at the deadline of {deadline:g} s")
-            raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
-        if not watched and await request.is_disconnected():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            raise ClientGone("the client closed the connection; the query was stopped")
     try:
         return await task
     except QueryTooSlow:
