@@ -10,6 +10,13 @@ pending on the clock (:meth:`FakeClock.when_pending`: each wait of the services 
 or lets :meth:`FakeClock.drive` move the clock from one sleep's end to the next whenever every
 request at work (:meth:`FakeClock.working`: ``front_client`` counts the front end's node calls) is
 one that hangs on purpose (:meth:`FakeClock.hang`).
+
+Waiting for something is :func:`until` / :func:`wait_until`, never a bare sleep. The sleeps left in
+the tests are the time a test is about, not a guess at how long something takes: a simulated slow
+web server or client (``tests/calf/web.py``, the slow readers of the abuse tests), an idle
+connection kept past the front end's idle time, work that must take wall-clock time without CPU
+(the scheduler's heavy-after), the window CPU use is measured over (``cluster.comes_to_rest``), and the
+pause between retries of a process that is not listening yet.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from cowbird.store import EncodeOptions, parse_s_declaration
+from tests.clock import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
@@ -121,16 +122,13 @@ def parity_hits(query_id: str) -> list[tuple[int, int]]:
 def served_in_thread(config: Any) -> Iterator[Any]:
     """A ``uvicorn.Server`` of ``config`` in a daemon thread, started (10 s at most), stopped at the end."""
     import threading
-    import time
 
     import uvicorn
 
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: server.started, 10, "the server started")
     try:
         yield server
     finally:

@@ -31,6 +31,7 @@ import httpx
 import pytest
 
 from cowbird.commands.demo import port_in_use
+from tests.clock import wait_until
 from tests.support import ROOT, SAMPLE_P, SAMPLE_S, SAMPLE_VRT, free_ports, unavailable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]  # pip installs: minutes
@@ -191,9 +192,7 @@ def test_stock_pip_install_of_everything_gives_working_commands_and_the_demo(tmp
         body = _get(f"http://127.0.0.1:{port}/api/v1/query?corpus=web&q=the", timeout=180).json()
         assert body["total"] > 0 and body["complete"] is True, body
         # the greeting comes once everything answers: the query may be answered a moment before it
-        until = time.monotonic() + 30
-        while not any("cowbird is running at" in line for line in lines) and time.monotonic() < until:
-            time.sleep(0.1)
+        wait_until(lambda: any("cowbird is running at" in line for line in lines), 30, "the greeting")
     finally:
         demo.terminate()
         demo.wait(timeout=60)

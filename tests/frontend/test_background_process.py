@@ -25,6 +25,7 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from cowbird.frontend.background import NICENESS, REFUND, ToBackground, is_background
+from tests.clock import wait_until
 from tests.support import assert_problem, running_demo, served_in_thread
 
 SAMPLE = {"corpus": "sample", "q": "the"}
@@ -95,10 +96,7 @@ def test_background_requests_are_answered_by_the_background_process(tmp_path: Pa
             body = assert_problem(gone, 503, "nodes_unavailable")
             assert "background process is not answering" in body["detail"]
             assert http.get("/api/v1/query", params=SAMPLE).status_code == 200  # previews go on
-    deadline = time.monotonic() + 10
-    while children(front) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not children(front)
+    wait_until(lambda: not children(front), 10, "the background process ended")
 
 
 @pytest.mark.e2e

@@ -4,6 +4,7 @@ built."""
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -19,9 +20,14 @@ import httpx
 import pytest
 
 from cowbird.commands.demo import port_in_use
+from tests.clock import wait_until
 from tests.support import free_ports
 
 pytestmark = pytest.mark.e2e
+
+
+def port_free(port: int) -> bool:
+    return not port_in_use(port)
 
 
 def start(directory: Path, port: int, *options: str) -> tuple[subprocess.Popen[str], list[str]]:
@@ -63,10 +69,7 @@ def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> Non
     assert process.stdout is not None
     assert "cowbird demo stopped (SIGTERM): the front end and both nodes have ended" in process.stdout.read()
     for p in (port, port + 1, port + 2):  # the front end and both nodes are gone
-        deadline = time.monotonic() + 15
-        while port_in_use(p) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not port_in_use(p), f"port {p} is still in use after SIGTERM"
+        wait_until(functools.partial(port_free, p), 15, f"port {p} free after SIGTERM")
     started = time.monotonic()
     again, lines = start(tmp_path / "demo", port, "--web-tokens", "300000")
     try:
@@ -150,7 +153,4 @@ def test_a_node_that_ends_leaves_the_demo_running_and_the_admin_password_can_be_
         process.send_signal(signal.SIGTERM)
         process.wait(30)
     for p in (port, port + 1, port + 2):
-        deadline = time.monotonic() + 15
-        while port_in_use(p) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not port_in_use(p)
+        wait_until(functools.partial(port_free, p), 15, f"port {p} free")
