@@ -264,23 +264,25 @@ async def test_client_disconnect_cancels_the_work() -> None:
 
 
 
+async def hung(started: asyncio.Event, ended: asyncio.Event, turns: int = 0) -> None:
+    """Work that hangs until cancelled (``started`` set), then cleans up for ``turns`` turns of the
+    event loop (as httpcore closes a connection) and sets ``ended``."""
+    started.set()
+    try:
+        await never()
+    except asyncio.CancelledError:
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        ended.set()
+        raise
+
+
 async def test_a_node_call_cancelled_again_and_again_closes_its_connection() -> None:
     """A streamed answer whose client goes is cancelled by its response level-triggered (anyio's cancel
     scope cancels it at every await until it ends). The node call it waits on is cancelled once and
     ends its cleanup (httpcore closing the connection: turns of the event loop) — not cut short at
     its first turn, which left the connection open and the node at work for a client that had gone."""
     started, closed = asyncio.Event(), asyncio.Event()
-
-    async def call() -> None:
-        started.set()
-        try:
-            await never()
-        except asyncio.CancelledError:
-            for _ in range(3):
-                await asyncio.sleep(0)
-            closed.set()
-            raise
-
     failover = Failover(cast(NodePools, None), "token", FrontendSettings())
     with anyio.CancelScope() as scope:
         async def cancel_soon() -> None:
@@ -288,7 +290,8 @@ async def test_a_node_call_cancelled_again_and_again_closes_its_connection() -> 
             scope.cancel()
 
         canceller = asyncio.ensure_future(cancel_soon())
-        await asyncio.gather(failover._waited("http://node", "0" * 16, call(), 60.0, replica=False))
+        await asyncio.gather(failover._waited("http://node", "0" * 16, hung(started, closed, turns=3), 60.0,
+                                              replica=False))
     await canceller
     await asyncio.wait_for(closed.wait(), 5)
 
@@ -298,19 +301,11 @@ async def test_work_stops_when_its_wait_is_cancelled() -> None:
     when that wait is cancelled — the client went — the work is cancelled too, not left running."""
     started, cancelled = asyncio.Event(), asyncio.Event()
 
-    async def work() -> None:
-        started.set()
-        try:
-            await never()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-
     class HereRequest:
         async def is_disconnected(self) -> bool:
             return False
 
-    waiting = asyncio.ensure_future(until_disconnected(HereRequest(), Caller(), work(),  # type: ignore[arg-type]
+    waiting = asyncio.ensure_future(until_disconnected(HereRequest(), Caller(), hung(started, cancelled),  # type: ignore[arg-type]
                                                        watched=True))
     await started.wait()
     waiting.cancel()
