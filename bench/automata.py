@@ -45,7 +45,7 @@ def main() -> None:
         pattern = parsed.pattern
         assert not isinstance(pattern, Meet | MuUnion | Tabular)
         started = time.perf_counter()
-        dfa = reads_labels(pattern) or paths_may_meet(pattern, False)
+        dfa = reads_labels(pattern) or paths_may_meet(pattern)
         deciding.append(time.perf_counter() - started)
         on_dfa += dfa
         times: dict[str, list[float]] = {name: [] for name in engines}

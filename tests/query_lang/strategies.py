@@ -134,7 +134,8 @@ def walk_tokens(pattern: ast.Pattern) -> list[ast.TokenPattern]:
 def constraints(labels: list[str]) -> st.SearchStrategy[ast.Constraint]:
     refs = st.builds(ast.LabelRef, st.sampled_from(labels), ATTRIBUTES)
     comparisons = st.builds(ast.Comparison, refs, st.booleans(), values() | refs)
-    return _boolean(comparisons, ast.ConstraintNot, ast.ConstraintAnd, ast.ConstraintOr, max_leaves=4)
+    existence = st.builds(ast.Exists, st.sampled_from(labels), st.none() | ATTRIBUTES)  # :: a, :: a.lemma
+    return _boolean(comparisons | existence, ast.ConstraintNot, ast.ConstraintAnd, ast.ConstraintOr, max_leaves=4)
 
 
 @st.composite
@@ -171,6 +172,8 @@ def _read_labels(constraint: ast.Constraint | None) -> set[str]:
         return {constraint.left.label} | right
     if isinstance(constraint, ast.ConstraintNot):
         return _read_labels(constraint.operand)
+    if isinstance(constraint, ast.Exists):
+        return {constraint.label}
     if isinstance(constraint, ast.NumericComparison):  # not drawn by constraints(), read for completeness
         return {
             argument.label if isinstance(argument, ast.LabelRef) else argument

@@ -255,6 +255,17 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class Exists:
+    """A label or a label's attribute as a condition of its own (CQP's existence test): ``:: a`` holds
+    where the label is set, ``:: a.lemma`` too, ``:: a.text_id`` where it is set inside a region of
+    ``text_id`` (whose value it would read). ``attribute`` None: the bare label (``match``,
+    ``matchend``, ``target``, ``keyword`` or one set in the pattern)."""
+
+    label: str
+    attribute: str | None = None
+
+
+@dataclass(frozen=True)
 class ConstraintNot:
     """``!constraint``."""
 
@@ -275,7 +286,7 @@ class ConstraintOr:
     operands: tuple[Constraint, ...]
 
 
-Constraint: TypeAlias = Comparison | ConstraintNot | ConstraintAnd | ConstraintOr | NumericComparison
+Constraint: TypeAlias = Comparison | ConstraintNot | ConstraintAnd | ConstraintOr | NumericComparison | Exists
 
 # ------------------------------------------------------------------ the query
 

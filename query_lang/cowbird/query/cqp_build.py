@@ -413,6 +413,16 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
     def numeric_comparison(self, left: ast.Number, operator: str, right: ast.Number) -> ast.NumericComparison:
         return ast.NumericComparison(left, operator, right)
 
+    def existence(self, ref: ast.LabelRef) -> ast.Exists:
+        return ast.Exists(ref.label, ref.attribute)
+
+    def label_existence(self, name: Token) -> ast.Exists:
+        return ast.Exists(self.name_argument(name))
+
+    def nonzero(self, call: ast.FunctionCall) -> ast.NumericComparison:
+        """A function's value as a condition (CQP: true where it is defined and not 0)."""
+        return ast.NumericComparison(call, "!=", 0)
+
     def int_number(self, number: Token) -> int:
         return self._int(number, 0, MAX_CUT, "a number")
 

@@ -247,6 +247,10 @@ def _constraint(constraint: ast.Constraint) -> str:
         if constraint.operator not in ("=", "!=", "<", ">", "<=", ">="):
             raise QuerySyntaxError(f"{constraint.operator!r} is not a comparison operator")
         return f"{_number(constraint.left)} {constraint.operator} {_number(constraint.right)}"
+    if isinstance(constraint, ast.Exists):
+        if constraint.attribute is None:
+            return _argument(constraint.label)
+        return _label_ref(ast.LabelRef(constraint.label, constraint.attribute))
     assert_never(constraint)
 
 

@@ -1,7 +1,9 @@
 """Global constraints (``:: match.text_genre="weblog" & a.lemma!="be"``), vectorised over matches.
 
 ``label.attribute`` reads a p-attribute at the label's position, or the annotation of the region of
-an s-attribute containing it. As in CQP, any comparison involving an unset label is false.
+an s-attribute containing it. As in CQP, any comparison involving an unset label is false; a label
+(or a label's attribute) standing alone holds where it is set (and, for an s-attribute, inside a
+region).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from cowbird.query import (
     ConstraintAnd,
     ConstraintNot,
     ConstraintOr,
+    Exists,
     FunctionCall,
     LabelRef,
     NumericComparison,
@@ -55,6 +58,8 @@ class ConstraintEvaluator:
             return set().union(*(self._labels(o) for o in node.operands))
         if isinstance(node, NumericComparison):
             return _number_labels(node.left) | _number_labels(node.right)
+        if isinstance(node, Exists):
+            return {node.label}
         assert_never(node)
 
     def _check(self, node: Constraint) -> None:
@@ -80,6 +85,9 @@ class ConstraintEvaluator:
                             if number.name == "f" and argument.attribute not in self.corpus.p_attribute_names:
                                 raise UnknownAttribute(f"f({argument.label}.{argument.attribute}): f() counts "
                                                        "the values of a positional attribute")
+        elif isinstance(node, Exists):
+            if node.attribute is not None:
+                self._check_ref(LabelRef(node.label, node.attribute))
         else:
             assert_never(node)
 
@@ -116,7 +124,18 @@ class ConstraintEvaluator:
             compared = {"=": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
                         "<=": np.less_equal, ">=": np.greater_equal}[node.operator](left, right)
             return np.asarray(compared & left_ok & right_ok, dtype=np.bool_)
+        if isinstance(node, Exists):
+            return self._exists(node, values[node.label])
         assert_never(node)
+
+    def _exists(self, node: Exists, where: Cpos) -> Bools:
+        """CQP's existence test: the label is set; for an s-attribute, inside one of its regions."""
+        found = where >= 0
+        if node.attribute is None or node.attribute in self.corpus.p_attribute_names:
+            return found
+        rows = np.flatnonzero(found)
+        found[rows] = self.corpus.regions(node.attribute).containing(where[rows]) >= 0
+        return found
 
     def _number(self, number: int | FunctionCall, values: dict[str, Cpos]) -> tuple[Cpos, Bools]:
         """A number per row, and whether it is defined there (no unset label, a value that is a number)."""

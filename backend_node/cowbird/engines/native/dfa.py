@@ -9,7 +9,7 @@ derivatives, then equivalent states merged). Its simulation (``eval.c``, ``simul
 *one* corpus position and one set of labels per DFA state, visits states and their transitions
 in number order, and lets a later transition into a state overwrite what an earlier one wrote —
 so which path's labels, anchors and end survive depends on the numbering. To answer as CQP does
-where paths meet (tags inside alternatives, anchors in loops under ``longest``), the native engine
+where paths meet (tags inside alternatives, labels and anchors in loops), the native engine
 builds the same DFA with the same numbers: this module is a faithful port of ``regex2dfa.c``
 (the C file's names are kept in comments), checked against CQP's ``ShowCompDFA`` output by the
 differential tests.
@@ -484,20 +484,22 @@ class _Converter:
         return Dfa(tuple(moves), frozenset(final), patterns)
 
 
-def paths_may_meet(pattern: Pattern, longest: bool) -> bool:
+def paths_may_meet(pattern: Pattern) -> bool:
     """Whether the glushkov simulation may answer otherwise than CQP's DFA: where a tag or a
     lookahead sits inside an alternative or a repetition (CQP counts it as a step, and the paths
     through it and around it meet in one DFA state at different positions); where the query has
     StrictRegions (an opening and a closing tag of one attribute) and alternatives (CQP ties a
-    closing tag to an opening tag written before it, whatever path was taken); and, under
-    ``longest``, where a label or an anchor sits inside an alternative or a repetition (CQP goes
-    on after a winner and later paths overwrite the values)."""
+    closing tag to an opening tag written before it, whatever path was taken); and where a label
+    or an anchor sits inside an alternative or a repetition, under every strategy: paths through
+    and around it meet in one DFA state, which keeps one set of values, the one its state order
+    writes last (``@1[]{0,2} []? [upos="PUNCT"]`` marks the match's first token where the paths
+    meet; ``a:[]+ []+ :: a.lemma = matchend.lemma`` tests the label's last value there)."""
 
     def inside(node: Pattern, nested: bool) -> bool:
         if isinstance(node, StructuralTag):
             return nested
         if isinstance(node, TokenPattern):
-            return nested and (node.lookahead or (longest and bool(node.label or node.target or node.keyword)))
+            return nested and (node.lookahead or bool(node.label or node.target or node.keyword))
         if isinstance(node, Sequence):
             return any(inside(item, nested) for item in node.items)
         if isinstance(node, Alternation):

@@ -429,7 +429,7 @@ class NativeEngine(QueryEngine):
                          work=WorkBudget(self.options.work_seconds, self.size))
         choice = self.options.automaton
         needed = reads_labels(pattern)
-        if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(pattern, longest)):
+        if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(pattern)):
             try:
                 dfa = build_dfa(pattern)
             except DfaUnavailable as error:
