@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from cowbird.commands.demo import DemoStack
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
@@ -92,6 +92,27 @@ def test_a_line_is_widened_in_place(site: DemoStack, page: Page, tmp_path: Path)
     expect(page.locator("#kwic tbody tr.wide")).to_have_count(1)
     expect(second).to_be_focused()
     expect(second).to_have_attribute("aria-expanded", "false")
+    # closed before its context came, a line stays closed when the context comes
+    held: list[Route] = []
+    def hold(route: Route) -> None:
+        held.append(route)
+
+    page.route("**/api/v1/context/**", hold)
+    third = page.locator("#kwic tbody tr:not(.wide)").nth(2).locator("button.widen")
+    third.click()
+    expect(page.locator("#kwic tbody tr.wide")).to_have_count(2)
+    expect(third).to_have_attribute("aria-expanded", "true")
+    page.locator("#kwic tbody tr.wide").nth(1).locator("button.close").click()
+    expect(third).to_have_attribute("aria-expanded", "false")
+    for _ in range(100):  # the page's request reaches the route while playwright dispatches events
+        if held:
+            break
+        page.wait_for_timeout(50)
+    with page.expect_response("**/api/v1/context/**"):
+        held[0].continue_()
+    page.unroute("**/api/v1/context/**", hold)
+    expect(third).to_have_attribute("aria-expanded", "false")
+    expect(page.locator("#kwic tbody tr.wide")).to_have_count(1)
 
 
 def test_lines_are_numbered_with_a_metadata_column_across_the_window(site: DemoStack, browser: Browser,

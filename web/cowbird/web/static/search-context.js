@@ -74,6 +74,9 @@ async function widen(row, button, hit, show, asked) {
     row.after(wide);
     controls(wide, row, button, hit, show);
   }
+  // open from now on (not once the context came: closed meanwhile, it must stay closed)
+  button.setAttribute("aria-expanded", "true");
+  button.textContent = "−";
   const region = part(wide, ".wide-context", HTMLElement);
   region.setAttribute("aria-busy", "true");
   const params = new URLSearchParams({ tokens: String(asked.tokens) });
@@ -98,8 +101,6 @@ async function widen(row, button, hit, show, asked) {
   } finally {
     region.removeAttribute("aria-busy");
   }
-  button.setAttribute("aria-expanded", "true");
-  button.textContent = "−";
 }
 
 /**
