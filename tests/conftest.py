@@ -14,13 +14,19 @@ import pytest
 from cowbird.store import Encoder
 from tests.support import require_reference, sample_options
 
+SPLIT_BY_TEST = ("tests/engine/test_differential.py::",)
+"""Modules shared out test by test: the differential tests against real CQP take a quarter of the
+suite's time, too long for one worker while the other idles (each worker opens the corpora and starts
+a CQP of its own)."""
+
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist with ``--dist loadscope`` (``make pytest``, ``make quick``: ``-n 2``) each
     test module runs whole on one worker — the processes its module-scoped fixtures start (a cluster,
     a demo, a real cqp, the network namespaces) start once, not on both — and so do all the browser
-    tests, so that two Chromiums never compete for the two cores. (Grouping by marks, ``--dist
+    tests, so that two Chromiums never compete for the two cores; the modules of ``SPLIT_BY_TEST``
+    go test by test. (Grouping by marks, ``--dist
     loadgroup``, does nothing under pytest 9.2: pytest-xdist issue 1386.)"""
     if config.getoption("dist") != "loadscope":
         return None
@@ -28,7 +34,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ModulesAndTheBrowser(LoadScopeScheduling):  # type: ignore[misc]  # (pytest-xdist is untyped)
         def _split_scope(self, nodeid: str) -> str:
-            return "tests/browser" if nodeid.startswith("tests/browser/") else str(super()._split_scope(nodeid))
+            if nodeid.startswith("tests/browser/"):
+                return "tests/browser"
+            if nodeid.startswith(SPLIT_BY_TEST):  # each test whole (its parameters together)
+                return nodeid.split("[", 1)[0]
+            return str(super()._split_scope(nodeid))
 
     return ModulesAndTheBrowser(config, log)
 
