@@ -38,6 +38,8 @@ from tests.support import copy_reference_ewt, parity_hits, parity_queries, refer
 pytestmark = pytest.mark.e2e  # a real cqp process answers every query
 
 EXAMPLES = int(os.environ.get("COWBIRD_DIFF_EXAMPLES", "120"))  # more for a deeper search: COWBIRD_DIFF_EXAMPLES=1000
+SCALE = max(1.0, EXAMPLES / 120)
+"""The generated tests' time limits grow with the examples asked (``bench/differential.py`` asks thousands)."""
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -579,7 +581,7 @@ def regex_cases(draw: st.DrawFn) -> Case:
 # ---------------------------------------------------------------------------- the tests
 
 
-@pytest.mark.timeout(600)  # every generated query, on real CQP too: about 3 minutes
+@pytest.mark.timeout(600 * SCALE)  # every generated query, on real CQP too: about 3 minutes
 @pytest.mark.slow
 @SETTINGS
 @given(case=cases())
@@ -587,7 +589,7 @@ def test_native_engine_agrees_with_real_cqp(ewt: NativeEngine, judge: RealCqp, c
     check(ewt, judge, case)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(300 * SCALE)
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
 @given(case=cases())
@@ -597,7 +599,7 @@ def test_native_engine_on_a_compressed_corpus_agrees_with_real_cqp(
     check(compressed_ewt, judge, case)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(300 * SCALE)
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
 @given(data=st.data())
@@ -623,7 +625,7 @@ def marked_run_cases(draw: st.DrawFn) -> Case:
     return Case(f"{query} within s", strategy)
 
 
-@pytest.mark.timeout(600)  # CQP takes seconds on some of these (runs of [] within s): a quarter of the examples
+@pytest.mark.timeout(600 * SCALE)  # CQP takes seconds on some (runs of [] within s): a quarter of the examples
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 4))
 @given(case=marked_run_cases())
@@ -640,7 +642,7 @@ def test_german_cases_agree_with_real_cqp(germaparl: NativeEngine, germaparl_jud
     check(germaparl, germaparl_judge, Case(query))
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(300 * SCALE)
 @pytest.mark.slow
 @settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
 @given(case=cooccurrence_cases())
