@@ -48,8 +48,9 @@ def run(test: str, examples: int) -> tuple[bool, dict[str, int], float, str]:
         events[name.strip()] = round(float(share) * drawn / 100)
     events["drawn"] = drawn
     failure = "" if done.returncode == 0 else "\n".join(
-        line for line in done.stdout.splitlines() if line.startswith("E  ") or "Falsifying" in line
-    )[:2000]
+        line for line in done.stdout.splitlines()
+        if line.startswith("E  ") or "Falsifying" in line or "Timeout" in line or line.startswith("FAILED")
+    )[:2000] or done.stdout[-2000:]  # whatever ended it, never a silent "no"
     return done.returncode == 0, events, elapsed, failure
 
 

@@ -20,13 +20,21 @@ suite's time, too long for one worker while the other idles (each worker opens t
 a CQP of its own)."""
 
 
+FIRST = ("tests/test_install.py", "tests/frontend/test_multi_host.py", "tests/frontend/test_abuse_processes.py",
+         "tests/frontend/test_cluster_faults.py", "tests/frontend/test_shared_state.py",
+         "tests/frontend/test_readme_session.py", "tests/frontend/test_demo_command.py", "tests/browser")
+"""Scopes handed out first: minutes each in a few tests (fresh venvs, clusters, a demo, Chromium).
+pytest-xdist hands out the scopes with the most tests first, which left these for the end — one
+worker busy with them for minutes while the other had nothing left to do."""
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist with ``--dist loadscope`` (``make pytest``, ``make quick``: ``-n 2``) each
     test module runs whole on one worker — the processes its module-scoped fixtures start (a cluster,
     a demo, a real cqp, the network namespaces) start once, not on both — and so do all the browser
     tests, so that two Chromiums never compete for the two cores; the modules of ``SPLIT_BY_TEST``
-    go test by test. (Grouping by marks, ``--dist
+    go test by test, and the scopes of ``FIRST`` go out first. (Grouping by marks, ``--dist
     loadgroup``, does nothing under pytest 9.2: pytest-xdist issue 1386.)"""
     if config.getoption("dist") != "loadscope":
         return None
@@ -39,6 +47,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             if nodeid.startswith(SPLIT_BY_TEST):  # each test whole (its parameters together)
                 return nodeid.split("[", 1)[0]
             return str(super()._split_scope(nodeid))
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not getattr(self, "_ordered", False):  # once, before the first unit goes out
+                self._ordered = True
+                heavy = [scope for first in FIRST for scope in list(self.workqueue) if scope.startswith(first)]
+                for scope in reversed(heavy):
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
 
     return ModulesAndTheBrowser(config, log)
 
