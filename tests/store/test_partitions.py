@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from cowbird.store import CwbCorpus, Encoder, VrtError
+from cowbird.store.batch import Batch
+from cowbird.store.partitioner import Partitioner
+from cowbird.store.vrt import VrtOptions, VrtReader
 from tests.store.helpers import encode_text, regions, tokens
 from tests.support import JsonObject, sample_options
 
@@ -90,3 +93,55 @@ def test_small_partitions_in_one_batch_and_across_batches(tmp_path: Path) -> Non
     assert all(p.size <= 4 for p in result.partitions)
     words = [t for p in result.partitions for t in tokens(CwbCorpus.open(registry, p.id))]
     assert words == [f"w{i}" for i in range(30) for _ in range(i % 3 + 1)]
+
+
+class Collected:
+    """A partition writer that keeps what it is given: the tokens and tags of each added batch."""
+
+    def __init__(self, offset: int, done: list[Collected]) -> None:
+        self.offset, self.size, self.adds = offset, 0, 0
+        self.words: list[str] = []
+        self.where = ""
+        done.append(self)
+
+    def add(self, batch: Batch) -> None:
+        self.size += batch.size
+        self.words += [w.decode() for w in batch.columns[0]]
+        self.adds += 1
+
+    def open_elements(self) -> list[str]:
+        return []
+
+    def finish(self, where: str) -> None:
+        self.where = where
+
+
+def test_units_are_added_many_at_once_and_material_before_the_first_boundary_is_kept(tmp_path: Path) -> None:
+    """Read in batches of a few lines: the lead-in before the first <text> (longer than a batch)
+    stays in the first partition, and a partition's units arrive as few batches, not one each."""
+    lead_in = "".join(f"lead{i}\tX\n" for i in range(12))
+    texts = "".join(f'<text id="{i}">\n' + f"w{i}\tX\n" * 2 + "</text>\n" for i in range(40))
+    source = tmp_path / "input.vrt"
+    source.write_text(lead_in + texts, encoding="utf-8")
+    batches = list(VrtReader(source, VrtOptions(columns=2, s_attributes=("text",)), chunk_bytes=64))
+    assert len(batches) > 10 and not any(batches[0].tags.element == 0)  # the lead-in is longer than a batch
+    written: list[Collected] = []
+    Partitioner(30, "text", 0, "input.vrt", lambda offset: Collected(offset, written)).run(batches, lambda: None)
+    assert [w.size for w in written] == [30, 30, 30, 2]
+    assert [w for part in written for w in part.words] == [f"lead{i}" for i in range(12)] + [
+        f"w{i}" for i in range(40) for _ in range(2)]
+    assert [w.offset for w in written] == [0, 30, 60, 90]
+    assert written[-1].where == "input.vrt:end of input"
+    assert sum(w.adds for w in written) < 40 + len(batches)  # far fewer adds than units
+
+
+def test_a_unit_too_large_is_reported_at_its_line_after_the_units_before_it(tmp_path: Path) -> None:
+    vrt = '<text id="a">\nx\tX\n</text>\n<text id="b">\n' + "y\tX\n" * 6 + "</text>\n"
+    source = tmp_path / "input.vrt"
+    source.write_text(vrt, encoding="utf-8")
+    written: list[Collected] = []
+    with pytest.raises(VrtError) as error:
+        Partitioner(4, "text", 0, "input.vrt", lambda offset: Collected(offset, written)).run(
+            VrtReader(source, VrtOptions(columns=2, s_attributes=("text",))), lambda: None)
+    assert error.value.line == 4 and "region of 6 tokens is larger than --partition-tokens 4" in str(error.value)
+    assert written[0].words == ["x"]

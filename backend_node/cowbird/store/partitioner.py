@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from cowbird.core.errors import VrtError
 from cowbird.store.batch import Batch
@@ -53,54 +54,89 @@ class Partitioner:
 
     def run(self, batches: Iterable[Batch], report: Callable[[], None]) -> None:
         """Place every unit; the last unit of a batch waits until the next batch tells where it ends."""
-        pending: tuple[Batch, int] | None = None
+        pending: Batch | None = None
         current = self.new_writer(0)
         for batch in batches:
-            merged = batch if pending is None else Batch.join(pending[0], batch)
-            tags = merged.tags
-            cuts = np.flatnonzero((tags.element == self.boundary_code) & ~tags.closing).tolist()
-            if pending is None and (not cuts or cuts[0] != 0 or int(tags.cpos[0]) != merged.start):
-                cuts = [-1] + cuts  # material before the first boundary: always goes to the current partition
-            units = units_of(merged, cuts)
-            pending = units.pop()
-            for unit, line in units:
-                current = self.place(unit, line, current)
+            units = self.units(batch if pending is None else Batch.join(pending, batch))
+            current = self.place(units, len(units) - 1, current)
+            pending = units.batch(len(units) - 1, len(units))
             report()
         if pending is not None:
-            current = self.place(*pending, current)
+            units = self.units(pending)
+            current = self.place(units, len(units), current)
         current.finish(f"{self.source}:end of input")
 
-    def place(self, unit: Batch, line: int, current: PartitionWriter) -> PartitionWriter:
-        """Add a unit to the current partition, or finish it and start the next one first."""
-        if unit.size > self.limit:
-            raise VrtError(
-                self.source, line,
-                f"<{self.boundary}> region of {unit.size} tokens is larger than --partition-tokens {self.limit}",
-            )
-        if current.size and current.size + unit.size > self.limit:
-            still_open = current.open_elements()
-            if still_open:
+    def units(self, merged: Batch) -> Units:
+        """The batch cut before each start tag of the boundary element; material before the first
+        such tag is a unit of its own (it goes to the current partition)."""
+        tags = merged.tags
+        cuts = np.flatnonzero((tags.element == self.boundary_code) & ~tags.closing).tolist()
+        if not cuts or cuts[0] != 0 or int(tags.cpos[0]) != merged.start:
+            cuts = [-1] + cuts
+        return Units.of(merged, cuts)
+
+    def place(self, units: Units, count: int, current: PartitionWriter) -> PartitionWriter:
+        """Add the first ``count`` units, as many at once as fit in the current partition; finish it
+        and start the next one before a unit that would overflow it."""
+        sizes = units.token_to[:count] - units.token_from[:count]
+        over = np.flatnonzero(sizes > self.limit)
+        usable = int(over[0]) if len(over) else count
+        done = 0
+        while done < count:
+            if done == usable:
                 raise VrtError(
-                    self.source, line,
-                    f"cannot start a new partition before this <{self.boundary}>: <{still_open[0]}> is still "
-                    "open (partition at the outermost element with --partition-at)",
+                    self.source, int(units.line[done]),
+                    f"<{self.boundary}> region of {int(sizes[done])} tokens is larger than --partition-tokens "
+                    f"{self.limit}",
                 )
-            current.finish(f"{self.source}:{line}")
-            current = self.new_writer(current.offset + current.size)
-        current.add(unit)
+            fit = int(np.searchsorted(np.cumsum(sizes[done:usable]), self.limit - current.size, side="right"))
+            if fit == 0:  # the next unit overflows a partition that holds something (it fits an empty one)
+                still_open = current.open_elements()
+                if still_open:
+                    raise VrtError(
+                        self.source, int(units.line[done]),
+                        f"cannot start a new partition before this <{self.boundary}>: <{still_open[0]}> is still "
+                        "open (partition at the outermost element with --partition-at)",
+                    )
+                current.finish(f"{self.source}:{int(units.line[done])}")
+                current = self.new_writer(current.offset + current.size)
+                continue
+            current.add(units.batch(done, done + fit))
+            done += fit
         return current
 
 
-def units_of(merged: Batch, cuts: list[int]) -> list[tuple[Batch, int]]:
-    """Split a batch before each tag index in ``cuts`` (-1: a lead-in before any boundary), with
-    the input line of each unit's boundary tag."""
-    units: list[tuple[Batch, int]] = []
-    tags = merged.tags
-    bounds = cuts + [len(tags)]
-    for a, b in zip(bounds, bounds[1:], strict=False):
-        tag_from = max(a, 0)
-        token_from = int(tags.cpos[a]) - merged.start if a >= 0 else 0
-        token_to = int(tags.cpos[b]) - merged.start if b < len(tags) else merged.size
-        line = int(tags.line[a]) if a >= 0 else 0
-        units.append((merged.slice(token_from, token_to, tag_from, b), line))
-    return units
+class Units:
+    """A batch cut before each boundary start tag: unit k is tokens ``[token_from[k], token_to[k])``
+    (batch-relative) and tags ``[tag_from[k], tag_to[k])``, its boundary tag on input line ``line[k]``."""
+
+    def __init__(self, merged: Batch, token_from: npt.NDArray[np.int64], token_to: npt.NDArray[np.int64],
+                 tag_from: npt.NDArray[np.int64], tag_to: npt.NDArray[np.int64], line: npt.NDArray[np.int64]) -> None:
+        self.merged = merged
+        self.token_from, self.token_to = token_from, token_to
+        self.tag_from, self.tag_to = tag_from, tag_to
+        self.line = line
+
+    def __len__(self) -> int:
+        return len(self.token_from)
+
+    @staticmethod
+    def of(merged: Batch, cuts: list[int]) -> Units:
+        """Cut before each tag index in ``cuts`` (-1: a lead-in before any boundary)."""
+        tags = merged.tags
+        starts = np.asarray(cuts, dtype=np.int64)
+        ends = np.append(starts[1:], len(tags))
+        cpos = tags.cpos.astype(np.int64)
+        token_from = np.where(starts >= 0, cpos[np.maximum(starts, 0)] - merged.start, 0) if len(cpos) else \
+            np.zeros(len(starts), dtype=np.int64)
+        token_to = np.full(len(starts), merged.size, dtype=np.int64)
+        inner = ends < len(tags)
+        token_to[inner] = cpos[ends[inner]] - merged.start
+        line = np.where(starts >= 0, tags.line.astype(np.int64)[np.maximum(starts, 0)], 0) if len(cpos) else \
+            np.zeros(len(starts), dtype=np.int64)
+        return Units(merged, token_from, token_to, np.maximum(starts, 0), ends, line)
+
+    def batch(self, first: int, last: int) -> Batch:
+        """Units ``[first, last)`` as one batch."""
+        return self.merged.slice(int(self.token_from[first]), int(self.token_to[last - 1]),
+                                 int(self.tag_from[first]), int(self.tag_to[last - 1]))
