@@ -9,12 +9,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from tests.clock import wait_until
 from tests.support import free_ports
 
 TOKEN = "cluster-node-token-0123456789abcdef"
@@ -76,8 +77,7 @@ class Cluster:
         return f"http://127.0.0.1:{self.node_ports[index]}"
 
     def start(self) -> Cluster:
-        for index in range(len(self.layout)):
-            self.start_node(index)
+        """Start every node and the front end at once (start-up is mostly imports), then wait for each."""
         routes: dict[str, list[str]] = {}
         for index, partitions in enumerate(self.layout):
             for pid in partitions:
@@ -87,31 +87,51 @@ class Cluster:
         config = self.base / "cowbird.toml"
         config.write_text(f'node_token_file = "node.token"\nport = {self.port}\n{settings}\n[[corpora]]\n'
                           f'name = "{self.corpus}"\nmanifest = "{self.manifest}"\n[corpora.nodes]\n{nodes}')
-        self.frontend = self._spawn(["serve", "--config", str(config)], f"{self.url}/api/v1/corpora")
+        waits = []
+        for index in range(len(self.layout)):  # each process is known at once: close() ends it if a wait fails
+            self.nodes[index], ready = self._launch(*self._node_command(index))
+            waits.append(ready)
+        self.frontend, ready = self._launch(["serve", "--config", str(config)], f"{self.url}/api/v1/corpora")
+        for wait in [*waits, ready]:
+            wait()
         return self
 
-    def start_node(self, index: int) -> None:
+    def _node_command(self, index: int) -> tuple[list[str], str]:
         corpora = [arg for pid in self.layout[index] for arg in ("--corpus", pid)]
-        self.nodes[index] = self._spawn(
-            ["node", "serve", "--registry", str(self.registry), *corpora, "--port", str(self.node_ports[index]),
-             "--token-file", str(self.base / "node.token"), *self.node_options],
-            f"{self.node_url(index)}/health",
-        )
+        return (["node", "serve", "--registry", str(self.registry), *corpora, "--port", str(self.node_ports[index]),
+                 "--token-file", str(self.base / "node.token"), *self.node_options], f"{self.node_url(index)}/health")
 
-    def _spawn(self, args: list[str], health: str) -> subprocess.Popen[bytes]:
+    def start_node(self, index: int) -> None:
+        self.nodes[index], ready = self._launch(*self._node_command(index))
+        ready()
+
+    def start_frontend(self) -> None:
+        """(Re)start the front end with the configuration start() wrote."""
+        self.frontend, ready = self._launch(["serve", "--config", str(self.base / "cowbird.toml")],
+                                            f"{self.url}/api/v1/corpora")
+        ready()
+
+    def _launch(self, args: list[str], health: str) -> tuple[subprocess.Popen[bytes], Callable[[], None]]:
+        """Start ``cowbird args``: the process, and what waits (up to 60 s) until it answers ``health``."""
         log = open(self.base / f"{args[0]}-{len(list(self.base.glob('*.log')))}.log", "wb")
         process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], stdout=log, stderr=log, cwd=self.base)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def answers() -> bool:
             if process.poll() is not None:
                 raise AssertionError(f"cowbird {' '.join(args)} exited: {Path(log.name).read_text()}")
             try:
-                if httpx.get(health, timeout=1).status_code < 500:
-                    return process
+                return httpx.get(health, timeout=1).status_code < 500
             except httpx.TransportError:
-                time.sleep(0.1)
-        process.kill()
-        raise AssertionError(f"cowbird {' '.join(args)} did not answer {health} within 60 s")
+                return False
+
+        def ready() -> None:
+            try:
+                wait_until(answers, 60, f"cowbird {' '.join(args)} answering {health}", every=0.1)
+            except AssertionError:
+                process.kill()
+                raise
+
+        return process, ready
 
     def process(self, index: int) -> subprocess.Popen[bytes]:
         process = self.nodes[index]

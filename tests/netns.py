@@ -481,12 +481,12 @@ class HostCluster:
         self.front.start()
 
     def start(self) -> HostCluster:
-        """Start the nodes (all at once: each takes a second or two to import), then the front end."""
-        for host in self.nodes:
+        """Start the nodes and the front end all at once (each takes seconds to import), then wait
+        for each."""
+        for host in [*self.nodes, self.front]:
             host.launch()
-        for host in self.nodes:
+        for host in [*self.nodes, self.front]:
             host.wait()
-        self.front.start()
         return self
 
     def heal(self) -> None:

@@ -674,8 +674,8 @@ def test_judge_reproduces_the_parity_hits(judge: RealCqp, query_id: str, query: 
     assert judge.query(query) == parity_hits(query_id)
 
 
-def fixed(name: str, query: str, reason: str, strategy: Strategy = "standard") -> object:
-    return pytest.param(Case(query, strategy), id=name)
+def fixed(name: str, query: str, reason: str, strategy: Strategy = "standard", hard_boundary: int = 500) -> object:
+    return pytest.param(Case(query, strategy, hard_boundary), id=name)
 
 
 # Differences the generators found and that are fixed: each stays as a regular parity case.
@@ -691,7 +691,8 @@ FIXED_DIFFERENCES = [
           "2,053 targets one token apart (CQP 413-419 target 416, native 417)", "longest"),
     fixed("anchor-in-loop-longest-2", "@[word='th.*'] [word='th.*'] | @[]* [word='th.*']* 'th.*' "
           ":: !(match.word = 'th.*') expand to s",
-          "as anchor-in-loop-longest, without labels: 77 targets differ", "longest"),
+          "as anchor-in-loop-longest, without labels: 77 targets differ (some still do at a hard boundary of "
+          "20 tokens, which keeps the case to a second: at 500 CQP takes half a minute)", "longest", 20),
     # issue 50: an outside fuzzer's finds; the same under every strategy
     fixed("anchor-on-a-run-standard", '@[]* []+ [pos="NNP"] within s',
           "paths through the anchored run and around it meet in one DFA state: CQP keeps the target "

@@ -185,8 +185,7 @@ def test_a_front_end_killed_mid_export_leaves_a_broken_download(replicated: Clus
                 received += len(chunk)
     assert received > 0
     frontend.wait(10)
-    replicated.frontend = replicated._spawn(["serve", "--config", str(replicated.base / "cowbird.toml")],
-                                            f"{replicated.url}/api/v1/corpora")
+    replicated.start_frontend()
     again = httpx.get(f"{replicated.url}/api/v1/export", params={**params, "limit": 100}, timeout=30)
     assert again.status_code == 200 and len(again.text.splitlines()) == 101
 

@@ -133,9 +133,9 @@ class DemoStack:
         stamp.write_text(wanted)
         return result
 
-    def _start(self, args: list[str], health: str) -> None:
-        process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base)
-        self.processes.append(process)
+    def _await(self, process: subprocess.Popen[bytes], args: list[str], health: str) -> None:
+        """Wait until the started ``process`` answers ``health``; stop everything when it exits or
+        does not answer within 60 s."""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -150,13 +150,21 @@ class DemoStack:
         raise click.ClickException(f"cowbird {' '.join(args[:2])} did not answer {health} within 60 s")
 
     def start(self) -> None:
+        """Start both nodes and the front end at once (their start-up is mostly imports, which then
+        share the cores), and return when each answers."""
         registry = str(self.base / "registry")
+        started: list[tuple[list[str], str]] = []
         for port, served in zip(self.node_ports, self.served, strict=True):
             corpora = [arg for pid in served for arg in ("--corpus", pid)]
-            self._start(["node", "serve", "--registry", registry, *corpora, "--port", str(port),
-                         "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
-        self._start(["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
-                     "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
+            started.append((["node", "serve", "--registry", registry, *corpora, "--port", str(port),
+                             "--token-file", "node.token", "--log-level", self.log_level],
+                            f"http://127.0.0.1:{port}/health"))
+        started.append((["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
+                         "--log-level", self.log_level], f"{self.url}/api/v1/corpora"))
+        launched = [subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base) for args, _ in started]
+        self.processes.extend(launched)
+        for process, (args, health) in zip(launched, started, strict=True):
+            self._await(process, args, health)
 
     def stop(self) -> None:
         for process in self.processes:
