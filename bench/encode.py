@@ -2,10 +2,12 @@
 
 Builds the corpora with ``../shared/reference/make_shuffle_corpus.py`` (cached in ``bench/data``),
 encodes each in a fresh process with the reference README's flags, and prints a table of
-tokens/second and peak resident memory. Real cwb-encode + cwb-makeall take 73 s for BIG50 on the
-development machine (60 s + 13 s).
+tokens/second and peak resident memory. With ``--cwb`` real ``cwb-encode`` + ``cwb-makeall -V`` (on
+PATH, else the ones ``../shared/reference/build-cqp.sh`` built) encode the same input with the same
+flags in the same run, right after, and the last columns give their seconds and cowbird's ratio;
+without it, the stored 73 s for BIG50 (60 s + 13 s, another day) is shown.
 
-    .venv/bin/python bench/encode.py [--sizes 10000000,50000000] [--jobs 2]
+    .venv/bin/python bench/encode.py [--sizes 10000000,50000000] [--jobs 2] [--cwb]
 """
 
 from __future__ import annotations
@@ -123,26 +125,59 @@ def encode(vrt: Path, jobs: int) -> tuple[Measured, str]:
     return measured, measured.output.splitlines()[0]
 
 
+def cwb_tools() -> Path:
+    """The folder of real cwb-encode and cwb-makeall: PATH, else build-cqp.sh's cache."""
+    if found := shutil.which("cwb-encode"):
+        return Path(found).parent
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    built = Path(os.environ.get("COWBIRD_REFERENCE_CWB") or cache / "cowbird-reference-cwb") / "bin"
+    if not (built / "cwb-encode").exists():
+        sys.exit("--cwb: cwb-encode is not on PATH and ../shared/reference/build-cqp.sh has not built it")
+    return built
+
+
+def encode_with_cwb(vrt: Path, tools: Path) -> float:
+    """Seconds of real ``cwb-encode`` (the same flags) followed by ``cwb-makeall -V``."""
+    target = DATA / f"{vrt.stem}-cwb"
+    shutil.rmtree(target, ignore_errors=True)
+    (target / "data").mkdir(parents=True)
+    (target / "registry").mkdir()
+    name = vrt.stem.lower()
+    started = time.perf_counter()
+    run_sampled([str(tools / "cwb-encode"), "-f", str(vrt), "-d", str(target / "data"),
+                 "-R", str(target / "registry" / name), *FLAGS])
+    run_sampled([str(tools / "cwb-makeall"), "-r", str(target / "registry"), "-V", name.upper()])
+    elapsed = time.perf_counter() - started
+    shutil.rmtree(target, ignore_errors=True)
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000000,50000000", help="corpus sizes in tokens, comma-separated")
     parser.add_argument("--jobs", default="2,1", help="process counts to measure, comma-separated")
+    parser.add_argument("--cwb", action="store_true", help="also run real cwb-encode + cwb-makeall on each input")
     args = parser.parse_args()
+    tools = cwb_tools() if args.cwb else None
     table = Table(title="cowbird encode (VRT -> CWB, including what cwb-makeall writes)")
     for column in ("corpus", "jobs", "tokens", "seconds", "tokens/s", "peak RSS MB",
-                   "own / mapped / all own MB (sampled)", "cwb-encode+makeall s"):
+                   "own / mapped / all own MB (sampled)", "cwb-encode+makeall s", "cowbird / CWB"):
         table.add_column(column, justify="right")
     for size in (int(s) for s in args.sizes.split(",")):
         vrt = shuffle_corpus(size)
+        cwb: float | None = None
         for jobs in (int(j) for j in args.jobs.split(",")):
             measured, line = encode(vrt, jobs)
+            if tools is not None and cwb is None:
+                cwb = encode_with_cwb(vrt, tools)
+            shown = cwb if cwb is not None else CWB_SECONDS.get(size)
             tokens = int(line.split()[1].replace(",", ""))
-            cwb = CWB_SECONDS.get(size)
             seconds = measured.seconds
             table.add_row(vrt.name, str(jobs), f"{tokens:,}", f"{seconds:.1f}", f"{tokens / seconds:,.0f}",
                           f"{measured.peak:,.0f}",
                           f"{measured.own:,.0f} / {measured.mapped:,.0f} / {measured.together:,.0f}",
-                          f"{cwb:.0f}" if cwb else "-")
+                          f"{shown:.1f}{'' if cwb is not None else ' (stored)'}" if shown else "-",
+                          f"{seconds / shown:.2f}" if shown else "-")
     Console().print(table)
 
 

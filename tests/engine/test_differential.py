@@ -40,6 +40,9 @@ pytestmark = pytest.mark.e2e  # a real cqp process answers every query
 EXAMPLES = int(os.environ.get("COWBIRD_DIFF_EXAMPLES", "120"))  # more for a deeper search: COWBIRD_DIFF_EXAMPLES=1000
 SCALE = max(1.0, EXAMPLES / 120)
 """The generated tests' time limits grow with the examples asked (``bench/differential.py`` asks thousands)."""
+JUDGE_SECONDS = float(os.environ.get("COWBIRD_DIFF_CQP_SECONDS", "20"))
+"""How long real CQP may take for one query before it counts as no verdict (``bench/differential.py
+--cqp-seconds``: a long run spends most of its time on the few queries CQP cannot answer)."""
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -82,7 +85,7 @@ def compressed_ewt(tmp_path_factory: pytest.TempPathFactory) -> NativeEngine:
 
 @pytest.fixture(scope="module")
 def judge() -> Iterator[RealCqp]:
-    cqp = real_cqp(timeout=20.0)
+    cqp = real_cqp(timeout=JUDGE_SECONDS)
     yield cqp
     cqp.close()
 
@@ -98,7 +101,7 @@ def germaparl() -> NativeEngine:
 
 @pytest.fixture(scope="module")
 def germaparl_judge() -> Iterator[RealCqp]:
-    cqp = RealCqp(reference_cqp(), require_reference() / GERMAPARL / "registry", "GERMAPARL1386", 20.0)
+    cqp = RealCqp(reference_cqp(), require_reference() / GERMAPARL / "registry", "GERMAPARL1386", JUDGE_SECONDS)
     yield cqp
     cqp.close()
 

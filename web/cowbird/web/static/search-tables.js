@@ -171,7 +171,9 @@ export async function analyse() {
       /** @type {FrequencyResult} */
       let body = await counted(view, params, signal, summary);
       const same = body.distinct === 1 && body.rows.length === 1 ? body.rows[0].value : null;
-      const untouched = ["freq-by", "freq-on", "freq-by-2"].every((id) => settings[id] === state.defaults[id]);
+      const now = readSettings(); // the controls as they are now, not as they were when the count began
+      const untouched = ["freq-by", "freq-on", "freq-by-2"].every(
+        (id) => settings[id] === state.defaults[id] && now[id] === state.defaults[id]);
       if (same !== null && untouched && state.tableOffset.frequency === 0) {
         // every hit has the same word: a one-row table says nothing; the word after the match varies
         setControlValue("freq-on", "matchend[1]");
@@ -258,6 +260,8 @@ async function counted(view, params, signal, summary) {
     else summary.textContent = countingText(step.done, step.partitions, step.failed);
   }
   if (body === null) throw new Error("the answer ended before its result");
+  // changed or cancelled as the answer ended: as an abort during it (a newer request owns the table)
+  signal.throwIfAborted();
   return body;
 }
 
