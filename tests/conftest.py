@@ -14,18 +14,23 @@ import pytest
 from cowbird.store import Encoder
 from tests.support import require_reference, sample_options
 
-SPLIT_BY_TEST = ("tests/engine/test_differential.py::",)
+SPLIT_BY_TEST = ("tests/engine/test_differential.py::",)  # (DIFFERENTIAL below)
 """Modules shared out test by test: the differential tests against real CQP take a quarter of the
 suite's time, too long for one worker while the other idles (each worker opens the corpora and starts
 a CQP of its own)."""
 
 
-FIRST = ("tests/test_install.py", "tests/frontend/test_multi_host.py", "tests/frontend/test_abuse_processes.py",
-         "tests/frontend/test_cluster_faults.py", "tests/frontend/test_shared_state.py",
-         "tests/frontend/test_readme_session.py", "tests/frontend/test_demo_command.py", "tests/browser")
-"""Scopes handed out first: minutes each in a few tests (fresh venvs, clusters, a demo, Chromium).
-pytest-xdist hands out the scopes with the most tests first, which left these for the end — one
-worker busy with them for minutes while the other had nothing left to do."""
+DIFFERENTIAL = "tests/engine/test_differential.py::"
+FIRST = ("tests/browser", f"{DIFFERENTIAL}test_native_engine_agrees_with_real_cqp", "tests/test_install.py",
+         f"{DIFFERENTIAL}test_anchors_and_labels_on_repeated_items_agree_with_real_cqp",
+         "tests/frontend/test_multi_host.py", "tests/frontend/test_abuse_processes.py",
+         "tests/frontend/test_cluster_faults.py", f"{DIFFERENTIAL}test_native_engine_on_a_compressed_corpus_agrees",
+         "tests/frontend/test_demo_command.py", "tests/frontend/test_shared_state.py",
+         f"{DIFFERENTIAL}test_mu_and_tab_queries_agree", "tests/frontend/test_readme_session.py")
+"""Scopes handed out first, the longest first (1.5-5 minutes each: Chromium, the generated queries
+against real CQP, fresh venvs, clusters, a demo). pytest-xdist hands out the scopes with the most
+tests first, which left these for the end — one worker busy with them for minutes while the other
+had nothing left to do."""
 
 
 @pytest.hookimpl(optionalhook=True)
