@@ -59,7 +59,7 @@ typecheck: $(TEST_STAMP)
 # whole on one of them and the browser tests all on one (--dist loadscope; tests/conftest.py)
 XDIST := -n 2 --dist loadscope
 
-# the whole suite on two processes (XDIST): about 18-21 minutes here instead of 30 on one
+# the whole suite on two processes (XDIST): about 17-18 minutes here instead of 30 on one
 pytest: $(TEST_STAMP)
 	$(BIN)/pytest -q $(XDIST)
 
