@@ -25,7 +25,9 @@ class EngineOptions:
 
     ``threads``: threads a query's ranges (or one large step) are evaluated on; ``resident_budget``:
     resident bytes above which a corpus releases its mapped pages after a query (if they are half
-    of it); ``regex_seconds``: longest one regex may run over a lexicon (the node keeps it within its query timeout);
+    of it: mapped corpus pages are page cache the kernel reclaims by itself, and each page released
+    is faulted in again by the next query that reads it); ``regex_seconds``: longest one regex may
+    run over a lexicon (the node keeps it within its query timeout);
     ``cqp_binary``: the ``cqp`` the cwb engine runs (default: the one on PATH);
     ``max_hits``: hits a result keeps for paging and exports (24 bytes each) — past it, the total
     is still counted exactly, but hits beyond are refused with ``limit_exceeded``;
@@ -39,7 +41,7 @@ class EngineOptions:
     """
 
     threads: int = 2
-    resident_budget: int = 768 * 1024 * 1024
+    resident_budget: int = 4 * 1024 * 1024 * 1024
     regex_seconds: float = 10.0
     cqp_binary: str | None = None
     max_hits: int = 20_000_000

@@ -80,9 +80,11 @@ class NodeSettings(LayeredSettings):
                     "(limit_exceeded).",
     )
     resident_memory_budget: int = Field(
-        768 * 1024 * 1024, ge=64 * 1024 * 1024,
+        4 * 1024 * 1024 * 1024, ge=64 * 1024 * 1024,
         description="Resident bytes above which a partition releases its mapped pages after a query "
-                    "(when they are half of it or more).",
+                    "(when they are half of it or more). Mapped corpus pages are page cache, which the "
+                    "kernel reclaims by itself; each page released is read in again by the next query "
+                    "that needs it.",
     )
     regex_time_budget: float = Field(
         10.0, gt=0, description="Seconds one regular expression may run over a lexicon (at most query_timeout).",
