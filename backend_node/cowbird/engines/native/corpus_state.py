@@ -7,6 +7,7 @@ counts, never by hits.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from functools import cached_property
@@ -129,21 +130,19 @@ def bits_at(bits: npt.NDArray[np.uint8], cpos: Cpos) -> npt.NDArray[np.bool_]:
     return out
 
 
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
 def resident_bytes() -> tuple[int, int] | None:
-    """Resident bytes of this process in all, and those of them that are mapped file pages (``VmRSS``
-    and ``RssFile`` in ``/proc/self/status``); None where the system does not say."""
-    found: dict[str, int] = {}
+    """Resident bytes of this process in all, and those of them that are shared — mapped file pages
+    (and shared memory, which a node does not use): fields 2 and 3 of ``/proc/self/statm``, a cheap
+    read after every query (``/proc/self/status`` took 0.2 ms); None where the system does not say."""
     try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith(("VmRSS:", "RssFile:")):
-                    name, value = line.split()[:2]
-                    found[name] = int(value) * 1024
+        with open("/proc/self/statm", "rb") as statm:
+            fields = statm.read().split()
+        return int(fields[1]) * PAGE_BYTES, int(fields[2]) * PAGE_BYTES
     except (OSError, ValueError, IndexError):
         return None
-    if len(found) < 2:
-        return None
-    return found["VmRSS:"], found["RssFile:"]
 
 
 class NativeCorpus:
