@@ -14,13 +14,13 @@ import pytest
 from cowbird.store import Encoder
 from tests.support import require_reference, sample_options
 
-SPLIT_BY_TEST = ("tests/engine/test_differential.py::",)  # (DIFFERENTIAL below)
+DIFFERENTIAL = "tests/engine/test_differential.py::"
+SPLIT_BY_TEST = (DIFFERENTIAL,)
 """Modules shared out test by test: the differential tests against real CQP take a quarter of the
 suite's time, too long for one worker while the other idles (each worker opens the corpora and starts
 a CQP of its own)."""
 
 
-DIFFERENTIAL = "tests/engine/test_differential.py::"
 FIRST = ("tests/browser", f"{DIFFERENTIAL}test_native_engine_agrees_with_real_cqp", "tests/test_install.py",
          f"{DIFFERENTIAL}test_anchors_and_labels_on_repeated_items_agree_with_real_cqp",
          "tests/frontend/test_multi_host.py", "tests/frontend/test_abuse_processes.py",
