@@ -34,6 +34,9 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "sortkeys": {**COMMON, "sort": {"key": "match.word"}, "limit": 10},
     "ngrams": {"partition": "sample", "attribute": "word", "n": 2, "top": 5, "values": [["the", "house"]]},
     "subcorpus": {"partition": "sample", "texts": "text", "attribute": "text_id"},
+    "sketch": {"partition": "sample", "attribute": "lemma", "headword": "house", "strategy": "traditional",
+               "relations": [{"queries": ['@1 [pos="JJ.*"] @[pos="NN.*"] within s'], "totals_of": ["old", "no-such"]},
+                             {"queries": ['@1 [pos="JJ.*"] @[pos="NN.*"] within s'], "swapped": True}]},
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from cowbird.core.analysis_spec import parse_breakdown
-from cowbird.core.errors import BadParameter, LimitExceeded
+from cowbird.core.errors import BadParameter, LimitExceeded, UnknownAttribute
 from cowbird.core.operations import (
     COOCCURRENCE,
     COUNT,
@@ -27,6 +27,7 @@ from cowbird.core.operations import (
     HITS,
     MARGINALS,
     NGRAMS,
+    SKETCH,
     SORT_KEYS,
     SUBCORPUS,
     Operation,
@@ -55,6 +56,9 @@ from cowbird.core.wire import (
     MarginalsResponse,
     NgramRequest,
     NgramResponse,
+    SketchRequest,
+    SketchResponse,
+    SketchRows,
     SortKeysRequest,
     SortKeysResponse,
     SortValue,
@@ -62,7 +66,16 @@ from cowbird.core.wire import (
     SubcorpusResponse,
 )
 from cowbird.engines import Context, KwicLine, ResultSet
-from cowbird.engines.analyses import cooccurrence, dispersion, distribution, frequency, marginals, ngrams, subcorpus
+from cowbird.engines.analyses import (
+    cooccurrence,
+    dispersion,
+    distribution,
+    frequency,
+    marginals,
+    ngrams,
+    sketches,
+    subcorpus,
+)
 from cowbird.engines.analyses.sort_order import SortOrder
 from cowbird.engines.results import ArrayResultSet
 from cowbird.node.scheduler import NOBODY, Asker
@@ -331,6 +344,32 @@ class NodeApi:
                                  all_texts=found.all_texts,
                                  values=found.values, value_tokens=found.value_tokens,
                                  value_regions=found.value_regions, elapsed_ms=_elapsed(started))
+
+    @answers(SKETCH)
+    async def sketch(self, request: SketchRequest) -> SketchResponse:
+        """A headword's collocates in each relation asked (a word sketch's counts on the partition), and
+        the totals of the collocates other partitions found."""
+        started = time.perf_counter()
+        service = self.service
+        corpus = service.engine(request.partition).store
+        if request.attribute not in corpus.p_attribute_names:
+            raise UnknownAttribute(f"attribute={request.attribute}: partition {request.partition} has no p-attribute "
+                                   f"{request.attribute!r} (it has: {', '.join(corpus.p_attribute_names)})")
+        answers = []
+        for relation in request.relations:
+            texts, table, saved = await service.sketch_table(request.partition, request.attribute, relation.queries,
+                                                             relation.symmetric, request.strategy,
+                                                             request.hard_boundary, self.asker)
+            rows = await service.in_thread(self.asker, sketches.sketch_rows, corpus, request.attribute, table,
+                                           request.headword, relation.swapped, relation.totals_of)
+            answers.append(SketchRows(queries=texts, saved=saved, instances=rows.instances,
+                                      head_total=rows.head_total, values=rows.values, f=rows.f, totals=rows.totals,
+                                      asked=rows.asked))
+        p = corpus.p_attribute(request.attribute)
+        word = p.str2id(request.headword) if request.headword is not None else None
+        return SketchResponse(partition=request.partition, size=corpus.size,
+                              frequency=0 if word is None else p.frequency(word), relations=answers,
+                              elapsed_ms=_elapsed(started))
 
     @answers(SORT_KEYS)
     async def sortkeys(self, request: SortKeysRequest) -> SortKeysResponse:

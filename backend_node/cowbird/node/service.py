@@ -24,6 +24,7 @@ from cowbird.core.errors import LimitExceeded, OutOfMemory, UnknownPartition, qu
 from cowbird.core.lru import Lru
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
+from cowbird.engines.analyses import sketches
 from cowbird.engines.analyses.ngrams import NgramTable, ngram_table
 from cowbird.engines.analyses.sort_order import SortOrder, sort_order
 from cowbird.engines.results import ArrayResultSet, build_lines
@@ -53,6 +54,10 @@ CHECKED_KEPT = 1024
 """Query texts kept parsed (their canonical text and AST), most recently used first."""
 SORT_ORDERS_KEPT = 8
 """Sort orders kept for paging (8 bytes per hit each)."""
+SKETCH_TABLES_BYTES = 256 * 2**20
+"""Relation tables counted for word sketches (not saved ones: those are mapped) kept, in bytes."""
+MAX_SKETCH_INSTANCES = 200_000_000
+"""Hits of one relation's queries a node counts at once for a word sketch without a saved table."""
 
 
 
@@ -84,6 +89,10 @@ class PartitionService:
         self.refused: Lru[ResultKey, str] = Lru(REFUSALS_KEPT)
         # counted n-grams, kept for the requests of one word list that follow (a few, as they are large)
         self.ngram_tables: Lru[NgramKey, NgramTable] = Lru(NGRAM_TABLES_KEPT)
+        # relation tables of word sketches: counted ones by their bytes, saved ones mapped (cheap to hold)
+        self.sketch_tables: Lru[tuple[str, str], sketches.RelationTable] = Lru(SKETCH_TABLES_BYTES,
+                                                                               lambda t: t.nbytes)
+        self.saved_sketch_tables: Lru[tuple[str, str], sketches.RelationTable] = Lru(4096)
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds, settings.max_background_queries,
@@ -144,6 +153,34 @@ class PartitionService:
                                    self.settings.max_ngram_types, match, ignore_case)
         self.ngram_tables.put(key, table)
         return table
+
+    async def sketch_table(self, partition: str, attribute: str, queries: list[str], symmetric: bool,
+                           strategy: Strategy, hard_boundary: int,
+                           asker: Asker = NOBODY) -> tuple[list[str], sketches.RelationTable, bool]:
+        """A relation's table on a partition (``analyses.sketches``): its canonical queries, the table, and
+        whether it was saved by ``cowbird sketches build`` (else counted from the queries' hits now and
+        kept for the requests that follow)."""
+        engine = self.engine(partition)
+        texts = [self.check(query)[0] for query in queries]
+        key = (engine.corpus_id, sketches.table_key(attribute, texts, symmetric, strategy, hard_boundary))
+        for tables, is_saved in ((self.saved_sketch_tables, True), (self.sketch_tables, False)):
+            known = tables.get(key)
+            if known is not None:
+                return texts, known, is_saved
+        corpus = engine.store
+        table = await self.in_thread(asker, sketches.saved, corpus, key[1])
+        if table is not None:
+            self.saved_sketch_tables.put(key, table)
+            return texts, table, True
+        corpus.p_attribute(attribute)  # an unknown attribute is refused before the queries run
+        held = []
+        for text in texts:
+            _, result = await self.run(partition, text, strategy, hard_boundary, asker)
+            held.append(self.every_hit(result).matches)
+        table = await self.analyse(asker, sketches.relation_table, corpus, attribute, held, symmetric,
+                                   MAX_SKETCH_INSTANCES)
+        self.sketch_tables.put(key, table)
+        return texts, table, False
 
     async def in_thread(self, asker: Asker, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run engine work (building lines, writing answers) in a worker thread (its errors carry their

@@ -18,6 +18,7 @@ from cowbird.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encod
 from cowbird.store.info import describe
 from cowbird.store.reader import CwbCorpus
 from cowbird.store.registry import RegistryEntry, find_registry_file, parse_registry, parse_s_declaration
+from cowbird.store.sketch_tables import describe_tables, saved_tables
 from cowbird.store.strings import parse_memory
 
 
@@ -231,16 +232,19 @@ def info_command(registry_dir: Path, corpus: str | None, manifest: Path | None) 
     try:
         if manifest is None:
             assert corpus is not None
-            click.echo(describe(CwbCorpus.open(registry_dir, corpus)), nl=False)
+            opened = CwbCorpus.open(registry_dir, corpus)
+            click.echo(describe(opened), nl=False)
+            click.echo("\n".join(describe_tables(opened)))
             return
         whole = Manifest.load(manifest)
         click.echo(f"corpus {whole.corpus}: {whole.size:,} tokens in {len(whole.partitions)} partitions "
                    f"({whole.charset})")
         click.echo(f"p-attributes: {', '.join(whole.p_attributes)}")
         click.echo(f"s-attributes: {', '.join(whole.s_attributes)}")
-        click.echo("partition\tfirst position\ttokens")
+        click.echo("partition\tfirst position\ttokens\tword sketch tables")
         for partition in whole.partitions:
-            CwbCorpus.open(registry_dir, partition.id)  # each partition must open, or the corpus is broken
-            click.echo(f"{partition.id}\t{partition.offset}\t{partition.size}")
+            opened = CwbCorpus.open(registry_dir, partition.id)  # each partition must open, or the corpus is broken
+            tables = [t for t in saved_tables(opened) if t["current"]]
+            click.echo(f"{partition.id}\t{partition.offset}\t{partition.size}\t{len(tables)}")
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -40,6 +40,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "translate": Subcommand("cowbird.query.cli", "translate_command",
                             "Translate a simple QUERY to CQP and print the CQP.", None),
     "check": Subcommand("cowbird.query.cli", "check_command", "Check a CQP QUERY and print its canonical form.", None),
+    "sketches": Subcommand("cowbird.node.sketch_cli", "sketches_group",
+                           "Word sketch tables: build them for a corpus's partitions.", "node"),
     "node": Subcommand("cowbird.node.cli", "node_group",
                        "Backend nodes: serve CWB-format partitions to the front end.", "node"),
     "serve": Subcommand("cowbird.frontend.cli", "serve_command",

@@ -242,6 +242,23 @@ def _subcorpus(request: wire.SubcorpusRequest, answer: wire.SubcorpusResponse, s
            "gives an impossible subcorpus size")
 
 
+def _sketch(request: wire.SketchRequest, answer: wire.SketchResponse, size: int) -> None:
+    """One answer per relation, rows that add up: no count above the relation's instances, none
+    negative, each collocate once, the headword's rows within its total."""
+    expect(answer.partition == request.partition and len(answer.relations) == len(request.relations)
+           and answer.size == size and 0 <= answer.frequency <= size, "answered another request")
+    for asked, rows in zip(request.relations, answer.relations, strict=True):
+        expect(len(rows.queries) == len(asked.queries) and len(rows.asked) == len(asked.totals_of)
+               and len(rows.values) == len(rows.f) == len(rows.totals)
+               and len(set(rows.values)) == len(rows.values)
+               and 0 <= rows.instances <= 2 * size * size
+               and all(0 < f <= t <= rows.instances for f, t in zip(rows.f, rows.totals, strict=True))
+               and sum(rows.f) == rows.head_total <= rows.instances
+               and (request.headword is not None or not rows.values)
+               and all(0 <= t <= rows.instances for t in rows.asked),
+               "gives an impossible word sketch")
+
+
 # -- the table --------------------------------------------------------------------------------------
 
 COUNT = Operation("count", wire.CountRequest, wire.CountResponse, _count, "The query's hits on the partition.",
@@ -278,9 +295,13 @@ SUBCORPUS = Operation("subcorpus", wire.SubcorpusRequest, wire.SubcorpusResponse
                       "The partition's part in a subcorpus (the regions its filters choose): its tokens and texts, "
                       "and an s-attribute's values in it with their tokens and regions (the subcorpus picker's "
                       "list).")
+SKETCH = Operation("sketch", wire.SketchRequest, wire.SketchResponse, _sketch,
+                   "A headword's collocates in grammatical relations (a word sketch's counts on the partition), "
+                   "from the relation tables cowbird sketches build saved, or counted from the relations' "
+                   "queries; and the totals of given collocates.")
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     COUNT, ESTIMATE, FIRST, HITS, FREQUENCY, DISPERSION, DISTRIBUTION, COOCCURRENCE, MARGINALS, SORT_KEYS,
-    NGRAMS, SUBCORPUS,
+    NGRAMS, SUBCORPUS, SKETCH,
 )
 """Every operation of the table, in the order the node's API documentation lists them."""

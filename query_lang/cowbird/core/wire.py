@@ -390,6 +390,54 @@ class MarginalsResponse(BaseModel):
     frequencies: list[int]
 
 
+class SketchRelation(BaseModel):
+    """One relation of a word sketch: its CQP queries (headword at ``@``, collocate at ``@1``), whether
+    its instances count both ways (``symmetric``), whether the headword is its collocate (``swapped``:
+    the inverse of a dual relation), and the collocates whose totals in it are asked for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[str] = Field(min_length=1, max_length=16)
+    symmetric: bool = False
+    swapped: bool = False
+    totals_of: list[str] = Field(default_factory=list, max_length=200_000, description=(
+        "Collocates whose totals in the relation (f(R, y)) are asked for: those other partitions found."))
+
+
+class SketchRequest(BaseModel):
+    """A headword's rows of relation tables on a partition (``POST /v1/sketch``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    partition: str
+    attribute: str = Field(min_length=1, max_length=300, description="The p-attribute of headwords and collocates.")
+    headword: str | None = Field(None, max_length=4000, description="None: only the totals asked for.")
+    relations: list[SketchRelation] = Field(min_length=1, max_length=128)
+    strategy: Strategy = "standard"
+    hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000)
+
+
+class SketchRows(BaseModel):
+    """One relation's answer: the headword's collocates with their counts and totals."""
+
+    queries: list[str] = Field(description="The canonical queries the node ran (or read a saved table of).")
+    saved: bool = Field(description="Read from a table built by cowbird sketches build (else counted now).")
+    instances: int = Field(description="The relation's instances on the partition (every headword).")
+    head_total: int = Field(description="The headword's instances in the relation, f(x, R).")
+    values: list[str]
+    f: list[int] = Field(description="Instances of each collocate with the headword, f(x, R, y).")
+    totals: list[int] = Field(description="Each collocate's instances in the relation with any headword, f(R, y).")
+    asked: list[int] = Field(description="The totals of totals_of, in its order.")
+
+
+class SketchResponse(BaseModel):
+    partition: str
+    size: int = Field(description="The partition's tokens.")
+    frequency: int = Field(description="The headword's frequency in the partition (0 without a headword).")
+    relations: list[SketchRows]
+    elapsed_ms: float
+
+
 MAX_NGRAM = 5
 """Longest n-grams a word list counts."""
 

@@ -1,0 +1,211 @@
+"""Relation tables of word sketches: how often each (headword, collocate) pair of a p-attribute's
+values (lemmas) stands in one grammatical relation on a partition.
+
+A relation is one or more CQP queries with the headword at the target (``@``) and the collocate at
+the keyword (``@1``) — a sketch grammar's relation (``cowbird.query.sketch_grammar``). Its
+**instances** are the distinct (headword position, collocate position) pairs its queries find
+(a pair two queries both find counts once; a symmetric relation's pairs count in both directions).
+The table counts instances by the pair of their values; a word sketch reads one headword's rows,
+its total in the relation (``f(x, R)``), and each collocate's total in the relation (``f(R, y)``).
+
+Tables are built once per partition by ``cowbird sketches build`` (:func:`save`, into
+``<corpus home>/sketches/``) and read mapped; where none is saved for a relation's exact queries
+(a subcorpus adds its filters to them), the node computes the table from the queries' hits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from cowbird.core.errors import LimitExceeded
+from cowbird.engines.base import Deadline
+from cowbird.engines.results import Matches
+from cowbird.store import CwbCorpus
+from cowbird.store.sketch_tables import FORMAT, current, tables_directory
+
+Ints = npt.NDArray[np.int64]
+
+
+def table_key(attribute: str, queries: Sequence[str], symmetric: bool, strategy: str, hard_boundary: int) -> str:
+    """The name of a relation's table: a hash of everything its counts depend on (the canonical queries)."""
+    described = json.dumps([FORMAT, attribute, list(queries), symmetric, strategy, hard_boundary])
+    return hashlib.sha256(described.encode()).hexdigest()[:32]
+
+
+@dataclass
+class RelationTable:
+    """Instances of one relation counted by (headword id, collocate id) of the attribute's lexicon:
+    rows sorted by headword then collocate, and the same rows in collocate order (``by_coll``), each
+    with running sums, so that any headword's or collocate's total is two look-ups."""
+
+    heads: npt.NDArray[np.int32]
+    colls: npt.NDArray[np.int32]
+    counts: Ints
+    by_coll: Ints  # row order by (collocate, headword)
+    instances: int
+
+    @classmethod
+    def of_ids(cls, head_ids: npt.NDArray[np.int64], coll_ids: npt.NDArray[np.int64], lexicon: int) -> RelationTable:
+        codes, counts = np.unique(head_ids * lexicon + coll_ids, return_counts=True)
+        heads = (codes // lexicon).astype(np.int32)
+        colls = (codes % lexicon).astype(np.int32)
+        by_coll = np.lexsort((heads, colls)).astype(np.int64)
+        return cls(heads, colls, counts.astype(np.int64), by_coll, int(counts.sum()))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.heads.nbytes + self.colls.nbytes + self.counts.nbytes + self.by_coll.nbytes) * 2
+
+    def _cumulative(self) -> tuple[Ints, Ints, npt.NDArray[np.int32]]:
+        cached = getattr(self, "_sums", None)
+        if cached is None:
+            by_head = np.concatenate(([0], np.cumsum(self.counts)))
+            by_coll = np.concatenate(([0], np.cumsum(self.counts[self.by_coll])))
+            cached = (by_head, by_coll, self.colls[self.by_coll])
+            self._sums = cached
+        return cached
+
+    def rows(self, word: int, swapped: bool) -> tuple[npt.NDArray[np.int32], Ints, int]:
+        """A headword's collocate ids, their counts, and the headword's total in the relation;
+        ``swapped``: the headword is the relation's collocate (the inverse of a dual relation)."""
+        by_head, by_coll, colls_sorted = self._cumulative()
+        if not swapped:
+            lo, hi = np.searchsorted(self.heads, [word, word + 1])
+            return self.colls[lo:hi], self.counts[lo:hi], int(by_head[hi] - by_head[lo])
+        lo, hi = np.searchsorted(colls_sorted, [word, word + 1])
+        rows = self.by_coll[lo:hi]
+        return self.heads[rows], self.counts[rows], int(by_coll[hi] - by_coll[lo])
+
+    def totals(self, words: npt.NDArray[np.int64], swapped: bool) -> Ints:
+        """Each word's total as the relation's collocate (as its headword when ``swapped``)."""
+        by_head, by_coll, colls_sorted = self._cumulative()
+        if swapped:
+            lo, hi = np.searchsorted(self.heads, words), np.searchsorted(self.heads, words + 1)
+            return by_head[hi] - by_head[lo]
+        lo, hi = np.searchsorted(colls_sorted, words), np.searchsorted(colls_sorted, words + 1)
+        return by_coll[hi] - by_coll[lo]
+
+
+def instance_pairs(deadline: Deadline, matches: Sequence[Matches], symmetric: bool) -> tuple[Ints, Ints]:
+    """The distinct (headword, collocate) positions the queries' hits give (both directions when
+    ``symmetric``); hits without either anchor give none."""
+    heads: list[Ints] = []
+    colls: list[Ints] = []
+    for found in matches:
+        deadline.check()
+        target, keyword = found.target, found.keywords
+        valid = (target >= 0) & (keyword >= 0)
+        heads.append(target[valid])
+        colls.append(keyword[valid])
+        if symmetric:
+            heads.append(keyword[valid])
+            colls.append(target[valid])
+    head = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
+    coll = np.concatenate(colls) if colls else np.zeros(0, dtype=np.int64)
+    if not len(head):
+        return head, coll
+    span = int(max(head.max(), coll.max())) + 1
+    codes = np.unique(head * span + coll)
+    return codes // span, codes % span
+
+
+def relation_table(deadline: Deadline, corpus: CwbCorpus, attribute: str, matches: Sequence[Matches],
+                   symmetric: bool, max_instances: int) -> RelationTable:
+    """The relation's table from its queries' hits on the partition."""
+    total = sum(len(m) for m in matches) * (2 if symmetric else 1)
+    if total > max_instances:
+        raise LimitExceeded(f"the relation's queries have {total:,} hits on this partition, more than a node counts "
+                            f"at once for a word sketch ({max_instances:,}); build the partition's sketch tables "
+                            "(cowbird sketches build) or narrow the subcorpus")
+    head, coll = instance_pairs(deadline, matches, symmetric)
+    deadline.check()
+    p = corpus.p_attribute(attribute)
+    head_ids = np.asarray(p.ids_at(head), dtype=np.int64)
+    coll_ids = np.asarray(p.ids_at(coll), dtype=np.int64)
+    return RelationTable.of_ids(head_ids, coll_ids, max(p.lexicon_size, 1))
+
+
+@dataclass(frozen=True)
+class RelationRows:
+    """One relation of a headword's sketch on a partition."""
+
+    values: list[str]
+    f: list[int]
+    totals: list[int]  # each collocate's total in the relation, f(R, y)
+    head_total: int  # the headword's total in the relation, f(x, R)
+    instances: int
+    asked: list[int]  # totals of the collocates asked for
+
+
+def sketch_rows(corpus: CwbCorpus, attribute: str, table: RelationTable, headword: str | None, swapped: bool,
+                asked: list[str]) -> RelationRows:
+    """The headword's rows of the table (all of them, most frequent first), and the totals of the
+    collocates in ``asked``; none where the partition does not have the headword."""
+    p = corpus.p_attribute(attribute)
+    word = p.str2id(headword) if headword is not None else None
+    values: list[str] = []
+    f: list[int] = []
+    totals: list[int] = []
+    head_total = 0
+    if word is not None:
+        found_ids, counts, head_total = table.rows(word, swapped)
+        order = np.lexsort((found_ids, -counts))
+        ids, counts = found_ids[order].astype(np.int64), counts[order]
+        values = [str(v) for v in p.string_array[ids]] if len(ids) else []
+        f = counts.tolist()
+        totals = table.totals(ids, swapped).tolist()
+    found = [p.str2id(value) for value in asked]
+    known = np.asarray([i for i in found if i is not None], dtype=np.int64)
+    sums = iter(table.totals(known, swapped).tolist() if len(known) else [])
+    asked_totals = [0 if i is None else next(sums) for i in found]
+    return RelationRows(values, f, totals, head_total, table.instances, asked_totals)
+
+
+# -- saved tables -----------------------------------------------------------------------------------
+
+
+def saved(corpus: CwbCorpus, key: str) -> RelationTable | None:
+    """The table saved under ``key`` for this corpus, mapped, or None."""
+    folder = tables_directory(corpus) / key
+    meta = folder / "table.json"
+    if not meta.is_file():
+        return None
+    described = json.loads(meta.read_text(encoding="utf-8"))
+    if not current(corpus, described):
+        return None  # from another build of the corpus: not believed
+
+    def load(name: str) -> Any:
+        return np.load(folder / f"{name}.npy", mmap_mode="r")
+
+    return RelationTable(load("heads"), load("colls"), load("counts"), load("by_coll"), int(described["instances"]))
+
+
+def save(corpus: CwbCorpus, key: str, table: RelationTable, described: dict[str, object]) -> Path:
+    """Write the table under ``key`` (a folder written aside and renamed into place: a build that
+    stops leaves no half table)."""
+    root = tables_directory(corpus)
+    root.mkdir(exist_ok=True)
+    final = root / key
+    partial = root / f".{key}.{os.getpid()}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    for name in ("heads", "colls", "counts", "by_coll"):
+        np.save(partial / f"{name}.npy", np.ascontiguousarray(getattr(table, name)))
+    meta = {**described, "format": FORMAT, "size": corpus.size, "instances": table.instances,
+            "rows": len(table.counts), "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    (partial / "table.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    shutil.rmtree(final, ignore_errors=True)
+    partial.rename(final)
+    return final
+

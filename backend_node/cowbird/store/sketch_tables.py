@@ -1,0 +1,50 @@
+"""Where a corpus's word sketch tables are saved (``<home>/sketches/<key>/``) and what each says of
+itself: ``cowbird sketches build`` writes them (``cowbird.engines.analyses.sketches``), ``cowbird
+info`` lists them, a node reads them mapped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cowbird.store.reader import CwbCorpus
+
+TABLES_DIRECTORY = "sketches"
+"""Where in a corpus's home directory the relation tables are saved."""
+FORMAT = 1
+"""The tables' file format; a table of another format (or of another build of the corpus) is not read."""
+
+
+def tables_directory(corpus: CwbCorpus) -> Path:
+    return Path(corpus.entry.home) / TABLES_DIRECTORY
+
+
+def current(corpus: CwbCorpus, described: dict[str, object]) -> bool:
+    """Whether a saved table belongs to this build of the corpus (same format, same size)."""
+    return described.get("format") == FORMAT and described.get("size") == corpus.size
+
+
+def saved_tables(corpus: CwbCorpus) -> list[dict[str, object]]:
+    """What each saved table says of itself (its relation, grammar, queries, rows, when built) and
+    whether it is ``current``, by grammar in the grammar's order."""
+    root = tables_directory(corpus)
+    found = []
+    for meta in sorted(root.glob("*/table.json")) if root.is_dir() else []:
+        described = json.loads(meta.read_text(encoding="utf-8"))
+        described["current"] = current(corpus, described)
+        found.append(described)
+    return sorted(found, key=lambda d: (str(d.get("grammar", "")), int(str(d.get("order", 0)))))
+
+
+def describe_tables(corpus: CwbCorpus) -> list[str]:
+    """``cowbird info``'s lines about the saved word sketch tables."""
+    tables = saved_tables(corpus)
+    if not tables:
+        return ["word sketch tables: none (cowbird sketches build)"]
+    grammars = sorted({str(t.get("grammar", "?")) for t in tables})
+    lines = [f"word sketch tables: {len(tables)} ({', '.join(grammars)}) in {tables_directory(corpus)}/"]
+    for t in tables:
+        state = "" if t["current"] else "  (stale: from another build of the corpus; not read)"
+        lines.append(f"  {t.get('grammar', '?')}/{t.get('relation', '?'):<24} {int(str(t.get('instances', 0))):>12,} "
+                     f"instances {int(str(t.get('rows', 0))):>10,} pairs  built {t.get('built', '?')}{state}")
+    return lines
