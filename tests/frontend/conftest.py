@@ -99,11 +99,13 @@ def tiny_corpus(base: Path, name: str, vrt_text: str) -> Partitioned:
 
 async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: Any) -> AsyncIterator[httpx.AsyncClient]:
     """A front end over ``parts`` served by one in-process node (``extra``: further settings, of
-    whatever types FrontendSettings's fields take: pydantic checks them)."""
+    whatever types FrontendSettings's fields take: pydantic checks them; ``sketch_grammar``: the
+    corpus's)."""
     engines: dict[str, QueryEngine] = {pid: engine(parts.registry, pid) for pid in parts.ids}
     node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)
     corpus = CorpusConfig(name=name, title=name.upper(), manifest=parts.manifest,
-                          nodes={pid: ["http://node-a"] for pid in parts.ids})
+                          nodes={pid: ["http://node-a"] for pid in parts.ids},
+                          sketch_grammar=extra.pop("sketch_grammar", None))
     extra.setdefault("database_file", api_account(parts.registry.parent / "accounts.sqlite3"))
     settings = FrontendSettings(corpora=[corpus], nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"],
                                 **extra)

@@ -44,6 +44,7 @@ from cowbird.frontend.routes import (
     query,
     ref,
     saved,
+    sketches,
     subcorpora,
     wordlist,
 )
@@ -166,7 +167,7 @@ def create_app(
         app.add_middleware(ToBackground, socket=background, refund=fair_use.refund)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
-                   wordlist.router, subcorpora.router):
+                   wordlist.router, subcorpora.router, sketches.router):
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
     for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router):
         app.include_router(router, dependencies=[Depends(no_parameters)])

@@ -14,6 +14,7 @@ from cowbird.core.manifest import Manifest
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
+from cowbird.query.sketch_grammar import SketchGrammar, SketchGrammarError, load_grammar
 from cowbird.serving.config import ConfigError
 
 
@@ -34,6 +35,7 @@ class CorpusEntry:
     config: CorpusConfig
     manifest: Manifest
     partitions: list[Partition]
+    grammar: SketchGrammar | None = None  # word sketches' relations (sketch_grammar), checked at start
     _offsets: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -86,6 +88,7 @@ class CorpusEntry:
             name=self.name, title=config.title, description=config.description, language=config.language,
             access=str(config.access), size=self.size, p_attributes=self.p_attributes,
             s_attributes=self.s_attributes, meta=self.meta, attributes=dict(config.attributes),
+            sketches=[view.name for view in self.grammar.views] if self.grammar is not None else [],
             partitions=[PartitionSummary(id=p.id, size=p.size, offset=p.offset) for p in self.partitions],
         )
 
@@ -113,7 +116,14 @@ def load_corpus(config: CorpusConfig) -> CorpusEntry:
         if not nodes:
             raise ConfigError(f"corpus {config.name}: partition {entry.id} has no node URL in the configuration")
         partitions.append(Partition(entry.id, entry.size, entry.offset, tuple(nodes)))
-    return CorpusEntry(config, manifest, partitions)
+    grammar = None
+    if config.sketch_grammar is not None:
+        try:
+            grammar = load_grammar(config.sketch_grammar)
+            grammar.check(manifest.p_attributes, manifest.s_attributes, config.name)
+        except SketchGrammarError as exc:
+            raise ConfigError(f"corpus {config.name}: sketch_grammar: {exc.pretty()}") from exc
+    return CorpusEntry(config, manifest, partitions, grammar)
 
 
 def unknown_corpus(name: str) -> str:

@@ -288,6 +288,24 @@ class CollocationParameters(TableParameters):
     min_freq: int = Field(2, ge=1, description="Only collocates with at least this many co-occurrences.")
 
 
+class SketchParameters(Parameters):
+    """``GET /api/v1/sketch``."""
+
+    corpus: str = Field(description="Corpus name (one with a sketch grammar: /api/v1/corpora lists its sketches).")
+    headword: str = Field(min_length=1, max_length=1000, description=(
+        "The headword: a value of the grammar's attribute (a lemma: make, house), exactly as in the corpus."))
+    relation: list[str] = Field([], description="Only these relations (repeatable; default: every one).")
+    filters: list[str] = Field([], alias="filter", description=(
+        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (each relation's instances in the texts chosen)."))
+    subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
+    min_freq: int = Field(1, ge=1, description="Only collocates with at least this many instances.")
+    limit: int | None = Field(None, ge=1, description=(
+        "Collocates per relation (JSON: default 25, at most 100,000); a file has every one unless limited."))
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or one row per relation and collocate as a tsv/csv/xlsx file."))
+    provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
+
+
 class TranslateParameters(Parameters):
     """``GET /api/v1/translate``: ``Searching`` with the corpus optional."""
 

@@ -51,6 +51,8 @@ class CorpusSummary(BaseModel):
     meta: list[str] = Field(description="The s-attributes whose regions carry values: what meta= and filter= name.")
     attributes: dict[str, str] = Field(description="What an attribute holds (its tagset, say), where the "
                                                    "configuration says so: {\"pos\": \"Penn Treebank tags\"}.")
+    sketches: list[str] = Field([], description="The relations of its word sketches (empty: the corpus has no "
+                                                "sketch grammar).")
     partitions: list[PartitionSummary]
 
 
@@ -546,3 +548,41 @@ class SubcorpusList(BaseModel):
     """Your subcorpora and those shared with a group of yours, by name."""
 
     data: list[SubcorpusOut]
+
+
+class SketchCollocateRow(BaseModel):
+    value: str = Field(description="The collocate (a value of the grammar's attribute, lemma by default).")
+    f: int = Field(description="Instances of the relation pairing headword and collocate: f(x, R, y).")
+    total: int = Field(description="The collocate's instances in the relation with any headword: f(R, y).")
+    log_dice: float = Field(description="14 + log2(2 f(x, R, y) / (f(x, R) + f(R, y))) (Rychlý 2008).")
+    concordance: str | None = Field(description=(
+        "The search page with these instances: the relation's CQP with headword and collocate constrained (the "
+        "page's standard strategy shows one hit where two instances of the pair end at one token)."))
+
+
+class SketchRelationResult(BaseModel):
+    name: str
+    queries: list[str] = Field(description="The CQP the nodes ran: headword at @ (target), collocate at @1 (keyword).")
+    head_total: int = Field(description="The headword's instances in the relation: f(x, R).")
+    share: float | None = Field(description="head_total / the headword's frequency (a headword may stand in a "
+                                            "relation with several collocates: it can exceed 1).")
+    instances: int = Field(description="The relation's instances in the corpus (or subcorpus), every headword.")
+    distinct: int = Field(description="Collocates the headword has in the relation (before min_freq and limit).")
+    rows: list[SketchCollocateRow] = Field(description="Collocates, the most salient (highest logDice) first.")
+
+
+class WordSketchResult(BaseModel):
+    corpus: str
+    headword: str
+    attribute: str = Field(description="The attribute of headword and collocates (the grammar's *WSATTR).")
+    grammar: str
+    filters: list[str]
+    frequency: int = Field(description="The headword's frequency in the corpus (every partition that answered).")
+    tokens: int = Field(description="Tokens of the partitions that answered.")
+    min_freq: int
+    saved: bool = Field(description="Every count came from tables built by cowbird sketches build.")
+    relations: list[SketchRelationResult]
+    complete: bool
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float

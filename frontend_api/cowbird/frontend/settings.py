@@ -104,6 +104,10 @@ class CorpusConfig(BaseModel):
     citation: str = Field("", description="Citation text for static links; {url} and {position} are filled in.")
     attributes: dict[str, str] = Field(default_factory=dict, description=(
         "What an attribute holds, shown to users: [corpora.attributes] pos = \"Penn Treebank tags (NN, VBZ ...)\"."))
+    sketch_grammar: str | None = Field(None, description=(
+        "Word sketches: a shipped sketch grammar (penn: Penn Treebank tags in pos; ud: Universal Dependencies' "
+        "upos; stts: German STTS tags in pos) or the path of a grammar file (docs/word-sketches.md). Checked "
+        "against the corpus's attributes at start."))
 
     @field_validator("nodes")
     @classmethod

@@ -24,6 +24,8 @@ import httpx
 from cowbird.data import SAMPLE_VRT, demo_corpus
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.frontend.settings import DEFAULT_DATABASE_FILE
+from cowbird.node.sketch_cli import build_tables
+from cowbird.query.sketch_grammar import load_grammar
 from cowbird.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
 from cowbird.store.encoder import EncodeResult
 
@@ -108,7 +110,7 @@ class DemoStack:
         for name, title, access, result in corpora:
             nodes = "".join(f"{p.id} = {json.dumps(urls[p.id])}\n" for p in result.partitions)
             text += (f'[[corpora]]\nname = "{name}"\ntitle = "{title}"\nlanguage = "en"\naccess = "{access}"\n'
-                     f'manifest = "{result.manifest}"\n\n[corpora.nodes]\n{nodes}\n'
+                     f'manifest = "{result.manifest}"\nsketch_grammar = "penn"\n\n[corpora.nodes]\n{nodes}\n'
                      + _attributes(DESCRIPTIONS.get(name, {})))
         (self.base / "cowbird.toml").write_text(text)
 
@@ -130,6 +132,10 @@ class DemoStack:
             manifest=manifest,
         )
         result = Encoder(options).run()
+        click.echo("building its word sketch tables (penn grammar) ...", err=True)
+        grammar = load_grammar("penn")
+        for partition in result.partitions:
+            build_tables(registry, partition.id, grammar, "native", True, lambda _: None)
         stamp.write_text(wanted)
         return result
 

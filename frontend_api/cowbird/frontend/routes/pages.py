@@ -59,6 +59,9 @@ async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> H
                                    "url_attribute": next((m for m in (corpora[0].meta if corpora else [])
                                                           if m.endswith("_url")), "text_url"),
                                    # a position inside the corpus for the examples (the middle of it)
-                                   "position": corpora[0].size // 2 if corpora else 12345}
+                                   "position": corpora[0].size // 2 if corpora else 12345,
+                                   # its word sketches' relations, if it has a sketch grammar
+                                   "sketches": [v.name for v in corpora[0].grammar.views]
+                                   if corpora and corpora[0].grammar is not None else []}
     )
     return response

@@ -47,21 +47,23 @@ from cowbird.core.search.partitions import (
 )
 from cowbird.core.search.plans import plan_key, plan_sample, plan_window, settled_before
 from cowbird.core.search.query import CheckedQuery, HitView, Located
+from cowbird.core.search.sketches import Sketches, WordSketch
 
 __all__ = [
     "COUNT_SHARE", "MARGINALS_BYTES", "Progress", "SAMPLE_BATCH", "SORT_KEYS_BATCH",
     "CheckedQuery", "CorpusRef", "CostEstimate", "Dispersion", "HitView", "Located", "P", "P_co", "P_contra",
     "PartitionFailure", "PartitionRef", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
-    "TimeLimit", "all_failed", "answered_total", "failed_partitions", "plan_key", "plan_sample", "plan_window",
-    "settled_before", "time_class",
+    "TimeLimit", "WordSketch", "all_failed", "answered_total", "failed_partitions", "plan_key", "plan_sample",
+    "plan_window", "settled_before", "time_class",
 ]
 
 
-class Search(Pages[P], Exports[P], Analyses[P]):
+class Search(Pages[P], Exports[P], Analyses[P], Sketches[P]):
     """A query over a corpus's partitions; every answer is exact for the corpus as a whole.
 
     Its parts: counts and the estimate (``counts.Counts``), pages of hits (``pages.Pages``), sorted
-    hits (``merge.Sorting``), exports (``exports.Exports``) and analyses (``analyses.Analyses``)."""
+    hits (``merge.Sorting``), exports (``exports.Exports``), analyses (``analyses.Analyses``) and word
+    sketches (``sketches.Sketches``)."""
 
     def refined(self, query: CheckedQuery) -> Search[P]:
         """The same search with another query (the corpus, the partitions and the view kept)."""

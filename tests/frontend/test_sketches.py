@@ -1,0 +1,186 @@
+"""Word sketches through the front end (``GET /api/v1/sketch``) over ``tests/fixtures/tricky.vrt`` (Penn
+tags and lemmas, as EWT) in one partition and in five: the same answer both ways, each relation's
+counts equal to its instances counted here from its query's hits, logDice recomputed here, every
+collocate's concordance link finding exactly its instances, downloads as files, subcorpora and
+errors that say what was wrong.
+(The counts against real CQP: ``tests/engine/test_sketches.py``.)"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pandas as pd
+import pytest
+
+from cowbird.frontend import CorpusConfig
+from cowbird.frontend.corpora import load_corpus
+from cowbird.query import parse_cqp
+from cowbird.query.sketch_grammar import load_grammar
+from cowbird.serving.config import ConfigError
+from tests.frontend.conftest import TRICKY as CORPUS
+from tests.frontend.conftest import Partitioned, engine, ewt_client
+
+pytestmark = pytest.mark.anyio
+
+HEADWORDS = ["house", "market", "go", "good", "see"]
+
+
+@pytest.fixture
+async def sketch_one(tricky_one: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(tricky_one, CORPUS, sketch_grammar="penn"):
+        yield c
+
+
+@pytest.fixture
+async def sketch_five(tricky_five: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in ewt_client(tricky_five, CORPUS, sketch_grammar="penn"):
+        yield c
+
+
+async def sketch(client: httpx.AsyncClient, headword: str, **params: Any) -> dict[str, Any]:
+    answer = await client.get("/api/v1/sketch", params={"corpus": CORPUS, "headword": headword, **params})
+    assert answer.status_code == 200, answer.text
+    found: dict[str, Any] = answer.json()
+    return found
+
+
+def rows_of(found: dict[str, Any]) -> dict[str, list[tuple[str, int, int, float]]]:
+    relations = found["relations"]
+    return {r["name"]: [(c["value"], c["f"], c["total"], c["log_dice"]) for c in r["rows"]] for r in relations}
+
+
+async def test_a_sketch_is_the_same_over_one_and_five_partitions(sketch_one: httpx.AsyncClient,
+                                                                 sketch_five: httpx.AsyncClient) -> None:
+    listed = (await sketch_one.get("/api/v1/corpora")).json()["data"][0]
+    assert listed["sketches"] == [view.name for view in load_grammar("penn").views]
+    for headword in HEADWORDS:
+        one, five = await sketch(sketch_one, headword, limit=1000), await sketch(sketch_five, headword, limit=1000)
+        assert rows_of(one) == rows_of(five)
+        assert one["frequency"] == five["frequency"] and isinstance(one["frequency"], int) and one["frequency"] > 0
+        assert sum(len(rows) for rows in rows_of(one).values()) > 0, headword
+        assert five["complete"] is True and len(five["partitions"]) == 5
+
+
+def instances(parts: Partitioned, query: str, genre: str | None = None) -> Counter[tuple[str, str]]:
+    """A relation query's instances by (headword, collocate) lemma, counted here from the engine's hits
+    on the one-partition corpus (every match: the traditional strategy), in the texts of ``genre``."""
+    [pid] = parts.ids
+    found = engine(parts.registry, pid)
+    hits = found.evaluate(parse_cqp(query), "traditional", 500)
+    lemma = found.store.p_attribute("lemma")
+    genres = found.store.s_attribute("text_genre")
+    pairs = set()
+    for match, target, keyword in zip(hits.match.tolist(), hits.target.tolist(), hits.keywords.tolist(), strict=True):
+        if genre is None or genres.value(int(genres.region_numbers([match])[0])) == genre:
+            pairs.add((target, keyword))
+    return Counter((lemma.cpos2str(t), lemma.cpos2str(k)) for t, k in pairs)
+
+
+async def test_counts_equal_the_relations_instances_and_logdice(sketch_five: httpx.AsyncClient,
+                                                                tricky_one: Partitioned) -> None:
+    """f(x, R, y), f(x, R) and f(R, y) over five partitions as counted here from the hits of each
+    relation's query on one, and logDice recomputed from them."""
+    grammar = load_grammar("penn")
+    for name in ("modifier", "object", "noun_modifier", "subject"):
+        [query] = grammar.view(name).relation.queries
+        pairs = instances(tricky_one, query)
+        for headword in HEADWORDS:
+            found = await sketch(sketch_five, headword, relation=name, limit=100_000)
+            [relation] = found["relations"]
+            f_x = sum(f for (h, _), f in pairs.items() if h == headword)
+            assert relation["head_total"] == f_x
+            assert relation["instances"] == sum(pairs.values())
+            expected = {}
+            for (h, c), f in pairs.items():
+                if h == headword:
+                    total = sum(n for (_, other), n in pairs.items() if other == c)
+                    expected[c] = (f, total, 14 + math.log2(2 * f / (f_x + total)))
+            got = {row["value"]: (row["f"], row["total"], row["log_dice"]) for row in relation["rows"]}
+            assert set(got) == set(expected), (name, headword)
+            for value, (f, total, score) in expected.items():
+                assert got[value][:2] == (f, total) and got[value][2] == pytest.approx(score, abs=1e-4)
+
+
+async def test_each_collocate_links_to_its_instances(sketch_five: httpx.AsyncClient) -> None:
+    found = await sketch(sketch_five, "house", limit=5)
+    checked = exact = 0
+    for relation in found["relations"]:
+        for row in relation["rows"]:
+            link = parse_qs(urlsplit(row["concordance"]).query)
+            assert link["corpus"] == [CORPUS] and link["syntax"] == ["cqp"]
+            answer = await sketch_five.get("/api/v1/query", params={"corpus": CORPUS, "q": link["q"][0],
+                                                                    "syntax": "cqp", "limit": 0})
+            assert answer.status_code == 200, answer.text
+            # the search page runs CQP's standard strategy: of two instances of the same pair ending at one
+            # token (old , old house) it shows the first; every other instance is one hit
+            total = answer.json()["total"]
+            assert 1 <= total <= row["f"], (relation["name"], row)
+            checked += 1
+            exact += total == row["f"]
+    assert checked >= 5 and exact >= checked - 2
+
+
+async def test_a_subcorpus_sketch_counts_its_texts_only(sketch_five: httpx.AsyncClient,
+                                                       tricky_one: Partitioned) -> None:
+    whole = await sketch(sketch_five, "house", relation="modifier", limit=1000)
+    genres = (await sketch_five.get("/api/v1/subcorpus", params={"corpus": CORPUS, "values": "text_genre"})).json()
+    genre = genres["values"][0]["value"]
+    part = await sketch(sketch_five, "house", relation="modifier", limit=1000, filter=f"text_genre~{genre}")
+    pairs = instances(tricky_one, load_grammar("penn").view("modifier").relation.queries[0], genre)
+    assert {v: f for v, f, _, _ in rows_of(part)["modifier"]} == {c: f for (h, c), f in pairs.items() if h == "house"}
+    assert part["relations"][0]["instances"] == sum(pairs.values())
+    assert part["relations"][0]["instances"] < whole["relations"][0]["instances"]
+    assert part["filters"] == [f"text_genre~{genre}"] and part["saved"] is False
+
+
+async def test_a_sketch_downloads_as_files_with_provenance(sketch_five: httpx.AsyncClient) -> None:
+    expected = rows_of(await sketch(sketch_five, "house", limit=100_000))
+    for format in ("tsv", "csv", "xlsx"):
+        answer = await sketch_five.get("/api/v1/sketch", params={"corpus": CORPUS, "headword": "house",
+                                                                 "format": format, "provenance": 1})
+        assert answer.status_code == 200, answer.text
+        if format == "xlsx":
+            frame = pd.read_excel(io.BytesIO(answer.content), sheet_name=0, keep_default_na=False)
+        else:
+            text = answer.content.decode("utf-8")
+            skip = [i for i, line in enumerate(text.splitlines()) if line.startswith("#")]
+            assert any("word sketch" in text.splitlines()[i] for i in skip)
+            frame = pd.read_csv(io.StringIO(text), sep="\t" if format == "tsv" else ",", skiprows=len(skip),
+                                keep_default_na=False, quoting=3 if format == "tsv" else 0)
+        got: dict[str, list[tuple[str, int, int, float]]] = {name: [] for name in expected}
+        for relation, value, f, total, score in zip(frame["relation"], frame["collocate"], frame["f"], frame["total"],
+                                                    frame["log_dice"], strict=True):
+            got[str(relation)].append((str(value), int(f), int(total), float(score)))
+        assert got == expected
+
+
+async def test_sketch_errors_say_what_was_wrong(sketch_five: httpx.AsyncClient, five: httpx.AsyncClient) -> None:
+    answer = await sketch_five.get("/api/v1/sketch", params={"corpus": CORPUS, "headword": "house",
+                                                             "relation": "objekt"})
+    assert answer.status_code == 400 and "no such relation" in answer.json()["detail"]
+    assert "object_of" in answer.json()["detail"]
+    answer = await five.get("/api/v1/sketch", params={"corpus": CORPUS, "headword": "house"})
+    assert answer.status_code == 404 and "no sketch_grammar" in answer.json()["detail"]
+    unknown = await sketch(sketch_five, "Zyzzyva")
+    assert unknown["frequency"] == 0 and all(not r["rows"] for r in unknown["relations"])
+    answer = await sketch_five.get("/api/v1/sketch", params={"corpus": CORPUS})
+    assert answer.status_code == 400 and "headword" in answer.text
+
+
+def test_a_grammar_that_does_not_fit_the_corpus_stops_the_start(tricky_one: Partitioned, tmp_path: Path) -> None:
+    grammar = tmp_path / "mine.wsdef"
+    grammar.write_text("*STRUCTLIMIT s\n=modifier\n  2:[tag=\"JJ.*\"] 1:[pos=\"NN.*\"]\n", encoding="utf-8")
+    config = CorpusConfig(name=CORPUS, manifest=tricky_one.manifest, nodes={p: ["http://n"] for p in tricky_one.ids},
+                          sketch_grammar=str(grammar))
+    with pytest.raises(ConfigError, match=r"mine.wsdef:3:1: relation modifier: corpus tricky has no attribute 'tag'"):
+        load_corpus(config)
+    grammar.write_text("=modifier\n  2:[pos=\"JJ.*\"] 1:[pos=\"NN.*\"\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine.wsdef:2:\d+: not a CQP query"):
+        load_corpus(config)
