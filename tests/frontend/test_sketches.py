@@ -184,3 +184,39 @@ def test_a_grammar_that_does_not_fit_the_corpus_stops_the_start(tricky_one: Part
     grammar.write_text("=modifier\n  2:[pos=\"JJ.*\"] 1:[pos=\"NN.*\"\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"mine.wsdef:2:\d+: not a CQP query"):
         load_corpus(config)
+
+
+async def test_a_sketch_difference_compares_two_sketches(sketch_five: httpx.AsyncClient) -> None:
+    """Shared and exclusive collocates per relation, each with both words' counts and logDice as their
+    own sketches give them, ordered by the difference; as a file too."""
+    first = rows_of(await sketch(sketch_five, "house", limit=100_000))
+    second = rows_of(await sketch(sketch_five, "market", limit=100_000))
+    answer = await sketch_five.get("/api/v1/sketchdiff", params={"corpus": CORPUS, "headword": "house",
+                                                                 "other": "market", "limit": 100_000})
+    assert answer.status_code == 200, answer.text
+    found = answer.json()
+    assert found["frequency"] > 0 and found["other_frequency"] > 0
+    compared = 0
+    for relation in found["relations"]:
+        mine = {v: (f, ld) for v, f, _, ld in first[relation["name"]]}
+        theirs = {v: (f, ld) for v, f, _, ld in second[relation["name"]]}
+        assert {r["value"] for r in relation["shared"]} == mine.keys() & theirs.keys()
+        assert {r["value"] for r in relation["only_first"]} == mine.keys() - theirs.keys()
+        assert {r["value"] for r in relation["only_second"]} == theirs.keys() - mine.keys()
+        for group in ("shared", "only_first", "only_second"):
+            for row in relation[group]:
+                a, b = mine.get(row["value"], (0, None)), theirs.get(row["value"], (0, None))
+                assert (row["f"], row["log_dice"], row["other_f"], row["other_log_dice"]) == (*a, *b)
+                assert row["difference"] == pytest.approx((a[1] or 0) - (b[1] or 0), abs=1e-3)
+                assert (row["concordance"] is None) == (a[1] is None)
+                compared += 1
+        differences = [r["difference"] for r in relation["shared"]]
+        assert differences == sorted(differences, reverse=True)
+    assert compared > 10
+    answer = await sketch_five.get("/api/v1/sketchdiff", params={"corpus": CORPUS, "headword": "house",
+                                                                 "other": "market", "format": "csv"})
+    frame = pd.read_csv(io.StringIO(answer.text), keep_default_na=False)
+    assert set(frame["group"]) == {"shared", "only_first", "only_second"} and len(frame) == compared
+    same = await sketch_five.get("/api/v1/sketchdiff", params={"corpus": CORPUS, "headword": "house",
+                                                               "other": "house"})
+    assert same.status_code == 400 and "another word" in same.json()["detail"]

@@ -306,6 +306,12 @@ class SketchParameters(Parameters):
     provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
 
 
+class SketchDifferenceParameters(SketchParameters):
+    """``GET /api/v1/sketchdiff``."""
+
+    other: str = Field(min_length=1, max_length=1000, description="The word compared with headword (a lemma).")
+
+
 class TranslateParameters(Parameters):
     """``GET /api/v1/translate``: ``Searching`` with the corpus optional."""
 

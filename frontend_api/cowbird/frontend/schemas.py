@@ -586,3 +586,46 @@ class WordSketchResult(BaseModel):
     failed: list[str]
     partitions: list[PartitionResult]
     elapsed_ms: float
+
+
+class SketchDifferenceRow(BaseModel):
+    value: str
+    f: int = Field(description="Instances with the headword (0: none).")
+    other_f: int = Field(description="Instances with the other word (0: none).")
+    log_dice: float | None = Field(description="logDice with the headword (None: not a collocate of it).")
+    other_log_dice: float | None = Field(description="logDice with the other word.")
+    difference: float = Field(description="log_dice - other_log_dice, a missing score counted as 0: positive "
+                                          "where the headword prefers the collocate.")
+    concordance: str | None = Field(description="The search page with the headword's instances.")
+    other_concordance: str | None = Field(description="The search page with the other word's instances.")
+
+
+class SketchDifferenceRelation(BaseModel):
+    name: str
+    head_total: int = Field(description="The headword's instances in the relation.")
+    other_head_total: int = Field(description="The other word's instances in the relation.")
+    shared_total: int
+    only_first_total: int
+    only_second_total: int
+    shared: list[SketchDifferenceRow] = Field(description="Collocates of both, from those preferring the headword "
+                                                          "to those preferring the other word.")
+    only_first: list[SketchDifferenceRow] = Field(description="Collocates of the headword only, most salient first.")
+    only_second: list[SketchDifferenceRow] = Field(description="Collocates of the other word only.")
+
+
+class SketchDifferenceResult(BaseModel):
+    corpus: str
+    headword: str
+    other: str
+    attribute: str
+    grammar: str
+    filters: list[str]
+    frequency: int
+    other_frequency: int
+    tokens: int
+    min_freq: int
+    relations: list[SketchDifferenceRelation]
+    complete: bool
+    failed: list[str]
+    partitions: list[PartitionResult]
+    elapsed_ms: float

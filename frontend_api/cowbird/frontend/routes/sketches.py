@@ -4,8 +4,10 @@ of the corpus's sketch grammar, ranked by logDice — exact over every partition
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, cast
 
@@ -13,17 +15,26 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
 from cowbird.core.errors import BadParameter, NotFound
-from cowbird.core.search import WordSketch, failed_partitions
+from cowbird.core.search import Statuses, WordSketch, failed_partitions
+from cowbird.core.search.sketches import RelationSketch
+from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
-from cowbird.frontend.hits import partition_result, search_of
-from cowbird.frontend.params import MAX_JSON_ROWS, SketchParameters
+from cowbird.frontend.hits import NodeSearch, partition_result, search_of
+from cowbird.frontend.params import MAX_JSON_ROWS, SketchDifferenceParameters, SketchParameters
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.analyses import _cqp_link, exactly
-from cowbird.frontend.routes.deps import Visitor
-from cowbird.frontend.schemas import SketchCollocateRow, SketchRelationResult, WordSketchResult
+from cowbird.frontend.routes.deps import Visit, Visitor
+from cowbird.frontend.schemas import (
+    SketchCollocateRow,
+    SketchDifferenceRelation,
+    SketchDifferenceResult,
+    SketchDifferenceRow,
+    SketchRelationResult,
+    WordSketchResult,
+)
 from cowbird.query import Alternation, Comparison, LabelRef, Pattern, QuerySyntaxError, parse_cqp, serialize
 from cowbird.query.cqp_ast import Constraint, ConstraintAnd, ConstraintOr
-from cowbird.query.sketch_grammar import View
+from cowbird.query.sketch_grammar import SketchGrammar, View
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 
@@ -38,6 +49,101 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
     ``filter``s if given. Counts are summed over the partitions before any score."""
     started = time.perf_counter()
     asked = await visit.subcorpus(asked)
+    target, grammar, views, relations, search = _prepared(visit, asked)
+    limit = _limit(asked)
+    work = search.sketch(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
+    statuses, found = await visit.run(work, reads=len(target.partitions), what="a word sketch")
+    visit.logged(target.name)
+    failed = failed_partitions(statuses)
+    shown = [SketchRelationResult(
+        name=r.name, head_total=r.head_total, share=None if r.share is None else round(r.share, 6),
+        instances=r.instances, distinct=r.distinct, queries=r.queries,
+        rows=[SketchCollocateRow(value=c.value, f=c.f, total=c.total, log_dice=round(c.log_dice, 4),
+                                 concordance=_link(target.name, view, queries, c.value, attribute=grammar.attribute,
+                                                   headword=asked.headword))
+              for c in r.collocates])
+        for r, view, queries in zip(found.relations, views, relations, strict=True)]
+    if asked.format != "json":
+        return _file(asked, target.name, target.config.version or None, grammar.name, found, shown, failed)
+    return WordSketchResult(
+        corpus=target.name, headword=asked.headword, attribute=grammar.attribute, grammar=grammar.name,
+        filters=asked.filters, frequency=found.frequency, tokens=found.size, min_freq=asked.min_freq,
+        saved=found.saved, relations=shown, complete=not failed, failed=failed,
+        partitions=[partition_result(s) for s in statuses],
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
+
+
+@router.get("/sketchdiff", response_model=SketchDifferenceResult, responses=TABLE_FILES)
+async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferenceParameters, Query()],
+                            ) -> BaseModel | Response:
+    """The sketch difference of ``headword`` and ``other``: for each relation, the collocates both have
+    (``shared``, ordered from those preferring the headword to those preferring the other) and those
+    only one has (``only_first``, ``only_second``, the most salient first), with both logDice scores and
+    their ``difference``. Each sketch is exact over every partition, as ``/api/v1/sketch``'s."""
+    started = time.perf_counter()
+    asked = await visit.subcorpus(asked)
+    if asked.other == asked.headword:
+        raise BadParameter(f"other={asked.other}: compare the headword with another word")
+    target, grammar, views, relations, search = _prepared(visit, asked)
+    limit = _limit(asked)
+
+    async def both() -> list[tuple[Statuses[Partition], WordSketch]]:
+        return list(await asyncio.gather(*(
+            search.sketch(word, grammar.attribute, views, relations, asked.min_freq, None)
+            for word in (asked.headword, asked.other))))
+
+    (statuses, first), (other_statuses, second) = await visit.run(
+        both(), reads=2 * len(target.partitions), what="a sketch difference")
+    visit.logged(target.name)
+    failed = sorted(set(failed_partitions(statuses)) | set(failed_partitions(other_statuses)))
+    links = functools.partial(_link, target.name, attribute=grammar.attribute)
+    shown = [_compared(one, two, functools.partial(links, view, queries, headword=asked.headword),
+                       functools.partial(links, view, queries, headword=asked.other), limit)
+             for one, two, view, queries in zip(first.relations, second.relations, views, relations, strict=True)]
+    if asked.format != "json":
+        return _difference_file(asked, target.name, target.config.version or None, grammar.name, first, second,
+                                shown, failed)
+    return SketchDifferenceResult(
+        corpus=target.name, headword=asked.headword, other=asked.other, attribute=grammar.attribute,
+        grammar=grammar.name, filters=asked.filters, frequency=first.frequency, other_frequency=second.frequency,
+        tokens=first.size, min_freq=asked.min_freq, relations=shown, complete=not failed, failed=failed,
+        partitions=[partition_result(s) for s in statuses],
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
+
+
+def _link(corpus: str, view: View, queries: list[str], value: str, *, attribute: str, headword: str) -> str | None:
+    return _cqp_link(corpus, functools.partial(_instances, view, queries, attribute, headword, value))
+
+
+def _compared(one: RelationSketch, two: RelationSketch, link: Callable[[str], str | None],
+              other_link: Callable[[str], str | None], limit: int | None) -> SketchDifferenceRelation:
+    """One relation of a sketch difference: the collocates both words have and those only one has."""
+    scores = {c.value: c for c in one.collocates}
+    others = {c.value: c for c in two.collocates}
+
+    def row(value: str) -> SketchDifferenceRow:
+        a, b = scores.get(value), others.get(value)
+        score_a, score_b = (a.log_dice if a else None), (b.log_dice if b else None)
+        return SketchDifferenceRow(
+            value=value, f=a.f if a else 0, other_f=b.f if b else 0,
+            log_dice=None if score_a is None else round(score_a, 4),
+            other_log_dice=None if score_b is None else round(score_b, 4),
+            difference=round((score_a or 0.0) - (score_b or 0.0), 4),
+            concordance=link(value) if a else None, other_concordance=other_link(value) if b else None)
+
+    shared = sorted((row(v) for v in scores.keys() & others.keys()), key=lambda r: (-r.difference, r.value))
+    only_first = sorted((row(v) for v in scores.keys() - others.keys()), key=lambda r: (-r.difference, r.value))
+    only_second = sorted((row(v) for v in others.keys() - scores.keys()), key=lambda r: (r.difference, r.value))
+    return SketchDifferenceRelation(
+        name=one.name, head_total=one.head_total, other_head_total=two.head_total, shared_total=len(shared),
+        only_first_total=len(only_first), only_second_total=len(only_second), shared=shared[:limit],
+        only_first=only_first[:limit], only_second=only_second[:limit])
+
+
+def _prepared(visit: Visit, asked: SketchParameters) -> tuple[CorpusEntry, SketchGrammar, list[View], list[list[str]],
+                                                               NodeSearch]:
+    """The corpus asked for, its grammar, the relations asked for, their queries as the nodes run them
+    (the subcorpus's filters added) and the search over the corpus's partitions."""
     target = visit.corpus(asked.corpus)
     grammar = target.grammar
     if grammar is None:
@@ -50,35 +156,18 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
             raise BadParameter(f"relation={unknown[0]}: the sketch grammar of {target.name} has no such relation "
                                f"(it has: {', '.join(names)})")
         views = [view for view in views if view.name in asked.relation]
-    limit = asked.limit if asked.limit is not None else (DEFAULT_ROWS if asked.format == "json" else None)
-    if asked.format == "json" and limit is not None and limit > MAX_JSON_ROWS:
-        raise BadParameter(f"limit={limit}: a JSON sketch has at most {MAX_JSON_ROWS:,} collocates a relation; take "
-                           "the whole sketch as a file (format=tsv or csv)")
-    # each relation's queries as the nodes run them: the subcorpus's filters added
     relations = [[build_query(q, "cqp", False, asked.filters, target).cqp for q in view.relation.queries]
                  for view in views]
     first = build_query(views[0].relation.queries[0], "cqp", False, asked.filters, target)
-    search = search_of(visit.nodes, target, first, None, visit.progress)
-    work = search.sketch(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
-    statuses, found = await visit.run(work, reads=len(target.partitions), what="a word sketch")
-    visit.logged(target.name)
-    failed = failed_partitions(statuses)
-    shown = [SketchRelationResult(
-        name=r.name, head_total=r.head_total, share=None if r.share is None else round(r.share, 6),
-        instances=r.instances, distinct=r.distinct, queries=r.queries,
-        rows=[SketchCollocateRow(value=c.value, f=c.f, total=c.total, log_dice=round(c.log_dice, 4),
-                                 concordance=_cqp_link(target.name, functools.partial(
-                                     _instances, view, queries, grammar.attribute, asked.headword, c.value)))
-              for c in r.collocates])
-        for r, view, queries in zip(found.relations, views, relations, strict=True)]
-    if asked.format != "json":
-        return _file(asked, target.name, target.config.version or None, grammar.name, found, shown, failed)
-    return WordSketchResult(
-        corpus=target.name, headword=asked.headword, attribute=grammar.attribute, grammar=grammar.name,
-        filters=asked.filters, frequency=found.frequency, tokens=found.size, min_freq=asked.min_freq,
-        saved=found.saved, relations=shown, complete=not failed, failed=failed,
-        partitions=[partition_result(s) for s in statuses],
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
+    return target, grammar, views, relations, search_of(visit.nodes, target, first, None, visit.progress)
+
+
+def _limit(asked: SketchParameters) -> int | None:
+    limit = asked.limit if asked.limit is not None else (DEFAULT_ROWS if asked.format == "json" else None)
+    if asked.format == "json" and limit is not None and limit > MAX_JSON_ROWS:
+        raise BadParameter(f"limit={limit}: a JSON answer has at most {MAX_JSON_ROWS:,} collocates a relation; take "
+                           "the whole sketch as a file (format=tsv or csv)")
+    return limit
 
 
 def _instances(view: View, queries: list[str], attribute: str, headword: str, collocate: str) -> str:
@@ -122,3 +211,25 @@ def _file(asked: SketchParameters, corpus: str, version: str | None, grammar: st
     named = repr((corpus, asked.headword, sorted(asked.relation), asked.filters, asked.min_freq, asked.limit))
     return Download(cast(Format, asked.format), columns, about if asked.provenance else None,
                     f"{corpus}_sketch", named, failed, "word sketch").whole(rows)
+
+
+def _difference_file(asked: SketchDifferenceParameters, corpus: str, version: str | None, grammar: str,
+                     first: WordSketch, second: WordSketch, shown: list[SketchDifferenceRelation],
+                     failed: list[str]) -> Response:
+    about: dict[str, Any] = {
+        "analysis": "sketch difference", "corpus": corpus, "corpus_version": version, "grammar": grammar,
+        "headword": asked.headword, "other": asked.other, "attribute": first.attribute, "filters": asked.filters,
+        "headword_frequency": first.frequency, "other_frequency": second.frequency, "tokens": first.size,
+        "min_freq": asked.min_freq, "limit": asked.limit,
+        "difference": "log_dice - other_log_dice, a missing score counted as 0",
+        "rows": sum(r.shared_total + r.only_first_total + r.only_second_total for r in shown),
+        "complete": not failed, "failed_partitions": failed, **stamp(),
+    }  # fmt: skip
+    columns = ["relation", "group", "collocate", "f", "other_f", "log_dice", "other_log_dice", "difference"]
+    rows = [[r.name, group, c.value, c.f, c.other_f, c.log_dice, c.other_log_dice, c.difference]
+            for r in shown for group, listed in (("only_first", r.only_first), ("shared", r.shared),
+                                                 ("only_second", r.only_second)) for c in listed]
+    named = repr((corpus, asked.headword, asked.other, sorted(asked.relation), asked.filters, asked.min_freq,
+                  asked.limit))
+    return Download(cast(Format, asked.format), columns, about if asked.provenance else None,
+                    f"{corpus}_sketchdiff", named, failed, "sketch difference").whole(rows)
