@@ -24,6 +24,7 @@ from cowbird.query import parse_cqp
 from cowbird.query.sketch_grammar import MATCHING_STRATEGY, SketchGrammar, load_grammar
 from cowbird.store import Encoder
 from tests.realcqp import RealCqp, real_cqp
+from tests.sketch_counts import contexts, similar
 from tests.support import ROOT, ewt_options, reference_cqp, require_reference
 
 HEADWORDS = {
@@ -176,3 +177,30 @@ def test_word_sketches_on_german_equal_real_cqps_counts() -> None:
         expected = expected_sketch(counted, grammar, headword)
         assert sum(len(rows) for rows in expected.values()) > 3, headword
         assert_equal(cowbird_sketch(germaparl, ["germaparl1386"], None, grammar, headword), expected, headword)
+
+
+def expected_thesaurus(counted: Pairs, grammar: SketchGrammar, headword: str, limit: int) -> list[tuple[str, float]]:
+    """Every word's similarity to ``headword`` by brute force over all contexts, the ``limit`` most similar."""
+    views = [(view.name, Counter({(c, h): n for (h, c), n in counted[view.relation.name].items()})
+              if view.swapped else counted[view.relation.name]) for view in grammar.views]
+    return [(word, score) for word, score, _ in similar(contexts(views), headword)[:limit]]
+
+
+def test_the_thesaurus_equals_a_brute_force_count_from_real_cqp(ewt_judge: RealCqp,
+                                                                ewt_five: tuple[Path, Path]) -> None:
+    """The most similar words and their scores over five partitions, against every word's score
+    computed here from real CQP's counts."""
+    grammar = load_grammar("penn")
+    counted = cqp_instances(ewt_judge, grammar)
+    registry, manifest_file = ewt_five
+    manifest = Manifest.load(manifest_file)
+    partitions = LocalPartitions.open(registry, [p.id for p in manifest.partitions])
+    views = list(grammar.views)
+    relations = [list(view.relation.queries) for view in views]
+    search = Search(partitions, LocalCorpus.of_manifest(manifest), CheckedQuery.of(parse_cqp(relations[0][0])))
+    for headword in ("house", "car", "good"):
+        _, found = asyncio.run(search.thesaurus(headword, grammar.attribute, views, relations, limit=15))
+        expected = expected_thesaurus(counted, grammar, headword, 15)
+        assert [s.word for s in found.similar] == [w for w, _ in expected], headword
+        assert [s.score for s in found.similar] == pytest.approx([score for _, score in expected], abs=1e-12)
+        assert found.candidates > 15

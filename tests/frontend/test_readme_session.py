@@ -115,6 +115,9 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
         elif "/api/v1/sketch?" in url and "format=" not in url:  # a word sketch: collocates in relations
             body = answer.json()
             assert body["frequency"] > 0 and any(r["rows"] for r in body["relations"]), (url, body)
+        elif "/api/v1/thesaurus?" in url:  # the words most like the headword
+            body = answer.json()
+            assert body["rows"] and 0 < body["rows"][0]["score"] <= 1, (url, body)
         elif "/api/v1/sketchdiff?" in url:  # two sketches compared: collocates the two words share
             body = answer.json()
             assert body["other_frequency"] > 0 and any(r["shared"] for r in body["relations"]), (url, body)

@@ -26,6 +26,7 @@ from cowbird.query.sketch_grammar import load_grammar
 from cowbird.serving.config import ConfigError
 from tests.frontend.conftest import TRICKY as CORPUS
 from tests.frontend.conftest import Partitioned, engine, ewt_client
+from tests.sketch_counts import contexts, similar
 
 pytestmark = pytest.mark.anyio
 
@@ -220,3 +221,33 @@ async def test_a_sketch_difference_compares_two_sketches(sketch_five: httpx.Asyn
     same = await sketch_five.get("/api/v1/sketchdiff", params={"corpus": CORPUS, "headword": "house",
                                                                "other": "house"})
     assert same.status_code == 400 and "another word" in same.json()["detail"]
+
+
+async def test_a_thesaurus_entry_lists_the_most_similar_words(sketch_five: httpx.AsyncClient,
+                                                              tricky_one: Partitioned) -> None:
+    """Over five partitions the words and scores a brute-force count gives on one (every word scored
+    against every other from the relations' instances counted here), each linking to its sketch."""
+    grammar = load_grammar("penn")
+    # the relations of one query, not symmetric (all of them: tests/engine/test_sketches.py)
+    single = [view for view in grammar.views if len(view.relation.queries) == 1 and not view.relation.symmetric]
+    views = []
+    for view in single:
+        pairs = instances(tricky_one, view.relation.queries[0])
+        views.append((view.name, Counter({(c, h): n for (h, c), n in pairs.items()}) if view.swapped else pairs))
+    expected = similar(contexts(views), "house")
+    answer = await sketch_five.get("/api/v1/thesaurus", params={"corpus": CORPUS, "headword": "house",
+                                                                "relation": [v.name for v in single],
+                                                                "limit": 10})
+    assert answer.status_code == 200, answer.text
+    found = answer.json()
+    assert [(r["word"], r["shared"]) for r in found["rows"]] == [(w, n) for w, _, n in expected[:10]]
+    assert [r["score"] for r in found["rows"]] == pytest.approx([s for _, s, _ in expected[:10]], abs=1e-6)
+    assert found["candidates"] == len(expected) and 0 < found["rows"][0]["score"] < 1
+    link = await sketch_five.get(found["rows"][0]["sketch"])
+    assert link.status_code == 200 and link.json()["headword"] == found["rows"][0]["word"]
+    assert [r["name"] for r in link.json()["relations"]] == [v.name for v in single]
+    download = await sketch_five.get("/api/v1/thesaurus", params={"corpus": CORPUS, "headword": "house",
+                                                                  "relation": [v.name for v in single],
+                                                                  "format": "tsv"})
+    frame = pd.read_csv(io.StringIO(download.text), sep="\t", quoting=3, keep_default_na=False)
+    assert list(frame["word"])[:10] == [w for w, _, _ in expected[:10]]

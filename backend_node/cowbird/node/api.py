@@ -361,7 +361,8 @@ class NodeApi:
                                                              relation.symmetric, request.strategy,
                                                              request.hard_boundary, self.asker)
             rows = await service.in_thread(self.asker, sketches.sketch_rows, corpus, request.attribute, table,
-                                           request.headword, relation.swapped, relation.totals_of)
+                                           relation.headword or request.headword, relation.swapped,
+                                           relation.totals_of)
             answers.append(SketchRows(queries=texts, saved=saved, instances=rows.instances,
                                       head_total=rows.head_total, values=rows.values, f=rows.f, totals=rows.totals,
                                       asked=rows.asked))

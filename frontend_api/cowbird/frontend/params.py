@@ -312,6 +312,11 @@ class SketchDifferenceParameters(SketchParameters):
     other: str = Field(min_length=1, max_length=1000, description="The word compared with headword (a lemma).")
 
 
+class ThesaurusParameters(SketchParameters):
+    """``GET /api/v1/thesaurus``: ``relation`` limits the contexts compared; ``limit`` is the words listed
+    (default 25, at most 1,000)."""
+
+
 class TranslateParameters(Parameters):
     """``GET /api/v1/translate``: ``Searching`` with the corpus optional."""
 

@@ -571,21 +571,26 @@ class SketchRelationResult(BaseModel):
     rows: list[SketchCollocateRow] = Field(description="Collocates, the most salient (highest logDice) first.")
 
 
-class WordSketchResult(BaseModel):
+class SketchAnswer(BaseModel):
+    """What every word sketch answer says (a sketch, a sketch difference, a thesaurus entry)."""
+
     corpus: str
     headword: str
-    attribute: str = Field(description="The attribute of headword and collocates (the grammar's *WSATTR).")
+    attribute: str = Field(description="The attribute of headwords and collocates (the grammar's *WSATTR).")
     grammar: str
     filters: list[str]
     frequency: int = Field(description="The headword's frequency in the corpus (every partition that answered).")
-    tokens: int = Field(description="Tokens of the partitions that answered.")
     min_freq: int
-    saved: bool = Field(description="Every count came from tables built by cowbird sketches build.")
-    relations: list[SketchRelationResult]
     complete: bool
     failed: list[str]
     partitions: list[PartitionResult]
     elapsed_ms: float
+
+
+class WordSketchResult(SketchAnswer):
+    tokens: int = Field(description="Tokens of the partitions that answered.")
+    saved: bool = Field(description="Every count came from tables built by cowbird sketches build.")
+    relations: list[SketchRelationResult]
 
 
 class SketchDifferenceRow(BaseModel):
@@ -613,19 +618,21 @@ class SketchDifferenceRelation(BaseModel):
     only_second: list[SketchDifferenceRow] = Field(description="Collocates of the other word only.")
 
 
-class SketchDifferenceResult(BaseModel):
-    corpus: str
-    headword: str
+class SketchDifferenceResult(SketchAnswer):
     other: str
-    attribute: str
-    grammar: str
-    filters: list[str]
-    frequency: int
     other_frequency: int
     tokens: int
-    min_freq: int
     relations: list[SketchDifferenceRelation]
-    complete: bool
-    failed: list[str]
-    partitions: list[PartitionResult]
-    elapsed_ms: float
+
+
+class ThesaurusRow(BaseModel):
+    word: str
+    score: float = Field(description="Similarity to the headword, 0 to 1 (Rychlý and Kilgarriff 2007).")
+    shared: int = Field(description="Contexts (relation and collocate) both words have.")
+    sketch: str = Field(description="The word's sketch (the API's; the same filters and relations).")
+
+
+class ThesaurusResult(SketchAnswer):
+    contexts: int = Field(description="The headword's contexts: relation and collocate with a positive logDice.")
+    candidates: int = Field(description="Words sharing at least one of them (the rows are the most similar).")
+    rows: list[ThesaurusRow]

@@ -254,7 +254,7 @@ def _sketch(request: wire.SketchRequest, answer: wire.SketchResponse, size: int)
                and 0 <= rows.instances <= 2 * size * size
                and all(0 < f <= t <= rows.instances for f, t in zip(rows.f, rows.totals, strict=True))
                and sum(rows.f) == rows.head_total <= rows.instances
-               and (request.headword is not None or not rows.values)
+               and ((asked.headword or request.headword) is not None or not rows.values)
                and all(0 <= t <= rows.instances for t in rows.asked),
                "gives an impossible word sketch")
 

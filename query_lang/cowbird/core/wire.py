@@ -390,6 +390,10 @@ class MarginalsResponse(BaseModel):
     frequencies: list[int]
 
 
+MAX_SKETCH_RELATIONS = 128
+"""Relations one sketch request asks a partition at most."""
+
+
 class SketchRelation(BaseModel):
     """One relation of a word sketch: its CQP queries (headword at ``@``, collocate at ``@1``), whether
     its instances count both ways (``symmetric``), whether the headword is its collocate (``swapped``:
@@ -400,6 +404,8 @@ class SketchRelation(BaseModel):
     queries: list[str] = Field(min_length=1, max_length=16)
     symmetric: bool = False
     swapped: bool = False
+    headword: str | None = Field(None, max_length=4000, description=(
+        "This relation's headword, instead of the request's (a thesaurus asks many words at once)."))
     totals_of: list[str] = Field(default_factory=list, max_length=200_000, description=(
         "Collocates whose totals in the relation (f(R, y)) are asked for: those other partitions found."))
 
@@ -412,7 +418,7 @@ class SketchRequest(BaseModel):
     partition: str
     attribute: str = Field(min_length=1, max_length=300, description="The p-attribute of headwords and collocates.")
     headword: str | None = Field(None, max_length=4000, description="None: only the totals asked for.")
-    relations: list[SketchRelation] = Field(min_length=1, max_length=128)
+    relations: list[SketchRelation] = Field(min_length=1, max_length=MAX_SKETCH_RELATIONS)
     strategy: Strategy = "standard"
     hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000)
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any, cast
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
@@ -20,7 +21,7 @@ from cowbird.core.search.sketches import RelationSketch
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
 from cowbird.frontend.hits import NodeSearch, partition_result, search_of
-from cowbird.frontend.params import MAX_JSON_ROWS, SketchDifferenceParameters, SketchParameters
+from cowbird.frontend.params import MAX_JSON_ROWS, SketchDifferenceParameters, SketchParameters, ThesaurusParameters
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.analyses import _cqp_link, exactly
 from cowbird.frontend.routes.deps import Visit, Visitor
@@ -30,6 +31,8 @@ from cowbird.frontend.schemas import (
     SketchDifferenceResult,
     SketchDifferenceRow,
     SketchRelationResult,
+    ThesaurusResult,
+    ThesaurusRow,
     WordSketchResult,
 )
 from cowbird.query import Alternation, Comparison, LabelRef, Pattern, QuerySyntaxError, parse_cqp, serialize
@@ -39,7 +42,9 @@ from cowbird.query.sketch_grammar import SketchGrammar, View
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 
 DEFAULT_ROWS = 25
-"""Collocates per relation in a JSON sketch unless ``limit`` says otherwise."""
+"""Collocates per relation in a JSON sketch (words in a thesaurus entry) unless ``limit`` says otherwise."""
+MAX_THESAURUS_ROWS = 1000
+"""Words a thesaurus entry lists at most (each scored from its whole sketch)."""
 
 
 @router.get("/sketch", response_model=WordSketchResult, responses=TABLE_FILES)
@@ -65,12 +70,8 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
         for r, view, queries in zip(found.relations, views, relations, strict=True)]
     if asked.format != "json":
         return _file(asked, target.name, target.config.version or None, grammar.name, found, shown, failed)
-    return WordSketchResult(
-        corpus=target.name, headword=asked.headword, attribute=grammar.attribute, grammar=grammar.name,
-        filters=asked.filters, frequency=found.frequency, tokens=found.size, min_freq=asked.min_freq,
-        saved=found.saved, relations=shown, complete=not failed, failed=failed,
-        partitions=[partition_result(s) for s in statuses],
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
+    return WordSketchResult(**_answered(target, grammar, asked, found.frequency, statuses, failed, started),
+                            tokens=found.size, saved=found.saved, relations=shown)
 
 
 @router.get("/sketchdiff", response_model=SketchDifferenceResult, responses=TABLE_FILES)
@@ -103,12 +104,9 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
     if asked.format != "json":
         return _difference_file(asked, target.name, target.config.version or None, grammar.name, first, second,
                                 shown, failed)
-    return SketchDifferenceResult(
-        corpus=target.name, headword=asked.headword, other=asked.other, attribute=grammar.attribute,
-        grammar=grammar.name, filters=asked.filters, frequency=first.frequency, other_frequency=second.frequency,
-        tokens=first.size, min_freq=asked.min_freq, relations=shown, complete=not failed, failed=failed,
-        partitions=[partition_result(s) for s in statuses],
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
+    return SketchDifferenceResult(**_answered(target, grammar, asked, first.frequency, statuses, failed, started),
+                                  other=asked.other, other_frequency=second.frequency, tokens=first.size,
+                                  relations=shown)
 
 
 def _link(corpus: str, view: View, queries: list[str], value: str, *, attribute: str, headword: str) -> str | None:
@@ -138,6 +136,51 @@ def _compared(one: RelationSketch, two: RelationSketch, link: Callable[[str], st
         name=one.name, head_total=one.head_total, other_head_total=two.head_total, shared_total=len(shared),
         only_first_total=len(only_first), only_second_total=len(only_second), shared=shared[:limit],
         only_first=only_first[:limit], only_second=only_second[:limit])
+
+
+@router.get("/thesaurus", response_model=ThesaurusResult, responses=TABLE_FILES)
+async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query()]) -> BaseModel | Response:
+    """The words whose sketches are most like the headword's, with their similarity score (Rychlý and
+    Kilgarriff 2007) from the counts summed over every partition; each links to its sketch."""
+    started = time.perf_counter()
+    asked = await visit.subcorpus(asked)
+    target, grammar, views, relations, search = _prepared(visit, asked)
+    if asked.limit is not None and asked.limit > MAX_THESAURUS_ROWS:
+        raise BadParameter(f"limit={asked.limit}: a thesaurus entry lists at most {MAX_THESAURUS_ROWS:,} words")
+    limit = asked.limit or DEFAULT_ROWS
+    work = search.thesaurus(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
+    statuses, found = await visit.run(work, reads=len(target.partitions), what="a thesaurus entry")
+    visit.logged(target.name)
+    failed = failed_partitions(statuses)
+    base = {"corpus": target.name, "filter": asked.filters, "relation": asked.relation}
+    rows = [ThesaurusRow(word=s.word, score=round(s.score, 6), shared=s.shared,
+                         sketch="/api/v1/sketch?" + urlencode({**base, "headword": s.word}, doseq=True))
+            for s in found.similar]
+    if asked.format != "json":
+        about: dict[str, Any] = {
+            "analysis": "thesaurus", "corpus": target.name, "corpus_version": target.config.version or None,
+            "grammar": grammar.name, "headword": asked.headword, "attribute": grammar.attribute,
+            "relations": [view.name for view in views], "filters": asked.filters, "min_freq": asked.min_freq,
+            "limit": limit, "contexts": found.contexts, "candidates": found.candidates,
+            "score": "Rychlý and Kilgarriff 2007: shared contexts' logDice, less their squared difference / 50, over "
+                     "both words' sums of logDice",
+            "rows": len(rows), "complete": not failed, "failed_partitions": failed, **stamp(),
+        }  # fmt: skip
+        named = repr((target.name, asked.headword, sorted(asked.relation), asked.filters, asked.min_freq, limit))
+        return Download(cast(Format, asked.format), ["word", "score", "shared"], about if asked.provenance else None,
+                        f"{target.name}_thesaurus", named, failed, "thesaurus").whole(
+            [[r.word, r.score, r.shared] for r in rows])
+    return ThesaurusResult(**_answered(target, grammar, asked, found.frequency, statuses, failed, started),
+                           contexts=found.contexts, candidates=found.candidates, rows=rows)
+
+
+def _answered(target: CorpusEntry, grammar: SketchGrammar, asked: SketchParameters, frequency: int,
+              statuses: Statuses[Partition], failed: list[str], started: float) -> dict[str, Any]:
+    """What every word sketch answer says first (``SketchAnswer``'s fields)."""
+    return {"corpus": target.name, "headword": asked.headword, "attribute": grammar.attribute,
+            "grammar": grammar.name, "filters": asked.filters, "frequency": frequency, "min_freq": asked.min_freq,
+            "complete": not failed, "failed": failed, "partitions": [partition_result(s) for s in statuses],
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def _prepared(visit: Visit, asked: SketchParameters) -> tuple[CorpusEntry, SketchGrammar, list[View], list[list[str]],

@@ -10,6 +10,17 @@ logDice (Rychlý 2008, "A Lexicographer-Friendly Association Score", RASLAN; Ske
 ranking of word sketches): ``14 + log2(2 f(x, R, y) / (f(x, R) + f(R, y)))`` — at most 14, where
 headword and collocate occur in the relation only with each other; it is independent of the
 corpus's size.
+
+The thesaurus (Rychlý and Kilgarriff 2007, "An efficient algorithm for building a distributional
+thesaurus (and other Sketch Engine developments)", ACL demo session; Sketch Engine's thesaurus)
+compares words by their contexts: a context of *w* is a relation and collocate (R, y) with
+f(w, R, y) ≥ ``min_freq`` and a positive logDice A(w, R, y). The similarity of *x* and *w* is
+
+    sum over the contexts both have of  A(x, R, y) + A(w, R, y) - (A(x, R, y) - A(w, R, y))² / 50
+    ---------------------------------------------------------------------------------------------
+    sum of A(x, R, y) over the contexts of x  +  sum of A(w, R, y) over the contexts of w
+
+computed from the counts summed over every partition (never per partition).
 """
 
 from __future__ import annotations
@@ -22,13 +33,22 @@ from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import SKETCH
 from cowbird.core.search.counts import Counts
 from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit
-from cowbird.core.wire import SketchRelation, SketchRequest, SketchResponse, Strategy, json_pieces
+from cowbird.core.wire import MAX_SKETCH_RELATIONS, SketchRelation, SketchRequest, SketchResponse, Strategy, json_pieces
 from cowbird.query.sketch_grammar import MATCHING_STRATEGY, View
 
 STRATEGY: Strategy = "traditional"
 assert STRATEGY == MATCHING_STRATEGY  # the relation queries' strategy (``sketch_grammar``), typed
 TOTALS_BYTES = 32 * 1024
 """Collocates one request asks a partition's totals of, at most this many bytes of JSON."""
+LOOKUP_BYTES = 32 * 1024
+"""Relations (with their queries) one request asks a partition, at most this many bytes of JSON."""
+CANDIDATES_AT_ONCE = 25
+"""Words a thesaurus scores at once (their whole sketches asked in one round)."""
+
+
+def _agreement(mine: float, theirs: float) -> float:
+    """A shared context's weight in the thesaurus: both scores, less their squared difference over 50."""
+    return mine + theirs - (mine - theirs) ** 2 / 50
 
 
 def log_dice(f_xy: int, f_x: int, f_y: int) -> float:
@@ -69,6 +89,26 @@ class WordSketch:
     failed: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Similar:
+    word: str
+    score: float
+    shared: int  # contexts both have
+
+
+@dataclass
+class Thesaurus:
+    """The words most like the headword: ``contexts`` it has (with a positive logDice), their sum
+    ``own``, the words that share one (``candidates``) and the most similar of them."""
+
+    headword: str
+    frequency: int
+    contexts: int
+    own: float
+    similar: list[Similar]
+    candidates: int
+
+
 @dataclass
 class _Sums:
     f: dict[str, int] = field(default_factory=dict)
@@ -86,14 +126,75 @@ class Sketches(Counts[P]):
         """The headword's sketch in the given views (``relations[i]``: view i's queries as the nodes run them)."""
         asks = [SketchRelation(queries=queries, symmetric=view.relation.symmetric, swapped=view.swapped)
                 for view, queries in zip(views, relations, strict=True)]
+        answered, sums = await self._lookups(attribute, asks, headword)
+
+        def merged() -> WordSketch:
+            return _merged(headword, attribute, views, answered, sums, min_freq, limit)
+
+        return [s for s, _ in answered], await off_loop(merged)
+
+    async def thesaurus(self, headword: str, attribute: str, views: list[View], relations: list[list[str]],
+                        min_freq: int = 1, limit: int = 25) -> tuple[Statuses[P], Thesaurus]:
+        """The words whose sketches are most like the headword's (:func:`similarity`), the ``limit``
+        most similar exactly: candidates are scored in the order of their shared contexts' sum, until
+        that sum over the headword's own cannot reach the last place any more."""
+        statuses, mine = await self.sketch(headword, attribute, views, relations, min_freq)
+        contexts = [(index, c) for index, r in enumerate(mine.relations) for c in r.collocates if c.log_dice > 0]
+        own = sum(c.log_dice for _, c in contexts)
+        # the words sharing a context (R, y): the headwords of y in R's other direction
+        asks = [SketchRelation(queries=relations[index], symmetric=views[index].relation.symmetric,
+                               swapped=not views[index].swapped, headword=c.value) for index, c in contexts]
+        _, sharing = await self._lookups(attribute, asks) if asks else ([], [])
+        shared: dict[str, list[float]] = {}
+        for (_, c), summed in zip(contexts, sharing, strict=True):
+            for word, f in summed.f.items():
+                score = log_dice(f, summed.totals[word], summed.head_total) if f >= min_freq else 0.0
+                if word != headword and score > 0:
+                    shared.setdefault(word, [0.0, 0.0])
+                    shared[word][0] += _agreement(c.log_dice, score)
+                    shared[word][1] += 1
+        ranked = sorted(shared.items(), key=lambda item: (-item[1][0], item[0]))
+        found: list[Similar] = []
+        start = 0
+        while start < len(ranked):
+            if len(found) >= limit and ranked[start][1][0] / own <= found[limit - 1].score:
+                break  # no word left can score above the last place: its score is below its sum / own
+            batch = ranked[start : start + CANDIDATES_AT_ONCE]
+            start += len(batch)
+            asks = [SketchRelation(queries=queries, symmetric=view.relation.symmetric, swapped=view.swapped,
+                                   headword=word) for word, _ in batch for view, queries in zip(views, relations,
+                                                                                             strict=True)]
+            _, sums = await self._lookups(attribute, asks)
+            for number, (word, (sum_shared, contexts_shared)) in enumerate(batch):
+                theirs = sums[number * len(views) : (number + 1) * len(views)]
+                total = sum(score for summed in theirs for value, f in summed.f.items() if f >= min_freq
+                            for score in [log_dice(f, summed.head_total, summed.totals[value])] if score > 0)
+                found.append(Similar(word, sum_shared / (own + total), int(contexts_shared)))
+            found.sort(key=lambda similar: (-similar.score, similar.word))
+        return statuses, Thesaurus(headword, mine.frequency, len(contexts), own, found[:limit], len(ranked))
+
+    async def _lookups(self, attribute: str, asks: list[SketchRelation], headword: str | None = None,
+                       ) -> tuple[list[tuple[PartitionStatus[P], SketchResponse | None]], list[_Sums]]:
+        """Each relation asked, with its headword (``headword``, or the relation's own), on every partition,
+        its counts summed: in pieces a node takes, then the totals of collocates found elsewhere."""
+        pieces = [piece[at : at + MAX_SKETCH_RELATIONS]
+                  for piece in json_pieces([(index, ask.model_dump(mode="json")) for index, ask in enumerate(asks)],
+                                           LOOKUP_BYTES)
+                  for at in range(0, len(piece), MAX_SKETCH_RELATIONS)]
 
         async def call(partition: P, time: TimeLimit) -> SketchResponse:
-            request = SketchRequest(partition=partition.id, attribute=attribute, headword=headword, relations=asks,
-                                    strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
-            return await self.partitions.call(partition, SKETCH, request, time)
+            answers = []
+            for piece in pieces:
+                request = SketchRequest(partition=partition.id, attribute=attribute, headword=headword,
+                                        relations=[asks[index] for index, _ in piece], strategy=STRATEGY,
+                                        hard_boundary=self.query.hard_boundary)
+                answers.append(await self.partitions.call(partition, SKETCH, request, time))
+            return SketchResponse(partition=partition.id, size=answers[0].size, frequency=answers[0].frequency,
+                                  relations=[rows for answer in answers for rows in answer.relations],
+                                  elapsed_ms=sum(answer.elapsed_ms for answer in answers))
 
         answered = await self._each(call, self.time_limit())
-        sums = [_Sums() for _ in views]
+        sums = [_Sums() for _ in asks]
         for _, answer in answered:
             if answer is None:
                 continue
@@ -102,11 +203,7 @@ class Sketches(Counts[P]):
                     summed.f[value] = summed.f.get(value, 0) + f
         await self._complete_totals(answered, asks, attribute, sums)
         self._check_some_answered([status for status, _ in answered])
-
-        def merged() -> WordSketch:
-            return _merged(headword, attribute, views, answered, sums, min_freq, limit)
-
-        return [s for s, _ in answered], await off_loop(merged)
+        return answered, sums
 
     async def _complete_totals(self, answered: list[tuple[PartitionStatus[P], SketchResponse | None]],
                                asks: list[SketchRelation], attribute: str, sums: list[_Sums]) -> None:
@@ -122,7 +219,7 @@ class Sketches(Counts[P]):
         time = self.time_limit()
 
         async def ask(status: PartitionStatus[P], index: int, values: list[str]) -> SketchResponse:
-            relation = asks[index].model_copy(update={"totals_of": values})
+            relation = asks[index].model_copy(update={"totals_of": values, "headword": None})
             request = SketchRequest(partition=status.partition.id, attribute=attribute, headword=None,
                                     relations=[relation], strategy=STRATEGY,
                                     hard_boundary=self.query.hard_boundary)
