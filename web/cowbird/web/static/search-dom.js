@@ -13,6 +13,7 @@
  * @property {string[]} s_attributes  regions (s, p, text, ...)
  * @property {string[]} meta  the regions that carry values: what filters, distributions and meta= name
  * @property {Record<string, string>} [attributes]  what an attribute holds (its tagset), where said
+ * @property {string[]} [sketches]  the relations of its word sketches (none: it has no sketch grammar)
  */
 
 /**

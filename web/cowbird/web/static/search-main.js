@@ -11,7 +11,8 @@
 // line, the anchors), search-estimate.js (the estimate line, the question before a long search),
 // search-kwic.js (the concordance), search-tables.js (the tabs and analyses), search-chart.js (the
 // distribution's bars), search-download.js (the download dialog), search-wordlist.js (word lists and
-// n-grams of a corpus or subcorpus), search-saved.js (saved and shared searches, this browser's searches),
+// n-grams of a corpus or subcorpus), search-sketch.js (word sketches, sketch differences, the
+// thesaurus), search-saved.js (saved and shared searches, this browser's searches),
 // search-categories.js (categorising a saved search's lines with the keys 1-9).
 
 import { ApiProblem, aborted, begin, busy, cancel, detach, end, getJson, getLines } from "./search-api.js";
@@ -32,6 +33,7 @@ import {
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
 import { rememberLocally, setUpSaved } from "./search-saved.js";
+import { setUpSketches } from "./search-sketch.js";
 import { restoreWordList, setUpWordList } from "./search-wordlist.js";
 import { setUpSubcorpora } from "./search-subcorpora.js";
 
@@ -301,6 +303,7 @@ byId("open-download", HTMLButtonElement).addEventListener("click", openDownload)
 setUpDownload();
 setUpConfirm();
 setUpWordList();
+setUpSketches();
 setUpSaved();
 setUpCategories();
 setUpSubcorpora();

@@ -17,7 +17,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
 /** @typedef {"kwic" | "frequency" | "distribution" | "collocations" | "dispersion"} View */
 /** @typedef {"frequency" | "distribution" | "collocations" | "dispersion"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
-/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist"} RequestKind */
+/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist" | "sketch"} RequestKind */
 
 /**
  * A metadata filter: `attribute~regex`, or `attribute!~regex` when negated.
@@ -117,7 +117,7 @@ const current = {
   collOrder: "log_likelihood",
   analysed: {},
   defaults: {},
-  requests: { query: null, translate: null, estimate: null, analysis: null, download: null, wordlist: null },
+  requests: { query: null, translate: null, estimate: null, analysis: null, download: null, wordlist: null, sketch: null },
   timers: { translate: undefined, estimate: undefined, settle: undefined },
   estimate: null,
   categories: null,
