@@ -1,0 +1,128 @@
+"""Word sketch benchmark (issue 51): BIG50 in two partitions (two node processes) behind the front
+end with the ``penn`` grammar — a word sketch of a frequent and of a rare lemma, a sketch difference
+and a thesaurus entry, first without tables (each node counts a relation from its queries the first
+time it is asked, then keeps it), then after ``cowbird sketches build`` (tables mapped from disk),
+each on freshly started nodes (the first request) and again; and the build itself: its time beside
+the encoder's for the same partitions, and its peak memory.
+
+    .venv/bin/python bench/sketches.py [--runs 3] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import big50_stack, show  # noqa: E402
+from bench.encode import run_sampled  # noqa: E402
+from cowbird.commands.demo import DemoStack  # noqa: E402
+from cowbird.store.reader import CwbCorpus  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    target_ms: float
+    path: str
+    params: dict[str, str | int]
+
+
+def cases(rare: str) -> list[Case]:
+    return [
+        Case("word sketch of make (frequent)", 1000, "/api/v1/sketch", {"headword": "make"}),
+        Case("word sketch of time (frequent)", 1000, "/api/v1/sketch", {"headword": "time"}),
+        Case(f"word sketch of {rare} (rare)", 300, "/api/v1/sketch", {"headword": rare}),
+        Case("sketch difference of house and home", 1500, "/api/v1/sketchdiff", {"headword": "house", "other": "home"}),
+        Case("thesaurus entry of house", 1000, "/api/v1/thesaurus", {"headword": "house"}),
+        Case("thesaurus entry of time", 1000, "/api/v1/thesaurus", {"headword": "time"}),
+    ]
+
+
+def rare_lemma(registry: Path, partition: str) -> str:
+    """A lemma of about a hundred occurrences in a partition (a rare headword's sketch)."""
+    lemma = CwbCorpus.open(registry, partition).p_attribute("lemma")
+    for i in range(lemma.lexicon_size):
+        value = lemma.id2str(i)
+        if 80 <= lemma.frequency(i) <= 120 and value.isalpha() and value.islower() and len(value) > 4:
+            return value
+    return "house"
+
+
+def timed(client: httpx.Client, case: Case) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    answer = client.get(case.path, params={"corpus": "big50", **case.params})
+    elapsed = (time.perf_counter() - started) * 1000
+    if answer.status_code != 200:
+        sys.exit(f"{case.path} {case.params}: {answer.status_code} {answer.text}")
+    body: dict[str, object] = answer.json()
+    assert body["complete"], body
+    return elapsed, body
+
+
+def measure(stack: DemoStack, case: Case, runs: int) -> tuple[float, float, dict[str, object]]:
+    """The first request on freshly started nodes and the same again: medians over ``runs``."""
+    first, again = [], []
+    body: dict[str, object] = {}
+    for _ in range(runs):
+        stack.start()
+        try:
+            with httpx.Client(base_url=stack.url, timeout=600) as client:
+                new, body = timed(client, case)
+                second, _ = timed(client, case)
+            first.append(new)
+            again.append(second)
+        finally:
+            stack.stop()
+    return statistics.median(first), statistics.median(again), body
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
+    args = parser.parse_args()
+    console = Console(stderr=True)
+    stack, options = big50_stack("cowbird-bench-sketch-", {})
+    started = time.perf_counter()
+    stack.prepare()  # encodes BIG50 into two partitions (the demo's configuration names the penn grammar)
+    encoded = time.perf_counter() - started
+    console.print(f"encoded BIG50 in {encoded:.1f} s")
+    registry = options.registry_file.parent
+    rare = rare_lemma(registry, stack.partitions[0])
+    rows = []
+    for tables in (False, True):
+        if tables:
+            manifest = next(stack.base.rglob("*.manifest.json"))
+            build = run_sampled([sys.executable, "-m", "cowbird", "sketches", "build", "-r", str(registry),
+                                 "--grammar", "penn", "--manifest", str(manifest)])
+            console.print(f"built the tables in {build.seconds:.1f} s, peak {build.peak:,.0f} MB")
+        for case in cases(rare):
+            first, again, body = measure(stack, case, args.runs)
+            what = body.get("rows", body.get("relations"))
+            size = len(what) if isinstance(what, list) else 0
+            console.print(f"{case.name} ({'tables' if tables else 'from the queries'}): {first:.0f} / {again:.0f} ms")
+            rows.append([case.name, "tables" if tables else "counted from the queries", f"{first:,.0f}",
+                         f"{again:,.0f}", f"{case.target_ms:,.0f}",
+                         "yes" if min(first, again) <= case.target_ms and (not tables or first <= case.target_ms)
+                         else "no", f"{size}"])
+    show(console, "Word sketches on BIG50 (two partitions, two node processes, penn grammar)",
+         ["request", "relations", "first request ms", "again ms", "target ms", "met", "rows/relations"], rows)
+    show(console, "Building the tables", ["step", "seconds", "peak MB"],
+         [["cowbird encode (two partitions)", f"{encoded:,.1f}", "-"],
+          ["cowbird sketches build --grammar penn", f"{build.seconds:,.1f}", f"{build.peak:,.0f}"]])
+    subprocess.run(["rm", "-rf", str(stack.base)], check=False)
+
+
+if __name__ == "__main__":
+    main()
