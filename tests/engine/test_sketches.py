@@ -204,3 +204,18 @@ def test_the_thesaurus_equals_a_brute_force_count_from_real_cqp(ewt_judge: RealC
         assert [s.word for s in found.similar] == [w for w, _ in expected], headword
         assert [s.score for s in found.similar] == pytest.approx([score for _, score in expected], abs=1e-12)
         assert found.candidates > 15
+
+
+def test_a_node_that_cannot_keep_a_relations_hits_says_to_build_the_tables(tmp_path: Path) -> None:
+    from cowbird.core.errors import LimitExceeded
+    from cowbird.node.local import command_line_settings
+
+    registry = require_reference() / "cwb" / "registry"
+    settings = command_line_settings(registry, "native").model_copy(update={"max_query_hits": 1000})
+    partitions = LocalPartitions.open(registry, ["ewt"], settings=settings)
+    grammar = load_grammar("penn")
+    views = list(grammar.views)[:1]
+    search = Search(partitions, LocalCorpus.of_engine("ewt", partitions.engine("ewt")),
+                    CheckedQuery.of(parse_cqp(views[0].relation.queries[0])))
+    with pytest.raises(LimitExceeded, match=r"10,103 hits on partition ewt.*cowbird sketches build"):
+        asyncio.run(search.sketch("house", "lemma", views, [list(views[0].relation.queries)]))

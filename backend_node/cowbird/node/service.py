@@ -56,8 +56,9 @@ SORT_ORDERS_KEPT = 8
 """Sort orders kept for paging (8 bytes per hit each)."""
 SKETCH_TABLES_BYTES = 256 * 2**20
 """Relation tables counted for word sketches (not saved ones: those are mapped) kept, in bytes."""
-MAX_SKETCH_INSTANCES = 200_000_000
-"""Hits of one relation's queries a node counts at once for a word sketch without a saved table."""
+MAX_SKETCH_INSTANCES = 40_000_000
+"""Hits of one relation's queries a node counts at once for a word sketch without a saved table (each
+query keeps at most ``max_query_hits`` of them)."""
 
 
 
@@ -176,6 +177,11 @@ class PartitionService:
         held = []
         for text in texts:
             _, result = await self.run(partition, text, strategy, hard_boundary, asker)
+            if result.held < result.total:
+                raise LimitExceeded(
+                    f"a relation's query has {result.total:,} hits on partition {partition}, more than the node keeps "
+                    f"({result.held:,}, max_query_hits): build the partition's word sketch tables (cowbird sketches "
+                    "build), or sketch a smaller subcorpus")
             held.append(self.every_hit(result).matches)
         table = await self.analyse(asker, sketches.relation_table, corpus, attribute, held, symmetric,
                                    MAX_SKETCH_INSTANCES)
