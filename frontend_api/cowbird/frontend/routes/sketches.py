@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
-from cowbird.core.errors import BadParameter, NotFound
-from cowbird.core.search import Statuses, WordSketch, failed_partitions
+from cowbird.core.errors import BadParameter, LimitExceeded, NotFound
+from cowbird.core.search import CostEstimate, Statuses, WordSketch, failed_partitions
 from cowbird.core.search.sketches import RelationSketch
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
@@ -24,7 +24,7 @@ from cowbird.frontend.hits import NodeSearch, partition_result, search_of
 from cowbird.frontend.params import MAX_JSON_ROWS, SketchDifferenceParameters, SketchParameters, ThesaurusParameters
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.analyses import _cqp_link, exactly
-from cowbird.frontend.routes.deps import Visit, Visitor
+from cowbird.frontend.routes.deps import Visit, Visitor, estimated
 from cowbird.frontend.schemas import (
     SketchCollocateRow,
     SketchDifferenceRelation,
@@ -56,8 +56,10 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
     asked = await visit.subcorpus(asked)
     target, grammar, views, relations, search = _prepared(visit, asked)
     limit = _limit(asked)
+    cost = await _subcorpus_cost(visit, target, views, asked.filters, "a word sketch")
     work = search.sketch(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
-    statuses, found = await visit.run(work, reads=len(target.partitions), what="a word sketch")
+    statuses, found = await visit.run(work, search if cost else None, known=cost, reads=len(target.partitions),
+                                      what="a word sketch")
     visit.logged(target.name)
     failed = failed_partitions(statuses)
     shown = [SketchRelationResult(
@@ -93,8 +95,9 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
             search.sketch(word, grammar.attribute, views, relations, asked.min_freq, None)
             for word in (asked.headword, asked.other))))
 
+    cost = await _subcorpus_cost(visit, target, views, asked.filters, "a sketch difference")
     (statuses, first), (other_statuses, second) = await visit.run(
-        both(), reads=2 * len(target.partitions), what="a sketch difference")
+        both(), search if cost else None, known=cost, reads=2 * len(target.partitions), what="a sketch difference")
     visit.logged(target.name)
     failed = sorted(set(failed_partitions(statuses)) | set(failed_partitions(other_statuses)))
     links = functools.partial(_link, target.name, attribute=grammar.attribute)
@@ -148,8 +151,10 @@ async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query(
     if asked.limit is not None and asked.limit > MAX_THESAURUS_ROWS:
         raise BadParameter(f"limit={asked.limit}: a thesaurus entry lists at most {MAX_THESAURUS_ROWS:,} words")
     limit = asked.limit or DEFAULT_ROWS
+    cost = await _subcorpus_cost(visit, target, views, asked.filters, "a thesaurus entry")
     work = search.thesaurus(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
-    statuses, found = await visit.run(work, reads=len(target.partitions), what="a thesaurus entry")
+    statuses, found = await visit.run(work, search if cost else None, known=cost, reads=len(target.partitions),
+                                      what="a thesaurus entry")
     visit.logged(target.name)
     failed = failed_partitions(statuses)
     base = {"corpus": target.name, "filter": asked.filters, "relation": asked.relation}
@@ -172,6 +177,29 @@ async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query(
             [[r.word, r.score, r.shared] for r in rows])
     return ThesaurusResult(**_answered(target, grammar, asked, found.frequency, statuses, failed, started),
                            contexts=found.contexts, candidates=found.candidates, rows=rows)
+
+
+async def _subcorpus_cost(visit: Visit, target: CorpusEntry, views: list[View], filters: list[str],
+                          what: str) -> CostEstimate | None:
+    """A subcorpus's relations are counted from their queries (no table holds them): each query with
+    the filters estimated first (as one of the viewer's queries, paid for), and the work refused when
+    it would take longer than a query may; the estimates summed are what the work is charged. None
+    for the whole corpus: its relations are read from tables, or counted once and kept."""
+    if not filters:
+        return None
+    queries = {checked.cqp: checked for view in views for q in view.relation.queries
+               for checked in [build_query(q, "cqp", False, filters, target)]}
+    estimates = [await estimated(visit.request, visit.caller, visit.user, visit.key,
+                                 search_of(visit.nodes, target, checked, None, None)) for checked in queries.values()]
+    seconds = None if any(e.seconds is None for e in estimates) else sum(e.seconds or 0.0 for e in estimates)
+    cpu = None if any(e.cpu_seconds is None for e in estimates) else sum(e.cpu_seconds or 0.0 for e in estimates)
+    most = visit.limits.deadline
+    if seconds is not None and seconds > most:
+        raise LimitExceeded(f"{what} of this subcorpus counts its {len(queries)} relation queries in the texts the "
+                            f"filters choose: about {seconds:,.0f} s of the nodes' time, more than a request may take "
+                            f"({most:,.0f} s); choose fewer texts, or fewer relations (relation=)")
+    hits = None if any(e.hits is None for e in estimates) else sum(e.hits or 0 for e in estimates)
+    return CostEstimate(hits=hits, exact=False, seconds=seconds, cpu_seconds=cpu, statuses=estimates[0].statuses)
 
 
 def _answered(target: CorpusEntry, grammar: SketchGrammar, asked: SketchParameters, frequency: int,
