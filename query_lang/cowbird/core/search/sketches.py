@@ -26,6 +26,7 @@ computed from the counts summed over every partition (never per partition).
 from __future__ import annotations
 
 import functools
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -209,30 +210,42 @@ class Sketches(Counts[P]):
                                asks: list[SketchRelation], attribute: str, sums: list[_Sums]) -> None:
         """Ask each partition the totals of the collocates other partitions found and it did not, in
         pieces a node takes (its request bodies are limited)."""
-        pieces: list[tuple[PartitionStatus[P], int, list[str]]] = []
+        # (relation, some of its missing collocates) items, packed into requests a node takes
+        requests: list[tuple[PartitionStatus[P], list[tuple[int, list[str]]]]] = []
         for status, answer in answered:
             if answer is None:
                 continue
-            for index, (rows, summed) in enumerate(zip(answer.relations, sums, strict=True)):
-                missing = sorted(set(summed.f) - set(rows.values))
-                pieces += [(status, index, piece) for piece in json_pieces(missing, TOTALS_BYTES)]
+            items = [(index, piece) for index, (rows, summed) in enumerate(zip(answer.relations, sums, strict=True))
+                     for piece in json_pieces(sorted(set(summed.f) - set(rows.values)), TOTALS_BYTES // 2)]
+            sized = [(item, len(asks[item[0]].model_dump_json()) + len(json.dumps(item[1]))) for item in items]
+            piece_items: list[tuple[int, list[str]]] = []
+            size = 0
+            for item, cost in sized:
+                if piece_items and (size + cost > TOTALS_BYTES or len(piece_items) == MAX_SKETCH_RELATIONS):
+                    requests.append((status, piece_items))
+                    piece_items, size = [], 0
+                piece_items.append(item)
+                size += cost
+            if piece_items:
+                requests.append((status, piece_items))
         time = self.time_limit()
 
-        async def ask(status: PartitionStatus[P], index: int, values: list[str]) -> SketchResponse:
-            relation = asks[index].model_copy(update={"totals_of": values, "headword": None})
+        async def ask(status: PartitionStatus[P], items: list[tuple[int, list[str]]]) -> SketchResponse:
+            relations = [asks[index].model_copy(update={"totals_of": values, "headword": None})
+                         for index, values in items]
             request = SketchRequest(partition=status.partition.id, attribute=attribute, headword=None,
-                                    relations=[relation], strategy=STRATEGY,
-                                    hard_boundary=self.query.hard_boundary)
+                                    relations=relations, strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
             return await self.partitions.call(status.partition, SKETCH, request, time)
 
-        answers = await self.partitions.gather([functools.partial(ask, *piece) for piece in pieces])
+        answers = await self.partitions.gather([functools.partial(ask, *request) for request in requests])
         extra: dict[tuple[int, int], dict[str, int]] = {}
-        for (status, index, values), reply in zip(pieces, answers, strict=True):
+        for (status, items), reply in zip(requests, answers, strict=True):
             if isinstance(reply, PartitionFailure):
                 status.failure = reply  # without these totals none of its counts are in
                 status.total = None
             elif status.failure is None:
-                extra.setdefault((id(status), index), {}).update(zip(values, reply.relations[0].asked, strict=True))
+                for (index, values), rows in zip(items, reply.relations, strict=True):
+                    extra.setdefault((id(status), index), {}).update(zip(values, rows.asked, strict=True))
         for status, answer in answered:
             if answer is None or status.failure is not None:
                 continue
