@@ -355,17 +355,18 @@ class NodeApi:
         if request.attribute not in corpus.p_attribute_names:
             raise UnknownAttribute(f"attribute={request.attribute}: partition {request.partition} has no p-attribute "
                                    f"{request.attribute!r} (it has: {', '.join(corpus.p_attribute_names)})")
-        answers = []
-        for relation in request.relations:
-            texts, table, saved = await service.sketch_table(request.partition, request.attribute, relation.queries,
-                                                             relation.symmetric, request.strategy,
-                                                             request.hard_boundary, self.asker)
-            rows = await service.in_thread(self.asker, sketches.sketch_rows, corpus, request.attribute, table,
-                                           relation.headword or request.headword, relation.swapped,
-                                           relation.totals_of)
-            answers.append(SketchRows(queries=texts, saved=saved, instances=rows.instances,
-                                      head_total=rows.head_total, values=rows.values, f=rows.f, totals=rows.totals,
-                                      asked=rows.asked))
+        tables = [await service.sketch_table(request.partition, request.attribute, relation.queries,
+                                             relation.symmetric, request.strategy, request.hard_boundary, self.asker)
+                  for relation in request.relations]  # (kept ones at once: no thread)
+
+        def read() -> list[sketches.RelationRows]:
+            return [sketches.sketch_rows(corpus, request.attribute, table, relation.headword or request.headword,
+                                         relation.swapped, relation.totals_of)
+                    for relation, (_, table, _) in zip(request.relations, tables, strict=True)]
+
+        answers = [SketchRows(queries=texts, saved=saved, instances=rows.instances, head_total=rows.head_total,
+                              values=rows.values, f=rows.f, totals=rows.totals, asked=rows.asked)
+                   for rows, (texts, _, saved) in zip(await service.in_thread(self.asker, read), tables, strict=True)]
         p = corpus.p_attribute(request.attribute)
         word = p.str2id(request.headword) if request.headword is not None else None
         return SketchResponse(partition=request.partition, size=corpus.size,

@@ -163,7 +163,7 @@ class PartitionService:
         kept for the requests that follow)."""
         engine = self.engine(partition)
         texts = [self.check(query)[0] for query in queries]
-        key = (engine.corpus_id, sketches.table_key(attribute, texts, symmetric, strategy, hard_boundary))
+        key = (engine.corpus_id, sketches.table_key(attribute, tuple(texts), symmetric, strategy, hard_boundary))
         for tables, is_saved in ((self.saved_sketch_tables, True), (self.sketch_tables, False)):
             known = tables.get(key)
             if known is not None:

@@ -93,7 +93,8 @@ def build_tables(registry_dir: Path, pid: str, grammar: SketchGrammar, engine: E
     built = kept = 0
     for number, relation in enumerate(relations, start=1):
         texts = [serialize(parse_cqp(q)) for q in relation.queries]  # as the node names them
-        key = sketches.table_key(grammar.attribute, texts, relation.symmetric, STRATEGY, DEFAULT_HARD_BOUNDARY)
+        key = sketches.table_key(grammar.attribute, tuple(texts), relation.symmetric, STRATEGY,
+                                 DEFAULT_HARD_BOUNDARY)
         if not rebuild and sketches.saved(store, key) is not None:
             kept += 1
             report(f"  [{number}/{len(relations)}] {relation.name}: built before, kept")

@@ -15,6 +15,7 @@ Tables are built once per partition by ``cowbird sketches build`` (:func:`save`,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -37,7 +38,8 @@ from cowbird.store.sketch_tables import FORMAT, current, tables_directory
 Ints = npt.NDArray[np.int64]
 
 
-def table_key(attribute: str, queries: Sequence[str], symmetric: bool, strategy: str, hard_boundary: int) -> str:
+@functools.lru_cache(maxsize=4096)
+def table_key(attribute: str, queries: tuple[str, ...], symmetric: bool, strategy: str, hard_boundary: int) -> str:
     """The name of a relation's table: a hash of everything its counts depend on (the canonical queries)."""
     described = json.dumps([FORMAT, attribute, list(queries), symmetric, strategy, hard_boundary])
     return hashlib.sha256(described.encode()).hexdigest()[:32]

@@ -44,7 +44,8 @@ TOTALS_BYTES = 32 * 1024
 LOOKUP_BYTES = 32 * 1024
 """Relations (with their queries) one request asks a partition, at most this many bytes of JSON."""
 CANDIDATES_AT_ONCE = 25
-"""Words a thesaurus scores at once (their whole sketches asked in one round)."""
+"""Words a thesaurus scores in its first round (their whole sketches asked at once); each round after
+scores as many as all the rounds before."""
 
 
 def _agreement(mine: float, theirs: float) -> float:
@@ -160,7 +161,7 @@ class Sketches(Counts[P]):
         while start < len(ranked):
             if len(found) >= limit and ranked[start][1][0] / own <= found[limit - 1].score:
                 break  # no word left can score above the last place: its score is below its sum / own
-            batch = ranked[start : start + CANDIDATES_AT_ONCE]
+            batch = ranked[start : start + max(CANDIDATES_AT_ONCE, start)]  # twice as many each round
             start += len(batch)
             asks = [SketchRelation(queries=queries, symmetric=view.relation.symmetric, swapped=view.swapped,
                                    headword=word) for word, _ in batch for view, queries in zip(views, relations,
