@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,9 +77,13 @@ class ServedStack(DemoStack):
 
     def start(self) -> None:
         port = self.node_ports[0]
-        self._start(["node", "serve", "--registry", str(self.registry), "--corpus", self.name, "--port", str(port),
-                     "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health")
-        self._start(["serve", "--config", "cowbird.toml", "--log-level", self.log_level], f"{self.url}/api/v1/corpora")
+        started = [(["node", "serve", "--registry", str(self.registry), "--corpus", self.name, "--port", str(port),
+                     "--token-file", "node.token", "--log-level", self.log_level], f"http://127.0.0.1:{port}/health"),
+                   (["serve", "--config", "cowbird.toml", "--log-level", self.log_level], f"{self.url}/api/v1/corpora")]
+        for args, health in started:  # the node first: the front end checks its nodes as it starts
+            process = subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base)
+            self.processes.append(process)
+            self._await(process, args, health)
 
 
 def show(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
