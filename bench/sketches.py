@@ -5,7 +5,7 @@ relation from its queries (then it keeps them) and the others follow on the same
 ``cowbird sketches build`` (tables mapped from disk), each request on freshly started nodes (the
 first request) and again, medians of ``--runs``; and the build itself: its time beside the
 encoder's for the same partitions, and its peak memory. Node calls may take ``[nodes] timeout``
-(600 s here, and a deadline of 900 s: counting every relation from the queries takes longer
+(300 s here, and so is the deadline: counting every relation from the queries takes longer
 than the default 60 s).
 
     .venv/bin/python bench/sketches.py [--runs 3] [--markdown]
@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
     args = parser.parse_args()
     console = Console(stderr=True)
-    stack, options = big50_stack("cowbird-bench-sketch-", {"node_timeout": 600.0, "deadline": 900.0})
+    stack, options = big50_stack("cowbird-bench-sketch-", {"node_timeout": 300.0, "deadline": 300.0})
     started = time.perf_counter()
     stack.prepare()  # encodes BIG50 into two partitions (the demo's configuration names the penn grammar)
     encoded = time.perf_counter() - started
