@@ -8,11 +8,13 @@ engine gave up within its time limit), the time, and whether every one agreed. N
 data (``../shared/reference``) and real CQP (``build-cqp.sh``).
 
     .venv/bin/python bench/differential.py [--examples 1000] [--corpus EWT --corpus GERMAPARL1386]
-        [--cqp-seconds 20]
+        [--cqp-seconds 20] [--seed N]
 
 ``--corpus`` (repeatable) runs only those corpora, so that several can run side by side.
-``--cqp-seconds`` is how long real CQP may take for one query before it counts as no verdict (the
-tests' 20 s by default); the columns after "no verdict" say why each had none.
+``--seed`` fixes hypothesis's seed: runs with different seeds draw different queries, so that a long
+run can be made of shorter ones. ``--cqp-seconds`` is how long real CQP may take for one query before
+it counts as no verdict (the tests' 20 s by default); the columns after "no verdict" say why each had
+none.
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ TESTS = {
 """Corpus: the test, and the factor its share of COWBIRD_DIFF_EXAMPLES is divided by."""
 
 
-def run(test: str, examples: int, cqp_seconds: float) -> tuple[bool, dict[str, int], float, str]:
-    env = {**os.environ, "COWBIRD_DIFF_EXAMPLES": str(examples), "COWBIRD_DIFF_CQP_SECONDS": str(cqp_seconds)}
+def run(test: str, examples: int, cqp_seconds: float, seed: int | None = None,
+        ) -> tuple[bool, dict[str, int], float, str]:
+    env = {**os.environ, "COWBIRD_DIFF_EXAMPLES": str(examples), "COWBIRD_DIFF_CQP_SECONDS": str(cqp_seconds),
+           **({"COWBIRD_DIFF_SEEDED": "1"} if seed is not None else {})}
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
-         f"tests/engine/test_differential.py::{test}"],
+         *([f"--hypothesis-seed={seed}"] if seed is not None else []), f"tests/engine/test_differential.py::{test}"],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )
     elapsed = time.perf_counter() - started
@@ -65,8 +69,12 @@ def main() -> None:
     parser.add_argument("--corpus", action="append", choices=list(TESTS), help="run only this corpus (repeatable)")
     parser.add_argument("--cqp-seconds", type=float, default=20.0,
                         help="real CQP's time for one query before it is no verdict")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="hypothesis's seed: runs with different seeds draw different queries, so that a "
+                             "long run can be made of shorter ones (in different sessions)")
     args = parser.parse_args()
-    print(f"real CQP's limit per query: {args.cqp_seconds:g} s")
+    print(f"real CQP's limit per query: {args.cqp_seconds:g} s" + (f"; seed {args.seed}" if args.seed is not None
+                                                                     else ""))
     print("| corpus | queries | compared | both refuse | no verdict | CQP: infinite loop | CQP: over the limit "
           "| native: refused the work | seconds | all agree |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -74,7 +82,7 @@ def main() -> None:
     for corpus, (test, factor) in TESTS.items():
         if args.corpus and corpus not in args.corpus:
             continue
-        ok, events, elapsed, failure = run(test, args.examples * factor, args.cqp_seconds)
+        ok, events, elapsed, failure = run(test, args.examples * factor, args.cqp_seconds, args.seed)
         loops = events.get("no verdict: CQP aborted the query (infinite loop)", 0)
         late = sum(n for name, n in events.items() if name.startswith("no verdict: cqp gave no answer"))
         refused = events.get("no verdict: the native engine refused the work", 0)
