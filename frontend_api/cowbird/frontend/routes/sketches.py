@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Response
@@ -40,6 +40,7 @@ from cowbird.query.cqp_ast import Constraint, ConstraintAnd, ConstraintOr
 from cowbird.query.sketch_grammar import SketchGrammar, View
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
+T = TypeVar("T")
 
 DEFAULT_ROWS = 25
 """Collocates per relation in a JSON sketch (words in a thesaurus entry) unless ``limit`` says otherwise."""
@@ -56,11 +57,9 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
     asked = await visit.subcorpus(asked)
     target, grammar, views, relations, search = _prepared(visit, asked)
     limit = _limit(asked)
-    cost = await _subcorpus_cost(visit, target, views, asked.filters, "a word sketch")
-    work = search.sketch(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
-    statuses, found = await visit.run(work, search if cost else None, known=cost, reads=len(target.partitions),
-                                      what="a word sketch")
-    visit.logged(target.name)
+    statuses, found = await _counted(visit, search, target, views, asked.filters, "a word sketch",
+                                     lambda: search.sketch(asked.headword, grammar.attribute, views, relations,
+                                                           asked.min_freq, limit))
     failed = failed_partitions(statuses)
     shown = [SketchRelationResult(
         name=r.name, head_total=r.head_total, share=None if r.share is None else round(r.share, 6),
@@ -95,10 +94,8 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
             search.sketch(word, grammar.attribute, views, relations, asked.min_freq, None)
             for word in (asked.headword, asked.other))))
 
-    cost = await _subcorpus_cost(visit, target, views, asked.filters, "a sketch difference")
-    (statuses, first), (other_statuses, second) = await visit.run(
-        both(), search if cost else None, known=cost, reads=2 * len(target.partitions), what="a sketch difference")
-    visit.logged(target.name)
+    (statuses, first), (other_statuses, second) = await _counted(
+        visit, search, target, views, asked.filters, "a sketch difference", both, reads=2)
     failed = sorted(set(failed_partitions(statuses)) | set(failed_partitions(other_statuses)))
     links = functools.partial(_link, target.name, attribute=grammar.attribute)
     shown = [_compared(one, two, functools.partial(links, view, queries, headword=asked.headword),
@@ -151,11 +148,9 @@ async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query(
     if asked.limit is not None and asked.limit > MAX_THESAURUS_ROWS:
         raise BadParameter(f"limit={asked.limit}: a thesaurus entry lists at most {MAX_THESAURUS_ROWS:,} words")
     limit = asked.limit or DEFAULT_ROWS
-    cost = await _subcorpus_cost(visit, target, views, asked.filters, "a thesaurus entry")
-    work = search.thesaurus(asked.headword, grammar.attribute, views, relations, asked.min_freq, limit)
-    statuses, found = await visit.run(work, search if cost else None, known=cost, reads=len(target.partitions),
-                                      what="a thesaurus entry")
-    visit.logged(target.name)
+    statuses, found = await _counted(visit, search, target, views, asked.filters, "a thesaurus entry",
+                                     lambda: search.thesaurus(asked.headword, grammar.attribute, views, relations,
+                                                              asked.min_freq, limit))
     failed = failed_partitions(statuses)
     base = {"corpus": target.name, "filter": asked.filters, "relation": asked.relation}
     rows = [ThesaurusRow(word=s.word, score=round(s.score, 6), shared=s.shared,
@@ -177,6 +172,18 @@ async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query(
             [[r.word, r.score, r.shared] for r in rows])
     return ThesaurusResult(**_answered(target, grammar, asked, found.frequency, statuses, failed, started),
                            contexts=found.contexts, candidates=found.candidates, rows=rows)
+
+
+async def _counted(visit: Visit, search: NodeSearch, target: CorpusEntry, views: list[View], filters: list[str],
+                   what: str, work: Callable[[], Coroutine[Any, Any, T]], reads: int = 1) -> T:
+    """The work as one of the viewer's queries (``Visit.run``): a subcorpus's estimated first and charged
+    the estimate (``_subcorpus_cost``), the whole corpus's paid as ``what`` reading each partition
+    ``reads`` times."""
+    cost = await _subcorpus_cost(visit, target, views, filters, what)
+    found = await visit.run(work(), search if cost else None, known=cost, reads=reads * len(target.partitions),
+                            what=what)
+    visit.logged(target.name)
+    return found
 
 
 async def _subcorpus_cost(visit: Visit, target: CorpusEntry, views: list[View], filters: list[str],
