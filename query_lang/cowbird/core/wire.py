@@ -417,7 +417,8 @@ class SketchRequest(BaseModel):
 
     partition: str
     attribute: str = Field(min_length=1, max_length=300, description="The p-attribute of headwords and collocates.")
-    headword: str | None = Field(None, max_length=4000, description="None: only the totals asked for.")
+    headword: str | None = Field(None, max_length=4000, description=(
+        "The headword of every relation that names none of its own; None: only the totals asked for."))
     relations: list[SketchRelation] = Field(min_length=1, max_length=MAX_SKETCH_RELATIONS)
     strategy: Strategy = "standard"
     hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000)
