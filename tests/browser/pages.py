@@ -4,6 +4,7 @@ and ask the API for the same answer."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import httpx
@@ -27,6 +28,12 @@ def search(page: Page, query: str, syntax: str = "simple") -> None:
     page.check(f'input[name="syntax"][value="{syntax}"]')
     page.press("#q", "Enter")  # Enter submits
     expect(page.locator("#progress")).to_be_hidden()
+
+
+def expect_url_with(page: Page, *parts: str) -> None:
+    """Wait until the page's URL holds every one of `parts` (regular expressions): the page writes its
+    URL once a search's last answer is in, which may come after its first rows are drawn."""
+    expect(page).to_have_url(re.compile("".join(f"(?=.*{part})" for part in parts)))
 
 
 def hits_shown(page: Page) -> list[str]:

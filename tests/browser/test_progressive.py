@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
-from tests.browser.pages import api, search
+from tests.browser.pages import api, expect_url_with, search
 from tests.support import SAMPLE_VRT, free_ports, sample_options
 
 pytestmark = pytest.mark.e2e
@@ -274,7 +274,7 @@ def test_the_hits_come_first_and_the_total_becomes_exact(slow: tuple[DemoStack, 
     expect(summary).to_contain_text(f"1–100 of {total:,} hits")
     assert "≥" not in summary.inner_text()
     assert early == refs_shown(page) == [hit["ref"] for hit in plain["hits"]]
-    assert "q=the" in page.url  # a search that succeeded is in the URL
+    expect_url_with(page, "q=the")  # a search that succeeded is in the URL
 
 
 def test_cancel_stops_the_search_and_its_work_on_the_node(slow: tuple[DemoStack, HoldingProxy], page: Page) -> None:
@@ -314,4 +314,4 @@ def test_a_new_search_stops_the_one_running(slow: tuple[DemoStack, HoldingProxy]
                                  timeout=WAIT_S * 1000)
     expect(page.locator("#progress")).to_be_hidden()
     assert refs_shown(page) == [hit["ref"] for hit in expected["hits"]]
-    assert "q=house" in page.url
+    expect_url_with(page, "q=house")

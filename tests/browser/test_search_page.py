@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
 from tests.browser.conftest import PASSWORD, USER
-from tests.browser.pages import api, check_accessibility, hits_shown, search, shoot
+from tests.browser.pages import api, check_accessibility, expect_url_with, hits_shown, search, shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -69,7 +69,7 @@ def test_cqp_typed_in_simple_mode_runs_as_cqp_in_one_click(site: DemoStack, page
     expect(page.locator('input[name="syntax"][value="cqp"]')).to_be_checked()
     expect(page.locator("#summary")).to_contain_text("of 3 hits")
     expect(hint).to_be_hidden()
-    assert "syntax=cqp" in page.url
+    expect_url_with(page, "syntax=cqp")
 
 
 def test_a_filter_row_narrows_the_hits(site: DemoStack, page: Page) -> None:
@@ -85,7 +85,7 @@ def test_a_filter_row_narrows_the_hits(site: DemoStack, page: Page) -> None:
     narrowed = api(site, "/api/v1/query", corpus="sample", q="the", filter="text_genre~news")
     expect(page.locator("#kwic tbody tr")).to_have_count(int(narrowed["total"]))
     assert narrowed["total"] < everything
-    assert "filter=text_genre%7Enews" in page.url
+    expect_url_with(page, "filter=text_genre%7Enews")
     row.locator("button.remove").click()
     expect(page.locator("#filter-rows .filter")).to_have_count(0)
 
