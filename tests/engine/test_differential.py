@@ -930,3 +930,22 @@ FIXED_DIFFERENCES = [
 @pytest.mark.parametrize("case", FIXED_DIFFERENCES)
 def test_fixed_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)
+
+
+# CQP's embedded modifier before a standard query sets the strategy for it, whatever the session's:
+# each is run under another strategy than its own (Case's), so a modifier ignored is a difference
+EMBEDDED_MODIFIERS = [
+    fixed("modifier-traditional", '(?traditional) [pos="JJ"]+ [lemma="house"]',
+          "every start of a run of adjectives: CQP 20 (18 under standard)", "longest"),
+    fixed("modifier-longest", '(?longest) [pos="DT"] [pos="JJ"]* [pos="NN.*"]+', "CQP: the longest noun runs"),
+    fixed("modifier-shortest", '(?Shortest) [pos="DT"] []{0,3} [pos="NN.*"] within s',
+          "the modifier's name in any case, as CQP reads it", "traditional"),
+    fixed("modifier-standard", '(?standard) a:[pos="JJ"]+ [pos="NN"] :: a.lemma != "new"',
+          "a label in the run, under the modifier's strategy", "shortest"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("case", EMBEDDED_MODIFIERS)
+def test_an_embedded_modifier_sets_the_strategy_as_in_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)

@@ -249,6 +249,7 @@ def test_analyses_are_the_same_on_either_engine(cwb: CwbEngine, native: NativeEn
 @pytest.mark.parametrize("query", [
     'MU (meet [pos="JJ"] [pos="NN"] -2 2)', 'MU (union "house" [pos="DT"]) cut 5',
     'TAB [pos="DT"] {0,2} [pos="NN"] within s', 'a:[pos="DT"] [] [lemma = a.lemma]', '[] (</s> | []) []',
+    '(?traditional) [pos="JJ"]+ [pos="NN"]', '(?longest) [pos="DT"] [pos="JJ"]*',
 ])
 def test_mu_tab_and_label_reads_on_both_engines(query: str, cwb: CwbEngine, native: NativeEngine) -> None:
     """The query kinds and constructs the native engine learnt last (MU, TAB, labels read in a

@@ -29,6 +29,7 @@ from cowbird.query import (
     ValueTest,
     canonical,
     parse_cqp,
+    serialize,
 )
 
 
@@ -346,7 +347,6 @@ def test_a_token_reads_only_labels_set_before_it(text: str, offset: int) -> None
         ('[word="a"] :: strlen(match.word) < 3', "the function strlen() is not supported", 14),
         ('[word="a"] :: match.x < 3', "'<', '>', '<=' and '>=' compare numbers after '::'", 22),
         ('[word="a"] -> [word="b"]', "implication", 11),
-        ('(?longest) [word="a"]', "query extensions", 1),
         ("[lemma=RE($x)]", "variables", 10),
         ("<match> [] </match>", "anchor points such as <match>", 0),
         ('[word="a"] # comment', "comments", 11),
@@ -358,3 +358,39 @@ def test_unsupported_cqp(text: str, message: str, offset: int) -> None:
     assert message in caught.value.message, caught.value.message
     assert caught.value.offset == offset
     assert caught.value.code == "unsupported"
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical_text", "strategy"),
+    [
+        ('(?longest) [pos="JJ"]+ "house"', '(?longest) [pos="JJ"]+ [word="house"]', "longest"),
+        ('(?Traditional)[pos="JJ"]', '(?traditional) [pos="JJ"]', "traditional"),  # CQP ignores case
+        ('(? shortest ) [] "a" within s', '(?shortest) [] [word="a"] within s', "shortest"),
+        ('(?standard) a:[] [] :: a.word = "x"', '(?standard) a:[] [] :: a.word="x"', "standard"),
+        ('[pos="JJ"]', '[pos="JJ"]', None),
+    ],
+)
+def test_an_embedded_modifier_sets_the_strategy(text: str, canonical_text: str, strategy: str | None) -> None:
+    """CQP's (?longest) before a standard query: the strategy for that query (parser.y EmbeddedModifier)."""
+    query = parse_cqp(text)
+    assert query.strategy == strategy
+    assert serialize(query) == canonical_text
+    assert parse_cqp(canonical_text) == query
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "offset"),
+    [
+        ("(?fastest) []", "embedded modifier (?fastest) is not one CQP knows", 2),
+        ("[] (?longest) []", "comes first in the query, before its pattern", 3),
+        ("( ?longest) []", "without spaces between '(' and '?'", 0),
+        ('(?longest) MU (meet "a" "b")', "only before a standard query, not an MU or TAB query", 11),
+        ('(?longest) TAB [pos="DT"] [pos="NN"]', "only before a standard query, not an MU or TAB query", 11),
+        ("(?longest)", "unexpected end of the query", 10),
+    ],
+)
+def test_a_misplaced_or_unknown_modifier_is_refused_where_it_stands(text: str, message: str, offset: int) -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse_cqp(text)
+    assert message in caught.value.message, caught.value.message
+    assert caught.value.offset == offset

@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from cowbird.core.errors import QueryCancelled, QueryTimeout
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, EngineName, Strategy
@@ -208,7 +208,8 @@ class QueryEngine(ABC):
     def run(self, query: str | Query, strategy: Strategy = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY,
             deadline: Deadline | None = None) -> ResultSet:
         """Evaluate a query; ``deadline`` stops the work when the time is spent."""
-        return self._run(_parsed(query), strategy, hard_boundary, deadline)
+        parsed = _parsed(query)
+        return self._run(parsed, strategy_of(parsed, strategy), hard_boundary, deadline)
 
     @abstractmethod
     def _run(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> ResultSet: ...
@@ -217,7 +218,8 @@ class QueryEngine(ABC):
               hard_boundary: int = DEFAULT_HARD_BOUNDARY, deadline: Deadline | None = None) -> tuple[ResultSet, bool]:
         """At least the first ``wanted`` hits (all when there are fewer), and whether the result's total
         is the exact count (False: the hits found so far, the rest not counted)."""
-        return self._first(_parsed(query), wanted, strategy, hard_boundary, deadline)
+        parsed = _parsed(query)
+        return self._first(parsed, wanted, strategy_of(parsed, strategy), hard_boundary, deadline)
 
     def _first(self, query: Query, wanted: int, strategy: Strategy, hard_boundary: int,
                deadline: Deadline | None) -> tuple[ResultSet, bool]:
@@ -227,7 +229,8 @@ class QueryEngine(ABC):
     def estimate(self, query: str | Query, strategy: Strategy = "standard",
                  hard_boundary: int = DEFAULT_HARD_BOUNDARY, deadline: Deadline | None = None) -> Estimate:
         """What the query would find and cost, without running all of it."""
-        return self._estimate(_parsed(query), strategy, hard_boundary, deadline)
+        parsed = _parsed(query)
+        return self._estimate(parsed, strategy_of(parsed, strategy), hard_boundary, deadline)
 
     def _estimate(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> Estimate:
         """An engine that cannot tell says so (``hits`` and ``seconds`` None)."""
@@ -246,6 +249,12 @@ class QueryEngine(ABC):
         self, cpos: int, context: Context, show: list[str], meta: list[str], end: int | None = None
     ) -> KwicLine:
         """The line around one position (static links): ``cpos`` .. ``end`` (default ``cpos``) is the keyword."""
+
+
+def strategy_of(query: Query, strategy: Strategy) -> Strategy:
+    """The matching strategy a query runs with: its embedded modifier (``(?longest) ...``) before the one
+    asked for, as in CQP."""
+    return cast("Strategy", query.strategy) if query.strategy is not None else strategy
 
 
 def _parsed(query: str | Query) -> Query:

@@ -556,8 +556,8 @@ class SketchCollocateRow(BaseModel):
     total: int = Field(description="The collocate's instances in the relation with any headword: f(R, y).")
     log_dice: float = Field(description="14 + log2(2 f(x, R, y) / (f(x, R) + f(R, y))) (Rychlý 2008).")
     concordance: str | None = Field(description=(
-        "The search page with these instances: the relation's CQP with headword and collocate constrained (the "
-        "page's standard strategy shows one hit where two instances of the pair end at one token)."))
+        "The search page with these instances: the relation's CQP with headword and collocate constrained, under "
+        "the sketch's strategy ((?traditional) ...): one hit per instance, f in all."))
 
 
 class SketchRelationResult(BaseModel):

@@ -300,7 +300,9 @@ class Query:
     the HardBoundary). ``expand`` widens each match to ``expand_count`` regions of an s-attribute on
     either side, or ``expand_tokens`` tokens; ``expand_direction`` "left" or "right" widens one side.
     An MU query has a ``Meet`` or ``MuUnion`` for its pattern (and maybe ``cut``), a TAB query a
-    ``Tabular`` (and maybe ``within``).
+    ``Tabular`` (and maybe ``within``). ``strategy`` is an embedded modifier before the pattern
+    (``(?longest) [pos="JJ"]+``, one of :data:`STRATEGIES`): the matching strategy for this query, in place
+    of the one it is run with.
     """
 
     pattern: Pattern | Cooccurrence
@@ -313,7 +315,11 @@ class Query:
     expand_count: int = 1
     expand_tokens: int | None = None
     expand_direction: str | None = None
+    strategy: str | None = None
 
+
+STRATEGIES = ("standard", "shortest", "longest", "traditional")
+"""CQP's matching strategies (``set MatchingStrategy``, or ``(?longest)`` before a query)."""
 
 SPECIAL_LABELS = frozenset({"match", "matchend", "target", "keyword"})
 """Labels every query defines; a constraint may refer to them without setting them."""

@@ -86,8 +86,17 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
 
     # ------------------------------------------------------------------ query and clauses
 
+    def modifier(self, name: Token) -> str:
+        strategy = str(name).lower()  # CQP: find_matching_strategy() ignores case
+        if strategy not in ast.STRATEGIES:
+            raise self._error(
+                f"embedded modifier (?{name}) is not one CQP knows: (?longest), (?shortest), (?standard) or "
+                "(?traditional) set the matching strategy for the query", name)
+        return strategy
+
     def start(
         self,
+        strategy: str | None,
         pattern: ast.Pattern,
         constraint: ast.Constraint | None,
         within: _Context | None,
@@ -119,7 +128,7 @@ class AstBuilder(Transformer_NonRecursive[Token, Any]):
                 "match everywhere: make at least one token or tag obligatory",
                 0,
             )
-        query = _within(ast.Query(pattern, constraint=constraint, cut=cut), within)
+        query = _within(ast.Query(pattern, constraint=constraint, cut=cut, strategy=strategy), within)
         if expand is not None:
             query = replace(query, expand=expand.attribute, expand_count=expand.count if expand.attribute else 1,
                             expand_tokens=None if expand.attribute else expand.count,

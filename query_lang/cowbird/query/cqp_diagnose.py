@@ -30,6 +30,9 @@ def translate_lark_error(text: str, error: UnexpectedInput) -> QueryError:
         offset = len(text.rstrip(" "))
         found = "end of the query"
         expected = set(error.expected)
+    misplaced = _misplaced_modifier(text, offset)
+    if misplaced is not None:
+        return QuerySyntaxError(misplaced[0], text, misplaced[1])
     unsupported = _unsupported_construct(text, offset)
     if unsupported is not None:
         return UnsupportedQueryError(unsupported, text, offset)
@@ -159,6 +162,18 @@ def _unsupported_construct(text: str, offset: int) -> str | None:
             return _LABEL_REFERENCE_ONLY_AFTER_GCDEL
     if rest.startswith(".") and re.search(r"(?:^|[^A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_-]*$", before):
         return _LABEL_REFERENCE_ONLY_AFTER_GCDEL
-    if rest.startswith("?") and before.endswith("("):
-        return "query extensions ('(?...)') are not supported"
+    return None
+
+
+def _misplaced_modifier(text: str, offset: int) -> tuple[str, int] | None:
+    """An embedded modifier ``(?longest)`` anywhere but first, or before an MU or TAB query, and where it
+    begins: CQP refuses it there too (parser.y: EmbeddedModifier begins a StandardQuery)."""
+    rest, before = text[offset:], text[:offset].rstrip(" ")
+    first = re.match(r"\( *\? *[A-Za-z_][A-Za-z0-9_-]* *\) *", text)
+    if first is not None and offset >= first.end() and re.match(r"(?:MU|TAB)(?![A-Za-z0-9_:.-])", rest):
+        return ("a matching strategy such as (?longest) comes only before a standard query, not an MU or TAB "
+                "query"), offset
+    if (rest.startswith("?") and before.endswith("(")) or rest.startswith("(?"):
+        return ("a matching strategy such as (?longest) comes first in the query, before its pattern, written "
+                "without spaces between '(' and '?'"), len(before) - 1 if rest.startswith("?") else offset
     return None

@@ -25,6 +25,11 @@ _T = TypeVar("_T")
 def serialize(query: ast.Query) -> str:
     """Canonical CQP text for ``query``; ``parse_cqp(serialize(q)) == q``."""
     parts = [_head(query)]
+    if query.strategy is not None:
+        if query.strategy not in ast.STRATEGIES or isinstance(query.pattern, ast.Meet | ast.MuUnion | ast.Tabular):
+            raise QuerySyntaxError(f"a matching strategy (?{query.strategy}) comes before a standard query, and is "
+                                   f"one of {', '.join(ast.STRATEGIES)}")
+        parts.insert(0, f"(?{query.strategy})")
     if query.constraint is not None:
         parts += ["::", _constraint(query.constraint)]
     if query.within is not None:

@@ -22,7 +22,16 @@ import numpy as np
 
 from cowbird.core.errors import InvalidOption, QueryFailed, UnknownAttribute
 from cowbird.core.wire import DEFAULT_HARD_BOUNDARY, STRATEGIES, Strategy
-from cowbird.engines.base import Context, Deadline, EngineOptions, Estimate, KwicLine, QueryEngine, ResultSet
+from cowbird.engines.base import (
+    Context,
+    Deadline,
+    EngineOptions,
+    Estimate,
+    KwicLine,
+    QueryEngine,
+    ResultSet,
+    strategy_of,
+)
 from cowbird.engines.native.compile import Automaton, AutomatonBuilder, PredicateCompiler, can_match
 from cowbird.engines.native.constraint import ConstraintEvaluator
 from cowbird.engines.native.cooccurrence import cooccurrences
@@ -227,6 +236,7 @@ class NativeEngine(QueryEngine):
         kept, not the corpus; one with fewer (a rare word) is evaluated at once, which costs less."""
         deadline = deadline or Deadline()
         keep = self.options.max_hits if max_hits == -1 else max_hits
+        strategy = strategy_of(query, strategy)  # (?longest) ...: the query's own
         self._check(query, strategy)
         if isinstance(query.pattern, Meet | MuUnion | Tabular):  # MU and TAB queries: no automaton
             matches = cooccurrences(self.corpus, query, hard_boundary)

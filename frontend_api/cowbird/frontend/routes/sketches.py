@@ -37,7 +37,7 @@ from cowbird.frontend.schemas import (
 )
 from cowbird.query import Alternation, Comparison, LabelRef, Pattern, QuerySyntaxError, parse_cqp, serialize
 from cowbird.query.cqp_ast import Constraint, ConstraintAnd, ConstraintOr
-from cowbird.query.sketch_grammar import SketchGrammar, View
+from cowbird.query.sketch_grammar import MATCHING_STRATEGY, SketchGrammar, View
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 T = TypeVar("T")
@@ -251,7 +251,9 @@ def _limit(asked: SketchParameters) -> int | None:
 def _instances(view: View, queries: list[str], attribute: str, headword: str, collocate: str) -> str:
     """One CQP query finding exactly the instances of the relation pairing headword and collocate: its
     queries (as one alternation when there are several), with the headword and the collocate
-    constrained at the target and the keyword (either way round in a symmetric relation)."""
+    constrained at the target and the keyword (either way round in a symmetric relation), under the
+    strategy the sketch counts with (``(?traditional)``: every start of an instance is a hit, as the
+    sketch counts it)."""
     parsed = [parse_cqp(q) for q in queries]
     head, coll = (collocate, headword) if view.swapped else (headword, collocate)
 
@@ -265,11 +267,12 @@ def _instances(view: View, queries: list[str], attribute: str, headword: str, co
     base = parsed[0]
     if len(parsed) > 1:
         if any(p.within != base.within or p.constraint != base.constraint or p.within_count != base.within_count
-               for p in parsed):
+               or p.strategy != base.strategy for p in parsed):
             raise QuerySyntaxError("the relation's queries differ beyond their patterns")  # no link, then
         base = replace(base, pattern=Alternation(tuple(cast(Pattern, p.pattern) for p in parsed)))
     existing = base.constraint
-    return serialize(replace(base, constraint=wanted if existing is None else ConstraintAnd((existing, wanted))))
+    return serialize(replace(base, constraint=wanted if existing is None else ConstraintAnd((existing, wanted)),
+                             strategy=base.strategy or MATCHING_STRATEGY))
 
 
 def _file(asked: SketchParameters, corpus: str, version: str | None, grammar: str, found: WordSketch,

@@ -4,7 +4,7 @@ hit found (:class:`Located`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, cast
 
 from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search.partitions import CorpusRef, P
@@ -25,12 +25,17 @@ from cowbird.query.cqp_ast import marked_anchors
 @dataclass(frozen=True)
 class CheckedQuery:
     """A query parsed once: its AST and the canonical CQP text sent to every partition, with how CQP
-    is to evaluate it (``MatchingStrategy``, ``HardBoundary``)."""
+    is to evaluate it (``MatchingStrategy``, ``HardBoundary``). A query's own modifier
+    (``(?traditional) ...``) is its strategy, as in CQP."""
 
     query: Query
     cqp: str
     strategy: Strategy = "standard"
     hard_boundary: int = DEFAULT_HARD_BOUNDARY
+
+    def __post_init__(self) -> None:
+        if self.query.strategy is not None:
+            object.__setattr__(self, "strategy", cast("Strategy", self.query.strategy))
 
     @classmethod
     def of(cls, query: Query, strategy: Strategy = "standard",
