@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,13 +19,17 @@ import httpx
 import pandas as pd
 import pytest
 
-from cowbird.frontend import CorpusConfig
+from cowbird.engines import QueryEngine
+from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.corpora import load_corpus
+from cowbird.frontend.settings import NodeAccess
+from cowbird.node import NodeSettings
+from cowbird.node import create_app as create_node
 from cowbird.query import parse_cqp
 from cowbird.query.sketch_grammar import load_grammar
 from cowbird.serving.config import ConfigError
+from tests.frontend.conftest import NODE_TOKEN, Partitioned, api_account, engine, ewt_client, front_client
 from tests.frontend.conftest import TRICKY as CORPUS
-from tests.frontend.conftest import Partitioned, engine, ewt_client
 from tests.sketch_counts import contexts, similar
 
 pytestmark = pytest.mark.anyio
@@ -249,3 +253,84 @@ async def test_a_thesaurus_entry_lists_the_most_similar_words(sketch_five: httpx
                                                                   "format": "tsv"})
     frame = pd.read_csv(io.StringIO(download.text), sep="\t", quoting=3, keep_default_na=False)
     assert list(frame["word"])[:10] == [w for w, _, _ in expected[:10]]
+
+
+def _liar(node: Any, lie: Callable[[dict[str, Any]], dict[str, Any]] | None,
+          calls: list[tuple[str, str | None]] | None = None) -> httpx.MockTransport:
+    """A node that answers every /v1/sketch call with ``lie`` applied to the real node's answer (None:
+    as it is), noting each call's path and priority header in ``calls``."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if calls is not None:
+            calls.append((request.url.path, request.headers.get("x-cowbird-priority")))
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=node), base_url="http://node") as inner:
+            real = await inner.request(request.method, request.url.path, params=request.url.params,
+                                       content=await request.aread(), headers=dict(request.headers))
+        if lie is not None and request.url.path == "/v1/sketch" and real.status_code == 200:
+            return httpx.Response(200, json=lie(real.json()))
+        return httpx.Response(real.status_code, content=real.content, headers=real.headers)
+
+    return httpx.MockTransport(handle)
+
+
+def _front(parts: Partitioned, name: str, liar: str, lie: Callable[[dict[str, Any]], dict[str, Any]] | None,
+           calls: list[tuple[str, str | None]] | None = None) -> AsyncIterator[httpx.AsyncClient]:
+    """A front end over ``parts`` whose partition ``liar`` is served through :func:`_liar`."""
+    engines: dict[str, QueryEngine] = {pid: engine(parts.registry, pid) for pid in parts.ids}
+    node = create_node(NodeSettings(registry=parts.registry, token=NODE_TOKEN), engines=engines)
+    corpus = CorpusConfig(name=CORPUS, title="Tricky", manifest=parts.manifest, sketch_grammar="penn",
+                          nodes={pid: [f"http://node-{'liar' if pid == liar else 'a'}"] for pid in parts.ids})
+    accounts: dict[str, Any] = {"database_file": api_account(parts.registry.parent / f"accounts-{name}.sqlite3")}
+    settings = FrontendSettings(corpora=[corpus], nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"],
+                                **accounts)
+    return front_client(settings, {"node-a": node}, {"node-liar": _liar(node, lie, calls)})
+
+
+def _each_relation(change: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda answer: {**answer, "relations": [change(r) if r["values"] else r for r in answer["relations"]]}
+
+
+SKETCH_LIES = {
+    "counts multiplied": _each_relation(lambda r: {**r, "f": [f * 1000 for f in r["f"]],
+                                                   "head_total": r["head_total"] * 1000}),
+    "rows repeated": _each_relation(lambda r: {**r, "values": r["values"] * 2, "f": r["f"] * 2,
+                                               "totals": r["totals"] * 2, "head_total": r["head_total"] * 2}),
+    "a relation left out": lambda answer: {**answer, "relations": answer["relations"][1:]},
+    "another partition": lambda answer: {**answer, "partition": "elsewhere"},
+    "frequency beyond its size": lambda answer: {**answer, "frequency": answer["size"] + 1},
+}
+
+
+@pytest.mark.parametrize("lie", list(SKETCH_LIES))
+async def test_a_node_that_lies_about_a_sketch_is_a_failed_partition(tricky_five: Partitioned, lie: str) -> None:
+    """Impossible sketch rows from one node (counts beyond their totals, a collocate twice, a relation
+    missing, another partition's answer): its partition is named as failed on the sketch, the sketch
+    difference and the thesaurus, and no answer that says it is complete counts them."""
+    liar = tricky_five.ids[2]
+    async for client in _front(tricky_five, lie[:5], liar, SKETCH_LIES[lie]):
+        for route, params in (("/api/v1/sketch", {"headword": "house"}),
+                              ("/api/v1/sketchdiff", {"headword": "house", "other": "market"}),
+                              ("/api/v1/thesaurus", {"headword": "house"})):
+            answer = await client.get(route, params={"corpus": CORPUS, **params})
+            assert answer.status_code == 200, (route, answer.text)
+            body = answer.json()
+            assert body["complete"] is False and body["failed"] == [liar], (route, body["failed"])
+            [status] = [p for p in body["partitions"] if p["id"] == liar]
+            assert status["status"] == "failed" and ("refused" in status["error"] or "not a valid" in status["error"])
+
+
+async def test_sketches_are_background_work_beside_a_preview(tricky_five: Partitioned) -> None:
+    """A sketch, a sketch difference and a thesaurus entry ask the nodes as background work (a
+    preview's interactive turn is never theirs); a preview beside them is interactive."""
+    calls: list[tuple[str, str | None]] = []
+    async for client in _front(tricky_five, "priority", tricky_five.ids[0], None, calls):
+        for route, params in (("/api/v1/sketch", {"headword": "house"}),
+                              ("/api/v1/sketchdiff", {"headword": "house", "other": "market"}),
+                              ("/api/v1/thesaurus", {"headword": "house"})):
+            answer = await client.get(route, params={"corpus": CORPUS, **params})
+            assert answer.status_code == 200, route
+        assert {priority for path, priority in calls if path == "/v1/sketch"} == {"background"}
+        before = len(calls)
+        preview = await client.get("/api/v1/query", params={"corpus": CORPUS, "q": "house"})
+        assert preview.status_code == 200 and len(calls) > before
+        assert {priority for _, priority in calls[before:]} == {None}
