@@ -197,3 +197,29 @@ def test_an_estimate_counts_cheap_queries_and_samples_the_others(
     assert engine.estimate('MU(meet [pos="DT"] [pos="NN"] s)').hits is None
     cut = engine.estimate('[pos="DT"] cut 3')  # the query without the cut, stopped after 3 hits
     assert cut.hits == 3 and not cut.exact and cut.seconds is not None and cut.seconds < 1
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 40])
+def test_a_stream_gives_the_hits_in_pieces_each_with_a_floor(sample_registry: Path, chunk: int) -> None:
+    """``stream``: the pieces joined are the whole evaluation's hits, and no piece holds a hit starting
+    before an earlier piece's floor (what counting a sketch relation piece by piece relies on), under
+    every strategy (shortest holds hits back past a range's end)."""
+    whole = NativeEngine.open(sample_registry, "sample")
+    ranged = NativeEngine.open(sample_registry, "sample", EngineOptions(chunk_positions=chunk))
+    for query in SAMPLE_QUERIES:
+        for strategy in STRATEGIES:
+            ast = parse_cqp(query)
+            pieces = list(ranged.stream(ast, strategy))
+            joined = [hit for piece, _ in pieces for hit in pairs(piece)]
+            assert sorted(joined) == pairs(whole.evaluate(ast, strategy)), (query, strategy)
+            floor = 0
+            for piece, next_floor in pieces:
+                assert all(match >= floor for match in piece.match.tolist()), (query, strategy)
+                assert next_floor >= floor
+                floor = next_floor
+            if pieces:
+                assert pieces[-1][1] == ranged.size
+    # the query's own modifier is its strategy here too
+    modified = parse_cqp('(?longest) [pos="JJ.*"]* [pos="NN.*"]')
+    assert sorted(hit for piece, _ in ranged.stream(modified) for hit in pairs(piece)) == pairs(
+        whole.evaluate(modified, "longest"))

@@ -19,7 +19,10 @@ import pytest
 
 from cowbird.core.manifest import Manifest
 from cowbird.core.search import CheckedQuery, Search, WordSketch
+from cowbird.engines import EngineOptions
+from cowbird.engines.native import NativeEngine
 from cowbird.node.local import LocalCorpus, LocalPartitions
+from cowbird.node.sketch_cli import count_relation
 from cowbird.query import parse_cqp
 from cowbird.query.sketch_grammar import MATCHING_STRATEGY, SketchGrammar, load_grammar
 from cowbird.store import Encoder
@@ -227,3 +230,23 @@ def test_a_node_that_cannot_keep_a_relations_hits_says_to_build_the_tables(tmp_p
                     CheckedQuery.of(parse_cqp(views[0].relation.queries[0])))
     with pytest.raises(LimitExceeded, match=r"10,103 hits on partition ewt.*cowbird sketches build"):
         asyncio.run(search.sketch("house", "lemma", views, [list(views[0].relation.queries)]))
+
+
+def test_a_build_counted_in_small_pieces_equals_real_cqps_counts(ewt_judge: RealCqp) -> None:
+    """``cowbird sketches build`` counts a relation piece by piece of its queries' hits (memory follows
+    the table, not the hits): in pieces of 9,973 start positions over EWT (26 of them, the queries of a
+    relation taken in turns, pairs found in two pieces counted once), every relation's table equals
+    real CQP's instances by lemma pair."""
+    engine = NativeEngine.open(require_reference() / "cwb" / "registry", "ewt", EngineOptions(chunk_positions=9_973))
+    grammar = load_grammar("penn")
+    counted = cqp_instances(ewt_judge, grammar)
+    lemmas = engine.store.p_attribute(grammar.attribute)
+    for relation in grammar.relations:
+        table = count_relation(engine, [parse_cqp(q) for q in relation.queries], grammar.attribute,
+                               relation.symmetric)
+        names = lemmas.string_array
+        got = Counter({(str(names[h]), str(names[c])): int(n)
+                       for h, c, n in zip(table.heads.tolist(), table.colls.tolist(), table.counts.tolist(),
+                                          strict=True)})
+        assert got == counted[relation.name], relation.name
+        assert table.instances == sum(counted[relation.name].values())

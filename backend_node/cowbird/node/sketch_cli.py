@@ -4,7 +4,8 @@ lists them).
 A table holds one relation's instances counted by (headword, collocate) on one partition
 (``cowbird.engines.analyses.sketches``); a node reads the tables of the partitions it serves instead
 of running the relation's queries for every sketch. The build runs the grammar's queries with the
-engine a node runs, one relation at a time, and saves each table as soon as it is counted: a build
+engine a node runs, one relation at a time, its hits counted piece by piece as the engine finds them
+(memory follows the table, not the hits), and saves each table as soon as it is counted: a build
 that stops (or is stopped) resumes where it was, and tables already built are not counted again
 (``--rebuild`` counts them anyway).
 """
@@ -12,7 +13,7 @@ that stops (or is stopped) resumes where it was, and tables already built are no
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -20,11 +21,13 @@ import click
 from cowbird.core.errors import CowbirdError
 from cowbird.core.manifest import Manifest
 from cowbird.core.search.sketches import STRATEGY
-from cowbird.engines import DEFAULT_HARD_BOUNDARY, ENGINES, Deadline, EngineName, open_engine
+from cowbird.engines import DEFAULT_HARD_BOUNDARY, ENGINES, Deadline, EngineName, QueryEngine, open_engine
 from cowbird.engines.analyses import sketches
-from cowbird.engines.results import ArrayResultSet
+from cowbird.engines.analyses.sketches import RelationTable
+from cowbird.engines.native import NativeEngine
+from cowbird.engines.results import ArrayResultSet, Matches
 from cowbird.node.local import command_line_settings
-from cowbird.query import parse_cqp, serialize
+from cowbird.query import Query, parse_cqp, serialize
 from cowbird.query.sketch_grammar import SHIPPED, SketchGrammar, SketchGrammarError, load_grammar
 
 MAX_INSTANCES = 2_000_000_000
@@ -100,18 +103,43 @@ def build_tables(registry_dir: Path, pid: str, grammar: SketchGrammar, engine: E
             report(f"  [{number}/{len(relations)}] {relation.name}: built before, kept")
             continue
         begun = time.perf_counter()
-        deadline = Deadline()
-        held = []
-        for text in texts:
-            result = opened.run(parse_cqp(text), STRATEGY, DEFAULT_HARD_BOUNDARY, deadline)
-            assert isinstance(result, ArrayResultSet)
-            held.append(result.matches)
-        table = sketches.relation_table(deadline, store, grammar.attribute, held, relation.symmetric, MAX_INSTANCES)
+        table = count_relation(opened, [parse_cqp(text) for text in texts], grammar.attribute, relation.symmetric)
         sketches.save(store, key, table, {"grammar": grammar.name, "relation": relation.name, "order": number,
                                           "inverse": relation.inverse, "symmetric": relation.symmetric,
                                           "attribute": grammar.attribute, "queries": texts})
         built += 1
         report(f"  [{number}/{len(relations)}] {relation.name}: {table.instances:,} instances, "
                f"{len(table.counts):,} pairs ({time.perf_counter() - begun:.1f} s)")
-        del held, table
+        del table
     return built, kept
+
+
+def count_relation(opened: QueryEngine, queries: list[Query], attribute: str, symmetric: bool) -> RelationTable:
+    """A relation's table on one partition, its queries' hits counted piece by piece as the native
+    engine finds them (``NativeEngine.stream``): memory follows the table and a few ranges' hits. The
+    queries' pieces are taken in turns; a pair is final once every query is past it. (The cwb engine
+    answers each query whole.)"""
+    deadline = Deadline()
+    counter = sketches.TableCounter(opened.store, attribute, symmetric, MAX_INSTANCES)
+    streams: list[Iterator[tuple[Matches, int]]] = []
+    for query in queries:
+        if isinstance(opened, NativeEngine):
+            streams.append(opened.stream(query, STRATEGY, DEFAULT_HARD_BOUNDARY, deadline))
+        else:
+            result = opened.run(query, STRATEGY, DEFAULT_HARD_BOUNDARY, deadline)
+            assert isinstance(result, ArrayResultSet)
+            streams.append(iter([(result.matches, opened.size)]))
+    floors = [0] * len(streams)
+    while streams:
+        pieces = []
+        for index, stream in enumerate(streams):
+            piece = next(stream, None)
+            if piece is None:
+                floors[index] = -1  # this query has no more hits
+                continue
+            pieces.append(piece[0])
+            floors[index] = piece[1]
+        streams = [stream for stream, floor in zip(streams, floors, strict=True) if floor >= 0]
+        floors = [floor for floor in floors if floor >= 0]
+        counter.add(deadline, pieces, min(floors) if floors else None)
+    return counter.table()

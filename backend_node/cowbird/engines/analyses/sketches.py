@@ -60,10 +60,16 @@ class RelationTable:
     @classmethod
     def of_ids(cls, head_ids: npt.NDArray[np.int64], coll_ids: npt.NDArray[np.int64], lexicon: int) -> RelationTable:
         codes, counts = np.unique(head_ids * lexicon + coll_ids, return_counts=True)
+        return cls.of_codes(codes, counts.astype(np.int64), lexicon)
+
+    @classmethod
+    def of_codes(cls, codes: Ints, counts: Ints, lexicon: int) -> RelationTable:
+        """The table of distinct pair codes (headword id × ``lexicon`` + collocate id, ascending) and
+        their counts."""
         heads = (codes // lexicon).astype(np.int32)
         colls = (codes % lexicon).astype(np.int32)
         by_coll = np.lexsort((heads, colls)).astype(np.int64)
-        return cls(heads, colls, counts.astype(np.int64), by_coll, int(counts.sum()))
+        return cls(heads, colls, counts, by_coll, int(counts.sum()))
 
     @property
     def nbytes(self) -> int:
@@ -113,6 +119,10 @@ def instance_pairs(deadline: Deadline, matches: Sequence[Matches], symmetric: bo
         if symmetric:
             heads.append(keyword[valid])
             colls.append(target[valid])
+    return _distinct(heads, colls)
+
+
+def _distinct(heads: list[Ints], colls: list[Ints]) -> tuple[Ints, Ints]:
     head = np.concatenate(heads) if heads else np.zeros(0, dtype=np.int64)
     coll = np.concatenate(colls) if colls else np.zeros(0, dtype=np.int64)
     if not len(head):
@@ -122,20 +132,72 @@ def instance_pairs(deadline: Deadline, matches: Sequence[Matches], symmetric: bo
     return codes // span, codes % span
 
 
+class TableCounter:
+    """A relation's table counted piece by piece of its queries' hits (``NativeEngine.stream``), so
+    that memory follows the table's distinct pairs and one piece's hits, not all the hits at once.
+
+    An instance is a distinct pair of positions, and both lie at or after its hit's start: once no
+    later hit can start before a piece's floor, the piece's pairs with a position before the floor
+    are final (counted by their values and let go); the others wait for the next piece, where the
+    same pair found again counts once."""
+
+    MERGE_ROWS = 4_000_000
+    """Counted rows gathered before they are merged into one sorted run (bounds the memory they take)."""
+
+    def __init__(self, corpus: CwbCorpus, attribute: str, symmetric: bool, max_instances: int) -> None:
+        self.p = corpus.p_attribute(attribute)
+        self.lexicon = max(self.p.lexicon_size, 1)
+        self.symmetric = symmetric
+        self.max_instances = max_instances
+        self.hits = 0
+        self.waiting = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.runs: list[tuple[Ints, Ints]] = []  # (pair codes ascending, counts)
+        self.gathered = 0
+
+    def add(self, deadline: Deadline, matches: Sequence[Matches], floor: int | None) -> None:
+        """The hits of one piece of each query (the same start positions for all of them); ``floor``:
+        no later piece has a hit starting before it (None: there is no later piece)."""
+        self.hits += sum(len(m) for m in matches) * (2 if self.symmetric else 1)
+        if self.hits > self.max_instances:
+            raise LimitExceeded(f"the relation's queries have {self.hits:,}+ hits on this partition, more than a node "
+                                f"counts at once for a word sketch ({self.max_instances:,}); build the partition's "
+                                "sketch tables (cowbird sketches build) or narrow the subcorpus")
+        head, coll = instance_pairs(deadline, matches, self.symmetric)
+        if len(self.waiting[0]):
+            head, coll = _distinct([self.waiting[0], head], [self.waiting[1], coll])
+        final = np.ones(len(head), dtype=bool) if floor is None else np.minimum(head, coll) < floor
+        self.waiting = (head[~final], coll[~final])
+        if not final.any():
+            return
+        deadline.check()
+        head_ids = np.asarray(self.p.ids_at(head[final]), dtype=np.int64)
+        coll_ids = np.asarray(self.p.ids_at(coll[final]), dtype=np.int64)
+        codes, counts = np.unique(head_ids * self.lexicon + coll_ids, return_counts=True)
+        self.runs.append((codes, counts.astype(np.int64)))
+        self.gathered += len(codes)
+        if self.gathered > self.MERGE_ROWS and len(self.runs) > 1:
+            self.runs = [self._merged()]
+            self.gathered = len(self.runs[0][0])
+
+    def _merged(self) -> tuple[Ints, Ints]:
+        if len(self.runs) == 1:
+            return self.runs[0]
+        codes, where = np.unique(np.concatenate([c for c, _ in self.runs]), return_inverse=True)
+        counts = np.bincount(where, weights=np.concatenate([n for _, n in self.runs]), minlength=len(codes))
+        return codes, counts.astype(np.int64)
+
+    def table(self) -> RelationTable:
+        assert not len(self.waiting[0]), "the last piece has no floor"
+        codes, counts = self._merged() if self.runs else (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return RelationTable.of_codes(codes, counts, self.lexicon)
+
+
 def relation_table(deadline: Deadline, corpus: CwbCorpus, attribute: str, matches: Sequence[Matches],
                    symmetric: bool, max_instances: int) -> RelationTable:
-    """The relation's table from its queries' hits on the partition."""
-    total = sum(len(m) for m in matches) * (2 if symmetric else 1)
-    if total > max_instances:
-        raise LimitExceeded(f"the relation's queries have {total:,} hits on this partition, more than a node counts "
-                            f"at once for a word sketch ({max_instances:,}); build the partition's sketch tables "
-                            "(cowbird sketches build) or narrow the subcorpus")
-    head, coll = instance_pairs(deadline, matches, symmetric)
-    deadline.check()
-    p = corpus.p_attribute(attribute)
-    head_ids = np.asarray(p.ids_at(head), dtype=np.int64)
-    coll_ids = np.asarray(p.ids_at(coll), dtype=np.int64)
-    return RelationTable.of_ids(head_ids, coll_ids, max(p.lexicon_size, 1))
+    """The relation's table from all its queries' hits on the partition."""
+    counter = TableCounter(corpus, attribute, symmetric, max_instances)
+    counter.add(deadline, matches, None)
+    return counter.table()
 
 
 @dataclass(frozen=True)

@@ -260,6 +260,33 @@ class NativeEngine(QueryEngine):
             kept.add(found)
         return kept.matches(), kept.total
 
+    def stream(self, query: Query, strategy: Strategy = "standard", hard_boundary: int = DEFAULT_HARD_BOUNDARY,
+               deadline: Deadline | None = None, positions: int | None = None) -> Iterator[tuple[Matches, int]]:
+        """All matches of a parsed query piece by piece, in corpus order, each piece with a floor: no
+        later piece has a match that starts before it (so none has an anchor before it). The pieces
+        are ranges of ``positions`` start positions (default ``chunk_positions``): memory follows one
+        range's matches, not the corpus's. A query with ``cut`` or ``expand`` (whose matches a later
+        range may still change), and MU and TAB queries, come as one piece."""
+        deadline = deadline or Deadline()
+        strategy = strategy_of(query, strategy)
+        self._check(query, strategy)
+        if isinstance(query.pattern, Meet | MuUnion | Tabular) or query.cut is not None \
+                or self._expansion(query) is not None:
+            yield self.evaluate(query, strategy, hard_boundary, deadline), self.size
+            return
+        runner = self._prepared(query, strategy, hard_boundary, deadline)
+        if runner is None:
+            return
+        step = max(1, positions or self.options.chunk_positions)
+        ranges = [(lo, min(self.size, lo + step)) for lo in range(0, self.size, step)]
+        runner.plan.tests.whole = True  # every range is read: a test may pay for a bitmap made once
+        held = StreamingStrategy(strategy)
+        for hi, passes in self._passes(runner, ranges, deadline, parallel=len(ranges) > 1):
+            found = held.feed(merge(passes), hi)
+            # shortest holds matches back until a later range cannot drop them: they start before hi
+            yield found, min(hi, int(held.pending.match.min())) if len(held.pending) else hi
+        yield held.finish(), self.size
+
     def _estimate(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> Estimate:
         """Hits and time of a query from its plan and a sample of the partition: a query whose
         candidates (the lexicon frequencies of its anchors bound them) are few is counted outright;
