@@ -35,8 +35,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "ngrams": {"partition": "sample", "attribute": "word", "n": 2, "top": 5, "values": [["the", "house"]]},
     "subcorpus": {"partition": "sample", "texts": "text", "attribute": "text_id"},
     "sketch": {"partition": "sample", "attribute": "lemma", "headword": "house", "strategy": "traditional",
-               "relations": [{"queries": ['@1 [pos="JJ.*"] @[pos="NN.*"] within s'], "totals_of": ["old", "no-such"]},
-                             {"queries": ['@1 [pos="JJ.*"] @[pos="NN.*"] within s'], "swapped": True}]},
+               "tables": [{"queries": ['@1 [pos="JJ.*"] @[pos="NN.*"] within s']}],
+               "relations": [{"table": 0, "totals_of": ["old", "no-such"]}, {"table": 0, "swapped": True}]},
 }
 
 

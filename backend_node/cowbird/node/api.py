@@ -355,22 +355,24 @@ class NodeApi:
         if request.attribute not in corpus.p_attribute_names:
             raise UnknownAttribute(f"attribute={request.attribute}: partition {request.partition} has no p-attribute "
                                    f"{request.attribute!r} (it has: {', '.join(corpus.p_attribute_names)})")
-        tables = [await service.sketch_table(request.partition, request.attribute, relation.queries,
-                                             relation.symmetric, request.strategy, request.hard_boundary, self.asker)
-                  for relation in request.relations]  # (kept ones at once: no thread)
+        # each table once, however many relations read it (kept ones at once: no thread)
+        tables = [await service.sketch_table(request.partition, request.attribute, table.queries, table.symmetric,
+                                             request.strategy, request.hard_boundary, self.asker)
+                  for table in request.tables]
 
         def read() -> list[sketches.RelationRows]:
-            return [sketches.sketch_rows(corpus, request.attribute, table, relation.headword or request.headword,
-                                         relation.swapped, relation.totals_of)
-                    for relation, (_, table, _) in zip(request.relations, tables, strict=True)]
+            return [sketches.sketch_rows(corpus, request.attribute, tables[relation.table][1],
+                                         relation.headword or request.headword, relation.swapped, relation.totals_of)
+                    for relation in request.relations]
 
-        answers = [SketchRows(queries=texts, saved=saved, instances=rows.instances, head_total=rows.head_total,
+        answers = [SketchRows(saved=tables[relation.table][2], instances=rows.instances, head_total=rows.head_total,
                               values=rows.values, f=rows.f, totals=rows.totals, asked=rows.asked)
-                   for rows, (texts, _, saved) in zip(await service.in_thread(self.asker, read), tables, strict=True)]
+                   for rows, relation in zip(await service.in_thread(self.asker, read), request.relations, strict=True)]
         p = corpus.p_attribute(request.attribute)
         word = p.str2id(request.headword) if request.headword is not None else None
         return SketchResponse(partition=request.partition, size=corpus.size,
-                              frequency=0 if word is None else p.frequency(word), relations=answers,
+                              frequency=0 if word is None else p.frequency(word),
+                              tables=[texts for texts, _, _ in tables], relations=answers,
                               elapsed_ms=_elapsed(started))
 
     @answers(SORT_KEYS)

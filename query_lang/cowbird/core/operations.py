@@ -246,9 +246,10 @@ def _sketch(request: wire.SketchRequest, answer: wire.SketchResponse, size: int)
     """One answer per relation, rows that add up: no count above the relation's instances, none
     negative, each collocate once, the headword's rows within its total."""
     expect(answer.partition == request.partition and len(answer.relations) == len(request.relations)
-           and answer.size == size and 0 <= answer.frequency <= size, "answered another request")
+           and answer.size == size and 0 <= answer.frequency <= size
+           and [len(q) for q in answer.tables] == [len(t.queries) for t in request.tables], "answered another request")
     for asked, rows in zip(request.relations, answer.relations, strict=True):
-        expect(len(rows.queries) == len(asked.queries) and len(rows.asked) == len(asked.totals_of)
+        expect(len(rows.asked) == len(asked.totals_of)
                and len(rows.values) == len(rows.f) == len(rows.totals)
                and len(set(rows.values)) == len(rows.values)
                and 0 <= rows.instances <= 2 * size * size

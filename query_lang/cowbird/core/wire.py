@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cowbird.core.errors import ErrorCode
 from cowbird.query import MAX_QUERY_LENGTH
@@ -390,19 +390,30 @@ class MarginalsResponse(BaseModel):
     frequencies: list[int]
 
 
-MAX_SKETCH_RELATIONS = 128
-"""Relations one sketch request asks a partition at most."""
+MAX_SKETCH_RELATIONS = 1024
+"""Relations one sketch request asks a partition at most (a thesaurus asks many words' at once)."""
+MAX_SKETCH_TABLES = 128
+"""Relation tables (a relation's queries) one sketch request names at most."""
 
 
-class SketchRelation(BaseModel):
-    """One relation of a word sketch: its CQP queries (headword at ``@``, collocate at ``@1``), whether
-    its instances count both ways (``symmetric``), whether the headword is its collocate (``swapped``:
-    the inverse of a dual relation), and the collocates whose totals in it are asked for."""
+class SketchTable(BaseModel):
+    """A relation's table on a partition: its CQP queries (headword at ``@``, collocate at ``@1``) and
+    whether its instances count both ways (``symmetric``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     queries: list[str] = Field(min_length=1, max_length=16)
     symmetric: bool = False
+
+
+class SketchRelation(BaseModel):
+    """One relation of a word sketch asked: the table it reads (an index into the request's
+    ``tables``), whether the headword is the table's collocate (``swapped``: the inverse of a dual
+    relation), and the collocates whose totals in it are asked for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: int = Field(ge=0, lt=MAX_SKETCH_TABLES, description="The index of the table read in the request's tables.")
     swapped: bool = False
     headword: str | None = Field(None, max_length=4000, description=(
         "This relation's headword, instead of the request's (a thesaurus asks many words at once)."))
@@ -419,15 +430,23 @@ class SketchRequest(BaseModel):
     attribute: str = Field(min_length=1, max_length=300, description="The p-attribute of headwords and collocates.")
     headword: str | None = Field(None, max_length=4000, description=(
         "The headword of every relation that names none of its own; None: only the totals asked for."))
+    tables: list[SketchTable] = Field(min_length=1, max_length=MAX_SKETCH_TABLES, description=(
+        "The relation tables the relations read, each once however many relations read it."))
     relations: list[SketchRelation] = Field(min_length=1, max_length=MAX_SKETCH_RELATIONS)
     strategy: Strategy = "standard"
     hard_boundary: int = Field(DEFAULT_HARD_BOUNDARY, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _relations_name_tables(self) -> SketchRequest:
+        for relation in self.relations:
+            if relation.table >= len(self.tables):
+                raise ValueError(f"a relation reads table {relation.table}: the request names {len(self.tables)}")
+        return self
 
 
 class SketchRows(BaseModel):
     """One relation's answer: the headword's collocates with their counts and totals."""
 
-    queries: list[str] = Field(description="The canonical queries the node ran (or read a saved table of).")
     saved: bool = Field(description="Read from a table built by cowbird sketches build (else counted now).")
     instances: int = Field(description="The relation's instances on the partition (every headword).")
     head_total: int = Field(description="The headword's instances in the relation, f(x, R).")
@@ -441,6 +460,7 @@ class SketchResponse(BaseModel):
     partition: str
     size: int = Field(description="The partition's tokens.")
     frequency: int = Field(description="The headword's frequency in the partition (0 without a headword).")
+    tables: list[list[str]] = Field(description="The queries of the request's tables, canonical as the node ran them.")
     relations: list[SketchRows]
     elapsed_ms: float
 

@@ -28,21 +28,29 @@ from __future__ import annotations
 import functools
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import SKETCH
 from cowbird.core.search.counts import Counts
 from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit
-from cowbird.core.wire import MAX_SKETCH_RELATIONS, SketchRelation, SketchRequest, SketchResponse, Strategy, json_pieces
+from cowbird.core.wire import (
+    MAX_SKETCH_RELATIONS,
+    MAX_SKETCH_TABLES,
+    SketchRelation,
+    SketchRequest,
+    SketchResponse,
+    SketchTable,
+    Strategy,
+    json_pieces,
+)
 from cowbird.query.sketch_grammar import MATCHING_STRATEGY, View
 
 STRATEGY: Strategy = "traditional"
 assert STRATEGY == MATCHING_STRATEGY  # the relation queries' strategy (``sketch_grammar``), typed
-TOTALS_BYTES = 32 * 1024
-"""Collocates one request asks a partition's totals of, at most this many bytes of JSON."""
-LOOKUP_BYTES = 32 * 1024
-"""Relations (with their queries) one request asks a partition, at most this many bytes of JSON."""
+REQUEST_BYTES = 40 * 1024
+"""What one sketch request asks a partition at most, in bytes of JSON (its tables, relations and the
+collocates whose totals it asks): a node takes request bodies of 64 KB by default."""
 CANDIDATES_AT_ONCE = 25
 """Words a thesaurus scores in its first round (their whole sketches asked at once); each round after
 scores as many as all the rounds before."""
@@ -111,6 +119,48 @@ class Thesaurus:
     candidates: int
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """A relation asked of every partition: the table it reads (an index into the lookup's tables),
+    whether the headword is the table's collocate, its headword (None: the lookup's)."""
+
+    table: int
+    swapped: bool
+    headword: str | None = None
+
+
+def _pieces(tables: list[SketchTable], items: list[tuple[_Ask, list[str]]], budget: int = REQUEST_BYTES,
+            ) -> list[tuple[list[int], list[SketchRelation]]]:
+    """The relations asked (each with the collocates whose totals it asks) in requests a node takes:
+    at most ``budget`` bytes of JSON and ``MAX_SKETCH_RELATIONS`` relations each, every request naming
+    only the tables its relations read, once each (their indices in ``tables``; the relations read them
+    by their place in the request)."""
+    pieces: list[tuple[list[int], list[SketchRelation]]] = []
+    named: dict[int, int] = {}
+    relations: list[SketchRelation] = []
+    size = 0
+    sizes = [len(table.model_dump_json()) + 2 for table in tables]
+    for ask, totals_of in items:
+        new_table = ask.table not in named
+        # {"table":N,"swapped":false,"headword":...,"totals_of":[...]}, as JSON at most (escaped)
+        cost = 60 + len(json.dumps(ask.headword)) + len(json.dumps(totals_of)) + (sizes[ask.table] if new_table else 0)
+        if relations and (size + cost > budget or len(relations) == MAX_SKETCH_RELATIONS
+                          or (new_table and len(named) == MAX_SKETCH_TABLES)):
+            pieces.append((list(named), relations))
+            if not new_table:
+                cost += sizes[ask.table]
+            named, relations, size = {}, [], 0
+        if ask.table not in named:
+            named[ask.table] = len(named)
+        # made here from checked values: not validated again (the node validates the request it gets)
+        relations.append(SketchRelation.model_construct(table=named[ask.table], swapped=ask.swapped,
+                                                        headword=ask.headword, totals_of=totals_of))
+        size += cost
+    if relations:
+        pieces.append((list(named), relations))
+    return pieces
+
+
 @dataclass
 class _Sums:
     f: dict[str, int] = field(default_factory=dict)
@@ -126,9 +176,9 @@ class Sketches(Counts[P]):
     async def sketch(self, headword: str, attribute: str, views: list[View], relations: list[list[str]],
                      min_freq: int = 1, limit: int | None = None) -> tuple[Statuses[P], WordSketch]:
         """The headword's sketch in the given views (``relations[i]``: view i's queries as the nodes run them)."""
-        asks = [SketchRelation(queries=queries, symmetric=view.relation.symmetric, swapped=view.swapped)
-                for view, queries in zip(views, relations, strict=True)]
-        answered, sums = await self._lookups(attribute, asks, headword)
+        tables = _tables(views, relations)
+        asks = [_Ask(index, view.swapped) for index, view in enumerate(views)]
+        answered, sums = await self._lookups(attribute, tables, asks, headword)
 
         def merged() -> WordSketch:
             return _merged(headword, attribute, views, answered, sums, min_freq, limit)
@@ -144,9 +194,9 @@ class Sketches(Counts[P]):
         contexts = [(index, c) for index, r in enumerate(mine.relations) for c in r.collocates if c.log_dice > 0]
         own = sum(c.log_dice for _, c in contexts)
         # the words sharing a context (R, y): the headwords of y in R's other direction
-        asks = [SketchRelation(queries=relations[index], symmetric=views[index].relation.symmetric,
-                               swapped=not views[index].swapped, headword=c.value) for index, c in contexts]
-        _, sharing = await self._lookups(attribute, asks) if asks else ([], [])
+        tables = _tables(views, relations)
+        asks = [_Ask(index, not views[index].swapped, c.value) for index, c in contexts]
+        _, sharing = await self._lookups(attribute, tables, asks) if asks else ([], [])
         shared: dict[str, list[float]] = {}
         for (_, c), summed in zip(contexts, sharing, strict=True):
             for word, f in summed.f.items():
@@ -163,10 +213,8 @@ class Sketches(Counts[P]):
                 break  # no word left can score above the last place: its score is below its sum / own
             batch = ranked[start : start + max(CANDIDATES_AT_ONCE, start)]  # twice as many each round
             start += len(batch)
-            asks = [SketchRelation(queries=queries, symmetric=view.relation.symmetric, swapped=view.swapped,
-                                   headword=word) for word, _ in batch for view, queries in zip(views, relations,
-                                                                                             strict=True)]
-            _, sums = await self._lookups(attribute, asks)
+            asks = [_Ask(index, view.swapped, word) for word, _ in batch for index, view in enumerate(views)]
+            _, sums = await self._lookups(attribute, tables, asks)
             for number, (word, (sum_shared, contexts_shared)) in enumerate(batch):
                 theirs = sums[number * len(views) : (number + 1) * len(views)]
                 total = sum(score for summed in theirs for value, f in summed.f.items() if f >= min_freq
@@ -175,24 +223,26 @@ class Sketches(Counts[P]):
             found.sort(key=lambda similar: (-similar.score, similar.word))
         return statuses, Thesaurus(headword, mine.frequency, len(contexts), own, found[:limit], len(ranked))
 
-    async def _lookups(self, attribute: str, asks: list[SketchRelation], headword: str | None = None,
+    async def _lookups(self, attribute: str, tables: list[SketchTable], asks: list[_Ask], headword: str | None = None,
                        ) -> tuple[list[tuple[PartitionStatus[P], SketchResponse | None]], list[_Sums]]:
         """Each relation asked, with its headword (``headword``, or the relation's own), on every partition,
-        its counts summed: in pieces a node takes, then the totals of collocates found elsewhere."""
-        pieces = [piece[at : at + MAX_SKETCH_RELATIONS]
-                  for piece in json_pieces([(index, ask.model_dump(mode="json")) for index, ask in enumerate(asks)],
-                                           LOOKUP_BYTES)
-                  for at in range(0, len(piece), MAX_SKETCH_RELATIONS)]
+        its counts summed: in requests a node takes, then the totals of collocates found elsewhere. Each
+        partition's answer has the canonical queries of every table asked (``tables``)."""
+        pieces = _pieces(tables, [(ask, []) for ask in asks])
 
         async def call(partition: P, time: TimeLimit) -> SketchResponse:
             answers = []
-            for piece in pieces:
+            for named, relations in pieces:
                 request = SketchRequest(partition=partition.id, attribute=attribute, headword=headword,
-                                        relations=[asks[index] for index, _ in piece], strategy=STRATEGY,
-                                        hard_boundary=self.query.hard_boundary)
+                                        tables=[tables[index] for index in named], relations=relations,
+                                        strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
                 answers.append(await self.partitions.call(partition, SKETCH, request, time))
+            canonical = [table.queries for table in tables]
+            for (named, _), answer in zip(pieces, answers, strict=True):
+                for index, texts in zip(named, answer.tables, strict=True):
+                    canonical[index] = texts
             return SketchResponse(partition=partition.id, size=answers[0].size, frequency=answers[0].frequency,
-                                  relations=[rows for answer in answers for rows in answer.relations],
+                                  tables=canonical, relations=[rows for answer in answers for rows in answer.relations],
                                   elapsed_ms=sum(answer.elapsed_ms for answer in answers))
 
         answered = await self._each(call, self.time_limit())
@@ -203,44 +253,39 @@ class Sketches(Counts[P]):
             for rows, summed in zip(answer.relations, sums, strict=True):
                 for value, f in zip(rows.values, rows.f, strict=True):
                     summed.f[value] = summed.f.get(value, 0) + f
-        await self._complete_totals(answered, asks, attribute, sums)
+        await self._complete_totals(answered, tables, asks, attribute, sums)
         self._check_some_answered([status for status, _ in answered])
         return answered, sums
 
     async def _complete_totals(self, answered: list[tuple[PartitionStatus[P], SketchResponse | None]],
-                               asks: list[SketchRelation], attribute: str, sums: list[_Sums]) -> None:
+                               tables: list[SketchTable], asks: list[_Ask], attribute: str, sums: list[_Sums]) -> None:
         """Ask each partition the totals of the collocates other partitions found and it did not, in
-        pieces a node takes (its request bodies are limited)."""
+        requests a node takes (its request bodies are limited)."""
         # (relation, some of its missing collocates) items, packed into requests a node takes
-        requests: list[tuple[PartitionStatus[P], list[tuple[int, list[str]]]]] = []
+        requests: list[tuple[PartitionStatus[P], list[tuple[int, list[str]]], list[int], list[SketchRelation]]] = []
         for status, answer in answered:
             if answer is None:
                 continue
             items = [(index, piece) for index, (rows, summed) in enumerate(zip(answer.relations, sums, strict=True))
-                     for piece in json_pieces(sorted(set(summed.f) - set(rows.values)), TOTALS_BYTES // 2)]
-            sized = [(item, len(asks[item[0]].model_dump_json()) + len(json.dumps(item[1]))) for item in items]
-            piece_items: list[tuple[int, list[str]]] = []
-            size = 0
-            for item, cost in sized:
-                if piece_items and (size + cost > TOTALS_BYTES or len(piece_items) == MAX_SKETCH_RELATIONS):
-                    requests.append((status, piece_items))
-                    piece_items, size = [], 0
-                piece_items.append(item)
-                size += cost
-            if piece_items:
-                requests.append((status, piece_items))
+                     if len(summed.f) > len(rows.values)  # else it found every collocate the others did
+                     for piece in json_pieces(sorted(set(summed.f).difference(rows.values)), REQUEST_BYTES // 2)]
+            asked = _pieces(tables, [(replace(asks[index], headword=None), values) for index, values in items])
+            at = 0
+            for named, relations in asked:
+                requests.append((status, items[at : at + len(relations)], named, relations))
+                at += len(relations)
         time = self.time_limit()
 
-        async def ask(status: PartitionStatus[P], items: list[tuple[int, list[str]]]) -> SketchResponse:
-            relations = [asks[index].model_copy(update={"totals_of": values, "headword": None})
-                         for index, values in items]
+        async def ask(status: PartitionStatus[P], items: list[tuple[int, list[str]]], named: list[int],
+                      relations: list[SketchRelation]) -> SketchResponse:
             request = SketchRequest(partition=status.partition.id, attribute=attribute, headword=None,
-                                    relations=relations, strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
+                                    tables=[tables[index] for index in named], relations=relations,
+                                    strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
             return await self.partitions.call(status.partition, SKETCH, request, time)
 
         answers = await self.partitions.gather([functools.partial(ask, *request) for request in requests])
         extra: dict[tuple[int, int], dict[str, int]] = {}
-        for (status, items), reply in zip(requests, answers, strict=True):
+        for (status, items, _, _), reply in zip(requests, answers, strict=True):
             if isinstance(reply, PartitionFailure):
                 status.failure = reply  # without these totals none of its counts are in
                 status.total = None
@@ -273,16 +318,22 @@ def _merged(headword: str, attribute: str, views: list[View],
     kept = [(status, answer) for status, answer in answered if answer is not None and status.failure is None]
     frequency = sum(answer.frequency for _, answer in kept)
     size = sum(answer.size for _, answer in kept)
-    queries = kept[0][1].relations if kept else []
+    queries = kept[0][1].tables if kept else []
     relations = []
     for index, (view, summed) in enumerate(zip(views, sums, strict=True)):
         rows = [Collocate(value, f, summed.totals[value], log_dice(f, summed.head_total, summed.totals[value]))
                 for value, f in summed.f.items() if f >= min_freq]
         rows.sort(key=lambda c: (-c.log_dice, -c.f, c.value))
         relations.append(RelationSketch(
-            view.name, summed.head_total, summed.instances, queries[index].queries if queries else [],
+            view.name, summed.head_total, summed.instances, queries[index] if queries else [],
             rows[:limit] if limit is not None else rows, len(summed.f),
             summed.head_total / frequency if frequency else None))
     return WordSketch(headword, attribute, frequency, size, relations,
                       all(all(r.saved for r in answer.relations) for _, answer in kept),
                       [status.partition.id for status, _ in answered if status.failure is not None])
+
+
+def _tables(views: list[View], relations: list[list[str]]) -> list[SketchTable]:
+    """The table each view reads: its relation's queries as the nodes run them, and its symmetry."""
+    return [SketchTable(queries=queries, symmetric=view.relation.symmetric)
+            for view, queries in zip(views, relations, strict=True)]
