@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -85,7 +86,7 @@ def charge_runs(url: str) -> str:
 
     rows = []
     with httpx.Client(timeout=600) as http:
-        cases = [
+        cases: list[tuple[str, Callable[[], httpx.Response]]] = [
             ("an estimate of the heavy query", lambda: http.get(f"{url}/api/v1/estimate",
                                                                params={"corpus": "web", "q": HEAVY, "syntax": "cqp"})),
             ("the heavy query to its end", lambda: http.get(f"{url}/api/v1/query",

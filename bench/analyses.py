@@ -13,6 +13,7 @@ costs). Medians of ``--runs``. Node memory is the larger peak resident set (VmHW
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import tempfile
@@ -141,7 +142,7 @@ def cqp_timings(runs: int) -> tuple[dict[str, float | None], dict[str, list[str]
             if case.cqp is None:
                 timings[case.name] = None
                 continue
-            timings[case.name] = median_ms(lambda case=case: check(child.timed(case.cqp or "")), runs)
+            timings[case.name] = median_ms(functools.partial(lambda text: check(child.timed(text)), case.cqp), runs)
             command = case.cqp.replace("cat A 0 99;", "dump A 0 99;")
             answers[case.name] = check(child.timed(command))
     finally:

@@ -402,8 +402,8 @@ def build(web: Web, texts: list[Text], lines: int, seed: int) -> list[Case]:
     def pick(options: list[tuple[str, float]]) -> str:
         return rng.choices([o for o, _ in options], [w for _, w in options])[0]
 
-    for host in range(HOSTS):
-        name = web.host(host)
+    for number_of_host in range(HOSTS):
+        name = web.host(number_of_host)
         web.robots[name] = b"User-agent: *\nDisallow: /admin/\n\nUser-agent: cowbird-calf\nDisallow: /private/\n"
     cases: list[Case] = []
     used = {"de": 0, "en": 0}
@@ -669,10 +669,10 @@ def report(cases: list[Case], results: list[dict[str, str]], seconds: float, arg
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind in SHARES:
         c = per[kind]
-        checked = f"{c['right context']} of {c['context checked']}" if c["context checked"] else "–"
-        found = f"{c['found'] / c['lines']:.1%}" if c["lines"] else "–"
+        context_right = f"{c['right context']} of {c['context checked']}" if c["context checked"] else "–"
+        found_share = f"{c['found'] / c['lines']:.1%}" if c["lines"] else "–"
         print(f"| {kind} | {c['lines']} | {c['found_url']} | {c['found_search']} | {c['not_found']} | "
-              f"{c['fetch_error']} | {c['error']} | {found} | {checked} | "
+              f"{c['fetch_error']} | {c['error']} | {found_share} | {context_right} | "
               f"{c['false positive'] if kind in NOT_FOUND else '–'} | {c['furniture in context']} |")
     moved = [k for k in ("unchanged", "redirected", "moved", "big", "slow")]
     edited = ["edited", "one_word"]

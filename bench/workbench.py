@@ -115,7 +115,8 @@ def context_line(client: httpx.Client, body: dict[str, object]) -> tuple[float, 
     assert isinstance(hits, list)
     hit = hits[0]
     took = []
-    for params in ({"tokens": 100}, {"tokens": 100, "region": "s"}):
+    cases: list[dict[str, str | int]] = [{"tokens": 100}, {"tokens": 100, "region": "s"}]
+    for params in cases:
         started = time.perf_counter()
         client.get(f"/api/v1/context/big50/{hit['position']}", params={"end": hit["matchend"], **params}
                    ).raise_for_status()
