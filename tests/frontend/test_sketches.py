@@ -290,7 +290,7 @@ def _each_relation(change: Callable[[dict[str, Any]], dict[str, Any]]) -> Callab
     return lambda answer: {**answer, "relations": [change(r) if r["values"] else r for r in answer["relations"]]}
 
 
-SKETCH_LIES = {
+SKETCH_LIES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "counts multiplied": _each_relation(lambda r: {**r, "f": [f * 1000 for f in r["f"]],
                                                    "head_total": r["head_total"] * 1000}),
     "rows repeated": _each_relation(lambda r: {**r, "values": r["values"] * 2, "f": r["f"] * 2,
