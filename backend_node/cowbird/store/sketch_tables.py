@@ -11,8 +11,9 @@ from cowbird.store.reader import CwbCorpus
 
 TABLES_DIRECTORY = "sketches"
 """Where in a corpus's home directory the relation tables are saved."""
-FORMAT = 1
-"""The tables' file format; a table of another format (or of another build of the corpus) is not read."""
+FORMAT = 2
+"""The tables' file format; a table of another format (or of another build of the corpus) is not read.
+(2: the running sums are saved with the rows, so that a node maps them instead of computing them.)"""
 
 
 def tables_directory(corpus: CwbCorpus) -> Path:

@@ -76,6 +76,8 @@ class RelationTable:
         return int(self.heads.nbytes + self.colls.nbytes + self.counts.nbytes + self.by_coll.nbytes) * 2
 
     def _cumulative(self) -> tuple[Ints, Ints, npt.NDArray[np.int32]]:
+        """The running sums of the counts in headword order and in collocate order, and the collocates in
+        collocate order: saved with the table (mapped), or computed once."""
         cached = getattr(self, "_sums", None)
         if cached is None:
             by_head = np.concatenate(([0], np.cumsum(self.counts)))
@@ -83,6 +85,11 @@ class RelationTable:
             cached = (by_head, by_coll, self.colls[self.by_coll])
             self._sums = cached
         return cached
+
+    def with_sums(self, head_sums: Ints, coll_sums: Ints, colls_sorted: npt.NDArray[np.int32]) -> RelationTable:
+        """This table with its running sums given (a saved table's, mapped) rather than computed."""
+        self._sums = (head_sums, coll_sums, colls_sorted)
+        return self
 
     def rows(self, word: int, swapped: bool) -> tuple[npt.NDArray[np.int32], Ints, int]:
         """A headword's collocate ids, their counts, and the headword's total in the relation;
@@ -252,7 +259,9 @@ def saved(corpus: CwbCorpus, key: str) -> RelationTable | None:
     def load(name: str) -> Any:
         return np.load(folder / f"{name}.npy", mmap_mode="r")
 
-    return RelationTable(load("heads"), load("colls"), load("counts"), load("by_coll"), int(described["instances"]))
+    table = RelationTable(load("heads"), load("colls"), load("counts"), load("by_coll"), int(described["instances"]))
+    # mapped, not computed: a sketch reads only the pages of its headword's rows
+    return table.with_sums(load("head_sums"), load("coll_sums"), load("colls_sorted"))
 
 
 def save(corpus: CwbCorpus, key: str, table: RelationTable, described: dict[str, object]) -> Path:
@@ -266,6 +275,8 @@ def save(corpus: CwbCorpus, key: str, table: RelationTable, described: dict[str,
     partial.mkdir()
     for name in ("heads", "colls", "counts", "by_coll"):
         np.save(partial / f"{name}.npy", np.ascontiguousarray(getattr(table, name)))
+    for name, sums in zip(("head_sums", "coll_sums", "colls_sorted"), table._cumulative(), strict=True):
+        np.save(partial / f"{name}.npy", np.ascontiguousarray(sums))
     meta = {**described, "format": FORMAT, "size": corpus.size, "instances": table.instances,
             "rows": len(table.counts), "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (partial / "table.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
