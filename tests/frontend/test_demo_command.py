@@ -5,6 +5,7 @@ built."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import queue
 import re
@@ -19,7 +20,8 @@ from typing import IO
 import httpx
 import pytest
 
-from cowbird.commands.demo import port_in_use
+from cowbird.commands.demo import DemoStack, port_in_use
+from cowbird.query.sketch_grammar import load_grammar
 from tests.clock import wait_until
 from tests.support import free_ports
 
@@ -154,3 +156,20 @@ def test_a_node_that_ends_leaves_the_demo_running_and_the_admin_password_can_be_
         process.wait(30)
     for p in (port, port + 1, port + 2):
         wait_until(functools.partial(port_free, p), 15, f"port {p} free")
+
+
+def test_a_second_demo_run_builds_again_the_sketch_tables_of_an_older_format(tmp_path: Path) -> None:
+    """The generated corpus is encoded once; a later run keeps its current word sketch tables and builds
+    again those of another format (a table a node would not read), so that sketches stay fast."""
+    stack = DemoStack(tmp_path, 0, (0, 0), generated=True, web_tokens=20_000)
+    registry = tmp_path / "registry"
+    first = stack._web_corpus(registry)
+    tables = sorted((tmp_path / "data" / "web").rglob("sketches/*/table.json"))
+    assert len(first.partitions) == 2 and len(tables) == 2 * len(load_grammar("penn").relations)
+    stale = tables[0]
+    described = json.loads(stale.read_text())
+    stale.write_text(json.dumps({**described, "format": described["format"] - 1}))
+    kept = {t: t.stat().st_mtime_ns for t in tables if t != stale}
+    stack._web_corpus(registry)  # the stamp says the corpus is there: not encoded again
+    assert json.loads(stale.read_text())["format"] == described["format"]  # built again
+    assert {t: t.stat().st_mtime_ns for t in tables if t != stale} == kept

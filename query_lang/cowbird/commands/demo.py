@@ -121,6 +121,9 @@ class DemoStack:
         manifest = self.base / "data" / "web" / "web.manifest.json"
         if stamp.exists() and stamp.read_text() == wanted and manifest.exists():
             loaded = Manifest.load(manifest)
+            grammar = load_grammar("penn")
+            for partition in loaded.partitions:  # tables of an older format (or none) are built again
+                build_tables(registry, partition.id, grammar, "native", False, lambda _: None)
             return EncodeResult(loaded.corpus, loaded.size, list(loaded.partitions), [], manifest)
         click.echo(f"generating the demo web corpus ({self.web_tokens:,} tokens) ...", err=True)
         written = demo_corpus.write_vrt(vrt, self.web_tokens)
