@@ -59,9 +59,10 @@ typecheck: $(TEST_STAMP)
 # whole on one of them and the browser tests all on one (--dist loadscope; tests/conftest.py)
 XDIST := -n 2 --dist loadscope
 
-# the whole suite on two processes (XDIST): about 17-18 minutes here instead of 30 on one
+# the whole suite on two processes (XDIST): about 17-18 minutes here instead of 30 on one; the 25
+# slowest tests are listed at the end (what to look at when the suite grows slower)
 pytest: $(TEST_STAMP)
-	$(BIN)/pytest -q $(XDIST)
+	$(BIN)/pytest -q $(XDIST) --durations=25
 
 ## quick: the quick loop while working, about a minute and a half on two cores: the tests that start
 ## no processes and take no more than a second or two (-m "not e2e and not slow"), on two processes
