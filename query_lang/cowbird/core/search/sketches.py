@@ -188,8 +188,10 @@ class Sketches(Counts[P]):
     async def thesaurus(self, headword: str, attribute: str, views: list[View], relations: list[list[str]],
                         min_freq: int = 1, limit: int = 25) -> tuple[Statuses[P], Thesaurus]:
         """The words whose sketches are most like the headword's (:func:`similarity`), the ``limit``
-        most similar exactly: candidates are scored in the order of their shared contexts' sum, until
-        that sum over the headword's own cannot reach the last place any more."""
+        most similar exactly. A candidate's score is at most its shared contexts' sum over the headword's
+        own sum plus the candidate's logDice in those shared contexts (its own sum has them and more):
+        candidates are scored (their whole sketches asked) in the order of that bound, until it cannot
+        reach the last place any more."""
         statuses, mine = await self.sketch(headword, attribute, views, relations, min_freq)
         contexts = [(index, c) for index, r in enumerate(mine.relations) for c in r.collocates if c.log_dice > 0]
         own = sum(c.log_dice for _, c in contexts)
@@ -197,25 +199,31 @@ class Sketches(Counts[P]):
         tables = _tables(views, relations)
         asks = [_Ask(index, not views[index].swapped, c.value) for index, c in contexts]
         _, sharing = await self._lookups(attribute, tables, asks) if asks else ([], [])
-        shared: dict[str, list[float]] = {}
+        shared: dict[str, list[float]] = {}  # word: [sum of the agreements, contexts, its logDice in them]
         for (_, c), summed in zip(contexts, sharing, strict=True):
             for word, f in summed.f.items():
                 score = log_dice(f, summed.totals[word], summed.head_total) if f >= min_freq else 0.0
                 if word != headword and score > 0:
-                    shared.setdefault(word, [0.0, 0.0])
+                    shared.setdefault(word, [0.0, 0.0, 0.0])
                     shared[word][0] += _agreement(c.log_dice, score)
                     shared[word][1] += 1
-        ranked = sorted(shared.items(), key=lambda item: (-item[1][0], item[0]))
+                    shared[word][2] += score
+        # (the candidate's logDice in the shared contexts, a little less: summed in another order than
+        # its whole sketch's, the float sums may differ in their last bits)
+        bounds = {word: sums[0] / (own + sums[2] * (1 - 1e-9)) for word, sums in shared.items()}
+        ranked = sorted(shared.items(), key=lambda item: (-bounds[item[0]], item[0]))
         found: list[Similar] = []
         start = 0
         while start < len(ranked):
-            if len(found) >= limit and ranked[start][1][0] / own <= found[limit - 1].score:
-                break  # no word left can score above the last place: its score is below its sum / own
-            batch = ranked[start : start + max(CANDIDATES_AT_ONCE, start)]  # twice as many each round
+            if len(found) >= limit and bounds[ranked[start][0]] <= found[limit - 1].score:
+                break  # no word left can score above the last place: its bound is below it
+            batch = ranked[start : start + max(CANDIDATES_AT_ONCE, start)]  # at most twice as many each round
+            if len(found) >= limit:  # only those whose bound still reaches the last place
+                batch = [item for item in batch if bounds[item[0]] > found[limit - 1].score]
             start += len(batch)
             asks = [_Ask(index, view.swapped, word) for word, _ in batch for index, view in enumerate(views)]
             _, sums = await self._lookups(attribute, tables, asks)
-            for number, (word, (sum_shared, contexts_shared)) in enumerate(batch):
+            for number, (word, (sum_shared, contexts_shared, _)) in enumerate(batch):
                 theirs = sums[number * len(views) : (number + 1) * len(views)]
                 total = sum(score for summed in theirs for value, f in summed.f.items() if f >= min_freq
                             for score in [log_dice(f, summed.head_total, summed.totals[value])] if score > 0)
