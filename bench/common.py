@@ -35,15 +35,25 @@ on Sketch Engine's enTenTen15, 13 GT), in this corpus's tags: rows ec1–ec4 aft
 def big50_stack(prefix: str, settings: dict[str, object]) -> tuple[DemoStack, EncodeOptions]:
     """A demo stack (not prepared yet) serving BIG50 as ``big50`` in two partitions of ~25 MT, one node
     process each, in a fresh temporary folder named ``prefix``…"""
-    vrt = shuffle_corpus(50_000_000)
+    return shuffle_stack(prefix, settings, 50, 2)
+
+
+def shuffle_stack(prefix: str, settings: dict[str, object], million: int,
+                  partitions: int) -> tuple[DemoStack, EncodeOptions]:
+    """A demo stack (not prepared yet) serving the shuffle corpus of ``million`` million tokens as
+    ``big<million>`` in ``partitions`` partitions (one: one node process serves it; two: one each), in
+    a fresh temporary folder named ``prefix``…"""
+    vrt = shuffle_corpus(million * 1_000_000)
     base = Path(tempfile.mkdtemp(prefix=prefix))
+    name = f"big{million}"
     options = EncodeOptions(
-        vrt, base / "data" / "big50", base / "registry" / "big50", ["word", "pos", "upos", "lemma"],
+        vrt, base / "data" / name, base / "registry" / name, ["word", "pos", "upos", "lemma"],
         [parse_s_declaration("text:0+id+host+tld+genre+year+lastmod+url"), parse_s_declaration("s:0+id")],
-        charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=25_100_000,
+        charset="utf8", xml=True, skip_blank=True, strip_blanks=True,
+        partition_tokens=million * 1_000_000 // partitions + 100_000,
     )
     front, n1, n2 = free_ports(3)
-    stack = DemoStack(base, front, (n1, n2), options, name="big50", settings=settings, log_level="warning",
+    stack = DemoStack(base, front, (n1, n2), options, name=name, settings=settings, log_level="warning",
                       replica=False)
     return stack, options
 
@@ -52,11 +62,13 @@ class ServedStack(DemoStack):
     """A corpus encoded elsewhere (``bench/scale.py --keep``'s 1,000-MT partition), served as it is: one
     node process serving it as one partition, behind the front end, in a fresh temporary folder."""
 
-    def __init__(self, registry: Path, corpus: str, settings: dict[str, object]) -> None:
+    def __init__(self, registry: Path, corpus: str, settings: dict[str, object], sketch_grammar: str | None = None,
+                 ) -> None:
         front, node = free_ports(2)
         super().__init__(Path(tempfile.mkdtemp(prefix="cowbird-bench-served-")), front, (node, node), name=corpus,
                          settings=settings, log_level="warning", replica=False)
         self.registry = registry.resolve()
+        self.sketch_grammar = sketch_grammar  # the corpus's word sketch grammar, if it has one
 
     def prepare(self) -> None:
         """The corpus's manifest (one partition at offset 0), the node token and the configuration."""
@@ -73,7 +85,9 @@ class ServedStack(DemoStack):
         node = f"http://127.0.0.1:{self.node_ports[0]}"
         (self.base / "cowbird.toml").write_text(
             f'port = {self.port}\n{extra}\n[nodes]\ntoken_file = "node.token"\n\n[[corpora]]\nname = "{self.name}"\n'
-            f'access = "public"\nmanifest = "{manifest}"\n\n[corpora.nodes]\n{self.name} = ["{node}"]\n')
+            f'access = "public"\nmanifest = "{manifest}"\n'
+            + (f'sketch_grammar = "{self.sketch_grammar}"\n' if self.sketch_grammar else "")
+            + f'\n[corpora.nodes]\n{self.name} = ["{node}"]\n')
 
     def start(self) -> None:
         port = self.node_ports[0]
