@@ -57,7 +57,7 @@ def test_pyproject_lists_every_package_of_the_tree_and_maps_each_part_to_its_fol
 def test_the_tools_search_every_root() -> None:
     tool = PYPROJECT["tool"]
     assert tool["mypy"]["mypy_path"] == ROOTS
-    assert set(tool["mypy"]["files"]) == {*ROOTS, "tests"}
+    assert set(tool["mypy"]["files"]) == {*ROOTS, "tests", "bench"}  # the benchmarks too
     assert tool["pytest"]["ini_options"]["pythonpath"] == ROOTS
     assert set(tool["ruff"]["src"]) == {".", *ROOTS}
     roots = set(tool["importlinter"]["root_packages"])
