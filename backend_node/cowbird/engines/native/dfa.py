@@ -493,7 +493,8 @@ def paths_may_meet(pattern: Pattern) -> bool:
     or an anchor sits inside an alternative or a repetition, under every strategy: paths through
     and around it meet in one DFA state, which keeps one set of values, the one its state order
     writes last (``@1[]{0,2} []? [upos="PUNCT"]`` marks the match's first token where the paths
-    meet; ``a:[]+ []+ :: a.lemma = matchend.lemma`` tests the label's last value there)."""
+    meet; ``a:[]+ []+ :: a.lemma = matchend.lemma`` tests the label's last value there); and where
+    a label or an anchor sits between parts of variable length (``[]* @[] []*`` under longest)."""
 
     def inside(node: Pattern, nested: bool) -> bool:
         if isinstance(node, StructuralTag):
@@ -509,11 +510,57 @@ def paths_may_meet(pattern: Pattern) -> bool:
             return inside(node.item, nested or node.max != 1 or node.min != 1)
         raise TypeError(node)
 
-    if inside(pattern, False) or reads_labels(pattern):
+    if inside(pattern, False) or reads_labels(pattern) or _marked_between_variable_parts(pattern, False, False):
         return True
     tags = [leaf for leaf in leaves(pattern) if isinstance(leaf, StructuralTag)]
     strict = {t.attribute for t in tags if not t.closing} & {t.attribute for t in tags if t.closing}
     return bool(strict) and _has_alternatives(pattern)
+
+
+def _lengths(node: Pattern) -> tuple[int, int | None]:
+    """The fewest and most tokens a pattern consumes (None: no most)."""
+    if isinstance(node, TokenPattern):
+        return (0, 0) if node.lookahead else (1, 1)
+    if isinstance(node, StructuralTag):
+        return 0, 0
+    if isinstance(node, Sequence):
+        spans = [_lengths(item) for item in node.items]
+        most = [high for _, high in spans]
+        return sum(low for low, _ in spans), None if None in most else sum(h for h in most if h is not None)
+    if isinstance(node, Alternation):
+        spans = [_lengths(option) for option in node.options]
+        highs = [high for _, high in spans]
+        return min(low for low, _ in spans), None if None in highs else max(h for h in highs if h is not None)
+    if isinstance(node, Repetition):
+        low, high = _lengths(node.item)
+        if node.max is None:
+            return low * node.min, None if high != 0 else 0
+        return low * node.min, None if high is None else high * node.max
+    raise TypeError(node)
+
+
+def _variable(node: Pattern) -> bool:
+    low, high = _lengths(node)
+    return low != high
+
+
+def _marked_between_variable_parts(node: Pattern, before: bool, after: bool) -> bool:
+    """Whether a label or an anchor sits on a token that parts of variable length both precede and
+    follow (``[]* @[] []*``): then one match may have it at several positions (the paths meet in one
+    DFA state), and which one CQP keeps is its DFA's choice. (Labels and anchors inside repetitions
+    and alternatives are ``paths_may_meet``'s other case.)"""
+    if isinstance(node, TokenPattern):
+        return before and after and bool(node.label or node.target or node.keyword)
+    if isinstance(node, Sequence):
+        items = node.items
+        return any(_marked_between_variable_parts(item, before or any(_variable(i) for i in items[:k]),
+                                                  after or any(_variable(i) for i in items[k + 1:]))
+                   for k, item in enumerate(items))
+    if isinstance(node, Alternation) and len(node.options) == 1:
+        return _marked_between_variable_parts(node.options[0], before, after)
+    if isinstance(node, Repetition) and node.min == node.max == 1:
+        return _marked_between_variable_parts(node.item, before, after)
+    return False
 
 
 def reads_labels(pattern: Pattern) -> bool:
