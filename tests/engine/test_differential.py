@@ -369,12 +369,14 @@ def groups(anchors: bool = True) -> st.SearchStrategy[str]:
 def marked_runs(draw: st.DrawFn) -> str:
     """An anchor or a label on a repeated or optional token followed by unbounded ``[]`` (``@1[]{0,2}
     []* [upos="PUNCT"]``, ``a:[]+ []+``): the paths through the runs meet in one of CQP's DFA states,
-    which keeps the values written last in its state order (issue 50)."""
+    which keeps the values written last in its state order (issue 50); or on a single token between
+    parts of variable length (``[]* @[] []*``), which one match may have at several positions."""
     marks = [*(["@", "@1"] * 2), "a:", "@a:", "@1 a:"]
     item = draw(st.sampled_from(["[]", "[]", draw(tokens())]))
-    run = f"{draw(st.sampled_from(marks))}{item}{draw(st.sampled_from(['?', '*', '+', '{0,2}', '{1,3}', '{2,}']))}"
+    repeat = draw(st.sampled_from(["?", "*", "+", "{0,2}", "{1,3}", "{2,}", "", ""]))
+    run = f"{draw(st.sampled_from(marks))}{item}{repeat}"
     gaps = draw(st.lists(st.sampled_from(["[]*", "[]+", "[]?", "[]{0,2}"]), min_size=1, max_size=2))
-    before = draw(st.sampled_from(["", "", "[] "]))
+    before = draw(st.sampled_from(["", "", "[] ", "[]* ", "[]{0,2} ", f"{draw(tokens())}* "]))
     return f"{before}{run} {' '.join(gaps)} {draw(tokens())}"
 
 
