@@ -179,10 +179,14 @@ _STARTED: dict[str, float] = {}
 """When each generated test ran its first query (monotonic seconds), by test id; ``inf`` once it failed."""
 
 
+def running_test() -> str:
+    """The id of the test pytest is running (``PYTEST_CURRENT_TEST`` without its phase)."""
+    return os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+
+
 def spent() -> bool:
     """Whether the running test has used up ``BUDGET`` (it is counted in hypothesis' statistics)."""
-    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
-    started = _STARTED.setdefault(test, time.monotonic())
+    started = _STARTED.setdefault(running_test(), time.monotonic())
     if BUDGET and time.monotonic() - started > BUDGET:
         note("not run: the test's time budget is spent")
         return True
@@ -197,7 +201,7 @@ def check(engine: NativeEngine, judge: RealCqp, case: Case) -> None:
     try:
         compare(engine, judge, case)
     except BaseException:
-        _STARTED[os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]] = float("inf")
+        _STARTED[running_test()] = float("inf")  # the budget is lifted: hypothesis shrinks the failure
         raise
 
 
