@@ -283,7 +283,8 @@ class NodeApi:
         started = time.perf_counter()
         text, held = await self._every_hit(request)
         found = await self.service.analyse(self.asker, distribution.distribution, held.corpus, held.matches,
-                                           request.attribute, self.service.settings.max_analysis_rows)
+                                           request.attribute, self.service.settings.max_analysis_rows,
+                                           request.period)
         return DistributionResponse(
             partition=request.partition, query=text, total=held.total, outside=found.outside,
             all_values=found.all_values, truncated=found.truncated, values=found.values, hits=found.hits,
@@ -339,7 +340,7 @@ class NodeApi:
         filters = [(f.attribute, f.negated, f.pattern) for f in request.filters]
         found = await self.service.in_thread(self.asker, subcorpus.subcorpus, corpus, filters, request.texts,
                                              request.attribute, request.match, request.ignore_case,
-                                             self.service.settings.max_analysis_rows)
+                                             self.service.settings.max_analysis_rows, request.period)
         return SubcorpusResponse(partition=request.partition, tokens=found.tokens, texts=found.texts,
                                  all_texts=found.all_texts,
                                  values=found.values, value_tokens=found.value_tokens,

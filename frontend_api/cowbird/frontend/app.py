@@ -34,6 +34,7 @@ from cowbird.frontend.pools import NodePools
 from cowbird.frontend.priority import Lanes
 from cowbird.frontend.routes import (
     analyses,
+    comparing,
     context,
     corpora,
     export,
@@ -167,7 +168,7 @@ def create_app(
         app.add_middleware(ToBackground, socket=background, refund=fair_use.refund)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
-                   wordlist.router, subcorpora.router, sketches.router):
+                   wordlist.router, subcorpora.router, sketches.router, comparing.router):
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
     for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router):
         app.include_router(router, dependencies=[Depends(no_parameters)])

@@ -25,6 +25,9 @@ from cowbird.serving.problems import UnknownParameters
 MAX_JSON_ROWS = 100_000
 """Rows of an analysis in one JSON answer; a page of the browser's tables is far smaller."""
 
+MAX_TREND_QUERIES = 8
+"""Queries on one trend chart."""
+
 SAVED_SUBCORPUS = "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."
 
 
@@ -192,6 +195,56 @@ class DispersionParameters(Searching):
     provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
     stream: bool = Field(False, description=(
         "Answer as NDJSON events: started, partition (as each answers), then result or error. JSON only."))
+
+
+class TrendParameters(Parameters):
+    """``GET /api/v1/trend``."""
+
+    corpus: str = Field(description="Corpus name.")
+    q: list[str] = Field(min_length=1, max_length=MAX_TREND_QUERIES, description=(
+        f"The query; repeat q for several on one chart (at most {MAX_TREND_QUERIES})."))
+    syntax: Literal["simple", "cqp"] = Field("simple", description="simple (Colibri² language) or cqp.")
+    ignore_case: bool = Field(False, description="Case-insensitive matching, as for a search.")
+    filters: list[str] = Field([], alias="filter", description=(
+        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (rates are per million of its tokens per period)."))
+    subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
+    by: str | None = Field(None, description=(
+        "The s-attribute holding a year or a date (text_year, text_date, text_lastmod); default: the corpus's "
+        "first whose name ends in _year, then _date, then one with lastmod in it."))
+    period: Literal["year", "month", "decade"] = Field("year", description="The periods counted in.")
+    min_tokens: int = Field(10_000, ge=0, description=(
+        "A period with fewer tokens than this is marked sparse: its rate says little."))
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or one row per query and period as a tsv/csv/xlsx file."))
+    provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
+
+
+class CompareParameters(Searching):
+    """``GET /api/v1/compare``: the first search is ``corpus``, ``q`` … as for a search; the second is
+    ``other_*``, each defaulting to the first's (but its filters: none unless given)."""
+
+    other_corpus: str | None = Field(None, description="The second search's corpus (default: corpus).")
+    other_q: str | None = Field(None, description="The second search's query (default: q).")
+    other_syntax: Literal["simple", "cqp"] | None = Field(None, description="Its syntax (default: syntax).")
+    other_ignore_case: bool | None = Field(None, description="Its case switch (default: ignore_case).")
+    other_filters: list[str] = Field([], alias="other_filter", description=(
+        "Its subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (default: none, the whole corpus)."))
+    other_subcorpus: str | None = Field(None, description="Its saved subcorpus (an ID), before any other_filter.")
+    by: str = Field("word", description="The p-attribute of the match compared (word, lemma, pos ...).")
+    on: str | None = Field(None, description="Which tokens: as for /api/v1/frequency (default: the whole match).")
+    fold: str = Field("", description="c: fold case, d: ignore diacritics, cd: both.")
+    min: int = Field(3, ge=1, description="Values with at least this many hits on one side are compared.")
+    order: Literal["log_likelihood", "log_ratio", "diff"] = Field("log_likelihood", description=(
+        "Rank each side's preferred values by |signed log-likelihood|, |Log Ratio| or |%DIFF|."))
+    p: float = Field(0.05, gt=0, le=1, description=(
+        "Significance: only values whose log-likelihood is significant at this p are listed; p=1 lists all."))
+    correction: Literal["bonferroni", "none"] = Field("bonferroni", description=(
+        "bonferroni: p is divided by the number of values compared; none: p as given."))
+    min_log_ratio: float = Field(0.0, ge=0, description="Only values whose |Log Ratio| is at least this.")
+    limit: int = Field(100, ge=1, le=MAX_JSON_ROWS, description="Rows listed for each side at most.")
+    format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
+        "json, or the rows as a tsv/csv/xlsx file."))
+    provenance: bool = Field(False, description="With a file: start it with what it compares and how.")
 
 
 class WordListParameters(Parameters):

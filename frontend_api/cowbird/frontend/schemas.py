@@ -460,6 +460,107 @@ class DistributionResult(_AnalysisResult):
     rows: list[DistributionRow]
 
 
+class TrendPoint(BaseModel):
+    period: str = Field(description="2012 (a year or a decade: its first year) or 2012-05 (a month).")
+    hits: int
+    tokens: int = Field(description="Tokens of the (sub)corpus dated in this period.")
+    texts: int = Field(description="Regions of the date attribute (texts) with tokens in this period.")
+    per_million: float | None = Field(description="Hits per million of those tokens (None: no text at all).")
+    low: float | None = Field(description="The 95 % Wilson score interval of the rate: lower bound.")
+    high: float | None = Field(description="Its upper bound.")
+    sparse: bool = Field(description="Fewer tokens than min_tokens (or none): a rate that says little.")
+    concordance: str | None = Field(description="The search page with this period's hits (None without text).")
+
+
+class TrendSeries(BaseModel):
+    """One query's trend."""
+
+    q: str
+    cqp: str = Field(description="The CQP that ran on every partition.")
+    total: int = Field(description="Hits in the partitions that answered.")
+    undated: int = Field(description="Hits in regions whose value holds no date, or outside every region.")
+    complete: bool
+    failed: list[str]
+    partitions: list[PartitionResult]
+    points: list[TrendPoint]
+
+
+class TrendResult(BaseModel):
+    """Relative frequency per period of one or more queries, exact over every partition."""
+
+    corpus: str
+    by: str = Field(description="The s-attribute whose values are the dates.")
+    period: str
+    filters: list[str]
+    min_tokens: int
+    tokens: int = Field(description="Tokens of the (sub)corpus searched.")
+    undated_tokens: int = Field(description="Of those, tokens in regions whose value holds no date.")
+    total: int = Field(description="The hits of every query, in the partitions that answered.")
+    complete: bool = Field(description="Every partition answered every query and the sizes.")
+    failed: list[str] = Field(description="The partitions that did not answer (a query or the sizes).")
+    series: list[TrendSeries]
+    elapsed_ms: float
+
+
+class ComparedSearch(BaseModel):
+    """One side of a comparison."""
+
+    corpus: str
+    q: str
+    syntax: str
+    ignore_case: bool
+    filters: list[str]
+    cqp: str = Field(description="The CQP that ran on every partition.")
+    total: int = Field(description="Its hits, in the partitions that answered.")
+    counted: int = Field(description="Hits with a value counted (the size the shares and the measures use).")
+    distinct: int = Field(description="Distinct values.")
+    truncated: bool = Field(description="A partition had more distinct values than it lists: counts may be low.")
+
+
+class CompareRow(BaseModel):
+    value: str
+    preferred: Literal["first", "second"] = Field(description="The search this value is relatively more frequent in.")
+    frequency: int = Field(description="Hits with this value in the first search.")
+    other_frequency: int = Field(description="… in the second.")
+    share: float = Field(description="frequency / counted of the first search.")
+    other_share: float
+    log_likelihood: float = Field(description="Signed: negative where the value is rarer in the first search.")
+    log_ratio: float = Field(description="log2 of the ratio of the shares (a zero counts as 0.5).")
+    log_ratio_low: float = Field(description="Its 95 % confidence interval: lower bound.")
+    log_ratio_high: float
+    diff: float = Field(description="%DIFF: the difference of the shares in % of the second's.")
+    hits: str | None = Field(description="The search page with these hits of the first search (None where no "
+                                         "query can pick them out: a value of several tokens).")
+    other_hits: str | None = Field(description="… of the second search.")
+
+
+class CompareResult(BaseModel):
+    """Two searches compared on an attribute of the match: which values each prefers, exact over every
+    partition, ranked by keyness as keyword lists are."""
+
+    first: ComparedSearch
+    second: ComparedSearch
+    by: str
+    on: str
+    fold: str
+    min: int
+    order: str
+    compared: int = Field(description="Values reaching min on one side.")
+    p: float
+    correction: str
+    critical_log_likelihood: float = Field(description="The least |log-likelihood| listed (0: every value).")
+    min_log_ratio: float
+    not_significant: int = Field(description="Values compared and not listed.")
+    preferred_first: int = Field(description="Values listed as preferred by the first search (rows: at most limit).")
+    preferred_second: int
+    complete: bool
+    failed: list[str]
+    partitions: list[PartitionResult]
+    rows: list[CompareRow] = Field(description="The first search's preferred values, most distinctive first, then "
+                                               "the second's.")
+    elapsed_ms: float
+
+
 class CollocateRow(BaseModel):
     value: str
     f: int = Field(description="Co-occurrences (O11): window positions with this value.")

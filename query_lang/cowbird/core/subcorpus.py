@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cowbird.core.operations import SUBCORPUS
+from cowbird.core.periods import Period
 from cowbird.core.search import PartitionFailure, Partitions, PartitionStatus, TimeLimit, all_failed
 from cowbird.core.wire import RegionFilter, SubcorpusRequest, SubcorpusResponse
 
@@ -29,12 +30,14 @@ class SubcorpusSizes:
 
 async def subcorpus_sizes(partitions: Partitions[Any], corpus: str, members: Sequence[Any],
                           filters: list[RegionFilter], texts: str | None, attribute: str | None, match: str | None,
-                          ignore_case: bool, seconds: float) -> SubcorpusSizes:
-    """The subcorpus of ``filters`` over the partitions ``members`` (exact over those that answer)."""
+                          ignore_case: bool, seconds: float, period: Period | None = None) -> SubcorpusSizes:
+    """The subcorpus of ``filters`` over the partitions ``members`` (exact over those that answer); with
+    a ``period``, the attribute's values are the periods of the dates it holds."""
     limit = TimeLimit(seconds)
     calls: list[Callable[[], Awaitable[SubcorpusResponse]]] = [
         functools.partial(partitions.call, p, SUBCORPUS, SubcorpusRequest(
-            partition=p.id, filters=filters, texts=texts, attribute=attribute, match=match, ignore_case=ignore_case),
+            partition=p.id, filters=filters, texts=texts, attribute=attribute, match=match, ignore_case=ignore_case,
+            period=period),
             limit) for p in members]
     answers = await partitions.gather(calls)
     sizes = SubcorpusSizes(texts=0 if texts else None, all_texts=0 if texts else None)

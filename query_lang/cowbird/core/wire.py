@@ -294,6 +294,9 @@ class FrequencyResponse(_Answer):
 
 class DistributionRequest(QueryRequest):
     attribute: str = Field(min_length=1, description="An s-attribute with values (text_genre, text_year ...).")
+    period: Literal["year", "month", "decade"] | None = Field(None, description=(
+        "The values are dates: count per period (cowbird.core.periods), every period with text listed, the "
+        "values holding no date as one row with the empty value."))
 
 
 class DistributionResponse(_Answer):
@@ -526,6 +529,9 @@ class SubcorpusRequest(BaseModel):
     attribute: str | None = Field(None, description="An s-attribute with values, listed with their sizes.")
     match: str | None = Field(None, description="Only the values matching this CQP regex (the whole value).")
     ignore_case: bool = False
+    period: Literal["year", "month", "decade"] | None = Field(None, description=(
+        "The attribute's values are dates: list its periods instead (cowbird.core.periods), the undated values "
+        "as the empty one."))
 
 
 class SubcorpusResponse(BaseModel):

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
+from cowbird.core.periods import Period, period_of
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus
-from cowbird.store.regions import value_table, with_values
+from cowbird.store.regions import ValueTable, value_table, with_values
 
 
 @dataclass
@@ -28,19 +30,23 @@ ALL_VALUES_UP_TO = 10_000  # an attribute with more values (an id) lists only th
 
 
 def distribution(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str,
-                 max_rows: int) -> Distribution:
+                 max_rows: int, period: Period | None = None) -> Distribution:
     """Hits per value of an s-attribute at the match, with each value's size (tokens, regions) and
     the regions with at least one hit — CQP's ``group A match ATT``. Every value is listed, also
     those without hits, when the attribute has at most ``ALL_VALUES_UP_TO`` (genres, years);
-    an attribute with more (sentence or text ids) lists the values with hits, as CQP does."""
+    an attribute with more (sentence or text ids) lists the values with hits, as CQP does. With a
+    ``period``, the values are dates counted per period (``cowbird.core.periods``): every period
+    with text is listed, the undated values together as the empty value."""
     deadline.check()
     s = with_values(corpus, attribute, "by")
     table = value_table(s)
     numbers = s.region_numbers(np.asarray(matches.match, dtype=s.starts.dtype)) if len(s) else \
         np.full(len(matches), -1, dtype=np.int64)
     inside = numbers[numbers >= 0]
-    hits = np.bincount(table.of_region[inside], minlength=len(table.names))
     hit_regions = np.unique(inside)
+    if period is not None:
+        return _periods(table, inside, hit_regions, period, int(len(numbers) - len(inside)))
+    hits = np.bincount(table.of_region[inside], minlength=len(table.names))
     regions_with_hits = np.bincount(table.of_region[hit_regions], minlength=len(table.names))
     all_values = len(table.names) <= min(max_rows, ALL_VALUES_UP_TO)  # a text type, not an id
     chosen = np.arange(len(table.names)) if all_values else np.flatnonzero(hits)
@@ -52,3 +58,21 @@ def distribution(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attrib
         table.tokens[chosen].tolist(), table.regions[chosen].tolist(), int(len(numbers) - len(inside)),
         all_values, truncated,
     )
+
+
+def _periods(table: ValueTable, inside: npt.NDArray[np.int64], hit_regions: npt.NDArray[np.int64], period: Period,
+             outside: int) -> Distribution:
+    """The distribution over periods: each value's period found once (the values are few beside the
+    regions), then the regions' hits, sizes and counts summed per period."""
+    keys = [period_of(name, period) for name in table.names]
+    names = sorted(set(keys), key=lambda k: (k == "", k))  # the undated ("") last
+    index = {name: n for n, name in enumerate(names)}
+    of_value = np.fromiter((index[k] for k in keys), dtype=np.int64, count=len(keys))
+    of_region = of_value[table.of_region]
+    size = len(names)
+    return Distribution(
+        names, np.bincount(of_region[inside], minlength=size).tolist(),
+        np.bincount(of_region[hit_regions], minlength=size).tolist(),
+        np.bincount(of_value, weights=table.tokens, minlength=size).astype(np.int64).tolist(),
+        np.bincount(of_value, weights=table.regions, minlength=size).astype(np.int64).tolist(),
+        outside, True, False)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cowbird.core.errors import LimitExceeded
+from cowbird.core.periods import Period, period_of
 from cowbird.query.pcre import compile_pcre
 from cowbird.store import CwbCorpus
 from cowbird.store.regions import (
@@ -35,9 +36,10 @@ class SubcorpusSize:
 
 
 def subcorpus(corpus: CwbCorpus, filters: list[tuple[str, bool, str]], texts: str | None, attribute: str | None,
-              match: str | None, ignore_case: bool, max_values: int) -> SubcorpusSize:
+              match: str | None, ignore_case: bool, max_values: int, period: Period | None = None) -> SubcorpusSize:
     """The partition's part in the subcorpus the filters choose (the tokens in regions whose value
-    matches every filter): its size, and with ``attribute`` that attribute's values in it."""
+    matches every filter): its size, and with ``attribute`` that attribute's values in it (with a
+    ``period``: the periods of the dates they hold, ``cowbird.core.periods``)."""
     check_attributes(corpus, None, texts)
     starts, ends = intersection([filter_regions(corpus, a, negated, pattern) for a, negated, pattern in filters],
                                 corpus.size)
@@ -59,6 +61,16 @@ def subcorpus(corpus: CwbCorpus, filters: list[tuple[str, bool, str]], texts: st
         search = compile_pcre(match, ignore_case).search
         chosen = chosen[np.fromiter((search(table.names[i]) is not None for i in chosen), dtype=np.bool_,
                                     count=len(chosen))]
+    if period is not None:
+        keys = [period_of(table.names[i], period) for i in chosen.tolist()]
+        tokens_of: dict[str, int] = {}
+        regions_of: dict[str, int] = {}
+        for key, t, r in zip(keys, value_tokens[chosen].tolist(), value_regions[chosen].tolist(), strict=True):
+            tokens_of[key] = tokens_of.get(key, 0) + t
+            regions_of[key] = regions_of.get(key, 0) + r
+        names = sorted(tokens_of, key=lambda k: (k == "", k))
+        return SubcorpusSize(tokens, text_count, all_texts, names, [tokens_of[k] for k in names],
+                             [regions_of[k] for k in names])
     if len(chosen) > max_values:
         raise LimitExceeded(f"values={attribute}: {len(chosen):,} values on this partition, more than {max_values:,} "
                             "listed at once; choose some with match (a regular expression)")

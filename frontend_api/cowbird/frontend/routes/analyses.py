@@ -17,7 +17,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
-from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, parse_breakdown, parse_fold
+from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, Span, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
 from cowbird.frontend.corpora import CorpusEntry, Partition
@@ -255,7 +255,6 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
     target, cqp = found.corpus, found.search.cqp
     levels, folded = parse_breakdown(by, on), parse_fold(asked.fold)
-    span = levels[0][1]
     rows_wanted = _page_size(limit, format, 1000)
     work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
     statuses, table = await visit.run(work, found.search)
@@ -273,21 +272,11 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
                       statuses, table.truncated, [*value_columns, "frequency", "share", "per_million"],
                       [[*(r.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [r.value]), r.frequency, r.share,
                         r.per_million] for r in table.rows])
-    parsed = found.search.query.query
-    one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
-    single = len(levels) == 1 and ((span.start == span.end and span.start.offset == 0)
-                                   or (span == WHOLE_MATCH and one_token))
-    # the token right after the match: its value tested by a lookahead, which leaves the hits as they are
-    after = len(levels) == 1 and span.start == span.end and span.start.offset == 1 and (
-        span.start.name == "matchend" or (span.start.name == "match" and one_token)) and not isinstance(
-        parsed.pattern, Meet | MuUnion | Tabular)
+    link = value_links(target.name, found.search.query.query, levels, folded)
     rows = [
         FrequencyRow(value=" / ".join(values) if len(levels) > 1 else row.value, values=values,
                      frequency=row.frequency, share=row.share, per_million=row.per_million,
-                     concordance=_cqp_link(target.name, functools.partial(
-                         _with_value, parsed, span.start.name, by, row.value, folded)) if single
-                     else _cqp_link(target.name, functools.partial(_followed_by, parsed, by, row.value, folded))
-                     if after else None)
+                     concordance=link(row.value))
         for row in table.rows
         for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
     ]
@@ -297,6 +286,30 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
         rows=rows,
     )
+
+
+def value_links(corpus: str, parsed: ParsedQuery, levels: list[tuple[str, Span]],
+                folded: str) -> Callable[[str], str | None]:
+    """The search page with the hits whose counted value is the one given (a frequency row's
+    concordance), where a query can say so: a breakdown by one attribute of one token of the match
+    (the first, the last, or the whole match of one token) or of the token right after it (tested
+    by a lookahead, which leaves the hits as they are); None for the others."""
+    by, span = levels[0][0], levels[0][1]
+    one_token = isinstance(parsed.pattern, TokenPattern)  # the whole match is its first token
+    single = len(levels) == 1 and ((span.start == span.end and span.start.offset == 0)
+                                   or (span == WHOLE_MATCH and one_token))
+    after = len(levels) == 1 and span.start == span.end and span.start.offset == 1 and (
+        span.start.name == "matchend" or (span.start.name == "match" and one_token)) and not isinstance(
+        parsed.pattern, Meet | MuUnion | Tabular)
+
+    def link(value: str) -> str | None:
+        if single:
+            return _cqp_link(corpus, functools.partial(_with_value, parsed, span.start.name, by, value, folded))
+        if after:
+            return _cqp_link(corpus, functools.partial(_followed_by, parsed, by, value, folded))
+        return None
+
+    return link
 
 
 @router.get("/dispersion", response_model=DispersionResult, responses=TABLE_FILES)

@@ -24,6 +24,7 @@ from cowbird.core.analysis_spec import parse_breakdown, parse_fold
 from cowbird.core.errors import UnknownAttribute
 from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQUENCY, MARGINALS
+from cowbird.core.periods import Period
 from cowbird.core.search.counts import Counts
 from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit, answered_total
 from cowbird.core.wire import (
@@ -92,16 +93,17 @@ class Analyses(Counts[P]):
         return [s for s, _ in answered], await off_loop(merged)
 
     async def distribution(self, attribute: str, order: Literal["value", "hits", "per_million"] = "value",
-                           ) -> tuple[Statuses[P], DistributionTable]:
+                           period: Period | None = None) -> tuple[Statuses[P], DistributionTable]:
         """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with each
-        value's size, summed over partitions."""
+        value's size, summed over partitions; with a ``period``, per period of the dates the values
+        hold (``cowbird.core.periods``; the undated values as the empty one)."""
         self.query.check_no_cut("a distribution")
         if attribute not in self.corpus.meta:
             raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no s-attribute with values named "
                                    f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
 
         async def call(partition: P, time: TimeLimit) -> DistributionResponse:
-            request = self.asked(DistributionRequest, partition, attribute=attribute)
+            request = self.asked(DistributionRequest, partition, attribute=attribute, period=period)
             return await self.partitions.call(partition, DISTRIBUTION, request, time)
 
         answered = await self._each(call, self.time_limit())

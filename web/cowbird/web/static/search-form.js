@@ -146,6 +146,9 @@ export function describeCorpus() {
   second.value = chosen;
   fill("coll-attribute", info.p_attributes, "lemma");
   fill("dist-by", info.meta, info.meta.find((m) => /genre|year|date/.test(m)) || info.meta[0]);
+  // a trend's dates: as the API's default, the first *_year, then *_date, then *lastmod*
+  const dated = [/(^|_)year$/, /(^|_)date$/, /lastmod/].map((test) => info.meta.find((m) => test.test(m))).find(Boolean);
+  fill("trend-by", info.meta, dated || info.meta[0]);
   const regions = info.s_attributes.filter((a) => !info.meta.includes(a));
   fill("disp-parts", regions, "text"); // the parts of the dispersion: texts, sentences ...
   const within = byId("coll-within", HTMLSelectElement);

@@ -14,8 +14,8 @@
 
 import { controlValue, setControlValue } from "./search-dom.js";
 
-/** @typedef {"kwic" | "frequency" | "distribution" | "collocations" | "dispersion"} View */
-/** @typedef {"frequency" | "distribution" | "collocations" | "dispersion"} Analysis */
+/** @typedef {"kwic" | "frequency" | "distribution" | "trend" | "collocations" | "dispersion"} View */
+/** @typedef {"frequency" | "distribution" | "trend" | "collocations" | "dispersion"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
 /** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist" | "sketch"} RequestKind */
 
@@ -113,7 +113,7 @@ import { controlValue, setControlValue } from "./search-dom.js";
 const current = {
   shown: null,
   view: "kwic",
-  tableOffset: { frequency: 0, distribution: 0, collocations: 0, dispersion: 0 },
+  tableOffset: { frequency: 0, distribution: 0, trend: 0, collocations: 0, dispersion: 0 },
   collOrder: "log_likelihood",
   analysed: {},
   defaults: {},
@@ -133,17 +133,18 @@ export const state = current;
 /** Hits on a page of the concordance (and in a random sample). */
 export const PAGE = 100;
 /** @type {readonly View[]} */
-export const VIEWS = ["kwic", "frequency", "distribution", "collocations", "dispersion"];
+export const VIEWS = ["kwic", "frequency", "distribution", "trend", "collocations", "dispersion"];
 /** @type {readonly Analysis[]} */
-export const ANALYSES = ["frequency", "distribution", "collocations", "dispersion"];
+export const ANALYSES = ["frequency", "distribution", "trend", "collocations", "dispersion"];
 /** Rows of a page of each analysis table (a chart draws the page: at most 30 bars). */
-export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, collocations: 100, dispersion: 50 });
+export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, trend: 0, collocations: 100, dispersion: 50 });
 /** The prefix of each analysis's element ids (#freq-table, #dist-pager, ...). */
-export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", collocations: "coll", dispersion: "disp" });
+export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", trend: "trend", collocations: "coll",
+  dispersion: "disp" });
 export const DEFAULT_COLL_ORDER = "log_likelihood";
 /** The URL parameter of each analysis table's page. */
-const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: "dist_offset", collocations: "coll_offset",
-  dispersion: "disp_offset" });
+const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: "dist_offset", trend: "trend_offset",
+  collocations: "coll_offset", dispersion: "disp_offset" });
 /** The controls whose values live in the URL (under these names) when not at their default. */
 export const SETTINGS = /** @type {const} */ ({
   "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
@@ -154,6 +155,8 @@ export const SETTINGS = /** @type {const} */ ({
   "kwic-inline": "inline", "kwic-meta": "column",
   "freq-by": "freq_by", "freq-on": "freq_on", "freq-by-2": "freq_by_2", "freq-on-2": "freq_on_2", "freq-fold-c": "freq_fold_c", "freq-fold-d": "freq_fold_d",
   "dist-by": "dist_by", "dist-order": "dist_order",
+  "trend-by": "trend_by", "trend-period": "trend_period", "trend-q-2": "trend_q_2", "trend-q-3": "trend_q_3",
+  "trend-q-4": "trend_q_4",
   "disp-parts": "disp_parts",
   "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
 });
@@ -332,7 +335,7 @@ export function fromUrl(params) {
     view,
     settings,
     tableOffset: { frequency: whole(params.get(OFFSETS.frequency)), distribution: whole(params.get(OFFSETS.distribution)),
-      collocations: whole(params.get(OFFSETS.collocations)), dispersion: 0 },
+      trend: 0, collocations: whole(params.get(OFFSETS.collocations)), dispersion: 0 },
     collOrder: params.get("coll_order") || DEFAULT_COLL_ORDER,
     categories: params.get("categories"),
   };
@@ -464,6 +467,13 @@ export function analysisRequest(search, view, settings, what) {
   } else if (view === "distribution") {
     params.set("by", settings["dist-by"]);
     params.set("order", settings["dist-order"]);
+  } else if (view === "trend") { // not a paged table: every period of every query
+    params.set("by", settings["trend-by"]);
+    params.set("period", settings["trend-period"] || "year");
+    for (const id of ["trend-q-2", "trend-q-3", "trend-q-4"]) {
+      const more = String(settings[id] ?? "").trim();
+      if (more) params.append("q", more);
+    }
   } else if (view === "dispersion") { // not a paged table: the measures and ROWS.dispersion stretches
     params.set("parts", String(settings["disp-parts"] || "text"));
     params.set("bins", String(ROWS.dispersion));
@@ -477,7 +487,7 @@ export function analysisRequest(search, view, settings, what) {
   if (what === "file") {
     params.set("format", "tsv");
     params.set("provenance", "1");
-  } else if (view !== "dispersion") {
+  } else if (view !== "dispersion" && view !== "trend") {
     params.set("offset", String(what.offset));
     params.set("limit", String(ROWS[view]));
   }

@@ -6,7 +6,7 @@
 // have answered and which failed.
 
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
-import { barChart, stripChart } from "./search-chart.js";
+import { SERIES_STYLES, barChart, stripChart, trendChart } from "./search-chart.js";
 import { byId, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import {
   PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, setAnalysed, setCollOrder, setTableOffset, setView, state,
@@ -66,6 +66,20 @@ import {
 /**
  * GET /api/v1/distribution's answer.
  * @typedef {AnalysisPage & {by: string, outside: number, rows: DistributionRow[]}} DistributionResult
+ */
+
+/**
+ * GET /api/v1/trend's answer: a series per query.
+ * @typedef {object} TrendResult
+ * @property {string} by
+ * @property {string} period
+ * @property {number} min_tokens
+ * @property {number} tokens
+ * @property {number} undated_tokens
+ * @property {number} total  the hits of every query
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {import("./search-chart.js").TrendSeries[]} series
  */
 
 /**
@@ -191,6 +205,11 @@ export async function analyse() {
       const body = await counted(view, params, signal, summary);
       showDistribution(body);
       finish(view, body);
+    } else if (view === "trend") {
+      /** @type {TrendResult} */
+      const body = await counted(view, params, signal, summary);
+      showTrend(body);
+      finish(view, body);
     } else if (view === "dispersion") {
       /** @type {DispersionResult} */
       const body = await counted(view, params, signal, summary);
@@ -218,7 +237,7 @@ export async function analyse() {
     if (error instanceof ApiProblem) {
       summary.textContent = problemText(error.problem, "the analysis failed");
       for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-xlsx`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
-      if (view === "distribution" || view === "dispersion") byId(`${prefix}-figure`, HTMLElement).hidden = true;
+      if (view === "distribution" || view === "dispersion" || view === "trend") byId(`${prefix}-figure`, HTMLElement).hidden = true;
     } else if (aborted(error)) {
       const overtaken = state.requests.analysis?.signal !== signal;
       if (!overtaken || state.view !== view) summary.textContent = "Cancelled."; // else its successor counts
@@ -245,7 +264,7 @@ export async function analyse() {
  */
 async function counted(view, params, signal, summary) {
   const streamed = new URLSearchParams(params);
-  streamed.set("stream", "1");
+  if (view !== "trend") streamed.set("stream", "1"); // a trend answers at once, for every query
   /** @type {T | null} */
   let body = null;
   /** @type {AsyncGenerator<AnalysisEvent<T> | T, void, undefined>} */
@@ -279,7 +298,7 @@ function countingText(done, partitions, failed) {
 /**
  * The pager and the partitions that did not answer, for any analysis's page.
  * @param {Analysis} view
- * @param {DispersionResult | AnalysisPage & {rows: unknown[]}} body
+ * @param {DispersionResult | TrendResult | AnalysisPage & {rows: unknown[]}} body
  */
 function finish(view, body) {
   if (view !== "dispersion" && "rows" in body) showPager(view, body); // the dispersion is not a paged table
@@ -342,7 +361,7 @@ export function fillValue(row, text, href, label) {
  * @param {string[]} texts
  */
 export function fillNumbers(row, texts) {
-  const cells = row.querySelectorAll("td:not(.value):not(.rank)");
+  const cells = row.querySelectorAll("td:not(.value):not(.rank):not(.query)");
   texts.forEach((text, i) => {
     cells[i].textContent = text;
   });
@@ -419,6 +438,42 @@ function showDispersion(body) {
     fillNumbers(row, [number(p.tokens), number(p.hits), decimal(p.tokens ? (p.hits * 1e6) / p.tokens : 0)]);
     return row;
   }));
+}
+
+/**
+ * A trend: the lines with their bands, a key naming each query, and a row per query and period.
+ * @param {TrendResult} body
+ */
+function showTrend(body) {
+  const periods = body.series[0]?.points ?? [];
+  const sparse = periods.filter((p) => p.tokens > 0 && p.sparse).length;
+  const empty = periods.filter((p) => p.tokens === 0).length;
+  const undated = body.series.reduce((sum, s) => sum + s.undated, 0);
+  byId("trend-summary", HTMLElement).textContent = `${body.series.map((s) => `${number(s.total)} hits of ${s.q}`).join(", ")}` +
+    ` over ${number(periods.length)} ${body.period}s of ${body.by} (${periods[0]?.period ?? ""}–${periods.at(-1)?.period ?? ""})` +
+    (sparse ? `; ${number(sparse)} with fewer than ${number(body.min_tokens)} tokens (hollow points)` : "") +
+    (empty ? `; ${number(empty)} without any text (gaps)` : "") +
+    (undated ? `; ${number(undated)} hits in texts without a date` : "") + ".";
+  byId("trend-chart", HTMLElement).replaceChildren(trendChart(body.series, body.by));
+  byId("trend-legend", HTMLElement).replaceChildren(...body.series.map((s, k) => {
+    const item = fromTemplate("trend-key", HTMLLIElement);
+    const line = part(item, "line", SVGLineElement);
+    const style = SERIES_STYLES[k % SERIES_STYLES.length];
+    line.setAttribute("stroke", style.colour);
+    line.setAttribute("stroke-dasharray", style.dash);
+    part(item, "span", HTMLElement).textContent = `${s.q} (${number(s.total)} hits)`;
+    return item;
+  }));
+  byId("trend-figure", HTMLElement).hidden = periods.length === 0;
+  showRows("trend-table", body.series.flatMap((s) => s.points.map((p) => {
+    const row = fromTemplate("trend-row", HTMLTableRowElement);
+    part(row, "td.query", HTMLTableCellElement).textContent = s.q;
+    fillValue(row, p.period, p.concordance, `Show the ${number(p.hits)} hits of ${s.q} in ${p.period}`);
+    fillNumbers(row, [number(p.hits), number(p.tokens),
+      p.per_million === null ? "no text" : `${decimal(p.per_million)}${p.sparse ? " (little text)" : ""}`,
+      p.low === null || p.high === null ? "" : `${decimal(p.low)}–${decimal(p.high)}`, number(p.texts)]);
+    return row;
+  })));
 }
 
 /** Tokens a part of a dispersion holds on average below which DP is explained next to its chart. */
