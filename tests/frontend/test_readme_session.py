@@ -121,6 +121,12 @@ def test_every_example_on_the_api_help_page_finds_hits_on_the_demo_corpus(demo: 
         elif "/api/v1/sketchdiff?" in url:  # two sketches compared: collocates the two words share
             body = answer.json()
             assert body["other_frequency"] > 0 and any(r["shared"] for r in body["relations"]), (url, body)
+        elif "/api/v1/compare?" in url:  # two searches compared: both find hits, and values differ between them
+            body = answer.json()
+            assert body["first"]["total"] and body["second"]["total"] and body["rows"], (url, body)
+        elif "/api/v1/trend?" in url and "format=" not in url:  # per year, with text in each period listed
+            body = answer.json()
+            assert body["total"] and all(p["tokens"] for s in body["series"] for p in s["points"]), (url, body)
         elif answer.headers["content-type"].startswith("application/json"):
             body = answer.json()
             found = body.get("total", len(body.get("data", [])) if "data" in body else body.get("cqp"))

@@ -383,6 +383,17 @@ class TranslateParameters(Parameters):
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
 
 
+class BuilderParameters(Parameters):
+    """``GET /api/v1/builder``: a query read into boxes (``q``), or boxes written as CQP (``boxes``)."""
+
+    q: str | None = Field(None, description="A query to read into boxes (CQP, or simple with syntax=simple).")
+    syntax: Literal["simple", "cqp"] = Field("cqp", description="The syntax of q.")
+    boxes: str | None = Field(None, max_length=20_000, description=(
+        'Boxes to write as CQP, as JSON: {"tokens": [{"tests": [{"attribute": "lemma", "operator": "is", '
+        '"value": "house", "ignore_case": false}], "min": 1, "max": 1}], "within": "s"}.'))
+    corpus: str | None = Field(None, description="A corpus whose attributes the boxes must name.")
+
+
 class CheckParameters(Parameters):
     """``GET /api/v1/check``."""
 

@@ -68,6 +68,41 @@ class Translation(BaseModel):
         default_factory=list, description="The anchors the query marks (@ target, @1 keyword).")
 
 
+class BoxTest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    attribute: str = Field(min_length=1, max_length=100, description="A p-attribute (word, lemma, pos ...).")
+    operator: Literal["is", "is_not", "starts", "contains", "ends", "regex", "not_regex"]
+    value: str = Field(max_length=1000)
+    ignore_case: bool = False
+
+
+class QueryBox(BaseModel):
+    """A token: all its tests hold (none: any token), repeated from min to max times (max null: no bound)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tests: list[BoxTest] = Field([], max_length=10)
+    min: int = Field(1, ge=0, le=100)
+    max: int | None = Field(1, ge=1, le=100)
+
+
+class QueryBoxes(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: list[QueryBox] = Field(min_length=1, max_length=30)
+    within: str | None = Field(None, max_length=100, description="The region the match stays within (s, text).")
+
+
+class BuilderResult(BaseModel):
+    """A query and its boxes: ``fits`` false (with the ``reason``) when the boxes cannot show the query."""
+
+    cqp: str = Field(description="The canonical CQP of the query.")
+    fits: bool
+    reason: str | None = None
+    boxes: QueryBoxes | None = None
+
+
 class CheckResult(BaseModel):
     cqp: str = Field(description="The canonical form of the query: what the nodes run.")
 

@@ -14,7 +14,10 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from cowbird.core.analysis_merge import MEASURE_NAMES
+from cowbird.core.errors import CowbirdError
+from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.links import public_base
+from cowbird.frontend.routes.comparing import date_attribute
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import saved_subcorpus
@@ -58,6 +61,8 @@ async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> H
         request, "api_help.html", {"base": base, "corpus": corpora[0].name if corpora else "CORPUS",
                                    "url_attribute": next((m for m in (corpora[0].meta if corpora else [])
                                                           if m.endswith("_url")), "text_url"),
+                                   # the attribute its trends count over (the API's default)
+                                   "date_attribute": _dated(corpora[0]) if corpora else "text_year",
                                    # a position inside the corpus for the examples (the middle of it)
                                    "position": corpora[0].size // 2 if corpora else 12345,
                                    # its word sketches' relations, if it has a sketch grammar
@@ -65,3 +70,10 @@ async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> H
                                    if corpora and corpora[0].grammar is not None else []}
     )
     return response
+
+
+def _dated(corpus: CorpusEntry) -> str:
+    try:
+        return date_attribute(corpus, None)
+    except CowbirdError:
+        return "text_year"

@@ -149,6 +149,12 @@ export function describeCorpus() {
   // a trend's dates: as the API's default, the first *_year, then *_date, then *lastmod*
   const dated = [/(^|_)year$/, /(^|_)date$/, /lastmod/].map((test) => info.meta.find((m) => test.test(m))).find(Boolean);
   fill("trend-by", info.meta, dated || info.meta[0]);
+  fill("cmp-by", info.p_attributes, "word");
+  const corpora = byId("cmp-corpus", HTMLSelectElement); // another corpus to compare with, or the same
+  const other = corpora.value;
+  corpora.replaceChildren(new Option("the same corpus", ""),
+    ...CORPORA.filter((c) => c.name !== info.name).map((c) => new Option(c.title || c.name, c.name)));
+  corpora.value = CORPORA.some((c) => c.name === other && c.name !== info.name) ? other : "";
   const regions = info.s_attributes.filter((a) => !info.meta.includes(a));
   fill("disp-parts", regions, "text"); // the parts of the dispersion: texts, sentences ...
   const within = byId("coll-within", HTMLSelectElement);

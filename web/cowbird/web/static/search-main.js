@@ -36,6 +36,7 @@ import { rememberLocally, setUpSaved } from "./search-saved.js";
 import { setUpSketches } from "./search-sketch.js";
 import { restoreWordList, setUpWordList } from "./search-wordlist.js";
 import { setUpSubcorpora } from "./search-subcorpora.js";
+import { describeBuilder, readQuery, setUpBuilder } from "./search-builder.js";
 
 /** @typedef {import("./search-state.js").Sample} Sample */
 /** @typedef {import("./search-kwic.js").QueryResult} QueryResult */
@@ -311,6 +312,22 @@ byId("add-filter", HTMLButtonElement).addEventListener("click", () => part(addFi
 byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);
   describeCorpus();
+  describeBuilder();
+});
+/** @returns {string} the query language chosen */
+const syntaxChosen = () => part(document, 'input[name="syntax"]:checked', HTMLInputElement).value;
+setUpBuilder({
+  written: (cqp) => { // the boxes' CQP goes into the query field, as CQP
+    byId("q", HTMLInputElement).value = cqp;
+    part(document, 'input[name="syntax"][value="cqp"]', HTMLInputElement).checked = true;
+    formEdited();
+  },
+  current: () => ({ q: byId("q", HTMLInputElement).value, syntax: syntaxChosen() }),
+});
+let reading = 0; // a query typed into the field is read back into the boxes once typing pauses
+byId("q", HTMLInputElement).addEventListener("input", () => {
+  clearTimeout(reading);
+  reading = window.setTimeout(() => void readQuery(byId("q", HTMLInputElement).value, syntaxChosen()), 300);
 });
 /** Any change to the form: its CQP line and its estimate line wait for the server's word on the form as it now is. */
 function formEdited() {

@@ -14,10 +14,10 @@
 
 import { controlValue, setControlValue } from "./search-dom.js";
 
-/** @typedef {"kwic" | "frequency" | "distribution" | "trend" | "collocations" | "dispersion"} View */
-/** @typedef {"frequency" | "distribution" | "trend" | "collocations" | "dispersion"} Analysis */
+/** @typedef {"kwic" | "frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion"} View */
+/** @typedef {"frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
-/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist" | "sketch"} RequestKind */
+/** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist" | "sketch" | "builder"} RequestKind */
 
 /**
  * A metadata filter: `attribute~regex`, or `attribute!~regex` when negated.
@@ -113,11 +113,12 @@ import { controlValue, setControlValue } from "./search-dom.js";
 const current = {
   shown: null,
   view: "kwic",
-  tableOffset: { frequency: 0, distribution: 0, trend: 0, collocations: 0, dispersion: 0 },
+  tableOffset: { frequency: 0, distribution: 0, trend: 0, compare: 0, collocations: 0, dispersion: 0 },
   collOrder: "log_likelihood",
   analysed: {},
   defaults: {},
-  requests: { query: null, translate: null, estimate: null, analysis: null, download: null, wordlist: null, sketch: null },
+  requests: { query: null, translate: null, estimate: null, analysis: null, download: null, wordlist: null, sketch: null,
+    builder: null },
   timers: { translate: undefined, estimate: undefined, settle: undefined },
   estimate: null,
   categories: null,
@@ -133,18 +134,19 @@ export const state = current;
 /** Hits on a page of the concordance (and in a random sample). */
 export const PAGE = 100;
 /** @type {readonly View[]} */
-export const VIEWS = ["kwic", "frequency", "distribution", "trend", "collocations", "dispersion"];
+export const VIEWS = ["kwic", "frequency", "distribution", "trend", "compare", "collocations", "dispersion"];
 /** @type {readonly Analysis[]} */
-export const ANALYSES = ["frequency", "distribution", "trend", "collocations", "dispersion"];
+export const ANALYSES = ["frequency", "distribution", "trend", "compare", "collocations", "dispersion"];
 /** Rows of a page of each analysis table (a chart draws the page: at most 30 bars). */
-export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, trend: 0, collocations: 100, dispersion: 50 });
+export const ROWS = /** @type {const} */ ({ frequency: 100, distribution: 30, trend: 0, compare: 100, collocations: 100,
+  dispersion: 50 });
 /** The prefix of each analysis's element ids (#freq-table, #dist-pager, ...). */
-export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", trend: "trend", collocations: "coll",
-  dispersion: "disp" });
+export const PREFIX = /** @type {const} */ ({ frequency: "freq", distribution: "dist", trend: "trend", compare: "cmp",
+  collocations: "coll", dispersion: "disp" });
 export const DEFAULT_COLL_ORDER = "log_likelihood";
 /** The URL parameter of each analysis table's page. */
 const OFFSETS = /** @type {const} */ ({ frequency: "freq_offset", distribution: "dist_offset", trend: "trend_offset",
-  collocations: "coll_offset", dispersion: "disp_offset" });
+  compare: "cmp_offset", collocations: "coll_offset", dispersion: "disp_offset" });
 /** The controls whose values live in the URL (under these names) when not at their default. */
 export const SETTINGS = /** @type {const} */ ({
   "sort-on": "sort_on", "sort-attribute": "sort_attribute", "sort-direction": "direction", "sort-fold": "sort_fold",
@@ -157,6 +159,8 @@ export const SETTINGS = /** @type {const} */ ({
   "dist-by": "dist_by", "dist-order": "dist_order",
   "trend-by": "trend_by", "trend-period": "trend_period", "trend-q-2": "trend_q_2", "trend-q-3": "trend_q_3",
   "trend-q-4": "trend_q_4",
+  "cmp-q": "cmp_q", "cmp-corpus": "cmp_corpus", "cmp-filter": "cmp_filter", "cmp-by": "cmp_by", "cmp-on": "cmp_on",
+  "cmp-p": "cmp_p",
   "disp-parts": "disp_parts",
   "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
 });
@@ -335,7 +339,7 @@ export function fromUrl(params) {
     view,
     settings,
     tableOffset: { frequency: whole(params.get(OFFSETS.frequency)), distribution: whole(params.get(OFFSETS.distribution)),
-      trend: 0, collocations: whole(params.get(OFFSETS.collocations)), dispersion: 0 },
+      trend: 0, compare: 0, collocations: whole(params.get(OFFSETS.collocations)), dispersion: 0 },
     collOrder: params.get("coll_order") || DEFAULT_COLL_ORDER,
     categories: params.get("categories"),
   };
@@ -474,6 +478,16 @@ export function analysisRequest(search, view, settings, what) {
       const more = String(settings[id] ?? "").trim();
       if (more) params.append("q", more);
     }
+  } else if (view === "compare") { // not paged: each side's preferred values, at most ROWS.compare a side
+    const other = String(settings["cmp-q"] ?? "").trim();
+    if (other) params.set("other_q", other);
+    if (settings["cmp-corpus"]) params.set("other_corpus", settings["cmp-corpus"]);
+    const texts = String(settings["cmp-filter"] ?? "").trim();
+    if (texts) params.set("other_filter", texts);
+    params.set("by", settings["cmp-by"]);
+    if (settings["cmp-on"]) params.set("on", settings["cmp-on"]);
+    params.set("p", settings["cmp-p"] || "0.05");
+    params.set("limit", String(ROWS.compare));
   } else if (view === "dispersion") { // not a paged table: the measures and ROWS.dispersion stretches
     params.set("parts", String(settings["disp-parts"] || "text"));
     params.set("bins", String(ROWS.dispersion));
@@ -487,7 +501,7 @@ export function analysisRequest(search, view, settings, what) {
   if (what === "file") {
     params.set("format", "tsv");
     params.set("provenance", "1");
-  } else if (view !== "dispersion" && view !== "trend") {
+  } else if (view !== "dispersion" && view !== "trend" && view !== "compare") {
     params.set("offset", String(what.offset));
     params.set("limit", String(ROWS[view]));
   }

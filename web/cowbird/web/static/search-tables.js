@@ -83,6 +83,47 @@ import {
  */
 
 /**
+ * A value two searches are compared on (/api/v1/compare's rows).
+ * @typedef {object} CompareRow
+ * @property {string} value
+ * @property {"first" | "second"} preferred
+ * @property {number} frequency
+ * @property {number} other_frequency
+ * @property {number} share
+ * @property {number} other_share
+ * @property {number} log_likelihood
+ * @property {number} log_ratio
+ * @property {number} log_ratio_low
+ * @property {number} log_ratio_high
+ * @property {string | null} hits
+ * @property {string | null} other_hits
+ */
+/**
+ * @typedef {object} ComparedSearch
+ * @property {string} corpus
+ * @property {string} q
+ * @property {string[]} filters
+ * @property {number} total
+ * @property {number} counted
+ * @property {boolean} truncated
+ */
+/**
+ * GET /api/v1/compare's answer.
+ * @typedef {object} CompareResult
+ * @property {ComparedSearch} first
+ * @property {ComparedSearch} second
+ * @property {string} by
+ * @property {number} compared
+ * @property {number} not_significant
+ * @property {number} preferred_first
+ * @property {number} preferred_second
+ * @property {number} critical_log_likelihood
+ * @property {boolean} complete
+ * @property {string[]} failed
+ * @property {CompareRow[]} rows
+ */
+
+/**
  * @typedef {object} CollocateRow
  * @property {string} value
  * @property {number} f
@@ -210,6 +251,11 @@ export async function analyse() {
       const body = await counted(view, params, signal, summary);
       showTrend(body);
       finish(view, body);
+    } else if (view === "compare") {
+      /** @type {CompareResult} */
+      const body = await counted(view, params, signal, summary);
+      showCompare(body);
+      finish(view, body);
     } else if (view === "dispersion") {
       /** @type {DispersionResult} */
       const body = await counted(view, params, signal, summary);
@@ -255,7 +301,7 @@ export async function analyse() {
  * An analysis's answer, asked for as a stream (stream=1): until its result, `summary` says how
  * many of the corpus's partitions have answered and names those that failed. An `error` event
  * throws its ApiProblem, as a refusal before the stream does; an abort (`signal`) an AbortError.
- * @template {AnalysisAnswer} T  the plain answer
+ * @template {{complete: boolean, failed: string[]}} T  the plain answer
  * @param {Analysis} view
  * @param {URLSearchParams} params  the plain request's
  * @param {AbortSignal} signal
@@ -264,7 +310,7 @@ export async function analyse() {
  */
 async function counted(view, params, signal, summary) {
   const streamed = new URLSearchParams(params);
-  if (view !== "trend") streamed.set("stream", "1"); // a trend answers at once, for every query
+  if (view !== "trend" && view !== "compare") streamed.set("stream", "1"); // these answer at once, for every search
   /** @type {T | null} */
   let body = null;
   /** @type {AsyncGenerator<AnalysisEvent<T> | T, void, undefined>} */
@@ -298,10 +344,10 @@ function countingText(done, partitions, failed) {
 /**
  * The pager and the partitions that did not answer, for any analysis's page.
  * @param {Analysis} view
- * @param {DispersionResult | TrendResult | AnalysisPage & {rows: unknown[]}} body
+ * @param {DispersionResult | TrendResult | CompareResult | AnalysisPage & {rows: unknown[]}} body
  */
 function finish(view, body) {
-  if (view !== "dispersion" && "rows" in body) showPager(view, body); // the dispersion is not a paged table
+  if ("rows_total" in body) showPager(view, body); // the paged tables (not the dispersion, trend and comparison)
   if (!body.complete) {
     byId(`${PREFIX[view]}-summary`, HTMLElement).textContent +=
       ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
@@ -361,7 +407,7 @@ export function fillValue(row, text, href, label) {
  * @param {string[]} texts
  */
 export function fillNumbers(row, texts) {
-  const cells = row.querySelectorAll("td:not(.value):not(.rank):not(.query)");
+  const cells = row.querySelectorAll("td:not(.value):not(.rank):not(.query):not(.side)");
   texts.forEach((text, i) => {
     cells[i].textContent = text;
   });
@@ -474,6 +520,31 @@ function showTrend(body) {
       p.low === null || p.high === null ? "" : `${decimal(p.low)}–${decimal(p.high)}`, number(p.texts)]);
     return row;
   })));
+}
+
+/**
+ * Two searches compared: each value either search prefers, the first search's first.
+ * @param {CompareResult} body
+ */
+function showCompare(body) {
+  /** @param {ComparedSearch} side */
+  const named = (side) => `${side.q} in ${side.corpus}${side.filters.length ? ` (${side.filters.join(", ")})` : ""}`;
+  byId("cmp-summary", HTMLElement).textContent = `This search: ${named(body.first)}, ${number(body.first.counted)} hits counted; ` +
+    `the other: ${named(body.second)}, ${number(body.second.counted)}. ${number(body.compared)} values of ${body.by} compared: ` +
+    `${number(body.preferred_first)} more frequent here, ${number(body.preferred_second)} there` +
+    (body.not_significant ? `, ${number(body.not_significant)} not significantly different` : "") +
+    (body.first.truncated || body.second.truncated ? "; too many distinct values on a partition: counts may be low" : "") + ".";
+  showRows("cmp-table", body.rows.map((r) => {
+    const row = fromTemplate("cmp-row", HTMLTableRowElement);
+    const here = r.preferred === "first";
+    row.classList.add(here ? "first" : "second");
+    fillValue(row, r.value, here ? r.hits : r.other_hits, `Show the hits with ${r.value} in ${here ? "this" : "the other"} search`);
+    part(row, "td.side", HTMLTableCellElement).textContent = here ? "this search" : "the other";
+    fillNumbers(row, [number(r.frequency), number(r.other_frequency), `${decimal(100 * r.share)} %`,
+      `${decimal(100 * r.other_share)} %`, decimal(r.log_likelihood),
+      `${decimal(r.log_ratio)} (${decimal(r.log_ratio_low)} – ${decimal(r.log_ratio_high)})`]);
+    return row;
+  }));
 }
 
 /** Tokens a part of a dispersion holds on average below which DP is explained next to its chart. */

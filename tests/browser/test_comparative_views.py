@@ -1,0 +1,93 @@
+"""Korp's comparative views in real Chromium: the Trend tab (several queries per year, each with its
+band, each point a link to its hits) and the Compare tab (the values two searches prefer) — the
+numbers are the API's, the links find what they count, the files download, the keyboard reaches
+every point, and each view passes axe."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pandas as pd
+import pytest
+from playwright.sync_api import Page, expect
+
+from cowbird.commands.demo import DemoStack
+from tests.browser.pages import api, check_accessibility, shoot
+from tests.support import JsonObject, free_ports
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    """The demo's generated web corpus (300,000 tokens: texts of 2005-2024, six genres) behind two nodes."""
+    front, node1, node2 = free_ports(3)
+    stack = DemoStack(tmp_path_factory.mktemp("comparative-site"), front, (node1, node2), log_level="warning",
+                      generated=True, web_tokens=300_000)
+    stack.prepare()
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+def test_the_trend_draws_each_query_per_year_and_each_point_opens_its_hits(web: DemoStack, page: Page,
+                                                                            tmp_path: Path) -> None:
+    answer = httpx.get(f"{web.url}/api/v1/trend", params={"corpus": "web", "q": ["^house", "^car"],
+                                                            "by": "text_year"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    expected: JsonObject = answer.json()
+    page.goto(f"{web.url}/?corpus=web&q=%5Ehouse&syntax=simple&view=trend&trend_q_2=%5Ecar")
+    expect(page.locator("body")).to_have_attribute("data-analysed", "trend")
+    series: list[JsonObject] = expected["series"]
+    points = [p for s in series for p in s["points"]]
+    expect(page.locator("#trend-table tbody tr")).to_have_count(len(points))
+    assert page.locator("#trend-table tbody td.value").all_inner_texts() == [p["period"] for p in points]
+    assert page.locator("#trend-table tbody td:nth-child(3)").all_inner_texts() == [
+        f"{p['hits']:,}" for p in points]
+    expect(page.locator("#trend-chart svg a")).to_have_count(sum(p["tokens"] > 0 for p in points))
+    expect(page.locator("#trend-legend li")).to_have_count(2)
+    expect(page.locator("#trend-summary")).to_contain_text(f"{series[0]['total']:,} hits of ^house")
+    shoot(page, "trend", tmp_path)
+    check_accessibility(page)
+    with page.expect_download() as waiting:  # the whole table as a file, a row per query and period
+        page.click("#trend-download")
+    saved = tmp_path / waiting.value.suggested_filename
+    waiting.value.save_as(saved)
+    text = saved.read_text(encoding="utf-8")
+    frame = pd.read_csv(io.StringIO(text), sep="\t", skiprows=int(text.split("skiprows=")[1].split(";")[0]),
+                        dtype={"period": str})
+    assert list(frame["hits"]) == [p["hits"] for p in points] and set(frame["query"]) == {"^house", "^car"}
+    # the keyboard reaches the points: the first link of the chart, then Enter opens its hits
+    first = series[0]["points"][0]
+    page.locator("#trend-chart svg a").first.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#summary")).to_contain_text(f"of {first['hits']:,} hits")
+    assert any(f.startswith("text_year~") for f in parse_qs(urlsplit(page.url).query)["filter"])
+
+
+def test_compare_lists_the_values_each_search_prefers(web: DemoStack, page: Page, tmp_path: Path) -> None:
+    expected = api(web, "/api/v1/compare", corpus="web", q="^house", other_q="^car", by="word",
+                   on="matchend[1]", p=1, limit=100)
+    assert expected["rows"]
+    page.goto(f"{web.url}/?corpus=web&q=%5Ehouse&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    page.click("#tab-compare")
+    page.fill("#cmp-q", "^car")
+    page.select_option("#cmp-on", "matchend[1]")
+    page.select_option("#cmp-p", "1")
+    page.locator("#cmp-q").dispatch_event("change")
+    rows: list[JsonObject] = expected["rows"]
+    expect(page.locator("#cmp-table tbody td.value")).to_have_text([str(r["value"]) for r in rows])
+    assert page.locator("#cmp-table tbody td.side").all_inner_texts() == [
+        "this search" if r["preferred"] == "first" else "the other" for r in rows]
+    expect(page.locator("#cmp-summary")).to_contain_text(f"{expected['compared']:,} values of word compared")
+    shoot(page, "compare", tmp_path)
+    check_accessibility(page)
+    first = rows[0]
+    page.locator("#cmp-table tbody td.value a").first.click()  # the value's hits on the side preferring it
+    count = first["frequency"] if first["preferred"] == "first" else first["other_frequency"]
+    expect(page.locator("#summary")).to_contain_text(f"of {count:,} hits")
