@@ -91,3 +91,43 @@ def test_compare_lists_the_values_each_search_prefers(web: DemoStack, page: Page
     page.locator("#cmp-table tbody td.value a").first.click()  # the value's hits on the side preferring it
     count = first["frequency"] if first["preferred"] == "first" else first["other_frequency"]
     expect(page.locator("#summary")).to_contain_text(f"of {count:,} hits")
+
+
+def test_the_query_builder_writes_cqp_and_reads_it_back(web: DemoStack, page: Page, tmp_path: Path) -> None:
+    page.goto(f"{web.url}/?corpus=web")
+    page.click("#builder summary")
+    first = page.locator("#builder-tokens > li").first  # opening it with no query gives a first token
+    expect(first.locator("legend")).to_have_text("Token 1")
+    first.locator("select.attribute").select_option("lemma")
+    first.locator("input.value").fill("house")  # typed: the CQP follows
+    expect(page.locator("#q")).to_have_value('[lemma="house"]')
+    expect(page.locator('input[name="syntax"][value="cqp"]')).to_be_checked()
+    page.click("#builder-add")  # the new token's value has the focus: type straight into it
+    page.keyboard.type("NN")
+    second = page.locator("#builder-tokens > li").nth(1)
+    second.locator("select.operator").select_option("starts")
+    second.locator("select.attribute").select_option("pos")
+    second.locator("select.repeat").select_option("0,1")
+    page.select_option("#builder-within", "s")
+    expect(page.locator("#q")).to_have_value('[lemma="house"] [pos="NN.*"]? within s')
+    expect(page.locator("#builder-status")).to_contain_text('CQP: [lemma="house"] [pos="NN.*"]? within s')
+    shoot(page, "query-builder", tmp_path)
+    check_accessibility(page)
+    page.press("#q", "Enter")  # the built query runs as any typed one
+    total = api(web, "/api/v1/query", corpus="web", q='[lemma="house"] [pos="NN.*"]? within s', syntax="cqp",
+                limit=0)["total"]
+    expect(page.locator("#summary")).to_contain_text(f"of {total:,} hits")
+    # CQP typed into the field is read back into boxes where they can show it …
+    page.fill("#q", "")
+    page.locator("#q").type('[word="the"%c] []{0,2} [lemma!="car"]')
+    expect(page.locator("#builder-tokens > li")).to_have_count(3)
+    expect(page.locator("#builder-tokens > li").nth(1).locator("legend")).to_have_text("Token 2 (any token)")
+    expect(page.locator("#builder-tokens > li").nth(1).locator("select.repeat")).to_have_value("range")
+    expect(page.locator("#builder-tokens > li").nth(2).locator("select.operator")).to_have_value("is_not")
+    expect(page.locator("#builder-tokens > li").first.locator("input.case")).to_be_checked()
+    # … and what they cannot show is said, the CQP left as it is
+    page.fill("#q", "")
+    page.locator("#q").type('[pos="JJ"] ([lemma="car"] | [lemma="house"])')
+    expect(page.locator("#builder-status")).to_contain_text("cannot show this query")
+    expect(page.locator("#builder-tokens > li")).to_have_count(3)
+    expect(page.locator("#q")).to_have_value('[pos="JJ"] ([lemma="car"] | [lemma="house"])')

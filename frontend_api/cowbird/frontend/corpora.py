@@ -2,15 +2,23 @@
 
 A global position is the partition's token offset plus the position inside the partition;
 :meth:`CorpusEntry.locate` maps it back.
+
+Several corpora are searched at once as one (``corpus=web,sample``): :meth:`CorpusCatalogue.get`
+makes a union whose partitions are the members' partitions, one after the other (each member's
+offsets shifted by the sizes before it), so that every search, page, sort, count and export runs
+over it as over one corpus, exactly; each hit is then named by its ``member`` corpus and its
+position there. A union has the attributes every member has; what a query names that a member
+lacks is refused, naming the member (``members_lacking``).
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from cowbird.core.errors import OutOfRange, StoreError, UnknownCorpus
-from cowbird.core.manifest import Manifest
+from cowbird.core.errors import BadParameter, OutOfRange, StoreError, UnknownCorpus
+from cowbird.core.manifest import Manifest, ManifestPartition
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -36,10 +44,37 @@ class CorpusEntry:
     manifest: Manifest
     partitions: list[Partition]
     grammar: SketchGrammar | None = None  # word sketches' relations (sketch_grammar), checked at start
+    members: tuple[CorpusEntry, ...] = ()  # a union of corpora searched at once: its corpora, in order
     _offsets: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._offsets = [p.offset for p in self.partitions]
+
+    @property
+    def parts(self) -> tuple[CorpusEntry, ...]:
+        """The corpora searched: a union's members, or the corpus itself."""
+        return self.members or (self,)
+
+    def member_at(self, position: int) -> tuple[CorpusEntry, int]:
+        """The corpus a global position lies in and the position there (a union's member, or itself)."""
+        start = 0
+        for member in self.members:
+            if position < start + member.size:
+                return member, position - start
+            start += member.size
+        return self, position
+
+    def member_partitions(self, member: CorpusEntry) -> set[str]:
+        """The partition ids of one corpus searched."""
+        return {p.id for p in member.partitions}
+
+    def members_lacking(self, attribute: str, kind: str = "any") -> list[CorpusEntry]:
+        """The corpora searched that lack an attribute (``kind``: p, s, meta or any)."""
+        def has(corpus: CorpusEntry) -> bool:
+            names = {"p": corpus.p_attributes, "s": corpus.s_attributes, "meta": corpus.meta,
+                     "any": corpus.p_attributes + corpus.s_attributes}[kind]
+            return attribute in names
+        return [c for c in self.parts if not has(c)]
 
     @property
     def name(self) -> str:
@@ -131,13 +166,52 @@ def unknown_corpus(name: str) -> str:
     return f"there is no corpus {name!r} open to you: it does not exist, or it needs a login or a group's right"
 
 
+MAX_CORPORA = 8
+"""Corpora one search runs on at most (``corpus=a,b,…``)."""
+
+
+def union(name: str, members: list[CorpusEntry]) -> CorpusEntry:
+    """The corpora searched as one: their partitions in order, offsets shifted, the attributes they share."""
+    def shared(lists: list[list[str]]) -> list[str]:
+        return [a for a in lists[0] if all(a in other for other in lists[1:])]
+
+    partitions: list[Partition] = []
+    entries: list[ManifestPartition] = []
+    start = 0
+    for member in members:
+        for p in member.partitions:
+            partitions.append(Partition(p.id, p.size, start + p.offset, p.nodes))
+            entries.append(ManifestPartition.model_construct(id=p.id, size=p.size, offset=start + p.offset,
+                                                             data=Path()))
+        start += member.size
+    ids = [p.id for p in partitions]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise BadParameter(f"corpus={name}: these corpora share partition ids ({', '.join(twice)}) and cannot be "
+                           "searched together")
+    manifest = Manifest.model_construct(
+        corpus=name, size=start, charset=members[0].manifest.charset,
+        p_attributes=shared([m.p_attributes for m in members]), s_attributes=shared([m.s_attributes for m in members]),
+        meta=shared([m.meta for m in members]), registry=Path(), partitions=entries)
+    config = CorpusConfig.model_construct(
+        name=name, title=" + ".join(m.config.title or m.name for m in members),
+        description="Several corpora searched at once: " + ", ".join(m.name for m in members), language="",
+        version="; ".join(f"{m.name} {m.config.version}" for m in members if m.config.version),
+        manifest=Path(), nodes={p.id: list(p.nodes) for p in partitions}, citation="", attributes={},
+        sketch_grammar=None)
+    return CorpusEntry(config, manifest, partitions, None, tuple(members))
+
+
 class CorpusCatalogue:
-    """All configured corpora by name."""
+    """All configured corpora by name; ``a,b`` names a union of several (``union``)."""
 
     def __init__(self, settings: FrontendSettings) -> None:
         self.corpora = {c.name: load_corpus(c) for c in settings.corpora}
+        self._unions: dict[str, CorpusEntry] = {}
 
     def get(self, name: str, user: Viewer = ANONYMOUS) -> CorpusEntry:
+        if "," in name:
+            return self._union(name, user)
         corpus = self.corpora.get(name)
         if corpus is None or not corpus.visible_to(user):  # a protected corpus is invisible, not forbidden
             known = ", ".join(sorted(c.name for c in self.visible(user))) or "none"
@@ -146,3 +220,15 @@ class CorpusCatalogue:
 
     def visible(self, user: Viewer = ANONYMOUS) -> list[CorpusEntry]:
         return [c for c in self.corpora.values() if c.visible_to(user)]
+
+    def _union(self, name: str, user: Viewer) -> CorpusEntry:
+        names = [n.strip() for n in name.split(",")]
+        if any(not n for n in names) or len(set(names)) < len(names):
+            raise BadParameter(f"corpus={name}: name each corpus once, separated by commas (corpus=web,sample)")
+        if len(names) > MAX_CORPORA:
+            raise BadParameter(f"corpus={name}: at most {MAX_CORPORA} corpora at once")
+        members = [self.get(n, user) for n in names]  # each one the viewer may use (else: unknown corpus)
+        key = ",".join(names)
+        if key not in self._unions:
+            self._unions[key] = union(key, members)
+        return self._unions[key]

@@ -33,11 +33,12 @@ def public_hit(corpus: CorpusEntry, view: HitView, found: Located[Partition]) ->
     if "word" in view.show:
         attributes = {"word": " ".join(t[0] for t in line.keyword), **attributes}
     parts = [view.token_texts(line.left), view.token_texts(line.keyword), view.token_texts(line.right)]
-    return Hit(
+    member, local = corpus.member_at(position)  # several corpora searched: the one the hit is in
+    return Hit(corpus=member.name, 
         position=position, matchend=matchend, partition=found.partition.id,
         left=" ".join(parts[0]), match=" ".join(parts[1]), right=" ".join(parts[2]),
         attributes=attributes, meta=line.meta,
-        ref=ref_path(corpus.name, position, matchend), breaks=_breaks(line.breaks, parts),
+        ref=ref_path(member.name, local, local + matchend - position), breaks=_breaks(line.breaks, parts),
     )
 
 

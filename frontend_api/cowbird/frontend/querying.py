@@ -20,6 +20,7 @@ from cowbird.query import MAX_QUERY_LENGTH, QueryError, nfc, parse_cqp, translat
 from cowbird.query import cqp_ast as ast
 from cowbird.query.cqp_lexical import unrepresentable_reason
 from cowbird.query.regex_check import check_regex
+from cowbird.query.sketch_grammar import attributes_read
 
 MAX_FILTERS = 50
 """Metadata filters one request may have."""
@@ -94,6 +95,10 @@ def parse_filter(text: str, corpus: CorpusEntry) -> ast.Comparison:
         raise BadParameter(f"filter {text!r}: write ATTRIBUTE~REGEX or ATTRIBUTE!~REGEX, e.g. text_genre!~forum")
     attribute, operator, pattern = found.groups()
     pattern = nfc(pattern)  # as queries are, so that the CQP sent is canonical
+    lacking = [c.name for c in corpus.members_lacking(attribute, "meta")] if corpus.members else []
+    if attribute not in corpus.meta and lacking and len(lacking) < len(corpus.members):
+        raise UnknownAttribute(f"filter {text!r}: corpus {', '.join(lacking)} has no s-attribute with values named "
+                               f"{attribute!r}; filter the corpora apart, or leave {', '.join(lacking)} out of corpus=")
     if attribute not in corpus.meta:
         raise UnknownAttribute(
             f"filter {text!r}: corpus {corpus.name} has no s-attribute with values named {attribute!r} "
@@ -125,6 +130,8 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         raise query_problem(exc) from exc
     if syntax == "cqp" and case_insensitive:
         query = replace(query, pattern=ignore_case(query.pattern))
+    if corpus is not None and corpus.members:
+        check_members(query, corpus)
     if filters and isinstance(query.pattern, ast.Meet | ast.MuUnion | ast.Tabular):
         raise BadParameter("filter: an MU or TAB query takes no constraint, so it cannot be filtered by metadata; "
                            "write the query as a pattern, or leave the filters out")
@@ -140,6 +147,22 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
         raise BadParameter(f"the query with {what} is too long for the nodes ({len(checked.cqp):,} characters of "
                            f"CQP; at most {MAX_QUERY_LENGTH:,}): shorten it")
     return checked
+
+
+def check_members(query: ast.Query, corpus: CorpusEntry) -> None:
+    """Refuse a query over several corpora that names an attribute one of them lacks, naming that
+    corpus: it is never searched without the attribute, nor silently left out."""
+    tokens, regions = attributes_read(query)
+    for name, kind in [*((t, "any") for t in tokens), *((r, "s") for r in regions)]:
+        lacking = corpus.members_lacking(name, kind)
+        if lacking:
+            what = "attribute" if kind == "any" else "s-attribute"
+            names = ", ".join(c.name for c in lacking)
+            raise UnknownAttribute(
+                f"the query names the {what} {name!r}, which corpus {names} lacks "
+                f"({lacking[0].name} has: {', '.join(lacking[0].p_attributes + lacking[0].s_attributes)}); search "
+                f"{'it' if len(lacking) == 1 else 'them'} apart, or leave {'it' if len(lacking) == 1 else 'them'} "
+                "out of corpus=")
 
 
 def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> list[RegionFilter]:

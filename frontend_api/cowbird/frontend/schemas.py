@@ -128,7 +128,9 @@ class Boundary(BaseModel):
 class Hit(BaseModel):
     """One hit: global positions, the KWIC strings, the match's attributes and metadata, its static link."""
 
-    position: int = Field(description="Global position of the first token of the match.")
+    corpus: str = Field(description="The corpus the hit is in (one of several searched at once: corpus=a,b).")
+    position: int = Field(description="Global position of the first token of the match (in the corpora searched: "
+                                      "with corpus=a,b, b's positions follow a's).")
     matchend: int = Field(description="Global position of the last token of the match.")
     partition: str
     left: str = Field(description="Left context, tokens separated by spaces (with inline=: word/attribute/...).")
@@ -137,9 +139,20 @@ class Hit(BaseModel):
     attributes: dict[str, str] = Field(description="Each show= attribute of the match (tokens separated by spaces).")
     meta: dict[str, str | None] = Field(description="Each meta= attribute at the match (None outside any region).")
     ref: str = Field(description="Path of the static link: /ref/<corpus>/<position>, with ?end=<matchend> "
-                     "when the match is longer than one token.")
+                     "when the match is longer than one token (the hit's own corpus and its position there).")
     breaks: list[Boundary] = Field(default_factory=list, description=(
         "With boundaries=text,s: where a region of those s-attributes begins or ends inside the line."))
+
+
+class CorpusTotal(BaseModel):
+    """One corpus's share of a search over several (corpus=a,b): its exact total and rate."""
+
+    corpus: str
+    total: int = Field(description="Its hits, in its partitions that answered.")
+    tokens: int | None = Field(description="Tokens of its texts searched (the filters' subcorpus), as for the whole.")
+    per_million: float | None = Field(description="Hits per million of those tokens.")
+    complete: bool
+    failed: list[str]
 
 
 class QueryResult(BaseModel):
@@ -171,6 +184,8 @@ class QueryResult(BaseModel):
     sort_cqp: str | None = Field(None, description="The same in CQP's terms (matchend[1].word desc).")
     seed: int | None = Field(None, description="The seed of a random sample or a random order (the same seed, the "
                                                "same hits).")
+    corpora: list[CorpusTotal] = Field(default_factory=list, description=(
+        "Each corpus searched, in order (one; several with corpus=a,b): its total and rate per million."))
 
 
 class EstimateResult(BaseModel):
@@ -447,6 +462,8 @@ class FrequencyRow(BaseModel):
     per_million: float = Field(description="Frequency per million tokens of the corpus.")
     concordance: str | None = Field(description="The search page showing these hits (single-token spans; None "
                                                 "for a value no CQP string can hold, one with a control character).")
+    corpora: dict[str, int] = Field(default_factory=dict, description=(
+        "Several corpora searched (corpus=a,b): the frequency in each."))
 
 
 class FrequencyResult(_AnalysisResult):
@@ -470,6 +487,14 @@ class FrequencyResult(_AnalysisResult):
     rows: list[FrequencyRow]
 
 
+class CorpusShare(BaseModel):
+    """A value's hits and size in one of several corpora searched."""
+
+    hits: int
+    tokens: int
+    per_million: float
+
+
 class DistributionRow(BaseModel):
     value: str
     hits: int
@@ -479,6 +504,8 @@ class DistributionRow(BaseModel):
     regions_with_hits: int = Field(description="Of those, regions with at least one hit.")
     size_exact: bool = Field(description="The subcorpus size is summed over every partition.")
     concordance: str = Field(description="The search page showing these hits (the query with a filter).")
+    corpora: dict[str, CorpusShare] = Field(default_factory=dict, description=(
+        "Several corpora searched (corpus=a,b): the hits and size of this value in each."))
 
 
 class DistributionResult(_AnalysisResult):

@@ -146,7 +146,7 @@ class SketchGrammar:
                                      f"p-attribute {self.attribute!r} (it has: {', '.join(p_attributes)})")
         for relation in self.relations:
             for text, line in zip(relation.queries, relation.lines, strict=True):
-                tokens, regions = _names(parse_cqp(text))
+                tokens, regions = attributes_read(parse_cqp(text))
                 for name in tokens:
                     if name not in p_attributes and name not in s_attributes:
                         raise SketchGrammarError(self.source, line, 1, f"relation {relation.name}: corpus {corpus} "
@@ -402,7 +402,7 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def _names(query: Query) -> tuple[list[str], list[str]]:
+def attributes_read(query: Query) -> tuple[list[str], list[str]]:
     """The attributes a query reads: of tokens (tests, ``label.attribute``) and of regions (tags,
     ``lbound``/``rbound``, ``within``)."""
     tokens: list[str] = []

@@ -9,20 +9,31 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
-from cowbird.core.analysis_merge import MEASURES, Measure, rate, stretches
+from cowbird.core.analysis_merge import (
+    MEASURES,
+    DistributionSums,
+    DistributionTable,
+    FrequencyTable,
+    Measure,
+    distribution_table,
+    frequency_table,
+    merge_frequencies,
+    rate,
+    stretches,
+)
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, Span, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
-from cowbird.frontend.hits import NodeSearch, partition_result
+from cowbird.frontend.hits import NodeSearch, partition_result, search_of
 from cowbird.frontend.params import (
     MAX_JSON_ROWS,
     CollocationParameters,
@@ -37,6 +48,7 @@ from cowbird.frontend.routes.deps import Visit, Visitor, ndjson_line
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
+    CorpusShare,
     DispersionBin,
     DispersionPartition,
     DispersionResult,
@@ -256,9 +268,15 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
     target, cqp = found.corpus, found.search.cqp
     levels, folded = parse_breakdown(by, on), parse_fold(asked.fold)
     rows_wanted = _page_size(limit, format, 1000)
-    work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
-    statuses, table = await visit.run(work, found.search)
+    by_corpus: list[dict[str, int]] = []  # several corpora: each one's counts, for a column each
+    if target.members:
+        statuses, table, by_corpus = await visit.run(_frequency_per_corpus(
+            visit, found, by, on, folded, min, offset, rows_wanted), found.search)
+    else:
+        work = found.search.frequency(by, on, folded, min, offset, rows_wanted)
+        statuses, table = await visit.run(work, found.search)
     visit.logged(target.name, answered_total(statuses))
+    names = [m.name for m in target.members]
     tokens = await searched_tokens(visit.nodes, target, asked.filters, statuses)
     for row in table.rows:  # per million tokens of the texts searched (the filters' subcorpus), as every view
         row.per_million = 0.0 if tokens is None else rate(row.frequency, tokens)
@@ -269,14 +287,16 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
         return _table(found, cqp, "frequency", format, asked.provenance,
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted,
                        "tokens_searched": tokens},
-                      statuses, table.truncated, [*value_columns, "frequency", "share", "per_million"],
+                      statuses, table.truncated,
+                      [*value_columns, "frequency", "share", "per_million", *(f"frequency_{n}" for n in names)],
                       [[*(r.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [r.value]), r.frequency, r.share,
-                        r.per_million] for r in table.rows])
+                        r.per_million, *(counts.get(r.value, 0) for counts in by_corpus)] for r in table.rows])
     link = value_links(target.name, found.search.query.query, levels, folded)
     rows = [
         FrequencyRow(value=" / ".join(values) if len(levels) > 1 else row.value, values=values,
                      frequency=row.frequency, share=row.share, per_million=row.per_million,
-                     concordance=link(row.value))
+                     concordance=link(row.value),
+                     corpora={n: counts.get(row.value, 0) for n, counts in zip(names, by_corpus, strict=True)})
         for row in table.rows
         for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
     ]
@@ -310,6 +330,24 @@ def value_links(corpus: str, parsed: ParsedQuery, levels: list[tuple[str, Span]]
         return None
 
     return link
+
+
+async def _frequency_per_corpus(visit: Visit, found: Asked, by: str, on: str | None, folded: str, least: int,
+                                offset: int, limit: int | None,
+                                ) -> tuple[list[PartitionStatus[Partition]], FrequencyTable, list[dict[str, int]]]:
+    """A breakdown over several corpora: each counted on its own partitions (the same query), the
+    values summed, and each corpus's counts kept for a column of its own."""
+    members = found.corpus.members
+    searches = [search_of(visit.nodes, member, found.search.query, progress=visit.progress) for member in members]
+    answers = await asyncio.gather(*(s.frequency(by, on, folded, 1, 0, None) for s in searches))
+    statuses = [status for each, _ in answers for status in each]
+    counts = [{row.value: row.frequency for row in table.rows} for _, table in answers]
+    tables = [table for _, table in answers]
+    size = sum(s.partition.size for s in statuses if s.failure is None)
+    table = frequency_table(merge_frequencies([(list(c), list(c.values())) for c in counts]),
+                            sum(t.counted for t in tables), sum(t.unset for t in tables),
+                            any(t.truncated for t in tables), size, least, offset, limit)
+    return statuses, table, counts
 
 
 @router.get("/dispersion", response_model=DispersionResult, responses=TABLE_FILES)
@@ -351,14 +389,26 @@ async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, 
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
     target, cqp = found.corpus, found.search.cqp
     rows_wanted = _page_size(asked.limit, format, 1000)
-    statuses, table = await visit.run(found.search.distribution(by, order), found.search)
+    shares: list[tuple[str, DistributionSums]] = []  # several corpora: each one's hits and sizes per value
+    if target.members:
+        statuses, table, shares = await visit.run(_distribution_per_corpus(visit, found, by, order), found.search)
+    else:
+        statuses, table = await visit.run(found.search.distribution(by, order), found.search)
     visit.logged(target.name, answered_total(statuses))
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
+
+    def each(value: str) -> dict[str, CorpusShare]:
+        return {name: CorpusShare(hits=sums.hits.get(value, 0), tokens=sums.tokens.get(value, 0),
+                                  per_million=rate(sums.hits.get(value, 0), sums.tokens.get(value, 0)))
+                for name, sums in shares}
+
     if format != "json":
         return _table(found, cqp, "distribution", format, asked.provenance,
                       {"by": by, "order": order, "offset": offset, "limit": rows_wanted}, statuses,
-                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"],
-                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits] for r in page])
+                      table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits",
+                                        *(f"{kind}_{name}" for name, _ in shares for kind in ("hits", "tokens"))],
+                      [[r.value, r.hits, r.tokens, r.per_million, r.regions, r.regions_with_hits,
+                        *(n for share in each(r.value).values() for n in (share.hits, share.tokens))] for r in page])
     exact = not failed_partitions(statuses)
     base: dict[str, str | list[str]] = {"corpus": target.name, "q": found.q, "syntax": found.syntax}
     if found.ignore_case:
@@ -366,7 +416,8 @@ async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, 
     rows = [
         DistributionRow(value=row.value, hits=row.hits, tokens=row.tokens, per_million=row.per_million,
                         regions=row.regions, regions_with_hits=row.regions_with_hits, size_exact=exact,
-                        concordance=_link(**base, filter=[*found.filters, only_value(by, row.value)]))
+                        concordance=_link(**base, filter=[*found.filters, only_value(by, row.value)]),
+                        corpora=each(row.value))
         for row in page
     ]
     return DistributionResult(
@@ -374,6 +425,28 @@ async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, 
         by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
         offset=offset, rows_total=len(table.rows), rows=rows,
     )
+
+
+async def _distribution_per_corpus(visit: Visit, found: Asked, by: str, order: Literal["value", "hits", "per_million"],
+                                   ) -> tuple[list[PartitionStatus[Partition]], DistributionTable,
+                                              list[tuple[str, DistributionSums]]]:
+    """A distribution over several corpora: each counted on its own partitions, the values' hits and
+    sizes summed, and each corpus's kept for columns of its own."""
+    members = found.corpus.members
+    searches = [search_of(visit.nodes, member, found.search.query, progress=visit.progress) for member in members]
+    answers = await asyncio.gather(*(s.distribution(by, order) for s in searches))
+    statuses = [status for each, _ in answers for status in each]
+    shares: list[tuple[str, DistributionSums]] = []
+    total = DistributionSums()
+    for member, (_, table) in zip(members, answers, strict=True):
+        sums = DistributionSums()
+        for row in table.rows:
+            for target in (sums, total):
+                target.add([row.value], [row.hits], [row.regions_with_hits], [row.tokens], [row.regions])
+        shares.append((member.name, sums))
+    merged = distribution_table(total, sum(t.outside for _, t in answers), all(t.all_values for _, t in answers),
+                                any(t.truncated for _, t in answers), order)
+    return statuses, merged, shares
 
 
 @router.get("/collocations", response_model=CollocationResult, responses=TABLE_FILES)

@@ -113,7 +113,8 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         "sort_cqp": None if order is None or order.random else order.described(),
         "truncated": written < total and not only, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "inline": view.inline or None,
-        "ref_base": f"{base}/ref/{target.name}/",
+        "ref_base": f"{base}/ref/{target.name if not target.members else '<corpus>'}/",
+        "corpora": [{"corpus": m.name, "version": m.config.version or None, "size": m.size} for m in target.parts],
         "categories": asked.categories, "only_categorised": only,
     }  # fmt: skip
     # The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
@@ -131,7 +132,7 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
     worker_refunds = format == "xlsx" and bool(request.scope.get(FORWARDED_SCOPE))
 
     def row(hit: Hit) -> list[Any]:
-        line = [target.name, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
+        line = [hit.corpus, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
                 *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
         if categorised is not None:
             category, labels = categorised[0].get((hit.position, hit.matchend)), categorised[1]

@@ -16,7 +16,7 @@ from starlette.background import BackgroundTask
 from cowbird.core.analysis_merge import rate
 from cowbird.core.analysis_spec import SortKey, parse_sort
 from cowbird.core.errors import BadParameter, CowbirdError
-from cowbird.core.search import CostEstimate, Located, Statuses, answered_total, failed_partitions
+from cowbird.core.search import CostEstimate, Located, Partitions, Statuses, answered_total, failed_partitions
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry, Partition
@@ -24,7 +24,7 @@ from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, Lanes
 from cowbird.frontend.routes.deps import Visitor, background_work, estimated, ndjson_line, tiered
-from cowbird.frontend.schemas import EstimateResult, Hit, QueryResult
+from cowbird.frontend.schemas import CorpusTotal, EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import searched_tokens
 from cowbird.frontend.viewer import Viewer
@@ -143,6 +143,10 @@ class Preview:
                                     asked.ignore_case, asked.filters, total)
         answered = sum(s.partition.size for s in statuses if s.error is None)
         searched = await searched_tokens(self.search.partitions, corpus, asked.filters, statuses)
+        corpora = [CorpusTotal(corpus=corpus.name, total=total, tokens=searched,
+                               per_million=None if searched is None else rate(total, searched), complete=not failed,
+                               failed=failed)] if not corpus.members else \
+            [await corpus_total(self.search.partitions, member, asked.filters, statuses) for member in corpus.members]
         return QueryResult(
             corpus=corpus.name, cqp=self.search.cqp, total=total, tokens=searched,
             per_million=None if searched is None else rate(total, searched),
@@ -154,7 +158,19 @@ class Preview:
             sort=None if self.order is None else f"{(asked.sort or '').strip()} {_directions(self.order.direction)}",
             sort_cqp=None if self.order is None or self.order.random else self.order.described(),
             seed=asked.seed if asked.sample is not None or (self.order is not None and self.order.random) else None,
+            corpora=corpora,
         )
+
+
+async def corpus_total(nodes: Partitions[Partition], member: CorpusEntry, filters: list[str],
+                       statuses: Statuses[Partition]) -> CorpusTotal:
+    """One corpus's total and rate, of a search over several (its partitions' statuses)."""
+    ids = {p.id for p in member.partitions}
+    own = [s for s in statuses if s.partition.id in ids]
+    total, failed = answered_total(own), failed_partitions(own)
+    tokens = await searched_tokens(nodes, member, filters, own)
+    return CorpusTotal(corpus=member.name, total=total, tokens=tokens,
+                       per_million=None if tokens is None else rate(total, tokens), complete=not failed, failed=failed)
 
 
 def _directions(directions: str) -> str:
