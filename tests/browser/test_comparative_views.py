@@ -1,7 +1,7 @@
-"""Korp's comparative views in real Chromium: the Trend tab (several queries per year, each with its
-band, each point a link to its hits) and the Compare tab (the values two searches prefer) — the
-numbers are the API's, the links find what they count, the files download, the keyboard reaches
-every point, and each view passes axe."""
+"""Korp's comparative views in real Chromium: several corpora in one search, the Trend tab (several
+queries per year, each with its band, each point a link to its hits), the Compare tab (the values
+two searches prefer) and the query builder — the numbers are the API's, the links find what they
+count, the files download, the keyboard reaches every point, and each view passes axe."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     stack = DemoStack(tmp_path_factory.mktemp("comparative-site"), front, (node1, node2), log_level="warning",
                       generated=True, web_tokens=300_000)
     stack.prepare()
+    config = stack.base / "cowbird.toml"  # the sample corpus public too: two corpora to search at once
+    config.write_text(config.read_text(encoding="utf-8").replace('access = "login"', 'access = "public"'),
+                      encoding="utf-8")
     stack.start()
     yield stack
     stack.stop()
@@ -131,3 +134,32 @@ def test_the_query_builder_writes_cqp_and_reads_it_back(web: DemoStack, page: Pa
     expect(page.locator("#builder-status")).to_contain_text("cannot show this query")
     expect(page.locator("#builder-tokens > li")).to_have_count(3)
     expect(page.locator("#q")).to_have_value('[pos="JJ"] ([lemma="car"] | [lemma="house"])')
+
+
+def test_several_corpora_in_one_search(web: DemoStack, page: Page, tmp_path: Path) -> None:
+    both = api(web, "/api/v1/query", corpus="web,sample", q="house", limit=0)
+    corpora: list[JsonObject] = both["corpora"]
+    assert [c["corpus"] for c in corpora] == ["web", "sample"] and all(c["total"] for c in corpora)
+    page.goto(f"{web.url}/?corpus=web")
+    page.click("#more-corpora summary")
+    page.check('#more-corpora-list input[value="sample"]')
+    page.fill("#q", "house")
+    page.press("#q", "Enter")
+    expect(page.locator("#summary")).to_contain_text(
+        f"of {both['total']:,} hits (web {corpora[0]['total']:,}")
+    expect(page.locator("#summary")).to_contain_text(f"sample {corpora[1]['total']:,}")
+    expect(page.locator("#kwic thead th.corpus")).to_have_text("Corpus")
+    assert set(page.locator("#kwic tbody td.corpus").all_inner_texts()) == {"web"}  # the first corpus's lines first
+    assert "corpus=web%2Csample" in page.url or "corpus=web,sample" in page.url
+    check_accessibility(page)
+    last = (both["total"] - 1) // 100 * 100  # the last page holds the second corpus's lines
+    page.goto(f"{web.url}/?corpus=web,sample&q=house&syntax=simple&offset={last}")
+    expect(page.locator("#kwic tbody td.corpus").last).to_have_text("sample")
+    expect(page.locator('#more-corpora-list input[value="sample"]')).to_be_checked()
+    link = page.locator("#kwic tbody tr").last.locator("a.ref")
+    assert (link.get_attribute("href") or "").startswith("/ref/sample/")
+    page.click("#tab-frequency")
+    expect(page.locator("body")).to_have_attribute("data-analysed", "frequency")
+    expect(page.locator("#freq-table thead th.per-corpus")).to_have_text(["web", "sample"])
+    shoot(page, "several-corpora", tmp_path)
+    check_accessibility(page)

@@ -41,6 +41,8 @@ const REPEATS = ["1,1", "0,1", "1,", "0,"];
 
 /** @type {{written: (cqp: string) => void}} */
 const hooks = { written: () => {} };
+/** The boxes last written or read (JSON): a change event that changes nothing (leaving a field) writes nothing. */
+let lastBoxes = "";
 
 /** @returns {HTMLOListElement} */
 const tokens = () => byId("builder-tokens", HTMLOListElement);
@@ -143,6 +145,7 @@ function showBoxes(boxes) {
   if (boxes.within && ![...within.options].some((o) => o.value === boxes.within)) within.append(new Option(boxes.within, boxes.within));
   within.value = boxes.within ?? "";
   numberTokens();
+  lastBoxes = JSON.stringify(readBoxes());
 }
 
 /** @param {string} text */
@@ -157,13 +160,17 @@ async function changed() {
     say("Add a token to build a query.");
     return;
   }
+  const json = JSON.stringify(boxes);
+  if (json === lastBoxes) return; // as written (or read) already: the query field stays as it is
+  lastBoxes = json;
   const signal = begin("builder");
   try {
     /** @type {BuilderResult} */
-    const body = await getJson("builder", new URLSearchParams({ boxes: JSON.stringify(boxes), corpus: corpusInfo().name }), signal);
+    const body = await getJson("builder", new URLSearchParams({ boxes: json, corpus: corpusInfo().name }), signal);
     say(`CQP: ${body.cqp}`);
     hooks.written(body.cqp);
   } catch (error) {
+    lastBoxes = ""; // not written: the next change tries again
     if (aborted(error)) return;
     say(error instanceof ApiProblem ? problemText(error.problem, "the boxes cannot be written") : "The boxes cannot be written.");
   } finally {

@@ -147,7 +147,8 @@ export function trendChart(series, by) {
   const axes = svg("g", { class: "axes", "aria-hidden": "true" });
   for (const tick of [0, top / 2, top]) {
     axes.append(svg("line", { x1: MARGIN.left, x2: WIDE - MARGIN.right, y1: y(tick), y2: y(tick), class: "grid" }));
-    axes.append(svg("text", { x: MARGIN.left - 6, y: y(tick) + 4, "text-anchor": "end" }, decimal(tick)));
+    axes.append(svg("text", { x: MARGIN.left - 6, y: y(tick) + 4, "text-anchor": "end" },
+      tick >= 100 ? number(Math.round(tick)) : decimal(tick)));
   }
   const every = Math.max(1, Math.ceil(periods.length / 12)); // at most a dozen labels under the axis
   periods.forEach((period, i) => {

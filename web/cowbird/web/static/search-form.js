@@ -30,8 +30,11 @@ export function readSearch() {
     }))
     .filter((f) => f.regex !== "");
   const syntax = part(document, 'input[name="syntax"]:checked', HTMLInputElement).value === "cqp" ? "cqp" : "simple";
+  const more = [...document.querySelectorAll("#more-corpora-list input:checked")]
+    .map((box) => (box instanceof HTMLInputElement ? box.value : ""))
+    .filter((name) => name && name !== byId("corpus", HTMLSelectElement).value);
   return {
-    corpus: byId("corpus", HTMLSelectElement).value,
+    corpus: [byId("corpus", HTMLSelectElement).value, ...more].join(","),
     q: byId("q", HTMLInputElement).value,
     syntax,
     ignore_case: byId("ignore_case", HTMLInputElement).checked,
@@ -45,8 +48,12 @@ export function readSearch() {
  * @returns {boolean} whether the search's corpus is one of the page's
  */
 export function applySearch(search) {
-  const open = CORPORA.some((c) => c.name === search.corpus);
-  if (open) byId("corpus", HTMLSelectElement).value = search.corpus;
+  const [first, ...more] = search.corpus.split(",");
+  const open = [first, ...more].every((name) => CORPORA.some((c) => c.name === name));
+  if (open) {
+    byId("corpus", HTMLSelectElement).value = first;
+    fillMoreCorpora(more);
+  }
   byId("q", HTMLInputElement).value = search.q;
   part(document, `input[name="syntax"][value="${search.syntax}"]`, HTMLInputElement).checked = true;
   byId("ignore_case", HTMLInputElement).checked = search.ignore_case;
@@ -92,6 +99,26 @@ export function syncColumns() {
 }
 
 // ---------------------------------------------------------------- the corpus
+
+/**
+ * The other corpora, each a box to search it too; `ticked`: those to tick (default: as they are).
+ * @param {string[]} [ticked]
+ */
+export function fillMoreCorpora(ticked) {
+  const main = byId("corpus", HTMLSelectElement).value;
+  const list = byId("more-corpora-list", HTMLElement);
+  const was = ticked ?? [...list.querySelectorAll("input:checked")].map((b) => (b instanceof HTMLInputElement ? b.value : ""));
+  list.replaceChildren(...CORPORA.filter((c) => c.name !== main).map((c) => {
+    const choice = fromTemplate("choice-template", HTMLLabelElement);
+    const box = part(choice, "input", HTMLInputElement);
+    box.value = c.name;
+    box.checked = was.includes(c.name);
+    part(choice, "span", HTMLElement).textContent = c.title || c.name;
+    return choice;
+  }));
+  if (was.length) byId("more-corpora", HTMLDetailsElement).open = true;
+  byId("more-corpora", HTMLElement).hidden = CORPORA.length < 2;
+}
 
 /** Says what the chosen corpus is and holds, and fills every chooser of its attributes. */
 export function describeCorpus() {

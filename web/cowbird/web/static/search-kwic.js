@@ -8,6 +8,7 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
 /**
  * One hit as /api/v1/query answers it.
  * @typedef {object} Hit
+ * @property {string} corpus  the corpus the hit is in (one of several searched)
  * @property {number} position  global position of the match's first token
  * @property {number} matchend
  * @property {string} partition
@@ -46,6 +47,15 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {Hit[]} hits
  * @property {string | null} [hint]
  * @property {import("./search-state.js").Anchor[]} [anchors]  the anchors the query marks
+ * @property {CorpusTotal[]} [corpora]  each corpus searched: its total and rate
+ */
+/**
+ * One corpus's share of a search over several.
+ * @typedef {object} CorpusTotal
+ * @property {string} corpus
+ * @property {number} total
+ * @property {number | null} tokens
+ * @property {number | null} per_million
  */
 
 /**
@@ -108,6 +118,7 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {number} counted  partitions counted (or failed)
  * @property {number} partitions  the corpus's partitions
  * @property {string[]} failed  partitions that failed
+ * @property {string} corpus  the corpus searched (several: a,b)
  */
 
 /** Characters: a longer match wraps in its column instead of widening it. */
@@ -132,9 +143,12 @@ function summaryText(body, shown, sample) {
     : filtered
       ? `${perMillion(body.per_million)} per million tokens of the ${number(body.tokens || 0)} searched (${perMillion(corpusRate)} per million of the corpus)`
       : `${perMillion(body.per_million)} per million tokens`;
-  if (body.sample && sample) return `Random sample of ${shown} of ${total} (seed ${sample.seed}) · ${rate} · ${ms}`;
-  if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total} · ${rate} · ${ms}`;
-  return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total} · ${rate} · ${ms}`;
+  const each = (body.corpora ?? []).length > 1 // several corpora: each one's total and rate
+    ? ` (${(body.corpora ?? []).map((c) => `${c.corpus} ${number(c.total)}${c.per_million == null ? "" : `, ${perMillion(c.per_million)} per million`}`).join("; ")})`
+    : "";
+  if (body.sample && sample) return `Random sample of ${shown} of ${total}${each} (seed ${sample.seed}) · ${rate} · ${ms}`;
+  if (!shown) return `No hits from ${(body.offset + 1).toLocaleString("en")} on; there are ${total}${each} · ${rate} · ${ms}`;
+  return `${(body.offset + 1).toLocaleString("en")}–${(body.offset + shown).toLocaleString("en")} of ${total}${each} · ${rate} · ${ms}`;
 }
 
 /**
@@ -170,8 +184,9 @@ export function showProgress(progress, show, inline) {
   }
   for (const id of ["prev", "next", "random", "open-download"]) byId(id, HTMLButtonElement).disabled = true;
   for (const id of ["incomplete", "hint", "partitions"]) byId(id, HTMLElement).hidden = true;
-  const rows = progress.hits.map((hit, i) => kwicRow(hit, show, inline, progress.offset + i + 1));
-  metaHeader(progress.hits);
+  const several = progress.corpus.includes(",");
+  const rows = progress.hits.map((hit, i) => kwicRow(hit, show, inline, progress.offset + i + 1, several));
+  metaHeader(progress.hits, several);
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
   table.classList.remove("stale");
   table.hidden = rows.length === 0;
@@ -228,8 +243,9 @@ export function showHits(body, sample, show, inline) {
       return item;
     }),
   );
-  const rows = body.hits.map((hit, i) => kwicRow(hit, show, inline, body.offset + i + 1));
-  metaHeader(body.hits);
+  const several = body.corpus.includes(",");
+  const rows = body.hits.map((hit, i) => kwicRow(hit, show, inline, body.offset + i + 1, several));
+  metaHeader(body.hits, several);
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren(...rows);
   const table = byId("kwic", HTMLTableElement);
   table.classList.remove("stale");
@@ -244,11 +260,18 @@ export function showHits(body, sample, show, inline) {
  * @param {string[]} show
  * @param {string[]} inline  the attributes written after each token's word
  * @param {number} index  the hit's number in the order shown (1-based)
+ * @param {boolean} several  several corpora searched: a column names each line's
  * @returns {HTMLTableRowElement}
  */
-function kwicRow(hit, show, inline, index) {
+function kwicRow(hit, show, inline, index, several) {
   const row = fromTemplate("kwic-row", HTMLTableRowElement);
   part(row, "td.n", HTMLTableCellElement).textContent = index.toLocaleString("en");
+  if (several) {
+    const cell = document.createElement("td");
+    cell.className = "corpus";
+    cell.textContent = hit.corpus;
+    part(row, "td.n", HTMLTableCellElement).after(cell);
+  }
   const tools = part(row, "td.tools", HTMLTableCellElement);
   for (const [column, value] of Object.entries(hit.meta ?? {})) { // the metadata columns chosen
     const cell = document.createElement("td");
@@ -312,12 +335,21 @@ function withEdges(hit, name) {
 }
 
 /**
- * The metadata columns' headers: the s-attributes the lines carry (the page's "Metadata columns").
+ * The metadata columns' headers: the s-attributes the lines carry (the page's "Metadata columns"),
+ * and the corpus's when several are searched.
  * @param {Hit[]} hits
+ * @param {boolean} several
  */
-function metaHeader(hits) {
+function metaHeader(hits, several) {
   const head = part(document, "#kwic thead tr", HTMLTableRowElement);
-  for (const old of head.querySelectorAll("th.meta")) old.remove();
+  for (const old of head.querySelectorAll("th.meta, th.corpus")) old.remove();
+  if (several) {
+    const header = document.createElement("th");
+    header.scope = "col";
+    header.className = "corpus";
+    header.textContent = "Corpus";
+    part(head, "th.n", HTMLTableCellElement).after(header);
+  }
   const tools = part(head, "th.tools", HTMLTableCellElement);
   for (const column of Object.keys(hits[0]?.meta ?? {})) {
     const header = document.createElement("th");

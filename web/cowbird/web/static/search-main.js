@@ -21,7 +21,7 @@ import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { openDownload, setUpDownload } from "./search-download.js";
 import { askToRun, estimate, estimateLater, estimateOf, setUpConfirm } from "./search-estimate.js";
 import {
-  addFilter, applySearch, describeCorpus, fillSortLevels, formChanged, hideQueryError, readSearch, setCqpLine,
+  addFilter, applySearch, describeCorpus, fillMoreCorpora, fillSortLevels, formChanged, hideQueryError, readSearch, setCqpLine,
   showAnchors, showCorpusProblem, showQueryError, showSortControls, syncColumns, translate,
 } from "./search-form.js";
 import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
@@ -113,7 +113,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       }
       if (step.event === "error") throw new ApiProblem(step);
       if (step.event === "started") {
-        progress = { offset, hits: null, atLeast: 0, counted: 0, partitions: step.partitions, failed: [] };
+        progress = { offset, hits: null, atLeast: 0, counted: 0, partitions: step.partitions, failed: [], corpus: search.corpus };
         continue;
       }
       if (step.event === "background") { // heavy: listed as running in the background, the page free meanwhile
@@ -127,7 +127,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
         }
         continue;
       }
-      progress ??= { offset, hits: null, atLeast: 0, counted: 0, partitions: 0, failed: [] };
+      progress ??= { offset, hits: null, atLeast: 0, counted: 0, partitions: 0, failed: [], corpus: search.corpus };
       if (step.event === "page") {
         progress.hits = step.hits;
         document.body.dataset.pageMs = String(Math.round(performance.now() - started)); // the first hits shown
@@ -313,6 +313,7 @@ byId("corpus", HTMLSelectElement).addEventListener("change", () => {
   showCorpusProblem(null);
   describeCorpus();
   describeBuilder();
+  fillMoreCorpora();
 });
 /** @returns {string} the query language chosen */
 const syntaxChosen = () => part(document, 'input[name="syntax"]:checked', HTMLInputElement).value;
@@ -382,6 +383,7 @@ document.addEventListener("cowbird:as-cqp", () => { // CQP typed in Simple mode:
 
 fillSortLevels();
 describeCorpus();
+fillMoreCorpora();
 rememberDefaults();
 restore(new URLSearchParams(location.search));
 translate();

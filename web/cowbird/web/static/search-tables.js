@@ -39,6 +39,7 @@ import {
  * @property {number} share
  * @property {number} per_million
  * @property {string | null} concordance
+ * @property {Record<string, number>} [corpora]  several corpora searched: the frequency in each
  */
 /**
  * GET /api/v1/frequency's answer.
@@ -61,7 +62,8 @@ import {
  */
 
 /**
- * @typedef {import("./search-chart.js").Bar & {regions: number, regions_with_hits: number}} DistributionRow
+ * @typedef {import("./search-chart.js").Bar & {regions: number, regions_with_hits: number,
+ *   corpora?: Record<string, {hits: number, tokens: number, per_million: number}>}} DistributionRow
  */
 /**
  * GET /api/v1/distribution's answer.
@@ -436,6 +438,32 @@ function showFrequency(body) {
     fillNumbers(row, [number(r.frequency), `${decimal(100 * r.share)} %`, decimal(r.per_million)]);
     return row;
   }));
+  const names = Object.keys(body.rows[0]?.corpora ?? {}); // several corpora: a column each
+  corpusColumns("freq-table", names, body.rows.map((r) => names.map((n) => number(r.corpora?.[n] ?? 0))));
+}
+
+/**
+ * A column per corpus after a table's own (several corpora searched; none: the columns go).
+ * @param {string} id  the table's
+ * @param {string[]} names  the corpora
+ * @param {string[][]} cells  per row, a cell per corpus
+ */
+function corpusColumns(id, names, cells) {
+  const head = part(document, `#${id} thead tr`, HTMLTableRowElement);
+  for (const old of head.querySelectorAll("th.per-corpus")) old.remove();
+  for (const name of names) {
+    const header = columnHead(name);
+    header.classList.add("per-corpus");
+    head.append(header);
+  }
+  document.querySelectorAll(`#${id} tbody tr`).forEach((row, i) => {
+    if (!(row instanceof HTMLTableRowElement)) return;
+    for (const text of cells[i] ?? []) {
+      const cell = row.insertCell();
+      cell.className = "per-corpus";
+      cell.textContent = text;
+    }
+  });
 }
 
 /** @param {DistributionResult} body */
@@ -453,6 +481,11 @@ function showDistribution(body) {
     fillNumbers(row, [number(r.hits), number(r.tokens), decimal(r.per_million), number(r.regions), number(r.regions_with_hits)]);
     return row;
   }));
+  const names = Object.keys(body.rows[0]?.corpora ?? {}); // several corpora: each one's hits and rate
+  corpusColumns("dist-table", names, body.rows.map((r) => names.map((n) => {
+    const share = r.corpora?.[n];
+    return share ? `${number(share.hits)} (${decimal(share.per_million)} per million)` : "";
+  })));
 }
 
 /**
