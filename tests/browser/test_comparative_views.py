@@ -6,6 +6,7 @@ count, the files download, the keyboard reaches every point, and each view passe
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -162,4 +163,17 @@ def test_several_corpora_in_one_search(web: DemoStack, page: Page, tmp_path: Pat
     expect(page.locator("body")).to_have_attribute("data-analysed", "frequency")
     expect(page.locator("#freq-table thead th.per-corpus")).to_have_text(["web", "sample"])
     shoot(page, "several-corpora", tmp_path)
+    check_accessibility(page)
+
+
+def test_good_examples_first(web: DemoStack, page: Page, tmp_path: Path) -> None:
+    expected = api(web, "/api/v1/query", corpus="web", q="^house", sort="gdex", limit=20)
+    page.goto(f"{web.url}/?corpus=web&q=%5Ehouse&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    page.select_option("#sort-on", "gdex")
+    expect(page.locator("#sort-attribute")).to_be_hidden()  # GDEX is one score: no attribute, no direction
+    expect(page).to_have_url(re.compile("sort_on=gdex"))
+    expected_links = [hit["ref"] for hit in expected["hits"]]
+    expect(page.locator("#kwic tbody a.ref").nth(19)).to_have_attribute("href", expected_links[19])
+    assert [link.get_attribute("href") for link in page.locator("#kwic tbody a.ref").all()[:20]] == expected_links
     check_accessibility(page)

@@ -15,12 +15,14 @@ import functools
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import anyio
 
 from cowbird.core.analysis_spec import parse_sort
 from cowbird.core.errors import LimitExceeded, OutOfMemory, UnknownPartition, query_problem
+from cowbird.core.gdex import GdexSpec
 from cowbird.core.lru import Lru
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
@@ -39,7 +41,7 @@ P = ParamSpec("P")
 
 ResultKey = tuple[str, str, str, int]
 """A result's name in the caches: the corpus, the query's canonical text, the strategy, the hard boundary."""
-OrderKey = tuple[ResultSet, str, str, int, int]
+OrderKey = tuple[ResultSet, str, str, int, int, GdexSpec | None]
 """A sort order's name: the result itself (held: an object's id() may be another's once it is freed),
 the sort key, direction, seed and the partition's base."""
 NgramKey = tuple[str, str, int, str | None, tuple[tuple[str, bool, str], ...], str | None, bool]
@@ -309,8 +311,10 @@ class PartitionService:
     async def order(self, result: ResultSet, spec: SortSpec, asker: Asker = NOBODY) -> SortOrder:
         """The hits of a result in sorted order (kept for paging, as results are)."""
         key = parse_sort(spec.key, spec.direction, spec.seed)
+        if key.gdex is not None and spec.gdex is not None:
+            key = replace(key, gdex=spec.gdex)  # the corpus's rules and common words, as the front end sends them
         held = self.every_hit(result)
-        cache_key: OrderKey = (result, str(key), spec.direction, spec.seed, spec.base)
+        cache_key: OrderKey = (result, str(key), spec.direction, spec.seed, spec.base, key.gdex)
         cached = self.orders.get(cache_key)
         if cached is not None:
             return cached

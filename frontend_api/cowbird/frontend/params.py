@@ -115,7 +115,8 @@ class Ordering(Parameters):
     sort: str | None = Field(None, description=(
         "Sort the hits: match.lemma, match..matchend.word, left1.word, right2.pos%c, target.lemma, keyword.word "
         "— up to three keys, comma-separated (right1.word,left1.lemma: the second sorts the first's ties) — or "
-        "random (with seed)."))
+        "random (with seed), or gdex: good examples first (whole sentences of moderate length, few rare words, "
+        "numbers or URLs; the corpus's rules, see /help/api)."))
     direction: str = Field("asc", description=(
         "Sort direction, asc or desc: one for every key, or one per key (asc,desc); ties stay in corpus order."))
 

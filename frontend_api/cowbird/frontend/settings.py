@@ -31,6 +31,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from cowbird.core.gdex import GdexRules
 from cowbird.frontend.accounts.mail import Mailer
 from cowbird.serving.config import ConfigError, LayeredSettings, load_settings, read_token
 
@@ -108,6 +109,9 @@ class CorpusConfig(BaseModel):
         "Word sketches: a shipped sketch grammar (penn: Penn Treebank tags in pos; ud: Universal Dependencies' "
         "upos; stts: German STTS tags in pos) or the path of a grammar file (docs/word-sketches.md). Checked "
         "against the corpus's attributes at start."))
+    gdex: GdexRules = Field(default_factory=GdexRules, description=(
+        "Good examples first (sort=gdex): the rules a concordance line is scored by — [corpora.gdex] region, "
+        "min_length, max_length, max_rare, common_words and [corpora.gdex.weights] (cowbird.core.gdex)."))
 
     @field_validator("nodes")
     @classmethod

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from cowbird.core.errors import BadParameter
+from cowbird.core.gdex import GdexSpec
 
 AnchorName = Literal["match", "matchend", "target", "keyword"]
 ANCHORS: tuple[AnchorName, ...] = get_args(AnchorName)
@@ -135,30 +136,38 @@ class SortKey:
     levels: tuple[SortLevel, ...]
     seed: int = 0
     random_direction: Direction = "asc"
+    gdex: GdexSpec | None = None  # good examples first (sort=gdex): the rules and common words, no levels
 
     @property
     def random(self) -> bool:
+        return not self.levels and self.gdex is None
+
+    @property
+    def scored(self) -> bool:
+        """A key of one number per hit (random, or GDEX), not of values over spans."""
         return not self.levels
 
     @property
     def descending(self) -> tuple[bool, ...]:
-        """Whether each level (or the random order) is descending."""
-        if self.random:
+        """Whether each level (or the random or GDEX order) is descending."""
+        if self.scored:
             return (self.random_direction == "desc",)
         return tuple(level.direction == "desc" for level in self.levels)
 
     @property
     def direction(self) -> str:
         """The directions as written: one per level, comma-separated (``asc,desc``)."""
-        return self.random_direction if self.random else ",".join(level.direction for level in self.levels)
+        return self.random_direction if self.scored else ",".join(level.direction for level in self.levels)
 
     def __str__(self) -> str:
-        return "random" if self.random else ",".join(str(level) for level in self.levels)
+        return "gdex" if self.gdex is not None else "random" if self.random else ",".join(
+            str(level) for level in self.levels)
 
     def described(self) -> str:
-        """Each key with its direction: ``right1.word asc, match.lemma%c desc``; ``random asc``."""
-        if self.random:
-            return f"random {self.random_direction}"
+        """Each key with its direction: ``right1.word asc, match.lemma%c desc``; ``random asc``;
+        ``gdex asc`` (best first)."""
+        if self.scored:
+            return f"{self} {self.random_direction}"
         return ", ".join(f"{level} {level.direction}" for level in self.levels)
 
 
@@ -177,15 +186,18 @@ def _directions(text: str, levels: int, written: str) -> list[Direction]:
 
 def parse_sort(text: str, direction: str = "asc", seed: int = 0) -> SortKey:
     """Up to three keys, comma-separated, each ``match.lemma``, ``match..matchend.lemma``,
-    ``left1.word``, ``right2.pos%c``, ``target.lemma``, ``keyword.word`` — or ``random``;
+    ``left1.word``, ``right2.pos%c``, ``target.lemma``, ``keyword.word`` — or ``random``, or ``gdex``
+    (good examples first, ``cowbird.core.gdex``: its rules and common words are the corpus's, set in
+    the key's ``gdex`` by whoever knows them);
     ``direction`` is one for all keys or one per key (``asc,desc``)."""
     value = text.strip()
-    if value == "random":
+    if value in ("random", "gdex"):
         [way] = _directions(direction, 1, text)
-        return SortKey((), seed, way)
+        return SortKey((), seed, way, GdexSpec() if value == "gdex" else None)
     parts = [part.strip() for part in value.split(",")]
-    if "random" in parts:
-        raise BadParameter(f"sort={text}: random orders the hits alone; it is not one key of several")
+    for alone in ("random", "gdex"):
+        if alone in parts:
+            raise BadParameter(f"sort={text}: {alone} orders the hits alone; it is not one key of several")
     if len(parts) > MAX_SORT_LEVELS:
         raise BadParameter(f"sort={text}: at most {MAX_SORT_LEVELS} keys (the second sorts the first's ties, the "
                            "third the second's)")

@@ -13,6 +13,7 @@ from typing import Literal, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cowbird.core.errors import ErrorCode
+from cowbird.core.gdex import GdexSpec
 from cowbird.query import MAX_QUERY_LENGTH
 
 Strategy = Literal["standard", "shortest", "longest", "traditional"]
@@ -169,6 +170,8 @@ class SortSpec(BaseModel):
                            description="One per key of a sort on several keys (asc,desc).")
     seed: int = Field(0, ge=0, le=2**63 - 1)
     base: int = Field(0, ge=0)
+    gdex: GdexSpec | None = Field(None, description=(
+        "With key gdex: the corpus's GDEX rules and common words (cowbird.core.gdex)."))
 
 
 SortValue = list[list[list[str]]] | int

@@ -13,6 +13,7 @@ from cowbird.core.analysis_merge import MergeKey
 from cowbird.core.analysis_spec import SortKey, SortLevel
 from cowbird.core.errors import LimitExceeded
 from cowbird.engines.analyses import spans
+from cowbird.engines.analyses.gdex import gdex_keys
 from cowbird.engines.analyses.spans import Ints, sequences, span_positions
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
@@ -34,10 +35,13 @@ class SortOrder:
     base: int  # global position of the partition's first token (random keys depend on it)
     matches: Matches
     corpus: CwbCorpus
+    scores: Ints | None = None  # GDEX: each hit's key (cowbird.core.gdex.sort_key of its score)
 
     def keys(self, ranks: list[int]) -> list[SortValue]:
         """The sort keys of the hits at these ranks, as the front end compares them across partitions."""
         hits = self.order[np.asarray(ranks, dtype=np.int64)] if ranks else np.zeros(0, dtype=np.int64)
+        if self.scores is not None:
+            return [int(v) for v in self.scores[hits].tolist()]
         if self.key.random:
             return [int(v) for v in random_keys(self.matches.match[hits] + self.base, self.key.seed).tolist()]
         picked = self.matches.take(hits)
@@ -88,6 +92,10 @@ def sort_order(deadline: Deadline, corpus: CwbCorpus, matches: Matches, key: Sor
     deadline.check()
     n = len(matches)
     tie = np.arange(n, dtype=np.int64)
+    if key.gdex is not None:
+        scores = gdex_keys(deadline, corpus, matches, key.gdex)
+        order = np.lexsort((tie, -scores if key.random_direction == "desc" else scores))
+        return SortOrder(key, order.astype(np.int64), base, matches, corpus, scores)
     if key.random:
         numbers = random_keys(np.asarray(matches.match, dtype=np.int64) + base, key.seed)
         order = np.lexsort((tie, ~numbers if key.random_direction == "desc" else numbers))

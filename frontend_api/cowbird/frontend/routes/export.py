@@ -27,6 +27,7 @@ from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Download, stamp
 from cowbird.frontend.fair_use import LEASE_MARGIN
+from cowbird.frontend.gdex import with_gdex
 from cowbird.frontend.hits import public_hit
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
@@ -72,7 +73,7 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         raise BadParameter("only_categorised=1 exports every categorised line: leave out sample, offset and limit")
     _, search = visit.search(asked, view)
     cqp = search.cqp
-    order = sort_key(sort, asked.direction, seed, sample)
+    order = await with_gdex(visit, target, sort_key(sort, asked.direction, seed, sample))
     if order is not None:
         search.check_sort(order, sort)
     key = visit.key

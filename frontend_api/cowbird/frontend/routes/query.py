@@ -20,6 +20,7 @@ from cowbird.core.search import CostEstimate, Located, Partitions, Statuses, ans
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.gdex import with_gdex
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, Lanes
@@ -63,7 +64,7 @@ async def query(
     view = replace(asked.view(limits.max_context), marks=split(asked.boundaries))
     view.check(visit.corpus(asked.corpus))
     target, search = visit.search(asked, view)
-    order = sort_key(asked.sort, asked.direction, seed, sample)
+    order = await with_gdex(visit, target, sort_key(asked.sort, asked.direction, seed, sample))
     if order is not None:
         search.check_sort(order, asked.sort)
     key = visit.key

@@ -38,7 +38,8 @@ class Sorting(Counts[P]):
     """A search's sorted hits: the sort checked, each partition's sort keys asked, the page found."""
 
     def _spec(self, status: PartitionStatus[P], sort: SortKey) -> SortSpec:
-        return SortSpec(key=str(sort), direction=sort.direction, seed=sort.seed, base=status.partition.offset)
+        return SortSpec(key=str(sort), direction=sort.direction, seed=sort.seed, base=status.partition.offset,
+                        gdex=sort.gdex)
 
     def check_sort(self, sort: SortKey, written: str | None = None) -> None:
         """Refuse a sort of a cut query or on an attribute the corpus does not have (``written``: the

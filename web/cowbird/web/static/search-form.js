@@ -275,7 +275,7 @@ export function showSortControls() {
     if (level) byId(`sort-level${level}`, HTMLElement).hidden = !shown;
     const on = byId(`sort-on${level}`, HTMLSelectElement).value;
     /** @type {boolean} */
-    const keyed = shown && Boolean(on) && on !== "random";
+    const keyed = shown && Boolean(on) && on !== "random" && on !== "gdex";
     for (const id of ["sort-attribute", "sort-direction", "sort-fold"]) {
       const label = byId(`${id}${level}`, HTMLElement).closest("label");
       if (label) label.hidden = !keyed;
@@ -285,7 +285,7 @@ export function showSortControls() {
 }
 
 /**
- * The "then by" choosers offer what the first one does, but a random order, and nothing more first;
+ * The "then by" choosers offer what the first one does, but a random order or GDEX, and nothing more first;
  * the breakdown's second span chooser offers the first one's spans.
  */
 export function fillSortLevels() {
@@ -294,7 +294,7 @@ export function fillSortLevels() {
   const first = byId("sort-on", HTMLSelectElement);
   for (const level of SORT_LEVELS.slice(1)) {
     const select = byId(`sort-on${level}`, HTMLSelectElement);
-    const options = [...first.options].filter((o) => o.value !== "random").map((o) => {
+    const options = [...first.options].filter((o) => o.value !== "random" && o.value !== "gdex").map((o) => {
       const copy = /** @type {HTMLOptionElement} */ (o.cloneNode(true));
       if (!copy.value) copy.textContent = "nothing more";
       copy.selected = false;

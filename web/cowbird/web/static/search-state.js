@@ -386,6 +386,7 @@ export function sortOrder(settings) {
   const on = settings["sort-on"];
   if (!on) return null;
   if (on === "random") return { sort: "random", direction: "asc" };
+  if (on === "gdex") return { sort: "gdex", direction: "asc" }; // good examples first: the best first
   /** @type {string[]} */
   const keys = [];
   /** @type {string[]} */

@@ -1,0 +1,147 @@
+"""The GDEX score of every hit of a partition (``cowbird.core.gdex``), with arrays: each word form's
+properties found once, each sentence's counts summed over its tokens, the rules' values combined in
+the same order as ``cowbird.core.gdex.score`` combines them — so that the two give the same floats,
+and the same sort keys on any partition."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from cowbird.core import gdex
+from cowbird.core.errors import LimitExceeded, UnknownAttribute
+from cowbird.engines.analyses.spans import CHUNK_POSITIONS, MAX_SORT_CELLS
+from cowbird.engines.base import Deadline
+from cowbird.engines.results import Matches
+from cowbird.store import CwbCorpus
+from cowbird.store.reader import PositionalAttribute
+
+Ints = npt.NDArray[np.int64]
+
+RARE, NUMBER, URL, PUNCTUATION, STARTS, ENDS, BRACKETS = (1 << k for k in range(7))
+_KNOWN = 1 << 7  # the flags of this id are computed
+
+_FLAGS: OrderedDict[tuple[int, int], npt.NDArray[np.uint8]] = OrderedDict()
+_FLAGS_LOCK = threading.Lock()
+FLAG_TABLES_KEPT = 8
+"""Word-form flag tables kept (one per partition and set of common words): a byte per word form."""
+
+
+def _flags(p: PositionalAttribute, ids: Ints, common: frozenset[str]) -> npt.NDArray[np.uint8]:
+    """Each id's properties (computed once per word form, kept per partition and common words)."""
+    key = (id(p), hash(common))
+    with _FLAGS_LOCK:
+        table = _FLAGS.get(key)
+        if table is None:
+            table = np.zeros(len(p.strings), dtype=np.uint8)
+            _FLAGS[key] = table
+            while len(_FLAGS) > FLAG_TABLES_KEPT:
+                _FLAGS.popitem(last=False)
+        else:
+            _FLAGS.move_to_end(key)
+    unknown = np.unique(ids[(table[ids] & _KNOWN) == 0])
+    for i in unknown.tolist():
+        token = p.strings[i]
+        bits = _KNOWN
+        if gdex.is_rare(token, common):
+            bits |= RARE
+        if gdex.is_number_or_symbol(token):
+            bits |= NUMBER
+        if gdex.is_url(token):
+            bits |= URL
+        if all(gdex._punctuation(c) for c in token):
+            bits |= PUNCTUATION
+        if gdex.starts_sentence(token):
+            bits |= STARTS
+        if gdex.ends_sentence(token):
+            bits |= ENDS
+        if gdex.bracket_steps(token) or '"' in token:
+            bits |= BRACKETS
+        table[i] = bits
+    return table[ids]
+
+
+def gdex_keys(deadline: Deadline, corpus: CwbCorpus, matches: Matches, spec: gdex.GdexSpec) -> Ints:
+    """Each hit's sort key (``gdex.sort_key`` of its score; hits outside any region score 0)."""
+    rules = spec.rules
+    if rules.region not in corpus.entry.s_attributes:
+        raise UnknownAttribute(f"sort=gdex: the corpus has no s-attribute {rules.region!r} to score the hits' "
+                               f"sentences on (it has: {', '.join(corpus.entry.s_attributes) or 'none'})")
+    s = corpus.s_attribute(rules.region)
+    match = np.asarray(matches.match, dtype=np.int64)
+    matchend = np.asarray(matches.matchend, dtype=np.int64)
+    numbers = s.region_numbers(match) if len(s) else np.full(len(match), -1, dtype=np.int64)
+    keys = np.full(len(match), gdex.SCALE, dtype=np.int64)
+    inside = np.flatnonzero(numbers >= 0)
+    if not len(inside):
+        return keys
+    sentences, of_hit = np.unique(numbers[inside], return_inverse=True)
+    starts = np.asarray(s.starts, dtype=np.int64)[sentences]
+    ends = np.asarray(s.ends, dtype=np.int64)[sentences]
+    lengths = ends - starts + 1
+    if int(lengths.sum()) > MAX_SORT_CELLS:
+        raise LimitExceeded(f"sort=gdex: the {len(sentences):,} sentences of these hits hold more tokens than a "
+                            "node scores at once; narrow the query down")
+    counts = _sentence_counts(deadline, corpus, starts, lengths, frozenset(spec.common))
+    weights = rules.weights.model_dump()
+    total = sum(weights.values())
+    length = lengths.astype(np.float64)
+    values = {
+        "length": np.where(lengths < rules.min_length, length / rules.min_length,
+                           np.where(lengths > rules.max_length, rules.max_length / length, 1.0)),
+        "whole": (counts["starts"] & counts["ends"]).astype(np.float64),
+        "rare": np.ones(len(sentences)) if not rules.common_words
+        else np.maximum(0.0, 1 - counts["rare"] / rules.max_rare),
+        "numbers": np.maximum(0.0, 1 - counts["number"] / rules.max_rare),
+        "urls": np.where(counts["url"] > 0, 0.0, 1.0),
+        "brackets": counts["balanced"].astype(np.float64),
+    }
+    first = match[inside] - starts[of_hit]
+    last = matchend[inside] - starts[of_hit]
+    edge = ((first > 0) & (last < counts["last_word"][of_hit])).astype(np.float64)
+    score = np.zeros(len(inside), dtype=np.float64)
+    for name in ("length", "whole", "rare", "numbers", "urls", "brackets"):  # the order of gdex.score
+        score = score + weights[name] * values[name][of_hit]
+    score = (score + weights["edge"] * edge) / total
+    keys[inside] = gdex.SCALE - np.round(score * gdex.SCALE).astype(np.int64)
+    return keys
+
+
+def _sentence_counts(deadline: Deadline, corpus: CwbCorpus, starts: Ints, lengths: Ints,
+                     common: frozenset[str]) -> dict[str, Ints]:
+    """Per sentence: its rare words, numbers and symbols, URLs, whether its first token starts one and
+    its last ends one, whether its brackets balance, and the index of its last word."""
+    p = corpus.p_attribute("word")
+    n = len(starts)
+    out = {name: np.zeros(n, dtype=np.int64) for name in ("rare", "number", "url", "starts", "ends", "balanced",
+                                                            "last_word")}
+    first = 0
+    while first < n:
+        deadline.check()
+        # sentences whose tokens make up at most CHUNK_POSITIONS positions (at least one sentence)
+        cumulative = np.cumsum(lengths[first:])
+        last = first + max(1, int(np.searchsorted(cumulative, CHUNK_POSITIONS, side="right")))
+        chunk = slice(first, last)
+        size = lengths[chunk]
+        offsets = np.concatenate([[0], np.cumsum(size)[:-1]])
+        positions = np.repeat(starts[chunk] - offsets, size) + np.arange(int(size.sum()), dtype=np.int64)
+        ids = np.asarray(p.ids_at(positions), dtype=np.int64)
+        flags = _flags(p, ids, common)
+        for name, bit in (("rare", RARE), ("number", NUMBER), ("url", URL)):
+            out[name][chunk] = np.add.reduceat(((flags & bit) > 0).astype(np.int64), offsets)
+        out["starts"][chunk] = (flags[offsets] & STARTS) > 0
+        out["ends"][chunk] = (flags[offsets + size - 1] & ENDS) > 0
+        index = np.arange(len(ids), dtype=np.int64) - np.repeat(offsets, size)  # the token's index in its sentence
+        word = np.where(((flags & PUNCTUATION) == 0) & (index > 0), index, 0)
+        out["last_word"][chunk] = np.maximum.reduceat(word, offsets)
+        bracketed = np.add.reduceat(((flags & BRACKETS) > 0).astype(np.int64), offsets) > 0
+        balanced = np.ones(len(size), dtype=np.int64)
+        for k in np.flatnonzero(bracketed).tolist():  # few sentences have brackets or quotes: checked in order
+            tokens = [p.strings[i] for i in ids[offsets[k]: offsets[k] + size[k]].tolist()]
+            balanced[k] = gdex.balanced(tokens)
+        out["balanced"][chunk] = balanced
+        first = last
+    return out

@@ -1,0 +1,188 @@
+"""Good examples first (``sort=gdex``): a score of how quotable a concordance line is, after Kilgarriff
+et al.'s GDEX (2008) — whole sentences of moderate length, few rare words, numbers or symbols, no
+URLs, balanced brackets, the match not at the sentence's edge.
+
+Each hit is scored on the region around its match (``region``, the sentence ``s`` by default); each
+rule gives a value from 0 to 1, and the score is their mean weighted by ``weights``:
+
+============  =================================================================================
+rule          value
+============  =================================================================================
+length        1 for ``min_length`` … ``max_length`` tokens; shorter: length / min_length;
+              longer: max_length / length
+whole         1 when the sentence starts with a capital letter (or a digit or quote before one)
+              and ends in ``.``, ``!``, ``?`` or ``…`` (a closing quote or bracket may follow); else 0
+rare          1 − (rare words / ``max_rare``), at least 0: a rare word is a token of letters whose
+              lowercased form is not among the corpus's ``common_words`` most frequent word forms
+numbers       1 − (tokens with a digit or a symbol other than punctuation / ``max_rare``), at least 0
+urls          0 when a token looks like a URL, a domain or an e-mail address (``://``, ``www.``,
+              ``@`` with a dot after it, ``.com`` …); else 1
+brackets      1 when ( ) [ ] { } pair up in order and straight double quotes come in pairs; else 0
+edge          1 when the match neither begins the sentence nor ends it (its last word before
+              the closing punctuation); else 0
+============  =================================================================================
+
+Hits outside any region score 0. The score depends on the hit's sentence and on the corpus's
+common words alone — the same on any partition —, so a sorted page merges across partitions
+exactly like every sort: the nodes sort on ``key = 1,000,000 − round(score × 1,000,000)``
+(ascending: best first), equal keys in corpus order. The front end counts the corpus's
+``common_words`` most frequent word forms exactly over every partition (a word list) and sends
+them with the sort.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCALE = 1_000_000
+"""Scores are compared as integers: the nodes sort on SCALE − round(score × SCALE)."""
+
+MAX_COMMON_WORDS = 3_000
+"""Common words a sort request carries at most (a node's request bodies are bounded)."""
+
+
+class GdexWeights(BaseModel):
+    """How much each rule counts (0: not at all)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    length: float = Field(2.0, ge=0)
+    whole: float = Field(1.0, ge=0)
+    rare: float = Field(2.0, ge=0)
+    numbers: float = Field(1.0, ge=0)
+    urls: float = Field(1.0, ge=0)
+    brackets: float = Field(1.0, ge=0)
+    edge: float = Field(1.0, ge=0)
+
+    @model_validator(mode="after")
+    def _some(self) -> GdexWeights:
+        if not sum(self.model_dump().values()):
+            raise ValueError("at least one GDEX weight must be above 0")
+        return self
+
+
+class GdexRules(BaseModel):
+    """A corpus's GDEX rules (``[corpora.gdex]``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    region: str = Field("s", description="The s-attribute whose region around the match is scored (a sentence).")
+    min_length: int = Field(10, ge=1, description="Tokens a good sentence has at least.")
+    max_length: int = Field(25, ge=1, description="Tokens a good sentence has at most.")
+    max_rare: int = Field(3, ge=1, description="Rare words (or numbers and symbols) that bring their rule to 0.")
+    common_words: int = Field(2_000, ge=0, le=MAX_COMMON_WORDS, description=(
+        "The corpus's most frequent word forms that are not rare (0: the rare-word rule is off)."))
+    weights: GdexWeights = Field(default_factory=GdexWeights)
+
+    @model_validator(mode="after")
+    def _lengths(self) -> GdexRules:
+        if self.min_length > self.max_length:
+            raise ValueError(f"min_length ({self.min_length}) is more than max_length ({self.max_length})")
+        return self
+
+
+class GdexSpec(BaseModel):
+    """What a node scores with: the rules and the corpus's common word forms (lowercased)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rules: GdexRules = Field(default_factory=GdexRules)
+    common: tuple[str, ...] = Field((), max_length=MAX_COMMON_WORDS)
+
+
+# -- the rules on single tokens (the node applies them to each distinct word form once) -------------
+
+_LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
+_URL = re.compile(r"(?i)(://|^www\.|@[^@\s]*\.|\.(com|org|net|de|uk|info|html?|php)\b)")
+_OPENING = "([{"
+_CLOSING = ")]}"
+_END = (".", "!", "?", "…")
+
+
+def is_word(token: str) -> bool:
+    """A token of letters (with inner apostrophes or hyphens): the tokens rare words are counted among."""
+    return _LETTERS.fullmatch(token) is not None
+
+
+def is_rare(token: str, common: frozenset[str]) -> bool:
+    return is_word(token) and token.lower() not in common
+
+
+def is_number_or_symbol(token: str) -> bool:
+    """A token with a digit, or with a character that is neither a letter, a digit nor punctuation."""
+    return any(c.isdigit() for c in token) or any(not (c.isalnum() or _punctuation(c)) for c in token)
+
+
+def _punctuation(c: str) -> bool:
+    return unicodedata.category(c).startswith("P")
+
+
+def is_url(token: str) -> bool:
+    return _URL.search(token) is not None
+
+
+def starts_sentence(token: str) -> bool:
+    """The first token: a capital letter, possibly after opening quotes or brackets, or a number."""
+    stripped = token.lstrip("\"'“‘«„([")
+    return bool(stripped) and (stripped[0].isupper() or stripped[0].isdigit())
+
+
+def ends_sentence(token: str) -> bool:
+    """The last token: ends in . ! ? or …, possibly followed by closing quotes or brackets."""
+    return token.rstrip("\"'”’»)]").endswith(_END)
+
+
+def bracket_steps(token: str) -> list[int]:
+    """The token's brackets in order: +1..+3 opening ( [ {, −1..−3 closing ) ] }."""
+    return [(_OPENING.index(c) + 1) if c in _OPENING else -(_CLOSING.index(c) + 1)
+            for c in token if c in _OPENING or c in _CLOSING]
+
+
+def balanced(tokens: list[str]) -> bool:
+    stack: list[int] = []
+    quotes = 0
+    for token in tokens:
+        quotes += token.count('"')
+        for step in bracket_steps(token):
+            if step > 0:
+                stack.append(step)
+            elif not stack or stack.pop() != -step:
+                return False
+    return not stack and quotes % 2 == 0
+
+
+def score(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> float:
+    """The GDEX score of a hit whose match runs from token ``start`` to ``end`` (inclusive) of its
+    sentence ``sentence`` — the rules written out one by one (the nodes compute the same with
+    arrays; the tests hold the two to each other)."""
+    length = len(sentence)
+    w = rules.weights
+    values = {
+        "length": 1.0 if rules.min_length <= length <= rules.max_length
+        else length / rules.min_length if length < rules.min_length else rules.max_length / length,
+        "whole": 1.0 if starts_sentence(sentence[0]) and ends_sentence(sentence[-1]) else 0.0,
+        "rare": 1.0 if not rules.common_words
+        else max(0.0, 1 - sum(is_rare(t, common) for t in sentence) / rules.max_rare),
+        "numbers": max(0.0, 1 - sum(is_number_or_symbol(t) for t in sentence) / rules.max_rare),
+        "urls": 0.0 if any(is_url(t) for t in sentence) else 1.0,
+        "brackets": 1.0 if balanced(sentence) else 0.0,
+        "edge": 1.0 if start > 0 and end < _last_word(sentence) else 0.0,
+    }
+    weights: dict[str, float] = w.model_dump()
+    return float(sum(weights[name] * value for name, value in values.items()) / sum(weights.values()))
+
+
+def _last_word(sentence: list[str]) -> int:
+    """The index of the sentence's last token before its closing punctuation."""
+    k = len(sentence) - 1
+    while k > 0 and all(_punctuation(c) for c in sentence[k]):
+        k -= 1
+    return k
+
+
+def sort_key(value: float) -> int:
+    """The integer the nodes sort on (ascending: best first)."""
+    return SCALE - round(value * SCALE)
