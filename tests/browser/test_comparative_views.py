@@ -176,4 +176,5 @@ def test_good_examples_first(web: DemoStack, page: Page, tmp_path: Path) -> None
     expected_links = [hit["ref"] for hit in expected["hits"]]
     expect(page.locator("#kwic tbody a.ref").nth(19)).to_have_attribute("href", expected_links[19])
     assert [link.get_attribute("href") for link in page.locator("#kwic tbody a.ref").all()[:20]] == expected_links
+    shoot(page, "good-examples", tmp_path)
     check_accessibility(page)

@@ -63,6 +63,8 @@ async def api_help(request: Request, user: CurrentUser, catalogue: Corpora) -> H
                                                           if m.endswith("_url")), "text_url"),
                                    # the attribute its trends count over (the API's default)
                                    "date_attribute": _dated(corpora[0]) if corpora else "text_year",
+                                   # a second corpus the viewer may search with the first, if any
+                                   "other_corpus": corpora[1].name if len(corpora) > 1 else "",
                                    # a position inside the corpus for the examples (the middle of it)
                                    "position": corpora[0].size // 2 if corpora else 12345,
                                    # its word sketches' relations, if it has a sketch grammar
