@@ -9,6 +9,7 @@ import io
 import math
 import re
 from collections import Counter
+from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -17,7 +18,9 @@ import httpx
 import pandas as pd
 import pytest
 
-from tests.frontend.conftest import TRICKY
+from cowbird.data import demo_corpus
+from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
+from tests.frontend.conftest import TRICKY, Partitioned, ewt_client
 from tests.support import TrickyToken, read_tricky
 
 pytestmark = pytest.mark.anyio
@@ -149,3 +152,35 @@ async def test_refusals_say_what_was_wrong(one: httpx.AsyncClient, params: dict[
     answer = await one.get("/api/v1/trend", params={"corpus": TRICKY, "q": "go", **params})
     assert answer.status_code in (status, 400), answer.text
     assert words in answer.text
+
+
+async def test_the_demo_corpus_years_and_last_modified_months(tmp_path: Path) -> None:
+    """The demo's generated web corpus (60,000 tokens, two partitions): hits of ``^house`` per year of
+    ``text_year`` and per month of ``text_lastmod``, against counts read from its VRT."""
+    vrt = tmp_path / "web.vrt"
+    demo_corpus.write_vrt(vrt, 60_000)
+    options = EncodeOptions(vrt, tmp_path / "data", tmp_path / "registry" / "web", ["word", "pos", "lemma"],
+                            [parse_s_declaration("text:0+id+url+host+tld+genre+year+lastmod"),
+                             parse_s_declaration("s:0+id")], charset="utf8", xml=True, skip_blank=True,
+                            strip_blanks=True, partition_tokens=30_200)
+    result = Encoder(options).run()
+    assert result.manifest is not None and len(result.partitions) == 2
+    parts = Partitioned(tmp_path / "registry", result.manifest, [p.id for p in result.partitions])
+    meta: dict[str, str] = {}
+    rows: list[tuple[str, dict[str, str]]] = []
+    for line in vrt.read_text(encoding="utf-8").splitlines():
+        if line.startswith("<text "):
+            meta = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        elif not line.startswith("<"):
+            rows.append((line.split("\t")[2], meta))
+    async for client in ewt_client(parts, "web"):
+        for by, period, cut in (("text_year", "year", 4), ("text_lastmod", "month", 7)):
+            answer = await client.get("/api/v1/trend", params={"corpus": "web", "q": "^house", "by": by,
+                                                               "period": period, "min_tokens": 0})
+            assert answer.status_code == 200, answer.text
+            attribute = by.removeprefix("text_")
+            hits = Counter(m[attribute][:cut] for lemma, m in rows if lemma == "house")
+            size = Counter(m[attribute][:cut] for _, m in rows)
+            points = answer.json()["series"][0]["points"]
+            assert {p["period"]: (p["hits"], p["tokens"]) for p in points if p["tokens"]} == {
+                k: (hits[k], size[k]) for k in size}
