@@ -16,6 +16,8 @@ an hour and a half on two cores): ``cowbird encode`` of it (time and peak memory
 build`` (the same), then one node process serving it behind the front end, each request first and
 again as above. No run without tables: on a partition this large the node refuses to count a
 relation's hits on the fly and says to build the tables.
+``--encoded REGISTRY`` (with ``--million``): the corpus encoded already in that registry (its encode not
+timed again), its tables built anew (``--rebuild``), then served as above.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import ServedStack, big50_stack, show  # noqa: E402
-from bench.encode import FLAGS, run_sampled, shuffle_corpus  # noqa: E402
+from bench.encode import FLAGS, Measured, run_sampled, shuffle_corpus  # noqa: E402
 from cowbird.commands.demo import DemoStack  # noqa: E402
 from cowbird.store.reader import CwbCorpus  # noqa: E402
 
@@ -64,13 +66,17 @@ def cases(rare: str, one_gt: bool = False) -> list[Case]:
 
 
 def rare_lemma(registry: Path, partition: str) -> str:
-    """A lemma of about a hundred occurrences in a partition (a rare headword's sketch)."""
-    lemma = CwbCorpus.open(registry, partition).p_attribute("lemma")
+    """A lemma of about a hundred occurrences in 25 million tokens (two per million: a rare
+    headword's sketch): 80 to 120 in a partition of BIG50, 3,200 to 4,800 in one of a billion."""
+    corpus = CwbCorpus.open(registry, partition)
+    lemma = corpus.p_attribute("lemma")
+    scale = max(1.0, corpus.size / 25_000_000)
+    low, high = 80 * scale, 120 * scale
     for i in range(lemma.lexicon_size):
         value = lemma.id2str(i)
-        if 80 <= lemma.frequency(i) <= 120 and value.isalpha() and value.islower() and len(value) > 4:
+        if low <= lemma.frequency(i) <= high and value.isalpha() and value.islower() and len(value) > 4:
             return value
-    return "house"
+    sys.exit(f"no lemma of {low:,.0f} to {high:,.0f} occurrences in {partition}: no rare headword to time")
 
 
 def timed(client: httpx.Client, case: Case, corpus: str = "big50") -> tuple[float, dict[str, object]]:
@@ -107,10 +113,12 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
     parser.add_argument("--million", type=int, default=None,
                         help="the shuffle corpus of this many million tokens in one partition (1000: the 1-GT run)")
+    parser.add_argument("--encoded", type=Path, default=None,
+                        help="with --million: the registry holding big<N> encoded already (its tables built anew)")
     args = parser.parse_args()
     console = Console(stderr=True)
     if args.million is not None:
-        one_partition(console, args.million, args.runs)
+        one_partition(console, args.million, args.runs, args.encoded)
         return
     stack, options = big50_stack("cowbird-bench-sketch-", {"node_timeout": 300.0, "deadline": 300.0})
     started = time.perf_counter()
@@ -150,20 +158,24 @@ def main() -> None:
 
 
 
-def one_partition(console: Console, million: int, runs: int) -> None:
+def one_partition(console: Console, million: int, runs: int, encoded_registry: Path | None = None) -> None:
     """The shuffle corpus of ``million`` MT encoded into one partition, its tables built, one node
-    process serving it behind the front end: each step's time and peak, each request first and again."""
-    vrt = shuffle_corpus(million * 1_000_000)
-    base = Path(tempfile.mkdtemp(prefix="cowbird-bench-sketch-one-", dir=ROOT / "bench" / "data"))
+    process serving it behind the front end: each step's time and memory, each request first and
+    again. ``encoded_registry``: a registry holding it encoded already (the encode is not timed again;
+    the tables are built anew, ``--rebuild``)."""
     name = f"big{million}"
-    registry = base / "registry"
+    base = Path(tempfile.mkdtemp(prefix="cowbird-bench-sketch-one-", dir=ROOT / "bench" / "data"))
+    registry = encoded_registry or base / "registry"
     try:
-        encoded = run_sampled([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d", str(base / "data"),
-                               "-R", str(registry / name), *FLAGS])
-        console.print(f"encoded {vrt.name} in {encoded.seconds:.1f} s, peak {encoded.peak:,.0f} MB")
+        encoded = None
+        if encoded_registry is None:
+            vrt = shuffle_corpus(million * 1_000_000)
+            encoded = run_sampled([sys.executable, "-m", "cowbird", "encode", "-f", str(vrt), "-d",
+                                   str(base / "data"), "-R", str(registry / name), *FLAGS])
+            console.print(f"encoded {vrt.name} in {encoded.seconds:.1f} s, {memory(encoded)}")
         built = run_sampled([sys.executable, "-m", "cowbird", "sketches", "build", "-r", str(registry),
-                             "--grammar", "penn", name])
-        console.print(f"built the tables in {built.seconds:.1f} s, peak {built.peak:,.0f} MB")
+                             "--grammar", "penn", "--rebuild", name])
+        console.print(f"built the tables in {built.seconds:.1f} s, {memory(built)}")
         rare = rare_lemma(registry, name)
         stack = ServedStack(registry, name, {"node_timeout": 300.0, "deadline": 300.0}, sketch_grammar="penn")
         stack.prepare()
@@ -176,11 +188,18 @@ def one_partition(console: Console, million: int, runs: int) -> None:
                          "yes" if first <= case.target_ms else "no", f"{len(what) if isinstance(what, list) else 0}"])
         show(console, f"Word sketches on {name} (one partition, one node process, penn grammar, saved tables)",
              ["request", "first request ms", "again ms", "target ms", "met", "rows/relations"], rows)
-        show(console, f"Building the tables of {name}", ["step", "seconds", "peak MB"],
-             [["cowbird encode", f"{encoded.seconds:,.1f}", f"{encoded.peak:,.0f}"],
-              ["cowbird sketches build --grammar penn", f"{built.seconds:,.1f}", f"{built.peak:,.0f}"]])
+        steps = ([("cowbird encode", encoded)] if encoded is not None else []) + [
+            ("cowbird sketches build --grammar penn", built)]
+        show(console, f"Building the tables of {name}",
+             ["step", "seconds", "peak MB (kernel: with mapped files)", "own MB (RssAnon)", "mapped MB (RssFile)"],
+             [[step, f"{m.seconds:,.1f}", f"{m.peak:,.0f}", f"{m.own:,.0f}", f"{m.mapped:,.0f}"] for step, m in steps])
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def memory(measured: Measured) -> str:
+    return (f"peak {measured.peak:,.0f} MB (own {measured.own:,.0f} MB, mapped files {measured.mapped:,.0f} MB: "
+            "page cache the kernel reclaims)")
 
 
 if __name__ == "__main__":

@@ -267,7 +267,8 @@ class Download:
     @property
     def filename(self) -> str:
         fingerprint = hashlib.sha256(self.named.encode("utf-8")).hexdigest()[:8]
-        return f"{self.stem}_{fingerprint}{self.suffix}.{self.format}"
+        stem = self.stem.replace(",", "+")  # several corpora (web,sample): web+sample_….tsv
+        return f"{stem}_{fingerprint}{self.suffix}.{self.format}"
 
     def headers(self, rows: int, **more: str) -> dict[str, str]:
         return {"Content-Disposition": f'attachment; filename="{self.filename}"', "X-Cowbird-Rows": str(rows),
