@@ -36,8 +36,8 @@ async def test_openapi_types_every_public_response(client: httpx.AsyncClient) ->
             problems = operation["responses"]["4XX"]["content"]["application/problem+json"]["schema"]
             assert problems["$ref"].endswith("/Problem")
     hit = models["Hit"]["properties"]
-    assert set(hit) == {"position", "matchend", "partition", "left", "match", "right", "attributes", "meta", "ref",
-                        "breaks"}
+    assert set(hit) == {"corpus", "position", "matchend", "partition", "left", "match", "right", "attributes", "meta",
+                        "ref", "breaks"}
     assert hit["position"]["type"] == "integer" and hit["meta"]["type"] == "object"
     assert models["QueryResult"]["properties"]["hits"]["items"]["$ref"].endswith("/Hit")
     assert set(models["Problem"]["properties"]) >= {"status", "code", "detail", "offset", "line", "column"}

@@ -17,7 +17,9 @@ rare          1 − (rare words / ``max_rare``), at least 0: a rare word is a to
 numbers       1 − (tokens with a digit or a symbol other than punctuation / ``max_rare``), at least 0
 urls          0 when a token looks like a URL, a domain or an e-mail address (``://``, ``www.``,
               ``@`` with a dot after it, ``.com`` …); else 1
-brackets      1 when ( ) [ ] { } pair up in order and straight double quotes come in pairs; else 0
+brackets      1 when, for each of ( ), [ ] and { }, reading token by token the closing ones never
+              outnumber the opening ones before them and in the end there are as many of each,
+              and straight double quotes come in pairs; else 0
 edge          1 when the match neither begins the sentence nor ends it (its last word before
               the closing punctuation); else 0
 ============  =================================================================================
@@ -97,8 +99,6 @@ class GdexSpec(BaseModel):
 
 _LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 _URL = re.compile(r"(?i)(://|^www\.|@[^@\s]*\.|\.(com|org|net|de|uk|info|html?|php)\b)")
-_OPENING = "([{"
-_CLOSING = ")]}"
 _END = (".", "!", "?", "…")
 
 
@@ -135,23 +135,25 @@ def ends_sentence(token: str) -> bool:
     return token.rstrip("\"'”’»)]").endswith(_END)
 
 
-def bracket_steps(token: str) -> list[int]:
-    """The token's brackets in order: +1..+3 opening ( [ {, −1..−3 closing ) ] }."""
-    return [(_OPENING.index(c) + 1) if c in _OPENING else -(_CLOSING.index(c) + 1)
-            for c in token if c in _OPENING or c in _CLOSING]
+def bracket_counts(token: str) -> tuple[int, int, int, int]:
+    """The token's net ( ) [ ] { } counts (opening minus closing, each kind) and its straight double quotes."""
+    return (token.count("(") - token.count(")"), token.count("[") - token.count("]"),
+            token.count("{") - token.count("}"), token.count('"'))
 
 
 def balanced(tokens: list[str]) -> bool:
-    stack: list[int] = []
+    """The brackets rule: each kind's running count (token by token) never below 0 and 0 at the end,
+    and an even number of straight double quotes."""
+    running = [0, 0, 0]
     quotes = 0
     for token in tokens:
-        quotes += token.count('"')
-        for step in bracket_steps(token):
-            if step > 0:
-                stack.append(step)
-            elif not stack or stack.pop() != -step:
+        *kinds, quoted = bracket_counts(token)
+        quotes += quoted
+        for k, net in enumerate(kinds):
+            running[k] += net
+            if running[k] < 0:
                 return False
-    return not stack and quotes % 2 == 0
+    return running == [0, 0, 0] and quotes % 2 == 0
 
 
 def score(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> float:

@@ -42,7 +42,13 @@ def _flags(p: PositionalAttribute, ids: Ints, common: frozenset[str]) -> npt.NDA
                 _FLAGS.popitem(last=False)
         else:
             _FLAGS.move_to_end(key)
-    unknown = np.unique(ids[(table[ids] & _KNOWN) == 0])
+    missing = ids[(table[ids] & _KNOWN) == 0]
+    if len(missing):  # the word forms met for the first time, each once (marked, not sorted)
+        seen = np.zeros(len(table), dtype=np.bool_)
+        seen[missing] = True
+        unknown = np.flatnonzero(seen)
+    else:
+        unknown = missing
     for i in unknown.tolist():
         token = p.strings[i]
         bits = _KNOWN
@@ -58,7 +64,7 @@ def _flags(p: PositionalAttribute, ids: Ints, common: frozenset[str]) -> npt.NDA
             bits |= STARTS
         if gdex.ends_sentence(token):
             bits |= ENDS
-        if gdex.bracket_steps(token) or '"' in token:
+        if any(c in token for c in '()[]{}"'):
             bits |= BRACKETS
         table[i] = bits
     return table[ids]
@@ -134,14 +140,37 @@ def _sentence_counts(deadline: Deadline, corpus: CwbCorpus, starts: Ints, length
             out[name][chunk] = np.add.reduceat(((flags & bit) > 0).astype(np.int64), offsets)
         out["starts"][chunk] = (flags[offsets] & STARTS) > 0
         out["ends"][chunk] = (flags[offsets + size - 1] & ENDS) > 0
-        index = np.arange(len(ids), dtype=np.int64) - np.repeat(offsets, size)  # the token's index in its sentence
-        word = np.where(((flags & PUNCTUATION) == 0) & (index > 0), index, 0)
-        out["last_word"][chunk] = np.maximum.reduceat(word, offsets)
-        bracketed = np.add.reduceat(((flags & BRACKETS) > 0).astype(np.int64), offsets) > 0
-        balanced = np.ones(len(size), dtype=np.int64)
-        for k in np.flatnonzero(bracketed).tolist():  # few sentences have brackets or quotes: checked in order
-            tokens = [p.strings[i] for i in ids[offsets[k]: offsets[k] + size[k]].tolist()]
-            balanced[k] = gdex.balanced(tokens)
-        out["balanced"][chunk] = balanced
+        # the last token that is not punctuation alone (its index in the sentence; 0 when only the first is)
+        word = np.where((flags & PUNCTUATION) == 0, np.arange(len(ids), dtype=np.int64), -1)
+        out["last_word"][chunk] = np.maximum(np.maximum.reduceat(word, offsets) - offsets, 0)
+        out["balanced"][chunk] = _balanced(p, ids, flags, offsets, size)
         first = last
+    return out
+
+
+def _balanced(p: PositionalAttribute, ids: Ints, flags: npt.NDArray[np.uint8], offsets: Ints, size: Ints) -> Ints:
+    """The brackets rule per sentence (``gdex.balanced``) with running sums: each kind's count, token
+    by token from the sentence's start, never below 0 and 0 at its end; the quotes even."""
+    out = np.ones(len(size), dtype=np.int64)
+    marked_tokens = (flags & BRACKETS) > 0
+    chosen = np.flatnonzero(np.add.reduceat(marked_tokens.astype(np.int64), offsets) > 0)
+    if not len(chosen):  # no bracket and no quote: balanced
+        return out
+    # the sentences with a bracket or a quote, their tokens one after the other
+    sizes = size[chosen]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    tokens = np.repeat(offsets[chosen] - starts, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
+    counts = np.zeros((len(tokens), 4), dtype=np.int64)  # net ( [ { and quotes of each token
+    marked = np.flatnonzero(marked_tokens[tokens])
+    kinds, where = np.unique(ids[tokens[marked]], return_inverse=True)
+    table = np.asarray([gdex.bracket_counts(p.strings[i]) for i in kinds.tolist()], dtype=np.int64)
+    counts[marked] = table[where.reshape(-1)]
+    ok = np.add.reduceat(counts[:, 3], starts) % 2 == 0
+    last = starts + sizes - 1
+    for k in range(3):
+        running = np.cumsum(counts[:, k])
+        before = running[starts] - counts[starts, k]  # the sum before each sentence's first token
+        within = running - np.repeat(before, sizes)
+        ok &= (np.minimum.reduceat(within, starts) >= 0) & (within[last] == 0)
+    out[chosen] = ok
     return out
