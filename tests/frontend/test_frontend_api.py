@@ -59,7 +59,8 @@ async def test_preview_merges_partitions_in_global_order(client: httpx.AsyncClie
     assert [p["total"] for p in body["partitions"]] == [2, 0, 1]
     assert [h["position"] for h in body["hits"]] == [2, 19, 81]
     first = body["hits"][0]
-    assert first == {"position": 2, "matchend": 2, "partition": "sample_p01", "left": "The old", "match": "house",
+    assert first == {"corpus": "sample", "position": 2, "matchend": 2, "partition": "sample_p01", "left": "The old",
+                     "match": "house",
                      "right": "stands on", "attributes": {"lemma": "house", "pos": "NN"},
                      "meta": {"text_genre": "news"}, "ref": "/ref/sample/2", "breaks": []}
     expected = [h.match for h in whole(sample_registry).hits('[word="house"]')]

@@ -63,13 +63,13 @@ def band(hits: int, n: int) -> tuple[float, float]:
     return max(0.0, (-b - root) / (2 * a)) * 1e6, (-b + root) / (2 * a) * 1e6
 
 
-def check_series(series: dict[str, Any], counts: dict[str, tuple[int, int, int]], min_tokens: int) -> None:
+def check_series(series: dict[str, Any], counts: dict[str, tuple[int, int, int]], sparse_below: int) -> None:
     dated = sorted(k for k in counts if k)
     assert series["points"][0]["period"] == dated[0] and series["points"][-1]["period"] == dated[-1]
     for point in series["points"]:
         hits, tokens, texts = counts.get(point["period"], (0, 0, 0))
         assert (point["hits"], point["tokens"], point["texts"]) == (hits, tokens, texts), point
-        assert point["sparse"] == (tokens < min_tokens)
+        assert point["sparse"] == (tokens < sparse_below)
         if tokens:
             assert point["per_million"] == pytest.approx(hits / tokens * 1e6)
             low, high = band(hits, tokens)
@@ -86,7 +86,7 @@ async def test_rates_per_period_equal_counts_from_the_vrt(one: httpx.AsyncClient
     answers = []
     for client in (one, five):
         answer = await client.get("/api/v1/trend", params={
-            "corpus": TRICKY, "q": [GO, JJ_NN], "syntax": "cqp", "by": by, "period": kind, "min_tokens": 1000})
+            "corpus": TRICKY, "q": [GO, JJ_NN], "syntax": "cqp", "by": by, "period": kind, "sparse_below": 1000})
         assert answer.status_code == 200, answer.text
         body = answer.json()
         assert body["complete"] and body["by"] == by and body["tokens"] == len(read_tricky())
@@ -115,7 +115,7 @@ async def test_a_month_without_text_is_a_gap_and_each_point_links_to_its_hits(fi
 
 async def test_a_subcorpus_counts_its_own_tokens_per_period(one: httpx.AsyncClient) -> None:
     answer = await one.get("/api/v1/trend", params={"corpus": TRICKY, "q": GO, "syntax": "cqp",
-                                                    "filter": "text_genre~blog|forum", "min_tokens": 0})
+                                                    "filter": "text_genre~blog|forum", "sparse_below": 0})
     assert answer.status_code == 200, answer.text
     body = answer.json()
     blogs = expected(GO, "text_year", "year", lambda t: t.text["genre"] in ("blog", "forum"))
@@ -176,7 +176,7 @@ async def test_the_demo_corpus_years_and_last_modified_months(tmp_path: Path) ->
     async for client in ewt_client(parts, "web"):
         for by, period, cut in (("text_year", "year", 4), ("text_lastmod", "month", 7)):
             answer = await client.get("/api/v1/trend", params={"corpus": "web", "q": "^house", "by": by,
-                                                               "period": period, "min_tokens": 0})
+                                                               "period": period, "sparse_below": 0})
             assert answer.status_code == 200, answer.text
             attribute = by.removeprefix("text_")
             hits = Counter(m[attribute][:cut] for lemma, m in rows if lemma == "house")

@@ -14,6 +14,7 @@ lacks is refused, naming the member (``members_lacking``).
 from __future__ import annotations
 
 import bisect
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,6 +169,9 @@ def unknown_corpus(name: str) -> str:
 
 MAX_CORPORA = 8
 """Corpora one search runs on at most (``corpus=a,b,…``)."""
+UNIONS_KEPT = 256
+"""Unions of corpora kept made (each is a list of partitions): a caller naming ever new combinations
+makes new ones, never more memory."""
 
 
 def union(name: str, members: list[CorpusEntry]) -> CorpusEntry:
@@ -207,7 +211,7 @@ class CorpusCatalogue:
 
     def __init__(self, settings: FrontendSettings) -> None:
         self.corpora = {c.name: load_corpus(c) for c in settings.corpora}
-        self._unions: dict[str, CorpusEntry] = {}
+        self._unions: OrderedDict[str, CorpusEntry] = OrderedDict()  # the last UNIONS_KEPT asked for
 
     def get(self, name: str, user: Viewer = ANONYMOUS) -> CorpusEntry:
         if "," in name:
@@ -229,6 +233,11 @@ class CorpusCatalogue:
             raise BadParameter(f"corpus={name}: at most {MAX_CORPORA} corpora at once")
         members = [self.get(n, user) for n in names]  # each one the viewer may use (else: unknown corpus)
         key = ",".join(names)
-        if key not in self._unions:
-            self._unions[key] = union(key, members)
-        return self._unions[key]
+        found = self._unions.get(key)
+        if found is None:
+            found = self._unions[key] = union(key, members)
+            while len(self._unions) > UNIONS_KEPT:
+                self._unions.popitem(last=False)
+        else:
+            self._unions.move_to_end(key)
+        return found

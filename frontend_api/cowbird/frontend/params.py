@@ -213,7 +213,7 @@ class TrendParameters(Parameters):
         "The s-attribute holding a year or a date (text_year, text_date, text_lastmod); default: the corpus's "
         "first whose name ends in _year, then _date, then one with lastmod in it."))
     period: Literal["year", "month", "decade"] = Field("year", description="The periods counted in.")
-    min_tokens: int = Field(10_000, ge=0, description=(
+    sparse_below: int = Field(10_000, ge=0, description=(
         "A period with fewer tokens than this is marked sparse: its rate says little."))
     format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
         "json, or one row per query and period as a tsv/csv/xlsx file."))

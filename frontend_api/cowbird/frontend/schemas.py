@@ -530,7 +530,7 @@ class TrendPoint(BaseModel):
     per_million: float | None = Field(description="Hits per million of those tokens (None: no text at all).")
     low: float | None = Field(description="The 95 % Wilson score interval of the rate: lower bound.")
     high: float | None = Field(description="Its upper bound.")
-    sparse: bool = Field(description="Fewer tokens than min_tokens (or none): a rate that says little.")
+    sparse: bool = Field(description="Fewer tokens than sparse_below (or none): a rate that says little.")
     concordance: str | None = Field(description="The search page with this period's hits (None without text).")
 
 
@@ -554,7 +554,7 @@ class TrendResult(BaseModel):
     by: str = Field(description="The s-attribute whose values are the dates.")
     period: str
     filters: list[str]
-    min_tokens: int
+    sparse_below: int
     tokens: int = Field(description="Tokens of the (sub)corpus searched.")
     undated_tokens: int = Field(description="Of those, tokens in regions whose value holds no date.")
     total: int = Field(description="The hits of every query, in the partitions that answered.")

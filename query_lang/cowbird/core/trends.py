@@ -5,7 +5,7 @@ sizes from the (sub)corpus's tokens in each period (``cowbird.core.periods``), b
 partition first. A period's rate is hits per million tokens; its band is the 95 % Wilson score
 interval of the proportion hits/tokens (Wilson 1927; Newcombe 1998, method 3), scaled to a million:
 unlike the normal approximation it stays inside [0, 1] and is not zero-width at zero hits, so a
-period with little text shows how little it says. A period with fewer than ``min_tokens`` tokens is
+period with little text shows how little it says. A period with fewer than ``sparse_below`` tokens is
 ``sparse`` (drawn apart); one without any text has no rate at all (a gap, never a zero).
 """
 
@@ -45,7 +45,7 @@ class Point:
     sparse: bool
 
 
-def points(hits: dict[str, int], sizes: dict[str, tuple[int, int]], period: Period, min_tokens: int) -> list[Point]:
+def points(hits: dict[str, int], sizes: dict[str, tuple[int, int]], period: Period, sparse_below: int) -> list[Point]:
     """Every period from the first to the last with text (the empty key, undated, left out), with its
     rate and band. ``hits``: per period; ``sizes``: (tokens, texts) per period."""
     dated = sorted(k for k in sizes if k)
@@ -58,7 +58,7 @@ def points(hits: dict[str, int], sizes: dict[str, tuple[int, int]], period: Peri
         if tokens:
             low, high = wilson(found, tokens)
             out.append(Point(key, found, tokens, texts, found / tokens * 1e6, low * 1e6, high * 1e6,
-                             tokens < min_tokens))
+                             tokens < sparse_below))
         else:
             out.append(Point(key, found, 0, 0, None, None, None, True))
     return out

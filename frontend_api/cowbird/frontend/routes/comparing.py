@@ -63,7 +63,7 @@ def date_attribute(corpus: CorpusEntry, by: str | None) -> str:
 async def trend(visit: Visitor, asked: Annotated[TrendParameters, Query()]) -> BaseModel | Response:
     """How often each query occurs per period (``period``: year, month, decade) of the dates an
     s-attribute holds (``by``), per million tokens of the (sub)corpus in that period, with a 95 %
-    Wilson band; periods with fewer than ``min_tokens`` tokens are marked sparse, periods without
+    Wilson band; periods with fewer than ``sparse_below`` tokens are marked sparse, periods without
     text have no rate. Several ``q`` are counted on the same periods."""
     started = time.perf_counter()
     asked = await visit.subcorpus(asked)
@@ -103,12 +103,12 @@ async def trend(visit: Visitor, asked: Annotated[TrendParameters, Query()]) -> B
             points=[TrendPoint(period=p.period, hits=p.hits, tokens=p.tokens, texts=p.texts,
                                per_million=p.per_million, low=p.low, high=p.high, sparse=p.sparse,
                                concordance=_period_hits(target.name, q, asked, by, p.period) if p.tokens else None)
-                    for p in points(hits, by_period, asked.period, asked.min_tokens)]))
+                    for p in points(hits, by_period, asked.period, asked.sparse_below)]))
     failed = sorted({*failed_partitions(sizes.statuses), *(f for s in series for f in s.failed)})
     if asked.format != "json":
         return _file(asked, target, by, sizes.tokens, failed, series)
     return TrendResult(
-        corpus=target.name, by=by, period=asked.period, filters=asked.filters, min_tokens=asked.min_tokens,
+        corpus=target.name, by=by, period=asked.period, filters=asked.filters, sparse_below=asked.sparse_below,
         tokens=sizes.tokens, undated_tokens=by_period.get("", (0, 0))[0], total=sum(s.total for s in series),
         complete=not failed, failed=failed, series=series,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
@@ -131,7 +131,7 @@ def _file(asked: TrendParameters, target: CorpusEntry, by: str, tokens: int, fai
         "analysis": "trend", "corpus": target.name, "corpus_version": target.config.version or None,
         "queries": asked.q, "syntax": asked.syntax, "ignore_case": asked.ignore_case,
         "cqp": [s.cqp for s in series], "filters": asked.filters, "by": by, "period": asked.period,
-        "min_tokens": asked.min_tokens, "tokens_searched": tokens,
+        "sparse_below": asked.sparse_below, "tokens_searched": tokens,
         "band": "95 % Wilson score interval of hits/tokens, per million tokens",
         "undated_hits": [s.undated for s in series], "complete": not failed, "failed_partitions": failed, **stamp(),
     }  # fmt: skip
@@ -139,7 +139,7 @@ def _file(asked: TrendParameters, target: CorpusEntry, by: str, tokens: int, fai
     rows = [[s.q, p.period, p.hits, p.tokens, p.texts, p.per_million, p.low, p.high, p.sparse]
             for s in series for p in s.points]
     named = repr((target.name, asked.q, asked.syntax, asked.ignore_case, asked.filters, by, asked.period,
-                  asked.min_tokens))
+                  asked.sparse_below))
     return Download(cast(Format, asked.format), columns, about if asked.provenance else None,
                     f"{target.name}_trend", named, failed, "trend").whole(rows)
 

@@ -75,7 +75,7 @@ import {
  * @typedef {object} TrendResult
  * @property {string} by
  * @property {string} period
- * @property {number} min_tokens
+ * @property {number} sparse_below
  * @property {number} tokens
  * @property {number} undated_tokens
  * @property {number} total  the hits of every query
@@ -530,7 +530,7 @@ function showTrend(body) {
   const undated = body.series.reduce((sum, s) => sum + s.undated, 0);
   byId("trend-summary", HTMLElement).textContent = `${body.series.map((s) => `${number(s.total)} hits of ${s.q}`).join(", ")}` +
     ` over ${number(periods.length)} ${body.period}s of ${body.by} (${periods[0]?.period ?? ""}–${periods.at(-1)?.period ?? ""})` +
-    (sparse ? `; ${number(sparse)} with fewer than ${number(body.min_tokens)} tokens (hollow points)` : "") +
+    (sparse ? `; ${number(sparse)} with fewer than ${number(body.sparse_below)} tokens (hollow points)` : "") +
     (empty ? `; ${number(empty)} without any text (gaps)` : "") +
     (undated ? `; ${number(undated)} hits in texts without a date` : "") + ".";
   byId("trend-chart", HTMLElement).replaceChildren(trendChart(body.series, body.by));
