@@ -74,7 +74,8 @@ class GdexRules(BaseModel):
     region: str = Field("s", description="The s-attribute whose region around the match is scored (a sentence).")
     min_length: int = Field(10, ge=1, description="Tokens a good sentence has at least.")
     max_length: int = Field(25, ge=1, description="Tokens a good sentence has at most.")
-    max_rare: int = Field(3, ge=1, description="Rare words (or numbers and symbols) that bring their rule to 0.")
+    max_rare: int = Field(3, ge=1, le=1_000, description=(
+        "Rare words (or numbers and symbols) that bring their rule to 0."))
     common_words: int = Field(2_000, ge=0, le=MAX_COMMON_WORDS, description=(
         "The corpus's most frequent word forms that are not rare (0: the rare-word rule is off)."))
     weights: GdexWeights = Field(default_factory=GdexWeights)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +18,7 @@ from cowbird.engines.analyses.spans import CHUNK_POSITIONS, MAX_SORT_CELLS
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus
-from cowbird.store.reader import PositionalAttribute
+from cowbird.store.reader import PositionalAttribute, StructuralAttribute
 
 Ints = npt.NDArray[np.int64]
 
@@ -91,7 +92,7 @@ def gdex_keys(deadline: Deadline, corpus: CwbCorpus, matches: Matches, spec: gde
     if int(lengths.sum()) > MAX_SORT_CELLS:
         raise LimitExceeded(f"sort=gdex: the {len(sentences):,} sentences of these hits hold more tokens than a "
                             "node scores at once; narrow the query down")
-    counts = _sentence_counts(deadline, corpus, starts, lengths, frozenset(spec.common))
+    counts = _counts_of(deadline, corpus, s, sentences, starts, lengths, frozenset(spec.common))
     weights = rules.weights.model_dump()
     total = sum(weights.values())
     length = lengths.astype(np.float64)
@@ -114,6 +115,41 @@ def gdex_keys(deadline: Deadline, corpus: CwbCorpus, matches: Matches, spec: gde
     score = (score + weights["edge"] * edge) / total
     keys[inside] = gdex.SCALE - np.round(score * gdex.SCALE).astype(np.int64)
     return keys
+
+
+COUNTS = {"rare": np.uint16, "number": np.uint16, "url": np.bool_, "starts": np.bool_, "ends": np.bool_,
+          "balanced": np.bool_, "last_word": np.int32}
+"""What is kept of each sentence scored (13 bytes with its mark): its counts, never above 65,535."""
+SENTENCES_KEPT = 4_000_000
+"""A partition with at most this many sentences keeps what it counted of them (52 MB at most), so that
+the next GDEX sort reads the sentences it has scored already; a larger one counts them each time."""
+SENTENCE_TABLES_KEPT = 2
+_SENTENCES: OrderedDict[tuple[int, int], dict[str, npt.NDArray[Any]]] = OrderedDict()
+
+
+def _counts_of(deadline: Deadline, corpus: CwbCorpus, s: StructuralAttribute, sentences: Ints, starts: Ints,
+               lengths: Ints, common: frozenset[str]) -> dict[str, Ints]:
+    """``_sentence_counts`` of these sentences, those counted before read from the partition's table."""
+    if len(s) > SENTENCES_KEPT:
+        return _sentence_counts(deadline, corpus, starts, lengths, common)
+    key = (id(s), hash(common))
+    with _FLAGS_LOCK:
+        table = _SENTENCES.get(key)
+        if table is None:
+            table = {name: np.zeros(len(s), dtype=kind) for name, kind in COUNTS.items()}
+            table["known"] = np.zeros(len(s), dtype=np.bool_)
+            _SENTENCES[key] = table
+            while len(_SENTENCES) > SENTENCE_TABLES_KEPT:
+                _SENTENCES.popitem(last=False)
+        else:
+            _SENTENCES.move_to_end(key)
+    new = np.flatnonzero(~table["known"][sentences])
+    if len(new):
+        counted = _sentence_counts(deadline, corpus, starts[new], lengths[new], common)
+        for name in COUNTS:
+            table[name][sentences[new]] = np.minimum(counted[name], 65_535)
+        table["known"][sentences[new]] = True  # (two threads counting one sentence write the same values)
+    return {name: np.asarray(table[name][sentences], dtype=np.int64) for name in COUNTS}
 
 
 def _sentence_counts(deadline: Deadline, corpus: CwbCorpus, starts: Ints, lengths: Ints,
