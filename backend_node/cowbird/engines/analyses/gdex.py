@@ -50,8 +50,13 @@ def _flags(p: PositionalAttribute, ids: Ints, common: frozenset[str]) -> npt.NDA
         unknown = np.flatnonzero(seen)
     else:
         unknown = missing
+    strings = p.strings
     for i in unknown.tolist():
-        token = p.strings[i]
+        token = strings[i]
+        if token.isalpha():  # most word forms: a word, no digit, symbol, URL, punctuation or bracket
+            bits = _KNOWN | (RARE if token.lower() not in common else 0) | (STARTS if token[0].isupper() else 0)
+            table[i] = bits
+            continue
         bits = _KNOWN
         if gdex.is_rare(token, common):
             bits |= RARE
@@ -173,7 +178,7 @@ def _sentence_counts(deadline: Deadline, corpus: CwbCorpus, starts: Ints, length
         ids = np.asarray(p.ids_at(positions), dtype=np.int64)
         flags = _flags(p, ids, common)
         for name, bit in (("rare", RARE), ("number", NUMBER), ("url", URL)):
-            out[name][chunk] = np.add.reduceat(((flags & bit) > 0).astype(np.int64), offsets)
+            out[name][chunk] = np.add.reduceat((flags & bit) > 0, offsets, dtype=np.int64)
         out["starts"][chunk] = (flags[offsets] & STARTS) > 0
         out["ends"][chunk] = (flags[offsets + size - 1] & ENDS) > 0
         # the last token that is not punctuation alone (its index in the sentence; 0 when only the first is)
