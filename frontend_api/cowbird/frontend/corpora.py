@@ -65,10 +65,6 @@ class CorpusEntry:
             start += member.size
         return self, position
 
-    def member_partitions(self, member: CorpusEntry) -> set[str]:
-        """The partition ids of one corpus searched."""
-        return {p.id for p in member.partitions}
-
     def members_lacking(self, attribute: str, kind: str = "any") -> list[CorpusEntry]:
         """The corpora searched that lack an attribute (``kind``: p, s, meta or any)."""
         def has(corpus: CorpusEntry) -> bool:

@@ -114,10 +114,10 @@ def is_rare(token: str, common: frozenset[str]) -> bool:
 
 def is_number_or_symbol(token: str) -> bool:
     """A token with a digit, or with a character that is neither a letter, a digit nor punctuation."""
-    return any(c.isdigit() for c in token) or any(not (c.isalnum() or _punctuation(c)) for c in token)
+    return any(c.isdigit() for c in token) or any(not (c.isalnum() or is_punctuation(c)) for c in token)
 
 
-def _punctuation(c: str) -> bool:
+def is_punctuation(c: str) -> bool:
     return unicodedata.category(c).startswith("P")
 
 
@@ -181,7 +181,7 @@ def score(sentence: list[str], start: int, end: int, rules: GdexRules, common: f
 def _last_word(sentence: list[str]) -> int:
     """The index of the sentence's last token before its closing punctuation."""
     k = len(sentence) - 1
-    while k > 0 and all(_punctuation(c) for c in sentence[k]):
+    while k > 0 and all(is_punctuation(c) for c in sentence[k]):
         k -= 1
     return k
 

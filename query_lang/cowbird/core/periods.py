@@ -53,12 +53,6 @@ def period_regex(key: str, period: Period) -> str:
     return f"{key}{rest}"
 
 
-def check_period(key: str, period: Period) -> bool:
-    """Whether ``key`` names a period of this kind (as ``period_of`` writes them)."""
-    pattern = {"year": "[0-9]{4}", "decade": "[0-9]{3}0", "month": f"[0-9]{{4}}-{_MONTH}"}[period]
-    return re.fullmatch(pattern, key) is not None
-
-
 def periods_between(first: str, last: str, period: Period) -> list[str]:
     """Every period from ``first`` to ``last`` (both included), in order: the periods without text
     between those with text are shown as such, not skipped."""

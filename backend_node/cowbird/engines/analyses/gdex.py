@@ -64,7 +64,7 @@ def _flags(p: PositionalAttribute, ids: Ints, common: frozenset[str]) -> npt.NDA
             bits |= NUMBER
         if gdex.is_url(token):
             bits |= URL
-        if all(gdex._punctuation(c) for c in token):
+        if all(gdex.is_punctuation(c) for c in token):
             bits |= PUNCTUATION
         if gdex.starts_sentence(token):
             bits |= STARTS
