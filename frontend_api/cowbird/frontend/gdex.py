@@ -17,7 +17,7 @@ from cowbird.frontend.routes.deps import Visit
 
 COMMON_KEPT = 64
 """Corpora (and rules) whose common words are kept in this process."""
-_common: OrderedDict[tuple[str, str, int], tuple[str, ...]] = OrderedDict()
+_common: OrderedDict[tuple[str, str, str, int], tuple[str, ...]] = OrderedDict()
 
 
 async def with_gdex(visit: Visit, corpus: CorpusEntry, order: SortKey | None) -> SortKey | None:
@@ -37,7 +37,7 @@ async def common_words(visit: Visit, corpus: CorpusEntry, size: int) -> tuple[st
     (a partition that does not answer makes the list unknown: refused, never a list of some partitions)."""
     if not size:
         return ()
-    key = (corpus.name, corpus.config.version or "", size)
+    key = (corpus.name, str(corpus.config.manifest), corpus.config.version or "", size)
     if key in _common:
         _common.move_to_end(key)
         return _common[key]
