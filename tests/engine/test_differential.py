@@ -992,6 +992,38 @@ def test_fixed_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> Non
     check(ewt, judge, case)
 
 
+# A global constraint that reads only ``match`` is tested on the candidate starts before any stepping
+# (``RunSetup.split``): the same hits as CQP's test on every transition into a final state, under
+# every strategy (standard's earliest start per end, longest's and shortest's containment), with
+# ``cut`` counting the same starts, and with the simulations' fast paths it frees
+START_CONSTRAINTS = [
+    *(fixed(f"unbounded-gap-{strategy}", '[lemma="go"] []* [word="to"] :: match.text_genre="email"',
+            "was 30 times slower than without the constraint on BIG50", strategy)
+      for strategy in ("standard", "longest", "shortest", "traditional")),
+    *(fixed(f"runs-{strategy}", '[pos="DT|JJ"]+ [pos="NN.*"]+ :: match.word = "the|a"%c',
+            "starts inside another start's run: which one a strategy keeps depends on the failed starts",
+            strategy) for strategy in ("standard", "longest", "shortest", "traditional")),
+    fixed("same-end-earliest-start", '[]{1,3} [pos="NN"] :: match.pos = "DT" within s',
+          "standard keeps the earliest start per end: a failed earlier start must not hide a later one"),
+    fixed("negated-with-region", '<s> []{0,2} [pos="UH"] :: !(match.text_genre = "email") & match.s_id',
+          "a region tag first, a negation and a region's existence"),
+    fixed("fixed-chain", '[pos="JJ"] [pos="NN"] :: match.text_genre = "reviews|answers"',
+          "a fixed chain: answered without stepping once the starts are filtered"),
+    fixed("with-target", '@[pos="DT"] [pos="JJ"]* [pos="NN"] :: match.lemma = "the" & match.text_year != "2011"',
+          "the target as without a constraint"),
+    fixed("cut", '[pos="JJ"]+ [pos="NN.*"] :: match.text_genre = "reviews" cut 40',
+          "cut counts the first 40 starts that pass"),
+    fixed("expand", '[lemma="go"] []{0,4} [word="to"] :: match.text_genre = "newsgroup" expand to s',
+          "expand after the filtered starts"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("case", START_CONSTRAINTS)
+def test_constraints_on_the_match_alone_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
+
+
 # CQP's embedded modifier before a standard query sets the strategy for it, whatever the session's:
 # each is run under another strategy than its own (Case's), so a modifier ignored is a difference
 EMBEDDED_MODIFIERS = [

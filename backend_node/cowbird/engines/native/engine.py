@@ -461,9 +461,10 @@ class NativeEngine(QueryEngine):
         different positions or labels (``dfa.paths_may_meet``), else the glushkov automaton; CQP's
         DFA also where the options ask for it, unless CQP has none for the query (it refuses it)."""
         longest = strategy == "longest"
-        setup = RunSetup(self.corpus, constraint, SearchSpace.of(query), longest, hard_boundary,
+        on_finals, on_starts = RunSetup.split(constraint)
+        setup = RunSetup(self.corpus, on_finals, SearchSpace.of(query), longest, hard_boundary,
                          threads=self.options.threads, deadline=deadline,
-                         work=WorkBudget(self.options.work_seconds, self.size))
+                         work=WorkBudget(self.options.work_seconds, self.size), start_constraint=on_starts)
         choice = self.options.automaton
         needed = reads_labels(pattern)
         if needed or choice == "cqp" or (choice == "auto" and paths_may_meet(pattern)):

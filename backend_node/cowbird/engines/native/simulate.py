@@ -125,7 +125,14 @@ class WorkBudget:
 class RunSetup:
     """What either simulation is given besides its automaton: the corpus, the global constraint,
     where matches may lie (``within``, ``hard_boundary``), the strategy's one question (``longest``)
-    and what the run may spend (threads, deadline, work budget)."""
+    and what the run may spend (threads, deadline, work budget).
+
+    A global constraint that reads only ``match`` (``:: match.text_genre="email"``) is the same on
+    every transition into a final state from one start: CQP's rule (tested on each) then either
+    keeps every match of that start or none. Such a constraint is ``start_constraint``: the
+    candidate starts that fail it are dropped before any stepping, and the simulation runs as
+    without a constraint (with its fast paths) — the same matches, per start and after the
+    strategy, as testing it on every final transition, and ``cut`` counts the same starts."""
 
     corpus: NativeCorpus
     constraint: ConstraintEvaluator | None
@@ -135,6 +142,15 @@ class RunSetup:
     threads: int = 2
     deadline: Deadline | None = None
     work: WorkBudget | None = None
+    start_constraint: ConstraintEvaluator | None = None
+
+    @classmethod
+    def split(cls, constraint: ConstraintEvaluator | None) -> tuple[ConstraintEvaluator | None,
+                                                                     ConstraintEvaluator | None]:
+        """``constraint`` as (the one tested on final transitions, the one tested on starts)."""
+        if constraint is not None and constraint.labels == ["match"]:
+            return None, constraint
+        return constraint, None
 
 
 class PassesBase:
@@ -148,6 +164,7 @@ class PassesBase:
     def __init__(self, setup: RunSetup) -> None:
         self.corpus = setup.corpus
         self.constraint = setup.constraint
+        self.start_constraint = setup.start_constraint
         self.longest = setup.longest
         self.threads = setup.threads
         self.deadline = setup.deadline or Deadline()
@@ -166,6 +183,8 @@ class PassesBase:
         ``limit``, those of its first ``limit`` successful starts only (CQP's ``cut``), evaluating
         candidates chunk by chunk."""
         candidates = self.plan.candidates(first, lo, hi)
+        if self.start_constraint is not None and len(candidates):
+            candidates = candidates[self.start_constraint.holds({"match": candidates})]
         direct = self._direct(first, candidates)  # no stepping: nothing to charge the budget for
         if direct is not None:
             return direct if limit is None else direct.take(slice(0, limit))
