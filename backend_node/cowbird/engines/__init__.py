@@ -50,7 +50,10 @@ def open_engine(
 
     native = NativeEngine.open(registry_dir, corpus_id, options)
     if warm:
+        from cowbird.engines.analyses import gdex
+
         native.warm()
+        gdex.warm()
     return native
 
 
