@@ -145,6 +145,7 @@ class LexiconIndex:
     """Per-attribute helpers built on first use and kept: the %d-folded forms and sorted views."""
 
     strings: Sequence[str]
+    source: PositionalAttribute | None = None  # the attribute whose lexicon this is: its string-to-id map is shared
     _stripped: list[str] | None = None
     _sorted: dict[tuple[bool, bool], tuple[list[str], list[int]]] = field(default_factory=dict)
 
@@ -152,6 +153,8 @@ class LexiconIndex:
 
     @cached_property
     def ids(self) -> dict[str, int]:
+        if self.source is not None:
+            return self.source.string_ids  # one map, whether the engine or an analysis looks a string up
         return {s: i for i, s in enumerate(self.strings)}
 
     def buffer(self, ignore_diacritics: bool) -> tuple[str, npt.NDArray[np.int64]]:
@@ -345,7 +348,7 @@ def matching(attribute: PositionalAttribute, match: str, ignore_case: bool) -> B
     with _TABLES_LOCK:
         index = _INDEXES.get(attribute)
     if index is None:
-        index = LexiconIndex(attribute.strings)
+        index = LexiconIndex(attribute.strings, attribute)
         with _TABLES_LOCK:
             _INDEXES[attribute] = index
     return np.asarray(match_table(index, RegexValue(match, ignore_case), MATCH_SECONDS), dtype=np.bool_)

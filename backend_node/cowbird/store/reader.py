@@ -179,7 +179,8 @@ class PositionalAttribute:
         return array
 
     @cached_property
-    def _string_ids(self) -> dict[str, int]:
+    def string_ids(self) -> dict[str, int]:
+        """Each lexicon string's id (one map per attribute: the engine's lexicon index shares it)."""
         return {s: i for i, s in enumerate(self.strings)}
 
     def id2str(self, lexicon_id: int) -> str:
@@ -195,7 +196,7 @@ class PositionalAttribute:
 
     def str2id(self, value: str) -> int | None:
         """The id of a string, or None when it does not occur."""
-        return self._string_ids.get(value)
+        return self.string_ids.get(value)
 
     def cpos2str(self, cpos: int) -> str:
         return self.strings[int(self.ids_at(np.asarray([cpos]))[0])]

@@ -171,7 +171,7 @@ class NativeCorpus:
 
     def lexicon(self, attribute: str) -> LexiconIndex:
         if attribute not in self._lexicons:
-            self._lexicons[attribute] = LexiconIndex(self.p(attribute).strings)
+            self._lexicons[attribute] = LexiconIndex(self.p(attribute).strings, self.p(attribute))
         return self._lexicons[attribute]
 
     def match_table(self, attribute: str, value: RegexValue) -> npt.NDArray[np.bool_]:
