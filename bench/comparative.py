@@ -57,7 +57,7 @@ def views(q: str) -> list[tuple[str, str, dict[str, str | int | list[str]]]]:
         ("two corpora", "/api/v1/query", {"corpus": "big50a,big50b", **search, "limit": 100}),
         ("trend per year", "/api/v1/trend", {"corpus": "big50", **search, "by": "text_year"}),
         ("compare two genres", "/api/v1/compare", {"corpus": "big50", **search, "filter": "text_genre~news",
-                                                   "other_filter": "text_genre~blog", "by": "word"}),
+                                                   "other_filter": "text_genre~weblog", "by": "word"}),
         ("builder", "/api/v1/builder", {"q": q}),
         ("GDEX sort", "/api/v1/query", {"corpus": "big50", **search, "sort": "gdex", "limit": 100}),
     ]
