@@ -15,6 +15,7 @@ import httpx
 import pandas as pd
 import pytest
 
+from cowbird.core.gdex import GdexRules
 from cowbird.engines import QueryEngine
 from cowbird.frontend import CorpusConfig, FrontendSettings
 from cowbird.frontend.settings import NodeAccess
@@ -125,3 +126,31 @@ async def test_what_one_corpus_lacks_is_named(multi: httpx.AsyncClient, params: 
     answer = await multi.get("/api/v1/query", params={"corpus": BOTH, **params})
     assert answer.status_code == status, answer.text
     assert words in answer.json()["detail"]
+
+
+async def test_good_examples_over_corpora_with_the_same_rules_and_refused_when_they_differ(
+        tricky_five: Partitioned, sample_parts: Partitioned, tmp_path: Path) -> None:
+    """sort=gdex over a union uses the members' rules when they agree (the order is then the one the
+    union's common words give); members with different [corpora.gdex] rules are refused, named."""
+
+    engines: dict[str, QueryEngine] = {pid: engine(tricky_five.registry, pid) for pid in tricky_five.ids}
+    engines |= {pid: engine(sample_parts.registry, pid) for pid in sample_parts.ids}
+    node = create_node(NodeSettings(registry=tricky_five.registry, token=NODE_TOKEN), engines=engines)
+    accounts: dict[str, Any] = {"database_file": api_account(tmp_path / "accounts.sqlite3")}
+    strict = GdexRules(min_length=5, max_length=12)
+    settings = FrontendSettings(
+        corpora=[CorpusConfig(name=TRICKY, manifest=tricky_five.manifest, gdex=strict,
+                              nodes={p: ["http://node-a"] for p in tricky_five.ids}),
+                 CorpusConfig(name="sample", manifest=sample_parts.manifest,
+                              nodes={p: ["http://node-a"] for p in sample_parts.ids}),
+                 CorpusConfig(name="sample2", manifest=sample_parts.manifest, gdex=strict,
+                              nodes={p: ["http://node-a"] for p in sample_parts.ids})],
+        nodes=NodeAccess(token=NODE_TOKEN), allowed_hosts=["front"], **accounts)
+    async for client in front_client(settings, {"node-a": node}):
+        refused = await client.get("/api/v1/query", params={"corpus": BOTH, "q": "the", "sort": "gdex"})
+        assert refused.status_code == 400
+        assert "rules ([corpora.gdex]) differ" in refused.json()["detail"] and "sample" in refused.json()["detail"]
+        agreed = await client.get("/api/v1/query", params={"corpus": f"{TRICKY},sample2", "q": "the",
+                                                            "sort": "gdex", "limit": 5})
+        assert agreed.status_code == 200, agreed.text
+        assert agreed.json()["sort"] == "gdex asc" and len(agreed.json()["hits"]) == 5

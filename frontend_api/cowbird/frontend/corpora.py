@@ -198,7 +198,7 @@ def union(name: str, members: list[CorpusEntry]) -> CorpusEntry:
         description="Several corpora searched at once: " + ", ".join(m.name for m in members), language="",
         version="; ".join(f"{m.name} {m.config.version}" for m in members if m.config.version),
         manifest=Path(), nodes={p.id: list(p.nodes) for p in partitions}, citation="", attributes={},
-        sketch_grammar=None)
+        sketch_grammar=None, gdex=members[0].config.gdex)  # sort=gdex refuses members whose rules differ
     return CorpusEntry(config, manifest, partitions, None, tuple(members))
 
 

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from cowbird.core.analysis_spec import SortKey
-from cowbird.core.errors import NodesUnavailable, UnknownAttribute
+from cowbird.core.errors import BadParameter, NodesUnavailable, UnknownAttribute
 from cowbird.core.gdex import GdexSpec
 from cowbird.core.search import failed_partitions
 from cowbird.core.wordlist import WordListSpec, word_list
@@ -25,6 +25,11 @@ async def with_gdex(visit: Visit, corpus: CorpusEntry, order: SortKey | None) ->
     if order is None or order.gdex is None:
         return order
     rules = corpus.config.gdex
+    differ = [m.name for m in corpus.members if m.config.gdex != rules]
+    if differ:
+        raise BadParameter(f"sort=gdex over {corpus.name}: the corpora's good-example rules ([corpora.gdex]) differ "
+                           f"({corpus.members[0].name}'s from {', '.join(differ)}'s), so one order cannot hold "
+                           "for all; sort each corpus alone, or give them the same rules")
     if rules.region not in corpus.s_attributes:
         raise UnknownAttribute(f"sort=gdex scores each hit's {rules.region!r} region, which corpus {corpus.name} "
                                f"does not have (it has: {', '.join(corpus.s_attributes) or 'none'}); its "
