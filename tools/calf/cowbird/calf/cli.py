@@ -3,7 +3,9 @@
 Several exports (``calf web_*.tsv``) go into one output, file after file, with a ``calf_input`` column
 naming the file of each line. Rows keep their order; a malformed row is reported with its file and
 line number and marked ``bad_row``;
-``--resume`` continues an interrupted run; fetched pages are cached with ``--cache-dir``.
+``--resume`` continues an interrupted run; fetched pages are cached with ``--cache-dir``. With
+``--archives FILE``, a line whose page is gone or no longer holds it is looked up in web archives
+(Wayback CDX servers, Memento TimeGates and TimeMaps, Common Crawl), nearest its text's crawl date.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from cowbird.calf.core import OUTPUT_COLUMNS, STATUSES, Outcome, Reconstructor
+from cowbird.calf.archives import Archive, ArchiveCache
+from cowbird.calf.core import FOUND, OUTPUT_COLUMNS, STATUSES, Outcome, Reconstructor
 from cowbird.calf.fetching import Fetcher
 from cowbird.calf.rows import (
     Columns,
@@ -38,6 +41,7 @@ from cowbird.calf.rows import (
     texts_of_row,
 )
 from cowbird.calf.search import PROVIDERS, SearchProvider
+from cowbird.core.archives import DATE_COLUMNS, ArchiveConfigError, ArchivesConfig, load_archives, parse_date
 from cowbird.core.version import __version__
 
 
@@ -66,16 +70,38 @@ from cowbird.core.version import __version__
               help="Seconds between two requests to the same host.")
 @click.option("--timeout", type=click.FloatRange(0.1), default=15.0, show_default=True, help="Seconds per request.")
 @click.option("--ignore-robots", is_flag=True, help="Do not read robots.txt (only for your own servers).")
+@click.option("--archives", "archives_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="A TOML file of web archives to ask when the page is gone or the line is not "
+              "on it (see docs/calf.md).")
+@click.option("--date-column", default=None, help="Column with the text's crawl date (default: the archives file's "
+              "date_column, else text_crawl_date, text_lastmod, text_date, text_year ... whichever the file has).")
+@click.option("--date", "default_date", default=None, help="The crawl date of lines without one (YYYY, YYYY-MM or "
+              "YYYY-MM-DD; default: the export's corpus_version when it is a date).")
+@click.option("--prefer-archive", is_flag=True, help="A line found with words changed on the live page is also "
+              "looked up in the archives, and taken from there when a capture holds it with fewer changes.")
 def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrency: int, min_score: float,
          search_url: str | None, search_provider: str, cache_dir: Path | None, resume: bool, url_column: str | None,
          left_column: str, match_column: str, right_column: str, sentence_column: str | None, delay: float,
-         timeout: float, ignore_robots: bool) -> None:
+         timeout: float, ignore_robots: bool, archives_file: Path | None, date_column: str | None,
+         default_date: str | None, prefer_archive: bool) -> None:
     """Re-find each line of the EXPORTS (cowbird's TSV, CSV, XLSX or NDJSON; several files go into one
     OUTPUT with a calf_input column) on its web page, or through a search engine, and write it with
     the context around it."""
     if any(path.resolve() == output.resolve() for path in exports):
         raise click.ClickException(f"{output} is one of the inputs: choose another output file")
     wanted = Columns(url_column, left_column, match_column, right_column, sentence_column)
+    archives: ArchivesConfig | None = None
+    if archives_file is not None:
+        try:
+            archives = load_archives(archives_file)
+        except ArchiveConfigError as error:
+            raise click.ClickException(str(error)) from error
+    fallback = None
+    if default_date is not None:
+        fallback = parse_date(default_date)
+        if fallback is None:
+            raise click.ClickException(f"--date {default_date!r}: write a date as YYYY, YYYY-MM or YYYY-MM-DD")
+    date_column = date_column or (archives.date_column if archives else None)
     items: list[Item] = []
     header: list[str] = []
     provenance: dict[str, object] = {}
@@ -90,7 +116,9 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
         for key, value in table.provenance.items():  # the export's own block, kept in the output
             provenance[f"export[{path.name}].{key}" if len(exports) > 1 else f"export.{key}"] = value
         context = table.provenance.get("context")  # a number: tokens each side; "s": the sentence
-        items += [Item(row, columns, source, context) for row in table.rows]
+        dated = _date_column(table.header, date_column, path) if archives else None
+        corpus_date = fallback or parse_date(str(table.provenance.get("corpus_version") or ""))
+        items += [Item(row, columns, source, context, dated, corpus_date) for row in table.rows]
     if len(exports) > 1:
         header.append(INPUT_COLUMN)
     done = _already_done(output, header) if resume else 0
@@ -100,6 +128,10 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
         "context_chars": context_chars, "search_url": search_url, "delay": delay, "timeout": timeout,
         "robots_txt": not ignore_robots, **provenance,
     }  # fmt: skip
+    if archives is not None:
+        about.update({"archives": [a.described() for a in archives.archives],
+                      "archive_window_days": archives.window_days, "date_column": date_column or "automatic",
+                      "default_date": default_date, "prefer_archive": prefer_archive})
     fetcher = Fetcher(timeout=timeout, delay=delay, cache_dir=cache_dir, respect_robots=not ignore_robots)
     search = PROVIDERS[search_provider](search_url) if search_url else None
     started = time.monotonic()
@@ -112,8 +144,10 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
                       f"(pandas: skiprows={len(lines) + 1}; R: skip={len(lines) + 1})\n")
             out.write("".join(line + "\n" for line in lines))
             writer.writerow([*header, *OUTPUT_COLUMNS])
+        archive_cache = ArchiveCache(cache_dir / "archives" if cache_dir else output.with_name(
+            output.name + ".archives")) if archives is not None else None
         counts = asyncio.run(_run(items[done:], header, fetcher, search, min_score, context_chars, concurrency,
-                                  writer, out))
+                                  writer, out, Archiving(archives, archive_cache, prefer_archive)))
     _summary(counts, len(items) - done, done, time.monotonic() - started)
 
 
@@ -129,6 +163,16 @@ class Item:
     columns: Columns
     source: str = ""
     context: object = None  # what the export says its context is: tokens each side (a number), a region
+    date_column: str | None = None  # the column with the text's crawl date
+    default_date: datetime.datetime | None = None  # the date of a line without one
+
+    def when(self) -> datetime.datetime | None:
+        """The text's crawl date: its column's, else the default."""
+        if self.date_column is not None:
+            found = parse_date(self.row.values.get(self.date_column, ""))
+            if found is not None:
+                return found
+        return self.default_date
 
     def where(self) -> str:
         return f"{self.source} line {self.row.line}" if self.source else f"line {self.row.line}"
@@ -161,15 +205,40 @@ def _after_metadata(text: str) -> int:
     return at
 
 
+@dataclass(frozen=True)
+class Archiving:
+    """The archives a run asks, where it keeps their answers, and whether it prefers them."""
+
+    config: ArchivesConfig | None = None
+    cache: ArchiveCache | None = None
+    prefer: bool = False
+
+
+def _date_column(header: list[str], named: str | None, path: Path) -> str | None:
+    """The column with the texts' crawl dates: the one named (which must be there), else the first of
+    ``DATE_COLUMNS`` the file has; None (every line takes the default date) when it has none."""
+    if named is not None:
+        if named not in header:
+            raise click.ClickException(f"{path}: no date column {named!r}; the header has: {', '.join(header)}")
+        return named
+    return next((name for name in DATE_COLUMNS if name in header), None)
+
+
 async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: SearchProvider | None,
-               min_score: float, context_chars: int, concurrency: int, writer: Any, out: IO[str]) -> Counter[str]:
+               min_score: float, context_chars: int, concurrency: int, writer: Any, out: IO[str],
+               archiving: Archiving = Archiving()) -> Counter[str]:
     console = Console(stderr=True)
     counts: Counter[str] = Counter()
     results: dict[int, Outcome] = {}
     next_to_write = 0
     gate = asyncio.Semaphore(concurrency)
-    async with fetcher, httpx.AsyncClient(timeout=fetcher.timeout) as search_client:
-        reconstructor = Reconstructor(fetcher, search, search_client, min_score, context_chars)
+    async with fetcher, httpx.AsyncClient(timeout=fetcher.timeout) as search_client, \
+            httpx.AsyncClient(follow_redirects=False, limits=httpx.Limits(max_connections=64)) as archive_client:
+        config = archiving.config
+        archives = [Archive(settings, archive_client, archiving.cache) for settings in config.archives] \
+            if config is not None else []
+        reconstructor = Reconstructor(fetcher, search, search_client, min_score, context_chars, archives,
+                                      datetime.timedelta(days=config.window_days if config else 1095), archiving.prefer)
 
         async def work(index: int, item: Item) -> None:
             row, columns = item.row, item.columns
@@ -192,7 +261,7 @@ async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: S
                     return
                 async with gate:
                     core, runs = core_of_row(row, columns, item.context)
-                    results[index] = await reconstructor.line(url, *texts, core=core, runs=runs)
+                    results[index] = await reconstructor.line(url, *texts, core=core, runs=runs, when=item.when())
             except Exception as exc:  # one row's failure never stops the others: it gets a status
                 console.print(f"{item.where()}: Calf failed on this row: {exc!r} (error)", highlight=False)
                 results[index] = Outcome("error", source_url=url, detail=f"Calf failed: {exc!r}")
@@ -214,14 +283,14 @@ async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: S
                     next_to_write += 1
                 out.flush()
                 rate = next_to_write / max(time.monotonic() - started, 1e-6)
-                found = counts["found_url"] + counts["found_search"]
+                found = sum(counts[status] for status in FOUND)
                 progress.update(task, completed=next_to_write, found=found, rate=f"{rate:.1f}")
     return counts
 
 
 def _summary(counts: Counter[str], rows: int, skipped: int, seconds: float) -> None:
     console = Console(stderr=True)
-    found = counts["found_url"] + counts["found_search"]
+    found = sum(counts[status] for status in FOUND)
     share = f" ({found / rows:.0%})" if rows else ""
     parts = ", ".join(f"{status} {counts[status]}" for status in STATUSES if counts[status])
     resumed = f" ({skipped} done before)" if skipped else ""

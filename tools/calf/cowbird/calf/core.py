@@ -10,6 +10,7 @@ run into the next text), the match's own sentence cut out of it.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,13 +19,16 @@ from typing import Literal
 
 import httpx
 
+from cowbird.calf.archives import Archive, ArchiveError, Capture
 from cowbird.calf.fetching import Fetcher, FetchError, Page
 from cowbird.calf.matching import SENTENCE_END, Found, Line, PageLetters, locate
 from cowbird.calf.pages import page_text
 from cowbird.calf.search import SearchProvider
 
-Status = Literal["found_url", "found_search", "not_found", "fetch_error", "bad_row", "error"]
-STATUSES: tuple[Status, ...] = ("found_url", "found_search", "not_found", "fetch_error", "bad_row", "error")
+Status = Literal["found_url", "found_archive", "found_search", "not_found", "fetch_error", "bad_row", "error"]
+STATUSES: tuple[Status, ...] = ("found_url", "found_archive", "found_search", "not_found", "fetch_error", "bad_row",
+                                "error")
+FOUND: tuple[Status, ...] = ("found_url", "found_archive", "found_search")
 PAGES_KEPT = 64
 """Pages kept read (their text folded) for the next lines from the same page."""
 _SENTENCE_END = SENTENCE_END
@@ -40,14 +44,18 @@ class Outcome:
     right: str = ""
     detail: str = ""  # why not found (the fetch error, the best place's difference), or how found
     page_text: str = ""  # the line as the page has it
+    source: str = ""  # where the context comes from: live, search, or the archive's name
+    capture_date: str = ""  # an archive's capture: when it was made (ISO 8601, UTC)
+    capture_url: str = ""  # and the URL that returns it
 
     def columns(self) -> list[str]:
         score = "" if self.score is None else f"{self.score:.1f}"
-        return [self.status, score, self.source_url, self.left, self.right, self.page_text, self.detail]
+        return [self.status, score, self.source_url, self.left, self.right, self.page_text, self.detail,
+                self.source, self.capture_date, self.capture_url]
 
 
 OUTPUT_COLUMNS = ["calf_status", "calf_score", "calf_source_url", "calf_left", "calf_right", "calf_page_text",
-                  "calf_detail"]
+                  "calf_detail", "calf_source", "calf_capture_date", "calf_capture_url"]
 
 
 def core_of(left: str, match: str) -> tuple[int, int]:
@@ -81,6 +89,9 @@ class Reconstructor:
     search_client: httpx.AsyncClient | None = None
     min_score: float = 90.0
     context_chars: int = 500
+    archives: Sequence[Archive] = ()  # asked in order when the live page fails (``cowbird.calf.archives``)
+    window: dt.timedelta = dt.timedelta(days=1095)  # captures this far from the text's date
+    prefer_archive: bool = False  # a line found changed on the live page is also looked up in the archives
 
     def __post_init__(self) -> None:
         self._pages: OrderedDict[tuple[str, int], PageLetters] = OrderedDict()
@@ -103,6 +114,44 @@ class Reconstructor:
             page = await self.fetcher.get(url)
         except FetchError as error:
             return None, str(error), url
+        return await self._locate(page, lines), None, page.url
+
+    async def _archived(self, url: str, lines: Sequence[Line],
+                        when: dt.datetime | None) -> tuple[Found | None, Capture | None, list[str]]:
+        """The line in the archives' captures of ``url``, nearest the text's date first, archive after
+        archive: (the place found, or the best near miss; its capture; what each archive said)."""
+        best: tuple[Found, Capture] | None = None
+        notes: list[str] = []
+        for archive in self.archives:
+            try:
+                captures = await archive.captures(url, when, self.window)
+            except ArchiveError as error:
+                notes.append(str(error))
+                continue
+            if not captures:
+                notes.append(f"{archive.name}: no capture" + (f" within {self.window.days:,} days of "
+                                                               f"{when:%Y-%m-%d}" if when else ""))
+                continue
+            tried: list[str] = []
+            for capture in captures:
+                try:
+                    page = await archive.page(capture)
+                except ArchiveError as error:
+                    tried.append(f"{capture.date[:10] or 'undated'} ({str(error).removeprefix(archive.name + ': ')})")
+                    continue
+                found = await self._locate(page, lines)
+                if found is not None and found.found(self.min_score):
+                    return found, capture, notes
+                if found is not None and (best is None or _better(found, best[0])):
+                    best = (found, capture)
+                tried.append(capture.date[:10] or "undated")
+            notes.append(f"{archive.name}: not in {len(tried)} capture{'s' if len(tried) != 1 else ''} "
+                         f"({', '.join(tried)})")
+        return (best[0], best[1], notes) if best else (None, None, notes)
+
+    async def _locate(self, page: Page, lines: Sequence[Line]) -> Found | None:
+        """The best place of the lines on the page: a whole text found first, else a run of the
+        line's words around the match, else the nearest miss."""
         letters = await self._read(page)
         best: Found | None = None
         run: Found | None = None  # the match with words around it: taken when no text is found whole
@@ -110,15 +159,17 @@ class Reconstructor:
             found = await asyncio.to_thread(locate, line, letters, self.context_chars)
             if found is not None and found.found(self.min_score):
                 if not found.partial:
-                    return found, None, page.url
+                    return found
                 run = run or found
             elif found is not None and (best is None or _better(found, best)):
                 best = found
-        return run or best, None, page.url
+        return run or best
 
-    async def line(self, url: str, *texts: str, core: tuple[int, int] | None = None, runs: bool = False) -> Outcome:
+    async def line(self, url: str, *texts: str, core: tuple[int, int] | None = None, runs: bool = False,
+                   when: dt.datetime | None = None) -> Outcome:
         """Look for the line (its ``texts``, in order: the whole line, then its sentence) on its page,
-        then through the search engine. ``core``: the match's tokens in the whole line (a line found
+        then in the archives' captures of it (nearest ``when``, the text's crawl date, first), then
+        through the search engine. ``core``: the match's tokens in the whole line (a line found
         with a word changed must have them intact); ``runs``: the line's context may come from
         elsewhere (tokens of context from a corpus that shuffles its sentences), so a run of the
         line's words around the match also finds it."""
@@ -131,17 +182,30 @@ class Reconstructor:
             return Outcome("bad_row", detail="no letters or digits to look for")
         found, error, final = await self._try(url, lines) if url else (None, "no URL", url)
         if found is not None and found.found(self.min_score):
-            return _found("found_url", found, final)
+            if self.prefer_archive and self.archives and (found.changed or found.partial):
+                kept, capture, _ = await self._archived(url, lines, when)
+                if kept is not None and capture is not None and kept.found(self.min_score) \
+                        and (kept.changed, kept.partial) < (found.changed, found.partial):
+                    return _archived("found_archive", kept, url, capture)
+            return _found("found_url", found, final, "live")
         best = found
-        searched = ""
+        archived = ""
+        if self.archives and url:
+            kept, capture, notes = await self._archived(url, lines, when)
+            if kept is not None and capture is not None and kept.found(self.min_score):
+                return _archived("found_archive", kept, url, capture)
+            if kept is not None and (best is None or _better(kept, best)):
+                best = kept
+            archived = "; " + "; ".join(notes) if notes else ""
+        searched = archived
         if self.search is not None and self.search_client is not None:
             candidates = [c for c in await self.search.candidates(_phrase(texts, core), self.search_client)
                           if c != url]
-            searched = f"; the search engine gave {len(candidates)} other page{'s' if len(candidates) != 1 else ''}"
+            searched += f"; the search engine gave {len(candidates)} other page{'s' if len(candidates) != 1 else ''}"
             for candidate in candidates:
                 other, _, other_final = await self._try(candidate, lines)
                 if other is not None and other.found(self.min_score):
-                    return _found("found_search", other, other_final)
+                    return _found("found_search", other, other_final, "search")
                 if other is not None and (best is None or _better(other, best)):
                     best = other
         if error is not None and (best is None or not best.found(self.min_score)):
@@ -183,5 +247,10 @@ def _better(one: Found, other: Found) -> bool:
     return (one.changed / max(1, one.words), -one.score) < (other.changed / max(1, other.words), -other.score)
 
 
-def _found(status: Status, found: Found, url: str) -> Outcome:
-    return Outcome(status, found.score, url, found.left, found.right, found.detail(), found.matched)
+def _found(status: Status, found: Found, url: str, source: str) -> Outcome:
+    return Outcome(status, found.score, url, found.left, found.right, found.detail(), found.matched, source)
+
+
+def _archived(status: Status, found: Found, url: str, capture: Capture) -> Outcome:
+    return Outcome(status, found.score, url, found.left, found.right, found.detail(), found.matched,
+                   capture.archive, capture.date, capture.url)

@@ -1,0 +1,593 @@
+"""Pages as they were: captures of a URL in web archives, nearest the text's crawl date first.
+
+Each archive (``cowbird.core.archives.ArchiveSettings``) is asked in its own protocol:
+
+- **CDX** (Wayback-style: the Internet Archive, pywb, OpenWayback): ``cdx?url=…&output=json&from=…&to=…``
+  lists captures (the Internet Archive's JSON table, or pywb's and OpenWayback's JSON lines, or the
+  plain space-separated CDX lines); ``replay<timestamp>id_/<url>`` returns a capture's original
+  bytes — never the rewritten page with the archive's toolbar, which is never asked for.
+- **Memento** (RFC 7089): a TimeMap (link format) lists mementos with their datetimes; a TimeGate
+  answers ``Accept-Datetime`` with the memento nearest it. A memento's original bytes are asked
+  with ``raw`` (``id_``) after its timestamp, as Wayback-style archives serve them.
+- **Common Crawl**: ``collinfo.json`` lists the crawls (each with its CDX API and dates); a crawl's
+  index gives each capture's WARC file, offset and length; one range request returns that record
+  (a gzip member), read with warcio (its HTTP payload de-chunked and decompressed).
+
+No new way in: requests go only to the archive's configured hosts (its endpoints' and ``hosts``);
+the page URL from the export is only ever a lookup key there. A capture's redirect is followed when
+it stays in the archive (a Wayback-style archive redirects to its nearest timestamp, or a captured
+3xx to the capture of its target); in Common Crawl, a captured redirect's target is looked up in
+the same crawl. Politeness: per archive at most ``rate`` requests a second and ``concurrency`` at
+once; on 429 and 503 its ``Retry-After`` holds back every request to that archive. Look-ups (and
+captures' pages) are cached on disk, so a resumed run never asks an archive twice for one URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+import hashlib
+import io
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from cowbird.calf.fetching import MAX_BYTES, TEXT_TYPES, USER_AGENT, FetchError, Page, decode
+from cowbird.core.archives import ArchiveSettings, parse_date
+
+T = TypeVar("T")
+REDIRECTS = 5
+"""Redirects followed inside an archive for one capture."""
+
+
+class ArchiveError(FetchError):
+    """An archive that could not answer (or may not be asked): why, in a few words."""
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One capture of a page: when, the URL that returns its original bytes (for Common Crawl: the
+    WARC file, with the record's byte range as ``#bytes=FIRST-LAST``), and what was archived."""
+
+    archive: str
+    when: dt.datetime | None
+    url: str
+    original: str
+    warc: tuple[str, int, int] | None = None  # Common Crawl: file URL, offset, length
+
+    @property
+    def date(self) -> str:
+        """The capture's date and time, ISO 8601 (UTC)."""
+        return "" if self.when is None else self.when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"when": self.date, "url": self.url, "original": self.original,
+                "warc": list(self.warc) if self.warc else None}
+
+    @classmethod
+    def of_json(cls, archive: str, data: dict[str, Any]) -> Capture:
+        warc = data.get("warc")
+        return cls(archive, parse_date(data["when"]) if data.get("when") else None, data["url"], data["original"],
+                   (str(warc[0]), int(warc[1]), int(warc[2])) if warc else None)
+
+
+def timestamp14(when: dt.datetime) -> str:
+    return when.astimezone(dt.UTC).strftime("%Y%m%d%H%M%S")
+
+
+def nearest_first(captures: list[Capture], when: dt.datetime | None, window: dt.timedelta,
+                  limit: int) -> list[Capture]:
+    """The captures within ``window`` of ``when``, nearest first (on equal distance the earlier:
+    a page is more often rewritten after its crawl than before), at most ``limit``; without a date,
+    the oldest first (closest to the time the corpus's pages were crawled, as far as is known)."""
+    distinct = list({c.url: c for c in reversed(captures)}.values())[::-1]  # the first of each URL
+    dated = [(c.when, c) for c in distinct if c.when is not None]
+    undated = [c for c in distinct if c.when is None]
+    if when is None:
+        ordered = [c for _, c in sorted(dated, key=lambda pair: pair[0])]
+    else:
+        ordered = [c for moment, c in sorted(dated, key=lambda pair: (abs(pair[0] - when), pair[0]))
+                   if abs(moment - when) <= window]
+    return (ordered + undated)[:limit]
+
+
+# ---------------------------------------------------------------------------------------- parsing
+
+
+def parse_cdx(text: str) -> list[dict[str, str]]:
+    """A CDX answer's rows as dicts: the Internet Archive's JSON table (a header row, then rows),
+    JSON lines (pywb, OpenWayback, Common Crawl), or plain CDX lines (``urlkey timestamp original
+    mimetype statuscode digest length``)."""
+    body = text.strip()
+    if not body:
+        return []
+    if body.startswith("["):
+        table = json.loads(body)
+        if not table:
+            return []
+        header = [str(h) for h in table[0]]
+        return [{k: str(v) for k, v in zip(header, row, strict=False)} for row in table[1:]]
+    rows: list[dict[str, str]] = []
+    for line in body.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            rows.append({k: str(v) for k, v in json.loads(line).items()})
+        elif line:
+            parts = line.split()
+            if len(parts) >= 5:
+                rows.append({"timestamp": parts[1], "original": parts[2], "mimetype": parts[3],
+                             "statuscode": parts[4]})
+    return rows
+
+
+def _status(row: dict[str, str]) -> str:
+    return row.get("statuscode") or row.get("status") or "-"
+
+
+def _useful(row: dict[str, str]) -> bool:
+    """A capture that may hold the page: 2xx, 3xx (followed inside the archive), or a revisit (``-``)."""
+    status = _status(row)
+    return status == "-" or status[:1] in ("2", "3")
+
+
+_LINK = re.compile(r'<([^>]*)>((?:\s*;\s*[A-Za-z-]+\s*=\s*(?:"[^"]*"|[^;,\s]*))*)')
+_PARAM = re.compile(r'([A-Za-z-]+)\s*=\s*(?:"([^"]*)"|([^;,\s]*))')
+
+
+def parse_timemap(text: str) -> list[tuple[str, dt.datetime | None]]:
+    """A link-format TimeMap's mementos: (URI-M, datetime)."""
+    found: list[tuple[str, dt.datetime | None]] = []
+    for link in _LINK.finditer(text):
+        params = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3)
+                  for m in _PARAM.finditer(link.group(2))}
+        if "memento" in (params.get("rel") or "").split():
+            found.append((link.group(1).strip(), parse_date(params["datetime"]) if params.get("datetime") else None))
+    return found
+
+
+_WAYBACK_STAMP = re.compile(r"/(\d{14})(?:[a-z]{2}_)?/")
+
+
+def raw_memento(uri_m: str, flag: str) -> str:
+    """A Wayback-style memento URL asking for the capture's original bytes (``/20130517104233id_/``);
+    a memento URL without a timestamp in its path is asked as it is."""
+    if not flag:
+        return uri_m
+    return _WAYBACK_STAMP.sub(lambda m: f"/{m.group(1)}{flag}/", uri_m, count=1)
+
+
+def stamp_in(url: str) -> dt.datetime | None:
+    found = _WAYBACK_STAMP.search(url)
+    return parse_date(found.group(1)) if found else None
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` asks for (a number or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+def _crawl_period(entry: dict[str, Any]) -> tuple[dt.datetime, dt.datetime] | None:
+    """A Common Crawl crawl's dates: its ``from`` and ``to``, else its id's year and week
+    (``CC-MAIN-2013-20``: week 20 of 2013)."""
+    start, end = parse_date(str(entry.get("from") or "")), parse_date(str(entry.get("to") or ""))
+    if start and end:
+        return start, end
+    found = re.search(r"(\d{4})-(\d{2})$", str(entry.get("id", "")))
+    if not found:
+        return None
+    year, week = int(found.group(1)), int(found.group(2))
+    try:
+        monday = dt.datetime.fromisocalendar(year, max(1, min(week, 52)), 1).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    return monday, monday + dt.timedelta(days=14)
+
+
+# ---------------------------------------------------------------------------------------- the cache
+
+
+@dataclass
+class ArchiveCache:
+    """Look-ups (a URL's captures) and captures' pages, on disk: JSON files named by the key's hash."""
+
+    folder: Path
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.folder / kind / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()}.json"
+
+    def get(self, kind: str, key: str) -> Any:
+        path = self._path(kind, key)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, kind: str, key: str, value: Any) -> None:
+        path = self._path(kind, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{id(value)}.tmp")
+        temporary.write_text(json.dumps(value), encoding="utf-8")
+        temporary.replace(path)
+
+
+# ---------------------------------------------------------------------------------------- an archive
+
+
+@dataclass
+class Archive:
+    """One configured archive, asked politely, its answers cached."""
+
+    settings: ArchiveSettings
+    client: httpx.AsyncClient
+    cache: ArchiveCache | None = None
+    requests: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, URL) of each request
+    _gate: asyncio.Semaphore = field(init=False)
+    _pace: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _next: float = 0.0
+    _inflight: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
+    _collections: list[tuple[str, tuple[dt.datetime, dt.datetime] | None]] | None = None
+
+    def __post_init__(self) -> None:
+        self._gate = asyncio.Semaphore(self.settings.concurrency)
+        self.hosts = self.settings.allowed_hosts()
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    # -- requests
+
+    def _check_host(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in self.hosts:
+            raise ArchiveError(f"{self.name}: {url} is not one of the archive's hosts "
+                               f"({', '.join(sorted(self.hosts))})")
+
+    async def _turn(self) -> None:
+        """Wait for this archive's next request slot: ``rate`` a second at most."""
+        async with self._pace:
+            now = time.monotonic()
+            if self._next > now:
+                await asyncio.sleep(self._next - now)
+            self._next = max(time.monotonic(), self._next) + 1.0 / self.settings.rate
+
+    async def request(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, httpx.Headers, bytes]:
+        """One answer (status, headers, body up to ``MAX_BYTES``) from the archive; retried on timeouts,
+        failed connections, 5xx and 429, after the ``Retry-After`` the archive asks for."""
+        self._check_host(url)
+        failure = "no answer"
+        for attempt in range(self.settings.retries + 1):
+            async with self._gate:
+                await self._turn()
+                self.requests.append((time.monotonic(), url))
+                try:
+                    async with self.client.stream("GET", url, headers={"User-Agent": USER_AGENT, **(headers or {})},
+                                                  timeout=self.settings.timeout) as response:
+                        body = bytearray()
+                        if response.status_code < 300:  # a redirect's or an error's body is not needed
+                            async for chunk in response.aiter_bytes():
+                                body += chunk
+                                if len(body) > MAX_BYTES:
+                                    raise ArchiveError(f"{self.name}: the answer is too large (over {MAX_BYTES:,} "
+                                                       "bytes)")
+                        status, answered = response.status_code, response.headers
+                except httpx.TimeoutException:
+                    failure = f"{self.name}: timeout (no answer within {self.settings.timeout:g} s)"
+                    status = 0
+                except httpx.DecodingError as error:
+                    raise ArchiveError(f"{self.name}: a broken compressed answer ({error})") from error
+                except httpx.TransportError as error:
+                    failure = f"{self.name}: cannot connect ({error.__class__.__name__}: {error})"
+                    status = 0
+            if status and status not in (429, 500, 502, 503, 504):
+                return status, answered, bytes(body)
+            wait = min(8.0, 0.5 * 2**attempt)
+            if status:
+                failure = f"{self.name}: HTTP {status}"
+                asked = _retry_after(answered.get("retry-after")) if status in (429, 503) else None
+                if asked is not None:
+                    if asked > self.settings.max_wait:
+                        raise ArchiveError(f"{failure}, asked to wait {asked:,.0f} s (more than "
+                                           f"{self.settings.max_wait:g})")
+                    wait = asked
+                    async with self._pace:  # every request to this archive waits, not only this one
+                        self._next = max(self._next, time.monotonic() + asked)
+            if attempt < self.settings.retries:
+                await asyncio.sleep(wait)
+        raise ArchiveError(failure)
+
+    async def _once(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
+        """``work`` once for ``key`` at a time: lines of one page wait for the same look-up."""
+        if key in self._inflight:
+            return await asyncio.shield(self._inflight[key])
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            value = await work()
+        except BaseException as error:
+            future.set_exception(error if isinstance(error, Exception) else ArchiveError("the look-up was stopped"))
+            future.exception()
+            raise
+        finally:
+            del self._inflight[key]
+        future.set_result(value)
+        return value
+
+    # -- captures
+
+    async def captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
+        """The captures of ``url`` worth trying: within ``window`` of ``when``, nearest first, at most
+        ``captures`` of them (their look-up cached on disk and shared by the lines of one page)."""
+        key = "\n".join([self.settings.kind, *self.settings.endpoints(), url, _day(when), str(window.days)])
+
+        async def look_up() -> list[Capture]:
+            if self.cache is not None:
+                kept = self.cache.get("lookups", key)
+                if kept is not None:
+                    if "error" in kept:
+                        raise ArchiveError(kept["error"])
+                    return [Capture.of_json(self.name, c) for c in kept["captures"]]
+            try:
+                found = await self._captures(url, when, window)
+            except ArchiveError as error:
+                if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
+                        and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
+                    self.cache.put("lookups", key, {"error": str(error)})
+                raise
+            chosen = nearest_first(found, when, window, self.settings.captures)
+            if self.cache is not None:
+                self.cache.put("lookups", key, {"captures": [c.as_json() for c in chosen]})
+            return chosen
+
+        return await self._once(f"lookup\n{key}", look_up)
+
+    async def _captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
+        if self.settings.kind == "cdx":
+            return await self._cdx_captures(url, when, window)
+        if self.settings.kind == "memento":
+            return await self._memento_captures(url, when)
+        return await self._commoncrawl_captures(url, when, window)
+
+    async def _cdx_captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
+        params: dict[str, str] = {"url": url, "output": "json", "limit": "2000"}
+        if when is not None:
+            params["from"] = timestamp14(when - window)
+            params["to"] = timestamp14(when + window)
+        status, _, body = await self.request(str(httpx.URL(self.settings.cdx, params=params)))
+        if status == 404:
+            return []
+        if status >= 400:
+            raise ArchiveError(f"{self.name}: the CDX server answered HTTP {status}")
+        try:
+            rows = parse_cdx(body.decode("utf-8", "replace"))
+        except ValueError as error:
+            raise ArchiveError(f"{self.name}: the CDX server's answer is not CDX ({error})") from error
+        found = []
+        for row in rows:
+            stamp = row.get("timestamp", "")
+            original = row.get("original") or row.get("url") or url
+            if not re.fullmatch(r"\d{4,14}", stamp) or not _useful(row):
+                continue
+            found.append(Capture(self.name, parse_date(stamp), f"{self.settings.replay}{stamp}id_/{original}",
+                                 original))
+        return found
+
+    async def _memento_captures(self, url: str, when: dt.datetime | None) -> list[Capture]:
+        if self.settings.timemap:
+            status, _, body = await self.request(f"{self.settings.timemap}{url}")
+            if status == 404:
+                return []
+            if status >= 400:
+                raise ArchiveError(f"{self.name}: the TimeMap answered HTTP {status}")
+            return [Capture(self.name, moment or stamp_in(uri_m), raw_memento(uri_m, self.settings.raw), url)
+                    for uri_m, moment in parse_timemap(body.decode("utf-8", "replace"))
+                    if self._allowed(uri_m)]
+        moment = when or dt.datetime.now(dt.UTC)
+        status, headers, _ = await self.request(f"{self.settings.timegate}{url}",
+                                                {"Accept-Datetime": email.utils.format_datetime(moment, usegmt=True)})
+        if status == 404:
+            return []
+        location = headers.get("location") or headers.get("content-location")
+        if status >= 400 or not location:
+            raise ArchiveError(f"{self.name}: the TimeGate answered HTTP {status} without a memento")
+        uri_m = urljoin(f"{self.settings.timegate}{url}", location)
+        if not self._allowed(uri_m):
+            return []
+        memento = parse_date(headers.get("memento-datetime") or "") or stamp_in(uri_m)
+        return [Capture(self.name, memento, raw_memento(uri_m, self.settings.raw), url)]
+
+    def _allowed(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and (parts.hostname or "").lower() in self.hosts
+
+    async def _crawls(self, when: dt.datetime | None,
+                      window: dt.timedelta) -> list[tuple[str, tuple[dt.datetime, dt.datetime] | None]]:
+        """The crawls to ask (their CDX APIs), nearest the date first."""
+        if self._collections is None:
+            if self.settings.collections:
+                self._collections = [(f"{self.settings.index.rstrip('/')}/{name}-index",
+                                      _crawl_period({"id": name})) for name in self.settings.collections]
+            else:
+                status, _, body = await self.request(urljoin(self.settings.index, "collinfo.json"))
+                if status >= 400:
+                    raise ArchiveError(f"{self.name}: collinfo.json answered HTTP {status}")
+                try:
+                    entries = json.loads(body)
+                except ValueError as error:
+                    raise ArchiveError(f"{self.name}: collinfo.json is not JSON ({error})") from error
+                self._collections = [(str(e["cdx-api"]), _crawl_period(e)) for e in entries
+                                     if isinstance(e, dict) and e.get("cdx-api")]
+        crawls = self._collections
+        if when is not None:
+            def distance(period: tuple[dt.datetime, dt.datetime] | None) -> dt.timedelta:
+                if period is None:
+                    return dt.timedelta.max
+                start, end = period
+                return dt.timedelta(0) if start <= when <= end else min(abs(start - when), abs(end - when))
+            crawls = sorted((c for c in crawls if distance(c[1]) <= window), key=lambda c: distance(c[1]))
+        return crawls[: self.settings.max_collections]
+
+    async def _commoncrawl_captures(self, url: str, when: dt.datetime | None,
+                                    window: dt.timedelta) -> list[Capture]:
+        found: list[Capture] = []
+        for api, _ in await self._crawls(when, window):
+            found += await self._crawl_captures(api, url)
+        return found
+
+    async def _crawl_captures(self, api: str, url: str) -> list[Capture]:
+        status, _, body = await self.request(str(httpx.URL(api, params={"url": url, "output": "json"})))
+        if status == 404:
+            return []  # "No Captures found for: …"
+        if status >= 400:
+            raise ArchiveError(f"{self.name}: the crawl index answered HTTP {status}")
+        try:
+            rows = parse_cdx(body.decode("utf-8", "replace"))
+        except ValueError as error:
+            raise ArchiveError(f"{self.name}: the crawl index's answer is not CDX ({error})") from error
+        found = []
+        for row in rows:
+            try:
+                offset, length = int(row["offset"]), int(row["length"])
+                filename = row["filename"]
+            except (KeyError, ValueError):
+                continue
+            if not _useful(row):
+                continue
+            warc = urljoin(self.settings.data, filename)
+            found.append(Capture(self.name, parse_date(row.get("timestamp", "")),
+                                 f"{warc}#bytes={offset}-{offset + length - 1}", row.get("url") or url,
+                                 (warc, offset, length)))
+        return found
+
+    # -- a capture's page
+
+    async def page(self, capture: Capture) -> Page:
+        """The capture's page, decoded as a live page is (its headers' charset, its ``<meta>``, a
+        guess), redirects followed inside the archive; cached on disk."""
+
+        async def get() -> Page:
+            if self.cache is not None:
+                kept = self.cache.get("pages", capture.url)
+                if kept is not None:
+                    if "error" in kept:
+                        raise ArchiveError(kept["error"])
+                    return Page(kept["url"], kept["html"], kept["content_type"], kept.get("encoding", "utf-8"))
+            try:
+                page = await (self._warc_page(capture) if capture.warc else self._replayed(capture.url))
+            except ArchiveError as error:
+                if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
+                        and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
+                    self.cache.put("pages", capture.url, {"error": str(error)})
+                raise
+            if self.cache is not None:
+                self.cache.put("pages", capture.url, {"url": page.url, "html": page.html,
+                                                      "content_type": page.content_type, "encoding": page.encoding})
+            return page
+
+        return await self._once(f"page\n{capture.url}", get)
+
+    async def _replayed(self, url: str) -> Page:
+        current = url
+        for _ in range(REDIRECTS + 1):
+            status, headers, body = await self.request(current)
+            if status in (301, 302, 303, 307, 308) and "location" in headers:
+                target = urljoin(current, headers["location"])
+                if not self._allowed(target):
+                    raise ArchiveError(f"{self.name}: the capture redirects out of the archive (to {target})")
+                current = target
+                continue
+            if status >= 400:
+                raise ArchiveError(f"{self.name}: the capture answered HTTP {status}")
+            return _page(current, headers.get("content-type", "text/html"), body, self.name)
+        raise ArchiveError(f"{self.name}: the capture redirects more than {REDIRECTS} times")
+
+    async def _warc_page(self, capture: Capture, hops: int = 0) -> Page:
+        assert capture.warc is not None
+        warc, offset, length = capture.warc
+        if length > MAX_BYTES:
+            raise ArchiveError(f"{self.name}: the WARC record is too large ({length:,} bytes)")
+        status, _, body = await self.request(warc, {"Range": f"bytes={offset}-{offset + length - 1}"})
+        if status == 200 and len(body) != length:
+            raise ArchiveError(f"{self.name}: the data host ignored the range request (HTTP 200)")
+        if status not in (200, 206):
+            raise ArchiveError(f"{self.name}: the WARC record answered HTTP {status}")
+        record_status, content_type, location, payload = _warc_response(body, self.name)
+        if record_status in (301, 302, 303, 307, 308) and location and hops < REDIRECTS:
+            target = urljoin(capture.original, location)  # looked up in the same crawl, never fetched live
+            api = _crawl_api(self, capture)
+            nearer = nearest_first(await self._crawl_captures(api, target), capture.when,
+                                   dt.timedelta(days=36_500), 1) if api else []
+            if not nearer:
+                raise ArchiveError(f"{self.name}: the capture redirects to {target}, which this crawl does not hold")
+            return await self._warc_page(nearer[0], hops + 1)
+        if record_status >= 400:
+            raise ArchiveError(f"{self.name}: the captured page was HTTP {record_status}")
+        return _page(capture.original, content_type, payload, self.name)
+
+
+def _crawl_api(archive: Archive, capture: Capture) -> str | None:
+    """The CDX API of the crawl a Common Crawl capture comes from (its WARC path names the crawl)."""
+    assert capture.warc is not None
+    found = re.search(r"(CC-MAIN-\d{4}-\d{2})", capture.warc[0])
+    if not found:
+        return None
+    for api, _ in archive._collections or []:  # noqa: SLF001 - the archive's own list, read beside it
+        if found.group(1) in api:
+            return api
+    return f"{archive.settings.index.rstrip('/')}/{found.group(1)}-index"
+
+
+def _warc_response(record: bytes, archive: str) -> tuple[int, str, str, bytes]:
+    """(HTTP status, Content-Type, Location, payload) of the WARC response record in ``record`` (its
+    payload de-chunked and decompressed, as warcio's content stream gives it)."""
+    try:
+        for entry in ArchiveIterator(io.BytesIO(record)):
+            if entry.rec_type != "response" or entry.http_headers is None:
+                continue
+            headers = entry.http_headers
+            status = int(headers.get_statuscode() or 0)
+            payload = entry.content_stream().read(MAX_BYTES + 1)
+            if len(payload) > MAX_BYTES:
+                raise ArchiveError(f"{archive}: the captured page is too large (over {MAX_BYTES:,} bytes)")
+            return (status, headers.get_header("Content-Type") or "text/html",
+                    headers.get_header("Location") or "", payload)
+    except (ArchiveLoadFailed, OSError, ValueError, EOFError) as error:
+        raise ArchiveError(f"{archive}: the WARC record cannot be read ({error})") from error
+    raise ArchiveError(f"{archive}: the WARC record holds no HTTP response")
+
+
+def _page(url: str, content_type: str, body: bytes, archive: str) -> Page:
+    kind = content_type.split(";")[0].strip().lower() or "text/html"
+    if kind not in TEXT_TYPES:
+        raise ArchiveError(f"{archive}: the capture is not a text page ({kind})")
+    try:
+        encoding, text = decode(body, content_type)
+    except (LookupError, ValueError) as error:
+        raise ArchiveError(f"{archive}: cannot decode the capture ({error})") from error
+    return Page(url, text, kind, encoding)
+
+
+def _day(when: dt.datetime | None) -> str:
+    return "" if when is None else when.strftime("%Y-%m-%d")
+
