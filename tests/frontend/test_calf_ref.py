@@ -108,3 +108,47 @@ async def test_a_trickling_page_ends_at_the_deadline(web: LocalWeb, tmp_path: Pa
         answer = (await client.get("/api/v1/ref/blog/7/web")).json()
         assert time.monotonic() - started < 5.0
         assert answer["status"] == "fetch_error" and answer["detail"] == "the page did not arrive within 0.5 s"
+
+
+@pytest.mark.slow
+async def test_a_gone_page_is_found_in_a_web_archive(web: LocalWeb, tmp_path: Path) -> None:
+    """[calf] archives: the page is gone (404); its capture nearest the text's crawl date
+    (``date_attribute``) holds the sentence, and the answer says which archive, when and where."""
+    import datetime as dt
+
+    from tests.calf.archive_web import LocalArchives, Stored
+
+    tokens = "\n".join("The café near the Haus serves good coffee .".split())
+    vrt = tmp_path / "dated.vrt"
+    vrt.write_text(f'<text id="t9" url="{web.url}/blog/9" lastmod="2013-05-02">\n<s>\n{tokens}\n</s>\n</text>\n',
+                   encoding="utf-8")
+    parts = dated_corpus(tmp_path, vrt)
+    with LocalArchives() as archives:
+        page = html("<p>We went there on Sunday. The café near the Haus serves good coffee. We are going to make "
+                    "a cake soon.</p>")
+        archives.capture(f"{web.url}/blog/9", Stored(dt.datetime(2013, 4, 30, 8, tzinfo=dt.UTC), page.encode()))
+        archives.capture(f"{web.url}/blog/9", Stored(dt.datetime(2019, 1, 1, tzinfo=dt.UTC), b"<p>New blog</p>"))
+        settings = [{"name": "ia", "kind": "cdx", "cdx": f"{archives.url}/ia/cdx", "replay": f"{archives.url}/ia/web/",
+                     "rate": 20}]
+        async for client in ewt_client(parts, "dated", calf_enabled=True, calf_allowed_hosts=["127.0.0.1"],
+                                       calf_cache_dir=tmp_path / "cache", calf_archives=settings,
+                                       calf_date_attribute="text_lastmod"):
+            found = (await client.get("/api/v1/ref/dated/3/web")).json()
+            assert (found["status"], found["source"], found["score"]) == ("found_archive", "ia", 100)
+            assert found["capture_date"] == "2013-04-30T08:00:00Z"
+            assert found["capture_url"] == f"{archives.url}/ia/web/20130430080000id_/{web.url}/blog/9"
+            assert found["left"].endswith("We went there on Sunday.") and found["source_url"] == f"{web.url}/blog/9"
+            assert web.requests.count("/blog/9") == 1 and "from=20100503000000" in archives.asked("/ia/cdx")[0]
+
+
+def dated_corpus(base: Path, vrt: Path) -> Partitioned:
+    from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
+
+    options = EncodeOptions(
+        input=vrt, data_dir=base / "data", registry_file=base / "registry" / "dated", p_attributes=["word"],
+        s_attributes=[parse_s_declaration("text:0+id+url+lastmod"), parse_s_declaration("s:0")], charset="utf8",
+        xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
+    )  # fmt: skip
+    result = Encoder(options).run()
+    assert result.manifest is not None
+    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])

@@ -6,6 +6,7 @@ node, no unknown partitions), so a bad configuration fails at start with a clear
 
 from __future__ import annotations
 
+import datetime
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -68,6 +69,7 @@ async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
     """Calf as the front end runs it: public addresses only (unless allowed), a page cache, the
     configured search engine. Calf (``cowbird[calf]``) is imported here, only when it is enabled."""
     try:
+        from cowbird.calf.archives import Archive, ArchiveCache
         from cowbird.calf.core import Reconstructor
         from cowbird.calf.fetching import Fetcher
         from cowbird.calf.search import SearxngSearch
@@ -80,8 +82,12 @@ async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
                       cache_seconds=settings.calf.cache_seconds, public_only=True,
                       allowed_hosts=tuple(settings.calf.allowed_hosts))
     search = SearxngSearch(settings.calf.search_url) if settings.calf.search_url else None
-    async with fetcher, httpx.AsyncClient(timeout=settings.calf.timeout) as client:
-        yield Reconstructor(fetcher, search, client, context_chars=500)
+    async with fetcher, httpx.AsyncClient(timeout=settings.calf.timeout) as client, \
+            httpx.AsyncClient(follow_redirects=False) as archive_client:
+        kept = ArchiveCache(cache / "archives", settings.calf.cache_seconds)  # look-ups and captures, as pages
+        archives = [Archive(a, archive_client, kept) for a in settings.calf.archives]
+        yield Reconstructor(fetcher, search, client, context_chars=500, archives=archives,
+                            window=datetime.timedelta(days=settings.calf.archive_window_days))
 
 
 def create_app(

@@ -327,9 +327,13 @@ class LineCategories(BaseModel):
 class WebContext(BaseModel):
     """Calf's answer for one static link: the sentence re-found on the web, with its context."""
 
-    status: Literal["found_url", "found_search", "not_found", "fetch_error", "bad_row", "error"]
+    status: Literal["found_url", "found_archive", "found_search", "not_found", "fetch_error", "bad_row", "error"]
     score: float | None = Field(description="Fuzzy-match score 0-100 of the best place found.")
     source_url: str = Field(description="The page the context comes from (after redirects or a search).")
+    source: str = Field("", description="Where the context comes from: live (the page), search, or the name of the "
+                                        "web archive ([calf] archives) whose capture holds it.")
+    capture_date: str = Field("", description="An archive's capture: when it was made (ISO 8601, UTC).")
+    capture_url: str = Field("", description="An archive's capture: the URL that returns it as it was archived.")
     sentence: str
     left: str
     right: str

@@ -31,6 +31,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from cowbird.core.archives import ArchiveSettings
 from cowbird.core.gdex import GdexRules
 from cowbird.frontend.accounts.mail import Mailer
 from cowbird.serving.config import ConfigError, LayeredSettings, load_settings, read_token
@@ -242,6 +243,15 @@ class CalfSettings(_Group):
     cache_dir: Path | None = Field(None, description="Where Calf keeps fetched pages (default: a temporary folder).")
     cache_seconds: float = Field(86_400.0, gt=0, description="How long a fetched page is kept.")
     timeout: float = Field(10.0, gt=0, description="Seconds per page Calf fetches.")
+    archives: list[ArchiveSettings] = Field(default_factory=list, description=(
+        "Web archives asked, in order, when the page is gone or the sentence is not on it ([[calf.archives]] "
+        "tables, as in Calf's --archives file: name, kind = cdx, memento or commoncrawl, their addresses, "
+        "rate, concurrency)."))
+    archive_window_days: int = Field(1095, ge=1, le=36_500, description=(
+        "Captures this many days either side of the text's crawl date."))
+    date_attribute: str = Field("", description=(
+        "The s-attribute with the text's crawl date (default: the first of text_crawl_date, text_lastmod, "
+        "text_date, text_year ... the corpus has)."))
 
 
 FLAT_KEYS: dict[str, tuple[str, str]] = {

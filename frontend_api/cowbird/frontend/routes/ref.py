@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
+from cowbird.core.archives import DATE_COLUMNS, parse_date
 from cowbird.core.errors import BadParameter, NodesUnavailable, NotFound, OutOfRange
 from cowbird.core.wire import Line
 from cowbird.frontend.caller import Caller
@@ -117,9 +118,10 @@ async def ref_on_the_web(
     catalogue: Corpora, asked: Ref,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
-    the sentence found in it, and its context returned. Off unless ``[calf] enabled``. It runs as one
-    of the viewer's queries at once (fair use: 429 over the limit, as ``/api/v1/query``); each page
-    fetch has a deadline, and a client that goes away stops it."""
+    the sentence found in it — else in the configured web archives' captures of the page nearest the
+    text's crawl date (``[calf] archives``, ``date_attribute``) — and its context returned. Off unless
+    ``[calf] enabled``. It runs as one of the viewer's queries at once (fair use: 429 over the limit,
+    as ``/api/v1/query``); each page fetch has a deadline, and a client that goes away stops it."""
     settings = frontend_state(request).settings
     if not settings.calf.enabled:
         raise NotFound("finding sentences on the web is not enabled on this server ([calf] enabled)")
@@ -133,7 +135,11 @@ async def ref_on_the_web(
         sentence = " ".join(part for part in (ref.sentence.left, ref.sentence.match, ref.sentence.right) if part)
         calf = frontend_state(request).calf
         assert calf is not None  # made in the lifespan when [calf] enabled
-        outcome = await until_disconnected(request, Caller(), calf.line(url, sentence))
+        named = settings.calf.date_attribute
+        dated = named or next((name for name in DATE_COLUMNS if ref.meta.get(name)), "")
+        when = parse_date(str(ref.meta.get(dated) or "")) if dated else None
+        outcome = await until_disconnected(request, Caller(), calf.line(url, sentence, when=when))
     response.headers.update(quota.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
-                      left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text)
+                      left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text,
+                      source=outcome.source, capture_date=outcome.capture_date, capture_url=outcome.capture_url)

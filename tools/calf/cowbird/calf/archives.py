@@ -209,9 +209,11 @@ def _crawl_period(entry: dict[str, Any]) -> tuple[dt.datetime, dt.datetime] | No
 
 @dataclass
 class ArchiveCache:
-    """Look-ups (a URL's captures) and captures' pages, on disk: JSON files named by the key's hash."""
+    """Look-ups (a URL's captures) and captures' pages, on disk: JSON files named by the key's hash,
+    kept for ``max_age`` seconds (None: for good — a capture does not change)."""
 
     folder: Path
+    max_age: float | None = None
 
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()}.json"
@@ -219,6 +221,8 @@ class ArchiveCache:
     def get(self, kind: str, key: str) -> Any:
         path = self._path(kind, key)
         try:
+            if self.max_age is not None and time.time() - path.stat().st_mtime > self.max_age:
+                return None
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None

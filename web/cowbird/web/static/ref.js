@@ -6,7 +6,7 @@
 /**
  * Calf's answer for a static link (GET /api/v1/ref/<corpus>/<position>/web), or a problem+json.
  * @typedef {object} WebContext
- * @property {"found_url" | "found_search" | "not_found" | "fetch_error" | "bad_row" | "error"} status
+ * @property {"found_url" | "found_archive" | "found_search" | "not_found" | "fetch_error" | "bad_row" | "error"} status
  * @property {number | null} score
  * @property {string} source_url
  * @property {string} sentence
@@ -14,6 +14,9 @@
  * @property {string} left
  * @property {string} right
  * @property {string} detail
+ * @property {string} [source]  live, search, or the web archive's name
+ * @property {string} [capture_date]  an archive's capture: when (ISO 8601)
+ * @property {string} [capture_url]  an archive's capture: the URL that returns it
  * @property {string} [title]  a problem's
  */
 
@@ -41,11 +44,15 @@ if (find instanceof HTMLButtonElement && result && text) {
         result.textContent = body.detail || body.title || "the search failed";
         return;
       }
-      if (body.status === "found_url" || body.status === "found_search") {
-        result.textContent = `Found (score ${body.score}${body.detail ? `, ${body.detail}` : ""}) on `;
+      if (body.status === "found_url" || body.status === "found_search" || body.status === "found_archive") {
+        const archived = body.status === "found_archive";
+        const how = `score ${body.score}${body.detail ? `, ${body.detail}` : ""}`;
+        result.textContent = archived
+          ? `Found in the web archive ${body.source} (${how}), in its capture of ${(body.capture_date ?? "").slice(0, 10)}: `
+          : `Found (${how}) on `;
         const link = document.createElement("a");
-        link.href = body.source_url;
-        link.textContent = body.source_url;
+        link.href = archived ? body.capture_url ?? "" : body.source_url;
+        link.textContent = archived ? body.source_url : body.source_url;
         link.rel = "noopener nofollow";
         result.append(link);
         const mark = document.createElement("mark");
