@@ -52,7 +52,7 @@ if (find instanceof HTMLButtonElement && result && text) {
           : `Found (${how}) on `;
         const link = document.createElement("a");
         link.href = archived ? body.capture_url ?? "" : body.source_url;
-        link.textContent = archived ? body.source_url : body.source_url;
+        link.textContent = body.source_url;  // the page as it was; the link goes to its capture
         link.rel = "noopener nofollow";
         result.append(link);
         const mark = document.createElement("mark");
