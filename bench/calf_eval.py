@@ -39,12 +39,34 @@ included) found with the right context, ≥ 97 % of edited lines (one-word edits
 positives on gone pages, traps and robots, no crash, ≥ 20 lines/s.
 
     .venv/bin/python bench/calf_eval.py [--lines 1000] [--seed 7]
+
+With ``--archives`` (issue 53), a web whose pages are mostly gone or rewritten since their texts
+were crawled (2011-2014, each line's ``text_lastmod``), and three web archives on loopback that
+speak as the real ones do (``tests/calf/archive_web.py``): a Wayback CDX server (``ia``), a Memento
+TimeMap (``memento``) and a Common Crawl index with WARC files (``cc``), asked in that order at their
+default politeness (1 request a second, 2 at once). The lines, by what became of their page:
+
+- ``gone, captured``: the URL is gone (404, 410, a closed port, a host that does not resolve, a soft
+  404, a redirect home); a capture near the crawl holds the page, a soft-404 capture sometimes
+  nearer still, a later capture of another page further;
+- ``rewritten, captured before``: the page now says something else; its nearest capture is already
+  the rewritten page, an older one holds the line;
+- ``captured redirect``: the archive's capture is a redirect, to the capture of the page's new URL;
+- ``only in memento``, ``only in common crawl``: the first archive has nothing (or a soft 404);
+- ``captures without it`` (soft 404s, the home page, another text), ``only after rewrite``, ``no
+  capture``: nothing holds the line — any line found there is a false positive.
+
+Targets: ≥ 98 % of the lines whose page has a capture from before its rewrite found with the right
+context and the right capture date; 0 false positives; no archive asked faster than its rate.
+
+    .venv/bin/python bench/calf_eval.py --archives [--lines 160] [--seed 7]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import gzip
 import html
 import json
@@ -67,6 +89,7 @@ sys.path.insert(0, str(ROOT))
 
 from cowbird.calf.matching import folded
 from cowbird.store import CwbCorpus
+from tests.calf.archive_web import LocalArchives, Stored
 from tests.calf.web import Answer, send
 from tests.support import REFERENCE
 
@@ -585,11 +608,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--archives", action="store_true", help="The evaluation of web archives (issue 53).")
     args = parser.parse_args()
     vrt, registry = REFERENCE / "ewt.vrt", REFERENCE / "germaparl" / "registry"
     if not vrt.exists() or not registry.exists():
         sys.exit(f"the reference data is missing: {vrt}, {registry}")
     texts = english_texts(vrt) + german_texts(registry)
+    if args.archives:
+        archived_main(texts, args)
+        return
     web = Web()
     cases = build(web, texts, args.lines, args.seed)
     # two exports, as a user makes them: whole sentences (context=s), and 10 tokens each side
@@ -695,6 +722,254 @@ def report(cases: list[Case], results: list[dict[str, str]], seconds: float, arg
     print(f"false positives on gone pages, traps and robots: "
           f"{sum(per[k]['false positive'] for k in NOT_FOUND)} (target 0); rows with status error: "
           f"{sum(per[k]['error'] for k in per)}")
+    if misses:
+        print(f"\n{len(misses)} lines to look at:")
+        for miss in misses[:40]:
+            print(f"  {miss}")
+    print("\n" + stderr.strip().splitlines()[-1] if stderr.strip() else "")
+
+
+# ------------------------------------------------------------------ web archives (issue 53)
+
+ARCHIVE_SHARES = {"gone, captured": 0.30, "rewritten, captured before": 0.18, "captured redirect": 0.08,
+                  "only in memento": 0.08, "only in common crawl": 0.10, "captures without it": 0.12,
+                  "only after rewrite": 0.07, "no capture": 0.07}
+ARCHIVED = ("gone, captured", "rewritten, captured before", "captured redirect", "only in memento",
+            "only in common crawl")
+GONE_LIVE = ("404", "410", "closed port", "unresolvable host", "soft 404", "redirect home")
+
+
+@dataclass
+class ArchivedCase:
+    kind: str
+    detail: str
+    language: str
+    row: dict[str, str]
+    before: str  # letters of the neighbouring sentences on the archived page
+    after: str
+    capture: str  # the date (ISO 8601) of the capture holding the line, "" when none does
+    archive: str
+
+
+def _when(rng: random.Random) -> dt.datetime:
+    start = dt.datetime(2011, 1, 1, tzinfo=dt.UTC)
+    return start + dt.timedelta(days=rng.randrange(4 * 365), seconds=rng.randrange(86_400))
+
+
+def build_archived(web: Web, archives: dict[str, LocalArchives], texts: list[Text], lines: int,
+                   seed: int) -> list[ArchivedCase]:
+    """The lines, their live pages as they are now, and what each archive holds of them."""
+    rng = random.Random(seed)
+    counts = unique_sentences(texts)
+    pool = {lang: [t for t in texts if t.language == lang] for lang in ("de", "en")}
+    for lang in pool:
+        rng.shuffle(pool[lang])
+    kinds = [kind for kind, share in ARCHIVE_SHARES.items() for _ in range(max(4, round(share * lines)))]
+    rng.shuffle(kinds)
+    used = {"de": 0, "en": 0}
+    crawls = {year: archives["cc"].crawl(f"CC-MAIN-{year}-20", dt.datetime(year, 5, 10, tzinfo=dt.UTC))
+              for year in range(2011, 2020)}
+    cases: list[ArchivedCase] = []
+
+    def page_of(text: Text, language: str, number: int) -> tuple[bytes, str, Style]:
+        style = Style(rng.choice(["modern", "table", "pdf", "plain"]), False,
+                      rng.choice(["utf-8", "utf-8", "header-latin1", "meta-latin1", "undeclared-latin1"]))
+        rendered = [" ".join(decorate(detokenize(s, language), language, rng) for s in para if s)
+                    for para in text.paragraphs]
+        title = f"{'Plenarprotokoll' if language == 'de' else 'Post'} {number}"
+        body, content_type = encode(render(rendered, text.kinds, title, language, style, rng, number), style)
+        return body, content_type, style
+
+    def other_page(language: str, number: int) -> tuple[bytes, str]:
+        other = pool[language][-1 - number % 50]  # texts no line comes from
+        body, content_type, _ = page_of(other, language, number + 10_000)
+        return body, content_type
+
+    def soft_404(language: str) -> bytes:
+        return render([SOFT_404[language]], ["regular"], "404", language, Style("modern", False, "utf-8"), rng,
+                      0).encode("utf-8")
+
+    for number, kind in enumerate(kinds):
+        language = "de" if number % 2 == 0 else "en"
+        while True:
+            text = pool[language][used[language]]
+            used[language] += 1
+            spot = choose(text, counts, rng)
+            if spot is not None:
+                break
+        tokens = text.paragraphs[spot[0]][spot[1]]
+        flat = [s for para in text.paragraphs for s in para]
+        k = flat.index(tokens)
+        host = web.host(number)
+        path = f"/p/{number}"
+        url = web.url(host, path)
+        crawled = _when(rng)
+        body, content_type, _ = page_of(text, language, number)
+        capture, archive, detail = "", "", ""
+        ia, memento, cc = archives["ia"], archives["memento"], archives["cc"]
+        if kind in ("gone, captured", "captured redirect", "only in memento", "only in common crawl",
+                    "captures without it", "no capture"):
+            detail = GONE_LIVE[number % len(GONE_LIVE)]
+            url = gone(web, host, path, detail, language, Style("modern", False, "utf-8"), rng, number)
+        else:  # rewritten: the URL now holds another text
+            rewritten_body, rewritten_type = other_page(language, number)
+            web.answers[(host, path)] = Answer(rewritten_body, 200, rewritten_type)
+        if kind == "gone, captured":
+            good = crawled + dt.timedelta(days=rng.randint(-200, 200), hours=rng.randint(0, 23))
+            ia.capture(url, Stored(good, body, content_type=content_type,
+                                   headers=(("Content-Encoding", "gzip"),) if rng.random() < 0.5 else ()))
+            if ia.captures[url][0].headers:
+                ia.captures[url][0] = Stored(good, gzip.compress(body), content_type=content_type,
+                                             headers=(("Content-Encoding", "gzip"),))
+            if rng.random() < 0.4:  # a soft 404 captured nearer the crawl than the page
+                near = crawled + (good - crawled) / 3
+                ia.capture(url, Stored(near, soft_404(language)))
+                detail += ", soft-404 capture nearer"
+            other, other_type = other_page(language, number)
+            ia.capture(url, Stored(good + dt.timedelta(days=800), other, content_type=other_type))
+            capture, archive = good.strftime("%Y-%m-%dT%H:%M:%SZ"), "ia"
+        elif kind == "rewritten, captured before":
+            rewrite = crawled + dt.timedelta(days=rng.randint(20, 300))
+            before = crawled - dt.timedelta(days=rng.randint(0, 500))
+            after = rewrite + dt.timedelta(days=rng.randint(1, 30))
+            other, other_type = other_page(language, number)
+            ia.capture(url, Stored(before, body, content_type=content_type))
+            ia.capture(url, Stored(after, other, content_type=other_type))
+            capture, archive = before.strftime("%Y-%m-%dT%H:%M:%SZ"), "ia"
+            detail = f"nearest capture {'after' if abs(after - crawled) < abs(before - crawled) else 'before'}"
+        elif kind == "captured redirect":
+            moved = web.url(web.host(number + 3), f"/archive/{number}")
+            when = crawled + dt.timedelta(days=rng.randint(-100, 100))
+            ia.capture(url, Stored(when, b"", status=301, location=moved))
+            ia.capture(moved, Stored(when + dt.timedelta(seconds=5), body, content_type=content_type))
+            capture, archive = (when + dt.timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ"), "ia"
+        elif kind == "only in memento":
+            when = crawled + dt.timedelta(days=rng.randint(-300, 300))
+            memento.capture(url, Stored(when, body, content_type=content_type))
+            if rng.random() < 0.5:
+                ia.capture(url, Stored(crawled, soft_404(language)))
+                detail += ", a soft 404 in ia"
+            capture, archive = when.strftime("%Y-%m-%dT%H:%M:%SZ"), "memento"
+        elif kind == "only in common crawl":
+            crawl = crawls[min(2019, max(2011, crawled.year))]
+            when = crawl.start + dt.timedelta(days=rng.randint(0, 10), seconds=rng.randrange(86_400))
+            data = gzip.compress(body) if rng.random() < 0.5 else body
+            headers = (("Content-Encoding", "gzip"),) if data is not body else ()
+            cc.crawled(crawl, url, Stored(when, data, content_type=content_type, headers=headers),
+                       chunked=rng.random() < 0.5)
+            capture, archive = when.strftime("%Y-%m-%dT%H:%M:%SZ"), "cc"
+        elif kind == "captures without it":
+            how = rng.choice(["soft 404", "home page", "another text"])
+            when = crawled + dt.timedelta(days=rng.randint(-100, 100))
+            if how == "soft 404":
+                ia.capture(url, Stored(when, soft_404(language)))
+            elif how == "home page":
+                home = web.url(host, "/")
+                ia.capture(url, Stored(when, b"", status=302, location=home))
+                other, other_type = other_page(language, number + 7)
+                ia.capture(home, Stored(when, other, content_type=other_type))
+            else:
+                other, other_type = other_page(language, number)
+                memento.capture(url, Stored(when, other, content_type=other_type))
+            detail = how
+        elif kind == "only after rewrite":
+            rewrite = crawled + dt.timedelta(days=rng.randint(20, 300))
+            other, other_type = other_page(language, number)
+            ia.capture(url, Stored(rewrite + dt.timedelta(days=rng.randint(1, 200)), other, content_type=other_type))
+        before_letters = letters(" ".join(flat[k - 1])) if k > 0 else ""
+        after_letters = letters(" ".join(flat[k + 1])) if k + 1 < len(flat) else ""
+        match = rng.randrange(len(tokens))
+        row = {"position": str(number), "left": " ".join(tokens[:match]), "match": tokens[match],
+               "right": " ".join(tokens[match + 1:]), "text_url": url, "text_lastmod": crawled.strftime("%Y-%m-%d")}
+        cases.append(ArchivedCase(kind, detail, language, row, before_letters, after_letters, capture, archive))
+    return cases
+
+
+def archived_main(texts: list[Text], args: argparse.Namespace) -> None:
+    web = Web()
+    with LocalArchives() as ia, LocalArchives() as memento, LocalArchives() as cc:
+        archives = {"ia": ia, "memento": memento, "cc": cc}
+        cases = build_archived(web, archives, texts, args.lines if args.lines != 1000 else 160, args.seed)
+        with tempfile.TemporaryDirectory(prefix="calf-eval-archives-") as folder:
+            source = Path(folder) / "web_sentences.tsv"
+            provenance = {"query": "(calf_eval --archives)", "corpus": "web", "context": "s", "rows": len(cases)}
+            with source.open("w", encoding="utf-8", newline="") as out:
+                out.write(f"# cowbird export: {len(provenance) + 1} lines of metadata starting with '#' come before "
+                          f"the header (pandas: skiprows={len(provenance) + 1}; R: skip={len(provenance) + 1})\r\n")
+                out.write("".join(f"# {key}: {json.dumps(value)}\r\n" for key, value in provenance.items()))
+                writer = csv.DictWriter(out, list(cases[0].row), delimiter="\t", lineterminator="\r\n")
+                writer.writeheader()
+                writer.writerows(c.row for c in cases)
+            config = Path(folder) / "archives.toml"
+            config.write_text(
+                f'[[archive]]\nname = "ia"\nkind = "cdx"\ncdx = "{ia.url}/ia/cdx"\nreplay = "{ia.url}/ia/web/"\n\n'
+                f'[[archive]]\nname = "memento"\nkind = "memento"\ntimemap = "{memento.url}/ia/web/timemap/link/"\n\n'
+                f'[[archive]]\nname = "cc"\nkind = "commoncrawl"\nindex = "{cc.url}/cc/"\ndata = "{cc.url}/data/"\n',
+                encoding="utf-8")
+            output = Path(folder) / "out.tsv"
+            started = time.monotonic()
+            run = subprocess.run([sys.executable, "-m", "cowbird.calf.cli", str(source), "-o", str(output),
+                                  "--concurrency", str(args.concurrency), "--delay", str(args.delay), "--timeout", "10",
+                                  "--archives", str(config)], cwd=ROOT, capture_output=True, text=True)
+            seconds = time.monotonic() - started
+            if run.returncode != 0:
+                sys.exit(f"calf failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
+            text = output.read_text(encoding="utf-8")
+            skip = int(text.split("skiprows=")[1].split(";")[0])
+            results = list(csv.DictReader(text.splitlines()[skip:], delimiter="\t"))
+        archived_report(cases, results, seconds, archives, run.stderr)
+
+
+def archived_report(cases: list[ArchivedCase], results: list[dict[str, str]], seconds: float,
+                    archives: dict[str, LocalArchives], stderr: str) -> None:
+    assert len(results) == len(cases), f"{len(results)} rows written for {len(cases)} lines"
+    per: dict[str, Counter[str]] = defaultdict(Counter)
+    misses: list[str] = []
+    for case, result in zip(cases, results, strict=True):
+        counts = per[case.kind]
+        status = result["calf_status"]
+        counts["lines"] += 1
+        counts[status] += 1
+        found = status in ("found_url", "found_archive", "found_search")
+        counts["found"] += found
+        if case.kind not in ARCHIVED:
+            if found:
+                counts["false positive"] += 1
+                misses.append(f"FALSE POSITIVE {case.kind} {case.detail}: {result['calf_source']} "
+                              f"{result['calf_capture_url']} | page: {result['calf_page_text']}")
+            continue
+        right_context = letters(result["calf_left"]).endswith(case.before[-200:]) and letters(
+            result["calf_right"]).startswith(case.after[:200])
+        right_capture = (result["calf_source"], result["calf_capture_date"]) == (case.archive, case.capture)
+        counts["right"] += found and right_context and right_capture
+        if not (found and right_context and right_capture):
+            misses.append(f"{case.kind} {case.detail} {case.language}: {status} {result['calf_source']} "
+                          f"{result['calf_capture_date']} (wanted {case.archive} {case.capture}); context "
+                          f"{'right' if right_context else 'wrong'} | {result['calf_detail'][:200]}")
+    total = len(cases)
+    print(f"\n{total} lines ({Counter(c.language for c in cases)['de']} German, "
+          f"{Counter(c.language for c in cases)['en']} English), exported as sentences; three archives (ia: CDX, "
+          f"memento: TimeMap, cc: Common Crawl) at their default rate (1 request a second, 2 at once): "
+          f"{seconds:.1f} s, **{total / seconds:.2f} lines/s**\n")
+    print("| what became of the page | lines | found in an archive | found live | not found | fetch error | "
+          "error | found with the right context and capture | false positives |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for kind in ARCHIVE_SHARES:
+        c = per[kind]
+        right = f"{c['right']} ({c['right'] / c['lines']:.1%})" if kind in ARCHIVED and c["lines"] else "–"
+        print(f"| {kind} | {c['lines']} | {c['found_archive']} | {c['found_url']} | {c['not_found']} | "
+              f"{c['fetch_error']} | {c['error']} | {right} | {c['false positive'] if kind not in ARCHIVED else '–'} |")
+    captured = sum(per[k]["lines"] for k in ARCHIVED)
+    good = sum(per[k]["right"] for k in ARCHIVED)
+    print(f"\nlines whose page has a capture from before its rewrite: {good} of {captured} "
+          f"({good / max(1, captured):.1%}) found with the right context and capture date (target ≥ 98 %); "
+          f"false positives: {sum(per[k]['false positive'] for k in per)} (target 0)")
+    for name, archive in archives.items():
+        times = sorted(t for t, _, _ in archive.requests)
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        busiest = max((sum(1 for t in times if start <= t < start + 10) for start in times), default=0)
+        print(f"- {name}: {len(times)} requests, the closest two {min(gaps, default=0) * 1000:,.0f} ms apart "
+              f"(rate 1 a second: at least 1,000 ms), at most {busiest} in any 10 s")
     if misses:
         print(f"\n{len(misses)} lines to look at:")
         for miss in misses[:40]:

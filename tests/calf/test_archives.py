@@ -135,6 +135,17 @@ async def test_soft_404s_and_redirects_home_hold_no_line(web: LocalWeb, archives
 
 
 @pytest.mark.anyio
+async def test_a_captured_redirect_gives_its_targets_capture(web: LocalWeb, archives: LocalArchives) -> None:
+    url, moved = f"{web.url}/old", f"{web.url}/archive/7"
+    archives.capture(url, Stored(at(2013, 5), b"", status=301, location=moved))
+    archives.capture(moved, Stored(at(2013, 5, 2), article().encode()))
+    outcome = await reconstruct(url, [cdx(archives)])
+    assert (outcome.status, outcome.capture_date) == ("found_archive", "2013-05-02T10:20:30Z")
+    assert outcome.capture_url == f"{archives.url}/ia/web/20130502102030id_/{moved}"
+    assert outcome.source_url == url and web.requests == ["/old"]
+
+
+@pytest.mark.anyio
 async def test_pywb_json_lines_and_no_capture_within_the_window(web: LocalWeb, archives: LocalArchives) -> None:
     url = f"{web.url}/gone"
     archives.capture(url, Stored(at(2013, 2), article().encode()))
@@ -368,3 +379,11 @@ async def test_prefer_archive_takes_the_line_as_crawled(web: LocalWeb, archives:
     preferred = await reconstruct(url, [cdx(archives)], prefer=True)
     assert (preferred.status, preferred.source, preferred.score) == ("found_archive", "ia", 100.0)
     assert TOOLBAR not in preferred.left + preferred.right
+
+
+def test_the_example_archives_file_is_valid() -> None:
+    example = Path(__file__).resolve().parents[2] / "tools" / "calf" / "archives.example.toml"
+    config = load_archives(example)
+    assert [(a.name, a.kind) for a in config.archives] == [("ia", "cdx"), ("arquivo", "cdx"), ("memento", "memento"),
+                                                           ("cc", "commoncrawl")]
+    assert config.archives[2].allowed_hosts() >= {"timetravel.mementoweb.org", "web.archive.org"}

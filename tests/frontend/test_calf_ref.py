@@ -152,3 +152,26 @@ def dated_corpus(base: Path, vrt: Path) -> Partitioned:
     result = Encoder(options).run()
     assert result.manifest is not None
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+
+
+@pytest.mark.slow
+async def test_an_archive_that_keeps_the_call_waiting_ends_at_the_deadline(web: LocalWeb, tmp_path: Path) -> None:
+    """An archive answering 503 with Retry-After: 3, again and again: the call ends at [limits]
+    deadline (plus the backstop), with a fetch_error that says so, not after every retry."""
+    from tests.calf.archive_web import LocalArchives
+
+    vrt = tmp_path / "dated.vrt"
+    tokens = "\n".join("The café near the Haus serves good coffee .".split())
+    vrt.write_text(f'<text id="t9" url="{web.url}/blog/9" lastmod="2013-05-02">\n<s>\n{tokens}\n</s>\n</text>\n',
+                   encoding="utf-8")
+    parts = dated_corpus(tmp_path, vrt)
+    with LocalArchives() as archives:
+        archives.fail("/ia/cdx", 503, 10, retry_after="3")
+        settings = [{"name": "ia", "kind": "cdx", "cdx": f"{archives.url}/ia/cdx", "replay": f"{archives.url}/ia/web/",
+                     "rate": 20, "retries": 5}]
+        async for client in ewt_client(parts, "dated", calf_enabled=True, calf_allowed_hosts=["127.0.0.1"],
+                                       calf_cache_dir=tmp_path / "cache", calf_archives=settings, deadline=1.0):
+            started = time.monotonic()
+            answer = (await client.get("/api/v1/ref/dated/3/web")).json()
+            assert time.monotonic() - started < 9.0
+            assert answer["status"] == "fetch_error" and "did not answer within 1 s" in answer["detail"]

@@ -40,14 +40,15 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
 
 
 def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> None:
-    page_port = free_ports(1)[0]
-    site = tmp_path / "site"
+    page_port, archive_port = free_ports(2)
+    site, archive = tmp_path / "site", tmp_path / "archive"
     lines = shell_block("### A first session")
     assert any(line.startswith("curl -fsS -OJ") for line in lines)
     venv = str(Path(sys.executable).parent)
     script = "\n".join(
         line.replace("http://127.0.0.1:8700", demo.url).replace("8799", str(page_port)).replace("/tmp/site", str(site))
-        .replace(".venv/bin/", f"{venv}/") + "\nsleep 0.5"  # a newcomer types the next line a moment later
+        .replace("8798", str(archive_port)).replace("/tmp/archive", str(archive)).replace(".venv/bin/", f"{venv}/")
+        + "\nsleep 0.5"  # a newcomer types the next line a moment later
         for line in lines)
     (tmp_path / "session.sh").write_text("set -e -o pipefail\n" + script + "\n", encoding="utf-8")
     # output to files: the web server started in the background keeps a pipe open after bash ends
@@ -72,6 +73,15 @@ def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> 
     found = list(csv.DictReader(io.StringIO("".join(output.splitlines(keepends=True)[skip:])), delimiter="\t"))
     assert [r["calf_status"] for r in found] == ["found_url"]
     assert found[0]["calf_left"].endswith("We walked up the lane.") and found[0]["calf_right"].startswith("Nobody")
+    # the gone page, found in the local stand-in for a web archive, as the README's table shows it
+    output = (tmp_path / "gone-context.tsv").read_text(encoding="utf-8")
+    skip = int(output.split("skiprows=")[1].split(";")[0])
+    [archived] = list(csv.DictReader(io.StringIO("".join(output.splitlines(keepends=True)[skip:])), delimiter="\t"))
+    assert (archived["calf_status"], archived["calf_source"], archived["calf_capture_date"]) == (
+        "found_archive", "ia", "2013-05-17T09:30:00Z")
+    assert archived["calf_left"] == "We walked up the lane." and archived["calf_right"] == "Nobody lives there now."
+    assert archived["calf_capture_url"] == (f"http://127.0.0.1:{archive_port}/web/20130517093000id_/"
+                                            f"http://127.0.0.1:{page_port}/gone.html")
 
 
 def test_the_first_query_answers_as_the_readme_says(demo: DemoStack) -> None:

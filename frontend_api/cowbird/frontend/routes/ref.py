@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from cowbird.core.archives import DATE_COLUMNS, parse_date
-from cowbird.core.errors import BadParameter, NodesUnavailable, NotFound, OutOfRange
+from cowbird.core.errors import BadParameter, DeadlinePassed, NodesUnavailable, NotFound, OutOfRange
 from cowbird.core.wire import Line
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry
@@ -138,7 +138,14 @@ async def ref_on_the_web(
         named = settings.calf.date_attribute
         dated = named or next((name for name in DATE_COLUMNS if ref.meta.get(name)), "")
         when = parse_date(str(ref.meta.get(dated) or "")) if dated else None
-        outcome = await until_disconnected(request, Caller(), calf.line(url, sentence, when=when))
+        deadline = settings.limits.deadline  # the page, the search engine and the archives together
+        try:
+            outcome = await until_disconnected(request, Caller(), calf.line(url, sentence, when=when), deadline)
+        except DeadlinePassed:
+            response.headers.update(quota.headers(user, key))
+            return WebContext(status="fetch_error", score=None, source_url=url, sentence=sentence, left="", right="",
+                              detail=f"the page, the search engine and the web archives did not answer within "
+                                     f"{deadline:g} s ([limits] deadline)")
     response.headers.update(quota.headers(user, key))
     return WebContext(status=outcome.status, score=outcome.score, source_url=outcome.source_url, sentence=sentence,
                       left=outcome.left, right=outcome.right, detail=outcome.detail, page_text=outcome.page_text,

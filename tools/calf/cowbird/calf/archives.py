@@ -48,6 +48,8 @@ from cowbird.core.archives import ArchiveSettings, parse_date
 T = TypeVar("T")
 REDIRECTS = 5
 """Redirects followed inside an archive for one capture."""
+PACE_MARGIN = 0.025
+"""Seconds added between two requests to one archive beyond 1 / rate (the transport's jitter)."""
 
 
 class ArchiveError(FetchError):
@@ -269,12 +271,14 @@ class Archive:
                                f"({', '.join(sorted(self.hosts))})")
 
     async def _turn(self) -> None:
-        """Wait for this archive's next request slot: ``rate`` a second at most."""
+        """Wait for this archive's next request slot: ``rate`` a second at most, as the archive sees
+        them arrive (the slots are ``PACE_MARGIN`` s further apart: a request whose connection takes a
+        moment longer must not arrive closer to the next than 1 / rate)."""
         async with self._pace:
             now = time.monotonic()
             if self._next > now:
                 await asyncio.sleep(self._next - now)
-            self._next = max(time.monotonic(), self._next) + 1.0 / self.settings.rate
+            self._next = max(time.monotonic(), self._next) + 1.0 / self.settings.rate + PACE_MARGIN
 
     async def request(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, httpx.Headers, bytes]:
         """One answer (status, headers, body up to ``MAX_BYTES``) from the archive; retried on timeouts,
@@ -486,33 +490,35 @@ class Archive:
 
     # -- a capture's page
 
-    async def page(self, capture: Capture) -> Page:
+    async def page(self, capture: Capture) -> tuple[Page, Capture]:
         """The capture's page, decoded as a live page is (its headers' charset, its ``<meta>``, a
-        guess), redirects followed inside the archive; cached on disk."""
+        guess), redirects followed inside the archive; and the capture it came from in the end (a
+        redirect's target's: its own URL and date). Cached on disk."""
 
-        async def get() -> Page:
+        async def get() -> tuple[Page, Capture]:
             if self.cache is not None:
                 kept = self.cache.get("pages", capture.url)
                 if kept is not None:
                     if "error" in kept:
                         raise ArchiveError(kept["error"])
-                    return Page(kept["url"], kept["html"], kept["content_type"], kept.get("encoding", "utf-8"))
+                    return (Page(kept["url"], kept["html"], kept["content_type"], kept.get("encoding", "utf-8")),
+                            Capture.of_json(self.name, kept["capture"]))
             try:
-                page = await (self._warc_page(capture) if capture.warc else self._replayed(capture.url))
+                page, final = await (self._warc_page(capture) if capture.warc else self._replayed(capture))
             except ArchiveError as error:
                 if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
                         and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
                     self.cache.put("pages", capture.url, {"error": str(error)})
                 raise
             if self.cache is not None:
-                self.cache.put("pages", capture.url, {"url": page.url, "html": page.html,
+                self.cache.put("pages", capture.url, {"url": page.url, "html": page.html, "capture": final.as_json(),
                                                       "content_type": page.content_type, "encoding": page.encoding})
-            return page
+            return page, final
 
         return await self._once(f"page\n{capture.url}", get)
 
-    async def _replayed(self, url: str) -> Page:
-        current = url
+    async def _replayed(self, capture: Capture) -> tuple[Page, Capture]:
+        current = capture.url
         for _ in range(REDIRECTS + 1):
             status, headers, body = await self.request(current)
             if status in (301, 302, 303, 307, 308) and "location" in headers:
@@ -523,10 +529,12 @@ class Archive:
                 continue
             if status >= 400:
                 raise ArchiveError(f"{self.name}: the capture answered HTTP {status}")
-            return _page(current, headers.get("content-type", "text/html"), body, self.name)
+            when = parse_date(headers.get("memento-datetime") or "") or stamp_in(current) or capture.when
+            final = capture if current == capture.url else Capture(self.name, when, current, capture.original)
+            return _page(current, headers.get("content-type", "text/html"), body, self.name), final
         raise ArchiveError(f"{self.name}: the capture redirects more than {REDIRECTS} times")
 
-    async def _warc_page(self, capture: Capture, hops: int = 0) -> Page:
+    async def _warc_page(self, capture: Capture, hops: int = 0) -> tuple[Page, Capture]:
         assert capture.warc is not None
         warc, offset, length = capture.warc
         if length > MAX_BYTES:
@@ -547,7 +555,7 @@ class Archive:
             return await self._warc_page(nearer[0], hops + 1)
         if record_status >= 400:
             raise ArchiveError(f"{self.name}: the captured page was HTTP {record_status}")
-        return _page(capture.original, content_type, payload, self.name)
+        return _page(capture.url, content_type, payload, self.name), capture  # (its URL names the record)
 
 
 def _crawl_api(archive: Archive, capture: Capture) -> str | None:

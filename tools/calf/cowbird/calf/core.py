@@ -135,15 +135,15 @@ class Reconstructor:
             tried: list[str] = []
             for capture in captures:
                 try:
-                    page = await archive.page(capture)
+                    page, read = await archive.page(capture)  # (a captured redirect: its target's capture)
                 except ArchiveError as error:
                     tried.append(f"{capture.date[:10] or 'undated'} ({str(error).removeprefix(archive.name + ': ')})")
                     continue
                 found = await self._locate(page, lines)
                 if found is not None and found.found(self.min_score):
-                    return found, capture, notes
+                    return found, read, notes
                 if found is not None and (best is None or _better(found, best[0])):
-                    best = (found, capture)
+                    best = (found, read)
                 tried.append(capture.date[:10] or "undated")
             notes.append(f"{archive.name}: not in {len(tried)} capture{'s' if len(tried) != 1 else ''} "
                          f"({', '.join(tried)})")
