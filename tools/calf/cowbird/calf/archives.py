@@ -48,7 +48,7 @@ from cowbird.core.archives import ArchiveSettings, parse_date
 T = TypeVar("T")
 REDIRECTS = 5
 """Redirects followed inside an archive for one capture."""
-PACE_MARGIN = 0.025
+PACE_MARGIN = 0.05
 """Seconds added between two requests to one archive beyond 1 / rate (the transport's jitter)."""
 
 
@@ -247,7 +247,7 @@ class Archive:
     settings: ArchiveSettings
     client: httpx.AsyncClient
     cache: ArchiveCache | None = None
-    requests: list[tuple[float, str]] = field(default_factory=list)  # (monotonic time, URL) of each request
+    asked: int = 0  # requests sent to the archive
     _gate: asyncio.Semaphore = field(init=False)
     _pace: asyncio.Lock = field(default_factory=asyncio.Lock)
     _next: float = 0.0
@@ -288,7 +288,7 @@ class Archive:
         for attempt in range(self.settings.retries + 1):
             async with self._gate:
                 await self._turn()
-                self.requests.append((time.monotonic(), url))
+                self.asked += 1
                 try:
                     async with self.client.stream("GET", url, headers={"User-Agent": USER_AGENT, **(headers or {})},
                                                   timeout=self.settings.timeout) as response:
