@@ -350,6 +350,7 @@ def test_the_command_line_end_to_end_with_resume(web: LocalWeb, archives: LocalA
     result = CliRunner().invoke(main, [str(export), "-o", str(out), "--archives", str(config), "--delay", "0",
                                        "--ignore-robots", "--context-chars", "80"])
     assert result.exit_code == 0, result.output
+    assert f"web archives asked: ia {len(archives.requests)} requests" in result.output
     table = pd.read_csv(out, sep="\t", comment="#", keep_default_na=False)
     assert list(table["calf_status"]) == ["found_archive", "found_archive", "found_url", "fetch_error"]
     assert list(table["calf_source"]) == ["ia", "ia", "live", ""]
@@ -366,7 +367,7 @@ def test_the_command_line_end_to_end_with_resume(web: LocalWeb, archives: LocalA
     again = CliRunner().invoke(main, [str(export), "-o", str(out), "--archives", str(config), "--delay", "0",
                                       "--ignore-robots", "--resume"])
     assert again.exit_code == 0, again.output
-    assert len(archives.requests) == asked
+    assert len(archives.requests) == asked and "web archives asked: ia 0 requests" in again.output
     assert pd.read_csv(out, sep="\t", comment="#", keep_default_na=False)["calf_status"].tolist()[-1] == "fetch_error"
 
 

@@ -159,7 +159,8 @@ def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: Demo
     budget = NODE_MEMORY / 2**20
     # beyond the idle node's memory, over the budget by at most what evaluations allocate between checks
     assert all(peak - start < 1.6 * budget for peak, start in zip(peaks, idle, strict=True)), (peaks, idle)
-    wait_until(lambda: all(own_mb(pid) < start + 64 for pid, start in zip(nodes, idle, strict=True)), timeout=10,
+    # (the allocator hands memory back as the nodes' threads finish: under a loaded CI machine, seconds)
+    wait_until(lambda: all(own_mb(pid) < start + 64 for pid, start in zip(nodes, idle, strict=True)), timeout=30,
                what=f"the nodes' memory given back: {[own_mb(pid) for pid in nodes]} MB, idle {idle}, peaks {peaks}")
 
 

@@ -285,6 +285,10 @@ async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: S
                 rate = next_to_write / max(time.monotonic() - started, 1e-6)
                 found = sum(counts[status] for status in FOUND)
                 progress.update(task, completed=next_to_write, found=found, rate=f"{rate:.1f}")
+        if archives:
+            console.print("calf: web archives asked: " + ", ".join(
+                f"{a.name} {a.asked} request{'s' if a.asked != 1 else ''}" for a in archives)
+                + " (look-ups and captures already kept are not asked again)", highlight=False)
     return counts
 
 
