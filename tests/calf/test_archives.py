@@ -304,6 +304,9 @@ def test_nearest_first_and_dates() -> None:
 
 
 def test_archive_files_are_checked(tmp_path: Path) -> None:
+    written = ArchiveSettings(name="ia", kind="cdx", cdx="https://web.archive.org/cdx/search/cdx",
+                              replay="https://web.archive.org/web")  # a prefix without its final slash
+    assert (written.replay, written.cdx) == ("https://web.archive.org/web/", "https://web.archive.org/cdx/search/cdx")
     path = tmp_path / "archives.toml"
     path.write_text('[[archive]]\nname = "ia"\nkind = "cdx"\ncdx = "https://web.archive.org/cdx/search/cdx"\n',
                     encoding="utf-8")

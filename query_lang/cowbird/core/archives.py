@@ -31,6 +31,11 @@ DATE_COLUMNS = ("text_crawl_date", "text_crawldate", "text_crawled", "text_lastm
 """Columns taken as the text's crawl date, in this order, unless one is named (``--date-column``)."""
 
 
+PREFIXES = ("replay", "timemap", "timegate", "index", "data")
+"""The addresses something is written after (``replay`` + ``<timestamp>id_/<url>``): a missing final
+slash is added."""
+
+
 class ArchiveSettings(BaseModel):
     """One archive: where it answers and how fast it may be asked."""
 
@@ -60,6 +65,10 @@ class ArchiveSettings(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self) -> ArchiveSettings:
+        for name in PREFIXES:  # each is a prefix a timestamp, a URL or a file name is written after
+            value = getattr(self, name)
+            if value and not value.endswith("/"):
+                object.__setattr__(self, name, value + "/")
         needed = {"cdx": ("cdx", "replay"), "memento": (), "commoncrawl": ("index", "data")}[self.kind]
         missing = [name for name in needed if not getattr(self, name)]
         if self.kind == "memento" and not (self.timemap or self.timegate):
