@@ -351,7 +351,7 @@ class Archive:
 
         async def look_up() -> list[Capture]:
             if self.cache is not None:
-                kept = self.cache.get("lookups", key)
+                kept = await asyncio.to_thread(self.cache.get, "lookups", key)
                 if kept is not None:
                     if "error" in kept:
                         raise ArchiveError(kept["error"])
@@ -361,11 +361,11 @@ class Archive:
             except ArchiveError as error:
                 if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
                         and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
-                    self.cache.put("lookups", key, {"error": str(error)})
+                    await asyncio.to_thread(self.cache.put, "lookups", key, {"error": str(error)})
                 raise
             chosen = nearest_first(found, when, window, self.settings.captures)
             if self.cache is not None:
-                self.cache.put("lookups", key, {"captures": [c.as_json() for c in chosen]})
+                await asyncio.to_thread(self.cache.put, "lookups", key, {"captures": [c.as_json() for c in chosen]})
             return chosen
 
         return await self._once(f"lookup\n{key}", look_up)
@@ -497,7 +497,7 @@ class Archive:
 
         async def get() -> tuple[Page, Capture]:
             if self.cache is not None:
-                kept = self.cache.get("pages", capture.url)
+                kept = await asyncio.to_thread(self.cache.get, "pages", capture.url)  # (a page: up to 5 MB)
                 if kept is not None:
                     if "error" in kept:
                         raise ArchiveError(kept["error"])
@@ -508,11 +508,12 @@ class Archive:
             except ArchiveError as error:
                 if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
                         and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
-                    self.cache.put("pages", capture.url, {"error": str(error)})
+                    await asyncio.to_thread(self.cache.put, "pages", capture.url, {"error": str(error)})
                 raise
             if self.cache is not None:
-                self.cache.put("pages", capture.url, {"url": page.url, "html": page.html, "capture": final.as_json(),
-                                                      "content_type": page.content_type, "encoding": page.encoding})
+                await asyncio.to_thread(self.cache.put, "pages", capture.url, {
+                    "url": page.url, "html": page.html, "capture": final.as_json(), "content_type": page.content_type,
+                    "encoding": page.encoding})
             return page, final
 
         return await self._once(f"page\n{capture.url}", get)
