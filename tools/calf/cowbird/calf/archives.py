@@ -275,10 +275,9 @@ class Archive:
         them arrive (the slots are ``PACE_MARGIN`` s further apart: a request whose connection takes a
         moment longer must not arrive closer to the next than 1 / rate)."""
         async with self._pace:
-            now = time.monotonic()
-            if self._next > now:
-                await asyncio.sleep(self._next - now)
-            self._next = max(time.monotonic(), self._next) + 1.0 / self.settings.rate + PACE_MARGIN
+            while (now := time.monotonic()) < self._next:  # again after each sleep: a Retry-After may have
+                await asyncio.sleep(self._next - now)  # pushed the next slot back meanwhile
+            self._next = now + 1.0 / self.settings.rate + PACE_MARGIN
 
     async def request(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, httpx.Headers, bytes]:
         """One answer (status, headers, body up to ``MAX_BYTES``) from the archive; retried on timeouts,
@@ -318,9 +317,8 @@ class Archive:
                     if asked > self.settings.max_wait:
                         raise ArchiveError(f"{failure}, asked to wait {asked:,.0f} s (more than "
                                            f"{self.settings.max_wait:g})")
-                    wait = asked
-                    async with self._pace:  # every request to this archive waits, not only this one
-                        self._next = max(self._next, time.monotonic() + asked)
+                    wait = asked  # every request to this archive waits, not only this one (even one
+                    self._next = max(self._next, time.monotonic() + asked)  # already waiting for its slot)
             if attempt < self.settings.retries:
                 await asyncio.sleep(wait)
         raise ArchiveError(failure)
