@@ -174,6 +174,23 @@ async def test_memento_timemap_and_timegate(web: LocalWeb, archives: LocalArchiv
     assert gate[0][1]["Accept-Datetime"] == "Fri, 17 May 2013 00:00:00 GMT"
 
 
+@pytest.mark.anyio
+async def test_a_timegate_memento_without_a_timestamp_in_its_url_is_dated_by_its_header() -> None:
+    """A TimeGate of an archive whose memento URLs carry no timestamp: the memento's own
+    Memento-Datetime dates the capture."""
+    from tests.calf.web import Answer
+
+    with LocalWeb() as gate:
+        url = "http://gone.example/page"
+        gate.pages[f"/timegate/{url}"] = Answer(b"", 302, headers=(("Location", f"{gate.url}/memento/42"),))
+        gate.pages["/memento/42"] = Answer(article().encode(), headers=(
+            ("Memento-Datetime", "Thu, 16 May 2013 08:00:00 GMT"),))
+        settings = ArchiveSettings(name="gate", kind="memento", timegate=f"{gate.url}/timegate/", raw="", rate=50)
+        outcome = await reconstruct(url, [settings])
+        assert (outcome.status, outcome.capture_date, outcome.capture_url) == (
+            "found_archive", "2013-05-16T08:00:00Z", f"{gate.url}/memento/42")
+
+
 def test_timemap_link_format() -> None:
     text = ('<http://a.example/>; rel="original",\n<http://arch.example/timemap/link/http://a.example/>; rel="self"; '
             'type="application/link-format",\n<http://arch.example/20130101000000/http://a.example/>; '

@@ -528,8 +528,10 @@ class Archive:
                 continue
             if status >= 400:
                 raise ArchiveError(f"{self.name}: the capture answered HTTP {status}")
+            # the memento's own Memento-Datetime says when it was made (a TimeGate's answer may not)
             when = parse_date(headers.get("memento-datetime") or "") or stamp_in(current) or capture.when
-            final = capture if current == capture.url else Capture(self.name, when, current, capture.original)
+            final = capture if (current, when) == (capture.url, capture.when) else Capture(
+                self.name, when, current, capture.original)
             return _page(current, headers.get("content-type", "text/html"), body, self.name), final
         raise ArchiveError(f"{self.name}: the capture redirects more than {REDIRECTS} times")
 
