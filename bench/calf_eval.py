@@ -722,6 +722,11 @@ def report(cases: list[Case], results: list[dict[str, str]], seconds: float, arg
     print(f"false positives on gone pages, traps and robots: "
           f"{sum(per[k]['false positive'] for k in NOT_FOUND)} (target 0); rows with status error: "
           f"{sum(per[k]['error'] for k in per)}")
+    show_misses(misses, stderr)
+
+
+def show_misses(misses: list[str], stderr: str) -> None:
+    """The lines to look at (the first 40), then Calf's own summary line."""
     if misses:
         print(f"\n{len(misses)} lines to look at:")
         for miss in misses[:40]:
@@ -972,11 +977,7 @@ def archived_report(cases: list[ArchivedCase], results: list[dict[str, str]], se
         print(f"- {name}: {len(times)} requests as the archive saw them arrive, the closest two "
               f"{min(gaps, default=0) * 1000:,.0f} ms apart (rate 1 a second: 1,000 ms), at most {busiest} in any "
               f"10 s and {minute} in any 60 s")
-    if misses:
-        print(f"\n{len(misses)} lines to look at:")
-        for miss in misses[:40]:
-            print(f"  {miss}")
-    print("\n" + stderr.strip().splitlines()[-1] if stderr.strip() else "")
+    show_misses(misses, stderr)
 
 
 if __name__ == "__main__":

@@ -83,13 +83,14 @@ def tricky_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
 
 
-def tiny_corpus(base: Path, name: str, vrt_text: str) -> Partitioned:
-    """A corpus of a few tokens (word only; <text id url> and <s>), encoded in one partition."""
+def tiny_corpus(base: Path, name: str, vrt_text: str, text: str = "text:0+id+url") -> Partitioned:
+    """A corpus of a few tokens (word only; <text id url> — or the ``text`` declaration given — and
+    <s>), encoded in one partition."""
     vrt = base / f"{name}.vrt"
     vrt.write_text(vrt_text, encoding="utf-8")
     options = EncodeOptions(
         input=vrt, data_dir=base / "data", registry_file=base / "registry" / name, p_attributes=["word"],
-        s_attributes=[parse_s_declaration("text:0+id+url"), parse_s_declaration("s:0")], charset="utf8",
+        s_attributes=[parse_s_declaration(text), parse_s_declaration("s:0")], charset="utf8",
         xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
     )  # fmt: skip
     result = Encoder(options).run()

@@ -118,11 +118,7 @@ async def test_a_gone_page_is_found_in_a_web_archive(web: LocalWeb, tmp_path: Pa
 
     from tests.calf.archive_web import LocalArchives, Stored
 
-    tokens = "\n".join("The café near the Haus serves good coffee .".split())
-    vrt = tmp_path / "dated.vrt"
-    vrt.write_text(f'<text id="t9" url="{web.url}/blog/9" lastmod="2013-05-02">\n<s>\n{tokens}\n</s>\n</text>\n',
-                   encoding="utf-8")
-    parts = dated_corpus(tmp_path, vrt)
+    parts = dated_corpus(web, tmp_path)
     with LocalArchives() as archives:
         page = html("<p>We went there on Sunday. The café near the Haus serves good coffee. We are going to make "
                     "a cake soon.</p>")
@@ -141,17 +137,11 @@ async def test_a_gone_page_is_found_in_a_web_archive(web: LocalWeb, tmp_path: Pa
             assert web.requests.count("/blog/9") == 1 and "from=20100503000000" in archives.asked("/ia/cdx")[0]
 
 
-def dated_corpus(base: Path, vrt: Path) -> Partitioned:
-    from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
-
-    options = EncodeOptions(
-        input=vrt, data_dir=base / "data", registry_file=base / "registry" / "dated", p_attributes=["word"],
-        s_attributes=[parse_s_declaration("text:0+id+url+lastmod"), parse_s_declaration("s:0")], charset="utf8",
-        xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
-    )  # fmt: skip
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+def dated_corpus(web: LocalWeb, base: Path) -> Partitioned:
+    """One sentence of a text with its URL and the day it was crawled (``text_lastmod``)."""
+    tokens = "\n".join("The café near the Haus serves good coffee .".split())
+    return tiny_corpus(base, "dated", f'<text id="t9" url="{web.url}/blog/9" lastmod="2013-05-02">\n<s>\n{tokens}\n'
+                       "</s>\n</text>\n", "text:0+id+url+lastmod")
 
 
 @pytest.mark.slow
@@ -160,11 +150,7 @@ async def test_an_archive_that_keeps_the_call_waiting_ends_at_the_deadline(web: 
     deadline (plus the backstop), with a fetch_error that says so, not after every retry."""
     from tests.calf.archive_web import LocalArchives
 
-    vrt = tmp_path / "dated.vrt"
-    tokens = "\n".join("The café near the Haus serves good coffee .".split())
-    vrt.write_text(f'<text id="t9" url="{web.url}/blog/9" lastmod="2013-05-02">\n<s>\n{tokens}\n</s>\n</text>\n',
-                   encoding="utf-8")
-    parts = dated_corpus(tmp_path, vrt)
+    parts = dated_corpus(web, tmp_path)
     with LocalArchives() as archives:
         archives.fail("/ia/cdx", 503, 10, retry_after="3")
         settings = [{"name": "ia", "kind": "cdx", "cdx": f"{archives.url}/ia/cdx", "replay": f"{archives.url}/ia/web/",

@@ -357,8 +357,7 @@ class Archive:
             try:
                 found = await self._captures(url, when, window)
             except ArchiveError as error:
-                if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
-                        and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
+                if self.cache is not None and _lasting(error):
                     await asyncio.to_thread(self.cache.put, "lookups", key, {"error": str(error)})
                 raise
             chosen = nearest_first(found, when, window, self.settings.captures)
@@ -375,20 +374,24 @@ class Archive:
             return await self._memento_captures(url, when)
         return await self._commoncrawl_captures(url, when, window)
 
+    async def _cdx_rows(self, url: str, what: str) -> list[dict[str, str]]:
+        """A CDX answer's rows (none for 404: "No Captures found"); an error naming ``what`` answered."""
+        status, _, body = await self.request(url)
+        if status == 404:
+            return []
+        if status >= 400:
+            raise ArchiveError(f"{self.name}: {what} answered HTTP {status}")
+        try:
+            return parse_cdx(body.decode("utf-8", "replace"))
+        except ValueError as error:
+            raise ArchiveError(f"{self.name}: {what}'s answer is not CDX ({error})") from error
+
     async def _cdx_captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
         params: dict[str, str] = {"url": url, "output": "json", "limit": "2000"}
         if when is not None:
             params["from"] = timestamp14(when - window)
             params["to"] = timestamp14(when + window)
-        status, _, body = await self.request(str(httpx.URL(self.settings.cdx, params=params)))
-        if status == 404:
-            return []
-        if status >= 400:
-            raise ArchiveError(f"{self.name}: the CDX server answered HTTP {status}")
-        try:
-            rows = parse_cdx(body.decode("utf-8", "replace"))
-        except ValueError as error:
-            raise ArchiveError(f"{self.name}: the CDX server's answer is not CDX ({error})") from error
+        rows = await self._cdx_rows(str(httpx.URL(self.settings.cdx, params=params)), "the CDX server")
         found = []
         for row in rows:
             stamp = row.get("timestamp", "")
@@ -462,15 +465,7 @@ class Archive:
         return found
 
     async def _crawl_captures(self, api: str, url: str) -> list[Capture]:
-        status, _, body = await self.request(str(httpx.URL(api, params={"url": url, "output": "json"})))
-        if status == 404:
-            return []  # "No Captures found for: …"
-        if status >= 400:
-            raise ArchiveError(f"{self.name}: the crawl index answered HTTP {status}")
-        try:
-            rows = parse_cdx(body.decode("utf-8", "replace"))
-        except ValueError as error:
-            raise ArchiveError(f"{self.name}: the crawl index's answer is not CDX ({error})") from error
+        rows = await self._cdx_rows(str(httpx.URL(api, params={"url": url, "output": "json"})), "the crawl index")
         found = []
         for row in rows:
             try:
@@ -504,8 +499,7 @@ class Archive:
             try:
                 page, final = await (self._warc_page(capture) if capture.warc else self._replayed(capture))
             except ArchiveError as error:
-                if self.cache is not None and "timeout" not in str(error) and "HTTP 5" not in str(error) \
-                        and "HTTP 429" not in str(error) and "cannot connect" not in str(error):
+                if self.cache is not None and _lasting(error):
                     await asyncio.to_thread(self.cache.put, "pages", capture.url, {"error": str(error)})
                 raise
             if self.cache is not None:
@@ -557,6 +551,12 @@ class Archive:
         if record_status >= 400:
             raise ArchiveError(f"{self.name}: the captured page was HTTP {record_status}")
         return _page(capture.url, content_type, payload, self.name), capture  # (its URL names the record)
+
+
+def _lasting(error: ArchiveError) -> bool:
+    """An answer worth keeping: not a timeout, a 5xx or 429, or a failed connection (asked again later)."""
+    text = str(error)
+    return not any(passing in text for passing in ("timeout", "HTTP 5", "HTTP 429", "cannot connect"))
 
 
 def _crawl_api(archive: Archive, capture: Capture) -> str | None:
