@@ -242,8 +242,9 @@ class PassRunner(PassesBase):
         self.strict = sorted(opened & {t.attribute for t in tags if t.closing})
         self.anchors = sorted({p.anchor for p in automaton.states if p.anchor is not None})
         self.tag_order, self.tag_cycle = tag_order(automaton, self.sources)
-        self._fixed: dict[int, tuple[int, int, dict[str, int]] | None] = {}
-        self._gaps: dict[int, _Gap | None] = {}
+        self._shapes: dict[int, tuple[tuple[int, int, dict[str, int]] | None, _Gap | None]] = {}
+        """Per pass, its fixed chain (``_fixed_chain``) or else its chain and gap (``_gap``), found once.
+        One entry, set whole: the engine runs a pass's ranges on several threads at once."""
 
     @property
     def passes(self) -> list[int]:
@@ -258,12 +259,12 @@ class PassRunner(PassesBase):
         of ``[]`` and a last test is answered by ``_join``. What stepping would give, without
         stepping: not with a global constraint or StrictRegions (they read what a row went
         through), nor, under ``longest``, when the match may go on."""
-        if first not in self._fixed:
-            self._fixed[first] = self._fixed_chain(first)
-            self._gaps[first] = self._gap(first) if self._fixed[first] is None else None
-        fixed = self._fixed[first]
+        shape = self._shapes.get(first)
+        if shape is None:
+            chain = self._fixed_chain(first)
+            shape = self._shapes[first] = (chain, self._gap(first) if chain is None else None)
+        fixed, gap = shape
         if fixed is None:
-            gap = self._gaps[first]
             if gap is None:
                 return None
             starts, bound = self.plan.boundaries(candidates)
