@@ -58,7 +58,10 @@ def test_which_requests_are_background_work() -> None:
     assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=right1.word&offset=999")
     assert not is_background("/api/v1/query", b"corpus=web&q=the&offset=5000")
     assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=&offset=5000")
+    for path in ("trend", "compare", "sketch", "sketchdiff", "thesaurus"):  # the comparative analyses too
+        assert is_background(f"/api/v1/{path}", b"corpus=web&headword=house")
     assert not is_background("/api/v1/estimate", b"corpus=web&q=the")
+    assert not is_background("/api/v1/subcorpus", b"corpus=web&values=text_genre")  # the subcorpus picker
     assert not is_background("/ref/web/5", b"")
 
 
@@ -76,6 +79,13 @@ def test_background_requests_are_answered_by_the_background_process(tmp_path: Pa
             assert frequency.json()["total"] == preview.json()["total"]
             assert frequency.headers.get_list("date") == [frequency.headers["date"]]  # one of each header
             assert frequency.headers["x-content-type-options"] == "nosniff"
+            sketch = http.get("/api/v1/sketch", params={"corpus": "sample", "headword": "house"})
+            assert sketch.status_code == 200 and sketch.headers["x-cowbird-served-by"] == "background"
+            assert sketch.json()["relations"], sketch.text
+            compare = http.get("/api/v1/compare", params={**SAMPLE, "other_q": "a", "by": "word", "on": "match[1]",
+                                                          "min": 1})
+            assert compare.status_code == 200 and compare.headers["x-cowbird-served-by"] == "background"
+            assert compare.json()["first"]["total"] == preview.json()["total"] and compare.json()["compared"] > 0
             first = http.get("/api/v1/export", params={**SAMPLE, "limit": 1})
             before = int(first.headers["x-cowbird-export-rows-left"])
             export = http.get("/api/v1/export", params={**SAMPLE, "limit": 3})

@@ -1,11 +1,12 @@
 """Background work in a process of its own, at a lower CPU priority than the interactive one.
 
-Analyses, word and keyword lists, exports and sorted pages deep in the hits (``is_background``)
-cost the front end most of its CPU: parsing and checking large node answers, merging the
-partitions' tables, writing files. In the process that answers previews they would share its
-interpreter lock and its cores with them; ``cowbird serve`` therefore starts one *background
-process* beside its interactive worker(s): the same app on a Unix socket in a private folder,
-niced (``NICENESS``), which the kernel runs only when the interactive processes leave it CPU.
+Analyses (trends, comparisons and word sketches too), word and keyword lists, exports and sorted
+pages deep in the hits (``is_background``) cost the front end most of its CPU: parsing and checking
+large node answers, merging the partitions' tables, writing files. In the process that answers
+previews they would share its interpreter lock and its cores with them; ``cowbird serve`` therefore
+starts one *background process* beside its interactive worker(s): the same app on a Unix socket in a
+private folder, niced (``NICENESS``), which the kernel runs only when the interactive processes leave
+it CPU.
 
 An interactive process forwards each background request there unchanged (``ToBackground``, the
 outermost middleware: the background app checks, logs and answers it itself) and streams the answer
@@ -46,6 +47,7 @@ NICENESS = 10
 """How much lower the background process's CPU priority is (``os.nice``)."""
 BACKGROUND_PATHS = frozenset({
     "/api/v1/frequency", "/api/v1/distribution", "/api/v1/collocations", "/api/v1/dispersion",
+    "/api/v1/trend", "/api/v1/compare", "/api/v1/sketch", "/api/v1/sketchdiff", "/api/v1/thesaurus",
     "/api/v1/wordlist", "/api/v1/keywords", "/api/v1/export",
 })
 HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
@@ -54,8 +56,9 @@ HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te
 
 
 def is_background(path: str, query_string: bytes) -> bool:
-    """Whether a GET request is background work: an analysis, a word or keyword list, an export, or a
-    sorted page from offset ``DEEP_SORT``."""
+    """Whether a GET request is background work: an analysis (a trend, a comparison, a word sketch, its
+    difference or thesaurus too), a word or keyword list, an export, or a sorted page from offset
+    ``DEEP_SORT``."""
     if path in BACKGROUND_PATHS:
         return True
     if path != "/api/v1/query" or b"sort=" not in query_string:
