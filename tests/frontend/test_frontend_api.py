@@ -505,3 +505,43 @@ def client_app(client: httpx.AsyncClient) -> FastAPI:
     transport = client._transport
     assert isinstance(transport, httpx.ASGITransport) and isinstance(transport.app, FastAPI)
     return transport.app
+
+
+async def test_background_work_waits_for_a_slow_node_longer_than_the_node_timeout() -> None:
+    """A node says nothing until its answer is ready. Background work may take it longer than ``[nodes]
+    timeout`` (its calls wait ``BACKGROUND_TIME`` × as long): the connection's own timeout between bytes
+    must not cut it at ``[nodes] timeout`` (heavy queries run as background work ended in 504 after
+    60 s under load, their nodes still at work within their CPU budget)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from cowbird.frontend.corpora import Partition
+    from cowbird.frontend.node_answers import NodeFailure
+    from tests.support import free_ports, served_in_thread
+
+    async def slow(request: Request) -> JSONResponse:
+        await asyncio.sleep(1.5)
+        return JSONResponse({"ok": True})
+
+    port, = free_ports(1)
+    node = f"http://127.0.0.1:{port}"
+    config = uvicorn.Config(Starlette(routes=[Route("/v1/slow", slow)]), port=port, log_level="warning")
+    settings = FrontendSettings.model_validate({"nodes": {"timeout": 0.5}})
+    pools = NodePools(settings)
+    failover = Failover(pools, "token", settings)
+    partition = Partition("p1", 10, 0, (node,))
+    with served_in_thread(config):
+        try:
+            background = Caller(priority="background")
+            body = await failover.attempt(partition, node, lambda call: failover.request(partition, call, "GET",
+                                                                                          "/v1/slow"), None, background)
+            assert body == b'{"ok":true}'
+            interactive = Caller()
+            with pytest.raises(NodeFailure, match=r"timed out after 0\.5 s"):
+                await failover.attempt(partition, node, lambda call: failover.request(partition, call, "GET",
+                                                                                       "/v1/slow"), None, interactive)
+        finally:
+            await pools.aclose()

@@ -224,10 +224,14 @@ class Failover:
         return await self.body(partition, call.node, await self.send(call, method, path, **kwargs))
 
     async def send(self, call: Call, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """The node's answer, its body not read yet."""
+        """The node's answer, its body not read yet. The connection's timeouts between bytes are ``[nodes]
+        timeout``, stretched for background work as ``time_limit`` stretches the whole call: a node says
+        nothing until its answer is ready, and background work may take it longer than that."""
         client = self.pools(call.node)
         headers = {**self.headers, "X-Cowbird-Call": call.id, **call.caller.headers()}
-        request = client.build_request(method, f"{call.node}{path}", headers=headers, **kwargs)
+        nodes = self.settings.nodes
+        timeout = httpx.Timeout(call.caller.stretched(nodes.timeout), connect=nodes.connect_timeout)
+        request = client.build_request(method, f"{call.node}{path}", headers=headers, timeout=timeout, **kwargs)
         try:
             return await client.send(request, stream=True)
         except (AttributeError, OSError) as exc:
