@@ -2,8 +2,9 @@
 
 The platform as ``make demo`` runs it (the generated 2-million-token web corpus in two partitions on
 two node processes; the front end) answers, one request at a time with nothing else running, first
-each kind of request of ``bench/mixed_load.py`` (``--each`` of them, 3 heavy ones: cheap previews with a fresh
-filter, heavy queries, deep sorted pages, analyses, exports), then sorted pages of ``the`` (about
+each kind of request of ``bench/mixed_load.py`` (``--each`` of them, 3 heavy ones: cheap previews
+with a fresh filter, heavy queries, deep sorted pages, analyses, exports, then the comparative ones
+apart: word sketches, thesaurus look-ups, trends, comparisons), then sorted pages of ``the`` (about
 127,000 hits) at offsets from 0 to near the last hit. Each page is asked
 ``--repeat`` times (the nodes keep the sorted order after the first); printed per offset: the median
 wall time, the front end's and the nodes' CPU per request (from /proc, the processes' user + system
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import big50_stack
-from bench.mixed_load import KINDS, one, process_cpu
+from bench.mixed_load import COMPARATIVE, KINDS, one, process_cpu
 from tests.support import running_demo
 
 
@@ -65,7 +66,7 @@ def main() -> None:
         print(f"\nEach kind of bench/mixed_load.py alone, {args.each} requests each (CPU per request)\n")
         print("| kind | statuses | wall ms (median) | front end CPU ms | nodes CPU ms |")
         print("|---|---|---:|---:|---:|")
-        for kind, _ in KINDS:
+        for kind in [k for k, _ in KINDS if k != "comparative"] + COMPARATIVE:
             count = 3 if kind == "heavy" else args.each  # a heavy query takes up to a minute alone
             cpu_before = process_cpu()
             statuses, walls = asyncio.run(kind_alone(demo.url, kind, count))
