@@ -13,6 +13,7 @@ state besides being active (labels, anchors, entered regions) is kept in ``Regis
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -105,14 +106,17 @@ class WorkBudget:
         self.seconds = seconds
         self.corpus_size = corpus_size
         self.spent = 0.0
+        self._lock = threading.Lock()  # ranges of one query are charged from several threads
 
     def spend(self, seconds: float, done: int) -> None:
         """Add the estimate for the next candidates; refuse the query when what it will have spent
         by the end of the corpus (``done`` of its positions planned so far) passes the budget."""
-        self.spent += seconds
+        with self._lock:
+            self.spent += seconds
+            spent = self.spent
         if self.seconds is None:
             return
-        projected = self.spent * self.corpus_size / max(done, 1)
+        projected = spent * self.corpus_size / max(done, 1)
         if projected > self.seconds:
             raise QueryTooExpensive(
                 f"this query would take at least {projected:,.0f} s (the limit is {self.seconds:g} s): its "
