@@ -1,8 +1,9 @@
 """Interactive first, fairly: which requests are background work, and how they take turns.
 
 Requests are of two classes. *Interactive*: a preview, a count, the first sorted pages, context,
-``/ref``, an estimate — what a person waits for. *Background*: analyses (frequency, distribution,
-collocations, dispersion, word and keyword lists), exports, sorted pages deep in the hits
+``/ref``, an estimate, the subcorpus picker — what a person waits for. *Background*: analyses
+(frequency, distribution, collocations, dispersion, trends, comparisons, word sketches and their
+differences, the thesaurus, word and keyword lists), exports, sorted pages deep in the hits
 (``DEEP_SORT`` and beyond), and queries estimated beyond the interactive budget. Background work:
 
 - waits longer (``BACKGROUND_TIME``), the nodes counting its cost in CPU seconds;
