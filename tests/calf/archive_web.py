@@ -80,6 +80,7 @@ class LocalArchives:
         self.crawls: list[Crawl] = []
         self.requests: list[tuple[float, str, dict[str, str]]] = []  # (monotonic time, path, headers)
         self.failures: dict[str, deque[tuple[int, str]]] = {}  # path prefix -> answers to give first
+        self.timemap_page = 0  # mementos per TimeMap page (RFC 7089 4.3, ``rel="timemap"`` links); 0: one page
         self.lock = threading.Lock()
         archives = self
 
@@ -177,6 +178,9 @@ class LocalArchives:
             self._cdx_lines(handler, query)
         elif path.startswith("/ia/web/timemap/link/"):
             self._timemap(handler, handler.path.removeprefix("/ia/web/timemap/link/"))
+        elif path.startswith("/ia/web/timemap/page/"):
+            page, _, url = handler.path.removeprefix("/ia/web/timemap/page/").partition("/")
+            self._timemap(handler, url, int(page))
         elif path.startswith("/ia/web/"):
             self._wayback(handler, handler.path.removeprefix("/ia/web/"))
         elif path == "/cc/collinfo.json":
@@ -252,13 +256,24 @@ class LocalArchives:
         page = page.replace("http://", "/ia/web/" + capture.stamp + "/http://")
         handler._answer(capture.status, page.encode("utf-8"), "text/html; charset=utf-8", moment)
 
-    def _timemap(self, handler: Any, url: str) -> None:
-        stored = self.captures.get(unquote(url), [])
-        if not stored:
+    def _timemap(self, handler: Any, url: str, page: int = 0) -> None:
+        """The TimeMap of ``url``; paged (``timemap_page`` mementos a page, oldest first) each page links
+        to every other with its ``from`` and ``until``, as RFC 7089 4.3 shows."""
+        every = sorted(self.captures.get(unquote(url), []), key=lambda s: s.when)
+        size = self.timemap_page or max(1, len(every))
+        pages = [every[k:k + size] for k in range(0, len(every), size)]
+        if not every or page >= len(pages):
             handler._answer(404, b"", "application/link-format")
             return
+        stored = pages[page]
         links = [f'<{url}>; rel="original"', f'<{self.url}/ia/web/timemap/link/{url}>; rel="self"; '
                  'type="application/link-format"']
+        for k, other in enumerate(pages):
+            if k != page:
+                where = f"{self.url}/ia/web/timemap/" + (f"page/{k}/{url}" if k else f"link/{url}")
+                links.append(f'<{where}>; rel="timemap"; '
+                             f'type="application/link-format"; from="{format_datetime(other[0].when, usegmt=True)}"; '
+                             f'until="{format_datetime(other[-1].when, usegmt=True)}"')
         for k, s in enumerate(stored):
             rel = "first memento" if k == 0 else "last memento" if k == len(stored) - 1 else "memento"
             links.append(f'<{self.url}/ia/web/{s.stamp}/{url}>; rel="{rel}"; '

@@ -21,7 +21,15 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from cowbird.calf.archives import Archive, ArchiveCache, nearest_first, parse_cdx, parse_timemap, raw_memento
+from cowbird.calf.archives import (
+    Archive,
+    ArchiveCache,
+    nearest_first,
+    parse_cdx,
+    parse_timemap,
+    raw_memento,
+    timemap_pages,
+)
 from cowbird.calf.cli import main
 from cowbird.calf.core import Reconstructor
 from cowbird.calf.fetching import Fetcher
@@ -175,6 +183,29 @@ async def test_memento_timemap_and_timegate(web: LocalWeb, archives: LocalArchiv
 
 
 @pytest.mark.anyio
+async def test_a_paged_timemap_is_read_where_its_pages_reach_the_crawl_date(
+    web: LocalWeb, archives: LocalArchives
+) -> None:
+    """An archive with many captures pages its TimeMap (RFC 7089 4.3): the first page links to the
+    others with their ``from`` and ``until``. The capture near the crawl date is on a later page: that
+    page is read, the pages far from the date are not."""
+    url = f"{web.url}/gone"
+    for year in range(2005, 2013):
+        archives.capture(url, Stored(at(year, 1), REWRITTEN.encode()))
+    archives.capture(url, Stored(at(2013, 3), article().encode()))
+    for year in range(2014, 2021):
+        archives.capture(url, Stored(at(year, 9), REWRITTEN.encode()))
+    archives.timemap_page = 2  # 16 captures: 8 pages, the 2013 one on the fifth with a 2012 one
+    found = await reconstruct(url, [memento(archives)], window=200)
+    assert (found.status, found.capture_date) == ("found_archive", "2013-03-01T10:20:30Z")
+    maps = [path.split("/timemap/")[1].split("/")[:2] for _, path, _ in archives.requests if "/timemap/" in path]
+    assert maps == [["link", "http:"], ["page", "4"]]  # 2012-01 … 2013-03 reaches into 2012-10-29 … 2013-12-03
+    archives.requests.clear()
+    await reconstruct(url, [memento(archives)], when=None)  # no date: every page (TIMEMAP_PAGES at most)
+    assert sum("/timemap/" in path for _, path, _ in archives.requests) == 8
+
+
+@pytest.mark.anyio
 async def test_a_timegate_memento_without_a_timestamp_in_its_url_is_dated_by_its_header() -> None:
     """A TimeGate of an archive whose memento URLs carry no timestamp: the memento's own
     Memento-Datetime dates the capture."""
@@ -189,6 +220,19 @@ async def test_a_timegate_memento_without_a_timestamp_in_its_url_is_dated_by_its
         outcome = await reconstruct(url, [settings])
         assert (outcome.status, outcome.capture_date, outcome.capture_url) == (
             "found_archive", "2013-05-16T08:00:00Z", f"{gate.url}/memento/42")
+
+
+def test_paged_timemap_links() -> None:
+    text = ('<http://a.example/>; rel="original",\n<http://arch.example/timemap/link/http://a.example/>; rel="self"; '
+            'type="application/link-format"; from="Tue, 01 Jan 2013 00:00:00 GMT",\n'
+            '<http://arch.example/timemap/2/http://a.example/>; rel="timemap"; type="application/link-format"; '
+            'from="Wed, 01 Jan 2014 00:00:00 GMT"; until="Thu, 01 Jan 2015 00:00:00 GMT",\n'
+            '<http://arch.example/timemap/3/http://a.example/>; rel="timemap"')
+    assert timemap_pages(text) == [
+        ("http://arch.example/timemap/2/http://a.example/", at(2014, 1, 1).replace(hour=0, minute=0, second=0),
+         at(2015, 1, 1).replace(hour=0, minute=0, second=0)),
+        ("http://arch.example/timemap/3/http://a.example/", None, None),
+    ]
 
 
 def test_timemap_link_format() -> None:

@@ -6,7 +6,9 @@ Each archive (``cowbird.core.archives.ArchiveSettings``) is asked in its own pro
   lists captures (the Internet Archive's JSON table, or pywb's and OpenWayback's JSON lines, or the
   plain space-separated CDX lines); ``replay<timestamp>id_/<url>`` returns a capture's original
   bytes — never the rewritten page with the archive's toolbar, which is never asked for.
-- **Memento** (RFC 7089): a TimeMap (link format) lists mementos with their datetimes; a TimeGate
+- **Memento** (RFC 7089): a TimeMap (link format) lists mementos with their datetimes (a paged
+  one links to its other pages, ``rel="timemap"`` with ``from``/``until``: those reaching into the
+  window around the crawl date are read too, ``TIMEMAP_PAGES`` at most); a TimeGate
   answers ``Accept-Datetime`` with the memento nearest it. A memento's original bytes are asked
   with ``raw`` (``id_``) after its timestamp, as Wayback-style archives serve them.
 - **Common Crawl**: ``collinfo.json`` lists the crawls (each with its CDX API and dates); a crawl's
@@ -32,7 +34,7 @@ import io
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,6 +52,8 @@ REDIRECTS = 5
 """Redirects followed inside an archive for one capture."""
 PACE_MARGIN = 0.05
 """Seconds added between two requests to one archive beyond 1 / rate (the transport's jitter)."""
+TIMEMAP_PAGES = 10
+"""Pages of a paged TimeMap read for one look-up at most."""
 
 
 class ArchiveError(FetchError):
@@ -146,15 +150,29 @@ _LINK = re.compile(r'<([^>]*)>((?:\s*;\s*[A-Za-z-]+\s*=\s*(?:"[^"]*"|[^;,\s]*))*
 _PARAM = re.compile(r'([A-Za-z-]+)\s*=\s*(?:"([^"]*)"|([^;,\s]*))')
 
 
+def _links(text: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """A link-format document's links: (URI, parameters by lower-case name)."""
+    for link in _LINK.finditer(text):
+        yield link.group(1).strip(), {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3)
+                                      for m in _PARAM.finditer(link.group(2))}
+
+
 def parse_timemap(text: str) -> list[tuple[str, dt.datetime | None]]:
     """A link-format TimeMap's mementos: (URI-M, datetime)."""
-    found: list[tuple[str, dt.datetime | None]] = []
-    for link in _LINK.finditer(text):
-        params = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3)
-                  for m in _PARAM.finditer(link.group(2))}
-        if "memento" in (params.get("rel") or "").split():
-            found.append((link.group(1).strip(), parse_date(params["datetime"]) if params.get("datetime") else None))
-    return found
+    return [(uri, parse_date(params["datetime"]) if params.get("datetime") else None)
+            for uri, params in _links(text) if "memento" in (params.get("rel") or "").split()]
+
+
+def timemap_pages(text: str) -> list[tuple[str, dt.datetime | None, dt.datetime | None]]:
+    """The other pages a paged TimeMap links to (RFC 7089, 4.3: ``rel="timemap"``, their mementos
+    ``from`` … ``until``): (URI-T, from, until), a bound None where the link gives none."""
+    pages = []
+    for uri, params in _links(text):
+        rels = (params.get("rel") or "").split()
+        if "timemap" in rels and "self" not in rels:
+            pages.append((uri, parse_date(params["from"]) if params.get("from") else None,
+                          parse_date(params["until"]) if params.get("until") else None))
+    return pages
 
 
 _WAYBACK_STAMP = re.compile(r"/(\d{14})(?:[a-z]{2}_)?/")
@@ -371,7 +389,7 @@ class Archive:
         if self.settings.kind == "cdx":
             return await self._cdx_captures(url, when, window)
         if self.settings.kind == "memento":
-            return await self._memento_captures(url, when)
+            return await self._memento_captures(url, when, window)
         return await self._commoncrawl_captures(url, when, window)
 
     async def _cdx_rows(self, url: str, what: str) -> list[dict[str, str]]:
@@ -402,15 +420,10 @@ class Archive:
                                  original))
         return found
 
-    async def _memento_captures(self, url: str, when: dt.datetime | None) -> list[Capture]:
+    async def _memento_captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
         if self.settings.timemap:
-            status, _, body = await self.request(f"{self.settings.timemap}{url}")
-            if status == 404:
-                return []
-            if status >= 400:
-                raise ArchiveError(f"{self.name}: the TimeMap answered HTTP {status}")
             return [Capture(self.name, moment or stamp_in(uri_m), raw_memento(uri_m, self.settings.raw), url)
-                    for uri_m, moment in parse_timemap(body.decode("utf-8", "replace"))
+                    for uri_m, moment in await self._timemap(f"{self.settings.timemap}{url}", when, window)
                     if self._allowed(uri_m)]
         moment = when or dt.datetime.now(dt.UTC)
         status, headers, _ = await self.request(f"{self.settings.timegate}{url}",
@@ -425,6 +438,31 @@ class Archive:
             return []
         memento = parse_date(headers.get("memento-datetime") or "") or stamp_in(uri_m)
         return [Capture(self.name, memento, raw_memento(uri_m, self.settings.raw), url)]
+
+    async def _timemap(self, first: str, when: dt.datetime | None,
+                       window: dt.timedelta) -> list[tuple[str, dt.datetime | None]]:
+        """The mementos of a TimeMap, its pages followed (at most ``TIMEMAP_PAGES``; with a date only
+        those whose ``from`` … ``until`` reaches into the window around it)."""
+        mementos: list[tuple[str, dt.datetime | None]] = []
+        todo, seen = [first], {first}
+        while todo and len(seen) - len(todo) < TIMEMAP_PAGES:
+            page = todo.pop(0)
+            status, _, body = await self.request(page)
+            if status == 404 and page == first:
+                return []
+            if status >= 400:
+                raise ArchiveError(f"{self.name}: the TimeMap {'' if page == first else f'page {page} '}answered "
+                                   f"HTTP {status}")
+            text = body.decode("utf-8", "replace")
+            mementos += parse_timemap(text)
+            for uri, begins, ends in timemap_pages(text):
+                uri = urljoin(page, uri)
+                wanted = when is None or ((begins is None or begins <= when + window)
+                                          and (ends is None or ends >= when - window))
+                if wanted and uri not in seen and self._allowed(uri):
+                    seen.add(uri)
+                    todo.append(uri)
+        return mementos
 
     def _allowed(self, url: str) -> bool:
         parts = urlsplit(url)
