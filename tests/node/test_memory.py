@@ -87,6 +87,29 @@ def test_the_only_evaluation_over_the_budget_goes_on_and_the_idle_memory_is_the_
     assert budget.baseline == 40 * MB  # the least the node held idle, not what it holds after
 
 
+def test_memory_is_given_back_after_the_last_evaluation_even_below_the_share() -> None:
+    """While others run, freed memory is given back only above a quarter of the budget; after the last
+    one, above ``IDLE_TRIM`` (a node once kept 72 MB of a 300-MB budget after a burst had ended)."""
+    reading = Reading(100)
+    budget = MemoryBudget(300 * MB, reading)
+    trims: list[int] = []
+    budget._trim = lambda: trims.append(reading.mb)
+    budget.started()
+    budget.started()
+    reading.mb = 172  # 72 MB beyond idle, under a quarter of 300
+    budget.ended()
+    budget.after()
+    assert trims == []  # another still runs
+    budget.ended()
+    budget.after()
+    assert trims == [172]  # the last one: given back
+    reading.mb = 110
+    budget.started()
+    budget.ended()
+    budget.after()
+    assert trims == [172]  # 10 MB beyond idle: not worth a trim
+
+
 def test_when_every_evaluation_is_paused_one_gives_way_and_a_paused_one_still_times_out() -> None:
     reading = Reading(0)
     budget = MemoryBudget(200 * MB, reading)

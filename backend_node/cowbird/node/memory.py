@@ -20,8 +20,9 @@ idle (measured whenever no evaluation runs) against ``memory_budget``:
   so a burst ends with the oldest queries answered and the youngest stopped, not all of them.
   Between two checks an evaluation may still allocate: the budget is passed by at most what the
   running evaluations allocate in ``LOOK_SECONDS``;
-- after an evaluation that left much memory behind, freed memory is given back to the system
-  (glibc's ``malloc_trim``), so that the node shrinks again when the work is done.
+- after an evaluation that left much memory behind (and after the last one running that left more
+  than ``IDLE_TRIM``), freed memory is given back to the system (glibc's ``malloc_trim``), so that
+  the node shrinks again when the work is done.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ ADMIT = 0.75
 """An evaluation starts only while the node's own memory is below this share of the budget."""
 TRIM_ABOVE = 0.25
 """After an evaluation, freed memory is given back when the node's own memory is above this share."""
+IDLE_TRIM = 16 * 2**20
+"""After the last running evaluation, freed memory is given back when the node holds more than this
+beyond its idle memory: the node shrinks back once the work is done, not only below the share."""
 LOOK_SECONDS = 0.005
 """How often (monotonic time) a running evaluation reads the node's memory at its checks."""
 RESUME = 0.9
@@ -222,7 +226,9 @@ class MemoryBudget:
     def after(self) -> None:
         """After an evaluation: give freed memory back if much is held; when none runs any more, what
         the node holds is its new idle memory (caches filled)."""
-        if self.used() > self.budget * TRIM_ABOVE:
+        with self._lock:
+            last = self.running == 0
+        if self.used() > (min(IDLE_TRIM, self.budget * TRIM_ABOVE) if last else self.budget * TRIM_ABOVE):
             self.trim()
         with self._lock:
             if self.running == 0:  # the least the node has held idle (what a wait could never free)
