@@ -203,6 +203,12 @@ async def test_a_paged_timemap_is_read_where_its_pages_reach_the_crawl_date(
     archives.requests.clear()
     await reconstruct(url, [memento(archives)], when=None)  # no date: every page (TIMEMAP_PAGES at most)
     assert sum("/timemap/" in path for _, path, _ in archives.requests) == 8
+    archives.fail("/ia/web/timemap/page/", 404, 1)  # a page gone since the first was made: the others count
+    async with httpx.AsyncClient() as client:
+        listed = await Archive(memento(archives, captures=20), client).captures(url, at(2013, 3),
+                                                                                 dt.timedelta(days=2000))
+    years = sorted(c.when.year for c in listed if c.when)  # the window: 2007-09 … 2018-08; page 1 (2007, 2008) gone
+    assert years == [2009, 2010, 2011, 2012, 2013, 2014, 2015, 2016, 2017]
 
 
 @pytest.mark.anyio

@@ -450,6 +450,8 @@ class Archive:
             status, _, body = await self.request(page)
             if status == 404 and page == first:
                 return []
+            if status == 404:  # a page gone since the first was made: the others still count
+                continue
             if status >= 400:
                 raise ArchiveError(f"{self.name}: the TimeMap {'' if page == first else f'page {page} '}answered "
                                    f"HTTP {status}")
