@@ -14,6 +14,9 @@ import pytest
 from cowbird.store import Encoder
 from tests.support import require_reference, sample_options
 
+pytest_plugins = ["tests.loopback"]
+"""Tests marked ``loopback`` run in a network namespace with only loopback (``tests/loopback.py``)."""
+
 DIFFERENTIAL = "tests/engine/test_differential.py::"
 SPLIT_BY_TEST = (DIFFERENTIAL,)
 """Modules shared out test by test: the differential tests against real CQP take a quarter of the
