@@ -223,6 +223,11 @@ async def test_a_timegate_memento_without_a_timestamp_in_its_url_is_dated_by_its
         gate.pages["/memento/42"] = Answer(article().encode(), headers=(
             ("Memento-Datetime", "Thu, 16 May 2013 08:00:00 GMT"),))
         settings = ArchiveSettings(name="gate", kind="memento", timegate=f"{gate.url}/timegate/", raw="", rate=50)
+        outcome = await reconstruct(url, [settings])  # its mementos are not under the TimeGate: refused
+        assert outcome.status == "fetch_error" and gate.requests == [f"/timegate/{url}"]
+        assert f"gate: the TimeGate's memento {gate.url}/memento/42 is outside the archive" in outcome.detail
+        settings = ArchiveSettings(name="gate", kind="memento", timegate=f"{gate.url}/timegate/", raw="", rate=50,
+                                   replay=f"{gate.url}/memento/")  # where they are, named
         outcome = await reconstruct(url, [settings])
         assert (outcome.status, outcome.capture_date, outcome.capture_url) == (
             "found_archive", "2013-05-16T08:00:00Z", f"{gate.url}/memento/42")
@@ -348,7 +353,7 @@ async def test_the_page_url_is_only_a_lookup_key(web: LocalWeb, archives: LocalA
         assert found and all(c.url.startswith(f"{archives.url}/ia/web/") for c in found)
         from cowbird.calf.archives import ArchiveError
 
-        with pytest.raises(ArchiveError, match="not one of the archive's hosts"):
+        with pytest.raises(ArchiveError, match="outside the archive .* is not one of its addresses"):
             await archive.request(f"http://localhost:{web.port}/gone")
 
 

@@ -44,7 +44,9 @@ class ArchiveSettings(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,40}$", description="Its name in the output (calf_source).")
     kind: ArchiveKind = Field(description="cdx, memento or commoncrawl.")
     cdx: str = Field("", description="cdx: the CDX API (https://web.archive.org/cdx/search/cdx).")
-    replay: str = Field("", description="cdx: where captures are replayed (https://web.archive.org/web/).")
+    replay: str = Field("", description=(
+        "cdx: where captures are replayed (https://web.archive.org/web/); memento: where its own mementos are "
+        "(default: under the TimeGate, else before the TimeMap's timemap/ segment)."))
     timemap: str = Field("", description="memento: the TimeMap prefix (https://web.archive.org/web/timemap/link/).")
     timegate: str = Field("", description="memento: the TimeGate prefix (https://web.archive.org/web/).")
     raw: str = Field("id_", pattern=r"^([a-z]{2}_)?$", description=(

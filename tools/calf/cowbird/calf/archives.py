@@ -15,8 +15,12 @@ Each archive (``cowbird.core.archives.ArchiveSettings``) is asked in its own pro
   index gives each capture's WARC file, offset and length; one range request returns that record
   (a gzip member), read with warcio (its HTTP payload de-chunked and decompressed).
 
-No new way in: requests go only to the archive's configured hosts (its endpoints' and ``hosts``);
-the page URL from the export is only ever a lookup key there. A capture's redirect is followed when
+No new way in: requests go only to the archive's own places (``scopes``): each endpoint's scheme,
+host and port, under its path prefix (the CDX API: its path), and ``hosts``. Every URL an answer
+leads to (a redirect, a memento, a crawl's API, a WARC file name, a replay URL built from a CDX
+row's ``original``) is compared with them, ``..`` and ``%2e%2e`` resolved, and one outside is
+refused (counted in ``refused``, reported as the archive's failure), never asked. The page URL from
+the export is only ever a lookup key there. A capture's redirect is followed when
 it stays in the archive (a Wayback-style archive redirects to its nearest timestamp, or a captured
 3xx to the capture of its target); in Common Crawl, a captured redirect's target is looked up in
 the same crawl. Politeness: per archive at most ``rate`` requests a second and ``concurrency`` at
@@ -38,7 +42,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import httpx
 from warcio.archiveiterator import ArchiveIterator
@@ -224,6 +228,135 @@ def _crawl_period(entry: dict[str, Any]) -> tuple[dt.datetime, dt.datetime] | No
     return monday, monday + dt.timedelta(days=14)
 
 
+# ---------------------------------------------------------------------------------------- where an archive is
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One place an archive's requests may go: a scheme, host and port, and a path prefix (ending in
+    ``/``), or one exact path (a CDX API: ``/cdx/search/cdx``, its query free)."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    exact: bool = False
+
+    def holds(self, scheme: str, host: str, port: int, paths: list[str]) -> bool:
+        if (scheme, host, port) != (self.scheme, self.host, self.port):
+            return False
+        if self.exact:
+            return all(path == self.path for path in paths)
+        return all(path.startswith(self.path) for path in paths)
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}{self.path}"
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _remove_dots(path: str) -> str:
+    """A path's dot segments resolved (RFC 3986, 5.2.4), as a server or httpx does: ``/a/b/../c`` is ``/a/c``."""
+    segments = path.split("/")[1:] if path.startswith("/") else path.split("/")
+    kept: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    if segments and segments[-1] in (".", ".."):
+        kept.append("")  # "/a/b/.." is the folder "/a/"
+    return "/" + "/".join(kept)
+
+
+def readings(path: str) -> list[str]:
+    """Every path a server may take ``path`` for, dot segments resolved: as written; percent-decoded
+    (``%2e%2e``, ``%2f``, decoded twice over too); with backslashes as slashes; and with runs of
+    slashes merged (as nginx does) — a URL is inside an archive only when it is in every reading."""
+    decoded = path
+    for _ in range(3):
+        again = unquote(decoded)
+        if again == decoded:
+            break
+        decoded = again
+    variants = {path, decoded, path.replace("\\", "/"), decoded.replace("\\", "/")}
+    variants |= {re.sub(r"/{2,}", "/", variant) for variant in list(variants)}
+    return sorted({_remove_dots(variant or "/") for variant in variants})
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) URL, the port its default if unwritten; None if it has none."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def _scope(url: str, exact: bool = False) -> Scope:
+    origin = _origin(url)
+    assert origin is not None, url  # the settings checked it is an http(s) address
+    path = _remove_dots(urlsplit(url).path or "/")
+    if not exact and not path.endswith("/"):
+        path += "/"
+    return Scope(*origin, path, exact)
+
+
+def _mementos(settings: ArchiveSettings) -> str:
+    """Where a Memento archive's own mementos are: ``replay`` if given; else its TimeGate (a Wayback
+    TimeGate answers under the mementos' own prefix); else what comes before the TimeMap's ``timemap``
+    segment (``https://web.archive.org/web/timemap/link/``: ``…/web/``), else the TimeMap's folder."""
+    if settings.replay:
+        return settings.replay
+    if settings.timegate:
+        return settings.timegate
+    parts = urlsplit(settings.timemap)
+    segments = parts.path.split("/")
+    cut = segments.index("timemap") if "timemap" in segments else len(segments) - 2
+    return parts._replace(path="/".join(segments[:max(cut, 1)]) + "/", query="", fragment="").geturl()
+
+
+def scopes(settings: ArchiveSettings) -> tuple[Scope, ...]:
+    """Where an archive's requests may go: each endpoint's scheme, host and port, under its path (the
+    CDX API: that path itself); a Memento archive's mementos (``_mementos``); and ``hosts``: a URL
+    prefix (``https://web.archive.org/web/``) as it is, a bare host name on its default ports."""
+    found = [_scope(url) for url in (settings.replay, settings.timemap, settings.timegate, settings.index,
+                                     settings.data) if url]
+    if settings.cdx:
+        found.append(_scope(settings.cdx, exact=True))
+    if settings.kind == "memento":
+        found.append(_scope(_mementos(settings)))
+    for host in settings.hosts:
+        if "://" in host:
+            if _origin(host) is None:
+                raise ArchiveError(f"{settings.name}: hosts entry {host!r} is not an http(s) address")
+            found.append(_scope(host))
+        else:
+            name = host.strip().lower().strip("[]")
+            found += [Scope("http", name, 80, "/"), Scope("https", name, 443, "/")]
+    return tuple(dict.fromkeys(found))
+
+
+def outside(url: str, within: tuple[Scope, ...]) -> str | None:
+    """Why ``url`` is not one of an archive's places (another scheme, host or port; a path outside its
+    prefixes, ``..`` and ``%2e%2e`` resolved); None when it is."""
+    origin = _origin(url)
+    if origin is None:
+        return "not an http(s) address"
+    paths = readings(urlsplit(url).path or "/")
+    if any(scope.holds(*origin, paths) for scope in within):
+        return None
+    if not any(origin == (scope.scheme, scope.host, scope.port) for scope in within):
+        return f"{origin[0]}://{origin[1]}:{origin[2]} is not one of its addresses"
+    return f"the path {paths[-1] if len(paths) == 1 else ' or '.join(paths)} is outside its prefixes"
+
+
 # ---------------------------------------------------------------------------------------- the cache
 
 
@@ -266,6 +399,7 @@ class Archive:
     client: httpx.AsyncClient
     cache: ArchiveCache | None = None
     asked: int = 0  # requests sent to the archive
+    refused: int = 0  # URLs its answers led to outside it (``scopes``), not asked
     _gate: asyncio.Semaphore = field(init=False)
     _pace: asyncio.Lock = field(default_factory=asyncio.Lock)
     _next: float = 0.0
@@ -274,7 +408,7 @@ class Archive:
 
     def __post_init__(self) -> None:
         self._gate = asyncio.Semaphore(self.settings.concurrency)
-        self.hosts = self.settings.allowed_hosts()
+        self.scopes = scopes(self.settings)
 
     @property
     def name(self) -> str:
@@ -282,11 +416,13 @@ class Archive:
 
     # -- requests
 
-    def _check_host(self, url: str) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in self.hosts:
-            raise ArchiveError(f"{self.name}: {url} is not one of the archive's hosts "
-                               f"({', '.join(sorted(self.hosts))})")
+    def _check(self, url: str) -> None:
+        """Refuse (and count) a URL outside the archive's scheme, host, port and path prefixes."""
+        why = outside(url, self.scopes)
+        if why is not None:
+            self.refused += 1
+            raise ArchiveError(f"{self.name}: refused {url}, outside the archive ({why}; it is "
+                               f"{', '.join(str(scope) for scope in self.scopes)})")
 
     async def _turn(self) -> None:
         """Wait for this archive's next request slot: ``rate`` a second at most, as the archive sees
@@ -300,7 +436,7 @@ class Archive:
     async def request(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, httpx.Headers, bytes]:
         """One answer (status, headers, body up to ``MAX_BYTES``) from the archive; retried on timeouts,
         failed connections, 5xx and 429, after the ``Retry-After`` the archive asks for."""
-        self._check_host(url)
+        self._check(url)
         failure = "no answer"
         for attempt in range(self.settings.retries + 1):
             async with self._gate:
@@ -422,9 +558,14 @@ class Archive:
 
     async def _memento_captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
         if self.settings.timemap:
-            return [Capture(self.name, moment or stamp_in(uri_m), raw_memento(uri_m, self.settings.raw), url)
-                    for uri_m, moment in await self._timemap(f"{self.settings.timemap}{url}", when, window)
-                    if self._allowed(uri_m)]
+            listed = await self._timemap(f"{self.settings.timemap}{url}", when, window)
+            kept = [Capture(self.name, moment or stamp_in(uri_m), raw_memento(uri_m, self.settings.raw), url)
+                    for uri_m, moment in listed if self._allowed(raw_memento(uri_m, self.settings.raw))]
+            if listed and not kept:
+                first = raw_memento(listed[0][0], self.settings.raw)
+                raise ArchiveError(f"{self.name}: the TimeMap's {len(listed)} memento{'s' if len(listed) != 1 else ''} "
+                                   f"are all outside the archive (such as {first}: {outside(first, self.scopes)})")
+            return kept
         moment = when or dt.datetime.now(dt.UTC)
         status, headers, _ = await self.request(f"{self.settings.timegate}{url}",
                                                 {"Accept-Datetime": email.utils.format_datetime(moment, usegmt=True)})
@@ -434,8 +575,9 @@ class Archive:
         if status >= 400 or not location:
             raise ArchiveError(f"{self.name}: the TimeGate answered HTTP {status} without a memento")
         uri_m = urljoin(f"{self.settings.timegate}{url}", location)
-        if not self._allowed(uri_m):
-            return []
+        if not self._allowed(raw_memento(uri_m, self.settings.raw)):
+            raise ArchiveError(f"{self.name}: the TimeGate's memento {uri_m} is outside the archive "
+                               f"({outside(raw_memento(uri_m, self.settings.raw), self.scopes)})")
         memento = parse_date(headers.get("memento-datetime") or "") or stamp_in(uri_m)
         return [Capture(self.name, memento, raw_memento(uri_m, self.settings.raw), url)]
 
@@ -467,8 +609,11 @@ class Archive:
         return mementos
 
     def _allowed(self, url: str) -> bool:
-        parts = urlsplit(url)
-        return parts.scheme in ("http", "https") and (parts.hostname or "").lower() in self.hosts
+        """A URL an answer links to that is inside the archive; one outside is counted, never asked."""
+        if outside(url, self.scopes) is None:
+            return True
+        self.refused += 1
+        return False
 
     async def _crawls(self, when: dt.datetime | None,
                       window: dt.timedelta) -> list[tuple[str, tuple[dt.datetime, dt.datetime] | None]]:
