@@ -51,11 +51,14 @@ def comes_to_rest(pids: int | Sequence[int], within: float, window: float = 0.5,
 
 class Cluster:
     """``layout[i]`` lists the partitions node i serves; the front end tries a partition's nodes in
-    node order. ``front`` adds top-level settings to the front end's cowbird.toml."""
+    node order (``routes``: these partitions' nodes instead, such as a stand-in in front of a node).
+    ``front`` adds top-level settings to the front end's cowbird.toml."""
 
     def __init__(self, base: Path, registry: Path, manifest: Path, corpus: str, layout: list[list[str]],
-                 node_options: list[str] | None = None, **front: Any) -> None:
+                 node_options: list[str] | None = None, routes: dict[str, list[str]] | None = None,
+                 **front: Any) -> None:
         self.base = base
+        self.routes = routes or {}  # partition -> node URLs the front end tries instead of the layout's
         self.registry = registry
         self.manifest = manifest
         self.corpus = corpus
@@ -82,6 +85,7 @@ class Cluster:
         for index, partitions in enumerate(self.layout):
             for pid in partitions:
                 routes.setdefault(pid, []).append(self.node_url(index))
+        routes.update(self.routes)
         settings = "".join(f"{key} = {json.dumps(value)}\n" for key, value in self.front.items())
         nodes = "".join(f"{pid} = {json.dumps(urls)}\n" for pid, urls in sorted(routes.items()))
         config = self.base / "cowbird.toml"

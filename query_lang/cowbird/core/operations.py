@@ -15,6 +15,7 @@ counts the node as failed for that partition and asks a replica.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -77,6 +78,20 @@ def check_in_order(lines: list[wire.Line]) -> None:
                f"{after.match}-{after.matchend})")
 
 
+def check_sorted(lines: list[wire.Line], sort: wire.SortSpec) -> None:
+    """Lines of sorted hits: each with its sort key, the keys in the order asked for (never one
+    after a key it sorts before), each hit once."""
+    expect(all(line.sort_key is not None for line in lines), "sent sorted hits without their sort keys")
+    descending = tuple(d == "desc" for d in sort.direction.split(","))
+    keys = [MergeKey(line.sort_key, descending) for line in lines]
+    for k, (before, after) in enumerate(zip(keys, keys[1:], strict=False)):
+        expect(not after < before, f"sent sorted hits out of order (line {k + 2} sorts before line {k + 1})")
+    seen: dict[tuple[int, int], int] = {}
+    for k, line in enumerate(lines):
+        first = seen.setdefault((line.match, line.matchend), k)
+        expect(first == k, f"sent the hit at {line.match}-{line.matchend} twice (lines {first + 1} and {k + 1})")
+
+
 class _Answered(Protocol):
     """A request or an answer of a query on a partition."""
 
@@ -114,6 +129,12 @@ def _page(request: wire.FirstRequest, answer: wire.HitsResponse, size: int) -> N
     check_lines(answer.data, size)
     if not isinstance(request, wire.HitsRequest) or request.sort is None:  # corpus order, each once
         check_in_order(answer.data)
+    else:
+        check_sorted(answer.data, request.sort)
+
+
+_MATCH_SPAN = re.compile(r"(match|matchend)(\.\.(match|matchend))?")
+"""A frequency span that every hit has (no target, keyword or offset that may fall outside the corpus)."""
 
 
 def _frequency(request: wire.FrequencyRequest, answer: wire.FrequencyResponse, size: int) -> None:
@@ -131,6 +152,9 @@ def _frequency(request: wire.FrequencyRequest, answer: wire.FrequencyResponse, s
            f"gives counts summing to {listed} for {answer.counted} hits counted")
     expect(answer.distinct >= len(answer.values) and (answer.truncated or answer.distinct == len(answer.values)),
            "gives a wrong number of distinct values")
+    spans = (request.on or "match..matchend").replace(" ", "").split(",")
+    if all(_MATCH_SPAN.fullmatch(span) for span in spans):  # every hit has its match and matchend
+        expect(answer.unset == 0, f"counts {answer.unset} hits without the match they all have")
 
 
 def _distribution(request: wire.DistributionRequest, answer: wire.DistributionResponse, size: int) -> None:
@@ -163,8 +187,20 @@ def _cooccurrence(request: wire.CooccurrenceRequest, answer: wire.CooccurrenceRe
     expect(all(f >= 0 and i >= 0 and f + i <= m <= answer.size
                for f, m, i in zip(answer.f, answer.marginal, answer.in_nodes, strict=True)),
            "gives co-occurrences beyond the collocates' frequencies")
-    expect(sum(answer.f) <= answer.context_tokens and sum(answer.in_nodes) <= answer.node_tokens,
+    in_windows, in_hits = sum(answer.f), sum(answer.in_nodes)
+    expect(in_windows <= answer.context_tokens and in_hits <= answer.node_tokens,
            "gives more co-occurrences than its windows hold")
+    # each position of a window or a hit has one value: untruncated, the rows add up to the positions
+    expect(answer.truncated or (in_windows == answer.context_tokens and in_hits == answer.node_tokens),
+           f"gives co-occurrences summing to {in_windows} in {answer.context_tokens} window positions and "
+           f"{in_hits} in {answer.node_tokens} hit positions")
+    expect(all(f + i > 0 for f, i in zip(answer.f, answer.in_nodes, strict=True)), "lists a value it never found")
+    expect(sum(answer.marginal) <= answer.size, "gives marginals summing to more than the partition")
+    expect((answer.total == 0) == (answer.node_tokens == 0),
+           f"gives {answer.node_tokens} tokens in {answer.total} hits")
+    expect(answer.context_tokens <= answer.total * (request.left + request.right),
+           f"gives {answer.context_tokens} window positions around {answer.total} hits")
+    expect(answer.context_tokens + answer.node_tokens <= answer.size, "gives windows larger than the partition")
 
 
 def _dispersion(request: wire.DispersionRequest, answer: wire.DispersionResponse, size: int) -> None:

@@ -25,6 +25,7 @@ from cowbird.core.errors import UnknownAttribute
 from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQUENCY, MARGINALS
 from cowbird.core.periods import Period
+from cowbird.core.search.consistency import check_hit_tokens, hit_length
 from cowbird.core.search.counts import Counts
 from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit, answered_total
 from cowbird.core.wire import (
@@ -166,7 +167,11 @@ class Analyses(Counts[P]):
         async def call(partition: P, time: TimeLimit) -> CooccurrenceResponse:
             request = self.asked(CooccurrenceRequest, partition, attribute=attribute, left=left, right=right,
                                  within=within)
-            return await self.partitions.call(partition, COOCCURRENCE, request, time)
+            answer = await self.partitions.call(partition, COOCCURRENCE, request, time)
+            check_hit_tokens(partition.id, answer, length)
+            return answer
+
+        length = hit_length(self.query.query)
 
         answered = await self._each(call, self.time_limit())
         # a collocate's marginal counts on every partition, also where it never co-occurs: ask those

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from cowbird.core.operations import COUNT, ESTIMATE
+from cowbird.core.search.consistency import Consistent
 from cowbird.core.search.partitions import (
     CorpusRef,
     P,
@@ -57,7 +58,8 @@ class Counts(Generic[P]):
 
     def __init__(self, partitions: Partitions[P], corpus: CorpusRef[P], query: CheckedQuery,
                  view: HitView | None = None, progress: Progress | None = None) -> None:
-        self.partitions = partitions
+        # each partition's answers held to each other for the whole search (a refined one shares them)
+        self.partitions: Partitions[P] = partitions if isinstance(partitions, Consistent) else Consistent(partitions)
         self.corpus = corpus
         self.query = query
         self.view = view or HitView()
