@@ -11,7 +11,7 @@ from cowbird.node.app import create_app, open_engines
 from cowbird.node.settings import NodeSettings
 from cowbird.serving.config import ConfigError
 from cowbird.serving.request_log import LOG_FORMAT, LOG_LEVEL, configure
-from cowbird.serving.server import serve
+from cowbird.serving.server import ConnectionLimits, networks, serve
 
 
 @click.group("node")
@@ -51,8 +51,10 @@ def serve_command(config: Path | None, log_level: str, log_format: str, **option
     scheme = "https" if settings.tls_cert else "http"
     click.echo(f"cowbird node: {len(engines)} partition(s) with the {settings.engine} engine on "
                f"{scheme}://{settings.host}:{settings.port}", err=True)
+    limits = ConnectionLimits(total=settings.max_connections, per_client=settings.max_connections_per_client,
+                              allowed=networks(settings.allowed_clients, "allowed_clients"))
     serve(
-        app, host=settings.host, port=settings.port,
+        app, host=settings.host, port=settings.port, limits=limits,
         timeout_keep_alive=int(settings.keep_alive_seconds),
         ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
         ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,

@@ -7,6 +7,7 @@ to start without a real token.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,14 @@ class NodeSettings(LayeredSettings):
         "that the front end never sends a request on a connection the node is closing.",
     )
     max_request_bytes: int = Field(64 * 1024, ge=1024, description="Largest request body accepted.")
+    max_connections: int = Field(2048, ge=1, description=(
+        "Connections open at once; more are answered 503 with Retry-After as they open."))
+    max_connections_per_client: int = Field(512, ge=1, description=(
+        "Connections open at once from one client address (the front ends: each front-end process keeps up to "
+        "[nodes] connections to a node); more are answered 429 with Retry-After as they open."))
+    allowed_clients: list[str] = Field(default_factory=list, description=(
+        "Addresses or networks (10.0.0.0/8) connections are accepted from: the front ends'. Any other is "
+        "answered 403 and closed as it opens, before a byte is read. Empty (the default): any address."))
     cache_max_hits: int = Field(20_000_000, ge=0, description="Hits kept in the result cache (24 bytes each).")
     max_query_hits: int = Field(
         10_000_000, ge=1000,
@@ -94,6 +103,17 @@ class NodeSettings(LayeredSettings):
     @classmethod
     def _split(cls, value: Any) -> Any:
         return [v for v in value.split(",") if v] if isinstance(value, str) else value
+
+    @field_validator("allowed_clients", mode="before")
+    @classmethod
+    def _clients(cls, value: Any) -> Any:
+        clients = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+        for client in clients if isinstance(clients, list) else ():
+            try:
+                ipaddress.ip_network(str(client).strip(), strict=False)
+            except ValueError:
+                raise ValueError(f"allowed_clients: {client!r} is not an IP address or network (10.0.0.0/8)") from None
+        return clients
 
     def engine_options(self) -> EngineOptions:
         """The tunables the engines take; the regex budget never exceeds the query timeout."""

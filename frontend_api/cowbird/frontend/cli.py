@@ -38,7 +38,7 @@ from cowbird.frontend.settings import FrontendSettings
 from cowbird.serving.config import ConfigError
 from cowbird.serving.metrics import MULTIPROCESS
 from cowbird.serving.request_log import LOG_FORMAT, LOG_LEVEL, configure
-from cowbird.serving.server import serve
+from cowbird.serving.server import ConnectionLimits, networks, serve
 
 WORKER_SETUP = "COWBIRD_SERVE_WORKER"
 """The environment variable that tells each worker its configuration file, address and logging (JSON)."""
@@ -90,7 +90,7 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
     shown = f"{workers} workers on " if workers > 1 else ""
     click.echo(f"cowbird: {len(settings.corpora)} corpora on {shown}http://{settings.host}:{settings.port}", err=True)
     if workers == 1 and not background:
-        serve(app, host=settings.host, port=settings.port, **proxies(settings))
+        serve(app, host=settings.host, port=settings.port, limits=connection_limits(settings), **proxies(settings))
         return
     app.state.frontend.accounts.database.close()
     made = None
@@ -111,7 +111,7 @@ def serve_command(config: Path, host: str | None, port: int | None, workers: int
             "log_level": log_level, "log_format": "json" if log_format == "json" else "text", "background": socket,
         })
         serve(f"{__name__}:worker_app", host=settings.host, port=settings.port, workers=workers,
-              **proxies(settings))
+              limits=connection_limits(settings), **proxies(settings))
     finally:
         if child is not None:
             child.terminate()
@@ -131,6 +131,13 @@ def proxies(settings: FrontendSettings) -> dict[str, Any]:
     if not settings.trusted_proxies:
         return {"proxy_headers": False}
     return {"proxy_headers": True, "forwarded_allow_ips": ",".join(settings.trusted_proxies)}
+
+
+def connection_limits(settings: FrontendSettings) -> ConnectionLimits:
+    """The connections a front-end process admits (``max_connections``, ``max_connections_per_client``),
+    a trusted proxy's counted per the client its X-Forwarded-For names."""
+    return ConnectionLimits(total=settings.max_connections, per_client=settings.max_connections_per_client,
+                            trusted_proxies=networks(settings.trusted_proxies, "trusted_proxies"))
 
 
 BACKGROUND_START_SECONDS = 120.0

@@ -307,6 +307,12 @@ class FrontendSettings(LayeredSettings):
         "Addresses or networks (10.0.0.0/8) of the reverse proxies in front of the front end: only from them "
         "are X-Forwarded-For and X-Forwarded-Proto believed (the client's address counts for fair use and "
         "throttles). Empty (the default): never; the connection's own address is the client's."))
+    max_connections: int = Field(2048, ge=1, description=(
+        "Connections one front-end process has open at once; more are answered 503 with Retry-After as they open."))
+    max_connections_per_client: int = Field(64, ge=1, description=(
+        "Connections one front-end process has open at once from one client address (an IPv6 client by its /64; "
+        "behind a trusted proxy, requests at work per forwarded address); more are answered 429 with Retry-After "
+        "as they open. A browser opens 6 to a host."))
     allowed_hosts: list[str] = Field(
         default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"],
         description="Host names clients may use to reach the front end (the Host header is checked, so "

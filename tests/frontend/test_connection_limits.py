@@ -1,0 +1,170 @@
+"""Connections bounded per client address, against the demo's real processes (issue 63, finding 3).
+
+One address (127.0.0.2: every address of 127.0.0.0/8 is on loopback) opens 2,300 connections, each
+with a request it never finishes — more than a process's 2,048 — to the front end, then to a node:
+its first ``max_connections_per_client`` are held (until their headers' time runs out: 408), the
+rest are answered 429 with Retry-After as they open, and the previews of other addresses all
+succeed meanwhile. A node with ``allowed_clients`` answers a connection from any other address 403
+before reading it. Before the limits, the 2,300 connections took the process's every place
+(uvicorn's ``limit_concurrency``): every preview was answered 503, or lost the node's partitions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import selectors
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cowbird.commands.demo import DemoStack
+from cowbird.serving import server as serving
+from tests.support import running_demo
+
+pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
+
+FLOOD = 2_300
+"""Connections the flooding address opens: more than a process's 2,048, as in the attack."""
+FRONT_PER_CLIENT = 64
+NODE_PER_CLIENT = 512
+ALLOWED = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+ASKED = itertools.count()
+"""Each preview asks a query of its own: no answer comes from a cache, every one reaches the nodes."""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    """The demo's two nodes (accepting 127.0.0.1-3 only) and one front-end process, defaults otherwise."""
+    before = os.environ.get("COWBIRD_NODE_ALLOWED_CLIENTS")
+    os.environ["COWBIRD_NODE_ALLOWED_CLIENTS"] = str(ALLOWED).replace("'", '"')
+    try:
+        with running_demo(tmp_path_factory.mktemp("connections"), workers=1) as stack:
+            yield stack
+    finally:
+        if before is None:
+            os.environ.pop("COWBIRD_NODE_ALLOWED_CLIENTS", None)
+        else:
+            os.environ["COWBIRD_NODE_ALLOWED_CLIENTS"] = before
+
+
+def half_sent(source: str, port: int, count: int) -> list[socket.socket]:
+    """``count`` connections from ``source`` to 127.0.0.1:``port``, each with a request whose headers
+    never end."""
+    opened = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            opened.append(sock)
+            sock.bind((source, 0))
+            sock.settimeout(10)
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(b"GET /api/v1/corpora HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
+            sock.setblocking(False)
+    except BaseException:
+        closed(opened)
+        raise
+    return opened
+
+
+def closed(sockets: list[socket.socket]) -> None:
+    for sock in sockets:
+        sock.close()
+
+
+def answers(sockets: list[socket.socket], seconds: float, wanted: int) -> dict[socket.socket, bytes]:
+    """What each socket has been sent (until the server closed it, or ``seconds`` passed), once
+    ``wanted`` of them were closed by the server."""
+    got = {sock: b"" for sock in sockets}
+    done: set[socket.socket] = set()
+    with selectors.DefaultSelector() as selector:
+        for sock in sockets:
+            selector.register(sock, selectors.EVENT_READ)
+        end = time.monotonic() + seconds
+        while len(done) < wanted and time.monotonic() < end:
+            for key, _ in selector.select(timeout=0.2):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    chunk = sock.recv(65536)
+                except (ConnectionResetError, BlockingIOError):
+                    chunk = b""
+                if chunk:
+                    got[sock] += chunk
+                else:
+                    selector.unregister(sock)
+                    done.add(sock)
+    return got
+
+
+def previews(url: str, source: str, count: int = 10) -> list[tuple[int, bool]]:
+    """``count`` previews from ``source``, one after the other: each one's status and completeness."""
+    found = []
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=30) as client:
+        for _ in range(count):
+            query = f'[pos="NN.*"] [word!="never-{next(ASKED)}"]'
+            answer = client.get(f"{url}/api/v1/query", params={"corpus": "sample", "q": query, "syntax": "cqp"})
+            found.append((answer.status_code, answer.status_code == 200 and answer.json().get("complete") is True))
+    return found
+
+
+def refused(got: dict[socket.socket, bytes], status: bytes) -> list[bytes]:
+    return [answer for answer in got.values() if answer.startswith(b"HTTP/1.1 " + status + b" ")]
+
+
+@pytest.mark.timeout(180)
+def test_one_address_holding_2300_half_sent_requests_leaves_the_front_end_to_everyone(demo: DemoStack) -> None:
+    flood = half_sent("127.0.0.2", demo.port, FLOOD)
+    try:
+        during = previews(demo.url, "127.0.0.1") + previews(demo.url, "127.0.0.3", 5)
+        assert during == [(200, True)] * 15, during
+        got = answers(flood, 10.0, FLOOD - FRONT_PER_CLIENT)
+        turned_away = refused(got, b"429")
+        assert len(turned_away) == FLOOD - FRONT_PER_CLIENT, (len(turned_away), {g[:40] for g in got.values()})
+        assert all(b"\r\nretry-after: 2\r\n" in answer.lower() for answer in turned_away)
+        assert b"too many connections from 127.0.0.2 at once (at most 64)" in turned_away[0]
+        held = [sock for sock, answer in got.items() if not answer]
+        assert len(held) == FRONT_PER_CLIENT
+        # a half-sent request holds its place for its headers' time, not for ever
+        late = answers(held, serving.HEADER_SECONDS + 10, len(held))
+        assert len(refused(late, b"408")) == FRONT_PER_CLIENT
+    finally:
+        closed(flood)
+    again = previews(demo.url, "127.0.0.2", 2)  # the address itself is served again
+    assert again == [(200, True)] * 2
+
+
+@pytest.mark.timeout(180)
+def test_one_address_holding_2300_half_sent_requests_to_a_node_leaves_it_to_the_front_end(demo: DemoStack) -> None:
+    node = demo.node_ports[1]  # the second node serves partitions of its own (the first's are replicated on it)
+    assert set(demo.served[1]) - set(demo.served[0])
+    flood = half_sent("127.0.0.2", node, FLOOD)
+    try:
+        during = previews(demo.url, "127.0.0.3")
+        assert during == [(200, True)] * 10, during
+        got = answers(flood, 10.0, FLOOD - NODE_PER_CLIENT)
+        turned_away = refused(got, b"429")
+        assert len(turned_away) == FLOOD - NODE_PER_CLIENT, (len(turned_away), {g[:40] for g in got.values()})
+        assert all(b"\r\nretry-after: 2\r\n" in answer.lower() for answer in turned_away)
+    finally:
+        closed(flood)
+
+
+def test_a_node_refuses_a_client_not_in_allowed_clients(demo: DemoStack) -> None:
+    node = f"http://127.0.0.1:{demo.node_ports[0]}"
+    with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.4"), timeout=10) as stranger:
+        answer = stranger.get(f"{node}/health")
+    assert answer.status_code == 403
+    assert "connections from 127.0.0.4 are not accepted here (the server's allowed_clients)" in answer.text
+    sock = half_sent("127.0.0.4", demo.node_ports[0], 1)  # refused before its request is read
+    try:
+        got = answers(sock, 5.0, 1)
+        assert refused(got, b"403"), got
+    finally:
+        closed(sock)
+    with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.3"), timeout=10) as allowed:
+        assert allowed.get(f"{node}/health").status_code == 200
