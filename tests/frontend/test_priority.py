@@ -267,23 +267,22 @@ async def test_a_query_estimated_beyond_the_interactive_budget_runs_in_the_backg
         assert cheap.status_code == 200 and "x-cowbird-priority" not in cheap.headers
 
 
-async def test_a_query_that_may_be_slow_and_cannot_be_estimated_runs_in_the_background(
+async def test_a_query_that_may_be_slow_and_cannot_be_estimated_is_refused_not_run(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
-    """The nodes cannot estimate it (too busy to answer in time): its cost is unknown, so it is not let
-    into the interactive tier — it runs, exactly, as background work and says why."""
+    """The nodes cannot estimate it (too busy to answer): its cost has no bound, so it is not run to find
+    out (a query relating three labels once ran anyway and took a node to 10 GB) — refused with the
+    reason, no node asked to count it; once the nodes can estimate it, it runs."""
     node, front = recording(big_parts, sample_parts, tmp_path)
     node.estimates_fail = True
     async for client in front:
-        plain = await client.get("/api/v1/query", params=WIDE)
-        assert plain.status_code == 200 and plain.headers["x-cowbird-priority"] == "background"
-        assert node.priorities("/v1/estimate") == {None} and node.priorities("/v1/count") == {"background"}
-        streamed = await client.get("/api/v1/query", params={**WIDE, "stream": 1})
-        events = [json.loads(line) for line in streamed.text.splitlines()]
-        assert events[1]["event"] == "background" and events[1]["estimated_seconds"] is None
-        assert "could not estimate it in time" in events[1]["reason"]
-        assert events[-1]["event"] == "result" and events[-1]["total"] == plain.json()["total"]
+        refused = await client.get("/api/v1/query", params=WIDE)
+        assert_problem(refused, 503, "nodes_unavailable")
+        assert "the node is busy" in refused.json()["detail"]
+        assert node.priorities("/v1/estimate") == {None} and node.priorities("/v1/count") == set()
         node.estimates_fail = False
+        answered = await client.get("/api/v1/query", params=WIDE)
+        assert answered.status_code == 200 and answered.json()["complete"], answered.text
         cheap = await client.get("/api/v1/query", params=P1)
         assert cheap.status_code == 200 and "x-cowbird-priority" not in cheap.headers
 

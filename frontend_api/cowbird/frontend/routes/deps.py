@@ -18,7 +18,6 @@ from cowbird.core.errors import (
     ClientGone,
     DeadlinePassed,
     LimitExceeded,
-    NodesUnavailable,
     QueryTooSlow,
     Unauthorized,
 )
@@ -172,21 +171,26 @@ async def estimated(request: Request, caller: Caller, user: Viewer, key: str, se
 @contextmanager
 def metered(caller: Caller, meter: NodeTime) -> Iterator[None]:
     """The caller's node calls counted on ``meter`` (a place among the viewer's running queries)
-    while the block runs."""
+    while the block runs. After it the caller keeps reporting to ``meter`` (unless an outer block
+    meters it): a call that was cancelled with the block tells what it cost when it has stopped,
+    which may be later, and the settled meter charges it then (``NodeTime.late``)."""
     before, caller.meter = caller.meter, meter
     try:
         yield
     finally:
-        caller.meter = before
+        caller.meter = before if before is not None else meter
 
 
 async def tiered(request: Request, caller: Caller, user: Viewer, key: str, search: NodeSearch) -> CostEstimate | None:
     """A query that may be slow (``may_be_slow``: wide or open repetitions, constraints relating labels,
     MU and TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
-    partition). None for the others. When the nodes cannot say in time (busy ones, most often), the
-    estimate knows nothing (``seconds`` None) and the query runs as background work: it may be slow, and
-    an unknown cost is not let into the interactive tier."""
+    partition). None for the others. A query the estimate could not bound is refused too, with the
+    reason, never run to find out: a node that read none of it within its estimate's time (``hits``
+    None, ``seconds`` what that took: a query relating three labels over two ``[]{0,60}`` once ran
+    anyway and took a node to 10 GB), or nodes that did not answer the estimate in time. MU and TAB
+    queries, which the engine does not estimate (``seconds`` None), run as background work, within
+    the nodes' memory budget."""
     not_stalled(request, search)
     if not may_be_slow(search.query.query):
         return None
@@ -194,8 +198,15 @@ async def tiered(request: Request, caller: Caller, user: Viewer, key: str, searc
     most = min(settings.limits.deadline, settings.nodes.timeout)  # a node call is given up after [nodes] timeout
     try:
         cost = await estimated(request, caller, user, key, search)
-    except (NodesUnavailable, QueryTooSlow):  # the nodes cannot say in time: the query itself will tell
-        return CostEstimate(hits=None, exact=False, seconds=None, cpu_seconds=None, statuses=[])
+    except QueryTooSlow:  # the nodes could not say in time (NodesUnavailable, none answered, is passed on)
+        raise not_bounded(f"the nodes did not estimate it within {search.partitions.time_limit / 10:g} s "
+                          "(a tenth of the time limit)") from None
+    late = [s.failure.public() for s in cost.statuses if s.failure is not None and (s.failure.timed_out
+                                                                                  or s.failure.final)]
+    if late:  # a partition that could not say in time would run the query unbounded
+        raise not_bounded(f"a partition did not estimate it in time ({'; '.join(late)})")
+    if cost.hits is None and cost.seconds is not None:  # the node read none of it in its estimate's time
+        raise not_bounded(f"a node could not read any of it within the {cost.seconds:,.1f} s its estimate took")
     if cost.seconds is not None and cost.seconds > most:
         hits = "an unknown number of" if cost.hits is None else f"about {cost.hits:,}"
         raise LimitExceeded(
@@ -203,6 +214,15 @@ async def tiered(request: Request, caller: Caller, user: Viewer, key: str, searc
             f"{most:g} s a query may take: it was not run. Narrow it — a rarer word first, shorter or "
             "bounded repetitions ([]{0,5} rather than []*), within s, a filter")
     return cost
+
+
+def not_bounded(why: str) -> LimitExceeded:
+    """The refusal of a query whose cost could not be estimated (``tiered``): ``why`` says what the
+    estimate found."""
+    return LimitExceeded(
+        f"this query could not be estimated: {why}, so what it would cost on the nodes has no bound and it was "
+        "not run. Narrow it — a rarer word first, shorter repetitions ([]{0,5} rather than []{0,60}), fewer "
+        "labels related to each other, within s")
 
 
 def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool = False) -> bool:
@@ -232,7 +252,11 @@ async def until_disconnected(request: Request, caller: Caller, work: Awaitable[T
     ``ClientGone`` or ``DeadlinePassed``. A query (``stall``) that runs out of time is remembered
     (``stalled``); an estimate or a wait for a turn is not the query itself. ``watched``: a streamed
     answer's response notices the client going itself (and cancels the work): reading the request's
-    messages here too would compete with it."""
+    messages here too would compete with it.
+
+    However it ends — the work done, the client gone, the deadline, this wait cancelled (a stream
+    whose client went) — cancelled work is waited for until it has stopped (``stopped``): its node
+    calls report what they cost before the request's place, and its meter, end."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
     deadline = None if deadline is None else caller.stretched(deadline)
@@ -243,23 +267,39 @@ async def until_disconnected(request: Request, caller: Caller, work: Awaitable[T
             if done:
                 break
             if stop is not None and loop.time() > stop:
-                task.cancel()
+                await stopped(task)
                 if stall is not None:
                     frontend_state(request).stalled.note(stall, f"it was stopped at the deadline of {deadline:g} s")
                 raise DeadlinePassed(f"the query took longer than {deadline:g} s across the nodes and was stopped")
             if not watched and await request.is_disconnected():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                await stopped(task)
                 raise ClientGone("the client closed the connection; the query was stopped")
     finally:
         if not task.done():  # this wait was cancelled (a stream whose client went): the work stops with it, once
-            task.cancel()
+            await stopped(task)
     try:
         return await task
     except QueryTooSlow:
         if stall is not None:
             frontend_state(request).stalled.note(stall, "it ran out of time on every partition")
         raise
+
+
+async def stopped(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` once and wait until it has stopped, whatever it ends with, even when this wait is
+    cancelled (``failover.finish``: a streamed answer's client that goes cancels the response's work
+    again and again); a cancel of this wait is passed on once the task has stopped."""
+    task.cancel()
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
+    if not task.cancelled():
+        task.exception()  # retrieved: its failure matters no more
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 @dataclass

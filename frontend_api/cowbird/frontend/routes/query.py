@@ -102,7 +102,7 @@ class Background:
     def event(self) -> dict[str, object]:
         seconds = None if self.cost is None or self.cost.seconds is None else round(self.cost.seconds, 1)
         reason = ("a sorted page deep in the hits" if self.cost is None
-                  else "a query that may be slow; the nodes could not estimate it in time" if seconds is None
+                  else "a query that may be slow, of a kind the engine does not estimate (MU, TAB)" if seconds is None
                   else f"estimated at {seconds:g} s")
         return {"event": "background", "estimated_seconds": seconds, "reason": reason,
                 "message": f"Running in the background ({reason}): other searches stay quick meanwhile."}
