@@ -70,6 +70,10 @@ from cowbird.core.version import __version__
               help="Seconds between two requests to the same host.")
 @click.option("--timeout", type=click.FloatRange(0.1), default=15.0, show_default=True, help="Seconds per request.")
 @click.option("--ignore-robots", is_flag=True, help="Do not read robots.txt (only for your own servers).")
+@click.option("--public-only", is_flag=True, help="Fetch pages only from public addresses: a URL (or a redirect) "
+              "to a loopback, private, link-local, CGNAT, multicast, reserved or unspecified address, or an IPv6 "
+              "form of one (::ffff:10.0.0.1, ::ffff:0:10.0.0.1, 2002:a00:1::, 64:ff9b::a00:1, Teredo), is refused "
+              "before connecting (fetch_error, 'refused: ...'); as the front end's \"find on the web\" always does.")
 @click.option("--archives", "archives_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="A TOML file of web archives to ask when the page is gone or the line is not "
               "on it (see docs/calf.md).")
@@ -83,7 +87,7 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
          search_url: str | None, search_provider: str, cache_dir: Path | None, resume: bool, url_column: str | None,
          left_column: str, match_column: str, right_column: str, sentence_column: str | None, delay: float,
          timeout: float, ignore_robots: bool, archives_file: Path | None, date_column: str | None,
-         default_date: str | None, prefer_archive: bool) -> None:
+         default_date: str | None, prefer_archive: bool, public_only: bool) -> None:
     """Re-find each line of the EXPORTS (cowbird's TSV, CSV, XLSX or NDJSON; several files go into one
     OUTPUT with a calf_input column) on its web page, or through a search engine, and write it with
     the context around it."""
@@ -126,13 +130,14 @@ def main(exports: tuple[Path, ...], output: Path, context_chars: int, concurrenc
         "calf": __version__, "run_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "inputs": [path.name for path in exports], "lines": len(items), "min_score": min_score,
         "context_chars": context_chars, "search_url": search_url, "delay": delay, "timeout": timeout,
-        "robots_txt": not ignore_robots, **provenance,
+        "robots_txt": not ignore_robots, "public_only": public_only, **provenance,
     }  # fmt: skip
     if archives is not None:
         about.update({"archives": [a.described() for a in archives.archives],
                       "archive_window_days": archives.window_days, "date_column": date_column or "automatic",
                       "default_date": default_date, "prefer_archive": prefer_archive})
-    fetcher = Fetcher(timeout=timeout, delay=delay, cache_dir=cache_dir, respect_robots=not ignore_robots)
+    fetcher = Fetcher(timeout=timeout, delay=delay, cache_dir=cache_dir, respect_robots=not ignore_robots,
+                      public_only=public_only)
     search = PROVIDERS[search_provider](search_url) if search_url else None
     started = time.monotonic()
     mode = "a" if done else "w"

@@ -1,8 +1,8 @@
 """Fetching pages politely: timeouts, retries with backoff, one host at a time at a set pace,
 robots.txt respected, an honest User-Agent, a size cap, a deadline for the whole fetch, a cache on
-disk, and (for the platform) only public addresses — the address checked is the address connected
-to, so a name that resolves to a public address for the check and to 127.0.0.1 a moment later
-(DNS rebinding) reaches nothing inside.
+disk, and (for the platform, and ``calf --public-only``) only public addresses — the address
+checked is the address connected to, so a name that resolves to a public address for the check
+and to 127.0.0.1 a moment later (DNS rebinding) reaches nothing inside.
 
 Bodies come decompressed (gzip, deflate, brotli: httpx undoes the Content-Encoding) and are decoded
 as the browser would (w3lib, after the HTML standard): a byte order mark first, then the charset of
@@ -138,40 +138,71 @@ def _connect_failure(error: httpx.ConnectError, url: str) -> str:
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")  # well-known NAT64 prefix: the IPv4 address in the last 32 bits
 _LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")  # local-use NAT64 (RFC 8215): a network's own
 _COMPATIBLE = ipaddress.ip_network("::/96")  # IPv4-compatible (deprecated): ::127.0.0.1
+_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # IPv4-translated (SIIT, RFC 2765): ::ffff:0:10.0.0.1
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")  # shared address space (RFC 6598): a carrier's own network
+_RESERVED = tuple(ipaddress.ip_network(net) for net in (
+    "192.0.0.0/24",  # IETF protocol assignments (192.0.0.9 and .10 are anycast services: none a web page's)
+    "192.88.99.0/24",  # the 6to4 relays' anycast (deprecated)
+    "240.0.0.0/4",  # reserved for future use, and the broadcast address
+))
 
 
-def _embedded(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries: mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96),
-    6to4 (2002::/16), IPv4-compatible (::/96) or Teredo (the client's)."""
+def _embedded(address: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address] | None:
+    """The IPv4 address an IPv6 address carries, and the form that carries it: IPv4-mapped
+    (::ffff:0:0/96), IPv4-translated (SIIT, ::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4
+    (2002::/16) or IPv4-compatible (::/96)."""
     if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
+        return "IPv4-mapped", address.ipv4_mapped
+    if address in _TRANSLATED:
+        return "IPv4-translated (SIIT)", ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     if address.sixtofour is not None:
-        return address.sixtofour
-    if address in _NAT64 or address in _COMPATIBLE:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    if address.teredo is not None:
-        return address.teredo[1]
+        return "6to4", address.sixtofour
+    if address in _NAT64:
+        return "NAT64", ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address in _COMPATIBLE and int(address) > 1:  # (not :: and ::1, which are themselves)
+        return "IPv4-compatible", ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def not_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why an address is not a public one — ``loopback``, ``private``, ``link-local``, ``shared
+    (CGNAT)``, ``multicast``, ``reserved``, ``unspecified``, ``Teredo``, ``local-use NAT64``, or an
+    IPv6 form of an IPv4 address that is one of these (``IPv4-translated (SIIT) of 10.0.0.1:
+    private``) —; None for a global unicast address. The one check of Calf's ``--public-only`` and
+    of the front end's "find on the web"."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.teredo is not None:
+            return "Teredo"  # a tunnel's address: where it leads is the relay's business
+        if address in _LOCAL_NAT64:
+            return "local-use NAT64"
+        inner = _embedded(address)
+        if inner is not None:  # judged by the IPv4 address it carries (checked before is_global,
+            form, carried = inner  # which takes ::ffff:0:10.0.0.1 for a global address)
+            why = not_public(carried)
+            return None if why is None else f"{form} of {carried}: {why}"
+    for why, test in (("unspecified", address.is_unspecified), ("loopback", address.is_loopback),
+                      ("link-local", address.is_link_local), ("multicast", address.is_multicast),
+                      ("shared (CGNAT)", isinstance(address, ipaddress.IPv4Address) and address in _CGNAT),
+                      ("site-local", isinstance(address, ipaddress.IPv6Address) and address.is_site_local),
+                      ("reserved", isinstance(address, ipaddress.IPv4Address) and (
+                          address.is_reserved or any(address in net for net in _RESERVED))),
+                      ("private", address.is_private),
+                      ("not globally routed", not address.is_global)):
+        if test:
+            return why
     return None
 
 
 def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """A global unicast address, and so is the IPv4 address an IPv6 one carries (64:ff9b::7f00:1,
-    2002:7f00:1::, ::ffff:127.0.0.1 are loopback in disguise)."""
-    if not address.is_global or address.is_multicast:
-        return False
-    if isinstance(address, ipaddress.IPv6Address):
-        if address in _LOCAL_NAT64:
-            return False
-        inner = _embedded(address)
-        if inner is not None:
-            return is_public(inner)
-    return True
+    2002:7f00:1::, ::ffff:127.0.0.1, ::ffff:0:a00:1 are loopback or private in disguise)."""
+    return not_public(address) is None
 
 
 def check_public(url: str, allowed_hosts: Iterable[str]) -> str | None:
     """Resolve the URL's host once and refuse it unless every address it has is public (or the host
     is allowed by name): the address to connect to, one of those checked (IPv4 first), or None for
-    an allowed host, which is fetched as any other."""
+    an allowed host, which is fetched as any other. Nothing is sent to a refused address."""
     host = httpx.URL(url).host
     if host in set(allowed_hosts):
         return None
@@ -184,9 +215,20 @@ def check_public(url: str, allowed_hosts: Iterable[str]) -> str | None:
     if not addresses:
         raise FetchError(f"cannot resolve {host}")
     for address in addresses:
-        if not is_public(address):
-            raise Blocked(f"{host} resolves to a non-public address ({address})")
+        why = not_public(address)
+        if why is not None:
+            literal = host.strip("[]") == str(address) or _same(host, address)
+            raise Blocked(f"refused: {host} is a non-public address ({why})" if literal else
+                          f"refused: {host} resolves to a non-public address ({address}: {why})")
     return str(next((a for a in addresses if a.version == 4), addresses[0]))
+
+
+def _same(host: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether the URL's host is that address itself, written some way (``[::ffff:0:a00:1]``)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")) == address
+    except ValueError:
+        return False
 
 
 def _pinned(url: str, address: str | None) -> tuple[httpx.URL, dict[str, str], dict[str, Any]]:
@@ -261,6 +303,8 @@ class Fetcher:
         if path is None or not path.exists() or time.time() - path.stat().st_mtime > self.cache_seconds:
             return None
         entry = json.loads(path.read_text(encoding="utf-8"))
+        if self.public_only and not entry.get("public_only"):
+            return None  # kept by a fetcher that reached any address: fetched anew, checked
         if "error" in entry:
             return FetchError(entry["error"])
         return Page(entry["url"], entry["html"], entry["content_type"])
@@ -272,6 +316,7 @@ class Fetcher:
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = ({"error": str(answer)} if isinstance(answer, FetchError)
                  else {"url": answer.url, "html": answer.html, "content_type": answer.content_type})
+        entry["public_only"] = self.public_only
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(entry), encoding="utf-8")
         temporary.replace(path)
