@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from cowbird.core.errors import ExportBroken
 from cowbird.frontend import FrontendSettings
-from tests.clock import FakeClock
+from tests.clock import FakeClock, until
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client, front_settings
 from tests.support import JsonObject, ParamValue, assert_problem
 
@@ -247,20 +247,23 @@ async def test_a_dead_node_is_skipped_until_it_answers_again(
         first = asyncio.ensure_future(client.get("/api/v1/query", params={"corpus": "sample", "q": "house"}))
         await clock.when_pending(1, lambda: len(calls) == 1)  # the other partitions answered; one call waits
         assert not first.done() and calls[0].startswith("/v1/")  # it waits for the dead node ...
-        clock.advance(3.0)  # ... for [nodes] timeout; then asks whether the node works on the call
+        clock.advance(0.5)  # ... for [nodes] hedge_after (not [nodes] timeout); then: does it answer at all?
         await clock.advance_when(1, 0.2, lambda: calls[1:] == ["/health"])  # it does not answer that either
         assert (await first).json()["complete"]  # the replica answered
-        assert health.is_down("http://node-hangs") and clock.now() == pytest.approx(3.2)
-        asked = len(calls)
-        assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "sun"})).json()["complete"]
-        assert len(calls) == asked  # skipped: the dead node cost the first query only
+        assert health.is_down("http://node-hangs") and clock.now() == pytest.approx(0.7)
+        asked, probes = len(calls), health.probes
+        for q in ("sun", "old", "house"):  # skipped at once: no wait, no probe of its own
+            assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": q})).json()["complete"]
+        assert len(calls) == asked and health.probes == probes and clock.now() == pytest.approx(0.7)
         state["dead"] = False
         clock.advance(0.9)  # within its cooldown (1 s): still skipped
         assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "sun"})).json()["complete"]
         assert len(calls) == asked
-        clock.advance(0.2)  # after its cooldown, one health check finds it again
+        clock.advance(0.2)  # after its cooldown, its prober's health check finds it again
+        await until(lambda health=health: not health.is_down("http://node-hangs"), what="the node back")
+        assert calls[asked:] == ["/health"] and health.probes == probes + 1
         assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "old"})).json()["complete"]
-        assert calls[asked] == "/health" and not health.is_down("http://node-hangs")
+        assert calls[asked + 1].startswith("/v1/")  # in use again
 
 
 async def test_query_errors_from_nodes_are_the_clients_and_never_retried(
@@ -338,8 +341,8 @@ async def test_background_work_leaves_a_silent_node_for_its_replica_before_its_l
 ) -> None:
     """Background work (here a frequency list) gives a node longer than ``[nodes] timeout`` (×5), but
     only while the node answers its health check: a node cut off (nothing answers, not even
-    /health) is left after two unanswered checks, and its replica answers in time; the partition
-    without a replica waits as long as it needs."""
+    /health) is left after one unanswered check at ``[nodes] hedge_after``, and its replica answers
+    in time; the partition without a replica waits as long as it needs."""
     asked: list[str] = []
     clock = FakeClock()
 
@@ -354,9 +357,9 @@ async def test_background_work_leaves_a_silent_node_for_its_replica_before_its_l
                                                                             "by": "word"}))
         body = answer.json()
         assert answer.status_code == 200 and body["complete"] is True and body["failed"] == [], body
-        # [nodes] timeout (2 s), no answer to a health check (0.3 s), again: left; at work on the call? No answer
-        assert asked == ["/v1/frequency", "/health", "/health", "/health"], asked
-        assert clock.now() == pytest.approx(2 + 0.3 + 2 + 0.3 + 0.3)  # the longer wait (5 × 2 s) was not sat out
+        # [nodes] hedge_after (0.5 s), no answer to a health check (0.3 s): left, as for interactive work
+        assert asked[:2] == ["/v1/frequency", "/health"], asked
+        assert clock.now() == pytest.approx(0.5 + 0.3)  # neither [nodes] timeout nor the longer wait was sat out
 
 
 async def test_a_node_whose_socket_vanishes_under_the_http_client_is_unreachable(

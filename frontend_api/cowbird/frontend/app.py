@@ -112,6 +112,8 @@ def create_app(
                     state.calf = await stack.enter_async_context(calf_for(settings))
                 yield
             finally:
+                if state.node_client is not None:
+                    await state.node_client.health.aclose()  # its probers stop before the pools close
                 await pools.aclose()
             state.accounts.database.close()
             state.metrics.close()

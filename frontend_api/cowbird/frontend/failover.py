@@ -8,12 +8,18 @@ limit (:meth:`Failover.attempt`: ``[nodes] timeout``, never past the request's o
   not fit the request and the manifest — moves on to the next node;
 - a refusal of the request itself (a 4xx problem such as ``query_syntax``) is the same on every
   node and goes to the client as :class:`~cowbird.core.errors.RejectedByNode`;
+- a node that stops answering is left for its replica within about a second, interactive work and
+  background work alike: while a replica could answer, a call that has had no answer within
+  ``[nodes] hedge_after`` asks whether the node still answers anything (``NodeHealth.answering``:
+  one health check per node at a time, shared by every call waiting on it), and again every
+  ``hedge_after``; a node that does not is marked down and the call goes to the replica;
 - a query that runs out of time on a node that is alive (it says ``timeout``, or still answers its
   health check) is not repeated on the replicas: it would only cost them the same time.
 
-Nodes that do not answer are skipped (:class:`NodeHealth`) until a quick health check says they
-are back, so a dead node costs a preview one probe, not ``[nodes] timeout`` per call. Failures keep
-the node's URL for the log; what clients see names partitions only.
+Nodes marked down are skipped (:class:`NodeHealth`) without a wait or a probe of their own until
+the node's one background prober sees it answer again, so a hung node costs the calls that were
+waiting on it about a second, and later calls nothing. Failures keep the node's URL for the log;
+what clients see names partitions only.
 """
 
 from __future__ import annotations
@@ -99,6 +105,10 @@ class Call:
     caller: Caller
 
 
+class Silent(Exception):
+    """The node has not answered the call, nor a health check since (``Failover._waited``)."""
+
+
 @runtime_checkable
 class Timed(Protocol):
     """A node's answer that says how long the node worked on it (``elapsed_ms``: every operation's
@@ -115,7 +125,8 @@ class Failover:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.settings = settings
         self.clock: Clock = clock if clock is not None else MonotonicClock()  # what calls are timed on
-        self.health = NodeHealth(pools, settings.nodes.health_probe_timeout, clock=self.clock)
+        self.health = NodeHealth(pools.probes, settings.nodes.health_probe_timeout, fresh=settings.nodes.hedge_after,
+                                 clock=self.clock)
         self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
     def time_limit(self, limit: TimeLimit | None, caller: Caller) -> float:
@@ -141,6 +152,11 @@ class Failover:
             shown = timeout if waited > timeout * 0.98 else waited
             raise NodeFailure(partition.id, node, f"timed out after {shown:.3g} s", timed_out=True, call=call.id,
                               waited=waited) from None
+        except Silent:
+            outcome = "not answering"
+            waited = self.clock.now() - started
+            raise NodeFailure(partition.id, node, f"not answering (nothing for {waited:.3g} s, not even its health "
+                                                  "check): left for its replica") from None
         except httpx.TransportError as exc:
             outcome = "unreachable"
             self.health.failed(node)
@@ -153,31 +169,41 @@ class Failover:
             raise
         finally:
             ms = (self.clock.now() - started) * 1000
-            if outcome in ("timeout", "cancelled") or outcome.startswith("failed"):
+            if outcome in ("timeout", "cancelled", "not answering") or outcome.startswith("failed"):
                 caller.called(ms)  # the node worked on it until it gave up or saw the call go: the viewer pays that
             fields = {"node": node, "partition": partition.id, "ms": round(ms, 1), "status": outcome}
             FANOUT.info("node call %s %s", partition.id, outcome, extra={"fields": fields})
             if self.metrics is not None:
-                self.metrics.node_calls.labels(partition.id, outcome.split(":")[0]).inc()
+                self.metrics.node_calls.labels(partition.id, outcome.split(":")[0].replace(" ", "_")).inc()
         self.health.succeeded(node)
         if isinstance(result, Timed):
             caller.called(result.elapsed_ms)  # the node's own figure
         return result
 
     async def _waited(self, node: str, call: str, sending: Awaitable[T], timeout: float, replica: bool) -> T:
-        """The call's answer within ``timeout``. Where a replica could answer instead, a wait longer
-        than ``[nodes] timeout`` (background work's) goes on past it only while the node answers its
-        health check: a node cut off or stopped (two checks unanswered) is given up while the replica
-        still has time, not at the end of the longer wait. Without a replica the node gets it all."""
+        """The call's answer within ``timeout``. Where a replica could answer instead, the node must
+        go on answering while it works: after ``[nodes] hedge_after`` without an answer, and every
+        ``hedge_after`` after that, ``NodeHealth.answering`` (shared by the node's calls) — a node
+        that says nothing, not even to its health check, is left at once (``Silent``). Past ``[nodes]
+        timeout`` (background work's longer wait) the node must also be at work on this very call: a
+        call lost on the way is left after two checks that do not find it, while the replica still
+        has time. Without a replica the node gets it all."""
         job = asyncio.ensure_future(sending)
-        end, step = self.clock.now() + timeout, self.settings.nodes.timeout
-        silent = 0
+        started = self.clock.now()
+        end = started + timeout
+        nodes = self.settings.nodes
+        lost = 0
         try:
-            done = await done_within(self.clock, min(timeout, step) if replica else timeout, job)
+            done = await done_within(self.clock, min(timeout, nodes.hedge_after) if replica else timeout, job)
             while not done and self.clock.now() < end:
-                silent = 0 if await self.health.at_work(node, call) is not None else silent + 1
-                if silent >= 2:
-                    break
+                if not await self.health.answering(node):
+                    raise Silent
+                step = nodes.hedge_after
+                if self.clock.now() - started >= nodes.timeout:  # past the interactive wait: at work on it?
+                    lost = 0 if await self.health.at_work(node, call) is not None else lost + 1
+                    if lost >= 2:
+                        break
+                    step = nodes.timeout
                 done = await done_within(self.clock, min(end - self.clock.now(), step), job)
             if not done:
                 raise TimeoutError
@@ -190,21 +216,26 @@ class Failover:
 
     async def try_nodes(self, partition: Partition, send: Callable[[Call], Awaitable[T]], caller: Caller,
                         limit: TimeLimit | None = None) -> T:
-        """``send(node)`` on each node of the partition in turn until one answers."""
+        """``send(node)`` on each node of the partition in turn until one answers (nodes marked down
+        skipped: ``NodeHealth.usable``)."""
         failures: list[NodeFailure] = []
         for index, node in enumerate(partition.nodes):
-            if not await self.health.usable(node):
+            if not self.health.usable(node):
                 failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
                 continue
             try:
                 return await self.attempt(partition, node, send, limit, caller,
-                                          replica=index + 1 < len(partition.nodes))
+                                          replica=self.replica(partition, index))
             except NodeFailure as failure:
                 await self.after_timeout(failure, more=index + 1 < len(partition.nodes))
                 failures.append(failure)
                 if failure.final:
                     break
         raise combined(partition, failures)
+
+    def replica(self, partition: Partition, index: int) -> bool:
+        """Whether a node after the ``index``-th of the partition could answer instead (not marked down)."""
+        return any(self.health.usable(node) for node in partition.nodes[index + 1:])
 
     async def after_timeout(self, failure: NodeFailure, more: bool) -> None:
         """A node timed out: if it worked on the call for at least half the time waited (until now,

@@ -116,10 +116,10 @@ class NodeClient:
         ``NodeFailure`` is raised after the lines delivered so far — never a line twice or skipped."""
         delivered = 0
         failures: list[NodeFailure] = []
-        for node in partition.nodes:
+        for index, node in enumerate(partition.nodes):
             if delivered == expected:
                 return
-            if not await self.failover.health.usable(node):
+            if not self.failover.health.usable(node):
                 failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
                 continue
             rest = request.model_copy(update={"offset": request.offset + delivered, "limit": expected - delivered})
@@ -131,7 +131,7 @@ class NodeClient:
             started = time.perf_counter()
             try:
                 response = await self.failover.attempt(partition, node, open_stream, limit, caller,
-                                                       replica=node != partition.nodes[-1])
+                                                       replica=self.failover.replica(partition, index))
                 opened = True
                 try:
                     lines = stream_lines(self.failover, partition, node, response, expected - delivered, limit,

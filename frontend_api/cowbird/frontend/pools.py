@@ -21,7 +21,9 @@ class NodePools:
     on every request, so a shared pool of a few hundred connections cost the front end more CPU
     than the queries cost the nodes (bench/load.py, 32 clients: 13 s with 32 connections, 22 s
     with 64). A pool per node also keeps one slow node from taking every connection.
-    ``transport`` replaces the network (tests mount node apps).
+    Health checks go out on clients of their own (:meth:`probes`, one connection per node): calls
+    slow to answer may hold every connection of a node's pool, and a check waiting for one of them
+    would take a busy node for a silent one. ``transport`` replaces the network (tests mount node apps).
     """
 
     def __init__(self, settings: FrontendSettings, transport: httpx.AsyncBaseTransport | None = None) -> None:
@@ -36,6 +38,7 @@ class NodePools:
             keepalive_expiry=IDLE_SECONDS,
         )
         self._clients: dict[str, httpx.AsyncClient] = {}
+        self._probes: dict[str, httpx.AsyncClient] = {}
 
     def __call__(self, node: str) -> httpx.AsyncClient:
         """The client for ``node`` (its base URL)."""
@@ -46,7 +49,18 @@ class NodePools:
             )
         return client
 
+    def probes(self, node: str) -> httpx.AsyncClient:
+        """The client health checks of ``node`` go out on (``NodeHealth``): apart from its calls'."""
+        client = self._probes.get(node)
+        if client is None:
+            client = self._probes[node] = httpx.AsyncClient(
+                transport=self.transport, timeout=self.timeout, verify=self.verify,
+                limits=httpx.Limits(max_connections=8, max_keepalive_connections=2, keepalive_expiry=IDLE_SECONDS),
+            )
+        return client
+
     async def aclose(self) -> None:
-        clients, self._clients = list(self._clients.values()), {}
+        clients = [*self._clients.values(), *self._probes.values()]
+        self._clients, self._probes = {}, {}
         for client in clients:
             await client.aclose()

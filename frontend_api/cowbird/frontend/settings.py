@@ -149,8 +149,11 @@ class NodeAccess(_Group):
     connect_timeout: float = Field(5.0, gt=0, description="Seconds to connect to a node.")
     timeout: float = Field(60.0, gt=0, description="Seconds one node request may take.")
     health_probe_timeout: float = Field(
-        2.0, gt=0, description="Seconds a node has to answer its health check before it counts as down.",
+        1.0, gt=0, description="Seconds a node has to answer its health check before it counts as down.",
     )
+    hedge_after: float = Field(0.5, gt=0, description=(
+        "Seconds a call waits for a node before, while a replica could answer, it checks that the node still "
+        "answers (one health check per node, shared); a node that does not is left for the replica at once."))
     max_response_bytes: int = Field(
         64 * 1024 * 1024, ge=1024 * 1024, description="Largest answer read from a node (an export line by line).",
     )
@@ -259,6 +262,7 @@ FLAT_KEYS: dict[str, tuple[str, str]] = {
     "node_ca_file": ("nodes", "ca_file"), "fanout": ("nodes", "fanout"), "max_parallel": ("nodes", "max_parallel"),
     "node_connections": ("nodes", "connections"), "node_connect_timeout": ("nodes", "connect_timeout"),
     "node_timeout": ("nodes", "timeout"), "health_probe_timeout": ("nodes", "health_probe_timeout"),
+    "hedge_after": ("nodes", "hedge_after"),
     "max_node_response_bytes": ("nodes", "max_response_bytes"),
     **{name: ("limits", name) for name in LimitSettings.model_fields},
     **{name: ("fair_use", name) for name in FairUseSettings.model_fields},
