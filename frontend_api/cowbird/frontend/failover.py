@@ -125,8 +125,8 @@ class Failover:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.settings = settings
         self.clock: Clock = clock if clock is not None else MonotonicClock()  # what calls are timed on
-        self.health = NodeHealth(pools.probes, settings.nodes.health_probe_timeout, fresh=settings.nodes.hedge_after,
-                                 clock=self.clock)
+        self.health = NodeHealth(lambda node: pools.probes(node), settings.nodes.health_probe_timeout,
+                                 fresh=settings.nodes.hedge_after, clock=self.clock)
         self.metrics: Metrics | None = None  # node calls by partition and outcome, when the app counts them
 
     def time_limit(self, limit: TimeLimit | None, caller: Caller) -> float:
