@@ -5,6 +5,9 @@ inheritance, so ``corpus``, ``q``, ``syntax``, ``ignore_case`` and ``filter`` ar
 preview, the export, the three analyses and the translation. Every model refuses what it does not
 know (``extra="forbid"``): a misspelt parameter (``ignorecase=1``) is a ``400 bad_parameter`` naming
 it, the closest accepted name and every name the route takes — never ignored without a word.
+A number too big for its type is a ``400 bad_parameter`` naming it too: a whole number beyond a
+64-bit integer (``min=`` followed by 309 digits), a decimal that overflows to infinity (``p=1e309``),
+``inf`` or ``nan`` — never an overflow deep inside the code (``OverflowError``, numpy's int64).
 ``token`` (an API token for HTTP GET scripts) is accepted everywhere.
 """
 
@@ -12,9 +15,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from fastapi import Path
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from cowbird.core.analysis_merge import MEASURES
 from cowbird.core.errors import BadParameter
@@ -30,14 +35,37 @@ MAX_TREND_QUERIES = 8
 
 SAVED_SUBCORPUS = "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The whole numbers a parameter may be: a 64-bit integer's, as numpy and the nodes hold them."""
+
+
+Position = Annotated[int, Path(ge=INT64_MIN, le=INT64_MAX, description="A token's global position in the corpus.")]
+"""A corpus position in a route's path (``/ref/{corpus}/{position}``): a 64-bit integer, else 400."""
+
+
+def in_int64(value: int) -> int:
+    """``value`` if a 64-bit integer holds it; else the client's error, saying what fits."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise PydanticCustomError("int64", "a whole number of {digits} digits is beyond a 64-bit integer "
+                                  "(-9223372036854775808 to 9223372036854775807)", {"digits": len(str(abs(value)))})
+    return value
+
 
 class Parameters(BaseModel):
     """What every route takes: nothing but an API token."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # p=1e309 is inf: refused, as nan
 
     token: str | None = Field(None, description="An API token, for scripts that cannot send "
                                                 "Authorization: Bearer (see /help/api).")
+
+    @field_validator("*")
+    @classmethod
+    def _int64(cls, value: Any) -> Any:
+        """Every whole number within a 64-bit integer (``offset``, ``min``, ``seed`` ... of every route)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return in_int64(value)
+        return value
 
     @model_validator(mode="before")
     @classmethod

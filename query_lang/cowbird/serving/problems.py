@@ -75,8 +75,9 @@ class UnknownParameters(ValueError):
 
 def validation_error(error: RequestValidationError, path: str = "") -> InvalidRequest | BadParameter:
     """FastAPI's validation failure as one line: where (``body.limit``, ``query.context``) and why.
-    A bad query parameter (``format=xls``, ``offset=-1``) is ``400 bad_parameter`` naming it, like
-    the parameters the routes check themselves; a body that does not match the API stays 422. An
+    A bad query or path parameter (``format=xls``, ``offset=-1``, a position of 309 digits) is ``400
+    bad_parameter`` naming it, like the parameters the routes check themselves; a body that does not
+    match the API stays 422. An
     unknown parameter names the route (``path``) and every parameter it takes."""
     errors = error.errors()
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
@@ -85,7 +86,7 @@ def validation_error(error: RequestValidationError, path: str = "") -> InvalidRe
         if isinstance(unknown, UnknownParameters):
             return BadParameter(f"{unknown.unknown}; {path or 'the route'} takes: {unknown.accepted}")
     location = tuple(first.get("loc", ()))
-    if location[:1] == ("query",) and len(location) > 1:
+    if location[:1] in (("query",), ("path",)) and len(location) > 1:
         return BadParameter(f"{location[1]}: {first['msg']}")
     where = ".".join(str(part) for part in location)
     return InvalidRequest(f"{where}: {first['msg']}" if where else str(first["msg"]))

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 from cowbird.core.errors import BadParameter, NodesUnavailable, OutOfRange, UnknownAttribute
 from cowbird.core.wire import MAX_KEYWORD_TOKENS
 from cowbird.frontend.fanout import NodeClient, NodeFailure
-from cowbird.frontend.params import LineContextParameters, split
+from cowbird.frontend.params import LineContextParameters, Position, split
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
 from cowbird.frontend.routes.ref import DOCUMENT_REGION
 from cowbird.frontend.schemas import LineContext, RefText
@@ -21,7 +21,7 @@ router = APIRouter(prefix="/api/v1", tags=["static links"])
 
 
 @router.get("/context/{corpus}/{position}", response_model=LineContext)
-async def line_context(request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora,
+async def line_context(request: Request, corpus: str, position: Position, user: CurrentUser, catalogue: Corpora,
                        asked: Annotated[LineContextParameters, Query()]) -> LineContext:
     """The hit at ``position`` (to ``end``) with ``tokens`` of context each side, inside ``region``
     (the sentence, the paragraph; by default the text): what the concordance line shows when widened."""

@@ -15,7 +15,7 @@ from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.links import public_base, ref_path
-from cowbird.frontend.params import RefParameters
+from cowbird.frontend.params import Position, RefParameters
 from cowbird.frontend.routes.deps import Corpora, CurrentUser, Quota, until_disconnected
 from cowbird.frontend.schemas import RefResult, RefText, WebContext
 from cowbird.frontend.state import frontend_state
@@ -84,14 +84,14 @@ Ref = Annotated[RefParameters, Query()]
 
 @router.get("/api/v1/ref/{corpus}/{position}", response_model=RefResult)
 async def ref_json(
-    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, asked: Ref
+    request: Request, corpus: str, position: Position, user: CurrentUser, catalogue: Corpora, asked: Ref
 ) -> RefResult:
     return await resolve(request, catalogue.get(corpus, user), position, asked.end)
 
 
 @router.get("/ref/{corpus}/{position}", response_class=HTMLResponse)
 async def ref_page(
-    request: Request, corpus: str, position: int, user: CurrentUser, catalogue: Corpora, asked: Ref
+    request: Request, corpus: str, position: Position, user: CurrentUser, catalogue: Corpora, asked: Ref
 ) -> HTMLResponse:
     ref = await resolve(request, catalogue.get(corpus, user), position, asked.end)
     templates = frontend_state(request).templates
@@ -114,7 +114,7 @@ def _outside(context: str, sentence: str, before: bool) -> str:
 
 @router.get("/api/v1/ref/{corpus}/{position}/web", response_model=WebContext)
 async def ref_on_the_web(
-    request: Request, response: Response, corpus: str, position: int, user: CurrentUser, quota: Quota,
+    request: Request, response: Response, corpus: str, position: Position, user: CurrentUser, quota: Quota,
     catalogue: Corpora, asked: Ref,
 ) -> WebContext:
     """Calf for one static link: the page of the hit's text is fetched (public addresses only),
