@@ -196,7 +196,10 @@ class Failover:
         try:
             done = await done_within(self.clock, min(timeout, nodes.hedge_after) if replica else timeout, job)
             while not done and self.clock.now() < end:
-                if not await self.health.answering(node):
+                answering = await self.health.answering(node)
+                if job.done():  # it answered meanwhile
+                    break
+                if not answering:
                     raise Silent
                 step = nodes.hedge_after
                 if self.clock.now() - started >= nodes.timeout:  # past the interactive wait: at work on it?
@@ -205,7 +208,7 @@ class Failover:
                         break
                     step = nodes.timeout
                 done = await done_within(self.clock, min(end - self.clock.now(), step), job)
-            if not done:
+            if not job.done():
                 raise TimeoutError
             return job.result()
         finally:
