@@ -68,3 +68,4 @@ async def test_every_numeric_parameter_of_every_route_refuses_hostile_numbers(cl
     assert len(tried) >= 50, sorted(tried)  # the schema's numeric parameters were found
     assert {"/api/v1/wordlist min", "/api/v1/keywords p", "/api/v1/ref/{corpus}/{position} position"} <= tried
     assert wrong == [], "\n".join(wrong)
+

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from cowbird.core.errors import OutOfRange
 from cowbird.core.wire import MAX_KEYWORD_TOKENS, ContextResponse
@@ -20,14 +20,15 @@ router = APIRouter(prefix="/v1", tags=["context"])
 @router.get("/context/{partition}/{cpos}", response_model=ContextResponse)
 async def context(
     partition: str,
-    cpos: int,
+    cpos: Annotated[int, Path(ge=-(2**63), le=2**63 - 1, description="A global corpus position.")],
     service: Service,
     asker: Asking,
-    tokens: Annotated[int, Query(ge=0, description="Tokens of context on each side.")] = 20,
+    tokens: Annotated[int, Query(ge=0, le=2**63 - 1, description="Tokens of context on each side.")] = 20,
     region: Annotated[str | None, Query(description="Extend to the enclosing region (e.g. s) instead.")] = None,
     show: Annotated[list[str] | None, Query(description="p-attributes to show with each token.")] = None,
     meta: Annotated[list[str] | None, Query(description="s-attribute values to report.")] = None,
-    end: Annotated[int | None, Query(ge=0, description="Last position of a longer keyword (a match end).")] = None,
+    end: Annotated[int | None, Query(ge=0, le=2**63 - 1, description=(
+        "Last position of a longer keyword (a match end)."))] = None,
     marks: Annotated[list[str] | None, Query(max_length=8, description=(
         "s-attributes whose region boundaries inside the line are reported (line.breaks).")),] = None,
 ) -> ContextResponse:
