@@ -142,3 +142,21 @@ def test_non_public_addresses_and_why(address: str, why: str) -> None:
                                      "64:ff9b::808:808", "2002:808:808::1"])
 def test_public_addresses_in_any_form_pass(address: str) -> None:
     assert not_public(ipaddress.ip_address(address)) is None
+
+
+@pytest.mark.e2e
+@pytest.mark.loopback
+@pytest.mark.anyio
+async def test_pages_cached_by_an_unchecked_run_are_not_served_to_a_public_only_one(tmp_path: Path) -> None:
+    from cowbird.calf.fetching import Fetcher
+    from tests.calf.web import LocalWeb
+
+    require_loopback_namespace()
+    with LocalWeb() as local:
+        url = local.page("/inside", article())
+        async with Fetcher(delay=0.0, timeout=2.0, retries=0, cache_dir=tmp_path) as fetch:
+            assert "Nobody has lived there" in (await fetch.get(url)).html
+        async with Fetcher(delay=0.0, timeout=2.0, retries=0, cache_dir=tmp_path, public_only=True) as fetch:
+            with pytest.raises(Blocked, match=r"^refused: 127\.0\.0\.1 is a non-public address \(loopback\)$"):
+                await fetch.get(url)
+        assert local.requests == ["/robots.txt", "/inside"]  # the unchecked run's, and nothing since

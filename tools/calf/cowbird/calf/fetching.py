@@ -314,8 +314,8 @@ class Fetcher:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = ({"error": str(answer)} if isinstance(answer, FetchError)
-                 else {"url": answer.url, "html": answer.html, "content_type": answer.content_type})
+        entry: dict[str, str | bool] = ({"error": str(answer)} if isinstance(answer, FetchError) else
+                                        {"url": answer.url, "html": answer.html, "content_type": answer.content_type})
         entry["public_only"] = self.public_only
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(entry), encoding="utf-8")
