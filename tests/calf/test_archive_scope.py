@@ -107,7 +107,7 @@ async def test_timemap_mementos_and_pages_on_another_port_are_not_asked(hostile:
     outcome, archive = await run(settings, url)
     assert other_port.requests == [] and hostile.requests == [f"/web/timemap/link/{url}"]
     assert archive.refused == 3 and outcome.status == "fetch_error"
-    assert "mem: the TimeMap's 2 mementos are all outside the archive" in outcome.detail
+    assert "mem: every memento the TimeMap lists (2) is outside the archive" in outcome.detail
 
 
 async def test_a_timegate_pointing_at_another_port_is_the_archives_failure(hostile: LocalWeb,
@@ -141,8 +141,22 @@ async def test_common_crawl_file_names_and_apis_stay_in_the_archive(hostile: Loc
     outcome, archive = await run(settings, url)
     assert other_port.requests == []
     assert hostile.requests[0] == "/cc/collinfo.json" and not any("metrics" in p for p in hostile.requests)
-    assert outcome.status == "fetch_error" and archive.refused == 1  # the crawl API on the other port ...
-    assert "is not one of its addresses" in outcome.detail  # ... stops the look-up: reported as cc's
+    assert hostile.requests[1].startswith("/cc/CC-MAIN-2013-48-index?")  # the crawl inside is still asked
+    assert outcome.status == "fetch_error" and archive.refused == 2  # the crawl API, the WARC file
+    why = "is not one of its addresses" if filename.startswith("http") else "/metrics is outside its prefixes"
+    assert "cc: not in 1 capture (2013-11-15 (refused " in outcome.detail and why in outcome.detail
+
+
+async def test_a_crawl_list_wholly_outside_the_archive_is_its_failure(hostile: LocalWeb,
+                                                                     other_port: LocalWeb) -> None:
+    hostile.pages["/cc/collinfo.json"] = Answer(json.dumps([
+        {"id": "CC-MAIN-2013-20", "cdx-api": f"{other_port.url}/cc/CC-MAIN-2013-20-index"}]).encode(),
+        content_type="application/json")
+    settings = ArchiveSettings(name="cc", kind="commoncrawl", index=f"{hostile.url}/cc/",
+                               data=f"{hostile.url}/data/", rate=100, retries=0)
+    outcome, archive = await run(settings)
+    assert other_port.requests == [] and archive.refused == 1
+    assert "cc: every crawl collinfo.json lists (1) is outside the archive" in outcome.detail
 
 
 def test_what_is_inside_an_archive() -> None:

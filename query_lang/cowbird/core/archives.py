@@ -57,7 +57,8 @@ class ArchiveSettings(BaseModel):
         "commoncrawl: the crawls asked (default: collinfo.json's, those nearest the text's date first)."))
     max_collections: int = Field(3, ge=1, le=100, description="commoncrawl: crawls asked per URL at most.")
     hosts: list[str] = Field(default_factory=list, description=(
-        "Further hosts its captures may come from (a Memento aggregator's archives); no other host is asked."))
+        "Further places its captures may come from (a Memento aggregator's archives): a host name (its default "
+        "port, any path) or a URL prefix (https://webarchive.loc.gov/all/); nothing else is asked."))
     rate: float = Field(1.0, gt=0, le=100, description="Requests per second at most.")
     concurrency: int = Field(2, ge=1, le=32, description="Requests at once at most.")
     retries: int = Field(3, ge=0, le=10, description="Retries of a request that fails or is told to wait.")
@@ -77,6 +78,9 @@ class ArchiveSettings(BaseModel):
             missing.append("timemap or timegate")
         if missing:
             raise ValueError(f"archive {self.name!r} ({self.kind}) needs {', '.join(missing)}")
+        for host in self.hosts:
+            if "://" in host and (urlsplit(host).scheme not in ("http", "https") or not urlsplit(host).hostname):
+                raise ValueError(f"archive {self.name!r}: hosts entry {host!r} is not an http(s) address")
         for name in ("cdx", "replay", "timemap", "timegate", "index", "data"):
             value = getattr(self, name)
             if value and (urlsplit(value).scheme not in ("http", "https") or not urlsplit(value).hostname):

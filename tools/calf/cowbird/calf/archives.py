@@ -563,8 +563,8 @@ class Archive:
                     for uri_m, moment in listed if self._allowed(raw_memento(uri_m, self.settings.raw))]
             if listed and not kept:
                 first = raw_memento(listed[0][0], self.settings.raw)
-                raise ArchiveError(f"{self.name}: the TimeMap's {len(listed)} memento{'s' if len(listed) != 1 else ''} "
-                                   f"are all outside the archive (such as {first}: {outside(first, self.scopes)})")
+                raise ArchiveError(f"{self.name}: every memento the TimeMap lists ({len(listed)}) is outside the "
+                                   f"archive (such as {first}: {outside(first, self.scopes)})")
             return kept
         moment = when or dt.datetime.now(dt.UTC)
         status, headers, _ = await self.request(f"{self.settings.timegate}{url}",
@@ -630,8 +630,12 @@ class Archive:
                     entries = json.loads(body)
                 except ValueError as error:
                     raise ArchiveError(f"{self.name}: collinfo.json is not JSON ({error})") from error
-                self._collections = [(str(e["cdx-api"]), _crawl_period(e)) for e in entries
-                                     if isinstance(e, dict) and e.get("cdx-api")]
+                listed = [(str(e["cdx-api"]), _crawl_period(e)) for e in entries
+                          if isinstance(e, dict) and e.get("cdx-api")]
+                self._collections = [crawl for crawl in listed if self._allowed(crawl[0])]  # others: counted
+                if listed and not self._collections:
+                    raise ArchiveError(f"{self.name}: every crawl collinfo.json lists ({len(listed)}) is outside the "
+                                       f"archive (such as {listed[0][0]}: {outside(listed[0][0], self.scopes)})")
         crawls = self._collections
         if when is not None:
             def distance(period: tuple[dt.datetime, dt.datetime] | None) -> dt.timedelta:
