@@ -5,26 +5,37 @@ with a request it never finishes — more than a process's 2,048 — to the fron
 its first ``max_connections_per_client`` are held (until their headers' time runs out: 408), the
 rest are answered 429 with Retry-After as they open, and the previews of other addresses all
 succeed meanwhile. A node with ``allowed_clients`` answers a connection from any other address 403
-before reading it. Before the limits, the 2,300 connections took the process's every place
-(uvicorn's ``limit_concurrency``): every preview was answered 503, or lost the node's partitions.
+before reading it; behind a trusted proxy, the client its X-Forwarded-For names is counted.
+Before the limits, the 2,300 connections took the process's every place (uvicorn's
+``limit_concurrency``): every preview was answered 503, or lost the node's partitions. And 40
+anonymous addresses flooding ``/api/v1/estimate`` are told to come back (429, Retry-After) past
+their lane, while another address's previews all succeed (finding 6; before, every estimate ran).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import os
 import selectors
 import socket
+import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 from cowbird.commands.demo import DemoStack
 from cowbird.serving import server as serving
-from tests.support import running_demo
+from tests.clock import wait_until
+from tests.support import free_ports, running_demo, served_in_thread
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
@@ -168,3 +179,93 @@ def test_a_node_refuses_a_client_not_in_allowed_clients(demo: DemoStack) -> None
         closed(sock)
     with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.3"), timeout=10) as allowed:
         assert allowed.get(f"{node}/health").status_code == 200
+
+
+FLOODERS = 40
+"""Anonymous addresses (127.0.1.1 ...) sending estimates, two at a time each (their fair use), as in the attack."""
+
+
+def estimating(url: str, address: str, stop: threading.Event, answered: list[httpx.Response]) -> None:
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=60) as client:
+        while not stop.is_set():
+            answered.append(client.get(f"{url}/api/v1/estimate", params={
+                "corpus": "sample", "q": '[word=".*e.*"] []{0,3} [pos="NN.*"]', "syntax": "cqp"}))
+
+
+@pytest.mark.timeout(180)
+def test_forty_addresses_flooding_estimates_leave_another_addresss_previews_alone(demo: DemoStack) -> None:
+    stop = threading.Event()
+    answered: list[httpx.Response] = []
+    flood = [threading.Thread(target=estimating, args=(demo.url, f"127.0.1.{k // 2 + 1}", stop, answered))
+             for k in range(2 * FLOODERS)]
+    for thread in flood:
+        thread.start()
+    try:
+        wait_until(lambda: len(answered) >= 2 * FLOODERS, 60, "the flood is on")
+        timed = []
+        for _ in range(10):
+            started = time.monotonic()
+            timed.append((previews(demo.url, "127.0.0.3", 1)[0], time.monotonic() - started))
+    finally:
+        stop.set()
+        for thread in flood:
+            thread.join(60)
+    assert [found for found, _ in timed] == [(200, True)] * 10
+    refused = [a for a in answered if a.status_code == 429]
+    assert refused and all(a.headers["Retry-After"] == "1" for a in refused)
+    assert all(a.status_code in (200, 429) for a in answered)
+
+
+@pytest.fixture
+def behind_a_proxy() -> Iterator[tuple[int, list[str]]]:
+    """A small app behind cowbird's guarded protocol, 2 connections per client, 127.0.0.5 a trusted
+    proxy: ``/hold`` answers once ``/release`` was asked; the clients holding, as the app saw them."""
+    holding: list[str] = []
+    released: list[asyncio.Event] = []
+
+    async def hold(request: Request) -> PlainTextResponse:
+        if not released:
+            released.append(asyncio.Event())
+        holding.append(request.headers.get("x-forwarded-for", ""))
+        await released[0].wait()
+        return PlainTextResponse("held")
+
+    async def release(request: Request) -> PlainTextResponse:
+        released[0].set()
+        return PlainTextResponse("released")
+
+    app = Starlette(routes=[Route("/hold", hold), Route("/release", release)])
+    port = free_ports(1)[0]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, http=serving.GuardedHttp, log_level="warning")
+    setattr(config, serving.LIMITS, serving.ConnectionLimits(
+        per_client=2, trusted_proxies=serving.networks(["127.0.0.5"], "trusted_proxies")))
+    with served_in_thread(config):
+        yield port, holding
+
+
+def test_a_trusted_proxys_requests_count_for_the_client_it_names(behind_a_proxy: tuple[int, list[str]]) -> None:
+    """From the proxy, two requests of 203.0.113.9 at work: its third is 429, also when the client put
+    another address first in X-Forwarded-For (only the proxy's own entry is believed); another client
+    through the same proxy is served. From an address that is no proxy, X-Forwarded-For counts for
+    nothing: its own connections are counted."""
+    port, holding = behind_a_proxy
+    url = f"http://127.0.0.1:{port}"
+
+    def ask(source: str, forwarded: str, path: str = "/hold") -> httpx.Response:
+        with httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=10) as client:
+            return client.get(url + path, headers={"X-Forwarded-For": forwarded})
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        held = [pool.submit(ask, "127.0.0.5", "203.0.113.9") for _ in range(2)]
+        held += [pool.submit(ask, "127.0.0.6", "203.0.113.7") for _ in range(2)]
+        wait_until(lambda: len(holding) == 4, 10, "four requests at work")
+        for forwarded in ("203.0.113.9", "198.51.100.1, 203.0.113.9"):
+            refused = ask("127.0.0.5", forwarded)
+            assert refused.status_code == 429 and refused.headers["Retry-After"] == "2", refused
+            assert "too many connections from 203.0.113.9 at once (at most 2)" in refused.text
+        refused = ask("127.0.0.6", "192.0.2.1")  # the X-Forwarded-For of a client: no other address
+        assert refused.status_code == 429 and "from 127.0.0.6 at once" in refused.text
+        other = pool.submit(ask, "127.0.0.5", "203.0.113.10")
+        wait_until(lambda: len(holding) == 5, 10, "another client of the proxy at work")
+        assert ask("127.0.0.7", "", "/release").text == "released"
+        assert [f.result().status_code for f in [*held, other]] == [200] * 5

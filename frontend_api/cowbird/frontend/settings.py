@@ -190,6 +190,10 @@ class FairUseSettings(_Group):
     """``[fair_use]``: queries at once and rows per day, by kind of viewer."""
 
     anonymous_running_queries: int = Field(2, ge=1, description="Queries one address runs at once without login.")
+    anonymous_estimates: int = Field(2, ge=1, description=(
+        "Estimates (/api/v1/estimate) without login at work at once in one front-end process, all addresses "
+        "together, one per address; more are answered 429 with Retry-After. They run at the nodes as background "
+        "work, never in a preview's place."))
     user_running_queries: int = Field(4, ge=1, description="Queries one user runs at once.")
     bulk_running_queries: int = Field(4, ge=1, description="Queries one api_bulk user runs at once by API token.")
     queue_seconds: float = Field(5.0, ge=0, description=(

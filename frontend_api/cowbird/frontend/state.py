@@ -15,6 +15,7 @@ from cowbird.frontend.accounts.mail import Mailer
 from cowbird.frontend.accounts.service import Accounts
 from cowbird.frontend.accounts.throttle import Throttle, Window
 from cowbird.frontend.corpora import CorpusCatalogue
+from cowbird.frontend.estimates import EstimateLane
 from cowbird.frontend.fair_use import FairUse
 from cowbird.frontend.fanout import NodeClient
 from cowbird.frontend.priority import Lanes
@@ -43,10 +44,18 @@ class FrontendState:
     node_client: NodeClient | None = None  # the lifespan's
     calf: Reconstructor | None = None  # the lifespan's, when [calf] enabled
     session_signer: Signer | None = None  # made from the account database's secret on first use
+    estimate_lane: EstimateLane | None = None  # anonymous estimates' turns, made on first use
 
     @property
     def nodes(self) -> NodeClient:
         return started(self.node_client, "the front end has not started (its node client is made in the lifespan)")
+
+    @property
+    def estimates(self) -> EstimateLane:
+        """This process's anonymous estimates' lane (``[fair_use] anonymous_estimates`` at once)."""
+        if self.estimate_lane is None:
+            self.estimate_lane = EstimateLane(self.settings.fair_use.anonymous_estimates)
+        return self.estimate_lane
 
 
 def frontend_state(request: Request) -> FrontendState:

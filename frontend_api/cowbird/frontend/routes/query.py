@@ -229,8 +229,10 @@ async def estimate(visit: Visitor, asked: Annotated[Searching, Query()]) -> Esti
     started = time.perf_counter()
     asked = await visit.subcorpus(asked)
     target, search = visit.search(asked)
-    settings = frontend_state(visit.request).settings
-    found = await estimated(visit.request, visit.caller, visit.user, visit.key, search)
+    state = frontend_state(visit.request)
+    settings = state.settings
+    with state.estimates.turn(visit.user, visit.key, visit.caller):  # anonymous ones in a lane of their own
+        found = await estimated(visit.request, visit.caller, visit.user, visit.key, search)
     return EstimateResult(
         corpus=target.name, cqp=search.cqp, hits=found.hits, exact=found.exact,
         seconds=None if found.seconds is None else round(found.seconds, 3), time_class=found.time_class,
