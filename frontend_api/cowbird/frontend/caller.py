@@ -25,7 +25,8 @@ class Caller:
 
     began: float | None = None  # seconds since the epoch
     priority: Priority = "interactive"
-    meter: NodeTime | None = None  # set while the request counts among the viewer's running queries
+    meter: NodeTime | None = None  # set while the request counts among the viewer's running queries;
+    # kept after, settled: a call still stopping then is charged when it reports (``NodeTime.late``)
 
     @property
     def background(self) -> bool:

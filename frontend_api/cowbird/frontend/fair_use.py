@@ -88,13 +88,27 @@ class Limits:
 
 class NodeTime:
     """The nodes' time spent on one request's calls (milliseconds), added up as the answers come:
-    the request's ``caller.Caller`` holds it while the request runs (``FairUse.running`` makes it)."""
+    the request's ``caller.Caller`` holds it while the request runs (``FairUse.running`` makes it).
+
+    When the request's place ends, what it counted is charged (``settle``); a call that reports after
+    that — one cancelled as the client left, which tells what it cost only once it has stopped — is
+    charged as it reports (``late``), never lost."""
 
     def __init__(self) -> None:
         self.ms = 0.0
+        self.late: Callable[[float], None] | None = None  # set when settled: charges one call's milliseconds
 
     def add(self, ms: float) -> None:
+        if self.late is not None:
+            if ms > 0:
+                self.late(ms)
+            return
         self.ms += max(0.0, ms)
+
+    def settle(self, charge: Callable[[float], None]) -> float:
+        """The milliseconds counted so far, to be charged now; later reports go to ``charge`` at once."""
+        self.late = charge
+        return self.ms
 
 
 def _today() -> datetime.date:
@@ -290,7 +304,8 @@ class FairUse:
         """One query or export of this viewer running; 429 when they already run their limit, or
         when today's node time is spent. ``hold`` (the estimate ``afford`` gave) is held against
         today's node time while it runs; the nodes' time of the calls made meanwhile (the meter it
-        yields, which the request's ``Caller`` fills) is counted instead at the end. Its place counts
+        yields, which the request's ``Caller`` fills) is counted instead at the end, and a call that
+        reports after the end (cancelled, it had not stopped yet) when it reports. Its place counts
         until it ends, or for ``seconds`` (default ``lease``) if its process dies first."""
         limits = self.limits(viewer)
         who = "you run" if viewer.name else "this address runs"
@@ -324,11 +339,13 @@ class FairUse:
             yield meter
         finally:
 
+            spent = meter.settle(lambda ms: self.spend(key, ms / 1000))
+
             def end(connection: Connection) -> None:
                 if place is not None:
                     END.run(connection, place=place).close()
-                if meter.ms > 0:
-                    self._spend(connection, key, meter.ms / 1000)
+                if spent > 0:
+                    self._spend(connection, key, spent / 1000)
                 if self._pruning.due():
                     self._prune(connection)
 
