@@ -75,7 +75,7 @@ def test_compose_and_kubernetes_files_parse_and_their_commands_run() -> None:
 
 
 def test_the_front_end_runs_as_several_processes_on_one_postgresql_database() -> None:
-    """Compose: two replicas of two workers each, behind Caddy's round robin over the replicas, on
+    """Compose: two replicas of two workers each, behind nginx's round robin over the replicas, on
     the db service; Kubernetes: two replicas on the PostgreSQL StatefulSet, with no volume of their
     own (a ReadWriteOnce volume could not be shared); systemd: two workers; the example
     configuration names PostgreSQL."""
@@ -87,7 +87,7 @@ def test_the_front_end_runs_as_several_processes_on_one_postgresql_database() ->
     assert front["depends_on"]["db"] == {"condition": "service_healthy"}
     assert compose["services"]["db"]["image"].startswith("postgres:")
     assert "/state" not in json.dumps(front)
-    assert "dynamic a frontend 8700" in (DEPLOY / "Caddyfile").read_text()
+    assert "server frontend:8700 resolve" in (DEPLOY / "nginx" / "cowbird.conf.template").read_text()
 
     documents = list(yaml.safe_load_all((DEPLOY / "k8s" / "cowbird.yaml").read_text()))
     deployment = next(d for d in documents if d["kind"] == "Deployment")
@@ -138,7 +138,37 @@ def test_systemd_units_and_example_configurations() -> None:
         accepted(["cowbird", *args[1:]])
     FrontendSettings.model_validate(tomllib.loads((DEPLOY / "cowbird.example.toml").read_text()))
     NodeSettings.model_validate(tomllib.loads((DEPLOY / "systemd" / "node-1.toml").read_text()))
-    assert "{$COWBIRD_DOMAIN}" in (DEPLOY / "Caddyfile").read_text()
+    assert "server_name ${COWBIRD_DOMAIN};" in (DEPLOY / "nginx" / "cowbird.conf.template").read_text()
+
+
+def test_the_proxy_bounds_each_address_and_the_nodes_take_the_front_ends_only() -> None:
+    """nginx limits connections and requests per client address (429 with Retry-After), cuts off slow
+    requests and forwards the client's address alone (no list a client began); the front ends believe
+    it from the proxy's fixed address; the nodes are on a network of their own with the front ends,
+    and accept connections from it (and their own health check) only."""
+    proxy = (DEPLOY / "nginx" / "cowbird.conf.template").read_text()
+    for line in ("limit_conn_zone $binary_remote_addr zone=per_client:10m;", "limit_conn per_client 64;",
+                 "limit_conn_status 429;", "limit_req_status 429;", "error_page 429 @too_many;",
+                 "add_header Retry-After 2 always;", "client_header_timeout 10s;", "client_body_timeout 30s;",
+                 "proxy_set_header X-Forwarded-For $remote_addr;"):
+        assert line in proxy, line
+    compose = yaml.safe_load((DEPLOY / "compose.yml").read_text())
+    services = compose["services"]
+    assert services["proxy"]["image"].startswith("nginx:")
+    assert "./nginx/cowbird.conf.template:/etc/nginx/templates/cowbird.conf.template:ro" in services["proxy"]["volumes"]
+    address = services["proxy"]["networks"]["default"]["ipv4_address"]
+    front = services["frontend"]
+    assert json.loads(front["environment"]["COWBIRD_TRUSTED_PROXIES"]) == [address]
+    assert FrontendSettings(max_connections_per_client=front["environment"]["COWBIRD_MAX_CONNECTIONS_PER_CLIENT"]
+                            ).max_connections_per_client == 64
+    subnet = compose["networks"]["nodes"]["ipam"]["config"][0]["subnet"]
+    assert set(front["networks"]) == {"default", "nodes"}
+    for name in ("node1", "node2"):
+        node = services[name]
+        assert node["networks"] == ["nodes"]
+        allowed = json.loads(node["environment"]["COWBIRD_NODE_ALLOWED_CLIENTS"])
+        assert allowed == [subnet, "127.0.0.1"]  # the Dockerfile's HEALTHCHECK asks from 127.0.0.1
+        NodeSettings(registry=Path("/data/registry"), allowed_clients=allowed)
 
 
 def test_a_wrong_option_would_be_caught() -> None:
