@@ -10,6 +10,7 @@ for just the slice asked for). ``corpus_state.py`` and the store's ``lexicon.py`
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -91,8 +92,11 @@ ESTIMATE_FIRST = 1 << 14
 range a hopeless query is stopped in holds little (three labels over two ``[]{0,60}``: 65,536 starts took
 775 MB and 2 s before the first check)."""
 ESTIMATE_SECONDS = 1.0
-"""An estimate's own time: a count or sample that takes longer stops there, and the estimate says
-so — no hits, and as seconds what it took scaled up by what it read: a lower bound."""
+"""An estimate's own time (CPU time of its thread): a count or sample that takes longer stops there, and
+the estimate says so — scaled up from what it read, or, when it read nothing, no hits (``_estimate``)."""
+ESTIMATE_WALL = 5.0
+"""An estimate's time on the clock is at most this many times its own (CPU) time: on a busy node it
+still answers, within a few seconds."""
 PARALLEL_GAIN = 0.8
 """What each thread beyond the first adds to the speed of ranges evaluated side by side (for estimates:
 1.4-2.6x with two threads on BIG50's heavy queries, ``bench/engine.py``)."""
@@ -124,15 +128,22 @@ class _Spent(Exception):
 
 
 class _EstimateBudget(Deadline):
-    """The query's deadline (time limit, cancel) and, within it, the estimate's own time."""
+    """The query's deadline (time limit, cancel) and, within it, the estimate's own time: ``seconds`` of
+    CPU time of each thread it runs on (four estimates at once on two busy cores each get their second
+    of work), and ``ESTIMATE_WALL`` times as long on the clock at most."""
 
     def __init__(self, outer: Deadline, seconds: float) -> None:
-        super().__init__(seconds, outer.pace)
+        super().__init__(seconds * ESTIMATE_WALL, outer.pace)
         self.outer = outer
+        self.cpu = seconds
+        self.began: dict[int, float] = {}  # each thread's CPU clock when it first checked
 
     def check_time(self) -> None:
         self.outer.check_time()
         if self.at is not None and time.monotonic() > self.at:
+            raise _Spent
+        now = time.thread_time()
+        if now - self.began.setdefault(threading.get_ident(), now) > self.cpu:
             raise _Spent
 
 
@@ -300,8 +311,11 @@ class NativeEngine(QueryEngine):
         the cost per range and per position the two widths give. A ``cut N`` query is the query
         without it, stopped after N hits: at most N of its hits, in the share of its time that finding
         N of them takes. MU and TAB queries are not estimated. An estimate takes at most about
-        ``ESTIMATE_SECONDS``: a query whose outright count or sample takes longer (a hopeless query)
-        gets no hits and, as seconds, a lower bound (what it took, scaled up by what it read)."""
+        ``ESTIMATE_SECONDS`` of CPU time (``ESTIMATE_WALL`` times that on the clock), checked at every
+        step of its simulation: an outright count that takes longer is scaled up from the ranges it
+        counted (``_counted``), a sample from what it read; a query of which nothing could be read in
+        that time (a hopeless query) gets no hits and, as seconds, what it took (the front end refuses
+        it: its cost has no bound)."""
         deadline = deadline or Deadline()
         self._check(query, strategy)
         if isinstance(query.pattern, Meet | MuUnion | Tabular):
@@ -314,21 +328,21 @@ class NativeEngine(QueryEngine):
             share = 1.0 if whole.hits <= wanted else wanted / whole.hits  # a cut stops reading once it has them
             return Estimate(min(wanted, whole.hits), whole.exact and whole.hits <= wanted, whole.seconds * share,
                             whole.candidates, whole.sampled)
-        started = time.perf_counter()
+        started = time.thread_time()  # its work is this thread's: CPU time, whatever else the node runs
         # the sample's simulation checks the estimate's own time at every step, not only the query's:
         # one range of a hopeless query (three labels over two wide repetitions) took 53 s
         budget = _EstimateBudget(deadline, ESTIMATE_SECONDS)
         try:
             runner = self._prepared(query, strategy, hard_boundary, budget)
         except _Spent:
-            return Estimate(None, False, time.perf_counter() - started, None, 0.0)
+            return Estimate(None, False, time.thread_time() - started, None, 0.0)
         if runner is None:
-            return Estimate(0, True, time.perf_counter() - started, 0, 1.0)
+            return Estimate(0, True, time.thread_time() - started, 0, 1.0)
         candidates = sum(runner.plan.candidate_bound(symbol) for symbol in runner.passes)
         count = min(ESTIMATE_RANGES, max(4, self.size // (ESTIMATE_RANGE * 100)))
         if candidates <= ESTIMATE_WHOLE or self.size <= 2 * count * ESTIMATE_RANGE:
             return self._counted(query, runner, strategy, budget, started, candidates)
-        setup = time.perf_counter() - started
+        setup = time.thread_time() - started
         # ranges of two widths, taking turns: what a range costs whatever its width (a) and what each
         # position costs (b), so that the time of a whole evaluation (few wide ranges) is not taken
         # for that many narrow ones
@@ -338,14 +352,14 @@ class NativeEngine(QueryEngine):
             width = ESTIMATE_RANGE if k % 2 else ESTIMATE_RANGE // 2
             lo = k * self.size // count
             hi = min(self.size, lo + width)
-            began = time.perf_counter()
+            began = time.thread_time()
             try:
                 found += sum(len(m) for m in self._scan(query, runner, strategy, [(lo, hi)], budget))
             except _Spent:  # the sample read so far (and the range begun) took the estimate's time
-                took = time.perf_counter() - started
+                took = time.thread_time() - started
                 hits = round(found * self.size / sampled) if sampled else None  # None: nothing read in time
                 return Estimate(hits, False, took * self.size / (sampled + hi - lo), candidates, sampled / self.size)
-            spent[width] += time.perf_counter() - began
+            spent[width] += time.thread_time() - began
             sampled += hi - lo
         narrow, wide = (spent[w] / (count // 2) for w in (ESTIMATE_RANGE // 2, ESTIMATE_RANGE))
         per_position = max(0.0, wide - narrow) / (ESTIMATE_RANGE // 2)
@@ -374,12 +388,12 @@ class NativeEngine(QueryEngine):
                 found += len(matches)
                 done = ranges[k][1] if k < len(ranges) else self.size  # (then what the strategy held back)
         except _Spent:
-            took = time.perf_counter() - started
+            took = time.thread_time() - started
             if done == 0 or done >= self.size:  # nothing counted in time (or only what the strategy held back)
                 return Estimate(None, False, took, candidates, 0.0)
             return Estimate(round(found * self.size / done), False, took * self.size / done, candidates,
                             done / self.size)
-        return Estimate(found, True, time.perf_counter() - started, candidates, 1.0)
+        return Estimate(found, True, time.thread_time() - started, candidates, 1.0)
 
     def _check(self, query: Query, strategy: Strategy) -> None:
         if strategy not in STRATEGIES:
