@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cowbird.core.errors import Busy, LimitExceeded, QueryTimeout
+from cowbird.core.errors import Busy, LimitExceeded, OutOfMemory, QueryTimeout
 from cowbird.node.memory import MemoryBudget, own_memory
 from tests.clock import until, wait_until
 from tests.node.conftest import client_for, make_app
@@ -75,16 +75,33 @@ def test_an_evaluation_over_the_budget_pauses_while_another_may_free_memory() ->
     assert reading.mb == 150 and budget.paused == 0
 
 
-def test_the_only_evaluation_over_the_budget_goes_on_and_the_idle_memory_is_the_least_seen() -> None:
+def test_a_lone_evaluation_over_the_budget_is_stopped_with_the_reason() -> None:
+    """Alone on the node, nothing else holds memory it could wait for: past the budget (even after giving
+    freed memory back) it is stopped, not let grow until the kernel kills the node (a lone query relating
+    three labels took a node to 10.7 GB under a 4-GiB budget). Under the budget it goes on; the idle
+    memory is the least seen when nothing ran."""
     reading = Reading(40)
     budget = MemoryBudget(200 * MB, reading)
-    reading.mb = 290
+    trims: list[int] = []
+    budget._trim = lambda: trims.append(reading.mb)
     budget.started()
-    budget.check()  # alone: no wait would free memory for it
-    assert budget.paused == 0
+    reading.mb = 230
+    budget.check()  # 190 MB beyond the idle 40: within the budget
+    reading.mb = 290
+    with pytest.raises(OutOfMemory, match=r"the query held 250 MB beyond its idle memory, past its budget of 200 MB"):
+        budget.check()
+    assert trims == [290] and budget.paused == 0  # freed memory was given back first: not enough
     budget.ended()
     budget.after()
     assert budget.baseline == 40 * MB  # the least the node held idle, not what it holds after
+
+
+def test_an_allocation_past_the_os_limit_is_answered_as_over_the_budget() -> None:
+    """``MemoryError`` (the node's ``memory_limit`` reached between two checks) becomes the same answer as
+    the budget's: a refusal saying what to narrow, the node going on."""
+    stopped = MemoryBudget(1024 * MB, Reading(0)).out_of_memory()
+    assert isinstance(stopped, OutOfMemory) and stopped.status == 400
+    assert "could not allocate the memory" in stopped.detail and "1,024 MB" in stopped.detail
 
 
 def test_memory_is_given_back_after_the_last_evaluation_even_below_the_share() -> None:
@@ -116,10 +133,18 @@ def test_when_every_evaluation_is_paused_one_gives_way_and_a_paused_one_still_ti
     reading.mb = 250
     budget.started()
     budget.started()
-    budget.waiting(1)  # the other one waits for a heavy place: it frees nothing
+    older = budget.hold(1.0)  # the other one (older) waits for a heavy place: it frees nothing
     with pytest.raises(LimitExceeded, match="held 250 MB beyond its idle memory, past its budget of 200 MB"):
-        budget.check()
-    budget.waiting(-1)
+        budget.check(started=2.0)  # the youngest: it gives way
+    assert not older.stop
+    budget.release(older)
+    younger = budget.hold(3.0)  # a younger one waiting for a heavy place gives way instead
+    budget.check(started=2.0)
+    assert younger.stop
+    with pytest.raises(LimitExceeded, match="the queries running on the node held 250 MB"):
+        budget.stop_if_told(younger)
+    budget.release(younger)
+    budget._quiet_until = 0.0
 
     def late() -> None:
         raise QueryTimeout("the query took longer than 1 s and was stopped")

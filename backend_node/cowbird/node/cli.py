@@ -8,6 +8,7 @@ import click
 
 from cowbird.core.errors import CowbirdError
 from cowbird.node.app import create_app, open_engines
+from cowbird.node.memory import apply_memory_limit, memory_limit
 from cowbird.node.settings import NodeSettings
 from cowbird.serving.config import ConfigError
 from cowbird.serving.request_log import LOG_FORMAT, LOG_LEVEL, configure
@@ -47,10 +48,14 @@ def serve_command(config: Path | None, log_level: str, log_format: str, **option
         raise click.ClickException(str(exc)) from exc
     except CowbirdError as exc:
         raise click.ClickException(exc.detail) from exc
+    limit = memory_limit(settings.memory_budget, settings.cache_max_hits * 24, settings.memory_limit)
+    if limit is not None:  # after the partitions are open: what opening them held counts, it stays
+        limit = apply_memory_limit(limit)
     app = create_app(settings, engines=engines, token=token)
     scheme = "https" if settings.tls_cert else "http"
     click.echo(f"cowbird node: {len(engines)} partition(s) with the {settings.engine} engine on "
-               f"{scheme}://{settings.host}:{settings.port}", err=True)
+               f"{scheme}://{settings.host}:{settings.port}"
+               + (f", its data limited to {limit / 2**20:,.0f} MB" if limit is not None else ""), err=True)
     limits = ConnectionLimits(total=settings.max_connections, per_client=settings.max_connections_per_client,
                               allowed=networks(settings.allowed_clients, "allowed_clients"))
     serve(

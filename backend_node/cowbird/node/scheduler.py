@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from cowbird.core.errors import Busy, QueryTimeout
+from cowbird.core.errors import Busy, OutOfMemory, QueryTimeout
 from cowbird.engines import Deadline
 from cowbird.node.memory import LOOK_SECONDS as MEMORY_LOOK_SECONDS
 from cowbird.node.memory import MemoryBudget
@@ -48,6 +48,9 @@ STEP_ASIDE_SECONDS = 0.002
 """How long background work pauses at a deadline check while interactive work runs..."""
 STEP_ASIDE_MOST = 0.05
 """... and at most this long at one check, so that it still moves on under a stream of previews."""
+HEAVY_LOOK_SECONDS = 0.05
+"""How often an evaluation waiting for a heavy place looks whether it must stop (its deadline, its client,
+the memory budget telling it to give way)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,11 @@ class Scheduler:
         except asyncio.CancelledError:  # the request was dropped: stop the evaluation at its next check
             deadline.cancel()
             raise
+        except MemoryError:  # an allocation past the node's memory_limit (an OS limit): the node goes on
+            if self.memory is None:
+                raise OutOfMemory("the query was stopped: the node could not allocate the memory it asked for. "
+                                  "Narrow it — a rarer word first, shorter repetitions, within s") from None
+            raise self.memory.out_of_memory() from None
         finally:
             if not background:
                 self.interactive_now -= 1
@@ -221,16 +229,19 @@ class _Pace:
                 lower_priority(thread)
                 self.lowered.add(thread)
             memory = self.scheduler.memory if not self.holds_heavy else None
-            if memory is not None:
-                memory.waiting(1)  # it frees no memory while it waits
+            # it frees no memory while it waits, and holds its arrays: over the budget it may give way
+            ticket = memory.hold(self.began) if memory is not None else None
             try:
                 while not self.holds_heavy:  # wait for a heavy place, still stoppable meanwhile
-                    self.holds_heavy = self.scheduler.heavy.acquire(timeout=0.1)
-                    if not self.holds_heavy and self.deadline is not None:
-                        self.deadline.check_time()
+                    self.holds_heavy = self.scheduler.heavy.acquire(timeout=HEAVY_LOOK_SECONDS)
+                    if not self.holds_heavy:
+                        if memory is not None and ticket is not None:
+                            memory.stop_if_told(ticket)
+                        if self.deadline is not None:
+                            self.deadline.check_time()
             finally:
-                if memory is not None:
-                    memory.waiting(-1)
+                if memory is not None and ticket is not None:
+                    memory.release(ticket)
 
     def _step_aside(self) -> None:
         """Background work: its thread at the lowest priority, and a pause (out of the interpreter

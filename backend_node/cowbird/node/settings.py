@@ -88,6 +88,13 @@ class NodeSettings(LayeredSettings):
                     "running past the budget pauses while others may free memory, or is stopped "
                     "(limit_exceeded).",
     )
+    memory_limit: int | None = Field(
+        None, ge=0,
+        description="Bytes of data (heap and anonymous memory; not the corpus's mapped files) the node process may "
+                    "hold, set as its OS limit (RLIMIT_DATA) by `cowbird node serve`: an allocation past it fails and "
+                    "the query is stopped (limit_exceeded) while the node answers on. Default: memory_budget, plus "
+                    "what the result cache may hold (cache_max_hits x 24 bytes), plus 1 GiB; 0: no limit.",
+    )
     resident_memory_budget: int = Field(
         4 * 1024 * 1024 * 1024, ge=64 * 1024 * 1024,
         description="Resident bytes above which a partition releases its mapped pages after a query "

@@ -1,0 +1,103 @@
+"""No query takes a node down (issue 63, finding 1): the demo's processes, the nodes under a 1-GiB
+memory budget and an OS limit on their data of 2 GiB (``memory_limit``, set by ``cowbird node serve``:
+the budget beyond the idle node's 300-400 MB of data, and room for what a step allocates past it).
+The query that once grew a node to 10.7 GB until the kernel killed it is refused (its estimate could
+not bound it) or stopped within the budget; a burst of four heavy label queries past the budget
+answers the oldest rather than none; no node process is killed."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from cowbird.commands.demo import DemoStack
+from tests.loopback import require_loopback_namespace
+from tests.support import memory_peaks, running_demo
+
+pytestmark = [pytest.mark.e2e, pytest.mark.loopback]  # heavy load on real processes: only loopback exists
+
+GIB = 2**30
+LIMIT = 2 * GIB
+OOM = "a:[] []{0,60} b:[] []{0,60} c:[] :: a.word = c.word & b.word = a.word"
+MILDER = "a:[] []{0,60} b:[] :: a.word = b.word"
+BURST = [f'a:[] []{{0,10}} b:[] :: a.word=b.word & a.pos="{pos}"' for pos in ("NN", "IN", "DT", "JJ")]
+"""Four users' heavy label queries: each holds 300-400 MB on a node of this corpus, 1.3 GB or more together."""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
+    """The demo (the generated web corpus, a million tokens: two partitions of half a million), its nodes'
+    memory budget 1 GiB and their data limited to 2 GiB, four queries at once per address."""
+    saved = {key: os.environ.get(key) for key in ("COWBIRD_NODE_MEMORY_BUDGET", "COWBIRD_NODE_MEMORY_LIMIT")}
+    os.environ.update({"COWBIRD_NODE_MEMORY_BUDGET": str(GIB), "COWBIRD_NODE_MEMORY_LIMIT": str(LIMIT)})
+    try:
+        with running_demo(tmp_path_factory.mktemp("demo"), generated=True, web_tokens=1_000_000,
+                          settings={"anonymous_running_queries": 4}) as stack:
+            yield stack
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def nodes(demo: DemoStack) -> list[int]:
+    return [process.pid for process in demo.processes[:2]]
+
+
+def assert_nodes_alive(demo: DemoStack, pids: list[int]) -> None:
+    """Both node processes are the ones started (none killed and restarted) and still answer."""
+    assert nodes(demo) == pids and all(process.poll() is None for process in demo.processes[:2])
+    for port in demo.node_ports:
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).status_code == 200
+    answer = httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": "the"}, timeout=30)
+    assert answer.status_code == 200 and answer.json()["complete"], answer.text
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("query", [OOM, MILDER])
+def test_the_query_that_took_a_node_down_is_refused_or_stopped_within_its_budget(demo: DemoStack,
+                                                                                query: str) -> None:
+    """Its estimate answers within its own time, and cannot bound it or bounds it beyond the time a query
+    may take: the front end refuses it with the reason (before: the estimate took 45 s, the front end
+    gave up at 12 s and ran the query anyway as background work, nodes growing 100-200 MB/s). Were it
+    run, the budget and the OS limit would stop it: either way, an answer saying so, the nodes' own
+    memory within the limit, and no node killed."""
+    require_loopback_namespace()
+    pids = nodes(demo)
+    with memory_peaks(pids) as memory:
+        answer = httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": query, "syntax": "cqp"},
+                           timeout=200)
+    body = answer.json()
+    assert answer.status_code == 400 and body["code"] == "limit_exceeded", body
+    # its estimate could not bound it, or bounded it beyond the time a query may take; or, run, it was
+    # stopped for memory
+    assert "it was not run" in body["detail"] or "memory" in body["detail"], body["detail"]
+    assert all(peak < LIMIT / 2**20 for peak in memory.peaks), (memory.idle, memory.peaks)
+    assert_nodes_alive(demo, pids)
+
+
+@pytest.mark.timeout(300)
+def test_a_burst_of_heavy_label_queries_past_the_budget_answers_some_of_them(demo: DemoStack) -> None:
+    """Four users' heavy label queries at once, more than the budget together: evaluations wait for
+    room, pause, and the youngest give way — so the oldest are answered, exactly, and the others
+    refused for memory with the reason (before: all four stopped at 1 GiB, none answered). The nodes
+    stay within their OS limit and are not killed."""
+    require_loopback_namespace()
+    pids = nodes(demo)
+    with memory_peaks(pids) as memory, concurrent.futures.ThreadPoolExecutor(len(BURST)) as pool:
+        answers = list(pool.map(
+            lambda q: httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": q, "syntax": "cqp"},
+                                timeout=250), BURST))
+    bodies = [answer.json() for answer in answers]
+    for answer, body in zip(answers, bodies, strict=True):  # exact, or refused for memory with the reason
+        assert (answer.status_code == 200 and body["complete"]) or (
+            answer.status_code in (400, 503) and "memory" in body["detail"]), body
+    assert any(answer.status_code == 200 for answer in answers), [body.get("detail") for body in bodies]
+    assert all(peak < LIMIT / 2**20 for peak in memory.peaks), (memory.idle, memory.peaks)
+    assert_nodes_alive(demo, pids)
