@@ -53,6 +53,9 @@ LIES: dict[str, Lie] = {
     "frequency: hits without a match": ("/v1/frequency", _plus("total", "unset")),
 }
 """Every lie the stand-in tells, by name."""
+NEXT_FOR_LAST = "sorted page: the next hit for the last"
+"""And one more, which asks the node for more than it was asked: a sorted page whose last hit is the
+one after it (in order, each once, but not the hit at that rank)."""
 
 
 def create_app(upstream: str) -> Starlette:
@@ -62,7 +65,7 @@ def create_app(upstream: str) -> Starlette:
     async def control(request: Request) -> Response:
         if request.method == "POST":
             asked = await request.json()
-            if asked.get("lie") is not None and asked["lie"] not in LIES:
+            if asked.get("lie") is not None and asked["lie"] not in (*LIES, NEXT_FOR_LAST):
                 return JSONResponse({"detail": f"no lie named {asked['lie']!r}"}, status_code=400)
             state.update(lie=asked.get("lie"), partition=asked.get("partition"), told=0)
         return JSONResponse(state)
@@ -74,6 +77,15 @@ def create_app(upstream: str) -> Starlette:
                                     headers=headers)
         passed = {k: v for k, v in real.headers.items()
                   if k.lower() not in ("content-length", "content-encoding", "transfer-encoding", "connection")}
+        if state["lie"] == NEXT_FOR_LAST and request.url.path == "/v1/hits" and real.status_code == 200:
+            asked = httpx.Response(200, content=body).json()
+            page = real.json()
+            if asked.get("partition") == state["partition"] and asked.get("sort") is not None and page["data"]:
+                following = {**asked, "offset": asked.get("offset", 0) + len(page["data"]), "limit": 1}
+                beyond = (await client.post("/v1/hits", json=following, headers=headers)).json()["data"]
+                if beyond:
+                    state["told"] += 1
+                    return JSONResponse({**page, "data": [*page["data"][:-1], *beyond]})
         lie = LIES.get(state["lie"] or "")
         if lie is not None and request.url.path == lie[0] and real.status_code == 200 and body:
             asked = httpx.Response(200, content=body).json()

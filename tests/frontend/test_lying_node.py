@@ -20,6 +20,7 @@ from tests.clock import wait_until
 from tests.cluster import Cluster
 from tests.frontend.conftest import Partitioned
 from tests.loopback import require_loopback_namespace
+from tests.lying_node import NEXT_FOR_LAST
 from tests.support import ROOT, JsonObject, Params, free_ports, synthetic_options
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
@@ -135,10 +136,10 @@ def test_a_count_that_contradicts_the_partitions_hits_fails_the_partition(stage:
         assert len(set(shown)) == 100 and not set(shown) & set(hits[p2])
 
 
-def test_a_sorted_page_with_a_hit_twice_is_not_believed(stage: Stage) -> None:
-    """The stand-in sends a sorted page's 9th hit again in place of its 10th: the partition it lies
-    about alone is named as failed; where a replica serves it, the replica's page is the answer,
-    exactly the honest one."""
+def test_a_sorted_page_with_a_hit_twice_or_another_is_not_believed(stage: Stage) -> None:
+    """The stand-in sends a sorted page's 9th hit again in place of its 10th, or the hit after its
+    last in place of the last: the partition it lies about alone is named as failed; where a replica
+    serves it, the replica's page is the answer, exactly the honest one."""
     p1, p2, p3 = stage.ids
     stage.lie(None)
     honest = stage.get("/api/v1/query", q=TAG, sort="match.word", limit=100)
@@ -146,6 +147,13 @@ def test_a_sorted_page_with_a_hit_twice_is_not_believed(stage: Stage) -> None:
     body = stage.get("/api/v1/query", q=TAG, sort="match.word", limit=100)
     assert stage.told() >= 1
     assert "twice" in _failed(body, p2)
+    stage.lie(NEXT_FOR_LAST, p2)  # in order, each once: but not the hit its sort keys placed at that rank
+    body = stage.get("/api/v1/query", q=TAG, sort="match.word", limit=100)
+    assert stage.told() >= 1
+    assert "whose sort key is not the one its sort keys gave" in _failed(body, p2)
+    shown = [h["position"] for h in body["hits"]]
+    assert len(set(shown)) == len(shown) == 100 and not set(shown) & set(stage.positions[TAG][p2])
+    stage.lie("sorted page: a hit twice", p2)
     shown = [h["position"] for h in body["hits"]]
     assert len(set(shown)) == len(shown) == 100 and not set(shown) & set(stage.positions[TAG][p2])
     stage.lie("sorted page: a hit twice", p3)

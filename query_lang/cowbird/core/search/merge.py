@@ -74,13 +74,15 @@ class Sorting(Counts[P]):
             keys += more.keys
         return first, keys
 
-    async def _split(self, statuses: Statuses[P], sort: SortKey, offset: int, limit: int,
-                     time: TimeLimit) -> tuple[list[PartitionStatus[P]], Selection]:
+    async def _split(self, statuses: Statuses[P], sort: SortKey, offset: int, limit: int, time: TimeLimit,
+                     keys: dict[tuple[int, int], SortValue] | None = None,
+                     ) -> tuple[list[PartitionStatus[P]], Selection]:
         """Where the sorted hits ``offset`` .. ``offset + limit`` lie (``sort_select``): the partitions
         that answered and, for them, the page as (partition number, rank) and each one's hits before
-        it. Two rounds at most whatever the offset: samples of every partition's sorted keys, then each
-        partition's keys between two pivots. A partition that fails is marked failed and the page is
-        found again over the others."""
+        it (``keys``, when given: filled with the sort key of each hit of the page, as its partition's
+        sort keys gave it). Two rounds at most whatever the offset: samples of every partition's sorted
+        keys, then each partition's keys between two pivots. A partition that fails is marked failed
+        and the page is found again over the others."""
         while True:
             live = [s for s in statuses if s.failure is None and s.total]
             total = sum(s.total or 0 for s in live)
@@ -107,9 +109,14 @@ class Sorting(Counts[P]):
                 continue
             done = [w for w in windows if not isinstance(w, PartitionFailure)]
             try:
-                return live, await off_loop(select, parts, done, sort.descending, offset, end)
+                selection = await off_loop(select, parts, done, sort.descending, offset, end)
             except Inconsistent as exc:
                 raise NodesUnavailable(f"the nodes' sorted hits do not add up: {exc}") from exc
+            if keys is not None:
+                for k, rank in selection.page:
+                    first, window = done[k]
+                    keys[(k, rank)] = window[rank - first]
+            return live, selection
 
 
 def _mark_failed(live: Sequence[PartitionStatus[Any]], answers: Sequence[object]) -> bool:

@@ -11,12 +11,13 @@ from typing import Any, Generic, Literal
 
 from cowbird.core.analysis_spec import SortKey
 from cowbird.core.operations import COUNT, FIRST, HITS
+from cowbird.core.search.consistency import InconsistentAnswer
 from cowbird.core.search.counts import COUNT_SHARE
 from cowbird.core.search.merge import Sorting
 from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, T, TimeLimit
 from cowbird.core.search.plans import plan_key, plan_sample, plan_window, settled_before, until_stable
 from cowbird.core.search.query import Located
-from cowbird.core.wire import CountResponse, HitsRequest, HitsResponse
+from cowbird.core.wire import CountResponse, HitsRequest, HitsResponse, SortValue
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,8 @@ class Pages(Sorting[P]):
         statuses = await self.count(time)
 
         async def attempt() -> list[Located[P]]:
-            live, selection = await self._split(statuses, sort, offset, limit, time)
+            keys: dict[tuple[int, int], SortValue] = {}
+            live, selection = await self._split(statuses, sort, offset, limit, time, keys)
             self._check_some_answered(statuses)  # the counts came, then every sort failed
             lines: dict[tuple[str, int], Located[P]] = {}
             for k, first, count in selection.ranges():
@@ -209,6 +211,11 @@ class Pages(Sorting[P]):
                 request = self.view.hits_request(status.partition.id, self.query, offset=first, limit=count,
                                                  sort=self._spec(status, sort))
                 for rank, hit in enumerate(await self._lines(status, request, time), start=first):
+                    if hit.line.sort_key != keys[(k, rank)]:  # another hit than the one its sort keys placed here
+                        status.failure = InconsistentAnswer(status.partition.id, (
+                            f"answer refused: it sent a hit at sorted rank {rank} ({hit.line.match}-"
+                            f"{hit.line.matchend}) whose sort key is not the one its sort keys gave that rank"))
+                        break
                     lines[(status.partition.id, rank)] = hit
             self._check_some_answered(statuses)
             return [lines[(live[k].partition.id, rank)] for k, rank in selection.page
