@@ -5,6 +5,7 @@ node that is slow but answers keeps its call (the replica is not asked to run it
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 from cowbird.frontend import FrontendSettings
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import Partition
-from cowbird.frontend.failover import Call, Failover
+from cowbird.frontend.failover import Call, Failover, Silent
 from cowbird.frontend.fair_use import NodeTime
 from cowbird.frontend.pools import NodePools
 from cowbird.frontend.settings import NodeAccess
@@ -100,4 +101,24 @@ async def test_a_slow_node_that_answers_keeps_its_call() -> None:
     assert answer.node == HUNG and nodes.calls == [HUNG]  # the replica was not asked to run it too
     assert clock.now() == pytest.approx(3.0) and not failover.health.is_down(HUNG)
     assert 1 <= failover.health.probes <= 6  # a check every hedge_after at most while it worked
+    await failover.health.aclose()
+
+
+async def test_a_stream_that_stops_mid_way_is_left_once_its_node_is_silent() -> None:
+    """An export stream's next chunk: while a replica could finish it, the node must go on answering
+    (its health check at ``hedge_after`` without a chunk); without one it has the call's time limit."""
+    clock = FakeClock()
+    nodes = Nodes(clock)
+    failover = failover_on(clock, nodes)
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield b'{"first": 1}\n'
+        await clock.hang()  # SIGSTOP mid-stream
+        yield b""
+
+    chunks = stream()
+    assert await failover.next_chunk(chunks, HUNG, None, Caller(), replica=True) == b'{"first": 1}\n'
+    with pytest.raises(Silent):
+        await clock.drive(failover.next_chunk(chunks, HUNG, None, Caller(), replica=True))
+    assert clock.now() == pytest.approx(0.5 + 0.2) and failover.health.is_down(HUNG)
     await failover.health.aclose()

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -215,6 +215,34 @@ class Failover:
             if not job.done():
                 job.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):  # what ends it matters no more
+                    await finish(job)
+
+    async def next_chunk(self, chunks: AsyncIterator[bytes], node: str, limit: TimeLimit | None, caller: Caller,
+                         replica: bool) -> bytes:
+        """The next chunk of a node's stream (``b""`` at its end) within the call's time limit; while a
+        replica could take the rest, only as long as the node answers (``NodeHealth.answering`` every
+        ``[nodes] hedge_after`` without a chunk): ``Silent`` once it does not."""
+        timeout = max(self.time_limit(limit, caller), 0)
+        if not replica:
+            async with asyncio.timeout(timeout):
+                return await anext(chunks, b"")
+        job = asyncio.ensure_future(anext(chunks, b""))
+        end = self.clock.now() + timeout
+        try:
+            while not await done_within(self.clock, max(0, min(self.settings.nodes.hedge_after,
+                                                                  end - self.clock.now())), job):
+                if self.clock.now() >= end:
+                    raise TimeoutError
+                answering = await self.health.answering(node)
+                if job.done():
+                    break
+                if not answering:
+                    raise Silent
+            return job.result()
+        finally:
+            if not job.done():
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):  # the stream is given up
                     await finish(job)
 
     async def try_nodes(self, partition: Partition, send: Callable[[Call], Awaitable[T]], caller: Caller,

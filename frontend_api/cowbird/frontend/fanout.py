@@ -135,7 +135,8 @@ class NodeClient:
                 opened = True
                 try:
                     lines = stream_lines(self.failover, partition, node, response, expected - delivered, limit,
-                                         caller, in_corpus_order=request.sort is None)
+                                         caller, in_corpus_order=request.sort is None,
+                                         replica=self.failover.replica(partition, index))
                     async for line in lines:
                         delivered += 1
                         yield line
