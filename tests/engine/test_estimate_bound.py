@@ -14,7 +14,13 @@ import pytest
 from cowbird.data import demo_corpus
 from cowbird.engines import Deadline
 from cowbird.engines.native import NativeEngine
-from cowbird.engines.native.engine import ESTIMATE_FIRST, ESTIMATE_RANGE, ESTIMATE_SECONDS, ESTIMATE_WHOLE
+from cowbird.engines.native.engine import (
+    ESTIMATE_FIRST,
+    ESTIMATE_RANGE,
+    ESTIMATE_SECONDS,
+    ESTIMATE_WALL,
+    ESTIMATE_WHOLE,
+)
 from cowbird.engines.results import Matches
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 
@@ -40,13 +46,15 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> NativeEngine:
 @pytest.mark.parametrize("query", [HOPELESS, MILDER])
 def test_an_estimate_of_labels_over_wide_repetitions_answers_within_its_time(web: NativeEngine, query: str) -> None:
     """Sampled (the partition is too large to count outright): every step of the sample's simulation
-    checks the estimate's own time, not only the query's 60 s. Nothing of it is read in that time:
-    no hits, and what it took as seconds — the query could not be bounded."""
+    checks the estimate's own time (CPU time, and on the clock five times that), not only the query's
+    60 s. Nothing of it is read in that time: no hits, and what it took as seconds — the query could
+    not be bounded."""
     assert web.size > 2 * 4 * ESTIMATE_RANGE and web.size > ESTIMATE_WHOLE
     started = time.monotonic()
     estimate = web.estimate(query, deadline=Deadline(60))
     took = time.monotonic() - started
-    assert took < ESTIMATE_SECONDS + 2.0, f"the estimate took {took:.1f} s"  # 53 s before (HOPELESS)
+    # its second of CPU time, at most five times that on the clock of a busy machine (53 s before: HOPELESS)
+    assert took < ESTIMATE_SECONDS * ESTIMATE_WALL + 2.0, f"the estimate took {took:.1f} s"
     assert estimate.hits is None and not estimate.exact and estimate.sampled == 0.0
     assert estimate.seconds is not None and estimate.seconds >= ESTIMATE_SECONDS
 
