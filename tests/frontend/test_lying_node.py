@@ -136,6 +136,25 @@ def test_a_count_that_contradicts_the_partitions_hits_fails_the_partition(stage:
         assert len(set(shown)) == 100 and not set(shown) & set(hits[p2])
 
 
+@pytest.mark.parametrize("lie", ["count -1", "count +1000"])
+def test_a_streamed_preview_whose_count_contradicts_its_hits_ends_with_the_partition_failed(stage: Stage,
+                                                                                           lie: str) -> None:
+    """The streamed preview (``stream=1``) counts each partition and then fetches the page where the
+    counts say it lies: its last event names the partition whose hits contradict its count."""
+    p1, p2, p3 = stage.ids
+    stage.lie(lie, p2)
+    answer = stage.client.get("/api/v1/query", params={"corpus": "big", "syntax": "cqp", "q": WORD, "offset": 150,
+                                                       "limit": 100, "stream": 1})
+    assert answer.status_code == 200, answer.text
+    events = [json.loads(line) for line in answer.text.splitlines() if line.strip()]
+    result = events[-1]
+    assert result["event"] == "result" and stage.told() >= 1, events
+    assert "earlier in the same search" in _failed(result, p2)
+    hits = stage.positions[WORD]
+    assert result["total"] == len(hits[p1]) + len(hits[p3])
+    assert [h["position"] for h in result["hits"]] == sorted(hits[p1] + hits[p3])[150:250]
+
+
 def test_a_sorted_page_with_a_hit_twice_or_another_is_not_believed(stage: Stage) -> None:
     """The stand-in sends a sorted page's 9th hit again in place of its 10th, or the hit after its
     last in place of the last: the partition it lies about alone is named as failed; where a replica
