@@ -9,6 +9,7 @@ The file name says what the file holds (``ewt_<query-hash>_<rows>of<total>[_part
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
@@ -127,7 +128,7 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                    only)
     download = Download(format, columns, about if asked.provenance else None, target.name, named, failed, "hits",
                         f"_{chosen}{written}of{total}{partial}")
-    delivered = [0]  # rows the client has had: the rest of the charge is given back at the end
+    delivered = [0]  # rows whose bytes went out to the client: the rest of the charge is given back at the end
     # A spreadsheet forwarded by the interactive process is delivered when that process has passed its
     # last byte on, which only it knows: it gives the rows back otherwise (``background.REFUND``).
     worker_refunds = format == "xlsx" and bool(request.scope.get(FORWARDED_SCOPE))
@@ -199,6 +200,8 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                                "changed since they were categorised)")
         for chunk in out.end():
             yield chunk
+        if format == "xlsx":  # a client that took only part of it resets the connection: found gone meanwhile
+            await asyncio.sleep(XLSX_SETTLE_SECONDS)
         delivered[0] = sent
 
     headers = download.headers(written, **{
@@ -224,6 +227,12 @@ async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[t
 
     return await run_in_threadpool(read)
 
+
+XLSX_SETTLE_SECONDS = 1.0
+"""How long an XLSX file's end is held back after its last bytes went out, before its rows count as
+delivered. The client's own buffers take hundreds of kilobytes at once: a client that read a part of
+the file and left (its connection reset, as closing with bytes unread does) is found gone meanwhile,
+and charged no row — a part of an XLSX file (a zip, its directory at its end) holds none."""
 
 CATEGORISED_SCAN = 2_000_000
 """The most hits an export of the categorised lines only looks through for them."""
