@@ -5,7 +5,8 @@ partitions: ``node_seconds``), not one request. When what is left of the day cou
 longest query (the deadline on every partition), a query is estimated first (``/v1/estimate`` on
 the nodes) and refused if its estimate is more than is left; the estimate is held while it runs (so
 that queries running side by side cannot spend the same seconds) and the measured time charged
-when it ends. Over a limit the answer is 429 with
+when it ends — a node call that stops after that (cancelled as a stream's client left) when it
+reports (``NodeTime.late``). Over a limit the answer is 429 with
 ``Retry-After``; every query and export answer says what is left in ``X-Cowbird-Queries-Limit``,
 ``X-Cowbird-Export-Rows-Left`` and ``X-Cowbird-Node-Seconds-Left``, and the account page shows the
 same. ``/api/v1/estimate`` tells the cost of a query before it runs.
