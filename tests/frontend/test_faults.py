@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from cowbird.core.errors import ExportBroken
 from cowbird.frontend import FrontendSettings
+from cowbird.frontend.node_health import NodeHealth
 from tests.clock import FakeClock, until
 from tests.frontend.conftest import NODE_TOKEN, Partitioned, front_client, front_settings
 from tests.support import JsonObject, ParamValue, assert_problem
@@ -260,7 +261,11 @@ async def test_a_dead_node_is_skipped_until_it_answers_again(
         assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "sun"})).json()["complete"]
         assert len(calls) == asked
         clock.advance(0.2)  # after its cooldown, its prober's health check finds it again
-        await until(lambda health=health: not health.is_down("http://node-hangs"), what="the node back")
+
+        def back(breaker: NodeHealth = health) -> bool:
+            return not breaker.is_down("http://node-hangs")
+
+        await until(back, what="the node back")
         assert calls[asked:] == ["/health"] and health.probes == probes + 1
         assert (await client.get("/api/v1/query", params={"corpus": "sample", "q": "old"})).json()["complete"]
         assert calls[asked + 1].startswith("/v1/")  # in use again
