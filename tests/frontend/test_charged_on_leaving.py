@@ -92,6 +92,34 @@ def test_a_stream_left_after_two_seconds_is_charged_its_node_time(cluster: Clust
     assert charged < 3 * (LEFT_AFTER + STOPPING), (charged, node_cpu)
 
 
+def test_a_streamed_preview_left_while_its_node_hangs_is_charged_the_time_waited(cluster: Cluster) -> None:
+    """A preview streamed while its node is stopped (SIGSTOP: it holds the calls and answers
+    nothing), left after two seconds: each partition's call is charged the time it waited until it
+    was given up, as unstreamed. The old code charged it 0.0 s (the stream's place ended before the
+    calls it had cancelled reported)."""
+    params: Params = {"corpus": "big", "q": '[word="w1"]', "stream": 1}
+    assert httpx.get(f"{cluster.url}/api/v1/query", params={**params, "stream": 0}, timeout=30).status_code == 200
+    events = []
+    cluster.pause(0)
+    try:
+        with httpx.Client(timeout=httpx.Timeout(30, read=LEFT_AFTER)) as client, \
+                client.stream("GET", f"{cluster.url}/api/v1/query", params={**params, "q": '[word="w2"]'}) as response:
+            assert response.status_code == 200, response.read()
+            charged = day(cluster)[1]
+            with pytest.raises(httpx.ReadTimeout):
+                for line in response.iter_lines():
+                    events.append(json.loads(line)["event"])
+    finally:
+        cluster.resume(0)
+    assert events == ["started"], events
+    deadline = time.monotonic() + 10.0
+    while day(cluster)[1] == charged and time.monotonic() < deadline:
+        time.sleep(0.1)
+    charged = day(cluster)[1] - charged
+    # three partitions' calls, each waiting from the stream's start until the client left
+    assert 1.0 < charged < 3 * (LEFT_AFTER + STOPPING), charged
+
+
 def received_then_reset(cluster: Cluster, params: Params, keep: int, buffer: int | None) -> tuple[int, int]:
     """Ask for an export, read ``keep`` bytes of the answer and, a moment later, close the connection
     with the rest unread (a reset); ``buffer``: the client socket's receive buffer, if not the system's. The bytes
