@@ -98,17 +98,17 @@ def answers(sockets: list[socket.socket], seconds: float, wanted: int) -> dict[s
         end = time.monotonic() + seconds
         while len(done) < wanted and time.monotonic() < end:
             for key, _ in selector.select(timeout=0.2):
-                sock = key.fileobj
-                assert isinstance(sock, socket.socket)
+                ready = key.fileobj
+                assert isinstance(ready, socket.socket)
                 try:
-                    chunk = sock.recv(65536)
+                    chunk = ready.recv(65536)
                 except (ConnectionResetError, BlockingIOError):
                     chunk = b""
                 if chunk:
-                    got[sock] += chunk
+                    got[ready] += chunk
                 else:
-                    selector.unregister(sock)
-                    done.add(sock)
+                    selector.unregister(ready)
+                    done.add(ready)
     return got
 
 
