@@ -174,3 +174,26 @@ def test_the_proxy_bounds_each_address_and_the_nodes_take_the_front_ends_only() 
 def test_a_wrong_option_would_be_caught() -> None:
     with pytest.raises(click.UsageError):
         accepted(["cowbird", "node", "serve", "--registry", "/data", "--no-such-option"])
+
+
+def test_node_processes_run_under_a_memory_limit_above_their_own() -> None:
+    """Every deploy file puts the node processes under a memory limit (issue 63: a node grew to 10.7 GB
+    until the kernel killed it), above the limit the node sets itself (``memory_limit``, by default the
+    budget, the result cache and 1 GiB), so that the node's own — a query stopped — is the one reached."""
+    from cowbird.node.memory import memory_limit
+
+    defaults = NodeSettings.model_validate({"registry": "/data"})
+    own = memory_limit(defaults.memory_budget, defaults.cache_max_hits * 24, defaults.memory_limit)
+    assert own is not None
+    gib = 2**30
+    unit = (DEPLOY / "systemd" / "cowbird-node@.service").read_text()
+    unit_max = re.search(r"^MemoryMax=(\d+)G$", unit, re.M)
+    assert unit_max is not None and int(unit_max.group(1)) * gib > own
+    compose = yaml.safe_load((DEPLOY / "compose.yml").read_text())
+    nodes = [service for name, service in compose["services"].items() if name.startswith("node")]
+    assert nodes and all(int(service["mem_limit"].rstrip("g")) * gib > own for service in nodes)
+    documents = list(yaml.safe_load_all((DEPLOY / "k8s" / "cowbird.yaml").read_text()))
+    node_set = next(d for d in documents
+                    if d and d["kind"] == "StatefulSet" and d["metadata"]["name"] == "cowbird-node")
+    (container,) = node_set["spec"]["template"]["spec"]["containers"]
+    assert int(container["resources"]["limits"]["memory"].rstrip("Gi")) * gib > own
