@@ -24,8 +24,8 @@ GIB = 2**30
 LIMIT = 2 * GIB
 OOM = "a:[] []{0,60} b:[] []{0,60} c:[] :: a.word = c.word & b.word = a.word"
 MILDER = "a:[] []{0,60} b:[] :: a.word = b.word"
-BURST = [f'a:[] []{{0,10}} b:[] :: a.word=b.word & a.pos="{pos}"' for pos in ("NN", "IN", "DT", "JJ")]
-"""Four users' heavy label queries: each holds 300-400 MB on a node of this corpus, 1.3 GB or more together."""
+BURST = [f'a:[] []{{0,30}} b:[] :: a.word=b.word & a.pos="{pos}"' for pos in ("NN", "IN", "DT", "JJ")]
+"""Four users' heavy label queries: each holds about 600 MB on a node of this corpus alone, 2.4 GB together."""
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +84,11 @@ def test_the_query_that_took_a_node_down_is_refused_or_stopped_within_its_budget
 
 @pytest.mark.timeout(300)
 def test_a_burst_of_heavy_label_queries_past_the_budget_answers_some_of_them(demo: DemoStack) -> None:
-    """Four users' heavy label queries at once, more than the budget together: evaluations wait for
-    room, pause, and the youngest give way — so the oldest are answered, exactly, and the others
-    refused for memory with the reason (before: all four stopped at 1 GiB, none answered). The nodes
-    stay within their OS limit and are not killed."""
+    """Four users' heavy label queries at once, each within the budget, more than it together: evaluations
+    wait for room, pause, and the youngest give way — so the oldest are answered, exactly, and the
+    others refused for memory with the reason (or, on a machine too busy for their estimates, not
+    run). Before, the one at work was stopped each time the others only waited for a heavy place. The
+    nodes stay within their OS limit and are not killed."""
     require_loopback_namespace()
     pids = nodes(demo)
     with memory_peaks(pids) as memory, concurrent.futures.ThreadPoolExecutor(len(BURST)) as pool:
@@ -95,9 +96,9 @@ def test_a_burst_of_heavy_label_queries_past_the_budget_answers_some_of_them(dem
             lambda q: httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": q, "syntax": "cqp"},
                                 timeout=250), BURST))
     bodies = [answer.json() for answer in answers]
-    for answer, body in zip(answers, bodies, strict=True):  # exact, or refused for memory with the reason
+    for answer, body in zip(answers, bodies, strict=True):  # exact, or refused with the reason
         assert (answer.status_code == 200 and body["complete"]) or (
-            answer.status_code in (400, 503) and "memory" in body["detail"]), body
+            answer.status_code in (400, 503) and ("memory" in body["detail"] or "not run" in body["detail"])), body
     assert any(answer.status_code == 200 for answer in answers), [body.get("detail") for body in bodies]
     assert all(peak < LIMIT / 2**20 for peak in memory.peaks), (memory.idle, memory.peaks)
     assert_nodes_alive(demo, pids)
