@@ -153,7 +153,7 @@ def test_concurrent_heavy_queries_stay_within_the_nodes_memory_budget(demo: Demo
     for answer in answers:  # exact, or refused with the reason: never a node grown without bound
         body = answer.json()
         assert (answer.status_code == 200 and body["complete"]) or (
-            answer.status_code == 400 and "memory" in body["detail"]), body
+            answer.status_code == 400 and ("memory" in body["detail"] or "not be estimated" in body["detail"])), body
     assert any(a.status_code == 200 for a in answers)
     assert len({a.json()["total"] for a in answers if a.status_code == 200}) == 1
     budget = NODE_MEMORY / 2**20
