@@ -141,7 +141,8 @@ class EstimateResponse(BaseModel):
     partition: str
     query: str = Field(description="The canonical CQP the node would run.")
     hits: int | None = Field(description="Estimated hits (None: the query cannot be estimated — MU, TAB — or "
-                             "its sample took longer than an estimate may: seconds is then a lower bound).")
+                             "nothing of it could be read in the estimate's own time: seconds is then what the "
+                             "estimate took, and the front end refuses the query).")
     exact: bool = Field(description="The query was cheap enough to count outright (or its result is cached).")
     seconds: float | None = Field(description="Estimated seconds of the whole evaluation on this partition.")
     candidates: int | None = Field(None, description="At most this many start positions are read.")
