@@ -208,3 +208,25 @@ async def test_the_front_ends_request_start_ranks_evaluations_on_every_node(samp
                                      headers={"X-Cowbird-Began": began})
             assert answer.status_code == 200, answer.text
     assert seen[0] == 1700000000.25 and abs(seen[1] - time.time()) < 60
+
+
+@pytest.mark.anyio
+async def test_an_evaluation_whose_allocation_fails_is_stopped_and_the_node_goes_on() -> None:
+    """An allocation past the node's ``memory_limit`` (``MemoryError`` in the evaluation's thread) is the
+    query stopped with the reason; the scheduler's places are given back and the next evaluation runs."""
+    from cowbird.engines import Deadline
+    from cowbird.node.scheduler import Scheduler
+
+    scheduler = Scheduler(concurrent=1, queued=2, queue_seconds=5, heavy=1, heavy_after=10,
+                          memory=MemoryBudget(1024 * MB, Reading(0)))
+
+    async def watch(deadline: Deadline) -> None:
+        await asyncio.Event().wait()  # the client stays
+
+    def greedy(deadline: Deadline) -> bytes:
+        raise MemoryError  # numpy: "Unable to allocate 237. MiB for an array"
+
+    with pytest.raises(OutOfMemory, match="could not allocate the memory it asked for"):
+        await scheduler.run(greedy, 5.0, watch)
+    assert await scheduler.run(lambda deadline: b"fine", 5.0, watch) == b"fine"
+    assert scheduler.memory is not None and scheduler.memory.running == 0
