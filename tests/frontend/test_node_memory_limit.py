@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -106,3 +107,13 @@ def test_a_burst_of_heavy_label_queries_past_the_budget_answers_some_of_them(dem
     assert any(answer.status_code == 200 for answer in answers), [body.get("detail") for body in bodies]
     assert all(peak < LIMIT / 2**20 for peak in memory.peaks), (memory.idle, memory.peaks)
     assert_nodes_alive(demo, pids)
+
+
+def test_cowbird_node_serve_sets_the_os_limit_on_its_data(demo: DemoStack) -> None:
+    """``memory_limit`` is the node process's ``RLIMIT_DATA`` (heap and anonymous memory; the corpus's
+    mapped files do not count against it), as ``/proc`` shows it."""
+    require_loopback_namespace()
+    for pid in nodes(demo):
+        limits = Path(f"/proc/{pid}/limits").read_text().splitlines()
+        data = next(line for line in limits if line.startswith("Max data size"))
+        assert data.split()[3] == str(LIMIT), data  # soft limit, bytes
