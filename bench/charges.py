@@ -85,7 +85,8 @@ def analyses(cluster: Cluster, base: Path) -> None:
 
 def downloads(cluster: Cluster, base: Path) -> None:
     for format in ["xlsx", "tsv"]:
-        params = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 10_000, "context": 30, "format": format}
+        params: dict[str, str | int] = {"corpus": "big", "q": "[]", "syntax": "cqp", "limit": 10_000, "context": 30,
+                                        "format": format}
         size = len(httpx.get(cluster.url + "/api/v1/export", params=params, timeout=60).content)
         rows = charged(base)[0]
         with closing(socket.socket()) as client:
