@@ -164,14 +164,20 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
         seconds = fair_use.usage(key).node_seconds
         assert seconds > 0 and float(first.headers["x-cowbird-node-seconds-left"]) == pytest.approx(1000 - seconds,
                                                                                                    abs=0.1)
+        unbounded = {"corpus": "big", "q": "[]{3,} []{500}", "syntax": "cqp"}  # nothing of it read in an estimate's time
+        refused = await client.get("/api/v1/query", params=unbounded)  # refused as such, however much is left
+        assert refused.status_code == 400 and "could not be estimated" in refused.json()["detail"]
+        seconds = fair_use.usage(key).node_seconds  # its estimate was paid for
         fair_use.spend(key, 1000 - 0.5 - seconds)  # half a second left: less than a query may cost (100 s × 3)
         cheap = await client.get("/api/v1/query", params=params)  # estimated at milliseconds: it runs
         assert cheap.status_code == 200 and cheap.json()["total"] == first.json()["total"]
         before = fair_use.usage(key).node_seconds
-        hopeless = {"corpus": "big", "q": "[]{3,} []{500}", "syntax": "cqp"}  # estimated at a second at least
+        # estimated at seconds a partition (bounded: it is read in part), more than the half second left
+        hopeless = {"corpus": "big", "q": '[] []{0,400} [word="w7"] [word="w7"]', "syntax": "cqp"}
+        before = fair_use.usage(key).node_seconds
         for route in ("/api/v1/query", "/api/v1/export", "/api/v1/frequency"):
             refused = await client.get(route, params={**hopeless, "stream": 1} if route.endswith("query") else hopeless)
-            assert refused.status_code == 429, (route, refused.text)
+            assert refused.status_code == 429, (route, refused.json()["detail"])
             detail = refused.json()["detail"]
             estimated = "this query is estimated to take" in detail and "of the nodes' time, more than" in detail
             spent = "queries took today's 1,000 seconds of the nodes' time" in detail  # the estimates were paid for
