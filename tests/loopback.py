@@ -166,6 +166,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         for data in records:
             report = item.config.hook.pytest_report_from_serializable(config=item.config, data=data)
             item.ihook.pytest_runtest_logreport(report=report)
+        item.session._setupstate.teardown_exact(nextitem)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
     records = results.get(item.nodeid, [])
@@ -175,6 +176,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     for data in records:
         report = item.config.hook.pytest_report_from_serializable(config=item.config, data=data)
         item.ihook.pytest_runtest_logreport(report=report)
+    # what the test before kept for this one (a package's fixtures) goes as a run test's teardown would
+    # take it, else the next test here finds it set up ("previous item was not torn down properly")
+    item.session._setupstate.teardown_exact(nextitem)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
 
