@@ -164,7 +164,7 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
         seconds = fair_use.usage(key).node_seconds
         assert seconds > 0 and float(first.headers["x-cowbird-node-seconds-left"]) == pytest.approx(1000 - seconds,
                                                                                                    abs=0.1)
-        unbounded = {"corpus": "big", "q": "[]{3,} []{500}", "syntax": "cqp"}  # nothing of it read in an estimate's time
+        unbounded = {"corpus": "big", "q": "[]{3,} []{500}", "syntax": "cqp"}  # unread in an estimate
         refused = await client.get("/api/v1/query", params=unbounded)  # refused as such, however much is left
         assert refused.status_code == 400 and "could not be estimated" in refused.json()["detail"]
         seconds = fair_use.usage(key).node_seconds  # its estimate was paid for
