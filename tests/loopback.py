@@ -163,13 +163,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if _PROBLEM in item.stash:  # under CI: every test must run
         problem = item.stash[_PROBLEM]
         records = [_failed(item, f"needs a network namespace with only loopback: {problem}; under CI it must run")]
-        for data in records:
-            report = item.config.hook.pytest_report_from_serializable(config=item.config, data=data)
-            item.ihook.pytest_runtest_logreport(report=report)
-        item.session._setupstate.teardown_exact(nextitem)
-        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-        return True
-    records = results.get(item.nodeid, [])
+    else:
+        records = results.get(item.nodeid, [])
     if not any(r.get("when") == "call" or r.get("outcome") != "passed" for r in records):
         output = results.get("::child-output::", [{"output": ""}])[0]["output"]
         records = [_failed(item, "the test's child run in a network namespace gave no result:\n" + output[-8000:])]

@@ -15,13 +15,12 @@ import httpx
 import pytest
 
 from cowbird.engines.native import NativeEngine
-from cowbird.store import Encoder
 from tests.clock import wait_until
 from tests.cluster import Cluster
 from tests.frontend.conftest import Partitioned
 from tests.loopback import require_loopback_namespace
 from tests.lying_node import NEXT_FOR_LAST
-from tests.support import ROOT, JsonObject, Params, free_ports, synthetic_options
+from tests.support import ROOT, JsonObject, Params, free_ports
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
@@ -52,16 +51,9 @@ class Stage:
 
 
 @pytest.fixture(scope="module")
-def parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
-    base = tmp_path_factory.mktemp("lying-parts")
-    result = Encoder(synthetic_options(base, partition_tokens=20_000)).run()
-    assert result.manifest is not None and len(result.partitions) == 3
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
-
-
-@pytest.fixture(scope="module")
-def stage(parts: Partitioned, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stage]:
+def stage(big_parts: Partitioned, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stage]:
     require_loopback_namespace()
+    parts = big_parts  # the 60,000-token corpus in three partitions (tests/frontend/conftest.py)
     offsets = {p["id"]: p["offset"] for p in json.loads(parts.manifest.read_text())["partitions"]}
     positions = {query: {pid: [offsets[pid] + hit.match for hit in NativeEngine.open(parts.registry, pid).hits(query)]
                          for pid in parts.ids} for query in (WORD, TAG)}
