@@ -1,5 +1,5 @@
-"""``cowbird encode``, ``cowbird compress`` and ``cowbird info``: cwb-encode's flags, cwb-huffcode's
-and cwb-compress-rdx's work, cwb-describe-corpus's report."""
+"""``cowbird encode``, ``cowbird compress``, ``cowbird info`` and ``cowbird partitions``: cwb-encode's flags,
+cwb-huffcode's and cwb-compress-rdx's work, cwb-describe-corpus's report, the tokens around each partition."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from cowbird.core.manifest import Manifest
 from cowbird.store.compress import compress_corpus
 from cowbird.store.encoder import DEFAULT_PARTITION_TOKENS, EncodeOptions, Encoder, EncodeResult
 from cowbird.store.info import describe
+from cowbird.store.neighbours import Neighbours, write_neighbours
 from cowbird.store.reader import CwbCorpus
 from cowbird.store.registry import RegistryEntry, find_registry_file, parse_registry, parse_s_declaration
 from cowbird.store.sketch_tables import describe_tables, saved_tables
@@ -241,10 +242,52 @@ def info_command(registry_dir: Path, corpus: str | None, manifest: Path | None) 
                    f"({whole.charset})")
         click.echo(f"p-attributes: {', '.join(whole.p_attributes)}")
         click.echo(f"s-attributes: {', '.join(whole.s_attributes)}")
-        click.echo("partition\tfirst position\ttokens\tword sketch tables")
+        click.echo("partition\tfirst position\ttokens\tword sketch tables\tneighbours")
         for partition in whole.partitions:
             opened = CwbCorpus.open(registry_dir, partition.id)  # each partition must open, or the corpus is broken
             tables = [t for t in saved_tables(opened) if t["current"]]
-            click.echo(f"{partition.id}\t{partition.offset}\t{partition.size}\t{len(tables)}")
+            neighbours = Neighbours.load(opened.entry.home)
+            carried = ("no neighbours file (write it: cowbird partitions neighbours)" if neighbours is None else
+                       f"{len(neighbours.before)} before, {len(neighbours.after)} after")
+            click.echo(f"{partition.id}\t{partition.offset}\t{partition.size}\t{len(tables)}\t{carried}")
     except StoreError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+@click.group("partitions")
+def partitions_group() -> None:
+    """The partitions of a corpus encoded with --partition-tokens."""
+
+
+@partitions_group.command("neighbours")
+@click.option("-r", "--registry", "registry_dir", required=True, type=click.Path(path_type=Path),
+              help="Registry directory of the partitions.")
+@click.option("--manifest", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The corpus manifest.")
+def neighbours_command(registry_dir: Path, manifest: Path) -> None:
+    """Write into each partition's home the 128 tokens before and after it (neighbours.json).
+
+    cowbird encode --partition-tokens writes them; this writes them for a corpus encoded before, so
+    that a lookahead at a partition's last token reads the next partition's first token, as CQP does
+    over the corpus in one piece.
+
+    \b
+    Example:
+      cowbird partitions neighbours -r registry --manifest data/ewt/ewt.manifest.json
+    """
+    try:
+        whole = Manifest.load(manifest)
+        started = time.perf_counter()
+        opened = []
+        for partition in whole.partitions:
+            corpus = CwbCorpus.open(registry_dir, partition.id)
+            if corpus.size != partition.size:
+                raise StoreError(f"partition {partition.id} holds {corpus.size} tokens, but manifest {manifest} "
+                                 f"says {partition.size}")
+            opened.append(corpus)
+        written = write_neighbours(opened)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for path in written:
+        click.echo(f"  {path}")
+    click.echo(f"wrote the neighbours of {len(written)} partitions in {time.perf_counter() - started:.1f} s")

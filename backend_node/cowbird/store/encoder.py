@@ -26,9 +26,11 @@ from cowbird.core.errors import StoreError
 from cowbird.core.manifest import Manifest, ManifestPartition
 from cowbird.store.batch import Batch
 from cowbird.store.cwbformat import MAX_CORPUS_SIZE
+from cowbird.store.neighbours import write_neighbours
 from cowbird.store.partitioner import Partitioner
 from cowbird.store.pattr_writer import PAttributeWriter
-from cowbird.store.registry import SAttributeDecl, format_registry
+from cowbird.store.reader import CwbCorpus
+from cowbird.store.registry import SAttributeDecl, format_registry, parse_registry
 from cowbird.store.sattr_writer import ElementEncoder
 from cowbird.store.strings import Budget, default_memory
 from cowbird.store.vrt import VrtOptions, VrtReader
@@ -302,6 +304,8 @@ class Encoder:
             text = format_registry(registry_id, home_dir, options.charset, options.p_attributes, options.s_attributes)
             path.write_text(text, encoding="utf-8")
             registry_files.append(path)
+        if self.boundary is not None:  # each partition carries the tokens around it (store/neighbours.py)
+            write_neighbours([CwbCorpus(parse_registry(path)) for path in registry_files])
         manifest = options.manifest
         if manifest is None and self.boundary is not None:
             manifest = data_dir / f"{self.registry_id}.manifest.json"

@@ -35,6 +35,8 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                            "Compress a corpus's p-attributes as cwb-huffcode and cwb-compress-rdx do.", "node"),
     "info": Subcommand("cowbird.store.cli", "info_command",
                        "Describe a corpus: size, attributes with type counts, regions.", "node"),
+    "partitions": Subcommand("cowbird.store.cli", "partitions_group",
+                             "Partitions: write the tokens each carries of its neighbours.", "node"),
     "query": Subcommand("cowbird.node.query_cli", "query_command",
                         "Run a CQP query on a corpus and print its hits as CQP's dump does.", "node"),
     "translate": Subcommand("cowbird.query.cli", "translate_command",

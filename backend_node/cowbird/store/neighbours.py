@@ -1,0 +1,205 @@
+"""The tokens around a partition: the last tokens of the partitions before it and the first ones after it.
+
+A partition is a complete CWB corpus, so at its last token there is no next one; over the corpus in
+one piece there is. So that no answer depends on where the corpus was cut, each partition's home
+directory holds ``neighbours.json``: up to ``NEIGHBOUR_TOKENS`` tokens just before the partition's
+first position (``before``, in corpus order) and just after its last (``after``), read from the CWB
+files of the partitions around it. Each token carries every p-attribute's value and, for each
+s-attribute, the value of the region it lies in (``null`` for a region without values) and whether
+that region starts or ends at it; an s-attribute is absent from a token that lies in none of its
+regions. The first partition has no ``before`` tokens and the last no ``after`` tokens: there the
+corpus really begins or ends.
+
+The encoder writes the files after the partitions are in place (``write_neighbours``); ``cowbird
+partitions neighbours`` writes them for a corpus encoded before. The native engine reads ``after``
+for a lookahead at the partition's end; n-grams, collocation windows and contexts read both.
+``Neighbours.load`` is None when the file is absent (a corpus encoded before it existed), and such a
+partition behaves as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cowbird.core.errors import CorpusFormatError
+from cowbird.store.reader import CwbCorpus
+
+NEIGHBOUR_TOKENS = 128
+"""How many tokens of the corpus before and after a partition it carries. A lookahead reads one; an
+n-gram or a collocation window across a cut reads a few (windows and n-grams are far shorter); a
+KWIC context of 40 tokens fits too. Small enough that the file is a few kilobytes per partition."""
+
+NEIGHBOURS_FILE = "neighbours.json"
+"""The file in a partition's home directory."""
+
+NEIGHBOURS_FORMAT = "cowbird-neighbours/1"
+"""The ``format`` member of the file; a reader refuses another."""
+
+
+@dataclass(frozen=True)
+class RegionMark:
+    """A neighbour token's place in one s-attribute: its region's value and whether it starts or ends there."""
+
+    value: str | None
+    start: bool
+    end: bool
+
+
+@dataclass(frozen=True)
+class NeighbourToken:
+    """One token of a neighbouring partition: ``values`` by p-attribute, ``regions`` by s-attribute
+    (an s-attribute whose regions do not cover the token is absent)."""
+
+    values: dict[str, str]
+    regions: dict[str, RegionMark]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"p": self.values,
+                "s": {name: {"value": mark.value, "start": mark.start, "end": mark.end}
+                      for name, mark in self.regions.items()}}
+
+    @staticmethod
+    def from_json(data: Any, where: str) -> NeighbourToken:
+        try:
+            values = {str(k): str(v) for k, v in data["p"].items()}
+            regions = {str(name): RegionMark(None if mark["value"] is None else str(mark["value"]),
+                                             bool(mark["start"]), bool(mark["end"]))
+                       for name, mark in data["s"].items()}
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise CorpusFormatError(f"{where}: a token is malformed ({exc!r})") from exc
+        return NeighbourToken(values, regions)
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The tokens before and after one partition, in corpus order: ``before[-1]`` is the token just
+    before the partition's first position, ``after[0]`` the one just after its last."""
+
+    before: list[NeighbourToken]
+    after: list[NeighbourToken]
+    before_offset: int  # global position of before[0] (the partition's offset when before is empty)
+    after_offset: int  # global position of after[0] (the partition's end)
+
+    @staticmethod
+    def load(home: Path) -> Neighbours | None:
+        """The neighbours written into a partition's home directory, or None when it has no such file."""
+        path = home / NEIGHBOURS_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CorpusFormatError(f"cannot read {path}: {exc.strerror}") from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorpusFormatError(f"{path} is not JSON ({exc})") from exc
+        if not isinstance(data, dict) or data.get("format") != NEIGHBOURS_FORMAT:
+            found = data.get("format") if isinstance(data, dict) else None
+            raise CorpusFormatError(f"{path}: format {found!r} is not {NEIGHBOURS_FORMAT!r}; write it again "
+                                    "with cowbird partitions neighbours")
+        try:
+            return Neighbours([NeighbourToken.from_json(t, str(path)) for t in data["before"]],
+                              [NeighbourToken.from_json(t, str(path)) for t in data["after"]],
+                              int(data["before_offset"]), int(data["after_offset"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorpusFormatError(f"{path}: missing or malformed member ({exc!r})") from exc
+
+    def write(self, home: Path) -> Path:
+        path = home / NEIGHBOURS_FILE
+        data = {"format": NEIGHBOURS_FORMAT, "before_offset": self.before_offset, "after_offset": self.after_offset,
+                "before": [t.to_json() for t in self.before], "after": [t.to_json() for t in self.after]}
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        partial.replace(path)
+        return path
+
+    def before_values(self, attribute: str) -> list[str]:
+        """The ``before`` tokens' values of a p-attribute, in corpus order."""
+        return [_value(token, attribute) for token in self.before]
+
+    def after_values(self, attribute: str) -> list[str]:
+        """The ``after`` tokens' values of a p-attribute, in corpus order."""
+        return [_value(token, attribute) for token in self.after]
+
+    def before_regions(self, attribute: str) -> list[RegionMark | None]:
+        """The ``before`` tokens' regions of an s-attribute (None: the token lies in none)."""
+        return [token.regions.get(attribute) for token in self.before]
+
+    def after_regions(self, attribute: str) -> list[RegionMark | None]:
+        """The ``after`` tokens' regions of an s-attribute (None: the token lies in none)."""
+        return [token.regions.get(attribute) for token in self.after]
+
+
+def _value(token: NeighbourToken, attribute: str) -> str:
+    try:
+        return token.values[attribute]
+    except KeyError:
+        known = ", ".join(token.values)
+        raise CorpusFormatError(f"the neighbour tokens have no p-attribute {attribute!r} (they have: {known})") \
+            from None
+
+
+def read_tokens(corpus: CwbCorpus, start: int, stop: int) -> list[NeighbourToken]:
+    """Tokens ``start`` .. ``stop - 1`` of one CWB corpus (positions of that corpus), with every
+    attribute, read through its lexicon one string at a time (a big lexicon is never decoded whole)."""
+    if stop <= start:
+        return []
+    values: dict[str, list[str]] = {}
+    for name in corpus.p_attribute_names:
+        attribute = corpus.p_attribute(name)
+        ids = attribute.id_range(start, stop)
+        values[name] = [attribute.id2str(int(i)) for i in ids]
+    positions = np.arange(start, stop, dtype=np.int64)
+    regions: dict[str, list[RegionMark | None]] = {}
+    for name in corpus.s_attribute_names:
+        s_attribute = corpus.s_attribute(name)
+        numbers = s_attribute.region_numbers(positions) if len(s_attribute) else np.full(len(positions), -1)
+        marks: list[RegionMark | None] = []
+        for cpos, number in zip(positions.tolist(), numbers.tolist(), strict=True):
+            if number < 0:
+                marks.append(None)
+                continue
+            region = s_attribute.region(number)
+            marks.append(RegionMark(region.value, region.start == cpos, region.end == cpos))
+        regions[name] = marks
+    tokens = []
+    for k in range(stop - start):
+        tokens.append(NeighbourToken({name: column[k] for name, column in values.items()},
+                                     {name: mark for name, column in regions.items()
+                                      if (mark := column[k]) is not None}))
+    return tokens
+
+
+def neighbours_of(partitions: Sequence[CwbCorpus], index: int, tokens: int = NEIGHBOUR_TOKENS) -> Neighbours:
+    """The neighbours of ``partitions[index]``, the partitions in corpus order: the last ``tokens``
+    tokens before it and the first ``tokens`` after it, taken from as many partitions as they span."""
+    before: list[NeighbourToken] = []
+    for previous in reversed(partitions[:index]):
+        if len(before) >= tokens:
+            break
+        wanted = tokens - len(before)
+        before = read_tokens(previous, max(0, previous.size - wanted), previous.size) + before
+    after: list[NeighbourToken] = []
+    for following in partitions[index + 1:]:
+        if len(after) >= tokens:
+            break
+        after += read_tokens(following, 0, min(following.size, tokens - len(after)))
+    offset = sum(p.size for p in partitions[:index])
+    return Neighbours(before, after, offset - len(before), offset + partitions[index].size)
+
+
+def write_neighbours(partitions: Sequence[CwbCorpus], tokens: int = NEIGHBOUR_TOKENS) -> list[Path]:
+    """Write ``neighbours.json`` into every partition's home directory (partitions in corpus order);
+    a corpus of one partition gets an empty one, which says that its ends are the corpus's."""
+    names = {tuple(p.p_attribute_names) for p in partitions}
+    if len(names) > 1:
+        raise CorpusFormatError("the partitions do not have the same p-attributes: "
+                                + "; ".join(", ".join(n) for n in sorted(names)))
+    return [neighbours_of(partitions, k, tokens).write(p.entry.home) for k, p in enumerate(partitions)]
