@@ -158,9 +158,11 @@ def _socket_folder() -> str:
 def _start_background(config: Path, settings: FrontendSettings, socket: str, log_level: str,
                       log_format: str) -> subprocess.Popen[bytes]:
     """The background process, started and listening on ``socket`` (it ends with this process)."""
-    command = [sys.executable, "-m", "cowbird", "serve", "--config", str(config.resolve()), "--host", settings.host,
-               "--port", str(settings.port), "--background-socket", socket, "--log-level", log_level,
-               "--log-format", log_format]
+    # -P (Python 3.11): the working directory is not put first on sys.path, so a folder named cowbird there
+    # cannot shadow the installed package — the same process from any working directory
+    command = [sys.executable, "-P", "-m", "cowbird", "serve", "--config", str(config.resolve()),
+               "--host", settings.host, "--port", str(settings.port), "--background-socket", socket,
+               "--log-level", log_level, "--log-format", log_format]
     child = subprocess.Popen(command, preexec_fn=_end_with_parent)  # noqa: S603  # our own command
     until = time.monotonic() + BACKGROUND_START_SECONDS
     while not Path(socket).exists():

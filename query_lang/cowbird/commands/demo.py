@@ -170,7 +170,9 @@ class DemoStack:
                             f"http://127.0.0.1:{port}/health"))
         started.append((["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
                          "--log-level", self.log_level], f"{self.url}/api/v1/corpora"))
-        launched = [subprocess.Popen([sys.executable, "-m", "cowbird", *args], cwd=self.base) for args, _ in started]
+        # -P: base is the working directory, and a folder named cowbird there must not shadow the package
+        launched = [subprocess.Popen([sys.executable, "-P", "-m", "cowbird", *args], cwd=self.base)
+                    for args, _ in started]
         self.processes.extend(launched)
         for process, (args, health) in zip(launched, started, strict=True):
             self._await(process, args, health)
