@@ -8,7 +8,10 @@ right after state ``i``, ``final`` those a match can end with. Bounded repetitio
 
 Token conditions are compiled here too: each attribute test becomes a boolean table over the
 attribute's lexicon (``cowbird.store.lexicon``), and tests on one attribute combined with ``&``, ``|``, ``!``
-fold into one table, so a token test is usually a single gather and lookup.
+fold into one table, so a token test is usually a single gather and lookup. Each test also keeps
+its test on a string (``Lookup.accepts``, ``RegionTest.accepts``): a partition's neighbour token
+(``cowbird.store.neighbours``), which a lookahead at the partition's end reads, need not be in the
+partition's lexicon, so ``holds_on`` evaluates the query's own test on its strings.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import numpy.typing as npt
 from cowbird.core.errors import QueryTooExpensive, UnknownAttribute
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native.dfa import leaves
-from cowbird.store.lexicon import BoolTable, LexiconIndex
+from cowbird.store.lexicon import BoolTable, LexiconIndex, match_table
+from cowbird.store.neighbours import NeighbourToken
 
 if TYPE_CHECKING:
     from cowbird.engines.native.corpus_state import RegionIndex
@@ -32,6 +36,23 @@ from cowbird.query import cqp_ast as ast
 
 MAX_STATES = 2000
 """Largest unrolled pattern; ``[]{0,100000}`` is refused rather than allocated."""
+
+
+ValueTest = Callable[[str], bool]
+"""A token test on one string (a value of a neighbour token, which no lexicon of the partition holds)."""
+
+
+def value_test(value: ast.RegexValue, negated: bool, seconds: float) -> ValueTest:
+    """``value`` (``!=`` with ``negated``) tested on one string, as on a lexicon (``match_table``)."""
+
+    def accepts(text: str) -> bool:
+        return bool(match_table(LexiconIndex([text]), value, seconds)[0]) != negated
+
+    return accepts
+
+
+def _never(text: str) -> bool:
+    return False
 
 
 class CorpusView(Protocol):
@@ -67,6 +88,7 @@ class Lookup:
     table: BoolTable = field(compare=False)
     count: int = field(compare=False)
     beyond: bool = field(default=False, compare=False)  # its value past the corpus end (see holds_beyond)
+    accepts: ValueTest = field(default=_never, compare=False)  # the same test on a string (see holds_on)
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,7 @@ class RegionTest:
     attribute: str
     region_ok: npt.NDArray[np.bool_] = field(compare=False)
     count: int = field(compare=False)
+    accepts: ValueTest = field(default=_never, compare=False)  # the same test on a region's value
 
 
 @dataclass(frozen=True)
@@ -151,6 +174,35 @@ def holds_beyond(predicate: Predicate) -> bool:
     if isinstance(predicate, AnyOf):
         return any(holds_beyond(part) for part in predicate.parts)
     return False
+
+
+def holds_on(predicate: Predicate, token: NeighbourToken) -> bool:
+    """Whether the predicate holds at a neighbour token of the partition (``cowbird.store.neighbours``):
+    the query's tests on its strings, region tests on its regions' values, ``lbound``/``rbound`` on
+    whether its regions start or end there. A comparison with labels reads no neighbour: it follows
+    the corpus-end rule (``holds_beyond``)."""
+    if isinstance(predicate, Lookup):
+        return predicate.accepts(token.values[predicate.attribute])
+    if isinstance(predicate, Always):
+        return True
+    if isinstance(predicate, Negation):
+        return not holds_on(predicate.part, token)
+    if isinstance(predicate, AllOf):
+        return all(holds_on(part, token) for part in predicate.parts)
+    if isinstance(predicate, AnyOf):
+        return any(holds_on(part, token) for part in predicate.parts)
+    if isinstance(predicate, RegionTest):
+        mark = token.regions.get(predicate.attribute)
+        return mark is not None and mark.value is not None and predicate.accepts(mark.value)
+    if isinstance(predicate, Bound):
+        mark = token.regions.get(predicate.attribute)
+        return mark is not None and (mark.end if predicate.right else mark.start)
+    if isinstance(predicate, SameValue):
+        same = token.values[predicate.left] == token.values[predicate.right]
+        return same != predicate.negated
+    if isinstance(predicate, LabelPredicate):
+        return holds_beyond(predicate)
+    assert_never(predicate)
 
 
 def label_predicates(predicate: Predicate | None) -> list[LabelPredicate]:
@@ -240,8 +292,8 @@ class PredicateCompiler:
         inverted = int(self.corpus.frequencies(attribute)[table].sum()) > self.corpus.size // 2
         return negated != inverted
 
-    def lookup(self, attribute: str, table: BoolTable, beyond: bool = False) -> Lookup:
-        return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()), beyond)
+    def lookup(self, attribute: str, table: BoolTable, beyond: bool = False, accepts: ValueTest = _never) -> Lookup:
+        return Lookup(attribute, table, int(self.corpus.frequencies(attribute)[table].sum()), beyond, accepts)
 
     def compile(self, condition: ast.Condition | None) -> Predicate:
         if condition is None:
@@ -251,11 +303,13 @@ class PredicateCompiler:
                 return self._region_test(condition)
             table = self.table(condition.attribute, condition.value)
             beyond = self.unset_passes(condition.attribute, condition.value, table, condition.negated)
-            return self.lookup(condition.attribute, ~table if condition.negated else table, beyond)
+            accepts = value_test(condition.value, condition.negated, self.corpus.options.regex_seconds)
+            return self.lookup(condition.attribute, ~table if condition.negated else table, beyond, accepts)
         if isinstance(condition, ast.Not):
             inner = self.compile(condition.operand)
             if isinstance(inner, Lookup):
-                return self.lookup(inner.attribute, ~inner.table, not inner.beyond)
+                test = inner.accepts
+                return self.lookup(inner.attribute, ~inner.table, not inner.beyond, lambda text: not test(text))
             return Negation(inner)
         if isinstance(condition, ast.And):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
@@ -308,27 +362,36 @@ class PredicateCompiler:
             raise UnknownAttribute(f"_.{attribute}: s-attribute {attribute!r} has no values")
         ok = ~table if condition.negated else table
         regions = self.corpus.regions(attribute)
-        return RegionTest(attribute, ok, int((regions.ends[ok] - regions.starts[ok] + 1).sum()))
+        return RegionTest(attribute, ok, int((regions.ends[ok] - regions.starts[ok] + 1).sum()),
+                          value_test(condition.value, condition.negated, self.corpus.options.regex_seconds))
 
     def _combine(self, parts: list[Predicate], conjunction: bool) -> Predicate:
         """``&`` (``conjunction``) or ``|`` of compiled parts; lookups on one attribute fold into
         one table, so a token test stays one gather per attribute."""
-        merged: dict[str, tuple[BoolTable, bool]] = {}
+        merged: dict[str, tuple[BoolTable, bool, ValueTest]] = {}
         others: list[Predicate] = []
         for part in parts:
             if isinstance(part, Lookup):
                 if part.attribute in merged:
-                    table, beyond = merged[part.attribute]
-                    merged[part.attribute] = (table & part.table, beyond and part.beyond) if conjunction \
-                        else (table | part.table, beyond or part.beyond)
+                    table, beyond, test = merged[part.attribute]
+                    merged[part.attribute] = (table & part.table, beyond and part.beyond, _both(test, part.accepts)) \
+                        if conjunction else (table | part.table, beyond or part.beyond, _either(test, part.accepts))
                 else:
-                    merged[part.attribute] = (part.table, part.beyond)
+                    merged[part.attribute] = (part.table, part.beyond, part.accepts)
             else:
                 others.append(part)
-        combined: list[Predicate] = [self.lookup(a, t, b) for a, (t, b) in merged.items()] + others
+        combined: list[Predicate] = [self.lookup(a, t, b, v) for a, (t, b, v) in merged.items()] + others
         if len(combined) == 1:
             return combined[0]
         return AllOf(tuple(combined)) if conjunction else AnyOf(tuple(combined))
+
+
+def _both(a: ValueTest, b: ValueTest) -> ValueTest:
+    return lambda text: a(text) and b(text)
+
+
+def _either(a: ValueTest, b: ValueTest) -> ValueTest:
+    return lambda text: a(text) or b(text)
 
 
 # ---------------------------------------------------------------------------- the automaton
@@ -344,6 +407,7 @@ class TagTest:
     closing: bool
     region_ok: npt.NDArray[np.bool_] | None = field(default=None, compare=False)  # value test per region
     look: Predicate | None = field(default=None, compare=False)
+    accepts: ValueTest | None = field(default=None, compare=False)  # the value test on a string
 
 
 @dataclass
@@ -503,4 +567,5 @@ class AutomatonBuilder:
         table = self.corpus.region_table(tag.attribute, tag.test.value)
         if table is None:
             raise UnknownAttribute(f"s-attribute {tag.attribute!r} has no annotations to compare with a value")
-        return TagTest(tag.attribute, tag.closing, ~table if tag.test.negated else table)
+        accepts = value_test(tag.test.value, tag.test.negated, self.corpus.options.regex_seconds)
+        return TagTest(tag.attribute, tag.closing, ~table if tag.test.negated else table, accepts=accepts)

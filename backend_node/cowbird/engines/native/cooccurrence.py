@@ -8,7 +8,11 @@ lists; ``[]`` gives none) and combine them without an automaton, as ``eval.c`` d
   follows CQP's ``cl_cpos_offset``: an offset past the corpus end makes a minimum distance
   impossible and is clamped as a maximum, while a negative one is not clamped at the corpus
   start, so a window reaching before position 0 finds nothing; ``(union A B)`` merges A and B.
-  Every hit is one token.
+  Every hit is one token. On a partition that carries its neighbours (``cowbird.store.neighbours``)
+  the lists also hold the neighbour tokens where a pattern holds (before the partition: negative
+  positions; after it: from its size on), so a window across the cut finds what it finds over the
+  corpus in one piece, and only the real corpus start and end are the ends above (exact for windows
+  of up to ``NEIGHBOUR_TOKENS`` tokens beyond the cut).
 - ``TAB A {n,m} B ...`` goes greedily from each position of the first column to the nearest
   position of the next column at the allowed distance, column by column, within the start's
   boundary (``within``, else the HardBoundary, which also bounds an open distance); a match nested
@@ -18,9 +22,10 @@ lists; ``[]`` gives none) and combine them without an automaton, as ``eval.c`` d
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from cowbird.core.errors import QueryFailed, UnknownAttribute
-from cowbird.engines.native.compile import PredicateCompiler
+from cowbird.engines.native.compile import PredicateCompiler, holds_on
 from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.native.plan import SearchSpace, TokenTests, boundaries
 from cowbird.engines.results import Cpos, Matches
@@ -35,6 +40,7 @@ def cooccurrences(corpus: NativeCorpus, query: Query, hard_boundary: int) -> Mat
         return _tabular(corpus, evaluator, pattern, SearchSpace.of(query), hard_boundary)
     assert isinstance(pattern, Meet | MuUnion)
     found = evaluator.term(pattern)
+    found = found[(found >= 0) & (found < corpus.size)]  # the neighbours' own positions are not hits
     if query.cut is not None:
         found = found[: query.cut]
     return Matches(found, found.copy(), np.full(len(found), -1, dtype=np.int64), None)
@@ -47,11 +53,24 @@ class _Lists:
         self.corpus = corpus
         self.predicates = PredicateCompiler(corpus)
         self.tests = TokenTests(corpus)
+        neighbours = corpus.neighbours
+        self.before = [] if neighbours is None else neighbours.before
+        self.after = [] if neighbours is None else neighbours.after
+        # the corpus's first position and one past the last known, in this partition's positions
+        self.first = 0 if neighbours is None else -(neighbours.before_offset + len(self.before))
+        self.end = corpus.size + len(self.after)
 
     def token(self, token: TokenPattern) -> Cpos:
         if token.condition is None:
             return np.zeros(0, dtype=np.int64)  # CQP: [] gives an empty initial list here
-        return self.tests.cpos_where(self.predicates.compile(token.condition))
+        predicate = self.predicates.compile(token.condition)
+        found = self.tests.cpos_where(predicate)
+        if not self.before and not self.after:
+            return found
+        before = [k - len(self.before) for k, t in enumerate(self.before) if holds_on(predicate, t)]
+        after = [self.corpus.size + k for k, t in enumerate(self.after) if holds_on(predicate, t)]
+        return np.concatenate((np.asarray(before, dtype=np.int64), np.asarray(found, dtype=np.int64),
+                               np.asarray(after, dtype=np.int64)))
 
     def term(self, term: MuTerm) -> Cpos:
         if isinstance(term, TokenPattern):
@@ -73,9 +92,9 @@ class _Lists:
             start = np.where(valid, regions.starts[np.maximum(number, 0)], -1)
             end = np.where(valid, regions.ends[np.maximum(number, 0)], -1)
         else:
-            start = _offset(a, meet.low, self.corpus.size, clamp=meet.low <= 0)
-            end = _offset(a, meet.high, self.corpus.size, clamp=meet.high >= 0)
-            valid = (start >= 0) & (end >= 0)
+            start, valid_start = _offset(a, meet.low, self.first, self.end, clamp=meet.low <= 0)
+            end, valid_end = _offset(a, meet.high, self.first, self.end, clamp=meet.high >= 0)
+            valid = valid_start & valid_end
         first = np.searchsorted(b, start, side="left")
         inside = first < len(b)
         hit = np.zeros(len(a), dtype=np.bool_)
@@ -83,17 +102,21 @@ class _Lists:
         return a[valid & hit]
 
 
-def _offset(cpos: Cpos, offset: int, size: int, clamp: bool) -> Cpos:
-    """CQP's ``cl_cpos_offset``: ``cpos + offset``, clamped to the corpus or -1 past its end; a
-    negative offset is only checked against the corpus size, not against position 0."""
+def _offset(cpos: Cpos, offset: int, first: int, end: int, clamp: bool) -> tuple[Cpos, npt.NDArray[np.bool_]]:
+    """CQP's ``cl_cpos_offset``: ``cpos + offset``, clamped to the corpus or invalid past its end; a
+    negative offset is only checked against the corpus size, not against its start (``first``),
+    and a window starting before that finds nothing. Returns the positions and which are valid;
+    ``first`` and ``end`` are the corpus's first position and one past its last."""
+    everywhere = np.ones(len(cpos), dtype=np.bool_)
     if offset > 0:
-        beyond = size - cpos <= offset
-        return np.where(beyond, size - 1 if clamp else -1, cpos + offset)
+        beyond = end - cpos <= offset
+        return np.where(beyond, end - 1, cpos + offset), everywhere if clamp else ~beyond
     if offset < 0:
-        if size + offset < 0:
-            return np.full(len(cpos), 0 if clamp else -1, dtype=np.int64)
-        return cpos + offset  # may be negative: CQP then finds no window here
-    return cpos
+        if end - first + offset < 0:
+            return np.full(len(cpos), first, dtype=np.int64), everywhere if clamp else ~everywhere
+        shifted = cpos + offset
+        return shifted, shifted >= first  # before the corpus start: CQP finds no window here
+    return cpos, everywhere
 
 
 def _tabular(corpus: NativeCorpus, lists: _Lists, tab: Tabular, within: SearchSpace, hard_boundary: int) -> Matches:

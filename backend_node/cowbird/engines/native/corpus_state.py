@@ -22,6 +22,7 @@ from cowbird.query import RegexValue
 from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 from cowbird.store.compression import compiled
 from cowbird.store.lexicon import LexiconIndex, match_table
+from cowbird.store.neighbours import Neighbours, NeighbourToken
 from cowbird.store.pattr_writer import id_groups
 
 MATCH_TABLES_KEPT = 64 << 20
@@ -329,6 +330,24 @@ class NativeCorpus:
         return True
 
     # -- s-attributes -----------------------------------------------------------------------
+
+    @cached_property
+    def neighbours(self) -> Neighbours | None:
+        """The tokens around this partition (``neighbours.json``); None for a corpus without the file."""
+        return Neighbours.load(self.store.entry.home)
+
+    @property
+    def next_token(self) -> NeighbourToken | None:
+        """The token just past the last one (the next partition's first); None at the corpus end, or
+        without neighbours, where CQP's past-the-end rule holds."""
+        neighbours = self.neighbours
+        return neighbours.after[0] if neighbours is not None and neighbours.after else None
+
+    @property
+    def previous_token(self) -> NeighbourToken | None:
+        """The token just before the first one (the previous partition's last); None at the corpus start."""
+        neighbours = self.neighbours
+        return neighbours.before[-1] if neighbours is not None and neighbours.before else None
 
     def has_s_attribute(self, attribute: str) -> bool:
         return attribute in self.store.entry.s_attributes

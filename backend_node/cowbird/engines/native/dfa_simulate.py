@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.errors import QueryFailed
-from cowbird.engines.native.compile import Always, Automaton, State, holds_beyond, label_predicates
+from cowbird.engines.native.compile import Always, Automaton, State, label_predicates
 from cowbird.engines.native.corpus_state import NativeCorpus
 from cowbird.engines.native.dfa import Dfa
 from cowbird.engines.native.plan import Planner, SearchSpace
@@ -287,7 +287,7 @@ class DfaRunner(PassesBase):
         ``labels``: each row's label positions in this state, for a pattern that reads labels."""
         if pattern.tag is not None:
             if labels is not None and pattern.tag.look is not None:  # a lookahead that reads labels
-                result = np.full(len(cpos), holds_beyond(pattern.tag.look), dtype=np.bool_)
+                result = np.full(len(cpos), self.tests.past_end(pattern.tag.look), dtype=np.bool_)
                 inside = {name: values[in_corpus] for name, values in labels.items()}
                 result[in_corpus] = self.tests.holds(pattern.tag.look, cpos[in_corpus], {}, inside)
                 return result

@@ -33,6 +33,7 @@ from cowbird.engines.native.compile import (
     TagTest,
     estimate,
     holds_beyond,
+    holds_on,
 )
 from cowbird.engines.native.corpus_state import NativeCorpus, bits_at
 from cowbird.engines.results import Cpos
@@ -52,6 +53,26 @@ class TokenTests:
         would decode most of a compressed token stream reads a bitmap made once from the index."""
         self._bitmaps: dict[int, npt.NDArray[np.uint8] | None] = {}
         self._bitmap_lock = threading.Lock()
+        self._past_end: dict[int, bool] = {}
+
+    def past_end(self, look: Predicate) -> bool:
+        """Whether a lookahead holds at the position just past the last token: on the next partition's
+        first token where the partition carries it (``NativeCorpus.next_token``), as CQP reads the
+        corpus in one piece; at the corpus end, CQP's past-the-end rule (``holds_beyond``)."""
+        key = id(look)
+        if key not in self._past_end:
+            token = self.corpus.next_token
+            self._past_end[key] = holds_beyond(look) if token is None else holds_on(look, token)
+        return self._past_end[key]
+
+    def closes_before(self, tag: TagTest) -> bool:
+        """Whether a closing tag (``</s>``) holds at position 0: a region of the previous partition
+        ends at its last token (with a value that passes the tag's test); never at the corpus start."""
+        token = self.corpus.previous_token
+        mark = None if token is None else token.regions.get(tag.attribute)
+        if mark is None or not mark.end:
+            return False
+        return tag.accepts is None or (mark.value is not None and tag.accepts(mark.value))
 
     def _bitmap(self, predicate: Lookup, cpos: Cpos) -> npt.NDArray[np.uint8] | None:
         """The predicate's bitmap over the corpus when the query is evaluated whole and testing it by
@@ -144,8 +165,8 @@ class TokenTests:
         """Whether a region starts at each cpos (``<s>``), or ended just before it (``</s>``),
         with a value that passes the tag's test, if any; for a lookahead, whether the token passes."""
         if tag.look is not None:
-            inside = cpos < self.corpus.size  # past the corpus end there is no token to look at
-            result = np.full(len(cpos), holds_beyond(tag.look), dtype=np.bool_)
+            inside = cpos < self.corpus.size  # past the partition's end: the next partition's first token
+            result = np.full(len(cpos), self.past_end(tag.look), dtype=np.bool_)
             result[inside] = self.holds(tag.look, cpos[inside], {})
             return result
         regions = self.corpus.regions(tag.attribute)
@@ -153,6 +174,8 @@ class TokenTests:
         ok = number >= 0
         if tag.region_ok is not None:
             ok[ok] = tag.region_ok[number[ok]]
+        if tag.closing and self.corpus.previous_token is not None:
+            ok[cpos == 0] = self.closes_before(tag)  # a region of the partition before ends just before
         return ok
 
     def cpos_where(self, predicate: Predicate, lo: int = 0, hi: int | None = None) -> Cpos:
@@ -203,12 +226,14 @@ class TokenTests:
         if tag.look is not None:
             found = self.cpos_where(tag.look, lo, hi)
             size = self.corpus.size
-            if lo <= size and (hi is None or hi > size) and holds_beyond(tag.look):
+            if lo <= size and (hi is None or hi > size) and self.past_end(tag.look):
                 found = np.append(found, size)  # a lookahead may look just past the last token
             return found
         regions = self.corpus.regions(tag.attribute)
         keep = np.ones(len(regions), dtype=np.bool_) if tag.region_ok is None else tag.region_ok
         found = (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
+        if tag.closing and self.closes_before(tag):
+            found = np.concatenate(([0], np.asarray(found, dtype=np.int64)))
         if lo <= 0 and hi is None:
             return found
         first, last = np.searchsorted(found, [lo, self.corpus.size + 1 if hi is None else hi])

@@ -1,0 +1,109 @@
+"""No answer depends on where a corpus is cut: a lookahead at a partition's last token reads the next
+partition's first, a closing tag at its first token sees the region before close, an MU window
+reaches across the cut — as over the corpus in one piece (the expected hits are counted by eye)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cowbird.commands.cli import main
+from cowbird.store import Encoder, EncodeOptions, parse_s_declaration
+from cowbird.store.neighbours import NEIGHBOURS_FILE
+
+# four texts: "a dog | cat runs | fish | birds fly" — positions 0..6; each text is one partition
+SEAMS_VRT = """<text id="t1">
+<s>
+a\tDT
+dog\tNN
+</s>
+</text>
+<text id="t2">
+<s>
+cat\tNN
+runs\tVBZ
+</s>
+</text>
+<text id="t3">
+<s>
+fish\tNN
+</s>
+</text>
+<text id="t4">
+<s>
+birds\tNNS
+fly\tVBP
+</s>
+</text>
+"""
+
+CASES = [
+    # the repro of issue 64: a noun not followed by a noun (dog is followed by cat)
+    ('[pos="NN"] [:pos!="NN":]', [2, 4]),
+    ('[pos="NN"] [:pos="NN":]', [1]),
+    ('[pos="NN"] [:word="c.*|b.*":]', [1, 4]),
+    ('[pos="NN"] [:!(pos="NN.*"):]', [2]),
+    ('[pos="VBZ"] [:_.text_id="t3":]', [3]),
+    ('[pos="NN"] [:lbound(text):]', [1, 4]),
+    ('[pos="NN"] [:pos = "N.*" & word != "birds":]', [1]),
+    ('[] [:word="cat":]', [1]),
+    ("[pos=\"NN\"] [:word=\"CAT\"%c:]", [1]),
+    ('[pos="NN"] [pos="VBZ"]? [:pos="NNS":]', [4]),
+    ('</text> [pos="NN"]', [2, 4]),
+    ('</s> [pos="NN.*"]', [2, 4, 5]),
+    ('</text> <text_id="t3"> []', [4]),
+    ('MU(meet [pos="NN"] [pos="VBZ"] 1 2)', [1, 2]),
+    ('MU(meet [pos="VBZ"] [pos="NN"] -2 -1)', [3]),
+    ('MU(meet [pos="NNS"] [pos="NN"] -1 -1)', [5]),
+    ('MU(meet [pos="DT"] [pos="NN"] -3 -1)', []),  # a window before the real corpus start finds nothing
+]
+
+
+@pytest.fixture(scope="module")
+def seams(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("seams")
+    source = base / "seams.vrt"
+    source.write_text(SEAMS_VRT)
+
+    def options(data: str, **extra: object) -> EncodeOptions:
+        return EncodeOptions(source, base / data, base / "registry" / data, ["word", "pos"],
+                             [parse_s_declaration("text:0+id"), parse_s_declaration("s:0")], charset="utf8",
+                             xml=True, skip_blank=True, strip_blanks=True, **extra)  # type: ignore[arg-type]
+
+    Encoder(options("whole")).run()
+    result = Encoder(options("parts", partition_tokens=2)).run()
+    assert [p.size for p in result.partitions] == [2, 2, 1, 2]
+    assert result.manifest is not None
+    return base / "registry", result.manifest
+
+
+def hits(registry: Path, where: list[str], query: str) -> list[int]:
+    answer = CliRunner().invoke(main, ["query", "-r", str(registry), *where, query])
+    assert answer.exit_code == 0, answer.output
+    return [int(line.split("\t")[0]) for line in answer.output.splitlines()]
+
+
+@pytest.mark.parametrize(("query", "expected"), CASES, ids=[q for q, _ in CASES])
+def test_a_query_over_partitions_is_the_query_over_the_corpus_in_one_piece(
+    seams: tuple[Path, Path], query: str, expected: list[int]
+) -> None:
+    registry, manifest = seams
+    assert hits(registry, ["-C", "whole"], query) == expected
+    assert hits(registry, ["--manifest", str(manifest)], query) == expected
+
+
+def test_a_partition_without_neighbours_keeps_the_past_the_end_rule(seams: tuple[Path, Path]) -> None:
+    """An old corpus (no ``neighbours.json``) behaves as before: each partition's ends are corpus ends."""
+    registry, manifest = seams
+    homes = sorted(p for p in manifest.parent.iterdir() if (p / NEIGHBOURS_FILE).exists())
+    kept = {home: (home / NEIGHBOURS_FILE).read_text() for home in homes}
+    try:
+        for home in homes:
+            (home / NEIGHBOURS_FILE).unlink()
+        assert hits(registry, ["--manifest", str(manifest)], '[pos="NN"] [:pos!="NN":]') == [2]
+        assert hits(registry, ["--manifest", str(manifest)], '</text> [pos="NN"]') == []
+    finally:
+        for home, text in kept.items():
+            (home / NEIGHBOURS_FILE).write_text(text)
