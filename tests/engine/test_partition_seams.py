@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from cowbird.commands.cli import main
-from cowbird.store import Encoder, EncodeOptions, parse_s_declaration
+from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 from cowbird.store.neighbours import NEIGHBOURS_FILE
 
 # four texts: "a dog | cat runs | fish | birds fly" — positions 0..6; each text is one partition
