@@ -49,7 +49,7 @@ CASES = [
     ('[pos="NN"] [:lbound(text):]', [1, 4]),
     ('[pos="NN"] [:pos = "N.*" & word != "birds":]', [1]),
     ('[] [:word="cat":]', [1]),
-    ("[pos=\"NN\"] [:word=\"CAT\"%c:]", [1]),
+    ('[pos="NN"] [:word="CAT"%c:]', [1]),
     ('[pos="NN"] [pos="VBZ"]? [:pos="NNS":]', [4]),
     ('</text> [pos="NN"]', [2, 4]),
     ('</s> [pos="NN.*"]', [2, 4, 5]),
@@ -67,10 +67,20 @@ def seams(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     source = base / "seams.vrt"
     source.write_text(SEAMS_VRT)
 
-    def options(data: str, **extra: object) -> EncodeOptions:
-        return EncodeOptions(source, base / data, base / "registry" / data, ["word", "pos"],
-                             [parse_s_declaration("text:0+id"), parse_s_declaration("s:0")], charset="utf8",
-                             xml=True, skip_blank=True, strip_blanks=True, **extra)  # type: ignore[arg-type]
+    def options(data: str, partition_tokens: int | None = None) -> EncodeOptions:
+        declared = [parse_s_declaration("text:0+id"), parse_s_declaration("s:0")]
+        return EncodeOptions(
+            source,
+            base / data,
+            base / "registry" / data,
+            ["word", "pos"],
+            declared,
+            charset="utf8",
+            xml=True,
+            skip_blank=True,
+            strip_blanks=True,
+            partition_tokens=partition_tokens,
+        )
 
     Encoder(options("whole")).run()
     result = Encoder(options("parts", partition_tokens=2)).run()
