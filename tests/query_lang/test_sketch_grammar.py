@@ -71,3 +71,68 @@ def test_the_shipped_grammars_load_and_fit_their_corpora() -> None:
         load_grammar("penn").check(["word", "lemma"], ["s"], "corpus")
     with pytest.raises(SketchGrammarError, match="no such sketch grammar"):
         load_grammar("klingon")
+
+
+PAST_THE_LIMIT = """\
+*STRUCTLIMIT s
+*DEFAULTATTR pos
+=ends_in_a_lookahead
+    2:"NN.*" 1:"NN.*" [:pos!="NN.*":]
+=a_lookahead_then_a_tag
+    1:"VB.*" 2:"NN.*" [:pos!="NN.*":] </s>
+=a_lookahead_before_an_optional_token
+    1:"VB.*" 2:"NN.*" [:pos="IN":] [pos="DT"]?
+=a_wider_within
+    1:"NN.*" []{0,5} 2:"NN.*" within text
+=guarded
+    2:"NN.*" 1:"NN.*" ( [:pos!="NN.*":] | </s> )
+=inside
+    1:"VB.*" [:pos="DT":] [] 2:"NN.*"
+=guarded_by_another_region
+    2:"NN.*" 1:"NN.*" ( [:pos!="NN.*":] | </p> )
+"""
+
+
+def test_a_query_that_can_look_past_the_structlimit_is_warned_about() -> None:
+    """A lookahead no token follows (on some path) reads the token after the match, the next
+    sentence's first when the match ends its sentence; a ``within`` of its own lets tokens out of the
+    sentence. ``( [: … :] | </s> )``, and lookaheads a token follows, are not warned about."""
+    grammar = parse_grammar(PAST_THE_LIMIT, "past", "past.wsdef")
+    warned = {w.relation: (w.line_number, w.message) for w in grammar.warnings}
+    assert sorted(warned) == [
+        "a_lookahead_before_an_optional_token",
+        "a_lookahead_then_a_tag",
+        "a_wider_within",
+        "ends_in_a_lookahead",
+        "guarded_by_another_region",
+    ]
+    assert len(grammar.warnings) == 5  # one each
+    line, message = warned["ends_in_a_lookahead"]
+    assert line == 4 and message.startswith('the lookahead [:pos!="NN.*":] can end the match')
+    assert 'write ( [:pos!="NN.*":] | </s> )' in message
+    assert str(grammar.warnings[0]) == f"past.wsdef:4: relation ends_in_a_lookahead: {message}"
+    assert warned["a_lookahead_then_a_tag"][0] == 6
+    assert '[:pos="IN":]' in warned["a_lookahead_before_an_optional_token"][1]
+    assert warned["a_wider_within"] == (
+        10,
+        "it says within text, so its tokens can lie outside the s its match starts in "
+        "(the grammar's *STRUCTLIMIT is s)",
+    )
+    # the queries are read all the same
+    assert [len(r.queries) for r in grammar.relations] == [1] * 7
+
+
+def test_without_a_structlimit_there_is_no_limit_to_look_past() -> None:
+    grammar = parse_grammar('=rel\n  2:[pos="NN"] 1:[pos="NN"] [:pos!="NN":]\n', "none")
+    assert grammar.warnings == ()
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_no_shipped_grammar_looks_past_its_sentence(name: str) -> None:
+    """Every shipped grammar's lookaheads at the end are ``( [: … :] | </s> )``: none is warned about,
+    and each of them has such lookaheads (so the rule has been applied to something)."""
+    grammar = load_grammar(name)
+    assert grammar.warnings == ()
+    guarded = [q for r in grammar.relations for q in r.queries if "| </s>)" in q]
+    assert len(guarded) >= 4, name
+    assert not [q for r in grammar.relations for q in r.queries if ":]" in q and "| </s>)" not in q]

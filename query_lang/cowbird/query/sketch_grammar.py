@@ -21,6 +21,16 @@ quotes. In the queries ``1:`` and ``2:`` become CQP's anchors ``@`` (target) and
 and ``1.lemma`` / ``2.lemma`` in a global constraint ``target.lemma`` / ``keyword.lemma``; every
 query is parsed as CQP when the grammar is read, and an error names the file, line and column.
 
+A query can **look past its ``*STRUCTLIMIT``** (:func:`reads_past`): a lookahead ``[: … :]`` that no
+token follows on some path through the query reads the token after the match, which is the next
+region's first token when the match ends its region (CQP evaluates it there: ``within s`` bounds
+the tokens of a match, not what a lookahead reads); and a query with a ``within`` of its own other
+than the limit's region has tokens outside it. The reader does not refuse such a query, it warns
+(:attr:`SketchGrammar.warnings`, shown by ``cowbird sketches build`` and ``cowbird sketches check``):
+its instances then depend on the neighbouring regions. A final lookahead written with the region's
+end as its alternative, ``( [:pos!="NN.*":] | </s> )``, is not warned about: at the region's last
+token ``</s>`` holds whatever comes next, and elsewhere the lookahead reads a token of the region.
+
 The shipped grammars (:data:`SHIPPED`) are in ``cowbird/query/sketches/``: ``penn`` (Penn Treebank
 tags in ``pos``, as EWT and the demo corpus), ``ud`` (Universal Dependencies' ``upos``) and ``stts``
 (the Stuttgart-Tübingen tagset of German corpora, in ``pos``).
@@ -36,14 +46,19 @@ from pathlib import Path
 
 from cowbird.query.cqp import parse_cqp
 from cowbird.query.cqp_ast import (
+    Alternation,
     AttributeTest,
     LabelRef,
     Meet,
     MuUnion,
+    Pattern,
     Query,
     RegionBound,
+    Repetition,
+    Sequence,
     StructuralTag,
     Tabular,
+    TokenPattern,
     marked_anchors,
 )
 from cowbird.query.cqp_serialize import serialize
@@ -114,14 +129,30 @@ class View:
 
 
 @dataclass(frozen=True)
+class GrammarWarning:
+    """A query of the grammar that can look past its ``*STRUCTLIMIT`` (:func:`reads_past`): where
+    (``file:line``), its relation, and what it reads."""
+
+    source: str
+    line_number: int
+    relation: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line_number}: relation {self.relation}: {self.message}"
+
+
+@dataclass(frozen=True)
 class SketchGrammar:
     """A grammar read: its ``name`` (the file's stem), where it was read from, the attribute of its
-    headwords and collocates, and its relations in order."""
+    headwords and collocates, its relations in order, and its queries that can look past the
+    ``*STRUCTLIMIT`` (``warnings``)."""
 
     name: str
     source: str
     attribute: str
     relations: tuple[Relation, ...]
+    warnings: tuple[GrammarWarning, ...] = ()
 
     @property
     def views(self) -> tuple[View, ...]:
@@ -186,6 +217,7 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
     pending: set[str] = set()  # *DUAL / *SYMMETRIC for the next relation
     current: dict[str, object] | None = None
     names: set[str] = set()
+    warnings: list[GrammarWarning] = []
 
     def fail(number: int, column: int, message: str, line: str) -> SketchGrammarError:
         return SketchGrammarError(source, number, column, message, line)
@@ -272,12 +304,15 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
             raise fail(number, 1, f"more than {MAX_QUERIES} queries under relation {current['name']}", raw)
         queries.append(_query(line, indent, defaultattr, structlimit, number, raw, fail))
         lines.append(number)
+        if structlimit is not None:
+            warnings += [GrammarWarning(source, number, str(current["name"]), message)
+                         for message in reads_past(parse_cqp(queries[-1]), structlimit)]
     if pending:
         raise fail(len(text.splitlines()) or 1, 1, f"*{sorted(pending)[0]} at the end, with no relation after it", "")
     close()
     if not relations:
         raise SketchGrammarError(source, 1, 1, "the grammar has no relation (=name followed by CQP queries)")
-    return SketchGrammar(name, source, attribute, tuple(relations))
+    return SketchGrammar(name, source, attribute, tuple(relations), tuple(warnings))
 
 
 def _without_comment(line: str) -> str:
@@ -423,3 +458,76 @@ def attributes_read(query: Query) -> tuple[list[str], list[str]]:
     walk(query.pattern)
     walk(query.constraint)
     return tokens, regions
+
+
+def reads_past(query: Query, limit: str) -> list[str]:
+    """What in the query can read a token outside the ``limit`` region its match lies in, each said in
+    a sentence (none: the query's instances depend on the tokens of the match's region only).
+
+    The rule: (1) a ``within`` other than one ``limit`` region (``within text``, ``within 2 s``,
+    ``within 5``) lets the match's tokens lie outside one; (2) a lookahead ``[: … :]`` that no token
+    follows on some path through the pattern (the last thing before the match's end, or followed
+    only by tags and other lookaheads: ``[:pos!="NN.*":]``, ``[:pos="IN":] </s>``, ``([] [:x:])+``)
+    reads the token after the match, the next region's first when the match ends its region — unless
+    it stands in an alternative of tags and lookaheads only, beside the alternative ``</limit>``
+    (``( [:pos!="NN.*":] | </s> )``): there the region's end answers whenever the match ends it."""
+    found: list[str] = []
+    if query.within != limit or query.within_count != 1 or query.within_tokens is not None:
+        said = (f"within {query.within_tokens}" if query.within_tokens is not None else
+                f"within {query.within_count} {query.within}" if query.within_count != 1 else f"within {query.within}")
+        found.append(f"it says {said}, so its tokens can lie outside the {limit} its match starts in (the grammar's "
+                     f"*STRUCTLIMIT is {limit})")
+    if isinstance(query.pattern, TokenPattern | StructuralTag | Sequence | Alternation | Repetition):
+        for lookahead in _open_lookaheads(query.pattern, True, limit):
+            shown = serialize(Query(lookahead)).removesuffix(";")
+            found.append(f"the lookahead {shown} can end the match, so it reads the token after the match: the first "
+                         f"token of the next {limit} when the match ends its {limit}; write ( {shown} | </{limit}> ) "
+                         f"for the {limit}'s end to answer there")
+    return found
+
+
+def _tokenless(pattern: Pattern) -> bool:
+    """Whether the pattern can match without a token (only tags and lookaheads on some path)."""
+    if isinstance(pattern, TokenPattern):
+        return pattern.lookahead
+    if isinstance(pattern, StructuralTag):
+        return True
+    if isinstance(pattern, Sequence):
+        return all(_tokenless(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(_tokenless(option) for option in pattern.options)
+    return pattern.min == 0 or _tokenless(pattern.item)
+
+
+def _zero_width(pattern: Pattern) -> bool:
+    """Whether the pattern has no token at all, only tags and lookaheads."""
+    if isinstance(pattern, TokenPattern):
+        return pattern.lookahead
+    if isinstance(pattern, StructuralTag):
+        return True
+    if isinstance(pattern, Sequence):
+        return all(_zero_width(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return all(_zero_width(option) for option in pattern.options)
+    return _zero_width(pattern.item)
+
+
+def _open_lookaheads(pattern: Pattern, open_after: bool, limit: str) -> list[TokenPattern]:
+    """The lookaheads of ``pattern`` that no token may follow (``open_after``: what comes after the
+    pattern can be without a token), less those guarded by a ``</limit>`` alternative."""
+    if isinstance(pattern, TokenPattern):
+        return [pattern] if pattern.lookahead and open_after else []
+    if isinstance(pattern, StructuralTag):
+        return []
+    if isinstance(pattern, Sequence):
+        found: list[TokenPattern] = []
+        for i, item in enumerate(pattern.items):
+            after = open_after and all(_tokenless(rest) for rest in pattern.items[i + 1:])
+            found += _open_lookaheads(item, after, limit)
+        return found
+    if isinstance(pattern, Alternation):
+        end = StructuralTag(limit, closing=True)
+        guarded = end in pattern.options
+        return [lookahead for option in pattern.options if not (guarded and _zero_width(option))
+                for lookahead in _open_lookaheads(option, open_after, limit)]
+    return _open_lookaheads(pattern.item, open_after, limit)
