@@ -1,6 +1,7 @@
 """Word sketches against independent counts: every relation of the shipped grammars run by real CQP
 (``tabulate`` of each query's target and keyword: positions and lemmas), its instances (distinct
-position pairs, both ways in a symmetric relation) counted in plain Python here, and logDice
+position pairs; in a symmetric relation pairs in either order, counted for both words, once when their
+lemmas are the same) counted in plain Python here, and logDice
 recomputed from those counts — compared with cowbird's sketches over EWT in one partition and in
 five (counted from the queries, and read from tables ``cowbird sketches build`` saved), and over
 GERMAPARL with the STTS grammar."""
@@ -62,10 +63,12 @@ the traditional strategy)."""
                 head, coll, head_value, coll_value = line.split("\t")
                 if int(head) < 0 or int(coll) < 0:
                     continue
+                if relation.symmetric and int(coll) < int(head):  # one instance, whichever way round found
+                    head, coll, head_value, coll_value = coll, head, coll_value, head_value
                 pairs[(int(head), int(coll))] = (head_value, coll_value)
-                if relation.symmetric:
-                    pairs[(int(coll), int(head))] = (coll_value, head_value)
         counted[relation.name] = Counter(pairs.values())
+        if relation.symmetric:  # each instance in both words' rows: one row, and once, when both are the same
+            counted[relation.name] += Counter({(c, h): n for (h, c), n in counted[relation.name].items() if h != c})
     COUNTED[(judge.corpus, grammar.name)] = counted
     return counted
 

@@ -11,9 +11,10 @@ from cowbird.store.reader import CwbCorpus
 
 TABLES_DIRECTORY = "sketches"
 """Where in a corpus's home directory the relation tables are saved."""
-FORMAT = 2
+FORMAT = 3
 """The tables' file format; a table of another format (or of another build of the corpus) is not read.
-(2: the running sums are saved with the rows, so that a node maps them instead of computing them.)"""
+(2: the running sums are saved with the rows, so that a node maps them instead of computing them;
+3: a symmetric relation's instance with the same value at both ends counts once, not twice.)"""
 
 
 def tables_directory(corpus: CwbCorpus) -> Path:

@@ -4,9 +4,13 @@ values (lemmas) stands in one grammatical relation on a partition.
 A relation is one or more CQP queries with the headword at the target (``@``) and the collocate at
 the keyword (``@1``) — a sketch grammar's relation (``cowbird.query.sketch_grammar``). Its
 **instances** are the distinct (headword position, collocate position) pairs its queries find
-(a pair two queries both find counts once; a symmetric relation's pairs count in both directions).
-The table counts instances by the pair of their values; a word sketch reads one headword's rows,
-its total in the relation (``f(x, R)``), and each collocate's total in the relation (``f(R, y)``).
+(a pair two queries both find counts once). A symmetric relation's instance is a pair of positions
+in either order: it counts once in the row of (the first's value, the second's) and once in the row
+of (the second's, the first's) — *house and home* once for *house* with *home* and once for *home*
+with *house* — and so once only when both values are the same (*time and time*: one instance of
+*time* with *time*, the one hit its concordance link finds). The table counts instances by the pair
+of their values; a word sketch reads one headword's rows, its total in the relation (``f(x, R)``),
+and each collocate's total in the relation (``f(R, y)``).
 
 Tables are built once per partition by ``cowbird sketches build`` (:func:`save`, into
 ``<corpus home>/sketches/``) and read mapped; where none is saved for a relation's exact queries
@@ -113,20 +117,28 @@ class RelationTable:
 
 
 def instance_pairs(deadline: Deadline, matches: Sequence[Matches], symmetric: bool) -> tuple[Ints, Ints]:
-    """The distinct (headword, collocate) positions the queries' hits give (both directions when
-    ``symmetric``); hits without either anchor give none."""
+    """The distinct (headword, collocate) positions the queries' hits give (``symmetric``: as pairs in
+    either order, the smaller position first); hits without either anchor give none."""
     heads: list[Ints] = []
     colls: list[Ints] = []
     for found in matches:
         deadline.check()
         target, keyword = found.target, found.keywords
         valid = (target >= 0) & (keyword >= 0)
-        heads.append(target[valid])
-        colls.append(keyword[valid])
         if symmetric:
-            heads.append(keyword[valid])
-            colls.append(target[valid])
+            heads.append(np.minimum(target[valid], keyword[valid]))
+            colls.append(np.maximum(target[valid], keyword[valid]))
+        else:
+            heads.append(target[valid])
+            colls.append(keyword[valid])
     return _distinct(heads, colls)
+
+
+def both_ways(head_ids: Ints, coll_ids: Ints) -> tuple[Ints, Ints]:
+    """A symmetric relation's instances by their values, each in both directions — once where both
+    values are the same (the row is one, and so is the instance)."""
+    other = head_ids != coll_ids
+    return np.concatenate((head_ids, coll_ids[other])), np.concatenate((coll_ids, head_ids[other]))
 
 
 def _distinct(heads: list[Ints], colls: list[Ints]) -> tuple[Ints, Ints]:
@@ -179,6 +191,8 @@ class TableCounter:
         deadline.check()
         head_ids = np.asarray(self.p.ids_at(head[final]), dtype=np.int64)
         coll_ids = np.asarray(self.p.ids_at(coll[final]), dtype=np.int64)
+        if self.symmetric:
+            head_ids, coll_ids = both_ways(head_ids, coll_ids)
         codes, counts = np.unique(head_ids * self.lexicon + coll_ids, return_counts=True)
         self.runs.append((codes, counts.astype(np.int64)))
         self.gathered += len(codes)
