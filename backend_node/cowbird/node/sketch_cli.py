@@ -8,6 +8,11 @@ engine a node runs, one relation at a time, its hits counted piece by piece as t
 (memory follows the table, not the hits), and saves each table as soon as it is counted: a build
 that stops (or is stopped) resumes where it was, and tables already built are not counted again
 (``--rebuild`` counts them anyway).
+
+A grammar's queries that can look past its ``*STRUCTLIMIT`` (a lookahead reading the next sentence's
+first token: ``cowbird.query.sketch_grammar.reads_past``) are warned about on stderr before the build
+(``cowbird sketches check`` says the same without building), and each table built from such a query
+keeps the warning, which ``cowbird info`` shows beside it.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ MAX_INSTANCES = 2_000_000_000
 
 @click.group("sketches")
 def sketches_group() -> None:
-    """Word sketch tables: build them for a corpus's partitions (cowbird info lists them)."""
+    """Word sketch tables: check a grammar, build its tables for a corpus's partitions (cowbird info lists them)."""
 
 
 def _partitions(registry: Path, corpus: str | None, manifest: Path | None) -> list[str]:
@@ -70,6 +75,7 @@ def build_command(registry_dir: Path, grammar: str, manifest: Path | None, engin
         loaded = load_grammar(grammar)
     except SketchGrammarError as exc:
         raise click.ClickException(exc.pretty()) from exc
+    _warn(loaded)
     started = time.perf_counter()
     built = kept = 0
     for pid in _partitions(registry_dir, corpus, manifest):
@@ -81,6 +87,30 @@ def build_command(registry_dir: Path, grammar: str, manifest: Path | None, engin
             raise click.ClickException(str(exc)) from exc
         built, kept = built + made, kept + known
     click.echo(f"built {built} tables, kept {kept}, in {time.perf_counter() - started:.1f} s")
+
+
+@sketches_group.command("check")
+@click.argument("grammar")
+def check_command(grammar: str) -> None:
+    """Read GRAMMAR (a shipped grammar's name or a file) as the front end and the build do: its
+    relations and queries as CQP, and a warning for each query that can look past its *STRUCTLIMIT."""
+    try:
+        loaded = load_grammar(grammar)
+    except SketchGrammarError as exc:
+        raise click.ClickException(exc.pretty()) from exc
+    for relation in loaded.relations:
+        shown = relation.name if relation.inverse is None else f"{relation.name}/{relation.inverse}"
+        click.echo(f"{shown}{' (symmetric)' if relation.symmetric else ''}")
+        for query, line in zip(relation.queries, relation.lines, strict=True):
+            click.echo(f"  {line}: {query}")
+    _warn(loaded)
+    click.echo(f"{loaded.source}: {len(loaded.relations)} relations, {len(loaded.warnings)} warnings")
+
+
+def _warn(grammar: SketchGrammar) -> None:
+    """Each query of the grammar that can look past its *STRUCTLIMIT, on stderr."""
+    for warning in grammar.warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def build_tables(registry_dir: Path, pid: str, grammar: SketchGrammar, engine: EngineName, rebuild: bool,
@@ -104,9 +134,10 @@ def build_tables(registry_dir: Path, pid: str, grammar: SketchGrammar, engine: E
             continue
         begun = time.perf_counter()
         table = count_relation(opened, [parse_cqp(text) for text in texts], grammar.attribute, relation.symmetric)
+        warnings = [str(w) for w in grammar.warnings if w.relation == relation.name]
         sketches.save(store, key, table, {"grammar": grammar.name, "relation": relation.name, "order": number,
                                           "inverse": relation.inverse, "symmetric": relation.symmetric,
-                                          "attribute": grammar.attribute, "queries": texts})
+                                          "attribute": grammar.attribute, "queries": texts, "warnings": warnings})
         built += 1
         report(f"  [{number}/{len(relations)}] {relation.name}: {table.instances:,} instances, "
                f"{len(table.counts):,} pairs ({time.perf_counter() - begun:.1f} s)")

@@ -49,4 +49,6 @@ def describe_tables(corpus: CwbCorpus) -> list[str]:
         state = "" if t["current"] else "  (stale: from another build of the corpus; not read)"
         lines.append(f"  {t.get('grammar', '?')}/{t.get('relation', '?'):<24} {int(str(t.get('instances', 0))):>12,} "
                      f"instances {int(str(t.get('rows', 0))):>10,} pairs  built {t.get('built', '?')}{state}")
+        warnings = t.get("warnings")
+        lines += [f"    warning: {w}" for w in warnings] if isinstance(warnings, list) else []
     return lines
