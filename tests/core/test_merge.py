@@ -131,6 +131,10 @@ class Corpus:
     s_attributes: list[str] = field(default_factory=list)
     meta: list[str] = field(default_factory=list)
 
+    @property
+    def parts(self) -> tuple[Corpus, ...]:
+        return (self,)
+
 
 class SortedLists:
     """Partitions whose hits are these sorted keys, answering count, sort keys, sorted hits and a

@@ -50,6 +50,10 @@ class LocalCorpus:
     s_attributes: list[str]
     meta: list[str]
 
+    @property
+    def parts(self) -> tuple[LocalCorpus, ...]:
+        return (self,)
+
     @classmethod
     def of_manifest(cls, manifest: Manifest) -> LocalCorpus:
         return cls(manifest.corpus, [LocalPartition(p.id, p.size, p.offset) for p in manifest.partitions],

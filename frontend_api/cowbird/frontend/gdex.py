@@ -10,7 +10,7 @@ from dataclasses import replace
 from cowbird.core.analysis_spec import SortKey
 from cowbird.core.errors import BadParameter, NodesUnavailable, UnknownAttribute
 from cowbird.core.gdex import GdexSpec
-from cowbird.core.search import failed_partitions
+from cowbird.core.search import failed_partitions, no_attribute
 from cowbird.core.wordlist import WordListSpec, word_list
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.routes.deps import Visit
@@ -31,9 +31,8 @@ async def with_gdex(visit: Visit, corpus: CorpusEntry, order: SortKey | None) ->
                            f"({corpus.members[0].name}'s from {', '.join(differ)}'s), so one order cannot hold "
                            "for all; sort each corpus alone, or give them the same rules")
     if rules.region not in corpus.s_attributes:
-        raise UnknownAttribute(f"sort=gdex scores each hit's {rules.region!r} region, which corpus {corpus.name} "
-                               f"does not have (it has: {', '.join(corpus.s_attributes) or 'none'}); its "
-                               "[corpora.gdex] region names another")
+        raise UnknownAttribute(f"sort=gdex scores each hit's {rules.region!r} region: "
+                               f"{no_attribute(corpus, 's', rules.region)}; its [corpora.gdex] region names another")
     return replace(order, gdex=GdexSpec(rules=rules, common=await common_words(visit, corpus, rules.common_words)))
 
 

@@ -18,7 +18,7 @@ from cowbird.core.analysis_merge import FrequencyTable
 from cowbird.core.analysis_spec import parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
 from cowbird.core.periods import period_regex
-from cowbird.core.search import PartitionStatus, answered_total, failed_partitions
+from cowbird.core.search import PartitionStatus, answered_total, failed_partitions, no_attribute
 from cowbird.core.subcorpus import subcorpus_sizes
 from cowbird.core.trends import points
 from cowbird.core.wordlist import Keyness, Significance, keyness
@@ -47,8 +47,7 @@ def date_attribute(corpus: CorpusEntry, by: str | None) -> str:
     corpus's first ``*_year``, then ``*_date``, then ``*lastmod*`` attribute."""
     if by is not None:
         if by not in corpus.meta:
-            raise UnknownAttribute(f"by={by}: corpus {corpus.name} has no s-attribute with values named {by!r} "
-                                   f"(it has: {', '.join(corpus.meta) or 'none'})")
+            raise UnknownAttribute(f"by={by}: {no_attribute(corpus, 'meta', by)}")
         return by
     for test in (lambda n: n.endswith("_year") or n == "year", lambda n: n.endswith("_date") or n == "date",
                  lambda n: "lastmod" in n):

@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from cowbird.core.errors import BadParameter, NodesUnavailable, OutOfRange, UnknownAttribute
+from cowbird.core.search import no_attribute
 from cowbird.core.wire import MAX_KEYWORD_TOKENS
 from cowbird.frontend.fanout import NodeClient, NodeFailure
 from cowbird.frontend.params import LineContextParameters, Position, split
@@ -33,13 +34,11 @@ async def line_context(request: Request, corpus: str, position: Position, user: 
     if region == "none":  # tokens each side across texts: as far as the partition goes, its edges marked
         region = None
     elif region is not None and region not in target.s_attributes:
-        raise UnknownAttribute(f"region={region}: corpus {target.name} has no s-attribute {region!r} "
-                               f"(it has: {', '.join(target.s_attributes)})")
+        raise UnknownAttribute(f"region={region}: {no_attribute(target, 's', region)}")
     shown = [a for a in split(asked.show) if a != "word"]
     for name in shown:
         if name not in target.p_attributes:
-            raise UnknownAttribute(f"show={name}: corpus {target.name} has no p-attribute {name!r} "
-                                   f"(it has: {', '.join(target.p_attributes)})")
+            raise UnknownAttribute(f"show={name}: {no_attribute(target, 'p', name)}")
     if not 0 <= position < target.size:
         raise OutOfRange(f"position {position} is outside corpus {target.name} (0 to {target.size - 1})")
     partition, local = target.locate(position)

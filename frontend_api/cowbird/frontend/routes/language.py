@@ -9,6 +9,8 @@ from fastapi import APIRouter, Query, Request
 from pydantic import ValidationError
 
 from cowbird.core.errors import BadParameter, UnknownAttribute, query_problem
+from cowbird.core.search import no_attribute
+from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.params import BuilderParameters, CheckParameters, TranslateParameters
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
@@ -59,8 +61,7 @@ async def builder(user: CurrentUser, catalogue: Corpora, asked: Annotated[Builde
                 where = ".".join(str(p) for p in problem["loc"])
                 raise BadParameter(f"boxes: {where + ': ' if where else ''}{problem['msg']}") from None
             if asked.corpus is not None:
-                _check_attributes(given, catalogue.get(asked.corpus, user).p_attributes,
-                                  catalogue.get(asked.corpus, user).s_attributes)
+                _check_attributes(given, catalogue.get(asked.corpus, user))
             boxes = Boxes(tuple(Box(tuple(TokenTest(t.attribute, t.operator, t.value, t.ignore_case)
                                           for t in box.tests), box.min, box.max) for box in given.tokens),
                           given.within)
@@ -83,12 +84,10 @@ async def builder(user: CurrentUser, catalogue: Corpora, asked: Annotated[Builde
                 for box in read.tokens], within=read.within))
 
 
-def _check_attributes(boxes: QueryBoxes, p_attributes: list[str], s_attributes: list[str]) -> None:
+def _check_attributes(boxes: QueryBoxes, corpus: CorpusEntry) -> None:
     for box in boxes.tokens:
         for test in box.tests:
-            if test.attribute not in p_attributes:
-                raise UnknownAttribute(f"boxes: the corpus has no p-attribute {test.attribute!r} "
-                                       f"(it has: {', '.join(p_attributes)})")
-    if boxes.within is not None and boxes.within not in s_attributes:
-        raise UnknownAttribute(f"boxes: the corpus has no s-attribute {boxes.within!r} "
-                               f"(it has: {', '.join(s_attributes)})")
+            if test.attribute not in corpus.p_attributes:
+                raise UnknownAttribute(f"boxes: {no_attribute(corpus, 'p', test.attribute)}")
+    if boxes.within is not None and boxes.within not in corpus.s_attributes:
+        raise UnknownAttribute(f"boxes: {no_attribute(corpus, 's', boxes.within)}")

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from cowbird.core.analysis_merge import value_order
 from cowbird.core.errors import BadParameter
-from cowbird.core.search import failed_partitions
+from cowbird.core.search import failed_partitions, no_attribute
 from cowbird.core.subcorpus import SubcorpusSizes, subcorpus_sizes
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.accounts.models import Subcorpus
@@ -62,8 +62,7 @@ async def subcorpus(visit: Visitor, asked: Annotated[SubcorpusParameters, Query(
     asked = await visit.subcorpus(asked)
     target = visit.corpus(asked.corpus)
     if asked.values is not None and asked.values not in target.meta:
-        raise BadParameter(f"values={asked.values}: corpus {target.name} has no s-attribute with values named "
-                           f"{asked.values!r} (it has: {', '.join(target.meta) or 'none'})")
+        raise BadParameter(f"values={asked.values}: {no_attribute(target, 'meta', asked.values)}")
     if asked.limit > MAX_JSON_ROWS:
         raise BadParameter(f"limit={asked.limit:,}: at most {MAX_JSON_ROWS:,} values at once; page with offset")
     if asked.match is not None:

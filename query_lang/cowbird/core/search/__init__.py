@@ -44,6 +44,7 @@ from cowbird.core.search.partitions import (
     all_failed,
     answered_total,
     failed_partitions,
+    no_attribute,
 )
 from cowbird.core.search.plans import plan_key, plan_sample, plan_window, settled_before
 from cowbird.core.search.query import CheckedQuery, HitView, Located
@@ -54,7 +55,7 @@ __all__ = [
     "CheckedQuery", "CorpusRef", "CostEstimate", "Dispersion", "HitView", "Located", "P", "P_co", "P_contra",
     "PartitionFailure", "PartitionRef", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
     "TimeLimit", "WordSketch", "all_failed", "answered_total", "failed_partitions", "plan_key", "plan_sample",
-    "plan_window", "settled_before", "time_class",
+    "plan_window", "settled_before", "time_class", "no_attribute",
 ]
 
 

@@ -15,7 +15,7 @@ from cowbird.core.errors import NodesUnavailable, UnknownAttribute
 from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import SORT_KEYS
 from cowbird.core.search.counts import Counts
-from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit
+from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit, no_attribute
 from cowbird.core.sort_select import (
     DIRECT_KEYS,
     Inconsistent,
@@ -47,8 +47,7 @@ class Sorting(Counts[P]):
         self.query.check_no_cut("sorting")
         for level in sort.levels:
             if level.attribute not in self.corpus.p_attributes:
-                raise UnknownAttribute(f"sort={written or sort}: corpus {self.corpus.name} has no p-attribute "
-                                       f"{level.attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
+                raise UnknownAttribute(f"sort={written or sort}: {no_attribute(self.corpus, 'p', level.attribute)}")
 
     def _sort_request(self, status: PartitionStatus[P], sort: SortKey, **asked: Any) -> SortKeysRequest:
         return self.asked(SortKeysRequest, status.partition, sort=self._spec(status, sort), **asked)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from cowbird.core.errors import NodesUnavailable, QueryTooSlow
 from cowbird.core.operations import Operation, Rq, Rs
@@ -75,6 +75,35 @@ class CorpusRef(Protocol[P_co]):
     def s_attributes(self) -> list[str]: ...
     @property
     def meta(self) -> list[str]: ...
+    @property
+    def parts(self) -> Sequence[CorpusRef[Any]]:
+        """The corpora searched: a union's own corpora (``corpus=a,b``), or the corpus itself."""
+        ...
+
+
+AttributeKind = Literal["p", "s", "meta"]
+"""A p-attribute, an s-attribute, or an s-attribute whose regions carry values (``meta``)."""
+_KINDS: dict[AttributeKind, str] = {"p": "p-attribute", "s": "s-attribute", "meta": "s-attribute with values named"}
+
+
+def _attributes(corpus: CorpusRef[Any], kind: AttributeKind) -> list[str]:
+    return {"p": corpus.p_attributes, "s": corpus.s_attributes, "meta": corpus.meta}[kind]
+
+
+def no_attribute(corpus: CorpusRef[Any], kind: AttributeKind, name: str) -> str:
+    """What a refusal says of an attribute ``name`` the corpus searched lacks, naming the corpus that
+    lacks it — over several corpora (``corpus=ewt,gp``), the ones of them without it, with what the
+    first of those has: ``corpus gp has no p-attribute 'upos' (it has: word, pos, lemma); search it
+    apart, or leave it out of corpus=``."""
+    lacking = [c for c in corpus.parts if name not in _attributes(c, kind)] or [corpus]
+    names = ", ".join(c.name for c in lacking)
+    has = ", ".join(_attributes(lacking[0], kind)) or "none"
+    text = (f"corpus {names} has no {_KINDS[kind]} {name!r} "
+            f"({'it' if len(lacking) == 1 else lacking[0].name} has: {has})")
+    if len(lacking) < len(corpus.parts):
+        them = "it" if len(lacking) == 1 else "them"
+        text += f"; search {them} apart, or leave {them} out of corpus={corpus.name}"
+    return text
 
 
 class Partitions(Protocol[P_contra]):
