@@ -6,12 +6,14 @@ link uses) beside their place in the combined run, as the file's header lines sa
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pandas as pd
 import pytest
 
 from cowbird.engines import QueryEngine
@@ -20,7 +22,7 @@ from cowbird.frontend.settings import NodeAccess
 from cowbird.node import NodeSettings
 from cowbird.node import create_app as create_node
 from tests.frontend.conftest import NODE_TOKEN, TRICKY, Partitioned, api_account, engine, front_client
-from tests.support import assert_problem
+from tests.support import assert_problem, read_tricky
 
 pytestmark = pytest.mark.anyio
 
@@ -110,3 +112,61 @@ async def test_an_attribute_none_of_them_has_names_them_all(multi: httpx.AsyncCl
     assert detail == f"show=tag: corpus {TRICKY}, sample has no p-attribute 'tag' ({TRICKY} has: {TRICKY_P})"
     alone = await multi.get("/api/v1/query", params={"corpus": "sample", "q": "house", "show": "upos"})
     assert assert_problem(alone, 400, "unknown_attribute")["detail"] == f"show=upos: {P_UPOS}"
+
+
+async def export(client: httpx.AsyncClient, corpus: str, **params: Any) -> tuple[pd.DataFrame, str]:
+    """An export read back with pandas (its ``#`` lines skipped as the first one says), and its text."""
+    answer = await client.get(
+        "/api/v1/export", params={"corpus": corpus, "q": "house", "format": "tsv", "limit": 10_000, **params}
+    )
+    assert answer.status_code == 200, answer.text
+    skip = int(answer.text.split("skiprows=")[1].split(";")[0].split(")")[0]) if "provenance" in params else 0
+    return pd.read_csv(io.StringIO(answer.text), sep="\t", skiprows=skip, keep_default_na=False), answer.text
+
+
+@pytest.mark.parametrize("sort", [None, "match.word"])
+async def test_an_export_gives_each_corpus_own_position_beside_the_combined_one(
+    multi: httpx.AsyncClient, sort: str | None
+) -> None:
+    ordered = {"sort": sort} if sort else {}
+    both, text = await export(multi, BOTH, provenance=1, **ordered)
+    alone = {name: (await export(multi, name, **ordered))[0] for name in (TRICKY, "sample")}
+    tricky_size = len(read_tricky())
+    assert list(both.columns[:6]) == ["corpus", "position", "matchend", "combined_position", "combined_matchend", "ref"]
+    assert "combined_position" not in alone[TRICKY].columns  # one corpus: its positions are the only ones
+    assert len(alone[TRICKY]) > 10 and len(alone["sample"]) >= 3
+    for name, offset in ((TRICKY, 0), ("sample", tricky_size)):
+        mine = both[both["corpus"] == name]
+        # each corpus's lines are its own export's lines, at its own positions
+        assert list(zip(mine["position"], mine["matchend"], mine["match"], strict=True)) == list(
+            zip(alone[name]["position"], alone[name]["matchend"], alone[name]["match"], strict=True)
+        )
+        assert list(mine["combined_position"]) == [p + offset for p in mine["position"]]
+        assert list(mine["combined_matchend"]) == [p + offset for p in mine["matchend"]]
+        assert all(
+            ref.endswith(f"/ref/{name}/{p}") or f"/ref/{name}/{p}?end=" in ref
+            for ref, p in zip(mine["ref"], mine["position"], strict=True)
+        )
+    if sort is None:  # the combined run: tricky's positions, then sample's after them
+        assert list(both["combined_position"]) == sorted(both["combined_position"])
+        assert list(both["corpus"].unique()) == [TRICKY, "sample"]
+    # the header lines say which position is which
+    metadata = [line for line in text.splitlines() if line.startswith("#")]
+    assert any(
+        "position and matchend are each line's first and last token in its own corpus" in line
+        and f"{TRICKY}, then sample" in line
+        for line in metadata
+    )
+    assert any('"combined_offset": 0' in line and f'"combined_offset": {tricky_size}' in line for line in metadata)
+
+
+async def test_an_ndjson_export_of_several_corpora_has_both_positions(multi: httpx.AsyncClient) -> None:
+    answer = await multi.get(
+        "/api/v1/export", params={"corpus": BOTH, "q": "house", "format": "ndjson", "provenance": 1}
+    )
+    assert answer.status_code == 200, answer.text
+    first, *rows = [json.loads(line) for line in answer.text.splitlines()]
+    assert "own corpus" in first["metadata"]["positions"]
+    last = rows[-1]  # a hit of sample, the second corpus
+    assert last["corpus"] == "sample" and last["combined_position"] == last["position"] + len(read_tricky())
+    assert last["ref"].split("/ref/")[1].split("?")[0] == f"sample/{last['position']}"

@@ -26,6 +26,7 @@ from cowbird.core.search import HitView, PartitionFailure, answered_total, faile
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
+from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Download, stamp
 from cowbird.frontend.fair_use import LEASE_MARGIN
 from cowbird.frontend.gdex import with_gdex
@@ -100,7 +101,9 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         raise
     failed = failed_partitions(statuses)
     base = public_base(request)
-    columns = ["corpus", "position", "matchend", "ref", "left", "match", "right", *view.show, *view.meta]
+    several = bool(target.members)  # corpus=a,b: each line's place in its corpus and in the combined run
+    columns = ["corpus", "position", "matchend", *(("combined_position", "combined_matchend") if several else ()),
+               "ref", "left", "match", "right", *view.show, *view.meta]
     if categorised is not None:
         columns += ["category", "category_label"]
     about = {
@@ -116,7 +119,10 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         "truncated": written < total and not only, "complete": not failed, "failed_partitions": failed,
         "context": view.region or view.context, "inline": view.inline or None,
         "ref_base": f"{base}/ref/{target.name if not target.members else '<corpus>'}/",
-        "corpora": [{"corpus": m.name, "version": m.config.version or None, "size": m.size} for m in target.parts],
+        "corpora": [{"corpus": m.name, "version": m.config.version or None, "size": m.size,
+                     **({"combined_offset": start} if several else {})}
+                    for m, start in zip(target.parts, _starts(target.parts), strict=True)],
+        **({"positions": POSITIONS.format(corpora=", then ".join(m.name for m in target.parts))} if several else {}),
         "categories": asked.categories, "only_categorised": only,
     }  # fmt: skip
     # The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
@@ -134,7 +140,11 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
     worker_refunds = format == "xlsx" and bool(request.scope.get(FORWARDED_SCOPE))
 
     def row(hit: Hit) -> list[Any]:
-        line = [hit.corpus, hit.position, hit.matchend, base + hit.ref, hit.left, hit.match, hit.right,
+        own = [hit.position, hit.matchend]
+        if several:  # the corpus's own positions first (its ref link's), then the combined run's
+            _, local = target.member_at(hit.position)
+            own = [local, local + hit.matchend - hit.position, hit.position, hit.matchend]
+        line = [hit.corpus, *own, base + hit.ref, hit.left, hit.match, hit.right,
                 *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
         if categorised is not None:
             category, labels = categorised[0].get((hit.position, hit.matchend)), categorised[1]
@@ -226,6 +236,22 @@ async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[t
             return {(x.position, x.matchend): x.category for x in lines}, json.loads(saved.labels)
 
     return await run_in_threadpool(read)
+
+
+POSITIONS = ("position and matchend are each line's first and last token in its own corpus (the corpus column), "
+             "as its ref link gives them; combined_position and combined_matchend are its place in the corpora "
+             "searched as one ({corpora}: each corpus's positions follow the one before, from its "
+             "combined_offset)")
+"""What a several-corpora export's metadata says of its positions."""
+
+
+def _starts(parts: tuple[CorpusEntry, ...]) -> list[int]:
+    """Each corpus's first position in the combined run of the corpora searched."""
+    starts, start = [], 0
+    for part in parts:
+        starts.append(start)
+        start += part.size
+    return starts
 
 
 XLSX_SETTLE_SECONDS = 1.0
