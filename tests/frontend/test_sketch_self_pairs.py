@@ -1,17 +1,22 @@
 """A symmetric relation's counts and its concordance links agree (``GET /api/v1/sketch``): each
 instance of *and/or* counts once for each of its two words — once only for *time and time*, whose
 link finds one hit — so that every row's link finds exactly ``f`` hits. On six sentences written
-here (counted by hand) and on EWT, where real CQP 3.4.16 runs each link's query as well."""
+here (counted by hand) and on EWT, where real CQP 3.4.16 runs each link's query as well. Also: the
+front end starts with a grammar whose query can look past its sentence, and logs the warning."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 
+from cowbird.frontend import CorpusConfig
+from cowbird.frontend.corpora import load_corpus
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 from tests.frontend.conftest import Partitioned, ewt_client
 from tests.realcqp import real_cqp
@@ -121,3 +126,22 @@ async def test_on_ewt_a_self_pairs_f_is_the_hits_its_link_finds_in_real_cqp(ewt:
         assert selves == {"time": 1, "PaineWebber": 3, "more": 2}
     finally:
         judge.close()
+
+
+def test_the_front_end_logs_a_grammar_that_looks_past_the_sentence(
+    pairs: Partitioned, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    grammar = tmp_path / "bare.wsdef"
+    grammar.write_text('*STRUCTLIMIT s\n=noun_modifier\n  2:[pos="NN"] 1:[pos="NN"] [:pos!="NN":]\n', encoding="utf-8")
+    config = CorpusConfig(
+        name="pairs", manifest=pairs.manifest, nodes={p: ["http://n"] for p in pairs.ids}, sketch_grammar=str(grammar)
+    )
+    with caplog.at_level(logging.WARNING, logger="cowbird.frontend"):
+        entry = load_corpus(config)
+    assert entry.grammar is not None and [r.name for r in entry.grammar.relations] == ["noun_modifier"]
+    [record] = [r for r in caplog.records if r.name == "cowbird.frontend"]
+    assert record.getMessage() == (
+        f'corpus pairs: sketch_grammar: {grammar}:3: relation noun_modifier: the lookahead [:pos!="NN":] can end '
+        "the match, so it reads the token after the match: the first token of the next s when the match ends its "
+        's; write ( [:pos!="NN":] | </s> ) for the s\'s end to answer there'
+    )

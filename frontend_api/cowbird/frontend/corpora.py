@@ -14,6 +14,7 @@ lacks is refused, naming the member (``members_lacking``).
 from __future__ import annotations
 
 import bisect
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +156,8 @@ def load_corpus(config: CorpusConfig) -> CorpusEntry:
             grammar.check(manifest.p_attributes, manifest.s_attributes, config.name)
         except SketchGrammarError as exc:
             raise ConfigError(f"corpus {config.name}: sketch_grammar: {exc.pretty()}") from exc
+        for warning in grammar.warnings:  # read all the same: the admin is told (docs/word-sketches.md)
+            logging.getLogger("cowbird.frontend").warning("corpus %s: sketch_grammar: %s", config.name, warning)
     return CorpusEntry(config, manifest, partitions, grammar)
 
 
