@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from cowbird.core.errors import LimitExceeded, OutOfRange, UnknownAttribute
 from cowbird.engines.base import Context, Hit, KwicLine, ResultSet
+from cowbird.engines.edges import Around, around
 from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 
 Cpos = npt.NDArray[np.int64]
@@ -199,10 +200,13 @@ def build_lines(
     metas = _meta(corpus, [hit.match for hit in hits], meta)
     if not hits:
         return []
+    beyond = around(corpus) if context.region is None else None
     if context.region is None:  # tokens each side, cut at the corpus's ends: for all lines at once
+        # past the partition's edges, its neighbours' tokens (as far as they reach: NEIGHBOUR_TOKENS)
+        lowest, highest = (beyond.first, beyond.stop - 1) if beyond is not None else (0, corpus.size - 1)
         matched = np.asarray([(hit.match, hit.matchend) for hit in hits], dtype=np.int64)
-        starts = np.maximum(matched[:, 0] - context.tokens, 0)
-        stops = np.minimum(matched[:, 1] + context.tokens, corpus.size - 1)
+        starts = np.maximum(matched[:, 0] - context.tokens, lowest)
+        stops = np.minimum(matched[:, 1] + context.tokens, highest)
         spans = list(zip(starts.tolist(), stops.tolist(), strict=True))
     else:
         spans = [_span(corpus, hit, context) for hit in hits]
@@ -211,9 +215,24 @@ def build_lines(
     lengths = stops - starts + 1
     line_starts = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - line_starts, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    columns = [attribute.string_array[attribute.ids_at(positions)].tolist() for attribute in attributes]
+    outside = np.flatnonzero((positions < 0) | (positions >= corpus.size))
+    if beyond is None or not len(outside):
+        columns = [attribute.string_array[attribute.ids_at(positions)].tolist() for attribute in attributes]
+        breaks = _breaks(corpus, context.marks, positions, line_starts)
+    else:
+        inside = np.flatnonzero((positions >= 0) & (positions < corpus.size))
+        columns = []
+        for attribute in attributes:
+            column: list[str] = [""] * len(positions)
+            for at, value in zip(inside.tolist(), attribute.string_array[attribute.ids_at(positions[inside])].tolist(),
+                                 strict=True):
+                column[at] = value
+            for at, value in zip(outside.tolist(), beyond.values(attribute.name, positions[outside].tolist()),
+                                 strict=True):
+                column[at] = value
+            columns.append(column)
+        breaks = _breaks_beyond(corpus, beyond, context.marks, positions, line_starts)
     tokens = list(map(list, zip(*columns, strict=True)))  # a value list per token, made without a Python loop
-    breaks = _breaks(corpus, context.marks, positions, line_starts)
     lines = []
     for k, (hit, (left_start, right_end), at, values) in enumerate(
             zip(hits, spans, line_starts.tolist(), metas, strict=True)):
@@ -240,6 +259,41 @@ def _breaks(corpus: CwbCorpus, names: tuple[str, ...], positions: np.ndarray,
         cut = np.searchsorted(line_starts, np.flatnonzero(changed), side="right") - 1
         per_line: list[list[int]] = [[] for _ in line_starts]
         for line, index in zip(cut.tolist(), np.flatnonzero(changed).tolist(), strict=True):
+            per_line[line].append(index - int(line_starts[line]))
+        found[name] = per_line
+    return found
+
+
+def _breaks_beyond(corpus: CwbCorpus, beyond: Around, names: tuple[str, ...], positions: np.ndarray,
+                   line_starts: np.ndarray) -> dict[str, list[list[int]]]:
+    """:func:`_breaks` for lines that run past the partition's edges into its neighbours' tokens: a
+    boundary comes before a token where one of the two lies in a region and the other not, where a
+    region begins at it, or where one ends at the token before it."""
+    found: dict[str, list[list[int]]] = {}
+    inside = (positions >= 0) & (positions < corpus.size)
+    outside = np.flatnonzero(~inside)
+    for name in names:
+        regions = _s(corpus, name)
+        covered = np.zeros(len(positions), dtype=np.bool_)
+        begins = np.zeros(len(positions), dtype=np.bool_)
+        ends = np.zeros(len(positions), dtype=np.bool_)
+        if len(regions) and inside.any():
+            at = np.flatnonzero(inside)
+            numbers = regions.region_numbers(positions[at].astype(regions.starts.dtype))
+            held = numbers >= 0
+            number = np.maximum(numbers, 0)
+            covered[at] = held
+            begins[at] = held & (np.asarray(regions.starts, dtype=np.int64)[number] == positions[at])
+            ends[at] = held & (np.asarray(regions.ends, dtype=np.int64)[number] == positions[at])
+        for k, mark in zip(outside.tolist(), beyond.regions(name, positions[outside].tolist()), strict=True):
+            if mark is not None:
+                covered[k], begins[k], ends[k] = True, mark.start, mark.end
+        changed = np.zeros(len(positions), dtype=np.bool_)
+        changed[1:] = (covered[1:] != covered[:-1]) | (covered[1:] & begins[1:]) | (covered[:-1] & ends[:-1])
+        changed[line_starts] = False  # a line's first token: what came before it is not shown
+        per_line: list[list[int]] = [[] for _ in line_starts]
+        for index in np.flatnonzero(changed).tolist():
+            line = int(np.searchsorted(line_starts, index, side="right")) - 1
             per_line[line].append(index - int(line_starts[line]))
         found[name] = per_line
     return found

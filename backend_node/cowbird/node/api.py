@@ -301,10 +301,13 @@ class NodeApi:
         found = await self.service.analyse(self.asker, cooccurrence.cooccurrence, held.corpus, held.matches,
                                            request.attribute, request.left, request.right, request.within,
                                            self.service.settings.max_analysis_rows)
+        spilled = await self.service.analyse(self.asker, cooccurrence.spill, held.corpus, held.matches,
+                                             request.attribute, request.left, request.right, request.within)
         return CooccurrenceResponse(
             partition=request.partition, query=text, total=held.total, context_tokens=found.context_tokens,
             node_tokens=found.node_tokens, size=found.size, truncated=found.truncated, values=found.values,
-            f=found.f, marginal=found.marginal, in_nodes=found.in_nodes, elapsed_ms=_elapsed(started),
+            f=found.f, marginal=found.marginal, in_nodes=found.in_nodes, spilled=spilled.positions,
+            spilled_values=spilled.values, occupied=spilled.occupied, elapsed_ms=_elapsed(started),
         )
 
     @answers(MARGINALS)
@@ -329,7 +332,7 @@ class NodeApi:
             request.top, self.service.settings.max_ngram_rows, request.values)
         return NgramResponse(partition=request.partition, tokens=table.tokens, ngrams=table.ngrams, types=types,
                              row_tokens=[t for t, _ in rows], row_counts=[c for _, c in rows], counts=counts,
-                             elapsed_ms=_elapsed(started))
+                             across=table.across, elapsed_ms=_elapsed(started))
 
     @answers(SUBCORPUS)
     async def subcorpus(self, request: SubcorpusRequest) -> SubcorpusResponse:

@@ -178,6 +178,24 @@ class CooccurrenceSums:
             self.in_nodes[value] = self.in_nodes.get(value, 0) + in_nodes[k]
 
 
+def spilled(parts: list[tuple[list[int], list[str], list[int]]], failed: list[tuple[int, int]]) -> dict[str, int]:
+    """The co-occurrences that partitions' windows found past their edges, each position once: from each
+    partition its ``(spilled positions, their values, occupied positions)`` (global), and the
+    ``(first, last)`` positions of partitions that failed. A spilled position counts where no window
+    or hit of the partition holding it holds it (that partition counted it, or it is inside a hit),
+    and not in a partition that failed (whose windows and hits are not known)."""
+    occupied = {position for _, _, held in parts for position in held}
+    values: dict[int, str] = {}
+    for positions, found, _ in parts:
+        values.update(zip(positions, found, strict=True))
+    counts: dict[str, int] = {}
+    for position, value in values.items():
+        if position in occupied or any(first <= position <= last for first, last in failed):
+            continue
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
 @dataclass
 class CollocateRow:
     value: str

@@ -332,6 +332,14 @@ class CooccurrenceResponse(_Answer):
     f: list[int] = Field(description="Co-occurrence frequency of each value (values in windows or in hits).")
     marginal: list[int] = Field(description="Frequency of each value in the partition.")
     in_nodes: list[int] = Field(description="Frequency of each value inside hits.")
+    spilled: list[int] = Field([], description=(
+        "Global positions in the windows past the partition's first or last token (read from the tokens it "
+        "carries of its neighbours), not counted above: the front end counts each once, unless the partition "
+        "holding it counted it (its occupied)."))
+    spilled_values: list[str] = Field([], description="The value at each spilled position.")
+    occupied: list[int] = Field([], description=(
+        "Global positions near the partition's edges (as far as windows of other partitions reach in) that its "
+        "own windows or hits hold."))
     elapsed_ms: float
 
 
@@ -517,6 +525,9 @@ class NgramResponse(BaseModel):
         "thousands of rows cost little to build and to read."))
     row_counts: list[int] = Field(description="Their counts, in the same order.")
     counts: list[int] = Field(description="The counts of the values asked for, in their order.")
+    across: bool = Field(True, description=(
+        "within none: whether the n-grams starting in the partition's last n-1 tokens were completed with the "
+        "next partition's first tokens (False: the partition carries no neighbours.json, and they are not counted)."))
     elapsed_ms: float
 
 

@@ -64,6 +64,7 @@ class WordList:
     more: bool
     rounds: int
     statuses: list[PartitionStatus[Any]] = field(default_factory=list)
+    cut_off: set[str] = field(default_factory=set)  # partitions whose n-grams past their end were not counted
 
 
 PIECES_AT_ONCE = 8
@@ -90,6 +91,7 @@ class Counting:
         self.limit = limit
         self.failed: dict[str, PartitionFailure] = {}
         self.totals: dict[str, tuple[int, int]] = {}  # tokens and n-grams of each partition that answered
+        self.cut_off: set[str] = set()  # partitions without neighbours: their n-grams past the end not counted
         self.rounds = 0
 
     @property
@@ -123,6 +125,8 @@ class Counting:
             else:
                 got[p.id] = answer
                 self.totals[p.id] = (answer.tokens, answer.ngrams)
+                if not answer.across:
+                    self.cut_off.add(p.id)
         return got
 
     async def top(self, k: int) -> dict[Key, int]:
@@ -211,7 +215,8 @@ async def word_list(partitions: Partitions[Any], members: Sequence[Any], spec: W
         final = await counting.at_least(target)
         more = len(final) > spec.limit or target > spec.min_count
     shown = sorted(final.items(), key=lambda item: (-item[1], item[0]))[: spec.limit]
-    return WordList(shown, counting.tokens, counting.ngrams, more, counting.rounds, counting.statuses())
+    return WordList(shown, counting.tokens, counting.ngrams, more, counting.rounds, counting.statuses(),
+                    counting.cut_off)
 
 
 # -- keywords -----------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Co-occurrence counts in windows around the hits, as cwb-ccc counts them, with each collocate's
-marginal and in-hit frequencies."""
+marginal and in-hit frequencies; and what the windows read past the partition's edges (``spill``),
+which the front end adds once, so that collocations do not depend on where the corpus was cut."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
 from cowbird.engines.base import Deadline
+from cowbird.engines.edges import around
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus, PositionalAttribute
 
@@ -114,3 +116,49 @@ def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attrib
         [strings[i] for i in found.tolist()], f[found].tolist(), marginals[found].tolist(),
         in_nodes[found].tolist(), context_tokens, node_tokens, corpus.size, truncated,
     )
+
+
+@dataclass
+class Spill:
+    """What a partition's windows read past its edges, and what they hold near them, as global
+    positions: ``positions`` (with their ``values``) are window positions in the tokens before or after
+    the partition (``cowbird.engines.edges``), which the partition does not count itself; ``occupied``
+    are the positions near its edges (as far as another partition's windows can reach in) that its own
+    windows or hits hold. The front end counts each spilled position once, and none that the
+    partition holding it counted (``core.analysis_merge.spilled``)."""
+
+    positions: list[int]
+    values: list[str]
+    occupied: list[int]
+
+
+def spill(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
+          within: str | None, filters: list[tuple[str, bool, str]] | None = None) -> Spill:
+    """The windows around the hits past the partition's first and last token (``left`` tokens before a
+    match, ``right`` after a matchend, as :func:`cooccurrence` counts them inside it), over the tokens
+    the partition carries of its neighbours; those outside the subcorpus of ``filters`` left out.
+    Windows limited to a region (``within``) never leave the partition (it is cut between texts), and
+    a partition without neighbours has none."""
+    found = around(corpus)
+    size = corpus.size
+    if within is not None or found is None or not len(matches) or not size:
+        return Spill([], [], [])
+    deadline.check()
+    match = np.asarray(matches.match, dtype=np.int64)
+    matchend = np.asarray(matches.matchend, dtype=np.int64)
+    head, tail = min(size, right), min(size, left)  # how far the neighbours' windows reach in
+    near = (match < head + left) | (match < left) | (matchend >= size - tail - right) | (matchend + right >= size)
+    match, matchend = match[near], matchend[near]
+    starts = np.concatenate([np.maximum(match - left, found.first), matchend + 1])
+    ends = np.concatenate([match - 1, np.minimum(matchend + right, found.stop - 1)])
+    context_starts, context_ends = _union(starts, ends)
+    outside = [int(p) for p in np.concatenate(list(_expanded(context_starts, context_ends)) or [np.zeros(0, np.int64)])
+               if not 0 <= p < size]
+    if outside and filters:
+        outside = [p for p, ok in zip(outside, found.in_subcorpus(filters, outside), strict=True) if ok]
+    edges = np.unique(np.concatenate([np.arange(head, dtype=np.int64), np.arange(size - tail, size, dtype=np.int64)]))
+    node_starts, node_ends = _union(match, matchend)
+    free = _outside(_outside(edges, context_starts, context_ends), node_starts, node_ends)
+    occupied = np.setdiff1d(edges, free)
+    offset = found.offset
+    return Spill([offset + p for p in outside], found.values(attribute, outside), (occupied + offset).tolist())

@@ -1,9 +1,15 @@
 """Word and n-gram lists: a partition's n-grams counted once (``ngram_table``, kept by the node for
-the requests of one list that follow), and the rows and counts a request asks of them (``ngram_rows``)."""
+the requests of one list that follow), and the rows and counts a request asks of them (``ngram_rows``).
+
+An n-gram belongs to the partition where it starts. With ``within=none`` the n-grams that start in a
+partition's last n-1 tokens run on into the next partition: they are completed with its first tokens,
+which the partition carries (``cowbird.engines.edges``), so that a corpus's n-grams are the same however
+it is cut. Their tokens need not be in the partition's lexicon; those that are not are kept as strings
+(``NgramTable.strays``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,6 +18,8 @@ import numpy.typing as npt
 from cowbird.core.errors import LimitExceeded
 from cowbird.engines.analyses.spans import Ints
 from cowbird.engines.base import Deadline
+from cowbird.engines.edges import around
+from cowbird.query.pcre import compile_pcre
 from cowbird.store import CwbCorpus, PositionalAttribute
 from cowbird.store.lexicon import matching
 from cowbird.store.regions import check_attributes, filter_regions, painted
@@ -28,7 +36,10 @@ class NgramTable:
     """Every n-gram of a partition (or of its part in a subcorpus) with its count: ``keys`` ascending,
     each n-gram's ids packed into one int64 (``bits`` per id) or, when they do not fit, an (n,) row
     of big-endian int32 ids seen as one opaque value (so that the bytes order as the ids do);
-    ``tokens`` of the subcorpus, ``ngrams`` occurrences counted."""
+    ``tokens`` of the subcorpus, ``ngrams`` occurrences counted; ``strays``: the n-grams across the
+    cut after the partition with a token its lexicon does not hold, by their tokens; ``across``:
+    whether the n-grams running past the partition's last token were completed (within=none, with
+    its neighbours' tokens) or could not be (a partition without them)."""
 
     attribute: PositionalAttribute
     n: int
@@ -37,6 +48,8 @@ class NgramTable:
     counts: Ints
     tokens: int
     ngrams: int
+    strays: dict[tuple[str, ...], int] = field(default_factory=dict)
+    across: bool = True
 
     def ids(self, rows: Ints) -> npt.NDArray[np.int64]:
         """The ids of the n-grams at these rows of the table, (len(rows), n)."""
@@ -141,15 +154,73 @@ def ngram_table(deadline: Deadline, corpus: CwbCorpus, attribute: str, n: int, w
             if held > max_types:
                 raise LimitExceeded(f"more than {max_types:,} distinct {n}-grams on this partition: narrow the "
                                     "subcorpus down or count shorter n-grams")
+    strays: dict[tuple[str, ...], int] = {}
+    across = bounds is not None
+    if bounds is None:
+        edge = _across_the_cut(corpus, p, n, filters, match, ignore_case)
+        across = edge is not None
+        for tokens_of, ids_of, kept in edge or []:
+            ngrams += 1
+            if not kept:
+                continue
+            if any(i is None for i in ids_of):
+                strays[tokens_of] = strays.get(tokens_of, 0) + 1
+                continue
+            row = np.asarray(ids_of, dtype=np.int64)
+            if tallied:
+                tally[int(_packed(row, np.zeros(1, dtype=np.int64), n, bits)[0])] += 1
+            elif packed:
+                parts_keys.append(_packed(row, np.zeros(1, dtype=np.int64), n, bits))
+                parts_counts.append(np.ones(1, dtype=np.int64))
+            else:
+                parts_keys.append(np.ascontiguousarray(row[None, :].astype(ROW_ID)).view(_void(n)).ravel())
+                parts_counts.append(np.ones(1, dtype=np.int64))
     if tallied:
         keys = np.flatnonzero(tally).astype(np.int64)
-        return NgramTable(p, n, bits, keys, tally[keys], tokens, ngrams)
+        return NgramTable(p, n, bits, keys, tally[keys], tokens, ngrams, strays, across)
     keys, counts = _merge_counts(parts_keys, parts_counts) if parts_keys else (
         np.zeros(0, dtype=np.int64 if packed else _void(n)), np.zeros(0, dtype=np.int64))
     if len(keys) > max_types:
         raise LimitExceeded(f"{len(keys):,} distinct {n}-grams on this partition, more than {max_types:,}: narrow "
                             "the subcorpus down or count shorter n-grams")
-    return NgramTable(p, n, bits if packed else 0, keys, counts, tokens, ngrams)
+    return NgramTable(p, n, bits if packed else 0, keys, counts, tokens, ngrams, strays, across)
+
+
+def _across_the_cut(corpus: CwbCorpus, p: PositionalAttribute, n: int, filters: list[tuple[str, bool, str]],
+                    match: str | None,
+                    ignore_case: bool) -> list[tuple[tuple[str, ...], list[int | None], bool]] | None:
+    """The n-grams that start in the partition's last n-1 tokens and end in the tokens after it
+    (``within=none``): each with its tokens, their lexicon ids here (None for a token the lexicon does
+    not hold) and whether a token matches ``match``; only those whose every token is in the subcorpus
+    of ``filters``, and none past the corpus's end. None when the partition carries no neighbours."""
+    found = around(corpus)
+    if found is None:
+        return None
+    size = corpus.size
+    first = max(0, size - n + 1)
+    stop = min(found.stop, size + n - 1)
+    if stop <= size:  # the corpus ends here (or n is 1)
+        return []
+    own = np.asarray(p.id_range(first, size), dtype=np.int64).tolist()
+    outside = list(range(size, stop))
+    words = [p.strings[i] for i in own] + found.values(p.name, outside)
+    ids: list[int | None] = [*own, *(p.str2id(w) for w in words[len(own):])]
+    allowed = [True] * len(words)
+    for attribute, negated, pattern in filters:
+        starts, ends = filter_regions(corpus, attribute, negated, pattern)
+        inside = painted(starts, ends, first, size)[0].tolist()
+        allowed[: len(own)] = [a and b for a, b in zip(allowed[: len(own)], inside, strict=True)]
+    allowed[len(own):] = [a and b for a, b in zip(allowed[len(own):], found.in_subcorpus(filters, outside),
+                                                  strict=True)]
+    search = compile_pcre(match, ignore_case).search if match is not None else None
+    hits = [search is None or search(w) is not None for w in words]
+    edge = []
+    for start in range(first, size):
+        at = start - first
+        if start + n > stop or not all(allowed[at : at + n]):
+            continue
+        edge.append((tuple(words[at : at + n]), ids[at : at + n], any(hits[at : at + n])))
+    return edge
 
 
 def _merge_counts(keys: list[npt.NDArray[Any]], counts: list[Ints]) -> tuple[npt.NDArray[Any], Ints]:
@@ -197,7 +268,32 @@ def ngram_rows(deadline: Deadline, table: NgramTable, match: str | None, ignore_
     chosen = chosen[np.argsort(-counts[chosen], kind="stable")]
     ids = table.ids(chosen)
     rows = list(zip(p.string_array[ids].tolist() if len(ids) else [], counts[chosen].tolist(), strict=True))
-    return rows, _counts_of(table, counts, values), types
+    asked = _counts_of(table, counts, values)
+    if not table.strays:
+        return rows, asked, types
+    search = compile_pcre(match, ignore_case).search if match is not None else None
+    strays = {key: count for key, count in table.strays.items()
+              if search is None or any(search(token) is not None for token in key)}
+    return _with_strays(rows, strays, threshold, top), [
+        count + strays.get(tuple(value), 0) for value, count in zip(values, asked, strict=True)], types + len(strays)
+
+
+def _with_strays(rows: list[tuple[list[str], int]], strays: dict[tuple[str, ...], int], threshold: int | None,
+                 top: int) -> list[tuple[list[str], int]]:
+    """The rows with the stray n-grams (a few, across the cut, not in the table): those with at least
+    ``threshold`` occurrences, and those among the ``top`` most frequent of rows and strays together
+    (ties by their tokens, as the table's are), the most frequent first."""
+    table = [(tuple(tokens), count) for tokens, count in rows]
+    kept = {key: count for key, count in strays.items() if threshold is not None and count >= threshold}
+    if top:
+        best = sorted([*table, *strays.items()], key=lambda row: (-row[1], row[0]))[:top]
+        kept.update((key, count) for key, count in best if key in strays)
+        # a table row pushed out of the top by strays stays only where the threshold keeps it
+        ranked = {key for key, _ in best}
+        table = [(key, count) for key, count in table
+                 if key in ranked or (threshold is not None and count >= threshold)]
+    merged = sorted([*table, *kept.items()], key=lambda row: -row[1])
+    return [(list(key), count) for key, count in merged]
 
 
 def _counts_of(table: NgramTable, counts: Ints, values: list[list[str]]) -> list[int]:

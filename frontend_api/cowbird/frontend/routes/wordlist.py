@@ -69,7 +69,8 @@ async def wordlist(visit: Visitor, asked: Annotated[WordListParameters, Query()]
     rows = [WordListRow(tokens=list(k), value=" ".join(k), frequency=c,
                         per_million=rate(c, tokens),
                         hits=_hits(target.name, asked.attribute, k, within, asked.filters)) for k, c in found.rows]
-    uncounted = _uncounted(within, asked.n, [s.failure is None for s in found.statuses])
+    uncounted = _uncounted(within, asked.n, [s.failure is None for s in found.statuses],
+                           [s.partition.id in found.cut_off for s in found.statuses])
     if asked.format != "json":
         return _file(asked, target.name, target.config.version or None, target.size, within, found.tokens,
                      found.ngrams, found.more, failed, rows, uncounted)
@@ -81,12 +82,14 @@ async def wordlist(visit: Visitor, asked: Annotated[WordListParameters, Query()]
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
 
 
-def _uncounted(within: str, n: int, answered: list[bool]) -> int:
-    """N-grams that would cross a cut between two partitions that answered (within=none): not counted,
-    as no node holds both sides. Partitions are cut between texts, so with a region they never occur."""
+def _uncounted(within: str, n: int, answered: list[bool], cut_off: list[bool]) -> int:
+    """N-grams across a cut between two partitions that answered (within=none) that are not counted: those
+    after a partition that carries no neighbour tokens (encoded before ``neighbours.json``; each other
+    partition completes its last n-1 n-grams with the next one's first tokens). Partitions are cut
+    between texts, so with a region they never occur."""
     if within or n == 1:
         return 0
-    return (n - 1) * sum(a and b for a, b in zip(answered, answered[1:], strict=False))
+    return (n - 1) * sum(a and b and c for a, b, c in zip(answered, answered[1:], cut_off, strict=False))
 
 
 def _file(asked: WordListParameters, corpus: str, version: str | None, size: int, within: str, tokens: int,

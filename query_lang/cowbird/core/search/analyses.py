@@ -19,6 +19,7 @@ from cowbird.core.analysis_merge import (
     distribution_table,
     frequency_table,
     merge_frequencies,
+    spilled,
 )
 from cowbird.core.analysis_spec import parse_breakdown, parse_fold
 from cowbird.core.errors import UnknownAttribute
@@ -179,6 +180,8 @@ class Analyses(Counts[P]):
         for _, a in answered:
             for value, f in zip(a.values if a is not None else [], a.f if a is not None else [], strict=True):
                 found[value] = found.get(value, 0) + f
+        for value, f in _spilled(answered).items():  # windows across the cuts (analysis_merge.spilled)
+            found[value] = found.get(value, 0) + f
         wanted = {v for v, f in found.items() if f >= min_freq}
         asks = [(status, sorted(wanted - set(a.values))) for status, a in answered if a is not None]
         asks = [(status, values) for status, values in asks if values]
@@ -216,9 +219,21 @@ class Analyses(Counts[P]):
                 if status.partition.id in marginals:
                     values, frequencies = marginals[status.partition.id]
                     sums.add(values, [0] * len(values), frequencies, [0] * len(values))
+            across = _spilled(answered)
+            sums.add(list(across), list(across.values()), [0] * len(across), [0] * len(across))
+            sums.context_tokens += sum(across.values())
             return collocation_table(sums, measures, order, min_freq)
 
         return [s for s, _ in answered], await off_loop(merged)
+
+
+def _spilled(answered: Sequence[tuple[PartitionStatus[Any], CooccurrenceResponse | None]]) -> dict[str, int]:
+    """The co-occurrences the partitions' windows found past their edges, each position once
+    (``analysis_merge.spilled``), from the partitions that answered."""
+    parts = [(a.spilled, a.spilled_values, a.occupied) for s, a in answered if a is not None and s.failure is None]
+    failed = [(s.partition.offset, s.partition.offset + s.partition.size - 1) for s, a in answered
+              if a is None or s.failure is not None]
+    return spilled(parts, failed)
 
 
 def _answered_size(answered: Sequence[tuple[PartitionStatus[Any], Any]]) -> int:
