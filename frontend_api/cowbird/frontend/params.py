@@ -291,8 +291,8 @@ class WordListParameters(Parameters):
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     within: str | None = Field(None, description=(
         "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: they "
-        "cross texts and sentences, but not the cuts between partitions — the n-1 n-grams across each cut are "
-        "not counted: the answer's uncounted says how many at most)."))
+        "cross texts, sentences and the cuts between partitions, each counted where it starts and completed with "
+        "the next partition's first tokens)."))
     limit: int = Field(100, ge=1, description=(
         f"The most frequent this many rows (JSON: at most {MAX_JSON_ROWS:,}; a file too)."))
     format: Literal["json", "tsv", "csv", "xlsx"] = Field("json", description=(
@@ -364,7 +364,7 @@ class CollocationParameters(TableParameters):
     left: int | None = Field(None, ge=0, le=100, description="Tokens before the match.")
     right: int | None = Field(None, ge=0, le=100, description="Tokens after the match.")
     within: str | None = Field(None, description="Windows stay in this region (s, text); 'none' lets them run to "
-                                                 "the partition's edges. Default: text.")
+                                                 "across texts and the cuts between partitions. Default: text.")
     measures: str | None = Field(None, description=f"Comma-separated, of: {', '.join(MEASURES)} (default all).")
     order: str = Field("log_likelihood", description="The measure the rows are sorted by, or f.")
     min_freq: int = Field(2, ge=1, description="Only collocates with at least this many co-occurrences.")
@@ -442,7 +442,7 @@ class LineContextParameters(Parameters):
     tokens: int = Field(20, ge=0, description="Tokens of context each side (at most [limits] max_line_context).")
     region: str | None = Field(None, description=(
         "The context is this region around the match (s: the sentence, p: the paragraph, text: as far as "
-        "tokens go in the text; none: tokens each side across texts, to the partition's edges), at most tokens "
+        "tokens go in the text; none: tokens each side across texts and partition cuts), at most tokens "
         "each side. Default: text, when the corpus has texts. breaks says where texts and sentences change."))
     show: str | None = Field(None, description="p-attributes each token carries after the word, comma-separated.")
 

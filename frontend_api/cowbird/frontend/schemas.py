@@ -411,8 +411,9 @@ class WordListResult(_CountedOver):
     rows: list[WordListRow]
     more: bool = Field(description="More n-grams than the rows shown occur at least min times.")
     uncounted: int = Field(0, description=(
-        "within=none: at most this many n-grams across the cuts between partitions are not counted (n-1 at each "
-        "cut between two partitions that answered; fewer where filters leave a side out); 0 otherwise."))
+        "within=none: n-grams across the cuts between partitions not counted: n-1 at each cut after a partition "
+        "encoded without the tokens of its neighbours (neighbours.json); 0 otherwise, each such n-gram completed "
+        "with the next partition's first tokens."))
 
 
 class KeywordRow(BaseModel):

@@ -31,7 +31,7 @@ async def line_context(request: Request, corpus: str, position: Position, user: 
     if asked.tokens > widest:
         raise BadParameter(f"tokens={asked.tokens}: a line is widened to at most {widest} tokens each side")
     region = asked.region or (DOCUMENT_REGION if DOCUMENT_REGION in target.s_attributes else None)
-    if region == "none":  # tokens each side across texts: as far as the partition goes, its edges marked
+    if region == "none":  # tokens each side across texts, past the partition's edges into its neighbours' tokens
         region = None
     elif region is not None and region not in target.s_attributes:
         raise UnknownAttribute(f"region={region}: {no_attribute(target, 's', region)}")
