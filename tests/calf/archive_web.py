@@ -13,12 +13,17 @@ thread; each archive under its own path):
   written by warcio (a gzip member per record) to HTTP range requests.
 
 Every request is logged with its time; answers can be made to fail (``fail``: a status and a
-``Retry-After`` for the next requests under a path)."""
+``Retry-After`` for the next requests under a path), and the CDX answers of both flavours broken as
+a network or a server breaks them (``cut_rows``: those rows cut off in the middle, the rest sent;
+``cut_end``: the answer ends there, the rest never sent). The Internet Archive's JSON table is
+written one row to a line, as its CDX server writes it."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import gzip
+import hashlib
 import io
 import json
 import threading
@@ -49,6 +54,11 @@ class Stored:
     @property
     def stamp(self) -> str:
         return self.when.strftime("%Y%m%d%H%M%S")
+
+    @property
+    def digest(self) -> str:
+        """The CDX digest of the bytes captured: their SHA-1 in base 32, as the Wayback CDX server gives it."""
+        return base64.b32encode(hashlib.sha1(self.body).digest()).decode("ascii")
 
 
 @dataclass
@@ -81,6 +91,8 @@ class LocalArchives:
         self.requests: list[tuple[float, str, dict[str, str]]] = []  # (monotonic time, path, headers)
         self.failures: dict[str, deque[tuple[int, str]]] = {}  # path prefix -> answers to give first
         self.timemap_page = 0  # mementos per TimeMap page (RFC 7089 4.3, ``rel="timemap"`` links); 0: one page
+        self.cut_rows: set[int] = set()  # rows of a CDX answer (0: the first capture) cut off in the middle
+        self.cut_end = False  # and the answer ends with the first row cut off
         self.lock = threading.Lock()
         archives = self
 
@@ -200,11 +212,29 @@ class LocalArchives:
         low, high = query.get("from", "0").ljust(14, "0"), query.get("to", "9").ljust(14, "9")
         return [s for s in self.captures.get(url, []) if low <= s.stamp <= high]
 
+    def _cut(self, rows: list[str]) -> list[str]:
+        """The rows of an answer as sent: ``cut_rows`` cut off in the middle, and with ``cut_end`` none
+        after the first of them."""
+        sent = []
+        for k, row in enumerate(rows):
+            if k in self.cut_rows:
+                sent.append(row[:len(row) // 2])
+                if self.cut_end:
+                    break
+            else:
+                sent.append(row)
+        return sent
+
     def _cdx_table(self, handler: Any, query: dict[str, str]) -> None:
-        rows = [["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"]]
-        rows += [["key", s.stamp, query["url"], s.content_type.split(";")[0], str(s.status), "SHA1", str(len(s.body))]
-                 for s in self._within(query["url"], query)]
-        handler._answer(200, json.dumps(rows if len(rows) > 1 else []).encode(), "application/json")
+        header = ["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"]
+        rows = [json.dumps(["key", s.stamp, query["url"], s.content_type.split(";")[0], str(s.status), s.digest,
+                            str(len(s.body))]) for s in self._within(query["url"], query)]
+        if not rows:
+            handler._answer(200, b"[]", "application/json")
+            return
+        sent = self._cut(rows)
+        body = "[" + ",\n".join([json.dumps(header), *sent]) + ("]" if len(sent) == len(rows) else "")
+        handler._answer(200, body.encode(), "application/json")
 
     def _cdx_lines(self, handler: Any, query: dict[str, str]) -> None:
         found = self._within(query["url"], query)
@@ -212,8 +242,8 @@ class LocalArchives:
             handler._answer(404, b"No Captures found for: " + query["url"].encode(), "text/plain")
             return
         lines = [json.dumps({"urlkey": "key", "timestamp": s.stamp, "url": query["url"], "mime": "text/html",
-                             "status": str(s.status), "digest": "SHA1", "length": str(len(s.body))}) for s in found]
-        handler._answer(200, "\n".join(lines).encode(), "text/x-ndjson")
+                             "status": str(s.status), "digest": s.digest, "length": str(len(s.body))}) for s in found]
+        handler._answer(200, "\n".join(self._cut(lines)).encode(), "text/x-ndjson")
 
     def _nearest(self, url: str, stamp: str) -> Stored | None:
         stored = self.captures.get(url, [])
@@ -299,7 +329,7 @@ class LocalArchives:
                             "application/json")
             return
         lines = [json.dumps({"urlkey": "key", "timestamp": s.stamp, "url": query["url"], "mime": "text/html",
-                             "status": str(s.status), "digest": "SHA1", "length": str(length),
+                             "status": str(s.status), "digest": s.digest, "length": str(length),
                              "offset": str(offset), "filename": crawl.filename}) for s, offset, length in records]
         handler._answer(200, "\n".join(lines).encode(), "text/x-ndjson")
 

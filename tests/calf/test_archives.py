@@ -266,8 +266,8 @@ def test_cdx_answers_of_every_flavour() -> None:
     lines = '{"urlkey": "k", "timestamp": "20130101000000", "url": "http://a/", "status": "200"}\n'
     plain = "k 20130101000000 http://a/ text/html 200 SHA1 123\n"
     assert parse_cdx(table)[0]["original"] == "http://a/" and parse_cdx(lines)[0]["url"] == "http://a/"
-    assert parse_cdx(plain) == [{"timestamp": "20130101000000", "original": "http://a/", "mimetype": "text/html",
-                                 "statuscode": "200"}]
+    assert parse_cdx(plain) == [{"urlkey": "k", "timestamp": "20130101000000", "original": "http://a/",
+                                 "mimetype": "text/html", "statuscode": "200", "digest": "SHA1", "length": "123"}]
     assert parse_cdx("[]") == parse_cdx("") == []
 
 

@@ -4,7 +4,9 @@ Each archive (``cowbird.core.archives.ArchiveSettings``) is asked in its own pro
 
 - **CDX** (Wayback-style: the Internet Archive, pywb, OpenWayback): ``cdx?url=…&output=json&from=…&to=…``
   lists captures (the Internet Archive's JSON table, or pywb's and OpenWayback's JSON lines, or the
-  plain space-separated CDX lines); ``replay<timestamp>id_/<url>`` returns a capture's original
+  plain space-separated CDX lines), read row by row: a row that cannot be read (a line cut off, a
+  broken table row) is skipped and counted, the others kept, and an answer with one is not cached
+  (asked again next time); ``replay<timestamp>id_/<url>`` returns a capture's original
   bytes — never the rewritten page with the archive's toolbar, which is never asked for.
 - **Memento** (RFC 7089): a TimeMap (link format) lists mementos with their datetimes (a paged
   one links to its other pages, ``rel="timemap"`` with ``from``/``until``: those reaching into the
@@ -26,6 +28,11 @@ it stays in the archive (a Wayback-style archive redirects to its nearest timest
 the same crawl. Politeness: per archive at most ``rate`` requests a second and ``concurrency`` at
 once; on 429 and 503 its ``Retry-After`` holds back every request to that archive. Look-ups (and
 captures' pages) are cached on disk, so a resumed run never asks an archive twice for one URL.
+
+Captures are tried after the text's date first (nearest first: a page's text is there from its
+last modification on, and a capture before that date is the page before it), then those before it;
+a capture whose digest one already tried has is the same bytes, and not tried again. ``captures``
+of them first, and ``FURTHER_CAPTURES`` more when those do not hold the line, at the archive's rate.
 """
 
 from __future__ import annotations
@@ -58,6 +65,9 @@ PACE_MARGIN = 0.05
 """Seconds added between two requests to one archive beyond 1 / rate (the transport's jitter)."""
 TIMEMAP_PAGES = 10
 """Pages of a paged TimeMap read for one look-up at most."""
+FURTHER_CAPTURES = 8
+"""Captures of a URL tried beyond an archive's ``captures`` when those do not hold the line (the look-up
+lists them anyway; each costs one request, paced at the archive's ``rate``)."""
 
 
 class ArchiveError(FetchError):
@@ -74,6 +84,7 @@ class Capture:
     url: str
     original: str
     warc: tuple[str, int, int] | None = None  # Common Crawl: file URL, offset, length
+    digest: str = ""  # the CDX row's digest of the captured bytes ("": not given)
 
     @property
     def date(self) -> str:
@@ -82,13 +93,13 @@ class Capture:
 
     def as_json(self) -> dict[str, Any]:
         return {"when": self.date, "url": self.url, "original": self.original,
-                "warc": list(self.warc) if self.warc else None}
+                "warc": list(self.warc) if self.warc else None, "digest": self.digest}
 
     @classmethod
     def of_json(cls, archive: str, data: dict[str, Any]) -> Capture:
         warc = data.get("warc")
         return cls(archive, parse_date(data["when"]) if data.get("when") else None, data["url"], data["original"],
-                   (str(warc[0]), int(warc[1]), int(warc[2])) if warc else None)
+                   (str(warc[0]), int(warc[1]), int(warc[2])) if warc else None, str(data.get("digest") or ""))
 
 
 def timestamp14(when: dt.datetime) -> str:
@@ -97,47 +108,105 @@ def timestamp14(when: dt.datetime) -> str:
 
 def nearest_first(captures: list[Capture], when: dt.datetime | None, window: dt.timedelta,
                   limit: int) -> list[Capture]:
-    """The captures within ``window`` of ``when``, nearest first (on equal distance the earlier:
-    a page is more often rewritten after its crawl than before), at most ``limit``; without a date,
-    the oldest first (closest to the time the corpus's pages were crawled, as far as is known)."""
+    """The captures within ``window`` of ``when`` in the order to try them, at most ``limit``: those at
+    or after ``when`` nearest first — the text is on its page from its date (its last modification,
+    its crawl) on, and a capture before it is the page as it was before —, then those before it,
+    nearest first; without a date, the oldest first (closest to the time the corpus's pages were
+    crawled, as far as is known). A capture whose digest an earlier one has (the same bytes) is left
+    out."""
     distinct = list({c.url: c for c in reversed(captures)}.values())[::-1]  # the first of each URL
     dated = [(c.when, c) for c in distinct if c.when is not None]
     undated = [c for c in distinct if c.when is None]
     if when is None:
         ordered = [c for _, c in sorted(dated, key=lambda pair: pair[0])]
     else:
-        ordered = [c for moment, c in sorted(dated, key=lambda pair: (abs(pair[0] - when), pair[0]))
-                   if abs(moment - when) <= window]
-    return (ordered + undated)[:limit]
+        after = sorted(((moment, c) for moment, c in dated if when <= moment <= when + window), key=lambda p: p[0])
+        before = sorted(((moment, c) for moment, c in dated if when - window <= moment < when),
+                        key=lambda p: p[0], reverse=True)
+        ordered = [c for _, c in after + before]
+    seen: set[str] = set()
+    kept: list[Capture] = []
+    for capture in ordered + undated:
+        if capture.digest and capture.digest in seen:
+            continue
+        seen.add(capture.digest)
+        kept.append(capture)
+    return kept[:limit]
 
 
 # ---------------------------------------------------------------------------------------- parsing
 
 
 def parse_cdx(text: str) -> list[dict[str, str]]:
-    """A CDX answer's rows as dicts: the Internet Archive's JSON table (a header row, then rows),
-    JSON lines (pywb, OpenWayback, Common Crawl), or plain CDX lines (``urlkey timestamp original
-    mimetype statuscode digest length``)."""
+    """A CDX answer's rows as dicts (``read_cdx``'s, its unreadable rows left out)."""
+    return read_cdx(text)[0]
+
+
+_PLAIN_CDX = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
+_DECODER = json.JSONDecoder()
+
+
+def read_cdx(text: str) -> tuple[list[dict[str, str]], int]:
+    """A CDX answer's rows as dicts, and how many of its rows could not be read (skipped): the
+    Internet Archive's JSON table (a header row, then rows — read row by row, so a table cut off or
+    with a broken row keeps the rows before and after it), JSON lines (pywb, OpenWayback, Common
+    Crawl), or plain CDX lines (``urlkey timestamp original mimetype statuscode digest length``),
+    each line on its own."""
     body = text.strip()
     if not body:
-        return []
+        return [], 0
     if body.startswith("["):
-        table = json.loads(body)
-        if not table:
-            return []
-        header = [str(h) for h in table[0]]
-        return [{k: str(v) for k, v in zip(header, row, strict=False)} for row in table[1:]]
+        return _cdx_table(body)
     rows: list[dict[str, str]] = []
+    bad = 0
     for line in body.splitlines():
         line = line.strip()
         if line.startswith("{"):
-            rows.append({k: str(v) for k, v in json.loads(line).items()})
+            try:
+                value = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(value, dict):
+                rows.append({str(k): str(v) for k, v in value.items()})
+            else:
+                bad += 1
         elif line:
             parts = line.split()
-            if len(parts) >= 5:
-                rows.append({"timestamp": parts[1], "original": parts[2], "mimetype": parts[3],
-                             "statuscode": parts[4]})
-    return rows
+            if len(parts) >= 5 and parts[1].isdigit():
+                rows.append(dict(zip(_PLAIN_CDX, parts, strict=False)))
+            else:
+                bad += 1
+    return rows, bad
+
+
+def _cdx_table(body: str) -> tuple[list[dict[str, str]], int]:
+    """The rows of a JSON table (``[["urlkey", "timestamp", …], [...], …]``), one array after another:
+    an array that cannot be read is skipped (counted) up to the next one, the rest kept."""
+    at, rows, bad = 1, [], 0
+    header: list[str] | None = None
+    while at < len(body):
+        while at < len(body) and body[at] in " \t\r\n,":
+            at += 1
+        if at >= len(body) or body[at] == "]":
+            break
+        try:
+            value, end = _DECODER.raw_decode(body, at)
+        except ValueError:
+            bad += 1
+            following = body.find("[", at + 1)
+            if following < 0:
+                break
+            at = following
+            continue
+        at = end
+        if not isinstance(value, list):
+            bad += 1
+        elif header is None:
+            header = [str(h) for h in value]
+        else:
+            rows.append({k: str(v) for k, v in zip(header, value, strict=False)})
+    return rows, bad
 
 
 def _status(row: dict[str, str]) -> str:
@@ -400,6 +469,8 @@ class Archive:
     cache: ArchiveCache | None = None
     asked: int = 0  # requests sent to the archive
     refused: int = 0  # URLs its answers led to outside it (``scopes``), not asked
+    unreadable: int = 0  # CDX rows its answers had that could not be read (skipped), in the whole run
+    unreadable_in: dict[str, int] = field(default_factory=dict)  # and per URL looked up (its latest look-up)
     _gate: asyncio.Semaphore = field(init=False)
     _pace: asyncio.Lock = field(default_factory=asyncio.Lock)
     _next: float = 0.0
@@ -497,8 +568,9 @@ class Archive:
     # -- captures
 
     async def captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
-        """The captures of ``url`` worth trying: within ``window`` of ``when``, nearest first, at most
-        ``captures`` of them (their look-up cached on disk and shared by the lines of one page)."""
+        """The captures of ``url`` worth trying, in order (``nearest_first``): within ``window`` of
+        ``when``, ``captures`` of them and ``FURTHER_CAPTURES`` more (their look-up cached on disk and
+        shared by the lines of one page; an answer with unreadable rows is used, not cached)."""
         key = "\n".join([self.settings.kind, *self.settings.endpoints(), url, _day(when), str(window.days)])
 
         async def look_up() -> list[Capture]:
@@ -508,14 +580,15 @@ class Archive:
                     if "error" in kept:
                         raise ArchiveError(kept["error"])
                     return [Capture.of_json(self.name, c) for c in kept["captures"]]
+            self.unreadable_in[url] = 0
             try:
                 found = await self._captures(url, when, window)
             except ArchiveError as error:
                 if self.cache is not None and _lasting(error):
                     await asyncio.to_thread(self.cache.put, "lookups", key, {"error": str(error)})
                 raise
-            chosen = nearest_first(found, when, window, self.settings.captures)
-            if self.cache is not None:
+            chosen = nearest_first(found, when, window, self.settings.captures + FURTHER_CAPTURES)
+            if self.cache is not None and not self.unreadable_in[url]:  # a cut-off answer: asked again next time
                 await asyncio.to_thread(self.cache.put, "lookups", key, {"captures": [c.as_json() for c in chosen]})
             return chosen
 
@@ -528,24 +601,30 @@ class Archive:
             return await self._memento_captures(url, when, window)
         return await self._commoncrawl_captures(url, when, window)
 
-    async def _cdx_rows(self, url: str, what: str) -> list[dict[str, str]]:
-        """A CDX answer's rows (none for 404: "No Captures found"); an error naming ``what`` answered."""
+    async def _cdx_rows(self, url: str, what: str, looked_up: str) -> list[dict[str, str]]:
+        """A CDX answer's rows (none for 404: "No Captures found"); an error naming ``what`` answered.
+        Rows that cannot be read are skipped and counted for ``looked_up``, the page's URL; an answer
+        of which no row can be read is an error that is not cached (a cut-off answer passes)."""
         status, _, body = await self.request(url)
         if status == 404:
             return []
         if status >= 400:
             raise ArchiveError(f"{self.name}: {what} answered HTTP {status}")
-        try:
-            return parse_cdx(body.decode("utf-8", "replace"))
-        except ValueError as error:
-            raise ArchiveError(f"{self.name}: {what}'s answer is not CDX ({error})") from error
+        rows, bad = read_cdx(body.decode("utf-8", "replace"))
+        if bad:
+            self.unreadable += bad
+            self.unreadable_in[looked_up] = self.unreadable_in.get(looked_up, 0) + bad
+            if not rows:
+                raise ArchiveError(f"{self.name}: {what}'s answer is not CDX ({bad} unreadable "
+                                   f"row{'s' if bad != 1 else ''}, {PASSING_NOT_CDX})")
+        return rows
 
     async def _cdx_captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
         params: dict[str, str] = {"url": url, "output": "json", "limit": "2000"}
         if when is not None:
             params["from"] = timestamp14(when - window)
             params["to"] = timestamp14(when + window)
-        rows = await self._cdx_rows(str(httpx.URL(self.settings.cdx, params=params)), "the CDX server")
+        rows = await self._cdx_rows(str(httpx.URL(self.settings.cdx, params=params)), "the CDX server", url)
         found = []
         for row in rows:
             stamp = row.get("timestamp", "")
@@ -553,7 +632,7 @@ class Archive:
             if not re.fullmatch(r"\d{4,14}", stamp) or not _useful(row):
                 continue
             found.append(Capture(self.name, parse_date(stamp), f"{self.settings.replay}{stamp}id_/{original}",
-                                 original))
+                                 original, digest=_digest(row)))
         return found
 
     async def _memento_captures(self, url: str, when: dt.datetime | None, window: dt.timedelta) -> list[Capture]:
@@ -653,8 +732,9 @@ class Archive:
             found += await self._crawl_captures(api, url)
         return found
 
-    async def _crawl_captures(self, api: str, url: str) -> list[Capture]:
-        rows = await self._cdx_rows(str(httpx.URL(api, params={"url": url, "output": "json"})), "the crawl index")
+    async def _crawl_captures(self, api: str, url: str, looked_up: str | None = None) -> list[Capture]:
+        rows = await self._cdx_rows(str(httpx.URL(api, params={"url": url, "output": "json"})), "the crawl index",
+                                    looked_up or url)
         found = []
         for row in rows:
             try:
@@ -667,7 +747,7 @@ class Archive:
             warc = urljoin(self.settings.data, filename)
             found.append(Capture(self.name, parse_date(row.get("timestamp", "")),
                                  f"{warc}#bytes={offset}-{offset + length - 1}", row.get("url") or url,
-                                 (warc, offset, length)))
+                                 (warc, offset, length), _digest(row)))
         return found
 
     # -- a capture's page
@@ -732,7 +812,7 @@ class Archive:
         if record_status in (301, 302, 303, 307, 308) and location and hops < REDIRECTS:
             target = urljoin(capture.original, location)  # looked up in the same crawl, never fetched live
             api = _crawl_api(self, capture)
-            nearer = nearest_first(await self._crawl_captures(api, target), capture.when,
+            nearer = nearest_first(await self._crawl_captures(api, target, capture.original), capture.when,
                                    dt.timedelta(days=36_500), 1) if api else []
             if not nearer:
                 raise ArchiveError(f"{self.name}: the capture redirects to {target}, which this crawl does not hold")
@@ -742,10 +822,23 @@ class Archive:
         return _page(capture.url, content_type, payload, self.name), capture  # (its URL names the record)
 
 
+PASSING_NOT_CDX = "perhaps cut off"
+"""Said of a CDX answer none of whose rows can be read: a passing failure (not cached), asked again."""
+
+
 def _lasting(error: ArchiveError) -> bool:
-    """An answer worth keeping: not a timeout, a 5xx or 429, or a failed connection (asked again later)."""
+    """An answer worth keeping: not a timeout, a 5xx or 429, a failed connection or a CDX answer cut off
+    (asked again later)."""
     text = str(error)
-    return not any(passing in text for passing in ("timeout", "HTTP 5", "HTTP 429", "cannot connect"))
+    return not any(passing in text for passing in ("timeout", "HTTP 5", "HTTP 429", "cannot connect",
+                                                   PASSING_NOT_CDX))
+
+
+def _digest(row: dict[str, str]) -> str:
+    """A CDX row's digest of the captured bytes ("" where it gives none, or "-"; and for a capture that is
+    not 2xx: redirects to different places have the same empty body)."""
+    digest = row.get("digest", "")
+    return "" if digest in ("", "-") or not _status(row).startswith("2") else digest
 
 
 def _crawl_api(archive: Archive, capture: Capture) -> str | None:
