@@ -139,8 +139,12 @@ async def ref_on_the_web(
         dated = named or next((name for name in DATE_COLUMNS if ref.meta.get(name)), "")
         when = parse_date(str(ref.meta.get(dated) or "")) if dated else None
         deadline = settings.limits.deadline  # the page, the search engine and the archives together
+        from cowbird.calf.core import core_of  # (Calf is loaded: [calf] enabled)
+
+        core = core_of(ref.sentence.left, ref.sentence.match)  # found only with the hit's own words
         try:
-            outcome = await until_disconnected(request, Caller(), calf.line(url, sentence, when=when), deadline)
+            outcome = await until_disconnected(request, Caller(), calf.line(url, sentence, core=core, when=when),
+                                               deadline)
         except DeadlinePassed:
             response.headers.update(quota.headers(user, key))
             return WebContext(status="fetch_error", score=None, source_url=url, sentence=sentence, left="", right="",

@@ -294,7 +294,9 @@ async def _run(items: list[Item], header: list[str], fetcher: Fetcher, search: S
             console.print("calf: web archives asked: " + ", ".join(
                 f"{a.name} {a.asked} request{'s' if a.asked != 1 else ''}"
                 + (f" ({a.refused} URL{'s' if a.refused != 1 else ''} its answers led to outside it refused)"
-                   if a.refused else "") for a in archives)
+                   if a.refused else "")
+                + (f" ({a.unreadable} unreadable CDX row{'s' if a.unreadable != 1 else ''} skipped)"
+                   if a.unreadable else "") for a in archives)
                 + " (look-ups and captures already kept are not asked again)", highlight=False)
     return counts
 

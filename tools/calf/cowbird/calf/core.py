@@ -5,6 +5,10 @@ A line is whatever the export holds: its whole text (left context, match, right 
 sentence with ``context=s``, or so many tokens each side), else, when the tokens each side reach
 into sentences the page does not have next to it (a COW corpus shuffles sentences; a context may
 run into the next text), the match's own sentence cut out of it.
+
+A line is ``found_*`` only with its hit (the match) on the page; its sentence there with other
+words where the hit was is ``changed_*`` (the page, an archive's capture, a search result), and
+the archives and the search engine are still asked for a page that has the hit itself.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import datetime as dt
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import httpx
@@ -25,10 +29,14 @@ from cowbird.calf.matching import SENTENCE_END, Found, Line, PageLetters, locate
 from cowbird.calf.pages import page_text
 from cowbird.calf.search import SearchProvider
 
-Status = Literal["found_url", "found_archive", "found_search", "not_found", "fetch_error", "bad_row", "error"]
-STATUSES: tuple[Status, ...] = ("found_url", "found_archive", "found_search", "not_found", "fetch_error", "bad_row",
-                                "error")
+Status = Literal["found_url", "found_archive", "found_search", "changed_url", "changed_archive", "changed_search",
+                 "not_found", "fetch_error", "bad_row", "error"]
+STATUSES: tuple[Status, ...] = ("found_url", "found_archive", "found_search", "changed_url", "changed_archive",
+                                "changed_search", "not_found", "fetch_error", "bad_row", "error")
 FOUND: tuple[Status, ...] = ("found_url", "found_archive", "found_search")
+"""A line on a page with its hit."""
+CHANGED: tuple[Status, ...] = ("changed_url", "changed_archive", "changed_search")
+"""A line's sentence on a page with other words where its hit was: not found."""
 PAGES_KEPT = 64
 """Pages kept read (their text folded) for the next lines from the same page."""
 _SENTENCE_END = SENTENCE_END
@@ -118,8 +126,9 @@ class Reconstructor:
 
     async def _archived(self, url: str, lines: Sequence[Line],
                         when: dt.datetime | None) -> tuple[Found | None, Capture | None, list[str]]:
-        """The line in the archives' captures of ``url``, nearest the text's date first, archive after
-        archive: (the place found, or the best near miss; its capture; what each archive said)."""
+        """The line in the archives' captures of ``url``, after the text's date first, archive after
+        archive: (the place found, else the first capture with the line's sentence changed at its
+        hit, else the best near miss; its capture; what each archive said)."""
         best: tuple[Found, Capture] | None = None
         notes: list[str] = []
         for archive in self.archives:
@@ -142,16 +151,18 @@ class Reconstructor:
                 found = await self._locate(page, lines)
                 if found is not None and found.found(self.min_score):
                     return found, read, notes
-                if found is not None and (best is None or _better(found, best[0])):
+                if found is not None and (best is None or _better(found, best[0], self.min_score)):
                     best = (found, read)
                 tried.append(capture.date[:10] or "undated")
+            bad = archive.unreadable_in.get(url, 0)
+            skipped = f"; {bad} unreadable CDX row{'s' if bad != 1 else ''} skipped" if bad else ""
             notes.append(f"{archive.name}: not in {len(tried)} capture{'s' if len(tried) != 1 else ''} "
-                         f"({', '.join(tried)})")
+                         f"({', '.join(tried)}){skipped}")
         return (best[0], best[1], notes) if best else (None, None, notes)
 
     async def _locate(self, page: Page, lines: Sequence[Line]) -> Found | None:
         """The best place of the lines on the page: a whole text found first, else a run of the
-        line's words around the match, else the nearest miss."""
+        line's words around the match, else its sentence changed at the hit, else the nearest miss."""
         letters = await self._read(page)
         best: Found | None = None
         run: Found | None = None  # the match with words around it: taken when no text is found whole
@@ -161,7 +172,7 @@ class Reconstructor:
                 if not found.partial:
                     return found
                 run = run or found
-            elif found is not None and (best is None or _better(found, best)):
+            elif found is not None and (best is None or _better(found, best, self.min_score)):
                 best = found
         return run or best
 
@@ -189,12 +200,18 @@ class Reconstructor:
                     return _archived("found_archive", kept, url, capture)
             return _found("found_url", found, final, "live")
         best = found
+        # the sentence with another word at the hit: reported only when no page has the hit itself
+        changed: Outcome | None = None
+        if found is not None and found.changed_hit(self.min_score):
+            changed = _found("changed_url", found, final, "live")
         archived = ""
         if self.archives and url:
             kept, capture, notes = await self._archived(url, lines, when)
             if kept is not None and capture is not None and kept.found(self.min_score):
                 return _archived("found_archive", kept, url, capture)
-            if kept is not None and (best is None or _better(kept, best)):
+            if changed is None and kept is not None and capture is not None and kept.changed_hit(self.min_score):
+                changed = _archived("changed_archive", kept, url, capture)
+            if kept is not None and (best is None or _better(kept, best, self.min_score)):
                 best = kept
             archived = "; " + "; ".join(notes) if notes else ""
         searched = archived
@@ -206,8 +223,13 @@ class Reconstructor:
                 other, _, other_final = await self._try(candidate, lines)
                 if other is not None and other.found(self.min_score):
                     return _found("found_search", other, other_final, "search")
-                if other is not None and (best is None or _better(other, best)):
+                if changed is None and other is not None and other.changed_hit(self.min_score):
+                    changed = _found("changed_search", other, other_final, "search")
+                if other is not None and (best is None or _better(other, best, self.min_score)):
                     best = other
+        if changed is not None:
+            failed = f"; {error}" if error is not None and changed.status != "changed_url" else ""
+            return replace(changed, detail=f"{changed.detail}{failed}{searched}")
         if error is not None and (best is None or not best.found(self.min_score)):
             if best is None:
                 return Outcome("fetch_error", None, url, detail=f"{error}{searched}")
@@ -243,8 +265,12 @@ def _phrase(texts: Sequence[str], core: tuple[int, int] | None) -> str:
     return " ".join(tokens[max(0, core[0] - 4):core[1] + 4])
 
 
-def _better(one: Found, other: Found) -> bool:
-    return (one.changed / max(1, one.words), -one.score) < (other.changed / max(1, other.words), -other.score)
+def _better(one: Found, other: Found, min_score: float) -> bool:
+    """Whether ``one`` is a nearer miss than ``other``: the line's sentence changed at its hit first,
+    then fewer words changed, then the higher score."""
+    def rank(found: Found) -> tuple[bool, float, float]:
+        return not found.changed_hit(min_score), found.changed / max(1, found.words), -found.score
+    return rank(one) < rank(other)
 
 
 def _found(status: Status, found: Found, url: str, source: str) -> Outcome:

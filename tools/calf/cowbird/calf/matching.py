@@ -12,8 +12,12 @@ the places that share 8-letter pieces with the line), then judged word by word: 
 is intact when every letter of it was matched, and words the page inserted count as changes too.
 The line is found when at most ``allowed_changes`` words differ — one in ten at ``min_score`` 90, and
 always one word, so that a one-word edit is still found — and that many words are intact; a
-different sentence in the same frame ("Ich rufe … auf") has most of its words changed. The score
-is the letter-level similarity, 100 only for the line exactly as it is.
+different sentence in the same frame ("Ich rufe … auf") has most of its words changed. A line is
+found only with the words of its hit (the match) on the page, letter for letter: the sentence with
+other words where the hit was is ``changed`` (``Found.changed_hit``), never found — its context is
+not the context of the word searched for. The score is the letter-level similarity, 100 only for
+the line exactly as it is. The place found ends at the sentence's own edges: the line's punctuation
+at its ends (spaced as the page spaces it) and the full stop right after its last word go with it.
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ and "… die Mehrheit") is no evidence of the line."""
 INTACT_LETTERS = 12
 INTACT_WORDS = 3
 MATCH_CHANGED_WORDS = 8
-"""Intact words (and 4 letters each) a line needs to be found when the word changed is its match: the
-hit itself is not on the page, so the sentence around it must say that this is its sentence (a
-short rhetorical frame "Warum reden Sie nicht von …?" repeated with another word does not)."""
+"""Intact words (and 4 letters each) a line needs to be its sentence changed when the word changed is
+its match (``Found.changed_hit``): the hit itself is not on the page, so the sentence around it must
+say that this is its sentence (a short rhetorical frame "Warum reden Sie nicht von …?" repeated with
+another word does not)."""
 SENTENCE_END = regex.compile(r"^(?:[.!?…]+|[.!?…]+[\"'”’»)\]]+)$")
 """A token that ends a sentence."""
 GRAM = 8
@@ -104,6 +109,7 @@ class Line:
     runs: bool = False  # the line's context may come from elsewhere: a run around the match finds it
     ends: tuple[bool, bool] = (False, False)  # a sentence ends right before the match / the match ends one
     bare: bool = False  # the match has no letters or digits (its core is the word before it)
+    hit: str = ""  # the match's tokens, as the line has them
 
     @classmethod
     def of(cls, text: str, core_tokens: tuple[int, int] | None = None, runs: bool = False) -> Line:
@@ -123,6 +129,7 @@ class Line:
         bare = False
         tokens = text.split()
         ends = (False, False)
+        hit = " ".join(tokens[core_tokens[0]:core_tokens[1]]) if core_tokens is not None else ""
         if core_tokens is not None and core_tokens[0] < len(tokens):
             first_token, last_token = core_tokens[0], min(core_tokens[1], len(tokens)) - 1
             ends = (first_token == 0 or bool(SENTENCE_END.match(tokens[first_token - 1])),
@@ -136,7 +143,7 @@ class Line:
                 first = max(0, first - 1)
             first = min(first, len(words) - 1)
             core = (first, max(last, first + 1))
-        return cls(text, "".join(letters), words, core, runs and core is not None, ends, bare)
+        return cls(text, "".join(letters), words, core, runs and core is not None, ends, bare, hit)
 
 
 @dataclass(frozen=True)
@@ -152,23 +159,38 @@ class Found:
     partial: int = 0  # words of the line that are not beside the run found (its context from elsewhere)
     intact: int = 0  # letters of the line matched on the page
     core_intact: bool = True  # the match's words are on the page letter for letter
+    hit: str = ""  # the match as the line has it (when its words are not on the page)
+    page_hit: str = ""  # and what the page has where it was ("": nothing)
+
+    def _near(self, min_score: float) -> bool:
+        return (self.score >= MIN_RATIO and self.changed <= allowed_changes(self.words, min_score)
+                and not (self.partial and self.words < RUN))
 
     def found(self, min_score: float) -> bool:
-        if self.score < MIN_RATIO or self.changed > allowed_changes(self.words, min_score):
-            return False
-        if self.partial and self.words < RUN:
+        """The line is on the page: its words, at most ``allowed_changes`` of them changed, and its
+        hit (the match) among the words that are there, letter for letter."""
+        if not self.core_intact or not self._near(min_score):
             return False
         if self.changed == 0:
             return True
         kept = self.words - self.changed
-        if not self.core_intact:
-            return kept >= MATCH_CHANGED_WORDS and self.intact >= 4 * MATCH_CHANGED_WORDS
         return self.score >= EDITED_RATIO and self.intact >= INTACT_LETTERS and kept >= INTACT_WORDS
+
+    def changed_hit(self, min_score: float) -> bool:
+        """The line's sentence is on the page with other words where its hit was: the sentence's other
+        words are there (``MATCH_CHANGED_WORDS`` of them intact), the match is not — never found."""
+        if self.core_intact or not self._near(min_score):
+            return False
+        kept = self.words - self.changed
+        return kept >= MATCH_CHANGED_WORDS and self.intact >= 4 * MATCH_CHANGED_WORDS
 
     def detail(self) -> str:
         rest = (f"; the line's other {self.partial} words (its context) are not beside it on the page"
                 if self.partial else "")
         what = f"the match and {self.words - 1} words around it" if self.partial else ""
+        if not self.core_intact:
+            there = f'"{self.page_hit}" on the page' if self.page_hit else "not on the page"
+            return f'the hit "{self.hit}" is {there}; {self.changed} of {self.words} words differ{rest}'
         if self.changed == 0 and self.score == 100:
             return f"exact: {what}{rest}" if self.partial else "exact"
         if self.changed == 0:
@@ -385,8 +407,36 @@ def locate(line: Line, page: PageLetters, context_chars: int = 500) -> Found | N
     page_start, page_end = _whole_words(text, page.starts[start], page.ends[end - 1])
     page_start, page_end = _with_punctuation("" if partial else line.text, text, page_start, page_end)
     left, right = context(page.page, page_start, page_end, context_chars)
+    page_hit = "" if core_intact else _page_hit(line, page, start, end)
     return Found(round(score, 1), page_start, page_end, len(line.words) - partial, changed,
-                 visible(text[page_start:page_end]), left, right, partial, intact, core_intact)
+                 visible(text[page_start:page_end]), left, right, partial, intact, core_intact,
+                 line.hit if not core_intact else "", page_hit)
+
+
+def _page_hit(line: Line, page: PageLetters, start: int, end: int) -> str:
+    """The page's words where the line's hit (its match) was, in the place ``start`` .. ``end`` found
+    for the line: the words the word-by-word alignment puts against the match's words ("" when the
+    page has none there)."""
+    assert line.core is not None
+    first, last = line.core
+    near = _page_words(page, start, end)
+    line_words = [line.letters[a:b] for a, b in line.words]
+    page_words = [page.letters[a:b] for a, b in near]
+    taken: list[int] = []
+    for op in Levenshtein.opcodes(line_words, page_words):
+        if op.tag == "insert":
+            if first < op.src_start < last:  # words the page has inside the match
+                taken += range(op.dest_start, op.dest_end)
+        elif op.src_start < last and op.src_end > first:  # an equal or replaced stretch over the match
+            if op.tag == "equal":
+                taken += [op.dest_start + k - op.src_start for k in range(max(first, op.src_start),
+                                                                           min(last, op.src_end))]
+            elif op.tag == "replace":
+                taken += range(op.dest_start, op.dest_end)
+    if not taken:
+        return ""
+    low, high = near[min(taken)][0], near[max(taken)][1] - 1
+    return visible(page.page.text[page.starts[low]:page.ends[high]])
 
 
 def _run(line: Line, page: PageLetters) -> tuple[tuple[int, int], tuple[int, int]] | None:
@@ -421,22 +471,36 @@ def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _with_punctuation(line: str, text: str, start: int, end: int) -> tuple[int, int]:
-    """The match widened over the punctuation the line has at its ends ("." "!" an opening quote),
-    where the page has punctuation right there too: letters are compared, but the sentence ends with
-    its full stop."""
+    """The match widened to its sentence's own edges: over as many punctuation marks as the line has
+    at its ends ("." "!" an opening quote), where the page has punctuation there too — right beside
+    the words or a space apart, as a tokenized page has it ("nicht ." "„ Wir") —, then over the
+    sentence's end that follows its last word on the page ("." "?!" "…"). Letters are compared, but
+    the sentence ends with its full stop, and the context beside it starts with the next one."""
+    if not line:
+        return start, end
     line = line.strip()
-    lead = len(line) - len(line.lstrip(_PUNCTUATION + " "))
-    trail = len(line) - len(line.rstrip(_PUNCTUATION + " "))
-    while lead and start > 0 and text[start - 1] in _PUNCTUATION:
-        start -= 1
-        lead -= 1
-    while trail and end < len(text) and text[end] in _PUNCTUATION:
-        end += 1
-        trail -= 1
+    lead = sum(1 for c in line[:len(line) - len(line.lstrip(_PUNCTUATION + " "))] if c in _PUNCTUATION)
+    trail = sum(1 for c in line[len(line.rstrip(_PUNCTUATION + " ")):] if c in _PUNCTUATION)
+    while lead and (before := _spaced(text, start, -1)) is not None and text[before] in _PUNCTUATION:
+        start, lead = before, lead - 1
+    while trail and (after := _spaced(text, end, 1)) is not None and text[after] in _PUNCTUATION:
+        end, trail = after + 1, trail - 1
+    while (after := _spaced(text, end, 1)) is not None and text[after] in _SENTENCE_ENDS:
+        end = after + 1
     return start, end
 
 
+def _spaced(text: str, at: int, step: int) -> int | None:
+    """The place of the character beside ``at`` (before it: ``step`` -1, the one at ``at - 1``), past
+    spaces on the same line; None at the text's ends or past a line break."""
+    k = at - 1 if step < 0 else at
+    while 0 <= k < len(text) and text[k] in " \t\u00a0":
+        k += step
+    return k if 0 <= k < len(text) and text[k] != "\n" else None
+
+
 _PUNCTUATION = ".,;:!?…\"'“”„‟‘’‚‛«»‹›()[]{}-–—/"
+_SENTENCE_ENDS = ".!?…"
 
 
 def context(page: PageText, start: int, end: int, chars: int) -> tuple[str, str]:

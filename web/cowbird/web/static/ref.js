@@ -6,7 +6,8 @@
 /**
  * Calf's answer for a static link (GET /api/v1/ref/<corpus>/<position>/web), or a problem+json.
  * @typedef {object} WebContext
- * @property {"found_url" | "found_archive" | "found_search" | "not_found" | "fetch_error" | "bad_row" | "error"} status
+ * @property {"found_url" | "found_archive" | "found_search" | "changed_url" | "changed_archive" | "changed_search"
+ *   | "not_found" | "fetch_error" | "bad_row" | "error"} status
  * @property {number | null} score
  * @property {string} source_url
  * @property {string} sentence
@@ -59,6 +60,10 @@ if (find instanceof HTMLButtonElement && result && text) {
         mark.textContent = body.page_text || body.sentence;
         text.replaceChildren(`… ${body.left} `, mark, ` ${body.right} …`);
         text.hidden = false;
+      } else if (body.status.startsWith("changed_")) {
+        // the sentence is there, the word searched for is not: its context is not the hit's
+        result.textContent = `The sentence was found with other words where the hit was (${body.detail}), so it `
+          + "is not shown as found.";
       } else {
         result.textContent = body.status === "fetch_error"
           ? `The page could not be fetched: ${body.detail}` : `The sentence was not found on the web (${body.detail}).`;
