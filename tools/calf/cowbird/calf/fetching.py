@@ -7,7 +7,8 @@ and to 127.0.0.1 a moment later (DNS rebinding) reaches nothing inside.
 Bodies come decompressed (gzip, deflate, brotli: httpx undoes the Content-Encoding) and are decoded
 as the browser would (w3lib, after the HTML standard): a byte order mark first, then the charset of
 the Content-Type header, then the page's own ``<meta>``; a page that declares nothing is UTF-8 when
-its bytes are, else what charset-normalizer makes of them. ISO-8859-1 means windows-1252, as on the
+its bytes are, else what charset-normalizer makes of them — windows-1252 over a legacy Mac or DOS
+code page for Western European text, as a browser reads it. ISO-8859-1 means windows-1252, as on the
 web. Every failure is a ``FetchError`` whose message says why: ``HTTP 404``, ``cannot resolve
 host``, ``refused by robots.txt``, ``timeout``, ``the page did not arrive within 60 s``, ``too large``,
 ``not a text page``.
@@ -83,12 +84,50 @@ names them: an undeclared page is guessed among these only — never as a DOS co
 which took windows-1252's typographic quotes “…” for "ō…ö"."""
 
 
+LEGACY = ("mac_roman", "mac_cyrillic", "cp866")
+"""Legacy Mac and DOS code pages: a browser reads a page in one only when it says so. An undeclared
+page that charset-normalizer takes for one (German windows-1252 with long words such as
+"beschäftigungsintensiven" ranks as mac_roman) is windows-1252 when that reads it as Western
+European text (``_western``), as a browser with a Western European locale does (the WHATWG
+Encoding Standard's default; Firefox's detector never guesses a Mac encoding)."""
+WESTERN_SHARE = 0.9
+"""Share of a text's non-ASCII letters that must sit beside an ASCII letter ("für", "Straße") or be a
+word alone ("à") for it to be Western European text: Cyrillic or Greek read as windows-1252 is words
+of non-ASCII letters alone."""
+_WESTERN_MARKS = frozenset("€‚„…†‡ˆ‰‹‘’“”•–—˜™›\u00a0¡¢£¥§©«®°±²³´µ¶·¸¹º»¼½¾¿")
+
+
+def _western(body: bytes) -> bool:
+    """Whether ``body`` reads as Western European text in windows-1252: every byte defined there, its
+    non-ASCII characters letters or the typography such text has (quotes, dashes, "€", "§"), and
+    nearly all of its non-ASCII letters inside words of ASCII letters."""
+    try:
+        text = body.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    letters = inside = 0
+    for k, char in enumerate(text):
+        if char.isascii():
+            continue
+        if not char.isalpha():
+            if char not in _WESTERN_MARKS:
+                return False
+            continue
+        letters += 1
+        before, after = text[k - 1:k], text[k + 1:k + 2]
+        beside = any(c.isascii() and c.isalpha() for c in before + after)  # in a word with ASCII letters
+        alone = not before.isalpha() and not after.isalpha()  # "à"
+        inside += beside or alone
+    return letters == 0 or inside >= WESTERN_SHARE * letters
+
+
 def _guess(body: bytes) -> str | None:
     """The encoding of a page that declares none: UTF-8 if its bytes are; else what charset-normalizer
     makes of them among the web's encodings — windows-1252, the web's default for pages that declare
     nothing, whenever it reads the bytes as cleanly as the best guess (German windows-1252 is also
-    valid windows-1250, French also ISO-8859-14), so that only text that is not Western (Polish,
-    Czech, Russian, Japanese ...) is read in another encoding."""
+    valid windows-1250, French also ISO-8859-14), or the best guess is a legacy Mac or DOS code page
+    (``LEGACY``) and windows-1252 reads Western European text, so that only text that is not Western
+    (Polish, Czech, Russian, Japanese ...) is read in another encoding."""
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
@@ -102,6 +141,8 @@ def _guess(body: bytes) -> str | None:
     for match in matches:
         if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + 0.01:
             return "cp1252"
+    if best.encoding in LEGACY and _western(body[:65536]):
+        return "cp1252"
     return str(best.encoding)
 
 
