@@ -4,6 +4,7 @@ partitions neighbours`` writes them for an older corpus, and they are the whole 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,9 @@ def test_each_partition_carries_the_whole_corpus_tokens_around_it(
     assert middle.before_values("word") == words[:22] and middle.after_values("lemma") == lemmas[53:]
     assert last.before_values("word") == words[:53] and last.before_offset == 0 and last.after_offset == 93
     assert middle.before_offset == 0 and middle.after_offset == 53
+    # what CQP's past-the-end rule reads of the whole corpus: its size and its small lexicons
+    assert first.corpus_size == last.corpus_size == 93
+    assert last.small_lexicon("pos") == dict(Counter(tokens(whole, "pos")))
 
 
 def test_a_neighbour_token_carries_its_regions(encoded: tuple[CwbCorpus, list[CwbCorpus], Path]) -> None:

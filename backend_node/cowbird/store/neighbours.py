@@ -10,6 +10,11 @@ that region starts or ends at it; an s-attribute is absent from a token that lie
 regions. The first partition has no ``before`` tokens and the last no ``after`` tokens: there the
 corpus really begins or ends.
 
+The file also carries what CQP's rule for a value test past the corpus end (and for an unset label)
+reads of the corpus in one piece: its size and, for each p-attribute whose whole lexicon has fewer
+than ``SMALL_LEXICON`` types, that lexicon with each string's frequency (``corpus_size``,
+``small_lexicons``), so that the rule does not depend on the partition's own lexicon.
+
 The encoder writes the files after the partitions are in place (``write_neighbours``); ``cowbird
 partitions neighbours`` writes them for a corpus encoded before. The native engine reads ``after``
 for a lookahead at the partition's end; n-grams, collocation windows and contexts read both.
@@ -34,6 +39,11 @@ NEIGHBOUR_TOKENS = 128
 """How many tokens of the corpus before and after a partition it carries. A lookahead reads one; an
 n-gram or a collocation window across a cut reads a few (windows and n-grams are far shorter); a
 KWIC context of 40 tokens fits too. Small enough that the file is a few kilobytes per partition."""
+
+SMALL_LEXICON = 1000
+"""CQP compiles a regex over a lexicon of fewer types than this into a list of ids (parse_actions.c,
+OptimizeStringConstraint), which changes what it holds past the corpus end: the whole corpus's
+lexicons this small are carried whole; a larger one is only said to be larger."""
 
 NEIGHBOURS_FILE = "neighbours.json"
 """The file in a partition's home directory."""
@@ -85,6 +95,8 @@ class Neighbours:
     after: list[NeighbourToken]
     before_offset: int  # global position of before[0] (the partition's offset when before is empty)
     after_offset: int  # global position of after[0] (the partition's end)
+    corpus_size: int | None = None  # tokens in the whole corpus (None: an older file)
+    small_lexicons: dict[str, dict[str, int]] | None = None  # whole lexicons under SMALL_LEXICON types
 
     @staticmethod
     def load(home: Path) -> Neighbours | None:
@@ -105,20 +117,30 @@ class Neighbours:
             raise CorpusFormatError(f"{path}: format {found!r} is not {NEIGHBOURS_FORMAT!r}; write it again "
                                     "with cowbird partitions neighbours")
         try:
+            small = data.get("small_lexicons")
             return Neighbours([NeighbourToken.from_json(t, str(path)) for t in data["before"]],
                               [NeighbourToken.from_json(t, str(path)) for t in data["after"]],
-                              int(data["before_offset"]), int(data["after_offset"]))
+                              int(data["before_offset"]), int(data["after_offset"]),
+                              None if data.get("corpus_size") is None else int(data["corpus_size"]),
+                              None if small is None else {str(name): {str(k): int(v) for k, v in lexicon.items()}
+                                                          for name, lexicon in small.items()})
         except (KeyError, TypeError, ValueError) as exc:
             raise CorpusFormatError(f"{path}: missing or malformed member ({exc!r})") from exc
 
     def write(self, home: Path) -> Path:
         path = home / NEIGHBOURS_FILE
         data = {"format": NEIGHBOURS_FORMAT, "before_offset": self.before_offset, "after_offset": self.after_offset,
+                "corpus_size": self.corpus_size, "small_lexicons": self.small_lexicons,
                 "before": [t.to_json() for t in self.before], "after": [t.to_json() for t in self.after]}
         partial = path.with_name(path.name + ".partial")
         partial.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
         partial.replace(path)
         return path
+
+    def small_lexicon(self, attribute: str) -> dict[str, int] | None:
+        """The whole corpus's lexicon of a p-attribute with each string's frequency, when it has fewer
+        than ``SMALL_LEXICON`` types; None when it has more (or the file predates these members)."""
+        return None if self.small_lexicons is None else self.small_lexicons.get(attribute)
 
     def before_values(self, attribute: str) -> list[str]:
         """The ``before`` tokens' values of a p-attribute, in corpus order."""
@@ -177,9 +199,30 @@ def read_tokens(corpus: CwbCorpus, start: int, stop: int) -> list[NeighbourToken
     return tokens
 
 
-def neighbours_of(partitions: Sequence[CwbCorpus], index: int, tokens: int = NEIGHBOUR_TOKENS) -> Neighbours:
+def small_lexicons(partitions: Sequence[CwbCorpus]) -> dict[str, dict[str, int]]:
+    """Per p-attribute whose lexicon over all partitions has fewer than ``SMALL_LEXICON`` types, that
+    lexicon with each string's frequency (a larger one is given up as soon as it is seen to be larger)."""
+    found: dict[str, dict[str, int]] = {}
+    for name in partitions[0].p_attribute_names if partitions else []:
+        counts: dict[str, int] = {}
+        for partition in partitions:
+            attribute = partition.p_attribute(name)
+            if attribute.lexicon_size >= SMALL_LEXICON:
+                break
+            for string, frequency in zip(attribute.strings, np.asarray(attribute.frequencies).tolist(), strict=True):
+                counts[string] = counts.get(string, 0) + int(frequency)
+            if len(counts) >= SMALL_LEXICON:
+                break
+        else:
+            found[name] = counts
+    return found
+
+
+def neighbours_of(partitions: Sequence[CwbCorpus], index: int, tokens: int = NEIGHBOUR_TOKENS,
+                  lexicons: dict[str, dict[str, int]] | None = None) -> Neighbours:
     """The neighbours of ``partitions[index]``, the partitions in corpus order: the last ``tokens``
-    tokens before it and the first ``tokens`` after it, taken from as many partitions as they span."""
+    tokens before it and the first ``tokens`` after it, taken from as many partitions as they span
+    (``lexicons``: the corpus's ``small_lexicons``, computed when not given)."""
     before: list[NeighbourToken] = []
     for previous in reversed(partitions[:index]):
         if len(before) >= tokens:
@@ -192,7 +235,8 @@ def neighbours_of(partitions: Sequence[CwbCorpus], index: int, tokens: int = NEI
             break
         after += read_tokens(following, 0, min(following.size, tokens - len(after)))
     offset = sum(p.size for p in partitions[:index])
-    return Neighbours(before, after, offset - len(before), offset + partitions[index].size)
+    return Neighbours(before, after, offset - len(before), offset + partitions[index].size,
+                      sum(p.size for p in partitions), small_lexicons(partitions) if lexicons is None else lexicons)
 
 
 def write_neighbours(partitions: Sequence[CwbCorpus], tokens: int = NEIGHBOUR_TOKENS) -> list[Path]:
@@ -202,4 +246,5 @@ def write_neighbours(partitions: Sequence[CwbCorpus], tokens: int = NEIGHBOUR_TO
     if len(names) > 1:
         raise CorpusFormatError("the partitions do not have the same p-attributes: "
                                 + "; ".join(", ".join(n) for n in sorted(names)))
-    return [neighbours_of(partitions, k, tokens).write(p.entry.home) for k, p in enumerate(partitions)]
+    lexicons = small_lexicons(partitions)
+    return [neighbours_of(partitions, k, tokens, lexicons).write(p.entry.home) for k, p in enumerate(partitions)]

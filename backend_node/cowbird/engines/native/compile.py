@@ -16,7 +16,7 @@ partition's lexicon, so ``holds_on`` evaluates the query's own test on its strin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, assert_never
 
@@ -38,21 +38,24 @@ MAX_STATES = 2000
 """Largest unrolled pattern; ``[]{0,100000}`` is refused rather than allocated."""
 
 
-ValueTest = Callable[[str], bool]
-"""A token test on one string (a value of a neighbour token, which no lexicon of the partition holds)."""
+ValueTest = Callable[[Sequence[str]], npt.NDArray[np.bool_]]
+"""A token test on strings (values of neighbour tokens, which no lexicon of the partition holds)."""
 
 
 def value_test(value: ast.RegexValue, negated: bool, seconds: float) -> ValueTest:
-    """``value`` (``!=`` with ``negated``) tested on one string, as on a lexicon (``match_table``)."""
+    """``value`` (``!=`` with ``negated``) tested on each string, as on a lexicon (``match_table``)."""
 
-    def accepts(text: str) -> bool:
-        return bool(match_table(LexiconIndex([text]), value, seconds)[0]) != negated
+    def accepts(texts: Sequence[str]) -> npt.NDArray[np.bool_]:
+        distinct = list(dict.fromkeys(texts))  # a lexicon holds each string once
+        table = match_table(LexiconIndex(distinct), value, seconds) != negated
+        passes = dict(zip(distinct, table.tolist(), strict=True))
+        return np.fromiter((passes[text] for text in texts), dtype=np.bool_, count=len(texts))
 
     return accepts
 
 
-def _never(text: str) -> bool:
-    return False
+def _never(texts: Sequence[str]) -> npt.NDArray[np.bool_]:
+    return np.zeros(len(texts), dtype=np.bool_)
 
 
 class CorpusView(Protocol):
@@ -70,6 +73,8 @@ class CorpusView(Protocol):
     def region_table(self, attribute: str, value: ast.RegexValue | None) -> npt.NDArray[np.bool_] | None: ...
 
     def has_s_attribute(self, attribute: str) -> bool: ...
+
+    def whole_lexicon(self, attribute: str) -> tuple[int, dict[str, int] | None] | None: ...
 
     def regions(self, attribute: str) -> RegionIndex: ...
 
@@ -176,32 +181,40 @@ def holds_beyond(predicate: Predicate) -> bool:
     return False
 
 
-def holds_on(predicate: Predicate, token: NeighbourToken) -> bool:
-    """Whether the predicate holds at a neighbour token of the partition (``cowbird.store.neighbours``):
-    the query's tests on its strings, region tests on its regions' values, ``lbound``/``rbound`` on
-    whether its regions start or end there. A comparison with labels reads no neighbour: it follows
-    the corpus-end rule (``holds_beyond``)."""
+def holds_on(predicate: Predicate, tokens: Sequence[NeighbourToken]) -> npt.NDArray[np.bool_]:
+    """Whether the predicate holds at each of these neighbour tokens of the partition
+    (``cowbird.store.neighbours``): the query's tests on their strings, region tests on their regions'
+    values, ``lbound``/``rbound`` on whether their regions start or end there. A comparison with labels
+    reads no neighbour: it follows the corpus-end rule (``holds_beyond``)."""
     if isinstance(predicate, Lookup):
-        return predicate.accepts(token.values[predicate.attribute])
+        return predicate.accepts([token.values[predicate.attribute] for token in tokens])
     if isinstance(predicate, Always):
-        return True
+        return np.ones(len(tokens), dtype=np.bool_)
     if isinstance(predicate, Negation):
-        return not holds_on(predicate.part, token)
-    if isinstance(predicate, AllOf):
-        return all(holds_on(part, token) for part in predicate.parts)
-    if isinstance(predicate, AnyOf):
-        return any(holds_on(part, token) for part in predicate.parts)
+        return ~holds_on(predicate.part, tokens)
+    if isinstance(predicate, AllOf | AnyOf):
+        combined = holds_on(predicate.parts[0], tokens)
+        for part in predicate.parts[1:]:
+            combined = combined & holds_on(part, tokens) if isinstance(predicate, AllOf) else \
+                combined | holds_on(part, tokens)
+        return combined
     if isinstance(predicate, RegionTest):
-        mark = token.regions.get(predicate.attribute)
-        return mark is not None and mark.value is not None and predicate.accepts(mark.value)
+        values = [None if (mark := token.regions.get(predicate.attribute)) is None else mark.value for token in tokens]
+        valued = [k for k, value in enumerate(values) if value is not None]
+        result = np.zeros(len(tokens), dtype=np.bool_)
+        if valued:
+            result[valued] = predicate.accepts([values[k] or "" for k in valued])
+        return result
     if isinstance(predicate, Bound):
-        mark = token.regions.get(predicate.attribute)
-        return mark is not None and (mark.end if predicate.right else mark.start)
+        marks = [token.regions.get(predicate.attribute) for token in tokens]
+        return np.fromiter((mark is not None and (mark.end if predicate.right else mark.start) for mark in marks),
+                           dtype=np.bool_, count=len(tokens))
     if isinstance(predicate, SameValue):
-        same = token.values[predicate.left] == token.values[predicate.right]
-        return same != predicate.negated
+        same = np.fromiter((token.values[predicate.left] == token.values[predicate.right] for token in tokens),
+                           dtype=np.bool_, count=len(tokens))
+        return ~same if predicate.negated else same
     if isinstance(predicate, LabelPredicate):
-        return holds_beyond(predicate)
+        return np.full(len(tokens), holds_beyond(predicate), dtype=np.bool_)
     assert_never(predicate)
 
 
@@ -275,10 +288,23 @@ class PredicateCompiler:
         a regex over a lexicon of fewer than 1,000 types that matches none or all of them does too
         (none: as a missing string; all: ``=`` true, ``!=`` false); else such a regex becomes a list of
         ids, inverted when the ids cover more than half of the corpus, and an unset label passes a
-        negated list. Everywhere else an unset label fails."""
+        negated list. Everywhere else an unset label fails.
+
+        The lexicon is the whole corpus's: on a partition, its ``neighbours.json`` carries the whole
+        lexicons of fewer than 1,000 types (``NativeCorpus.whole_lexicon``). Of a larger one it only
+        knows that: a plain string is then looked up in the partition's own lexicon."""
         plain = value.literal or (
             not value.ignore_case and not value.ignore_diacritics and not set(value.pattern) & set("[](){}.*+|?\\")
         )
+        frequencies = self.corpus.frequencies(attribute)
+        corpus_size = self.corpus.size
+        whole = self.corpus.whole_lexicon(attribute)
+        if whole is not None:
+            corpus_size, lexicon = whole
+            if lexicon is None:  # 1,000 types or more over the whole corpus
+                return bool(plain and not table.any() and negated)
+            table = match_table(LexiconIndex(list(lexicon)), value, self.corpus.options.regex_seconds)
+            frequencies = np.fromiter(lexicon.values(), dtype=np.int64, count=len(lexicon))
         matched = int(table.sum())
         if plain:
             return matched == 0 and negated
@@ -289,7 +315,7 @@ class PredicateCompiler:
             return negated
         if matched == size:
             return not negated
-        inverted = int(self.corpus.frequencies(attribute)[table].sum()) > self.corpus.size // 2
+        inverted = int(frequencies[table].sum()) > corpus_size // 2
         return negated != inverted
 
     def lookup(self, attribute: str, table: BoolTable, beyond: bool = False, accepts: ValueTest = _never) -> Lookup:
@@ -309,7 +335,7 @@ class PredicateCompiler:
             inner = self.compile(condition.operand)
             if isinstance(inner, Lookup):
                 test = inner.accepts
-                return self.lookup(inner.attribute, ~inner.table, not inner.beyond, lambda text: not test(text))
+                return self.lookup(inner.attribute, ~inner.table, not inner.beyond, lambda texts: ~test(texts))
             return Negation(inner)
         if isinstance(condition, ast.And):
             return self._combine([self.compile(c) for c in condition.operands], conjunction=True)
@@ -387,11 +413,11 @@ class PredicateCompiler:
 
 
 def _both(a: ValueTest, b: ValueTest) -> ValueTest:
-    return lambda text: a(text) and b(text)
+    return lambda texts: a(texts) & b(texts)
 
 
 def _either(a: ValueTest, b: ValueTest) -> ValueTest:
-    return lambda text: a(text) or b(text)
+    return lambda texts: a(texts) | b(texts)
 
 
 # ---------------------------------------------------------------------------- the automaton

@@ -67,10 +67,9 @@ class _Lists:
         found = self.tests.cpos_where(predicate)
         if not self.before and not self.after:
             return found
-        before = [k - len(self.before) for k, t in enumerate(self.before) if holds_on(predicate, t)]
-        after = [self.corpus.size + k for k, t in enumerate(self.after) if holds_on(predicate, t)]
-        return np.concatenate((np.asarray(before, dtype=np.int64), np.asarray(found, dtype=np.int64),
-                               np.asarray(after, dtype=np.int64)))
+        before = np.flatnonzero(holds_on(predicate, self.before)) - len(self.before)
+        after = np.flatnonzero(holds_on(predicate, self.after)) + self.corpus.size
+        return np.concatenate((before.astype(np.int64), np.asarray(found, dtype=np.int64), after.astype(np.int64)))
 
     def term(self, term: MuTerm) -> Cpos:
         if isinstance(term, TokenPattern):

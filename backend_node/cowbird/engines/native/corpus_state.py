@@ -349,6 +349,15 @@ class NativeCorpus:
         neighbours = self.neighbours
         return neighbours.before[-1] if neighbours is not None and neighbours.before else None
 
+    def whole_lexicon(self, attribute: str) -> tuple[int, dict[str, int] | None] | None:
+        """For a partition that carries them: the whole corpus's size and the lexicon of ``attribute``
+        over the whole corpus with frequencies (None when it has ``SMALL_LEXICON`` types or more);
+        None for a corpus in one piece, which is its own whole."""
+        neighbours = self.neighbours
+        if neighbours is None or neighbours.corpus_size is None or neighbours.small_lexicons is None:
+            return None
+        return neighbours.corpus_size, neighbours.small_lexicon(attribute)
+
     def has_s_attribute(self, attribute: str) -> bool:
         return attribute in self.store.entry.s_attributes
 

@@ -62,7 +62,7 @@ class TokenTests:
         key = id(look)
         if key not in self._past_end:
             token = self.corpus.next_token
-            self._past_end[key] = holds_beyond(look) if token is None else holds_on(look, token)
+            self._past_end[key] = holds_beyond(look) if token is None else bool(holds_on(look, [token])[0])
         return self._past_end[key]
 
     def closes_before(self, tag: TagTest) -> bool:
@@ -72,7 +72,7 @@ class TokenTests:
         mark = None if token is None else token.regions.get(tag.attribute)
         if mark is None or not mark.end:
             return False
-        return tag.accepts is None or (mark.value is not None and tag.accepts(mark.value))
+        return tag.accepts is None or (mark.value is not None and bool(tag.accepts([mark.value])[0]))
 
     def _bitmap(self, predicate: Lookup, cpos: Cpos) -> npt.NDArray[np.uint8] | None:
         """The predicate's bitmap over the corpus when the query is evaluated whole and testing it by
