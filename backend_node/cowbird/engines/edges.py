@@ -21,47 +21,71 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cowbird.core.errors import CorpusFormatError
 from cowbird.query.pcre import compile_pcre
 from cowbird.store import CwbCorpus
-from cowbird.store.neighbours import Neighbours, RegionMark
+from cowbird.store.neighbours import Neighbours, NeighbourToken
 
 _LOADED: weakref.WeakKeyDictionary[CwbCorpus, Around | None] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
+Mark = tuple[str | None, bool, bool]
+"""A neighbour token's place in one s-attribute: its region's value, whether the region starts there,
+whether it ends there (``store.neighbours.RegionMark`` as a plain tuple)."""
+
+
 @dataclass(frozen=True)
 class Around:
     """A partition's neighbour tokens seen from inside it: local positions ``first`` .. ``-1`` are the
-    tokens before it, ``size`` .. ``stop - 1`` those after it."""
+    tokens before it, ``size`` .. ``stop - 1`` those after it. Held as tuples of strings, which the
+    garbage collector does not track (a node's analyses allocate much, and every collection would
+    walk the file's objects otherwise)."""
 
-    neighbours: Neighbours
     size: int
+    offset: int  # the global position of the partition's first token
+    before: int
+    after: int
+    p_values: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # by p-attribute: before, after
+    s_marks: dict[str, tuple[tuple[Mark | None, ...], tuple[Mark | None, ...]]]  # by s-attribute
+
+    @staticmethod
+    def of(neighbours: Neighbours, size: int) -> Around:
+        names = {name for token in [*neighbours.before, *neighbours.after] for name in token.values}
+        regions = {name for token in [*neighbours.before, *neighbours.after] for name in token.regions}
+
+        def marks(tokens: list[NeighbourToken], name: str) -> tuple[Mark | None, ...]:
+            return tuple(None if (m := t.regions.get(name)) is None else (m.value, m.start, m.end) for t in tokens)
+
+        return Around(size, neighbours.before_offset + len(neighbours.before), len(neighbours.before),
+                      len(neighbours.after),
+                      {name: (tuple(neighbours.before_values(name)), tuple(neighbours.after_values(name)))
+                       for name in names},
+                      {name: (marks(neighbours.before, name), marks(neighbours.after, name)) for name in regions})
 
     @property
     def first(self) -> int:
-        return -len(self.neighbours.before)
+        return -self.before
 
     @property
     def stop(self) -> int:
-        return self.size + len(self.neighbours.after)
-
-    @property
-    def offset(self) -> int:
-        """The global position of the partition's first token."""
-        return self.neighbours.before_offset + len(self.neighbours.before)
+        return self.size + self.after
 
     def values(self, attribute: str, positions: Sequence[int]) -> list[str]:
         """The values of a p-attribute at local positions outside the partition (each before 0 or from
         ``size`` on, within the neighbours' reach)."""
-        before = self.neighbours.before_values(attribute) if any(p < 0 for p in positions) else []
-        after = self.neighbours.after_values(attribute) if any(p >= self.size for p in positions) else []
-        return [before[len(before) + p] if p < 0 else after[p - self.size] for p in positions]
+        if not positions:
+            return []
+        if attribute not in self.p_values:
+            known = ", ".join(sorted(self.p_values))
+            raise CorpusFormatError(f"the neighbour tokens have no p-attribute {attribute!r} (they have: {known})")
+        before, after = self.p_values[attribute]
+        return [before[self.before + p] if p < 0 else after[p - self.size] for p in positions]
 
-    def regions(self, attribute: str, positions: Sequence[int]) -> list[RegionMark | None]:
+    def regions(self, attribute: str, positions: Sequence[int]) -> list[Mark | None]:
         """The regions of an s-attribute at local positions outside the partition (None: in none)."""
-        before = self.neighbours.before_regions(attribute) if any(p < 0 for p in positions) else []
-        after = self.neighbours.after_regions(attribute) if any(p >= self.size for p in positions) else []
-        return [before[len(before) + p] if p < 0 else after[p - self.size] for p in positions]
+        before, after = self.s_marks.get(attribute, ((None,) * self.before, (None,) * self.after))
+        return [before[self.before + p] if p < 0 else after[p - self.size] for p in positions]
 
     def in_subcorpus(self, filters: Sequence[tuple[str, bool, str]], positions: Sequence[int]) -> list[bool]:
         """Whether each local position outside the partition lies in the subcorpus of ``filters``
@@ -71,7 +95,7 @@ class Around:
         for attribute, negated, pattern in filters:
             search = compile_pcre(pattern).search
             for k, mark in enumerate(self.regions(attribute, positions)):
-                if mark is None or mark.value is None or (search(mark.value) is not None) == negated:
+                if mark is None or mark[0] is None or (search(mark[0]) is not None) == negated:
                     passes[k] = False
         return passes
 
@@ -83,7 +107,7 @@ def around(corpus: CwbCorpus) -> Around | None:
         if corpus in _LOADED:
             return _LOADED[corpus]
     neighbours = Neighbours.load(corpus.entry.home)
-    found = None if neighbours is None else Around(neighbours, corpus.size)
+    found = None if neighbours is None else Around.of(neighbours, corpus.size)
     with _LOCK:
         _LOADED[corpus] = found
     return found

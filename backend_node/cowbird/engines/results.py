@@ -223,14 +223,10 @@ def build_lines(
         inside = np.flatnonzero((positions >= 0) & (positions < corpus.size))
         columns = []
         for attribute in attributes:
-            column: list[str] = [""] * len(positions)
-            for at, value in zip(inside.tolist(), attribute.string_array[attribute.ids_at(positions[inside])].tolist(),
-                                 strict=True):
-                column[at] = value
-            for at, value in zip(outside.tolist(), beyond.values(attribute.name, positions[outside].tolist()),
-                                 strict=True):
-                column[at] = value
-            columns.append(column)
+            column = np.empty(len(positions), dtype=object)
+            column[inside] = attribute.string_array[attribute.ids_at(positions[inside])]
+            column[outside] = beyond.values(attribute.name, positions[outside].tolist())
+            columns.append(column.tolist())
         breaks = _breaks_beyond(corpus, beyond, context.marks, positions, line_starts)
     tokens = list(map(list, zip(*columns, strict=True)))  # a value list per token, made without a Python loop
     lines = []
@@ -287,7 +283,7 @@ def _breaks_beyond(corpus: CwbCorpus, beyond: Around, names: tuple[str, ...], po
             ends[at] = held & (np.asarray(regions.ends, dtype=np.int64)[number] == positions[at])
         for k, mark in zip(outside.tolist(), beyond.regions(name, positions[outside].tolist()), strict=True):
             if mark is not None:
-                covered[k], begins[k], ends[k] = True, mark.start, mark.end
+                covered[k], begins[k], ends[k] = True, mark[1], mark[2]
         changed = np.zeros(len(positions), dtype=np.bool_)
         changed[1:] = (covered[1:] != covered[:-1]) | (covered[1:] & begins[1:]) | (covered[:-1] & ends[:-1])
         changed[line_starts] = False  # a line's first token: what came before it is not shown

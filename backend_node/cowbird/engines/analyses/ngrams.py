@@ -155,6 +155,7 @@ def ngram_table(deadline: Deadline, corpus: CwbCorpus, attribute: str, n: int, w
                 raise LimitExceeded(f"more than {max_types:,} distinct {n}-grams on this partition: narrow the "
                                     "subcorpus down or count shorter n-grams")
     strays: dict[tuple[str, ...], int] = {}
+    edge_keys: list[int] = []  # packed keys of the n-grams across the cut: added to the table's at the end
     across = bounds is not None
     if bounds is None:
         edge = _across_the_cut(corpus, p, n, filters, match, ignore_case)
@@ -170,8 +171,7 @@ def ngram_table(deadline: Deadline, corpus: CwbCorpus, attribute: str, n: int, w
             if tallied:
                 tally[int(_packed(row, np.zeros(1, dtype=np.int64), n, bits)[0])] += 1
             elif packed:
-                parts_keys.append(_packed(row, np.zeros(1, dtype=np.int64), n, bits))
-                parts_counts.append(np.ones(1, dtype=np.int64))
+                edge_keys.append(int(_packed(row, np.zeros(1, dtype=np.int64), n, bits)[0]))
             else:
                 parts_keys.append(np.ascontiguousarray(row[None, :].astype(ROW_ID)).view(_void(n)).ravel())
                 parts_counts.append(np.ones(1, dtype=np.int64))
@@ -180,6 +180,8 @@ def ngram_table(deadline: Deadline, corpus: CwbCorpus, attribute: str, n: int, w
         return NgramTable(p, n, bits, keys, tally[keys], tokens, ngrams, strays, across)
     keys, counts = _merge_counts(parts_keys, parts_counts) if parts_keys else (
         np.zeros(0, dtype=np.int64 if packed else _void(n)), np.zeros(0, dtype=np.int64))
+    if edge_keys:
+        keys, counts = _with_keys(keys, counts, edge_keys)
     if len(keys) > max_types:
         raise LimitExceeded(f"{len(keys):,} distinct {n}-grams on this partition, more than {max_types:,}: narrow "
                             "the subcorpus down or count shorter n-grams")
@@ -221,6 +223,19 @@ def _across_the_cut(corpus: CwbCorpus, p: PositionalAttribute, n: int, filters: 
             continue
         edge.append((tuple(words[at : at + n]), ids[at : at + n], any(hits[at : at + n])))
     return edge
+
+
+def _with_keys(keys: Ints, counts: Ints, more: list[int]) -> tuple[Ints, Ints]:
+    """The ascending packed ``keys`` with their ``counts``, each key of ``more`` (a few) counted once more:
+    found by binary search, inserted where new (no sort of the whole table)."""
+    counts = counts.copy()
+    for key in more:
+        at = int(np.searchsorted(keys, key))
+        if at < len(keys) and int(keys[at]) == key:
+            counts[at] += 1
+        else:
+            keys, counts = np.insert(keys, at, key), np.insert(counts, at, 1)
+    return keys, counts
 
 
 def _merge_counts(keys: list[npt.NDArray[Any]], counts: list[Ints]) -> tuple[npt.NDArray[Any], Ints]:
