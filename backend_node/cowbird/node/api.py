@@ -51,6 +51,7 @@ from cowbird.core.wire import (
     FrequencyResponse,
     HitsRequest,
     HitsResponse,
+    InSubcorpus,
     Line,
     MarginalsRequest,
     MarginalsResponse,
@@ -77,6 +78,7 @@ from cowbird.engines.analyses import (
     subcorpus,
 )
 from cowbird.engines.analyses.sort_order import SortOrder
+from cowbird.engines.analyses.subcorpus import chosen
 from cowbird.engines.results import ArrayResultSet
 from cowbird.node.scheduler import NOBODY, Asker
 from cowbird.node.service import PartitionService
@@ -117,6 +119,11 @@ def _lines_at(
     result: ResultSet, indices: list[int], context: Context, show: list[str], meta: list[str]
 ) -> list[KwicLine]:
     return [line for i in indices if 0 <= i < result.total for line in result.kwic(i, 1, context, show, meta)]
+
+
+def _filters(request: InSubcorpus) -> list[tuple[str, bool, str]]:
+    """The subcorpus a request counts in, as the analyses take it (none: the whole partition)."""
+    return [(f.attribute, f.negated, f.pattern) for f in request.filters]
 
 
 def _elapsed(started: float) -> float:
@@ -271,7 +278,7 @@ class NodeApi:
         text, held = await self._every_hit(request)
         found = await self.service.analyse(self.asker, dispersion.dispersion, held.corpus, held.matches,
                                            request.attribute, request.hits, request.corpus_size, request.base,
-                                           request.bins)
+                                           request.bins, _filters(request), request.tokens)
         return DispersionResponse(
             partition=request.partition, query=text, total=held.total, parts=found.parts,
             parts_with_hits=found.parts_with_hits, smallest_part=found.smallest_part, dp_sum=found.dp_sum,
@@ -284,7 +291,7 @@ class NodeApi:
         text, held = await self._every_hit(request)
         found = await self.service.analyse(self.asker, distribution.distribution, held.corpus, held.matches,
                                            request.attribute, self.service.settings.max_analysis_rows,
-                                           request.period)
+                                           request.period, _filters(request))
         return DistributionResponse(
             partition=request.partition, query=text, total=held.total, outside=found.outside,
             all_values=found.all_values, truncated=found.truncated, values=found.values, hits=found.hits,
@@ -300,9 +307,10 @@ class NodeApi:
         check_attributes(held.corpus, request.attribute, request.within)
         found = await self.service.analyse(self.asker, cooccurrence.cooccurrence, held.corpus, held.matches,
                                            request.attribute, request.left, request.right, request.within,
-                                           self.service.settings.max_analysis_rows)
+                                           self.service.settings.max_analysis_rows, _filters(request))
         spilled = await self.service.analyse(self.asker, cooccurrence.spill, held.corpus, held.matches,
-                                             request.attribute, request.left, request.right, request.within)
+                                             request.attribute, request.left, request.right, request.within,
+                                             _filters(request))
         return CooccurrenceResponse(
             partition=request.partition, query=text, total=held.total, context_tokens=found.context_tokens,
             node_tokens=found.node_tokens, size=found.size, truncated=found.truncated, values=found.values,
@@ -316,7 +324,7 @@ class NodeApi:
         not co-occur (their sum over partitions is the corpus's frequency)."""
         corpus = self.service.engine(request.partition).store
         frequencies = await self.service.in_thread(self.asker, marginals.marginals, corpus, request.attribute,
-                                                   request.values)
+                                                   request.values, _filters(request))
         return MarginalsResponse(partition=request.partition, frequencies=frequencies)
 
     @answers(NGRAMS)
@@ -374,8 +382,10 @@ class NodeApi:
                    for rows, relation in zip(await service.in_thread(self.asker, read), request.relations, strict=True)]
         p = corpus.p_attribute(request.attribute)
         word = p.str2id(request.headword) if request.headword is not None else None
-        return SketchResponse(partition=request.partition, size=corpus.size,
-                              frequency=0 if word is None else p.frequency(word),
+        # the subcorpus's size and the headword's frequency in it (the tables count its instances only)
+        searched = await service.in_thread(self.asker, chosen, corpus, _filters(request))
+        [frequency] = await service.in_thread(self.asker, searched.frequencies, p, [word])
+        return SketchResponse(partition=request.partition, size=searched.tokens, frequency=frequency,
                               tables=[texts for texts, _, _ in tables], relations=answers,
                               elapsed_ms=_elapsed(started))
 

@@ -62,6 +62,7 @@ __all__ = [
     "MarginalsRequest",
     "NgramRequest",
     "NgramResponse",
+    "InSubcorpus",
     "RegionFilter",
     "MarginalsResponse",
     "SortBound",
@@ -106,6 +107,30 @@ class PartitionInfo(BaseModel):
 class PartitionList(BaseModel):
     data: list[PartitionInfo]
     total: int
+
+
+class RegionFilter(BaseModel):
+    """Part of a subcorpus: the tokens in regions whose value of ``attribute`` matches ``pattern`` (a
+    CQP regex, the whole value), or with ``negated`` does not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attribute: str = Field(min_length=1)
+    negated: bool = False
+    pattern: str
+
+
+MAX_REGION_FILTERS = 50
+"""Filters one request names at most (the front end takes fewer: ``MAX_FILTERS``)."""
+
+
+class InSubcorpus(BaseModel):
+    """A request counted in the subcorpus its ``filters`` choose (the front end sends the filters the
+    query was built with): sizes, marginals and frequencies are of the partition's tokens in it."""
+
+    filters: list[RegionFilter] = Field([], max_length=MAX_REGION_FILTERS, description=(
+        "The subcorpus (the tokens in regions every filter chooses) whose sizes and frequencies are counted; "
+        "none: the whole partition."))
 
 
 class QueryRequest(BaseModel):
@@ -296,7 +321,7 @@ class FrequencyResponse(_Answer):
     elapsed_ms: float
 
 
-class DistributionRequest(QueryRequest):
+class DistributionRequest(QueryRequest, InSubcorpus):
     attribute: str = Field(min_length=1, description="An s-attribute with values (text_genre, text_year ...).")
     period: Literal["year", "month", "decade"] | None = Field(None, description=(
         "The values are dates: count per period (cowbird.core.periods), every period with text listed, the "
@@ -311,12 +336,14 @@ class DistributionResponse(_Answer):
     values: list[str]
     hits: list[int]
     regions_with_hits: list[int]
-    tokens: list[int] = Field(description="Tokens in the regions with the value (its subcorpus size).")
-    regions: list[int]
+    tokens: list[int] = Field(description=(
+        "Tokens in the regions with the value (its subcorpus size), of the filters' subcorpus only; with filters, "
+        "only the values with tokens in it are listed."))
+    regions: list[int] = Field(description="Regions with the value (with tokens in the filters' subcorpus).")
     elapsed_ms: float
 
 
-class CooccurrenceRequest(QueryRequest):
+class CooccurrenceRequest(QueryRequest, InSubcorpus):
     attribute: str = Field(min_length=1, description="The p-attribute of the collocates.")
     left: int = Field(5, ge=0, le=100)
     right: int = Field(5, ge=0, le=100)
@@ -326,11 +353,13 @@ class CooccurrenceRequest(QueryRequest):
 class CooccurrenceResponse(_Answer):
     context_tokens: int = Field(description="Positions in the windows, each once, hits excluded.")
     node_tokens: int = Field(description="Positions inside hits, each once.")
-    size: int = Field(description="Tokens in the partition.")
+    size: int = Field(description=(
+        "Tokens in the partition, of the filters' subcorpus only: every position counted (windows, hits, "
+        "marginals) is one of them."))
     truncated: bool
     values: list[str]
     f: list[int] = Field(description="Co-occurrence frequency of each value (values in windows or in hits).")
-    marginal: list[int] = Field(description="Frequency of each value in the partition.")
+    marginal: list[int] = Field(description="Frequency of each value in the partition (in the filters' subcorpus).")
     in_nodes: list[int] = Field(description="Frequency of each value inside hits.")
     spilled: list[int] = Field([], description=(
         "Global positions in the windows past the partition's first or last token (read from the tokens it "
@@ -343,14 +372,17 @@ class CooccurrenceResponse(_Answer):
     elapsed_ms: float
 
 
-class DispersionRequest(QueryRequest):
+class DispersionRequest(QueryRequest, InSubcorpus):
     """Where the hits fall (``POST /v1/dispersion``): over the regions of ``attribute`` (the parts,
     e.g. texts) and in ``bins`` equal stretches of the whole corpus. ``hits`` and ``corpus_size`` are
     the corpus's (all partitions'), which the part of Gries' DP a partition adds up depends on."""
 
     attribute: str = Field(min_length=1, description="The s-attribute whose regions are the parts (text).")
     hits: int = Field(ge=1, description="The query's hits in the whole corpus.")
-    corpus_size: int = Field(ge=1, description="Tokens of the whole corpus.")
+    corpus_size: int = Field(ge=1, description="Tokens of the whole corpus (the stretches are of its positions).")
+    tokens: int | None = Field(None, ge=1, description=(
+        "Tokens of the filters' subcorpus in the whole corpus: the parts are its regions' tokens in it, and their "
+        "shares are of it (None: corpus_size)."))
     base: int = Field(ge=0, description="Global position of the partition's first token.")
     bins: int = Field(100, ge=1, le=1000, description="Stretches of the corpus the hits are counted in.")
 
@@ -389,7 +421,7 @@ def json_pieces(items: Sequence[T], budget: int) -> list[list[T]]:
     return pieces
 
 
-class MarginalsRequest(BaseModel):
+class MarginalsRequest(InSubcorpus):
     """Frequencies of given values of a p-attribute in a partition (the marginals of collocates found
     on other partitions)."""
 
@@ -436,7 +468,7 @@ class SketchRelation(BaseModel):
         "Collocates whose totals in the relation (f(R, y)) are asked for: those other partitions found."))
 
 
-class SketchRequest(BaseModel):
+class SketchRequest(InSubcorpus):
     """A headword's rows of relation tables on a partition (``POST /v1/sketch``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -473,8 +505,9 @@ class SketchRows(BaseModel):
 
 class SketchResponse(BaseModel):
     partition: str
-    size: int = Field(description="The partition's tokens.")
-    frequency: int = Field(description="The headword's frequency in the partition (0 without a headword).")
+    size: int = Field(description="The partition's tokens (in the filters' subcorpus).")
+    frequency: int = Field(description=(
+        "The headword's frequency in the partition, in the filters' subcorpus (0 without a headword)."))
     tables: list[list[str]] = Field(description="The queries of the request's tables, canonical as the node ran them.")
     relations: list[SketchRows]
     elapsed_ms: float
@@ -482,17 +515,6 @@ class SketchResponse(BaseModel):
 
 MAX_NGRAM = 5
 """Longest n-grams a word list counts."""
-
-
-class RegionFilter(BaseModel):
-    """Part of a subcorpus: the tokens in regions whose value of ``attribute`` matches ``pattern`` (a
-    CQP regex, the whole value), or with ``negated`` does not."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    attribute: str = Field(min_length=1)
-    negated: bool = False
-    pattern: str
 
 
 class NgramRequest(BaseModel):

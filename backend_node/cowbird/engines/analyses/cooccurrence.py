@@ -1,6 +1,7 @@
 """Co-occurrence counts in windows around the hits, as cwb-ccc counts them, with each collocate's
-marginal and in-hit frequencies; and what the windows read past the partition's edges (``spill``),
-which the front end adds once, so that collocations do not depend on where the corpus was cut."""
+marginal and in-hit frequencies; in a subcorpus (``Chosen``), every position counted is one of its
+own, as CQPweb counts collocates within a subcorpus. What the windows read past the partition's edges
+(``spill``) the front end adds once, so that collocations do not depend on where the corpus was cut."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
+from cowbird.engines.analyses.subcorpus import Filters, chosen
 from cowbird.engines.base import Deadline
 from cowbird.engines.edges import around
 from cowbird.engines.results import Matches
@@ -20,11 +22,11 @@ from cowbird.store import CwbCorpus, PositionalAttribute
 class Cooccurrence:
     values: list[str]
     f: list[int]  # co-occurrences: positions in some hit's window with this value
-    marginal: list[int]  # the value's frequency in the partition
+    marginal: list[int]  # the value's frequency in the partition (in the subcorpus)
     in_nodes: list[int]  # the value's frequency inside the hits (match .. matchend)
     context_tokens: int  # positions in the windows (each once), hits excluded
     node_tokens: int  # positions inside hits (each once)
-    size: int  # tokens in the partition
+    size: int  # tokens in the partition (in the subcorpus)
     truncated: bool
 
 
@@ -79,11 +81,14 @@ def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints], deadline: Deadlin
 
 
 def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
-                 within: str | None, max_rows: int) -> Cooccurrence:
+                 within: str | None, max_rows: int, filters: Filters = ()) -> Cooccurrence:
     """Co-occurrence counts in the windows around the hits, as cwb-ccc counts them: the windows'
     positions (``left`` tokens before each match, ``right`` after its matchend, within the region of
     ``within`` around it), each position once however many windows hold it, minus every position
-    inside a hit; the marginal and in-hit frequency of each collocate come with it."""
+    inside a hit; the marginal and in-hit frequency of each collocate come with it. In the subcorpus
+    of ``filters``, the windows, the hits and the marginals hold its positions only (a window reaching
+    past its texts counts nothing there), and the partition's size is its tokens."""
+    subcorpus = chosen(corpus, filters)
     p = corpus.p_attribute(attribute)
     match = np.asarray(matches.match, dtype=np.int64)
     matchend = np.asarray(matches.matchend, dtype=np.int64)
@@ -103,18 +108,19 @@ def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attrib
     window_ends = np.concatenate([match - 1, np.minimum(matchend + right, high)])
     context_starts, context_ends = _union(window_starts, window_ends)
     node_starts, node_ends = _union(match, matchend)
-    f, context_tokens = _count_ids(
-        p, (_outside(chunk, node_starts, node_ends) for chunk in _expanded(context_starts, context_ends)), deadline)
-    in_nodes, node_tokens = _count_ids(p, _expanded(node_starts, node_ends), deadline)
+    f, context_tokens = _count_ids(p, (subcorpus.kept(_outside(chunk, node_starts, node_ends))
+                                       for chunk in _expanded(context_starts, context_ends)), deadline)
+    in_nodes, node_tokens = _count_ids(p, (subcorpus.kept(chunk) for chunk in _expanded(node_starts, node_ends)),
+                                       deadline)
     found = np.flatnonzero(f + in_nodes)  # in hits only: the front end needs their in-hit counts too
     truncated = len(found) > max_rows
     if truncated:
         found = found[np.argsort(-(f[found] + in_nodes[found]), kind="stable")[:max_rows]]
     strings = p.strings
-    marginals = np.asarray(p.frequencies, dtype=np.int64)
+    ids = found.tolist()
     return Cooccurrence(
-        [strings[i] for i in found.tolist()], f[found].tolist(), marginals[found].tolist(),
-        in_nodes[found].tolist(), context_tokens, node_tokens, corpus.size, truncated,
+        [strings[i] for i in ids], f[found].tolist(), subcorpus.frequencies(p, ids, deadline),
+        in_nodes[found].tolist(), context_tokens, node_tokens, subcorpus.tokens, truncated,
     )
 
 

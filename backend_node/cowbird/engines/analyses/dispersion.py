@@ -1,5 +1,5 @@
-"""Where the hits fall: a partition's part of Gries' DP over the regions of an s-attribute, and its
-hits in equal stretches of the corpus."""
+"""Where the hits fall: a partition's part of Gries' DP over the regions of an s-attribute (in a
+subcorpus: its regions' tokens there), and its hits in equal stretches of the corpus."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cowbird.engines.analyses.subcorpus import Filters, chosen
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus
@@ -23,25 +24,30 @@ class PartDispersion:
 
 
 def dispersion(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, hits: int,
-               corpus_size: int, base: int, bins: int) -> PartDispersion:
+               corpus_size: int, base: int, bins: int, filters: Filters = (),
+               tokens: int | None = None) -> PartDispersion:
     """This partition's share of Gries' DP over the regions of ``attribute`` (its tokens outside any
     region are one more part): the sum of |hits share - size share| over its parts, the shares being
     of the corpus's ``hits`` and ``corpus_size``; and its hits (by where they start) in ``bins``
-    equal stretches of the corpus."""
+    equal stretches of the corpus. In the subcorpus of ``filters`` (of ``tokens`` over the corpus), the parts are
+    the regions with tokens in it, each its tokens there, and the size shares are of ``tokens``."""
     check_attributes(corpus, s_attribute=attribute)
     deadline.check()
+    within = chosen(corpus, filters)
+    share_of = tokens if tokens is not None else corpus_size
     regions = corpus.s_attribute(attribute)
-    starts, ends = np.asarray(regions.starts, dtype=np.int64), np.asarray(regions.ends, dtype=np.int64)
-    sizes = ends - starts + 1
+    sizes = within.region_tokens(regions)
     positions = np.asarray(matches.match, dtype=np.int64)
     numbers = regions.region_numbers(positions)
     inside = numbers >= 0
     per_part = np.bincount(numbers[inside], minlength=len(sizes)) if len(sizes) else np.zeros(0, dtype=np.int64)
-    outside_tokens = corpus.size - int(sizes.sum())
+    parts = (sizes > 0) | (per_part > 0)  # (a region outside the subcorpus is no part of it)
+    sizes, per_part = sizes[parts], per_part[parts]
+    outside_tokens = within.tokens - int(sizes.sum())
     outside_hits = int((~inside).sum())
-    total = float(np.abs(per_part / hits - sizes / corpus_size).sum())
+    total = float(np.abs(per_part / hits - sizes / share_of).sum())
     if outside_tokens or outside_hits:
-        total += abs(outside_hits / hits - outside_tokens / corpus_size)
+        total += abs(outside_hits / hits - outside_tokens / share_of)
     smallest = [int(sizes.min())] if len(sizes) else []
     if outside_tokens:
         smallest.append(outside_tokens)

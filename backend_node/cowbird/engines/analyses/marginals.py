@@ -1,13 +1,14 @@
-"""Collocates' marginal frequencies in a partition, for those it did not see co-occur: their sums
-over the partitions are the corpus's frequencies."""
+"""Collocates' marginal frequencies in a partition (in a subcorpus of it), for those it
+did not see co-occur: their sums over the partitions are the corpus's (the subcorpus's) frequencies."""
 
 from __future__ import annotations
 
+from cowbird.engines.analyses.subcorpus import Filters, chosen
 from cowbird.store import CwbCorpus
 
 
-def marginals(corpus: CwbCorpus, attribute: str, values: list[str]) -> list[int]:
-    """The frequency of each value of ``attribute`` in the corpus (0 where it does not occur)."""
+def marginals(corpus: CwbCorpus, attribute: str, values: list[str], filters: Filters = ()) -> list[int]:
+    """The frequency of each value of ``attribute`` in the corpus, or in the subcorpus of ``filters``
+    (0 where it does not occur)."""
     p = corpus.p_attribute(attribute)
-    ids = [p.str2id(value) for value in values]
-    return [0 if i is None else p.frequency(i) for i in ids]
+    return chosen(corpus, filters).frequencies(p, [p.str2id(value) for value in values])
