@@ -26,7 +26,7 @@ import numpy.typing as npt
 from cowbird.core.errors import QueryTooExpensive, UnknownAttribute
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native.dfa import leaves
-from cowbird.store.lexicon import BoolTable, LexiconIndex, match_table
+from cowbird.store.lexicon import BoolTable, LexiconIndex
 from cowbird.store.neighbours import NeighbourToken
 
 if TYPE_CHECKING:
@@ -42,14 +42,12 @@ ValueTest = Callable[[Sequence[str]], npt.NDArray[np.bool_]]
 """A token test on strings (values of neighbour tokens, which no lexicon of the partition holds)."""
 
 
-def value_test(value: ast.RegexValue, negated: bool, seconds: float) -> ValueTest:
+def value_test(corpus: CorpusView, value: ast.RegexValue, negated: bool) -> ValueTest:
     """``value`` (``!=`` with ``negated``) tested on each string, as on a lexicon (``match_table``)."""
 
     def accepts(texts: Sequence[str]) -> npt.NDArray[np.bool_]:
-        distinct = list(dict.fromkeys(texts))  # a lexicon holds each string once
-        table = match_table(LexiconIndex(distinct), value, seconds) != negated
-        passes = dict(zip(distinct, table.tolist(), strict=True))
-        return np.fromiter((passes[text] for text in texts), dtype=np.bool_, count=len(texts))
+        matched = corpus.neighbour_matches(value, texts)
+        return ~matched if negated else matched
 
     return accepts
 
@@ -74,7 +72,11 @@ class CorpusView(Protocol):
 
     def has_s_attribute(self, attribute: str) -> bool: ...
 
-    def whole_lexicon(self, attribute: str) -> tuple[int, dict[str, int] | None] | None: ...
+    def whole_table(
+        self, attribute: str, value: ast.RegexValue
+    ) -> tuple[int, npt.NDArray[np.bool_] | None, npt.NDArray[np.int64] | None] | None: ...
+
+    def neighbour_matches(self, value: ast.RegexValue, texts: Sequence[str]) -> npt.NDArray[np.bool_]: ...
 
     def regions(self, attribute: str) -> RegionIndex: ...
 
@@ -298,13 +300,12 @@ class PredicateCompiler:
         )
         frequencies = self.corpus.frequencies(attribute)
         corpus_size = self.corpus.size
-        whole = self.corpus.whole_lexicon(attribute)
+        whole = self.corpus.whole_table(attribute, value)
         if whole is not None:
-            corpus_size, lexicon = whole
-            if lexicon is None:  # 1,000 types or more over the whole corpus
+            corpus_size, whole_table, whole_frequencies = whole
+            if whole_table is None or whole_frequencies is None:  # 1,000 types or more over the whole corpus
                 return bool(plain and not table.any() and negated)
-            table = match_table(LexiconIndex(list(lexicon)), value, self.corpus.options.regex_seconds)
-            frequencies = np.fromiter(lexicon.values(), dtype=np.int64, count=len(lexicon))
+            table, frequencies = whole_table, whole_frequencies
         matched = int(table.sum())
         if plain:
             return matched == 0 and negated
@@ -329,7 +330,7 @@ class PredicateCompiler:
                 return self._region_test(condition)
             table = self.table(condition.attribute, condition.value)
             beyond = self.unset_passes(condition.attribute, condition.value, table, condition.negated)
-            accepts = value_test(condition.value, condition.negated, self.corpus.options.regex_seconds)
+            accepts = value_test(self.corpus, condition.value, condition.negated)
             return self.lookup(condition.attribute, ~table if condition.negated else table, beyond, accepts)
         if isinstance(condition, ast.Not):
             inner = self.compile(condition.operand)
@@ -389,7 +390,7 @@ class PredicateCompiler:
         ok = ~table if condition.negated else table
         regions = self.corpus.regions(attribute)
         return RegionTest(attribute, ok, int((regions.ends[ok] - regions.starts[ok] + 1).sum()),
-                          value_test(condition.value, condition.negated, self.corpus.options.regex_seconds))
+                          value_test(self.corpus, condition.value, condition.negated))
 
     def _combine(self, parts: list[Predicate], conjunction: bool) -> Predicate:
         """``&`` (``conjunction``) or ``|`` of compiled parts; lookups on one attribute fold into
@@ -593,5 +594,5 @@ class AutomatonBuilder:
         table = self.corpus.region_table(tag.attribute, tag.test.value)
         if table is None:
             raise UnknownAttribute(f"s-attribute {tag.attribute!r} has no annotations to compare with a value")
-        accepts = value_test(tag.test.value, tag.test.negated, self.corpus.options.regex_seconds)
+        accepts = value_test(self.corpus, tag.test.value, tag.test.negated)
         return TagTest(tag.attribute, tag.closing, ~table if tag.test.negated else table, accepts=accepts)

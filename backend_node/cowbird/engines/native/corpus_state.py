@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
@@ -146,6 +147,14 @@ def resident_bytes() -> tuple[int, int] | None:
         return None
 
 
+NEIGHBOUR_VALUES_KEPT = 4096
+"""Values whose answers on the neighbour tokens' strings are kept (a few hundred strings each, the
+last asked for): a query asks each of its values of the same strings again on every range."""
+
+WholeTable = tuple[int, npt.NDArray[np.bool_] | None, npt.NDArray[np.int64] | None]
+"""The whole corpus's size, and a value's table over its small lexicon with the frequencies (``whole_table``)."""
+
+
 class NativeCorpus:
     """A store corpus plus the derived indexes the native engine works with."""
 
@@ -161,6 +170,8 @@ class NativeCorpus:
         self._match_tables: OrderedDict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = OrderedDict()
         self._match_bytes = 0
         self._lock = threading.Lock()
+        self._whole_tables: dict[tuple[str, RegexValue], WholeTable] = {}
+        self._neighbour_matches: OrderedDict[RegexValue, dict[str, bool]] = OrderedDict()
 
     # -- p-attributes -----------------------------------------------------------------------
 
@@ -349,14 +360,39 @@ class NativeCorpus:
         neighbours = self.neighbours
         return neighbours.before[-1] if neighbours is not None and neighbours.before else None
 
-    def whole_lexicon(self, attribute: str) -> tuple[int, dict[str, int] | None] | None:
-        """For a partition that carries them: the whole corpus's size and the lexicon of ``attribute``
-        over the whole corpus with frequencies (None when it has ``SMALL_LEXICON`` types or more);
-        None for a corpus in one piece, which is its own whole."""
+    def whole_table(self, attribute: str, value: RegexValue) -> WholeTable | None:
+        """For a partition that carries them (``neighbours.json``): the whole corpus's size and, when
+        the lexicon of ``attribute`` over the whole corpus has fewer than ``SMALL_LEXICON`` types,
+        which of its strings ``value`` matches and their frequencies (else None, None); None for a
+        corpus in one piece, which is its own whole. Kept per value: every query compiles it."""
         neighbours = self.neighbours
         if neighbours is None or neighbours.corpus_size is None or neighbours.small_lexicons is None:
             return None
-        return neighbours.corpus_size, neighbours.small_lexicon(attribute)
+        key = (attribute, value)
+        if key not in self._whole_tables:
+            lexicon = neighbours.small_lexicon(attribute)
+            if lexicon is None:
+                self._whole_tables[key] = (neighbours.corpus_size, None, None)
+            else:
+                table = match_table(LexiconIndex(list(lexicon)), value, self.options.regex_seconds)
+                counts = np.fromiter(lexicon.values(), dtype=np.int64, count=len(lexicon))
+                self._whole_tables[key] = (neighbours.corpus_size, table, counts)
+        return self._whole_tables[key]
+
+    def neighbour_matches(self, value: RegexValue, texts: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Which of these strings of neighbour tokens ``value`` matches (as ``match_table`` on a lexicon),
+        each string's answer kept per value: the same few hundred strings are asked for by every query."""
+        with self._lock:
+            known = self._neighbour_matches.setdefault(value, {})
+            self._neighbour_matches.move_to_end(value)
+            while len(self._neighbour_matches) > NEIGHBOUR_VALUES_KEPT:
+                self._neighbour_matches.popitem(last=False)
+            missing = [text for text in dict.fromkeys(texts) if text not in known]
+        if missing:
+            found = match_table(LexiconIndex(missing), value, self.options.regex_seconds).tolist()
+            with self._lock:
+                known.update(zip(missing, found, strict=True))
+        return np.fromiter((known[text] for text in texts), dtype=np.bool_, count=len(texts))
 
     def has_s_attribute(self, attribute: str) -> bool:
         return attribute in self.store.entry.s_attributes
