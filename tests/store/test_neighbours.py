@@ -14,6 +14,7 @@ from cowbird.commands.cli import main
 from cowbird.core.errors import CorpusFormatError
 from cowbird.store import CwbCorpus, Encoder
 from cowbird.store.neighbours import NEIGHBOURS_FILE, Neighbours, RegionMark, write_neighbours
+from cowbird.store.sketch_tables import FORMAT, current, neighbours_stamp
 from tests.store.helpers import tokens
 from tests.support import SAMPLE_VRT, sample_options
 
@@ -120,3 +121,14 @@ def test_the_cli_encoding_writes_them_and_a_corpus_in_one_piece_has_none(tmp_pat
     assert parted.exit_code == 0, parted.output
     one = Neighbours.load(tmp_path / "parts" / "p01")
     assert one is not None and one.before == [] and one.after == []
+
+
+def test_a_sketch_table_counted_without_these_neighbours_is_stale(
+    encoded: tuple[CwbCorpus, list[CwbCorpus], Path],
+) -> None:
+    """A table saved before the partition carried its neighbours counted other instances at its ends."""
+    whole, parts, _ = encoded
+    old: dict[str, object] = {"format": FORMAT, "size": parts[1].size}  # what a table of an older build says of itself
+    assert not current(parts[1], old) and current(whole, {"format": FORMAT, "size": whole.size})
+    assert current(parts[1], {**old, "neighbours": neighbours_stamp(parts[1])})
+    assert neighbours_stamp(parts[1]) != neighbours_stamp(parts[0]) and neighbours_stamp(whole) is None

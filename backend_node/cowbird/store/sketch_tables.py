@@ -4,9 +4,11 @@ info`` lists them, a node reads them mapped."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
+from cowbird.store.neighbours import NEIGHBOURS_FILE
 from cowbird.store.reader import CwbCorpus
 
 TABLES_DIRECTORY = "sketches"
@@ -21,9 +23,17 @@ def tables_directory(corpus: CwbCorpus) -> Path:
     return Path(corpus.entry.home) / TABLES_DIRECTORY
 
 
+def neighbours_stamp(corpus: CwbCorpus) -> str | None:
+    """A digest of the partition's ``neighbours.json`` (None without one): a table counted with other
+    neighbours (or none, before they were written) counted other instances at the partition's ends."""
+    path = Path(corpus.entry.home) / NEIGHBOURS_FILE
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
 def current(corpus: CwbCorpus, described: dict[str, object]) -> bool:
-    """Whether a saved table belongs to this build of the corpus (same format, same size)."""
-    return described.get("format") == FORMAT and described.get("size") == corpus.size
+    """Whether a saved table belongs to this build of the corpus (same format, same size, same neighbours)."""
+    return (described.get("format") == FORMAT and described.get("size") == corpus.size
+            and described.get("neighbours") == neighbours_stamp(corpus))
 
 
 def saved_tables(corpus: CwbCorpus) -> list[dict[str, object]]:

@@ -37,7 +37,7 @@ from cowbird.core.errors import LimitExceeded
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus
-from cowbird.store.sketch_tables import FORMAT, current, tables_directory
+from cowbird.store.sketch_tables import FORMAT, current, neighbours_stamp, tables_directory
 
 Ints = npt.NDArray[np.int64]
 
@@ -291,7 +291,8 @@ def save(corpus: CwbCorpus, key: str, table: RelationTable, described: dict[str,
         np.save(partial / f"{name}.npy", np.ascontiguousarray(getattr(table, name)))
     for name, sums in zip(("head_sums", "coll_sums", "colls_sorted"), table._cumulative(), strict=True):
         np.save(partial / f"{name}.npy", np.ascontiguousarray(sums))
-    meta = {**described, "format": FORMAT, "size": corpus.size, "instances": table.instances,
+    meta = {**described, "format": FORMAT, "size": corpus.size, "neighbours": neighbours_stamp(corpus),
+            "instances": table.instances,
             "rows": len(table.counts), "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     (partial / "table.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
     shutil.rmtree(final, ignore_errors=True)
