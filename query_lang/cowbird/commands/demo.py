@@ -26,8 +26,9 @@ from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.frontend.settings import DEFAULT_DATABASE_FILE
 from cowbird.node.sketch_cli import build_tables
 from cowbird.query.sketch_grammar import load_grammar
-from cowbird.store import EncodeOptions, Encoder, Manifest, parse_s_declaration
+from cowbird.store import CwbCorpus, EncodeOptions, Encoder, Manifest, parse_s_declaration
 from cowbird.store.encoder import EncodeResult
+from cowbird.store.neighbours import NEIGHBOURS_FILE, write_neighbours
 
 WEB_TOKENS = 2_000_000
 FRONT_END_WORKERS = 2
@@ -121,6 +122,8 @@ class DemoStack:
         manifest = self.base / "data" / "web" / "web.manifest.json"
         if stamp.exists() and stamp.read_text() == wanted and manifest.exists():
             loaded = Manifest.load(manifest)
+            if not all((p.data / NEIGHBOURS_FILE).exists() for p in loaded.partitions):  # encoded before they were
+                write_neighbours([CwbCorpus.open(registry, p.id) for p in loaded.partitions])
             grammar = load_grammar("penn")
             for partition in loaded.partitions:  # tables of an older format (or none) are built again
                 build_tables(registry, partition.id, grammar, "native", False, lambda _: None)
