@@ -142,6 +142,8 @@ def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
                            "text_genre~news|blog)")
     comparisons = [parse_filter(f, corpus) for f in filters] if corpus is not None else []
     checked = (CheckedQuery(query, text) if text else CheckedQuery.of(query)).constrained(*comparisons)
+    checked = replace(checked, filters=tuple((f.attribute, f.negated, f.pattern)  # the subcorpus counted in
+                                             for f in map(_region_filter, comparisons)))
     if len(checked.cqp) > MAX_QUERY_LENGTH:  # what the nodes take: the query with its case switch and filters
         what = "its filters" if filters else "the case switch"
         raise BadParameter(f"the query with {what} is too long for the nodes ({len(checked.cqp):,} characters of "
@@ -176,7 +178,12 @@ def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> lis
         except CowbirdError as error:
             error.detail = f"{parameter}: {error.detail}" if parameter != "filter" else error.detail
             raise
-        assert isinstance(comparison.left, ast.LabelRef) and isinstance(comparison.right, ast.RegexValue)
-        filters.append(RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
-                                    pattern=comparison.right.pattern))
+        filters.append(_region_filter(comparison))
     return filters
+
+
+def _region_filter(comparison: ast.Comparison) -> RegionFilter:
+    """A filter's comparison on the match (``parse_filter``) as the subcorpus it chooses."""
+    assert isinstance(comparison.left, ast.LabelRef) and isinstance(comparison.right, ast.RegexValue)
+    return RegionFilter(attribute=comparison.left.attribute, negated=comparison.negated,
+                        pattern=comparison.right.pattern)

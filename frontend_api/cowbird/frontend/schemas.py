@@ -360,16 +360,20 @@ class DispersionBin(BaseModel):
 
 class DispersionPartition(BaseModel):
     id: str
-    tokens: int
+    tokens: int = Field(description="The partition's tokens in the texts searched (the filters' subcorpus).")
     hits: int
 
 
 class DispersionResult(_AnalysisResult):
     """Where the hits fall: Gries' DP over the parts (regions of an s-attribute, such as texts) and over
-    the partitions, and the hits in equal stretches of the corpus."""
+    the partitions, and the hits in equal stretches of the corpus. Under filters, the parts are those
+    of the filters' subcorpus (each region's tokens in it), and the size shares are of its tokens."""
 
     parts_attribute: str
-    parts: int = Field(description="Parts of the corpus: the regions, and each partition's tokens outside any.")
+    tokens: int = Field(description="Tokens of the texts searched (the filters' subcorpus), in the partitions that "
+                                    "answered: the parts' size shares are of these.")
+    parts: int = Field(description="Parts of the (sub)corpus: the regions with tokens in it, and each partition's "
+                                   "tokens outside any.")
     parts_with_hits: int
     dp: float | None = Field(description="Gries' DP over the parts (0: the hits spread as the parts' sizes do; "
                              "near 1: all in one small part); None when a partition failed.")
@@ -632,7 +636,7 @@ class CollocateRow(BaseModel):
     value: str
     f: int = Field(description="Co-occurrences (O11): window positions with this value.")
     f2: int = Field(description="Frequency outside the hits (C1).")
-    marginal: int = Field(description="Frequency in the corpus.")
+    marginal: int = Field(description="Frequency in the texts searched (the filters' subcorpus, or the corpus).")
     in_nodes: int = Field(description="Frequency inside the hits.")
     expected: float = Field(description="Expected co-occurrences (E11).")
     scores: dict[str, float]
@@ -642,7 +646,8 @@ class CollocateRow(BaseModel):
 
 
 class CollocationResult(_AnalysisResult):
-    """Collocates in windows around the hits, scored on the whole corpus's counts."""
+    """Collocates in windows around the hits, scored on the counts of the texts searched: the whole
+    corpus, or under filters their subcorpus (windows, marginals and N all inside it)."""
 
     attribute: str
     left: int
@@ -652,7 +657,9 @@ class CollocationResult(_AnalysisResult):
     order: str
     min_freq: int
     f1: int = Field(description="Tokens in the windows (R1), each once, hits excluded.")
-    n: int = Field(description="Corpus tokens outside the hits (N).")
+    tokens: int = Field(description="Tokens of the texts searched (the filters' subcorpus) in the partitions that "
+                                    "answered.")
+    n: int = Field(description="Tokens of the texts searched outside the hits (N).")
     candidates: int = Field(description="Distinct collocates before min_freq.")
     truncated: bool
     offset: int = Field(description="The first row of this page in the whole table (0-based).")
@@ -747,7 +754,8 @@ class SketchAnswer(BaseModel):
     attribute: str = Field(description="The attribute of headwords and collocates (the grammar's *WSATTR).")
     grammar: str
     filters: list[str]
-    frequency: int = Field(description="The headword's frequency in the corpus (every partition that answered).")
+    frequency: int = Field(description="The headword's frequency in the texts searched: the corpus, or the filters' "
+                                       "subcorpus (every partition that answered).")
     min_freq: int
     complete: bool
     failed: list[str]
@@ -756,7 +764,8 @@ class SketchAnswer(BaseModel):
 
 
 class WordSketchResult(SketchAnswer):
-    tokens: int = Field(description="Tokens of the partitions that answered.")
+    tokens: int = Field(description="Tokens of the texts searched (the filters' subcorpus) in the partitions that "
+                                    "answered.")
     saved: bool = Field(description="Every count came from tables built by cowbird sketches build.")
     relations: list[SketchRelationResult]
 

@@ -211,9 +211,10 @@ class CollocateRow:
 class CollocationTable:
     rows: list[CollocateRow]
     f1: int  # R1: tokens in the windows
-    n: int  # N: corpus tokens outside the hits
+    n: int  # N: tokens outside the hits (of the subcorpus searched)
     candidates: int  # collocates before min_freq
     truncated: bool
+    tokens: int = 0  # tokens of the (sub)corpus searched
 
 
 @dataclass(frozen=True)
@@ -283,7 +284,7 @@ def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Me
     else:
         key = {v: float(computed[order][k]) for k, v in enumerate(values)}
         rows.sort(key=lambda row: (-key[row.value], row.value))
-    return CollocationTable(rows, sums.context_tokens, n, len(sums.f), sums.truncated)
+    return CollocationTable(rows, sums.context_tokens, n, len(sums.f), sums.truncated, sums.size)
 
 
 # -- sorted hits -----------------------------------------------------------------------------------

@@ -366,14 +366,16 @@ async def dispersion(visit: Visitor, asked: Annotated[DispersionParameters, Quer
             for (start, end), h in zip(stretches(size, asked.bins), measured.bins, strict=True)]
     if asked.format != "json":
         return _table(found, cqp, "dispersion", asked.format, asked.provenance,
-                      {"parts": asked.parts, "bins": asked.bins, "parts_total": measured.parts,
+                      {"parts": asked.parts, "bins": asked.bins, "tokens_searched": measured.tokens,
+                       "parts_total": measured.parts,
                        "parts_with_hits": measured.parts_with_hits, "dp": measured.dp, "dp_norm": measured.dp_norm,
                        "dp_partitions": measured.dp_partitions}, statuses, False, ["start", "end", "hits"],
                       [[b.start, b.end, b.hits] for b in bins])
     return DispersionResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
-        parts_attribute=asked.parts, parts=measured.parts, parts_with_hits=measured.parts_with_hits, dp=measured.dp,
-        dp_norm=measured.dp_norm, dp_partitions=measured.dp_partitions, bins=bins,
+        parts_attribute=asked.parts, tokens=measured.tokens, parts=measured.parts,
+        parts_with_hits=measured.parts_with_hits, dp=measured.dp, dp_norm=measured.dp_norm,
+        dp_partitions=measured.dp_partitions, bins=bins,
         partitions_hits=[DispersionPartition(id=p, tokens=t, hits=h) for p, t, h in measured.partitions])
 
 
@@ -479,7 +481,8 @@ async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Q
     if format != "json":
         parameters: dict[str, object] = {
             "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
-            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "offset": offset, "limit": rows_wanted}
+            "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "tokens_searched": table.tokens,
+            "offset": offset, "limit": rows_wanted}
         return _table(found, cqp, "collocations", format, asked.provenance, parameters, statuses, table.truncated,
                       ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
                       [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
@@ -492,7 +495,7 @@ async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Q
     return CollocationResult(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
-        f1=table.f1, n=table.n,
+        f1=table.f1, n=table.n, tokens=table.tokens,
         candidates=table.candidates, truncated=table.truncated, offset=offset, rows_total=len(table.rows), rows=rows,
     )
 

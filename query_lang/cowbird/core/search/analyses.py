@@ -1,8 +1,11 @@
 """The analyses (:class:`Analyses`): frequency breakdowns, distributions, dispersion and
-collocations with their marginals, each partition's counts summed before any share, rate or score."""
+collocations with their marginals, each partition's counts summed before any share, rate or score.
+Under filters every size, marginal and frequency is the filters' subcorpus's (the query's
+``CheckedQuery.filters``, sent with each request): the nodes count them there."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ from cowbird.core.analysis_merge import (
 from cowbird.core.analysis_spec import parse_breakdown, parse_fold
 from cowbird.core.errors import UnknownAttribute
 from cowbird.core.off_loop import off_loop
-from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQUENCY, MARGINALS
+from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQUENCY, MARGINALS, SUBCORPUS
 from cowbird.core.periods import Period
 from cowbird.core.search.consistency import check_hit_tokens, hit_length
 from cowbird.core.search.counts import Counts
@@ -39,6 +42,7 @@ from cowbird.core.wire import (
     FrequencyRequest,
     FrequencyResponse,
     MarginalsRequest,
+    SubcorpusRequest,
     json_pieces,
 )
 
@@ -51,7 +55,8 @@ class Dispersion:
     """Where a query's hits fall: over ``parts`` (regions of an s-attribute, such as texts) with Gries'
     DP (0: spread as the parts' sizes are; near 1: all in the smallest part) and its normalised
     form (DP / (1 - the smallest part's share), Lijffijt and Gries 2012), over the partitions, and
-    in equal stretches of the corpus (``bins``). None where a partition failed."""
+    in equal stretches of the corpus (``bins``). None where a partition failed. ``tokens``: the
+    (sub)corpus's tokens in the partitions that answered, which the parts' shares are of."""
 
     parts: int
     parts_with_hits: int
@@ -61,6 +66,7 @@ class Dispersion:
     dp_partitions: float | None
     bins: list[int]
     partitions: list[tuple[str, int, int]]  # (id, tokens, hits)
+    tokens: int = 0
 
 
 class Analyses(Counts[P]):
@@ -105,7 +111,8 @@ class Analyses(Counts[P]):
                                    f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
 
         async def call(partition: P, time: TimeLimit) -> DistributionResponse:
-            request = self.asked(DistributionRequest, partition, attribute=attribute, period=period)
+            request = self.asked(DistributionRequest, partition, attribute=attribute, period=period,
+                                 filters=self.query.subcorpus)
             return await self.partitions.call(partition, DISTRIBUTION, request, time)
 
         answered = await self._each(call, self.time_limit())
@@ -123,27 +130,45 @@ class Analyses(Counts[P]):
     async def dispersion(self, attribute: str, bins: int) -> tuple[Statuses[P], Dispersion]:
         """Where the hits fall: Gries' DP over the regions of ``attribute`` (the parts: texts), over
         the partitions, and the hits in ``bins`` equal stretches of the corpus. Counted first (the
-        parts' shares are of the corpus's hits and tokens), then each partition adds its parts up."""
+        parts' shares are of the corpus's hits and tokens: under filters, of the subcorpus's, its
+        size asked of each partition meanwhile), then each partition adds its parts up."""
         self.query.check_no_cut("a dispersion")
         if attribute not in self.corpus.s_attributes:
             raise UnknownAttribute(f"parts={attribute}: corpus {self.corpus.name} has no s-attribute {attribute!r} "
                                    f"(it has: {', '.join(self.corpus.s_attributes) or 'none'})")
         time = self.time_limit()
-        statuses = await self.count(time)
+        filters = self.query.subcorpus
+        if filters:
+            sizes = self.partitions.gather([functools.partial(
+                self.partitions.call, p, SUBCORPUS, SubcorpusRequest(partition=p.id, filters=filters), time)
+                for p in self.corpus.partitions])
+            statuses, sized = await asyncio.gather(self.count(time), sizes)
+            tokens = {}
+            for status, answer in zip(statuses, sized, strict=True):
+                if not isinstance(answer, PartitionFailure):
+                    tokens[status.partition.id] = answer.tokens
+                elif status.failure is None:  # without its size, none of its parts are known
+                    status.failure, status.total = answer, None
+            self._check_some_answered(statuses)
+        else:
+            statuses = await self.count(time)
+            tokens = {p.id: p.size for p in self.corpus.partitions}
         hits = answered_total(statuses)
-        size = sum(p.size for p in self.corpus.partitions)
-        if hits == 0:
-            return statuses, Dispersion(0, 0, 0, None, None, None, [0] * bins, [])
+        corpus_size = sum(p.size for p in self.corpus.partitions)
+        size = sum(tokens.values())
+        if hits == 0 or not size:
+            return statuses, Dispersion(0, 0, 0, None, None, None, [0] * bins, [], size)
 
         async def call(partition: P, limit: TimeLimit) -> DispersionResponse:
-            request = self.asked(DispersionRequest, partition, attribute=attribute, hits=hits, corpus_size=size,
-                                 base=partition.offset, bins=bins)
+            request = self.asked(DispersionRequest, partition, attribute=attribute, hits=hits,
+                                 corpus_size=corpus_size, tokens=size if filters else None, base=partition.offset,
+                                 bins=bins, filters=filters)
             return await self.partitions.call(partition, DISPERSION, request, limit)
 
         answered = await self._each(call, time)
         answers = [a for _, a in answered if a is not None]
-        failed = len(answers) < len(answered)
-        counted = [(s.partition.size, s.total or 0) for s in statuses if s.failure is None]
+        failed = len(answers) < len(answered) or any(s.failure is not None for s in statuses)
+        counted = [(tokens[s.partition.id], s.total or 0) for s in statuses if s.failure is None]
         dp_parts = None if failed else 0.5 * sum(a.dp_sum for a in answers)
         smallest = min((a.smallest_part for a in answers if a.parts), default=0)
         norm = None if dp_parts is None or not size else dp_parts / (1 - smallest / size)
@@ -153,7 +178,8 @@ class Analyses(Counts[P]):
             shown = [x + y for x, y in zip(shown, a.bins, strict=True)]
         return [s for s, _ in answered], Dispersion(
             sum(a.parts for a in answers), sum(a.parts_with_hits for a in answers), hits, dp_parts, norm,
-            dp_partitions, shown, [(s.partition.id, s.partition.size, s.total or 0) for s in statuses])
+            dp_partitions, shown, [(s.partition.id, tokens.get(s.partition.id, 0), s.total or 0) for s in statuses],
+            size)
 
     async def collocations(self, attribute: str, left: int, right: int, within: str | None,
                            measures: list[Measure], order: Measure | Literal["f"],
@@ -167,7 +193,7 @@ class Analyses(Counts[P]):
 
         async def call(partition: P, time: TimeLimit) -> CooccurrenceResponse:
             request = self.asked(CooccurrenceRequest, partition, attribute=attribute, left=left, right=right,
-                                 within=within)
+                                 within=within, filters=self.query.subcorpus)
             answer = await self.partitions.call(partition, COOCCURRENCE, request, time)
             check_hit_tokens(partition.id, answer, length)
             return answer
@@ -190,7 +216,8 @@ class Analyses(Counts[P]):
         time = self.time_limit()
         answers = await self.partitions.gather([functools.partial(
             self.partitions.call, status.partition, MARGINALS,
-            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=piece), time)
+            MarginalsRequest(partition=status.partition.id, attribute=attribute, values=piece,
+                             filters=self.query.subcorpus), time)
             for status, piece in pieces])
         marginals: dict[str, tuple[list[str], list[int]]] = {}
         for (status, piece), answer in zip(pieces, answers, strict=True):

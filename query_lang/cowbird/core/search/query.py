@@ -15,6 +15,7 @@ from cowbird.core.wire import (
     FirstRequest,
     HitsRequest,
     Line,
+    RegionFilter,
     SortSpec,
     Strategy,
 )
@@ -26,12 +27,20 @@ from cowbird.query.cqp_ast import marked_anchors
 class CheckedQuery:
     """A query parsed once: its AST and the canonical CQP text sent to every partition, with how CQP
     is to evaluate it (``MatchingStrategy``, ``HardBoundary``). A query's own modifier
-    (``(?traditional) ...``) is its strategy, as in CQP."""
+    (``(?traditional) ...``) is its strategy, as in CQP. ``filters`` are the subcorpus the query's
+    filters choose (each one a comparison on the match in its constraint too): the analyses count
+    sizes, marginals and frequencies in it."""
 
     query: Query
     cqp: str
     strategy: Strategy = "standard"
     hard_boundary: int = DEFAULT_HARD_BOUNDARY
+    filters: tuple[tuple[str, bool, str], ...] = ()  # (s-attribute, negated, regex): hashable as the rest
+
+    @property
+    def subcorpus(self) -> list[RegionFilter]:
+        """The subcorpus of the query's filters as the nodes take it (none: the whole corpus)."""
+        return [RegionFilter(attribute=a, negated=negated, pattern=pattern) for a, negated, pattern in self.filters]
 
     def __post_init__(self) -> None:
         if self.query.strategy is not None:
@@ -43,7 +52,7 @@ class CheckedQuery:
         return cls(query, serialize(query), strategy, hard_boundary)
 
     def _again(self, query: Query) -> CheckedQuery:
-        return CheckedQuery.of(query, self.strategy, self.hard_boundary)
+        return replace(CheckedQuery.of(query, self.strategy, self.hard_boundary), filters=self.filters)
 
     @property
     def cut(self) -> int | None:

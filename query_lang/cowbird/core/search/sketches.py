@@ -171,7 +171,8 @@ class _Sums:
 
 class Sketches(Counts[P]):
     """Word sketches of headwords over the corpus's partitions; ``relations`` are the queries of each
-    view (filters added: a subcorpus's sketch)."""
+    view (filters added: a subcorpus's sketch, whose headword frequency and size the nodes count in
+    the subcorpus of the search's query's filters)."""
 
     async def sketch(self, headword: str, attribute: str, views: list[View], relations: list[list[str]],
                      min_freq: int = 1, limit: int | None = None) -> tuple[Statuses[P], WordSketch]:
@@ -243,7 +244,8 @@ class Sketches(Counts[P]):
             for named, relations in pieces:
                 request = SketchRequest(partition=partition.id, attribute=attribute, headword=headword,
                                         tables=[tables[index] for index in named], relations=relations,
-                                        strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
+                                        strategy=STRATEGY, hard_boundary=self.query.hard_boundary,
+                                        filters=self.query.subcorpus)
                 answers.append(await self.partitions.call(partition, SKETCH, request, time))
             canonical = [table.queries for table in tables]
             for (named, _), answer in zip(pieces, answers, strict=True):
@@ -288,7 +290,8 @@ class Sketches(Counts[P]):
                       relations: list[SketchRelation]) -> SketchResponse:
             request = SketchRequest(partition=status.partition.id, attribute=attribute, headword=None,
                                     tables=[tables[index] for index in named], relations=relations,
-                                    strategy=STRATEGY, hard_boundary=self.query.hard_boundary)
+                                    strategy=STRATEGY, hard_boundary=self.query.hard_boundary,
+                                    filters=self.query.subcorpus)
             return await self.partitions.call(status.partition, SKETCH, request, time)
 
         answers = await self.partitions.gather([functools.partial(ask, *request) for request in requests])
