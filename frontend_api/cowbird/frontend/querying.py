@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import assert_never, overload
 
 from cowbird.core.errors import BadParameter, CowbirdError, QuerySyntax, UnknownAttribute, query_problem
-from cowbird.core.search import CheckedQuery
+from cowbird.core.search import CheckedQuery, no_attribute
 from cowbird.core.wire import RegionFilter
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.query import MAX_QUERY_LENGTH, QueryError, nfc, parse_cqp, translate_query
@@ -95,15 +95,8 @@ def parse_filter(text: str, corpus: CorpusEntry) -> ast.Comparison:
         raise BadParameter(f"filter {text!r}: write ATTRIBUTE~REGEX or ATTRIBUTE!~REGEX, e.g. text_genre!~forum")
     attribute, operator, pattern = found.groups()
     pattern = nfc(pattern)  # as queries are, so that the CQP sent is canonical
-    lacking = [c.name for c in corpus.members_lacking(attribute, "meta")] if corpus.members else []
-    if attribute not in corpus.meta and lacking and len(lacking) < len(corpus.members):
-        raise UnknownAttribute(f"filter {text!r}: corpus {', '.join(lacking)} has no s-attribute with values named "
-                               f"{attribute!r}; filter the corpora apart, or leave {', '.join(lacking)} out of corpus=")
     if attribute not in corpus.meta:
-        raise UnknownAttribute(
-            f"filter {text!r}: corpus {corpus.name} has no s-attribute with values named {attribute!r} "
-            f"(it has: {', '.join(corpus.meta) or 'none'})"
-        )
+        raise UnknownAttribute(f"filter {text!r}: {no_attribute(corpus, 'meta', attribute)}")
     # the regex is checked as the CQP parser checks a query's: what it cannot be written as, what it
     # would cost, whether it compiles
     problem = unrepresentable_reason(pattern)

@@ -30,7 +30,7 @@ from cowbird.core.analysis_merge import (
 )
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, Span, parse_breakdown, parse_fold
 from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
-from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions
+from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions, no_attribute
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
 from cowbird.frontend.hits import NodeSearch, partition_result, search_of
@@ -467,7 +467,7 @@ async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Q
         raise BadParameter(f"measures={measures}: unknown {', '.join(unknown)}; give any of {', '.join(MEASURES)}")
     if order != "f" and order not in MEASURES:
         raise BadParameter(f"order={order}: give f or one of {', '.join(MEASURES)}")
-    region = _within(asked.within, target.s_attributes)
+    region = _within(asked.within, target)
     # as cwb-ccc: the hits lie inside the windows' region too
     search = found.search.refined(found.search.query.within(region))
     cqp = search.cqp
@@ -525,15 +525,14 @@ def only_value(attribute: str, value: str) -> str:
     return f"{attribute}~{re.escape(value)}" if value else f"{attribute}!~.+"
 
 
-def _within(within: str | None, s_attributes: list[str]) -> str | None:
+def _within(within: str | None, corpus: CorpusEntry) -> str | None:
     """The region windows stay in: as given, ``none`` for none, by default ``text`` when the corpus has
     texts (partitions are cut between texts, so windows never cross a partition's edge either)."""
     if within is None:
-        return "text" if "text" in s_attributes else None
+        return "text" if "text" in corpus.s_attributes else None
     if within.strip().lower() == "none":
         return None
-    if within not in s_attributes:
-        raise UnknownAttribute(f"within={within}: the corpus has no s-attribute {within!r} "
-                           f"(it has: {', '.join(s_attributes) or 'none'}; or none)")
+    if within not in corpus.s_attributes:
+        raise UnknownAttribute(f"within={within}: {no_attribute(corpus, 's', within)}; or none")
     return within
 

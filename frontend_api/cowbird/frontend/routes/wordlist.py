@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from cowbird.core.analysis_merge import rate
 from cowbird.core.errors import BadParameter, UnknownAttribute
-from cowbird.core.search import failed_partitions
+from cowbird.core.search import failed_partitions, no_attribute
 from cowbird.core.wordlist import Significance, WordListSpec, keyword_list, word_list
 from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
 from cowbird.frontend.hits import partition_result
@@ -43,14 +43,13 @@ async def wordlist(visit: Visitor, asked: Annotated[WordListParameters, Query()]
     asked = await visit.subcorpus(asked)
     target = visit.corpus(asked.corpus)
     if asked.attribute not in target.p_attributes:
-        raise UnknownAttribute(f"attribute={asked.attribute}: corpus {target.name} has no p-attribute "
-                               f"{asked.attribute!r} (it has: {', '.join(target.p_attributes)})")
+        raise UnknownAttribute(f"attribute={asked.attribute}: {no_attribute(target, 'p', asked.attribute)}")
     within = asked.within if asked.within is not None else (DOCUMENT if DOCUMENT in target.s_attributes else "")
     if within in ("", "none"):
         within = ""
     elif within not in target.s_attributes:
-        raise UnknownAttribute(f"within={within}: corpus {target.name} has no s-attribute {within!r} "
-                               f"(it has: {', '.join(target.s_attributes) or 'none'}; within=none crosses them all)")
+        raise UnknownAttribute(f"within={within}: {no_attribute(target, 's', within)}; within=none crosses "
+                               "them all")
     if asked.limit > MAX_JSON_ROWS:
         raise BadParameter(f"limit={asked.limit:,}: a word list has at most {MAX_JSON_ROWS:,} rows at once; raise "
                            "min or narrow it with match")
@@ -139,8 +138,7 @@ async def keywords(visit: Visitor, asked: Annotated[KeywordParameters, Query()])
     reference = visit.corpus(asked.reference or asked.corpus)
     for corpus, parameter in ((target, "attribute"), (reference, "attribute")):
         if asked.attribute not in corpus.p_attributes:
-            raise UnknownAttribute(f"{parameter}={asked.attribute}: corpus {corpus.name} has no p-attribute "
-                                   f"{asked.attribute!r} (it has: {', '.join(corpus.p_attributes)})")
+            raise UnknownAttribute(f"{parameter}={asked.attribute}: {no_attribute(corpus, 'p', asked.attribute)}")
     if asked.limit > MAX_JSON_ROWS:
         raise BadParameter(f"limit={asked.limit:,}: a keyword list has at most {MAX_JSON_ROWS:,} rows at once")
     if reference.name == target.name and sorted(asked.filters) == sorted(asked.reference_filters):

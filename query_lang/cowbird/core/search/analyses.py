@@ -31,7 +31,15 @@ from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQ
 from cowbird.core.periods import Period
 from cowbird.core.search.consistency import check_hit_tokens, hit_length
 from cowbird.core.search.counts import Counts
-from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit, answered_total
+from cowbird.core.search.partitions import (
+    P,
+    PartitionFailure,
+    PartitionStatus,
+    Statuses,
+    TimeLimit,
+    answered_total,
+    no_attribute,
+)
 from cowbird.core.wire import (
     CooccurrenceRequest,
     CooccurrenceResponse,
@@ -81,8 +89,7 @@ class Analyses(Counts[P]):
         levels, folded = parse_breakdown(attribute, on), parse_fold(fold)
         for name, _ in levels:
             if name not in self.corpus.p_attributes:
-                raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no p-attribute {name!r} "
-                                       f"(it has: {', '.join(self.corpus.p_attributes)})")
+                raise UnknownAttribute(f"by={attribute}: {no_attribute(self.corpus, 'p', name)}")
         spans = ",".join(str(span) for _, span in levels)
 
         async def call(partition: P, time: TimeLimit) -> FrequencyResponse:
@@ -107,8 +114,7 @@ class Analyses(Counts[P]):
         hold (``cowbird.core.periods``; the undated values as the empty one)."""
         self.query.check_no_cut("a distribution")
         if attribute not in self.corpus.meta:
-            raise UnknownAttribute(f"by={attribute}: corpus {self.corpus.name} has no s-attribute with values named "
-                                   f"{attribute!r} (it has: {', '.join(self.corpus.meta) or 'none'})")
+            raise UnknownAttribute(f"by={attribute}: {no_attribute(self.corpus, 'meta', attribute)}")
 
         async def call(partition: P, time: TimeLimit) -> DistributionResponse:
             request = self.asked(DistributionRequest, partition, attribute=attribute, period=period,
@@ -134,8 +140,7 @@ class Analyses(Counts[P]):
         size asked of each partition meanwhile), then each partition adds its parts up."""
         self.query.check_no_cut("a dispersion")
         if attribute not in self.corpus.s_attributes:
-            raise UnknownAttribute(f"parts={attribute}: corpus {self.corpus.name} has no s-attribute {attribute!r} "
-                                   f"(it has: {', '.join(self.corpus.s_attributes) or 'none'})")
+            raise UnknownAttribute(f"parts={attribute}: {no_attribute(self.corpus, 's', attribute)}")
         time = self.time_limit()
         filters = self.query.subcorpus
         if filters:
@@ -188,8 +193,7 @@ class Analyses(Counts[P]):
         co-occurrence and marginal frequencies summed over partitions before any measure."""
         self.query.check_no_cut("a collocation analysis")
         if attribute not in self.corpus.p_attributes:
-            raise UnknownAttribute(f"attribute={attribute}: corpus {self.corpus.name} has no p-attribute "
-                                   f"{attribute!r} (it has: {', '.join(self.corpus.p_attributes)})")
+            raise UnknownAttribute(f"attribute={attribute}: {no_attribute(self.corpus, 'p', attribute)}")
 
         async def call(partition: P, time: TimeLimit) -> CooccurrenceResponse:
             request = self.asked(CooccurrenceRequest, partition, attribute=attribute, left=left, right=right,

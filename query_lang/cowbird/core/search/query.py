@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, cast
 
 from cowbird.core.errors import BadParameter, UnknownAttribute
-from cowbird.core.search.partitions import CorpusRef, P
+from cowbird.core.search.partitions import CorpusRef, P, no_attribute
 from cowbird.core.wire import (
     DEFAULT_HARD_BOUNDARY,
     ContextSpec,
@@ -117,19 +117,16 @@ class HitView:
     def check(self, corpus: CorpusRef[Any]) -> None:
         """Refuse attributes the corpus does not have, naming the parameter."""
         if self.region is not None and self.region not in corpus.s_attributes:
-            raise UnknownAttribute(f"context={self.region}: corpus {corpus.name} has no s-attribute "
-                                   f"{self.region!r}; give a number of tokens or one of: "
-                                   f"{', '.join(corpus.s_attributes)}")
+            raise UnknownAttribute(f"context={self.region}: {no_attribute(corpus, 's', self.region)}; or give a "
+                                   "number of tokens")
         for parameter, names in (("show", self.show), ("inline", self.inline)):
             for name in names:
                 if name not in corpus.p_attributes:
-                    raise UnknownAttribute(f"{parameter}={name}: corpus {corpus.name} has no p-attribute {name!r} "
-                                           f"(it has: {', '.join(corpus.p_attributes)})")
+                    raise UnknownAttribute(f"{parameter}={name}: {no_attribute(corpus, 'p', name)}")
         for parameter, names in (("meta", self.meta), ("boundaries", self.marks)):
             for name in names:
                 if name not in corpus.s_attributes:
-                    raise UnknownAttribute(f"{parameter}={name}: corpus {corpus.name} has no s-attribute {name!r} "
-                                           f"(it has: {', '.join(corpus.s_attributes)})")
+                    raise UnknownAttribute(f"{parameter}={name}: {no_attribute(corpus, 's', name)}")
 
     @property
     def shown(self) -> list[str]:
