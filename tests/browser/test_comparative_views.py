@@ -176,5 +176,11 @@ def test_good_examples_first(web: DemoStack, page: Page, tmp_path: Path) -> None
     expected_links = [hit["ref"] for hit in expected["hits"]]
     expect(page.locator("#kwic tbody a.ref").nth(19)).to_have_attribute("href", expected_links[19])
     assert [link.get_attribute("href") for link in page.locator("#kwic tbody a.ref").all()[:20]] == expected_links
+    # each line shows its score (three decimals) under its number, and what made it in its title
+    shown = page.locator("#kwic tbody td.n .gdex").all_inner_texts()[:20]
+    assert all(abs(float(text) - hit["gdex"]["score"]) <= 0.0005 + 1e-9
+               for text, hit in zip(shown, expected["hits"], strict=True))
+    title = page.locator("#kwic tbody td.n .gdex").first.get_attribute("title") or ""
+    assert f"{expected['hits'][0]['gdex']['score']:.6f}" in title and "length" in title and "edge" in title
     shoot(page, "good-examples", tmp_path)
     check_accessibility(page)

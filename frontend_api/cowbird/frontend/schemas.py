@@ -142,6 +142,28 @@ class Hit(BaseModel):
                      "when the match is longer than one token (the hit's own corpus and its position there).")
     breaks: list[Boundary] = Field(default_factory=list, description=(
         "With boundaries=text,s: where a region of those s-attributes begins or ends inside the line."))
+    gdex: GdexScore | None = Field(None, description=(
+        "With sort=gdex: the hit's score and each rule's value, recomputed from its sentence by the written "
+        "rules (cowbird.core.gdex) and checked against the key the nodes sorted on; null otherwise."))
+
+
+class GdexScore(BaseModel):
+    """A hit's GDEX score and what made it (``cowbird.core.gdex``): enough to recompute it by hand."""
+
+    score: float = Field(description=(
+        "The weighted mean of the rules' values, 0 to 1 (the order compares 1,000,000 - round(score x 1,000,000)); "
+        "0 for a hit outside any region."))
+    key: int = Field(description="The integer the hits were sorted on (ascending): 1,000,000 - round(score x 1e6).")
+    region: str = Field(description="The s-attribute whose region around the match's first token was scored (s).")
+    tokens: int = Field(description="Tokens of that region (0: the hit is outside any).")
+    match_start: int = Field(description="The match's first token, counted from the region's first (0).")
+    match_end: int = Field(description="The match's last token, counted the same way (it may lie past the region).")
+    values: dict[str, float] = Field(description=(
+        "Each rule's value, 0 to 1: length, whole, rare, numbers, urls, brackets, edge (empty outside any region)."))
+    weights: dict[str, float] = Field(description="Each rule's weight ([corpora.gdex.weights]).")
+    rare: list[str] = Field(description="The region's tokens counted as rare words, in order.")
+    numbers: list[str] = Field(description="Its tokens counted as numbers or symbols.")
+    urls: list[str] = Field(description="Its tokens taken for a URL, a domain or an e-mail address.")
 
 
 class CorpusTotal(BaseModel):

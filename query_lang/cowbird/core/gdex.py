@@ -2,26 +2,34 @@
 et al.'s GDEX (2008) — whole sentences of moderate length, few rare words, numbers or symbols, no
 URLs, balanced brackets, the match not at the sentence's edge.
 
-Each hit is scored on the region around its match (``region``, the sentence ``s`` by default); each
-rule gives a value from 0 to 1, and the score is their mean weighted by ``weights``:
+Each hit is scored on the region around its match's first token (``region``, the sentence ``s`` by
+default): its tokens t0 … t(n-1), the match from token ``start`` to ``end`` (which may lie past the
+region). Each rule gives a value from 0 to 1, and the score is their mean weighted by ``weights``,
+summed in the order of ``RULES``:
 
 ============  =================================================================================
 rule          value
 ============  =================================================================================
-length        1 for ``min_length`` … ``max_length`` tokens; shorter: length / min_length;
-              longer: max_length / length
-whole         1 when the sentence starts with a capital letter (or a digit or quote before one)
-              and ends in ``.``, ``!``, ``?`` or ``…`` (a closing quote or bracket may follow); else 0
-rare          1 − (rare words / ``max_rare``), at least 0: a rare word is a token of letters whose
-              lowercased form is not among the corpus's ``common_words`` most frequent word forms
-numbers       1 − (tokens with a digit or a symbol other than punctuation / ``max_rare``), at least 0
-urls          0 when a token looks like a URL, a domain or an e-mail address (``://``, ``www.``,
-              ``@`` with a dot after it, ``.com`` …); else 1
+length        1 for ``min_length`` <= n <= ``max_length``; shorter: n / min_length; longer:
+              max_length / n
+whole         1 when t0 without leading ``" ' “ ‘ « „ ( [`` begins with a character that is
+              ``isupper()`` or ``isdigit()``, and t(n-1) without trailing ``" ' ” ’ » ) ]`` ends
+              with ``.``, ``!``, ``?`` or ``…``; else 0 (tokens, not words: a lone ``"`` first is not)
+rare          1 − (rare words / ``max_rare``), at least 0 (1 when ``common_words`` is 0): a rare
+              word is a token of letters (``is_word``: letters — ``c.isalnum() and not
+              c.isdecimal()`` — then groups of one joiner ``'`` ``’`` ``-`` and letters) whose
+              ``str.lower()`` is not among the common words: the corpus's ``common_words`` most
+              frequent word forms (counted as written, ties in code-point order), each lowercased
+numbers       1 − (numbers or symbols / ``max_rare``), at least 0: tokens with a character that is
+              ``isdigit()``, or neither ``isalnum()`` nor punctuation (Unicode category P*)
+urls          0 when a token matches ``_URL`` (``://``; ``www.`` first; ``@`` with a ``.`` after it
+              before another ``@`` or a space; ``.com`` ``.org`` ``.net`` ``.de`` ``.uk`` ``.info``
+              ``.htm`` ``.html`` ``.php`` before the end or a non-word character); else 1
 brackets      1 when, for each of ( ), [ ] and { }, reading token by token the closing ones never
               outnumber the opening ones before them and in the end there are as many of each,
               and straight double quotes come in pairs; else 0
-edge          1 when the match neither begins the sentence nor ends it (its last word before
-              the closing punctuation); else 0
+edge          1 when ``start`` > 0 and ``end`` < w, w the last token not all punctuation (looking
+              back to t1; 0 when none is); else 0
 ============  =================================================================================
 
 Hits outside any region score 0. The score depends on the hit's sentence and on the corpus's
@@ -29,13 +37,16 @@ common words alone — the same on any partition —, so a sorted page merges ac
 exactly like every sort: the nodes sort on ``key = 1,000,000 − round(score × 1,000,000)``
 (ascending: best first), equal keys in corpus order. The front end counts the corpus's
 ``common_words`` most frequent word forms exactly over every partition (a word list) and sends
-them with the sort.
+them with the sort; it recomputes each shown hit's score and values with ``explain`` from the hit's
+sentence and checks them against the key the nodes sorted on (``docs/http-api.md`` writes the rules
+out for users, and ``tests/frontend/test_gdex_explained.py`` recomputes them without this module).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -157,25 +168,54 @@ def balanced(tokens: list[str]) -> bool:
     return running == [0, 0, 0] and quotes % 2 == 0
 
 
-def score(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> float:
+RULES = ("length", "whole", "rare", "numbers", "urls", "brackets", "edge")
+"""The rules in the order their weighted values are summed (the order matters to the last bit of the float)."""
+
+
+@dataclass(frozen=True)
+class Explained:
+    """A hit's GDEX score and what made it: each rule's value (``RULES``), and the sentence's tokens
+    that the rare-word, number and URL rules counted."""
+
+    score: float
+    values: dict[str, float]
+    length: int
+    rare: list[str]
+    numbers: list[str]
+    urls: list[str]
+
+    @property
+    def key(self) -> int:
+        return sort_key(self.score)
+
+
+def explain(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> Explained:
     """The GDEX score of a hit whose match runs from token ``start`` to ``end`` (inclusive) of its
-    sentence ``sentence`` — the rules written out one by one (the nodes compute the same with
-    arrays; the tests hold the two to each other)."""
+    sentence ``sentence``, with each rule's value — the rules written out one by one (the nodes
+    compute the same with arrays; the tests hold the two to each other)."""
     length = len(sentence)
-    w = rules.weights
+    rare = [t for t in sentence if is_rare(t, common)] if rules.common_words else []
+    numbers = [t for t in sentence if is_number_or_symbol(t)]
+    urls = [t for t in sentence if is_url(t)]
     values = {
         "length": 1.0 if rules.min_length <= length <= rules.max_length
         else length / rules.min_length if length < rules.min_length else rules.max_length / length,
         "whole": 1.0 if starts_sentence(sentence[0]) and ends_sentence(sentence[-1]) else 0.0,
-        "rare": 1.0 if not rules.common_words
-        else max(0.0, 1 - sum(is_rare(t, common) for t in sentence) / rules.max_rare),
-        "numbers": max(0.0, 1 - sum(is_number_or_symbol(t) for t in sentence) / rules.max_rare),
-        "urls": 0.0 if any(is_url(t) for t in sentence) else 1.0,
+        "rare": 1.0 if not rules.common_words else max(0.0, 1 - len(rare) / rules.max_rare),
+        "numbers": max(0.0, 1 - len(numbers) / rules.max_rare),
+        "urls": 0.0 if urls else 1.0,
         "brackets": 1.0 if balanced(sentence) else 0.0,
         "edge": 1.0 if start > 0 and end < _last_word(sentence) else 0.0,
     }
-    weights: dict[str, float] = w.model_dump()
-    return float(sum(weights[name] * value for name, value in values.items()) / sum(weights.values()))
+    weights: dict[str, float] = rules.weights.model_dump()
+    total = float(sum(weights[name] * values[name] for name in RULES) / sum(weights.values()))
+    return Explained(total, values, length, rare, numbers, urls)
+
+
+def score(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> float:
+    """The GDEX score of a hit whose match runs from token ``start`` to ``end`` (inclusive) of its
+    sentence ``sentence`` (``explain``'s score)."""
+    return explain(sentence, start, end, rules, common).score
 
 
 def _last_word(sentence: list[str]) -> int:

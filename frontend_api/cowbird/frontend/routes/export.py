@@ -20,22 +20,23 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
+from cowbird.core import gdex
 from cowbird.core.analysis_spec import SortKey
 from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, Unauthorized
-from cowbird.core.search import HitView, PartitionFailure, answered_total, failed_partitions
+from cowbird.core.search import HitView, Located, PartitionFailure, answered_total, failed_partitions
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
-from cowbird.frontend.corpora import CorpusEntry
+from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Download, stamp
 from cowbird.frontend.fair_use import LEASE_MARGIN
-from cowbird.frontend.gdex import with_gdex
+from cowbird.frontend.gdex import streamed_scores, with_gdex
 from cowbird.frontend.hits import public_hit
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
 from cowbird.frontend.routes.deps import Visitor
 from cowbird.frontend.routes.query import sort_key
-from cowbird.frontend.schemas import Hit
+from cowbird.frontend.schemas import GdexScore, Hit
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
 
@@ -106,6 +107,9 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                "ref", "left", "match", "right", *view.show, *view.meta]
     if categorised is not None:
         columns += ["category", "category_label"]
+    scored = order is not None and order.gdex is not None
+    if scored:  # good examples first: each line's score and its rules' values, as the rules recompute them
+        columns += GDEX_COLUMNS
     about = {
         "query": q, "syntax": syntax, "ignore_case": ignore_case, "filters": filters, "cqp": cqp,
         "corpus": target.name, "corpus_version": target.config.version or None, "corpus_size": target.size,
@@ -124,6 +128,7 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                     for m, start in zip(target.parts, _starts(target.parts), strict=True)],
         **({"positions": POSITIONS.format(corpora=", then ".join(m.name for m in target.parts))} if several else {}),
         "categories": asked.categories, "only_categorised": only,
+        **({"gdex": order.gdex.rules.model_dump()} if scored and order is not None and order.gdex is not None else {}),
     }  # fmt: skip
     # The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
     # for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, with
@@ -139,16 +144,19 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
     # last byte on, which only it knows: it gives the rows back otherwise (``background.REFUND``).
     worker_refunds = format == "xlsx" and bool(request.scope.get(FORWARDED_SCOPE))
 
-    def row(hit: Hit) -> list[Any]:
+    def row(hit: Hit, score: GdexScore | None = None) -> list[Any]:
         own = [hit.position, hit.matchend]
         if several:  # the corpus's own positions first (its ref link's), then the combined run's
             _, local = target.member_at(hit.position)
             own = [local, local + hit.matchend - hit.position, hit.position, hit.matchend]
-        line = [hit.corpus, *own, base + hit.ref, hit.left, hit.match, hit.right,
+        line: list[Any] = [hit.corpus, *own, base + hit.ref, hit.left, hit.match, hit.right,
                 *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
         if categorised is not None:
             category, labels = categorised[0].get((hit.position, hit.matchend)), categorised[1]
             line += ["" if category is None else category, "" if category is None else labels[category - 1]]
+        if score is not None:
+            line += [score.score, score.key, score.tokens, *(score.values.get(r, "") for r in gdex.RULES),
+                     " ".join(score.rare), " ".join(score.numbers), " ".join(score.urls)]
         return line
 
     async def stream() -> AsyncIterator[bytes]:
@@ -181,10 +189,12 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                 wanted = None
                 found = search.stream(statuses, offset, written, sample=None if sample is None else (sample, seed),
                                       sort=order)
-            async for hit in found:
+            lines = (streamed_scores(search, order, statuses, 0 if only else offset, total if only else written, found)
+                     if scored and order is not None else _unscored(found))
+            async for hit, score in lines:
                 if wanted is not None and (hit.position, hit.matchend) not in wanted:
                     continue
-                batch.append(row(public_hit(target, view, hit)))
+                batch.append(row(public_hit(target, view, hit), score))
                 if wanted is not None and sent + len(batch) == written:
                     break  # the last categorised line: the rest of the hits need not pass
                 if len(batch) >= EXPORT_BATCH_LINES:
@@ -236,6 +246,17 @@ async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[t
             return {(x.position, x.matchend): x.category for x in lines}, json.loads(saved.labels)
 
     return await run_in_threadpool(read)
+
+
+GDEX_COLUMNS = ["gdex_score", "gdex_key", "gdex_tokens", *(f"gdex_{rule}" for rule in gdex.RULES), "gdex_rare_words",
+                "gdex_numbers", "gdex_urls"]
+"""The columns a GDEX-sorted export adds: the score, the key sorted on, the sentence's tokens, each
+rule's value, and the tokens counted as rare words, numbers or symbols and URLs (space-separated)."""
+
+
+async def _unscored(hits: AsyncIterator[Located[Partition]]) -> AsyncIterator[tuple[Located[Partition], None]]:
+    async for hit in hits:
+        yield hit, None
 
 
 POSITIONS = ("position and matchend are each line's first and last token in its own corpus (the corpus column), "

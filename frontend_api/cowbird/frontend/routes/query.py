@@ -20,7 +20,7 @@ from cowbird.core.search import CostEstimate, Located, Partitions, Statuses, ans
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.gdex import with_gdex
+from cowbird.frontend.gdex import page_scores, with_gdex
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, Lanes
@@ -132,6 +132,9 @@ class Preview:
         first page goes into the search history."""
         asked, corpus = self.asked, self.corpus
         hits = self.hits(found)
+        if self.order is not None and self.order.gdex is not None:  # each hit's score, recomputed and checked
+            scores = await page_scores(self.search, self.order, asked.offset, found)
+            hits = [hit.model_copy(update={"gdex": score}) for hit, score in zip(hits, scores, strict=True)]
         failed = failed_partitions(statuses)
         total = answered_total(statuses)
         self.request.state.log_corpus, self.request.state.log_hits = corpus.name, total

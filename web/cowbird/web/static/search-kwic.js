@@ -19,6 +19,20 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {Record<string, string | null>} meta
  * @property {{region: string, part: "left" | "match" | "right", at: number}[]} [breaks]  where texts and sentences change
  * @property {string} ref  the path of the hit's static link
+ * @property {GdexScore | null} [gdex]  with sort=gdex: the hit's score and each rule's value
+ */
+
+/**
+ * A hit's GDEX score and what made it (docs/http-api.md writes the rules out).
+ * @typedef {object} GdexScore
+ * @property {number} score  the weighted mean of the rules' values, 0 to 1
+ * @property {number} key  what the hits were sorted on: 1,000,000 - round(score x 1,000,000)
+ * @property {number} tokens  tokens of the sentence scored
+ * @property {Record<string, number>} values  each rule's value, 0 to 1
+ * @property {Record<string, number>} weights
+ * @property {string[]} rare  the tokens counted as rare words
+ * @property {string[]} numbers  the tokens counted as numbers or symbols
+ * @property {string[]} urls  the tokens taken for URLs
  */
 
 /**
@@ -266,6 +280,7 @@ export function showHits(body, sample, show, inline) {
 function kwicRow(hit, show, inline, index, several) {
   const row = fromTemplate("kwic-row", HTMLTableRowElement);
   part(row, "td.n", HTMLTableCellElement).textContent = index.toLocaleString("en");
+  if (hit.gdex) part(row, "td.n", HTMLTableCellElement).append(gdexScore(hit.gdex));
   if (several) {
     const cell = document.createElement("td");
     cell.className = "corpus";
@@ -298,6 +313,26 @@ function kwicRow(hit, show, inline, index, several) {
   link.setAttribute("aria-label", `Static link to position ${hit.position}`);
   widenable(row, hit, inline, index);
   return row;
+}
+
+/**
+ * A GDEX-sorted line's score, under its number, with each rule's value (and what the rare-word,
+ * number and URL rules counted) in its title and for screen readers.
+ * @param {GdexScore} gdex
+ * @returns {HTMLElement}
+ */
+function gdexScore(gdex) {
+  const score = document.createElement("span");
+  score.className = "gdex";
+  score.textContent = gdex.score.toFixed(3);
+  const values = Object.entries(gdex.values).map(([rule, value]) => `${rule} ${Number(value.toFixed(3))}`).join(", ");
+  const counted = [["rare words", gdex.rare], ["numbers or symbols", gdex.numbers], ["URLs", gdex.urls]]
+    .filter(([, tokens]) => tokens.length).map(([what, tokens]) => `${what}: ${/** @type {string[]} */ (tokens).join(" ")}`);
+  const title = `GDEX score ${gdex.score.toFixed(6)} of a sentence of ${gdex.tokens} tokens` +
+    (values ? ` — ${values}` : " (outside any sentence)") + (counted.length ? `; ${counted.join("; ")}` : "");
+  score.title = title;
+  score.setAttribute("aria-label", title);
+  return score;
 }
 
 /**
