@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -347,3 +347,66 @@ async def test_a_partition_without_neighbours_stops_at_its_edges_and_says_so(wit
         assert isinstance(hits, list)
         assert [h["position"] for h in hits][1] == first
         assert sum(h["left"] == "" for h in hits) == 5  # the corpus's first token, and each partition's
+
+
+# -- offsets past the match: frequency breakdowns and sort keys --------------------------------------------
+
+
+def at(k: int) -> str:
+    """The word at position k, clamped to the corpus as CQP clamps an offset."""
+    return TOKENS[min(max(k, 0), len(TOKENS) - 1)].word
+
+
+@pytest.mark.parametrize(
+    ("query", "by", "on", "value"),
+    [
+        ('[word="u.*z"]', "word", "matchend[1]", lambda k: at(k + 1)),
+        ('[word="u.*a"]', "word", "match[-1]", lambda k: at(k - 1)),
+        ('[word="u.*a"]', "word", "match[-2]..match", lambda k: " ".join(at(j) for j in range(max(0, k - 2), k + 1))),
+        (
+            '[word="u.*z"]',
+            "word,pos",
+            "match[-1],matchend[2]",
+            lambda k: f"{at(k - 1)} / {TOKENS[min(k + 2, len(TOKENS) - 1)].pos}",
+        ),
+    ],
+)
+async def test_a_breakdown_on_an_offset_reads_past_the_cut(
+    clients: dict[int, httpx.AsyncClient], query: str, by: str, on: str, value: Callable[[int], str]
+) -> None:
+    """``count A by word on matchend[1]`` of a text's last word: the next text's first word, which at a
+    cut is in the next partition (CQP over the corpus in one piece reads it; at the corpus's ends it
+    clamps)."""
+    hits = [k for k, t in enumerate(TOKENS) if re.fullmatch(query.split('"')[1], t.word)]
+    expected = sorted(Counter(value(k) for k in hits).items(), key=lambda item: (-item[1], item[0]))
+    for count, client in clients.items():
+        body = await get(client, "/api/v1/frequency", q=query, syntax="cqp", by=by, on=on, limit=100_000)
+        rows = body["rows"]
+        assert isinstance(rows, list)
+        assert [(r["value"], r["frequency"]) for r in rows] == expected, count
+
+
+@pytest.mark.parametrize(
+    ("sort", "direction"), [("right1.word", "asc"), ("left1.word", "desc"), ("right1.word%c", "desc")]
+)
+async def test_hits_sorted_on_the_next_word_read_past_the_cut(
+    clients: dict[int, httpx.AsyncClient], sort: str, direction: str
+) -> None:
+    """A sort on the word after (before) each hit: the hits at a partition's edges sort by their
+    neighbour's word, in every partitioning the order CQP gives over the corpus in one piece (code
+    points, ties in corpus order)."""
+    query = '[word="u.*z"]' if sort.startswith("right") else '[word="u.*a"]'
+    hits = [k for k, t in enumerate(TOKENS) if re.fullmatch(query.split('"')[1], t.word)]
+    offset = 1 if sort.startswith("right") else -1
+    keyed = [(at(k + offset).casefold() if sort.endswith("%c") else at(k + offset), at(k + offset), k) for k in hits]
+    expected = [k for *_, k in sorted(keyed)]
+    if direction == "desc":
+        groups: dict[tuple[str, str], list[int]] = {}
+        for folded, plain, k in keyed:
+            groups.setdefault((folded, plain), []).append(k)
+        expected = [k for key in sorted(groups, reverse=True) for k in groups[key]]
+    for count, client in clients.items():
+        body = await get(client, "/api/v1/query", q=query, syntax="cqp", sort=sort, direction=direction, limit=100)
+        lines = body["hits"]
+        assert isinstance(lines, list)
+        assert [h["position"] for h in lines] == expected, count

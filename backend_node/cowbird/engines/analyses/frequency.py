@@ -1,5 +1,7 @@
 """How often each value of a p-attribute occurs over a span of the hits — CQP's ``count A by ATT on
-SPAN %FOLD`` — and breakdowns by several keys at once."""
+SPAN %FOLD`` — and breakdowns by several keys at once. A span past the partition's edges
+(``matchend[1]`` of its last token) reads its neighbours' tokens, as CQP reads the next token of the
+corpus in one piece."""
 
 from __future__ import annotations
 
@@ -11,11 +13,11 @@ import numpy.typing as npt
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, Fold, Span
 from cowbird.core.errors import LimitExceeded
 from cowbird.engines.analyses import spans
-from cowbird.engines.analyses.spans import sequences, span_positions, value_bytes
+from cowbird.engines.analyses.spans import past_edges, reach, sequences, span_positions, span_strings, value_bytes
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus
-from cowbird.store.lexicon import groups
+from cowbird.store.lexicon import fold_text, groups
 
 
 @dataclass
@@ -46,7 +48,7 @@ def frequency(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute
     spans may hold as many tokens as a sort's, and their values are estimated to take at most
     ``max_bytes``; and while it runs, by those bytes and the ``deadline``."""
     p = corpus.p_attribute(attribute)
-    start, end, valid = span_positions(matches, span, corpus.size)
+    start, end, valid = span_positions(matches, span, corpus.size, reach(corpus))
     start, end = start[valid], end[valid]
     lengths = _span_lengths(span, start, end, ", as for sorting")
     estimate = value_bytes(p, lengths, max_rows)
@@ -57,7 +59,11 @@ def frequency(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute
     table = groups(p, fold)
     counts: dict[str, int] = {}
     size = 0
-    for _which, positions in sequences(start, end):
+    beyond = past_edges(start, end, corpus.size)
+    for a, b in zip(start[beyond].tolist(), end[beyond].tolist(), strict=True):  # the hits at the edges
+        name = " ".join(fold_text(value, fold) for value in span_strings(corpus, attribute, a, b))
+        counts[name] = counts.get(name, 0) + 1
+    for _which, positions in sequences(start[~beyond], end[~beyond]):
         deadline.check()
         ids = table.of_id[np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)].reshape(positions.shape)
         if positions.shape[-1] == 1:
@@ -92,10 +98,21 @@ def frequency_levels(deadline: Deadline, corpus: CwbCorpus, matches: Matches, le
     n = len(matches)
     valid = np.ones(n, dtype=bool)
     level_spans = []
+    bounds = reach(corpus)
     for attribute, span in levels:
-        start, end, ok = span_positions(matches, span, corpus.size)
+        start, end, ok = span_positions(matches, span, corpus.size, bounds)
         valid &= ok
         level_spans.append((attribute, span, start, end))
+    counted = int(valid.sum())
+    edge: dict[str, int] = {}  # the hits at the edges, whose spans read on into the neighbours' tokens
+    beyond = np.zeros(n, dtype=bool)
+    for _, _, start, end in level_spans:
+        beyond |= valid & past_edges(start, end, corpus.size)
+    for k in np.flatnonzero(beyond).tolist():
+        key = LEVEL_SEPARATOR.join(" ".join(fold_text(value, fold) for value in span_strings(
+            corpus, attribute, int(start[k]), int(end[k]))) for attribute, _, start, end in level_spans)
+        edge[key] = edge.get(key, 0) + 1
+    valid &= ~beyond
     rows_set = np.flatnonzero(valid)
     codes: list[npt.NDArray[np.int64]] = []
     names: list[list[str]] = []
@@ -124,9 +141,11 @@ def frequency_levels(deadline: Deadline, corpus: CwbCorpus, matches: Matches, le
         combined, counts = np.unique(np.stack(codes, axis=1), axis=0, return_counts=True)
     else:
         combined, counts = np.zeros((0, len(levels)), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    found = [(LEVEL_SEPARATOR.join(names[k][code] for k, code in enumerate(row)), int(count))
-             for row, count in zip(combined.tolist(), counts.tolist(), strict=True)]
-    found.sort(key=lambda item: (-item[1], item[0]))
+    totals = dict(edge)
+    for row, count in zip(combined.tolist(), counts.tolist(), strict=True):
+        key = LEVEL_SEPARATOR.join(names[k][code] for k, code in enumerate(row))
+        totals[key] = totals.get(key, 0) + int(count)
+    found = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
     kept = found[:max_rows]
-    return Frequencies([v for v, _ in kept], [c for _, c in kept], int(len(rows_set)), int(n - len(rows_set)),
-                       len(found), len(found) > max_rows)
+    return Frequencies([v for v, _ in kept], [c for _, c in kept], counted, n - counted, len(found),
+                       len(found) > max_rows)

@@ -1,5 +1,7 @@
 """A partition's hits in sorted order, their sort keys as the front end merges them across
-partitions, and where a key from another partition falls in the order (``SortOrder.place``)."""
+partitions, and where a key from another partition falls in the order (``SortOrder.place``). A key
+past the partition's edges (``right1.word`` of its last token) reads its neighbours' tokens, as CQP
+reads the next token of the corpus in one piece."""
 
 from __future__ import annotations
 
@@ -10,15 +12,15 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.analysis_merge import MergeKey
-from cowbird.core.analysis_spec import SortKey, SortLevel
+from cowbird.core.analysis_spec import Fold, SortKey, SortLevel
 from cowbird.core.errors import LimitExceeded
 from cowbird.engines.analyses import spans
 from cowbird.engines.analyses.gdex import gdex_keys
-from cowbird.engines.analyses.spans import Ints, sequences, span_positions
+from cowbird.engines.analyses.spans import Ints, past_edges, reach, sequences, span_positions, span_strings
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
 from cowbird.store import CwbCorpus
-from cowbird.store.lexicon import groups
+from cowbird.store.lexicon import Groups, fold_text, groups
 
 SortValue = list[list[list[str]]] | int
 """A hit's sort key as it travels: for each level, the folded then the plain values over its span
@@ -46,13 +48,18 @@ class SortOrder:
             return [int(v) for v in random_keys(self.matches.match[hits] + self.base, self.key.seed).tolist()]
         picked = self.matches.take(hits)
         values: list[list[list[list[str]]]] = [[] for _ in range(len(hits))]
+        size = self.corpus.size
         for level in self.key.levels:
-            start, end, valid = span_positions(picked, level.span, self.corpus.size)
+            start, end, valid = span_positions(picked, level.span, size, reach(self.corpus))
             p = self.corpus.p_attribute(level.attribute)
             folded = groups(p, level.fold) if level.fold else None
             for value, a, b, ok in zip(values, start.tolist(), end.tolist(), valid.tolist(), strict=True):
                 if not ok:
                     value.append([])
+                    continue
+                if min(a, b) < 0 or max(a, b) >= size:  # read on into the neighbours' tokens
+                    strings = span_strings(self.corpus, level.attribute, a, b)
+                    value.append([[fold_text(v, level.fold) for v in strings], strings] if folded else [strings])
                     continue
                 step = 1 if b >= a else -1
                 ids = np.asarray(p.ids_at(np.arange(a, b + step, step, dtype=np.int64)), dtype=np.int64)
@@ -115,22 +122,44 @@ def _level_columns(corpus: CwbCorpus, matches: Matches, level: SortLevel,
     by token (with ``fold``), then the plain values' (which break the folded ties)."""
     n = len(matches)
     p = corpus.p_attribute(level.attribute)
-    start, end, valid = span_positions(matches, level.span, corpus.size)
+    start, end, valid = span_positions(matches, level.span, corpus.size, reach(corpus))
+    beyond = valid & past_edges(start, end, corpus.size)
     lengths = np.where(valid, np.abs(end - start) + 1, 0)
     width = max(int(lengths.max()) if n else 0, 1)
     if n * width > spans.MAX_SORT_CELLS:
         raise LimitExceeded(f"sorting {n:,} hits on spans of up to {width} tokens is more than a node sorts at "
                             "once; sort on fewer tokens (e.g. match.lemma or left1.word) or narrow the query")
-    rows_set = np.flatnonzero(valid)
+    inner = valid & ~beyond
+    rows_set = np.flatnonzero(inner)
     columns: list[npt.NDArray[np.int64]] = [(~valid).astype(np.int64)]
-    passes = ([groups(p, level.fold)] if level.fold else []) + [groups(p, "")]
-    for table in passes:
+    plain: Fold = ""
+    passes = ([(groups(p, level.fold), level.fold)] if level.fold else []) + [(groups(p, plain), plain)]
+    for table, fold in passes:
+        # a group's rank r is 2r + 1, so that a value past the edges the lexicon lacks fits between (2r)
         matrix = np.full((n, width), -1, dtype=np.int64)  # -1: the span has ended (a prefix sorts first)
-        for which, positions in sequences(start[valid], end[valid]):
+        for which, positions in sequences(start[inner], end[inner]):
             deadline.check()
             ids = np.asarray(p.ids_at(positions.ravel()), dtype=np.int64)
-            matrix[rows_set[which], : positions.shape[1]] = table.rank[table.of_id[ids]].reshape(positions.shape)
+            ranks = np.asarray(table.rank[table.of_id[ids]], dtype=np.int64).reshape(positions.shape)
+            matrix[rows_set[which], : positions.shape[1]] = 2 * ranks + 1
+        if beyond.any():
+            _rank_beyond(corpus, level.attribute, table, fold, matrix, np.flatnonzero(beyond), start, end)
         if level.direction == "desc":  # all reversed, as CQP negates the comparison: a span now sorts before its prefix
             matrix = np.where(matrix >= 0, -matrix, 1)
         columns += [matrix[:, k] for k in range(width)]
     return columns
+
+
+def _rank_beyond(corpus: CwbCorpus, attribute: str, table: Groups, fold: Fold, matrix: npt.NDArray[np.int64],
+                 rows: Ints, start: Ints, end: Ints) -> None:
+    """The ranks of the spans of the hits at the partition's edges (a few), read on into its
+    neighbours' tokens: a value's place among the lexicon's groups by binary search, ``2r + 1`` for
+    the group of rank r, ``2r`` for a value that sorts just before it and is in no group here."""
+    order = np.empty(len(table.names), dtype=np.int64)
+    order[np.asarray(table.rank, dtype=np.int64)] = np.arange(len(table.names), dtype=np.int64)
+    names = table.names
+    for row in rows.tolist():
+        for k, value in enumerate(span_strings(corpus, attribute, int(start[row]), int(end[row]))):
+            folded = fold_text(value, fold)
+            at = bisect.bisect_left(range(len(names)), folded, key=lambda r: names[int(order[r])])
+            matrix[row, k] = 2 * at + 1 if at < len(names) and names[int(order[at])] == folded else 2 * at
