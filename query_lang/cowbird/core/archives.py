@@ -64,7 +64,8 @@ class ArchiveSettings(BaseModel):
     retries: int = Field(3, ge=0, le=10, description="Retries of a request that fails or is told to wait.")
     max_wait: float = Field(120.0, ge=0, description="Longest Retry-After waited for (longer: the archive is skipped).")
     timeout: float = Field(30.0, gt=0, description="Seconds per request.")
-    captures: int = Field(4, ge=1, le=50, description="Captures of a URL tried at most, nearest the date first.")
+    captures: int = Field(4, ge=1, le=50, description="Captures of a URL tried first (after the date first, nearest "
+                                                      "first; then before it); 8 more when these do not hold the line.")
 
     @model_validator(mode="after")
     def _complete(self) -> ArchiveSettings:
