@@ -349,7 +349,10 @@ class LineCategories(BaseModel):
 class WebContext(BaseModel):
     """Calf's answer for one static link: the sentence re-found on the web, with its context."""
 
-    status: Literal["found_url", "found_archive", "found_search", "not_found", "fetch_error", "bad_row", "error"]
+    status: Literal["found_url", "found_archive", "found_search", "changed_url", "changed_archive", "changed_search",
+                    "not_found", "fetch_error", "bad_row", "error"] = Field(
+        description="found_*: the sentence with the hit on the page (url), in a web archive's capture or a search "
+                    "result; changed_*: the sentence there with other words where the hit was (detail names them).")
     score: float | None = Field(description="Fuzzy-match score 0-100 of the best place found.")
     source_url: str = Field(description="The page the context comes from (after redirects or a search).")
     source: str = Field("", description="Where the context comes from: live (the page), search, or the name of the "
