@@ -410,3 +410,24 @@ async def test_hits_sorted_on_the_next_word_read_past_the_cut(
         lines = body["hits"]
         assert isinstance(lines, list)
         assert [h["position"] for h in lines] == expected, count
+
+
+async def test_collocation_windows_across_the_cuts_under_a_filter(clients: dict[int, httpx.AsyncClient]) -> None:
+    """Under ``filter=text_genre~news`` a window counts only the positions in news texts, on both sides
+    of a cut alike (the hits are the news texts' own)."""
+    hits = [(k, k) for k, t in enumerate(TOKENS) if t.pos == "X" and t.genre == "news"]
+    inside = {k for k, _ in hits}
+    window = {p for k, _ in hits for p in [*range(max(0, k - 30), k), *range(k + 1, min(len(TOKENS), k + 31))]}
+    window = {p for p in window - inside if TOKENS[p].genre == "news"}
+    expected = Counter(TOKENS[p].word for p in window)
+    tables = []
+    for count, client in clients.items():
+        body = await get(
+            client, "/api/v1/collocations", q='[pos="X"]', syntax="cqp", attribute="word", window=30, within="none",
+            filter="text_genre~news", min_freq=1, limit=100_000, order="f",
+        )  # fmt: skip
+        rows = body["rows"]
+        assert isinstance(rows, list)
+        assert body["f1"] == len(window) and {r["value"]: r["f"] for r in rows} == dict(expected), count
+        tables.append(rows)
+    assert tables[0] == tables[1] == tables[2]
