@@ -5,6 +5,7 @@ given values of a p-attribute occur there (a collocate's marginal, a headword's 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.errors import LimitExceeded
+from cowbird.core.lru import Lru
 from cowbird.core.periods import Period, period_of
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
 from cowbird.engines.base import Deadline
@@ -32,6 +34,13 @@ from cowbird.store.regions import (
 Filters = Sequence[tuple[str, bool, str]]
 """A subcorpus as a node takes it: (s-attribute, negated, CQP regex of the whole value) each."""
 
+COUNTS_KEPT_BYTES = 64 * 1024 * 1024
+"""Bytes of a node's lexicons counted in subcorpora it keeps (8 bytes an id; the least recently used
+go first): the analyses of one search under one filter (its tabs, its pages) count them once."""
+_COUNTS: Lru[tuple[PositionalAttribute, tuple[tuple[str, bool, str], ...]], Ints] = Lru(
+    COUNTS_KEPT_BYTES, lambda counts: int(counts.nbytes))
+_COUNTS_LOCK = threading.Lock()
+
 
 @dataclass(frozen=True)
 class Chosen:
@@ -41,6 +50,7 @@ class Chosen:
     size: int
     starts: Ints | None = None
     ends: Ints | None = None
+    filters: tuple[tuple[str, bool, str], ...] = ()  # what chose them: the key of the counts kept
 
     @property
     def whole(self) -> bool:
@@ -94,7 +104,13 @@ class Chosen:
     def counts(self, p: PositionalAttribute, deadline: Deadline = NO_DEADLINE) -> Ints:
         """Each lexicon id's frequency in the subcorpus: the partition read in order, a chunk of
         ``CHUNK_POSITIONS`` at a time (those the subcorpus touches), its positions in the stretches
-        counted (a subcorpus of many short texts is read as one stream, not a read per text)."""
+        counted (a subcorpus of many short texts is read as one stream, not a read per text); kept
+        for the next analysis under the same filters (``COUNTS_KEPT_BYTES``)."""
+        key = (p, self.filters)
+        with _COUNTS_LOCK:
+            kept = _COUNTS.get(key)
+        if kept is not None:
+            return kept
         totals = np.zeros(max(p.lexicon_size, 1), dtype=np.int64)
         assert self.starts is not None and self.ends is not None
         if not len(self.starts):
@@ -107,6 +123,9 @@ class Chosen:
             if inside.any():
                 ids = np.asarray(p.id_range(lo, hi), dtype=np.int64)[inside]
                 totals += np.bincount(ids, minlength=len(totals))
+        totals.flags.writeable = False  # shared by the analyses that read it
+        with _COUNTS_LOCK:
+            _COUNTS.put(key, totals)
         return totals
 
     def region_tokens(self, attribute: StructuralAttribute) -> Ints:
@@ -123,7 +142,7 @@ def chosen(corpus: CwbCorpus, filters: Filters) -> Chosen:
         return Chosen(corpus.size)
     starts, ends = intersection([filter_regions(corpus, a, negated, pattern) for a, negated, pattern in filters],
                                 corpus.size)
-    return Chosen(corpus.size, starts, ends)
+    return Chosen(corpus.size, starts, ends, tuple(filters))
 
 
 @dataclass(frozen=True)
