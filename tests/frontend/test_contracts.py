@@ -37,7 +37,9 @@ async def test_openapi_types_every_public_response(client: httpx.AsyncClient) ->
             assert problems["$ref"].endswith("/Problem")
     hit = models["Hit"]["properties"]
     assert set(hit) == {"corpus", "position", "matchend", "partition", "left", "match", "right", "attributes", "meta",
-                        "ref", "breaks"}
+                        "ref", "breaks", "gdex"}
+    assert set(models["GdexScore"]["properties"]) == {"score", "key", "region", "tokens", "match_start", "match_end",
+                                                      "values", "weights", "rare", "numbers", "urls"}
     assert hit["position"]["type"] == "integer" and hit["meta"]["type"] == "object"
     assert models["QueryResult"]["properties"]["hits"]["items"]["$ref"].endswith("/Hit")
     assert set(models["Problem"]["properties"]) >= {"status", "code", "detail", "offset", "line", "column"}
