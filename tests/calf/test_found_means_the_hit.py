@@ -389,6 +389,8 @@ async def test_more_captures_are_tried_when_the_first_do_not_hold_the_line_at_th
     [
         ("Wir haben dafür nichts getan .", "Wir haben dafür nichts getan .", "Wir haben dafür nichts getan ."),
         ("Wir haben dafür nichts getan.", "Wir haben dafür nichts getan", "Wir haben dafür nichts getan."),
+        ("„Wir haben dafür nichts getan.“", "Wir haben dafür nichts getan .", "„Wir haben dafür nichts getan.“"),
+        ("(Wir haben dafür nichts getan.)", "Wir haben dafür nichts getan .", "(Wir haben dafür nichts getan.)"),
         ("Wir haben dafür nichts getan ! “", "Wir haben dafür nichts getan ! “", "Wir haben dafür nichts getan ! “"),
         (
             "„ Wir haben dafür nichts getan “ .",
@@ -401,7 +403,8 @@ async def test_the_context_starts_and_ends_at_the_sentence_s_own_edges(
     web: LocalWeb, page: str, line: str, matched: str
 ) -> None:
     """A page that writes its text tokenized (a space before the full stop) left the line's own full
-    stop at the start of the right context, and so did a line without its full stop."""
+    stop at the start of the right context, and so did a line without its full stop; quotes or
+    brackets around the sentence on the page were left on either side."""
     url = web.page("/edges", html(f"<p>Vorher ein Satz . {page} Danach ein Satz .</p>"))
     outcome = await reconstruct(url, line, (1, 2) if line[0] != "„" else (2, 3))
     assert outcome.status == "found_url", outcome

@@ -474,8 +474,9 @@ def _with_punctuation(line: str, text: str, start: int, end: int) -> tuple[int, 
     """The match widened to its sentence's own edges: over as many punctuation marks as the line has
     at its ends ("." "!" an opening quote), where the page has punctuation there too — right beside
     the words or a space apart, as a tokenized page has it ("nicht ." "„ Wir") —, then over the
-    sentence's end that follows its last word on the page ("." "?!" "…"). Letters are compared, but
-    the sentence ends with its full stop, and the context beside it starts with the next one."""
+    sentence's end that follows its last word on the page ("." "?!" "…") and the quotes or brackets
+    right around it. Letters are compared, but the sentence ends with its full stop, and the context
+    beside it starts with the next one."""
     if not line:
         return start, end
     line = line.strip()
@@ -485,9 +486,14 @@ def _with_punctuation(line: str, text: str, start: int, end: int) -> tuple[int, 
         start, lead = before, lead - 1
     while trail and (after := _spaced(text, end, 1)) is not None and text[after] in _PUNCTUATION:
         end, trail = after + 1, trail - 1
-    while (after := _spaced(text, end, 1)) is not None and text[after] in _SENTENCE_ENDS:
-        end = after + 1
-    return start, end
+    while True:
+        while (after := _spaced(text, end, 1)) is not None and text[after] in _SENTENCE_ENDS:
+            end = after + 1
+        # quotes or brackets right around the sentence ("„Wir … getan.“", "(Wir … getan.)"): its own
+        if start > 0 and end < len(text) and text[end] in _PAIRS.get(text[start - 1], ""):
+            start, end = start - 1, end + 1
+            continue
+        return start, end
 
 
 def _spaced(text: str, at: int, step: int) -> int | None:
@@ -501,6 +507,9 @@ def _spaced(text: str, at: int, step: int) -> int | None:
 
 _PUNCTUATION = ".,;:!?…\"'“”„‟‘’‚‛«»‹›()[]{}-–—/"
 _SENTENCE_ENDS = ".!?…"
+_PAIRS = {"„": "“”", "“": "”", "\"": "\"", "‚": "‘’", "‘": "’", "'": "'", "«": "»", "»": "«", "‹": "›", "›": "‹",
+          "(": ")", "[": "]"}
+"""Opening quotes and brackets, and the marks that close each."""
 
 
 def context(page: PageText, start: int, end: int, chars: int) -> tuple[str, str]:
