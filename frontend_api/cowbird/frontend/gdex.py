@@ -78,12 +78,11 @@ def explaining(search: NodeSearch, spec: GdexSpec) -> NodeSearch:
                                                                             marks=[region]))
 
 
-def explained(spec: GdexSpec, common: frozenset[str], hit: Located[Partition],
+def explained(spec: GdexSpec, scorer: gdex.Scorer, hit: Located[Partition],
               sentence: Located[Partition]) -> GdexScore:
     """The GDEX score of ``hit`` from the line of its sentence (``explaining``), checked against the
     key the nodes sorted it on."""
-    rules, region = spec.rules, spec.rules.region
-    weights: dict[str, float] = rules.weights.model_dump()
+    region, weights = spec.rules.region, scorer.weights
     if (sentence.position, sentence.matchend) != (hit.position, hit.matchend):
         raise NodesUnavailable(f"sort=gdex: the nodes' sorted hits differ between two reads (hit {hit.position} "
                                f"against {sentence.position}); try again")
@@ -96,7 +95,7 @@ def explained(spec: GdexSpec, common: frozenset[str], hit: Located[Partition],
         words = [token[0] for token in (*line.left, *line.keyword, *line.right)]
         ends = min((k for k in line.breaks.get(region, []) if k > 0), default=len(words))  # the next region's start
         start = len(line.left)
-        found = gdex.explain(words[:ends], start, start + line.matchend - line.match, rules, common)
+        found = scorer.explain(words[:ends], start, start + line.matchend - line.match)
         result = GdexScore(score=found.score, key=found.key, region=region, tokens=found.length, match_start=start,
                            match_end=start + line.matchend - line.match, values=found.values, weights=weights,
                            rare=found.rare, numbers=found.numbers, urls=found.urls)
@@ -117,8 +116,8 @@ async def page_scores(search: NodeSearch, order: SortKey, offset: int, found: li
     if len(sentences) != len(found):
         raise NodesUnavailable(f"sort=gdex: {len(found)} hits on the page, and {len(sentences)} when read again "
                                "with their sentences; try again")
-    common = frozenset(spec.common)
-    return [explained(spec, common, hit, sentence) for hit, sentence in zip(found, sentences, strict=True)]
+    scorer = gdex.Scorer(spec.rules, frozenset(spec.common))
+    return [explained(spec, scorer, hit, sentence) for hit, sentence in zip(found, sentences, strict=True)]
 
 
 async def streamed_scores(search: NodeSearch, order: SortKey, statuses: Statuses[Partition], offset: int,
@@ -128,14 +127,14 @@ async def streamed_scores(search: NodeSearch, order: SortKey, statuses: Statuses
     with its explained score, read beside the same stream of their sentences."""
     spec = order.gdex
     assert spec is not None
-    common = frozenset(spec.common)
+    scorer = gdex.Scorer(spec.rules, frozenset(spec.common))
     sentences = explaining(search, spec).stream(statuses, offset, limit, sort=order)
     try:
         async for hit in hits:
             sentence = await anext(sentences, None)
             if sentence is None:
                 raise NodesUnavailable(f"sort=gdex: the hits' sentences ended before the hit at {hit.position}")
-            yield hit, explained(spec, common, hit, sentence)
+            yield hit, explained(spec, scorer, hit, sentence)
     finally:
         close = getattr(sentences, "aclose", None)
         if close is not None:

@@ -189,27 +189,51 @@ class Explained:
         return sort_key(self.score)
 
 
+class Scorer:
+    """``explain`` for many hits under one corpus's rules and common words: each word form's
+    properties (rare, a number or symbol, a URL, a bracket or quote in it) found once."""
+
+    def __init__(self, rules: GdexRules, common: frozenset[str]) -> None:
+        self.rules, self.common = rules, common
+        self.weights: dict[str, float] = rules.weights.model_dump()
+        self.total = sum(self.weights.values())
+        self._facts: dict[str, tuple[bool, bool, bool, bool]] = {}
+
+    def _of(self, token: str) -> tuple[bool, bool, bool, bool]:
+        facts = self._facts.get(token)
+        if facts is None:
+            facts = self._facts[token] = (bool(self.rules.common_words) and is_rare(token, self.common),
+                                          is_number_or_symbol(token), is_url(token),
+                                          any(c in token for c in '()[]{}"'))
+        return facts
+
+    def explain(self, sentence: list[str], start: int, end: int) -> Explained:
+        """The GDEX score of a hit whose match runs from token ``start`` to ``end`` (inclusive) of its
+        sentence ``sentence``, with each rule's value — the rules written out one by one (the nodes
+        compute the same with arrays; the tests hold the two to each other)."""
+        rules, length = self.rules, len(sentence)
+        facts = [self._of(t) for t in sentence]
+        rare = [t for t, f in zip(sentence, facts, strict=True) if f[0]]
+        numbers = [t for t, f in zip(sentence, facts, strict=True) if f[1]]
+        urls = [t for t, f in zip(sentence, facts, strict=True) if f[2]]
+        bracketed = [t for t, f in zip(sentence, facts, strict=True) if f[3]]  # the others count 0 of each kind
+        values = {
+            "length": 1.0 if rules.min_length <= length <= rules.max_length
+            else length / rules.min_length if length < rules.min_length else rules.max_length / length,
+            "whole": 1.0 if starts_sentence(sentence[0]) and ends_sentence(sentence[-1]) else 0.0,
+            "rare": 1.0 if not rules.common_words else max(0.0, 1 - len(rare) / rules.max_rare),
+            "numbers": max(0.0, 1 - len(numbers) / rules.max_rare),
+            "urls": 0.0 if urls else 1.0,
+            "brackets": 1.0 if balanced(bracketed) else 0.0,
+            "edge": 1.0 if start > 0 and end < _last_word(sentence) else 0.0,
+        }
+        total = float(sum(self.weights[name] * values[name] for name in RULES) / self.total)
+        return Explained(total, values, length, rare, numbers, urls)
+
+
 def explain(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> Explained:
-    """The GDEX score of a hit whose match runs from token ``start`` to ``end`` (inclusive) of its
-    sentence ``sentence``, with each rule's value — the rules written out one by one (the nodes
-    compute the same with arrays; the tests hold the two to each other)."""
-    length = len(sentence)
-    rare = [t for t in sentence if is_rare(t, common)] if rules.common_words else []
-    numbers = [t for t in sentence if is_number_or_symbol(t)]
-    urls = [t for t in sentence if is_url(t)]
-    values = {
-        "length": 1.0 if rules.min_length <= length <= rules.max_length
-        else length / rules.min_length if length < rules.min_length else rules.max_length / length,
-        "whole": 1.0 if starts_sentence(sentence[0]) and ends_sentence(sentence[-1]) else 0.0,
-        "rare": 1.0 if not rules.common_words else max(0.0, 1 - len(rare) / rules.max_rare),
-        "numbers": max(0.0, 1 - len(numbers) / rules.max_rare),
-        "urls": 0.0 if urls else 1.0,
-        "brackets": 1.0 if balanced(sentence) else 0.0,
-        "edge": 1.0 if start > 0 and end < _last_word(sentence) else 0.0,
-    }
-    weights: dict[str, float] = rules.weights.model_dump()
-    total = float(sum(weights[name] * values[name] for name in RULES) / sum(weights.values()))
-    return Explained(total, values, length, rare, numbers, urls)
+    """``Scorer.explain`` of one hit."""
+    return Scorer(rules, common).explain(sentence, start, end)
 
 
 def score(sentence: list[str], start: int, end: int, rules: GdexRules, common: frozenset[str]) -> float:
