@@ -10,6 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from cowbird.commands.cli import main
+from cowbird.core.manifest import Manifest
+from cowbird.engines.base import EngineOptions
+from cowbird.engines.native import NativeEngine
+from cowbird.query import parse_cqp
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 from cowbird.store.neighbours import NEIGHBOURS_FILE
 
@@ -104,6 +108,16 @@ def test_a_query_over_partitions_is_the_query_over_the_corpus_in_one_piece(
     registry, manifest = seams
     assert hits(registry, ["-C", "whole"], query) == expected
     assert hits(registry, ["--manifest", str(manifest)], query) == expected
+
+
+def test_cqps_own_automaton_reads_the_neighbours_too(seams: tuple[Path, Path]) -> None:
+    """``automaton="cqp"`` (CQP's DFA, ``dfa_simulate.py``) gives the same hits over the partitions."""
+    registry, manifest = seams
+    engines = [(p.offset, NativeEngine.open(registry, p.id, EngineOptions(automaton="cqp")))
+               for p in Manifest.load(manifest).partitions]  # fmt: skip
+    for query, expected in CASES:
+        found = [int(m) + offset for offset, engine in engines for m in engine.evaluate(parse_cqp(query)).match]
+        assert found == expected, query
 
 
 def test_a_partition_without_neighbours_keeps_the_past_the_end_rule(seams: tuple[Path, Path]) -> None:
