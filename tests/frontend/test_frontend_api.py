@@ -62,7 +62,7 @@ async def test_preview_merges_partitions_in_global_order(client: httpx.AsyncClie
     assert first == {"corpus": "sample", "position": 2, "matchend": 2, "partition": "sample_p01", "left": "The old",
                      "match": "house",
                      "right": "stands on", "attributes": {"lemma": "house", "pos": "NN"},
-                     "meta": {"text_genre": "news"}, "ref": "/ref/sample/2", "breaks": []}
+                     "meta": {"text_genre": "news"}, "ref": "/ref/sample/2", "breaks": [], "gdex": None}
     expected = [h.match for h in whole(sample_registry).hits('[word="house"]')]
     assert [h["position"] for h in body["hits"]] == expected
 
