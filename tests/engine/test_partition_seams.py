@@ -64,6 +64,7 @@ CASES = [
     ('MU(meet [pos="VBZ"] [pos="NN"] -2 -1)', [3]),
     ('MU(meet [pos="NNS"] [pos="NN"] -1 -1)', [5]),
     ('MU(meet [pos="DT"] [pos="NN"] -3 -1)', []),  # a window before the real corpus start finds nothing
+    ('TAB [pos="NN"] [pos="VBZ"]', [2]),  # the neighbours' own tokens start no match
 ]
 
 
@@ -108,6 +109,14 @@ def test_a_query_over_partitions_is_the_query_over_the_corpus_in_one_piece(
     registry, manifest = seams
     assert hits(registry, ["-C", "whole"], query) == expected
     assert hits(registry, ["--manifest", str(manifest)], query) == expected
+
+
+def test_a_match_that_would_span_two_partitions_is_the_one_exception(seams: tuple[Path, Path]) -> None:
+    registry, manifest = seams
+    spanning = {'TAB [pos="NN"] {0,3} [pos="NNS"]': [1], '[pos="NN"] [pos="NN"]': [1], '[pos="NN"] <s>': [1, 4]}
+    for query, whole in spanning.items():  # (a start tag just past a partition's end is read as a token)
+        assert hits(registry, ["-C", "whole"], query) == whole, query
+        assert hits(registry, ["--manifest", str(manifest)], query) == [], query
 
 
 def test_cqps_own_automaton_reads_the_neighbours_too(seams: tuple[Path, Path]) -> None:

@@ -122,7 +122,9 @@ def _tabular(corpus: NativeCorpus, lists: _Lists, tab: Tabular, within: SearchSp
     for number, column in enumerate(tab.columns, start=1):
         if column.condition is None:
             raise QueryFailed(f"[] (any token) is not allowed in a TAB query (column {number}): CQP refuses it too")
-    columns = [lists.token(column) for column in tab.columns]
+    # a TAB match spans its columns' tokens: one across a cut is the documented exception, so the
+    # neighbour tokens' positions (before 0, from the size on) take no part
+    columns = [found[(found >= 0) & (found < corpus.size)] for found in (lists.token(c) for c in tab.columns)]
     starts, bound = boundaries(corpus, within, hard_boundary, columns[0])
     current = starts.copy()
     ok = np.ones(len(starts), dtype=np.bool_)
