@@ -547,9 +547,10 @@ class NgramResponse(BaseModel):
         "thousands of rows cost little to build and to read."))
     row_counts: list[int] = Field(description="Their counts, in the same order.")
     counts: list[int] = Field(description="The counts of the values asked for, in their order.")
-    across: bool = Field(True, description=(
+    across: bool = Field(False, description=(
         "within none: whether the n-grams starting in the partition's last n-1 tokens were completed with the "
-        "next partition's first tokens (False: the partition carries no neighbours.json, and they are not counted)."))
+        "next partition's first tokens (False: the partition carries no neighbours.json, or the node predates "
+        "them, and they are not counted)."))
     elapsed_ms: float
 
 
