@@ -171,10 +171,13 @@ class LimitSettings(_Group):
         "Seconds a request body has to arrive whole after its headers; slower: 408."))
     browser_export_limit: int = Field(10_000, ge=1, description="Most rows of an export without an API token.")
     api_export_limit: int = Field(1_000_000, ge=1, description="Most rows of an export in API mode.")
-    max_context: int = Field(50, ge=0, description="Widest context (tokens each side) a request may ask for.")
+    max_context: int = Field(50, ge=0, description=(
+        "Widest context (tokens each side) a request may ask for; across a cut between partitions a context "
+        "reads at most the 128 tokens each partition carries of its neighbours."))
     max_line_context: int = Field(100, ge=0, description=(
         "Widest context (tokens each side) one concordance line may be widened to in place "
-        "(/api/v1/context); below the nodes' max_context_tokens."))
+        "(/api/v1/context); below the nodes' max_context_tokens, and across a cut at most the 128 tokens each "
+        "partition carries of its neighbours."))
     interactive_seconds: float = Field(2.0, gt=0, description=(
         "A query estimated to take longer on the nodes runs as background work (beside interactive work, never "
         "in its place); one estimated beyond deadline is refused with its estimate before it runs."))
