@@ -149,7 +149,8 @@ def resident_bytes() -> tuple[int, int] | None:
 
 NEIGHBOUR_VALUES_KEPT = 4096
 """Values whose answers on the neighbour tokens' strings are kept (a few hundred strings each, the
-last asked for): a query asks each of its values of the same strings again on every range."""
+last asked for): a query asks each of its values of the same strings again on every range. As many
+tables of values over the whole corpus's small lexicons (``whole_table``) are kept."""
 
 WholeTable = tuple[int, npt.NDArray[np.bool_] | None, npt.NDArray[np.int64] | None]
 """The whole corpus's size, and a value's table over its small lexicon with the frequencies (``whole_table``)."""
@@ -170,7 +171,7 @@ class NativeCorpus:
         self._match_tables: OrderedDict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = OrderedDict()
         self._match_bytes = 0
         self._lock = threading.Lock()
-        self._whole_tables: dict[tuple[str, RegexValue], WholeTable] = {}
+        self._whole_tables: OrderedDict[tuple[str, RegexValue], WholeTable] = OrderedDict()
         self._neighbour_matches: OrderedDict[RegexValue, dict[str, bool]] = OrderedDict()
 
     # -- p-attributes -----------------------------------------------------------------------
@@ -369,15 +370,23 @@ class NativeCorpus:
         if neighbours is None or neighbours.corpus_size is None or neighbours.small_lexicons is None:
             return None
         key = (attribute, value)
-        if key not in self._whole_tables:
-            lexicon = neighbours.small_lexicon(attribute)
-            if lexicon is None:
-                self._whole_tables[key] = (neighbours.corpus_size, None, None)
-            else:
-                table = match_table(LexiconIndex(list(lexicon)), value, self.options.regex_seconds)
-                counts = np.fromiter(lexicon.values(), dtype=np.int64, count=len(lexicon))
-                self._whole_tables[key] = (neighbours.corpus_size, table, counts)
-        return self._whole_tables[key]
+        with self._lock:
+            kept = self._whole_tables.get(key)
+            if kept is not None:
+                self._whole_tables.move_to_end(key)
+                return kept
+        lexicon = neighbours.small_lexicon(attribute)
+        if lexicon is None:
+            found: WholeTable = (neighbours.corpus_size, None, None)
+        else:
+            table = match_table(LexiconIndex(list(lexicon)), value, self.options.regex_seconds)
+            counts = np.fromiter(lexicon.values(), dtype=np.int64, count=len(lexicon))
+            found = (neighbours.corpus_size, table, counts)
+        with self._lock:
+            self._whole_tables[key] = found
+            while len(self._whole_tables) > NEIGHBOUR_VALUES_KEPT:
+                self._whole_tables.popitem(last=False)
+        return found
 
     def neighbour_matches(self, value: RegexValue, texts: Sequence[str]) -> npt.NDArray[np.bool_]:
         """Which of these strings of neighbour tokens ``value`` matches (as ``match_table`` on a lexicon),
