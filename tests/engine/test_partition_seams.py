@@ -13,9 +13,10 @@ from cowbird.commands.cli import main
 from cowbird.core.manifest import Manifest
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native import NativeEngine
-from cowbird.query import parse_cqp
+from cowbird.query import parse_cqp, reads_past_edges
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 from cowbird.store.neighbours import NEIGHBOURS_FILE
+from tests.support import reference_cqp, unavailable
 
 # four texts: "a dog | cat runs | fish | birds fly" — positions 0..6; each text is one partition
 SEAMS_VRT = """<text id="t1">
@@ -142,3 +143,29 @@ def test_a_partition_without_neighbours_keeps_the_past_the_end_rule(seams: tuple
     finally:
         for home, text in kept.items():
             (home / NEIGHBOURS_FILE).write_text(text)
+
+
+def test_the_cwb_engine_answers_over_partitions_as_over_the_corpus_in_one_piece(seams: tuple[Path, Path]) -> None:
+    """Real CQP sees a partition alone; a query that can read past its edge is answered by the native
+    engine on the same files (``reads_past_edges``), so the ``cwb`` engine gives the same hits."""
+    binary = reference_cqp()
+    try:
+        import ccc  # noqa: F401 - only: is cwb-ccc installed?
+    except ImportError:
+        unavailable("cwb-ccc is not installed: pip install -e '.[cwb]' with cwb-config on PATH")
+    from cowbird.engines.cwb import CwbEngine
+
+    registry, manifest = seams
+    partitions = Manifest.load(manifest).partitions
+    engines = [(p.offset, CwbEngine(registry, p.id, EngineOptions(cqp_binary=str(binary)))) for p in partitions]
+    whole = CwbEngine(registry, "whole", EngineOptions(cqp_binary=str(binary)))
+    try:
+        for query, expected in CASES:
+            assert [h.match for h in whole.run(query).hits()] == expected, query  # real CQP over the whole
+            found = [h.match + offset for offset, engine in engines for h in engine.run(query).hits()]
+            assert found == expected, query
+            assert reads_past_edges(parse_cqp(query)) != query.startswith("TAB"), query
+        assert [h.match for h in engines[1][1].run('[pos="VBZ"]').hits()] == [1]  # CQP's own answer elsewhere
+    finally:
+        for _, engine in [*engines, (0, whole)]:
+            engine.close()

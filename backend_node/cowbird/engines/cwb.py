@@ -9,8 +9,12 @@ goes away — the whole process group is killed and CQP restarted for the next q
 died on its own is restarted the same way.
 
 Hits come from CQP (``dump``); concordance lines are built from the corpus files by the shared
-``results`` module (nothing of the native engine is imported), which reads compressed attributes
-as CQP does.
+``results`` module, which reads compressed attributes as CQP does. One kind of query is not CQP's
+to answer: on a partition of a corpus cut in several (one that carries ``neighbours.json``), a
+query that can read past the partition's edge (``reads_past_edges``: a lookahead, a closing tag, an
+MU window) is evaluated by the native engine on the same files, which reads the neighbours' tokens
+there — CQP sees the partition alone and would answer as at the corpus's real end or start, so the
+answer would depend on where the corpus was cut.
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from cowbird.core.errors import (
 from cowbird.core.wire import STRATEGIES, Strategy
 from cowbird.engines.base import Context, Deadline, EngineOptions, KwicLine, QueryEngine, ResultSet
 from cowbird.engines.results import ArrayResultSet, Matches, context_line
-from cowbird.query import Meet, MuUnion, Query, Tabular, serialize
+from cowbird.query import Meet, MuUnion, Query, Tabular, reads_past_edges, serialize
 from cowbird.query.cqp_ast import marked_anchors
 from cowbird.store import CwbCorpus
+from cowbird.store.neighbours import Neighbours
 
 WATCH_SECONDS = 0.1
 """How often a running query's deadline and caller are checked."""
@@ -92,6 +97,9 @@ class CwbEngine(QueryEngine):
         self._killed = False
         self._cancelled = False  # killed because the caller went away (not for running out of time)
         self._cqp: Any = self._start()
+        self._cut = Neighbours.load(self._store.entry.home) is not None  # a partition of several
+        self._edges: QueryEngine | None = None  # the native engine, for queries that read past the cut
+        self._edges_lock = threading.Lock()
 
     def _start(self) -> Any:
         options = f"-c -x -r {shlex.quote(str(self._registry))}"
@@ -174,9 +182,20 @@ class CwbEngine(QueryEngine):
             raise cqp_error(text)
         return str(output)
 
+    def _across_cut(self) -> QueryEngine:
+        """The native engine on this partition's files, opened the first time it is needed."""
+        with self._edges_lock:
+            if self._edges is None:
+                from cowbird.engines.native import NativeEngine
+
+                self._edges = NativeEngine.open(self._registry, self._store.corpus_id, self.options)
+            return self._edges
+
     def _run(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
+        if self._cut and reads_past_edges(query):
+            return self._across_cut().run(query, strategy, hard_boundary, deadline)
         text = serialize(query)  # only the re-serialised, checked query ever reaches cqp
         with self._lock:
             if self._killed or self._cqp.CQP_process.poll() is not None:

@@ -42,6 +42,7 @@ from cowbird.query.cqp_ast import (
     Tabular,
     TokenPattern,
     ValueTest,
+    reads_past_edges,
 )
 from cowbird.query.cqp_serialize import serialize
 from cowbird.query.errors import QueryError, QuerySyntaxError, UnsupportedQueryError
@@ -49,6 +50,7 @@ from cowbird.query.limits import MAX_QUERY_LENGTH, nfc
 from cowbird.query.simple import Distance, SimpleQuery, Term, parse_simple, to_cqp, translate, translate_query
 
 __all__ = [
+    "reads_past_edges",
     "MAX_QUERY_LENGTH",
     "Alternation",
     "And",

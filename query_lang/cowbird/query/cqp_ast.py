@@ -338,6 +338,32 @@ def marked_anchors(pattern: Pattern) -> frozenset[str]:
     return frozenset()
 
 
+def reads_past_edges(query: Query) -> bool:
+    """Whether evaluating the query can read a token just outside the corpus: a lookahead (which
+    tests the token after the match's last), a closing tag (which reads the region of the token
+    before), or an MU ``meet`` window in tokens. Over a partition of a corpus cut in several, those are
+    where CQP's answer over the partition alone can differ from its answer over the corpus in one piece."""
+    return _reads_past_edges(query.pattern)
+
+
+def _reads_past_edges(pattern: Pattern | Cooccurrence) -> bool:
+    if isinstance(pattern, TokenPattern):
+        return pattern.lookahead
+    if isinstance(pattern, StructuralTag):
+        return pattern.closing
+    if isinstance(pattern, Sequence):
+        return any(_reads_past_edges(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(_reads_past_edges(option) for option in pattern.options)
+    if isinstance(pattern, Repetition):
+        return _reads_past_edges(pattern.item)
+    if isinstance(pattern, Meet):
+        return pattern.region is None or _reads_past_edges(pattern.left) or _reads_past_edges(pattern.right)
+    if isinstance(pattern, MuUnion):
+        return _reads_past_edges(pattern.left) or _reads_past_edges(pattern.right)
+    return False  # TAB columns are single tokens, their gaps read nothing past a cut
+
+
 WIDE_REPETITION = 10
 """A repetition that may repeat more often than this (or without bound) may make a query slow."""
 
