@@ -1,14 +1,15 @@
 """No answer depends on the partitioning (issue 64, item 2): EWT cut at text boundaries into 2 to 50
-partitions answers hundreds of generated queries that look past a match's end (``[: ... :]``), close a
-region at its start (``</s>``) or look around it (``MU(meet ...)``) hit for hit as real CQP does over the
-corpus in one piece.
+partitions answers hundreds of generated queries that look past a match's end (``[: ... :]``, an opening
+tag such as ``<s>`` after the last token), close a region at its start (``</s>``) or look around it
+(``MU(meet ...)``) hit for hit as real CQP does over the corpus in one piece.
 
 The queries come from a seeded generator (the same every run): token tests on word, pos and lemma with
-regexes, optional tokens before, negated lookaheads, lookaheads on s-attribute values and bounds. A
-query of more than one token stays ``within`` a text or sentence, so that no match could itself span
-two partitions (the one documented exception); a lookahead still reads past that boundary, as CQP's
-does. Each partitioning is encoded once per module by cowbird; CQP reads the reference EWT, which
-real cwb-encode wrote (the same tokens at the same positions).
+regexes, optional tokens before, negated lookaheads, lookaheads on s-attribute values and bounds,
+lookaheads comparing labels, opening tags after the last token. A query of more than one token stays
+``within`` a text or sentence, so that no match could itself span two partitions (the one documented
+exception); a lookahead still reads past that boundary, as CQP's does. Each partitioning is encoded
+once per module by cowbird; CQP reads the reference EWT, which real cwb-encode wrote (the same tokens
+at the same positions).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ CUTS = (2, 7, 23, 50)
 LONGEST_TEXT = 5_875
 """EWT's longest text, in tokens: no partition can be smaller."""
 
-QUERIES = 200
+QUERIES = 240
 """Generated queries, each run on every cutting."""
 
 SEED = 64
@@ -44,6 +45,11 @@ LEMMAS = ['"be"', '"the"', '"have"', '"i"', '"[a-z]{1,3}"', '"do|go"']
 REGIONS = ['_.text_genre="reviews"', '_.text_genre="email|weblog"', '_.text_year="20.*"',
            '_.s_id=".*-0001"', '_.text_genre!="answers"']  # fmt: skip
 BOUNDS = ["lbound(text)", "lbound(s)", "rbound(s)", "lbound(p)"]
+LABELLED = ["[: word != a.word :]", "[: pos = a.pos :]", "[: lemma = a.lemma :]", "[: _.text_id != a.text_id :]",
+            "[: _.s_id != a.s_id :]", "[:!(pos = a.pos):]", '[: pos = a.pos & word="[A-Z].*" :]']  # fmt: skip
+"""Lookaheads that compare the token after the match with its last (labelled ``a``); a space before
+``:]`` where a label's attribute ends it, which CQP would read as a label (``lemma:``)."""
+OPENING = ["<s>", "<text>", "<p>", '<text_genre="reviews">', '<text_genre="email|weblog">']
 
 
 def _test(rng: random.Random) -> str:
@@ -68,7 +74,8 @@ def _look(rng: random.Random) -> str:
 
 
 def generated(count: int, seed: int) -> list[str]:
-    """``count`` queries that read past their match's end, close a region at their start, or meet."""
+    """``count`` queries that read past their match's end (a lookahead, an opening tag), close a region at
+    their start, or meet."""
     rng = random.Random(seed)
     queries: list[str] = []
     while len(queries) < count:
@@ -79,11 +86,27 @@ def generated(count: int, seed: int) -> list[str]:
                 tokens.insert(0, f"[{_test(rng)}]{rng.choice(['', '?', '{0,2}'])}")
             if rng.random() < 0.15:
                 tokens.insert(0, rng.choice(["</s>", "</text>", "<s>"]))
-            query = " ".join(tokens) + " " + _look(rng)
+            look = _look(rng)
+            if rng.random() < 0.2:  # a lookahead comparing labels: the last token is a
+                tokens[-1], look = "a:" + tokens[-1], rng.choice(LABELLED)
+            query = " ".join(tokens) + " " + look
             if len(tokens) > 1:
                 query += rng.choice([" within text", " within s"])
-        elif kind < 0.88:
+        elif kind < 0.8:
             query = f"{rng.choice(['</s>', '</text>', '</p>'])} [{_test(rng)}]"
+        elif kind < 0.9:  # an opening tag after the last token: at a partition's end, the next one's first token
+            tokens = [f"[{_test(rng)}]"]
+            if rng.random() < 0.4:
+                tokens.insert(0, f"[{_test(rng)}]{rng.choice(['', '?'])}")
+            query = " ".join(tokens) + " " + rng.choice(OPENING)
+            if rng.random() < 0.3:
+                query += " " + _look(rng)
+            # one token cannot span a cut, whatever the boundary; more stay within a text or sentence
+            query += rng.choice(
+                [" within text", " within s"]
+                if len(tokens) > 1
+                else ["", "", " within text", " within s", " within 1", " within 2 s"]
+            )
         else:
             low = rng.randint(-4, 3)
             high = rng.randint(low, low + 4)

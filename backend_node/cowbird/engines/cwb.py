@@ -12,9 +12,9 @@ Hits come from CQP (``dump``); concordance lines are built from the corpus files
 ``results`` module, which reads compressed attributes as CQP does. One kind of query is not CQP's
 to answer: on a partition of a corpus cut in several (one that carries ``neighbours.json``), a
 query that can read past the partition's edge (``reads_past_edges``: a lookahead, a closing tag, an
-MU window) is evaluated by the native engine on the same files, which reads the neighbours' tokens
-there — CQP sees the partition alone and would answer as at the corpus's real end or start, so the
-answer would depend on where the corpus was cut.
+opening tag after a token, an MU window) is evaluated by the native engine on the same files, which
+reads the neighbours' tokens there — CQP sees the partition alone and would answer as at the corpus's
+real end or start, so the answer would depend on where the corpus was cut.
 """
 
 from __future__ import annotations

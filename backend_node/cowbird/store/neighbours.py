@@ -17,9 +17,9 @@ than ``SMALL_LEXICON`` types, that lexicon with each string's frequency (``corpu
 
 The encoder writes the files after the partitions are in place (``write_neighbours``); ``cowbird
 partitions neighbours`` writes them for a corpus encoded before. The native engine reads ``after``
-for a lookahead at the partition's end; n-grams, collocation windows and contexts read both.
-``Neighbours.load`` is None when the file is absent (a corpus encoded before it existed), and such a
-partition behaves as before.
+for a lookahead (one comparing labels too) or an opening tag at the partition's end; n-grams,
+collocation windows and contexts read both. ``Neighbours.load`` is None when the file is absent (a
+corpus encoded before it existed), and such a partition behaves as before.
 """
 
 from __future__ import annotations

@@ -341,7 +341,8 @@ def marked_anchors(pattern: Pattern) -> frozenset[str]:
 def reads_past_edges(query: Query) -> bool:
     """Whether evaluating the query can read a token just outside the corpus: a lookahead (which
     tests the token after the match's last), a closing tag (which reads the region of the token
-    before), or an MU ``meet`` window in tokens. Over a partition of a corpus cut in several, those are
+    before), an opening tag after a token (``[pos="NN"] <s>``: a region starting at the token after
+    the match's last), or an MU ``meet`` window in tokens. Over a partition of a corpus cut in several, those are
     where CQP's answer over the partition alone can differ from its answer over the corpus in one piece."""
     return _reads_past_edges(query.pattern)
 
@@ -352,7 +353,9 @@ def _reads_past_edges(pattern: Pattern | Cooccurrence) -> bool:
     if isinstance(pattern, StructuralTag):
         return pattern.closing
     if isinstance(pattern, Sequence):
-        return any(_reads_past_edges(item) for item in pattern.items)
+        first = next((k for k, item in enumerate(pattern.items) if not isinstance(item, StructuralTag)), None)
+        return any(_reads_past_edges(item) for item in pattern.items) or (
+            first is not None and any(_opens(item) for item in pattern.items[first + 1 :]))
     if isinstance(pattern, Alternation):
         return any(_reads_past_edges(option) for option in pattern.options)
     if isinstance(pattern, Repetition):
@@ -362,6 +365,19 @@ def _reads_past_edges(pattern: Pattern | Cooccurrence) -> bool:
     if isinstance(pattern, MuUnion):
         return _reads_past_edges(pattern.left) or _reads_past_edges(pattern.right)
     return False  # TAB columns are single tokens, their gaps read nothing past a cut
+
+
+def _opens(pattern: Pattern | Cooccurrence) -> bool:
+    """Whether the pattern holds an opening tag (``<s>``, ``<text_id="t3">``)."""
+    if isinstance(pattern, StructuralTag):
+        return not pattern.closing
+    if isinstance(pattern, Sequence):
+        return any(_opens(item) for item in pattern.items)
+    if isinstance(pattern, Alternation):
+        return any(_opens(option) for option in pattern.options)
+    if isinstance(pattern, Repetition):
+        return _opens(pattern.item)
+    return False
 
 
 WIDE_REPETITION = 10

@@ -187,7 +187,8 @@ def holds_on(predicate: Predicate, tokens: Sequence[NeighbourToken]) -> npt.NDAr
     """Whether the predicate holds at each of these neighbour tokens of the partition
     (``cowbird.store.neighbours``): the query's tests on their strings, region tests on their regions'
     values, ``lbound``/``rbound`` on whether their regions start or end there. A comparison with labels
-    reads no neighbour: it follows the corpus-end rule (``holds_beyond``)."""
+    is false here: each row's labels differ, and ``TokenTests.past_end_labelled`` compares them with
+    the next token where a run has them."""
     if isinstance(predicate, Lookup):
         return predicate.accepts([token.values[predicate.attribute] for token in tokens])
     if isinstance(predicate, Always):

@@ -3,7 +3,9 @@
 ``label.attribute`` reads a p-attribute at the label's position, or the annotation of the region of
 an s-attribute containing it. As in CQP, any comparison involving an unset label is false; a label
 (or a label's attribute) standing alone holds where it is set (and, for an s-attribute, inside a
-region).
+region). A lookahead that compares labels (``[:word = a.word:]``) at a partition's last token looks
+at the position just past it (the partition's size): there ``_`` is the next partition's first token
+(``NativeCorpus.next_token``), its values read from ``neighbours.json``.
 """
 
 from __future__ import annotations
@@ -134,6 +136,9 @@ class ConstraintEvaluator:
         if node.attribute is None or node.attribute in self.corpus.p_attribute_names:
             return found
         rows = np.flatnonzero(found)
+        beyond = where[rows] >= self.corpus.size  # the next partition's first token
+        found[rows[beyond]] = self._next_value(node.attribute) is not None
+        rows = rows[~beyond]
         found[rows] = self.corpus.regions(node.attribute).containing(where[rows]) >= 0
         return found
 
@@ -152,6 +157,7 @@ class ConstraintEvaluator:
         ok = where >= 0
         result = np.zeros(rows, dtype=np.int64)
         if number.name == "f":
+            ok &= where < self.corpus.size  # no frequency in the whole corpus for the next partition's token
             ids = self.corpus.ids(argument.attribute, where[ok])
             result[ok] = self.corpus.frequencies(argument.attribute)[ids]
             return result, ok
@@ -195,6 +201,13 @@ class ConstraintEvaluator:
         result = np.zeros(len(where), dtype=np.bool_)
         rows = np.flatnonzero(where >= 0)
         attribute = node.left.attribute
+        beyond = rows[where[rows] >= self.corpus.size]  # the next partition's first token: its string
+        if len(beyond):
+            rows = rows[where[rows] < self.corpus.size]
+            value = self._next_value(attribute)
+            if value is not None:  # (outside any region the value is undefined: the comparison is false)
+                passed = bool(self.corpus.neighbour_matches(right, [value])[0])
+                result[beyond] = passed != node.negated
         if attribute in self.corpus.p_attribute_names:
             table = self.predicates.table(attribute, right)
             matched = table[self.corpus.ids(attribute, where[rows])]
@@ -210,7 +223,23 @@ class ConstraintEvaluator:
         result[rows] = ~matched if node.negated else matched
         return result
 
+    def _next_value(self, attribute: str) -> str | None:
+        """The next partition's first token's value of a p-attribute, or its region's of an
+        s-attribute (None: in no region, or no next token)."""
+        token = self.corpus.next_token
+        if token is None:
+            return None
+        if attribute in self.corpus.p_attribute_names:
+            return token.values.get(attribute)
+        mark = token.regions.get(attribute)
+        return None if mark is None else mark.value
+
     def _strings(self, attribute: str, cpos: Cpos) -> list[str | None]:
+        beyond = cpos >= self.corpus.size
+        if beyond.any():  # the position just past the partition: the next partition's first token
+            inside = iter(self._strings(attribute, cpos[~beyond]))
+            value = self._next_value(attribute)
+            return [value if past else next(inside) for past in beyond.tolist()]
         if attribute in self.corpus.p_attribute_names:
             strings = self.corpus.lexicon(attribute).strings
             return [strings[i] for i in self.corpus.ids(attribute, cpos).tolist()]

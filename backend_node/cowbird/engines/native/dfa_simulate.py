@@ -171,6 +171,7 @@ class DfaRunner(PassesBase):
         if count == 0:
             return Matches.empty()
         size = self.corpus.size
+        bound = self.plan.past_the_cut(starts, bound)  # an opening tag may be read just past the cut
         states = self.dfa.states
         final = self.dfa.final
         all_starts = starts
@@ -244,8 +245,7 @@ class DfaRunner(PassesBase):
                     if tag is not None and tag.look is None and tag.attribute in self.strict:
                         region = f"region:{tag.attribute}"
                         if not tag.closing:
-                            regions = self.corpus.regions(tag.attribute)
-                            new_grids[region][v, target] = regions.ends[regions.starting_at(effv)]
+                            new_grids[region][v, target] = self.tests.entered_ends(tag.attribute, effv)
                         elif self.checks_region[symbol]:
                             new_grids[region][v, target] = -1
                     go = v
@@ -287,9 +287,12 @@ class DfaRunner(PassesBase):
         ``labels``: each row's label positions in this state, for a pattern that reads labels."""
         if pattern.tag is not None:
             if labels is not None and pattern.tag.look is not None:  # a lookahead that reads labels
-                result = np.full(len(cpos), self.tests.past_end(pattern.tag.look), dtype=np.bool_)
+                result = np.zeros(len(cpos), dtype=np.bool_)
                 inside = {name: values[in_corpus] for name, values in labels.items()}
                 result[in_corpus] = self.tests.holds(pattern.tag.look, cpos[in_corpus], {}, inside)
+                if not in_corpus.all():  # just past the last token: on the next partition's first
+                    beyond = {name: values[~in_corpus] for name, values in labels.items()}
+                    result[~in_corpus] = self.tests.past_end_labelled(pattern.tag.look, beyond)
                 return result
             return self.tests.tag_holds(pattern.tag, cpos)
         assert pattern.predicate is not None

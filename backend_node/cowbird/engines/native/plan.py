@@ -74,6 +74,46 @@ class TokenTests:
             return False
         return tag.accepts is None or (mark.value is not None and bool(tag.accepts([mark.value])[0]))
 
+    def past_end_labelled(self, look: Predicate, labels: dict[str, Cpos]) -> npt.NDArray[np.bool_]:
+        """Per row, whether a lookahead that compares labels (``[:word = a.word:]``) holds just past
+        the partition's last token, each row's labels at ``labels``: on the next partition's first
+        token, the label's value the partition's own token's (``ConstraintEvaluator`` reads ``_`` at
+        the partition's size there); at the corpus end, CQP's past-the-end rule (``past_end``)."""
+        rows = len(next(iter(labels.values()))) if labels else 0
+        token = self.corpus.next_token
+        if token is None or not isinstance(look, LabelPredicate | Negation | AllOf | AnyOf):
+            return np.full(rows, self.past_end(look), dtype=np.bool_)
+        if isinstance(look, LabelPredicate):
+            unset = np.full(rows, -1, dtype=np.int64)
+            values = {name: unset for name in (*look.labels, "match")}
+            values.update(labels)
+            values["_"] = np.full(rows, self.corpus.size, dtype=np.int64)
+            return look.check(values)
+        if isinstance(look, Negation):
+            return ~self.past_end_labelled(look.part, labels)
+        combined = self.past_end_labelled(look.parts[0], labels)
+        for part in look.parts[1:]:
+            more = self.past_end_labelled(part, labels)
+            combined = combined & more if isinstance(look, AllOf) else combined | more
+        return combined
+
+    def opens_after(self, tag: TagTest) -> bool:
+        """Whether an opening tag (``<s>``) holds at the position just past the last token: a region of
+        the next partition starts at its first token (with a value that passes the tag's test); never
+        at the corpus end."""
+        token = self.corpus.next_token
+        mark = None if token is None else token.regions.get(tag.attribute)
+        if mark is None or not mark.start:
+            return False
+        return tag.accepts is None or (mark.value is not None and bool(tag.accepts([mark.value])[0]))
+
+    def entered_ends(self, attribute: str, cpos: Cpos) -> Cpos:
+        """The last position of the region of ``attribute`` starting at each cpos (StrictRegions), a
+        region entered just past the partition's end included: it ends past every position here."""
+        regions = self.corpus.regions(attribute)
+        ends: Cpos = regions.ends[regions.starting_at(cpos)]
+        return np.where(cpos >= self.corpus.size, self.corpus.size + 1, ends)
+
     def _bitmap(self, predicate: Lookup, cpos: Cpos) -> npt.NDArray[np.uint8] | None:
         """The predicate's bitmap over the corpus when the query is evaluated whole and testing it by
         gathering ids would cost more (``NativeCorpus.gather_costs_more``); else None."""
@@ -176,6 +216,8 @@ class TokenTests:
             ok[ok] = tag.region_ok[number[ok]]
         if tag.closing and self.corpus.previous_token is not None:
             ok[cpos == 0] = self.closes_before(tag)  # a region of the partition before ends just before
+        if not tag.closing and self.corpus.next_token is not None:
+            ok[cpos == self.corpus.size] = self.opens_after(tag)  # a region of the next partition starts
         return ok
 
     def cpos_where(self, predicate: Predicate, lo: int = 0, hi: int | None = None) -> Cpos:
@@ -222,7 +264,8 @@ class TokenTests:
         assert_never(predicate)
 
     def tag_cpos(self, tag: TagTest, lo: int = 0, hi: int | None = None) -> Cpos:
-        """Sorted corpus positions in ``[lo, hi)`` where a tag assertion holds (region starts, or ends + 1)."""
+        """Sorted corpus positions in ``[lo, hi)`` where a tag assertion holds (region starts, or ends + 1;
+        the partition's size where the next partition's first token starts a region or passes a lookahead)."""
         if tag.look is not None:
             found = self.cpos_where(tag.look, lo, hi)
             size = self.corpus.size
@@ -234,6 +277,8 @@ class TokenTests:
         found = (regions.ends[keep] + 1) if tag.closing else regions.starts[keep]
         if tag.closing and self.closes_before(tag):
             found = np.concatenate(([0], np.asarray(found, dtype=np.int64)))
+        if not tag.closing and self.opens_after(tag):
+            found = np.append(found, self.corpus.size)  # a region of the next partition starts just past the end
         if lo <= 0 and hi is None:
             return found
         first, last = np.searchsorted(found, [lo, self.corpus.size + 1 if hi is None else hi])
@@ -309,6 +354,10 @@ class Planner:
         self.hard_boundary = hard_boundary
         self.tests = TokenTests(corpus)
         self.sources = automaton.sources
+        self.opens = corpus.next_token is not None and any(
+            s.tag is not None and not s.tag.closing and s.tag.look is None for s in automaton.states)
+        """Whether an opening tag of the query may be read just past the partition's last token (on the
+        next partition's first token): the partition has a next one and the query an opening tag."""
 
     def chain(self, first: int) -> list[tuple[int, int]]:
         """The fixed run of states every match of this pass goes through, with their token offsets."""
@@ -336,6 +385,8 @@ class Planner:
         if offset:
             starts = starts - offset
             starts = starts[starts >= 0]
+        if len(starts) and starts[-1] >= self.corpus.size:
+            starts = starts[starts < self.corpus.size]  # a tag read just past the end starts nothing
         for other, other_offset in chain:
             if (other, other_offset) == anchor or len(starts) == 0:
                 continue
@@ -386,6 +437,30 @@ class Planner:
     def boundaries(self, starts: Cpos) -> tuple[Cpos, Cpos]:
         """Keep starts that may match and give each its last allowed corpus position."""
         return boundaries(self.corpus, self.within, self.hard_boundary, starts)
+
+    def past_the_cut(self, starts: Cpos, bound: Cpos) -> Cpos:
+        """``bound``, with the partition's size instead of its last position for the starts whose
+        boundary over the corpus in one piece lies past the partition's last token: there an opening
+        tag may be read on the next partition's first token, as CQP reads it (``[pos="NN"] <s>``); a
+        token is never consumed there. ``within N`` or the HardBoundary reaching past the partition's
+        end, or a ``within`` region going on in the next partition (or ``within 2 s`` taking the next
+        partition's region): the partition's end is not the boundary but the cut."""
+        if not self.opens or len(starts) == 0:
+            return bound
+        size = self.corpus.size
+        within = self.within
+        if within.attribute is None:
+            reach = self.hard_boundary if within.tokens is None else within.tokens
+            past = starts + reach >= size
+        else:
+            token = self.corpus.next_token
+            mark = None if token is None else token.regions.get(within.attribute)
+            if mark is None:  # the next token lies in no region: every region ends where it does in one piece
+                return bound
+            regions = self.corpus.regions(within.attribute)
+            clipped = regions.containing(starts) + (within.count - 1) > len(regions) - 1
+            past = clipped if mark.start else clipped | (bound == size - 1)
+        return np.where(past, size, bound)
 
     def certain_steps(self, first: int) -> int | None:
         """Tokens every candidate of this pass surely consumes before it can die: the first state,

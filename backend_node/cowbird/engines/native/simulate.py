@@ -394,6 +394,9 @@ class PassRunner(PassesBase):
         length = chain[-1][1] + (1 if states[last].is_token else 0)
         if length == 0:
             return None  # only tags: an empty match, which CQP drops (the simulation says so)
+        if self.plan.opens and any(offset == length and (tag := states[index].tag) is not None
+                                   and not tag.closing and tag.look is None for index, offset in chain):
+            return None  # an opening tag after the last token may be read past the cut: the simulation does
         reach = 0
         anchors: dict[str, int] = {}
         for index, offset in chain:
@@ -415,6 +418,8 @@ class PassRunner(PassesBase):
             starts, bound = starts[keep], bound[keep]
         if len(starts) == 0:
             return Matches.empty()
+        bound = self.plan.past_the_cut(starts, bound)  # an opening tag may be read just past the cut
+        size = self.corpus.size
         active, registers = self._begin(first, starts)
         cursor = starts + 1 if head.is_token else starts.copy()
         accepts = _Accepts(starts, self.longest, self.anchors)
@@ -431,6 +436,8 @@ class PassRunner(PassesBase):
                 # (<s> []? at a sentence start) ends the start too, and CQP drops the empty match
                 alive &= ~accepted & ~empty
             alive &= cursor <= bound
+            if self.plan.opens:
+                alive &= cursor < size  # the next partition's first token is read by tags, never consumed
             if not alive.all():
                 survivors = np.flatnonzero(alive)
                 active, starts, bound = active[survivors], starts[survivors], bound[survivors]
@@ -572,8 +579,7 @@ class PassRunner(PassesBase):
                 if tag.closing:
                     ends[ok, j] = -1  # the region is closed: nothing left to stay inside
                 else:
-                    regions = self.corpus.regions(tag.attribute)
-                    ends[ok, j] = regions.ends[regions.starting_at(cursor[ok])]
+                    ends[ok, j] = self.tests.entered_ends(tag.attribute, cursor[ok])
         return grew
 
     def _accepting(
