@@ -37,6 +37,7 @@ CHILD_MARGIN = 120.0
 """Seconds the child may take beyond its tests' own timeouts (its start, the imports, collection)."""
 _RESULTS = pytest.StashKey[dict[str, list[dict[str, Any]]]]()
 _PROBLEM = pytest.StashKey[str]()
+_BUDGET = pytest.StashKey[float]()  # the module's loopback tests' own timeouts, summed
 
 
 def interfaces() -> list[str]:
@@ -110,7 +111,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for item in marked:
         per_module[_module(item)] = per_module.get(_module(item), 0.0) + _timeout(item)
     for item in marked:  # the first of a module runs them all: its timeout is theirs together
-        item.add_marker(pytest.mark.timeout(per_module[_module(item)] + CHILD_MARGIN))
+        item.stash[_BUDGET] = per_module[_module(item)]
+        # in front of the test's own timeout mark, which would otherwise be the closest
+        item.add_marker(pytest.mark.timeout(per_module[_module(item)] + CHILD_MARGIN), append=False)
 
 
 
@@ -127,14 +130,20 @@ def _run_child(item: pytest.Item, selected: list[pytest.Item]) -> dict[str, list
         command = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
                    sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                    "-o", "addopts=--strict-markers", *[s.nodeid for s in selected]]
-        limit = sum(_timeout(s) for s in selected) + CHILD_MARGIN - 5
-        try:
-            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=limit,
-                                  stdin=subprocess.DEVNULL)
-            output = done.stdout + done.stderr
-        except subprocess.TimeoutExpired as expired:
-            output = f"the child pytest did not end within {limit:.0f} s\n" + _text(expired.stdout) + _text(
-                expired.stderr)
+        # the parent's own timeout for this item is the budget + CHILD_MARGIN: the child ends before it
+        limit = item.stash.get(_BUDGET, sum(_timeout(s) for s in selected)) + CHILD_MARGIN - 20
+        output_file = Path(tmp) / "output.txt"
+        with output_file.open("w+") as out:  # a file, not a pipe: a process left behind holds no read open
+            child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+            try:
+                child.wait(timeout=limit)
+                note = ""
+            except subprocess.TimeoutExpired:
+                _kill_namespace(child)
+                note = f"the child pytest did not end within {limit:.0f} s: it and its processes were killed\n"
+            out.seek(0)
+            output = note + out.read()
         results: dict[str, list[dict[str, Any]]] = {s.nodeid: [] for s in selected}
         for line in report_file.read_text().splitlines():
             data = json.loads(line)
@@ -143,10 +152,27 @@ def _run_child(item: pytest.Item, selected: list[pytest.Item]) -> dict[str, list
         return results
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+def _kill_namespace(child: subprocess.Popen[bytes]) -> None:
+    """Kill the child and every process in its network namespace (the nodes and front ends its tests
+    started, which may have left its process group), then reap it."""
+    try:
+        namespace = os.readlink(f"/proc/{child.pid}/ns/net")
+    except OSError:
+        namespace = None
+    if namespace is not None and namespace != os.readlink("/proc/self/ns/net"):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if os.readlink(entry / "ns" / "net") == namespace:
+                    os.kill(int(entry.name), 9)
+            except OSError:
+                continue  # gone already, or not ours to read
+    try:
+        os.killpg(child.pid, 9)
+    except OSError:
+        pass
+    child.wait()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -49,3 +49,40 @@ def test_a_failure_inside_is_reported() -> None:
 
 def test_unmarked_tests_run_where_pytest_runs() -> None:
     assert os.environ.get("COWBIRD_LOOPBACK_REPORT") is None or in_loopback_namespace()
+
+
+def test_a_child_past_its_time_is_killed_with_every_process_of_its_namespace() -> None:
+    """A child run past its budget is killed with what its tests started, even a process that left
+    its session (a node started with its own): nothing is left to hold the run's output open."""
+    import shutil
+    import subprocess
+    import time
+    from pathlib import Path
+
+    from tests.loopback import _kill_namespace
+    from tests.support import unavailable
+
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        unavailable("unshare as root is needed to make a network namespace")
+    child = subprocess.Popen(["unshare", "--net", "--", "sh", "-c", "setsid sleep 300 & exec sleep 300"],
+                             start_new_session=True, stdin=subprocess.DEVNULL)
+    time.sleep(0.5)
+    namespace = os.readlink(f"/proc/{child.pid}/ns/net")
+
+    def members() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and os.readlink(entry / "ns" / "net") == namespace:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
+    assert len(members()) == 2  # the child and the process that left its session
+    _kill_namespace(child)
+    assert child.returncode is not None
+    deadline = time.monotonic() + 5
+    while members() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert members() == []
