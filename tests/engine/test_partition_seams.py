@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from cowbird.commands.cli import main
 from cowbird.core.manifest import Manifest
+from cowbird.engines import open_engine
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native import NativeEngine
 from cowbird.query import parse_cqp, reads_past_edges
@@ -177,9 +178,13 @@ def test_the_cwb_engine_answers_over_partitions_as_over_the_corpus_in_one_piece(
 
     registry, manifest = seams
     partitions = Manifest.load(manifest).partitions
-    engines = [(p.offset, CwbEngine(registry, p.id, EngineOptions(cqp_binary=str(binary)))) for p in partitions]
-    whole = CwbEngine(registry, "whole", EngineOptions(cqp_binary=str(binary)))
+    options = EngineOptions(cqp_binary=str(binary))
+    engines = [(p.offset, open_engine(registry, p.id, "cwb", options)) for p in partitions]
+    whole = open_engine(registry, "whole", "cwb", options)
+    alone = CwbEngine(registry, partitions[2].id, options)  # made without across_cut: CQP's answer alone
     try:
+        assert [h.match for h in alone.run('[pos="NN"] [:pos!="NN":]').hits()] == []  # its end is a corpus end
+        assert [h.match for h in engines[2][1].run('[pos="NN"] [:pos!="NN":]').hits()] == [0]  # reads "birds"
         for query, expected in CASES:
             assert [h.match for h in whole.run(query).hits()] == expected, query  # real CQP over the whole
             found = [h.match + offset for offset, engine in engines for h in engine.run(query).hits()]
@@ -187,5 +192,7 @@ def test_the_cwb_engine_answers_over_partitions_as_over_the_corpus_in_one_piece(
             assert reads_past_edges(parse_cqp(query)) != (query.startswith("TAB") or query == "<s> []"), query
         assert [h.match for h in engines[1][1].run('[pos="VBZ"]').hits()] == [1]  # CQP's own answer elsewhere
     finally:
+        alone.close()
         for _, engine in [*engines, (0, whole)]:
+            assert isinstance(engine, CwbEngine)
             engine.close()

@@ -43,7 +43,12 @@ def open_engine(
     if engine == "cwb":
         from cowbird.engines.cwb import CwbEngine
 
-        return CwbEngine(registry_dir, corpus_id, options)
+        def across_cut() -> QueryEngine:  # a query reading past a partition's edge reads its neighbours
+            from cowbird.engines.native import NativeEngine
+
+            return NativeEngine.open(registry_dir, corpus_id, options)
+
+        return CwbEngine(registry_dir, corpus_id, options, across_cut)
     if engine != "native":
         raise InvalidOption(f"unknown engine {engine!r} (available: {', '.join(ENGINES)})")
     from cowbird.engines.native import NativeEngine

@@ -12,9 +12,11 @@ Hits come from CQP (``dump``); concordance lines are built from the corpus files
 ``results`` module, which reads compressed attributes as CQP does. One kind of query is not CQP's
 to answer: on a partition of a corpus cut in several (one that carries ``neighbours.json``), a
 query that can read past the partition's edge (``reads_past_edges``: a lookahead, a closing tag, an
-opening tag after a token, an MU window) is evaluated by the native engine on the same files, which
-reads the neighbours' tokens there — CQP sees the partition alone and would answer as at the corpus's
-real end or start, so the answer would depend on where the corpus was cut.
+opening tag after a token, an MU window) is handed to ``across_cut``, the engine ``open_engine`` gives
+it (the native engine on the same files, which reads the neighbours' tokens there) — CQP sees the
+partition alone and would answer as at the corpus's real end or start, so the answer would depend on
+where the corpus was cut. Nothing of the native engine is imported here: made without ``across_cut``,
+the engine is CQP's alone (as the differential tests want it).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +80,8 @@ class CwbEngine(QueryEngine):
 
     name = "cwb"
 
-    def __init__(self, registry: Path, corpus_id: str, options: EngineOptions | None = None) -> None:
+    def __init__(self, registry: Path, corpus_id: str, options: EngineOptions | None = None,
+                 across_cut: Callable[[], QueryEngine] | None = None) -> None:
         self.options = options or EngineOptions()
         binary = find_cqp(self.options.cqp_binary)
         if binary is None:
@@ -97,8 +101,9 @@ class CwbEngine(QueryEngine):
         self._killed = False
         self._cancelled = False  # killed because the caller went away (not for running out of time)
         self._cqp: Any = self._start()
-        self._cut = Neighbours.load(self._store.entry.home) is not None  # a partition of several
-        self._edges: QueryEngine | None = None  # the native engine, for queries that read past the cut
+        # a partition of several: queries that read past its edges go to the engine across_cut opens
+        self._across = across_cut if Neighbours.load(self._store.entry.home) is not None else None
+        self._edges: QueryEngine | None = None
         self._edges_lock = threading.Lock()
 
     def _start(self) -> Any:
@@ -182,20 +187,18 @@ class CwbEngine(QueryEngine):
             raise cqp_error(text)
         return str(output)
 
-    def _across_cut(self) -> QueryEngine:
-        """The native engine on this partition's files, opened the first time it is needed."""
+    def _across_cut(self, opened: Callable[[], QueryEngine]) -> QueryEngine:
+        """The engine for queries that read past the partition's edges, opened the first time it is needed."""
         with self._edges_lock:
             if self._edges is None:
-                from cowbird.engines.native import NativeEngine
-
-                self._edges = NativeEngine.open(self._registry, self._store.corpus_id, self.options)
+                self._edges = opened()
             return self._edges
 
     def _run(self, query: Query, strategy: Strategy, hard_boundary: int, deadline: Deadline | None) -> ResultSet:
         if strategy not in STRATEGIES:
             raise InvalidOption(f"unknown matching strategy {strategy!r}")
-        if self._cut and reads_past_edges(query):
-            return self._across_cut().run(query, strategy, hard_boundary, deadline)
+        if self._across is not None and reads_past_edges(query):
+            return self._across_cut(self._across).run(query, strategy, hard_boundary, deadline)
         text = serialize(query)  # only the re-serialised, checked query ever reaches cqp
         with self._lock:
             if self._killed or self._cqp.CQP_process.poll() is not None:
