@@ -29,6 +29,9 @@ OOM = "a:[] []{0,60} b:[] []{0,60} c:[] :: a.word = c.word & b.word = a.word"
 MILDER = "a:[] []{0,60} b:[] :: a.word = b.word"
 BURST = [f'a:[] []{{0,30}} b:[] :: a.word=b.word & a.pos="{pos}"' for pos in ("NN", "IN", "DT", "JJ")]
 """Four users' heavy label queries: each holds about 600 MB on a node of this corpus alone, 2.4 GB together."""
+BURSTS = 2
+"""Bursts sent one after the other until one answers a query: on a machine busy with other tests the
+four steps can meet the budget all at once, and all four are stopped (seen once in CI, never alone)."""
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +92,7 @@ def test_the_query_that_took_a_node_down_is_refused_or_stopped_within_its_budget
     assert_nodes_alive(demo, pids)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(400)
 def test_a_burst_of_heavy_label_queries_past_the_budget_answers_some_of_them(demo: DemoStack) -> None:
     """Four users' heavy label queries at once, each within the budget, more than it together: evaluations
     wait for room, pause, and the youngest give way — so the oldest are answered, exactly, and the
@@ -98,17 +101,24 @@ def test_a_burst_of_heavy_label_queries_past_the_budget_answers_some_of_them(dem
     nodes stay within their OS limit and are not killed."""
     require_loopback_namespace()
     pids = nodes(demo)
-    with memory_peaks(pids) as memory, concurrent.futures.ThreadPoolExecutor(len(BURST)) as pool:
-        answers = list(pool.map(
-            lambda q: httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": q, "syntax": "cqp"},
-                                timeout=250), BURST))
-    bodies = [answer.json() for answer in answers]
-    for answer, body in zip(answers, bodies, strict=True):  # exact, or refused with the reason
-        assert (answer.status_code == 200 and body["complete"]) or (
-            answer.status_code in (400, 503) and ("memory" in body["detail"] or "not run" in body["detail"])), body
-    assert any(answer.status_code == 200 for answer in answers), [body.get("detail") for body in bodies]
-    assert all(peak < LIMIT / 2**20 for peak in memory.peaks), (memory.idle, memory.peaks)
-    assert_nodes_alive(demo, pids)
+    details: list[object] = []
+    for _ in range(BURSTS):
+        with memory_peaks(pids) as memory, concurrent.futures.ThreadPoolExecutor(len(BURST)) as pool:
+            answers = list(pool.map(
+                lambda q: httpx.get(f"{demo.url}/api/v1/query", params={"corpus": "web", "q": q, "syntax": "cqp"},
+                                    timeout=120), BURST))
+        bodies = [answer.json() for answer in answers]
+        for answer, body in zip(answers, bodies, strict=True):  # exact, or refused with the reason
+            assert (answer.status_code == 200 and body["complete"]) or (
+                answer.status_code in (400, 503) and ("memory" in body["detail"] or "not run" in body["detail"])
+            ), body
+        assert all(peak < LIMIT / 2**20 for peak in memory.peaks), (memory.idle, memory.peaks)
+        assert_nodes_alive(demo, pids)
+        details.append([body.get("detail") for body in bodies])
+        if any(answer.status_code == 200 for answer in answers):
+            break
+    else:
+        raise AssertionError(f"no burst of {BURSTS} answered any query: {details}")
 
 
 def test_cowbird_node_serve_sets_the_os_limit_on_its_data(demo: DemoStack) -> None:
