@@ -76,7 +76,7 @@ def left_after(cluster: Cluster, path: str, params: Params, seconds: float) -> t
 
 
 @pytest.mark.parametrize(("path", "params"), [
-    ("/api/v1/frequency", {"corpus": "big", "q": HEAVY.format(300), "syntax": "cqp", "by": "word", "stream": 1}),
+    ("/api/v1/frequency", {"corpus": "big", "q": HEAVY.format(501), "syntax": "cqp", "by": "word", "stream": 1}),
     ("/api/v1/collocations", {"corpus": "big", "q": HEAVY.format(501), "syntax": "cqp", "attribute": "word",
                               "stream": 1}),
 ], ids=["frequency", "collocations"])
