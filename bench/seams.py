@@ -28,10 +28,10 @@ from rich.console import Console
 from bench.common import show
 from cowbird.engines.native import NativeEngine
 from cowbird.query import parse_cqp
-from cowbird.store import CwbCorpus, Encoder
+from cowbird.store import CwbCorpus
 from cowbird.store.neighbours import NEIGHBOURS_FILE, write_neighbours
-from tests.engine.test_partition_property import LONGEST_TEXT, SEED, generated
-from tests.support import ewt_options, require_reference
+from tests.engine.test_partition_property import SEED, generated
+from tests.support import ewt_cut, require_reference
 
 
 def queries_seconds(registry: Path, ids: list[str], queries: list[str], repeat: int) -> tuple[float, int]:
@@ -60,9 +60,8 @@ def main() -> None:
     try:
         for aim in (int(x) for x in args.cuts.split(",")):
             where = base / f"cut{aim}"
-            limit = max(-(-size // aim) + 3_000 // aim, LONGEST_TEXT)
             started = time.perf_counter()
-            result = Encoder(ewt_options(where / "data", where / "registry" / "ewt", partition_tokens=limit)).run()
+            result = ewt_cut(where, aim)
             encode = time.perf_counter() - started
             registry = where / "registry"
             ids = [p.id for p in result.partitions]

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import httpx
 import pytest
 
-from cowbird.store import EncodeOptions, parse_s_declaration
+from cowbird.store import EncodeOptions, Encoder, EncodeResult, parse_s_declaration
 from tests.clock import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,6 +164,18 @@ def ewt_options(data_dir: Path, registry_file: Path, **extra: Any) -> EncodeOpti
         p_attributes=list(EWT_P), s_attributes=[parse_s_declaration(d) for d in EWT_S], charset="utf8",
         xml=True, skip_blank=True, strip_blanks=True, **extra,
     )
+
+
+EWT_LONGEST_TEXT = 5_875
+"""EWT's longest text, in tokens: no partition of EWT cut at texts can be smaller."""
+
+
+def ewt_cut(where: Path, parts: int) -> EncodeResult:
+    """EWT encoded into ``where`` cut at text boundaries into about ``parts`` partitions (the
+    partitioner cuts before a ``<text>`` that would overflow; none smaller than its longest text)."""
+    size = (require_reference() / "cwb" / "data" / "ewt" / "word.corpus").stat().st_size // 4
+    limit = max(-(-size // parts) + 3_000 // parts, EWT_LONGEST_TEXT)
+    return Encoder(ewt_options(where / "data", where / "registry" / "ewt", partition_tokens=limit)).run()
 
 
 def tricky_options(data_dir: Path, registry_file: Path, **extra: Any) -> EncodeOptions:

@@ -22,17 +22,13 @@ import pytest
 
 from cowbird.engines.native import NativeEngine
 from cowbird.query import Query, parse_cqp
-from cowbird.store import Encoder
 from tests.realcqp import RealCqp, real_cqp
-from tests.support import ewt_options, require_reference
+from tests.support import ewt_cut
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # a real cqp process answers every query
 
 CUTS = (2, 7, 23, 50)
 """How many partitions each cutting aims at (the partitioner cuts before a <text> that would overflow)."""
-
-LONGEST_TEXT = 5_875
-"""EWT's longest text, in tokens: no partition can be smaller."""
 
 QUERIES = 240
 """Generated queries, each run on every cutting."""
@@ -128,12 +124,10 @@ def judge() -> Iterator[RealCqp]:
 def cuttings(tmp_path_factory: pytest.TempPathFactory) -> list[list[tuple[int, NativeEngine]]]:
     """EWT encoded once per cutting: per cutting, each partition's offset and engine."""
     base = tmp_path_factory.mktemp("ewt-cuts")
-    size = (require_reference() / "cwb" / "data" / "ewt" / "word.corpus").stat().st_size // 4
     found = []
     for parts in CUTS:
         where = base / f"cut{parts}"
-        limit = max(-(-size // parts) + 3_000 // parts, LONGEST_TEXT)
-        result = Encoder(ewt_options(where / "data", where / "registry" / "ewt", partition_tokens=limit)).run()
+        result = ewt_cut(where, parts)
         found.append([(p.offset, NativeEngine.open(where / "registry", p.id)) for p in result.partitions])
     return found
 

@@ -16,17 +16,13 @@ from functools import cache
 import pytest
 import regex
 
-from cowbird.store import Encoder
 from tests.frontend.conftest import API_TOKEN, Partitioned, ewt_client
-from tests.support import ROOT, ewt_options, reference_cqp, require_reference
+from tests.support import ROOT, ewt_cut, reference_cqp, require_reference
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]  # real cwb-scan-corpus is the judge
 
 CUTS = (2, 9, 50)
 """How many partitions each cutting aims at (the partitioner cuts before a <text> that would overflow)."""
-
-LONGEST_TEXT = 5_875
-"""EWT's longest text, in tokens: no partition can be smaller."""
 
 LISTS = 5
 """Generated lists, each asked of every cutting."""
@@ -84,12 +80,10 @@ def expected(request: dict[str, str | int]) -> list[tuple[list[str], int]]:
 @pytest.fixture(scope="module")
 def cuttings(tmp_path_factory: pytest.TempPathFactory) -> list[Partitioned]:
     base = tmp_path_factory.mktemp("ewt-ngram-cuts")
-    size = (require_reference() / "cwb" / "data" / "ewt" / "word.corpus").stat().st_size // 4
     found = []
     for parts in CUTS:
         where = base / f"cut{parts}"
-        limit = max(-(-size // parts) + 3_000 // parts, LONGEST_TEXT)
-        result = Encoder(ewt_options(where / "data", where / "registry" / "ewt", partition_tokens=limit)).run()
+        result = ewt_cut(where, parts)
         assert result.manifest is not None
         found.append(Partitioned(where / "registry", result.manifest, [p.id for p in result.partitions]))
     return found
