@@ -36,7 +36,7 @@ def log_in(page: Page, site: DemoStack, name: str) -> None:
     page.fill('input[name="login"]', name)
     page.fill('input[name="password"]', PASSWORD)
     page.press('input[name="password"]', "Enter")
-    expect(page).to_have_url(f"{site.url}/account")
+    expect(page).to_have_url(f"{site.url}/")  # logging in lands on the search
 
 
 def test_the_header_shows_the_user_and_logs_out(site: DemoStack, accounts: Accounts, page: Page,

@@ -27,7 +27,7 @@ def logged_in(site: DemoStack, page: Page) -> Page:
     page.fill('input[name="login"]', USER)
     page.fill('input[name="password"]', PASSWORD)
     page.press('input[name="password"]', "Enter")
-    expect(page).to_have_url(f"{site.url}/account")
+    expect(page).to_have_url(f"{site.url}/")  # logging in lands on the search
     return page
 
 
@@ -566,7 +566,7 @@ def test_a_subcorpus_is_picked_by_its_values_saved_shared_and_used(site: DemoSta
     colleague.fill('input[name="login"]', "bob")
     colleague.fill('input[name="password"]', PASSWORD)
     colleague.press('input[name="password"]', "Enter")
-    expect(colleague).to_have_url(f"{site.url}/account")
+    expect(colleague).to_have_url(f"{site.url}/")  # logging in lands on the search
     colleague.goto(site.url)
     colleague.locator("#subcorpora summary").click()
     shared = colleague.locator("#subcorpora-list li")

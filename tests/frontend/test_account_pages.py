@@ -110,7 +110,7 @@ async def test_register_review_login_and_tokens(site: tuple[httpx.AsyncClient, A
     # ada logs in, sees the login-only corpus, makes a token and uses it from a script
     assert (await client.get("/api/v1/corpora")).json()["total"] == 0
     answer = await login(client, "ADA@uni.example")  # the e-mail address, in any case
-    assert answer.status_code == 303 and answer.headers["location"] == "/account"
+    assert answer.status_code == 303 and answer.headers["location"] == "/"  # the search, not the account page
     cookie = answer.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" not in cookie  # plain HTTP here
     assert (await client.get("/api/v1/corpora")).json()["total"] == 1
@@ -166,7 +166,7 @@ async def test_suspension_and_new_password_end_sessions(site: tuple[httpx.AsyncC
     with accounts.database.session() as session:
         accounts.users.decide(session, accounts.users.get(session, "ada"), State.SUSPENDED, "boss", "holiday")
     gone = await client.get("/account")
-    assert gone.status_code == 303 and gone.headers["location"] == "/login"
+    assert gone.status_code == 303 and gone.headers["location"] == "/login?next=/account"
     again = await login(client, "ada")
     assert again.status_code == 403 and "suspended" in again.text and "holiday" in again.text
     with accounts.database.session() as session:
@@ -710,3 +710,38 @@ async def test_the_lines_of_a_saved_search_are_categorised_counted_and_exported(
     anonymous_export = await client.get("/api/v1/export", params={"corpus": "members", "q": "house",
                                                                   "categories": slug})
     assert anonymous_export.status_code in (401, 404)
+
+
+async def test_login_lands_on_the_search_or_on_the_page_asked_for(site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, _ = site
+    asked = await client.get("/account")
+    assert asked.status_code == 303 and asked.headers["location"] == "/login?next=/account"
+    form = await client.get("/login?next=/%3Fcorpus%3Dmembers%26q%3Dhouse")
+    assert '<input type="hidden" name="next" value="/?corpus=members&amp;q=house">' in form.text
+    fields = {"login": "boss", "password": PASSWORD, "csrf": csrf_of(form)}
+    back = await client.post("/login", data={**fields, "next": "/?corpus=members&q=house"})
+    assert back.status_code == 303 and back.headers["location"] == "/?corpus=members&q=house"
+    for elsewhere in ("//evil.example/x", "/\\evil.example", "https://evil.example/", "javascript:alert(1)",
+                      "/login?next=/account", "/a\nSet-Cookie: x=1"):
+        client.cookies.clear()
+        form = await client.get("/login")
+        off = await client.post("/login", data={**fields, "csrf": csrf_of(form), "next": elsewhere})
+        assert off.status_code == 303 and off.headers["location"] == "/", elsewhere  # the search instead
+
+
+async def test_admin_leads_to_the_review_of_accounts_for_administrators_only(
+        site: tuple[httpx.AsyncClient, Accounts]) -> None:
+    client, accounts = site
+    anonymous = await client.get("/admin")
+    assert anonymous.status_code == 303 and anonymous.headers["location"] == "/login?next=/admin"
+    with accounts.database.session() as session:
+        user, _ = accounts.users.add(session, "ada", "ada@uni.example", "tests")
+        accounts.users.set_password(session, user, PASSWORD, "tests")
+    await login(client, "ada")
+    refused = await client.get("/admin")
+    assert refused.status_code == 403 and "this page is for administrators" in refused.text
+    client.cookies.clear()
+    await login(client, "boss")
+    admin = await client.get("/admin")
+    assert admin.status_code == 303 and admin.headers["location"] == "/admin/users"
+    assert "ada" in (await client.get(admin.headers["location"])).text

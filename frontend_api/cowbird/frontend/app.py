@@ -180,6 +180,7 @@ def create_app(
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
     for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router):
         app.include_router(router, dependencies=[Depends(no_parameters)])
+    app.include_router(accounts_web.login_router)  # ``next``: its own parameters (``LoginParameters``)
     app.include_router(pages.router)
     app.include_router(metrics.router)  # the search page's URL carries the search itself: its script reads it
     return app

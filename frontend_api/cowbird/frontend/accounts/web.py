@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote, unquote
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from itsdangerous import BadSignature, Signer
+from pydantic import Field
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -37,15 +38,19 @@ from cowbird.frontend.accounts.models import State, User, WebSession
 from cowbird.frontend.accounts.service import MIN_ABSTRACT, Accounts, login_key, rights
 from cowbird.frontend.accounts.throttle import Throttle, Window
 from cowbird.frontend.fair_use import FairUse
+from cowbird.frontend.params import Parameters
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
 
 router = APIRouter(include_in_schema=False)
+login_router = APIRouter(include_in_schema=False)  # the login form, which takes ``next`` (``router`` takes nothing)
 log = logging.getLogger("cowbird.accounts")
 
 SESSION_COOKIE = "cowbird_session"
 CSRF_COOKIE = "cowbird_csrf"
 SESSION_DAYS = 14.0
+MAX_NEXT = 2000
+"""Characters of a login's ``next`` (the page to go back to): a longer one is not a page of this site's."""
 
 # the form fields several forms post
 Csrf = Annotated[str, Form(max_length=200)]
@@ -186,13 +191,31 @@ def _login_keys(login: str, user: User | None) -> list[str]:
 # ------------------------------------------------------------------ login and logout
 
 
-@router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request) -> HTMLResponse:
-    return _page(request, "login.html")
+def same_site_path(target: str) -> str:
+    """``target`` when it is a path on this site (``/ref/web/2?x=1``), else the search page ``/``: a
+    login's ``next`` must not lead off the site (``//evil.example``, ``/\\evil.example``,
+    ``https://…``, ``javascript:…``), nor back to the login form."""
+    if (not target.startswith("/") or target.startswith(("//", "/\\")) or "\\" in target
+            or any(ord(c) < 32 or ord(c) == 127 for c in target) or len(target) > MAX_NEXT
+            or target.split("?", 1)[0] in ("/login", "/logout")):
+        return "/"
+    return target
+
+
+class LoginParameters(Parameters):
+    """The login form's parameters: where to go once logged in."""
+
+    next: str = Field("/", max_length=MAX_NEXT, description="The page to go to once logged in (a path on this site).")
+
+
+@login_router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, asked: Annotated[LoginParameters, Query()]) -> HTMLResponse:
+    return _page(request, "login.html", next=same_site_path(asked.next))
 
 
 @router.post("/login", response_class=HTMLResponse)
-def login(request: Request, login: Annotated[str, Form(max_length=300)], password: Password, csrf: Csrf) -> Response:
+def login(request: Request, login: Annotated[str, Form(max_length=300)], password: Password, csrf: Csrf,
+          next: Annotated[str, Form(max_length=MAX_NEXT)] = "/") -> Response:
     _check_anonymous_csrf(request, csrf)
     throttle, address = _throttle(request), _address(request)
     accounts = _accounts(request)
@@ -210,14 +233,14 @@ def login(request: Request, login: Annotated[str, Form(max_length=300)], passwor
             raise
         if user is None:
             return _page(request, "login.html", 400, error="the name or e-mail address or the password is wrong",
-                         login=login)
+                         login=login, next=same_site_path(next))
         throttle.succeeded(attempt, keys, address)
         if not user.active:  # the password was right: the user may learn where their account stands
             decision = accounts.users.last_decision(session, user)
             return _page(request, "message.html", 403, title="Not approved",
                          message=_state_message(user, decision.reason if decision else ""))
         secret, _ = accounts.browser_sessions.open(session, user, SESSION_DAYS)
-    response = RedirectResponse("/account", status_code=303)
+    response = RedirectResponse(same_site_path(next), status_code=303)  # the search, or the page the user came from
     response.set_cookie(SESSION_COOKIE, _signer(request).sign(secret).decode("ascii"), httponly=True,
                         samesite="lax", secure=_secure(request), max_age=int(SESSION_DAYS * 86400))
     return response
@@ -301,7 +324,11 @@ class LoginRequired(Exception):
 
 
 def redirect_to_login(request: Request, error: Exception) -> Response:
-    return RedirectResponse("/login", status_code=303)
+    """The login form, which leads back to the page asked for (a page, not a form's post)."""
+    wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if request.method != "GET" or same_site_path(wanted) == "/":
+        return RedirectResponse("/login", status_code=303)
+    return RedirectResponse(f"/login?next={quote(wanted, safe='/')}", status_code=303)
 
 
 @contextmanager
@@ -444,6 +471,13 @@ def _done(text: str) -> RedirectResponse:
     response = RedirectResponse("/admin/users", status_code=303)
     response.set_cookie(NOTICE_COOKIE, quote(text[:300]), max_age=60, path="/admin", httponly=True, samesite="lax")
     return response
+
+
+@router.get("/admin", response_class=HTMLResponse)
+def admin_home(request: Request) -> Response:
+    """``/admin`` is the review of accounts, for administrators (others: the login form, or 403)."""
+    with _signed_in(request, admin=True):
+        return RedirectResponse("/admin/users", status_code=303)
 
 
 @router.get("/admin/users", response_class=HTMLResponse)
