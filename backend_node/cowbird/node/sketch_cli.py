@@ -93,7 +93,8 @@ def build_command(registry_dir: Path, grammar: str, manifest: Path | None, engin
 @click.argument("grammar")
 def check_command(grammar: str) -> None:
     """Read GRAMMAR (a shipped grammar's name or a file) as the front end and the build do: its
-    relations and queries as CQP, and a warning for each query that can look past its *STRUCTLIMIT."""
+    relations, their labels and queries as CQP, a warning for each query that can look past its
+    *STRUCTLIMIT and one for each relation without a *LABEL (a label given twice is an error)."""
     try:
         loaded = load_grammar(grammar)
     except SketchGrammarError as exc:
@@ -101,10 +102,16 @@ def check_command(grammar: str) -> None:
     for relation in loaded.relations:
         shown = relation.name if relation.inverse is None else f"{relation.name}/{relation.inverse}"
         click.echo(f"{shown}{' (symmetric)' if relation.symmetric else ''}")
+        labels = [label for label in (relation.label, relation.inverse_label) if label is not None]
+        if labels:
+            click.echo(f"  label: {' / '.join(labels)}")
         for query, line in zip(relation.queries, relation.lines, strict=True):
             click.echo(f"  {line}: {query}")
     _warn(loaded)
-    click.echo(f"{loaded.source}: {len(loaded.relations)} relations, {len(loaded.warnings)} warnings")
+    for warning in loaded.unlabelled:
+        click.echo(f"warning: {warning}", err=True)
+    warned = len(loaded.warnings) + len(loaded.unlabelled)
+    click.echo(f"{loaded.source}: {len(loaded.relations)} relations, {warned} warnings")
 
 
 def _warn(grammar: SketchGrammar) -> None:

@@ -122,6 +122,8 @@ class CorpusEntry:
             access=str(config.access), size=self.size, p_attributes=self.p_attributes,
             s_attributes=self.s_attributes, meta=self.meta, attributes=dict(config.attributes),
             sketches=[view.name for view in self.grammar.views] if self.grammar is not None else [],
+            sketch_labels={view.name: view.label for view in self.grammar.views if view.label is not None}
+            if self.grammar is not None else {},
             partitions=[PartitionSummary(id=p.id, size=p.size, offset=p.offset) for p in self.partitions],
         )
 

@@ -53,6 +53,9 @@ class CorpusSummary(BaseModel):
                                                    "configuration says so: {\"pos\": \"Penn Treebank tags\"}.")
     sketches: list[str] = Field([], description="The relations of its word sketches (empty: the corpus has no "
                                                 "sketch grammar).")
+    sketch_labels: dict[str, str] = Field({}, description="Each relation's label as its grammar's *LABEL gives it, "
+                                                          "%w where the headword goes (object_of: verbs with \"%w\" "
+                                                          "as object); a relation without a label is not listed.")
     partitions: list[PartitionSummary]
 
 
@@ -761,7 +764,9 @@ class SketchCollocateRow(BaseModel):
 
 
 class SketchRelationResult(BaseModel):
-    name: str
+    name: str = Field(description="The relation's id in the grammar (what relation= names).")
+    label: str = Field(description="What users read: the grammar's *LABEL with the headword written in (objects of "
+                                   "\"buy\"); the name when the grammar gives no label.")
     queries: list[str] = Field(description="The CQP the nodes ran: headword at @ (target), collocate at @1 (keyword).")
     head_total: int = Field(description="The headword's instances in the relation: f(x, R).")
     share: float | None = Field(description="head_total / the headword's frequency (a headword may stand in a "
@@ -808,7 +813,9 @@ class SketchDifferenceRow(BaseModel):
 
 
 class SketchDifferenceRelation(BaseModel):
-    name: str
+    name: str = Field(description="The relation's id in the grammar (what relation= names).")
+    label: str = Field(description="The grammar's *LABEL with both words written in, headword/other (objects of "
+                                   "\"buy/sell\"); the name when the grammar gives no label.")
     head_total: int = Field(description="The headword's instances in the relation.")
     other_head_total: int = Field(description="The other word's instances in the relation.")
     shared_total: int

@@ -17,9 +17,15 @@ s``), ``*DEFAULTATTR pos`` (what a bare string such as ``"JJ.*"`` tests; CQP's o
 ``word``), ``*WSATTR lemma`` (the attribute of headwords and collocates; default ``lemma``),
 ``*DUAL`` (the next relation is ``name/inverse``: the inverse swaps headword and collocate) and
 ``*SYMMETRIC`` (each instance counts in both directions: *and/or*). ``#`` starts a comment outside
-quotes. In the queries ``1:`` and ``2:`` become CQP's anchors ``@`` (target) and ``@1`` (keyword),
-and ``1.lemma`` / ``2.lemma`` in a global constraint ``target.lemma`` / ``keyword.lemma``; every
-query is parsed as CQP when the grammar is read, and an error names the file, line and column.
+quotes. ``*LABEL text`` under a relation's name line, before its queries, is the relation's **label**,
+what users read (Sketch Engine writes it as the relation's name): ``%w`` in it is the headword
+(``*LABEL objects of "%w"``); a ``*DUAL`` relation takes a second ``*LABEL`` line for its inverse
+(``*LABEL verbs with "%w" as object``). The name stays the relation's id (``relation=object_of``);
+a label is not required (:attr:`SketchGrammar.unlabelled` lists the relations without one, which
+``cowbird sketches check`` warns about), but no two relations may share one. In the queries
+``1:`` and ``2:`` become CQP's anchors ``@`` (target) and ``@1`` (keyword), and ``1.lemma`` /
+``2.lemma`` in a global constraint ``target.lemma`` / ``keyword.lemma``; every query is parsed as
+CQP when the grammar is read, and an error names the file, line and column.
 
 A query can **look past its ``*STRUCTLIMIT``** (:func:`reads_past`): a lookahead ``[: … :]`` that no
 token follows on some path through the query reads the token after the match, which is the next
@@ -77,7 +83,11 @@ MAX_QUERIES = 16
 """Relations in a grammar, queries under one relation: more is a mistake, not a grammar."""
 
 _NAME = re.compile(r"^\w[\w ./'-]{0,62}$")
-_DIRECTIVES = {"STRUCTLIMIT", "DEFAULTATTR", "WSATTR", "DUAL", "SYMMETRIC"}
+_DIRECTIVES = {"STRUCTLIMIT", "DEFAULTATTR", "WSATTR", "DUAL", "SYMMETRIC", "LABEL"}
+HEADWORD = "%w"
+"""Where a relation's label names the headword (Sketch Engine's ``%w``: ``objects of "%w"``)."""
+MAX_LABEL = 80
+"""Characters of a relation's label at most: a heading users read, not a description."""
 _UNSUPPORTED = {"UNARY": "unary relations (no collocate)", "TRINARY": "trinary relations (a third label)",
                 "CONSTRUCTION": "constructions", "COLLOC": "collocation relations",
                 "SEPARATEPAGE": "separate pages", "CLEARGR": "clearing relations"}
@@ -108,14 +118,18 @@ Fail = Callable[[int, int, str, str], SketchGrammarError]
 @dataclass(frozen=True)
 class Relation:
     """One relation of the grammar: its ``name``, the ``inverse`` name of a ``*DUAL`` relation, whether
-    it is ``symmetric``, and its queries as CQP (headword at the target ``@``, collocate at the keyword
-    ``@1``), each with the grammar line it came from."""
+    it is ``symmetric``, its queries as CQP (headword at the target ``@``, collocate at the keyword
+    ``@1``), each with the grammar line it came from, the labels users read of the relation and of
+    its inverse (``*LABEL``; ``None``: none given) and the line of its name."""
 
     name: str
     queries: tuple[str, ...]
     lines: tuple[int, ...]
     inverse: str | None = None
     symmetric: bool = False
+    label: str | None = None
+    inverse_label: str | None = None
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,6 +140,15 @@ class View:
     name: str
     relation: Relation
     swapped: bool = False
+
+    @property
+    def label(self) -> str | None:
+        """The label users read, ``%w`` where the headword goes (``None``: the grammar gives none)."""
+        return self.relation.inverse_label if self.swapped else self.relation.label
+
+    def shown(self, headword: str) -> str:
+        """The label with the headword written in (``objects of "buy"``); the name without a label."""
+        return self.name if self.label is None else self.label.replace(HEADWORD, headword)
 
 
 @dataclass(frozen=True)
@@ -163,6 +186,14 @@ class SketchGrammar:
             if relation.inverse is not None:
                 shown.append(View(relation.inverse, relation, swapped=True))
         return tuple(shown)
+
+    @property
+    def unlabelled(self) -> tuple[GrammarWarning, ...]:
+        """A warning for each relation (or inverse) that has no ``*LABEL``: users read its id."""
+        return tuple(GrammarWarning(self.source, view.relation.line, view.name, "has no *LABEL: the page and the "
+                                    f"API show its id {view.name!r} as its name (write *LABEL text under =name, "
+                                    "%w for the headword)")
+                     for view in self.views if view.label is None)
 
     def view(self, name: str) -> View:
         for view in self.views:
@@ -217,6 +248,7 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
     pending: set[str] = set()  # *DUAL / *SYMMETRIC for the next relation
     current: dict[str, object] | None = None
     names: set[str] = set()
+    labels: dict[str, int] = {}  # label -> the line that gave it
     warnings: list[GrammarWarning] = []
 
     def fail(number: int, column: int, message: str, line: str) -> SketchGrammarError:
@@ -230,11 +262,13 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
         if not queries:
             raise fail(int(str(current["line"])), 1, f"relation {current['name']} has no query under it",
                        str(current["text"]))
-        lines = current["lines"]
-        assert isinstance(lines, list)
+        lines, given = current["lines"], current["labels"]
+        assert isinstance(lines, list) and isinstance(given, list)
         inverse = current["inverse"]
         relations.append(Relation(str(current["name"]), tuple(queries), tuple(lines),
-                                  inverse if isinstance(inverse, str) else None, bool(current["symmetric"])))
+                                  inverse if isinstance(inverse, str) else None, bool(current["symmetric"]),
+                                  given[0] if given else None, given[1] if len(given) > 1 else None,
+                                  int(str(current["line"]))))
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = _without_comment(raw).rstrip()
@@ -251,6 +285,9 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
             if word not in _DIRECTIVES:
                 raise fail(number, indent + 1, f"unknown directive *{word} (known: "
                            f"{', '.join('*' + d for d in sorted(_DIRECTIVES))})", raw)
+            if word == "LABEL":
+                _label(current, value, labels, number, indent, raw, fail)
+                continue
             if word in ("DUAL", "SYMMETRIC"):
                 if value:
                     raise fail(number, indent + 1, f"*{word} takes no value; the relation follows on the next line",
@@ -291,7 +328,7 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
                     raise fail(number, indent + 2, f"relation {given!r} is named twice", raw)
                 names.add(given)
             current = {"name": first, "inverse": second if dual else None, "symmetric": symmetric,
-                       "queries": [], "lines": [], "line": number, "text": raw}
+                       "queries": [], "lines": [], "line": number, "text": raw, "labels": []}
             if len(relations) >= MAX_RELATIONS:
                 raise fail(number, 1, f"more than {MAX_RELATIONS} relations", raw)
             continue
@@ -313,6 +350,31 @@ def parse_grammar(text: str, name: str, source: str = "<grammar>") -> SketchGram
     if not relations:
         raise SketchGrammarError(source, 1, 1, "the grammar has no relation (=name followed by CQP queries)")
     return SketchGrammar(name, source, attribute, tuple(relations), tuple(warnings))
+
+
+def _label(current: dict[str, object] | None, value: str, labels: dict[str, int], number: int, indent: int,
+           raw: str, fail: Fail) -> None:
+    """Add a ``*LABEL`` line's label to the relation being read, or refuse it where it is wrong."""
+    if current is None:
+        raise fail(number, indent + 1, "*LABEL before any relation: it belongs under the relation's =name line", raw)
+    given, queries = current["labels"], current["queries"]
+    assert isinstance(given, list) and isinstance(queries, list)
+    if queries:
+        raise fail(number, indent + 1, f"*LABEL after the queries of relation {current['name']}: it belongs right "
+                   "under the =name line, before the queries", raw)
+    most = 1 if current["inverse"] is None else 2
+    if len(given) >= most:
+        raise fail(number, indent + 1, f"relation {current['name']} has {'its label' if most == 1 else 'both labels'} "
+                   "already (a *DUAL relation takes two *LABEL lines: its own, then its inverse's)", raw)
+    if not value:
+        raise fail(number, indent + 1, '*LABEL takes the text users read (*LABEL objects of "%w")', raw)
+    if len(value) > MAX_LABEL or not value.isprintable():
+        raise fail(number, indent + 1, f"*LABEL: up to {MAX_LABEL} printable characters", raw)
+    if value in labels:
+        raise fail(number, indent + 1, f"*LABEL {value!r} is not unique: line {labels[value]} gives it already",
+                   raw)
+    labels[value] = number
+    given.append(value)
 
 
 def _without_comment(line: str) -> str:

@@ -62,7 +62,8 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
                                                            asked.min_freq, limit))
     failed = failed_partitions(statuses)
     shown = [SketchRelationResult(
-        name=r.name, head_total=r.head_total, share=None if r.share is None else round(r.share, 6),
+        name=r.name, label=view.shown(asked.headword), head_total=r.head_total,
+        share=None if r.share is None else round(r.share, 6),
         instances=r.instances, distinct=r.distinct, queries=r.queries,
         rows=[SketchCollocateRow(value=c.value, f=c.f, total=c.total, log_dice=round(c.log_dice, 4),
                                  concordance=_link(target.name, view, queries, c.value, attribute=grammar.attribute,
@@ -99,7 +100,8 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
     failed = sorted(set(failed_partitions(statuses)) | set(failed_partitions(other_statuses)))
     links = functools.partial(_link, target.name, attribute=grammar.attribute)
     shown = [_compared(one, two, functools.partial(links, view, queries, headword=asked.headword),
-                       functools.partial(links, view, queries, headword=asked.other), limit)
+                       functools.partial(links, view, queries, headword=asked.other), limit,
+                       view.shown(f"{asked.headword}/{asked.other}"))
              for one, two, view, queries in zip(first.relations, second.relations, views, relations, strict=True)]
     if asked.format != "json":
         return _difference_file(asked, target.name, target.config.version or None, grammar.name, first, second,
@@ -114,8 +116,9 @@ def _link(corpus: str, view: View, queries: list[str], value: str, *, attribute:
 
 
 def _compared(one: RelationSketch, two: RelationSketch, link: Callable[[str], str | None],
-              other_link: Callable[[str], str | None], limit: int | None) -> SketchDifferenceRelation:
-    """One relation of a sketch difference: the collocates both words have and those only one has."""
+              other_link: Callable[[str], str | None], limit: int | None, label: str) -> SketchDifferenceRelation:
+    """One relation of a sketch difference (``label``: as users read it): the collocates both words
+    have and those only one has."""
     scores = {c.value: c for c in one.collocates}
     others = {c.value: c for c in two.collocates}
 
@@ -133,7 +136,8 @@ def _compared(one: RelationSketch, two: RelationSketch, link: Callable[[str], st
     only_first = sorted((row(v) for v in scores.keys() - others.keys()), key=lambda r: (-r.difference, r.value))
     only_second = sorted((row(v) for v in others.keys() - scores.keys()), key=lambda r: (r.difference, r.value))
     return SketchDifferenceRelation(
-        name=one.name, head_total=one.head_total, other_head_total=two.head_total, shared_total=len(shared),
+        name=one.name, label=label, head_total=one.head_total, other_head_total=two.head_total,
+        shared_total=len(shared),
         only_first_total=len(only_first), only_second_total=len(only_second), shared=shared[:limit],
         only_first=only_first[:limit], only_second=only_second[:limit])
 
