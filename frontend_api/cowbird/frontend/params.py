@@ -33,6 +33,8 @@ MAX_JSON_ROWS = 100_000
 MAX_TREND_QUERIES = 8
 """Queries on one trend chart."""
 
+FILTER_FORMS = "ATTR~REGEX (a regex), ATTR=VALUE (exactly), ATTR:FROM..TO (a number; open: 2010..), !~ and != negate"
+"""How filter= is written (``cowbird.frontend.querying.parse_filter``)."""
 SAVED_SUBCORPUS = "A saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -101,7 +103,7 @@ class Searching(Parameters):
     syntax: Literal["simple", "cqp"] = Field("simple", description="simple (Colibri² language) or cqp.")
     ignore_case: bool = Field(False, description="Case-insensitive matching: %c on every term (with syntax=cqp: "
                                                  "on every attribute test).")
-    filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable.")
+    filters: list[str] = Field([], alias="filter", description=FILTER_FORMS + ", repeatable.")
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
 
 
@@ -235,7 +237,7 @@ class TrendParameters(Parameters):
     syntax: Literal["simple", "cqp"] = Field("simple", description="simple (Colibri² language) or cqp.")
     ignore_case: bool = Field(False, description="Case-insensitive matching, as for a search.")
     filters: list[str] = Field([], alias="filter", description=(
-        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (rates are per million of its tokens per period)."))
+        "The subcorpus: " + FILTER_FORMS + ", repeatable (rates are per million of its tokens per period)."))
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     by: str | None = Field(None, description=(
         "The s-attribute holding a year or a date (text_year, text_date, text_lastmod); default: the corpus's "
@@ -257,7 +259,7 @@ class CompareParameters(Searching):
     other_syntax: Literal["simple", "cqp"] | None = Field(None, description="Its syntax (default: syntax).")
     other_ignore_case: bool | None = Field(None, description="Its case switch (default: ignore_case).")
     other_filters: list[str] = Field([], alias="other_filter", description=(
-        "Its subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (default: none, the whole corpus)."))
+        "Its subcorpus: " + FILTER_FORMS + ", repeatable (default: none, the whole corpus)."))
     other_subcorpus: str | None = Field(None, description="Its saved subcorpus (an ID), before any other_filter.")
     by: str = Field("word", description="The p-attribute of the match compared (word, lemma, pos ...).")
     on: str | None = Field(None, description="Which tokens: as for /api/v1/frequency (default: the whole match).")
@@ -287,7 +289,7 @@ class WordListParameters(Parameters):
         "Only n-grams with a token matching this regex (the whole token, as in CQP); for n=1 the words matching it."))
     ignore_case: bool = Field(False, description="match ignores case.")
     filters: list[str] = Field([], alias="filter", description=(
-        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (the tokens in the texts whose metadata match)."))
+        "The subcorpus: " + FILTER_FORMS + ", repeatable (the tokens in the texts whose metadata match)."))
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     within: str | None = Field(None, description=(
         "N-grams stay within one region of this s-attribute (default: text, when the corpus has it; none: they "
@@ -304,12 +306,12 @@ class KeywordParameters(Parameters):
     """``GET /api/v1/keywords``."""
 
     corpus: str = Field(description="The target corpus.")
-    filters: list[str] = Field([], alias="filter", description="The target subcorpus: ATTR~REGEX or ATTR!~REGEX.")
+    filters: list[str] = Field([], alias="filter", description="The target subcorpus: " + FILTER_FORMS + ".")
     subcorpus: str | None = Field(None, description=(
         "The target: a saved subcorpus (its ID, from /api/v1/subcorpora): its filters, before any filter= given."))
     reference: str | None = Field(None, description="The reference corpus (default: the target's corpus).")
     reference_filters: list[str] = Field([], alias="reference_filter", description=(
-        "The reference subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (text_genre!~news: the texts that are "
+        "The reference subcorpus: " + FILTER_FORMS + ", repeatable (text_genre!~news: the texts that are "
         "not news)."))
     reference_subcorpus: str | None = Field(None, description=(
         "The reference: a saved subcorpus (its ID), before any reference_filter= given."))
@@ -340,7 +342,7 @@ class SubcorpusParameters(Parameters):
 
     corpus: str = Field(description="Corpus name.")
     filters: list[str] = Field([], alias="filter", description=(
-        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (none: the whole corpus)."))
+        "The subcorpus: " + FILTER_FORMS + ", repeatable (none: the whole corpus)."))
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     values: str | None = Field(None, description=(
         "An s-attribute with values (text_genre, text_year ...): its values in the subcorpus, each with its "
@@ -378,7 +380,7 @@ class SketchParameters(Parameters):
         "The headword: a value of the grammar's attribute (a lemma: make, house), exactly as in the corpus."))
     relation: list[str] = Field([], description="Only these relations (repeatable; default: every one).")
     filters: list[str] = Field([], alias="filter", description=(
-        "The subcorpus: ATTR~REGEX or ATTR!~REGEX, repeatable (each relation's instances in the texts chosen)."))
+        "The subcorpus: " + FILTER_FORMS + ", repeatable (each relation's instances in the texts chosen)."))
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
     min_freq: int = Field(1, ge=1, description="Only collocates with at least this many instances.")
     limit: int | None = Field(None, ge=1, description=(
@@ -407,7 +409,7 @@ class TranslateParameters(Parameters):
     ignore_case: bool = Field(False, description="Case-insensitive: %c on every term (with syntax=cqp: on every "
                                                  "attribute test).")
     corpus: str | None = Field(None, description="The corpus the filters are checked against.")
-    filters: list[str] = Field([], alias="filter", description="ATTR~REGEX or ATTR!~REGEX, repeatable "
+    filters: list[str] = Field([], alias="filter", description=FILTER_FORMS + ", repeatable "
                                                                "(needs corpus).")
     subcorpus: str | None = Field(None, description=SAVED_SUBCORPUS)
 

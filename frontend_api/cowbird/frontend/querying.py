@@ -19,12 +19,17 @@ from cowbird.frontend.corpora import CorpusEntry
 from cowbird.query import MAX_QUERY_LENGTH, QueryError, nfc, parse_cqp, translate_query
 from cowbird.query import cqp_ast as ast
 from cowbird.query.cqp_lexical import unrepresentable_reason
+from cowbird.query.numeric_range import equals_regex, parse_bound, range_regex
 from cowbird.query.regex_check import check_regex
 from cowbird.query.sketch_grammar import attributes_read
 
 MAX_FILTERS = 50
 """Metadata filters one request may have."""
-_FILTER = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(!~|~)(.*)$", re.DOTALL)
+_FILTER = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)(!~|~|!=|=|!:|:)(.*)$", re.DOTALL)
+FILTER_FORMS = ("ATTRIBUTE~REGEX (matches), ATTRIBUTE!~REGEX (does not), ATTRIBUTE=VALUE (equals), "
+                "ATTRIBUTE!=VALUE (does not equal) or ATTRIBUTE:FROM..TO (a number from FROM to TO, both included; "
+                "FROM.. or ..TO open), e.g. text_genre!~forum, text_year=2005, text_year:2010..2015")
+"""The forms of a filter, as errors name them."""
 
 
 def _fold(condition: ast.Condition) -> ast.Condition:
@@ -89,14 +94,27 @@ def _fold_term(term: ast.MuTerm) -> ast.MuTerm:
 
 
 def parse_filter(text: str, corpus: CorpusEntry) -> ast.Comparison:
-    """``text_lastmod~2009.*`` (matches) or ``text_genre!~forum`` (does not match) on the match."""
+    """A filter as a comparison on the match: ``text_lastmod~2009.*`` (matches the regex),
+    ``text_genre!~forum`` (does not), ``text_year=2005`` (equals the value: no regex, ``a.b`` is only
+    itself), ``text_year!=2005`` (does not equal) or ``text_year:2010..2015`` (a number in the range,
+    both ends included, ``2010..`` or ``..2015`` open; values that are not numbers never match). The
+    page's filter row and the API write the same text (search-state.js ``filterText``)."""
     found = _FILTER.match(text)
     if not found:
-        raise BadParameter(f"filter {text!r}: write ATTRIBUTE~REGEX or ATTRIBUTE!~REGEX, e.g. text_genre!~forum")
-    attribute, operator, pattern = found.groups()
-    pattern = nfc(pattern)  # as queries are, so that the CQP sent is canonical
+        raise BadParameter(f"filter {text!r}: write {FILTER_FORMS}")
+    attribute, operator, written = found.groups()
+    written = nfc(written)  # as queries are, so that the CQP sent is canonical
     if attribute not in corpus.meta:
         raise UnknownAttribute(f"filter {text!r}: {no_attribute(corpus, 'meta', attribute)}")
+    if operator in ("=", "!="):
+        pattern = equals_regex(written)
+    elif operator == "!:":
+        raise BadParameter(f"filter {text!r}: a range cannot be negated (values that are not numbers would pass); "
+                           "write the two ranges outside it as a regex, or as ranges in two searches")
+    elif operator == ":":
+        pattern = _range_pattern(text, written)
+    else:
+        pattern = written
     # the regex is checked as the CQP parser checks a query's: what it cannot be written as, what it
     # would cost, whether it compiles
     problem = unrepresentable_reason(pattern)
@@ -105,7 +123,20 @@ def parse_filter(text: str, corpus: CorpusEntry) -> ast.Comparison:
         problem = None if found_problem is None else found_problem.message
     if problem is not None:
         raise QuerySyntax(f"filter {text!r}: {problem}", parameter="filter")
-    return ast.Comparison(ast.LabelRef("match", attribute), operator == "!~", ast.RegexValue(pattern))
+    return ast.Comparison(ast.LabelRef("match", attribute), operator.startswith("!"), ast.RegexValue(pattern))
+
+
+def _range_pattern(text: str, written: str) -> str:
+    """The regex of a range filter's ``FROM..TO`` (``numeric_range``), or an error naming the filter."""
+    low, dots, high = written.partition("..")
+    if not dots:
+        raise BadParameter(f"filter {text!r}: a range is written FROM..TO (FROM.. or ..TO open), e.g. "
+                           "text_year:2010..2015")
+    try:
+        bounds = [None if not bound.strip() else parse_bound(bound.strip()) for bound in (low, high)]
+        return range_regex(bounds[0], bounds[1])
+    except ValueError as error:
+        raise BadParameter(f"filter {text!r}: {error}") from error
 
 
 def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
@@ -161,7 +192,7 @@ def check_members(query: ast.Query, corpus: CorpusEntry) -> None:
 
 
 def region_filters(texts: list[str], corpus: CorpusEntry, parameter: str) -> list[RegionFilter]:
-    """The subcorpus the filters ``ATTR~REGEX`` (``ATTR!~REGEX``) choose, as the nodes take it."""
+    """The subcorpus the filters (``ATTR~REGEX``, ``ATTR=VALUE``, ``ATTR:FROM..TO``...) choose, for the nodes."""
     if len(texts) > MAX_FILTERS:
         raise BadParameter(f"{parameter}: {len(texts):,} filters; at most {MAX_FILTERS}")
     filters = []

@@ -210,7 +210,7 @@ class Subcorpus(Base):
     at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
     name: Mapped[str] = mapped_column(String(120))
     corpus: Mapped[str] = mapped_column(String(64))
-    filters: Mapped[str] = mapped_column(Text)  # JSON: a list of ATTR~REGEX / ATTR!~REGEX
+    filters: Mapped[str] = mapped_column(Text)  # JSON: a list of filters as filter= writes them (ATTR~REGEX ...)
     tokens: Mapped[int] = mapped_column(BigInteger)
     texts: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 

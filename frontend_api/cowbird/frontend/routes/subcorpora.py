@@ -145,7 +145,7 @@ async def save_subcorpus(visit: Visitor, asked: SaveSubcorpus) -> SubcorpusOut:
     target = visit.corpus(asked.corpus)
     filters = [f.strip() for f in asked.filters if f.strip()]
     if not filters:
-        raise BadParameter("filters: a subcorpus is chosen by at least one filter (ATTR~REGEX)")
+        raise BadParameter("filters: a subcorpus is chosen by at least one filter (ATTR~REGEX, ATTR=VALUE ...)")
     found = await visit.run(_sizes(visit.nodes, target, filters), background=False)
     failed = failed_partitions(found.statuses)
     if failed:
