@@ -27,6 +27,7 @@ import openpyxl
 import pandas as pd
 import pytest
 
+from cowbird.calf.rows import read_table
 from tests.frontend.conftest import Partitioned, ewt_client
 from tests.support import TRICKY_WORDS, read_tricky, unavailable
 
@@ -143,13 +144,16 @@ async def test_provenance_block_and_file_names(client: httpx.AsyncClient) -> Non
     response = await download(client, "csv", provenance="1", limit="10")
     name = response.headers["content-disposition"]
     total = int(response.headers["x-cowbird-total"])
-    assert name.endswith(f'_10of{total}_partial.csv"') and name.startswith(f'attachment; filename="{CORPUS}_')
+    assert name.endswith(f'_first10of{total}.csv"') and name.startswith(f'attachment; filename="{CORPUS}_')
     text = response.text
     count = int(text.split("skiprows=")[1].split(";")[0])
     block = text.splitlines()[:count]
     assert all(line.startswith("#") for line in block)
-    about = {line[2:].split(": ", 1)[0]: json.loads(line[2:].split(": ", 1)[1]) for line in block[1:]}
+    cells = list(csv.reader(block[1:]))  # two cells a line: "# key" and the value's JSON, quoted as CSV quotes
+    assert all(len(pair) == 2 and pair[0].startswith("# ") for pair in cells) and "\\u002c" not in text
+    about = {key[2:]: json.loads(value) for key, value in cells}
     assert about["query"] == QUERY and about["cqp"] == QUERY and about["total"] == total and about["rows"] == 10
+    assert about["selection"] == f"hits 1 to 10 of {total:,}, in corpus order"  # its commas as they are
     assert about["truncated"] is True and about["complete"] is True and about["failed_partitions"] == []
     frame = pd.read_csv(io.StringIO(text), skiprows=count)
     assert list(frame.columns) == COLUMNS and len(frame) == 10
@@ -201,3 +205,29 @@ async def test_xlsx_over_the_sheet_limit_is_refused(client: httpx.AsyncClient, m
     assert refused.status_code == 400 and "do not fit in a spreadsheet" in refused.json()["detail"]
     fits = await client.get("/api/v1/export", params={**PARAMS, "format": "xlsx", "limit": 9})
     assert fits.status_code == 200 and fits.headers["x-cowbird-rows"] == "9"
+
+
+async def test_csv_metadata_reads_back_whole(client: httpx.AsyncClient, tmp_path: Path) -> None:
+    """The CSV metadata block holds each value's commas as they are, in a quoted cell: pandas reads the
+    data with ``skiprows=N`` (the docs' way) and with ``comment="#"``, ``csv.reader`` and Calf read
+    the metadata back to the same values, and no ``\\u002c`` is left in the file."""
+    genres = "text_genre~news|blog,review"
+    response = await download(client, "csv", provenance="1", limit="5", filter=genres)
+    text = response.text
+    assert "\\u002c" not in text
+    count = int(text.split("skiprows=")[1].split(";")[0])
+    lines = text.splitlines()
+    assert all(line.startswith("# ") for line in lines[:count]) and lines[count].startswith("corpus,")
+    assert f'# filters,"[""{genres}""]"' in lines
+    expected = pd.read_csv(io.StringIO(text), skiprows=count, dtype=str, keep_default_na=False)
+    commented = pd.read_csv(io.StringIO(text), comment="#", dtype=str, keep_default_na=False)
+    assert list(expected.columns) == COLUMNS and len(expected) == int(response.headers["x-cowbird-rows"])
+    if not any("#" in cell for cell in expected.to_numpy().ravel()):  # comment= would cut a '#' inside a cell
+        pd.testing.assert_frame_equal(commented, expected)
+    metadata = {key[2:]: json.loads(value) for key, value in csv.reader(lines[1:count])}
+    assert metadata["filters"] == [genres] and metadata["selection"].endswith(", in corpus order")
+    saved = tmp_path / "export.csv"
+    saved.write_bytes(response.content)
+    table = read_table(saved)
+    assert table.provenance["filters"] == [genres] and table.provenance["selection"] == metadata["selection"]
+    assert table.header == COLUMNS and [r.values["match"] for r in table.rows] == list(expected["match"])

@@ -390,3 +390,20 @@ async def test_a_node_whose_socket_vanishes_under_the_http_client_is_unreachable
         assert answer.status_code == 200 and body["complete"] is False and body["failed"] == [sample_parts.ids[2]]
         failed = next(p for p in body["partitions"] if p["id"] == sample_parts.ids[2])
         assert "unreachable (ConnectError)" in failed["error"]
+
+
+async def test_a_download_missing_a_failed_partition_is_named_incomplete(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
+) -> None:
+    """A partition that failed: the file's name says ``_incomplete`` (not a cut at the row limit,
+    which is ``_first<rows>``), and its metadata names the partition."""
+    fake = Fake(nodes["node-b"], answer=b"<html>garbage</html>", path="/v1/count")
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[0].nodes[sample_parts.ids[2]] = ["http://node-liar"]
+    async for client in front_client(settings, nodes, {"node-liar": httpx.MockTransport(fake.handle)}):
+        answer = await client.get("/api/v1/export", params={"corpus": "sample", "q": "house", "provenance": 1})
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-disposition"].endswith('_2of2_incomplete.tsv"'), answer.headers
+        assert f'# failed_partitions: ["{sample_parts.ids[2]}"]' in answer.text.splitlines()
+        cut = await client.get("/api/v1/export", params={"corpus": "sample", "q": "house", "limit": 1})
+        assert cut.headers["content-disposition"].endswith('_first1of2_incomplete.tsv"'), cut.headers

@@ -135,7 +135,7 @@ async def test_export_tsv_and_the_browser_cap(client: httpx.AsyncClient) -> None
     capped = await client.get("/api/v1/export", params={"corpus": "big", "q": "[]", "syntax": "cqp"})
     assert capped.headers["x-cowbird-rows"] == "10000" and capped.headers["x-cowbird-truncated"] == "true"
     total = capped.headers["x-cowbird-total"]
-    assert capped.headers["content-disposition"].endswith(f'_10000of{total}_partial.tsv"')
+    assert capped.headers["content-disposition"].endswith(f'_first10000of{total}.tsv"')  # cut at the row limit
     assert len(capped.text.splitlines()) == 10_001
     assert_problem(await client.get("/api/v1/export", params={"corpus": "big", "q": "[]", "syntax": "cqp",
                                                              "limit": 20_000}), 403, "forbidden")
@@ -453,7 +453,7 @@ async def test_a_sample_export_says_it_is_the_sample(client: httpx.AsyncClient) 
     page = await client.get("/api/v1/export", params={"corpus": "sample", "q": "the", "offset": 2, "limit": 3,
                                                       "provenance": 1})
     assert f'# selection: "hits 3 to 5 of {total}, in corpus order"' in page.text.splitlines()
-    assert page.headers["content-disposition"].endswith(f'_3of{total}_partial.tsv"')
+    assert page.headers["content-disposition"].endswith(f'_hits3to5of{total}.tsv"')
 
 
 async def test_mu_and_tab_queries_over_partitions(client: httpx.AsyncClient, sample_registry: Path) -> None:

@@ -64,7 +64,7 @@ def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> 
     answer, _ = json.JSONDecoder().raw_decode(out)  # curl prints no newline after the JSON
     assert answer["complete"] is True and answer["total"] > 0 and answer["cqp"] == (
         '[lemma="house"] :: match.text_genre="news"')
-    saved = list(tmp_path.glob("web_*_50of*_partial.tsv"))
+    saved = list(tmp_path.glob("web_*_first50of*.tsv"))
     assert len(saved) == 1, list(tmp_path.iterdir())
     rows = list(csv.DictReader(io.StringIO(saved[0].read_text(encoding="utf-8")), delimiter="\t"))
     assert len(rows) == 50 and all(r["text_url"].startswith("https://") and r["left"] + r["right"] for r in rows)

@@ -6,6 +6,7 @@ word lists, keyword lists and downloads, and deleted — each by whom it may be.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import subprocess
@@ -303,15 +304,16 @@ async def test_hostile_inputs_to_saved_objects_are_refused_with_the_reason(
 
 
 async def test_a_filter_in_csv_metadata_never_starts_a_spreadsheet_cell(five: httpx.AsyncClient) -> None:
-    """A filter's text in a CSV file's metadata lines keeps its exact value as JSON, but with no comma
-    inside a string: a spreadsheet splitting the line at commas never gets a cell ``=1+1``."""
+    """A filter's text in a CSV file's metadata lines keeps its exact value as JSON, in a quoted CSV
+    cell: a spreadsheet reading the line as CSV never gets a cell ``=1+1``."""
     hostile = "text_genre~news|,=1+1,x"
     export = await five.get("/api/v1/export", params={"corpus": CORPUS, "q": "the", "format": "csv",
                                                       "provenance": "true", "filter": hostile, "limit": 5})
     assert export.status_code == 200, export.text
-    line = next(line for line in export.text.splitlines() if line.startswith("# filters: "))
-    assert all(not cell.lstrip().startswith(("=", "+", "-", "@")) for cell in line.split(","))
-    assert json.loads(line.split(": ", 1)[1]) == [hostile]
+    line = next(line for line in export.text.splitlines() if line.startswith("# filters,"))
+    cells = next(csv.reader([line]))
+    assert len(cells) == 2 and all(not cell.lstrip().startswith(("=", "+", "-", "@")) for cell in cells)
+    assert cells[0] == "# filters" and json.loads(cells[1]) == [hostile]
 
 
 async def test_hits_per_million_of_a_filtered_search_are_of_the_texts_searched(

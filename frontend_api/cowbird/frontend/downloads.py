@@ -84,25 +84,18 @@ class DelimitedWriter(Writer):
         self.buffer = io.StringIO()
         self.writer = csv.writer(self.buffer, delimiter=delimiter, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
 
-    def _metadata(self, text: str) -> str:
-        """A metadata value's JSON as its ``#`` line has it: in CSV a comma inside a JSON string is
-        written ``\\u002c`` (the same JSON value), so that a spreadsheet splitting the line at commas
-        never starts a cell with a user's text (a filter ``x|,=1+1``: never a formula)."""
-        if self.writer.dialect.delimiter != ",":
-            return text
-        out, inside, escaped = [], False, False
-        for char in text:
-            if inside and char == "," :
-                out.append("\\u002c")
-                continue
-            out.append(char)
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = inside
-            elif char == '"':
-                inside = not inside
-        return "".join(out)
+    def _metadata(self, key: str, value: object) -> None:
+        '''A metadata line: ``# key: <JSON>`` in TSV (a tab inside a JSON string is ``\\t``); in CSV a
+        record of two cells, ``# key`` and the JSON value, quoted as the ``csv`` module quotes any
+        cell (``# selection,"""hits 1 to 100 of 4,467, in corpus order"""``): a spreadsheet or
+        ``csv.reader`` reads the value whole, a cell never starts with a user's text (a filter
+        ``x|,=1+1`` is inside the quoted JSON string), and the line starts with ``#``
+        (pandas ``comment="#"``).'''
+        text = json.dumps(value, ensure_ascii=False)
+        if self.writer.dialect.delimiter == ",":
+            self.writer.writerow([f"# {key}", text])
+        else:
+            self.buffer.write(f"# {key}: {text}\r\n")
 
     def _take(self) -> bytes:
         text = self.buffer.getvalue()
@@ -112,14 +105,13 @@ class DelimitedWriter(Writer):
 
     def start(self) -> bytes:
         if self.provenance is not None:
-            lines = [f"# {key}: {self._metadata(json.dumps(value, ensure_ascii=False))}"
-                     for key, value in self.provenance.items()]
-            count = len(lines) + 1
+            count = len(self.provenance) + 1
             self.buffer.write(
                 f"# cowbird export: {count} lines of metadata starting with '#' come before the header "
                 f"(pandas: skiprows={count}; R: skip={count})\r\n"
             )
-            self.buffer.write("".join(line + "\r\n" for line in lines))
+            for key, value in self.provenance.items():
+                self._metadata(key, value)
         self.writer.writerow(self.columns)
         return self._take()
 

@@ -3,7 +3,7 @@
 Formats (``frontend_api/cowbird/frontend/downloads.py``): ``tsv`` (default), ``csv``, ``xlsx``, ``ndjson``. Values are
 written exactly as the corpus has them — no formula guard in TSV, CSV or NDJSON (a token ``-`` or
 ``=`` must stay what it is); spreadsheets should open the XLSX, where every cell is a string.
-The file name says what the file holds (``ewt_<query-hash>_<rows>of<total>[_partial].tsv``), and
+The file name says what the file holds (``ewt_<query-hash>_first<rows>of<total>[_incomplete].tsv``), and
 ``provenance=1`` puts the query, its CQP, the filters, the totals and what is missing into the file.
 """
 
@@ -130,15 +130,18 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         "categories": asked.categories, "only_categorised": only,
         **({"gdex": order.gdex.rules.model_dump()} if scored and order is not None and order.gdex is not None else {}),
     }  # fmt: skip
-    # The file's name says what it holds: ``web_<hash>_100of46555.tsv``, ``web_<hash>_sample100of46555.tsv``
-    # for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, with
-    # ``_partial`` when hits are missing (cut at the limit, a partition failed).
-    chosen = "sample" if sample is not None else "categorised" if only else ""
-    partial = "_partial" if failed or (written < total and not chosen) else ""
+    # The file's name says what it holds: ``web_<hash>_100of100.tsv`` (every hit), ``web_<hash>_first10000of46555.tsv``
+    # cut at the row limit, ``web_<hash>_hits3to5of46555.tsv`` from an offset, ``web_<hash>_sample100of46555.tsv``
+    # for a random sample, ``web_<hash>_categorised12of46555.tsv`` for the categorised lines, and
+    # ``_incomplete`` after it when a partition failed (its hits are missing from the total too).
+    held = (f"sample{written}" if sample is not None else f"categorised{written}" if only
+            else f"hits{offset + 1}to{offset + written}" if offset and written
+            else f"first{written}" if written < total else f"{written}")
+    incomplete = "_incomplete" if failed else ""
     named = _named(q, syntax, ignore_case, filters, view, sample, seed, None if order is None else order.described(),
                    only)
     download = Download(format, columns, about if asked.provenance else None, target.name, named, failed, "hits",
-                        f"_{chosen}{written}of{total}{partial}")
+                        f"_{held}of{total}{incomplete}")
     delivered = [0]  # rows whose bytes went out to the client: the rest of the charge is given back at the end
     # A spreadsheet forwarded by the interactive process is delivered when that process has passed its
     # last byte on, which only it knows: it gives the rows back otherwise (``background.REFUND``).
@@ -249,9 +252,10 @@ async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[t
 
 
 GDEX_COLUMNS = ["gdex_score", "gdex_key", "gdex_tokens", *(f"gdex_{rule}" for rule in gdex.RULES), "gdex_rare_words",
-                "gdex_numbers", "gdex_urls"]
+                "gdex_number_tokens", "gdex_url_tokens"]
 """The columns a GDEX-sorted export adds: the score, the key sorted on, the sentence's tokens, each
-rule's value, and the tokens counted as rare words, numbers or symbols and URLs (space-separated)."""
+rule's value (``gdex_numbers``, ``gdex_urls`` …), and the tokens counted as rare words, numbers or
+symbols and URLs (space-separated; named apart from the rules' values, so that no two columns share a name)."""
 
 
 async def _unscored(hits: AsyncIterator[Located[Partition]]) -> AsyncIterator[tuple[Located[Partition], None]]:

@@ -42,13 +42,18 @@ class Table:
     provenance: dict[str, object] = field(default_factory=dict)  # the export's metadata block, if it has one
 
 
-def _provenance(lines: list[str]) -> tuple[dict[str, object], int]:
+def _provenance(lines: list[str], delimiter: str = "\t") -> tuple[dict[str, object], int]:
     """The ``# key: value`` lines before the header (values JSON, as cowbird writes them; other text
-    kept as it is) and how many lines they take."""
+    kept as it is) and how many lines they take. In a CSV file cowbird writes each as two cells,
+    ``# key`` and the JSON value quoted as a CSV cell."""
     first = 0
     found: dict[str, object] = {}
     while first < len(lines) and lines[first].startswith("#"):
-        key, colon, value = lines[first][1:].strip().partition(": ")
+        cells = next(csv.reader([lines[first]]), []) if delimiter == "," else []
+        if len(cells) == 2:
+            key, colon, value = cells[0][1:].strip(), ":", cells[1]
+        else:
+            key, colon, value = lines[first][1:].strip().partition(": ")
         if colon and not lines[first].startswith("# cowbird export:"):
             try:
                 found[key] = json.loads(value)
@@ -70,9 +75,9 @@ def read_table(path: Path) -> Table:
     if suffix in (".ndjson", ".jsonl"):
         return _read_ndjson(text)
     lines = text.splitlines(keepends=True)
-    provenance, offset = _provenance(lines)
-    body = lines[offset:]
     delimiter = "," if suffix == ".csv" else "\t"
+    provenance, offset = _provenance(lines, delimiter)
+    body = lines[offset:]
     reader = csv.reader(body, delimiter=delimiter)
     try:
         header = next(reader)
