@@ -3,7 +3,9 @@ position outside any text said to be so."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -72,3 +74,30 @@ async def test_a_position_outside_any_text_says_so(loose: Partitioned) -> None:
         assert "not inside any text" in (await client.get("/ref/loose/2")).text
         assert (await client.get("/api/v1/ref/loose/99")).status_code == 404
 
+
+
+async def test_the_heading_and_the_citation_name_the_same_positions_and_dates(tmp_path: Path) -> None:
+    """A match of three tokens: the page's heading and the citation both say "positions 1–3"; the
+    citation says the day it was retrieved from cowbird, and the text's crawl date apart from it."""
+    words = "\n".join("We saw the old house today .".split())
+    parts = tiny_corpus(tmp_path, "crawled", f'<text id="a" url="http://example.org/a" crawl_date="2013-05-02">\n'
+                        f"<s>\n{words}\n</s>\n</text>\n", text="text:0+id+url+crawl_date")
+    today = datetime.date.today().isoformat()
+    async for client in ewt_client(parts, "crawled"):
+        ref = (await client.get("/api/v1/ref/crawled/1", params={"end": 3})).json()
+        assert ref["positions"] == "positions 1–3" and ref["crawl_date"] == "2013-05-02" and ref["retrieved"] == today
+        assert ref["citation"] == (f"CRAWLED, positions 1–3. http://front/ref/crawled/1?end=3, source: "
+                                   f"http://example.org/a, crawled 2013-05-02 (retrieved from cowbird on {today})")
+        page = (await client.get("/ref/crawled/1", params={"end": 3})).text
+        assert "<h1>CRAWLED, positions 1–3</h1>" in page and "The text was crawled on 2013-05-02." in page
+        one = (await client.get("/api/v1/ref/crawled/4")).json()
+        assert one["positions"] == "position 4" and one["citation"].startswith("CRAWLED, position 4. ")
+        assert "<h1>CRAWLED, position 4</h1>" in (await client.get("/ref/crawled/4")).text
+    (tmp_path / "undated").mkdir()
+    undated = tiny_corpus(tmp_path / "undated", "undated", f'<text id="a" url="http://example.org/a">\n<s>\n{words}\n'
+                          "</s>\n</text>\n")
+    async for client in ewt_client(undated, "undated"):
+        ref = (await client.get("/api/v1/ref/undated/1")).json()
+        assert ref["crawl_date"] is None and "crawled" not in ref["citation"]
+        assert ref["citation"].endswith(f"source: http://example.org/a (retrieved from cowbird on {today})")
+        assert "was crawled" not in (await client.get("/ref/undated/1")).text

@@ -244,6 +244,11 @@ class RefResult(BaseModel):
     title: str
     position: int
     matchend: int = Field(description="Last position of the match shown (the position itself for one token).")
+    positions: str = Field(description="The match's positions in words, as the page and the citation say them: "
+                                       "'position 479', 'positions 479–481'.")
+    crawl_date: str | None = Field(None, description="When the text was crawled, where the corpus records it "
+                                                     "(text_crawl_date, or [calf] date_attribute).")
+    retrieved: str = Field(description="The day this was retrieved from cowbird (ISO 8601), as the citation says.")
     partition: str
     sentence: RefText
     context: RefText = Field(description="Up to 40 tokens each side, inside the text.")

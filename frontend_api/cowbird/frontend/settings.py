@@ -103,7 +103,10 @@ class CorpusConfig(BaseModel):
     access: AccessSetting = Field(Access(AccessLevel.PUBLIC), description="public, login, or group:NAME.")
     manifest: Path = Field(description="Corpus manifest JSON written by cowbird encode.")
     nodes: dict[str, list[str]] = Field(description="Partition id -> node base URLs (http(s)://host:port), in order.")
-    citation: str = Field("", description="Citation text for static links; {url} and {position} are filled in.")
+    citation: str = Field("", description=(
+        "Citation text for static links; {title}, {positions} ('positions 479–481'), {position}, {link}, {url}, "
+        "{source}, {crawled} (', crawled 2013-05-02' where the text has a crawl date) and {date} (the day it was "
+        "retrieved from cowbird) are filled in."))
     attributes: dict[str, str] = Field(default_factory=dict, description=(
         "What an attribute holds, shown to users: [corpora.attributes] pos = \"Penn Treebank tags (NN, VBZ ...)\"."))
     sketch_grammar: str | None = Field(None, description=(

@@ -36,6 +36,18 @@ DOCUMENT_REGION = "text"
 """The s-attribute of a corpus's documents (COW's and cowbird's ``<text>``): the context of a static
 link stays inside it, and a position outside any of them is said to be so."""
 WINDOW = 40
+DEFAULT_CITATION = "{title}, {positions}. {link}{source}{crawled} (retrieved from cowbird on {date})"
+"""The citation unless the corpus has its own (``[[corpora]] citation``): the positions of the whole
+match, the text's crawl date where the corpus has one, and the day the reader took it from cowbird."""
+CRAWL_DATES = ("text_crawl_date", "text_crawldate", "text_crawled")
+"""The s-attributes taken as the text's crawl date, unless ``[calf] date_attribute`` names one
+(a year or a last modification is not a crawl date: those stay in the metadata table)."""
+
+
+def crawl_date(meta: dict[str, str | None], named: str = "") -> str | None:
+    """The text's crawl date as the corpus has it: ``[calf] date_attribute`` when set (the date Calf
+    looks for captures around), else the first of ``CRAWL_DATES`` the text has."""
+    return next((meta[name] for name in ((named,) if named else CRAWL_DATES) if meta.get(name)), None)
 
 
 async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int | None = None) -> RefResult:
@@ -66,12 +78,16 @@ async def resolve(request: Request, corpus: CorpusEntry, position: int, end: int
     today = datetime.date.today().isoformat()
     base = public_base(request)
     link = base + ref_path(corpus.name, position, end)
-    template = corpus.config.citation or "{title}, position {position}. {link}{source} (accessed {date})"
-    citation = template.format(title=corpus.config.title or corpus.name, position=position, link=link,
-                               source=f", source: {url}" if url else "", date=today, url=url)
+    matchend = position if end is None else end
+    positions = f"position {position}" if matchend == position else f"positions {position}–{matchend}"
+    crawled = crawl_date(meta, frontend_state(request).settings.calf.date_attribute)
+    template = corpus.config.citation or DEFAULT_CITATION
+    citation = template.format(title=corpus.config.title or corpus.name, position=position, positions=positions,
+                               link=link, source=f", source: {url}" if url else "", date=today, url=url,
+                               crawled=f", crawled {crawled}" if crawled else "")
     return RefResult(
-        corpus=corpus.name, title=corpus.config.title, position=position,
-        matchend=position if end is None else end, partition=partition.id,
+        corpus=corpus.name, title=corpus.config.title, position=position, matchend=matchend, positions=positions,
+        crawl_date=crawled, retrieved=today, partition=partition.id,
         sentence=_text(sentence.line), context=_text(around.line, WINDOW), meta=meta, citation=citation, link=link,
         more_before=len(around.line.left) > WINDOW, more_after=len(around.line.right) > WINDOW,
         note=f"position {position} is not inside any text of {corpus.name}: it has no document metadata"
