@@ -97,6 +97,36 @@ def test_compare_lists_the_values_each_search_prefers(web: DemoStack, page: Page
     expect(page.locator("#summary")).to_contain_text(f"of {count:,} hits")
 
 
+def test_a_comparison_listing_nothing_offers_the_setting_that_lists_rows(web: DemoStack, page: Page) -> None:
+    """The README's example at the page's default p < 0.05: no value passes, the page says so and offers
+    the answer's next setting as a button, which lists the rows the answer said it would."""
+    params: dict[str, str | int | float] = {"corpus": "web", "q": "^house", "other_q": "^car", "by": "word",
+                                            "on": "matchend[1]", "limit": 100}
+    strict = api(web, "/api/v1/compare", **params, p=0.05)
+    assert strict["rows"] == [] and strict["next_setting"]["parameter"] == "p"
+    looser = api(web, "/api/v1/compare", **params, p=strict["next_setting"]["value"])
+    assert len(looser["rows"]) == strict["next_setting"]["rows"] > 0
+    page.goto(f"{web.url}/?corpus=web&q=%5Ehouse&syntax=simple")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    page.click("#tab-compare")
+    page.fill("#cmp-q", "^car")
+    page.select_option("#cmp-on", "matchend[1]")
+    page.locator("#cmp-q").dispatch_event("change")
+    hint = page.locator("#cmp-next")
+    expect(hint).to_be_visible()
+    expect(hint).to_contain_text("Nothing listed: none of the")
+    expect(page.locator("#cmp-table")).to_be_hidden()
+    button = hint.locator("button")
+    rows = f"{strict['next_setting']['rows']:,}"
+    expect(button).to_have_text(f"List all {rows} values (any p)" if strict["next_setting"]["value"] >= 1
+                                else f"Use p < {strict['next_setting']['value']:g} ({rows} values)")
+    button.click()
+    expect(page.locator("#cmp-table tbody td.value")).to_have_text([str(r["value"]) for r in looser["rows"]])
+    expect(hint).to_be_hidden()
+    assert page.locator("#cmp-p").input_value() == str(strict["next_setting"]["value"]).removesuffix(".0")
+    check_accessibility(page)
+
+
 def test_the_query_builder_writes_cqp_and_reads_it_back(web: DemoStack, page: Page, tmp_path: Path) -> None:
     page.goto(f"{web.url}/?corpus=web")
     page.click("#builder summary")
@@ -176,11 +206,10 @@ def test_good_examples_first(web: DemoStack, page: Page, tmp_path: Path) -> None
     expected_links = [hit["ref"] for hit in expected["hits"]]
     expect(page.locator("#kwic tbody a.ref").nth(19)).to_have_attribute("href", expected_links[19])
     assert [link.get_attribute("href") for link in page.locator("#kwic tbody a.ref").all()[:20]] == expected_links
-    # each line shows its score (three decimals) under its number, and what made it in its title
-    shown = page.locator("#kwic tbody td.n .gdex").all_inner_texts()[:20]
+    # each line shows its score (three decimals) in a column of its own, and what made it in its title
+    shown = page.locator("#kwic tbody td.gdex").all_inner_texts()[:20]
     assert all(abs(float(text) - hit["gdex"]["score"]) <= 0.0005 + 1e-9
                for text, hit in zip(shown, expected["hits"], strict=True))
-    title = page.locator("#kwic tbody td.n .gdex").first.get_attribute("title") or ""
+    title = page.locator("#kwic tbody td.gdex").first.get_attribute("title") or ""
     assert f"{expected['hits'][0]['gdex']['score']:.6f}" in title and "length" in title and "edge" in title
-    shoot(page, "good-examples", tmp_path)
-    check_accessibility(page)
+    check_accessibility(page)  # its screenshot: tests/browser/test_trend_and_gdex.py

@@ -34,8 +34,12 @@ def listed(body: dict[str, Any], a: Counter[str], b: Counter[str], least: int, p
     rows = expected_rows(a, b, least, order)
     threshold = 0.0 if p >= 1 else critical(p / len(rows))
     assert body["compared"] == len(rows)
-    kept = [r for r in rows if abs(r["log_likelihood"]) >= threshold
-            and r["frequency"] * sum(b.values()) != r["reference_frequency"] * sum(a.values())]
+    kept = [
+        r
+        for r in rows
+        if abs(r["log_likelihood"]) >= threshold
+        and r["frequency"] * sum(b.values()) != r["reference_frequency"] * sum(a.values())
+    ]
     first = sorted((r for r in kept if r["log_likelihood"] > 0), key=lambda r: (-abs(r[order]), r["value"]))
     second = sorted((r for r in kept if r["log_likelihood"] < 0), key=lambda r: (-abs(r[order]), r["value"]))
     assert [r["value"] for r in body["rows"]] == [r["value"] for r in first + second]
@@ -51,15 +55,29 @@ def listed(body: dict[str, Any], a: Counter[str], b: Counter[str], least: int, p
 
 @pytest.mark.parametrize(("p", "order"), [(1.0, "log_likelihood"), (0.05, "log_ratio"), (0.01, "diff")])
 async def test_one_query_over_two_subcorpora_equals_an_independent_count(
-    one: httpx.AsyncClient, five: httpx.AsyncClient, p: float, order: str,
+    one: httpx.AsyncClient,
+    five: httpx.AsyncClient,
+    p: float,
+    order: str,
 ) -> None:
     noun = re.compile("NN.*")
     a = counts(lambda text: text["genre"] == "news", "pos", lambda t: noun.fullmatch(t.pos))
     b = counts(lambda text: text["genre"] in ("blog", "forum"), "pos", lambda t: noun.fullmatch(t.pos))
     for client in (one, five):
-        answer = await client.get("/api/v1/compare", params={
-            "corpus": TRICKY, "q": '[pos="NN.*"]', "syntax": "cqp", "filter": "text_genre~news",
-            "other_filter": "text_genre~blog|forum", "by": "pos", "min": 1, "p": p, "order": order})
+        answer = await client.get(
+            "/api/v1/compare",
+            params={
+                "corpus": TRICKY,
+                "q": '[pos="NN.*"]',
+                "syntax": "cqp",
+                "filter": "text_genre~news",
+                "other_filter": "text_genre~blog|forum",
+                "by": "pos",
+                "min": 1,
+                "p": p,
+                "order": order,
+            },
+        )
         assert answer.status_code == 200, answer.text
         body = answer.json()
         assert body["complete"]
@@ -71,9 +89,19 @@ async def test_two_queries_by_lemma_and_their_links(five: httpx.AsyncClient) -> 
     """Adjectives against nouns by word, cut at min 4: the values in one of them only are the most key."""
     a = counts(lambda text: True, "word", lambda t: t.pos == "JJ")
     b = counts(lambda text: True, "word", lambda t: t.pos.startswith("NN"))
-    answer = await five.get("/api/v1/compare", params={
-        "corpus": TRICKY, "q": '[pos="JJ"]', "other_q": '[pos="NN.*"]', "syntax": "cqp", "by": "word", "min": 4,
-        "p": 1, "limit": 1000})
+    answer = await five.get(
+        "/api/v1/compare",
+        params={
+            "corpus": TRICKY,
+            "q": '[pos="JJ"]',
+            "other_q": '[pos="NN.*"]',
+            "syntax": "cqp",
+            "by": "word",
+            "min": 4,
+            "p": 1,
+            "limit": 1000,
+        },
+    )
     assert answer.status_code == 200, answer.text
     body = answer.json()
     listed(body, a, b, 4, 1.0, "log_likelihood")
@@ -87,9 +115,19 @@ async def test_two_queries_by_lemma_and_their_links(five: httpx.AsyncClient) -> 
 
 
 async def test_the_file_and_the_refusals(five: httpx.AsyncClient) -> None:
-    answer = await five.get("/api/v1/compare", params={
-        "corpus": TRICKY, "q": '[pos="JJ"]', "other_q": '[pos="RB"]', "syntax": "cqp", "by": "lemma", "p": 1,
-        "format": "csv", "provenance": 1})
+    answer = await five.get(
+        "/api/v1/compare",
+        params={
+            "corpus": TRICKY,
+            "q": '[pos="JJ"]',
+            "other_q": '[pos="RB"]',
+            "syntax": "cqp",
+            "by": "lemma",
+            "p": 1,
+            "format": "csv",
+            "provenance": 1,
+        },
+    )
     assert answer.status_code == 200, answer.text
     skip = int(re.search(r"skiprows=(\d+)", answer.text).group(1))  # type: ignore[union-attr]
     table = pd.read_csv(io.StringIO(answer.text), skiprows=skip, keep_default_na=False)
@@ -97,9 +135,54 @@ async def test_the_file_and_the_refusals(five: httpx.AsyncClient) -> None:
     assert set(table["preferred"]) == {"first", "second"} and len(table) > 10
     same = await five.get("/api/v1/compare", params={"corpus": TRICKY, "q": "go"})
     assert same.status_code == 400 and "the two searches are the same" in same.text
-    bad = await five.get("/api/v1/compare", params={"corpus": TRICKY, "q": '[lemma="go"]', "other_q": "[pos=",
-                                                    "syntax": "cqp"})
+    bad = await five.get(
+        "/api/v1/compare", params={"corpus": TRICKY, "q": '[lemma="go"]', "other_q": "[pos=", "syntax": "cqp"}
+    )
     assert bad.status_code == 400 and "the second search" in bad.text
-    attribute = await five.get("/api/v1/compare", params={"corpus": TRICKY, "q": "go", "other_q": "come",
-                                                          "by": "colour"})
+    attribute = await five.get(
+        "/api/v1/compare", params={"corpus": TRICKY, "q": "go", "other_q": "come", "by": "colour"}
+    )
     assert attribute.status_code == 400 and "colour" in attribute.text
+
+
+def kept_at(a: Counter[str], b: Counter[str], least: int, p: float) -> int:
+    """The rows a comparison lists at ``p`` (Bonferroni), counted from the formulas."""
+    rows = expected_rows(a, b, least, "log_likelihood")
+    threshold = 0.0 if p >= 1 else critical(p / len(rows))
+    return sum(
+        1
+        for r in rows
+        if abs(r["log_likelihood"]) >= threshold
+        and r["frequency"] * sum(b.values()) != r["reference_frequency"] * sum(a.values())
+    )
+
+
+async def test_nothing_significant_names_the_setting_that_lists_rows(five: httpx.AsyncClient) -> None:
+    """Nouns of the news against those of blogs and forums by tag: at p < 0.001 no tag passes, and the
+    answer names the first looser p (0.01, 0.05, then 1: every value) that lists some, with how many;
+    asked with it, the comparison lists exactly that many. A min no value reaches names min=1."""
+    noun = re.compile("NN.*")
+    a = counts(lambda text: text["genre"] == "news", "pos", lambda t: noun.fullmatch(t.pos))
+    b = counts(lambda text: text["genre"] in ("blog", "forum"), "pos", lambda t: noun.fullmatch(t.pos))
+    assert kept_at(a, b, 1, 0.001) == 0  # the fixture's premise
+    expected_p = next(p for p in (0.01, 0.05, 1.0) if kept_at(a, b, 1, p))
+    params: dict[str, str | int | float] = {
+        "corpus": TRICKY,
+        "q": '[pos="NN.*"]',
+        "syntax": "cqp",
+        "filter": "text_genre~news",
+        "other_filter": "text_genre~blog|forum",
+        "by": "pos",
+        "min": 1,
+    }
+    body = (await five.get("/api/v1/compare", params={**params, "p": 0.001})).json()
+    assert body["rows"] == [] and body["not_significant"] == body["compared"] == len(a | b)
+    hint = body["next_setting"]
+    assert (hint["parameter"], hint["value"], hint["rows"]) == ("p", expected_p, kept_at(a, b, 1, expected_p))
+    assert f"none of the {len(a | b)} values compared" in hint["detail"] and "p < 0.001" in hint["detail"]
+    again = (await five.get("/api/v1/compare", params={**params, "p": hint["value"]})).json()
+    assert len(again["rows"]) == hint["rows"] and again["next_setting"] is None
+    rare = (await five.get("/api/v1/compare", params={**params, "min": 10_000, "p": 1})).json()
+    assert rare["compared"] == 0 and rare["rows"] == []
+    assert (rare["next_setting"]["parameter"], rare["next_setting"]["value"]) == ("min", 1)
+    assert rare["next_setting"]["rows"] == kept_at(a, b, 1, 1.0) > 0

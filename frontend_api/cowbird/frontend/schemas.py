@@ -648,6 +648,15 @@ class CompareResult(BaseModel):
     on: str
     fold: str
     min: int
+class CompareNext(BaseModel):
+    """The setting a comparison that listed nothing should be asked with next."""
+
+    parameter: Literal["p", "min"] = Field(description="The parameter to change.")
+    value: float = Field(description="Its value (p=1: no significance test, every value ranked).")
+    rows: int = Field(description="The rows the comparison would list with it (at most limit a side).")
+    detail: str = Field(description="Why nothing was listed and what the setting lists instead.")
+
+
     order: str
     compared: int = Field(description="Values reaching min on one side.")
     p: float
@@ -672,6 +681,9 @@ class CollocateRow(BaseModel):
     marginal: int = Field(description="Frequency in the texts searched (the filters' subcorpus, or the corpus).")
     in_nodes: int = Field(description="Frequency inside the hits.")
     expected: float = Field(description="Expected co-occurrences (E11).")
+    next_setting: CompareNext | None = Field(None, description=(
+        "When no row is listed: the nearest setting that lists some (a less strict p, then p=1: every value ranked "
+        "by log-likelihood; with nothing compared, a smaller min) and how many rows it would list; None otherwise."))
     scores: dict[str, float]
     concordance: str | None = Field(description="The search page showing the hits with this collocate in their "
                                                 "window (each match runs from the hit to the collocate); None for a "

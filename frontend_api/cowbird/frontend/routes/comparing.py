@@ -31,6 +31,7 @@ from cowbird.frontend.routes.analyses import searched, value_links
 from cowbird.frontend.routes.deps import Visitor, not_stalled
 from cowbird.frontend.schemas import (
     ComparedSearch,
+    CompareNext,
     CompareResult,
     CompareRow,
     TrendPoint,
@@ -40,6 +41,11 @@ from cowbird.frontend.schemas import (
 from cowbird.frontend.subcorpora import subcorpus_filters
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
+
+LOOSER_P = (0.01, 0.05, 1.0)
+"""The significance levels a comparison that listed nothing is offered next, strictest first (those of the
+page's *significant at*): the first looser than the one asked that lists a row; p=1 ranks every value by
+log-likelihood, as Korp's comparison and Sketch Engine's keywords list them."""
 
 
 def date_attribute(corpus: CorpusEntry, by: str | None) -> str:
@@ -220,6 +226,7 @@ async def compare(visit: Visitor, asked: Annotated[CompareParameters, Query()]) 
         critical_log_likelihood=round(compared.critical, 4), min_log_ratio=asked.min_log_ratio,
         not_significant=compared.not_significant, preferred_first=compared.first, preferred_second=compared.second,
         complete=not failed, failed=failed, partitions=[partition_result(s) for s in all_statuses], rows=rows,
+        next_setting=None if rows else next_setting(ours, theirs, asked, compared),
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
 
 
@@ -259,3 +266,33 @@ def comparison(ours: FrequencyTable, theirs: FrequencyTable, asked: CompareParam
     kept = len(sides["first"]) + len(sides["second"])
     return Comparison(sides["first"][: asked.limit] + sides["second"][: asked.limit], len(values), critical,
                       len(values) - kept, len(sides["first"]), len(sides["second"]))
+
+
+def next_setting(ours: FrequencyTable, theirs: FrequencyTable, asked: CompareParameters,
+                 compared: Comparison) -> CompareNext | None:
+    """The nearest setting under which a comparison that listed nothing lists rows: with values compared
+    but none significant, the first of ``LOOSER_P`` looser than ``p`` that keeps one; with no value
+    reaching ``min`` (but hits on both sides), ``min`` 1. None when no setting lists anything (no hits
+    counted on a side, or every value equally frequent on both)."""
+    if not ours.counted or not theirs.counted:
+        return None
+    if not compared.candidates:
+        if asked.min == 1:
+            return None
+        fewer = comparison(ours, theirs, asked.model_copy(update={"min": 1}))
+        if not fewer.rows:
+            return None
+        return CompareNext(parameter="min", value=1, rows=len(fewer.rows), detail=(
+            f"no value of {asked.by} has {asked.min} hits on either side; with min=1 "
+            f"{len(fewer.rows)} are listed"))
+    correction = " (Bonferroni-corrected for the values compared)" if asked.correction == "bonferroni" else ""
+    for p in LOOSER_P:
+        if p <= asked.p:
+            continue
+        looser = comparison(ours, theirs, asked.model_copy(update={"p": p}))
+        if looser.rows:
+            listed = "every value ranked by log-likelihood, significant or not" if p >= 1 else f"at p < {p:g}"
+            return CompareNext(parameter="p", value=p, rows=len(looser.rows), detail=(
+                f"none of the {compared.candidates} values compared is significantly more frequent in either "
+                f"search at p < {asked.p:g}{correction}; {listed}: {len(looser.rows)} rows"))
+    return None

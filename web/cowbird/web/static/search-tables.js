@@ -110,6 +110,14 @@ import {
  * @property {boolean} truncated
  */
 /**
+/**
+ * The nearest setting under which a comparison that listed nothing lists rows.
+ * @typedef {object} CompareNext
+ * @property {"p" | "min"} parameter
+ * @property {number} value
+ * @property {number} rows  the rows it would list
+ * @property {string} detail
+ */
  * GET /api/v1/compare's answer.
  * @typedef {object} CompareResult
  * @property {ComparedSearch} first
@@ -124,6 +132,7 @@ import {
  * @property {string[]} failed
  * @property {CompareRow[]} rows
  */
+ * @property {CompareNext | null} next_setting  when no row is listed: the setting that lists some
 
 /**
  * @typedef {object} CollocateRow
@@ -573,6 +582,7 @@ function showCompare(body) {
     row.classList.add(here ? "first" : "second");
     fillValue(row, r.value, here ? r.hits : r.other_hits, `Show the hits with ${r.value} in ${here ? "this" : "the other"} search`);
     part(row, "td.side", HTMLTableCellElement).textContent = here ? "this search" : "the other";
+  showCompareNext(body.next_setting);
     fillNumbers(row, [number(r.frequency), number(r.other_frequency), `${decimal(100 * r.share)} %`,
       `${decimal(100 * r.other_share)} %`, decimal(r.log_likelihood),
       `${decimal(r.log_ratio)} (${decimal(r.log_ratio_low)} – ${decimal(r.log_ratio_high)})`]);
@@ -586,6 +596,29 @@ const TINY_PART = 100;
 /** @param {CollocationResult} body */
 function showCollocations(body) {
   byId("coll-summary", HTMLElement).textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
+/**
+ * When nothing is listed: why, and a button that asks again with the setting that lists rows (a looser
+ * p: the page's *significant at*; a smaller min is said only, the page has no control for it).
+ * @param {CompareNext | null} next
+ */
+function showCompareNext(next) {
+  const box = byId("cmp-next", HTMLElement);
+  box.hidden = next === null;
+  if (next === null) return;
+  part(box, "span", HTMLElement).textContent = `Nothing listed: ${next.detail}.`;
+  const button = part(box, "button", HTMLButtonElement);
+  const select = byId("cmp-p", HTMLSelectElement);
+  const offered = next.parameter === "p" && [...select.options].some((o) => Number(o.value) === next.value);
+  button.hidden = !offered;
+  if (!offered) return;
+  button.textContent = next.value >= 1 ? `List all ${number(next.rows)} values (any p)`
+    : `Use p < ${next.value} (${number(next.rows)} values)`;
+  button.onclick = () => {
+    setControlValue("cmp-p", [...select.options].find((o) => Number(o.value) === next.value)?.value ?? "1");
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  };
+}
+
     `${body.within ? ` (inside one ${body.within})` : ""}; ${number(body.f1)} tokens in the windows` +
     `; ${number(body.rows_total)} with at least ${number(body.min_freq)} co-occurrences, ranked by ${measureName(body.order)}.`;
   const head = document.createElement("tr");
