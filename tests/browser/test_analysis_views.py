@@ -151,6 +151,14 @@ def test_distribution_tab_draws_bars_that_open_their_hits(site: DemoStack, page:
     assert parse_qs(urlsplit(page.url).query)["filter"] == [f"text_genre~{first['value']}"]
 
 
+def significant(n: float) -> str:
+    """A score as the page shows it: three significant digits, whole numbers from 100 on."""
+    if abs(n) >= 100:  # JavaScript rounds halves away from zero
+        return f"{int(abs(n) + 0.5) * (1 if n > 0 else -1):,}"
+    shown = f"{float(f'{n:.3g}'):,}"
+    return shown.removesuffix(".0") if "e" not in shown else shown
+
+
 def test_collocations_tab_sorts_by_each_measure(site: DemoStack, page: Page, tmp_path: Path) -> None:
     params: dict[str, ParamValue] = {"corpus": "sample", "q": "the", "window": 3, "min_freq": 1}
     expected = api(site, "/api/v1/collocations", **params)
@@ -164,6 +172,15 @@ def test_collocations_tab_sorts_by_each_measure(site: DemoStack, page: Page, tmp
     page.locator("#coll-window").dispatch_event("change")
     values = [r["value"] for r in expected["rows"]]
     expect(page.locator("#coll-table tbody td.value")).to_have_text(values)
+    heads = page.locator("#coll-table thead th").all_inner_texts()
+    assert heads[2:5] == ["In the corpus", "Expected", "In texts"], heads
+    first = page.locator("#coll-table tbody tr").first.locator("td").all_inner_texts()
+    top = expected["rows"][0]
+    assert first[3] == significant(top["expected"]) and first[4] == f"{top['texts']:,}", (first, top)
+    dice = heads.index("Dice")
+    cells = page.locator("#coll-table tbody tr").evaluate_all(f"rows => rows.map(r => r.cells[{dice}].textContent)")
+    assert cells == [significant(r["scores"]["dice"]) for r in expected["rows"]]
+    assert all(c not in ("0.00", "0.01") for c in cells), cells  # three significant digits, not two decimals
     expect(page.locator('#coll-table th[aria-sort="descending"]')).to_have_text("Log-likelihood")
     page.click('#coll-table button[data-order="mi"]')
     expect(page.locator("#coll-table tbody td.value")).to_have_text([r["value"] for r in by_mi["rows"]])

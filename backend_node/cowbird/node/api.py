@@ -315,7 +315,10 @@ class NodeApi:
             partition=request.partition, query=text, total=held.total, context_tokens=found.context_tokens,
             node_tokens=found.node_tokens, size=found.size, truncated=found.truncated, values=found.values,
             f=found.f, marginal=found.marginal, in_nodes=found.in_nodes, spilled=spilled.positions,
-            spilled_values=spilled.values, occupied=spilled.occupied, elapsed_ms=_elapsed(started),
+            spilled_values=spilled.values, occupied=spilled.occupied, spilled_texts=spilled.texts, texts=found.texts,
+            edge_texts=found.edge_texts, text_regions=found.text_regions,
+            first_text_continued=found.first_text_continued, last_text_continues=found.last_text_continues,
+            elapsed_ms=_elapsed(started),
         )
 
     @answers(MARGINALS)

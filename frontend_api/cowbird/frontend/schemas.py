@@ -680,11 +680,14 @@ class CollocateRow(BaseModel):
     f2: int = Field(description="Frequency outside the hits (C1).")
     marginal: int = Field(description="Frequency in the texts searched (the filters' subcorpus, or the corpus).")
     in_nodes: int = Field(description="Frequency inside the hits.")
-    expected: float = Field(description="Expected co-occurrences (E11).")
-    next_setting: CompareNext | None = Field(None, description=(
-        "When no row is listed: the nearest setting that lists some (a less strict p, then p=1: every value ranked "
-        "by log-likelihood; with nothing compared, a smaller min) and how many rows it would list; None otherwise."))
-    scores: dict[str, float]
+    expected: float = Field(description="Expected co-occurrences (E11 = f1 · f2 / N, CQPweb's expected collocate "
+                                        "frequency): full precision.")
+    texts: int | None = Field(None, description=(
+        "Texts it co-occurs with the hits in (CQPweb's \"in no. of texts\"): texts holding a window position with it, "
+        "each once over every partition (a text cut between partitions too), in the filters' subcorpus; None: the "
+        "corpus has no text."))
+    scores: dict[str, float] = Field(description="Each measure, at full precision (the page shows 3 significant "
+                                                 "digits).")
     concordance: str | None = Field(description="The search page showing the hits with this collocate in their "
                                                 "window (each match runs from the hit to the collocate); None for a "
                                                 "value no CQP string can hold (one with a control character).")

@@ -178,7 +178,8 @@ class CooccurrenceSums:
             self.in_nodes[value] = self.in_nodes.get(value, 0) + in_nodes[k]
 
 
-def spilled(parts: list[tuple[list[int], list[str], list[int]]], failed: list[tuple[int, int]]) -> dict[str, int]:
+def spilled(parts: list[tuple[list[int], list[str], list[int]]], failed: list[tuple[int, int]],
+            kept: set[int] | None = None) -> dict[str, int]:
     """The co-occurrences that partitions' windows found past their edges, each position once: from each
     partition its ``(spilled positions, their values, occupied positions)`` (global), and the
     ``(first, last)`` positions of partitions that failed. A spilled position counts where no window
@@ -193,7 +194,77 @@ def spilled(parts: list[tuple[list[int], list[str], list[int]]], failed: list[tu
         if position in occupied or any(first <= position <= last for first, last in failed):
             continue
         counts[value] = counts.get(value, 0) + 1
+        if kept is not None:
+            kept.add(position)
     return counts
+
+
+@dataclass(frozen=True)
+class TextPart:
+    """What one partition says of the texts its collocates co-occur in (``CooccurrenceResponse``): by
+    value, the texts counted and those of them near its edges (region numbers); the spilled positions
+    it found past its edges with their values and texts (counted from its edge); ``answered`` False for
+    a partition that failed."""
+
+    offset: int
+    size: int
+    answered: bool
+    regions: int | None
+    first_continued: bool
+    last_continues: bool
+    texts: dict[str, int]
+    edge_texts: dict[str, list[int]]
+    spilled: list[tuple[int, str, int]]  # (global position, value, text counted from the edge)
+
+
+def collocate_texts(parts: list[TextPart], counted: set[int]) -> dict[str, int] | None:
+    """The texts each collocate co-occurs in over the whole corpus, each text once (CQPweb's "in no.
+    of texts"), from the partitions in corpus order and the spilled positions the merge counted
+    (``counted``, those :func:`spilled` keeps). A text cut between partitions is one: a partition's
+    first text that began in the one before is that one's last (a chain, when a text spans several).
+    A spilled position's text is a region of the partition holding it, found from its count from the
+    edge. None when the corpus has no ``text``."""
+    if not any(part.answered and part.regions is not None for part in parts):
+        return None
+    by_offset = {part.offset: k for k, part in enumerate(parts)}
+
+    def canonical(k: int, region: int) -> tuple[int, int]:
+        while region == 0 and parts[k].first_continued and k > 0 and parts[k - 1].regions:
+            k, region = k - 1, (parts[k - 1].regions or 1) - 1
+        return k, region
+
+    def holding(position: int) -> int | None:
+        for k, part in enumerate(parts):
+            if part.offset <= position < part.offset + part.size:
+                return k
+        return None
+
+    totals: dict[str, int] = {}
+    keys: dict[str, set[tuple[int, int]]] = {}
+    for k, part in enumerate(parts):
+        if not part.answered:
+            continue
+        for value, n in part.texts.items():
+            near = part.edge_texts.get(value, [])
+            totals[value] = totals.get(value, 0) + n - len(near)
+            keys.setdefault(value, set()).update(canonical(k, r) for r in near)
+        for position, value, text in part.spilled:
+            q = holding(position)
+            if text < 0 or position not in counted or q is None or not parts[q].answered or not parts[q].regions:
+                continue
+            held = parts[q]
+            regions = held.regions or 0
+            if position >= part.offset + part.size and by_offset.get(part.offset + part.size) == q:
+                region = text - (0 if held.first_continued else 1)
+            elif position < part.offset and q + 1 < len(parts) and parts[q + 1] is part:
+                region = regions - 1 - text + (0 if held.last_continues else 1)
+            else:  # a window past a whole partition shorter than it: that partition's own region count
+                continue
+            if 0 <= region < regions:
+                keys.setdefault(value, set()).add(canonical(q, region))
+    for value, found in keys.items():
+        totals[value] = totals.get(value, 0) + len(found)
+    return totals
 
 
 @dataclass
@@ -205,6 +276,7 @@ class CollocateRow:
     in_nodes: int
     expected: float  # E11
     scores: dict[str, float]
+    texts: int | None = None  # texts it co-occurs in (None: the corpus has no text)
 
 
 @dataclass
@@ -265,7 +337,7 @@ def scores(o11: Floats, r1: float, c1: Floats, n: float, measures: list[Measure]
 
 
 def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Measure | Literal["f"],
-                      min_freq: int) -> CollocationTable:
+                      min_freq: int, texts: dict[str, int] | None = None) -> CollocationTable:
     """Collocates with at least ``min_freq`` co-occurrences, scored on the whole corpus's counts,
     best first by ``order`` (ties by value)."""
     values = [v for v, f in sums.f.items() if f >= min_freq]
@@ -276,7 +348,8 @@ def collocation_table(sums: CooccurrenceSums, measures: list[Measure], order: Me
     e11, computed = scores(o11, float(sums.context_tokens), c1, float(n), wanted)
     rows = [
         CollocateRow(v, sums.f[v], sums.marginal[v] - sums.in_nodes[v], sums.marginal[v], sums.in_nodes[v],
-                     float(e11[k]), {m: float(computed[m][k]) for m in measures})
+                     float(e11[k]), {m: float(computed[m][k]) for m in measures},
+                     None if texts is None else texts.get(v, 0))
         for k, v in enumerate(values)
     ]
     if order == "f":

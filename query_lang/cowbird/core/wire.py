@@ -366,6 +366,17 @@ class CooccurrenceResponse(_Answer):
         "carries of its neighbours), not counted above: the front end counts each once, unless the partition "
         "holding it counted it (its occupied)."))
     spilled_values: list[str] = Field([], description="The value at each spilled position.")
+    spilled_texts: list[int] = Field([], description=(
+        "The text of each spilled position, counted from the edge: after the partition, the texts starting between "
+        "its last token and the position; before it, those ending between the position and its first; -1: none."))
+    texts: list[int] = Field([], description=(
+        "Texts (regions of text) each value co-occurs in; empty when the corpus has no text."))
+    edge_texts: list[list[int]] = Field([], description=(
+        "Of those, by region number, the texts windows of other partitions reach or a cut runs through (the first "
+        "and last, those near the edges): the front end counts each once over partitions."))
+    text_regions: int | None = Field(None, description="Regions of text in the partition (None: no text).")
+    first_text_continued: bool = Field(False, description="Its first text began in the partition before.")
+    last_text_continues: bool = Field(False, description="Its last text goes on in the partition after.")
     occupied: list[int] = Field([], description=(
         "Global positions near the partition's edges (as far as windows of other partitions reach in) that its "
         "own windows or hits hold."))

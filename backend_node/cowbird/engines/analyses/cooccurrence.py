@@ -6,16 +6,16 @@ own, as CQPweb counts collocates within a subcorpus. What the windows read past 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
 from cowbird.engines.analyses.subcorpus import Filters, chosen
 from cowbird.engines.base import Deadline
-from cowbird.engines.edges import around
+from cowbird.engines.edges import Around, around
 from cowbird.engines.results import Matches
-from cowbird.store import CwbCorpus, PositionalAttribute
+from cowbird.store import CwbCorpus, PositionalAttribute, StructuralAttribute
 
 
 @dataclass
@@ -28,6 +28,15 @@ class Cooccurrence:
     node_tokens: int  # positions inside hits (each once)
     size: int  # tokens in the partition (in the subcorpus)
     truncated: bool
+    texts: list[int] = field(default_factory=list)  # texts (regions of ``text``) with a co-occurrence of the value
+    edge_texts: list[list[int]] = field(default_factory=list)  # of those, the ones another partition's windows reach
+    text_regions: int | None = None  # regions of ``text`` in the partition; None: the corpus has no ``text``
+    first_text_continued: bool = False  # its first text began in the partition before
+    last_text_continues: bool = False  # its last text goes on in the partition after
+
+
+TEXT = "text"
+"""The s-attribute whose regions a collocate's texts are counted in (CQPweb's "in no. of texts")."""
 
 
 def _union(starts: Ints, ends: Ints) -> tuple[Ints, Ints]:
@@ -69,15 +78,59 @@ def _outside(positions: Ints, starts: Ints, ends: Ints) -> Ints:
     return positions[~inside]
 
 
-def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints], deadline: Deadline = NO_DEADLINE) -> tuple[Ints, int]:
+def _count_ids(p: PositionalAttribute, chunks: Iterator[Ints], deadline: Deadline = NO_DEADLINE,
+              texts: StructuralAttribute | None = None, pairs: list[Ints] | None = None) -> tuple[Ints, int]:
+    """Each lexicon id's positions among ``chunks``, and how many positions; with ``texts``, the
+    distinct ``(id, text region)`` pairs of the positions inside a text go to ``pairs`` (as
+    ``id * regions + region``)."""
     totals = np.zeros(p.lexicon_size, dtype=np.int64)
     seen = 0
     for positions in chunks:
         deadline.check()
         if len(positions):
-            totals += np.bincount(np.asarray(p.ids_at(positions), dtype=np.int64), minlength=p.lexicon_size)
+            ids = np.asarray(p.ids_at(positions), dtype=np.int64)
+            totals += np.bincount(ids, minlength=p.lexicon_size)
             seen += len(positions)
+            if texts is not None and pairs is not None:
+                regions = np.asarray(texts.region_numbers(np.asarray(positions, dtype=texts.starts.dtype)),
+                                     dtype=np.int64)
+                inside = regions >= 0
+                pairs.append(np.unique(ids[inside] * len(texts) + regions[inside]))
     return totals, seen
+
+
+def _texts(texts: StructuralAttribute, pairs: list[Ints], ids: list[int], size: int, left: int,
+           right: int) -> tuple[list[int], list[list[int]]]:
+    """For each lexicon id of ``ids``: the number of texts its co-occurrences lie in, and which of
+    them other partitions' windows or a cut can reach (those within ``right`` tokens of the first
+    token, within ``left`` of the last, the first and the last text), by region number: the front end
+    counts those once across partitions (``core.analysis_merge.collocate_texts``)."""
+    regions = len(texts)
+    found = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, dtype=np.int64)
+    of_id, region = found // max(1, regions), found % max(1, regions)
+    counts = np.bincount(of_id, minlength=max(ids, default=-1) + 1)
+    starts, ends = np.asarray(texts.starts, dtype=np.int64), np.asarray(texts.ends, dtype=np.int64)
+    edge = (starts < right) | (ends >= size - left)
+    if regions:
+        edge[0] = edge[-1] = True
+    at_edge = edge[region] if regions else np.zeros(0, dtype=bool)
+    near: dict[int, list[int]] = {}
+    for i, r in zip(of_id[at_edge].tolist(), region[at_edge].tolist(), strict=True):
+        near.setdefault(i, []).append(r)
+    return [int(counts[i]) for i in ids], [near.get(i, []) for i in ids]
+
+
+def _cut_texts(corpus: CwbCorpus, texts: StructuralAttribute) -> tuple[bool, bool]:
+    """Whether the partition's first text began in the partition before it and its last goes on in
+    the one after: read from its neighbour tokens' regions (``cowbird.engines.edges``)."""
+    found = around(corpus)
+    if found is None or not len(texts):
+        return False, False
+    before = found.regions(TEXT, [-1]) if found.before else [None]
+    after = found.regions(TEXT, [corpus.size]) if found.after else [None]
+    first = before[0] is not None and not before[0][2] and int(texts.starts[0]) == 0
+    last = after[0] is not None and not after[0][1] and int(texts.ends[-1]) == corpus.size - 1
+    return first, last
 
 
 def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
@@ -108,8 +161,10 @@ def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attrib
     window_ends = np.concatenate([match - 1, np.minimum(matchend + right, high)])
     context_starts, context_ends = _union(window_starts, window_ends)
     node_starts, node_ends = _union(match, matchend)
+    texts = corpus.s_attribute(TEXT) if TEXT in corpus.s_attribute_names else None
+    pairs: list[Ints] = []
     f, context_tokens = _count_ids(p, (subcorpus.kept(_outside(chunk, node_starts, node_ends))
-                                       for chunk in _expanded(context_starts, context_ends)), deadline)
+                                       for chunk in _expanded(context_starts, context_ends)), deadline, texts, pairs)
     in_nodes, node_tokens = _count_ids(p, (subcorpus.kept(chunk) for chunk in _expanded(node_starts, node_ends)),
                                        deadline)
     found = np.flatnonzero(f + in_nodes)  # in hits only: the front end needs their in-hit counts too
@@ -118,10 +173,15 @@ def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attrib
         found = found[np.argsort(-(f[found] + in_nodes[found]), kind="stable")[:max_rows]]
     strings = p.strings
     ids = found.tolist()
-    return Cooccurrence(
+    counted = Cooccurrence(
         [strings[i] for i in ids], f[found].tolist(), subcorpus.frequencies(p, ids, deadline),
         in_nodes[found].tolist(), context_tokens, node_tokens, subcorpus.tokens, truncated,
     )
+    if texts is not None:
+        counted.texts, counted.edge_texts = _texts(texts, pairs, ids, corpus.size, left, right)
+        counted.text_regions = len(texts)
+        counted.first_text_continued, counted.last_text_continues = _cut_texts(corpus, texts)
+    return counted
 
 
 @dataclass
@@ -136,6 +196,7 @@ class Spill:
     positions: list[int]
     values: list[str]
     occupied: list[int]
+    texts: list[int] = field(default_factory=list)  # per position: where its text is among the neighbour's (-1: none)
 
 
 def spill(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
@@ -167,4 +228,30 @@ def spill(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: st
     free = _outside(_outside(edges, context_starts, context_ends), node_starts, node_ends)
     occupied = np.setdiff1d(edges, free)
     offset = found.offset
-    return Spill([offset + p for p in outside], found.values(attribute, outside), (occupied + offset).tolist())
+    return Spill([offset + p for p in outside], found.values(attribute, outside), (occupied + offset).tolist(),
+                 _spilled_texts(found, outside))
+
+
+def _spilled_texts(found: Around, outside: list[int]) -> list[int]:
+    """Which text each local position past the partition's edges lies in, as the neighbour tokens'
+    regions of ``text`` say, counted from the edge: after the last token, how many texts start between
+    the edge and the position (0: the text the partition's last goes on in); before the first, how
+    many end between the position and the edge (0: the text the first began in); -1 outside every
+    text. The front end turns these into the neighbouring partition's region numbers."""
+    if not outside:
+        return []
+    stop = max(outside)
+    first = min(min(outside), 0)
+    after = found.regions(TEXT, list(range(found.size, max(found.size, stop + 1))))
+    before = found.regions(TEXT, list(range(first, 0)))  # first .. -1
+    starts_after = np.cumsum([1 if m is not None and m[1] else 0 for m in after], dtype=np.int64)
+    ends_before = np.cumsum([1 if m is not None and m[2] else 0 for m in reversed(before)], dtype=np.int64)[::-1]
+    texts = []
+    for position in outside:
+        if position >= found.size:
+            k = position - found.size
+            texts.append(-1 if after[k] is None else int(starts_after[k]))
+        else:
+            k = position - first
+            texts.append(-1 if before[k] is None else int(ends_before[k]))
+    return texts

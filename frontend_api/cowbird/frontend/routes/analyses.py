@@ -484,12 +484,12 @@ async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Q
             "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "tokens_searched": table.tokens,
             "offset": offset, "limit": rows_wanted}
         return _table(found, cqp, "collocations", format, asked.provenance, parameters, statuses, table.truncated,
-                      ["value", "f", "f2", "marginal", "in_nodes", "expected", *chosen],
-                      [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, *(r.scores[m] for m in chosen)]
-                       for r in page])
+                      ["value", "f", "f2", "marginal", "in_nodes", "expected", "texts", *chosen],
+                      [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, r.texts,
+                        *(r.scores[m] for m in chosen)] for r in page])
     parsed = search.query.query
     rows = [CollocateRow(value=r.value, f=r.f, f2=r.f2, marginal=r.marginal, in_nodes=r.in_nodes, expected=r.expected,
-                         scores=r.scores, concordance=_cqp_link(target.name, functools.partial(
+                         texts=r.texts, scores=r.scores, concordance=_cqp_link(target.name, functools.partial(
                              _with_collocate, parsed, attribute, r.value, before, after)))
             for r in page]
     return CollocationResult(

@@ -18,6 +18,8 @@ from cowbird.core.analysis_merge import (
     DistributionTable,
     FrequencyTable,
     Measure,
+    TextPart,
+    collocate_texts,
     collocation_table,
     distribution_table,
     frequency_table,
@@ -250,21 +252,38 @@ class Analyses(Counts[P]):
                 if status.partition.id in marginals:
                     values, frequencies = marginals[status.partition.id]
                     sums.add(values, [0] * len(values), frequencies, [0] * len(values))
-            across = _spilled(answered)
+            kept: set[int] = set()
+            across = _spilled(answered, kept)
             sums.add(list(across), list(across.values()), [0] * len(across), [0] * len(across))
             sums.context_tokens += sum(across.values())
-            return collocation_table(sums, measures, order, min_freq)
+            return collocation_table(sums, measures, order, min_freq, collocate_texts(_text_parts(answered), kept))
 
         return [s for s, _ in answered], await off_loop(merged)
 
 
-def _spilled(answered: Sequence[tuple[PartitionStatus[Any], CooccurrenceResponse | None]]) -> dict[str, int]:
+def _spilled(answered: Sequence[tuple[PartitionStatus[Any], CooccurrenceResponse | None]],
+             kept: set[int] | None = None) -> dict[str, int]:
     """The co-occurrences the partitions' windows found past their edges, each position once
-    (``analysis_merge.spilled``), from the partitions that answered."""
+    (``analysis_merge.spilled``; the positions counted go to ``kept``), from the partitions that answered."""
     parts = [(a.spilled, a.spilled_values, a.occupied) for s, a in answered if a is not None and s.failure is None]
     failed = [(s.partition.offset, s.partition.offset + s.partition.size - 1) for s, a in answered
               if a is None or s.failure is not None]
-    return spilled(parts, failed)
+    return spilled(parts, failed, kept)
+
+
+def _text_parts(answered: Sequence[tuple[PartitionStatus[Any], CooccurrenceResponse | None]]) -> list[TextPart]:
+    """What each partition, in corpus order, says of its collocates' texts (``analysis_merge.collocate_texts``)."""
+    parts = []
+    for status, a in sorted(answered, key=lambda pair: pair[0].partition.offset):
+        ok = a is not None and status.failure is None
+        parts.append(TextPart(
+            status.partition.offset, status.partition.size, ok, a.text_regions if a is not None else None,
+            a is not None and a.first_text_continued, a is not None and a.last_text_continues,
+            dict(zip(a.values, a.texts, strict=True)) if a is not None and a.texts else {},
+            dict(zip(a.values, a.edge_texts, strict=True)) if a is not None and a.edge_texts else {},
+            list(zip(a.spilled, a.spilled_values, a.spilled_texts, strict=True))
+            if a is not None and a.spilled_texts else []))
+    return parts
 
 
 def _answered_size(answered: Sequence[tuple[PartitionStatus[Any], Any]]) -> int:

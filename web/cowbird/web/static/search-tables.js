@@ -140,6 +140,8 @@ import {
  * @property {number} f
  * @property {number} marginal
  * @property {Record<string, number>} scores
+ * @property {number} expected  E11, the co-occurrences expected by chance
+ * @property {number | null} texts  the texts it co-occurs in (null: the corpus has no text)
  * @property {string | null} concordance
  */
 /**
@@ -623,15 +625,15 @@ function showCompareNext(next) {
     `; ${number(body.rows_total)} with at least ${number(body.min_freq)} co-occurrences, ranked by ${measureName(body.order)}.`;
   const head = document.createElement("tr");
   head.append(columnHead("Collocate"), sortingHead("f", body.order), columnHead("In the corpus"),
-    ...body.measures.map((measure) => sortingHead(measure, body.order)));
+    columnHead("Expected"), columnHead("In texts"), ...body.measures.map((measure) => sortingHead(measure, body.order)));
   part(document, "#coll-table thead", HTMLTableSectionElement).replaceChildren(head);
   showRows("coll-table", body.rows.map((r) => {
     const row = fromTemplate("coll-row", HTMLTableRowElement);
     fillValue(row, r.value, r.concordance, `Show the hits with ${r.value} in their window`);
-    fillNumbers(row, [number(r.f), number(r.marginal)]);
+    fillNumbers(row, [number(r.f), number(r.marginal), significant(r.expected), r.texts === null ? "–" : number(r.texts)]);
     for (const measure of body.measures) {
       const score = row.insertCell();
-      score.textContent = decimal(r.scores[measure]);
+      score.textContent = significant(r.scores[measure]);
       score.title = String(r.scores[measure]);
     }
     return row;
@@ -642,6 +644,18 @@ function showCompareNext(next) {
 function columnHead(text) {
   const head = fromTemplate("column-head", HTMLTableCellElement);
   head.textContent = text;
+/**
+ * A score to three significant digits (Dice 0.00412, MI 4.37, log-likelihood 1,234 in whole numbers from
+ * 100 on), the full value in downloads and in the cell's title.
+ * @param {number} n
+ */
+export function significant(n) {
+  if (Number.isNaN(n)) return "–";
+  if (!Number.isFinite(n)) return n > 0 ? "∞" : "−∞";
+  if (Math.abs(n) >= 100) return n.toLocaleString("en", { maximumFractionDigits: 0 });
+  return n.toLocaleString("en", { maximumSignificantDigits: 3 });
+}
+
   return head;
 }
 

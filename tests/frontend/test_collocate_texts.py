@@ -1,0 +1,183 @@
+"""Collocations' expected frequency and number of texts (issue 65, item 10), against plain Python over
+the tokens of ``tests/frontend/test_partition_edges.py``'s corpus in one piece: E11 = f1 · f2 / N, and
+for each collocate the texts holding a window position with it (CQPweb's "in no. of texts"), each
+text once. The corpus is cut into 1, 2 and 5 partitions: a window past a cut counts the text its
+position is in (a text of the next partition), and under a filter only the subcorpus's texts count.
+The encoder cuts only before a ``<text>``; a text that runs across a cut (partitions made another way)
+is merged from what the partitions say of their edges, checked on those answers directly."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from cowbird.core.analysis_merge import TextPart, collocate_texts
+from tests.frontend.conftest import Partitioned, ewt_client
+from tests.frontend.test_partition_edges import NAME, TOKENS, VRT, encode, get, hits_of
+
+pytestmark = pytest.mark.anyio
+
+
+def text_of_tokens() -> list[int]:
+    """The text each token of the corpus is in (0-based, in order)."""
+    texts: list[int] = []
+    text = -1
+    for line in VRT.splitlines():
+        if line.startswith("<text "):
+            text += 1
+        elif line and not line.startswith("<"):
+            texts.append(text)
+    assert len(texts) == len(TOKENS)
+    return texts
+
+
+TEXT_OF = text_of_tokens()
+
+
+@pytest.fixture(scope="module")
+def cut_texts(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Partitioned]:
+    """The corpus in 1, 2 and 5 partitions (cut before a text: the encoder never splits one)."""
+    found = {}
+    for count, limit in ((1, 1_000_000), (2, len(TOKENS) // 2 + 200), (5, len(TOKENS) // 5 + 60)):
+        parts = encode(tmp_path_factory.mktemp(f"texts-{count}"), limit)
+        assert len(parts.ids) == count, (count, limit, len(parts.ids))
+        found[count] = parts
+    return found
+
+
+@pytest.fixture
+async def clients(cut_texts: dict[int, Partitioned]) -> AsyncIterator[dict[int, httpx.AsyncClient]]:
+    opened: dict[int, httpx.AsyncClient] = {}
+    iterators = []
+    for count, parts in cut_texts.items():
+        iterator = ewt_client(parts, NAME)
+        iterators.append(iterator)
+        opened[count] = await iterator.__anext__()
+    yield opened
+    for iterator in iterators:
+        await anext(iterator, None)
+
+
+def expected(
+    hits: list[tuple[int, int]], left: int, right: int, within_text: bool, keep: set[int] | None = None
+) -> tuple[dict[str, int], dict[str, float]]:
+    """By word: the texts its window positions lie in, and E11 = f1 · f2 / N (f1: window positions,
+    f2: its frequency outside the hits, N: tokens outside the hits), all within ``keep`` (a subcorpus)."""
+    chosen = set(range(len(TOKENS))) if keep is None else keep
+    inside = {p for a, b in hits for p in range(a, b + 1)} & chosen
+    window: set[int] = set()
+    for a, b in hits:
+        for p in [*range(max(0, a - left), a), *range(b + 1, min(len(TOKENS), b + right + 1))]:
+            if not within_text or TEXT_OF[p] == TEXT_OF[a]:
+                window.add(p)
+    window = (window - inside) & chosen
+    texts: dict[str, set[int]] = {}
+    for p in window:
+        texts.setdefault(TOKENS[p].word, set()).add(TEXT_OF[p])
+    n = len(chosen) - len(inside)
+    outside: dict[str, int] = {}
+    for p in chosen - inside:
+        outside[TOKENS[p].word] = outside.get(TOKENS[p].word, 0) + 1
+    return ({w: len(t) for w, t in texts.items()}, {w: len(window) * outside[w] / n for w in texts})
+
+
+@pytest.mark.parametrize(
+    ("query", "pattern", "left", "right", "within"),
+    [
+        ('[pos="N"]', ["N"], 3, 3, "none"),
+        ('[pos="X"]', ["X"], 100, 100, "none"),
+        ('[pos="A"] [pos="N"]', ["A", "N"], 5, 2, "text"),
+        ('[pos="V"]', ["V"], 0, 40, "none"),
+    ],
+)
+async def test_each_collocates_texts_count_once_across_the_cuts(
+    clients: dict[int, httpx.AsyncClient], query: str, pattern: list[str], left: int, right: int, within: str
+) -> None:
+    hits = hits_of(pattern)
+    texts, e11 = expected(hits, left, right, within == "text")
+    for count, client in clients.items():
+        body = await get(
+            client,
+            "/api/v1/collocations",
+            q=query,
+            syntax="cqp",
+            attribute="word",
+            left=left,
+            right=right,
+            within=within,
+            min_freq=1,
+            limit=100_000,
+            order="f",
+        )
+        rows = body["rows"]
+        assert isinstance(rows, list)
+        assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts, count
+        for r in rows:
+            if r["f"]:
+                assert r["expected"] == pytest.approx(e11[r["value"]], rel=1e-12), (count, r["value"])
+
+
+async def test_texts_under_a_filter_are_the_subcorpus_texts(clients: dict[int, httpx.AsyncClient]) -> None:
+    hits = [(k, k) for k, t in enumerate(TOKENS) if t.pos == "X" and t.genre == "news"]
+    news = {k for k, t in enumerate(TOKENS) if t.genre == "news"}
+    texts, e11 = expected(hits, 30, 30, False, news)
+    for count, client in clients.items():
+        body = await get(
+            client,
+            "/api/v1/collocations",
+            q='[pos="X"]',
+            syntax="cqp",
+            attribute="word",
+            window=30,
+            within="none",
+            filter="text_genre~news",
+            min_freq=1,
+            limit=100_000,
+            order="f",
+        )
+        rows = body["rows"]
+        assert isinstance(rows, list)
+        assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts, count
+        assert all(r["expected"] == pytest.approx(e11[r["value"]], rel=1e-12) for r in rows if r["f"])
+
+
+async def test_the_file_carries_texts_and_full_precision(clients: dict[int, httpx.AsyncClient]) -> None:
+    answer = await clients[5].get(
+        "/api/v1/collocations",
+        params={
+            "corpus": NAME,
+            "q": '[pos="N"]',
+            "syntax": "cqp",
+            "attribute": "word",
+            "window": 3,
+            "within": "none",
+            "format": "tsv",
+            "limit": 100_000,
+            "order": "f",
+            "min_freq": 1,
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    lines = [line.split("\t") for line in answer.text.splitlines() if line and not line.startswith("#")]
+    head = lines[0]
+    assert head[:8] == ["value", "f", "f2", "marginal", "in_nodes", "expected", "texts", "log_likelihood"]
+    texts, _ = expected(hits_of(["N"]), 3, 3, False)
+    assert {row[0]: int(row[6]) for row in lines[1:]} == texts
+    dice = head.index("dice")
+    assert any(len(re.sub(r"^0\.0*", "", row[dice])) > 6 for row in lines[1:])  # not rounded
+
+
+def test_a_text_cut_between_partitions_counts_once() -> None:
+    """Three partitions, one text running from the first through the whole second into the third: a
+    collocate in its pieces in the first and third (not the second) is in one text, plus one text of
+    its own in the second; a spilled position past the first's edge in that text adds none."""
+    first = TextPart(0, 100, True, 3, False, True, {"a": 2, "b": 1}, {"a": [0, 2], "b": [2]}, [(100, "a", 0)])
+    middle = TextPart(100, 50, True, 1, True, True, {"b": 1}, {"b": [0]}, [])
+    last = TextPart(150, 100, True, 2, True, False, {"a": 2, "b": 1}, {"a": [0, 1], "b": [0]}, [])
+    assert collocate_texts([first, middle, last], {100}) == {"a": 3, "b": 1}
+    assert collocate_texts([first, middle, last], set()) == {"a": 3, "b": 1}
+    failed = TextPart(100, 50, False, None, False, False, {}, {}, [])
+    assert collocate_texts([first, failed, last], set()) == {"a": 4, "b": 2}  # pieces not known to be one
