@@ -24,9 +24,15 @@
 const copy = document.getElementById("copy-citation");
 if (copy instanceof HTMLButtonElement) {
   copy.addEventListener("click", async () => {
-    await navigator.clipboard.writeText(copy.dataset.text ?? "");
     const copied = document.getElementById("copied");
-    if (copied) copied.textContent = "Copied.";
+    try {
+      await navigator.clipboard.writeText(copy.dataset.text ?? "");
+      if (copied) copied.textContent = "Copied.";
+    } catch {  // no Clipboard API here (plain HTTP from another host): the citation selected for Ctrl+C
+      const citation = document.getElementById("citation");
+      if (citation) getSelection()?.selectAllChildren(citation);
+      if (copied) copied.textContent = "Press Ctrl+C to copy the selected citation.";
+    }
   });
 }
 

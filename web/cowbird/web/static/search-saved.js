@@ -97,7 +97,52 @@ export function deletes(button, path, reload) {
   });
 }
 
-/** Lists the user's saved searches, each with its share link and Delete. */
+/**
+ * Copies ``text`` to the clipboard and says so in ``status`` (a live region): the Clipboard API, and
+ * where a browser lacks it or refuses it (a page on plain HTTP from another host than localhost)
+ * a selected text field copied with ``execCommand("copy")``; when both fail, the text is left
+ * selected there for Ctrl+C.
+ * @param {string} text
+ * @param {HTMLElement} status
+ */
+export async function copyText(text, status) {
+  let copied = false;
+  try {
+    if (navigator.clipboard) {
+      await navigator.clipboard.writeText(text);
+      copied = true;
+    }
+  } catch {
+    copied = false;
+  }
+  if (!copied) {
+    const field = document.createElement("textarea");
+    field.value = text;
+    field.readOnly = true;
+    field.className = "visually-hidden";
+    status.after(field);
+    field.select();
+    try {
+      copied = document.execCommand("copy");
+    } catch {
+      copied = false;
+    }
+    if (copied) field.remove();
+  }
+  status.textContent = copied ? "Copied." : "Press Ctrl+C to copy the selected link.";
+}
+
+/**
+ * A "Copy link" button's click: the absolute share link to the clipboard.
+ * @param {HTMLButtonElement} button
+ * @param {string} link  the share link's path (/s/ID)
+ * @param {HTMLElement} status
+ */
+function copies(button, link, status) {
+  button.addEventListener("click", () => copyText(`${location.origin}${link}`, status));
+}
+
+/** Lists the user's saved searches, each with its share link (and a button copying it) and Delete. */
 export async function loadSaved() {
   /** @type {{list: HTMLElement, data: Saved[]} | null} */
   const answer = await usersItems("saved", "saved-list");
@@ -114,6 +159,9 @@ export async function loadSaved() {
     const share = part(item, "a.share", HTMLAnchorElement);
     share.href = saved.link;
     share.setAttribute("aria-label", `Share link of ${saved.name}`);
+    const copy = part(item, "button.copy-link", HTMLButtonElement);
+    copy.setAttribute("aria-label", `Copy the share link of ${saved.name}`);
+    copies(copy, saved.link, part(item, ".copied", HTMLElement));
     const remove = part(item, "button.delete", HTMLButtonElement);
     remove.setAttribute("aria-label", `Delete ${saved.name}`);
     deletes(remove, `saved/${saved.link.split("/").pop()}`, loadSaved);
@@ -142,7 +190,14 @@ async function save() {
   }
   try {
     const saved = /** @type {Saved} */ (await change("POST", "saved", { name, url: `/${location.search}` }));
-    said.textContent = `Saved as “${saved.name}”. Share link: ${location.origin}${saved.link}`;
+    said.textContent = `Saved as “${saved.name}”. Share link: ${location.origin}${saved.link} `;
+    const copy = document.createElement("button");
+    copy.type = "button";
+    copy.textContent = "Copy link";
+    const status = document.createElement("span");
+    status.setAttribute("role", "status");
+    said.append(copy, " ", status);
+    copies(copy, saved.link, status);
   } catch (error) {
     said.textContent = error instanceof Error ? error.message : String(error);
     return;
