@@ -4,6 +4,7 @@
 // query marks (as the server reports them), offered for sorting and counting.
 
 import { ApiProblem, aborted, begin, cancel, end, getJson } from "./search-api.js";
+import { periodOf, periodRegex } from "./search-chart.js";
 import { CORPORA, byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { SORT_LEVELS, sameSearch, searchParams, setTimer, state } from "./search-state.js";
 
@@ -26,7 +27,7 @@ export function readSearch() {
     .map((row) => ({
       attribute: part(row, "select.attribute", HTMLSelectElement).value,
       negated: part(row, "select.operator", HTMLSelectElement).value === "!~",
-      regex: part(row, "input", HTMLInputElement).value,
+      regex: sentRegex(row),
     }))
     .filter((f) => f.regex !== "");
   const syntax = part(document, 'input[name="syntax"]:checked', HTMLInputElement).value === "cqp" ? "cqp" : "simple";
@@ -238,9 +239,45 @@ export function addFilter(filter = { attribute: "", negated: false, regex: "" })
   fillMeta(attribute, filter.attribute);
   operator.value = filter.negated ? "!~" : "~";
   regex.value = filter.regex;
+  if (!filter.negated) showPeriod(row, filter.regex);
   remove.addEventListener("click", () => row.remove());
   byId("filter-rows", HTMLElement).append(row);
   return row;
+}
+
+/**
+ * A trend point's filter on dates (its period's exact regular expression, periodRegex) shown as what
+ * it means: "text_lastmod in the year 2005", the operator the period's and the field the period
+ * itself; the field can be changed to another period, and the exact expression is what is sent
+ * (sentRegex). (A year whose texts have just the year as value comes as an equals filter, text_year=2005.)
+ * @param {HTMLElement} row
+ * @param {string} regex
+ */
+function showPeriod(row, regex) {
+  const found = periodOf(regex);
+  if (!found) return;
+  const operator = part(row, "select.operator", HTMLSelectElement);
+  const option = new Option(`in the ${found.period}`, `period:${found.period}`, true, true);
+  option.title = `every value dated in the ${found.period} (2005, 2005-05-04, 20050504, …)`;
+  operator.append(option);
+  operator.value = option.value;
+  const field = part(row, "input", HTMLInputElement);
+  field.value = found.key;
+  field.title = `The ${found.period} (${found.key}): sent as the regular expression ${regex}`;
+}
+
+/**
+ * The regular expression a filter row sends: its field's, or with a period's operator (showPeriod) the
+ * exact expression of the period in its field.
+ * @param {Element} row
+ * @returns {string}
+ */
+function sentRegex(row) {
+  const operator = part(row, "select.operator", HTMLSelectElement).value;
+  const value = part(row, "input", HTMLInputElement).value;
+  const period = operator.startsWith("period:") ? operator.slice("period:".length) : "";
+  return (period === "year" || period === "month" || period === "decade") && value.trim()
+    ? periodRegex(value.trim(), period) : value;
 }
 
 // ---------------------------------------------------------------- the query's anchors

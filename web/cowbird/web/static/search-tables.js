@@ -6,7 +6,7 @@
 // have answered and which failed.
 
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
-import { SERIES_STYLES, barChart, stripChart, trendChart } from "./search-chart.js";
+import { SERIES_STYLES, barChart, drawTrend, stripChart } from "./search-chart.js";
 import { byId, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import {
   PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, setAnalysed, setCollOrder, setTableOffset, setView, state,
@@ -74,7 +74,7 @@ import {
  * GET /api/v1/trend's answer: a series per query.
  * @typedef {object} TrendResult
  * @property {string} by
- * @property {string} period
+ * @property {import("./search-chart.js").Period} period
  * @property {number} sparse_below
  * @property {number} tokens
  * @property {number} undated_tokens
@@ -544,7 +544,6 @@ function showTrend(body) {
     (sparse ? `; ${number(sparse)} with fewer than ${number(body.sparse_below)} tokens (hollow points)` : "") +
     (empty ? `; ${number(empty)} without any text (gaps)` : "") +
     (undated ? `; ${number(undated)} hits in texts without a date` : "") + ".";
-  byId("trend-chart", HTMLElement).replaceChildren(trendChart(body.series, body.by));
   byId("trend-legend", HTMLElement).replaceChildren(...body.series.map((s, k) => {
     const item = fromTemplate("trend-key", HTMLLIElement);
     const line = part(item, "line", SVGLineElement);
@@ -555,6 +554,7 @@ function showTrend(body) {
     return item;
   }));
   byId("trend-figure", HTMLElement).hidden = periods.length === 0;
+  drawTrend(byId("trend-chart", HTMLElement), body.series, body.by, body.period); // laid out: at its width
   showRows("trend-table", body.series.flatMap((s) => s.points.map((p) => {
     const row = fromTemplate("trend-row", HTMLTableRowElement);
     part(row, "td.query", HTMLTableCellElement).textContent = s.q;
