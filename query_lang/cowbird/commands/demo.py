@@ -34,6 +34,11 @@ WEB_TOKENS = 2_000_000
 FRONT_END_WORKERS = 2
 """Front-end processes the demo runs on its port (``cowbird serve --workers``): as a deployment
 does, they share fair use, throttles and sessions through the account database."""
+WEB_COMMON_WORDS = 100
+"""The generated web corpus's common words for ``sort=gdex`` (``[corpora.gdex] common_words``): it
+has about 270 word forms, fewer than the default 2,000 common words, so none would be rare, the
+rare-word rule would give every line 1, and nearly half of a word's lines would share the best score
+(in corpus order). Its 100 most frequent forms leave the rest rare, as in real text."""
 DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users ([corpora.attributes])
     "web": {"pos": "part of speech, Penn Treebank tags (DT determiner, JJ adjective, NN/NNS noun, VB/VBD/VBP/VBZ "
                    "verb, IN preposition, RB adverb ...)", "lemma": "base form, lower case"},
@@ -112,7 +117,8 @@ class DemoStack:
             nodes = "".join(f"{p.id} = {json.dumps(urls[p.id])}\n" for p in result.partitions)
             text += (f'[[corpora]]\nname = "{name}"\ntitle = "{title}"\nlanguage = "en"\naccess = "{access}"\n'
                      f'manifest = "{result.manifest}"\nsketch_grammar = "penn"\n\n[corpora.nodes]\n{nodes}\n'
-                     + _attributes(DESCRIPTIONS.get(name, {})))
+                     + _attributes(DESCRIPTIONS.get(name, {}))
+                     + (f"[corpora.gdex]\ncommon_words = {WEB_COMMON_WORDS}\n\n" if name == "web" else ""))
         (self.base / "cowbird.toml").write_text(text)
 
     def _web_corpus(self, registry: Path) -> EncodeResult:

@@ -5,7 +5,7 @@
 
 import { ApiProblem, aborted, apiUrl, begin, busy, cancel, end, get, problemText } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, number, part } from "./search-dom.js";
-import { exportRequest, state } from "./search-state.js";
+import { GDEX_CONTEXT, exportRequest, state } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").ExportChoices} ExportChoices */
 
@@ -82,6 +82,8 @@ export function openDownload() {
   kind.replaceChildren(new Option("tokens each side", "tokens"),
     ...regions.map((r) => new Option(REGION_NAMES[r] || `the whole ${r} region`, r)));
   kind.value = [...kind.options].some((o) => o.value === kept) ? kept : "tokens";
+  // sorted by GDEX: each line is the sentence it was scored on, as in the page
+  if (state.shown?.order?.sort === "gdex" && regions.includes(GDEX_CONTEXT)) kind.value = GDEX_CONTEXT;
   const sample = shown.sample;
   const rows = byId("dl-rows", HTMLInputElement);
   rows.disabled = Boolean(sample);

@@ -280,7 +280,7 @@ export function showHits(body, sample, show, inline) {
 function kwicRow(hit, show, inline, index, several) {
   const row = fromTemplate("kwic-row", HTMLTableRowElement);
   part(row, "td.n", HTMLTableCellElement).textContent = index.toLocaleString("en");
-  if (hit.gdex) part(row, "td.n", HTMLTableCellElement).append(gdexScore(hit.gdex));
+  if (hit.gdex) part(row, "td.n", HTMLTableCellElement).after(gdexScore(hit.gdex));
   if (several) {
     const cell = document.createElement("td");
     cell.className = "corpus";
@@ -316,14 +316,15 @@ function kwicRow(hit, show, inline, index, several) {
 }
 
 /**
- * A GDEX-sorted line's score, under its number, with each rule's value (and what the rare-word,
- * number and URL rules counted) in its title and for screen readers.
+ * A GDEX-sorted line's score, in its own column after its number, with each rule's value (and what
+ * the rare-word, number and URL rules counted) in its title and for screen readers.
  * @param {GdexScore} gdex
- * @returns {HTMLElement}
+ * @returns {HTMLTableCellElement}
  */
 function gdexScore(gdex) {
-  const score = document.createElement("span");
+  const score = document.createElement("td");
   score.className = "gdex";
+
   score.textContent = gdex.score.toFixed(3);
   const values = Object.entries(gdex.values).map(([rule, value]) => `${rule} ${Number(value.toFixed(3))}`).join(", ");
   const counted = [["rare words", gdex.rare], ["numbers or symbols", gdex.numbers], ["URLs", gdex.urls]]
@@ -377,7 +378,16 @@ function withEdges(hit, name) {
  */
 function metaHeader(hits, several) {
   const head = part(document, "#kwic thead tr", HTMLTableRowElement);
-  for (const old of head.querySelectorAll("th.meta, th.corpus")) old.remove();
+  for (const old of head.querySelectorAll("th.meta, th.corpus, th.gdex")) old.remove();
+  if (hits.some((hit) => hit.gdex)) { // sorted by GDEX: the score each line was sorted on, best first
+    const header = document.createElement("th");
+    header.scope = "col";
+    header.className = "gdex";
+    header.textContent = "GDEX";
+    header.title = "Good-example score of the line's sentence (1 is best), highest first; equal scores in corpus order";
+    part(head, "th.n", HTMLTableCellElement).after(header);
+  }
+  gdexNote(hits);
   if (several) {
     const header = document.createElement("th");
     header.scope = "col";
@@ -393,6 +403,22 @@ function metaHeader(hits, several) {
     header.textContent = column;
     head.insertBefore(header, tools);
   }
+}
+
+/**
+ * What a GDEX-sorted page shows: its scores' range, and that lines of equal score are in corpus order
+ * (a page of lines all scoring the same looks unsorted otherwise).
+ * @param {Hit[]} hits
+ */
+function gdexNote(hits) {
+  const note = byId("gdex-note", HTMLElement);
+  const scores = hits.flatMap((hit) => (hit.gdex ? [hit.gdex.score] : []));
+  note.hidden = scores.length === 0;
+  if (!scores.length) return;
+  const [best, worst] = [scores[0].toFixed(3), scores[scores.length - 1].toFixed(3)];
+  note.textContent = "Good examples first: each line is the sentence it was scored on, and the GDEX column its " +
+    `score (1 is best; its title says what made it). ${best === worst ? `Every line here scores ${best}` : `Scores ${best} to ${worst} here`}` +
+    "; lines of equal score are in corpus order.";
 }
 
 /** No hits on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */

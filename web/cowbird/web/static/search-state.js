@@ -400,6 +400,10 @@ export function sortOrder(settings) {
   return { sort: keys.join(","), direction: directions.every((d) => d === directions[0]) ? directions[0] : directions.join(",") };
 }
 
+/** The context of a GDEX-sorted line, in the page and in its downloads: the sentence its score is of
+ * (the default [corpora.gdex] region). */
+export const GDEX_CONTEXT = "s";
+
 /** The id suffixes of the sort's keys: the first key, then the second and third ("then by"). */
 export const SORT_LEVELS = ["", "-2", "-3"];
 
@@ -444,6 +448,7 @@ export function queryRequest(search, { offset, sample, order, show, inline, meta
   if (meta.length) params.set("meta", meta.join(","));
   if (boundaries.length) params.set("boundaries", boundaries.join(","));
   selectHits(params, sample, sample ? null : order);
+  if (!sample && order?.sort === "gdex") params.set("context", GDEX_CONTEXT); // a line is the sentence scored
   if (!sample) {
     params.set("offset", String(offset));
     params.set("limit", String(PAGE));
