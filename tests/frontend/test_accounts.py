@@ -27,7 +27,7 @@ from cowbird.frontend.accounts.models import LineCategory
 from cowbird.frontend.accounts.passwords import verify_password
 from cowbird.frontend.accounts.service import TRANSITIONS
 from cowbird.frontend.corpora import CorpusEntry
-from cowbird.frontend.routes.deps import viewer_of
+from cowbird.frontend.credentials import viewer_of
 from cowbird.frontend.settings import Access, AccessLevel, AccountSettings, NodeAccess
 from cowbird.frontend.viewer import ANONYMOUS
 from tests.accounts_support import postgres_server

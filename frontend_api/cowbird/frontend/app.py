@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from fastapi_offline import FastAPIOffline
+from starlette.types import Scope
 
 from cowbird.core.errors import CowbirdError
 from cowbird.core.version import __version__
@@ -27,6 +28,7 @@ from cowbird.frontend.accounts import web as accounts_web
 from cowbird.frontend.accounts.throttle import Throttle, registrations
 from cowbird.frontend.background import FromInteractive, ToBackground
 from cowbird.frontend.corpora import CorpusCatalogue
+from cowbird.frontend.credentials import Credentials, refusal
 from cowbird.frontend.failover import RequestStart
 from cowbird.frontend.fair_use import LEASE_MARGIN, FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
@@ -87,7 +89,8 @@ async def calf_for(settings: FrontendSettings) -> AsyncIterator[Reconstructor]:
         kept = ArchiveCache(cache / "archives", settings.calf.cache_seconds)  # look-ups and captures, as pages
         archives = [Archive(a, archive_client, kept) for a in settings.calf.archives]
         yield Reconstructor(fetcher, search, client, context_chars=500, archives=archives,
-                            window=datetime.timedelta(days=settings.calf.archive_window_days))
+                            window=datetime.timedelta(days=settings.calf.archive_window_days),
+                            live=settings.calf.fetch_pages)
 
 
 def create_app(
@@ -163,6 +166,7 @@ def create_app(
 
     install_problem_handlers(app, render)
     app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
+    app.add_middleware(Credentials, accounts=state.accounts, render=render)  # before any route (credentials.py)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(BodyLimit, max_bytes=settings.limits.max_request_bytes,
                        seconds=settings.limits.request_body_seconds, render=render)
@@ -173,7 +177,10 @@ def create_app(
     if forwarded:
         app.add_middleware(FromInteractive)
     if background is not None:
-        app.add_middleware(ToBackground, socket=background, refund=fair_use.refund)
+        async def refused(scope: Scope) -> CowbirdError | None:
+            return (await refusal(state.accounts, scope))[1]
+
+        app.add_middleware(ToBackground, socket=background, refund=fair_use.refund, gate=refused)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
                    wordlist.router, subcorpora.router, sketches.router, comparing.router):

@@ -10,7 +10,9 @@ it CPU.
 
 An interactive process forwards each background request there unchanged (``ToBackground``, the
 outermost middleware: the background app checks, logs and answers it itself) and streams the answer
-back; a client that goes away closes the forwarded request too, which stops the work. What only the
+back; a client that goes away closes the forwarded request too, which stops the work. A request whose
+credential is refused (``credentials.py``) or whose headers could not be sent on as they are is never
+forwarded: this process answers it (401, 400), so no client's header can make the forwarding fail. What only the
 interactive process knows of the connection — the client's address and port, the scheme, the
 server's address — travels in ``X-Cowbird-Forwarded`` (``FromInteractive`` restores it; the header
 of a client is dropped, never passed on). Queries estimated heavy are known only after their
@@ -23,14 +25,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.core.errors import NodesUnavailable
+from cowbird.core.errors import CowbirdError, HttpError, NodesUnavailable
 from cowbird.frontend.priority import DEEP_SORT
 from cowbird.serving.asgi import HttpMiddleware
 from cowbird.serving.problems import problem_response
@@ -53,6 +56,12 @@ BACKGROUND_PATHS = frozenset({
 HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
                         b"proxy-connection", b"date", b"server"})
 """Headers of one connection, not passed on (and date and server, which this process's server sets)."""
+HEADER_NAME = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
+HEADER_VALUE = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
+"""What the HTTP client between the processes (h11) sends: a token for a name, a value without NUL, line
+breaks or other whitespace but spaces and tabs inside it (RFC 9110's field-content)."""
+Gate = Callable[[Scope], Awaitable[CowbirdError | None]]
+"""Why a request must not be forwarded (its credential refused), or None."""
 
 
 def is_background(path: str, query_string: bytes) -> bool:
@@ -71,9 +80,11 @@ def is_background(path: str, query_string: bytes) -> bool:
 class ToBackground:
     """An interactive process's front door: background requests go to the background process."""
 
-    def __init__(self, app: ASGIApp, socket: str, refund: Callable[[str, int], None]) -> None:
+    def __init__(self, app: ASGIApp, socket: str, refund: Callable[[str, int], None],
+                 gate: Gate | None = None) -> None:
         self.app = app
         self.refund = refund
+        self.gate = gate
         self.client = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=socket), base_url="http://background",
                                         timeout=None)
 
@@ -82,10 +93,15 @@ class ToBackground:
             await self._lifespan(scope, receive, send)
             return
         if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") \
-                or not is_background(scope["path"], scope["query_string"]):
-            await self.app(scope, receive, send)
+                or not is_background(scope["path"], scope["query_string"]) \
+                or (self.gate is not None and await self.gate(scope) is not None):
+            await self.app(scope, receive, send)  # a refused credential: this process's own stack answers why
             return
-        forwarding = asyncio.ensure_future(self._forward(scope, send))
+        headers = forwardable(scope["headers"])
+        if isinstance(headers, CowbirdError):
+            await problem_response(headers)(scope, _nothing, send)
+            return
+        forwarding = asyncio.ensure_future(self._forward(scope, send, headers))
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
             await asyncio.wait({forwarding, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -105,11 +121,10 @@ class ToBackground:
 
         await self.app(scope, closing_receive, send)
 
-    async def _forward(self, scope: Scope, send: Send) -> None:
+    async def _forward(self, scope: Scope, send: Send, headers: list[tuple[bytes, bytes]]) -> None:
         client, server = scope.get("client"), scope.get("server")
         about = {"client": list(client) if client else None, "server": list(server) if server else None,
                  "scheme": scope.get("scheme", "http")}
-        headers = [(k, v) for k, v in scope["headers"] if k != FORWARDED and k not in HOP_BY_HOP]
         headers.append((FORWARDED, json.dumps(about).encode("latin-1")))
         target = scope.get("raw_path") or scope["path"].encode("utf-8")
         if scope["query_string"]:
@@ -138,6 +153,25 @@ class ToBackground:
             if charged is not None and not passed:  # the client did not get it all: its rows are given back
                 given = json.loads(charged)
                 await asyncio.shield(asyncio.to_thread(self.refund, str(given["key"]), int(given["rows"])))
+
+
+def forwardable(raw: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]] | CowbirdError:
+    """A client's headers as they are sent on: without the connection's own, ``X-Cowbird-Forwarded``
+    dropped, each value without the white space around it (not a part of it, RFC 9110 5.5; the server
+    that read it may have kept it, h11 refuses it). A header still not sendable is refused (400),
+    named, rather than failing the forwarding."""
+    headers = []
+    for name, value in raw:
+        name = name.lower()
+        if name == FORWARDED or name in HOP_BY_HOP:
+            continue
+        value = value.strip(b" \t")
+        if not HEADER_NAME.fullmatch(name) or not HEADER_VALUE.fullmatch(value):
+            shown = name.decode("latin-1")[:40]
+            return HttpError(400, f"the request's header {shown!r} holds characters HTTP does not allow in a header "
+                                  "(control characters or line breaks): send it without them")
+        headers.append((name, value))
+    return headers
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -19,13 +19,13 @@ from cowbird.core.errors import (
     DeadlinePassed,
     LimitExceeded,
     QueryTooSlow,
-    Unauthorized,
 )
 from cowbird.core.search import CostEstimate, HitView, Progress
-from cowbird.frontend.accounts import Accounts, DatabaseError, User
+from cowbird.frontend.accounts import Accounts, DatabaseError
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry
+from cowbird.frontend.credentials import VIEWER_STATE, presented_token, token_viewer, viewer_of
 from cowbird.frontend.failover import began
 from cowbird.frontend.fair_use import FairUse, NodeTime
 from cowbird.frontend.fanout import NodeClient, RequestNodes
@@ -50,30 +50,18 @@ def current_user(request: Request) -> Viewer:
 
 
 def _viewer(request: Request) -> Viewer:
-    """The viewer behind the request: anonymous, or the approved owner of the API token given as
-    ``Authorization: Bearer <token>`` (or, for HTTP GET scripts, ``?token=<token>``). A token that is
-    unknown, revoked or whose account is not approved is refused (401), never taken as anonymous."""
-    header = request.headers.get("authorization", "")
-    if header:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("use Authorization: Bearer <API token>", headers={"WWW-Authenticate": "Bearer"})
-    else:
-        token = request.query_params.get("token", "")
-        if not token:
-            return _session_viewer(request)
-    accounts: Accounts = frontend_state(request).accounts
-    try:
-        with accounts.database.session() as session:
-            user = accounts.tokens.user_for(session, token.strip())
-            viewer = None if user is None else viewer_of(user)
-    except SQLAlchemyError as exc:
-        raise DatabaseError("the account database cannot be read; try again shortly",
-                            headers={"Retry-After": "10"}) from exc
-    if viewer is None:
-        raise Unauthorized("the API token is not valid (unknown or revoked, or the account is not approved)",
-                           headers={"WWW-Authenticate": "Bearer"})
-    return viewer
+    """The viewer behind the request: anonymous (or the browser session's user), or the approved owner
+    of the API token given as ``Authorization: Bearer <token>`` (or, for HTTP GET scripts,
+    ``?token=<token>``). A credential that is malformed, unknown, revoked or whose account is not
+    approved is refused (401, ``credentials.py``), never taken as anonymous; on ``/api/`` routes the
+    ``Credentials`` middleware has found the viewer already."""
+    found = getattr(request.state, VIEWER_STATE, None)
+    if isinstance(found, Viewer):
+        return found
+    token = presented_token(request.headers.get("authorization"), request.query_params.get("token"))
+    if token is None:
+        return _session_viewer(request)
+    return token_viewer(frontend_state(request).accounts, token)
 
 
 def _session_viewer(request: Request) -> Viewer:
@@ -89,10 +77,6 @@ def _session_viewer(request: Request) -> Viewer:
     except SQLAlchemyError as exc:
         raise DatabaseError("the account database cannot be read; try again shortly",
                             headers={"Retry-After": "10"}) from exc
-
-
-def viewer_of(user: User) -> Viewer:
-    return Viewer(user.name, frozenset(user.group_names), user.api_bulk, user.is_admin)
 
 
 def corpora(request: Request) -> CorpusCatalogue:
