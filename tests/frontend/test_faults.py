@@ -4,6 +4,8 @@ broken — never silently wrong. Fake nodes wrap a real node app and misbehave o
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -137,6 +139,38 @@ async def test_with_no_node_left_an_export_breaks_visibly(
     async for client in front_client(settings, nodes, {"node-short": httpx.MockTransport(fake.handle)}):
         with pytest.raises(ExportBroken, match="broke off after 17 of 4100 rows: big_p01: ended the stream"):
             await client.get("/api/v1/export", params={**P1, "limit": 4_100})
+
+
+@pytest.mark.parametrize("format", ["tsv", "csv", "ndjson", "xlsx"])
+async def test_an_export_broken_after_its_first_byte_ends_saying_it_is_incomplete(
+    sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path, format: str
+) -> None:
+    """Each format's own last line: ``# incomplete: "…"`` in TSV and CSV (as the metadata lines), a last
+    object in NDJSON, a last row in XLSX; then the connection is dropped (``ExportBroken``)."""
+    fake = Fake(nodes["node-a"], end_after=17)
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    settings.corpora[1].nodes[big_parts.ids[0]] = ["http://node-short"]
+    said = "the export broke off after 17 of 4100 rows: big_p01: ended the stream"
+    async for client in front_client(settings, nodes, {"node-short": httpx.MockTransport(fake.handle)}):
+        client._transport.raise_app_exceptions = False  # type: ignore[attr-defined]  # the bytes sent before it
+        answer = await client.get("/api/v1/export", params={**P1, "limit": 4_100, "format": format})
+    assert answer.status_code == 200
+    if format == "xlsx":
+        import openpyxl
+
+        rows = list(openpyxl.load_workbook(io.BytesIO(answer.content)).active.iter_rows(values_only=True))
+        assert len(rows) == 1 + 17 + 1 and str(rows[-1][0]).startswith(f"incomplete: {said}")
+        return
+    lines = answer.text.splitlines()
+    assert len(lines) == (0 if format == "ndjson" else 1) + 17 + 1
+    if format == "ndjson":
+        last = json.loads(lines[-1])
+        assert last["incomplete"] is True and last["error"].startswith(said)
+        assert all("position" in json.loads(line) for line in lines[:-1])
+    elif format == "tsv":
+        assert lines[-1].startswith(f'# incomplete: "{said}')
+    else:
+        assert next(csv.reader([lines[-1]]))[0] == "# incomplete" and lines[-1].startswith("# incomplete,")
 
 
 async def test_wrong_answers_from_a_node_are_refused(

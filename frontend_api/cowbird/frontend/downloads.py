@@ -77,6 +77,11 @@ class Writer(ABC):
         """The export broke off: drop whatever the writer keeps; nothing more may be written."""
         self.aborted = True
 
+    @abstractmethod
+    def incomplete(self, reason: str) -> Iterator[bytes]:
+        """The file's end when it broke off after its first byte: a last line saying that it is
+        incomplete and why, in the format's own way (the connection is dropped after it)."""
+
 
 class DelimitedWriter(Writer):
     def __init__(self, columns: Sequence[str], provenance: dict[str, Any] | None, delimiter: str) -> None:
@@ -119,6 +124,11 @@ class DelimitedWriter(Writer):
         self.writer.writerows([[_text(value) for value in row] for row in rows])
         return self._take()
 
+    def incomplete(self, reason: str) -> Iterator[bytes]:
+        """A last ``#`` line written as the metadata block's are (``# incomplete: "…"`` in TSV)."""
+        self._metadata("incomplete", reason)
+        yield self._take()
+
 
 class NdjsonWriter(Writer):
     def start(self) -> bytes:
@@ -129,6 +139,10 @@ class NdjsonWriter(Writer):
     def rows(self, rows: Sequence[Sequence[object]]) -> bytes:
         lines = [json.dumps(dict(zip(self.columns, row, strict=True)), ensure_ascii=False) for row in rows]
         return "".join(line + "\n" for line in lines).encode("utf-8")
+
+    def incomplete(self, reason: str) -> Iterator[bytes]:
+        """A last object that is not a row: ``{"incomplete": true, "error": "…"}``."""
+        yield (json.dumps({"incomplete": True, "error": reason}, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 class XlsxWriter(Writer):
@@ -167,6 +181,14 @@ class XlsxWriter(Writer):
         for row in rows:
             self._write(row)
         return b""
+
+    def incomplete(self, reason: str) -> Iterator[bytes]:
+        """The file is written at its end: its last row says it is incomplete (``incomplete: …`` in its
+        first cell), and a metadata sheet, when asked, too."""
+        self._write([f"incomplete: {reason}"])
+        if self.provenance is not None:
+            self.provenance = {**self.provenance, "complete": False, "incomplete": reason}
+        return self.end()
 
     def end(self) -> Iterator[bytes]:
         try:

@@ -313,6 +313,7 @@ class SavedSearchOut(BaseModel):
     """A saved search: its name, the search page URL that runs it, and its share link, which works for
     whoever may read its corpus."""
 
+    id: str = Field(description="What names it in /api/v1/saved/<id>/categories, /labels, DELETE and categories=.")
     name: str
     corpus: str
     url: str

@@ -22,8 +22,8 @@ from starlette.background import BackgroundTask
 
 from cowbird.core import gdex
 from cowbird.core.analysis_spec import SortKey
-from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, Unauthorized
-from cowbird.core.search import HitView, Located, PartitionFailure, answered_total, failed_partitions
+from cowbird.core.errors import BadParameter, ExportBroken, Forbidden, NodesUnavailable, Unauthorized
+from cowbird.core.search import HitView, Located, PartitionFailure, Statuses, answered_total, failed_partitions
 from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
@@ -31,7 +31,7 @@ from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Download, stamp
 from cowbird.frontend.fair_use import LEASE_MARGIN
 from cowbird.frontend.gdex import streamed_scores, with_gdex
-from cowbird.frontend.hits import public_hit
+from cowbird.frontend.hits import NodeSearch, public_hit
 from cowbird.frontend.links import public_base
 from cowbird.frontend.params import ExportParameters
 from cowbird.frontend.routes.deps import Visitor
@@ -88,8 +88,13 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         statuses = await visit.until_disconnected(search.count(), settings.limits.deadline, search)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))
+        found_lines: list[tuple[Located[Partition], GdexScore | None]] = []
         if only and categorised is not None:
             written = _categorised_rows(categorised, total, allowed, user.api)
+            # known before the first byte: every categorised line found among the hits, or a 400 naming those not
+            found_lines = await visit.until_disconnected(
+                _find_categorised(search, statuses, total, order, categorised[0]), settings.limits.export_deadline,
+                search)
         if format == "xlsx" and written + 1 > XLSX_MAX_ROWS:
             raise BadParameter(
                 f"format=xlsx: {written:,} rows do not fit in a spreadsheet ({XLSX_MAX_ROWS - 1:,} rows and a "
@@ -156,7 +161,8 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                 *(hit.attributes.get(a, "") for a in view.show), *(hit.meta.get(m) for m in view.meta)]
         if categorised is not None:
             category, labels = categorised[0].get((hit.position, hit.matchend)), categorised[1]
-            line += ["" if category is None else category, "" if category is None else labels[category - 1]]
+            label = "" if category is None or category > len(labels) else labels[category - 1]  # unnamed: ""
+            line += ["" if category is None else category, label]
         if score is not None:
             line += [score.score, score.key, score.tokens, *(score.values.get(r, "") for r in gdex.RULES),
                      " ".join(score.rare), " ".join(score.numbers), " ".join(score.urls)]
@@ -185,21 +191,15 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
         batch: list[list[Any]] = []
         sent = 0
         try:
-            if only:  # every hit, in the order asked, passes by; the categorised ones are written
-                wanted = categorised[0] if categorised is not None else {}
-                found = search.stream(statuses, 0, total, sort=order)
+            if only:  # the categorised lines, found among the hits before the first byte
+                lines: AsyncIterator[tuple[Located[Partition], GdexScore | None]] = _listed(found_lines)
             else:
-                wanted = None
                 found = search.stream(statuses, offset, written, sample=None if sample is None else (sample, seed),
                                       sort=order)
-            lines = (streamed_scores(search, order, statuses, 0 if only else offset, total if only else written, found)
-                     if scored and order is not None else _unscored(found))
+                lines = (streamed_scores(search, order, statuses, offset, written, found)
+                         if scored and order is not None else _unscored(found))
             async for hit, score in lines:
-                if wanted is not None and (hit.position, hit.matchend) not in wanted:
-                    continue
                 batch.append(row(public_hit(target, view, hit), score))
-                if wanted is not None and sent + len(batch) == written:
-                    break  # the last categorised line: the rest of the hits need not pass
                 if len(batch) >= EXPORT_BATCH_LINES:
                     yield out.rows(batch)
                     sent += len(batch)
@@ -207,20 +207,27 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
                     if format != "xlsx":  # a spreadsheet is delivered when its last byte is
                         delivered[0] = sent
         except PartitionFailure as failure:
-            out.abort()
-            # The headers promised `written` rows: the connection is dropped so that no client can
-            # take what it got for a complete file.
-            raise ExportBroken(f"the export broke off after {sent + len(batch)} of {written} rows: "
-                               f"{failure.public()}") from failure
+            # The headers promised `written` rows: the file ends with a line saying it is incomplete and
+            # why, then the connection is dropped so that no client can take it for a complete file.
+            reason = f"the export broke off after {sent + len(batch)} of {written} rows: {failure.public()}"
+            yield out.rows(batch)
+            for chunk in out.incomplete(reason):
+                yield chunk
+            raise ExportBroken(reason) from failure
+        except Exception:  # logged with its traceback; the file says it is incomplete all the same
+            for chunk in out.incomplete(f"the export broke off after {sent} of {written} rows: an unexpected error "
+                                        "occurred on the server; it has been logged"):
+                yield chunk
+            raise
         yield out.rows(batch)
         sent += len(batch)
         if format != "xlsx":
             delivered[0] = sent
-        if sent < written:  # categorised lines that are no longer hits of the search: never a clean short file
-            out.abort()
-            raise ExportBroken(f"the export broke off after {sent} of {written} rows: {written - sent} of the "
-                               "categorised lines are not hits of this search (a different search, or the corpus "
-                               "changed since they were categorised)")
+        if sent < written:  # fewer lines than the headers promised: never a clean short file
+            reason = f"the export broke off after {sent} of {written} rows: the search found fewer hits than it counted"
+            for chunk in out.incomplete(reason):
+                yield chunk
+            raise ExportBroken(reason)
         for chunk in out.end():
             yield chunk
         if format == "xlsx":  # a client that took only part of it resets the connection: found gone meanwhile
@@ -249,6 +256,48 @@ async def _categories(request: Request, user: Viewer, slug: str) -> tuple[dict[t
             return {(x.position, x.matchend): x.category for x in lines}, json.loads(saved.labels)
 
     return await run_in_threadpool(read)
+
+
+async def _find_categorised(search: NodeSearch, statuses: Statuses[Partition], total: int, order: SortKey | None,
+                            wanted: dict[tuple[int, int], int]) -> list[tuple[Located[Partition], GdexScore | None]]:
+    """Every categorised line among the search's hits, in the order asked (every hit passes by, until
+    the last categorised one), with its GDEX score when sorted by GDEX. A categorised line that is not
+    a hit of this search is refused here, before the file's first byte (400, naming the lines): a
+    category names a line of the search it was given in, and the export's search may be another one,
+    or the corpus may have changed since."""
+    found: list[tuple[Located[Partition], GdexScore | None]] = []
+    scored = order is not None and order.gdex is not None
+    try:
+        hits = search.stream(statuses, 0, total, sort=order)
+        lines = streamed_scores(search, order, statuses, 0, total, hits) if scored and order else _unscored(hits)
+        async for hit, score in lines:
+            if (hit.position, hit.matchend) in wanted:
+                found.append((hit, score))
+                if len(found) == len(wanted):
+                    break  # the last categorised line: the rest of the hits need not pass
+    except PartitionFailure as failure:
+        raise NodesUnavailable(f"only_categorised=1: the hits could not all be looked through for the categorised "
+                               f"lines: {failure.public()}", headers={"Retry-After": "10"}) from failure
+    if len(found) < len(wanted):
+        seen = {(hit.position, hit.matchend) for hit, _ in found}
+        missing = sorted(line for line in wanted if line not in seen)
+        shown = ", ".join(f"{start}-{end}" for start, end in missing[:MISSING_SHOWN])
+        more = f" and {len(missing) - MISSING_SHOWN:,} more" if len(missing) > MISSING_SHOWN else ""
+        raise BadParameter(f"categories=: {len(missing):,} of the {len(wanted):,} categorised lines are not hits of "
+                           f"this search (position-matchend {shown}{more}): categorise lines of this search (each "
+                           "hit's position and matchend, as its preview gives them), or export the search they "
+                           "were categorised in")
+    return found
+
+
+MISSING_SHOWN = 10
+"""How many categorised lines that are not hits a refusal names (the first, by position)."""
+
+
+async def _listed(lines: list[tuple[Located[Partition], GdexScore | None]],
+                  ) -> AsyncIterator[tuple[Located[Partition], GdexScore | None]]:
+    for line in lines:
+        yield line
 
 
 GDEX_COLUMNS = ["gdex_score", "gdex_key", "gdex_tokens", *(f"gdex_{rule}" for rule in gdex.RULES), "gdex_rare_words",

@@ -53,7 +53,7 @@ def account_owner(request: Request, user: Viewer, changes: bool = False) -> str:
 
 def _out(saved: SavedSearch) -> SavedSearchOut:
     at = saved.at if saved.at.tzinfo else saved.at.replace(tzinfo=datetime.UTC)  # SQLite: UTC
-    return SavedSearchOut(name=saved.name, corpus=saved.corpus, url=saved.url, link=f"/s/{saved.slug}",
+    return SavedSearchOut(id=saved.slug, name=saved.name, corpus=saved.corpus, url=saved.url, link=f"/s/{saved.slug}",
                           at=at.isoformat(timespec="seconds"))
 
 
