@@ -97,7 +97,8 @@ def test_compare_lists_the_values_each_search_prefers(web: DemoStack, page: Page
     expect(page.locator("#summary")).to_contain_text(f"of {count:,} hits")
 
 
-def test_a_comparison_listing_nothing_offers_the_setting_that_lists_rows(web: DemoStack, page: Page) -> None:
+def test_a_comparison_listing_nothing_offers_the_setting_that_lists_rows(web: DemoStack, page: Page,
+                                                                        tmp_path: Path) -> None:
     """The README's example at the page's default p < 0.05: no value passes, the page says so and offers
     the answer's next setting as a button, which lists the rows the answer said it would."""
     params: dict[str, str | int | float] = {"corpus": "web", "q": "^house", "other_q": "^car", "by": "word",
@@ -120,6 +121,7 @@ def test_a_comparison_listing_nothing_offers_the_setting_that_lists_rows(web: De
     rows = f"{strict['next_setting']['rows']:,}"
     expect(button).to_have_text(f"List all {rows} values (any p)" if strict["next_setting"]["value"] >= 1
                                 else f"Use p < {strict['next_setting']['value']:g} ({rows} values)")
+    shoot(page, "compare-nothing-listed", tmp_path)
     button.click()
     expect(page.locator("#cmp-table tbody td.value")).to_have_text([str(r["value"]) for r in looser["rows"]])
     expect(hint).to_be_hidden()

@@ -104,6 +104,13 @@ async def test_ewt_collocates_across_the_cuts_equal_plain_python(
     assert isinstance(rows, list)
     assert body["f1"] == len(window) and body["n"] == len(tokens) - len(inside)
     assert {r["value"]: r["f"] for r in rows} == dict(expected)
+    texts: dict[str, set[int]] = {}  # issue 65: each collocate's texts, each once, and E11 = f1 * f2 / N
+    for p in window:
+        texts.setdefault(tokens[p][0], set()).add(tokens[p][2])
+    assert {r["value"]: r["texts"] for r in rows if r["f"]} == {w: len(t) for w, t in texts.items()}
+    outside = Counter(tokens[p][0] for p in range(len(tokens)) if p not in inside)
+    n = len(tokens) - len(inside)
+    assert all(r["expected"] == pytest.approx(len(window) * outside[r["value"]] / n, rel=1e-12) for r in rows)
 
 
 async def test_ewt_lines_at_every_cut_equal_plain_python(ewt: httpx.AsyncClient, ewt_five: Partitioned) -> None:

@@ -601,12 +601,12 @@ function showCollocations(body) {
 /**
  * When nothing is listed: why, and a button that asks again with the setting that lists rows (a looser
  * p: the page's *significant at*; a smaller min is said only, the page has no control for it).
- * @param {CompareNext | null} next
+ * @param {CompareNext | null | undefined} next
  */
 function showCompareNext(next) {
   const box = byId("cmp-next", HTMLElement);
-  box.hidden = next === null;
-  if (next === null) return;
+  box.hidden = !next;
+  if (!next) return;
   part(box, "span", HTMLElement).textContent = `Nothing listed: ${next.detail}.`;
   const button = part(box, "button", HTMLButtonElement);
   const select = byId("cmp-p", HTMLSelectElement);
