@@ -612,7 +612,8 @@ def test_a_word_sketch_from_the_keyboard_shows_what_the_api_answers(site: DemoSt
     expect(tables).to_have_count(len(relations))
     for table, relation in zip(tables.all(), relations, strict=True):
         instances = f"{relation['head_total']} instance" + ("" if relation["head_total"] == 1 else "s")
-        expect(table.locator("caption")).to_contain_text(f"{relation['name']}: {instances}")
+        expect(table.locator("caption")).to_contain_text(f"{relation['label']}: {instances}")  # the grammar's label
+        expect(table).to_have_attribute("data-relation", relation["name"])
         cells = [row.locator("td").all_inner_texts() for row in table.locator("tbody tr").all()]
         assert [(c[0], int(c[1])) for c in cells] == [(r["value"], r["f"]) for r in relation["rows"]]
     expect(page.locator("#sk-summary")).to_contain_text(f"house: {expected['frequency']} occurrences")

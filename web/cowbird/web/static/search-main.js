@@ -33,7 +33,7 @@ import {
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
 import { rememberLocally, setUpSaved } from "./search-saved.js";
-import { setUpSketches } from "./search-sketch.js";
+import { restoreSketch, setUpSketches } from "./search-sketch.js";
 import { restoreWordList, setUpWordList } from "./search-wordlist.js";
 import { setUpSubcorpora } from "./search-subcorpora.js";
 import { describeBuilder, readQuery, setUpBuilder } from "./search-builder.js";
@@ -249,6 +249,7 @@ function restore(params) {
     return;
   }
   restoreWordList(params);
+  restoreSketch(params);
   preview({ offset: restored.offset, sample: restored.sample });
 }
 

@@ -107,6 +107,9 @@ import { controlValue, setControlValue } from "./search-dom.js";
  * @property {string | null} categories  the saved search whose lines are being categorised (its id), if any
  * @property {URLSearchParams | null} listed  the word or keyword list shown, as the URL writes it: list=1, its
  *   settings changed from their defaults, the corpus and the filters
+ * @property {URLSearchParams | null} sketched  the word sketch shown (or sketch difference, or similar words), as
+ *   the URL writes it: sketch=the lemma, sketch_other, sketch_similar, its settings changed from their defaults,
+ *   the corpus and the filters
  */
 
 /** @type {State} */
@@ -123,6 +126,7 @@ const current = {
   estimate: null,
   categories: null,
   listed: null,
+  sketched: null,
 };
 
 /**
@@ -267,6 +271,11 @@ export function setListed(listed) {
   current.listed = listed;
 }
 
+/** @param {URLSearchParams | null} sketched  the word sketch shown, as the URL writes it */
+export function setSketched(sketched) {
+  current.sketched = sketched;
+}
+
 // ---------------------------------------------------------------- the URL
 
 /**
@@ -293,6 +302,11 @@ export function pageUrl(settings = readSettings(), shown = state.shown) {
   // the word list shown: its settings (and, with no search shown, the corpus and filters it counted in)
   for (const [name, value] of state.listed ?? []) {
     if (!(shown && (name === "corpus" || name === "filter"))) url.append(name, value);
+  }
+  // the word sketch shown: its lemma(s) and settings (and the corpus and filters, when nothing above named them)
+  const named = url.has("corpus");
+  for (const [name, value] of state.sketched ?? []) {
+    if (!(named && (name === "corpus" || name === "filter"))) url.append(name, value);
   }
   return `/?${url}`;
 }
