@@ -248,6 +248,8 @@ class CalfSettings(_Group):
     """``[calf]``: finding a static link's sentence on the web."""
 
     enabled: bool = Field(False, description="Offer 'find this sentence on the web' on static link pages.")
+    fetch_pages: bool = Field(True, description=(
+        "Fetch the text's own page first; false: look in the web archives only (the demo, whose sites are made up)."))
     allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Hosts Calf may fetch although they are not public addresses (tests: 127.0.0.1).",

@@ -100,6 +100,7 @@ class Reconstructor:
     archives: Sequence[Archive] = ()  # asked in order when the live page fails (``cowbird.calf.archives``)
     window: dt.timedelta = dt.timedelta(days=1095)  # captures this far from the text's date
     prefer_archive: bool = False  # a line found changed on the live page is also looked up in the archives
+    live: bool = True  # fetch the line's own page; False: only the archives (the demo's made-up sites)
 
     def __post_init__(self) -> None:
         self._pages: OrderedDict[tuple[str, int], PageLetters] = OrderedDict()
@@ -191,7 +192,8 @@ class Reconstructor:
         lines = [line for line in lines if line.letters]
         if not lines:
             return Outcome("bad_row", detail="no letters or digits to look for")
-        found, error, final = await self._try(url, lines) if url else (None, "no URL", url)
+        found, error, final = (await self._try(url, lines) if url and self.live
+                               else (None, "no URL" if not url else "the page itself is not fetched", url))
         if found is not None and found.found(self.min_score):
             if self.prefer_archive and self.archives and (found.changed or found.partial):
                 kept, capture, _ = await self._archived(url, lines, when)
