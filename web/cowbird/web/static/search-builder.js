@@ -4,6 +4,10 @@
 // (/api/v1/builder?boxes=…), which goes into the query field; a query typed there is read back into
 // the boxes (/api/v1/builder?q=…) where they can show it, else the status says why not and the
 // boxes stay as they were. No CQP is parsed or written here: the server's grammar does both.
+// A test's value field offers the attribute's values (Korp's tag-value list), from the corpus's
+// lexicon by GET /api/v1/wordlist: all of them, the most frequent first, for an attribute with at
+// most VALUES_LISTED (pos, upos ...); for one with more (word, lemma), as it is typed, the most
+// frequent values starting with what is typed (SUGGESTIONS of them).
 
 import { ApiProblem, aborted, begin, end, getJson, problemText } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
@@ -39,6 +43,18 @@ import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 const MAX_TOKENS = 30;
 const REPEATS = ["1,1", "0,1", "1,", "0,"];
 
+/** Values of an attribute the value field lists whole at most; with more, it suggests as it is typed. */
+const VALUES_LISTED = 1000;
+/** @returns {number} VALUES_LISTED, or the number the builder's data-values-listed says (a smaller page, a test) */
+const valuesListed = () => Number(byId("builder", HTMLDetailsElement).dataset.valuesListed) || VALUES_LISTED;
+/** Values suggested at a time for an attribute with more than VALUES_LISTED. */
+const SUGGESTIONS = 30;
+/** @type {Map<string, Promise<{values: string[], more: boolean}>>} each corpus's attribute's values, asked once */
+const valuesKept = new Map();
+/** @type {WeakMap<Element, AbortController>} the suggestions each value field waits for */
+const suggesting = new WeakMap();
+let valueLists = 0;
+
 /** @type {{written: (cqp: string) => void}} */
 const hooks = { written: () => {} };
 /** The boxes last written or read (JSON): a change event that changes nothing (leaving a field) writes nothing. */
@@ -60,6 +76,14 @@ function testRow(test) {
   part(row, "select.operator", HTMLSelectElement).value = test.operator;
   part(row, "input.value", HTMLInputElement).value = test.value;
   part(row, "input.case", HTMLInputElement).checked = test.ignore_case;
+  const field = part(row, "input.value", HTMLInputElement);
+  const list = document.createElement("datalist");
+  list.id = `builder-values-${++valueLists}`;
+  field.setAttribute("list", list.id);
+  field.after(list);
+  attribute.addEventListener("change", () => void offerValues(row));
+  field.addEventListener("input", () => void suggest(row));
+  void offerValues(row);
   part(row, "button.remove-test", HTMLButtonElement).addEventListener("click", () => {
     const box = row.closest("li");
     row.remove();
@@ -68,6 +92,95 @@ function testRow(test) {
     if (box) part(box, "button.add-test", HTMLButtonElement).focus();
   });
   return row;
+}
+
+/**
+ * The values of a corpus's p-attribute, the most frequent first (at most VALUES_LISTED; `more`: it has more).
+ * @param {string} corpus
+ * @param {string} attribute
+ * @returns {Promise<{values: string[], more: boolean}>}
+ */
+function attributeValues(corpus, attribute) {
+  const limit = valuesListed();
+  const key = `${corpus}\u0000${attribute}\u0000${limit}`;
+  let found = valuesKept.get(key);
+  if (!found) {
+    const params = new URLSearchParams({ corpus, attribute, limit: String(limit) });
+    found = getJson("wordlist", params).then((body) => {
+      const listed = /** @type {{rows: {value: string}[], more: boolean}} */ (body);
+      return { values: listed.rows.map((r) => r.value), more: listed.more };
+    });
+    found.catch(() => valuesKept.delete(key)); // asked again next time
+    valuesKept.set(key, found);
+  }
+  return found;
+}
+
+/**
+ * A value as a regular expression matching exactly it.
+ * @param {string} value
+ */
+const literal = (value) => value.replace(/[\\.^$|?*+()[\]{}]/g, "\\$&");
+
+/**
+ * @param {HTMLDataListElement} list
+ * @param {string[]} values
+ */
+function listValues(list, values) {
+  list.replaceChildren(...values.map((v) => new Option(v, v)));
+}
+
+/**
+ * Offers a test row's attribute's values in its value field: the list of all of them, or (with more
+ * than VALUES_LISTED) suggestions as the field is typed in; its title says which.
+ * @param {HTMLDivElement} row
+ */
+async function offerValues(row) {
+  const attribute = part(row, "select.attribute", HTMLSelectElement).value;
+  const field = part(row, "input.value", HTMLInputElement);
+  const list = part(row, "datalist", HTMLDataListElement);
+  list.replaceChildren();
+  delete row.dataset.values;
+  if (!attribute) return;
+  try {
+    const { values, more } = await attributeValues(corpusInfo().name, attribute);
+    if (part(row, "select.attribute", HTMLSelectElement).value !== attribute) return; // changed meanwhile
+    row.dataset.values = more ? "many" : "all";
+    field.title = more
+      ? `${attribute} has more than ${valuesListed().toLocaleString("en")} values: type its first letters for suggestions`
+      : `${attribute}: ${values.length.toLocaleString("en")} values in this corpus, the most frequent first — pick one, or type`;
+    if (more) await suggest(row);
+    else listValues(list, values);
+  } catch {
+    field.title = ""; // no list: the field takes what is typed, as always
+  }
+}
+
+/**
+ * An attribute with many values: the most frequent ones starting with what the value field holds
+ * (ignoring case), in its list.
+ * @param {HTMLDivElement} row
+ */
+async function suggest(row) {
+  if (row.dataset.values !== "many") return;
+  suggesting.get(row)?.abort();
+  const list = part(row, "datalist", HTMLDataListElement);
+  const typed = part(row, "input.value", HTMLInputElement).value;
+  if (!typed) {
+    list.replaceChildren();
+    return;
+  }
+  const controller = new AbortController();
+  suggesting.set(row, controller);
+  const attribute = part(row, "select.attribute", HTMLSelectElement).value;
+  const params = new URLSearchParams({ corpus: corpusInfo().name, attribute, match: `${literal(typed)}.*`,
+    ignore_case: "true", limit: String(SUGGESTIONS) });
+  try {
+    const body = /** @type {{rows: {value: string}[]}} */ (await getJson("wordlist", params, controller.signal));
+    listValues(list, body.rows.map((r) => r.value));
+  } catch (error) {
+    if (!aborted(error)) list.replaceChildren();
+  }
 }
 
 /**

@@ -15,7 +15,7 @@
 import { ApiProblem, aborted, apiUrl, begin, cancel, end, getJson } from "./search-api.js";
 import { byId, controlValue, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
-import { pageUrl, setSketched, state } from "./search-state.js";
+import { filterText, pageUrl, setSketched, state } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
 /**
@@ -111,7 +111,7 @@ function sketchParams() {
     min_freq: String(Math.max(1, Number(byId("sk-min", HTMLInputElement).value) || 1)),
     limit: byId("sk-limit", HTMLSelectElement).value,
   });
-  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  for (const f of search.filters) params.append("filter", filterText(f));
   return params;
 }
 

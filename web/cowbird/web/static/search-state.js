@@ -20,12 +20,18 @@ import { controlValue, setControlValue } from "./search-dom.js";
 /** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist" | "sketch" | "builder"} RequestKind */
 
 /**
- * A metadata filter: `attribute~regex`, or `attribute!~regex` when negated.
+ * A metadata filter, as the API and the URL write it (`filterText`, `parseFilter`): `attribute~regex`
+ * (matches the regex), `attribute=value` (equals the value exactly: no regex, `a.b` is only itself) or
+ * `attribute:from..to` (a number from `from` to `to`, both included; an empty end is open), with `!~`
+ * and `!=` when negated. Equals from code (a trend point's year, say): `equalsFilter("text_year", "2005")`
+ * is the filter row "text_year equals 2005", the text `text_year=2005`.
  * @typedef {object} Filter
  * @property {string} attribute
  * @property {boolean} negated
- * @property {string} regex
+ * @property {string} regex  the regex ("~"), the value ("=") or `from..to` (":")
+ * @property {FilterOperator} [operator]  "~" when absent
  */
+/** @typedef {"~" | "=" | ":"} FilterOperator  matches / equals / from–to */
 
 /**
  * A search as the form states it (and as every request names it).
@@ -312,13 +318,35 @@ export function pageUrl(settings = readSettings(), shown = state.shown) {
 }
 
 /**
- * A filter as the API and the URL write it: `attribute~regex` or `attribute!~regex` (null if not one).
+ * A filter as the API and the URL write it: `attribute~regex`, `attribute=value`, `attribute:from..to`,
+ * `attribute!~regex`, `attribute!=value` (null if not one).
  * @param {string} text
  * @returns {Filter | null}
  */
 export function parseFilter(text) {
-  const match = /^([A-Za-z0-9_]+)(!?~)(.*)$/s.exec(text);
-  return match ? { attribute: match[1], negated: match[2] === "!~", regex: match[3] } : null;
+  const match = /^([A-Za-z_][A-Za-z0-9_-]*)(!~|~|!=|=|:)(.*)$/s.exec(text);
+  if (!match) return null;
+  const operator = /** @type {FilterOperator} */ (match[2].replace("!", ""));
+  return { attribute: match[1], negated: match[2].startsWith("!"), regex: match[3], operator };
+}
+
+/**
+ * A filter as the API and the URL write it (the inverse of `parseFilter`).
+ * @param {Filter} f
+ * @returns {string}
+ */
+export function filterText(f) {
+  return `${f.attribute}${f.negated ? "!" : ""}${f.operator ?? "~"}${f.regex}`;
+}
+
+/**
+ * The filter choosing the texts whose `attribute` equals `value` exactly (`text_year=2005`).
+ * @param {string} attribute
+ * @param {string} value
+ * @returns {Filter}
+ */
+export function equalsFilter(attribute, value) {
+  return { attribute, negated: false, regex: value, operator: "=" };
 }
 
 /**
@@ -378,7 +406,7 @@ function whole(text) {
 export function searchParams(search) {
   const params = new URLSearchParams({ corpus: search.corpus, q: search.q, syntax: search.syntax });
   if (search.ignore_case) params.set("ignore_case", "1");
-  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  for (const f of search.filters) params.append("filter", filterText(f));
   return params;
 }
 

@@ -11,7 +11,7 @@ import { ApiProblem, aborted, getJson } from "./search-api.js";
 import { applySearch, readSearch } from "./search-form.js";
 import { byId, corpusInfo, decimal, fromTemplate, number, part } from "./search-dom.js";
 import { change, deletes, usersItems } from "./search-saved.js";
-import { parseFilter } from "./search-state.js";
+import { filterText, parseFilter } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").Filter} Filter */
 
@@ -71,9 +71,6 @@ let saved = [];
 
 /** @returns {Subcorpus[]} the subcorpora the user sees (theirs and those shared with them), as last listed */
 export const savedSubcorpora = () => saved;
-
-/** @param {Filter} f */
-const filterText = (f) => `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`;
 
 /**
  * A value as a regular expression matching exactly it (the characters Python's re.escape escapes).

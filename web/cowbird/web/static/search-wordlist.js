@@ -9,7 +9,7 @@ import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.j
 import { savedSubcorpora } from "./search-subcorpora.js";
 import { CORPORA, byId, controlValue, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
-import { pageUrl, setListed } from "./search-state.js";
+import { filterText, pageUrl, setListed } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
 /**
@@ -49,7 +49,7 @@ function wordListParams() {
   const match = byId("wl-match", HTMLInputElement).value;
   if (match) params.set("match", match);
   if (match && byId("wl-ignore-case", HTMLInputElement).checked) params.set("ignore_case", "1");
-  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  for (const f of search.filters) params.append("filter", filterText(f));
   return params;
 }
 
@@ -109,13 +109,13 @@ function keywordParams() {
     min_log_ratio: String(Math.max(0, Number(byId("kw-min-ratio", HTMLInputElement).value) || 0)),
     smoothing: String(Number(byId("kw-smoothing", HTMLInputElement).value) > 0 ? Number(byId("kw-smoothing", HTMLInputElement).value) : 1),
   });
-  for (const f of search.filters) params.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  for (const f of search.filters) params.append("filter", filterText(f));
   if (choice === "rest") {
     if (search.filters.length !== 1) {
       throw new ApiProblem({ detail: "“The texts the filter leaves out” needs exactly one filter above." });
     }
     const only = search.filters[0];
-    params.append("reference_filter", `${only.attribute}${only.negated ? "~" : "!~"}${only.regex}`);
+    params.append("reference_filter", filterText({ ...only, negated: !only.negated }));
   } else if (choice.startsWith("corpus:")) {
     params.set("reference", choice.slice("corpus:".length));
   } else if (choice.startsWith("subcorpus:")) {
@@ -144,7 +144,7 @@ const listDefaults = {};
 function listedUrl() {
   const search = readSearch();
   const url = new URLSearchParams({ list: "1", corpus: search.corpus });
-  for (const f of search.filters) url.append("filter", `${f.attribute}${f.negated ? "!~" : "~"}${f.regex}`);
+  for (const f of search.filters) url.append("filter", filterText(f));
   for (const [id, name] of Object.entries(LIST_SETTINGS)) {
     const value = controlValue(id);
     if (value !== listDefaults[id]) url.set(name, value);
