@@ -4,6 +4,7 @@ Only the addresses change: the demo's ports and the local web page's port and fo
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from cowbird.commands.demo import DemoStack
+from cowbird.commands.demo import DemoStack, port_in_use
 from tests.accounts_support import user_with_token
+from tests.clock import wait_until
 from tests.support import free_ports, running_demo
 
 pytestmark = pytest.mark.e2e
@@ -41,15 +43,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
 
 def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> None:
     page_port, archive_port = free_ports(2)
-    site, archive = tmp_path / "site", tmp_path / "archive"
+    # COWBIRD, set once in the first query's block, then the session in the same shell
+    address = [line for line in shell_block("A first query:") if line.startswith("COWBIRD=")]
     lines = shell_block("### A first session")
-    assert any(line.startswith("curl -fsS -OJ") for line in lines)
+    assert address == ["COWBIRD=http://127.0.0.1:8700"] and any(line.startswith("curl -fsS -OJ") for line in lines)
+    assert not any("/tmp/" in line or "8700" in line for line in lines)  # folders by mktemp, the address by COWBIRD
     venv = str(Path(sys.executable).parent)
     script = "\n".join(
-        line.replace("http://127.0.0.1:8700", demo.url).replace("8799", str(page_port)).replace("/tmp/site", str(site))
-        .replace("8798", str(archive_port)).replace("/tmp/archive", str(archive)).replace(".venv/bin/", f"{venv}/")
+        line.replace("http://127.0.0.1:8700", demo.url).replace("8799", str(page_port))
+        .replace("8798", str(archive_port)).replace(".venv/bin/", f"{venv}/")
         + "\nsleep 0.5"  # a newcomer types the next line a moment later
-        for line in lines)
+        for line in address + lines)
     (tmp_path / "session.sh").write_text("set -e -o pipefail\n" + script + "\n", encoding="utf-8")
     # output to files: the web server started in the background keeps a pipe open after bash ends
     with (tmp_path / "out.txt").open("w") as stdout, (tmp_path / "err.txt").open("w") as stderr:
@@ -57,8 +61,12 @@ def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> 
                                  start_new_session=True)
         try:
             shell.wait(timeout=240)
+            # the session stopped its two servers itself: both ports are free, nothing is left in its group
+            wait_until(lambda: not port_in_use(page_port) and not port_in_use(archive_port), 10,
+                       "the README's local servers stopped by its last line")
         finally:
-            os.killpg(shell.pid, signal.SIGTERM)  # the local web server the session started in the background
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(shell.pid, signal.SIGTERM)  # whatever a failed session left running
     out, err = (tmp_path / "out.txt").read_text(), (tmp_path / "err.txt").read_text()
     assert shell.returncode == 0, err
     answer, _ = json.JSONDecoder().raw_decode(out)  # curl prints no newline after the JSON
@@ -85,9 +93,10 @@ def test_the_first_session_works_as_written(demo: DemoStack, tmp_path: Path) -> 
 
 
 def test_the_first_query_answers_as_the_readme_says(demo: DemoStack) -> None:
-    [line] = shell_block("A first query:")
-    done = subprocess.run(line.replace("http://127.0.0.1:8700", demo.url), shell=True, capture_output=True,
-                          text=True, timeout=60)
+    lines = shell_block("A first query:")
+    assert len(lines) == 2 and lines[0] == "COWBIRD=http://127.0.0.1:8700" and '"$COWBIRD/api/v1/query?' in lines[1]
+    done = subprocess.run("\n".join(lines).replace("http://127.0.0.1:8700", demo.url), shell=True,
+                          capture_output=True, text=True, timeout=60)
     answer = json.loads(done.stdout)
     said = README.read_text(encoding="utf-8").split("A first query:", 1)[1]
     assert f"`{answer['cqp']}`" in said  # "returns the CQP that ran (`[word="the"] []? [word="house"]`)"
