@@ -26,8 +26,9 @@ export function readSearch() {
   const filters = [...document.querySelectorAll("#filter-rows .filter")]
     .map((row) => ({
       attribute: part(row, "select.attribute", HTMLSelectElement).value,
-      negated: part(row, "select.operator", HTMLSelectElement).value === "!~",
-      regex: sentRegex(row),
+      negated: part(row, "select.operator", HTMLSelectElement).value.startsWith("!"),
+      regex: rowOperator(row) === ":" ? rangeText(row) : sentRegex(row),
+      operator: rowOperator(row),
     }))
     .filter((f) => f.regex !== "");
   const syntax = part(document, 'input[name="syntax"]:checked', HTMLInputElement).value === "cqp" ? "cqp" : "simple";
@@ -237,9 +238,18 @@ export function addFilter(filter = { attribute: "", negated: false, regex: "" })
   regex.setAttribute("aria-label", `Filter ${index}: regular expression`);
   remove.setAttribute("aria-label", `Remove filter ${index}`);
   fillMeta(attribute, filter.attribute);
-  operator.value = filter.negated ? "!~" : "~";
+  operator.value = `${filter.negated ? "!" : ""}${filter.operator ?? "~"}`;
+  if (!operator.value) operator.value = "~"; // an operator the row has not (a negated range): matches
   regex.value = filter.regex;
-  if (!filter.negated) showPeriod(row, filter.regex);
+  operator.addEventListener("change", () => showOperator(row, index));
+  showOperator(row, index);
+  if (filter.operator === ":") {
+    const [from, to] = filter.regex.split("..");
+    part(row, "input.from", HTMLInputElement).value = from ?? "";
+    part(row, "input.to", HTMLInputElement).value = to ?? "";
+    regex.value = "";
+  }
+  if (!filter.negated && (filter.operator ?? "~") === "~") showPeriod(row, filter.regex);
   remove.addEventListener("click", () => row.remove());
   byId("filter-rows", HTMLElement).append(row);
   return row;
@@ -278,6 +288,55 @@ function sentRegex(row) {
   const period = operator.startsWith("period:") ? operator.slice("period:".length) : "";
   return (period === "year" || period === "month" || period === "decade") && value.trim()
     ? periodRegex(value.trim(), period) : value;
+}
+
+/**
+ * A filter row's operator as the API writes it: "=" (equals, does not equal), ":" (from – to) or "~"
+ * (matches, does not match, a trend period's "=").
+ * @param {Element} row
+ * @returns {import("./search-state.js").FilterOperator}
+ */
+function rowOperator(row) {
+  const operator = part(row, "select.operator", HTMLSelectElement).value;
+  return operator === "=" || operator === "!=" ? "=" : operator === ":" ? ":" : "~";
+}
+
+/**
+ * A from – to row's range as the API writes it, `from..to` (an empty end open; both empty: "", no filter).
+ * @param {Element} row
+ * @returns {string}
+ */
+function rangeText(row) {
+  const range = row.querySelector(".range");
+  if (!range) return "";
+  const from = part(range, "input.from", HTMLInputElement).value.trim();
+  const to = part(range, "input.to", HTMLInputElement).value.trim();
+  return from || to ? `${from}..${to}` : "";
+}
+
+/**
+ * The fields of a row's operator: two number fields for from – to (from the page's #filter-range,
+ * there only then), else the one text field, labelled for what it holds (a regular expression, or a
+ * value written as it is).
+ * @param {HTMLElement} row
+ * @param {number} index
+ */
+function showOperator(row, index) {
+  const operator = rowOperator(row);
+  const field = part(row, "input.value", HTMLInputElement);
+  field.hidden = operator === ":";
+  const range = row.querySelector(".range");
+  if (operator === ":" && !range) {
+    const made = fromTemplate("filter-range", HTMLElement);
+    part(made, "input.from", HTMLInputElement).setAttribute("aria-label", `Filter ${index}: from (a number; empty: any)`);
+    part(made, "input.to", HTMLInputElement).setAttribute("aria-label", `Filter ${index}: to (a number; empty: any)`);
+    field.after(made);
+  } else if (operator !== ":" && range) {
+    range.remove();
+  }
+  const what = operator === "=" ? "value (exactly as written, no regular expression)" : "regular expression";
+  field.placeholder = operator === "=" ? "value" : "regular expression";
+  field.setAttribute("aria-label", `Filter ${index}: ${what}`);
 }
 
 // ---------------------------------------------------------------- the query's anchors
