@@ -96,7 +96,8 @@ async def test_frequency_and_distribution_have_a_column_per_corpus(multi: httpx.
         assert row["hits"] == sum(row["corpora"][n]["hits"] for n in (TRICKY, "sample"))
     file = await multi.get("/api/v1/frequency", params={"corpus": BOTH, "format": "csv", **params})
     table = pd.read_csv(io.StringIO(file.text), keep_default_na=False)
-    assert list(table.columns)[-2:] == [f"frequency_{TRICKY}", "frequency_sample"]
+    assert list(table.columns)[-4:] == [f"frequency_{TRICKY}", f"per_million_{TRICKY}", "frequency_sample",
+                                        "per_million_sample"]  # each corpus's count and its rate (issue 65)
     assert (table["frequency"] == table[f"frequency_{TRICKY}"] + table["frequency_sample"]).all()
 
 

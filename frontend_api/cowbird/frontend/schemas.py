@@ -178,6 +178,9 @@ class CorpusTotal(BaseModel):
     per_million: float | None = Field(description="Hits per million of those tokens.")
     complete: bool
     failed: list[str]
+    first: int | None = Field(None, description=(
+        "Where its hits begin among all the hits in corpus order (0-based: ask offset=first, or the page holding it, "
+        "to see them); None when it has none, or when the hits are sorted (sort=): then search it alone."))
 
 
 class QueryResult(BaseModel):
@@ -507,6 +510,9 @@ class FrequencyRow(BaseModel):
                                                 "for a value no CQP string can hold, one with a control character).")
     corpora: dict[str, int] = Field(default_factory=dict, description=(
         "Several corpora searched (corpus=a,b): the frequency in each."))
+    corpora_per_million: dict[str, float] = Field(default_factory=dict, description=(
+        "Several corpora searched: the frequency per million tokens of each one's texts searched (corpora_tokens; "
+        "0 when a node could not say its size)."))
 
 
 class FrequencyResult(_AnalysisResult):
@@ -528,6 +534,9 @@ class FrequencyResult(_AnalysisResult):
     rows_total: int = Field(description="Rows of the whole table (values with at least min hits): page with "
                                         "offset and limit.")
     rows: list[FrequencyRow]
+    corpora_tokens: dict[str, int | None] = Field(default_factory=dict, description=(
+        "Several corpora searched: the tokens of each one's texts searched (its subcorpus under the filters), the "
+        "base of the rows' corpora_per_million (None: a node could not say)."))
 
 
 class CorpusShare(BaseModel):

@@ -280,23 +280,29 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
     tokens = await searched_tokens(visit.nodes, target, asked.filters, statuses)
     for row in table.rows:  # per million tokens of the texts searched (the filters' subcorpus), as every view
         row.per_million = 0.0 if tokens is None else rate(row.frequency, tokens)
+    sizes = await _member_tokens(visit, target, asked.filters, statuses)  # each corpus's: rates 20,000x apart
     shown_on = ",".join(str(s) for _, s in levels)
     keys = [f"{s}.{name}" for name, s in levels]  # the columns of a breakdown by several keys
     if format != "json":
         value_columns = ["value"] if len(levels) == 1 else keys
         return _table(found, cqp, "frequency", format, asked.provenance,
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted,
-                       "tokens_searched": tokens},
+                       "tokens_searched": tokens, **{f"tokens_searched_{n}": t for n, t in sizes.items()}},
                       statuses, table.truncated,
-                      [*value_columns, "frequency", "share", "per_million", *(f"frequency_{n}" for n in names)],
+                      [*value_columns, "frequency", "share", "per_million",
+                       *(f"{c}_{n}" for n in names for c in ("frequency", "per_million"))],
                       [[*(r.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [r.value]), r.frequency, r.share,
-                        r.per_million, *(counts.get(r.value, 0) for counts in by_corpus)] for r in table.rows])
+                        r.per_million, *(x for n, counts in zip(names, by_corpus, strict=True)
+                                         for x in _count_and_rate(counts.get(r.value, 0), sizes[n]))]
+                       for r in table.rows])
     link = value_links(target.name, found.search.query.query, levels, folded)
     rows = [
         FrequencyRow(value=" / ".join(values) if len(levels) > 1 else row.value, values=values,
                      frequency=row.frequency, share=row.share, per_million=row.per_million,
                      concordance=link(row.value),
-                     corpora={n: counts.get(row.value, 0) for n, counts in zip(names, by_corpus, strict=True)})
+                     corpora={n: counts.get(row.value, 0) for n, counts in zip(names, by_corpus, strict=True)},
+                     corpora_per_million={n: _count_and_rate(counts.get(row.value, 0), sizes[n])[1]
+                                          for n, counts in zip(names, by_corpus, strict=True)})
         for row in table.rows
         for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
     ]
@@ -304,8 +310,25 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
         corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, on=shown_on, keys=keys, fold=folded, tokens=tokens, counted=table.counted,
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
-        rows=rows,
+        rows=rows, corpora_tokens=sizes,
     )
+
+
+async def _member_tokens(visit: Visit, target: CorpusEntry, filters: list[str],
+                         statuses: list[PartitionStatus[Partition]]) -> dict[str, int | None]:
+    """Each of several corpora searched: the tokens of its texts searched (its subcorpus under the
+    filters), in its partitions that answered; empty for one corpus."""
+    sizes: dict[str, int | None] = {}
+    for member in target.members:
+        ids = {p.id for p in member.partitions}
+        sizes[member.name] = await searched_tokens(visit.nodes, member, filters,
+                                                   [s for s in statuses if s.partition.id in ids])
+    return sizes
+
+
+def _count_and_rate(count: int, tokens: int | None) -> tuple[int, float]:
+    """A corpus's frequency of a value and its rate per million of its tokens searched (0: size unknown)."""
+    return count, 0.0 if not tokens else rate(count, tokens)
 
 
 def value_links(corpus: str, parsed: ParsedQuery, levels: list[tuple[str, Span]],

@@ -151,6 +151,8 @@ class Preview:
                                per_million=None if searched is None else rate(total, searched), complete=not failed,
                                failed=failed)] if not corpus.members else \
             [await corpus_total(self.search.partitions, member, asked.filters, statuses) for member in corpus.members]
+        if self.order is None:  # corpus order: each corpus's hits after those of the ones before it
+            corpora = with_firsts(corpora)
         return QueryResult(
             corpus=corpus.name, cqp=self.search.cqp, total=total, tokens=searched,
             per_million=None if searched is None else rate(total, searched),
@@ -175,6 +177,17 @@ async def corpus_total(nodes: Partitions[Partition], member: CorpusEntry, filter
     tokens = await searched_tokens(nodes, member, filters, own)
     return CorpusTotal(corpus=member.name, total=total, tokens=tokens,
                        per_million=None if tokens is None else rate(total, tokens), complete=not failed, failed=failed)
+
+
+def with_firsts(corpora: list[CorpusTotal]) -> list[CorpusTotal]:
+    """Each corpus's total with where its hits begin in corpus order: the combined run holds the
+    first corpus's hits, then the second's (its positions follow the first's), so the first hit of
+    each is the sum of the totals before it (of the partitions that answered, as the pages are)."""
+    before, out = 0, []
+    for each in corpora:
+        out.append(each.model_copy(update={"first": before if each.total else None}))
+        before += each.total
+    return out
 
 
 def _directions(directions: str) -> str:
