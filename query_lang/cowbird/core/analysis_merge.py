@@ -245,12 +245,16 @@ def collocate_texts(parts: list[TextPart], counted: set[int]) -> dict[str, int] 
         if not part.answered:
             continue
         for value, n in part.texts.items():
-            near = part.edge_texts.get(value, [])
-            totals[value] = totals.get(value, 0) + n - len(near)
-            keys.setdefault(value, set()).update(canonical(k, r) for r in near)
+            totals[value] = totals.get(value, 0) + n
+        for value, near in part.edge_texts.items():
+            if near:  # counted once below, by their keys
+                totals[value] -= len(near)
+                keys.setdefault(value, set()).update(canonical(k, r) for r in near)
         for position, value, text in part.spilled:
+            if text < 0 or position not in counted:
+                continue
             q = holding(position)
-            if text < 0 or position not in counted or q is None or not parts[q].answered or not parts[q].regions:
+            if q is None or not parts[q].answered or not parts[q].regions:
                 continue
             held = parts[q]
             regions = held.regions or 0
