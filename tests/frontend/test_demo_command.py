@@ -52,10 +52,11 @@ def start(directory: Path, port: int, *options: str) -> tuple[subprocess.Popen[s
 @pytest.mark.timeout(300)
 def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> None:
     base = free_ports(1)[0]
-    port = base if not any(port_in_use(p) for p in (base, base + 1, base + 2)) else free_ports(1)[0]
+    port = base if not any(port_in_use(p) for p in (base, base + 1, base + 2, base + 3)) else free_ports(1)[0]
     process, lines = start(tmp_path / "demo", port, "--web-tokens", "300000")  # (the default: 2 million)
     text = "".join(lines)
     assert "administrator: admin / " in text and "(shown only now" in text
+    assert f"in the demo's stand-in web archive, port {port + 3}" in text and port_in_use(port + 3)
     config = tmp_path / "demo" / "cowbird.toml"
     assert f"configuration: {config}" in text and f"users reset-password admin --config {config}" in text
     corpora = httpx.get(f"http://127.0.0.1:{port}/api/v1/corpora", timeout=10).json()["data"]
@@ -65,12 +66,12 @@ def test_sigterm_stops_everything_and_a_second_run_reuses(tmp_path: Path) -> Non
     assert hits["total"] > 1000 and all(h["match"].lower().startswith("the") for h in hits["hits"])
     busy = subprocess.run([sys.executable, "-m", "cowbird", "demo", "--dir", str(tmp_path / "other"), "--port",
                            str(port)], capture_output=True, text=True, timeout=60)
-    assert busy.returncode == 1 and f"port {port}, {port + 1}, {port + 2} is in use" in busy.stderr
+    assert busy.returncode == 1 and f"port {port}, {port + 1}, {port + 2}, {port + 3} is in use" in busy.stderr
     process.send_signal(signal.SIGTERM)
     assert process.wait(30) == 0  # asked to stop: not an error (make prints no "Error 143")
     assert process.stdout is not None
     assert "cowbird demo stopped (SIGTERM): the front end and both nodes have ended" in process.stdout.read()
-    for p in (port, port + 1, port + 2):  # the front end and both nodes are gone
+    for p in (port, port + 1, port + 2, port + 3):  # the front end, both nodes and the stand-in archive are gone
         wait_until(functools.partial(port_free, p), 15, f"port {p} free after SIGTERM")
     started = time.monotonic()
     again, lines = start(tmp_path / "demo", port, "--web-tokens", "300000")
@@ -121,7 +122,7 @@ def listening(port: int) -> int:
 
 def test_a_node_that_ends_leaves_the_demo_running_and_the_admin_password_can_be_reset(tmp_path: Path) -> None:
     port = free_ports(1)[0]
-    while any(port_in_use(p) for p in (port, port + 1, port + 2)):
+    while any(port_in_use(p) for p in (port, port + 1, port + 2, port + 3)):
         port = free_ports(1)[0]
     process, lines = start(tmp_path / "demo", port, "--web-tokens", "20000")
     url = f"http://127.0.0.1:{port}"
@@ -138,7 +139,7 @@ def test_a_node_that_ends_leaves_the_demo_running_and_the_admin_password_can_be_
             assert csrf is not None
             login = browser.post("/login", data={"login": "admin", "password": password.group(1),
                                                  "csrf": csrf.group(1)})
-            assert login.status_code == 303 and login.headers["location"] == "/account"
+            assert login.status_code == 303 and login.headers["location"] == "/"  # the search
             before = browser.get("/api/v1/query", params={"corpus": "sample", "q": "house"}).json()
             assert before["complete"] is True and [p["total"] > 0 for p in before["partitions"]] == [True, True]
             os.kill(listening(port + 1), signal.SIGKILL)  # node 1: web_p01 (also on node 2) and sample_p01
@@ -154,7 +155,7 @@ def test_a_node_that_ends_leaves_the_demo_running_and_the_admin_password_can_be_
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(30)
-    for p in (port, port + 1, port + 2):
+    for p in (port, port + 1, port + 2, port + 3):
         wait_until(functools.partial(port_free, p), 15, f"port {p} free")
 
 

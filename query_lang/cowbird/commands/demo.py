@@ -9,6 +9,7 @@ process; ports already in use are refused with their numbers.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import secrets
 import signal
@@ -21,6 +22,7 @@ from pathlib import Path
 import click
 import httpx
 
+from cowbird.commands import demo_web
 from cowbird.data import SAMPLE_VRT, demo_corpus
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.frontend.settings import DEFAULT_DATABASE_FILE
@@ -39,6 +41,8 @@ WEB_COMMON_WORDS = 100
 has about 270 word forms, fewer than the default 2,000 common words, so none would be rare, the
 rare-word rule would give every line 1, and nearly half of a word's lines would share the best score
 (in corpus order). Its 100 most frequent forms leave the rest rare, as in real text."""
+CALF_MODULES = ("rapidfuzz", "lxml", "w3lib", "warcio", "charset_normalizer")
+"""What Calf imports beyond the base install (``cowbird[calf]``): without them the demo leaves ``[calf]`` off."""
 DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users ([corpora.attributes])
     "web": {"pos": "part of speech, Penn Treebank tags (DT determiner, JJ adjective, NN/NNS noun, VB/VBD/VBP/VBZ "
                    "verb, IN preposition, RB adverb ...)", "lemma": "base form, lower case"},
@@ -64,6 +68,7 @@ class DemoStack:
         web_tokens: int = WEB_TOKENS,
         workers: int = FRONT_END_WORKERS,
         serve_options: list[str] | None = None,
+        archive_port: int | None = None,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -77,6 +82,9 @@ class DemoStack:
         self.web_tokens = web_tokens  # size of the generated corpus
         self.workers = workers  # front-end processes on the port
         self.serve_options = serve_options or []  # further options of cowbird serve (--no-background)
+        # with the generated corpus: its stand-in web archive on this port, and [calf] asking it (demo_web.py)
+        self.archive_port = archive_port if generated and archive_port is not None and calf_installed() else None
+        self.archive_process: subprocess.Popen[bytes] | None = None
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
 
@@ -119,6 +127,10 @@ class DemoStack:
                      f'manifest = "{result.manifest}"\nsketch_grammar = "penn"\n\n[corpora.nodes]\n{nodes}\n'
                      + _attributes(DESCRIPTIONS.get(name, {}))
                      + (f"[corpora.gdex]\ncommon_words = {WEB_COMMON_WORDS}\n\n" if name == "web" else ""))
+        if self.archive_port is not None:
+            demo_web.build(self.base, self.web_tokens, say=lambda: click.echo(
+                "writing the demo web corpus's pages into its stand-in web archive ...", err=True))
+            text += demo_web.calf_settings(self.archive_port)
         (self.base / "cowbird.toml").write_text(text)
 
     def _web_corpus(self, registry: Path) -> EncodeResult:
@@ -183,23 +195,34 @@ class DemoStack:
         launched = [subprocess.Popen([sys.executable, "-P", "-m", "cowbird", *args], cwd=self.base)
                     for args, _ in started]
         self.processes.extend(launched)
+        if self.archive_port is not None:
+            self.archive_process = subprocess.Popen([sys.executable, "-P", "-m", "cowbird.commands.demo_web", "--dir",
+                                                     str(self.base), "--port", str(self.archive_port)], cwd=self.base)
         for process, (args, health) in zip(launched, started, strict=True):
             self._await(process, args, health)
+        if self.archive_process is not None:
+            self._await(self.archive_process, ["stand-in", "web archive"], f"http://127.0.0.1:{self.archive_port}/cdx")
 
     def stop(self) -> None:
-        for process in self.processes:
+        every = [*self.processes, *([self.archive_process] if self.archive_process is not None else [])]
+        for process in every:
             process.terminate()
-        for process in self.processes:
+        for process in every:
             try:
                 process.wait(10)
             except subprocess.TimeoutExpired:
                 process.kill()
-        self.processes = []
+        self.processes, self.archive_process = [], None
 
 
 def _attributes(descriptions: dict[str, str]) -> str:
     lines = "".join(f"{key} = {json.dumps(text)}\n" for key, text in descriptions.items())
     return f"[corpora.attributes]\n{lines}\n" if lines else ""
+
+
+def calf_installed() -> bool:
+    """Whether Calf's dependencies are here (``cowbird[calf]``, which ``make demo`` installs)."""
+    return all(importlib.util.find_spec(name) is not None for name in CALF_MODULES)
 
 
 def port_in_use(port: int) -> bool:
@@ -268,10 +291,14 @@ def _greeting(stack: DemoStack, password: str | None) -> str:
         f"  a new password for any account: {command} users reset-password admin --config {shown_config}",
         f"  configuration: {shown_config} (corpora, nodes, limits); accounts: {shown(base / DEFAULT_DATABASE_FILE)}",
         "",
+        f"  the README's examples: COWBIRD={url}",
         "  try:",
         f"  curl '{url}/api/v1/query?corpus=web&q=the+0-1+house&show=lemma&meta=text_url'",
         f"  curl -fsS -OJ '{url}/api/v1/export?corpus=web&q=%5Ehouse&context=s&meta=text_url'",
-        f"  {url}/ref/web/2",
+        f"  {url}/ref/web/2"
+        + ("   (Find this sentence on the web: in the demo's stand-in web archive, port "
+           f"{stack.archive_port})" if stack.archive_port is not None else "   (pip install 'cowbird[calf]' to find "
+           "its sentence on the web)"),
         "",
         f"  the front end: {stack.workers} worker processes on port {stack.port}, sharing fair use, throttles "
         "and sessions through the account database",
@@ -312,22 +339,23 @@ def _watch(stack: DemoStack) -> None:
 @click.command("demo")
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path("demo-data"), show_default=True,
               help="Where the demo corpus, token and configuration go.")
-@click.option("--port", type=click.IntRange(1, 65533), default=8700, show_default=True,
-              help="Port of the front end; the nodes take the next two.")
+@click.option("--port", type=click.IntRange(1, 65532), default=8700, show_default=True,
+              help="Port of the front end; the nodes take the next two, the stand-in web archive the one after.")
 @click.option("--web-tokens", type=click.IntRange(1000, 1_000_000_000), default=WEB_TOKENS, show_default=True,
               help="Size of the generated web corpus (made again when it changes).")
 def demo_command(directory: Path, port: int, web_tokens: int) -> None:
     """Run the platform on loopback: a generated 2-million-token web corpus (public) and the sample
     corpus (login only), in partitions on two nodes, and the front end. Ctrl-C or SIGTERM stops
     every process; a node that ends leaves the rest running, so that a partition failure can be seen."""
-    busy = [p for p in (port, port + 1, port + 2) if port_in_use(p)]
+    busy = [p for p in (port, port + 1, port + 2, port + 3) if port_in_use(p)]
     if busy:
         raise click.ClickException(
             f"port {', '.join(map(str, busy))} is in use (another program, or a demo still running): stop it or "
             f"choose other ports with --port (make demo PORT={port + 100})"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    stack = DemoStack(directory, port, (port + 1, port + 2), generated=True, web_tokens=web_tokens)
+    stack = DemoStack(directory, port, (port + 1, port + 2), generated=True, web_tokens=web_tokens,
+                      archive_port=port + 3)
     stack.prepare()
     password = admin_account(stack.base)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
