@@ -202,6 +202,14 @@ def _cooccurrence(request: wire.CooccurrenceRequest, answer: wire.CooccurrenceRe
     expect(answer.context_tokens <= answer.total * (request.left + request.right),
            f"gives {answer.context_tokens} window positions around {answer.total} hits")
     expect(answer.context_tokens + answer.node_tokens <= answer.size, "gives windows larger than the partition")
+    regions = answer.text_regions
+    expect(not answer.texts or (len(answer.texts) == len(answer.edge_texts) == len(answer.values)
+                                and regions is not None), "gives texts not one a value")
+    expect(all(0 <= t <= min(f, regions or 0) and len(e) <= t and all(0 <= r < (regions or 0) for r in e)
+               for t, e, f in zip(answer.texts, answer.edge_texts, answer.f, strict=False)),
+           "gives a value more texts than its co-occurrences or the partition hold")
+    expect(not answer.spilled_texts or len(answer.spilled_texts) == len(answer.spilled),
+           "gives texts not one a spilled position")
 
 
 def _dispersion(request: wire.DispersionRequest, answer: wire.DispersionResponse, size: int) -> None:
