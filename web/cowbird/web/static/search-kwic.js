@@ -4,6 +4,7 @@
 
 import { widenable } from "./search-context.js";
 import { byId, fromTemplate, number, part } from "./search-dom.js";
+import { PAGE } from "./search-state.js";
 
 /**
  * One hit as /api/v1/query answers it.
@@ -70,6 +71,7 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
  * @property {number} total
  * @property {number | null} tokens
  * @property {number | null} per_million
+ * @property {number | null} [first]  where its hits begin among all the hits in corpus order (null: sorted, or none)
  */
 
 /**
@@ -138,6 +140,9 @@ import { byId, fromTemplate, number, part } from "./search-dom.js";
 /** Characters: a longer match wraps in its column instead of widening it. */
 const LONG_MATCH = 40;
 
+/** @param {number} n  a rate per million: whole from 10 on, else three significant digits */
+const perMillion = (n) => (n >= 10 ? number(Math.round(n)) : n.toLocaleString("en", { maximumSignificantDigits: 3 }));
+
 /**
  * @param {QueryResult} body
  * @param {number} shown  hits on the page
@@ -146,8 +151,6 @@ const LONG_MATCH = 40;
 function summaryText(body, shown, sample) {
   const ms = `${Math.round(body.elapsed_ms)} ms`;
   if (body.total === 0) return `No hits · ${ms}`;
-  /** @param {number} n */
-  const perMillion = (n) => (n >= 10 ? number(Math.round(n)) : n.toLocaleString("en", { maximumSignificantDigits: 3 }));
   const total = `${body.total.toLocaleString("en")} hit${body.total === 1 ? "" : "s"}`;
   const corpusRate = body.corpus_per_million ?? body.per_million ?? 0;
   const filtered = body.tokens != null && body.corpus_per_million != null && body.per_million !== body.corpus_per_million;
@@ -197,6 +200,9 @@ export function showProgress(progress, show, inline) {
     return;
   }
   for (const id of ["prev", "next", "random", "open-download"]) byId(id, HTMLButtonElement).disabled = true;
+  for (const button of document.querySelectorAll(".kwic-pager button, .kwic-pager input, #corpus-hits button")) {
+    if (button instanceof HTMLButtonElement || button instanceof HTMLInputElement) button.disabled = true;
+  }
   for (const id of ["incomplete", "hint", "partitions"]) byId(id, HTMLElement).hidden = true;
   const several = progress.corpus.includes(",");
   const rows = progress.hits.map((hit, i) => kwicRow(hit, show, inline, progress.offset + i + 1, several));
@@ -231,8 +237,7 @@ export function showHits(body, sample, show, inline) {
   byId("actions", HTMLElement).hidden = empty; // nothing to page, sample, sort, count or download
   byId("views", HTMLElement).hidden = empty;
   byId("sorting", HTMLElement).hidden = empty;
-  byId("prev", HTMLButtonElement).disabled = Boolean(body.sample) || body.offset === 0;
-  byId("next", HTMLButtonElement).disabled = Boolean(body.sample) || body.offset + shown >= body.total;
+  showPagers(body.offset, shown, body.total, Boolean(body.sample));
   byId("random", HTMLButtonElement).disabled = empty;
   byId("open-download", HTMLButtonElement).disabled = empty;
   const incomplete = byId("incomplete", HTMLElement);
@@ -420,11 +425,90 @@ function gdexNote(hits) {
     `score (1 is best; its title says what made it). ${best === worst ? `Every line here scores ${best}` : `Scores ${best} to ${worst} here`}` +
     "; lines of equal score are in corpus order.";
 }
+/** @param {number} total  hits @returns {number} the offset of the last page's first hit */
+export const lastPage = (total) => Math.max(0, Math.floor((total - 1) / PAGE) * PAGE);
+
+/**
+ * The pagers above and below the lines (CQPweb's): the first page, the previous, a page by its
+ * number (Enter or Go), the next and the last, over the hits in the order shown — sorted or not,
+ * several corpora's as one run. A random sample is one page: its pagers are off. The page is the
+ * URL's `offset` (search-state.js), so that each page can be bookmarked and reached with Back.
+ * @param {number} offset  the first hit of the page shown
+ * @param {number} shown  hits on it
+ * @param {number} total
+ * @param {boolean} sampled
+ */
+export function showPagers(offset, shown, total, sampled) {
+  const pages = Math.max(1, Math.ceil(total / PAGE));
+  const page = Math.min(pages, Math.floor(offset / PAGE) + 1);
+  for (const pager of document.querySelectorAll(".kwic-pager")) {
+    /** @param {string} name */
+    const button = (name) => part(pager, `button.${name}`, HTMLButtonElement);
+    button("first").disabled = button("prev").disabled = sampled || offset === 0;
+    button("next").disabled = button("last").disabled = sampled || offset + shown >= total;
+    const input = part(pager, "input.page-number", HTMLInputElement);
+    input.max = String(pages);
+    input.value = String(page);
+    input.disabled = button("go").disabled = sampled || pages < 2;
+    input.setAttribute("aria-label", `Page number, 1 to ${number(pages)}`);
+    part(pager, ".pages", HTMLElement).textContent = `of ${number(pages)}`;
+  }
+  byId("pager-bottom", HTMLElement).hidden = sampled || shown === 0 || pages < 2;
+}
+
+/**
+ * Several corpora searched: a line per corpus with its hits and rate (per million tokens of its
+ * texts searched: corpora of very different sizes compare), and the way to its hits — in corpus
+ * order a button that opens the page holding its first hit (the answer's `first`, exact: each
+ * corpus's hits follow those of the ones before it), and always a link that searches it alone
+ * (the way in a sorted order, where its hits are spread over the pages).
+ * @param {QueryResult} body
+ * @param {(corpus: string) => string} alone  the URL of the search shown, in that corpus alone
+ * @param {(offset: number) => void} open  shows the page of hits from that offset
+ */
+export function showCorpusHits(body, alone, open) {
+  const list = byId("corpus-hits", HTMLElement);
+  const corpora = body.corpora ?? [];
+  list.hidden = corpora.length < 2 || body.total === 0;
+  list.replaceChildren(...(list.hidden ? [] : corpora).map((c) => {
+    const item = document.createElement("li");
+    item.dataset.corpus = c.corpus;
+    const hits = `${number(c.total)} hit${c.total === 1 ? "" : "s"}`;
+    const rate = c.per_million == null ? "" : `, ${perMillion(c.per_million)} per million tokens`;
+    const tokens = c.tokens == null ? "" : ` of ${number(c.tokens)}`;
+    const name = document.createElement("strong");
+    name.textContent = c.corpus;
+    item.append(name, `: ${hits}${rate}${tokens}`);
+    if (c.total && c.first != null) {
+      const from = Math.floor(c.first / PAGE) * PAGE;
+      const page = from / PAGE + 1;
+      const go = document.createElement("button");
+      go.type = "button";
+      go.className = "to-corpus";
+      go.textContent = `Show ${c.corpus}'s ${hits}`;
+      go.title = `Its first hit is hit ${number(c.first + 1)} of all, on page ${number(page)}`;
+      go.setAttribute("aria-label", `Show ${c.corpus}'s ${hits}, from page ${number(page)}`);
+      go.addEventListener("click", () => open(from));
+      item.append(" ", go);
+    }
+    if (c.total) {
+      const link = document.createElement("a");
+      link.className = "corpus-alone";
+      link.href = alone(c.corpus);
+      link.textContent = `search ${c.corpus} alone`;
+      item.append(" ", link);
+    }
+    return item;
+  }));
+}
+
 
 /** No hits on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */
 export function clearHits() {
   byId("summary", HTMLElement).textContent = "";
-  for (const id of ["actions", "views", "sorting", "partitions", "incomplete", "hint", "kwic"]) byId(id, HTMLElement).hidden = true;
+  for (const id of ["actions", "views", "sorting", "partitions", "incomplete", "hint", "kwic", "pager-bottom", "corpus-hits"]) {
+    byId(id, HTMLElement).hidden = true;
+  }
   part(document, "#kwic tbody", HTMLTableSectionElement).replaceChildren();
   byId("kwic", HTMLTableElement).classList.remove("stale");
 }

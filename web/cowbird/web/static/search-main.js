@@ -24,7 +24,7 @@ import {
   addFilter, applySearch, describeCorpus, fillMoreCorpora, fillSortLevels, formChanged, hideQueryError, readSearch, setCqpLine,
   showAnchors, showCorpusProblem, showQueryError, showSortControls, syncColumns, translate,
 } from "./search-form.js";
-import { clearHits, showHits, showProgress, showStopped } from "./search-kwic.js";
+import { clearHits, lastPage, showCorpusHits, showHits, showProgress, showStopped } from "./search-kwic.js";
 import {
   ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, forgetAnalysed, fromUrl, inlineOf, pageUrl, queryRequest,
   readSettings, rememberDefaults, sameSearch, setCategories, setCollOrder, setShown, setTableOffset, setTableOffsets,
@@ -57,6 +57,13 @@ import { describeBuilder, readQuery, setUpBuilder } from "./search-builder.js";
 
 // ---------------------------------------------------------------- running a search
 
+/**
+ * Searches begun on this page, counted: a search that went on in the background shows its hits in
+ * place when it ends if no other began meanwhile (a sorted page deep in the hits, the last one
+ * say), else only its line's link does.
+ */
+let begun = 0;
+
 /** @param {boolean} running  a search (the results stay busy while an analysis counts) */
 function setBusy(running) {
   byId("progress", HTMLElement).hidden = !running;
@@ -78,6 +85,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
   const search = readSearch();
   hideQueryError();
   if (!search.q.trim()) return;
+  const mine = ++begun;
   const order = sample ? null : sortOrder(readSettings());
   const info = corpusInfo();
   const show = ["lemma", "pos"].filter((a) => info.p_attributes.includes(a));
@@ -142,7 +150,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     if (body === null) throw new Error("the answer ended before its result");
     if (running) {
       finishBackground(running, body.total, backgroundUrl);
-      return;
+      if (mine !== begun) return; // another search since: the page shows that one
     }
     const drawn = performance.now();
     const changed = !state.shown || !sameSearch(state.shown.search, search);
@@ -156,6 +164,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
       setCategories(null); // another search: its lines are not the saved search's
     }
     showHits(body, sample, show, inline);
+    showCorpusHits(body, (corpus) => urlOf({ ...search, corpus }, 0), (from) => preview({ offset: from, push: true }));
     categoriseRows(body.hits);
     showPanels();
     document.body.dataset.renderMs = String(Math.round(performance.now() - drawn));
@@ -295,10 +304,34 @@ byId("search", HTMLFormElement).addEventListener("submit", (event) => {
   start();
 });
 byId("cancel", HTMLButtonElement).addEventListener("click", () => cancel("query"));
-byId("prev", HTMLButtonElement).addEventListener("click", () =>
-  preview({ offset: Math.max(0, (state.shown?.offset ?? 0) - PAGE), push: true }));
-byId("next", HTMLButtonElement).addEventListener("click", () =>
-  preview({ offset: (state.shown?.offset ?? 0) + PAGE, push: true }));
+for (const pager of document.querySelectorAll(".kwic-pager")) { // above the lines and below them
+  /** @param {string} name @param {() => number} offset  the first hit of the page it opens */
+  const turn = (name, offset) => part(pager, `button.${name}`, HTMLButtonElement).addEventListener("click", () =>
+    preview({ offset: offset(), push: true }));
+  turn("first", () => 0);
+  turn("prev", () => Math.max(0, (state.shown?.offset ?? 0) - PAGE));
+  turn("next", () => (state.shown?.offset ?? 0) + PAGE);
+  turn("last", () => lastPage(state.shown?.total ?? 0));
+  const input = part(pager, "input.page-number", HTMLInputElement);
+  const jump = () => { // a page by its number; past the last: the last
+    const page = Number(input.value);
+    if (!Number.isInteger(page) || page < 1) {
+      input.setCustomValidity(`A page number from 1 to ${input.max}`);
+      input.reportValidity();
+      return;
+    }
+    input.setCustomValidity("");
+    preview({ offset: Math.min((page - 1) * PAGE, lastPage(state.shown?.total ?? 0)), push: true });
+  };
+  part(pager, "button.go", HTMLButtonElement).addEventListener("click", jump);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault(); // (not the search form's submit)
+      jump();
+    }
+  });
+  input.addEventListener("input", () => input.setCustomValidity(""));
+}
 byId("random", HTMLButtonElement).addEventListener("click", () =>
   start({ sample: { size: PAGE, seed: Math.floor(Math.random() * 2 ** 31) }, again: false }));
 byId("open-download", HTMLButtonElement).addEventListener("click", openDownload);

@@ -40,6 +40,7 @@ import {
  * @property {number} per_million
  * @property {string | null} concordance
  * @property {Record<string, number>} [corpora]  several corpora searched: the frequency in each
+ * @property {Record<string, number>} [corpora_per_million]  and per million tokens of each one's texts searched
  */
 /**
  * GET /api/v1/frequency's answer.
@@ -449,8 +450,11 @@ function showFrequency(body) {
     fillNumbers(row, [number(r.frequency), `${decimal(100 * r.share)} %`, decimal(r.per_million)]);
     return row;
   }));
-  const names = Object.keys(body.rows[0]?.corpora ?? {}); // several corpora: a column each
-  corpusColumns("freq-table", names, body.rows.map((r) => names.map((n) => number(r.corpora?.[n] ?? 0))));
+  const names = Object.keys(body.rows[0]?.corpora ?? {}); // several corpora: a column each, its count and rate
+  corpusColumns("freq-table", names, body.rows.map((r) => names.map((n) => {
+    const rate = r.corpora_per_million?.[n];
+    return `${number(r.corpora?.[n] ?? 0)}${rate === undefined ? "" : ` (${decimal(rate)} per million)`}`;
+  })));
 }
 
 /**
