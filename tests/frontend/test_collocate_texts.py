@@ -4,17 +4,21 @@ for each collocate the texts holding a window position with it (CQPweb's "in no.
 text once. The corpus is cut into 1, 2 and 5 partitions: a window past a cut counts the text its
 position is in (a text of the next partition), and under a filter only the subcorpus's texts count.
 The encoder cuts only before a ``<text>``; a text that runs across a cut (partitions made another way)
-is merged from what the partitions say of their edges, checked on those answers directly."""
+is merged from what the partitions say of their edges: checked on such answers directly, and end to end
+on a text written in two pieces whose neighbours say it runs on across the cut."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from cowbird.core.analysis_merge import TextPart, collocate_texts
+from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
+from cowbird.store.neighbours import Neighbours
 from tests.frontend.conftest import Partitioned, ewt_client
 from tests.frontend.test_partition_edges import NAME, TOKENS, VRT, encode, get, hits_of
 
@@ -181,3 +185,83 @@ def test_a_text_cut_between_partitions_counts_once() -> None:
     assert collocate_texts([first, middle, last], set()) == {"a": 3, "b": 1}
     failed = TextPart(100, 50, False, None, False, False, {}, {}, [])
     assert collocate_texts([first, failed, last], set()) == {"a": 4, "b": 2}  # pieces not known to be one
+
+
+SPLIT = 11
+"""The text written as two ``<text>`` elements, a partition's last and the next one's first."""
+
+
+def split_vrt() -> tuple[str, int]:
+    """The corpus with text ``SPLIT`` written in two pieces (the same id, a cut between them), and the
+    tokens up to the end of its first piece."""
+    lines, out, tokens, text, sentence, first_piece = VRT.splitlines(), [], 0, -1, 0, 0
+    for line in lines:
+        if line.startswith("<text "):
+            text += 1
+            sentence = 0
+            opening = line
+        if text == SPLIT and line == "<s>":
+            sentence += 1
+            if sentence == 3:  # its third sentence begins the second piece
+                out += ["</text>", opening]
+                first_piece = tokens
+        if line and not line.startswith("<"):
+            tokens += 1
+        out.append(line)
+    return "\n".join(out) + "\n", first_piece
+
+
+def continue_text(parts: Partitioned, cut: int) -> None:
+    """Rewrite the neighbours at the cut (global position ``cut``) as a text running across it: the
+    piece after the cut does not start a region, the one before does not end one."""
+    for path in sorted(parts.registry.parent.rglob("neighbours.json")):
+        found = Neighbours.load(path.parent)
+        assert found is not None
+        if found.after_offset == cut and found.after:
+            first = found.after[0]
+            marks = {**first.regions, "text": replace(first.regions["text"], start=False)}
+            found = replace(found, after=[replace(first, regions=marks), *found.after[1:]])
+        if found.before_offset + len(found.before) == cut and found.before:
+            last = found.before[-1]
+            marks = {**last.regions, "text": replace(last.regions["text"], end=False)}
+            found = replace(found, before=[*found.before[:-1], replace(last, regions=marks)])
+        found.write(path.parent)
+
+
+async def test_a_text_across_a_cut_counts_once_end_to_end(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Text 11 in two pieces, cut between them, its neighbours saying it runs on (as partitions made
+    otherwise than by the encoder, which cuts only before a text, would say): each collocate's texts
+    count the two pieces as one, windows spilling across the cut included."""
+    vrt, first_piece = split_vrt()
+    base = tmp_path_factory.mktemp("text-across")
+    (base / f"{NAME}.vrt").write_text(vrt, encoding="utf-8")
+    options = EncodeOptions(
+        input=base / f"{NAME}.vrt", data_dir=base / "data", registry_file=base / "registry" / NAME,
+        p_attributes=["word", "pos"], s_attributes=[parse_s_declaration("text:0+id+genre"),
+                                                     parse_s_declaration("s:0")],
+        charset="utf8", xml=True, skip_blank=True, strip_blanks=True, partition_tokens=first_piece,
+    )  # fmt: skip
+    result = Encoder(options).run()
+    assert result.manifest is not None
+    parts = Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    assert first_piece in [p.offset for p in result.partitions]
+    continue_text(parts, first_piece)
+    hits = hits_of(["X"])
+    texts, _ = expected(hits, 40, 40, False)
+    async for client in ewt_client(parts, NAME):
+        body = await get(
+            client,
+            "/api/v1/collocations",
+            q='[pos="X"]',
+            syntax="cqp",
+            attribute="word",
+            window=40,
+            within="none",
+            min_freq=1,
+            limit=100_000,
+            order="f",
+        )
+        rows = body["rows"]
+        assert isinstance(rows, list)
+        assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts
+        assert any(r["texts"] > 1 for r in rows)
