@@ -648,6 +648,15 @@ class CompareRow(BaseModel):
     other_hits: str | None = Field(description="… of the second search.")
 
 
+class CompareNext(BaseModel):
+    """The setting a comparison that listed nothing should be asked with next."""
+
+    parameter: Literal["p", "min"] = Field(description="The parameter to change.")
+    value: float = Field(description="Its value (p=1: no significance test, every value ranked).")
+    rows: int = Field(description="The rows the comparison would list with it (at most limit a side).")
+    detail: str = Field(description="Why nothing was listed and what the setting lists instead.")
+
+
 class CompareResult(BaseModel):
     """Two searches compared on an attribute of the match: which values each prefers, exact over every
     partition, ranked by keyness as keyword lists are."""
@@ -658,15 +667,6 @@ class CompareResult(BaseModel):
     on: str
     fold: str
     min: int
-class CompareNext(BaseModel):
-    """The setting a comparison that listed nothing should be asked with next."""
-
-    parameter: Literal["p", "min"] = Field(description="The parameter to change.")
-    value: float = Field(description="Its value (p=1: no significance test, every value ranked).")
-    rows: int = Field(description="The rows the comparison would list with it (at most limit a side).")
-    detail: str = Field(description="Why nothing was listed and what the setting lists instead.")
-
-
     order: str
     compared: int = Field(description="Values reaching min on one side.")
     p: float
@@ -681,6 +681,9 @@ class CompareNext(BaseModel):
     partitions: list[PartitionResult]
     rows: list[CompareRow] = Field(description="The first search's preferred values, most distinctive first, then "
                                                "the second's.")
+    next_setting: CompareNext | None = Field(None, description=(
+        "When no row is listed: the nearest setting that lists some (a less strict p, then p=1: every value ranked "
+        "by log-likelihood; with nothing compared, a smaller min) and how many rows it would list; None otherwise."))
     elapsed_ms: float
 
 

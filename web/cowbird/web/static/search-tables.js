@@ -111,7 +111,6 @@ import {
  * @property {boolean} truncated
  */
 /**
-/**
  * The nearest setting under which a comparison that listed nothing lists rows.
  * @typedef {object} CompareNext
  * @property {"p" | "min"} parameter
@@ -119,6 +118,7 @@ import {
  * @property {number} rows  the rows it would list
  * @property {string} detail
  */
+/**
  * GET /api/v1/compare's answer.
  * @typedef {object} CompareResult
  * @property {ComparedSearch} first
@@ -132,17 +132,17 @@ import {
  * @property {boolean} complete
  * @property {string[]} failed
  * @property {CompareRow[]} rows
- */
  * @property {CompareNext | null} next_setting  when no row is listed: the setting that lists some
+ */
 
 /**
  * @typedef {object} CollocateRow
  * @property {string} value
  * @property {number} f
  * @property {number} marginal
- * @property {Record<string, number>} scores
  * @property {number} expected  E11, the co-occurrences expected by chance
  * @property {number | null} texts  the texts it co-occurs in (null: the corpus has no text)
+ * @property {Record<string, number>} scores
  * @property {string | null} concordance
  */
 /**
@@ -582,13 +582,13 @@ function showCompare(body) {
     `${number(body.preferred_first)} more frequent here, ${number(body.preferred_second)} there` +
     (body.not_significant ? `, ${number(body.not_significant)} not significantly different` : "") +
     (body.first.truncated || body.second.truncated ? "; too many distinct values on a partition: counts may be low" : "") + ".";
+  showCompareNext(body.next_setting);
   showRows("cmp-table", body.rows.map((r) => {
     const row = fromTemplate("cmp-row", HTMLTableRowElement);
     const here = r.preferred === "first";
     row.classList.add(here ? "first" : "second");
     fillValue(row, r.value, here ? r.hits : r.other_hits, `Show the hits with ${r.value} in ${here ? "this" : "the other"} search`);
     part(row, "td.side", HTMLTableCellElement).textContent = here ? "this search" : "the other";
-  showCompareNext(body.next_setting);
     fillNumbers(row, [number(r.frequency), number(r.other_frequency), `${decimal(100 * r.share)} %`,
       `${decimal(100 * r.other_share)} %`, decimal(r.log_likelihood),
       `${decimal(r.log_ratio)} (${decimal(r.log_ratio_low)} – ${decimal(r.log_ratio_high)})`]);
@@ -596,12 +596,6 @@ function showCompare(body) {
   }));
 }
 
-/** Tokens a part of a dispersion holds on average below which DP is explained next to its chart. */
-const TINY_PART = 100;
-
-/** @param {CollocationResult} body */
-function showCollocations(body) {
-  byId("coll-summary", HTMLElement).textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
 /**
  * When nothing is listed: why, and a button that asks again with the setting that lists rows (a looser
  * p: the page's *significant at*; a smaller min is said only, the page has no control for it).
@@ -625,6 +619,12 @@ function showCompareNext(next) {
   };
 }
 
+/** Tokens a part of a dispersion holds on average below which DP is explained next to its chart. */
+const TINY_PART = 100;
+
+/** @param {CollocationResult} body */
+function showCollocations(body) {
+  byId("coll-summary", HTMLElement).textContent = `${number(body.candidates)} collocates of ${number(body.total)} hits within ${body.left} tokens left and ${body.right} right` +
     `${body.within ? ` (inside one ${body.within})` : ""}; ${number(body.f1)} tokens in the windows` +
     `; ${number(body.rows_total)} with at least ${number(body.min_freq)} co-occurrences, ranked by ${measureName(body.order)}.`;
   const head = document.createElement("tr");
@@ -644,10 +644,6 @@ function showCompareNext(next) {
   }));
 }
 
-/** @param {string} text */
-function columnHead(text) {
-  const head = fromTemplate("column-head", HTMLTableCellElement);
-  head.textContent = text;
 /**
  * A score to three significant digits (Dice 0.00412, MI 4.37, log-likelihood 1,234 in whole numbers from
  * 100 on), the full value in downloads and in the cell's title.
@@ -660,6 +656,10 @@ export function significant(n) {
   return n.toLocaleString("en", { maximumSignificantDigits: 3 });
 }
 
+/** @param {string} text */
+function columnHead(text) {
+  const head = fromTemplate("column-head", HTMLTableCellElement);
+  head.textContent = text;
   return head;
 }
 
