@@ -42,6 +42,9 @@ from cowbird.frontend.subcorpora import subcorpus_filters
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 
+PLAIN_YEAR = "[0-9]{4}"
+"""A trend's values that are a year and nothing more (``match`` of the sizes asked per value): at most
+10,000 of them, however many dates the attribute holds."""
 LOOSER_P = (0.01, 0.05, 1.0)
 """The significance levels a comparison that listed nothing is offered next, strictest first (those of the
 page's *significant at*): the first looser than the one asked that lists a row; p=1 ranks every value by
@@ -85,16 +88,25 @@ async def trend(visit: Visitor, asked: Annotated[TrendParameters, Query()]) -> B
         searches.append(search)
     partitions = target.partitions
 
-    async def work() -> tuple[Any, list[Any]]:
+    yearly = asked.period == "year"
+
+    async def work() -> tuple[Any, Any, list[Any]]:
         sizes = subcorpus_sizes(visit.nodes, target.name, partitions, filters, None, by, None, False,
                                 visit.nodes.time_limit, asked.period)
+        # per year, the texts whose value is the year and nothing more: a year holding only those has
+        # its hits under the readable filter by=YEAR (equals)
+        plain = [subcorpus_sizes(visit.nodes, target.name, partitions, filters, None, by, PLAIN_YEAR, False,
+                                 visit.nodes.time_limit)] if yearly else []
         counted = [s.distribution(by, "value", asked.period) for s in searches]
-        found = await asyncio.gather(sizes, *counted)
-        return found[0], list(found[1:])
+        found = await asyncio.gather(sizes, *plain, *counted)
+        return found[0], found[1] if yearly else None, list(found[1 + yearly:])
 
-    sizes, distributions = await visit.run(work(), reads=len(partitions) * (len(searches) + 1), what="a trend")
+    sizes, plain, distributions = await visit.run(work(), reads=len(partitions) * (len(searches) + 1 + yearly),
+                                                  what="a trend")
     visit.logged(target.name)
     by_period = {k: (v[0], v[1]) for k, v in sizes.values.items()}
+    plain_years = set() if plain is None or failed_partitions(plain.statuses) else {
+        year for year, (tokens, _) in plain.values.items() if year in by_period and by_period[year][0] == tokens}
     if not any(by_period):
         raise BadParameter(f"by={by}: none of its values in the texts searched holds a year or a date (2012, "
                            "2012-05-04, 20120504, 2012-05-04T10:20); name an attribute that does")
@@ -107,7 +119,8 @@ async def trend(visit: Visitor, asked: Annotated[TrendParameters, Query()]) -> B
             complete=not failed, failed=failed, partitions=[partition_result(s) for s in statuses],
             points=[TrendPoint(period=p.period, hits=p.hits, tokens=p.tokens, texts=p.texts,
                                per_million=p.per_million, low=p.low, high=p.high, sparse=p.sparse,
-                               concordance=_period_hits(target.name, q, asked, by, p.period) if p.tokens else None)
+                               concordance=_period_hits(target.name, q, asked, by, p.period, p.period in plain_years)
+                               if p.tokens else None)
                     for p in points(hits, by_period, asked.period, asked.sparse_below)]))
     failed = sorted({*failed_partitions(sizes.statuses), *(f for s in series for f in s.failed)})
     if asked.format != "json":
@@ -119,11 +132,13 @@ async def trend(visit: Visitor, asked: Annotated[TrendParameters, Query()]) -> B
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1))
 
 
-def _period_hits(corpus: str, q: str, asked: TrendParameters, by: str, period: str) -> str:
+def _period_hits(corpus: str, q: str, asked: TrendParameters, by: str, period: str, plain: bool) -> str:
     """The search page with the query's hits in ``period``: its filters and one on the date attribute
-    matching exactly the values of that period."""
+    matching exactly the values of that period — ``text_year=2005`` (equals) when every text of the
+    year has just the year as its value (``plain``), else the expression of every date in the period."""
+    only = f"{by}={period}" if plain else f"{by}~{period_regex(period, asked.period)}"
     params: dict[str, str | list[str]] = {"corpus": corpus, "q": q, "syntax": asked.syntax,
-                                          "filter": [*asked.filters, f"{by}~{period_regex(period, asked.period)}"]}
+                                          "filter": [*asked.filters, only]}
     if asked.ignore_case:
         params["ignore_case"] = "1"
     return "/?" + urlencode(params, doseq=True)
