@@ -61,21 +61,35 @@ def main() -> None:
             for within in (None, "text"):
                 answers: list[tuple[module.Cooccurrence, module.Spill]] = []
 
-                def node(hits: list[object] = hits, within: str | None = within,
-                         answers: list[tuple[module.Cooccurrence, module.Spill]] = answers) -> None:
+                def node(
+                    hits: list[object] = hits,
+                    within: str | None = within,
+                    answers: list[tuple[module.Cooccurrence, module.Spill]] = answers,
+                ) -> None:
                     answers.clear()
                     for e, m in zip(engines, hits, strict=True):
-                        answers.append((
-                            module.cooccurrence(NO_DEADLINE, e.store, m, "word", 5, 5, within, 500_000),  # type: ignore[arg-type]
-                            module.spill(NO_DEADLINE, e.store, m, "word", 5, 5, within)))  # type: ignore[arg-type]
+                        answers.append(
+                            (
+                                module.cooccurrence(NO_DEADLINE, e.store, m, "word", 5, 5, within, 500_000),  # type: ignore[arg-type]
+                                module.spill(NO_DEADLINE, e.store, m, "word", 5, 5, within),
+                            )
+                        )  # type: ignore[arg-type]
 
                 with_texts = median_ms(node, args.runs)
-                parts = [TextPart(p.offset, p.size, True,
-                                  c.text_regions, c.first_text_continued, c.last_text_continues,
-                                  dict(zip(c.values, c.texts, strict=True)),
-                                  dict(zip(c.values, c.edge_texts, strict=True)),
-                                  list(zip(s.positions, s.values, s.texts, strict=True)))
-                         for p, (c, s) in zip(result.partitions, answers, strict=True)]
+                parts = [
+                    TextPart(
+                        p.offset,
+                        p.size,
+                        True,
+                        c.text_regions,
+                        c.first_text_continued,
+                        c.last_text_continues,
+                        dict(zip(c.values, c.texts, strict=True)),
+                        dict(zip(c.values, c.edge_texts, strict=True)),
+                        list(zip(s.positions, s.values, s.texts, strict=True)),
+                    )
+                    for p, (c, s) in zip(result.partitions, answers, strict=True)
+                ]
                 kept: set[int] = set()
                 spilled([(s.positions, s.values, s.occupied) for _, s in answers], [], kept)
                 merge = median_ms(functools.partial(collocate_texts, parts, kept), args.runs)
@@ -85,8 +99,10 @@ def main() -> None:
                     without = median_ms(node, args.runs)
                 finally:
                     module.TEXT = texts
-                print(f"| collocations of {query}, within {within or 'none'} | {without:,.1f} ms | "
-                      f"{with_texts:,.1f} ms | {merge:,.1f} ms |")
+                print(
+                    f"| collocations of {query}, within {within or 'none'} | {without:,.1f} ms | "
+                    f"{with_texts:,.1f} ms | {merge:,.1f} ms |"
+                )
 
 
 if __name__ == "__main__":
