@@ -65,7 +65,7 @@ def test_the_header_shows_the_user_and_logs_out(site: DemoStack, accounts: Accou
     expect(header.get_by_role("button", name="Log out")).to_have_count(0)
     assert page.locator("#corpus option").all_inner_texts() == ["cowbird sample corpus — 93 tokens"]
     page.goto(f"{site.url}/account")
-    expect(page).to_have_url(f"{site.url}/login")  # the session is gone on the server too
+    expect(page).to_have_url(f"{site.url}/login?next=/account")  # the session is gone on the server too
 
 
 def test_an_admin_grants_and_revokes_a_right(site: DemoStack, accounts: Accounts, page: Page,

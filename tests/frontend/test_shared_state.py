@@ -394,7 +394,7 @@ def test_three_front_ends_share_one_database(postgres_url: str, sample_parts: Pa
             assert browser.post(f"{fronts.url(1)}/logout", data={"csrf": csrf_of(page)}).status_code == 303
         with httpx.Client(timeout=30, cookies={"cowbird_session": cookie}) as replayed:
             gone = replayed.get(f"{fronts.url(2)}/account")  # the session ended on every process
-            assert gone.status_code == 303 and gone.headers["location"] == "/login"
+            assert gone.status_code == 303 and gone.headers["location"] == "/login?next=/account"
 
         # failed logins: five spread over the three processes, the sixth refused on any
         with httpx.Client(timeout=30) as guesser:
