@@ -90,6 +90,14 @@ def test_under_a_filter_each_rate_is_of_that_corpus_subcorpus(web: DemoStack) ->
         assert (each["total"], each["tokens"]) == (alone["total"], alone["tokens"])
         assert 0 < each["tokens"] < size[each["corpus"]]
         assert each["per_million"] == pytest.approx(each["total"] * 1e6 / each["tokens"])
+    # the frequency table's rates under the filter: of each corpus's subcorpus, not of its whole size
+    frequency = api(
+        web, "/api/v1/frequency", corpus=BOTH, q="house", filter="text_genre~news", by="word", on="matchend[1]"
+    )
+    assert frequency["corpora_tokens"] == {c["corpus"]: c["tokens"] for c in both["corpora"]}
+    for row in frequency["rows"]:
+        for name, count in row["corpora"].items():
+            assert row["corpora_per_million"][name] == pytest.approx(count * 1e6 / frequency["corpora_tokens"][name])
 
 
 def test_the_frequency_table_gives_each_corpus_count_and_rate(web: DemoStack) -> None:
