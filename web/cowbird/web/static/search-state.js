@@ -12,7 +12,7 @@
 // other modules read (typed read-only all the way down, so that tsc refuses a write) and change only
 // through this module's setters ("writing the state" below).
 
-import { controlValue, setControlValue } from "./search-dom.js";
+import { controlValue, corpusInfo, setControlValue } from "./search-dom.js";
 
 /** @typedef {"kwic" | "frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion"} View */
 /** @typedef {"frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion"} Analysis */
@@ -490,7 +490,8 @@ export function queryRequest(search, { offset, sample, order, show, inline, meta
   if (meta.length) params.set("meta", meta.join(","));
   if (boundaries.length) params.set("boundaries", boundaries.join(","));
   selectHits(params, sample, sample ? null : order);
-  if (!sample && order?.sort === "gdex") params.set("context", GDEX_CONTEXT); // a line is the sentence scored
+  // a line is the sentence scored (a corpus without s: its [corpora.gdex] region is another, and so is the context)
+  if (!sample && order?.sort === "gdex" && corpusInfo().s_attributes.includes(GDEX_CONTEXT)) params.set("context", GDEX_CONTEXT);
   if (!sample) {
     params.set("offset", String(offset));
     params.set("limit", String(PAGE));
