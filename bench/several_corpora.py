@@ -55,12 +55,19 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(stderr=True)
     front, n1, n2 = free_ports(3)
-    stack = DemoStack(Path(tempfile.mkdtemp(prefix="cowbird-bench-corpora-")), front, (n1, n2), generated=True,
-                      web_tokens=args.tokens, log_level="warning")
+    stack = DemoStack(
+        Path(tempfile.mkdtemp(prefix="cowbird-bench-corpora-")),
+        front,
+        (n1, n2),
+        generated=True,
+        web_tokens=args.tokens,
+        log_level="warning",
+    )
     stack.prepare()
     config = stack.base / "cowbird.toml"  # the sample corpus public too
-    config.write_text(config.read_text(encoding="utf-8").replace('access = "login"', 'access = "public"'),
-                      encoding="utf-8")
+    config.write_text(
+        config.read_text(encoding="utf-8").replace('access = "login"', 'access = "public"'), encoding="utf-8"
+    )
     stack.start()
     rows: list[list[str]] = []
     reach: list[list[str]] = []
@@ -74,12 +81,17 @@ def main() -> None:
 
             for filters in ({}, {"filter": "text_genre~news"}):
                 label = "filter text_genre~news" if filters else "no filter"
-                ms, body = median_ms(args.runs, functools.partial(get, "/api/v1/query", corpus=BOTH, q="house",
-                                                                  limit=PAGE, **filters))
+                ms, body = median_ms(
+                    args.runs, functools.partial(get, "/api/v1/query", corpus=BOTH, q="house", limit=PAGE, **filters)
+                )
                 firsts = "yes" if all("first" in c for c in body["corpora"]) else "no"
                 rows.append(["query, first page", label, f"{ms:.1f}", f"first: {firsts}"])
-                ms, body = median_ms(args.runs, functools.partial(get, "/api/v1/frequency", corpus=BOTH, q="house",
-                                                                  by="word", on="matchend[1]", **filters))
+                ms, body = median_ms(
+                    args.runs,
+                    functools.partial(
+                        get, "/api/v1/frequency", corpus=BOTH, q="house", by="word", on="matchend[1]", **filters
+                    ),
+                )
                 rates = "yes" if body["rows"] and "corpora_per_million" in body["rows"][0] else "no"
                 rows.append(["frequency by word after", label, f"{ms:.1f}", f"per-corpus rates: {rates}"])
             both = get("/api/v1/query", corpus=BOTH, q="house", limit=0)
@@ -96,12 +108,18 @@ def main() -> None:
                     break
                 offset += PAGE
             paging = (time.perf_counter() - started) * 1000
-            reach = [["one request at the page holding first", "1", f"{jump:.1f}"],
-                     ["Next from the first page", f"{pages:,}", f"{paging:,.0f}"]]
+            reach = [
+                ["one request at the page holding first", "1", f"{jump:.1f}"],
+                ["Next from the first page", f"{pages:,}", f"{paging:,.0f}"],
+            ]
     finally:
         stack.stop()
-    show(console, f"corpus={BOTH}, q=house, web {args.tokens:,} tokens: medians of {args.runs} (ms)",
-         ["request", "filters", "median", "answer"], rows)
+    show(
+        console,
+        f"corpus={BOTH}, q=house, web {args.tokens:,} tokens: medians of {args.runs} (ms)",
+        ["request", "filters", "median", "answer"],
+        rows,
+    )
     show(console, f"Reaching sample's first hit after web's {web_total:,} (ms)", ["way", "requests", "ms"], reach)
 
 
