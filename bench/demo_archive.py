@@ -63,14 +63,17 @@ def main() -> None:
         again = time.perf_counter() - started
         archive = demo_web.Archive(folder)
         urls = random.Random(7).sample(sorted(archive.index), min(options.lookups, len(archive.index)))
-        print("| tokens | texts (pages) | build | second run | WARC | index | CDX, in process | capture, in process "
-              "| CDX over HTTP | capture over HTTP |")
+        print(
+            "| tokens | texts (pages) | build | second run | WARC | index | CDX, in process | capture, in process "
+            "| CDX over HTTP | capture over HTTP |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         cdx_local = median_ms(archive.cdx, urls)
         capture_local = median_ms(archive.capture, urls)
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-P", "-m", "cowbird.commands.demo_web", "--dir", str(base),
-                                   "--port", str(port)])
+        server = subprocess.Popen(
+            [sys.executable, "-P", "-m", "cowbird.commands.demo_web", "--dir", str(base), "--port", str(port)]
+        )
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
                 deadline = time.monotonic() + 30
@@ -90,9 +93,11 @@ def main() -> None:
             server.wait(10)
         warc = (folder / "captures.warc.gz").stat().st_size
         index = (folder / "index.json").stat().st_size
-        print(f"| {options.tokens:,} | {len(archive.index):,} | {built:.1f} s | {again * 1000:.0f} ms "
-              f"| {warc / 1e6:.1f} MB | {index / 1e6:.1f} MB | {cdx_local:.3f} ms | {capture_local:.2f} ms "
-              f"| {cdx_http:.2f} ms | {capture_http:.2f} ms |")
+        print(
+            f"| {options.tokens:,} | {len(archive.index):,} | {built:.1f} s | {again * 1000:.0f} ms "
+            f"| {warc / 1e6:.1f} MB | {index / 1e6:.1f} MB | {cdx_local:.3f} ms | {capture_local:.2f} ms "
+            f"| {cdx_http:.2f} ms | {capture_http:.2f} ms |"
+        )
 
 
 if __name__ == "__main__":
