@@ -760,7 +760,8 @@ class SaveSubcorpus(BaseModel):
 
     name: str = Field(min_length=1, max_length=120)
     corpus: str = Field(min_length=1, max_length=64)
-    filters: list[str] = Field(min_length=1, max_length=50, description="ATTR~REGEX or ATTR!~REGEX.")
+    filters: list[str] = Field(min_length=1, max_length=50, description=(
+        "Filters as filter= takes them: ATTR~REGEX, ATTR=VALUE, ATTR:FROM..TO (!~ and != negate)."))
     group: str | None = Field(None, max_length=64, description="Share it with this group of yours (none: only you).")
 
 
