@@ -495,7 +495,9 @@ async def test_every_route_refuses_what_it_does_not_take(client: httpx.AsyncClie
     # the models are the OpenAPI document's parameters, with their descriptions
     operation = client_app(client).openapi()["paths"]["/api/v1/export"]["get"]
     described = {p["name"]: p.get("description", "") for p in operation["parameters"]}
-    assert described["filter"] == "ATTR~REGEX or ATTR!~REGEX, repeatable." and described["format"].startswith("tsv")
+    assert described["filter"] == (
+        "ATTR~REGEX (a regex), ATTR=VALUE (exactly), ATTR:FROM..TO (a number; open: 2010..), !~ and != negate, "
+        "repeatable.") and described["format"].startswith("tsv")
     assert set(described) == {"token", "corpus", "q", "syntax", "ignore_case", "filter", "context", "show", "meta",
                               "inline", "sample", "seed", "sort", "direction", "offset", "limit", "format",
                               "provenance", "categories", "only_categorised", "subcorpus"}
