@@ -329,7 +329,6 @@ function kwicRow(hit, show, inline, index, several) {
 function gdexScore(gdex) {
   const score = document.createElement("td");
   score.className = "gdex";
-
   score.textContent = gdex.score.toFixed(3);
   const values = Object.entries(gdex.values).map(([rule, value]) => `${rule} ${Number(value.toFixed(3))}`).join(", ");
   const counted = [["rare words", gdex.rare], ["numbers or symbols", gdex.numbers], ["URLs", gdex.urls]]
@@ -425,6 +424,7 @@ function gdexNote(hits) {
     `score (1 is best; its title says what made it). ${best === worst ? `Every line here scores ${best}` : `Scores ${best} to ${worst} here`}` +
     "; lines of equal score are in corpus order.";
 }
+
 /** @param {number} total  hits @returns {number} the offset of the last page's first hit */
 export const lastPage = (total) => Math.max(0, Math.floor((total - 1) / PAGE) * PAGE);
 
@@ -501,7 +501,6 @@ export function showCorpusHits(body, alone, open) {
     return item;
   }));
 }
-
 
 /** No hits on the page: after a failed search nothing of an earlier one stays to be taken for its answer. */
 export function clearHits() {
