@@ -71,9 +71,9 @@ def main() -> None:
                         answers.append(
                             (
                                 module.cooccurrence(NO_DEADLINE, e.store, m, "word", 5, 5, within, 500_000),  # type: ignore[arg-type]
-                                module.spill(NO_DEADLINE, e.store, m, "word", 5, 5, within),
+                                module.spill(NO_DEADLINE, e.store, m, "word", 5, 5, within),  # type: ignore[arg-type]
                             )
-                        )  # type: ignore[arg-type]
+                        )
 
                 with_texts = median_ms(node, args.runs)
                 parts = [
