@@ -5,7 +5,9 @@ recomputed from the Wilson interval's quadratic; each point's link finding exact
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 import math
 import re
 from collections import Counter
@@ -137,7 +139,9 @@ async def test_the_file_has_a_row_per_query_and_period(five: httpx.AsyncClient) 
     rows = table[table["query"] == JJ_NN]
     assert {str(p): (h, n, t) for p, h, n, t in zip(rows["period"], rows["hits"], rows["tokens"], rows["texts"],
                                                     strict=True)} == {k: v for k, v in counts.items() if k}
-    assert '# by: "text_year"' in answer.text and "Wilson" in answer.text
+    records = csv.reader(io.StringIO(answer.text))
+    metadata = {row[0]: row[1] for row in records if len(row) == 2 and row[0].startswith("# ")}
+    assert json.loads(metadata["# by"]) == "text_year" and "Wilson" in answer.text
 
 
 @pytest.mark.parametrize(("params", "words"), [
