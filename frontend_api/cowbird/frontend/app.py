@@ -166,7 +166,8 @@ def create_app(
 
     install_problem_handlers(app, render)
     app.add_exception_handler(accounts_web.LoginRequired, accounts_web.redirect_to_login)
-    app.add_middleware(Credentials, accounts=state.accounts, render=render)  # before any route (credentials.py)
+    # before any route (credentials.py); the router's own list of routes, so those added later count
+    app.add_middleware(Credentials, accounts=state.accounts, render=render, routes=app.router.routes)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(BodyLimit, max_bytes=settings.limits.max_request_bytes,
                        seconds=settings.limits.request_body_seconds, render=render)

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cowbird.core.errors import CowbirdError, Unauthorized
@@ -92,14 +93,19 @@ def credential_viewer(accounts: Accounts, scope: Scope) -> Viewer | None:
     return None if token is None else token_viewer(accounts, token)
 
 
-def is_api(scope: Scope) -> bool:
-    return str(scope.get("path", "")).startswith("/api/")
+def is_api(scope: Scope, routes: list[BaseRoute] | None = None) -> bool:
+    """Whether the request is for an ``/api/`` route: of ``routes`` where given (a path no route has,
+    such as one with a trailing slash, is left to the router's 404 naming it)."""
+    if not str(scope.get("path", "")).startswith("/api/"):
+        return False
+    return routes is None or any(route.matches(scope)[0] != Match.NONE for route in routes)
 
 
-async def refusal(accounts: Accounts, scope: Scope) -> tuple[Viewer | None, CowbirdError | None]:
-    """The viewer of an ``/api/`` request's credential (None: none given, or not an ``/api/`` request),
-    or why it is refused."""
-    if not is_api(scope):
+async def refusal(accounts: Accounts, scope: Scope,
+                  routes: list[BaseRoute] | None = None) -> tuple[Viewer | None, CowbirdError | None]:
+    """The viewer of an ``/api/`` request's credential (None: none given, or not an ``/api/`` request;
+    with ``routes``, not a request for one of them), or why it is refused."""
+    if not is_api(scope, routes):
         return None, None
     try:
         return await asyncio.to_thread(credential_viewer, accounts, scope), None
@@ -109,15 +115,17 @@ async def refusal(accounts: Accounts, scope: Scope) -> tuple[Viewer | None, Cowb
 
 class Credentials(HttpMiddleware):
     """Every ``/api/`` request with a credential is held to the rule before any route sees it: the
-    viewer found is left in the request's state (``VIEWER_STATE``), a refusal answered here."""
+    viewer found is left in the request's state (``VIEWER_STATE``), a refusal answered here. A path
+    none of ``routes`` has is the router's 404, whatever its credential."""
 
-    def __init__(self, app: ASGIApp, accounts: Accounts, render: Renderer) -> None:
+    def __init__(self, app: ASGIApp, accounts: Accounts, render: Renderer, routes: list[BaseRoute]) -> None:
         super().__init__(app)
         self.accounts = accounts
         self.render = render
+        self.routes = routes
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        viewer, refused = await refusal(self.accounts, scope)
+        viewer, refused = await refusal(self.accounts, scope, self.routes)
         if refused is not None:
             await self.render(Request(scope, receive), refused)(scope, receive, send)
             return
