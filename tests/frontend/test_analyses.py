@@ -445,7 +445,7 @@ async def test_analyses_download_as_files_that_pandas_reads(five: httpx.AsyncCli
         ("distribution", {"by": "text_genre"}, "value",
          ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits"]),
         ("collocations", {"window": 3, "measures": "log_likelihood,mi", "limit": 50}, "value",
-         ["value", "f", "f2", "marginal", "in_nodes", "expected", "log_likelihood", "mi"]),
+         ["value", "f", "f2", "marginal", "in_nodes", "expected", "texts", "log_likelihood", "mi"]),
     ]
     for kind, params, key, columns in cases:
         data = await get(five, f"/api/v1/{kind}", **params, q=base["q"])

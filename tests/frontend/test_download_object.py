@@ -24,7 +24,7 @@ def test_a_table_file_is_named_by_what_named_it_and_says_how_complete_it_is() ->
     assert response.headers["x-cowbird-complete"] == "false" and response.headers["x-cowbird-failed"] == "web-2"
     assert response.media_type == "text/csv; charset=utf-8"
     text = bytes(response.body).decode("utf-8")
-    assert text.startswith("# cowbird export: 4 lines of metadata") and '# analysis: "frequency"' in text
+    assert text.startswith("# cowbird export: 4 lines of metadata") and '# analysis,"""frequency"""' in text
     data = text.split("\n", 4)[4]  # pandas: skiprows=4, as the first line says
     assert list(csv.reader(io.StringIO(data))) == [["value", "frequency"], ["a,b", "2"], ["=1+1", "1"]]
 

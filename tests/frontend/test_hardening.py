@@ -235,7 +235,8 @@ async def test_a_partition_whose_marginals_fail_is_left_out_of_every_collocation
     def without_one(answer: dict[str, Any]) -> dict[str, Any]:  # a value seen elsewhere, not here (the rows
         # that add up to the windows' positions: truncated, as a node answers when it has more than it lists)
         return {**answer, "truncated": True,
-                **{key: answer[key][:-1] for key in ("values", "f", "marginal", "in_nodes")}}
+                **{key: answer[key][:-1] for key in ("values", "f", "marginal", "in_nodes", "texts", "edge_texts")
+                       if answer.get(key)}}
 
     failing = Node(node_app(big_parts), rewrite={"/v1/cooccurrence": without_one}, status={"/v1/marginals": 500})
     settings = front_settings(sample_parts, big_parts, tmp_path)
