@@ -50,6 +50,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
                         "Serve the public HTTP API and the search page over the configured corpora.", "frontend"),
     "demo": Subcommand("cowbird.commands.demo", "demo_command",
                        "Run the platform on loopback: two nodes and the front end over demo corpora.", "all"),
+    "build": Subcommand("cowbird.build.cli", "build_command",
+                        "Build a corpus from web pages (WARC/ARC files, HTML folders): clean, deduplicate, tag, "
+                        "encode.", "build"),
     "db": Subcommand("cowbird.frontend.accounts.cli", "db_group", "The account database.", "frontend"),
     "users": Subcommand("cowbird.frontend.accounts.cli", "users_group",
                         "Accounts: list, review, add, grant rights, import old API tokens.", "frontend"),
