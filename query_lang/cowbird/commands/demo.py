@@ -17,12 +17,15 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import httpx
 
 from cowbird.commands import demo_web
+from cowbird.core.errors import CowbirdError
 from cowbird.data import SAMPLE_VRT, demo_corpus
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.frontend.settings import DEFAULT_DATABASE_FILE
@@ -49,6 +52,54 @@ DESCRIPTIONS = {  # what the attributes hold, as the configuration tells users (
     "sample": {"pos": "part of speech, TreeTagger's English tags (Penn Treebank's, with SENT sentence end, NP proper "
                       "noun, PP personal pronoun)", "lemma": "base form"},
 }
+BUILT_DESCRIPTIONS = {  # a corpus made by `cowbird build` (docs/building-corpora.md, "What a built corpus holds")
+    "en": {"pos": "part of speech, Penn Treebank tags (cowbird build: HanTa's tags mapped to Penn)",
+           "lemma": "base form (HanTa)"},
+    "de": {"pos": "part of speech, STTS tags (cowbird build: HanTa)", "lemma": "base form (HanTa)"},
+}
+BUILT_GRAMMARS = {"en": "penn", "de": "stts"}
+"""The shipped sketch grammar for a built corpus's tagset, by its language (``cowbird build`` tags English
+with Penn tags, German with STTS); a built corpus in another language is served without word sketches."""
+
+
+@dataclass(frozen=True)
+class BuiltCorpus:
+    """A corpus made by ``cowbird build`` (``--corpus OUT/NAME.manifest.json``), served by a node of its own
+    from the build's registry, public, beside the demo's corpora."""
+
+    manifest: Path
+    name: str
+    language: str
+    registry: Path
+    partitions: tuple[str, ...]
+    port: int
+
+    @classmethod
+    def load(cls, manifest: Path, port: int) -> BuiltCorpus:
+        """Read a built corpus's manifest (and its build's ``build.json`` beside it, for the language)."""
+        manifest = manifest.resolve()
+        try:
+            loaded = Manifest.load(manifest)
+        except CowbirdError as exc:
+            raise click.ClickException(f"--corpus {manifest}: {exc.detail}") from exc
+        registry = loaded.registry if loaded.registry.is_absolute() else manifest.parent / loaded.registry
+        return cls(manifest, loaded.corpus, built_language(manifest.parent / "build.json"), registry,
+                   tuple(p.id for p in loaded.partitions), port)
+
+
+def built_language(options: Path) -> str:
+    """The (first) language a corpus was built for, from its build's ``build.json`` ("en" without one)."""
+    try:
+        saved = json.loads(options.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "en"
+    found: object = saved.get("options", saved) if isinstance(saved, dict) else None
+    value = found.get("language", found.get("languages")) if isinstance(found, dict) else None
+    if isinstance(value, list | tuple) and value and isinstance(value[0], str):
+        return value[0]
+    if isinstance(value, str) and value:
+        return value.split(",")[0].strip()
+    return "en"
 
 
 class DemoStack:
@@ -69,6 +120,8 @@ class DemoStack:
         workers: int = FRONT_END_WORKERS,
         serve_options: list[str] | None = None,
         archive_port: int | None = None,
+        built: Sequence[Path] = (),
+        built_ports: Sequence[int] = (),
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -87,6 +140,17 @@ class DemoStack:
         self.archive_process: subprocess.Popen[bytes] | None = None
         self.processes: list[subprocess.Popen[bytes]] = []
         self.partitions: list[str] = []
+        if len(built_ports) != len(built):
+            raise ValueError(f"DemoStack: {len(built)} built corpora need as many node ports, not {len(built_ports)}")
+        # corpora made by `cowbird build`: each served by a node of its own (after the two demo nodes)
+        self.built = [BuiltCorpus.load(manifest, port) for manifest, port in zip(built, built_ports, strict=True)]
+        taken = {"web", name} if generated else {name}
+        for corpus in self.built:
+            if corpus.name in taken:
+                raise click.ClickException(f"--corpus {corpus.manifest}: the corpus name {corpus.name!r} is taken "
+                                           f"(the demo's corpora and those given before: {', '.join(sorted(taken))}); "
+                                           "build it with another --name")
+            taken.add(corpus.name)
 
     @property
     def url(self) -> str:
@@ -108,6 +172,7 @@ class DemoStack:
         if self.generated:
             corpora.insert(0, ("web", "Demo web corpus (generated English-like web text)", "public",
                                self._web_corpus(registry)))
+        self._built_tables()
         token = self.base / "node.token"
         if not token.exists():
             token.write_text(secrets.token_urlsafe(32) + "\n")
@@ -127,11 +192,33 @@ class DemoStack:
                      f'manifest = "{result.manifest}"\nsketch_grammar = "penn"\n\n[corpora.nodes]\n{nodes}\n'
                      + _attributes(DESCRIPTIONS.get(name, {}))
                      + (f"[corpora.gdex]\ncommon_words = {WEB_COMMON_WORDS}\n\n" if name == "web" else ""))
+        for built in self.built:
+            node = json.dumps([f"http://127.0.0.1:{built.port}"])
+            nodes = "".join(f"{pid} = {node}\n" for pid in built.partitions)
+            grammar = BUILT_GRAMMARS.get(built.language)
+            text += (f'[[corpora]]\nname = "{built.name}"\ntitle = "{built.name} (built by cowbird build from web '
+                     f'pages)"\nlanguage = "{built.language}"\naccess = "public"\n'
+                     f"manifest = {json.dumps(str(built.manifest))}\n"
+                     + (f'sketch_grammar = "{grammar}"\n' if grammar else "")
+                     + f"\n[corpora.nodes]\n{nodes}\n" + _attributes(BUILT_DESCRIPTIONS.get(built.language, {})))
         if self.archive_port is not None:
             demo_web.build(self.base, self.web_tokens, say=lambda: click.echo(
                 "writing the demo web corpus's pages into its stand-in web archive ...", err=True))
             text += demo_web.calf_settings(self.archive_port)
         (self.base / "cowbird.toml").write_text(text)
+
+    def _built_tables(self) -> None:
+        """The word sketch tables of each built corpus whose tagset has a shipped grammar, built once into
+        its partitions (as the generated corpus's are; a second run keeps them)."""
+        for built in self.built:
+            grammar_name = BUILT_GRAMMARS.get(built.language)
+            if grammar_name is None:
+                continue
+            grammar = load_grammar(grammar_name)
+            for pid in built.partitions:
+                made, _ = build_tables(built.registry, pid, grammar, "native", False, lambda _: None)
+                if made:
+                    click.echo(f"built the word sketch tables of {pid} ({grammar_name} grammar)", err=True)
 
     def _web_corpus(self, registry: Path) -> EncodeResult:
         """The generated corpus, made and encoded once: a second run finds it (by its stamp)."""
@@ -189,6 +276,11 @@ class DemoStack:
             started.append((["node", "serve", "--registry", registry, *corpora, "--port", str(port),
                              "--token-file", "node.token", "--log-level", self.log_level],
                             f"http://127.0.0.1:{port}/health"))
+        for built in self.built:  # a node of its own, on the build's registry
+            corpora = [arg for pid in built.partitions for arg in ("--corpus", pid)]
+            started.append((["node", "serve", "--registry", str(built.registry), *corpora, "--port", str(built.port),
+                             "--token-file", "node.token", "--log-level", self.log_level],
+                            f"http://127.0.0.1:{built.port}/health"))
         started.append((["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
                          "--log-level", self.log_level], f"{self.url}/api/v1/corpora"))
         # -P: base is the working directory, and a folder named cowbird there must not shadow the package
@@ -262,8 +354,14 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 def _node_names(stack: DemoStack) -> dict[int, str]:
     """Process index -> what it is, for the messages about processes that end."""
+    ports = [*stack.node_ports, *(built.port for built in stack.built)]
     return {k: f"node {k + 1} (port {port}: {', '.join(served)})"
-            for k, (port, served) in enumerate(zip(stack.node_ports, stack.served, strict=True))}
+            for k, (port, served) in enumerate(zip(ports, _served(stack), strict=True))}
+
+
+def _served(stack: DemoStack) -> list[list[str]]:
+    """The partitions of each node process, in the order they were started (the built corpora's last)."""
+    return [*stack.served, *(list(built.partitions) for built in stack.built)]
 
 
 def _greeting(stack: DemoStack, password: str | None) -> str:
@@ -305,6 +403,8 @@ def _greeting(stack: DemoStack, password: str | None) -> str:
         f"  node 1 serves {', '.join(stack.served[0])} on port {stack.node_ports[0]}; node 2 serves "
         f"{', '.join(stack.served[1])} on port {stack.node_ports[1]}"
         + (" (a replica of the first partition)" if stack.replica else ""),
+        *(f"  built corpus '{built.name}' (public): {', '.join(built.partitions)} served by node {3 + k} on port "
+          f"{built.port}; {url}/?corpus={built.name}" for k, built in enumerate(stack.built)),
         f"  to see a partition fail: kill the process listening on port {stack.node_ports[0]} or "
         f"{stack.node_ports[1]}; the demo goes on",
         "",
@@ -316,16 +416,17 @@ def _watch(stack: DemoStack) -> None:
     partitions are served by a replica, or reported missing by every search); the front end
     ending ends the demo."""
     names = _node_names(stack)
+    every = _served(stack)
     reported: set[int] = set()
     front = stack.processes[-1]
     while front.poll() is None:
         for k, process in enumerate(stack.processes[:-1]):
             if k not in reported and process.poll() is not None:
                 reported.add(k)
-                alive = [p for j, p in enumerate(stack.served) if j != k and stack.processes[j].poll() is None]
+                alive = [p for j, p in enumerate(every) if j != k and stack.processes[j].poll() is None]
                 served = {pid for part in alive for pid in part}
-                missing = [pid for pid in stack.served[k] if pid not in served]
-                replaced = [pid for pid in stack.served[k] if pid in served]
+                missing = [pid for pid in every[k] if pid not in served]
+                replaced = [pid for pid in every[k] if pid in served]
                 click.echo(f"\n{names[k]} ended (exit status {process.returncode}); the demo goes on:", err=True)
                 if replaced:
                     click.echo(f"  {', '.join(replaced)}: answered by the replica on the other node", err=True)
@@ -343,11 +444,18 @@ def _watch(stack: DemoStack) -> None:
               help="Port of the front end; the nodes take the next two, the stand-in web archive the one after.")
 @click.option("--web-tokens", type=click.IntRange(1000, 1_000_000_000), default=WEB_TOKENS, show_default=True,
               help="Size of the generated web corpus (made again when it changes).")
-def demo_command(directory: Path, port: int, web_tokens: int) -> None:
+@click.option("--corpus", "built", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="A corpus made by `cowbird build` (its OUT/NAME.manifest.json; repeatable): served public beside "
+                   "the demo's, each by a node of its own on the ports after the stand-in web archive's.")
+def demo_command(directory: Path, port: int, web_tokens: int, built: tuple[Path, ...]) -> None:
     """Run the platform on loopback: a generated 2-million-token web corpus (public) and the sample
-    corpus (login only), in partitions on two nodes, and the front end. Ctrl-C or SIGTERM stops
-    every process; a node that ends leaves the rest running, so that a partition failure can be seen."""
-    busy = [p for p in (port, port + 1, port + 2, port + 3) if port_in_use(p)]
+    corpus (login only), in partitions on two nodes, and the front end; with --corpus, corpora made by
+    `cowbird build` too. Ctrl-C or SIGTERM stops every process; a node that ends leaves the rest running,
+    so that a partition failure can be seen."""
+    built_ports = [port + 4 + k for k in range(len(built))]
+    if built_ports and built_ports[-1] > 65535:
+        raise click.ClickException(f"--port {port} leaves no ports for {len(built)} built corpora: choose a lower one")
+    busy = [p for p in (port, port + 1, port + 2, port + 3, *built_ports) if port_in_use(p)]
     if busy:
         raise click.ClickException(
             f"port {', '.join(map(str, busy))} is in use (another program, or a demo still running): stop it or "
@@ -355,7 +463,7 @@ def demo_command(directory: Path, port: int, web_tokens: int) -> None:
         )
     directory.mkdir(parents=True, exist_ok=True)
     stack = DemoStack(directory, port, (port + 1, port + 2), generated=True, web_tokens=web_tokens,
-                      archive_port=port + 3)
+                      archive_port=port + 3, built=built, built_ports=built_ports)
     stack.prepare()
     password = admin_account(stack.base)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
