@@ -144,7 +144,9 @@ def _built(options: BuildOptions, summary: dict[str, Any]) -> None:
     if not tokens:
         click.echo("warning: no document was kept, the corpus is empty; see the report for why", err=True)
         return
-    click.echo("serve it:")
+    click.echo("search it in the browser, beside the demo's corpora (docs/building-corpora.md):")
+    click.echo(f"  cowbird demo --corpus {out / (options.name + '.manifest.json')}")
+    click.echo("or serve it from a node of your own, and query it on the command line:")
     click.echo("  python -c 'import secrets; print(secrets.token_urlsafe(32))' > node.token")
     click.echo(f"  cowbird node serve --registry {out / 'registry'} --token-file node.token --host 127.0.0.1 "
                "--port 8701")

@@ -560,7 +560,11 @@ class Progress:
         what = f"shard {shard_name(shard)}" if shard is not None else "done"
         counts = ", ".join(f"{key} {value:,}" for key, value in summary.items()
                            if isinstance(value, int) and key in ("read", "documents", "tokens"))
-        print(f"{self.phase}: {what} ({counts}); {self.done}/{self.total}, {self.documents:,} documents, "
+        removed = summary.get("removed")
+        if isinstance(removed, dict):  # dedup: how many of each kind of duplicate
+            counts = ", ".join(f"{value:,} {key}s" for key, value in removed.items()) or "no duplicates"
+        print(f"{self.phase}: {what}{f' ({counts})' if counts else ''}; {self.done}/{self.total}, "
+              f"{self.documents:,} documents, "
               f"{self.tokens:,} tokens, ETA {eta:.0f} s", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
