@@ -262,7 +262,8 @@ def test_make_demo_installs_the_runtime_and_make_test_the_test_tools() -> None:
     test = subprocess.run(["make", "-n", "-B", "test"], cwd=root, capture_output=True, text=True, timeout=60)
     assert demo.returncode == 0 and test.returncode == 0, demo.stderr + test.stderr
     installs = [line for line in demo.stdout.splitlines() if " install " in line and "-c constraints.txt" in line]
-    assert installs and all(line.rstrip().endswith("-e '.[node,frontend,calf,build]'") for line in installs), demo.stdout
+    demo_install = "-e '.[node,frontend,calf,build]'"
+    assert installs and all(line.rstrip().endswith(demo_install) for line in installs), demo.stdout
     assert "[test" not in demo.stdout and "postgres" not in demo.stdout and "[all" not in demo.stdout
     assert "cowbird demo" in demo.stdout
     assert any("-e '.[all,test" in line and "-c constraints.txt" in line for line in test.stdout.splitlines())
