@@ -38,10 +38,20 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]  # pi
 
 CONSTRAINTS = "constraints.txt"
 # never copied into the clean source: what a clone does not have
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis",
-    "demo-data", "node_modules", "cowbird-accounts.sqlite3*",
+_NOT_SOURCE_ANYWHERE = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "node_modules",
+    "cowbird-accounts.sqlite3*",
 )
+_NOT_SOURCE_AT_THE_TOP = {"build", "dist", "demo-data"}  # setuptools' and the demo's, as .gitignore has them
+
+
+def NOT_SOURCE(folder: str, names: list[str]) -> set[str]:  # noqa: N802 - shutil.copytree's ignore, a constant's role
+    """What copytree leaves out of ``folder``: caches and venvs anywhere, ``build/``, ``dist/`` and
+    ``demo-data/`` only at the top (``tools/build`` and ``tests/build`` are source)."""
+    left_out = set(_NOT_SOURCE_ANYWHERE(folder, names))
+    if Path(folder).resolve() == ROOT.resolve():
+        left_out |= _NOT_SOURCE_AT_THE_TOP & set(names)
+    return left_out
 PIP_QUIET = ["--disable-pip-version-check", "--no-input"]
 
 
