@@ -24,6 +24,9 @@ def api(site: DemoStack, path: str, **params: ParamValue) -> JsonObject:
 
 
 def search(page: Page, query: str, syntax: str = "simple") -> None:
+    # the page's modules must have run (they attach the form's handlers): on a loaded machine a page just
+    # reached by a redirect (the login's) may still be loading them, and Enter would submit nothing
+    page.wait_for_load_state("load")
     page.fill("#q", query)
     page.check(f'input[name="syntax"][value="{syntax}"]')
     page.press("#q", "Enter")  # Enter submits

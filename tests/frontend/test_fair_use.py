@@ -184,8 +184,9 @@ async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitio
             assert estimated or (spent and route != "/api/v1/query"), (route, detail)
             assert 0 < int(refused.headers["retry-after"]) <= 86_401
         after = fair_use.usage(key)
-        # refused before any node ran it: only the estimates were paid for
-        assert before < after.node_seconds < before + 10.0 and after.held == 0 and after.running == 0
+        # refused before any node ran it: only the estimates were paid for — on a loaded machine they take
+        # seconds, while one run of the query would be up to its deadline on each of 3 partitions (300 s)
+        assert before < after.node_seconds < before + 100.0 and after.held == 0 and after.running == 0
         for route, asked in (("/api/v1/wordlist", {"corpus": "sample"}),
                              ("/api/v1/keywords", {"corpus": "sample", "filter": "text_genre~news",
                                                    "reference_filter": "text_genre!~news"})):
