@@ -189,8 +189,10 @@ def test_page_weight_and_timings(site: DemoStack, page: Page, record_property: C
     page.goto(site.url, wait_until="load")
     # (213 KB with the workbench of issue 48: numbered lines, metadata columns, boundaries, the keyword
     # filter, word lists in the URL; about 247 KB with issue 52's several corpora, trend, comparison,
-    # query builder and GDEX sort; no build step, so every module is sent as written)
-    assert sum(sizes) < 270_000, f"the search page weighs {sum(sizes):,} bytes"
+    # query builder and GDEX sort; 280-303 KB with issue 65's two pagers, filter operators, sketch grid,
+    # trend axes and per-corpus lines — the spread is the API answers that arrive before or after the load
+    # event; no build step, so every module is sent as written)
+    assert sum(sizes) < 320_000, f"the search page weighs {sum(sizes):,} bytes"
     record_property("search_page_bytes", sum(sizes))
     record_property("search_page_load_ms", page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
     search(page, "the")
