@@ -18,7 +18,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ import pytest
 from cowbird.commands.demo import DemoStack
 from tests.build import pages
 from tests.build.test_bad_input import ROOT, _env, run_build
+from tests.frontend.test_demo_command import until_greeted
 from tests.support import free_ports
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -165,7 +165,7 @@ def test_cowbird_demo_serves_a_built_corpus(corpora: tuple[Path, Path], tmp_path
                                 str(port), "--web-tokens", "20000", "--corpus", str(manifest)], cwd=ROOT, env=_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        lines = _until_running(process)
+        lines = "".join(until_greeted(process))
         assert f"built corpus '{BUILT}' (public)" in lines and f"port {port + 4}" in lines, lines
         listed = httpx.get(f"http://127.0.0.1:{port}/api/v1/corpora", timeout=30).json()["data"]
         assert [c["name"] for c in listed] == ["web", BUILT]  # public beside the demo's web corpus
@@ -185,19 +185,3 @@ def _free(port: int) -> bool:
     from cowbird.commands.demo import port_in_use
 
     return not port_in_use(port)
-
-
-def _until_running(process: subprocess.Popen[str]) -> str:
-    """The demo's output up to the greeting's last line (everything answers), or an AssertionError with it."""
-    lines: list[str] = []
-    deadline = time.monotonic() + 240
-    assert process.stdout is not None
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if "the demo goes on" in line:
-            return "".join(lines)
-    process.kill()
-    raise AssertionError("".join(lines))

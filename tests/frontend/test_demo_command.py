@@ -35,6 +35,11 @@ def port_free(port: int) -> bool:
 def start(directory: Path, port: int, *options: str) -> tuple[subprocess.Popen[str], list[str]]:
     process = subprocess.Popen([sys.executable, "-m", "cowbird", "demo", "--dir", str(directory), "--port", str(port),
                                 *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return process, until_greeted(process)
+
+
+def until_greeted(process: subprocess.Popen[str]) -> list[str]:
+    """The demo's output up to its greeting's last line (everything runs), or an AssertionError with it."""
     lines: list[str] = []
     deadline = time.monotonic() + 240  # the first run generates and encodes 2 million tokens
     assert process.stdout is not None
@@ -44,7 +49,7 @@ def start(directory: Path, port: int, *options: str) -> tuple[subprocess.Popen[s
             break
         lines.append(line)
         if "the demo goes on" in line:  # the last line of the greeting: everything runs
-            return process, lines
+            return lines
     process.kill()
     raise AssertionError("".join(lines))
 
