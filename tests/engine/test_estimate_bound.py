@@ -48,15 +48,21 @@ def test_an_estimate_of_labels_over_wide_repetitions_answers_within_its_time(web
     """Sampled (the partition is too large to count outright): every step of the sample's simulation
     checks the estimate's own time (CPU time, and on the clock five times that), not only the query's
     60 s. Nothing of it is read in that time: no hits, and what it took as seconds — the query could
-    not be bounded."""
+    not be bounded (the milder query, on a quiet machine, may read part of its sample: then it is
+    scaled up from that part)."""
     assert web.size > 2 * 4 * ESTIMATE_RANGE and web.size > ESTIMATE_WHOLE
     started = time.monotonic()
     estimate = web.estimate(query, deadline=Deadline(60))
     took = time.monotonic() - started
     # its second of CPU time, at most five times that on the clock of a busy machine (53 s before: HOPELESS)
     assert took < ESTIMATE_SECONDS * ESTIMATE_WALL + 2.0, f"the estimate took {took:.1f} s"
-    assert estimate.hits is None and not estimate.exact and estimate.sampled == 0.0
-    assert estimate.seconds is not None and estimate.seconds >= ESTIMATE_SECONDS
+    assert not estimate.exact and estimate.seconds is not None and estimate.seconds >= ESTIMATE_SECONDS
+    if query == HOPELESS or estimate.hits is None:
+        assert estimate.hits is None and estimate.sampled == 0.0
+    else:
+        # the milder query may have read part of its sample in that second (a quiet machine): then it is
+        # scaled up from what it read (CI: 5.5 % of 600,130 candidates, 305,211 hits), never exact
+        assert 0.0 < estimate.sampled < 1.0 and estimate.hits > 0
 
 
 def test_an_outright_count_past_the_estimates_time_is_scaled_from_the_ranges_it_counted(
