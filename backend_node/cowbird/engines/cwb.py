@@ -21,6 +21,7 @@ the engine is CQP's alone (as the differential tests want it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -145,9 +146,15 @@ class CwbEngine(QueryEngine):
         return int(self._cqp.CQP_process.pid)
 
     def close(self) -> None:
-        """Stop cqp."""
+        """Stop cqp, and close its pipes (a node or test that opens many engines would otherwise keep
+        three descriptors of each stopped cqp until the garbage collector finds them)."""
         with self._lock:
             self._kill()
+            process = self._cqp.CQP_process
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError, ValueError):
+                        pipe.close()
 
     @property
     def corpus_id(self) -> str:
