@@ -11,7 +11,7 @@ PIP    := $(BIN)/pip install --quiet --disable-pip-version-check -c $(CONSTRAINT
 # the cwb engine's extra (cwb-ccc) builds against CWB: installed when cwb-config is on PATH
 COMMA  := ,
 EXTRAS := all$(COMMA)test$(if $(shell command -v cwb-config),$(COMMA)cwb)
-# Two stamps: what the demo runs (`make demo`: nodes, front end, Calf and `cowbird build`; accounts in SQLite, so no PostgreSQL driver),
+# Two stamps: what the demo runs (`make demo`: nodes, front end, Calf, `cowbird build` and `cowbird crawl`; accounts in SQLite, so no PostgreSQL driver),
 # and every extra with the test tools (`make test`),
 # which stands for the first too. The second is named after the extras, so that cwb-config coming
 # onto PATH later installs the cwb extra.
@@ -25,7 +25,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(RUNTIME_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
-	$(PIP) -e '.[node,frontend,calf,build]'
+	$(PIP) -e '.[node,frontend,calf,build,crawl]'
 	touch $(RUNTIME_STAMP)
 
 # one install of the runtime and the extras together (not the runtime first, then the extras)

@@ -272,7 +272,7 @@ def test_make_demo_installs_the_runtime_and_make_test_the_test_tools() -> None:
     test = subprocess.run(["make", "-n", "-B", "test"], cwd=root, capture_output=True, text=True, timeout=60)
     assert demo.returncode == 0 and test.returncode == 0, demo.stderr + test.stderr
     installs = [line for line in demo.stdout.splitlines() if " install " in line and "-c constraints.txt" in line]
-    demo_install = "-e '.[node,frontend,calf,build]'"
+    demo_install = "-e '.[node,frontend,calf,build,crawl]'"
     assert installs and all(line.rstrip().endswith(demo_install) for line in installs), demo.stdout
     assert "[test" not in demo.stdout and "postgres" not in demo.stdout and "[all" not in demo.stdout
     assert "cowbird demo" in demo.stdout

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.support import ROOT
 
-ROOTS = ["query_lang", "frontend_api", "backend_node", "web", "tools/calf", "tools/build"]
+ROOTS = ["query_lang", "frontend_api", "backend_node", "web", "tools/calf", "tools/build", "tools/crawl"]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 

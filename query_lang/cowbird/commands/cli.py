@@ -53,6 +53,9 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "build": Subcommand("cowbird.build.cli", "build_command",
                         "Build a corpus from web pages (WARC/ARC files, HTML folders): clean, deduplicate, tag, "
                         "encode.", "build"),
+    "crawl": Subcommand("cowbird.crawl.cli", "crawl_command",
+                        "Crawl the web from seed URLs to WARC files: polite, focused on good documents, resumable.",
+                        "crawl"),
     "db": Subcommand("cowbird.frontend.accounts.cli", "db_group", "The account database.", "frontend"),
     "users": Subcommand("cowbird.frontend.accounts.cli", "users_group",
                         "Accounts: list, review, add, grant rights, import old API tokens.", "frontend"),
