@@ -165,7 +165,9 @@ def test_work_stops_when_the_client_gives_up_and_at_the_deadline(big_parts: Part
         params = {"corpus": "big", "q": heavy, "syntax": "cqp"}
         with pytest.raises(httpx.ReadTimeout):
             httpx.get(f"{cluster.url}/api/v1/query", params=params, timeout=1.0)
-        assert comes_to_rest(node, within=2.0), "the node kept working after the client had gone"
+        # the query alone would run until the node's 30-s timeout; at rest within 5 s (not 2: a loaded CI
+        # machine was seen to take longer to pass the disconnect on) is the work stopped, not finished
+        assert comes_to_rest(node, within=5.0), "the node kept working after the client had gone"
         started = time.monotonic()
         answer = httpx.get(f"{cluster.url}/api/v1/query", params={**params, "q": heavy + " cut 5"}, timeout=30)
         # a query that may be slow and is not estimated within a tenth of the deadline is refused, not run
@@ -175,7 +177,7 @@ def test_work_stops_when_the_client_gives_up_and_at_the_deadline(big_parts: Part
             answer.status_code == 504 and answer.json()["code"] == "timeout") or (
             answer.status_code == 200 and answer.json()["total"] == 0), answer.text
         assert time.monotonic() - started < 2.0 * BACKGROUND_TIME + 2.0
-        assert comes_to_rest(node, within=2.0), "the node kept working after the front end's deadline"
+        assert comes_to_rest(node, within=5.0), "the node kept working after the front end's deadline"
     finally:
         cluster.close()
 
