@@ -10,6 +10,7 @@ COPY backend_node backend_node
 COPY web web
 COPY tools/calf tools/calf
 COPY tools/build tools/build
+COPY tools/crawl tools/crawl
 RUN python -m venv /opt/cowbird && /opt/cowbird/bin/pip install --no-cache-dir '.[node]'
 
 FROM python:3.11-slim

@@ -145,20 +145,28 @@ def test_a_killed_crawl_resumes_and_fetches_no_page_twice(web: LoopWeb, tmp_path
 
 
 @pytest.mark.timeout(240)
-def test_sigterm_stops_a_crawl_cleanly_and_it_goes_on_later(web: LoopWeb, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_signal_stops_a_crawl_cleanly_and_it_goes_on_later(web: LoopWeb, tmp_path: Path, how: str) -> None:
     out = tmp_path / "crawl"
     with web.serve(tmp_path) as served:
         args = crawl_args(seeds_file(served, tmp_path / "seeds.txt"), out, "--page-bytes", "3KB", "-q")
-        process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
         while not (out / "progress.json").exists() or json.loads((out / "progress.json").read_text())["pages"] < 50:
             time.sleep(0.1)
-        process.send_signal(signal.SIGTERM)
+        if how == "SIGTERM":
+            process.send_signal(signal.SIGTERM)
+        else:  # a terminal's Ctrl-C: SIGINT to the whole process group, the page-scoring worker too
+            os.killpg(process.pid, signal.SIGINT)
         stdout, _ = process.communicate(timeout=60)
-        assert process.returncode == 0 and "stopped by SIGTERM" in stdout
+        name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
+        assert process.returncode == 0 and f"stopped by {name}" in stdout
         first = report_of(out)
+        assert not any(reason.startswith(("crawler error", "not scored")) for reason in first["left_out"]), first
+        assert first["stop_reason"] == f"stopped by {name}"
         run(args[:4] + args[5:] + ["--pages", str(first["pages"] + 20)])
         assert served.violations(served.requests(), DELAY) == []
-    assert first["stop_reason"] == "stopped by SIGTERM" and report_of(out)["pages"] == first["pages"] + 20
+    assert report_of(out)["pages"] == first["pages"] + 20
     found = records(out)
     cut = [r for r in found if r[0] == "response" and r[2] == "length"]
     assert cut and all(r[3] <= 3 * 1024 for r in cut)  # --page-bytes: cut, and said so in the record

@@ -25,6 +25,7 @@ import socket
 import sys
 import time
 from collections import Counter
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -191,6 +192,13 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
 
 
+def _worker_ignores_signals() -> None:
+    """A scoring worker leaves SIGINT and SIGTERM to the crawler (Ctrl-C reaches the whole process group):
+    the crawler stops cleanly and ends its workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 class Crawler:
     """One run of a crawl into `options.out` (a new crawl, or the resumption of the one there)."""
 
@@ -252,8 +260,7 @@ class Crawler:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self._signalled, sig)
-        self.pool = concurrent.futures.ProcessPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1),
-                                                           mp_context=_pool_context())
+        self.pool = self.new_pool()
         backend = AllowListBackend(self.resolver)
         self.http = httpcore.AsyncConnectionPool(
             max_connections=self.options.concurrency * 2, max_keepalive_connections=self.options.concurrency,
@@ -289,6 +296,24 @@ class Crawler:
             self.warc.close()
         result = self.finish()
         return result
+
+    def new_pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        return concurrent.futures.ProcessPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1),
+                                                      mp_context=_pool_context(), initializer=_worker_ignores_signals)
+
+    async def score(self, entry: Entry, fetched: Fetched, content_type: str | None) -> Verdict | None:
+        """The page scored in a worker; None when the worker ended under it (killed): a new one is started
+        and the page is kept unscored (its response is in the WARC: it is never fetched again)."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self.pool, analyse, entry.url, fetched.body, content_type, header(fetched.headers, "content-encoding"),
+                self.options.language, self.options.max_badness)
+        except BrokenProcessPool:
+            self.counters["not scored: the scoring process ended"] += 1
+            if self.pool is not None:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self.new_pool()
+            return None
 
     def _signalled(self, sig: int) -> None:
         self.stop_reason = self.stop_reason or f"stopped by {signal.Signals(sig).name}"
@@ -382,10 +407,8 @@ class Crawler:
         elif fetched.status != 200:
             outcome = f"HTTP {fetched.status}"
         elif media in DEFAULT_MIME:
-            verdict = await asyncio.get_running_loop().run_in_executor(
-                self.pool, analyse, entry.url, fetched.body, content_type, header(fetched.headers, "content-encoding"),
-                self.options.language, self.options.max_badness)
-            outcome = verdict.outcome
+            verdict = await self.score(entry, fetched, content_type)
+            outcome = verdict.outcome if verdict is not None else "not scored: the scoring process ended"
         else:
             outcome = "not scored"
         good = verdict is not None and verdict.good
