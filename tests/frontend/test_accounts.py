@@ -64,7 +64,7 @@ def test_migrations_run_once_and_keep_data(database: Database, tmp_path: Path) -
     with database.session() as session:
         accounts.users.add(session, "root", "root@example.org", "tests", admin=True)
     head = database.head()
-    assert database.upgrade() == (head, head) and database.current() == head == "0006"
+    assert database.upgrade() == (head, head) and database.current() == head == "0007"
     with database.session() as session:
         assert [u.name for u in accounts.users.all(session)] == ["root"]
     # a database made by the first release keeps its users through the upgrade
@@ -72,7 +72,7 @@ def test_migrations_run_once_and_keep_data(database: Database, tmp_path: Path) -
     assert old.upgrade("0001") == (None, "0001")
     with old.session() as session:
         Accounts(old).users.add(session, "early", "early@example.org", "tests")
-    assert old.upgrade() == ("0001", "0006")
+    assert old.upgrade() == ("0001", "0007")
     with old.session() as session:
         assert [u.name for u in Accounts(old).users.all(session)] == ["early"]
         assert Accounts(old).secrets.get(session, "session-key") == Accounts(old).secrets.get(session, "session-key")
@@ -151,7 +151,7 @@ def test_the_command_line(tmp_path: Path) -> None:
     config.write_text('[[corpora]]\nname = "x"\nmanifest = "m.json"\nnodes = {}\n', encoding="utf-8")
     run = CliRunner().invoke
     upgrade = run(main, ["db", "upgrade", "--config", str(config)])
-    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0006 (was None)\n"
+    assert upgrade.exit_code == 0 and upgrade.output == "account database at revision 0007 (was None)\n"
     assert (tmp_path / "cowbird-accounts.sqlite3").is_file()  # next to the configuration
     added = run(main, ["users", "add", "root", "--email", "root@example.org", "--admin", "--config", str(config)])
     assert added.exit_code == 0 and "one-time password: " in added.output

@@ -51,10 +51,12 @@ from cowbird.frontend.routes import (
     sketches,
     subcorpora,
     wordlist,
+    workshop,
 )
 from cowbird.frontend.routes.deps import no_parameters
 from cowbird.frontend.settings import FrontendSettings
 from cowbird.frontend.state import FrontendState
+from cowbird.frontend.workshop import Workshop, published_source
 from cowbird.serving.bodies import BodyLimit
 from cowbird.serving.config import ConfigError
 from cowbird.serving.metrics import Metrics
@@ -101,7 +103,6 @@ def create_app(
     ``background``: the Unix socket of the background process, to which this (interactive) process
     forwards background requests; ``forwarded``: this is the background process, whose requests come
     from the interactive ones (``frontend_api/cowbird/frontend/background.py``)."""
-    catalogue = CorpusCatalogue(settings)
     token = node_token if node_token is not None else settings.node_bearer()
 
     @asynccontextmanager
@@ -140,6 +141,7 @@ def create_app(
         )
     database = Database(settings.database_address())
     database.upgrade()  # migrations only add: an older database keeps its data
+    catalogue = CorpusCatalogue(settings, published_source(database))  # with the workshop's corpora
     limits = settings.fair_use
     fair_use = FairUse(
         anonymous=Limits(limits.anonymous_running_queries, limits.anonymous_rows_per_day,
@@ -148,10 +150,13 @@ def create_app(
         bulk=Limits(limits.bulk_running_queries, limits.bulk_rows_per_day, limits.bulk_node_seconds_per_day),
         database=database, lease=settings.limits.deadline + LEASE_MARGIN, queue=limits.queue_seconds,
     )
-    templates = Jinja2Templates(directory=str(TEMPLATES), context_processors=[accounts_web.page_context])
+    templates = Jinja2Templates(directory=str(TEMPLATES),
+                                context_processors=[accounts_web.page_context, workshop.workshop_link])
     state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),
                                                fair_use, templates, Throttle(database), registrations(database),
                                                Lanes(settings.limits.background_slots))
+    if settings.workshop.enabled:  # crawls and builds in the browser (docs/workshop.md)
+        state.workshop = Workshop(settings.workshop, database, token, lambda: set(catalogue.configured))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
     def render(request: Request, error: CowbirdError) -> Response:
@@ -186,7 +191,8 @@ def create_app(
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
                    wordlist.router, subcorpora.router, sketches.router, comparing.router):
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
-    for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router):
+    for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router,
+                   workshop.router):
         app.include_router(router, dependencies=[Depends(no_parameters)])
     app.include_router(accounts_web.login_router)  # ``next``: its own parameters (``LoginParameters``)
     app.include_router(pages.router)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import bisect
 import logging
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -207,12 +209,44 @@ def union(name: str, members: list[CorpusEntry]) -> CorpusEntry:
     return CorpusEntry(config, manifest, partitions, None, tuple(members))
 
 
-class CorpusCatalogue:
-    """All configured corpora by name; ``a,b`` names a union of several (``union``)."""
+PublishedSource = Callable[[int | None], tuple[int, list[CorpusConfig]] | None]
+"""The published corpora (the workshop's, in the account database): given the version this process
+has, None when it is still current, else (the version now, the corpora's configurations)."""
+REFRESH_SECONDS = 1.0
+"""How often at most a process asks whether the published corpora changed (one row read)."""
 
-    def __init__(self, settings: FrontendSettings) -> None:
-        self.corpora = {c.name: load_corpus(c) for c in settings.corpora}
+
+class CorpusCatalogue:
+    """All configured corpora by name, and the published ones (``published``: read again when their
+    version changes, asked at most once a second); ``a,b`` names a union of several (``union``)."""
+
+    def __init__(self, settings: FrontendSettings, published: PublishedSource | None = None) -> None:
+        self.configured = {c.name: load_corpus(c) for c in settings.corpora}
+        self._corpora = dict(self.configured)
+        self._published = published
+        self._version: int | None = None
+        self._asked = -REFRESH_SECONDS
         self._unions: OrderedDict[str, CorpusEntry] = OrderedDict()  # the last UNIONS_KEPT asked for
+
+    @property
+    def corpora(self) -> dict[str, CorpusEntry]:
+        """Every corpus served now: the configured ones and the published ones."""
+        if self._published is not None and time.monotonic() - self._asked >= REFRESH_SECONDS:
+            self._asked = time.monotonic()
+            changed = self._published(self._version)
+            if changed is not None:
+                version, configs = changed
+                corpora = dict(self.configured)
+                for config in configs:
+                    if config.name in corpora:
+                        continue  # a configured corpus keeps its name (publishing refuses it)
+                    try:
+                        corpora[config.name] = load_corpus(config)
+                    except ConfigError as exc:  # its files are gone: the others are still served
+                        logging.getLogger("cowbird.frontend").warning("published corpus %s: %s", config.name, exc)
+                self._corpora, self._version = corpora, version
+                self._unions.clear()
+        return self._corpora
 
     def get(self, name: str, user: Viewer = ANONYMOUS) -> CorpusEntry:
         if "," in name:

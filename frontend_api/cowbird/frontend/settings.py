@@ -269,6 +269,53 @@ class CalfSettings(_Group):
         "text_date, text_year ... the corpus has)."))
 
 
+def networks(key: str, values: list[str], what: str) -> list[str]:
+    """``values`` checked as IP addresses or networks (CIDR); the first that is not one is named."""
+    for value in values:
+        try:
+            ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise ValueError(f"{key}: {value!r} {what}") from None
+    return values
+
+
+class WorkshopSettings(_Group):
+    """``[workshop]``: building corpora in the browser (docs/workshop.md)."""
+
+    enabled: bool = Field(False, description="Offer the workshop: crawl and build jobs, publishing corpora.")
+    directory: Path | None = Field(None, description="Where the jobs' directories live (needed when enabled).")
+    registry: Path | None = Field(None, description=(
+        "The registry directory published corpora are put in; the nodes in nodes serve it."))
+    nodes: list[str] = Field(default_factory=list, description=(
+        "Base URLs of the nodes serving registry; each is told to reload it (POST /v1/registry/reload)."))
+    group: str = Field("builders", pattern=r"^[A-Za-z0-9_.-]+$", description=(
+        "The group whose members may build (administrators always may)."))
+    inputs: Path | None = Field(None, description=(
+        "A server-side directory whose WARC files a build may use (none: uploads only)."))
+    max_upload_bytes: int = Field(2 * 1024**3, ge=1024, description="Largest upload of WARC files to one job.")
+    crawl_allow: list[str] = Field(default_factory=list, description=(
+        "Address ranges (CIDR) the crawler may connect to (empty: public unicast addresses only)."))
+    crawl_delay: float = Field(1.0, ge=0, description="Seconds between a crawl's requests to one host.")
+    max_running: int = Field(2, ge=1, description="Jobs running at once; a new one is refused beyond.")
+    max_pages: int = Field(100_000, ge=1, description="The largest page budget a crawl job may ask for.")
+
+    @field_validator("nodes")
+    @classmethod
+    def _node_urls(cls, nodes: list[str]) -> list[str]:
+        return [check_node_url(url) for url in nodes]
+
+    @field_validator("crawl_allow")
+    @classmethod
+    def _ranges(cls, ranges: list[str]) -> list[str]:
+        return networks("crawl_allow", ranges, "is not an address range (127.0.0.0/8)")
+
+    @model_validator(mode="after")
+    def _places(self) -> WorkshopSettings:
+        if self.enabled and (self.directory is None or self.registry is None):
+            raise ValueError("[workshop] enabled needs directory (for the jobs) and registry (for published corpora)")
+        return self
+
+
 FLAT_KEYS: dict[str, tuple[str, str]] = {
     "node_token": ("nodes", "token"), "node_token_file": ("nodes", "token_file"),
     "node_ca_file": ("nodes", "ca_file"), "fanout": ("nodes", "fanout"), "max_parallel": ("nodes", "max_parallel"),
@@ -344,6 +391,8 @@ class FrontendSettings(LayeredSettings):
     accounts: AccountSettings = Field(default_factory=AccountSettings, description="The account database.")
     smtp: SmtpSettings = Field(default_factory=SmtpSettings, description="E-mail to users.")
     calf: CalfSettings = Field(default_factory=CalfSettings, description="Sentences found on the web.")
+    workshop: WorkshopSettings = Field(default_factory=WorkshopSettings, description=(
+        "Building corpora in the browser."))
 
     @staticmethod
     def upgrade_keys(data: dict[str, Any]) -> dict[str, Any]:
@@ -362,12 +411,7 @@ class FrontendSettings(LayeredSettings):
     @field_validator("trusted_proxies")
     @classmethod
     def _proxy_addresses(cls, proxies: list[str]) -> list[str]:
-        for proxy in proxies:
-            try:
-                ipaddress.ip_network(proxy, strict=False)
-            except ValueError:
-                raise ValueError(f"trusted_proxies: {proxy!r} is not an IP address or network (10.0.0.0/8)") from None
-        return proxies
+        return networks("trusted_proxies", proxies, "is not an IP address or network (10.0.0.0/8)")
 
     def trusted_hosts(self) -> list[str]:
         """The Host names requests may use: ``allowed_hosts``, the host of ``public_url`` and the

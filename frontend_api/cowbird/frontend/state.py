@@ -5,7 +5,7 @@ and the throttles keep their counts in the account database, shared by every fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi.templating import Jinja2Templates
 from itsdangerous import Signer
@@ -45,6 +45,7 @@ class FrontendState:
     calf: Reconstructor | None = None  # the lifespan's, when [calf] enabled
     session_signer: Signer | None = None  # made from the account database's secret on first use
     estimate_lane: EstimateLane | None = None  # anonymous estimates' turns, made on first use
+    workshop: Any = None  # cowbird.frontend.workshop.Workshop when [workshop] enabled
 
     @property
     def nodes(self) -> NodeClient:

@@ -122,6 +122,9 @@ class DemoStack:
         archive_port: int | None = None,
         built: Sequence[Path] = (),
         built_ports: Sequence[int] = (),
+        workshop_port: int | None = None,
+        workshop_allow: Sequence[str] = (),
+        workshop_delay: float = 1.0,
     ) -> None:
         self.base = base.resolve()
         self.port = port
@@ -129,6 +132,11 @@ class DemoStack:
         self.name = name
         self.encoding = encoding
         self.settings = settings or {}  # further front-end settings for cowbird.toml
+        # the workshop (docs/workshop.md): its node on this port serving base/workshop/registry, its crawls
+        # allowed these address ranges (none: public addresses only) and this delay per host
+        self.workshop_port = workshop_port
+        self.workshop_allow = list(workshop_allow)
+        self.workshop_delay = workshop_delay
         self.log_level = log_level  # of every process's request log
         self.generated = generated  # serve the generated web corpus too (cowbird demo)
         self.replica = replica  # node 2 serves a replica of the first partition (failover)
@@ -201,6 +209,12 @@ class DemoStack:
                      f"manifest = {json.dumps(str(built.manifest))}\n"
                      + (f'sketch_grammar = "{grammar}"\n' if grammar else "")
                      + f"\n[corpora.nodes]\n{nodes}\n" + _attributes(BUILT_DESCRIPTIONS.get(built.language, {})))
+        if self.workshop_port is not None:
+            (self.base / "workshop" / "registry").mkdir(parents=True, exist_ok=True)
+            text += (f'[workshop]\nenabled = true\ndirectory = {json.dumps(str(self.base / "workshop" / "jobs"))}\n'
+                     f'registry = {json.dumps(str(self.base / "workshop" / "registry"))}\n'
+                     f'nodes = ["http://127.0.0.1:{self.workshop_port}"]\n'
+                     f"crawl_allow = {json.dumps(self.workshop_allow)}\ncrawl_delay = {self.workshop_delay}\n\n")
         if self.archive_port is not None:
             demo_web.build(self.base, self.web_tokens, say=lambda: click.echo(
                 "writing the demo web corpus's pages into its stand-in web archive ...", err=True))
@@ -281,6 +295,10 @@ class DemoStack:
             started.append((["node", "serve", "--registry", str(built.registry), *corpora, "--port", str(built.port),
                              "--token-file", "node.token", "--log-level", self.log_level],
                             f"http://127.0.0.1:{built.port}/health"))
+        if self.workshop_port is not None:  # the workshop's node: the corpora published there (may be none)
+            started.append((["node", "serve", "--registry", str(self.base / "workshop" / "registry"), "--port",
+                             str(self.workshop_port), "--token-file", "node.token", "--log-level", self.log_level],
+                            f"http://127.0.0.1:{self.workshop_port}/health"))
         started.append((["serve", "--config", "cowbird.toml", "--workers", str(self.workers), *self.serve_options,
                          "--log-level", self.log_level], f"{self.url}/api/v1/corpora"))
         # -P: base is the working directory, and a folder named cowbird there must not shadow the package
@@ -354,14 +372,16 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 def _node_names(stack: DemoStack) -> dict[int, str]:
     """Process index -> what it is, for the messages about processes that end."""
-    ports = [*stack.node_ports, *(built.port for built in stack.built)]
+    ports = [*stack.node_ports, *(built.port for built in stack.built),
+             *([stack.workshop_port] if stack.workshop_port is not None else [])]
     return {k: f"node {k + 1} (port {port}: {', '.join(served)})"
             for k, (port, served) in enumerate(zip(ports, _served(stack), strict=True))}
 
 
 def _served(stack: DemoStack) -> list[list[str]]:
     """The partitions of each node process, in the order they were started (the built corpora's last)."""
-    return [*stack.served, *(list(built.partitions) for built in stack.built)]
+    workshop: list[list[str]] = [["the workshop's corpora"]] if stack.workshop_port is not None else []
+    return [*stack.served, *(list(built.partitions) for built in stack.built), *workshop]
 
 
 def _greeting(stack: DemoStack, password: str | None) -> str:
@@ -405,6 +425,8 @@ def _greeting(stack: DemoStack, password: str | None) -> str:
         + (" (a replica of the first partition)" if stack.replica else ""),
         *(f"  built corpus '{built.name}' (public): {', '.join(built.partitions)} served by node {3 + k} on port "
           f"{built.port}; {url}/?corpus={built.name}" for k, built in enumerate(stack.built)),
+        *([f"  the workshop: {url}/workshop (log in as admin): crawl the web from seed URLs, build and publish "
+           f"corpora; its node on port {stack.workshop_port}"] if stack.workshop_port is not None else []),
         f"  to see a partition fail: kill the process listening on port {stack.node_ports[0]} or "
         f"{stack.node_ports[1]}; the demo goes on",
         "",
@@ -447,7 +469,10 @@ def _watch(stack: DemoStack) -> None:
 @click.option("--corpus", "built", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="A corpus made by `cowbird build` (its OUT/NAME.manifest.json; repeatable): served public beside "
                    "the demo's, each by a node of its own on the ports after the stand-in web archive's.")
-def demo_command(directory: Path, port: int, web_tokens: int, built: tuple[Path, ...]) -> None:
+@click.option("--workshop", is_flag=True,
+              help="Offer the workshop (/workshop, for the administrator): crawl the web and build corpora in the "
+                   "browser, served by a node of its own on the port after the others (docs/workshop.md).")
+def demo_command(directory: Path, port: int, web_tokens: int, built: tuple[Path, ...], workshop: bool) -> None:
     """Run the platform on loopback: a generated 2-million-token web corpus (public) and the sample
     corpus (login only), in partitions on two nodes, and the front end; with --corpus, corpora made by
     `cowbird build` too. Ctrl-C or SIGTERM stops every process; a node that ends leaves the rest running,
@@ -455,7 +480,11 @@ def demo_command(directory: Path, port: int, web_tokens: int, built: tuple[Path,
     built_ports = [port + 4 + k for k in range(len(built))]
     if built_ports and built_ports[-1] > 65535:
         raise click.ClickException(f"--port {port} leaves no ports for {len(built)} built corpora: choose a lower one")
-    busy = [p for p in (port, port + 1, port + 2, port + 3, *built_ports) if port_in_use(p)]
+    workshop_port = port + 4 + len(built) if workshop else None
+    if workshop_port is not None and workshop_port > 65535:
+        raise click.ClickException(f"--port {port} leaves no port for the workshop's node: choose a lower one")
+    busy = [p for p in (port, port + 1, port + 2, port + 3, *built_ports, *([workshop_port] if workshop_port else []))
+            if port_in_use(p)]
     if busy:
         raise click.ClickException(
             f"port {', '.join(map(str, busy))} is in use (another program, or a demo still running): stop it or "
@@ -463,7 +492,7 @@ def demo_command(directory: Path, port: int, web_tokens: int, built: tuple[Path,
         )
     directory.mkdir(parents=True, exist_ok=True)
     stack = DemoStack(directory, port, (port + 1, port + 2), generated=True, web_tokens=web_tokens,
-                      archive_port=port + 3, built=built, built_ports=built_ports)
+                      archive_port=port + 3, built=built, built_ports=built_ports, workshop_port=workshop_port)
     stack.prepare()
     password = admin_account(stack.base)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)

@@ -265,3 +265,46 @@ class ThrottleEvent(Base):
     kind: Mapped[str] = mapped_column(String(16))
     key: Mapped[str] = mapped_column(String(1000))
     at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class Job(Base):
+    """A workshop job (a crawl and its build, or a build of WARC files): its files and its state live
+    in its directory (``job.json``, written by its runner); the row says whose it is and where."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # crawl, build
+    name: Mapped[str] = mapped_column(String(64))
+    directory: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    owner: Mapped[User] = relationship(lazy="joined")
+
+
+class PublishedCorpus(Base):
+    """A corpus published from a workshop job: it joins the configured corpora in every front-end
+    process (``catalogue_version`` tells them that the list changed)."""
+
+    __tablename__ = "published_corpora"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    job_id: Mapped[str | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"), nullable=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), nullable=True)
+    title: Mapped[str] = mapped_column(String(300), default="")
+    language: Mapped[str] = mapped_column(String(16), default="")
+    access: Mapped[str] = mapped_column(String(80))  # public, login, group:NAME
+    manifest: Mapped[str] = mapped_column(Text)  # the manifest's path (absolute)
+    partitions: Mapped[str] = mapped_column(Text)  # JSON: partition id -> node URLs
+    published_at: Mapped[datetime.datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class CatalogueVersion(Base):
+    """One row: counted up on every publish and delete, read by each front-end process at most once a
+    second to see whether its list of corpora is still current."""
+
+    __tablename__ = "catalogue_version"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
