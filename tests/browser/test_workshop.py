@@ -149,6 +149,15 @@ def test_the_workshop_is_for_builders_and_says_what_is_wrong(workshop_site: Site
         expect(page.locator("#form-message")).to_contain_text(message)
     jobs = json.loads(page.locator("#jobs-data").inner_text())
     assert all(job["name"] not in ("fine", "sample") for job in jobs)
+    # a crawl whose seeds are outside the addresses the site's crawls may reach fails, saying so
+    page.fill("#crawl-name", "outside")
+    page.fill("#crawl-seeds", "http://10.1.2.3/")
+    page.get_by_role("button", name="Start the crawl").click()
+    card = page.locator("#jobs .job", has=page.locator(".job-name", has_text="outside"))
+    expect(card.locator(".job-state")).to_have_text("failed", timeout=60_000)
+    expect(card.locator(".job-error")).to_contain_text("no page was fetched")
+    expect(card.locator(".job-error")).to_contain_text("host outside the allowed addresses")
+    expect(card.get_by_role("button", name="Resume")).to_be_visible()
 
 
 def restart_front_end(stack: DemoStack) -> None:

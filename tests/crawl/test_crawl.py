@@ -178,9 +178,10 @@ def test_without_allow_a_crawl_reaches_no_private_address(web: LoopWeb, tmp_path
     with web.serve(tmp_path) as served:
         seeds = seeds_file(served, tmp_path / "seeds.txt")
         args = [a for a in crawl_args(seeds, out, "--pages", "20") if a not in ("--allow", "127.0.0.0/8")]
-        result = run(args)
+        result = subprocess.run(args, capture_output=True, text=True, timeout=120)
         assert served.requests() == []  # not one request: loopback is not a public address
-    assert "crawled 0 pages" in result.stdout and "the frontier is empty" in result.stdout
+    assert result.returncode == 1 and "no page was fetched (the frontier is empty)" in result.stderr
+    assert "host outside the allowed addresses (5)" in result.stderr and "--allow CIDR" in result.stderr
     assert report_of(out)["left_out"]["host outside the allowed addresses"] == 5
 
 

@@ -338,6 +338,9 @@ class Workshop:
             view = self.view(job)
             if not view["built"]:
                 raise WorkshopError(f"job {job.name} has no corpus yet ({view['state']})", 409)
+            if not (view["build"] or {}).get("tokens"):
+                raise WorkshopError(f"the corpus of job {job.name} has no tokens: no page passed the build's "
+                                    "stages (its report says why); nothing to publish", 409)
             if session.get(PublishedCorpus, job.name) is not None:
                 raise WorkshopError(f"corpus {job.name} is published already", 409)
             try:

@@ -110,6 +110,11 @@ def crawl_command(seeds: str | None, out: Path, language: str, strategy: str, pa
         result = crawl(options, read_seeds(seeds) if seeds else [], quiet=quiet)
     except CrawlError as error:
         raise click.ClickException(str(error)) from error
+    if result["pages"] == 0:  # nothing to build from: say why, and fail (a script or the workshop sees it)
+        reasons = ", ".join(f"{why} ({n:,})" for why, n in list(result["left_out"].items())[:4]) or "none recorded"
+        hint = ("; the seeds' hosts are not public addresses: --allow CIDR lets the crawler reach others"
+                if "host outside the allowed addresses" in result["left_out"] else "")
+        raise click.ClickException(f"no page was fetched ({result['stop_reason']}): {reasons}{hint}")
     share = f" ({100 * result['good_share']:.1f} %)" if result["good_share"] is not None else ""
     click.echo(f"crawled {result['pages']:,} pages, {result['good']:,} good documents{share}, from "
                f"{result['hosts_fetched']:,} hosts: {result['stop_reason']}")
