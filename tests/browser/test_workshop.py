@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
+from cowbird.crawl.warc import WarcFiles
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.frontend.workshop import alive
 from tests.browser.conftest import PASSWORD
@@ -231,3 +232,53 @@ def test_a_job_goes_on_while_the_front_end_restarts_and_a_deleted_corpus_is_gone
     kept = httpx.delete(f"{site.url}/api/v1/jobs/{job_id}", headers=headers, timeout=30)
     assert kept.status_code == 200 and job_id not in [j["id"] for j in kept.json()["data"]]
     assert not (site.stack.base / "workshop" / "jobs" / job_id).exists()
+
+
+def german_warc(path: Path, site: Site, pages: int = 30) -> Path:
+    """A WARC file of German prose pages of the loopback web, as another crawler might have written it."""
+    web = site.served.web
+    files = WarcFiles(path)
+    for k in range(pages):
+        host = web.of_kind["good"][k % len(web.of_kind["good"])]
+        target = f"/p/{k // len(web.of_kind['good']) % host.pages}.html"
+        status, headers, body = web.response(host.netloc, target)
+        files.write(f"http://{host.netloc}{target}", host.ip, [("User-Agent", "another-crawler")], "GET",
+                    f"{status} OK", list(headers.items()), body)
+    files.close()
+    return path / "crawl-00001.warc.gz"
+
+
+@pytest.mark.timeout(300)
+def test_a_build_of_uploaded_warc_files_published_for_a_group(workshop_site: Site, page: Page,
+                                                             tmp_path: Path) -> None:
+    site = workshop_site
+    warc = german_warc(tmp_path / "warc", site)
+    log_in(page, site, BUILDER)
+    page.goto(f"{site.url}/workshop")
+    page.fill("#build-name", "uploaded")
+    page.set_input_files("#build-files", str(warc))
+    page.select_option("#build-language", "de")
+    page.get_by_role("button", name="Start the build").click()
+    expect(page.locator("#form-message")).to_have_text("Started uploaded.", timeout=30_000)
+    card = page.locator("#jobs .job", has=page.locator(".job-name", has_text="uploaded"))
+    expect(card.locator(".job-state")).to_have_text("finished", timeout=240_000)
+    expect(card.locator(".job-summary")).to_contain_text("tokens")
+    card.locator(".access").select_option("group:builders")
+    card.get_by_role("button", name="Publish").click()
+    expect(card.get_by_role("link", name="Search uploaded")).to_be_visible()
+    query = {"corpus": "uploaded", "q": "Stadt"}
+    assert httpx.get(f"{site.url}/api/v1/query", params=query, timeout=30).status_code == 404  # not for all
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    found = httpx.get(f"{site.url}/api/v1/query", params=query, cookies=cookies, timeout=30)
+    assert found.status_code == 200 and found.json()["total"] > 0, found.text
+    urls = {hit["meta"].get("text_url") for hit in httpx.get(
+        f"{site.url}/api/v1/query", params={**query, "meta": "text_url"}, cookies=cookies, timeout=30).json()["hits"]}
+    assert urls and all(str(url).startswith("http://127.") for url in urls)
+    # what is not a WARC file is refused before anything is kept
+    refused = page.evaluate("""async () => {
+        const csrf = document.querySelector('#logout input[name="csrf"]').value;
+        const r = await fetch('/api/v1/uploads', {method: 'POST', body: 'just some text, not a WARC file',
+            headers: {'X-CSRF-Token': csrf, 'X-File-Name': 'notes.warc'}});
+        return [r.status, (await r.json()).detail];
+    }""")
+    assert refused[0] == 400 and "notes.warc: not a WARC or ARC file" in refused[1]

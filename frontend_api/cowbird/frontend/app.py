@@ -175,7 +175,8 @@ def create_app(
     app.add_middleware(Credentials, accounts=state.accounts, render=render, routes=app.router.routes)
     app.add_middleware(Utf8Parameters, render=render)
     app.add_middleware(BodyLimit, max_bytes=settings.limits.max_request_bytes,
-                       seconds=settings.limits.request_body_seconds, render=render)
+                       seconds=settings.limits.request_body_seconds, render=render,
+                       streamed=(workshop.UPLOAD_PATH,) if settings.workshop.enabled else ())
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
     app.add_middleware(RequestStart)
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)

@@ -4,6 +4,7 @@ each process sees the change within ``corpora.REFRESH_SECONDS`` without a restar
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -76,6 +77,9 @@ NAME = re.compile(r"^[a-z][a-z0-9_]{1,39}$")
 """A corpus's name as the workshop takes it: a registry id (lowercase), used in URLs."""
 LANGUAGES = frozenset({"de", "en"})  # the languages `cowbird build`'s tagger (HanTa) tags
 LIVE = ("queued", "running", "stopping")
+UPLOAD_ID = re.compile(r"^[0-9a-f]{16}$")
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
+ARCHIVE_STARTS = (b"WARC/", b"\x1f\x8b", b"filedesc://")  # a WARC, gzip (per record or whole), an ARC
 RUNNERS: list[subprocess.Popen[bytes]] = []  # the runners this process started (a session of their own each)
 
 
@@ -216,12 +220,51 @@ class Workshop:
                    if read_json(self.job_dir(job) / "state.json").get("state", "queued") in LIVE
                    and alive(read_json(self.job_dir(job) / "state.json").get("pid")))
 
+    # uploads ---------------------------------------------------------------------------------------
+    def staging(self, viewer: Viewer) -> Path:
+        """Where a user's uploaded WARC files wait for the build job that takes them."""
+        return self.directory / "uploads" / hashlib.sha256((viewer.name or "").encode()).hexdigest()[:16]
+
+    def staged(self, viewer: Viewer) -> int:
+        """Bytes a user has uploaded and no job has taken yet."""
+        folder = self.staging(viewer)
+        return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+    def take_uploads(self, viewer: Viewer, ids: list[str], into: Path) -> None:
+        for upload in ids:
+            folder = self.staging(viewer) / upload
+            if not UPLOAD_ID.match(upload) or not folder.is_dir():
+                raise WorkshopError(f"uploads: no upload {upload!r} of yours (upload the file again)", 404)
+        into.mkdir(parents=True, exist_ok=True)
+        for upload in ids:
+            folder = self.staging(viewer) / upload
+            for path in folder.iterdir():
+                target = into / path.name
+                if target.exists():
+                    target = into / f"{upload}-{path.name}"
+                shutil.move(str(path), target)
+            folder.rmdir()
+
+    def inputs(self) -> list[str]:
+        """The WARC and ARC files in the server's input folder (relative paths, at most 1,000)."""
+        root = self.settings.inputs
+        if root is None or not root.is_dir():
+            return []
+        found: list[str] = []
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES):
+                found.append(path.relative_to(root).as_posix())
+                if len(found) >= 1000:
+                    break
+        return found
+
     def create(self, viewer: Viewer, kind: str, name: str, language: str, seeds: list[str] | None = None,
-               pages: int = 1000, inputs: list[str] | None = None) -> dict[str, Any]:
-        """A new crawl job (seeds, then its build) or build job (server-side WARC files, or uploads put in
-        the job's folder by ``upload``), started at once."""
+               pages: int = 1000, inputs: list[str] | None = None, uploads: list[str] | None = None) -> dict[str, Any]:
+        """A new crawl job (seeds, then its build) or build job (server-side WARC files, or the user's
+        uploads, moved into the job's folder), started at once."""
         if language not in LANGUAGES:
             raise WorkshopError(f"language {language!r}: the workshop builds {', '.join(sorted(LANGUAGES))} corpora")
+        files: list[Path] = []
         if kind == "crawl":
             urls = [s.strip() for s in (seeds or []) if s.strip()]
             bad = [u for u in urls if not u.startswith(("http://", "https://"))]
@@ -235,7 +278,7 @@ class Workshop:
         elif kind == "build":
             urls = []
             files = [self._server_input(path) for path in (inputs or [])]
-            if not files:
+            if not files and not uploads:
                 raise WorkshopError("inputs: give WARC files (uploaded, or from the server's input folder)")
         else:
             raise WorkshopError(f"kind {kind!r}: crawl or build")
@@ -248,6 +291,13 @@ class Workshop:
             job_id = secrets.token_hex(8)
             folder = self.directory / job_id
             folder.mkdir(parents=True)
+            if kind == "build" and uploads:
+                try:
+                    self.take_uploads(viewer, uploads, folder / "uploads")
+                except WorkshopError:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise
+                files.append(folder / "uploads")
             spec = {"kind": kind, "name": name, "language": language, "seeds": urls, "pages": pages,
                     "delay": self.settings.crawl_delay, "allow": list(self.settings.crawl_allow),
                     "inputs": [str(p) for p in files] if kind == "build" else [], "jobs": 1}

@@ -80,14 +80,18 @@ class BodyLimit(HttpMiddleware):
     slower than ``seconds`` 408, each answered by ``render`` with the connection closed."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, seconds: float,
-                 render: Callable[[Request, CowbirdError], Response]) -> None:
+                 render: Callable[[Request, CowbirdError], Response], streamed: tuple[str, ...] = ()) -> None:
         super().__init__(app)
         self.max_bytes = max_bytes
         self.seconds = seconds
         self.render = render
+        self.streamed = streamed  # POST paths whose route reads the body itself, bounded (file uploads)
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"])
+        if scope.get("method") == "POST" and scope.get("path") in self.streamed:
+            await self.app(scope, receive, send)
+            return
         if not has_body(headers):
             await self.app(scope, receive, send)
             return

@@ -6,8 +6,13 @@ a browser session's changes carry its CSRF token."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import secrets
+import shutil
 from typing import Any, Literal
+from urllib.parse import unquote
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -15,11 +20,14 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 
 from cowbird.core.errors import (
+    BadParameter,
     Conflict,
     CowbirdError,
     Forbidden,
     HttpError,
     NotFound,
+    SlowBody,
+    TooLarge,
     TooManyRequests,
     Unauthorized,
 )
@@ -28,7 +36,7 @@ from cowbird.frontend.routes.deps import CurrentUser, current_user
 from cowbird.frontend.routes.saved import account_owner
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.viewer import Viewer
-from cowbird.frontend.workshop import Workshop, WorkshopError
+from cowbird.frontend.workshop import ARCHIVE_STARTS, ARCHIVE_SUFFIXES, Workshop, WorkshopError
 
 router = APIRouter(tags=["workshop"])
 
@@ -41,6 +49,8 @@ class NewJob(BaseModel):
     pages: int = Field(1000, ge=1, description="The crawl's page budget.")
     inputs: list[str] = Field(default_factory=list, max_length=1000,
                               description="WARC files or folders in the server's input folder (build).")
+    uploads: list[str] = Field(default_factory=list, max_length=1000,
+                               description="The ids of your uploaded WARC files (POST /api/v1/uploads) (build).")
 
 
 class Publish(BaseModel):
@@ -123,6 +133,23 @@ class DeletedCorpus(BaseModel):
     deleted: bool = True
 
 
+class UploadOut(BaseModel):
+    id: str = Field(description="Name it in a build job's uploads.")
+    filename: str
+    bytes: int
+
+
+class InputList(BaseModel):
+    data: list[str] = Field(description="WARC and ARC files in the server's input folder, relative to it.")
+
+
+UPLOAD_PATH = "/api/v1/uploads"
+"""The one route whose body is not read whole first (``BodyLimit``): it streams a file to disk, bounded."""
+CHUNK_SECONDS = 60.0
+"""An upload whose next part does not arrive within this is given up (a client that stalls)."""
+FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
 def workshop_of(request: Request, user: Viewer, changes: bool = False) -> Workshop:
     """The workshop, for a user who may use it; a browser's change must carry the session's CSRF token."""
     workshop: Workshop | None = getattr(frontend_state(request), "workshop", None)
@@ -166,8 +193,61 @@ async def workshop_page(request: Request, user: CurrentUser) -> Response:
         raise LoginRequired
     workshop = workshop_of(request, user)
     jobs = await _call(lambda: workshop.jobs(user))
+    inputs = await run_in_threadpool(workshop.inputs)
     return _page(request, "workshop.html", jobs_json=json.dumps(jobs).replace("</", "<\\/"),
-                 max_pages=workshop.settings.max_pages, inputs=workshop.settings.inputs is not None)
+                 max_pages=workshop.settings.max_pages, inputs=inputs, groups=sorted(user.groups),
+                 max_upload_bytes=workshop.settings.max_upload_bytes)
+
+
+@router.post(UPLOAD_PATH, response_model=UploadOut)
+async def upload(request: Request, user: CurrentUser) -> UploadOut:
+    """One WARC or ARC file as the request's body (its name in ``X-File-Name``), kept until a build job takes
+    it (``uploads``); at most ``[workshop] max_upload_bytes`` waiting per user."""
+    workshop = workshop_of(request, user, changes=True)
+    raw = unquote(request.headers.get("x-file-name", "")).rsplit("/", 1)[-1]
+    name = FILENAME.sub("_", raw).strip("._")[:120]
+    if not name.lower().endswith(ARCHIVE_SUFFIXES):
+        raise BadParameter(f"X-File-Name {raw[:80]!r}: name a .warc, .warc.gz, .arc or .arc.gz file")
+    room = workshop.settings.max_upload_bytes - await run_in_threadpool(workshop.staged, user)
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > room:
+        raise TooLarge(f"{int(length):,} bytes are more than the {max(room, 0):,} bytes left of your uploads' "
+                       f"{workshop.settings.max_upload_bytes:,}: start a build with what you uploaded first")
+    upload_id = secrets.token_hex(8)
+    folder = workshop.staging(user) / upload_id
+    folder.mkdir(parents=True)
+    path = folder / name
+    size = 0
+    try:
+        with path.open("wb") as out:
+            stream = request.stream().__aiter__()
+            while True:
+                try:
+                    async with asyncio.timeout(CHUNK_SECONDS):
+                        chunk = await stream.__anext__()
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise SlowBody(f"the upload stalled: nothing arrived for {CHUNK_SECONDS:g} s") from None
+                if size == 0 and chunk and not chunk.startswith(ARCHIVE_STARTS) and len(chunk) >= 16:
+                    raise BadParameter(f"{name}: not a WARC or ARC file (it starts with {chunk[:16]!r})")
+                size += len(chunk)
+                if size > room:
+                    raise TooLarge(f"{name}: over the {max(room, 0):,} bytes left of your uploads")
+                out.write(chunk)
+        if size == 0:
+            raise BadParameter(f"{name}: the file is empty")
+    except BaseException:  # a refusal, a client gone (ClientDisconnect), a stop: nothing half kept
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return UploadOut(id=upload_id, filename=name, bytes=size)
+
+
+@router.get("/api/v1/inputs", response_model=InputList)
+async def server_inputs(request: Request, user: CurrentUser) -> InputList:
+    """The WARC files a build job may take from the server's input folder (``[workshop] inputs``)."""
+    workshop = workshop_of(request, user)
+    return InputList(data=await run_in_threadpool(workshop.inputs))
 
 
 @router.get("/api/v1/jobs", response_model=JobList)
@@ -182,7 +262,7 @@ async def create_job(request: Request, user: CurrentUser, asked: NewJob) -> JobO
     """Start a crawl (seeds, language, page budget; then its build) or a build of server-side WARC files."""
     workshop = workshop_of(request, user, changes=True)
     return JobOut.model_validate(await _call(lambda: workshop.create(
-        user, asked.kind, asked.name, asked.language, asked.seeds, asked.pages, asked.inputs)))
+        user, asked.kind, asked.name, asked.language, asked.seeds, asked.pages, asked.inputs, asked.uploads)))
 
 
 @router.get("/api/v1/jobs/{job_id}", response_model=JobOut)

@@ -221,4 +221,37 @@ element("#crawl-form").addEventListener("submit", (event) => {
     .catch((/** @type {Error} */ error) => say(error.message, true));
 });
 
+/** @param {File} file @returns {Promise<string>} the upload's id */
+async function upload(file) {
+  const response = await fetch("/api/v1/uploads", { method: "POST", body: file, credentials: "same-origin",
+    headers: { "X-CSRF-Token": csrf(), "X-File-Name": encodeURIComponent(file.name), Accept: "application/json",
+      "Content-Type": "application/octet-stream" } });
+  const answer = await response.json().catch(() => ({ detail: `${response.status} ${response.statusText}` }));
+  if (!response.ok) throw new Error(`${file.name}: ${answer.detail || response.statusText}`);
+  return answer.id;
+}
+
+element("#build-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  if (!(form instanceof HTMLFormElement)) return;
+  const data = new FormData(form);
+  const files = data.getAll("files").filter((item) => item instanceof File && item.size > 0);
+  const inputs = data.getAll("inputs").map(String);
+  (async () => {
+    /** @type {string[]} */
+    const uploads = [];
+    for (const [i, file] of files.entries()) {
+      if (!(file instanceof File)) continue;
+      say(`Uploading ${file.name} (${i + 1} of ${files.length}) …`);
+      uploads.push(await upload(file));
+    }
+    const job = await call("/api/v1/jobs", "POST", { kind: "build", name: String(data.get("name") ?? ""),
+      language: String(data.get("language") ?? "de"), uploads, inputs });
+    say(`Started ${job.name}.`);
+    form.reset();
+    await refresh();
+  })().catch((/** @type {Error} */ error) => say(error.message, true));
+});
+
 render(JSON.parse(element("#jobs-data").textContent ?? "[]"));
