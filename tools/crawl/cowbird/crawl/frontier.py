@@ -233,8 +233,8 @@ class Frontier:
     def recover(self, fetched: dict[str, tuple[int, int]]) -> int:
         """After a stop or a kill: inflight URLs whose response is in the WARC (`fetched`: URI -> (status,
         bytes)) are done and counted as pages (not scored: the kill came first), the others are marked
-        interrupted and never fetched again; every host and IP is idle again. Returns how many URLs were
-        interrupted."""
+        interrupted and never fetched again; every host and IP is idle again (one busy at the kill after its
+        delay from now). Returns how many URLs were interrupted."""
         interrupted = 0
         with self.db:
             rows = self.db.execute("SELECT url, host FROM urls WHERE state = 'inflight'").fetchall()
@@ -250,8 +250,12 @@ class Frontier:
                     self.db.execute("UPDATE urls SET state = 'interrupted', reason = 'the crawl stopped while "
                                     "it was being fetched' WHERE url = ?", (url,))
                     interrupted += 1
-            self.db.execute("UPDATE hosts SET busy = 0 WHERE busy != 0")
-            self.db.execute("UPDATE ips SET busy = 0 WHERE busy != 0")
+            # a host (an IP) busy at the kill may have answered just now: it waits its delay from now
+            now = time.time()
+            self.db.execute("UPDATE hosts SET busy = 0, next_time = MAX(next_time, ?) WHERE busy != 0",
+                            (now + self.delay,))
+            self.db.execute("UPDATE ips SET busy = 0, next_time = MAX(next_time, ?) WHERE busy != 0",
+                            (now + self.ip_delay,))
         return interrupted
 
     # pages fetched -----------------------------------------------------------------------------------
