@@ -19,6 +19,7 @@ into docs/building-corpora.md ("Language and connected-text quality").
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -210,7 +211,8 @@ def _profiles() -> None:
     for language in ("de", "en", "es", "fr", "it", "nl"):
         top = [word for word in top_n_list(language, 40) if letters.fullmatch(word)][:10]
         print(language, ", ".join(f"{word} {word_frequency(word, language):.4g}" for word in top))
-    ewt = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "ewt.vrt"
+    ewt = Path(os.environ.get("COWBIRD_REFERENCE")
+               or Path(__file__).resolve().parents[1] / ".." / "shared" / "reference") / "ewt.vrt"
     if not ewt.exists():
         print(f"{ewt} is not there: no measured spreads")
         return

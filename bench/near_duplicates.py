@@ -23,6 +23,7 @@ Run: ``.venv/bin/python -m bench.near_duplicates [--grid | --scale N]``; the fig
 
 from __future__ import annotations
 
+import os
 import random
 import resource
 import sys
@@ -136,7 +137,8 @@ def corpus(count: int, seed: int = 66) -> tuple[list[str], dict[int, tuple[str, 
     return documents, truth
 
 
-EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "reference" / "ewt.vrt"
+EWT = Path(os.environ.get("COWBIRD_REFERENCE")
+           or Path(__file__).resolve().parents[1] / ".." / "shared" / "reference") / "ewt.vrt"
 
 
 def ewt_corpus(seed: int = 66) -> tuple[list[str], dict[int, tuple[str, int]]] | None:

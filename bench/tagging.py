@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import os
 import resource
 import sys
 import time
@@ -30,7 +31,8 @@ from pathlib import Path
 
 from cowbird.build.annotate import Annotator
 
-REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
+REFERENCE = Path(os.environ.get("COWBIRD_REFERENCE") or Path(__file__).resolve().parent.parent.parent / "shared"
+                 / "reference")
 
 
 def read_ewt(path: Path) -> tuple[list[list[tuple[str, str, str]]], list[str]]:

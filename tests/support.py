@@ -27,7 +27,8 @@ from cowbird.store import EncodeOptions, Encoder, EncodeResult, parse_s_declarat
 from tests.clock import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = (ROOT / ".." / "shared" / "reference").resolve()
+REFERENCE = Path(os.environ.get("COWBIRD_REFERENCE") or ROOT / ".." / "shared" / "reference").resolve()
+"""The reference data (EWT, real CQP's hits, build-cqp.sh): ``COWBIRD_REFERENCE``, else ``../shared/reference``."""
 SAMPLE_VRT = ROOT / "backend_node" / "cowbird" / "data" / "sample.vrt"
 PARITY_QUERIES = REFERENCE / "parity" / "queries.tsv"
 
@@ -82,7 +83,8 @@ def unavailable(reason: str) -> NoReturn:
 def require_reference() -> Path:
     """``../shared/reference``, or skip (fail under CI) when it is not there."""
     if not (REFERENCE / "ewt.vrt").is_file() or not PARITY_QUERIES.is_file():
-        unavailable(f"reference data not found at {REFERENCE} (the shared/ folder beside the project)")
+        unavailable(f"reference data not found at {REFERENCE} (the shared/ folder beside the project, or set "
+                    "COWBIRD_REFERENCE to where it is)")
     return REFERENCE
 
 
