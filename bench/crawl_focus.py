@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -30,11 +29,9 @@ def main() -> None:
     parser.add_argument("--budgets", default="300,600,1200")
     parser.add_argument("--delay", type=float, default=0.2)
     args = parser.parse_args()
-    from tests.loopback import in_loopback_namespace
+    from tests.loopback import reexec_in_loopback_namespace
 
-    if not in_loopback_namespace():
-        command = " ".join([sys.executable, *map(str, sys.argv)])
-        os.execvp("unshare", ["unshare", "--net", "sh", "-c", f"ip link set lo up && exec {command}"])
+    reexec_in_loopback_namespace()
     from tests.crawl.loopweb import LoopWeb
 
     web = LoopWeb(hosts=args.hosts, seed=args.seed)

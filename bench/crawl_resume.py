@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -34,11 +33,9 @@ def main() -> None:
     parser.add_argument("--kills", default="200,450,700")
     parser.add_argument("--delay", type=float, default=0.2)
     args = parser.parse_args()
-    from tests.loopback import in_loopback_namespace
+    from tests.loopback import reexec_in_loopback_namespace
 
-    if not in_loopback_namespace():
-        again = " ".join([sys.executable, *map(str, sys.argv)])
-        os.execvp("unshare", ["unshare", "--net", "sh", "-c", f"ip link set lo up && exec {again}"])
+    reexec_in_loopback_namespace()
     from tests.crawl.loopweb import LoopWeb
 
     web = LoopWeb(hosts=args.hosts, seed=7)

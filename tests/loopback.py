@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,15 @@ def in_loopback_namespace() -> bool:
         return interfaces() == ["lo"]
     except OSError:
         return False
+
+
+def reexec_in_loopback_namespace() -> None:
+    """For a benchmark script: unless this process already has only loopback, run it again (same Python,
+    same arguments) in a new network namespace with only ``lo``, up (``unshare --net``); never returns then."""
+    if in_loopback_namespace():
+        return
+    command = " ".join(shlex.quote(part) for part in [sys.executable, *sys.argv])
+    os.execvp("unshare", ["unshare", "--net", "sh", "-c", f"ip link set lo up && exec {command}"])
 
 
 def require_loopback_namespace() -> None:

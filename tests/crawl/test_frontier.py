@@ -76,7 +76,7 @@ def test_retries_then_failure_and_host_drop(tmp_path: Path) -> None:
     [other] = frontier.take(1, now=10.0)
     assert other.url == "http://127.0.0.1/y"  # x waits for its backoff
     frontier.release(other, ended=10.0)
-    frontier.done(other.url, good=True)
+    frontier.record_page(other.url, other.host, 200, 1000, True, "de", "good", 10.0)
     [again] = frontier.take(1, now=50.0)
     assert again.url == entry.url and again.tries == 2
     frontier.release(again, ended=50.0)

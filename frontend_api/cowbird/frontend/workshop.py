@@ -216,9 +216,9 @@ class Workshop:
             raise WorkshopError(f"name {name!r}: a job of that name exists; choose another", 409)
 
     def running(self, session: Session) -> int:
-        return sum(1 for job in session.scalars(select(Job))
-                   if read_json(self.job_dir(job) / "state.json").get("state", "queued") in LIVE
-                   and alive(read_json(self.job_dir(job) / "state.json").get("pid")))
+        """Jobs whose runner is at work now."""
+        states = (read_json(self.job_dir(job) / "state.json") for job in session.scalars(select(Job)))
+        return sum(1 for state in states if state.get("state", "queued") in LIVE and alive(state.get("pid")))
 
     # uploads ---------------------------------------------------------------------------------------
     def staging(self, viewer: Viewer) -> Path:

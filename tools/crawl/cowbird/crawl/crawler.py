@@ -38,7 +38,7 @@ from cowbird.core.version import __version__
 from cowbird.crawl import report
 from cowbird.crawl.frontier import Entry, Frontier
 from cowbird.crawl.robots import Rules
-from cowbird.crawl.score import Verdict, analyse
+from cowbird.crawl.score import Verdict, analyse, decoded
 from cowbird.crawl.urls import host_of, normalise, trap
 from cowbird.crawl.warc import WarcFiles
 
@@ -223,7 +223,6 @@ class Crawler:
         self.started = time.monotonic()
         self.last_progress = 0.0
         self.last_line = 0.0
-        self.timeline: list[tuple[float, int, int]] = []
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     # seeds -------------------------------------------------------------------------------------------
@@ -443,8 +442,8 @@ class Crawler:
                 status = 404  # a redirected robots.txt: no rules (a redirect is not followed here)
             self.warc.write(url, entry.ip, self.request_headers(), "GET", f"{fetched.status} {fetched.reason}",
                             fetched.headers, fetched.body, truncated=fetched.truncated)
-        if status < 300:
-            body = body if not fetched else _decoded_body(fetched)
+        if fetched is not None and status < 300:  # the rules as text: its content encoding undone
+            body = decoded(fetched.body, header(fetched.headers, "content-encoding"))
         self.frontier.set_robots(entry.host, status, body)
         self.counters["robots.txt fetched"] += 1
         rules = Rules(status, body, AGENT_TOKEN)
@@ -585,12 +584,6 @@ def header(headers: list[tuple[str, str]], name: str) -> str | None:
         if key.lower() == name:
             return value
     return None
-
-
-def _decoded_body(fetched: Fetched) -> bytes:
-    from cowbird.crawl.score import decoded
-
-    return decoded(fetched.body, header(fetched.headers, "content-encoding"))
 
 
 def crawl(options: CrawlOptions, seeds: list[str], quiet: bool = False) -> dict[str, Any]:

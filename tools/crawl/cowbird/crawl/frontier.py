@@ -110,9 +110,6 @@ class Frontier:
                 added += cursor.rowcount
         return added
 
-    def seen(self, url: str) -> bool:
-        return self.db.execute("SELECT 1 FROM urls WHERE url = ?", (url,)).fetchone() is not None
-
     def set_ip(self, host: str, ip: str) -> None:
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
@@ -189,14 +186,6 @@ class Frontier:
         return None if row[0] is None else max(0.0, float(row[0]) - now)
 
     # outcomes ----------------------------------------------------------------------------------------
-    def done(self, url: str, good: bool) -> None:
-        with self.db:
-            host = self.db.execute("SELECT host FROM urls WHERE url = ?", (url,)).fetchone()
-            self.db.execute("UPDATE urls SET state = 'done' WHERE url = ?", (url,))
-            if host is not None:
-                self.db.execute("UPDATE hosts SET fetched = fetched + 1, good = good + ? WHERE host = ?",
-                                (1 if good else 0, host[0]))
-
     def retry(self, url: str, at: float, max_tries: int, reason: str) -> bool:
         """Queue `url` again no earlier than `at` unless it has had `max_tries` tries (then it failed)."""
         with self.db:
