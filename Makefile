@@ -18,7 +18,7 @@ EXTRAS := all$(COMMA)test$(if $(shell command -v cwb-config),$(COMMA)cwb)
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 TEST_STAMP    := $(VENV)/.installed-$(subst $(COMMA),-,$(EXTRAS))
 
-.PHONY: demo test quick lint typecheck pytest clean constraints
+.PHONY: demo test quick lint typecheck pytest pytest-load clean constraints
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,20 +37,30 @@ $(TEST_STAMP): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 demo: $(RUNTIME_STAMP)
 	$(BIN)/cowbird demo --dir $(DEMO) --port $(PORT)
 
-## test: ruff, deptry, import-linter, tsc (the page's JavaScript), mypy (strict) and pytest
-test: $(TEST_STAMP) lint typecheck pytest
+## test: ruff, deptry, import-linter, tsc (the page's JavaScript), mypy (strict), pytest, then the
+## load and fault suites in a stage of their own
+test: $(TEST_STAMP) lint typecheck pytest pytest-load
 
 # tsc (TypeScript, Debian's node-typescript) type-checks the page's ES modules (web/tsconfig.json:
-# checkJs, strict); without it on PATH `make lint` says so and goes on, except under CI=true, where it fails
+# checkJs, strict); without it on PATH `make lint` says so and goes on, except under CI=true, where it fails.
+# Before it, the page's API types (web/cowbird/web/static/api-types.d.ts) are generated afresh from the
+# front end's OpenAPI schema and compared with the checked-in file: a difference fails (`make api-types`)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/deptry .
 	$(BIN)/lint-imports
+	$(BIN)/python -m cowbird.frontend.api_types --check
 	@if command -v tsc >/dev/null; then echo "tsc -p web/tsconfig.json"; tsc -p web/tsconfig.json; \
 	else case "$${CI:-}" in \
 	  [Tt][Rr][Uu][Ee]) echo "make lint: tsc is not on PATH (CI=true: the page's JavaScript must be type-checked): apt-get install node-typescript" >&2; exit 1;; \
 	  *) echo "make lint: tsc is not on PATH, the page's JavaScript is not type-checked (apt-get install node-typescript)";; \
 	esac; fi
+
+## api-types: writes web/cowbird/web/static/api-types.d.ts, the page's types of the API's models, from the
+## front end's OpenAPI schema (cowbird.frontend.api_types); `make lint` fails while it is out of date
+.PHONY: api-types
+api-types: $(RUNTIME_STAMP)
+	$(BIN)/python -m cowbird.frontend.api_types
 
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
@@ -62,12 +72,18 @@ XDIST := -n 2 --dist loadscope
 # the whole suite on two processes (XDIST): about 17-18 minutes here instead of 30 on one; the 25
 # slowest tests are listed at the end (what to look at when the suite grows slower)
 pytest: $(TEST_STAMP)
-	$(BIN)/pytest -q $(XDIST) --durations=25
+	$(BIN)/pytest -q $(XDIST) -m "not load" --durations=25
 
-## quick: the quick loop while working, about a minute and a half on two cores: the tests that start
-## no processes and take no more than a second or two (-m "not e2e and not slow"), on two processes
+# the load and fault suites (-m load: many hosts, floods, kills, hung and starved nodes): their limits
+# are wall-clock, generous and stated in each test, so they run after the rest, one test at a time,
+# with the machine to themselves (about six minutes here)
+pytest-load: $(TEST_STAMP)
+	$(BIN)/pytest -q -n 0 -m load --durations=10
+
+## quick: the quick loop while working, on two processes: the tests that start no processes (not
+## e2e, not loopback: those run in a child pytest) and take no more than a second or so (not slow)
 quick: $(TEST_STAMP)
-	$(BIN)/pytest -q $(XDIST) -m "not e2e and not slow"
+	$(BIN)/pytest -q $(XDIST) -m "not e2e and not slow and not loopback"
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache .mypy_cache .ruff_cache

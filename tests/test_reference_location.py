@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import ROOT
 
 
@@ -16,6 +18,7 @@ def located(environment: dict[str, str]) -> Path:
     return Path(result.stdout.strip())
 
 
+@pytest.mark.slow  # 2.0 s here (make quick leaves it out)
 def test_cowbird_reference_names_the_reference_data(tmp_path: Path) -> None:
     without = {k: v for k, v in os.environ.items() if k != "COWBIRD_REFERENCE"}
     assert located(without) == (ROOT / ".." / "shared" / "reference").resolve()

@@ -19,6 +19,8 @@ from tests.calf.archive_web import LocalArchives, Stored
 from tests.calf.web import html
 from tests.support import free_ports
 
+pytestmark = pytest.mark.e2e  # Chromium and a demo
+
 
 @pytest.fixture(scope="module")
 def archived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, LocalArchives]]:

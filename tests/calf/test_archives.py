@@ -154,6 +154,7 @@ async def test_a_captured_redirect_gives_its_targets_capture(web: LocalWeb, arch
 
 
 @pytest.mark.anyio
+@pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 async def test_pywb_json_lines_and_no_capture_within_the_window(web: LocalWeb, archives: LocalArchives) -> None:
     url = f"{web.url}/gone"
     archives.capture(url, Stored(at(2013, 2), article().encode()))
@@ -183,6 +184,7 @@ async def test_memento_timemap_and_timegate(web: LocalWeb, archives: LocalArchiv
 
 
 @pytest.mark.anyio
+@pytest.mark.slow  # 2.8 s here (make quick leaves it out)
 async def test_a_paged_timemap_is_read_where_its_pages_reach_the_crawl_date(
     web: LocalWeb, archives: LocalArchives
 ) -> None:
@@ -311,6 +313,7 @@ async def test_common_crawl_redirect_is_looked_up_in_the_same_crawl(web: LocalWe
 
 
 @pytest.mark.anyio
+@pytest.mark.slow  # 3.7 s here (make quick leaves it out)
 async def test_an_archive_is_asked_no_faster_than_its_rate_and_waits_when_told(archives: LocalArchives) -> None:
     urls = [f"http://127.0.0.1:9/gone{k}" for k in range(4)]
     for url in urls:

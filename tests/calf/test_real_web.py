@@ -105,6 +105,7 @@ async def test_sharp_s_ligatures_and_accents_before_the_line_leave_its_context_i
 # 3 ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("declared", ["header", "meta", "http-equiv", "nothing", "bom"])
+@pytest.mark.slow  # 3.3 s here (make quick leaves it out)
 async def test_the_declared_charset_is_read(web: LocalWeb, declared: str) -> None:
     """A page in windows-1252 (declared ISO-8859-1 in the header, in <meta> or in http-equiv, or not
     at all), or UTF-8 with a BOM, comes back as the page shows it, not as "Wirtsschaftsausschu▀"."""
@@ -168,6 +169,7 @@ async def test_the_same_frame_around_another_sentence_is_not_the_line(web: Local
     ("a word more", "Die Bürger können doch gar nichts dafür."),
     ("a word less", "Die Bürger können nichts dafür."),
 ])
+@pytest.mark.slow  # 1.7 s here (make quick leaves it out)
 async def test_a_line_with_one_word_edited_on_the_page_is_found_and_the_score_says_so(
     web: LocalWeb, edit: str, page_says: str
 ) -> None:

@@ -65,6 +65,7 @@ def test_an_estimate_of_labels_over_wide_repetitions_answers_within_its_time(web
         assert 0.0 < estimate.sampled < 1.0 and estimate.hits > 0
 
 
+@pytest.mark.slow  # 6.0 s here (make quick leaves it out)
 def test_an_outright_count_past_the_estimates_time_is_scaled_from_the_ranges_it_counted(
     web: NativeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

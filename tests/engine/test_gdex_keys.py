@@ -118,6 +118,7 @@ def ewt() -> NativeEngine:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow  # 21.2 s here (make quick leaves it out)
 def test_the_tokens_of_some_texts_and_longer_matches_of_ewt(ewt: NativeEngine) -> None:
     rules = gdex.GdexRules()
     common = common_words(ewt, rules.common_words)

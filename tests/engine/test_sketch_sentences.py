@@ -249,6 +249,7 @@ def cqp_counts(judge: RealCqp, grammar: SketchGrammar) -> Pairs:
     return counted
 
 
+@pytest.mark.slow  # 5.9 s here (make quick leaves it out)
 def test_shuffling_ewts_sentences_changes_no_instance_in_real_cqp(tmp_path: Path) -> None:
     """EWT as the reference encodes it and EWT with its 16,622 sentences shuffled (encoded by cowbird),
     each relation of penn and ud run by real CQP: the same instances by lemma pair. (With penn's old

@@ -132,6 +132,7 @@ def ewt_five(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.mark.parametrize("grammar_name", ["penn", "ud"])
+@pytest.mark.slow  # 10.7 s here (make quick leaves it out)
 def test_word_sketches_on_ewt_equal_real_cqps_counts(ewt_judge: RealCqp, ewt_five: tuple[Path, Path],
                                                      grammar_name: str) -> None:
     """In one partition and in five, counted from the queries: every relation's collocates of each
@@ -153,6 +154,7 @@ def test_word_sketches_on_ewt_equal_real_cqps_counts(ewt_judge: RealCqp, ewt_fiv
         assert five.frequency == one.frequency > 0 and not one.saved and not five.saved
 
 
+@pytest.mark.slow  # 6.9 s here (make quick leaves it out)
 def test_saved_tables_answer_as_the_queries_do(ewt_judge: RealCqp, ewt_five: tuple[Path, Path]) -> None:
     """``cowbird sketches build`` saves a table per relation and partition; a node then reads them
     (saved) and answers what it counted from the queries; a second build keeps them, and ``cowbird
@@ -178,6 +180,7 @@ def test_saved_tables_answer_as_the_queries_do(ewt_judge: RealCqp, ewt_five: tup
         assert_equal(found, expected_sketch(counted, grammar, headword), headword)
 
 
+@pytest.mark.slow  # 2.1 s here (make quick leaves it out)
 def test_word_sketches_on_german_equal_real_cqps_counts() -> None:
     """The STTS grammar on GERMAPARL (German lemmas, umlauts in relation names and values)."""
     germaparl = require_reference() / "germaparl" / "registry"
@@ -200,6 +203,7 @@ def expected_thesaurus(counted: Pairs, grammar: SketchGrammar, headword: str, li
     return [(word, score) for word, score, _ in similar(contexts(views), headword)[:limit]]
 
 
+@pytest.mark.slow  # 9.2 s here (make quick leaves it out)
 def test_the_thesaurus_equals_a_brute_force_count_from_real_cqp(ewt_judge: RealCqp,
                                                                 ewt_five: tuple[Path, Path]) -> None:
     """The most similar words and their scores over five partitions, against every word's score
@@ -235,6 +239,7 @@ def test_a_node_that_cannot_keep_a_relations_hits_says_to_build_the_tables(tmp_p
         asyncio.run(search.sketch("house", "lemma", views, [list(views[0].relation.queries)]))
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 def test_a_build_counted_in_small_pieces_equals_real_cqps_counts(ewt_judge: RealCqp) -> None:
     """``cowbird sketches build`` counts a relation piece by piece of its queries' hits (memory follows
     the table, not the hits): in pieces of 9,973 start positions over EWT (26 of them, the queries of a

@@ -25,7 +25,7 @@ from tests.clock import wait_until
 from tests.cluster import comes_to_rest, cpu_seconds
 from tests.support import free_ports, memory_peaks, own_mb, running_demo, served_in_thread
 
-pytestmark = [pytest.mark.e2e, pytest.mark.loopback]  # floods, kills and stops: only loopback exists
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.loopback]  # floods, kills and stops: only loopback exists
 
 
 @pytest.fixture

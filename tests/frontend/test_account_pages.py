@@ -517,6 +517,7 @@ async def test_an_account_has_a_limit_over_all_addresses(site: tuple[httpx.Async
         assert (await login(owner, "boss")).status_code == 303
 
 
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 async def test_an_address_has_a_limit_over_all_accounts(site: tuple[httpx.AsyncClient, Accounts]) -> None:
     client, _ = site
     statuses = [(await login(client, f"user{k}", "wrong password!")).status_code for k in range(21)]

@@ -224,6 +224,7 @@ def cqp_tabulate(cqp: RealCqp, query: str, by: str, on: str, fold: str) -> dict[
 
 
 @pytest.mark.parametrize(("query", "by", "on", "fold"), BREAKDOWN_CASES)
+@pytest.mark.slow  # 1.9 s here (make quick leaves it out)
 async def test_a_breakdown_by_several_keys_equals_cqp_tabulate(
     one: httpx.AsyncClient, five: httpx.AsyncClient, cqp: RealCqp, query: str, by: str, on: str, fold: str
 ) -> None:
@@ -676,6 +677,7 @@ async def test_every_analysis_is_paged_and_says_how_many_rows_it_has(five: httpx
     assert too_many.status_code == 400 and "page with offset" in too_many.json()["detail"]
 
 
+@pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 async def test_collocates_marginals_are_asked_in_pieces_a_node_takes(
     one: httpx.AsyncClient, tricky_five: Partitioned, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

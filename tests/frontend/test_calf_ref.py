@@ -94,8 +94,10 @@ async def test_a_call_over_the_limit_waits_for_a_place(web: LocalWeb, tmp_path: 
             assert sorted(status for status, _ in answers) == expected
             assert max(seconds for _, seconds in answers) >= 1.5  # (a call waited for a place: not refused)
             refused = [seconds for status, seconds in answers if status == 429]
-            assert all(seconds < 1.0 for seconds in refused)  # the one past the waiting places: refused at once
+            # the one past the waiting places: refused at once, before any call that got a place was answered
+            assert all(seconds < min(s for status, s in answers if status == 200) for seconds in refused)
 
+@pytest.mark.slow  # a wall-clock bound, generous: 15 s for a 2-s deadline; the whole page takes 30 s
 async def test_a_trickling_page_ends_at_the_deadline(web: LocalWeb, tmp_path: Path) -> None:
     """A page that sends a byte every 0.1 s: the call ends after the fetch's deadline (4 × calf_timeout),
     not when the page is done, and says why."""
@@ -106,7 +108,7 @@ async def test_a_trickling_page_ends_at_the_deadline(web: LocalWeb, tmp_path: Pa
                                    calf_cache_dir=tmp_path / "cache", calf_timeout=0.5):
         started = time.monotonic()
         answer = (await client.get("/api/v1/ref/blog/7/web")).json()
-        assert time.monotonic() - started < 5.0
+        assert time.monotonic() - started < 15.0
         assert answer["status"] == "fetch_error" and answer["detail"] == "the page did not arrive within 0.5 s"
 
 

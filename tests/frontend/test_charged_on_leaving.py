@@ -22,7 +22,8 @@ from tests.frontend.conftest import Partitioned
 from tests.loopback import require_loopback_namespace
 from tests.support import Params
 
-pytestmark = [pytest.mark.e2e, pytest.mark.loopback]  # heavy work given up, connections dropped: only loopback
+# heavy work given up, connections dropped: only loopback
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.loopback]
 
 HEAVY = '[] []{{0,{}}} [word="w7"] [word="w7"]'  # no hits ("w7 w7" never), but every start walks 400 steps
 KEY = "address:127.0.0.1"

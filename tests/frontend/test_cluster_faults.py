@@ -20,7 +20,7 @@ from tests.cluster import Cluster, comes_to_rest
 from tests.frontend.conftest import Partitioned
 from tests.support import JsonObject, Params, synthetic_options
 
-pytestmark = [pytest.mark.e2e, pytest.mark.loopback]  # floods, kills and stops: only loopback exists
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.loopback]  # floods, kills and stops: only loopback exists
 
 QUERIES = ['[pos="P1"]', '[word="w7"] [pos="P3"]', '[word="w1.*"] []? [pos="P0"]']
 HEAVY = '[] []{0,400} [word="w7"] [word="w7"]'  # no hits ("w7 w7" never), but every start walks 400 steps

@@ -97,6 +97,7 @@ def expected(
         ('[pos="V"]', ["V"], 0, 40, "none"),
     ],
 )
+@pytest.mark.slow  # 3.7 s here (make quick leaves it out)
 async def test_each_collocates_texts_count_once_across_the_cuts(
     clients: dict[int, httpx.AsyncClient], query: str, pattern: list[str], left: int, right: int, within: str
 ) -> None:
@@ -124,6 +125,7 @@ async def test_each_collocates_texts_count_once_across_the_cuts(
                 assert r["expected"] == pytest.approx(e11[r["value"]], rel=1e-12), (count, r["value"])
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_texts_under_a_filter_are_the_subcorpus_texts(clients: dict[int, httpx.AsyncClient]) -> None:
     hits = [(k, k) for k, t in enumerate(TOKENS) if t.pos == "X" and t.genre == "news"]
     news = {k for k, t in enumerate(TOKENS) if t.genre == "news"}

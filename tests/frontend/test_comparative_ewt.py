@@ -67,6 +67,7 @@ async def ewt(ewt_parts: Partitioned, tricky_five: Partitioned, tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("by", "period", "cut"), [("text_year", "year", 4), ("text_date", "month", 7)])
+@pytest.mark.slow  # 3.1 s here (make quick leaves it out)
 async def test_the_trend_on_ewt_equals_counts_from_the_vrt(ewt: httpx.AsyncClient, by: str, period: str,
                                                            cut: int) -> None:
     answer = await ewt.get("/api/v1/trend", params={"corpus": "ewt", "q": ['[lemma="go"]', '[pos="UH"]'],
@@ -92,6 +93,7 @@ async def test_the_trend_on_ewt_equals_counts_from_the_vrt(ewt: httpx.AsyncClien
     assert body["undated_tokens"] == size[""]
 
 
+@pytest.mark.slow  # 1.4 s here (make quick leaves it out)
 async def test_two_genres_compared_on_ewt(ewt: httpx.AsyncClient) -> None:
     answer = await ewt.get("/api/v1/compare", params={
         "corpus": "ewt", "q": '[pos="JJ.*"]', "syntax": "cqp", "filter": "text_genre~reviews",

@@ -54,6 +54,7 @@ def listed(body: dict[str, Any], a: Counter[str], b: Counter[str], least: int, p
 
 
 @pytest.mark.parametrize(("p", "order"), [(1.0, "log_likelihood"), (0.05, "log_ratio"), (0.01, "diff")])
+@pytest.mark.slow  # 2.9 s here (make quick leaves it out)
 async def test_one_query_over_two_subcorpora_equals_an_independent_count(
     one: httpx.AsyncClient,
     five: httpx.AsyncClient,
@@ -157,6 +158,7 @@ def kept_at(a: Counter[str], b: Counter[str], least: int, p: float) -> int:
     )
 
 
+@pytest.mark.slow  # 1.7 s here (make quick leaves it out)
 async def test_nothing_significant_names_the_setting_that_lists_rows(five: httpx.AsyncClient) -> None:
     """Nouns of the news against those of blogs and forums by tag: at p < 0.001 no tag passes, and the
     answer names the first looser p (0.01, 0.05, then 1: every value) that lists some, with how many;

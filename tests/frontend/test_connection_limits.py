@@ -37,7 +37,7 @@ from cowbird.serving import server as serving
 from tests.clock import wait_until
 from tests.support import free_ports, running_demo, served_in_thread
 
-pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.loopback]
 
 FLOOD = 2_300
 """Connections the flooding address opens: more than a process's 2,048, as in the attack."""

@@ -45,6 +45,7 @@ def test_what_a_header_presents() -> None:
     assert "x" * 30 not in str(refused.value)  # nothing of the credential is repeated
 
 
+@pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 async def test_every_api_route_refuses_a_bad_credential_saying_why(client: httpx.AsyncClient) -> None:
     paths = (await client.get("/openapi.json")).json()["paths"]
     routes = [

@@ -122,6 +122,7 @@ async def test_every_format_reads_back_exactly(client: httpx.AsyncClient) -> Non
     assert [str(json.loads(line)["match"]) for line in lines] == [row[5] for row in expected]
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_r_reads_tsv_and_csv(client: httpx.AsyncClient, tmp_path: Path) -> None:
     """R's read.delim and read.csv (Debian's r-base-core; .ci/run installs it)."""
     rscript = shutil.which("Rscript")
@@ -140,6 +141,7 @@ async def test_r_reads_tsv_and_csv(client: httpx.AsyncClient, tmp_path: Path) ->
         assert back == [COLUMNS, *expected]
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_provenance_block_and_file_names(client: httpx.AsyncClient) -> None:
     response = await download(client, "csv", provenance="1", limit="10")
     name = response.headers["content-disposition"]
@@ -199,6 +201,7 @@ async def test_bad_export_parameters_are_named(client: httpx.AsyncClient) -> Non
         assert words in response.text, (extra, response.text)
 
 
+@pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 async def test_xlsx_over_the_sheet_limit_is_refused(client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("cowbird.frontend.routes.export.XLSX_MAX_ROWS", 10)
     refused = await client.get("/api/v1/export", params={**PARAMS, "format": "xlsx", "limit": 20})
@@ -207,6 +210,7 @@ async def test_xlsx_over_the_sheet_limit_is_refused(client: httpx.AsyncClient, m
     assert fits.status_code == 200 and fits.headers["x-cowbird-rows"] == "9"
 
 
+@pytest.mark.slow  # 1.9 s here (make quick leaves it out)
 async def test_csv_metadata_reads_back_whole(client: httpx.AsyncClient, tmp_path: Path) -> None:
     """The CSV metadata block holds each value's commas as they are, in a quoted cell: pandas reads the
     data with ``skiprows=N`` (the docs' way) and with ``comment="#"``, ``csv.reader`` and Calf read

@@ -36,6 +36,7 @@ def tracker(client: httpx.AsyncClient) -> FairUse:
     return fair_use
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_daily_export_budget_per_address(strict: httpx.AsyncClient) -> None:
     params = {"corpus": "sample", "q": "house"}
     first = await strict.get("/api/v1/export", params={**params, "limit": 3})
@@ -149,6 +150,7 @@ def test_limits_by_kind_of_viewer(database: Database) -> None:
     assert fair_use.limits(Viewer("ada")).running == 2 and fair_use.limits(Viewer("ada", api_bulk=True)).running == 3
 
 
+@pytest.mark.slow  # 6.5 s here (make quick leaves it out)
 async def test_a_day_of_node_time(sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI],
                                   tmp_path: Path) -> None:
     """A query costs what the nodes spent on it (their answers' elapsed_ms), counted per viewer and day.

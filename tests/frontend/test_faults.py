@@ -130,6 +130,7 @@ async def test_a_bad_export_answer_moves_to_the_next_node(
         assert await _export(client) == expected
 
 
+@pytest.mark.slow  # 1.9 s here (make quick leaves it out)
 async def test_with_no_node_left_an_export_breaks_visibly(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:
@@ -142,6 +143,7 @@ async def test_with_no_node_left_an_export_breaks_visibly(
 
 
 @pytest.mark.parametrize("format", ["tsv", "csv", "ndjson", "xlsx"])
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_an_export_broken_after_its_first_byte_ends_saying_it_is_incomplete(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path, format: str
 ) -> None:
@@ -219,6 +221,7 @@ LIES = [  # (route, its parameters, the node's route, how the node lies)
 
 
 @pytest.mark.parametrize(("route", "params", "path", "lie"), LIES)
+@pytest.mark.slow  # 2.3 s here (make quick leaves it out)
 async def test_a_node_that_lies_on_any_route_is_refused(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path,
     route: str, params: dict[str, str], path: str, lie: Callable[[JsonObject], JsonObject]
@@ -305,6 +308,7 @@ async def test_a_dead_node_is_skipped_until_it_answers_again(
         assert calls[asked + 1].startswith("/v1/")  # in use again
 
 
+@pytest.mark.slow  # 1.0 s here (make quick leaves it out)
 async def test_query_errors_from_nodes_are_the_clients_and_never_retried(
     sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path
 ) -> None:

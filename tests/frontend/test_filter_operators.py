@@ -110,6 +110,7 @@ async def client(
         yield c
 
 
+@pytest.mark.slow  # 2.0 s here (make quick leaves it out)
 async def test_equals_and_ranges_choose_exactly_the_texts_in_searches_sizes_and_rates(
     client: httpx.AsyncClient,
 ) -> None:
@@ -130,6 +131,7 @@ async def test_equals_and_ranges_choose_exactly_the_texts_in_searches_sizes_and_
         assert (size.json()["tokens"], size.json()["texts"]) == (tokens, texts), filters
 
 
+@pytest.mark.slow  # 2.7 s here (make quick leaves it out)
 async def test_a_saved_subcorpus_keeps_its_range_and_equals_filters_and_an_old_regex_one_works(
     client: httpx.AsyncClient,
 ) -> None:

@@ -147,6 +147,7 @@ def per_million(count: int, tokens: int) -> float:
 # -- the views ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 2.4 s here (make quick leaves it out)
 async def test_the_preview_counts_and_rates_in_the_subcorpus(case: Case) -> None:
     inside = case.inside()
     hits = sum(case.tokens[i].pos == "NN" for i in inside)
@@ -156,6 +157,7 @@ async def test_the_preview_counts_and_rates_in_the_subcorpus(case: Case) -> None
     assert len(inside) < len(case.tokens)
 
 
+@pytest.mark.slow  # 3.9 s here (make quick leaves it out)
 async def test_a_frequency_list_rates_in_the_subcorpus(case: Case) -> None:
     inside = case.inside()
     expected = Counter(case.tokens[i].lemma for i in inside if case.tokens[i].pos == "JJ")
@@ -207,6 +209,7 @@ async def test_dispersion_is_gries_dp_over_the_texts_searched(case: Case) -> Non
     assert [b["hits"] for b in found["bins"]] == bins
 
 
+@pytest.mark.slow  # 5.3 s here (make quick leaves it out)
 async def test_collocations_count_windows_marginals_and_n_in_the_subcorpus(case: Case) -> None:
     """The finding: f2 and N of the whole corpus. Here every position counted is one of the texts
     searched (CQPweb's rule), the windows staying in the hit's text (``within=text``, the default), or
@@ -264,6 +267,7 @@ async def _collocations(case: Case, filters: list[str], within: str) -> None:
         assert row["expected"] == pytest.approx(expected, rel=1e-9), value
 
 
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_keywords_compare_the_two_subcorpora_counted_apart(case: Case) -> None:
     target, reference = case.inside(), case.inside(case.other)
     ours = Counter(case.tokens[i].lemma for i in target)

@@ -509,6 +509,7 @@ def client_app(client: httpx.AsyncClient) -> FastAPI:
     return transport.app
 
 
+@pytest.mark.slow  # 3.1 s here (make quick leaves it out)
 async def test_background_work_waits_for_a_slow_node_longer_than_the_node_timeout() -> None:
     """A node says nothing until its answer is ready. Background work may take it longer than ``[nodes]
     timeout`` (its calls wait ``BACKGROUND_TIME`` × as long): the connection's own timeout between bytes

@@ -47,6 +47,7 @@ def expected_order(test: Any) -> list[tuple[int, int]]:
     ('[pos="CD"]', lambda t: t.pos == "CD"),
     ('[word="\\("]', lambda t: t.word == "("),
 ])  # fmt: skip
+@pytest.mark.slow  # 8.5 s here (make quick leaves it out)
 async def test_the_order_is_the_rules_order_on_any_partitions(one: httpx.AsyncClient, five: httpx.AsyncClient, q: str,
                                                               test: Any) -> None:
     expected = expected_order(test)
@@ -63,6 +64,7 @@ async def test_the_order_is_the_rules_order_on_any_partitions(one: httpx.AsyncCl
         assert positions == [position for _, position in expected]
 
 
+@pytest.mark.slow  # 3.2 s here (make quick leaves it out)
 async def test_worst_first_and_the_export(five: httpx.AsyncClient) -> None:
     expected = expected_order(lambda t: t.pos == "JJ")
     worst = sorted(expected, key=lambda item: (-item[0], item[1]))

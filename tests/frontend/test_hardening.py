@@ -131,6 +131,7 @@ def _over(body: dict[str, Any]) -> dict[str, Any]:
     ("/v1/sortkeys", _scramble, "/api/v1/query", {"sort": "match.word", "offset": 200}),
     ("/v1/cooccurrence", _over, "/api/v1/collocations", {"attribute": "word"}),
 ])
+@pytest.mark.slow  # 3.5 s here (make quick leaves it out)
 async def test_answers_that_do_not_add_up_are_refused_and_the_replica_answers(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path, path: str, rewrite: Any, route: str,
     params: dict[str, str],

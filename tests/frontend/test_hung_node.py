@@ -24,7 +24,7 @@ from tests.cluster import Cluster
 from tests.frontend.conftest import Partitioned
 from tests.support import JsonObject, free_ports
 
-pytestmark = [pytest.mark.e2e, pytest.mark.loopback]  # stops a node under load: only loopback exists
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.loopback]  # stops a node under load: only loopback exists
 
 QUERIES = ['[pos="P1"]', '[word="w7"] [pos="P3"]', '[word="w1.*"] []? [pos="P0"]']
 WORKERS = 4

@@ -106,6 +106,7 @@ async def test_news_against_the_other_texts_equals_an_independent_computation(
             assert not negative  # the most over-represented first: the under-represented come last
 
 
+@pytest.mark.slow  # 4.9 s here (make quick leaves it out)
 async def test_a_subcorpus_against_the_whole_corpus_and_files(five: httpx.AsyncClient, tricky_one: Partitioned) -> None:
     blogs = scan(tricky_one, "lemma", "?text_genre+0=/blog/")
     everything = scan(tricky_one, "lemma")

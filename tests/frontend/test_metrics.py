@@ -30,6 +30,7 @@ async def metered(sample_parts: Partitioned, big_parts: Partitioned, nodes: dict
         yield client
 
 
+@pytest.mark.slow  # 1.9 s here (make quick leaves it out)
 async def test_front_end_metrics(metered: httpx.AsyncClient, tmp_path: Path) -> None:
     assert (await metered.get("/metrics")).status_code == 401
     assert (await metered.get("/metrics", headers={"Authorization": f"Bearer {API_TOKEN}"})).status_code == 401

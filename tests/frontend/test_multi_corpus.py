@@ -54,6 +54,7 @@ async def get(client: httpx.AsyncClient, path: str, **params: Any) -> Any:
 @pytest.mark.parametrize(("q", "syntax", "filters"), [
     ("the", "simple", []), ("house", "simple", ["text_genre~news"]), ('[pos="NN"] [pos="VBZ"] within s', "cqp", []),
 ])  # fmt: skip
+@pytest.mark.slow  # 2.2 s here (make quick leaves it out)
 async def test_totals_and_pages_equal_the_single_corpora(multi: httpx.AsyncClient, q: str, syntax: str,
                                                          filters: list[str]) -> None:
     params = {"q": q, "syntax": syntax, "filter": filters}

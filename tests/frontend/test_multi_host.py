@@ -29,7 +29,8 @@ from cowbird.store import CwbCorpus, Manifest
 from tests.clock import until
 from tests.netns import Corpus, HostCluster, Network, client, require_netns, web_corpus
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(300)]  # 8 hosts start, faults are met
+# 8 hosts start, faults are met
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.slow, pytest.mark.timeout(300)]
 
 TOKENS = 300_000  # about 14,300 tokens in each of the 21 partitions
 PREVIEWS = ['[lemma="house"]', '[pos="JJ"] [pos="NNS"]', '[lemma="buy"] []? [pos="DT"]']

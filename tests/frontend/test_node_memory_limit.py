@@ -19,7 +19,8 @@ from cowbird.commands.demo import DemoStack
 from tests.loopback import require_loopback_namespace
 from tests.support import memory_peaks, running_demo
 
-pytestmark = [pytest.mark.e2e, pytest.mark.loopback]  # heavy load on real processes: only loopback exists
+# heavy load on real processes: only loopback exists
+pytestmark = [pytest.mark.e2e, pytest.mark.load, pytest.mark.loopback]
 
 GIB = 2**30
 LIMIT = 3 * GIB

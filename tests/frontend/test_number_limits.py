@@ -42,6 +42,7 @@ async def test_wordlist_min_beyond_any_integer_is_400(client: httpx.AsyncClient)
     assert fine.status_code == 200 and fine.json()["rows"] == []  # the largest int64: nothing that frequent
 
 
+@pytest.mark.slow  # 1.9 s here (make quick leaves it out)
 async def test_every_numeric_parameter_of_every_route_refuses_hostile_numbers(client: httpx.AsyncClient) -> None:
     schema = (await client.get("/openapi.json")).json()
     wrong: list[str] = []

@@ -46,6 +46,7 @@ async def _get(client: httpx.AsyncClient, path: str, **params: str) -> JsonObjec
     ({"q": '[word="house"]', "syntax": "cqp", "ignore_case": "true", "filter": "text_genre!~x"},
      []),  # CQP with the case switch and a filter: parsed by the first request, kept since
 ])
+@pytest.mark.slow  # 2.0 s here (make quick leaves it out)
 async def test_a_preview_parses_the_query_once_per_node(client: httpx.AsyncClient, parses: list[str],
                                                         params: dict[str, str], front_end_parses: list[str]) -> None:
     await _get(client, "/api/v1/query", corpus="sample", **params)  # the nodes see the text a first time

@@ -153,6 +153,7 @@ def ngrams(n: int, genre: str | None = None, match: str | None = None) -> list[t
         (4, "blog", "u.*z"),
     ],
 )
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_ngrams_across_texts_are_the_same_however_the_corpus_is_cut(
     clients: dict[int, httpx.AsyncClient], n: int, genre: str | None, match: str | None
 ) -> None:
@@ -172,6 +173,7 @@ async def test_ngrams_across_texts_are_the_same_however_the_corpus_is_cut(
         assert body["ngrams"] == len(TOKENS) - n + 1
 
 
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 async def test_the_top_ngrams_and_a_threshold_over_partitions_count_the_ones_across_cuts(
     clients: dict[int, httpx.AsyncClient],
 ) -> None:
@@ -226,6 +228,7 @@ def collocates(hits: list[tuple[int, int]], left: int, right: int) -> tuple[dict
         ('[pos="V"]', ["V"], 0, 40),
     ],
 )
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_collocation_windows_read_across_the_cuts(
     clients: dict[int, httpx.AsyncClient], query: str, pattern: list[str], left: int, right: int
 ) -> None:
@@ -257,6 +260,7 @@ async def test_collocation_windows_read_across_the_cuts(
     assert tables[0] == tables[1] == tables[2]  # the scores too, to the last digit
 
 
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_windows_within_a_region_are_as_before(clients: dict[int, httpx.AsyncClient]) -> None:
     """within=text: no window leaves its text, and a partition is cut between texts."""
     tables = [
@@ -301,6 +305,7 @@ async def test_kwic_lines_at_a_partitions_first_and_last_hits_read_the_neighbour
 
 
 @pytest.mark.parametrize("tokens", [1, 5, 100])
+@pytest.mark.slow  # 1.4 s here (make quick leaves it out)
 async def test_a_line_widened_in_place_across_texts_reads_past_the_cut(
     clients: dict[int, httpx.AsyncClient], tokens: int
 ) -> None:
@@ -371,6 +376,7 @@ def at(k: int) -> str:
         ),
     ],
 )
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 async def test_a_breakdown_on_an_offset_reads_past_the_cut(
     clients: dict[int, httpx.AsyncClient], query: str, by: str, on: str, value: Callable[[int], str]
 ) -> None:
@@ -389,6 +395,7 @@ async def test_a_breakdown_on_an_offset_reads_past_the_cut(
 @pytest.mark.parametrize(
     ("sort", "direction"), [("right1.word", "asc"), ("left1.word", "desc"), ("right1.word%c", "desc")]
 )
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_hits_sorted_on_the_next_word_read_past_the_cut(
     clients: dict[int, httpx.AsyncClient], sort: str, direction: str
 ) -> None:

@@ -113,6 +113,7 @@ async def test_ewt_collocates_across_the_cuts_equal_plain_python(
     assert all(r["expected"] == pytest.approx(len(window) * outside[r["value"]] / n, rel=1e-12) for r in rows)
 
 
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 async def test_ewt_lines_at_every_cut_equal_plain_python(ewt: httpx.AsyncClient, ewt_five: Partitioned) -> None:
     """Each partition's first and last token widened by 100 tokens each side across texts."""
     tokens = ewt_words()

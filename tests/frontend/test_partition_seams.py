@@ -35,6 +35,7 @@ async def positions(client: httpx.AsyncClient, query: str) -> list[tuple[int, st
 
 
 @pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.slow  # 2.9 s here (make quick leaves it out)
 async def test_five_partitions_answer_as_one(one: httpx.AsyncClient, five: httpx.AsyncClient, query: str) -> None:
     whole = await positions(one, query)
     assert len(whole) > 5, query

@@ -168,10 +168,9 @@ async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait(monkey
     scheduler.interactive_now = 1
     assert await as_background(paused) == "done"
     scheduler.interactive_now = 0
-    started = time.monotonic()
+    # left alone, spinning returns after 5 s; stopped at its 0.3 s of CPU it raises
     with pytest.raises(QueryTimeout, match="of the node's CPU"):
         await as_background(spinning)
-    assert time.monotonic() - started < 2
 
 
 # -- which requests are background work, over HTTP -----------------------------------------------------

@@ -57,6 +57,7 @@ async def test_text_request_log(client: httpx.AsyncClient, capsys: pytest.Captur
     assert "cowbird.requests" not in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 async def test_secret_looking_parameters_are_never_logged(client: httpx.AsyncClient, nodes: dict[str, FastAPI],
                                                           capsys: pytest.CaptureFixture[str],
                                                           restore_logging: None) -> None:

@@ -95,6 +95,7 @@ META_HOST = "corpus sample has no s-attribute with values named 'text_host' (it 
     ("/api/v1/builder", {"boxes": BOXES}, f"boxes: {P_UPOS}"),
     ("/api/v1/builder", {"boxes": BOXES_WITHIN}, f"boxes: {S_P}"),
 ])  # fmt: skip
+@pytest.mark.slow  # 2.0 s here (make quick leaves it out)
 async def test_a_refusal_names_the_corpus_that_lacks_the_attribute(
     multi: httpx.AsyncClient, path: str, params: dict[str, Any], words: str
 ) -> None:
@@ -125,6 +126,7 @@ async def export(client: httpx.AsyncClient, corpus: str, **params: Any) -> tuple
 
 
 @pytest.mark.parametrize("sort", [None, "match.word"])
+@pytest.mark.slow  # 2.3 s here (make quick leaves it out)
 async def test_an_export_gives_each_corpus_own_position_beside_the_combined_one(
     multi: httpx.AsyncClient, sort: str | None
 ) -> None:

@@ -90,6 +90,7 @@ def fair_uses(databases: tuple[Database, Database], running: int = 2, rows: int 
 KEY = "address:10.0.0.1"
 
 
+@pytest.mark.slow  # 2.4 s here (make quick leaves it out)
 def test_export_rows_are_exact_across_processes(two: tuple[Database, Database]) -> None:
     """40 one-row exports at once, half through each process, against 25 rows a day: exactly 25
     are charged; a refund is seen by both."""
@@ -116,6 +117,7 @@ def test_export_rows_are_exact_across_processes(two: tuple[Database, Database]) 
     assert first.rows_left(Viewer("ada"), "user:ada") == 25  # a key of its own
 
 
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 def test_queries_at_once_are_counted_across_processes(two: tuple[Database, Database]) -> None:
     """Threads of both processes asking for a place at once: exactly the limit get one; every place
     is given back; the node seconds held and spent are seen by both."""

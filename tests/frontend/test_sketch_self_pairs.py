@@ -106,6 +106,7 @@ async def ewt(ewt_parts: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
+@pytest.mark.slow  # 2.0 s here (make quick leaves it out)
 async def test_on_ewt_a_self_pairs_f_is_the_hits_its_link_finds_in_real_cqp(ewt: httpx.AsyncClient) -> None:
     """EWT in two partitions: *time and time*, *PaineWebber and PaineWebber*, *more and more* — each
     self-pair row's f, and every other and/or row of these words, equal the hits of its link on the

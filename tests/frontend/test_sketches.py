@@ -61,6 +61,7 @@ def rows_of(found: dict[str, Any]) -> dict[str, list[tuple[str, int, int, float]
     return {r["name"]: [(c["value"], c["f"], c["total"], c["log_dice"]) for c in r["rows"]] for r in relations}
 
 
+@pytest.mark.slow  # 2.3 s here (make quick leaves it out)
 async def test_a_sketch_is_the_same_over_one_and_five_partitions(sketch_one: httpx.AsyncClient,
                                                                  sketch_five: httpx.AsyncClient) -> None:
     listed = (await sketch_one.get("/api/v1/corpora")).json()["data"][0]
@@ -88,6 +89,7 @@ def instances(parts: Partitioned, query: str, genre: str | None = None) -> Count
     return Counter((lemma.cpos2str(t), lemma.cpos2str(k)) for t, k in pairs)
 
 
+@pytest.mark.slow  # 1.1 s here (make quick leaves it out)
 async def test_counts_equal_the_relations_instances_and_logdice(sketch_five: httpx.AsyncClient,
                                                                 tricky_one: Partitioned) -> None:
     """f(x, R, y), f(x, R) and f(R, y) over five partitions as counted here from the hits of each
@@ -113,6 +115,7 @@ async def test_counts_equal_the_relations_instances_and_logdice(sketch_five: htt
                 assert got[value][:2] == (f, total) and got[value][2] == pytest.approx(score, abs=1e-4)
 
 
+@pytest.mark.slow  # 2.2 s here (make quick leaves it out)
 async def test_each_collocate_links_to_its_instances(sketch_five: httpx.AsyncClient) -> None:
     found = await sketch(sketch_five, "house", limit=5)
     checked = 0
@@ -143,6 +146,7 @@ async def test_a_subcorpus_sketch_counts_its_texts_only(sketch_five: httpx.Async
     assert part["filters"] == [f"text_genre~{genre}"] and part["saved"] is False
 
 
+@pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 async def test_a_sketch_downloads_as_files_with_provenance(sketch_five: httpx.AsyncClient) -> None:
     expected = rows_of(await sketch(sketch_five, "house", limit=100_000))
     for format in ("tsv", "csv", "xlsx"):
@@ -164,6 +168,7 @@ async def test_a_sketch_downloads_as_files_with_provenance(sketch_five: httpx.As
         assert got == expected
 
 
+@pytest.mark.slow  # 1.5 s here (make quick leaves it out)
 async def test_sketch_errors_say_what_was_wrong(sketch_five: httpx.AsyncClient, five: httpx.AsyncClient) -> None:
     answer = await sketch_five.get("/api/v1/sketch", params={"corpus": CORPUS, "headword": "house",
                                                              "relation": "objekt"})
@@ -189,6 +194,7 @@ def test_a_grammar_that_does_not_fit_the_corpus_stops_the_start(tricky_one: Part
         load_corpus(config)
 
 
+@pytest.mark.slow  # 1.4 s here (make quick leaves it out)
 async def test_a_sketch_difference_compares_two_sketches(sketch_five: httpx.AsyncClient) -> None:
     """Shared and exclusive collocates per relation, each with both words' counts and logDice as their
     own sketches give them, ordered by the difference; as a file too."""
@@ -225,6 +231,7 @@ async def test_a_sketch_difference_compares_two_sketches(sketch_five: httpx.Asyn
     assert same.status_code == 400 and "another word" in same.json()["detail"]
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 async def test_a_thesaurus_entry_lists_the_most_similar_words(sketch_five: httpx.AsyncClient,
                                                               tricky_one: Partitioned) -> None:
     """Over five partitions the words and scores a brute-force count gives on one (every word scored
@@ -301,6 +308,7 @@ SKETCH_LIES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+@pytest.mark.slow  # 4.1 s here (make quick leaves it out)
 async def test_a_node_that_lies_about_a_sketch_is_a_failed_partition(tricky_five: Partitioned) -> None:
     """Impossible sketch rows from one node (counts beyond their totals, a collocate twice, a relation
     missing, another partition's answer): its partition is named as failed on the sketch, the sketch
@@ -326,6 +334,7 @@ async def test_a_node_that_lies_about_a_sketch_is_a_failed_partition(tricky_five
                 assert "refused" in status["error"] or "not a valid" in status["error"], (told, route, status)
 
 
+@pytest.mark.slow  # 2.6 s here (make quick leaves it out)
 async def test_sketches_are_background_work_beside_a_preview(tricky_five: Partitioned) -> None:
     """A sketch, a sketch difference and a thesaurus entry ask the nodes as background work (a
     preview's interactive turn is never theirs); a preview beside them is interactive."""

@@ -21,6 +21,7 @@ async def ewt(ewt_parts: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
+@pytest.mark.slow  # 1.6 s here (make quick leaves it out)
 async def test_a_multi_token_match_is_highlighted_whole(ewt: httpx.AsyncClient) -> None:
     page = (await ewt.get("/api/v1/query", params={"corpus": "ewt", "q": "the 1 of", "limit": 1})).json()
     hit = page["hits"][0]

@@ -68,6 +68,7 @@ def house_hits(year: str) -> int:
 
 
 @pytest.mark.parametrize("partition_tokens", [1_000, 20])
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_a_year_of_plain_years_links_with_equals_and_one_with_dates_with_its_expression(
     tmp_path: Path, partition_tokens: int
 ) -> None:

@@ -83,6 +83,7 @@ def check_series(series: dict[str, Any], counts: dict[str, tuple[int, int, int]]
 
 
 @pytest.mark.parametrize(("by", "kind"), [("text_year", "year"), ("text_date", "month"), ("text_date", "year")])
+@pytest.mark.slow  # 1.4 s here (make quick leaves it out)
 async def test_rates_per_period_equal_counts_from_the_vrt(one: httpx.AsyncClient, five: httpx.AsyncClient, by: str,
                                                           kind: str) -> None:
     answers = []
@@ -102,6 +103,7 @@ async def test_rates_per_period_equal_counts_from_the_vrt(one: httpx.AsyncClient
     assert len(five_body["series"][0]["partitions"]) == 5
 
 
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_a_month_without_text_is_a_gap_and_each_point_links_to_its_hits(five: httpx.AsyncClient) -> None:
     answer = await five.get("/api/v1/trend", params={"corpus": TRICKY, "q": GO, "syntax": "cqp", "by": "text_date",
                                                      "period": "month"})
@@ -157,6 +159,7 @@ async def test_refusals_say_what_was_wrong(one: httpx.AsyncClient, params: dict[
     assert words in answer.json()["detail"]
 
 
+@pytest.mark.slow  # 2.2 s here (make quick leaves it out)
 async def test_the_demo_corpus_years_and_last_modified_months(tmp_path: Path) -> None:
     """The demo's generated web corpus (60,000 tokens, two partitions): hits of ``^house`` per year of
     ``text_year`` and per month of ``text_lastmod``, against counts read from its VRT."""

@@ -72,6 +72,7 @@ async def test_word_lists_and_ngrams_equal_cwb_scan_corpus_on_one_and_five_parti
         assert body["n"] == n and body["within"] == "text"
 
 
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
     one: httpx.AsyncClient, five: httpx.AsyncClient, tricky_one: Partitioned,
 ) -> None:
@@ -99,6 +100,7 @@ async def test_a_subcorpus_by_metadata_and_a_regex_on_the_tokens(
         assert not answer.json()["more"]  # every word ending in -ing is listed
 
 
+@pytest.mark.slow  # 1.5 s here (make quick leaves it out)
 async def test_a_word_list_downloads_as_files_with_provenance(five: httpx.AsyncClient,
                                                               tricky_one: Partitioned) -> None:
     expected = top(scan_corpus(tricky_one, "word", 2), 20)
@@ -186,6 +188,7 @@ async def test_ngrams_with_a_token_matching_a_regex_equal_cwb_scan_corpus(
 
 
 @pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.slow  # 6.5 s here (make quick leaves it out)
 async def test_within_none_counts_the_ngrams_across_the_cuts_between_partitions(
     one: httpx.AsyncClient, five: httpx.AsyncClient, n: int
 ) -> None:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,6 +76,7 @@ def group_commands(engine: CwbEngine) -> list[str]:
 
 
 @pytest.mark.parametrize(("query_id", "query"), parity_queries())
+@pytest.mark.slow  # 2.4 s here (make quick leaves it out)
 def test_parity_with_real_cqp_and_the_native_engine(
     query_id: str, query: str, cwb: CwbEngine, native: NativeEngine
 ) -> None:
@@ -108,10 +108,8 @@ def test_cqp_runs_in_child_mode_and_spawns_nothing(cwb: CwbEngine, cqp: Path) ->
 
 def test_timeout_kills_the_process_group_and_the_next_query_runs(cwb: CwbEngine) -> None:
     before = cwb.process_id
-    started = time.monotonic()
-    with pytest.raises(QueryTimeout):
+    with pytest.raises(QueryTimeout):  # raised once the process group is gone (checked below)
         cwb.run("[]{0,60} [word=\"qqq\"] []{0,60} [word=\"zzz\"]", deadline=Deadline(0.3))
-    assert time.monotonic() - started < 2
     assert cwb.run('[word="dog"]').total == 52
     assert cwb.process_id != before  # a new cqp
     with pytest.raises(ProcessLookupError):
@@ -120,11 +118,12 @@ def test_timeout_kills_the_process_group_and_the_next_query_runs(cwb: CwbEngine)
 
 def test_a_caller_that_goes_away_stops_cqp(cwb: CwbEngine) -> None:
     deadline = Deadline(60)
-    started = time.monotonic()
+    before = cwb.process_id
     threading.Timer(0.3, deadline.cancel).start()  # as the node does when the request is dropped
     with pytest.raises(QueryCancelled):
         cwb.run("[]{0,60} [word=\"qqq\"] []{0,60} [word=\"zzz\"]", deadline=deadline)
-    assert time.monotonic() - started < 2
+    with pytest.raises(ProcessLookupError):
+        os.kill(before, 0)  # that cqp was killed, not left to finish
     assert cwb.run('[word="dog"]').total == 52
 
 
@@ -199,6 +198,7 @@ def test_both_engines_answer_alike_through_real_nodes(cqp: Path, registry: Path,
             process.wait(10)
 
 
+@pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 def test_a_corpus_compressed_by_real_cwb_is_served_by_both_engines(
     cqp: Path, native: NativeEngine, tmp_path: Path
 ) -> None:

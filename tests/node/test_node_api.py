@@ -153,6 +153,7 @@ async def test_short_queries_are_not_held_up_by_heavy_ones(sample_registry: Path
         assert [a.get("total") for a in answers] == [0, 0], answers
 
 
+@pytest.mark.slow  # a wall-clock bound, generous: 15 s for a 0.2-s timeout of a query that runs for minutes
 async def test_timeout_really_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, query_timeout=0.2)
     async for client in client_for(app):
@@ -163,7 +164,7 @@ async def test_timeout_really_stops_the_query(sample_registry: Path, big_registr
         elapsed = time.perf_counter() - started
         assert_problem(response, 504, "timeout")
         # the worker thread returned: the error only arrives once the engine itself stopped
-        assert elapsed < 1.5
+        assert elapsed < 15
         quick = await client.post("/v1/count", json={"partition": "sample", "query": '"house"'})
         assert quick.json()["total"] == 3
 
@@ -203,6 +204,7 @@ async def test_openapi_lists_every_error_code(client: httpx.AsyncClient) -> None
     assert schemas["Problem"]["properties"]["code"]["$ref"] == "#/components/schemas/ErrorCode"
 
 
+@pytest.mark.slow  # a wall-clock bound, generous: 15 s for a client gone after 0.2 s
 async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, big_registry: Path) -> None:
     app = make_app(sample_registry, big_registry, query_timeout=30)
     async for _client in client_for(app):
@@ -215,7 +217,7 @@ async def test_a_client_that_goes_away_stops_the_query(sample_registry: Path, bi
         with pytest.raises(QueryCancelled) as error:
             await service.run("big", '[] []* [word="w7"] [word="w7"]', "standard", 500, Asker(disconnected=gone))
         assert error.value.code == "client_gone" and "client went away" in error.value.detail
-        assert time.perf_counter() - started < 1.5
+        assert time.perf_counter() - started < 15
 
 
 async def test_an_engine_bug_is_a_logged_500_not_a_bad_request(
@@ -250,11 +252,10 @@ async def test_big_results_are_counted_but_only_the_first_hits_kept(sample_regis
         assert "this query has 60,000 hits; the first 1,000 are kept" in str(detail)
         export = await client.post("/v1/export", json={"partition": "big", "query": "[]", "limit": 2000})
         assert_problem(export, 400, "limit_exceeded")
-        started = time.perf_counter()
-        # every start stepped through 500 tokens whatever they hold ([]{500} alone is a fixed chain: not stepped)
+        # every start stepped through 500 tokens whatever they hold ([]{500} alone is a fixed chain: not stepped):
+        # refused on its cost (400), not run into the 2-s timeout (504)
         hopeless = await client.post("/v1/count", json={"partition": "big", "query": "[]{3,} []{500}"})
         assert_problem(hopeless, 400, "limit_exceeded")
-        assert time.perf_counter() - started < 1.0
 
 
 async def test_the_front_ends_priority_header_puts_work_in_the_background_line(

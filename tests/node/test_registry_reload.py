@@ -15,6 +15,7 @@ from tests.node.conftest import TOKEN, node_settings
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_reload_opens_new_and_closes_gone_partitions(big_registry: Path, tmp_path: Path) -> None:
     registry = tmp_path / "registry"
     registry.mkdir()
@@ -46,6 +47,7 @@ async def test_reload_opens_new_and_closes_gone_partitions(big_registry: Path, t
             assert "big" in missing.json()["detail"]
 
 
+@pytest.mark.slow  # 2.1 s here (make quick leaves it out)
 async def test_reload_of_a_broken_registry_file_changes_nothing(big_registry: Path, tmp_path: Path) -> None:
     registry = tmp_path / "registry"
     registry.mkdir()

@@ -41,6 +41,7 @@ def _number(rnd: random.Random) -> str:
     return text
 
 
+@pytest.mark.slow  # 1.4 s here (make quick leaves it out)
 def test_a_range_regex_matches_exactly_the_numbers_in_the_range() -> None:
     rnd = random.Random(65)
     for _ in range(1_500):

@@ -40,6 +40,7 @@ def test_pretty_points_at_the_problem() -> None:
     assert caught.value.pretty().splitlines()[1:] == ['  [word="a"] sort by word', "             ^"]
 
 
+@pytest.mark.slow  # 1.3 s here (make quick leaves it out)
 def test_pretty_cuts_long_lines_around_the_offset() -> None:
     text = '[word="a"] ' * 100 + "]"
     with pytest.raises(QuerySyntaxError) as caught:

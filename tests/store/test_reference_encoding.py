@@ -20,6 +20,7 @@ def encoded_ewt(reference: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return base
 
 
+@pytest.mark.slow  # 1.0 s here (make quick leaves it out)
 def test_every_data_file_is_byte_identical(encoded_ewt: Path, reference: Path) -> None:
     expected_dir = reference / "cwb" / "data" / "ewt"
     ours = encoded_ewt / "data" / "ewt"
@@ -53,6 +54,7 @@ def test_reader_opens_real_cwb_and_our_encoding_alike(encoded_ewt: Path, referen
     assert real.s_attribute("text").region(1).start == 139
 
 
+@pytest.mark.slow  # 1.4 s here (make quick leaves it out)
 def test_a_small_memory_budget_spills_to_disk_and_writes_the_same_files(
     reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
