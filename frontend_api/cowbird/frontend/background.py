@@ -1,8 +1,9 @@
 """Background work in a process of its own, at a lower CPU priority than the interactive one.
 
 Analyses (trends, comparisons and word sketches too), word and keyword lists, exports and sorted
-pages deep in the hits (``is_background``) cost the front end most of its CPU: parsing and checking
-large node answers, merging the partitions' tables, writing files. In the process that answers
+pages deep in the hits (``is_background``: the operations ``operations.py`` declares so) cost the
+front end most of its CPU: parsing and checking large node answers, merging the partitions'
+tables, writing files. In the process that answers
 previews they would share its interpreter lock and its cores with them; ``cowbird serve`` therefore
 starts one *background process* beside its interactive worker(s): the same app on a Unix socket in a
 private folder, niced (``NICENESS``), which the kernel runs only when the interactive processes leave
@@ -28,13 +29,12 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qs
 
 import httpx
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import CowbirdError, HttpError, NodesUnavailable
-from cowbird.frontend.priority import DEEP_SORT
+from cowbird.frontend.operations import runs_in_background
 from cowbird.serving.asgi import HttpMiddleware
 from cowbird.serving.problems import problem_response
 
@@ -48,11 +48,6 @@ FORWARDED_SCOPE = "cowbird.forwarded"
 """Set in a request's scope by ``FromInteractive``: the request came from the interactive process."""
 NICENESS = 10
 """How much lower the background process's CPU priority is (``os.nice``)."""
-BACKGROUND_PATHS = frozenset({
-    "/api/v1/frequency", "/api/v1/distribution", "/api/v1/collocations", "/api/v1/dispersion",
-    "/api/v1/trend", "/api/v1/compare", "/api/v1/sketch", "/api/v1/sketchdiff", "/api/v1/thesaurus",
-    "/api/v1/wordlist", "/api/v1/keywords", "/api/v1/export",
-})
 HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade",
                         b"proxy-connection", b"date", b"server"})
 """Headers of one connection, not passed on (and date and server, which this process's server sets)."""
@@ -65,16 +60,9 @@ Gate = Callable[[Scope], Awaitable[CowbirdError | None]]
 
 
 def is_background(path: str, query_string: bytes) -> bool:
-    """Whether a GET request is background work: an analysis (a trend, a comparison, a word sketch, its
-    difference or thesaurus too), a word or keyword list, an export, or a sorted page from offset
-    ``DEEP_SORT``."""
-    if path in BACKGROUND_PATHS:
-        return True
-    if path != "/api/v1/query" or b"sort=" not in query_string:
-        return False
-    asked = parse_qs(query_string.decode("latin-1"))
-    sort, offset = asked.get("sort", [""])[-1].strip(), asked.get("offset", ["0"])[-1].strip()
-    return bool(sort) and offset.isdigit() and int(offset) >= DEEP_SORT
+    """Whether a GET request is background work: its public operation says so (``operations.py``:
+    an analysis, a word or keyword list, an export, or a sorted page from offset ``DEEP_SORT``)."""
+    return runs_in_background(path, query_string)
 
 
 class ToBackground:

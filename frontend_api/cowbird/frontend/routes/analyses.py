@@ -7,13 +7,12 @@ import asyncio
 import functools
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, TypeVar, cast
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from cowbird.core.analysis_merge import (
@@ -29,11 +28,12 @@ from cowbird.core.analysis_merge import (
     stretches,
 )
 from cowbird.core.analysis_spec import LEVEL_SEPARATOR, WHOLE_MATCH, Span, parse_breakdown, parse_fold
-from cowbird.core.errors import BadParameter, CowbirdError, UnknownAttribute
+from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import CheckedQuery, PartitionStatus, answered_total, failed_partitions, no_attribute
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
+from cowbird.frontend.downloads import Download, Format, stamp
 from cowbird.frontend.hits import NodeSearch, partition_result, search_of
+from cowbird.frontend.operations import COLLOCATIONS, DISPERSION, DISTRIBUTION, FREQUENCY
 from cowbird.frontend.params import (
     MAX_JSON_ROWS,
     CollocationParameters,
@@ -41,10 +41,10 @@ from cowbird.frontend.params import (
     DistributionParameters,
     FrequencyParameters,
     Searching,
-    TableParameters,
     split,
 )
-from cowbird.frontend.routes.deps import Visit, Visitor, ndjson_line
+from cowbird.frontend.routes.deps import Visit, Visitor
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.schemas import (
     CollocateRow,
     CollocationResult,
@@ -75,7 +75,6 @@ from cowbird.query import (
 )
 from cowbird.query import Query as ParsedQuery
 from cowbird.query import Sequence as Succession
-from cowbird.serving.problems import problem_body
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 T = TypeVar("T")
@@ -163,85 +162,6 @@ def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, par
                     named, failed, kind).whole(rows)
 
 
-Analysis = TypeVar("Analysis", bound=TableParameters | DispersionParameters)
-Route = Callable[[Visit, Analysis], Awaitable[BaseModel | Response]]
-
-
-FIRST_EVENT_SECONDS = 1.0
-"""A streamed analysis's ``started`` event comes when the first partition answers, or after this long."""
-
-
-def streamable(route: Route[Analysis]) -> Route[Analysis]:
-    """An analysis route that first expands a saved subcorpus and, with ``stream=1``, answers as NDJSON
-    events (``_streamed``) around the same route."""
-
-    @functools.wraps(route)
-    async def answer(visit: Visit, asked: Analysis) -> BaseModel | Response:
-        asked = await visit.subcorpus(asked)
-        if asked.stream:
-            again = cast(Analysis, asked.model_copy(update={"stream": False}))
-            return await _streamed(asked, visit, lambda streaming: route(streaming, again))
-        return await route(visit, asked)
-
-    return answer
-
-
-async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
-                    work: Callable[[Visit], Awaitable[BaseModel | Response]]) -> StreamingResponse:
-    """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
-    fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
-    has answered or ``FIRST_EVENT_SECONDS`` have passed (a bad parameter, an unknown attribute) is a
-    problem answer, as without stream; a long analysis starts its stream by then all the same."""
-    if asked.format != "json":
-        raise BadParameter(f"stream=1 answers JSON events; format={asked.format} is a file: ask for one or the other")
-    partitions = len(visit.corpus(asked.corpus).partitions)
-    answers: list[PartitionStatus[Any]] = []
-    arrived = asyncio.Event()
-
-    def report(status: PartitionStatus[Any]) -> None:
-        answers.append(status)
-        arrived.set()
-
-    # the work reports each partition's answer; the stream's response watches the client
-    task = asyncio.ensure_future(work(replace(visit, progress=report, streamed=True)))
-    waiter = asyncio.ensure_future(arrived.wait())
-    first: list[asyncio.Future[Any]] = [task, waiter]
-    await asyncio.wait(first, timeout=FIRST_EVENT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if not answers and task.done():
-        task.result()  # its problem, as a plain answer (raises), or a result without partitions
-    return StreamingResponse(_analysis_events(task, answers, arrived, partitions), media_type="application/x-ndjson",
-                             headers={"Cache-Control": "no-store"})
-
-
-async def _analysis_events(task: asyncio.Future[BaseModel | Response], answers: list[PartitionStatus[Any]],
-                           arrived: asyncio.Event, partitions: int) -> AsyncIterator[bytes]:
-    sent = 0
-    try:
-        yield ndjson_line({"event": "started", "partitions": partitions})
-        while True:
-            while sent < len(answers):  # every answer is in before the task ends: it reports synchronously
-                status = answers[sent]
-                sent += 1
-                yield ndjson_line({"event": "partition", "partition": partition_result(status).model_dump(mode="json"),
-                                   "done": sent, "partitions": partitions,
-                                   "failed": [s.partition.id for s in answers[:sent] if s.failure is not None]})
-            if task.done():
-                break
-            arrived.clear()
-            waiter = asyncio.ensure_future(arrived.wait())
-            either: list[asyncio.Future[Any]] = [task, waiter]
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-        result = task.result()
-        assert isinstance(result, BaseModel)  # format=json
-        yield ndjson_line({"event": "result", **result.model_dump(mode="json")})
-    except CowbirdError as error:
-        yield ndjson_line({"event": "error", **problem_body(error)})
-    finally:
-        task.cancel()
-
-
 def _page_size(limit: int | None, format: str, default: int) -> int | None:
     """The rows a request returns: ``limit``, or the default page of JSON; a file has every row (None)."""
     if format != "json":
@@ -258,8 +178,7 @@ def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
             "partitions": [partition_result(s) for s in statuses]}
 
 
-@router.get("/frequency", response_model=FrequencyResult, responses=TABLE_FILES)
-@streamable
+@declared(router, FREQUENCY)
 async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query()]) -> BaseModel | Response:
     """How often each value occurs on the hits: CQP's ``count A by ATT on SPAN %FOLD``, summed over partitions."""
     started = time.perf_counter()
@@ -373,8 +292,7 @@ async def _frequency_per_corpus(visit: Visit, found: Asked, by: str, on: str | N
     return statuses, table, counts
 
 
-@router.get("/dispersion", response_model=DispersionResult, responses=TABLE_FILES)
-@streamable
+@declared(router, DISPERSION)
 async def dispersion(visit: Visitor, asked: Annotated[DispersionParameters, Query()]) -> BaseModel | Response:
     """Where the hits fall: Gries' DP over the parts (``parts``: the regions of an s-attribute, texts by
     default) and over the partitions, exact over every partition, and the hits in ``bins`` equal
@@ -402,8 +320,7 @@ async def dispersion(visit: Visitor, asked: Annotated[DispersionParameters, Quer
         partitions_hits=[DispersionPartition(id=p, tokens=t, hits=h) for p, t, h in measured.partitions])
 
 
-@router.get("/distribution", response_model=DistributionResult, responses=TABLE_FILES)
-@streamable
+@declared(router, DISTRIBUTION)
 async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, Query()]) -> BaseModel | Response:
     """Hits per value of an s-attribute at the match (CQP's ``group A match ATT``), with the size of
     each value's subcorpus and the relative frequency. An attribute such as a sentence id has as many
@@ -474,8 +391,7 @@ async def _distribution_per_corpus(visit: Visit, found: Asked, by: str, order: L
     return statuses, merged, shares
 
 
-@router.get("/collocations", response_model=CollocationResult, responses=TABLE_FILES)
-@streamable
+@declared(router, COLLOCATIONS)
 async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Query()]) -> BaseModel | Response:
     """Collocates of the hits in a window, with co-occurrence and marginal frequencies summed over
     partitions before any association measure is computed."""

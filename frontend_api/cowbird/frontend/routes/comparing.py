@@ -23,12 +23,14 @@ from cowbird.core.subcorpus import subcorpus_sizes
 from cowbird.core.trends import points
 from cowbird.core.wordlist import Keyness, Significance, keyness
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
+from cowbird.frontend.downloads import Download, Format, stamp
 from cowbird.frontend.hits import partition_result
+from cowbird.frontend.operations import COMPARE, TREND
 from cowbird.frontend.params import CompareParameters, Searching, TrendParameters
 from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import searched, value_links
 from cowbird.frontend.routes.deps import Visitor, not_stalled
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.schemas import (
     ComparedSearch,
     CompareNext,
@@ -67,14 +69,13 @@ def date_attribute(corpus: CorpusEntry, by: str | None) -> str:
                        f"holds dates (it has: {', '.join(corpus.meta) or 'none'})")
 
 
-@router.get("/trend", response_model=TrendResult, responses=TABLE_FILES)
+@declared(router, TREND)
 async def trend(visit: Visitor, asked: Annotated[TrendParameters, Query()]) -> BaseModel | Response:
     """How often each query occurs per period (``period``: year, month, decade) of the dates an
     s-attribute holds (``by``), per million tokens of the (sub)corpus in that period, with a 95 %
     Wilson band; periods with fewer than ``sparse_below`` tokens are marked sparse, periods without
     text have no rate. Several ``q`` are counted on the same periods."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     target = visit.corpus(asked.corpus)
     by = date_attribute(target, asked.by)
     filters = region_filters(asked.filters, target, "filter")
@@ -164,7 +165,7 @@ def _file(asked: TrendParameters, target: CorpusEntry, by: str, tokens: int, fai
                     f"{target.name}_trend", named, failed, "trend").whole(rows)
 
 
-@router.get("/compare", response_model=CompareResult, responses=TABLE_FILES)
+@declared(router, COMPARE)
 async def compare(visit: Visitor, asked: Annotated[CompareParameters, Query()]) -> BaseModel | Response:
     """Two searches — two queries, two corpora, or one query over two subcorpora — compared on an
     attribute of the match (``by``, ``on``, ``fold`` as for a frequency breakdown): the values each
@@ -172,7 +173,6 @@ async def compare(visit: Visitor, asked: Annotated[CompareParameters, Query()]) 
     lists are (signed log-likelihood, Log Ratio with its 95 % interval, %DIFF) with the same
     significance filter, the sizes being each search's hits counted."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     other_filters = list(asked.other_filters)
     other_corpus = asked.other_corpus or asked.corpus
     if asked.other_subcorpus:

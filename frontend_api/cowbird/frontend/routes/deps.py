@@ -31,7 +31,7 @@ from cowbird.frontend.fair_use import FairUse, NodeTime
 from cowbird.frontend.fanout import NodeClient, RequestNodes
 from cowbird.frontend.hits import NodeSearch, search_of
 from cowbird.frontend.params import Parameters, Searching
-from cowbird.frontend.priority import Turn
+from cowbird.frontend.priority import BACKGROUND_TIME, Turn
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.settings import LimitSettings
 from cowbird.frontend.stalled import Query as StalledQuery
@@ -165,7 +165,8 @@ def metered(caller: Caller, meter: NodeTime) -> Iterator[None]:
         caller.meter = before if before is not None else meter
 
 
-async def tiered(request: Request, caller: Caller, user: Viewer, key: str, search: NodeSearch) -> CostEstimate | None:
+async def tiered(request: Request, caller: Caller, user: Viewer, key: str, search: NodeSearch,
+                 background: bool = False) -> CostEstimate | None:
     """A query that may be slow (``may_be_slow``: wide or open repetitions, constraints relating labels,
     MU and TAB queries) estimated before any node runs it; refused (``limit_exceeded``, with the estimate)
     when it would take longer than a query may (``[limits] deadline``, and ``[nodes] timeout`` a
@@ -174,12 +175,15 @@ async def tiered(request: Request, caller: Caller, user: Viewer, key: str, searc
     None, ``seconds`` what that took: a query relating three labels over two ``[]{0,60}`` once ran
     anyway and took a node to 10 GB), or nodes that did not answer the estimate in time. MU and TAB
     queries, which the engine does not estimate (``seconds`` None), run as background work, within
-    the nodes' memory budget."""
+    the nodes' memory budget. ``background``: the query runs as background work, whose time limits
+    are ``BACKGROUND_TIME`` times longer."""
     not_stalled(request, search)
     if not may_be_slow(search.query.query):
         return None
     settings = frontend_state(request).settings
     most = min(settings.limits.deadline, settings.nodes.timeout)  # a node call is given up after [nodes] timeout
+    if background:
+        most *= BACKGROUND_TIME
     try:
         cost = await estimated(request, caller, user, key, search)
     except QueryTooSlow:  # the nodes could not say in time (NodesUnavailable, none answered, is passed on)
@@ -193,9 +197,10 @@ async def tiered(request: Request, caller: Caller, user: Viewer, key: str, searc
         raise not_bounded(f"a node could not read any of it within the {cost.seconds:,.1f} s its estimate took")
     if cost.seconds is not None and cost.seconds > most:
         hits = "an unknown number of" if cost.hits is None else f"about {cost.hits:,}"
+        kind = "a background query" if background else "a query"
         raise LimitExceeded(
             f"this query is estimated to take {cost.seconds:,.0f} s on the nodes ({hits} hits), more than the "
-            f"{most:g} s a query may take: it was not run. Narrow it — a rarer word first, shorter or "
+            f"{most:g} s {kind} may take: it was not run. Narrow it — a rarer word first, shorter or "
             "bounded repetitions ([]{0,5} rather than []*), within s, a filter")
     return cost
 
@@ -360,10 +365,14 @@ class Visit:
                   reads: int = 0, what: str = "") -> T:
         """``work`` as one of the viewer's queries (``admit``), as background work after its turn when
         ``background``, stopped when the client goes or the ``deadline`` (``[limits] deadline``)
-        passes. Work refused or never started is closed, not left to warn."""
+        passes. A ``search`` that may be slow is estimated first and refused past its time limit
+        (``tiered``), unless its estimate is ``known``. Work refused or never started is closed, not
+        left to warn."""
         deadline = self.limits.deadline if deadline is None else deadline
         with ExitStack() as slot:
             try:
+                if search is not None and known is None:
+                    known = await tiered(self.request, self.caller, self.user, self.key, search, background)
                 await self.admit(slot, search, deadline=deadline, known=known, reads=reads, what=what)
                 if background:
                     slot.callback((await background_turn(self.request, self.caller, self.key, deadline)).release)

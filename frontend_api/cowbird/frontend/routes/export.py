@@ -28,13 +28,15 @@ from cowbird.core.wire import EXPORT_BATCH_LINES
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.background import FORWARDED_SCOPE, REFUND
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, XLSX_MAX_ROWS, Download, stamp
+from cowbird.frontend.downloads import XLSX_MAX_ROWS, Download, stamp
 from cowbird.frontend.fair_use import LEASE_MARGIN
 from cowbird.frontend.gdex import streamed_scores, with_gdex
 from cowbird.frontend.hits import NodeSearch, public_hit
 from cowbird.frontend.links import public_base
+from cowbird.frontend.operations import EXPORT
 from cowbird.frontend.params import ExportParameters
 from cowbird.frontend.routes.deps import Visitor
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.routes.query import sort_key
 from cowbird.frontend.schemas import GdexScore, Hit
 from cowbird.frontend.state import frontend_state
@@ -43,16 +45,9 @@ from cowbird.frontend.viewer import Viewer
 router = APIRouter(prefix="/api/v1", tags=["export"])
 
 
-@router.get(
-    "/export",
-    response_class=StreamingResponse,
-    responses={
-        200: {"content": {MEDIA_TYPES[f].split(";")[0]: {} for f in FORMATS}, "description": "The rows, streamed."}
-    },
-)
+@declared(router, EXPORT)
 async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) -> StreamingResponse:
     request, user, quota = visit.request, visit.user, visit.quota
-    asked = await visit.subcorpus(asked)
     settings = frontend_state(request).settings
     target = visit.corpus(asked.corpus)
     q, syntax, ignore_case, filters, format = asked.q, asked.syntax, asked.ignore_case, asked.filters, asked.format

@@ -22,9 +22,11 @@ from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.gdex import page_scores, with_gdex
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
+from cowbird.frontend.operations import ESTIMATE, QUERY
 from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, Lanes
 from cowbird.frontend.routes.deps import Visitor, background_work, estimated, ndjson_line, tiered
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.schemas import CorpusTotal, EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import searched_tokens
@@ -45,11 +47,7 @@ def sort_key(sort: str | None, direction: str, seed: int, sample: int | None) ->
     return parse_sort(sort, direction, seed)
 
 
-@router.get(
-    "/query", response_model=QueryResult,
-    responses={200: {"content": {"application/x-ndjson": {}},
-                     "description": "The preview; with stream=1 as NDJSON events (see the stream parameter)."}},
-)
+@declared(router, QUERY)
 async def query(
     visit: Visitor,
     response: Response,
@@ -57,7 +55,6 @@ async def query(
 ) -> QueryResult | StreamingResponse:
     started = time.perf_counter()
     request, user, quota, limits = visit.request, visit.user, visit.quota, visit.limits
-    asked = await visit.subcorpus(asked)
     offset, limit, sample, seed = asked.offset, asked.limit, asked.sample, asked.seed
     if limit > limits.preview_size or (sample or 0) > limits.preview_size:
         raise BadParameter(f"a preview has at most {limits.preview_size} hits; use /api/v1/export for more")
@@ -238,12 +235,11 @@ async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,
         slot.close()
 
 
-@router.get("/estimate", response_model=EstimateResult)
+@declared(router, ESTIMATE)
 async def estimate(visit: Visitor, asked: Annotated[Searching, Query()]) -> EstimateResult:
     """What the query would find and how long it would take, from each partition's plan and a small
     sample of it, without running it (``confirm``: the search page asks before running it)."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     target, search = visit.search(asked)
     state = frontend_state(visit.request)
     settings = state.settings

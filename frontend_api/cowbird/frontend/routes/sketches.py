@@ -19,12 +19,14 @@ from cowbird.core.errors import BadParameter, LimitExceeded, NotFound
 from cowbird.core.search import CostEstimate, Statuses, WordSketch, failed_partitions
 from cowbird.core.search.sketches import RelationSketch
 from cowbird.frontend.corpora import CorpusEntry, Partition
-from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
+from cowbird.frontend.downloads import Download, Format, stamp
 from cowbird.frontend.hits import NodeSearch, partition_result, search_of
+from cowbird.frontend.operations import SKETCH, SKETCH_DIFFERENCE, THESAURUS
 from cowbird.frontend.params import MAX_JSON_ROWS, SketchDifferenceParameters, SketchParameters, ThesaurusParameters
 from cowbird.frontend.querying import build_query
 from cowbird.frontend.routes.analyses import _cqp_link, exactly
 from cowbird.frontend.routes.deps import Visit, Visitor, estimated
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.schemas import (
     SketchCollocateRow,
     SketchDifferenceRelation,
@@ -48,13 +50,12 @@ MAX_THESAURUS_ROWS = 1000
 """Words a thesaurus entry lists at most (each scored from its whole sketch)."""
 
 
-@router.get("/sketch", response_model=WordSketchResult, responses=TABLE_FILES)
+@declared(router, SKETCH)
 async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) -> BaseModel | Response:
     """The word sketch of ``headword``: for each relation of the corpus's sketch grammar, the collocates
     with their frequency in the relation and logDice, the most salient first; in the subcorpus of the
     ``filter``s if given. Counts are summed over the partitions before any score."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     target, grammar, views, relations, search = _prepared(visit, asked)
     limit = _limit(asked)
     statuses, found = await _counted(visit, search, target, views, asked.filters, "a word sketch",
@@ -76,7 +77,7 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
                             tokens=found.size, saved=found.saved, relations=shown)
 
 
-@router.get("/sketchdiff", response_model=SketchDifferenceResult, responses=TABLE_FILES)
+@declared(router, SKETCH_DIFFERENCE)
 async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferenceParameters, Query()],
                             ) -> BaseModel | Response:
     """The sketch difference of ``headword`` and ``other``: for each relation, the collocates both have
@@ -84,7 +85,6 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
     only one has (``only_first``, ``only_second``, the most salient first), with both logDice scores and
     their ``difference``. Each sketch is exact over every partition, as ``/api/v1/sketch``'s."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     if asked.other == asked.headword:
         raise BadParameter(f"other={asked.other}: compare the headword with another word")
     target, grammar, views, relations, search = _prepared(visit, asked)
@@ -142,12 +142,11 @@ def _compared(one: RelationSketch, two: RelationSketch, link: Callable[[str], st
         only_first=only_first[:limit], only_second=only_second[:limit])
 
 
-@router.get("/thesaurus", response_model=ThesaurusResult, responses=TABLE_FILES)
+@declared(router, THESAURUS)
 async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query()]) -> BaseModel | Response:
     """The words whose sketches are most like the headword's, with their similarity score (Rychlý and
     Kilgarriff 2007) from the counts summed over every partition; each links to its sketch."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     target, grammar, views, relations, search = _prepared(visit, asked)
     if asked.limit is not None and asked.limit > MAX_THESAURUS_ROWS:
         raise BadParameter(f"limit={asked.limit}: a thesaurus entry lists at most {MAX_THESAURUS_ROWS:,} words")

@@ -26,13 +26,15 @@ from cowbird.core.subcorpus import SubcorpusSizes, subcorpus_sizes
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.accounts.models import Subcorpus
 from cowbird.frontend.corpora import CorpusEntry
-from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
+from cowbird.frontend.downloads import Download, Format, stamp
 from cowbird.frontend.fanout import RequestNodes
 from cowbird.frontend.hits import partition_result
+from cowbird.frontend.operations import SUBCORPUS
 from cowbird.frontend.params import MAX_JSON_ROWS, SubcorpusParameters
 from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import only_value
 from cowbird.frontend.routes.deps import CurrentUser, Visitor
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.routes.saved import account_owner
 from cowbird.frontend.routes.wordlist import DOCUMENT
 from cowbird.frontend.schemas import SaveSubcorpus, SubcorpusList, SubcorpusOut, SubcorpusResult, SubcorpusValue
@@ -53,13 +55,12 @@ async def _sizes(nodes: RequestNodes, target: CorpusEntry, filters: list[str], a
                                  texts, attribute, match, ignore_case, nodes.time_limit)
 
 
-@router.get("/subcorpus", response_model=SubcorpusResult, responses=TABLE_FILES)
+@declared(router, SUBCORPUS)
 async def subcorpus(visit: Visitor, asked: Annotated[SubcorpusParameters, Query()]) -> BaseModel | Response:
     """The size of the subcorpus the ``filter``s (and a saved ``subcorpus``) choose — its tokens and texts,
     exact over every partition that answers — and with ``values=ATTR`` that s-attribute's values in it,
     each with its tokens and texts there and the filter that chooses it (the subcorpus picker)."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     target = visit.corpus(asked.corpus)
     if asked.values is not None and asked.values not in target.meta:
         raise BadParameter(f"values={asked.values}: {no_attribute(target, 'meta', asked.values)}")

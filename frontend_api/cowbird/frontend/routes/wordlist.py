@@ -15,12 +15,14 @@ from cowbird.core.analysis_merge import rate
 from cowbird.core.errors import BadParameter, UnknownAttribute
 from cowbird.core.search import failed_partitions, no_attribute
 from cowbird.core.wordlist import Significance, WordListSpec, keyword_list, word_list
-from cowbird.frontend.downloads import TABLE_FILES, Download, Format, stamp
+from cowbird.frontend.downloads import Download, Format, stamp
 from cowbird.frontend.hits import partition_result
+from cowbird.frontend.operations import KEYWORDS, WORDLIST
 from cowbird.frontend.params import MAX_JSON_ROWS, KeywordParameters, WordListParameters
 from cowbird.frontend.querying import region_filters
 from cowbird.frontend.routes.analyses import exactly
 from cowbird.frontend.routes.deps import Visitor
+from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.schemas import KeywordResult, KeywordRow, WordListResult, WordListRow
 from cowbird.frontend.subcorpora import subcorpus_filters
 from cowbird.query import AttributeTest, QuerySyntaxError, TokenPattern, serialize
@@ -34,13 +36,12 @@ DOCUMENT = "text"
 """The s-attribute n-grams stay within by default, when the corpus has it."""
 
 
-@router.get("/wordlist", response_model=WordListResult, responses=TABLE_FILES)
+@declared(router, WORDLIST)
 async def wordlist(visit: Visitor, asked: Annotated[WordListParameters, Query()]) -> BaseModel | Response:
     """The ``limit`` most frequent n-grams (n=1: words) of ``attribute`` with at least ``min`` occurrences,
     in the corpus or in the subcorpus its ``filter``s choose, staying within one ``within`` region (text);
     only those with a token matching ``match``, if given. Exact over every partition that answers."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     target = visit.corpus(asked.corpus)
     if asked.attribute not in target.p_attributes:
         raise UnknownAttribute(f"attribute={asked.attribute}: {no_attribute(target, 'p', asked.attribute)}")
@@ -121,14 +122,13 @@ def _hits(corpus: str, attribute: str, tokens: tuple[str, ...], within: str, fil
     return "/?" + urlencode({"corpus": corpus, "q": q, "syntax": "cqp", "filter": filters}, doseq=True)
 
 
-@router.get("/keywords", response_model=KeywordResult, responses=TABLE_FILES)
+@declared(router, KEYWORDS)
 async def keywords(visit: Visitor, asked: Annotated[KeywordParameters, Query()]) -> BaseModel | Response:
     """Keywords of the target (``corpus`` and its ``filter``s) against the reference (``reference``, by
     default the same corpus, and its ``reference_filter``s): every value of ``attribute`` occurring at
     least ``min`` times in the target (or ``reference_min`` in the reference), counted exactly on both
     sides, with signed log-likelihood, Log Ratio and its 95 % interval, and %DIFF; ranked by ``order``."""
     started = time.perf_counter()
-    asked = await visit.subcorpus(asked)
     if asked.reference_subcorpus:
         saved = await subcorpus_filters(visit.request, visit.user, asked.reference_subcorpus,
                                         asked.reference or asked.corpus, "reference_subcorpus")
