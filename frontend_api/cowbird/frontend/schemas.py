@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cowbird.core.periods import Period
 from cowbird.core.wire import Problem
 
 __all__ = [
@@ -604,7 +605,7 @@ class TrendResult(BaseModel):
 
     corpus: str
     by: str = Field(description="The s-attribute whose values are the dates.")
-    period: str
+    period: Period = Field(description="The periods counted in, as period= asked.")
     filters: list[str]
     sparse_below: int
     tokens: int = Field(description="Tokens of the (sub)corpus searched.")

@@ -3,23 +3,8 @@
 // A file of its own, not inline: the pages' Content-Security-Policy runs scripts from this site only.
 "use strict";
 
-/**
- * Calf's answer for a static link (GET /api/v1/ref/<corpus>/<position>/web), or a problem+json.
- * @typedef {object} WebContext
- * @property {"found_url" | "found_archive" | "found_search" | "changed_url" | "changed_archive" | "changed_search"
- *   | "not_found" | "fetch_error" | "bad_row" | "error"} status
- * @property {number | null} score
- * @property {string} source_url
- * @property {string} sentence
- * @property {string} [page_text]
- * @property {string} left
- * @property {string} right
- * @property {string} detail
- * @property {string} [source]  live, search, or the web archive's name
- * @property {string} [capture_date]  an archive's capture: when (ISO 8601)
- * @property {string} [capture_url]  an archive's capture: the URL that returns it
- * @property {string} [title]  a problem's
- */
+/** @typedef {import("./api-types").WebContext} WebContext  Calf's answer (GET /api/v1/ref/<corpus>/<position>/web) */
+/** @typedef {import("./api-types").Problem} Problem  its refusal (problem+json) */
 
 const copy = document.getElementById("copy-citation");
 if (copy instanceof HTMLButtonElement) {
@@ -45,12 +30,14 @@ if (find instanceof HTMLButtonElement && result && text) {
     result.textContent = "Looking for the page…";
     try {
       const answer = await fetch(find.dataset.url ?? "");
-      /** @type {WebContext} */
-      const body = await answer.json();
+      /** @type {unknown} */
+      const answered = await answer.json();
       if (!answer.ok) {
-        result.textContent = body.detail || body.title || "the search failed";
+        const problem = /** @type {Partial<Problem>} */ (answered);
+        result.textContent = problem.detail || problem.title || "the search failed";
         return;
       }
+      const body = /** @type {WebContext} */ (answered);
       if (body.status === "found_url" || body.status === "found_search" || body.status === "found_archive") {
         const archived = body.status === "found_archive";
         const how = `score ${body.score}${body.detail ? `, ${body.detail}` : ""}`;

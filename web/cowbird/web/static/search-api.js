@@ -6,15 +6,10 @@
 import { setRequest, state } from "./search-state.js";
 
 /**
- * An error as the API answers it (RFC 9457 and a stable code); a query error says where it is.
- * @typedef {object} Problem
- * @property {string} [type]
- * @property {string} [title]
- * @property {number} [status]
- * @property {string} [detail]  what went wrong, in words: what the page shows
- * @property {string} [code]
- * @property {string | null} [message]  a query error's message, without the caret picture
- * @property {number | null} [offset]  a query error's 0-based offset in the query
+ * An error as the API answers it (RFC 9457 and a stable code; a query error says where it is), its
+ * members as the server's model names them (./api-types.d.ts), each of which may be missing: the
+ * page makes some problems itself (a response that is not problem+json, a form left incomplete).
+ * @typedef {Partial<import("./api-types").Problem>} Problem
  */
 
 /** A request the API refused: its problem+json. */

@@ -12,32 +12,11 @@
 import { ApiProblem, aborted, begin, end, getJson, problemText } from "./search-api.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 
-/**
- * @typedef {object} BoxTest
- * @property {string} attribute
- * @property {string} operator  is, is_not, starts, contains, ends, regex, not_regex
- * @property {string} value
- * @property {boolean} ignore_case
- */
-/**
- * @typedef {object} QueryBox
- * @property {BoxTest[]} tests
- * @property {number} min
- * @property {number | null} max
- */
-/**
- * @typedef {object} QueryBoxes
- * @property {QueryBox[]} tokens
- * @property {string | null} within
- */
-/**
- * GET /api/v1/builder's answer.
- * @typedef {object} BuilderResult
- * @property {string} cqp
- * @property {boolean} fits
- * @property {string | null} reason
- * @property {QueryBoxes | null} boxes
- */
+// The boxes as /api/v1/builder takes them (boxes=, JSON) and reads a query back into them; its answer.
+/** @typedef {import("./api-types").BoxTest} BoxTest */
+/** @typedef {import("./api-types").QueryBox} QueryBox */
+/** @typedef {import("./api-types").QueryBoxes} QueryBoxes */
+/** @typedef {import("./api-types").BuilderResult} BuilderResult */
 
 /** Tokens the boxes hold at most (the server's limit). */
 const MAX_TOKENS = 30;
@@ -107,7 +86,7 @@ function attributeValues(corpus, attribute) {
   if (!found) {
     const params = new URLSearchParams({ corpus, attribute, limit: String(limit) });
     found = getJson("wordlist", params).then((body) => {
-      const listed = /** @type {{rows: {value: string}[], more: boolean}} */ (body);
+      const listed = /** @type {import("./api-types").WordListResult} */ (body);
       return { values: listed.rows.map((r) => r.value), more: listed.more };
     });
     found.catch(() => valuesKept.delete(key)); // asked again next time
@@ -176,7 +155,7 @@ async function suggest(row) {
   const params = new URLSearchParams({ corpus: corpusInfo().name, attribute, match: `${literal(typed)}.*`,
     ignore_case: "true", limit: String(SUGGESTIONS) });
   try {
-    const body = /** @type {{rows: {value: string}[]}} */ (await getJson("wordlist", params, controller.signal));
+    const body = /** @type {import("./api-types").WordListResult} */ (await getJson("wordlist", params, controller.signal));
     listValues(list, body.rows.map((r) => r.value));
   } catch (error) {
     if (!aborted(error)) list.replaceChildren();
@@ -236,7 +215,8 @@ function readBoxes() {
       return {
         tests: [...item.querySelectorAll(".builder-test")].map((row) => ({
           attribute: part(row, "select.attribute", HTMLSelectElement).value,
-          operator: part(row, "select.operator", HTMLSelectElement).value,
+          // the select's options are the server's operators (templates/search.html, #builder-test)
+          operator: /** @type {BoxTest["operator"]} */ (part(row, "select.operator", HTMLSelectElement).value),
           value: part(row, "input.value", HTMLInputElement).value,
           ignore_case: part(row, "input.case", HTMLInputElement).checked,
         })),

@@ -10,22 +10,7 @@ import { byId, number, part } from "./search-dom.js";
 import { change } from "./search-saved.js";
 import { fromUrl, searchParams, selectHits, state } from "./search-state.js";
 
-/**
- * @typedef {object} CategoryLine
- * @property {number} position
- * @property {number} matchend
- * @property {number} category
- */
-
-/**
- * @typedef {object} LineCategories
- * @property {string} name
- * @property {string} corpus
- * @property {string} url
- * @property {string[]} labels
- * @property {number[]} counts
- * @property {CategoryLine[]} lines
- */
+/** @typedef {import("./api-types").LineCategories} LineCategories */
 
 /** @type {LineCategories | null} */
 let loaded = null;

@@ -11,13 +11,8 @@ export const CHART_ROWS = 30;
 const LINE = 26;
 
 /**
- * A bar: a value of the distribution.
- * @typedef {object} Bar
- * @property {string} value
- * @property {number} hits
- * @property {number} tokens
- * @property {number} per_million
- * @property {string} concordance  the search page showing these hits
+ * A bar: a value of the distribution (what the chart draws of its row).
+ * @typedef {Pick<import("./api-types").DistributionRow, "value" | "hits" | "tokens" | "per_million" | "concordance">} Bar
  */
 
 /**
@@ -59,13 +54,7 @@ export function barChart(rows, by) {
   return { chart, bars: shown.length };
 }
 
-/**
- * A stretch of the corpus and the hits that start in it (/api/v1/dispersion's bins).
- * @typedef {object} Stretch
- * @property {number} start  global position of its first token
- * @property {number} end  of its last
- * @property {number} hits
- */
+/** @typedef {import("./api-types").DispersionBin} Stretch  /api/v1/dispersion's bins */
 
 /** Height of the dispersion's columns, in pixels. */
 const STRIP = 90;
@@ -92,31 +81,7 @@ export function stripChart(stretches, parts) {
   return chart;
 }
 
-/**
- * A period of a trend (/api/v1/trend's points).
- * @typedef {object} TrendPoint
- * @property {string} period
- * @property {number} hits
- * @property {number} tokens
- * @property {number} texts
- * @property {number | null} per_million  null: no text in the period
- * @property {number | null} low  the 95 % band
- * @property {number | null} high
- * @property {boolean} sparse  less text than a rate can rest on
- * @property {string | null} concordance  the search page with the period's hits
- */
-
-/**
- * A query's trend.
- * @typedef {object} TrendSeries
- * @property {string} q
- * @property {string} cqp
- * @property {number} total
- * @property {number} undated
- * @property {boolean} complete
- * @property {string[]} failed
- * @property {TrendPoint[]} points
- */
+/** @typedef {import("./api-types").TrendSeries} TrendSeries  a query's trend */
 
 /** The series' line styles: colour and dash differ, so that they are told apart without colour too. */
 export const SERIES_STYLES = [
@@ -165,7 +130,7 @@ const MONTH = "(?:0[1-9]|1[0-2])";
 const DAY_PART = `(?:${SEPARATOR}(?:0[1-9]|[12][0-9]|3[01]))?`;
 const TIME = "(?:[T ].*)?";
 
-/** @typedef {"year" | "month" | "decade"} Period */
+/** @typedef {import("./api-types").TrendResult["period"]} Period  the periods a trend counts in */
 
 /**
  * The regular expression matching exactly the dates of `key` (cowbird.core.periods.period_regex).

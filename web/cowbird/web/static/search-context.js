@@ -5,19 +5,7 @@
 import { ApiProblem, getJson, problemText } from "./search-api.js";
 import { CORPORA, fromTemplate, part } from "./search-dom.js";
 
-/**
- * GET /api/v1/context/{corpus}/{position}'s answer.
- * @typedef {object} LineContext
- * @property {string[]} attributes  what each token holds: the word, then the attributes shown
- * @property {string[][]} left
- * @property {string[][]} match
- * @property {string[][]} right
- * @property {string | null} region
- * @property {number} tokens
- * @property {boolean} more_before
- * @property {boolean} more_after
- * @property {Record<string, number[]>} [breaks]  per s-attribute (text, s), the tokens a boundary comes before
- */
+/** @typedef {import("./api-types").LineContext} LineContext  GET /api/v1/context/{corpus}/{position}'s answer */
 
 /** Tokens each side when a line is first widened, and what More and Less add or take. */
 const FIRST = 30;

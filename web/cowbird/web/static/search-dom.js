@@ -3,17 +3,9 @@
 // corpora of the JSON island, and number formats. Nothing here changes after the page has loaded.
 
 /**
- * A corpus as the page's JSON island (and /api/v1/corpora) describes it.
- * @typedef {object} Corpus
- * @property {string} name
- * @property {string} title
- * @property {string} description
- * @property {number} size
- * @property {string[]} p_attributes  token attributes: what queries, show= and sorting name
- * @property {string[]} s_attributes  regions (s, p, text, ...)
- * @property {string[]} meta  the regions that carry values: what filters, distributions and meta= name
- * @property {Record<string, string>} [attributes]  what an attribute holds (its tagset), where said
- * @property {string[]} [sketches]  the relations of its word sketches (none: it has no sketch grammar)
+ * A corpus as the page's JSON island describes it: /api/v1/corpora's, without its partitions
+ * (frontend_api/cowbird/frontend/routes/pages.py).
+ * @typedef {Omit<import("./api-types").CorpusSummary, "partitions">} Corpus
  */
 
 /**

@@ -13,13 +13,7 @@ import { SORT_LEVELS, sameSearch, searchParams, setTimer, state } from "./search
 /** @typedef {import("./search-state.js").Anchor} Anchor */
 /** @typedef {import("./search-api.js").Problem} Problem */
 
-/**
- * GET /api/v1/translate's answer.
- * @typedef {object} Translation
- * @property {string} q
- * @property {string} cqp  the canonical CQP that runs
- * @property {Anchor[]} [anchors]  the anchors the query marks
- */
+/** @typedef {import("./api-types").Translation} Translation  GET /api/v1/translate's answer */
 
 /** @returns {Search} the search the form states (filters without a regex left out) */
 export function readSearch() {

@@ -6,73 +6,10 @@ import { widenable } from "./search-context.js";
 import { byId, fromTemplate, number, part } from "./search-dom.js";
 import { PAGE } from "./search-state.js";
 
-/**
- * One hit as /api/v1/query answers it.
- * @typedef {object} Hit
- * @property {string} corpus  the corpus the hit is in (one of several searched)
- * @property {number} position  global position of the match's first token
- * @property {number} matchend
- * @property {string} partition
- * @property {string} left
- * @property {string} match
- * @property {string} right
- * @property {Record<string, string>} attributes  each show= attribute of the match
- * @property {Record<string, string | null>} meta
- * @property {{region: string, part: "left" | "match" | "right", at: number}[]} [breaks]  where texts and sentences change
- * @property {string} ref  the path of the hit's static link
- * @property {GdexScore | null} [gdex]  with sort=gdex: the hit's score and each rule's value
- */
-
-/**
- * A hit's GDEX score and what made it (docs/http-api.md writes the rules out).
- * @typedef {object} GdexScore
- * @property {number} score  the weighted mean of the rules' values, 0 to 1
- * @property {number} key  what the hits were sorted on: 1,000,000 - round(score x 1,000,000)
- * @property {number} tokens  tokens of the sentence scored
- * @property {Record<string, number>} values  each rule's value, 0 to 1
- * @property {Record<string, number>} weights
- * @property {string[]} rare  the tokens counted as rare words
- * @property {string[]} numbers  the tokens counted as numbers or symbols
- * @property {string[]} urls  the tokens taken for URLs
- */
-
-/**
- * @typedef {object} PartitionResult
- * @property {string} id
- * @property {"ok" | "failed"} status
- * @property {number | null} total
- * @property {string | null} [error]
- */
-
-/**
- * GET /api/v1/query's answer.
- * @typedef {object} QueryResult
- * @property {string} corpus
- * @property {string} cqp  the CQP that ran
- * @property {number} total
- * @property {number | null} [tokens]  tokens of the texts searched (the filters' subcorpus, or the corpus)
- * @property {number | null} per_million  hits per million tokens of the texts searched
- * @property {number} [corpus_per_million]  hits per million tokens of the whole corpus
- * @property {boolean} complete
- * @property {string[]} failed
- * @property {PartitionResult[]} partitions
- * @property {number} elapsed_ms
- * @property {number} offset
- * @property {number | null} sample
- * @property {Hit[]} hits
- * @property {string | null} [hint]
- * @property {import("./search-state.js").Anchor[]} [anchors]  the anchors the query marks
- * @property {CorpusTotal[]} [corpora]  each corpus searched: its total and rate
- */
-/**
- * One corpus's share of a search over several.
- * @typedef {object} CorpusTotal
- * @property {string} corpus
- * @property {number} total
- * @property {number | null} tokens
- * @property {number | null} per_million
- * @property {number | null} [first]  where its hits begin among all the hits in corpus order (null: sorted, or none)
- */
+/** @typedef {import("./api-types").Hit} Hit  one hit as /api/v1/query answers it */
+/** @typedef {import("./api-types").GdexScore} GdexScore  docs/http-api.md writes the rules out */
+/** @typedef {import("./api-types").PartitionResult} PartitionResult */
+/** @typedef {import("./api-types").QueryResult} QueryResult  GET /api/v1/query's answer */
 
 /**
  * /api/v1/query?stream=1's events, one a line: `started`, then (in corpus order: `early`) the page

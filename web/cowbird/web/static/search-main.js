@@ -43,18 +43,6 @@ import { describeBuilder, readQuery, setUpBuilder } from "./search-builder.js";
 /** @typedef {import("./search-kwic.js").QueryEvent} QueryEvent */
 /** @typedef {import("./search-kwic.js").Progress} Progress */
 
-/**
- * A search of the user's history (GET /api/v1/history).
- * @typedef {object} PastSearch
- * @property {string} url  the search page URL that runs it again
- * @property {string} q
- * @property {string} corpus
- * @property {string} syntax
- * @property {boolean} ignore_case
- * @property {string[]} filters
- * @property {number} total
- */
-
 // ---------------------------------------------------------------- running a search
 
 /**
@@ -267,7 +255,7 @@ function restore(params) {
 async function loadHistory() {
   const list = document.getElementById("history-list");
   if (!list) return; // anonymous: no history
-  /** @type {{data: PastSearch[]}} */
+  /** @type {import("./api-types").History} */
   let answer;
   try {
     answer = await getJson("history", new URLSearchParams());

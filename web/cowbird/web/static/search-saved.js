@@ -7,14 +7,7 @@
 import { ApiProblem, apiUrl, getJson } from "./search-api.js";
 import { byId, fromTemplate, part } from "./search-dom.js";
 
-/**
- * @typedef {object} Saved
- * @property {string} name
- * @property {string} corpus
- * @property {string} url
- * @property {string} link
- * @property {string} at
- */
+/** @typedef {import("./api-types").SavedSearchOut} Saved  a saved search (GET /api/v1/saved) */
 
 /**
  * A search run in this browser (anonymous users).

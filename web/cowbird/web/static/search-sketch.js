@@ -18,84 +18,9 @@ import { readSearch } from "./search-form.js";
 import { filterText, pageUrl, setSketched, state } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
-/**
- * @typedef {object} SketchRow
- * @property {string} value
- * @property {number} f
- * @property {number} total
- * @property {number} log_dice
- * @property {string | null} concordance
- */
-
-/**
- * @typedef {object} SketchRelation
- * @property {string} name  the relation's id in the grammar
- * @property {string} label  what users read (the grammar's label, the headword written in)
- * @property {number} head_total
- * @property {number | null} share
- * @property {number} distinct
- * @property {SketchRow[]} rows
- */
-
-/**
- * @typedef {object} SketchResult
- * @property {string} headword
- * @property {number} frequency
- * @property {string[]} filters
- * @property {SketchRelation[]} relations
- * @property {boolean} complete
- * @property {string[]} failed
- */
-
-/**
- * @typedef {object} DifferenceRow
- * @property {string} value
- * @property {number} f
- * @property {number} other_f
- * @property {number | null} log_dice
- * @property {number | null} other_log_dice
- * @property {number} difference
- * @property {string | null} concordance
- * @property {string | null} other_concordance
- */
-
-/**
- * @typedef {object} DifferenceRelation
- * @property {string} name
- * @property {string} label
- * @property {DifferenceRow[]} shared
- * @property {DifferenceRow[]} only_first
- * @property {DifferenceRow[]} only_second
- */
-
-/**
- * @typedef {object} DifferenceResult
- * @property {string} headword
- * @property {string} other
- * @property {number} frequency
- * @property {number} other_frequency
- * @property {DifferenceRelation[]} relations
- * @property {boolean} complete
- * @property {string[]} failed
- */
-
-/**
- * @typedef {object} ThesaurusRow
- * @property {string} word
- * @property {number} score
- * @property {number} shared
- */
-
-/**
- * @typedef {object} ThesaurusResult
- * @property {string} headword
- * @property {number} frequency
- * @property {number} contexts
- * @property {number} candidates
- * @property {ThesaurusRow[]} rows
- * @property {boolean} complete
- * @property {string[]} failed
- */
+/** @typedef {import("./api-types").WordSketchResult} SketchResult */
+/** @typedef {import("./api-types").SketchDifferenceResult} DifferenceResult */
+/** @typedef {import("./api-types").ThesaurusResult} ThesaurusResult */
 
 /**
  * What the controls ask for (the corpus and filters of the form): the lemma, the minimum, the rows.

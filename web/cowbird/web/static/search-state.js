@@ -57,19 +57,7 @@ import { controlValue, corpusInfo, setControlValue } from "./search-dom.js";
  * @property {string[]} inline  the attributes written after each token's word (word/pos/lemma)
  */
 
-/**
- * GET /api/v1/estimate's answer: what a search would find and how long it would take, before it runs.
- * @typedef {object} Estimate
- * @property {string} corpus
- * @property {string} cqp
- * @property {number | null} hits  estimated hits (null: the query cannot be estimated: MU or TAB)
- * @property {boolean} exact  the hits are the exact count
- * @property {number | null} seconds  estimated seconds until the exact total
- * @property {"fast" | "seconds" | "minutes" | null} time_class
- * @property {boolean} confirm  the server wants the user to confirm the search before it runs
- * @property {string[]} failed  partitions that gave no estimate
- * @property {number} elapsed_ms
- */
+/** @typedef {import("./api-types").EstimateResult} Estimate  GET /api/v1/estimate's answer */
 
 /** @typedef {Record<string, string>} Settings  control id -> its value ("1" or "" for a checkbox) */
 

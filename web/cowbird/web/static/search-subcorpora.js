@@ -15,46 +15,9 @@ import { filterText, parseFilter } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").Filter} Filter */
 
-/**
- * A value of the picker (GET /api/v1/subcorpus?values=ATTR).
- * @typedef {object} SubcorpusValue
- * @property {string} value
- * @property {number} tokens
- * @property {number} texts
- * @property {number} per_cent
- * @property {string} filter
- */
-
-/**
- * GET /api/v1/subcorpus's answer.
- * @typedef {object} SubcorpusResult
- * @property {string} corpus
- * @property {string[]} filters
- * @property {number} tokens
- * @property {number | null} texts
- * @property {number} corpus_tokens
- * @property {number | null} corpus_texts
- * @property {number} per_cent
- * @property {SubcorpusValue[]} values
- * @property {number} values_total
- * @property {boolean} complete
- * @property {string[]} failed
- */
-
-/**
- * A saved subcorpus (GET /api/v1/subcorpora).
- * @typedef {object} Subcorpus
- * @property {string} id
- * @property {string} name
- * @property {string} corpus
- * @property {string[]} filters
- * @property {number} tokens
- * @property {number | null} texts
- * @property {string} owner
- * @property {string | null} group
- * @property {boolean} mine
- * @property {string} search
- */
+/** @typedef {import("./api-types").SubcorpusValue} SubcorpusValue  the picker's values= */
+/** @typedef {import("./api-types").SubcorpusResult} SubcorpusResult  GET /api/v1/subcorpus's answer */
+/** @typedef {import("./api-types").SubcorpusOut} Subcorpus  a saved subcorpus (GET /api/v1/subcorpora) */
 
 const PICKER_LIMIT = 1000;
 /** @type {AbortController | null} */

@@ -32,124 +32,15 @@ import {
  * @property {number} rows_total  rows of the whole table
  */
 
-/**
- * @typedef {object} FrequencyRow
- * @property {string} value
- * @property {number} frequency
- * @property {number} share
- * @property {number} per_million
- * @property {string | null} concordance
- * @property {Record<string, number>} [corpora]  several corpora searched: the frequency in each
- * @property {Record<string, number>} [corpora_per_million]  and per million tokens of each one's texts searched
- */
-/**
- * GET /api/v1/frequency's answer.
- * @typedef {AnalysisPage & {by: string, keys: string[], distinct: number, counted: number, unset: number, truncated: boolean, rows: FrequencyRow[]}} FrequencyResult
- */
-/**
- * GET /api/v1/dispersion's answer.
- * @typedef {AnalysisAnswer & DispersionFigures} DispersionResult
- */
-/**
- * @typedef {object} DispersionFigures
- * @property {string} parts_attribute
- * @property {number} parts
- * @property {number} parts_with_hits
- * @property {number | null} dp
- * @property {number | null} dp_norm
- * @property {number | null} dp_partitions
- * @property {import("./search-chart.js").Stretch[]} bins
- * @property {{id: string, tokens: number, hits: number}[]} partitions_hits
- */
-
-/**
- * @typedef {import("./search-chart.js").Bar & {regions: number, regions_with_hits: number,
- *   corpora?: Record<string, {hits: number, tokens: number, per_million: number}>}} DistributionRow
- */
-/**
- * GET /api/v1/distribution's answer.
- * @typedef {AnalysisPage & {by: string, outside: number, rows: DistributionRow[]}} DistributionResult
- */
-
-/**
- * GET /api/v1/trend's answer: a series per query.
- * @typedef {object} TrendResult
- * @property {string} by
- * @property {import("./search-chart.js").Period} period
- * @property {number} sparse_below
- * @property {number} tokens
- * @property {number} undated_tokens
- * @property {number} total  the hits of every query
- * @property {boolean} complete
- * @property {string[]} failed
- * @property {import("./search-chart.js").TrendSeries[]} series
- */
-
-/**
- * A value two searches are compared on (/api/v1/compare's rows).
- * @typedef {object} CompareRow
- * @property {string} value
- * @property {"first" | "second"} preferred
- * @property {number} frequency
- * @property {number} other_frequency
- * @property {number} share
- * @property {number} other_share
- * @property {number} log_likelihood
- * @property {number} log_ratio
- * @property {number} log_ratio_low
- * @property {number} log_ratio_high
- * @property {string | null} hits
- * @property {string | null} other_hits
- */
-/**
- * @typedef {object} ComparedSearch
- * @property {string} corpus
- * @property {string} q
- * @property {string[]} filters
- * @property {number} total
- * @property {number} counted
- * @property {boolean} truncated
- */
-/**
- * The nearest setting under which a comparison that listed nothing lists rows.
- * @typedef {object} CompareNext
- * @property {"p" | "min"} parameter
- * @property {number} value
- * @property {number} rows  the rows it would list
- * @property {string} detail
- */
-/**
- * GET /api/v1/compare's answer.
- * @typedef {object} CompareResult
- * @property {ComparedSearch} first
- * @property {ComparedSearch} second
- * @property {string} by
- * @property {number} compared
- * @property {number} not_significant
- * @property {number} preferred_first
- * @property {number} preferred_second
- * @property {number} critical_log_likelihood
- * @property {boolean} complete
- * @property {string[]} failed
- * @property {CompareRow[]} rows
- * @property {CompareNext | null} next_setting  when no row is listed: the setting that lists some
- */
-
-/**
- * @typedef {object} CollocateRow
- * @property {string} value
- * @property {number} f
- * @property {number} marginal
- * @property {number} expected  E11, the co-occurrences expected by chance
- * @property {number | null} texts  the texts it co-occurs in (null: the corpus has no text)
- * @property {Record<string, number>} scores
- * @property {string | null} concordance
- */
-/**
- * GET /api/v1/collocations's answer.
- * @typedef {AnalysisPage & {candidates: number, left: number, right: number, within: string | null, f1: number,
- *   min_freq: number, measures: string[], order: string, rows: CollocateRow[]}} CollocationResult
- */
+// Each analysis's answer (GET /api/v1/frequency, distribution, dispersion, trend, compare, collocations)
+/** @typedef {import("./api-types").FrequencyResult} FrequencyResult */
+/** @typedef {import("./api-types").DispersionResult} DispersionResult */
+/** @typedef {import("./api-types").DistributionResult} DistributionResult */
+/** @typedef {import("./api-types").TrendResult} TrendResult */
+/** @typedef {import("./api-types").ComparedSearch} ComparedSearch */
+/** @typedef {import("./api-types").CompareNext} CompareNext */
+/** @typedef {import("./api-types").CompareResult} CompareResult */
+/** @typedef {import("./api-types").CollocationResult} CollocationResult */
 
 /**
  * /api/v1/frequency|distribution|collocations?stream=1's events, one a line: `started`, a

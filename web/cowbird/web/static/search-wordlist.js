@@ -12,29 +12,7 @@ import { readSearch } from "./search-form.js";
 import { filterText, pageUrl, setListed } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
-/**
- * @typedef {object} WordListRow
- * @property {string[]} tokens
- * @property {string} value
- * @property {number} frequency
- * @property {number} per_million
- * @property {string | null} hits  the search page with the entry's hits
- */
-
-/**
- * @typedef {object} WordListResult
- * @property {string} attribute
- * @property {number} n
- * @property {string | null} within
- * @property {string[]} filters
- * @property {number} min
- * @property {number} tokens  tokens of the (sub)corpus
- * @property {number} ngrams
- * @property {WordListRow[]} rows
- * @property {boolean} more  more entries occur at least `min` times than the rows shown
- * @property {boolean} complete
- * @property {string[]} failed
- */
+/** @typedef {import("./api-types").WordListResult} WordListResult */
 
 /** @returns {URLSearchParams} the word list the controls and the form's corpus and filters ask for */
 function wordListParams() {
@@ -53,41 +31,7 @@ function wordListParams() {
   return params;
 }
 
-/**
- * @typedef {object} KeywordRow
- * @property {string} value
- * @property {number} frequency
- * @property {number} reference_frequency
- * @property {number} per_million
- * @property {number} reference_per_million
- * @property {number} log_likelihood
- * @property {number} log_ratio
- * @property {number} log_ratio_low
- * @property {number} log_ratio_high
- * @property {number} diff
- * @property {number} simple_maths
- * @property {string | null} hits
- */
-
-/**
- * @typedef {object} KeywordResult
- * @property {string} attribute
- * @property {string[]} filters
- * @property {string} reference
- * @property {string[]} reference_filters
- * @property {number} tokens
- * @property {number} reference_tokens
- * @property {number} compared
- * @property {number} p
- * @property {string} correction
- * @property {number} critical_log_likelihood
- * @property {number} min_log_ratio
- * @property {number} not_significant
- * @property {number} listed
- * @property {KeywordRow[]} rows
- * @property {boolean} complete
- * @property {string[]} failed
- */
+/** @typedef {import("./api-types").KeywordResult} KeywordResult */
 
 /**
  * The keyword list the controls ask for, or null: no reference chosen. "rest" (the texts the one

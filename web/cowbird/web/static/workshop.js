@@ -2,15 +2,8 @@
 // publish and delete. It calls /api/v1/jobs (frontend_api/cowbird/frontend/routes/workshop.py) with the
 // session's CSRF token, and polls the jobs every two seconds while any of them runs.
 
-/** @typedef {{pages?: number, good?: number, good_share?: number | null, queued?: number, hosts?: number,
- *   stop_reason?: string | null}} CrawlProgress */
-/** @typedef {{pages: number, good: number, good_share: number}} Part */
-/** @typedef {{id: string, kind: string, name: string, state: string, stage: string | null, done: string[],
- *   error: string | null, crawl: CrawlProgress | null, pages: number | null, language: string | null,
- *   crawl_report: {good_share_over_time: Part[], languages: Record<string, number>} | null,
- *   build: {phases?: Record<string, string>, tokens?: number | null, removed?: Record<string, number>} | null,
- *   built: boolean,
- *   published: string | null, log: string[]}} Job */
+/** @typedef {import("./api-types").JobOut} Job  a job as GET /api/v1/jobs lists it */
+/** @typedef {import("./api-types").NewJob} NewJob  POST /api/v1/jobs's body */
 
 const LIVE = ["queued", "running", "stopping"];
 
@@ -180,8 +173,10 @@ function wire(card) {
   on(".resume", () => call(`/api/v1/jobs/${id()}/resume`, "POST"));
   on(".publish", async () => {
     const access = card.querySelector(".access");
-    const answer = await call(`/api/v1/jobs/${id()}/publish`, "POST",
-      { access: access instanceof HTMLSelectElement ? access.value : "public" });
+    /** @type {import("./api-types").Publish} */
+    const publish = { access: access instanceof HTMLSelectElement ? access.value : "public" };
+    /** @type {import("./api-types").PublishedCorpusOut} */
+    const answer = await call(`/api/v1/jobs/${id()}/publish`, "POST", publish);
     say(`Published ${answer.name}: it is searched like any other corpus.`);
   });
   on(".delete-corpus", async () => {
@@ -205,6 +200,7 @@ function schedule(again) {
 }
 
 async function refresh() {
+  /** @type {import("./api-types").JobList} */
   const answer = await call("/api/v1/jobs", "GET");
   render(answer.data);
 }
@@ -215,9 +211,11 @@ element("#crawl-form").addEventListener("submit", (event) => {
   if (!(form instanceof HTMLFormElement)) return;
   const data = new FormData(form);
   const seeds = String(data.get("seeds") ?? "").split(/\s+/).filter((line) => line.length > 0);
-  call("/api/v1/jobs", "POST", { kind: "crawl", name: String(data.get("name") ?? ""), seeds,
-    language: String(data.get("language") ?? "de"), pages: Number(data.get("pages") ?? 1000) })
-    .then((job) => { say(`Started ${job.name}.`); form.reset(); return refresh(); })
+  /** @type {NewJob} */
+  const crawl = { kind: "crawl", name: String(data.get("name") ?? ""), seeds,
+    language: String(data.get("language") ?? "de"), pages: Number(data.get("pages") ?? 1000) };
+  call("/api/v1/jobs", "POST", crawl)
+    .then((/** @type {Job} */ job) => { say(`Started ${job.name}.`); form.reset(); return refresh(); })
     .catch((/** @type {Error} */ error) => say(error.message, true));
 });
 
@@ -226,9 +224,13 @@ async function upload(file) {
   const response = await fetch("/api/v1/uploads", { method: "POST", body: file, credentials: "same-origin",
     headers: { "X-CSRF-Token": csrf(), "X-File-Name": encodeURIComponent(file.name), Accept: "application/json",
       "Content-Type": "application/octet-stream" } });
+  /** @type {unknown} */
   const answer = await response.json().catch(() => ({ detail: `${response.status} ${response.statusText}` }));
-  if (!response.ok) throw new Error(`${file.name}: ${answer.detail || response.statusText}`);
-  return answer.id;
+  if (!response.ok) {
+    const problem = /** @type {Partial<import("./api-types").Problem>} */ (answer);
+    throw new Error(`${file.name}: ${problem.detail || response.statusText}`);
+  }
+  return /** @type {import("./api-types").UploadOut} */ (answer).id;
 }
 
 element("#build-form").addEventListener("submit", (event) => {
@@ -246,8 +248,11 @@ element("#build-form").addEventListener("submit", (event) => {
       say(`Uploading ${file.name} (${i + 1} of ${files.length}) …`);
       uploads.push(await upload(file));
     }
-    const job = await call("/api/v1/jobs", "POST", { kind: "build", name: String(data.get("name") ?? ""),
-      language: String(data.get("language") ?? "de"), uploads, inputs });
+    /** @type {NewJob} */
+    const build = { kind: "build", name: String(data.get("name") ?? ""), language: String(data.get("language") ?? "de"),
+      uploads, inputs };
+    /** @type {Job} */
+    const job = await call("/api/v1/jobs", "POST", build);
     say(`Started ${job.name}.`);
     form.reset();
     await refresh();
