@@ -1,5 +1,6 @@
 """The one LRU cache (``cowbird.core.lru.Lru``): bounded by entries or by a weigher, the least recently
-used evicted first, a value heavier than the capacity not kept."""
+used evicted first, a value heavier than the capacity not kept (or kept alone, if the cache keeps the
+newest); `peek` leaves the order; `get_or_put` in one step; shared by threads."""
 
 from __future__ import annotations
 
@@ -91,3 +92,70 @@ def test_an_object_as_its_own_key_is_held_so_its_identity_is_never_reused() -> N
     cache.clear()
     gc.collect()
     assert alive() is None
+
+
+def test_peek_leaves_the_order_as_it_was() -> None:
+    """A cache only put and peeked at is a bounded record: the first in goes first."""
+    cache: Lru[str, int] = Lru(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.peek("a") == 1 and cache.peek("z") is None
+    cache.put("c", 3)
+    assert cache.values() == [2, 3]
+
+
+def test_keeps_newest_holds_the_value_just_put_alone_when_it_outweighs_the_capacity() -> None:
+    cache: Lru[str, list[int]] = Lru(5, len, keeps_newest=True)
+    cache.put("small", [1, 2])
+    cache.put("other", [3])
+    cache.put("large", list(range(8)))  # heavier than the capacity: the others go, it stays
+    assert cache.values() == [list(range(8))] and cache.weight == 8
+    cache.put("small", [1, 2])  # the oversized one is the least recently used: it goes first
+    assert cache.values() == [[1, 2]] and cache.weight == 2
+    cache.put("a", [1, 2])
+    cache.put("b", [1, 2])  # 6 > 5: the oldest goes, as in any cache
+    assert cache.values() == [[1, 2], [1, 2]] and "small" not in cache and cache.weight == 4
+
+
+def test_get_or_put_makes_the_value_once_and_then_returns_it() -> None:
+    cache: Lru[str, list[int]] = Lru(2)
+    made: list[str] = []
+
+    def make() -> list[int]:
+        made.append("x")
+        return []
+
+    first = cache.get_or_put("x", make)
+    first.append(1)
+    assert cache.get_or_put("x", make) is first and made == ["x"]
+    cache.put("y", [2])
+    cache.get_or_put("x", make)  # a use: "y" is now the least recently used
+    cache.put("z", [3])
+    assert "y" not in cache and cache.peek("x") == [1]
+    heavy: Lru[str, list[int]] = Lru(1, len)
+    assert heavy.get_or_put("w", lambda: [1, 2]) == [1, 2] and len(heavy) == 0  # returned, not held
+
+
+def test_threads_share_one_cache() -> None:
+    import threading
+
+    cache: Lru[int, int] = Lru(64, lambda v: v % 3 + 1)
+    errors: list[BaseException] = []
+
+    def work(start: int) -> None:
+        try:
+            for k in range(start, start + 5_000):
+                cache.put(k % 200, k)
+                cache.get((k * 7) % 200)
+                cache.get_or_put((k * 13) % 200, lambda: 0)
+                cache.pop((k * 11) % 200)
+        except BaseException as error:  # noqa: BLE001 - any error fails the test below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(n * 5_000,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert cache.weight == sum(v % 3 + 1 for v in cache.values()) <= cache.capacity

@@ -307,7 +307,8 @@ class NodeApi:
         check_attributes(held.corpus, request.attribute, request.within)
         found = await self.service.analyse(self.asker, cooccurrence.cooccurrence, held.corpus, held.matches,
                                            request.attribute, request.left, request.right, request.within,
-                                           self.service.settings.max_analysis_rows, _filters(request))
+                                           self.service.settings.max_analysis_rows, _filters(request),
+                                           self.service.kept)
         spilled = await self.service.analyse(self.asker, cooccurrence.spill, held.corpus, held.matches,
                                              request.attribute, request.left, request.right, request.within,
                                              _filters(request))
@@ -327,7 +328,7 @@ class NodeApi:
         not co-occur (their sum over partitions is the corpus's frequency)."""
         corpus = self.service.engine(request.partition).store
         frequencies = await self.service.in_thread(self.asker, marginals.marginals, corpus, request.attribute,
-                                                   request.values, _filters(request))
+                                                   request.values, _filters(request), self.service.kept)
         return MarginalsResponse(partition=request.partition, frequencies=frequencies)
 
     @answers(NGRAMS)
@@ -386,7 +387,7 @@ class NodeApi:
         p = corpus.p_attribute(request.attribute)
         word = p.str2id(request.headword) if request.headword is not None else None
         # the subcorpus's size and the headword's frequency in it (the tables count its instances only)
-        searched = await service.in_thread(self.asker, chosen, corpus, _filters(request))
+        searched = await service.in_thread(self.asker, chosen, corpus, _filters(request), service.kept)
         [frequency] = await service.in_thread(self.asker, searched.frequencies, p, [word])
         return SketchResponse(partition=request.partition, size=searched.tokens, frequency=frequency,
                               tables=[texts for texts, _, _ in tables], relations=answers,

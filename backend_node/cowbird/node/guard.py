@@ -21,11 +21,11 @@ import asyncio
 import re
 import secrets
 import time
-from collections import OrderedDict
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from cowbird.core.errors import SlowBody, TooLarge, Unauthorized
+from cowbird.core.lru import Lru
 from cowbird.serving.bodies import ClientLeft, ended, read_body, replay
 from cowbird.serving.problems import problem_response
 
@@ -47,7 +47,9 @@ class Calls:
 
     def __init__(self) -> None:
         self.running: dict[str, float] = {}
-        self.ended: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        # a bounded record, not a cache: the spans of the KEPT calls that ended last, the first ended
+        # going first (only put and peeked at: asking about a call does not keep it longer)
+        self.ended: Lru[str, tuple[float, float]] = Lru(self.KEPT)
         self.frozen: list[tuple[float, float]] = []  # the last KEPT spans the node stood still
         self.last_tick = time.monotonic()
 
@@ -57,9 +59,7 @@ class Calls:
     def end(self, call: str) -> None:
         started = self.running.pop(call, None)
         if started is not None:
-            self.ended[call] = (started, time.monotonic())
-            while len(self.ended) > self.KEPT:
-                self.ended.popitem(last=False)
+            self.ended.put(call, (started, time.monotonic()))
 
     async def tick(self) -> None:
         """Runs for the node's life: notes every span in which the node stood still."""
@@ -78,10 +78,11 @@ class Calls:
         stood still left out; None: it never got it."""
         now = time.monotonic()
         self._note_freeze(now)  # asked right after standing still, before tick() saw it
+        span = self.ended.peek(call)
         if call in self.running:
             began, ended = self.running[call], now
-        elif call in self.ended:
-            began, ended = self.ended[call]
+        elif span is not None:
+            began, ended = span
         else:
             return None
         still = sum(max(0.0, min(ended, stop) - max(began, start)) for start, stop in self.frozen)

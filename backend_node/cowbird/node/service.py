@@ -27,6 +27,7 @@ from cowbird.core.lru import Lru
 from cowbird.core.wire import SortSpec
 from cowbird.engines import Context, Deadline, Estimate, KwicLine, QueryEngine, ResultSet, Strategy
 from cowbird.engines.analyses import sketches
+from cowbird.engines.analyses.kept import Kept
 from cowbird.engines.analyses.ngrams import NgramTable, ngram_table
 from cowbird.engines.analyses.sort_order import SortOrder, sort_order
 from cowbird.engines.results import ArrayResultSet, build_lines
@@ -96,6 +97,9 @@ class PartitionService:
         self.sketch_tables: Lru[tuple[str, str], sketches.RelationTable] = Lru(SKETCH_TABLES_BYTES,
                                                                                lambda t: t.nbytes)
         self.saved_sketch_tables: Lru[tuple[str, str], sketches.RelationTable] = Lru(4096)
+        # what the analyses keep for the next ones, over every partition: GDEX flags and sentence
+        # counts, lexicons counted in subcorpora
+        self.kept = Kept()
         self.scheduler = Scheduler(
             settings.max_concurrent_queries, settings.max_queued_queries, settings.queue_seconds,
             settings.max_heavy_queries, settings.heavy_after_seconds, settings.max_background_queries,
@@ -318,7 +322,7 @@ class PartitionService:
         cached = self.orders.get(cache_key)
         if cached is not None:
             return cached
-        order = await self.analyse(asker, sort_order, held.corpus, held.matches, key, spec.base)
+        order = await self.analyse(asker, sort_order, held.corpus, held.matches, key, spec.base, self.kept)
         self.orders.put(cache_key, order)
         return order
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.errors import CorpusFormatError
+from cowbird.core.lru import Lru
 from cowbird.store.cwbformat import BE_INT32
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -535,10 +535,11 @@ class GolombIndex:
         self.offsets = offsets
         self.frequencies = np.asarray(frequencies, dtype=np.int64)
         self.parameters = golomb_parameters(self.frequencies, tokens)
-        self._kept: OrderedDict[int, npt.NDArray[np.int32]] = OrderedDict()
-        self._kept_size = 0
-        self._cursors: OrderedDict[int, list[tuple[int, Ints]]] = OrderedDict()
-        self._lock = threading.Lock()
+        # the decoded positions of frequent ids, by their number (the newest kept even if more)
+        self._kept: Lru[int, npt.NDArray[np.int32]] = Lru(POSITIONS_KEPT, len, keeps_newest=True)
+        # per id, where the latest decodings of a range stopped (the most recent ids' first)
+        self._cursors: Lru[int, list[tuple[int, Ints]]] = Lru(CURSORS_KEPT)
+        self._lock = threading.Lock()  # an id's stops: read, then written back with one more
 
     def positions(self, ids: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """The positions of every id, id after id (each id's ascending). The positions of a frequent
@@ -546,19 +547,12 @@ class GolombIndex:
         wanted = np.asarray(ids, dtype=np.int64).ravel()
         if len(wanted) == 1 and self.frequencies[wanted[0]] >= POSITIONS_CACHED_FROM:
             key = int(wanted[0])
-            with self._lock:
-                kept = self._kept.get(key)
-                if kept is not None:
-                    self._kept.move_to_end(key)
-                    return kept
+            kept = self._kept.get(key)
+            if kept is not None:
+                return kept
             found = self._decode(wanted)
             found.flags.writeable = False  # shared between queries
-            with self._lock:
-                self._kept[key] = found
-                self._kept_size += len(found)
-                while self._kept_size > POSITIONS_KEPT and len(self._kept) > 1:
-                    _, old = self._kept.popitem(last=False)
-                    self._kept_size -= len(old)
+            self._kept.put(key, found)
             return found
         return self._decode(wanted)
 
@@ -568,9 +562,9 @@ class GolombIndex:
         evaluated range by range decodes each id about once, whatever the number of ranges, also
         when threads ask for neighbouring ranges out of order), else from the id's first position;
         nothing outside the range is kept."""
+        kept = self._kept.peek(lexicon_id)
         with self._lock:
-            kept = self._kept.get(lexicon_id)
-            stops = self._cursors.get(lexicon_id, [])
+            stops = self._cursors.peek(lexicon_id) or []
             # (where it stopped, [bit, last position, positions left]): the latest usable, copied, as
             # another thread may go on from it too
             usable = max((stop for stop in stops if stop[0] <= lo), default=None, key=lambda stop: stop[0])
@@ -588,9 +582,7 @@ class GolombIndex:
         written = _decode_until(self.data, state, int(self.parameters[lexicon_id]), lo, hi, out, 0) if len(out) else 0
         with self._lock:
             # the latest stops, whatever their places (the next query starts again at the first range)
-            self._cursors[lexicon_id] = [*self._cursors.pop(lexicon_id, []), (hi, state)][-CURSORS_PER_ID:]
-            while len(self._cursors) > CURSORS_KEPT:
-                self._cursors.popitem(last=False)
+            self._cursors.put(lexicon_id, [*(self._cursors.peek(lexicon_id) or []), (hi, state)][-CURSORS_PER_ID:])
         return out[:written]
 
     def _decode(self, wanted: Ints) -> npt.NDArray[np.int32]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import bisect
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cowbird.core.errors import BadParameter, OutOfRange, StoreError, UnknownCorpus
+from cowbird.core.lru import Lru
 from cowbird.core.manifest import Manifest, ManifestPartition
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
@@ -40,9 +40,29 @@ class Partition:
     nodes: tuple[str, ...]
 
 
+SEARCHED_KEPT = 1024
+"""Sizes of filtered subcorpora kept (the same filters are searched again and again)."""
+COMMON_KEPT = 64
+"""Corpora (and rules) whose common words are kept (``sort=gdex``)."""
+
+
+@dataclass
+class Kept:
+    """What the front end keeps of the nodes' answers about its corpora, one for all the corpora of a
+    catalogue (of one app: ``CorpusCatalogue.kept``; each entry it makes holds it, ``CorpusEntry.kept``),
+    each store an ``Lru`` keyed by the corpus's name and version with what was asked: the tokens of
+    filtered subcorpora (``subcorpora.searched_tokens``) and the common words of ``sort=gdex``
+    (``gdex.common_words``)."""
+
+    searched: Lru[tuple[str, str, tuple[str, ...], tuple[str, ...]], int] = field(
+        default_factory=lambda: Lru(SEARCHED_KEPT))
+    common_words: Lru[tuple[str, str, str, int], tuple[str, ...]] = field(default_factory=lambda: Lru(COMMON_KEPT))
+
+
 @dataclass
 class CorpusEntry:
-    """A corpus the front end serves: its configuration, its manifest and where its partitions live."""
+    """A corpus the front end serves: its configuration, its manifest and where its partitions live;
+    ``kept``: what is kept of the nodes' answers about it (its catalogue's, shared by its corpora)."""
 
     config: CorpusConfig
     manifest: Manifest
@@ -50,6 +70,7 @@ class CorpusEntry:
     grammar: SketchGrammar | None = None  # word sketches' relations (sketch_grammar), checked at start
     members: tuple[CorpusEntry, ...] = ()  # a union of corpora searched at once: its corpora, in order
     _offsets: list[int] = field(default_factory=list)
+    kept: Kept = field(default_factory=Kept, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._offsets = [p.offset for p in self.partitions]
@@ -130,8 +151,9 @@ class CorpusEntry:
         )
 
 
-def load_corpus(config: CorpusConfig) -> CorpusEntry:
-    """Read the manifest and check that every partition has a node (and no unknown partitions)."""
+def load_corpus(config: CorpusConfig, kept: Kept | None = None) -> CorpusEntry:
+    """Read the manifest and check that every partition has a node (and no unknown partitions); the
+    entry keeps the nodes' answers in ``kept`` (its catalogue's), else in its own."""
     try:
         manifest = Manifest.load(config.manifest)
     except StoreError as exc:
@@ -162,7 +184,7 @@ def load_corpus(config: CorpusConfig) -> CorpusEntry:
             raise ConfigError(f"corpus {config.name}: sketch_grammar: {exc.pretty()}") from exc
         for warning in grammar.warnings:  # read all the same: the admin is told (docs/word-sketches.md)
             logging.getLogger("cowbird.frontend").warning("corpus %s: sketch_grammar: %s", config.name, warning)
-    return CorpusEntry(config, manifest, partitions, grammar)
+    return CorpusEntry(config, manifest, partitions, grammar, kept=kept or Kept())
 
 
 def unknown_corpus(name: str) -> str:
@@ -206,7 +228,7 @@ def union(name: str, members: list[CorpusEntry]) -> CorpusEntry:
         version="; ".join(f"{m.name} {m.config.version}" for m in members if m.config.version),
         manifest=Path(), nodes={p.id: list(p.nodes) for p in partitions}, citation="", attributes={},
         sketch_grammar=None, gdex=members[0].config.gdex)  # sort=gdex refuses members whose rules differ
-    return CorpusEntry(config, manifest, partitions, None, tuple(members))
+    return CorpusEntry(config, manifest, partitions, None, tuple(members), kept=members[0].kept)
 
 
 PublishedSource = Callable[[int | None], tuple[int, list[CorpusConfig]] | None]
@@ -221,12 +243,13 @@ class CorpusCatalogue:
     version changes, asked at most once a second); ``a,b`` names a union of several (``union``)."""
 
     def __init__(self, settings: FrontendSettings, published: PublishedSource | None = None) -> None:
-        self.configured = {c.name: load_corpus(c) for c in settings.corpora}
+        self.kept = Kept()  # the nodes' answers about the corpora, for all of them (each entry holds it)
+        self.configured = {c.name: load_corpus(c, self.kept) for c in settings.corpora}
         self._corpora = dict(self.configured)
         self._published = published
         self._version: int | None = None
         self._asked = -REFRESH_SECONDS
-        self._unions: OrderedDict[str, CorpusEntry] = OrderedDict()  # the last UNIONS_KEPT asked for
+        self._unions: Lru[str, CorpusEntry] = Lru(UNIONS_KEPT)  # the last UNIONS_KEPT asked for
 
     @property
     def corpora(self) -> dict[str, CorpusEntry]:
@@ -241,7 +264,7 @@ class CorpusCatalogue:
                     if config.name in corpora:
                         continue  # a configured corpus keeps its name (publishing refuses it)
                     try:
-                        corpora[config.name] = load_corpus(config)
+                        corpora[config.name] = load_corpus(config, self.kept)
                     except ConfigError as exc:  # its files are gone: the others are still served
                         logging.getLogger("cowbird.frontend").warning("published corpus %s: %s", config.name, exc)
                 self._corpora, self._version = corpora, version
@@ -270,9 +293,6 @@ class CorpusCatalogue:
         key = ",".join(names)
         found = self._unions.get(key)
         if found is None:
-            found = self._unions[key] = union(key, members)
-            while len(self._unions) > UNIONS_KEPT:
-                self._unions.popitem(last=False)
-        else:
-            self._unions.move_to_end(key)
+            found = union(key, members)
+            self._unions.put(key, found)
         return found

@@ -1,6 +1,7 @@
 """``sort=gdex`` on the front end: the corpus's rules (``[corpora.gdex]``) and its common words,
 counted exactly over every partition once (a word list of the ``common_words`` most frequent word
-forms, lowercased) and kept per corpus, sent to the nodes with each sort (``cowbird.core.gdex``).
+forms, lowercased) and kept per corpus (``corpora.Kept.common_words``, the catalogue's), sent to the
+nodes with each sort (``cowbird.core.gdex``).
 
 Each hit of a GDEX-sorted page or export is explained (:class:`~cowbird.frontend.schemas.GdexScore`):
 the same sorted hits are asked once more with the whole sentence as context (``explaining``), each
@@ -10,7 +11,6 @@ is refused as inconsistent."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -24,10 +24,6 @@ from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.hits import NodeSearch
 from cowbird.frontend.routes.deps import Visit
 from cowbird.frontend.schemas import GdexScore
-
-COMMON_KEPT = 64
-"""Corpora (and rules) whose common words are kept in this process."""
-_common: OrderedDict[tuple[str, str, str, int], tuple[str, ...]] = OrderedDict()
 
 
 async def with_gdex(visit: Visit, corpus: CorpusEntry, order: SortKey | None) -> SortKey | None:
@@ -52,9 +48,9 @@ async def common_words(visit: Visit, corpus: CorpusEntry, size: int) -> tuple[st
     if not size:
         return ()
     key = (corpus.name, str(corpus.config.manifest), corpus.config.version or "", size)
-    if key in _common:
-        _common.move_to_end(key)
-        return _common[key]
+    kept = corpus.kept.common_words.get(key)
+    if kept is not None:
+        return kept
     spec = WordListSpec("word", 1, None, (), None, False, 1, size)
     found = await visit.run(word_list(visit.nodes, corpus.partitions, spec, visit.nodes.time_limit),
                             reads=len(corpus.partitions), what="the corpus's common words (sort=gdex)",
@@ -64,9 +60,7 @@ async def common_words(visit: Visit, corpus: CorpusEntry, size: int) -> tuple[st
         raise NodesUnavailable(f"sort=gdex needs the corpus's most frequent words, and partition(s) "
                                f"{', '.join(failed)} did not answer; try again shortly", headers={"Retry-After": "10"})
     words = tuple(sorted({row[0][0].lower() for row in found.rows}))
-    _common[key] = words
-    while len(_common) > COMMON_KEPT:
-        _common.popitem(last=False)
+    corpus.kept.common_words.put(key, words)
     return words
 
 

@@ -7,7 +7,6 @@ and be part of the corpus asked for."""
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, Self, TypeVar
@@ -89,23 +88,19 @@ async def in_subcorpus(request: Request, user: Viewer, asked: S) -> S:
     return asked.model_copy(update={"filters": [*filters, *asked.filters], "subcorpus": None})
 
 
-SEARCHED_KEPT = 1024
-"""Sizes of filtered subcorpora kept (the same filters are searched again and again)."""
-_searched: OrderedDict[tuple[str, str, tuple[str, ...], tuple[str, ...]], int] = OrderedDict()
-
-
 async def searched_tokens(nodes: Partitions[Any], target: CorpusEntry, filters: list[str],
                           statuses: Sequence[PartitionStatus[Partition]]) -> int | None:
     """Tokens of the texts a search looked in, in the partitions that answered: the subcorpus its
-    ``filters`` choose (asked of the nodes once, then kept), or those partitions whole. None when a
-    node could not say (the rate is then not given, never one of the wrong size)."""
+    ``filters`` choose (asked of the nodes once, then kept: ``corpora.Kept.searched``, the
+    catalogue's), or those partitions whole. None when a node could not say (the rate is then not
+    given, never one of the wrong size)."""
     answered = [s.partition for s in statuses if s.failure is None and s.total is not None]
     if not filters:
         return sum(p.size for p in answered)
     key = (target.name, target.config.version or "", tuple(filters), tuple(p.id for p in answered))
-    if key in _searched:
-        _searched.move_to_end(key)
-        return _searched[key]
+    kept = target.kept.searched.get(key)
+    if kept is not None:
+        return kept
     try:
         sizes = await subcorpus_sizes(nodes, target.name, answered, region_filters(filters, target, "filter"),
                                       None, None, None, False, nodes.time_limit)
@@ -113,7 +108,5 @@ async def searched_tokens(nodes: Partitions[Any], target: CorpusEntry, filters: 
         return None
     if any(s.failure is not None for s in sizes.statuses):
         return None
-    _searched[key] = sizes.tokens
-    while len(_searched) > SEARCHED_KEPT:
-        _searched.popitem(last=False)
+    target.kept.searched.put(key, sizes.tokens)
     return sizes.tokens

@@ -240,11 +240,14 @@ class Significance:
     smoothing: float = 1.0
 
     def critical(self, compared: int) -> float:
-        """The least |log-likelihood| that is significant (chi-squared, one degree of freedom)."""
+        """The least |log-likelihood| that is significant: chi-squared's quantile with one degree of
+        freedom, ``scipy.stats.chi2.isf(p, 1)``, as the square of the normal quantile of p/2 (the lower
+        tail: ``1 - p/2`` rounds away a small p, 2e-11 off at p = 4e-7 and no quantile at all below
+        1e-16; tests/core/test_statistics.py checks it against scipy's)."""
         if self.p >= 1:  # no test
             return 0.0
         p = self.p / max(1, compared) if self.bonferroni else self.p
-        return float(NormalDist().inv_cdf(1 - p / 2) ** 2)
+        return float(NormalDist().inv_cdf(max(p / 2, math.ulp(0.0))) ** 2)
 
     def keeps(self, measure: Keyness, critical: float) -> bool:
         return abs(measure.log_likelihood) >= critical and abs(measure.log_ratio) >= self.min_log_ratio

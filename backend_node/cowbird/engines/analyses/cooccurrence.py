@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cowbird.engines.analyses.kept import Kept
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
 from cowbird.engines.analyses.subcorpus import Filters, chosen
 from cowbird.engines.base import Deadline
@@ -146,14 +147,15 @@ def _cut_texts(corpus: CwbCorpus, texts: StructuralAttribute) -> tuple[bool, boo
 
 
 def cooccurrence(deadline: Deadline, corpus: CwbCorpus, matches: Matches, attribute: str, left: int, right: int,
-                 within: str | None, max_rows: int, filters: Filters = ()) -> Cooccurrence:
+                 within: str | None, max_rows: int, filters: Filters = (), kept: Kept | None = None) -> Cooccurrence:
     """Co-occurrence counts in the windows around the hits, as cwb-ccc counts them: the windows'
     positions (``left`` tokens before each match, ``right`` after its matchend, within the region of
     ``within`` around it), each position once however many windows hold it, minus every position
     inside a hit; the marginal and in-hit frequency of each collocate come with it. In the subcorpus
     of ``filters``, the windows, the hits and the marginals hold its positions only (a window reaching
-    past its texts counts nothing there), and the partition's size is its tokens."""
-    subcorpus = chosen(corpus, filters)
+    past its texts counts nothing there), and the partition's size is its tokens; the subcorpus's
+    counts are kept in ``kept`` (the node's)."""
+    subcorpus = chosen(corpus, filters, kept)
     p = corpus.p_attribute(attribute)
     match = np.asarray(matches.match, dtype=np.int64)
     matchend = np.asarray(matches.matchend, dtype=np.int64)

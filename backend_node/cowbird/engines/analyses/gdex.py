@@ -1,12 +1,11 @@
 """The GDEX score of every hit of a partition (``cowbird.core.gdex``), with arrays: each word form's
 properties found once, each sentence's counts summed over its tokens, the rules' values combined in
 the same order as ``cowbird.core.gdex.score`` combines them — so that the two give the same floats,
-and the same sort keys on any partition."""
+and the same sort keys on any partition. The flags and the sentences' counts are kept for the next
+sort in the node's tables (``kept.Kept``: ``flags`` and ``sentences``)."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy.typing as npt
 
 from cowbird.core import gdex
 from cowbird.core.errors import LimitExceeded, UnknownAttribute
+from cowbird.engines.analyses.kept import Kept
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, MAX_SORT_CELLS
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
@@ -26,24 +26,11 @@ Ints = npt.NDArray[np.int64]
 RARE, NUMBER, URL, PUNCTUATION, STARTS, ENDS, BRACKETS = (1 << k for k in range(7))
 _KNOWN = 1 << 7  # the flags of this id are computed
 
-_FLAGS: OrderedDict[tuple[int, int], npt.NDArray[np.uint8]] = OrderedDict()
-_FLAGS_LOCK = threading.Lock()
-FLAG_TABLES_KEPT = 8
-"""Word-form flag tables kept (one per partition and set of common words): a byte per word form."""
 
-
-def _flags(p: PositionalAttribute, ids: npt.NDArray[np.int32] | Ints, common: frozenset[str]) -> npt.NDArray[np.uint8]:
+def _flags(kept: Kept, p: PositionalAttribute, ids: npt.NDArray[np.int32] | Ints,
+           common: frozenset[str]) -> npt.NDArray[np.uint8]:
     """Each id's properties (computed once per word form, kept per partition and common words)."""
-    key = (id(p), hash(common))
-    with _FLAGS_LOCK:
-        table = _FLAGS.get(key)
-        if table is None:
-            table = np.zeros(len(p.strings), dtype=np.uint8)
-            _FLAGS[key] = table
-            while len(_FLAGS) > FLAG_TABLES_KEPT:
-                _FLAGS.popitem(last=False)
-        else:
-            _FLAGS.move_to_end(key)
+    table = kept.flags.get_or_put((p, common), lambda: np.zeros(len(p.strings), dtype=np.uint8))
     missing = ids[(table[ids] & _KNOWN) == 0]
     if len(missing):  # the word forms met for the first time, each once (marked, not sorted)
         seen = np.zeros(len(table), dtype=np.bool_)
@@ -77,8 +64,11 @@ def _flags(p: PositionalAttribute, ids: npt.NDArray[np.int32] | Ints, common: fr
     return table[ids]
 
 
-def gdex_keys(deadline: Deadline, corpus: CwbCorpus, matches: Matches, spec: gdex.GdexSpec) -> Ints:
-    """Each hit's sort key (``gdex.sort_key`` of its score; hits outside any region score 0)."""
+def gdex_keys(deadline: Deadline, corpus: CwbCorpus, matches: Matches, spec: gdex.GdexSpec,
+              kept: Kept | None = None) -> Ints:
+    """Each hit's sort key (``gdex.sort_key`` of its score; hits outside any region score 0); what
+    is worked out on the way kept in ``kept`` (the node's), else for this call only."""
+    kept = kept or Kept()
     rules = spec.rules
     if rules.region not in corpus.entry.s_attributes:
         raise UnknownAttribute(f"sort=gdex: the corpus has no s-attribute {rules.region!r} to score the hits' "
@@ -98,7 +88,7 @@ def gdex_keys(deadline: Deadline, corpus: CwbCorpus, matches: Matches, spec: gde
     if int(lengths.sum()) > MAX_SORT_CELLS:
         raise LimitExceeded(f"sort=gdex: the {len(sentences):,} sentences of these hits hold more tokens than a "
                             "node scores at once; narrow the query down")
-    counts = _counts_of(deadline, corpus, s, sentences, starts, lengths, frozenset(spec.common))
+    counts = _counts_of(deadline, kept, corpus, s, sentences, starts, lengths, frozenset(spec.common))
     weights = rules.weights.model_dump()
     total = sum(weights.values())
     length = lengths.astype(np.float64)
@@ -140,36 +130,30 @@ COUNTS = {"rare": np.uint16, "number": np.uint16, "url": np.bool_, "starts": np.
 SENTENCES_KEPT = 4_000_000
 """A partition with at most this many sentences keeps what it counted of them (52 MB at most), so that
 the next GDEX sort reads the sentences it has scored already; a larger one counts them each time."""
-SENTENCE_TABLES_KEPT = 2
-_SENTENCES: OrderedDict[tuple[int, int], dict[str, npt.NDArray[Any]]] = OrderedDict()
 
 
-def _counts_of(deadline: Deadline, corpus: CwbCorpus, s: StructuralAttribute, sentences: Ints, starts: Ints,
-               lengths: Ints, common: frozenset[str]) -> dict[str, Ints]:
+def _counts_of(deadline: Deadline, kept: Kept, corpus: CwbCorpus, s: StructuralAttribute, sentences: Ints,
+               starts: Ints, lengths: Ints, common: frozenset[str]) -> dict[str, Ints]:
     """``_sentence_counts`` of these sentences, those counted before read from the partition's table."""
     if len(s) > SENTENCES_KEPT:
-        return _sentence_counts(deadline, corpus, starts, lengths, common)
-    key = (id(s), hash(common))
-    with _FLAGS_LOCK:
-        table = _SENTENCES.get(key)
-        if table is None:
-            table = {name: np.zeros(len(s), dtype=kind) for name, kind in COUNTS.items()}
-            table["known"] = np.zeros(len(s), dtype=np.bool_)
-            _SENTENCES[key] = table
-            while len(_SENTENCES) > SENTENCE_TABLES_KEPT:
-                _SENTENCES.popitem(last=False)
-        else:
-            _SENTENCES.move_to_end(key)
+        return _sentence_counts(deadline, kept, corpus, starts, lengths, common)
+
+    def empty() -> dict[str, npt.NDArray[Any]]:
+        made: dict[str, npt.NDArray[Any]] = {name: np.zeros(len(s), dtype=kind) for name, kind in COUNTS.items()}
+        made["known"] = np.zeros(len(s), dtype=np.bool_)
+        return made
+
+    table = kept.sentences.get_or_put((s, common), empty)
     new = np.flatnonzero(~table["known"][sentences])
     if len(new):
-        counted = _sentence_counts(deadline, corpus, starts[new], lengths[new], common)
+        counted = _sentence_counts(deadline, kept, corpus, starts[new], lengths[new], common)
         for name in COUNTS:
             table[name][sentences[new]] = np.minimum(counted[name], 65_535)
         table["known"][sentences[new]] = True  # (two threads counting one sentence write the same values)
     return {name: np.asarray(table[name][sentences], dtype=np.int64) for name in COUNTS}
 
 
-def _sentence_counts(deadline: Deadline, corpus: CwbCorpus, starts: Ints, lengths: Ints,
+def _sentence_counts(deadline: Deadline, kept: Kept, corpus: CwbCorpus, starts: Ints, lengths: Ints,
                      common: frozenset[str]) -> dict[str, Ints]:
     """Per sentence: its rare words, numbers and symbols, URLs, whether its first token starts one and
     its last ends one, whether its brackets balance, and the index of its last word."""
@@ -188,7 +172,7 @@ def _sentence_counts(deadline: Deadline, corpus: CwbCorpus, starts: Ints, length
         positions = np.empty(int(size.sum()), dtype=np.int64)
         _spread(starts[chunk], size, positions)
         ids = p.ids_at(positions)  # int32: a copy to int64 cost more than the gather itself
-        flags = _flags(p, ids, common)
+        flags = _flags(kept, p, ids, common)
         # each bracketed token's net ( [ { and quotes, in token order (the loop reads them in turn)
         marked = np.flatnonzero(flags & BRACKETS)
         kinds, where = np.unique(ids[marked], return_inverse=True)

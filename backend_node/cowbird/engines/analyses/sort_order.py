@@ -16,6 +16,7 @@ from cowbird.core.analysis_spec import Fold, SortKey, SortLevel
 from cowbird.core.errors import LimitExceeded
 from cowbird.engines.analyses import spans
 from cowbird.engines.analyses.gdex import gdex_keys
+from cowbird.engines.analyses.kept import Kept
 from cowbird.engines.analyses.spans import Ints, past_edges, reach, sequences, span_positions, span_strings
 from cowbird.engines.base import Deadline
 from cowbird.engines.results import Matches
@@ -94,13 +95,15 @@ def random_keys(positions: Ints, seed: int) -> npt.NDArray[np.uint64]:
         return np.asarray(z ^ (z >> np.uint64(31)), dtype=np.uint64)
 
 
-def sort_order(deadline: Deadline, corpus: CwbCorpus, matches: Matches, key: SortKey, base: int) -> SortOrder:
-    """The hits ordered by ``key``; equal keys keep corpus order (in either direction)."""
+def sort_order(deadline: Deadline, corpus: CwbCorpus, matches: Matches, key: SortKey, base: int,
+               kept: Kept | None = None) -> SortOrder:
+    """The hits ordered by ``key``; equal keys keep corpus order (in either direction); a GDEX sort
+    keeps its tables in ``kept`` (the node's)."""
     deadline.check()
     n = len(matches)
     tie = np.arange(n, dtype=np.int64)
     if key.gdex is not None:
-        scores = gdex_keys(deadline, corpus, matches, key.gdex)
+        scores = gdex_keys(deadline, corpus, matches, key.gdex, kept)
         order = np.lexsort((tie, -scores if key.random_direction == "desc" else scores))
         return SortOrder(key, order.astype(np.int64), base, matches, corpus, scores)
     if key.random:

@@ -5,17 +5,16 @@ given values of a p-attribute occur there (a collocate's marginal, a headword's 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.errors import LimitExceeded
-from cowbird.core.lru import Lru
 from cowbird.core.periods import Period, period_of
+from cowbird.engines.analyses.kept import Filtered, Kept
 from cowbird.engines.analyses.spans import CHUNK_POSITIONS, NO_DEADLINE, Ints
 from cowbird.engines.base import Deadline
 from cowbird.query.pcre import compile_pcre
@@ -34,23 +33,18 @@ from cowbird.store.regions import (
 Filters = Sequence[tuple[str, bool, str]]
 """A subcorpus as a node takes it: (s-attribute, negated, CQP regex of the whole value) each."""
 
-COUNTS_KEPT_BYTES = 64 * 1024 * 1024
-"""Bytes of a node's lexicons counted in subcorpora it keeps (8 bytes an id; the least recently used
-go first): the analyses of one search under one filter (its tabs, its pages) count them once."""
-_COUNTS: Lru[tuple[PositionalAttribute, tuple[tuple[str, bool, str], ...]], Ints] = Lru(
-    COUNTS_KEPT_BYTES, lambda counts: int(counts.nbytes))
-_COUNTS_LOCK = threading.Lock()
-
 
 @dataclass(frozen=True)
 class Chosen:
     """The stretches of a partition a subcorpus holds (sorted, disjoint, ends included), or the whole
-    partition (``starts`` None: no filters)."""
+    partition (``starts`` None: no filters); what is counted in it is kept in ``tables`` (the node's,
+    ``kept.Kept.counts``; None: not kept)."""
 
     size: int
     starts: Ints | None = None
     ends: Ints | None = None
-    filters: tuple[tuple[str, bool, str], ...] = ()  # what chose them: the key of the counts kept
+    filters: Filtered = ()  # what chose them: the key of the counts kept
+    tables: Kept | None = field(default=None, compare=False, repr=False)
 
     @property
     def whole(self) -> bool:
@@ -105,10 +99,9 @@ class Chosen:
         """Each lexicon id's frequency in the subcorpus: the partition read in order, a chunk of
         ``CHUNK_POSITIONS`` at a time (those the subcorpus touches), its positions in the stretches
         counted (a subcorpus of many short texts is read as one stream, not a read per text); kept
-        for the next analysis under the same filters (``COUNTS_KEPT_BYTES``)."""
+        for the next analysis under the same filters (``kept.COUNTS_KEPT_BYTES`` over the node)."""
         key = (p, self.filters)
-        with _COUNTS_LOCK:
-            kept = _COUNTS.get(key)
+        kept = self.tables.counts.get(key) if self.tables is not None else None
         if kept is not None:
             return kept
         totals = np.zeros(max(p.lexicon_size, 1), dtype=np.int64)
@@ -124,8 +117,8 @@ class Chosen:
                 ids = np.asarray(p.id_range(lo, hi), dtype=np.int64)[inside]
                 totals += np.bincount(ids, minlength=len(totals))
         totals.flags.writeable = False  # shared by the analyses that read it
-        with _COUNTS_LOCK:
-            _COUNTS.put(key, totals)
+        if self.tables is not None:
+            self.tables.counts.put(key, totals)
         return totals
 
     def region_tokens(self, attribute: StructuralAttribute) -> Ints:
@@ -135,14 +128,14 @@ class Chosen:
         return tokens_in(covered_before(self.starts, self.ends), attribute)
 
 
-def chosen(corpus: CwbCorpus, filters: Filters) -> Chosen:
+def chosen(corpus: CwbCorpus, filters: Filters, kept: Kept | None = None) -> Chosen:
     """The partition's stretches in the subcorpus the filters choose (every filter's regions), or the
-    whole partition without filters."""
+    whole partition without filters; what is counted in it kept in ``kept`` (the node's)."""
     if not filters:
         return Chosen(corpus.size)
     starts, ends = intersection([filter_regions(corpus, a, negated, pattern) for a, negated, pattern in filters],
                                 corpus.size)
-    return Chosen(corpus.size, starts, ends, tuple(filters))
+    return Chosen(corpus.size, starts, ends, tuple(filters), kept)
 
 
 @dataclass(frozen=True)

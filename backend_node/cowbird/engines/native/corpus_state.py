@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -17,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cowbird.core.errors import UnknownAttribute
+from cowbird.core.lru import Lru
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.results import Cpos
 from cowbird.query import RegexValue
@@ -168,11 +168,12 @@ class NativeCorpus:
         self._frequencies: dict[str, npt.NDArray[np.int64]] = {}
         self._regions: dict[str, RegionIndex] = {}
         self._value_tables: dict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = {}
-        self._match_tables: OrderedDict[tuple[str, RegexValue], npt.NDArray[np.bool_]] = OrderedDict()
-        self._match_bytes = 0
-        self._lock = threading.Lock()
-        self._whole_tables: OrderedDict[tuple[str, RegexValue], WholeTable] = OrderedDict()
-        self._neighbour_matches: OrderedDict[RegexValue, dict[str, bool]] = OrderedDict()
+        # the match tables of the last values asked for, by their bytes (the newest kept even if larger)
+        self._match_tables: Lru[tuple[str, RegexValue], npt.NDArray[np.bool_]] = Lru(
+            MATCH_TABLES_KEPT, lambda table: int(table.nbytes), keeps_newest=True)
+        self._lock = threading.Lock()  # a value's answers on the neighbour tokens' strings, filled in
+        self._whole_tables: Lru[tuple[str, RegexValue], WholeTable] = Lru(NEIGHBOUR_VALUES_KEPT)
+        self._neighbour_matches: Lru[RegexValue, dict[str, bool]] = Lru(NEIGHBOUR_VALUES_KEPT)
 
     # -- p-attributes -----------------------------------------------------------------------
 
@@ -192,19 +193,12 @@ class NativeCorpus:
         the tables of the last values asked for are kept (``MATCH_TABLES_KEPT`` bytes in all), so that a
         query checked, estimated, previewed and counted runs each regex over the lexicon once."""
         key = (attribute, value)
-        with self._lock:
-            kept = self._match_tables.get(key)
-            if kept is not None:
-                self._match_tables.move_to_end(key)
-                return kept
+        kept = self._match_tables.get(key)
+        if kept is not None:
+            return kept
         table = match_table(self.lexicon(attribute), value, self.options.regex_seconds)
         table.flags.writeable = False  # shared by every query that asks for it
-        with self._lock:
-            self._match_tables[key] = table
-            self._match_bytes += table.nbytes
-            while self._match_bytes > MATCH_TABLES_KEPT and len(self._match_tables) > 1:
-                _, old = self._match_tables.popitem(last=False)
-                self._match_bytes -= old.nbytes
+        self._match_tables.put(key, table)
         return table
 
     def frequencies(self, attribute: str) -> npt.NDArray[np.int64]:
@@ -370,11 +364,9 @@ class NativeCorpus:
         if neighbours is None or neighbours.corpus_size is None or neighbours.small_lexicons is None:
             return None
         key = (attribute, value)
-        with self._lock:
-            kept = self._whole_tables.get(key)
-            if kept is not None:
-                self._whole_tables.move_to_end(key)
-                return kept
+        kept = self._whole_tables.get(key)
+        if kept is not None:
+            return kept
         lexicon = neighbours.small_lexicon(attribute)
         if lexicon is None:
             found: WholeTable = (neighbours.corpus_size, None, None)
@@ -382,20 +374,14 @@ class NativeCorpus:
             table = match_table(LexiconIndex(list(lexicon)), value, self.options.regex_seconds)
             counts = np.fromiter(lexicon.values(), dtype=np.int64, count=len(lexicon))
             found = (neighbours.corpus_size, table, counts)
-        with self._lock:
-            self._whole_tables[key] = found
-            while len(self._whole_tables) > NEIGHBOUR_VALUES_KEPT:
-                self._whole_tables.popitem(last=False)
+        self._whole_tables.put(key, found)
         return found
 
     def neighbour_matches(self, value: RegexValue, texts: Sequence[str]) -> npt.NDArray[np.bool_]:
         """Which of these strings of neighbour tokens ``value`` matches (as ``match_table`` on a lexicon),
         each string's answer kept per value: the same few hundred strings are asked for by every query."""
+        known = self._neighbour_matches.get_or_put(value, dict)
         with self._lock:
-            known = self._neighbour_matches.setdefault(value, {})
-            self._neighbour_matches.move_to_end(value)
-            while len(self._neighbour_matches) > NEIGHBOUR_VALUES_KEPT:
-                self._neighbour_matches.popitem(last=False)
             missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
             found = match_table(LexiconIndex(missing), value, self.options.regex_seconds).tolist()

@@ -55,7 +55,7 @@ import httpx
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from cowbird.calf.fetching import MAX_BYTES, TEXT_TYPES, USER_AGENT, FetchError, Page, decode
+from cowbird.calf.fetching import MAX_BYTES, TEXT_TYPES, USER_AGENT, Again, FetchError, Page, decode, with_retries
 from cowbird.core.archives import ArchiveSettings, parse_date
 
 T = TypeVar("T")
@@ -508,8 +508,8 @@ class Archive:
         """One answer (status, headers, body up to ``MAX_BYTES``) from the archive; retried on timeouts,
         failed connections, 5xx and 429, after the ``Retry-After`` the archive asks for."""
         self._check(url)
-        failure = "no answer"
-        for attempt in range(self.settings.retries + 1):
+
+        async def attempt() -> tuple[int, httpx.Headers, bytes]:
             async with self._gate:
                 await self._turn()
                 self.asked += 1
@@ -525,28 +525,24 @@ class Archive:
                                                        "bytes)")
                         status, answered = response.status_code, response.headers
                 except httpx.TimeoutException:
-                    failure = f"{self.name}: timeout (no answer within {self.settings.timeout:g} s)"
-                    status = 0
+                    raise Again(f"{self.name}: timeout (no answer within {self.settings.timeout:g} s)") from None
                 except httpx.DecodingError as error:
                     raise ArchiveError(f"{self.name}: a broken compressed answer ({error})") from error
                 except httpx.TransportError as error:
-                    failure = f"{self.name}: cannot connect ({error.__class__.__name__}: {error})"
-                    status = 0
-            if status and status not in (429, 500, 502, 503, 504):
+                    raise Again(f"{self.name}: cannot connect ({error.__class__.__name__}: {error})") from None
+            if status not in (429, 500, 502, 503, 504):
                 return status, answered, bytes(body)
-            wait = min(8.0, 0.5 * 2**attempt)
-            if status:
-                failure = f"{self.name}: HTTP {status}"
-                asked = _retry_after(answered.get("retry-after")) if status in (429, 503) else None
-                if asked is not None:
-                    if asked > self.settings.max_wait:
-                        raise ArchiveError(f"{failure}, asked to wait {asked:,.0f} s (more than "
-                                           f"{self.settings.max_wait:g})")
-                    wait = asked  # every request to this archive waits, not only this one (even one
-                    self._next = max(self._next, time.monotonic() + asked)  # already waiting for its slot)
-            if attempt < self.settings.retries:
-                await asyncio.sleep(wait)
-        raise ArchiveError(failure)
+            failure = f"{self.name}: HTTP {status}"
+            asked = _retry_after(answered.get("retry-after")) if status in (429, 503) else None
+            if asked is not None:
+                if asked > self.settings.max_wait:
+                    raise ArchiveError(f"{failure}, asked to wait {asked:,.0f} s (more than "
+                                       f"{self.settings.max_wait:g})")
+                # every request to this archive waits, not only this one (even one already waiting for its slot)
+                self._next = max(self._next, time.monotonic() + asked)
+            raise Again(failure, asked)
+
+        return await with_retries(self.settings.retries, attempt, ArchiveError)
 
     async def _once(self, key: str, work: Callable[[], Awaitable[T]]) -> T:
         """``work`` once for ``key`` at a time: lines of one page wait for the same look-up."""

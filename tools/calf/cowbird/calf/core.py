@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -28,6 +27,7 @@ from cowbird.calf.fetching import Fetcher, FetchError, Page
 from cowbird.calf.matching import SENTENCE_END, Found, Line, PageLetters, locate
 from cowbird.calf.pages import page_text
 from cowbird.calf.search import SearchProvider
+from cowbird.core.lru import Lru
 
 Status = Literal["found_url", "found_archive", "found_search", "changed_url", "changed_archive", "changed_search",
                  "not_found", "fetch_error", "bad_row", "error"]
@@ -103,18 +103,16 @@ class Reconstructor:
     live: bool = True  # fetch the line's own page; False: only the archives (the demo's made-up sites)
 
     def __post_init__(self) -> None:
-        self._pages: OrderedDict[tuple[str, int], PageLetters] = OrderedDict()
+        self._pages: Lru[tuple[str, int], PageLetters] = Lru(PAGES_KEPT)  # pages read, by URL and length
 
     async def _read(self, page: Page) -> PageLetters:
         """The page's text, folded for matching: once for all the lines of one page."""
         key = (page.url, len(page.html))
-        if key in self._pages:
-            self._pages.move_to_end(key)
-            return self._pages[key]
+        kept = self._pages.get(key)
+        if kept is not None:
+            return kept
         letters = await asyncio.to_thread(lambda: PageLetters.of(page_text(page.html)))
-        self._pages[key] = letters
-        while len(self._pages) > PAGES_KEPT:
-            self._pages.popitem(last=False)
+        self._pages.put(key, letters)
         return letters
 
     async def _try(self, url: str, lines: Sequence[Line]) -> tuple[Found | None, str | None, str]:

@@ -1,8 +1,9 @@
-"""Fetching pages politely: timeouts, retries with backoff, one host at a time at a set pace,
-robots.txt respected, an honest User-Agent, a size cap, a deadline for the whole fetch, a cache on
-disk, and (for the platform, and ``calf --public-only``) only public addresses — the address
-checked is the address connected to, so a name that resolves to a public address for the check
-and to 127.0.0.1 a moment later (DNS rebinding) reaches nothing inside.
+"""Fetching pages politely: timeouts, retries with backoff (tenacity, ``with_retries``, which the
+archives' requests use too), one host at a time at a set pace, robots.txt respected, an honest
+User-Agent, a size cap, a deadline for the whole fetch, a cache on disk, and (for the platform, and
+``calf --public-only``) only public addresses — the address checked is the address connected to, so
+a name that resolves to a public address for the check and to 127.0.0.1 a moment later (DNS
+rebinding) reaches nothing inside.
 
 Bodies come decompressed (gzip, deflate, brotli: httpx undoes the Content-Encoding) and are decoded
 as the browser would (w3lib, after the HTML standard): a byte order mark first, then the charset of
@@ -23,19 +24,21 @@ import json
 import socket
 import time
 import urllib.robotparser
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import charset_normalizer
 import httpx
+import tenacity
 from w3lib.encoding import html_to_unicode
 
+from cowbird.core.lru import Lru
 from cowbird.core.version import __version__
 
+T = TypeVar("T")
 USER_AGENT = f"cowbird-calf/{__version__} (+https://github.com/cowbird-corpus/cowbird; finds corpus sentences)"
 MAX_BYTES = 5 * 1024 * 1024
 RECENT = 512
@@ -291,6 +294,43 @@ class Late(FetchError):
     """The page did not arrive within the fetcher's deadline."""
 
 
+class Again(Exception):
+    """An attempt worth making again (a timeout, a failed connection, a 5xx, a 429): ``why``, the
+    words of the failure should it be the last, and ``after``, the seconds the other side asked to
+    wait (its ``Retry-After``), if any."""
+
+    def __init__(self, why: str, after: float | None = None) -> None:
+        super().__init__(why)
+        self.why = why
+        self.after = after
+
+
+BACKOFF = tenacity.wait_exponential(multiplier=0.5, max=8.0)
+"""The wait before the next attempt: 0.5 s, doubled after each, at most 8 s."""
+
+
+def _wait(state: tenacity.RetryCallState) -> float:
+    """What the failed attempt was asked to wait (``Again.after``), else ``BACKOFF``."""
+    failure = state.outcome.exception() if state.outcome is not None else None
+    if isinstance(failure, Again) and failure.after is not None:
+        return failure.after
+    return float(BACKOFF(state))
+
+
+async def with_retries(retries: int, attempt: Callable[[], Awaitable[T]], failed: Callable[[str], FetchError]) -> T:
+    """``attempt()``'s answer, asked again up to ``retries`` times while it raises ``Again`` (tenacity:
+    ``BACKOFF`` between attempts, or the ``Retry-After`` asked for), then ``failed(why)`` of the last
+    failure; any other error ends it at once."""
+    try:
+        async for trying in tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(retries + 1), wait=_wait,
+                                                   retry=tenacity.retry_if_exception_type(Again), reraise=True):
+            with trying:
+                return await attempt()
+    except Again as last:
+        raise failed(last.why) from None
+    raise failed("no answer")  # (never: the last attempt returns or raises)
+
+
 class _Stopped(Exception):
     """The fetch others waited for was cancelled (its caller went away): they fetch the page themselves."""
 
@@ -318,7 +358,7 @@ class Fetcher:
     _hosts: dict[str, asyncio.Lock] = field(default_factory=dict)
     _last: dict[str, float] = field(default_factory=dict)
     _robots: dict[str, urllib.robotparser.RobotFileParser | None] = field(default_factory=dict)
-    _recent: OrderedDict[str, Page | FetchError] = field(default_factory=OrderedDict)
+    _recent: Lru[str, Page | FetchError] = field(default_factory=lambda: Lru(RECENT))  # answers, by URL
     _inflight: dict[str, asyncio.Future[Page]] = field(default_factory=dict)
 
     async def __aenter__(self) -> Fetcher:
@@ -368,11 +408,10 @@ class Fetcher:
         """The page at ``url`` (redirects followed, each checked); ``FetchError`` saying why not.
         Lines of one page share one fetch: the last ``RECENT`` answers are kept in memory, and a
         page being fetched is waited for, not fetched again."""
-        if url in self._recent:
-            self._recent.move_to_end(url)
-            answer = self._recent[url]
-            if isinstance(answer, FetchError):
-                raise answer
+        answer = self._recent.get(url)
+        if isinstance(answer, FetchError):
+            raise answer
+        if answer is not None:
             return answer
         while url in self._inflight:
             try:
@@ -400,9 +439,7 @@ class Fetcher:
         return page
 
     def _remember(self, url: str, answer: Page | FetchError) -> None:
-        self._recent[url] = answer
-        while len(self._recent) > RECENT:
-            self._recent.popitem(last=False)
+        self._recent.put(url, answer)
 
     async def _get_cached(self, url: str) -> Page:
         cached = self._cached(url)
@@ -468,22 +505,23 @@ class Fetcher:
         raise FetchError("too many redirects (more than 5)")
 
     async def _request(self, url: str, address: str | None = None) -> Fetched:
-        """One answer, retried on timeouts, failed connections and 5xx/429; with ``address``, asked
-        of that address (the one checked) under the URL's host name."""
+        """One answer, retried on timeouts, failed connections and 5xx/429 (``with_retries``); with
+        ``address``, asked of that address (the one checked) under the URL's host name."""
         assert self._client is not None, "use the fetcher in `async with`"
+        client = self._client
         host = urlsplit(url).netloc
         lock = self._hosts.setdefault(host, asyncio.Lock())
         target, headers, extensions = _pinned(url, address)
-        failure = "no answer"
-        for attempt in range(self.retries + 1):
+
+        async def attempt() -> Fetched:
             try:
                 async with lock:  # the host's turn: requests start one at a time, `delay` apart
                     wait = self._last.get(host, 0.0) + self.delay - time.monotonic()
                     if wait > 0:
                         await asyncio.sleep(wait)
                     try:
-                        request = self._client.build_request("GET", target, headers=headers, extensions=extensions)
-                        response = await self._client.send(request, stream=True)
+                        request = client.build_request("GET", target, headers=headers, extensions=extensions)
+                        response = await client.send(request, stream=True)
                     finally:
                         self._last[host] = time.monotonic()
                 try:  # the body outside the host's turn: a trickling page holds up no other
@@ -491,20 +529,18 @@ class Fetcher:
                 finally:
                     await response.aclose()
             except httpx.TimeoutException:
-                failure = f"timeout (no answer within {self.timeout:g} s)"
+                raise Again(f"timeout (no answer within {self.timeout:g} s)") from None
             except httpx.DecodingError as exc:
                 raise FetchError(f"the page's compressed body is broken ({exc})") from exc
             except httpx.ConnectError as exc:
-                failure = _connect_failure(exc, url)
+                raise Again(_connect_failure(exc, url)) from None
             except httpx.TransportError as exc:
-                failure = f"connection failed ({exc.__class__.__name__}: {exc})"
-            else:
-                if fetched.status_code < 500 and fetched.status_code != 429:
-                    return fetched
-                failure = f"HTTP {fetched.status_code}"
-            if attempt < self.retries:
-                await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
-        raise FetchError(failure)
+                raise Again(f"connection failed ({exc.__class__.__name__}: {exc})") from None
+            if fetched.status_code >= 500 or fetched.status_code == 429:
+                raise Again(f"HTTP {fetched.status_code}")
+            return fetched
+
+        return await with_retries(self.retries, attempt, FetchError)
 
     async def _read(self, response: httpx.Response) -> Fetched:
         """The answer with its body decompressed (capped at ``max_bytes`` after decompression)."""
