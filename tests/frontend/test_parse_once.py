@@ -14,6 +14,8 @@ import pytest
 from lark import Lark
 
 from cowbird.query import parse_cqp
+from tests.frontend.conftest import TRICKY as CORPUS
+from tests.frontend.test_sketches import sketch_five  # noqa: F401 (the fixture)
 from tests.support import JsonObject
 
 pytestmark = pytest.mark.anyio
@@ -42,9 +44,10 @@ async def _get(client: httpx.AsyncClient, path: str, **params: str) -> JsonObjec
 
 
 @pytest.mark.parametrize(("params", "front_end_parses"), [
-    ({"q": "the 0-1 house"}, ["the 0-1 house"]),  # simple: parsed once, straight into the CQP AST
-    ({"q": '[word="house"]', "syntax": "cqp", "ignore_case": "true", "filter": "text_genre!~x"},
-     []),  # CQP with the case switch and a filter: parsed by the first request, kept since
+    # the front end checks a query for a corpus once and keeps it (corpora.Kept.checked): the second
+    # request parses nothing, simple or CQP, with the case switch and a filter or not
+    ({"q": "the 0-1 house"}, []),  # simple: parsed by the first request, straight into the CQP AST
+    ({"q": '[word="house"]', "syntax": "cqp", "ignore_case": "true", "filter": "text_genre!~x"}, []),
 ])
 @pytest.mark.slow  # 2.0 s here (make quick leaves it out)
 async def test_a_preview_parses_the_query_once_per_node(client: httpx.AsyncClient, parses: list[str],
@@ -53,7 +56,7 @@ async def test_a_preview_parses_the_query_once_per_node(client: httpx.AsyncClien
     parses.clear()
     body = await _get(client, "/api/v1/query", corpus="sample", **params, offset="1")
     assert body["complete"] is True and body["total"] > 1
-    # the front end parses what the user wrote once (CQP it parsed before: not again); the nodes (two
+    # the front end parsed what the user wrote on the first request; the nodes (two
     # here, for three partitions, each asked to count and then for its hits) parse the CQP sent once
     # each — on this second request not at all: they know the text already
     assert parses == front_end_parses
@@ -70,3 +73,36 @@ async def test_a_new_query_is_parsed_once_by_each_node(client: httpx.AsyncClient
     frequency = await _get(client, "/api/v1/frequency", corpus="sample", q=query, syntax="cqp", by="word")
     assert frequency["complete"] is True
     assert parses == []  # the analysis's request: the text is known to the front end and the nodes
+
+
+async def test_a_warm_word_sketch_checks_no_query_again(sketch_five: httpx.AsyncClient,  # noqa: F811
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word sketch runs its grammar's relation queries (23 in the Penn grammar) with the subcorpus's
+    filters, and links each collocate to its instances: the queries are checked once for the corpus
+    (``corpora.Kept.checked``) and each link is made from the checked query's AST — asked again,
+    the sketch builds, parses and reads back no query at all, only writes the links' CQP."""
+    from cowbird.frontend import querying
+    from cowbird.query import cqp
+
+    asked = {"corpus": CORPUS, "headword": "house", "filter": "text_genre!~nosuch"}
+    first = await sketch_five.get("/api/v1/sketch", params=asked)
+    assert first.status_code == 200, first.text
+    built: list[str] = []
+    parsed: list[str] = []
+    real_built, real_parse = querying._built, cqp.parse_cqp
+
+    def noted_built(q: str, *args: Any, **kwargs: Any) -> Any:
+        built.append(q)
+        return real_built(q, *args, **kwargs)
+
+    def noted_parse(text: str) -> Any:
+        parsed.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(querying, "_built", noted_built)
+    monkeypatch.setattr(querying, "parse_cqp", noted_parse)
+    again = await sketch_five.get("/api/v1/sketch", params=asked)
+    assert again.status_code == 200 and again.json()["relations"] == first.json()["relations"]
+    links = [row["concordance"] for r in again.json()["relations"] for row in r["rows"]]
+    assert len(links) > 20 and all(link for link in links)
+    assert built == [] and parsed == []

@@ -23,6 +23,7 @@ from pathlib import Path
 from cowbird.core.errors import BadParameter, OutOfRange, StoreError, UnknownCorpus
 from cowbird.core.lru import Lru
 from cowbird.core.manifest import Manifest, ManifestPartition
+from cowbird.core.search import CheckedQuery
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -44,6 +45,8 @@ SEARCHED_KEPT = 1024
 """Sizes of filtered subcorpora kept (the same filters are searched again and again)."""
 COMMON_KEPT = 64
 """Corpora (and rules) whose common words are kept (``sort=gdex``)."""
+CHECKED_KEPT = 4096
+"""Checked queries kept (``querying.build_query``): a request's query, a sketch's relation queries."""
 
 
 @dataclass
@@ -52,8 +55,13 @@ class Kept:
     catalogue (of one app: ``CorpusCatalogue.kept``; each entry it makes holds it, ``CorpusEntry.kept``),
     each store an ``Lru`` keyed by the corpus's name and version with what was asked: the tokens of
     filtered subcorpora (``subcorpora.searched_tokens``) and the common words of ``sort=gdex``
-    (``gdex.common_words``)."""
+    (``gdex.common_words``), and the queries checked for a corpus (``querying.build_query``: the
+    request's query with its case switch and filters, each a ``CheckedQuery`` — AST and CQP text —,
+    so a query asked again, a word sketch's relation queries above all, is parsed and serialised
+    no more)."""
 
+    checked: Lru[tuple[str, str, str, str, bool, tuple[str, ...]], CheckedQuery] = field(
+        default_factory=lambda: Lru(CHECKED_KEPT))
     searched: Lru[tuple[str, str, tuple[str, ...], tuple[str, ...]], int] = field(
         default_factory=lambda: Lru(SEARCHED_KEPT))
     common_words: Lru[tuple[str, str, str, int], tuple[str, ...]] = field(default_factory=lambda: Lru(COMMON_KEPT))

@@ -142,7 +142,21 @@ def _range_pattern(text: str, written: str) -> str:
 def build_query(q: str, syntax: str, case_insensitive: bool, filters: list[str],
                 corpus: CorpusEntry | None) -> CheckedQuery:
     """The query of a request, parsed once, with the case switch and the filters (which need the
-    corpus whose metadata they test)."""
+    corpus whose metadata they test). Checked for a corpus, it is kept (``corpora.Kept.checked``:
+    the catalogue's, by the corpus's name and version and what was asked), and the same asked again
+    is the same ``CheckedQuery``, neither parsed nor serialised; a refusal is not kept."""
+    if corpus is None:
+        return _built(q, syntax, case_insensitive, filters, None)
+    key = (corpus.name, corpus.config.version or "", q, syntax, case_insensitive, tuple(filters))
+    found = corpus.kept.checked.get(key)
+    if found is None:
+        found = _built(q, syntax, case_insensitive, filters, corpus)
+        corpus.kept.checked.put(key, found)
+    return found
+
+
+def _built(q: str, syntax: str, case_insensitive: bool, filters: list[str],
+           corpus: CorpusEntry | None) -> CheckedQuery:
     if not q.strip():
         raise BadParameter("q is empty: give a query")
     try:

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
 from cowbird.core.errors import BadParameter, LimitExceeded, NotFound
-from cowbird.core.search import CostEstimate, Statuses, WordSketch, failed_partitions
+from cowbird.core.search import CheckedQuery, CostEstimate, Statuses, WordSketch, failed_partitions
 from cowbird.core.search.sketches import RelationSketch
 from cowbird.frontend.corpora import CorpusEntry, Partition
 from cowbird.frontend.downloads import Download, Format, stamp
@@ -37,7 +37,7 @@ from cowbird.frontend.schemas import (
     ThesaurusRow,
     WordSketchResult,
 )
-from cowbird.query import Alternation, Comparison, LabelRef, Pattern, QuerySyntaxError, parse_cqp, serialize
+from cowbird.query import Alternation, Comparison, LabelRef, Pattern, QuerySyntaxError, serialize
 from cowbird.query.cqp_ast import Constraint, ConstraintAnd, ConstraintOr
 from cowbird.query.sketch_grammar import MATCHING_STRATEGY, SketchGrammar, View
 
@@ -59,7 +59,7 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
     target, grammar, views, relations, search = _prepared(visit, asked)
     limit = _limit(asked)
     statuses, found = await _counted(visit, search, target, views, asked.filters, "a word sketch",
-                                     lambda: search.sketch(asked.headword, grammar.attribute, views, relations,
+                                     lambda: search.sketch(asked.headword, grammar.attribute, views, _texts(relations),
                                                            asked.min_freq, limit))
     failed = failed_partitions(statuses)
     shown = [SketchRelationResult(
@@ -92,7 +92,7 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
 
     async def both() -> list[tuple[Statuses[Partition], WordSketch]]:
         return list(await asyncio.gather(*(
-            search.sketch(word, grammar.attribute, views, relations, asked.min_freq, None)
+            search.sketch(word, grammar.attribute, views, _texts(relations), asked.min_freq, None)
             for word in (asked.headword, asked.other))))
 
     (statuses, first), (other_statuses, second) = await _counted(
@@ -111,7 +111,8 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
                                   relations=shown)
 
 
-def _link(corpus: str, view: View, queries: list[str], value: str, *, attribute: str, headword: str) -> str | None:
+def _link(corpus: str, view: View, queries: list[CheckedQuery], value: str, *, attribute: str,
+          headword: str) -> str | None:
     return _cqp_link(corpus, functools.partial(_instances, view, queries, attribute, headword, value))
 
 
@@ -152,8 +153,8 @@ async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query(
         raise BadParameter(f"limit={asked.limit}: a thesaurus entry lists at most {MAX_THESAURUS_ROWS:,} words")
     limit = asked.limit or DEFAULT_ROWS
     statuses, found = await _counted(visit, search, target, views, asked.filters, "a thesaurus entry",
-                                     lambda: search.thesaurus(asked.headword, grammar.attribute, views, relations,
-                                                              asked.min_freq, limit))
+                                     lambda: search.thesaurus(asked.headword, grammar.attribute, views,
+                                                              _texts(relations), asked.min_freq, limit))
     failed = failed_partitions(statuses)
     base = {"corpus": target.name, "filter": asked.filters, "relation": asked.relation}
     rows = [ThesaurusRow(word=s.word, score=round(s.score, 6), shared=s.shared,
@@ -221,10 +222,11 @@ def _answered(target: CorpusEntry, grammar: SketchGrammar, asked: SketchParamete
             "elapsed_ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
-def _prepared(visit: Visit, asked: SketchParameters) -> tuple[CorpusEntry, SketchGrammar, list[View], list[list[str]],
-                                                               NodeSearch]:
+def _prepared(visit: Visit, asked: SketchParameters) -> tuple[CorpusEntry, SketchGrammar, list[View],
+                                                               list[list[CheckedQuery]], NodeSearch]:
     """The corpus asked for, its grammar, the relations asked for, their queries as the nodes run them
-    (the subcorpus's filters added) and the search over the corpus's partitions."""
+    (the subcorpus's filters added: checked once, then kept, ``build_query``) and the search over
+    the corpus's partitions."""
     target = visit.corpus(asked.corpus)
     grammar = target.grammar
     if grammar is None:
@@ -237,10 +239,8 @@ def _prepared(visit: Visit, asked: SketchParameters) -> tuple[CorpusEntry, Sketc
             raise BadParameter(f"relation={unknown[0]}: the sketch grammar of {target.name} has no such relation "
                                f"(it has: {', '.join(names)})")
         views = [view for view in views if view.name in asked.relation]
-    relations = [[build_query(q, "cqp", False, asked.filters, target).cqp for q in view.relation.queries]
-                 for view in views]
-    first = build_query(views[0].relation.queries[0], "cqp", False, asked.filters, target)
-    return target, grammar, views, relations, search_of(visit.nodes, target, first, None, visit.progress)
+    checked = [[build_query(q, "cqp", False, asked.filters, target) for q in view.relation.queries] for view in views]
+    return target, grammar, views, checked, search_of(visit.nodes, target, checked[0][0], None, visit.progress)
 
 
 def _limit(asked: SketchParameters) -> int | None:
@@ -251,13 +251,18 @@ def _limit(asked: SketchParameters) -> int | None:
     return limit
 
 
-def _instances(view: View, queries: list[str], attribute: str, headword: str, collocate: str) -> str:
+def _texts(relations: list[list[CheckedQuery]]) -> list[list[str]]:
+    """Each relation's queries as the nodes are sent them (their CQP texts)."""
+    return [[checked.cqp for checked in queries] for queries in relations]
+
+
+def _instances(view: View, queries: list[CheckedQuery], attribute: str, headword: str, collocate: str) -> str:
     """One CQP query finding exactly the instances of the relation pairing headword and collocate: its
     queries (as one alternation when there are several), with the headword and the collocate
     constrained at the target and the keyword (either way round in a symmetric relation), under the
     strategy the sketch counts with (``(?traditional)``: every start of an instance is a hit, as the
     sketch counts it)."""
-    parsed = [parse_cqp(q) for q in queries]
+    parsed = [checked.query for checked in queries]  # checked once (``_prepared``): nothing parsed again
     head, coll = (collocate, headword) if view.swapped else (headword, collocate)
 
     def pair(at_target: str, at_keyword: str) -> Constraint:
