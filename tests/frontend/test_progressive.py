@@ -192,9 +192,12 @@ async def test_an_estimate_before_running(
 
 async def test_analyses_stream_each_partition_as_it_answers(client: httpx.AsyncClient) -> None:
     """``stream=1`` on an analysis: started, one partition event per partition as it answers, then the
-    very answer the plain analysis gives; a bad parameter is still a problem answer."""
+    very answer the plain analysis gives; a bad parameter is still a problem answer. A query that may
+    be slow is estimated first: the estimate's answers are not the analysis's progress."""
     cases: list[tuple[str, Params]] = [
         ("/api/v1/frequency", {"corpus": "sample", "q": "the", "by": "pos"}),
+        ("/api/v1/frequency", {"corpus": "big", "q": '[pos="DT"] []{0,20} [pos="NN"]', "syntax": "cqp",
+                               "by": "pos"}),
         ("/api/v1/distribution", {"corpus": "big", "q": '[pos="NN"]', "syntax": "cqp", "by": "text_genre"}),
         ("/api/v1/collocations", {"corpus": "sample", "q": "house", "window": 3}),
     ]

@@ -75,10 +75,11 @@ class Counts(Generic[P]):
     # -- counting --------------------------------------------------------------------------------
 
     async def _each(self, call: Callable[[P, TimeLimit], Awaitable[Any]],
-                    limit: TimeLimit) -> list[tuple[PartitionStatus[P], Any]]:
+                    limit: TimeLimit, reported: bool = True) -> list[tuple[PartitionStatus[P], Any]]:
         """One call per partition (as configured: parallel or serial), each answer with the
-        partition's status; every partition failing fails the search."""
-        if self.progress is not None:  # somebody follows the partitions' answers (a streamed analysis)
+        partition's status; every partition failing fails the search. ``reported``: the answers are
+        the search's own (told to ``progress``), not an estimate made before it."""
+        if reported and self.progress is not None:  # somebody follows the answers (a streamed analysis)
             call = _reporting(call, self.progress)
         answers = await self.partitions.gather([functools.partial(call, p, limit) for p in self.corpus.partitions])
         answered: list[tuple[PartitionStatus[P], Any]] = []
@@ -126,7 +127,7 @@ class Counts(Generic[P]):
         of it (the estimate operation), without running it; quickly (a tenth of the time limit)."""
         answered = await self._each(
             lambda p, time: self.partitions.call(p, ESTIMATE, self._count_request(p), time),
-            self.time_limit().part(0.1))
+            self.time_limit().part(0.1), reported=False)  # an estimate is not the answer's progress
         answers: list[EstimateResponse] = [a for s, a in answered if s.failure is None]
         hits = None if any(a.hits is None for a in answers) else sum(a.hits or 0 for a in answers)
         if hits is not None and self.query.cut is not None:
