@@ -205,6 +205,38 @@ def test_tabs_work_from_the_keyboard(site: DemoStack, page: Page) -> None:
     expect(page.locator("#panel-frequency")).to_be_visible()
     expect(page.locator("#panel-kwic")).to_be_hidden()
     page.keyboard.press("End")  # the last tab
-    expect(page.locator("#tab-dispersion")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#tab-ttr")).to_have_attribute("aria-selected", "true")  # a declared analysis's
     page.keyboard.press("Home")
     expect(page.locator("#panel-kwic")).to_be_visible()
+
+
+def test_the_type_token_tab_is_the_declared_analysis(site: DemoStack, page: Page, tmp_path: Path) -> None:
+    """The worked example of a declared analysis (cowbird.core.analyses.ttr): its tab and controls come
+    from the declaration, its rows are the API's, a label opens that text's hits, the table downloads,
+    and the tab with its settings lives in the URL."""
+    expected = api(site, "/api/v1/ttr", corpus="sample", q="[]", syntax="cqp", label="text_id", order="tokens")
+    rows: list[JsonObject] = expected["rows"]
+    assert len(rows) > 1 and all(r["types"] <= r["tokens"] for r in rows)
+    page.goto(f"{site.url}/?corpus=sample&q=%5B%5D&syntax=cqp")
+    expect(page.locator("#kwic tbody tr").first).to_be_visible()
+    open_view(page, "ttr")
+    expect(page.locator("#ttr-parts")).to_have_value("text")
+    expect(page.locator("#ttr-attribute")).to_have_value("word")
+    page.select_option("#ttr-label", "text_id")
+    page.select_option("#ttr-order", "tokens")
+    expect(page.locator("#ttr-table tbody td:nth-child(3)")).to_have_text([str(r["label"]) for r in rows])
+    expect(page.locator("#ttr-table tbody td:nth-child(5)")).to_have_text([str(r["types"]) for r in rows])
+    expect(page.locator("#ttr-table tbody td:nth-child(6)")).to_have_text([f"{r['ttr']:.3f}" for r in rows])
+    expect(page.locator("#ttr-summary")).to_contain_text(f"mean type/token ratio of the word values "
+                                                         f"{expected['mean_ttr']:.3f}")
+    expect_url_with(page, "view=ttr", "ttr_label=text_id", "ttr_order=tokens")
+    shoot(page, "type-token", tmp_path)
+    check_accessibility(page)
+    frame = downloaded(page, "#ttr-download", tmp_path)
+    assert list(frame["label"]) == [r["label"] for r in rows] and list(frame["types"]) == [r["types"] for r in rows]
+    bookmark = page.url
+    page.locator("#ttr-table tbody a").first.click()  # the hits in the text with the most tokens: all of its tokens
+    expect(page.locator("#kwic tbody tr")).to_have_count(min(100, int(rows[0]["tokens"])))
+    page.goto(bookmark)  # the tab and its settings come back with the page
+    expect(page.locator("#tab-ttr")).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#ttr-table tbody td:nth-child(3)")).to_have_text([str(r["label"]) for r in rows])

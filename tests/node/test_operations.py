@@ -1,6 +1,7 @@
-"""The table of node operations (``cowbird.core.operations``) is the one place each operation is
-declared: the node answers every one of it at ``POST /v1/<name>`` with the table's models, and the
-table's check believes what an honest node answers and refuses what it cannot be."""
+"""The table of node operations (``cowbird.core.operations``, and the declared analyses'
+operations: ``cowbird.core.declared``) is the one place each operation is declared: the node
+answers every one of it at ``POST /v1/<name>`` with the table's models, and the table's check
+believes what an honest node answers and refuses what it cannot be."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from cowbird.core import operations
-from cowbird.core.operations import OPERATIONS, ImpossibleAnswer, Operation
+from cowbird.core.declared import all_operations
+from cowbird.core.operations import ImpossibleAnswer, Operation
 from cowbird.core.wire import CountResponse, HitsResponse, SortBound, SortSpec
 from cowbird.node.api import answered
 
@@ -37,7 +39,9 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "sketch": {"partition": "sample", "attribute": "lemma", "headword": "house", "strategy": "traditional",
                "tables": [{"queries": ['@1 [pos="JJ.*"] @[pos="NN.*"] within s']}],
                "relations": [{"table": 0, "totals_of": ["old", "no-such"]}, {"table": 0, "swapped": True}]},
+    "ttr": {**COMMON, "attribute": "lemma", "label": "text_id"},
 }
+OPERATIONS = all_operations()
 
 
 def test_the_node_answers_every_operation_of_the_table() -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
 from cowbird.core.analysis_spec import parse_breakdown
+from cowbird.core.declared import analyses, analysis_named
 from cowbird.core.errors import BadParameter, LimitExceeded, UnknownAttribute
 from cowbird.core.operations import (
     COOCCURRENCE,
@@ -77,6 +79,7 @@ from cowbird.engines.analyses import (
     sketches,
     subcorpus,
 )
+from cowbird.engines.analyses.declared import computation
 from cowbird.engines.analyses.sort_order import SortOrder
 from cowbird.engines.analyses.subcorpus import chosen
 from cowbird.engines.results import ArrayResultSet
@@ -103,8 +106,9 @@ def answers(operation: Operation[Rq, Rs]) -> Callable[[Handler[Rq, Rs]], Handler
 
 
 def answered() -> set[str]:
-    """The names of the operations the node answers (every one of the table: tests/node check it)."""
-    return set(_HANDLERS)
+    """The names of the operations the node answers (every one of the table and every declared
+    analysis with its computation: tests/node check it)."""
+    return set(_HANDLERS) | {a.name for a in analyses() if computation(a) is not None}
 
 
 def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:
@@ -151,8 +155,24 @@ class NodeApi:
 
     async def answer(self, operation: Operation[Rq, Rs], request: Rq) -> Rs:
         """The node's answer to one operation of the table (the routes' and ``LocalPartitions``' one way in)."""
-        answer = await _HANDLERS[operation.name](self, request)
+        handler = _HANDLERS.get(operation.name)
+        answer = await (handler(self, request) if handler is not None else self._declared(operation, request))
         assert isinstance(answer, operation.response)
+        return answer
+
+    async def _declared(self, operation: Operation[Any, Any], request: Any) -> BaseModel:
+        """A declared analysis (``cowbird.core.declared``): its computation (``engines.analyses.<name>``)
+        on the partition's store and the hits, every hit held, as every analysis is run."""
+        analysis = analysis_named(operation.name)
+        if analysis is None:
+            raise KeyError(f"the node answers no operation {operation.name!r}")
+        started = time.perf_counter()
+        text, held = await self._every_hit(request)
+        own = analysis.parameters.model_validate(request.model_dump(include=set(analysis.parameters.model_fields)))
+        computed = await self.service.analyse(self.asker, computation(analysis), held.corpus, held.matches, own,
+                                              self.service.settings.max_analysis_rows)
+        answer: BaseModel = operation.response(partition=request.partition, query=text, total=held.total,
+                                               elapsed_ms=_elapsed(started), **dict(computed))
         return answer
 
     async def _run(self, request: CountRequest | HitsRequest | FrequencyRequest | DistributionRequest

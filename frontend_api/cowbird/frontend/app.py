@@ -40,6 +40,7 @@ from cowbird.frontend.routes import (
     comparing,
     context,
     corpora,
+    declared,
     export,
     history,
     language,
@@ -190,7 +191,7 @@ def create_app(
         app.add_middleware(ToBackground, socket=background, refund=fair_use.refund, gate=refused)
 
     for router in (language.router, query.router, analyses.router, export.router, ref.router, context.router,
-                   wordlist.router, subcorpora.router, sketches.router, comparing.router):
+                   wordlist.router, subcorpora.router, sketches.router, comparing.router, declared.router):
         app.include_router(router)  # each route takes one model of its parameters (``cowbird.frontend.params``)
     for router in (corpora.router, history.router, saved.router, subcorpora.saved_router, accounts_web.router,
                    workshop.router):

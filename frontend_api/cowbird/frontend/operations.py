@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import parse_qs
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
+from cowbird.core.declared import HitAnalysis, analyses
 from cowbird.frontend import params, schemas
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, TABLE_FORMATS, Format
 from cowbird.frontend.priority import DEEP_SORT
@@ -66,6 +67,8 @@ class PublicOperation:
     ``routes/prologue.py`` streams every analysis — an event per partition, then the result."""
     deep: Callable[[Asked], bool] | None = None
     """For ``estimated``: the parameters that make it background work without an estimate."""
+    declared: HitAnalysis[Any, Any, Any] | None = None
+    """A declared analysis's declaration (``cowbird.core.declared``), which its route serves."""
 
     @property
     def path(self) -> str:
@@ -193,9 +196,27 @@ SUBCORPUS = PublicOperation(
     "The size of a subcorpus: the texts and tokens its filters choose, per value.",
     formats=TABLE_FORMATS)
 
+
+
+def _declared(analysis: HitAnalysis[Any, Any, Any]) -> PublicOperation:
+    """A declared analysis's public operation (``cowbird.core.declared``): its parameters after those of
+    every table, its result after what every analysis answers; background work, streamed, as files."""
+    title = "".join(part.capitalize() for part in analysis.name.split("_"))
+    parameters = cast(type[params.TableParameters], create_model(
+        f"{title}Parameters", __base__=(analysis.parameters, params.TableParameters),
+        __doc__=f"``GET /api/v1/{analysis.name}``."))
+    result = create_model(f"{title}Result", __base__=(analysis.result, schemas.DeclaredResult),
+                          __doc__=analysis.summary)
+    return PublicOperation(analysis.name, parameters, result, "background", analysis.merged, analysis.summary,
+                           formats=TABLE_FORMATS, stream="partitions", declared=analysis)
+
+
+DECLARED: tuple[PublicOperation, ...] = tuple(_declared(analysis) for analysis in analyses())
+"""The declared analyses' operations (``cowbird.core.analyses``), each served by ``routes/declared.py``."""
+
 PUBLIC_OPERATIONS: tuple[PublicOperation, ...] = (
     QUERY, ESTIMATE, EXPORT, FREQUENCY, DISTRIBUTION, DISPERSION, COLLOCATIONS, TREND, COMPARE, SKETCH,
-    SKETCH_DIFFERENCE, THESAURUS, WORDLIST, KEYWORDS, SUBCORPUS,
+    SKETCH_DIFFERENCE, THESAURUS, WORDLIST, KEYWORDS, SUBCORPUS, *DECLARED,
 )
 BY_PATH: dict[str, PublicOperation] = {operation.path: operation for operation in PUBLIC_OPERATIONS}
 

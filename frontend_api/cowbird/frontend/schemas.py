@@ -390,6 +390,13 @@ class _AnalysisResult(BaseModel):
     elapsed_ms: float
 
 
+class DeclaredResult(_AnalysisResult):
+    """What a declared analysis answers besides its own fields (``cowbird.core.declared``): a page of its rows."""
+
+    offset: int = Field(description="The first row of this page in the whole table (0-based).")
+    rows_total: int = Field(description="Rows of the whole table.")
+
+
 class DispersionBin(BaseModel):
     start: int = Field(description="Global position of the stretch's first token.")
     end: int = Field(description="Global position of its last token.")

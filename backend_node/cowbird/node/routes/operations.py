@@ -17,7 +17,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from cowbird.core.operations import OPERATIONS, Operation
+from cowbird.core.declared import all_operations
+from cowbird.core.operations import Operation
 from cowbird.node.api import NodeApi
 from cowbird.node.routes.auth import Asking, Service
 
@@ -43,7 +44,7 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., Awaitable[Respons
     return endpoint
 
 
-for _operation in OPERATIONS:
+for _operation in all_operations():
     router.add_api_route(f"/{_operation.name}", _endpoint(_operation), methods=["POST"],
                          response_model=_operation.response, tags=[_operation.kind], summary=_operation.name,
                          description=_operation.summary, name=_operation.name)

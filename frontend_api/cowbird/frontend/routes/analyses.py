@@ -143,7 +143,7 @@ def searched(visit: Visit, asked: Searching) -> Asked:
     return Asked(target, search, asked.q, asked.syntax, asked.ignore_case, asked.filters)
 
 
-def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
+def table_file(found: Asked, cqp: str, kind: str, format: str, provenance: bool, parameters: dict[str, object],
            statuses: list[PartitionStatus[Partition]], truncated: bool, columns: Sequence[str],
            rows: Sequence[Sequence[object]]) -> Response:
     """The rows as a file (``downloads``' writer: values exactly as counted), with a metadata block
@@ -162,7 +162,7 @@ def _table(found: Asked, cqp: str, kind: str, format: str, provenance: bool, par
                     named, failed, kind).whole(rows)
 
 
-def _page_size(limit: int | None, format: str, default: int) -> int | None:
+def page_size(limit: int | None, format: str, default: int) -> int | None:
     """The rows a request returns: ``limit``, or the default page of JSON; a file has every row (None)."""
     if format != "json":
         return limit
@@ -172,7 +172,7 @@ def _page_size(limit: int | None, format: str, default: int) -> int | None:
     return default if limit is None else limit
 
 
-def _statuses(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
+def statuses_of(statuses: list[PartitionStatus[Partition]]) -> dict[str, object]:
     failed = failed_partitions(statuses)
     return {"total": answered_total(statuses), "complete": not failed, "failed": failed,
             "partitions": [partition_result(s) for s in statuses]}
@@ -186,7 +186,7 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
     by, on, min, offset, limit, format = asked.by, asked.on, asked.min, asked.offset, asked.limit, asked.format
     target, cqp = found.corpus, found.search.cqp
     levels, folded = parse_breakdown(by, on), parse_fold(asked.fold)
-    rows_wanted = _page_size(limit, format, 1000)
+    rows_wanted = page_size(limit, format, 1000)
     by_corpus: list[dict[str, int]] = []  # several corpora: each one's counts, for a column each
     if target.members:
         statuses, table, by_corpus = await visit.run(_frequency_per_corpus(
@@ -204,7 +204,7 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
     keys = [f"{s}.{name}" for name, s in levels]  # the columns of a breakdown by several keys
     if format != "json":
         value_columns = ["value"] if len(levels) == 1 else keys
-        return _table(found, cqp, "frequency", format, asked.provenance,
+        return table_file(found, cqp, "frequency", format, asked.provenance,
                       {"by": by, "on": shown_on, "fold": folded, "min": min, "offset": offset, "limit": rows_wanted,
                        "tokens_searched": tokens, **{f"tokens_searched_{n}": t for n, t in sizes.items()}},
                       statuses, table.truncated,
@@ -226,7 +226,8 @@ async def frequency(visit: Visitor, asked: Annotated[FrequencyParameters, Query(
         for values in [row.value.split(LEVEL_SEPARATOR) if len(levels) > 1 else [row.value]]
     ]
     return FrequencyResult(
-        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        corpus=target.name, cqp=cqp, **statuses_of(statuses),
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, on=shown_on, keys=keys, fold=folded, tokens=tokens, counted=table.counted,
         unset=table.unset, distinct=table.distinct, truncated=table.truncated, offset=offset, rows_total=table.listed,
         rows=rows, corpora_tokens=sizes,
@@ -306,14 +307,15 @@ async def dispersion(visit: Visitor, asked: Annotated[DispersionParameters, Quer
     bins = [DispersionBin(start=start, end=end, hits=h)
             for (start, end), h in zip(stretches(size, asked.bins), measured.bins, strict=True)]
     if asked.format != "json":
-        return _table(found, cqp, "dispersion", asked.format, asked.provenance,
+        return table_file(found, cqp, "dispersion", asked.format, asked.provenance,
                       {"parts": asked.parts, "bins": asked.bins, "tokens_searched": measured.tokens,
                        "parts_total": measured.parts,
                        "parts_with_hits": measured.parts_with_hits, "dp": measured.dp, "dp_norm": measured.dp_norm,
                        "dp_partitions": measured.dp_partitions}, statuses, False, ["start", "end", "hits"],
                       [[b.start, b.end, b.hits] for b in bins])
     return DispersionResult(
-        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        corpus=target.name, cqp=cqp, **statuses_of(statuses),
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         parts_attribute=asked.parts, tokens=measured.tokens, parts=measured.parts,
         parts_with_hits=measured.parts_with_hits, dp=measured.dp, dp_norm=measured.dp_norm,
         dp_partitions=measured.dp_partitions, bins=bins,
@@ -330,7 +332,7 @@ async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, 
     found = searched(visit, asked)
     by, order, offset, format = asked.by, asked.order, asked.offset, asked.format
     target, cqp = found.corpus, found.search.cqp
-    rows_wanted = _page_size(asked.limit, format, 1000)
+    rows_wanted = page_size(asked.limit, format, 1000)
     shares: list[tuple[str, DistributionSums]] = []  # several corpora: each one's hits and sizes per value
     if target.members:
         statuses, table, shares = await visit.run(_distribution_per_corpus(visit, found, by, order), found.search)
@@ -345,7 +347,7 @@ async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, 
                 for name, sums in shares}
 
     if format != "json":
-        return _table(found, cqp, "distribution", format, asked.provenance,
+        return table_file(found, cqp, "distribution", format, asked.provenance,
                       {"by": by, "order": order, "offset": offset, "limit": rows_wanted}, statuses,
                       table.truncated, ["value", "hits", "tokens", "per_million", "regions", "regions_with_hits",
                                         *(f"{kind}_{name}" for name, _ in shares for kind in ("hits", "tokens"))],
@@ -363,7 +365,8 @@ async def distribution(visit: Visitor, asked: Annotated[DistributionParameters, 
         for row in page
     ]
     return DistributionResult(
-        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        corpus=target.name, cqp=cqp, **statuses_of(statuses),
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         by=by, outside=table.outside, numeric=table.numeric, all_values=table.all_values, truncated=table.truncated,
         offset=offset, rows_total=len(table.rows), rows=rows,
     )
@@ -415,14 +418,14 @@ async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Q
     statuses, table = await visit.run(work, search)
     visit.logged(target.name, answered_total(statuses))
     before, after = window if left is None else left, window if right is None else right
-    rows_wanted = _page_size(asked.limit, format, 100)
+    rows_wanted = page_size(asked.limit, format, 100)
     page = table.rows[offset:] if rows_wanted is None else table.rows[offset : offset + rows_wanted]
     if format != "json":
         parameters: dict[str, object] = {
             "attribute": attribute, "left": before, "right": after, "within": region, "measures": chosen,
             "order": order, "min_freq": min_freq, "f1": table.f1, "n": table.n, "tokens_searched": table.tokens,
             "offset": offset, "limit": rows_wanted}
-        return _table(found, cqp, "collocations", format, asked.provenance, parameters, statuses, table.truncated,
+        return table_file(found, cqp, "collocations", format, asked.provenance, parameters, statuses, table.truncated,
                       ["value", "f", "f2", "marginal", "in_nodes", "expected", "texts", *chosen],
                       [[r.value, r.f, r.f2, r.marginal, r.in_nodes, r.expected, r.texts,
                         *(r.scores[m] for m in chosen)] for r in page])
@@ -432,7 +435,8 @@ async def collocations(visit: Visitor, asked: Annotated[CollocationParameters, Q
                              _with_collocate, parsed, attribute, r.value, before, after)))
             for r in page]
     return CollocationResult(
-        corpus=target.name, cqp=cqp, **_statuses(statuses), elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        corpus=target.name, cqp=cqp, **statuses_of(statuses),
+        elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
         attribute=attribute, left=before, right=after, within=region, measures=chosen, order=order, min_freq=min_freq,
         f1=table.f1, n=table.n, tokens=table.tokens,
         candidates=table.candidates, truncated=table.truncated, offset=offset, rows_total=len(table.rows), rows=rows,

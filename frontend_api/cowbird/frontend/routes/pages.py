@@ -8,21 +8,48 @@ API. The page gets its data from the server as JSON islands (the corpora, the me
 from __future__ import annotations
 
 import json
+from typing import Literal, get_args, get_origin
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic.fields import FieldInfo
 
 from cowbird.core.analysis_merge import MEASURE_NAMES
 from cowbird.core.errors import CowbirdError
 from cowbird.frontend.corpora import CorpusEntry
 from cowbird.frontend.links import public_base
+from cowbird.frontend.operations import DECLARED
 from cowbird.frontend.routes.comparing import date_attribute
 from cowbird.frontend.routes.deps import Corpora, CurrentUser
 from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import saved_subcorpus
 
 router = APIRouter(include_in_schema=False)
+
+
+def _control(name: str, field: FieldInfo) -> dict[str, object]:
+    """A control of a declared analysis's tab, from its parameter: a list of the corpus's attributes
+    (``x-cowbird-choose``), of the values a ``Literal`` allows, or a whole number, at its default."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    options = list(get_args(field.annotation)) if get_origin(field.annotation) is Literal else []
+    least = next((m.ge for m in field.metadata if isinstance(getattr(m, "ge", None), int)), None)
+    return {"name": name, "title": field.title or name.replace("_", " ").capitalize(), "about": field.description or "",
+            "choose": extra.get("x-cowbird-choose"), "options": options, "optional": field.default is None,
+            "default": "" if field.default is None else str(field.default), "min": least}
+
+
+def declared_views() -> list[dict[str, object]]:
+    """The declared analyses' tabs (``operations.DECLARED``): name, label, the table's columns and the controls."""
+    views: list[dict[str, object]] = []
+    for operation in DECLARED:
+        analysis = operation.declared
+        assert analysis is not None
+        fields = analysis.row_model().model_fields
+        views.append({"name": analysis.name, "label": analysis.label, "columns": list(fields),
+                      "headers": [f.title or name.replace("_", " ").capitalize() for name, f in fields.items()],
+                      "controls": [_control(n, f) for n, f in analysis.parameters.model_fields.items()]})
+    return views
 
 
 def _script_json(value: object) -> str:
@@ -46,6 +73,7 @@ async def search_page(request: Request, user: CurrentUser, catalogue: Corpora) -
     response: HTMLResponse = frontend_state(request).templates.TemplateResponse(
         request, "search.html",
         {"corpora": corpora, "corpora_json": _script_json(data), "measures_json": _script_json(MEASURE_NAMES),
+         "declared": (declared := declared_views()), "declared_json": _script_json(declared),
          "viewer": user,
          "browser_limit": settings.limits.browser_export_limit, "api_limit": settings.limits.api_export_limit,
          "max_context": settings.limits.max_context},

@@ -27,6 +27,7 @@ from cowbird.core.analysis_merge import (
     spilled,
 )
 from cowbird.core.analysis_spec import parse_breakdown, parse_fold
+from cowbird.core.declared import HitAnalysis, Merging, Pa, Re
 from cowbird.core.errors import UnknownAttribute
 from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import COOCCURRENCE, DISPERSION, DISTRIBUTION, FREQUENCY, MARGINALS, SUBCORPUS
@@ -45,6 +46,7 @@ from cowbird.core.search.partitions import (
 from cowbird.core.wire import (
     CooccurrenceRequest,
     CooccurrenceResponse,
+    CountRequest,
     DispersionRequest,
     DispersionResponse,
     DistributionRequest,
@@ -187,6 +189,27 @@ class Analyses(Counts[P]):
             sum(a.parts for a in answers), sum(a.parts_with_hits for a in answers), hits, dp_parts, norm,
             dp_partitions, shown, [(s.partition.id, tokens.get(s.partition.id, 0), s.total or 0) for s in statuses],
             size)
+
+    async def declared(self, analysis: HitAnalysis[Pa, Any, Re], asked: Pa) -> tuple[Statuses[P], Re]:
+        """A declared analysis (``cowbird.core.declared``): the attributes its parameters name checked
+        on the corpus, its request asked of every partition (with the query's subcorpus), the
+        answers of those that answered merged by its ``merge``, in corpus order."""
+        self.query.check_no_cut(f"a {analysis.label.lower()} analysis")
+        corpus = self.corpus
+        for parameter, (kind, name) in analysis.attributes(asked).items():
+            if name not in {"p": corpus.p_attributes, "s": corpus.s_attributes, "meta": corpus.meta}[kind]:
+                raise UnknownAttribute(f"{parameter}={name}: {no_attribute(self.corpus, kind, name)}")
+
+        async def call(partition: P, time: TimeLimit) -> Any:
+            request = analysis.request(asked, **self.asked(CountRequest, partition).model_dump(),
+                                       filters=self.query.subcorpus)
+            return await self.partitions.call(partition, analysis.operation, request, time)
+
+        answered = await self._each(call, self.time_limit())
+        merging = Merging([(s.partition.id, s.partition.offset, s.partition.size)
+                           for s, a in answered if a is not None], all(a is not None for _, a in answered))
+        answers = [(s.partition.id, a) for s, a in answered if a is not None]
+        return [s for s, _ in answered], await off_loop(functools.partial(analysis.merge, asked, answers, merging))
 
     async def collocations(self, attribute: str, left: int, right: int, within: str | None,
                            measures: list[Measure], order: Measure | Literal["f"],

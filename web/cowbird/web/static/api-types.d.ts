@@ -1335,6 +1335,53 @@ export interface TrendSeries {
   undated: number;
 }
 
+/** The type/token ratio of the hits per text (or other region). */
+export interface TtrResult {
+  attribute: string;
+  /** False when a partition failed (its hits are missing from every count). */
+  complete: boolean;
+  corpus: string;
+  /** The CQP that ran on every partition. */
+  cqp: string;
+  elapsed_ms: number;
+  failed: string[];
+  /** The metadata each part is labelled with, if any. */
+  label: string | null;
+  /** The mean TTR of the parts in the table (none without any). */
+  mean_ttr: number | null;
+  /** The first row of this page in the whole table (0-based). */
+  offset: number;
+  partitions: PartitionResult[];
+  parts_attribute: string;
+  /** Parts holding hits (before min_tokens). */
+  parts_with_hits: number;
+  rows: TtrRow[];
+  /** Rows of the whole table. */
+  rows_total: number;
+  /** Hits in the partitions that answered. */
+  total: number;
+  /** A partition had more parts with hits than it answers: some are missing. */
+  truncated: boolean;
+}
+
+export interface TtrRow {
+  /** Its last token. */
+  end: number;
+  /** Its value of the label attribute (none without label=). */
+  label: string | null;
+  /**
+   * The part's first token (in the partition's answer: the partition's own position; in the result:
+   * the corpus's).
+   */
+  start: number;
+  /** Tokens of the hits in the part (each once, where hits overlap). */
+  tokens: number;
+  /** types / tokens. */
+  ttr: number;
+  /** Distinct values of the attribute among them. */
+  types: number;
+}
+
 export interface UploadOut {
   bytes: number;
   filename: string;

@@ -5,6 +5,7 @@
 
 import { ApiProblem, aborted, begin, cancel, end, getJson } from "./search-api.js";
 import { periodOf, periodRegex } from "./search-chart.js";
+import { fillDeclared } from "./search-declared.js";
 import { CORPORA, byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { SORT_LEVELS, sameSearch, searchParams, setTimer, state } from "./search-state.js";
 
@@ -184,6 +185,7 @@ export function describeCorpus() {
   const kept = within.value;
   within.replaceChildren(...[...regions, "none"].map((r) => new Option(r === "none" ? "no limit" : r, r)));
   within.value = [...regions, "none"].includes(kept) ? kept : regions.includes("text") ? "text" : "none";
+  fillDeclared(info); // the declared analyses' attributes
 }
 
 /**

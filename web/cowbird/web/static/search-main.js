@@ -17,6 +17,7 @@
 
 import { ApiProblem, aborted, begin, busy, cancel, detach, end, getJson, getLines } from "./search-api.js";
 import { failBackground, finishBackground, showBackground } from "./search-background.js";
+import { DECLARED, DECLARED_ROWS, declaredOffset, setDeclaredOffset } from "./search-declared.js";
 import { byId, corpusInfo, fromTemplate, part } from "./search-dom.js";
 import { openDownload, setUpDownload } from "./search-download.js";
 import { askToRun, estimate, estimateLater, estimateOf, setUpConfirm } from "./search-estimate.js";
@@ -145,6 +146,7 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     setShown({ search, offset, sample, total: body.total, order, inline });
     if (changed) {
       if (push) for (const view of ANALYSES) setTableOffset(view, 0);
+      if (push) for (const { name } of DECLARED) setDeclaredOffset(name, 0);
       forgetAnalysed();
     }
     const saved = searchOfSaved();
@@ -235,6 +237,7 @@ function restore(params) {
   applySettings(restored.settings);
   setCollOrder(restored.collOrder);
   setTableOffsets(restored.tableOffset);
+  for (const { name } of DECLARED) setDeclaredOffset(name, Number(params.get(`${name}_offset`)) || 0);
   setCategories(restored.categories);
   showSortControls();
   selectView(restored.view, false);
@@ -373,6 +376,15 @@ for (const view of ANALYSES) {
   part(document, `#${PREFIX[view]}-pager .prev`, HTMLButtonElement).addEventListener("click", () => turnPage(view, -1));
   part(document, `#${PREFIX[view]}-pager .next`, HTMLButtonElement).addEventListener("click", () => turnPage(view, 1));
 }
+for (const { name } of DECLARED) { // a declared analysis's pager: the page of rows before or after
+  for (const [side, step] of /** @type {const} */ ([["prev", -1], ["next", 1]])) {
+    part(document, `#${name}-pager .${side}`, HTMLButtonElement).addEventListener("click", () => {
+      setDeclaredOffset(name, declaredOffset(name) + step * DECLARED_ROWS);
+      if (state.shown) history.replaceState(null, "", pageUrl());
+      analyse();
+    });
+  }
+}
 byId("views", HTMLElement).addEventListener("keydown", (event) => { // arrow keys move between the tabs
   /** @type {Record<string, number>} */
   const steps = { ArrowRight: 1, ArrowLeft: -1, Home: -VIEWS.length, End: VIEWS.length };
@@ -392,6 +404,8 @@ for (const id of Object.keys(SETTINGS).filter((key) => !key.startsWith("sort-") 
   byId(id, HTMLElement).addEventListener("change", () => {
     const view = ANALYSES.find((v) => id.startsWith(`${PREFIX[v]}-`));
     if (view) setTableOffset(view, 0); // another table: from its first row
+    const other = DECLARED.find((d) => id.startsWith(`${d.name}-`));
+    if (other) setDeclaredOffset(other.name, 0);
     if (state.shown) history.replaceState(null, "", pageUrl());
     settle(analyse);
   });

@@ -12,9 +12,14 @@
 // other modules read (typed read-only all the way down, so that tsc refuses a write) and change only
 // through this module's setters ("writing the state" below).
 
+import { DECLARED, DECLARED_SETTINGS, declaredOffset } from "./search-declared.js";
 import { controlValue, corpusInfo, setControlValue } from "./search-dom.js";
 
-/** @typedef {"kwic" | "frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion"} View */
+/**
+ * A declared analysis's view (search-declared.js: the name of its tab and of its route).
+ * @typedef {string & {readonly declaredView: true}} DeclaredView
+ */
+/** @typedef {"kwic" | "frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion" | DeclaredView} View */
 /** @typedef {"frequency" | "distribution" | "trend" | "compare" | "collocations" | "dispersion"} Analysis */
 /** @typedef {"target" | "keyword"} Anchor */
 /** @typedef {"query" | "translate" | "estimate" | "analysis" | "download" | "wordlist" | "sketch" | "builder"} RequestKind */
@@ -78,7 +83,7 @@ import { controlValue, corpusInfo, setControlValue } from "./search-dom.js";
  * A value read-only all the way down: what the other modules see of the state. A request's
  * controller stays as it is (it can be aborted); the word list's parameters can only be read.
  * @template T
- * @typedef {T extends AbortController ? T : T extends URLSearchParams ? ReadonlyParams
+ * @typedef {T extends string ? T : T extends AbortController ? T : T extends URLSearchParams ? ReadonlyParams
  *   : T extends readonly (infer U)[] ? readonly DeepReadonly<U>[]
  *   : T extends object ? {readonly [K in keyof T]: DeepReadonly<T[K]>} : T} DeepReadonly
  */
@@ -91,7 +96,7 @@ import { controlValue, corpusInfo, setControlValue } from "./search-dom.js";
  * @property {View} view  the view shown: the concordance or an analysis tab
  * @property {Record<Analysis, number>} tableOffset  the first row of each analysis table's page
  * @property {string} collOrder  the measure the collocations are ranked by
- * @property {Partial<Record<Analysis, string>>} analysed  the request each analysis table last showed (not fetched again when a tab is revisited)
+ * @property {Partial<Record<string, string>>} analysed  the request each analysis table last showed (not fetched again when a tab is revisited)
  * @property {Settings} defaults  each setting's control value when the page was built (not put in the URL)
  * @property {Record<RequestKind, AbortController | null>} requests  the request of each kind in flight (a new one aborts the last)
  * @property {Record<"translate" | "estimate" | "settle", number | undefined>} timers  the pending debounce of the CQP
@@ -132,7 +137,17 @@ export const state = current;
 /** Hits on a page of the concordance (and in a random sample). */
 export const PAGE = 100;
 /** @type {readonly View[]} */
-export const VIEWS = ["kwic", "frequency", "distribution", "trend", "compare", "collocations", "dispersion"];
+export const VIEWS = ["kwic", "frequency", "distribution", "trend", "compare", "collocations", "dispersion",
+  ...DECLARED.map((d) => /** @type {DeclaredView} */ (d.name))];
+
+/**
+ * Whether a view is a declared analysis's.
+ * @param {View} view
+ * @returns {view is DeclaredView}
+ */
+export function isDeclared(view) {
+  return DECLARED.some((d) => d.name === view);
+}
 /** @type {readonly Analysis[]} */
 export const ANALYSES = ["frequency", "distribution", "trend", "compare", "collocations", "dispersion"];
 /** Rows of a page of each analysis table (a chart draws the page: at most 30 bars). */
@@ -161,6 +176,7 @@ export const SETTINGS = /** @type {const} */ ({
   "cmp-p": "cmp_p",
   "disp-parts": "disp_parts",
   "coll-attribute": "coll_attribute", "coll-window": "coll_window", "coll-within": "coll_within", "coll-min": "coll_min",
+  ...DECLARED_SETTINGS,
 });
 
 // ---------------------------------------------------------------- the settings' controls
@@ -216,7 +232,7 @@ export function setCollOrder(order) {
 
 /**
  * The request an analysis table now shows.
- * @param {Analysis} view
+ * @param {Analysis | DeclaredView} view
  * @param {string} request
  */
 export function setAnalysed(view, request) {
@@ -287,6 +303,7 @@ export function pageUrl(settings = readSettings(), shown = state.shown) {
     url.set("seed", String(shown.sample.seed));
   } else if (shown?.offset) url.set("offset", String(shown.offset));
   for (const view of ANALYSES) if (state.tableOffset[view]) url.set(OFFSETS[view], String(state.tableOffset[view]));
+  for (const { name } of DECLARED) if (declaredOffset(name)) url.set(`${name}_offset`, String(declaredOffset(name)));
   if (state.view !== "kwic") url.set("view", state.view);
   for (const [id, name] of Object.entries(SETTINGS)) {
     if (settings[id] !== state.defaults[id]) url.set(name, settings[id]);

@@ -8,12 +8,15 @@
 import { ApiProblem, aborted, apiUrl, begin, busy, end, getLines, problemText } from "./search-api.js";
 import { SERIES_STYLES, barChart, drawTrend, stripChart } from "./search-chart.js";
 import { byId, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
+import { declared, declaredOffset, declaredRequest, showDeclared } from "./search-declared.js";
 import {
-  PREFIX, ROWS, VIEWS, analysisRequest, pageUrl, readSettings, setAnalysed, setCollOrder, setTableOffset, setView, state,
+  PREFIX, ROWS, VIEWS, analysisRequest, isDeclared, pageUrl, readSettings, searchParams, setAnalysed, setCollOrder,
+  setTableOffset, setView, state,
 } from "./search-state.js";
 
 /** @typedef {import("./search-state.js").View} View */
 /** @typedef {import("./search-state.js").Analysis} Analysis */
+/** @typedef {import("./search-state.js").DeclaredView} DeclaredView */
 
 /**
  * What every analysis answers besides its figures.
@@ -118,6 +121,10 @@ export async function analyse() {
   const view = state.view;
   const shown = state.shown;
   if (view === "kwic" || !shown || shown.total === 0) return;
+  if (isDeclared(view)) {
+    await analyseDeclared(view, searchParams(shown.search));
+    return;
+  }
   const settings = readSettings();
   let params = analysisRequest(shown.search, view, settings, { offset: state.tableOffset[view] });
   if (state.analysed[view] === params.toString()) return;
@@ -172,32 +179,89 @@ export async function analyse() {
       showCollocations(body);
       finish(view, body);
     }
-    const link = byId(`${prefix}-download`, HTMLAnchorElement); // the whole table, every row
-    const file = analysisRequest(shown.search, view, settings, "file");
-    link.href = `${apiUrl(view)}?${file}`;
-    link.setAttribute("download", "");
-    link.hidden = false;
-    const spreadsheet = byId(`${prefix}-xlsx`, HTMLAnchorElement); // the same as a spreadsheet
-    file.set("format", "xlsx");
-    spreadsheet.href = `${apiUrl(view)}?${file}`;
-    spreadsheet.setAttribute("download", "");
-    spreadsheet.hidden = false;
+    offerFiles(view, prefix, analysisRequest(shown.search, view, settings, "file"));
     setAnalysed(view, params.toString());
     document.body.dataset.analysed = view;
   } catch (error) {
-    if (error instanceof ApiProblem) {
-      summary.textContent = problemText(error.problem, "the analysis failed");
-      for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-xlsx`, `${prefix}-pager`]) byId(id, HTMLElement).hidden = true;
-      if (view === "distribution" || view === "dispersion" || view === "trend") byId(`${prefix}-figure`, HTMLElement).hidden = true;
-    } else if (aborted(error)) {
-      const overtaken = state.requests.analysis?.signal !== signal;
-      if (!overtaken || state.view !== view) summary.textContent = "Cancelled."; // else its successor counts
-    } else {
-      summary.textContent = `The analysis failed: ${error instanceof Error ? error.message : String(error)}`;
-    }
+    const figure = view === "distribution" || view === "dispersion" || view === "trend" ? [`${prefix}-figure`] : [];
+    failed(error, view, prefix, summary, signal, figure);
   } finally {
     end("analysis", signal);
     // still busy when a newer analysis (or a search) took this one's place
+    byId("results", HTMLElement).setAttribute("aria-busy", String(busy("analysis") || busy("query")));
+  }
+}
+
+/**
+ * The links that download an analysis's whole table, every row: as TSV, and the same as a spreadsheet.
+ * @param {string} path  its route (/api/v1/PATH)
+ * @param {string} prefix  its elements' ids' prefix
+ * @param {URLSearchParams} file  the request of its TSV file
+ */
+function offerFiles(path, prefix, file) {
+  for (const [id, format] of [[`${prefix}-download`, "tsv"], [`${prefix}-xlsx`, "xlsx"]]) {
+    file.set("format", format);
+    const link = byId(id, HTMLAnchorElement);
+    link.href = `${apiUrl(path)}?${file}`;
+    link.setAttribute("download", "");
+    link.hidden = false;
+  }
+}
+
+/**
+ * An analysis that did not answer: its problem said in its summary (its table, files, pager and figure
+ * hidden), or "Cancelled." unless a newer request of the same tab took its place.
+ * @param {unknown} error
+ * @param {View} view
+ * @param {string} prefix  its elements' ids' prefix
+ * @param {HTMLElement} summary
+ * @param {AbortSignal} signal  its request's
+ * @param {string[]} [more]  more of its elements to hide (a figure)
+ */
+function failed(error, view, prefix, summary, signal, more = []) {
+  if (error instanceof ApiProblem) {
+    summary.textContent = problemText(error.problem, "the analysis failed");
+    for (const id of [`${prefix}-table`, `${prefix}-download`, `${prefix}-xlsx`, `${prefix}-pager`, ...more]) {
+      byId(id, HTMLElement).hidden = true;
+    }
+  } else if (aborted(error)) {
+    const overtaken = state.requests.analysis?.signal !== signal;
+    if (!overtaken || state.view !== view) summary.textContent = "Cancelled."; // else its successor counts
+  } else {
+    summary.textContent = `The analysis failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/**
+ * A declared analysis (search-declared.js) of the hits shown, unless its table already shows that page:
+ * streamed as every analysis, its page shown by its page module, its whole table downloadable.
+ * @param {DeclaredView} name
+ * @param {URLSearchParams} search  the search's parameters
+ */
+async function analyseDeclared(name, search) {
+  const view = declared(name);
+  if (!view) return;
+  const settings = readSettings();
+  const params = declaredRequest(view, search, settings, { offset: declaredOffset(name) });
+  if (state.analysed[name] === params.toString()) return;
+  const summary = byId(`${name}-summary`, HTMLElement);
+  const signal = begin("analysis");
+  summary.textContent = "Counting…";
+  byId("results", HTMLElement).setAttribute("aria-busy", "true");
+  try {
+    /** @type {import("./search-declared.js").DeclaredAnswer} */
+    const body = await counted(name, params, signal, summary);
+    await showDeclared(view, body, search);
+    if (!body.complete) {
+      summary.textContent += ` Incomplete: partition(s) ${body.failed.join(", ")} did not answer; their hits are not counted.`;
+    }
+    offerFiles(name, name, declaredRequest(view, search, settings, "file"));
+    setAnalysed(name, params.toString());
+    document.body.dataset.analysed = name;
+  } catch (error) {
+    failed(error, name, name, summary, signal);
+  } finally {
+    end("analysis", signal);
     byId("results", HTMLElement).setAttribute("aria-busy", String(busy("analysis") || busy("query")));
   }
 }
@@ -207,7 +271,7 @@ export async function analyse() {
  * many of the corpus's partitions have answered and names those that failed. An `error` event
  * throws its ApiProblem, as a refusal before the stream does; an abort (`signal`) an AbortError.
  * @template {{complete: boolean, failed: string[]}} T  the plain answer
- * @param {Analysis} view
+ * @param {Analysis | DeclaredView} view
  * @param {URLSearchParams} params  the plain request's
  * @param {AbortSignal} signal
  * @param {HTMLElement} summary
