@@ -29,7 +29,7 @@ import { clearHits, lastPage, showCorpusHits, showHits, showProgress, showStoppe
 import {
   ANALYSES, PAGE, PREFIX, SETTINGS, VIEWS, applySettings, forgetAnalysed, fromUrl, inlineOf, pageUrl, queryRequest,
   readSettings, rememberDefaults, sameSearch, setCategories, setCollOrder, setShown, setTableOffset, setTableOffsets,
-  setTimer, sortOrder, state,
+  setTimer, showInUrl, sortOrder, state,
 } from "./search-state.js";
 import { analyse, selectView, showPanels, turnPage } from "./search-tables.js";
 import { categoriseRows, searchOfSaved, setUpCategories } from "./search-categories.js";
@@ -161,14 +161,10 @@ async function preview({ offset = 0, sample = null, push = false } = {}) {
     document.body.dataset.queryMs = String(Math.round(drawn - started));
     showAnchors(body.anchors ?? [], search);
     setCqpLine(body.cqp, "ran"); // what ran
-    const url = pageUrl();
-    if (url !== `${location.pathname}${location.search}`) {
-      if (push) history.pushState(null, "", url);
-      else history.replaceState(null, "", url);
-    }
+    showInUrl(push);
     if (!sample && offset === 0) {
       loadHistory();
-      rememberLocally({ url, q: search.q, corpus: search.corpus, total: body.total });
+      rememberLocally({ url: pageUrl(), q: search.q, corpus: search.corpus, total: body.total });
     }
     if (state.view !== "kwic" && body.total > 0) analyse();
     // a search that was to be confirmed has run: the nodes now know it (their cache), and may say it costs nothing

@@ -15,7 +15,7 @@
 import { ApiProblem, aborted, apiUrl, begin, cancel, end, getJson } from "./search-api.js";
 import { byId, controlValue, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
-import { filterText, pageUrl, setSketched, state } from "./search-state.js";
+import { filterText, setSketched, showInUrl, state } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
 /** @typedef {import("./api-types").WordSketchResult} SketchResult */
@@ -134,11 +134,7 @@ export async function sketchWord(similar = false, push = true) {
       offerFiles("sketch", params);
     }
     setSketched(sketchedUrl(params, similar));
-    const url = pageUrl();
-    if (url !== `${location.pathname}${location.search}`) {
-      if (push) history.pushState(null, "", url);
-      else history.replaceState(null, "", url);
-    }
+    showInUrl(push);
   } catch (error) {
     if (aborted(error)) return;
     clearSketch(error instanceof ApiProblem ? error.message : `The word sketch failed: ${String(error)}`);

@@ -563,6 +563,18 @@ export function analysisRequest(search, view, settings, what) {
 }
 
 /**
+ * The page's URL made the state's (`pageUrl`) unless it is already: a new entry of the history
+ * (`push`: a new search, list or sketch the user asked for, which Back leaves) or this entry's.
+ * @param {boolean} push
+ */
+export function showInUrl(push) {
+  const url = pageUrl();
+  if (url === `${location.pathname}${location.search}`) return;
+  if (push) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+/**
  * What the download dialog asks for.
  * @typedef {object} ExportChoices
  * @property {string[]} show  token attributes of the match

@@ -153,32 +153,11 @@ export async function analyse() {
         showFrequency(body);
       }
       finish(view, body);
-    } else if (view === "distribution") {
-      /** @type {DistributionResult} */
-      const body = await counted(view, params, signal, summary);
-      showDistribution(body);
-      finish(view, body);
-    } else if (view === "trend") {
-      /** @type {TrendResult} */
-      const body = await counted(view, params, signal, summary);
-      showTrend(body);
-      finish(view, body);
-    } else if (view === "compare") {
-      /** @type {CompareResult} */
-      const body = await counted(view, params, signal, summary);
-      showCompare(body);
-      finish(view, body);
-    } else if (view === "dispersion") {
-      /** @type {DispersionResult} */
-      const body = await counted(view, params, signal, summary);
-      showDispersion(body);
-      finish(view, body);
-    } else {
-      /** @type {CollocationResult} */
-      const body = await counted(view, params, signal, summary);
-      showCollocations(body);
-      finish(view, body);
-    }
+    } else if (view === "distribution") await countAndShow(view, params, signal, summary, showDistribution);
+    else if (view === "trend") await countAndShow(view, params, signal, summary, showTrend);
+    else if (view === "compare") await countAndShow(view, params, signal, summary, showCompare);
+    else if (view === "dispersion") await countAndShow(view, params, signal, summary, showDispersion);
+    else await countAndShow(view, params, signal, summary, showCollocations);
     offerFiles(view, prefix, analysisRequest(shown.search, view, settings, "file"));
     setAnalysed(view, params.toString());
     document.body.dataset.analysed = view;
@@ -264,6 +243,22 @@ async function analyseDeclared(name, search) {
     end("analysis", signal);
     byId("results", HTMLElement).setAttribute("aria-busy", String(busy("analysis") || busy("query")));
   }
+}
+
+/**
+ * An analysis's answer (`counted`) shown by `show`, with its pager and what did not answer.
+ * @template {DispersionResult | TrendResult | CompareResult | AnalysisPage & {rows: unknown[]}} T
+ * @param {Analysis} view
+ * @param {URLSearchParams} params
+ * @param {AbortSignal} signal
+ * @param {HTMLElement} summary
+ * @param {(body: T) => void} show
+ */
+async function countAndShow(view, params, signal, summary, show) {
+  /** @type {T} */
+  const body = await counted(view, params, signal, summary);
+  show(body);
+  finish(view, body);
 }
 
 /**

@@ -9,7 +9,7 @@ import { ApiProblem, aborted, apiUrl, begin, end, getJson } from "./search-api.j
 import { savedSubcorpora } from "./search-subcorpora.js";
 import { CORPORA, byId, controlValue, corpusInfo, decimal, fromTemplate, number, part, setControlValue } from "./search-dom.js";
 import { readSearch } from "./search-form.js";
-import { filterText, pageUrl, setListed } from "./search-state.js";
+import { filterText, setListed, showInUrl } from "./search-state.js";
 import { fillNumbers, fillValue, showRows } from "./search-tables.js";
 
 /** @typedef {import("./api-types").WordListResult} WordListResult */
@@ -141,11 +141,7 @@ export async function listWords(push = true) {
       showWordList(/** @type {WordListResult} */ (await getJson("wordlist", params, signal)), params);
     }
     setListed(listedUrl());
-    const url = pageUrl();
-    if (url !== `${location.pathname}${location.search}`) {
-      if (push) history.pushState(null, "", url);
-      else history.replaceState(null, "", url);
-    }
+    showInUrl(push);
   } catch (error) {
     if (aborted(error)) return;
     summary.textContent = error instanceof ApiProblem ? error.message : `The word list failed: ${String(error)}`;
