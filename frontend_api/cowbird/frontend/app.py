@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from fastapi import Depends, FastAPI, Request
@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from fastapi_offline import FastAPIOffline
+from pydantic.json_schema import models_json_schema
 from starlette.types import Scope
 
 from cowbird.core.errors import CowbirdError
@@ -29,6 +30,7 @@ from cowbird.frontend.accounts.throttle import Throttle, registrations
 from cowbird.frontend.background import FromInteractive, ToBackground
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.credentials import Credentials, refusal
+from cowbird.frontend.events import ANALYSIS_EVENTS, QUERY_EVENTS
 from cowbird.frontend.failover import RequestStart
 from cowbird.frontend.fair_use import LEASE_MARGIN, FairUse, Limits
 from cowbird.frontend.fanout import NodeClient
@@ -199,4 +201,23 @@ def create_app(
     app.include_router(accounts_web.login_router)  # ``next``: its own parameters (``LoginParameters``)
     app.include_router(pages.router)
     app.include_router(metrics.router)  # the search page's URL carries the search itself: its script reads it
+    _describe_events(app)
     return app
+
+
+def _describe_events(app: FastAPI) -> None:
+    """The streamed answers' event models (``events.py``) among the OpenAPI components, which the
+    streamed routes' ``application/x-ndjson`` content names (FastAPI lists only JSON models)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            _, named = models_json_schema([(m, "serialization") for m in QUERY_EVENTS + ANALYSIS_EVENTS],
+                                          ref_template="#/components/schemas/{model}")
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            for name, schema in named.get("$defs", {}).items():
+                schemas.setdefault(name, schema)
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -32,6 +32,7 @@ from pydantic import BaseModel, create_model
 from cowbird.core.declared import HitAnalysis, analyses
 from cowbird.frontend import params, schemas
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, TABLE_FORMATS, Format
+from cowbird.frontend.events import ANALYSIS_EVENTS, QUERY_EVENTS
 from cowbird.frontend.priority import DEEP_SORT
 
 Cost = Literal["interactive", "estimated", "background"]
@@ -82,8 +83,10 @@ class PublicOperation:
         """The OpenAPI description of its 200 answer: JSON and the files it writes, or events."""
         files: dict[str, Any] = {MEDIA_TYPES[f].split(";")[0]: {} for f in self.formats}
         content: dict[str, Any] = ({"application/json": {}} if self.response is not None else {}) | files
-        if self.stream != "no":
-            content["application/x-ndjson"] = {}
+        if self.stream != "no":  # its events (``events.py``), then the result or an error
+            models = QUERY_EVENTS if self.stream == "own" else ANALYSIS_EVENTS
+            content["application/x-ndjson"] = {"schema": {"oneOf": [
+                {"$ref": f"#/components/schemas/{model.__name__}"} for model in models]}}
         told = ["the answer as JSON"] if self.response is not None else []
         if self.formats:
             told.append(f"with format={'|'.join(self.formats)} a file")

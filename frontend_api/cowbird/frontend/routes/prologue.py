@@ -32,6 +32,7 @@ from starlette.responses import Response
 
 from cowbird.core.errors import BadParameter, CowbirdError
 from cowbird.core.search import PartitionStatus
+from cowbird.frontend.events import AnalysisPartition, AnalysisStarted, event
 from cowbird.frontend.hits import partition_result
 from cowbird.frontend.operations import PublicOperation
 from cowbird.frontend.params import DispersionParameters, TableParameters
@@ -114,14 +115,14 @@ async def _analysis_events(task: asyncio.Future[BaseModel | Response], answers: 
                            arrived: asyncio.Event, partitions: int) -> AsyncIterator[bytes]:
     sent = 0
     try:
-        yield ndjson_line({"event": "started", "partitions": partitions})
+        yield ndjson_line(event(AnalysisStarted(event="started", partitions=partitions)))
         while True:
             while sent < len(answers):  # every answer is in before the task ends: it reports synchronously
                 status = answers[sent]
                 sent += 1
-                yield ndjson_line({"event": "partition", "partition": partition_result(status).model_dump(mode="json"),
-                                   "done": sent, "partitions": partitions,
-                                   "failed": [s.partition.id for s in answers[:sent] if s.failure is not None]})
+                yield ndjson_line(event(AnalysisPartition(
+                    event="partition", partition=partition_result(status), done=sent, partitions=partitions,
+                    failed=[s.partition.id for s in answers[:sent] if s.failure is not None])))
             if task.done():
                 break
             arrived.clear()

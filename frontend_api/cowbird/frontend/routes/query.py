@@ -20,6 +20,7 @@ from cowbird.core.search import CostEstimate, Located, Partitions, Statuses, ans
 from cowbird.frontend.accounts import Accounts
 from cowbird.frontend.caller import Caller
 from cowbird.frontend.corpora import CorpusEntry, Partition
+from cowbird.frontend.events import BackgroundNotice, QueryCount, QueryPage, QueryStarted, event
 from cowbird.frontend.gdex import page_scores, with_gdex
 from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.operations import ESTIMATE, QUERY
@@ -101,8 +102,9 @@ class Background:
         reason = ("a sorted page deep in the hits" if self.cost is None
                   else "a query that may be slow, of a kind the engine does not estimate (MU, TAB)" if seconds is None
                   else f"estimated at {seconds:g} s")
-        return {"event": "background", "estimated_seconds": seconds, "reason": reason,
-                "message": f"Running in the background ({reason}): other searches stay quick meanwhile."}
+        return event(BackgroundNotice(
+            event="background", estimated_seconds=seconds, reason=reason,
+            message=f"Running in the background ({reason}): other searches stay quick meanwhile."))
 
 
 @dataclass(frozen=True)
@@ -203,9 +205,9 @@ async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,
     asked, search = preview.asked, preview.search
     early = order is None and asked.sample is None
     try:
-        yield ndjson_line({"event": "started", "corpus": search.corpus.name, "cqp": search.cqp,
-                     "partitions": len(search.corpus.partitions), "anchors": list(search.query.anchors),
-                     "early": early, "background": background is not None})
+        yield ndjson_line(event(QueryStarted(
+            event="started", corpus=search.corpus.name, cqp=search.cqp, partitions=len(search.corpus.partitions),
+            anchors=list(search.query.anchors), early=early, background=background is not None)))
         if background is not None:
             yield ndjson_line(background.event())
             preview.caller.priority = "background"
@@ -217,15 +219,14 @@ async def _events(preview: Preview, order: SortKey | None, slot: ExitStack,
             return
         async for step in search.progressive(asked.offset, asked.limit):
             if step.kind == "page" and step.hits is not None:
-                yield ndjson_line({"event": "page", "offset": asked.offset, "elapsed_ms": preview.elapsed_ms(),
-                             "hits": [h.model_dump(mode="json") for h in preview.hits(step.hits)]})
+                yield ndjson_line(event(QueryPage(event="page", offset=asked.offset, elapsed_ms=preview.elapsed_ms(),
+                                                  hits=preview.hits(step.hits))))
             elif step.kind == "count" and step.partition is not None:
                 counted = sum(s.total is not None or s.failure is not None for s in step.statuses)
-                answered = partition_result(step.partition).model_dump(mode="json")
-                yield ndjson_line({"event": "count", "partition": answered,
-                             "total_at_least": answered_total(step.statuses), "counted": counted,
-                             "partitions": len(step.statuses), "failed": failed_partitions(step.statuses),
-                             "elapsed_ms": preview.elapsed_ms()})
+                yield ndjson_line(event(QueryCount(
+                    event="count", partition=partition_result(step.partition),
+                    total_at_least=answered_total(step.statuses), counted=counted, partitions=len(step.statuses),
+                    failed=failed_partitions(step.statuses), elapsed_ms=preview.elapsed_ms())))
             elif step.kind == "done":
                 result = await preview.result(step.statuses, step.hits or [])
                 yield ndjson_line({"event": "result", **result.model_dump(mode="json")})

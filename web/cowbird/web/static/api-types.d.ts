@@ -3,6 +3,35 @@
 // A model the server sends as an answer has every property (null where the field may be None); a
 // request's model and Problem have optional (?) the properties with a default.
 
+/** A partition has answered (or failed). */
+export interface AnalysisPartition {
+  /** Partitions answered (or failed) so far. */
+  done: number;
+  event: "partition";
+  /** The partitions that failed so far. */
+  failed: string[];
+  partition: PartitionResult;
+  partitions: number;
+}
+
+/** A streamed analysis has started. */
+export interface AnalysisStarted {
+  event: "started";
+  /** The corpus's partitions. */
+  partitions: number;
+}
+
+/**
+ * The search runs as background work (a sorted page deep in the hits, or estimated beyond the
+ * interactive budget): said before it waits for its turn.
+ */
+export interface BackgroundNotice {
+  estimated_seconds: number | null;
+  event: "background";
+  message: string;
+  reason: string;
+}
+
 /**
  * A boundary of a region inside a concordance line: before the character ``at`` (in code points)
  * of its ``part``.
@@ -921,6 +950,28 @@ export interface QueryBoxes {
   within: string | null;
 }
 
+/** A partition has counted (or failed): the hits counted so far, a lower bound of the total. */
+export interface QueryCount {
+  /** Partitions counted or failed. */
+  counted: number;
+  elapsed_ms: number;
+  event: "count";
+  failed: string[];
+  partition: PartitionResult;
+  partitions: number;
+  total_at_least: number;
+}
+
+/**
+ * The page of hits asked for, before every partition has counted (the result's are authoritative).
+ */
+export interface QueryPage {
+  elapsed_ms: number;
+  event: "page";
+  hits: Hit[];
+  offset: number;
+}
+
 /**
  * A preview: the exact total over all partitions and up to ``limit`` hits in global corpus order.
  */
@@ -972,6 +1023,21 @@ export interface QueryResult {
   tokens: number | null;
   /** Hits in the partitions that answered. */
   total: number;
+}
+
+/** A streamed search has started. */
+export interface QueryStarted {
+  /** The anchors the query marks. */
+  anchors: ("target" | "keyword")[];
+  /** Whether it runs as background work (a background event follows). */
+  background: boolean;
+  corpus: string;
+  /** The CQP that runs on every partition. */
+  cqp: string;
+  /** Whether the page and the counts come before the result (false: a sorted page, or a sample). */
+  early: boolean;
+  event: "started";
+  partitions: number;
 }
 
 /** A static link resolved: the sentence at a global position, wider context, metadata, citation. */

@@ -18,47 +18,11 @@ import { PAGE } from "./search-state.js";
  * @typedef {StartedEvent | BackgroundEvent | PageEvent | CountEvent | ResultEvent | ErrorEvent} QueryEvent
  */
 
-/**
- * @typedef {object} StartedEvent
- * @property {"started"} event
- * @property {string} corpus
- * @property {string} cqp
- * @property {number} partitions
- * @property {import("./search-state.js").Anchor[]} anchors
- * @property {boolean} early  whether the page and the counts come before the result (false: sorted, or a sample)
- */
-
-/**
- * The query runs as background work (a sorted page deep in the hits, or estimated beyond the
- * interactive budget): said before it waits for its turn.
- * @typedef {object} BackgroundEvent
- * @property {"background"} event
- * @property {number | null} estimated_seconds
- * @property {string} reason
- * @property {string} message
- */
-
-/**
- * The page of hits asked for, before every partition has counted (the result's are authoritative).
- * @typedef {object} PageEvent
- * @property {"page"} event
- * @property {number} offset
- * @property {number} elapsed_ms
- * @property {Hit[]} hits
- */
-
-/**
- * A partition has counted (or failed): the hits counted so far, a lower bound of the total.
- * @typedef {object} CountEvent
- * @property {"count"} event
- * @property {PartitionResult} partition
- * @property {number} total_at_least
- * @property {number} counted  partitions counted or failed
- * @property {number} partitions
- * @property {string[]} failed
- * @property {number} elapsed_ms
- */
-
+// the events' models are the server's (cowbird/frontend/events.py), their types generated
+/** @typedef {import("./api-types").QueryStarted} StartedEvent  the search has started */
+/** @typedef {import("./api-types").BackgroundNotice} BackgroundEvent  it runs as background work */
+/** @typedef {import("./api-types").QueryPage} PageEvent  the page, before every partition has counted */
+/** @typedef {import("./api-types").QueryCount} CountEvent  a partition has counted (or failed) */
 /** @typedef {QueryResult & {event: "result"}} ResultEvent */
 /** @typedef {import("./search-api.js").Problem & {event: "error"}} ErrorEvent */
 

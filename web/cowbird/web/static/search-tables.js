@@ -19,20 +19,10 @@ import {
 /** @typedef {import("./search-state.js").DeclaredView} DeclaredView */
 
 /**
- * What every analysis answers besides its figures.
- * @typedef {object} AnalysisAnswer
- * @property {number} total  the search's hits
- * @property {boolean} complete
- * @property {string[]} failed
- */
-/**
- * What every paged analysis (all but the dispersion) answers besides its rows.
- * @typedef {AnalysisAnswer & PageRange} AnalysisPage
- */
-/**
- * @typedef {object} PageRange
- * @property {number} offset  the first row of this page in the whole table (0-based)
- * @property {number} rows_total  rows of the whole table
+ * What every paged analysis (all but the dispersion, trend and comparison) answers besides its rows:
+ * the search's hits, whether every partition answered, and where the page lies in the table.
+ * @typedef {Pick<import("./api-types").FrequencyResult, "total" | "complete" | "failed" | "offset" | "rows_total">}
+ *   AnalysisPage
  */
 
 // Each analysis's answer (GET /api/v1/frequency, distribution, dispersion, trend, compare, collocations)
@@ -53,21 +43,8 @@ import {
  * @typedef {AnalysisStarted | AnalysisPartition | (T & {event: "result"}) | import("./search-kwic.js").ErrorEvent} AnalysisEvent
  */
 
-/**
- * @typedef {object} AnalysisStarted
- * @property {"started"} event
- * @property {number} partitions  the corpus's partitions
- */
-
-/**
- * A partition has answered (or failed).
- * @typedef {object} AnalysisPartition
- * @property {"partition"} event
- * @property {import("./search-kwic.js").PartitionResult} partition
- * @property {number} done  partitions answered (or failed) so far
- * @property {number} partitions
- * @property {string[]} failed  the partitions that failed so far
- */
+/** @typedef {import("./api-types").AnalysisStarted} AnalysisStarted  (cowbird/frontend/events.py) */
+/** @typedef {import("./api-types").AnalysisPartition} AnalysisPartition  a partition has answered (or failed) */
 
 // ---------------------------------------------------------------- the collocation measures' names
 
