@@ -26,20 +26,22 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
 
 
 def test_query_export_and_static_link_over_real_http(stack: DemoStack) -> None:
-    body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house", "show": "pos"}).json()
+    body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house", "show": "pos"},
+                     timeout=60).json()
     assert body["complete"] is True and body["total"] == 5
     assert [h["position"] for h in body["hits"]] == [2, 19, 26, 70, 81]
     assert [p["id"] for p in body["partitions"]] == stack.partitions
-    export = httpx.get(f"{stack.url}/api/v1/export", params={"corpus": "sample", "q": "^house"})
+    export = httpx.get(f"{stack.url}/api/v1/export", params={"corpus": "sample", "q": "^house"},
+                       timeout=60)  # background work: on a loaded machine it may wait its turn
     assert export.headers["x-cowbird-rows"] == "5" and len(export.text.splitlines()) == 6
-    ref = httpx.get(f"{stack.url}/api/v1/ref/sample/70").json()
+    ref = httpx.get(f"{stack.url}/api/v1/ref/sample/70", timeout=60).json()
     assert ref["sentence"]["match"] == "House" and ref["meta"]["text_genre"] == "news"
 
 
 def test_a_missing_node_is_reported(stack: DemoStack) -> None:
     stack.processes[1].terminate()  # node 2: the only node of the second partition
     stack.processes[1].wait(10)
-    body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house"}).json()
+    body = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "^house"}, timeout=60).json()
     assert body["complete"] is False and body["failed"] == [stack.partitions[1]]
     assert body["total"] == 3  # the first partition is still served by node 1
 
@@ -60,7 +62,8 @@ def test_no_response_carries_a_token_and_no_route_redirects_a_trailing_slash(sta
             assert token not in answer.text and all(token not in v for v in answer.headers.values()), path
             if path.startswith("/api/"):
                 assert f"routes have no trailing slash: {path.rstrip('/')}" in answer.json()["detail"]
-    fine = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "house", "token": secret})
+    fine = httpx.get(f"{stack.url}/api/v1/query", params={"corpus": "sample", "q": "house", "token": secret},
+                     timeout=60)
     assert fine.status_code == 200 and secret not in fine.text
     node = f"http://127.0.0.1:{stack.node_ports[0]}"  # a node's routes do not redirect either
     bearer = {"Authorization": f"Bearer {(stack.base / 'node.token').read_text().strip()}"}
