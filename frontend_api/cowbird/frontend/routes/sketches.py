@@ -59,7 +59,7 @@ async def sketch(visit: Visitor, asked: Annotated[SketchParameters, Query()]) ->
     target, grammar, views, relations, search = _prepared(visit, asked)
     limit = _limit(asked)
     statuses, found = await _counted(visit, search, target, views, asked.filters, "a word sketch",
-                                     lambda: search.sketch(asked.headword, grammar.attribute, views, _texts(relations),
+                                     lambda: search.sketch(asked.headword, grammar.attribute, views, relations,
                                                            asked.min_freq, limit))
     failed = failed_partitions(statuses)
     shown = [SketchRelationResult(
@@ -92,7 +92,7 @@ async def sketch_difference(visit: Visitor, asked: Annotated[SketchDifferencePar
 
     async def both() -> list[tuple[Statuses[Partition], WordSketch]]:
         return list(await asyncio.gather(*(
-            search.sketch(word, grammar.attribute, views, _texts(relations), asked.min_freq, None)
+            search.sketch(word, grammar.attribute, views, relations, asked.min_freq, None)
             for word in (asked.headword, asked.other))))
 
     (statuses, first), (other_statuses, second) = await _counted(
@@ -154,7 +154,7 @@ async def thesaurus(visit: Visitor, asked: Annotated[ThesaurusParameters, Query(
     limit = asked.limit or DEFAULT_ROWS
     statuses, found = await _counted(visit, search, target, views, asked.filters, "a thesaurus entry",
                                      lambda: search.thesaurus(asked.headword, grammar.attribute, views,
-                                                              _texts(relations), asked.min_freq, limit))
+                                                              relations, asked.min_freq, limit))
     failed = failed_partitions(statuses)
     base = {"corpus": target.name, "filter": asked.filters, "relation": asked.relation}
     rows = [ThesaurusRow(word=s.word, score=round(s.score, 6), shared=s.shared,
@@ -249,11 +249,6 @@ def _limit(asked: SketchParameters) -> int | None:
         raise BadParameter(f"limit={limit}: a JSON answer has at most {MAX_JSON_ROWS:,} collocates a relation; take "
                            "the whole sketch as a file (format=tsv or csv)")
     return limit
-
-
-def _texts(relations: list[list[CheckedQuery]]) -> list[list[str]]:
-    """Each relation's queries as the nodes are sent them (their CQP texts)."""
-    return [[checked.cqp for checked in queries] for queries in relations]
 
 
 def _instances(view: View, queries: list[CheckedQuery], attribute: str, headword: str, collocate: str) -> str:

@@ -34,6 +34,7 @@ from cowbird.core.off_loop import off_loop
 from cowbird.core.operations import SKETCH
 from cowbird.core.search.counts import Counts
 from cowbird.core.search.partitions import P, PartitionFailure, PartitionStatus, Statuses, TimeLimit
+from cowbird.core.search.query import CheckedQuery
 from cowbird.core.wire import (
     MAX_SKETCH_RELATIONS,
     MAX_SKETCH_TABLES,
@@ -174,9 +175,10 @@ class Sketches(Counts[P]):
     view (filters added: a subcorpus's sketch, whose headword frequency and size the nodes count in
     the subcorpus of the search's query's filters)."""
 
-    async def sketch(self, headword: str, attribute: str, views: list[View], relations: list[list[str]],
+    async def sketch(self, headword: str, attribute: str, views: list[View], relations: list[list[CheckedQuery]],
                      min_freq: int = 1, limit: int | None = None) -> tuple[Statuses[P], WordSketch]:
-        """The headword's sketch in the given views (``relations[i]``: view i's queries as the nodes run them)."""
+        """The headword's sketch in the given views (``relations[i]``: view i's queries, checked, as the
+        nodes run them: their text goes on the wire, nothing is parsed again)."""
         tables = _tables(views, relations)
         asks = [_Ask(index, view.swapped) for index, view in enumerate(views)]
         answered, sums = await self._lookups(attribute, tables, asks, headword)
@@ -186,7 +188,7 @@ class Sketches(Counts[P]):
 
         return [s for s, _ in answered], await off_loop(merged)
 
-    async def thesaurus(self, headword: str, attribute: str, views: list[View], relations: list[list[str]],
+    async def thesaurus(self, headword: str, attribute: str, views: list[View], relations: list[list[CheckedQuery]],
                         min_freq: int = 1, limit: int = 25) -> tuple[Statuses[P], Thesaurus]:
         """The words whose sketches are most like the headword's (:func:`similarity`), the ``limit``
         most similar exactly. A candidate's score is at most its shared contexts' sum over the headword's
@@ -344,7 +346,7 @@ def _merged(headword: str, attribute: str, views: list[View],
                       [status.partition.id for status, _ in answered if status.failure is not None])
 
 
-def _tables(views: list[View], relations: list[list[str]]) -> list[SketchTable]:
+def _tables(views: list[View], relations: list[list[CheckedQuery]]) -> list[SketchTable]:
     """The table each view reads: its relation's queries as the nodes run them, and its symmetry."""
-    return [SketchTable(queries=queries, symmetric=view.relation.symmetric)
+    return [SketchTable(queries=[checked.cqp for checked in queries], symmetric=view.relation.symmetric)
             for view, queries in zip(views, relations, strict=True)]
