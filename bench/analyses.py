@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import big50_stack, show
 from bench.engine import CqpChild, big50_registry, find_cqp
+from bench.timing import median_ms, peak_mb, timed_get
 from cowbird.commands.demo import DemoStack
 
 THE, GO, ONE_MILLION = '[word="the"]', '[lemma="go"]', '([pos="JJ"] | [pos="RB"]) [pos="NN"]'  # q01, -, q13
@@ -75,32 +76,11 @@ class Timing:
     answer: dict[str, object] | None = None  # the last answer, compared with real CQP's
 
 
-def median_ms(action: Callable[[], object], runs: int) -> float:
-    action()  # warm-up: lexicon tables, the OS's page cache
-    timings = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        timings.append((time.perf_counter() - started) * 1000)
-    return statistics.median(timings)
-
-
-def peak_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def timed_get(client: httpx.Client, path: str, params: dict[str, str | int]) -> tuple[float, dict[str, object]]:
-    started = time.perf_counter()
-    answer = client.get(path, params={"corpus": "big50", "syntax": "cqp", **params})
-    elapsed = (time.perf_counter() - started) * 1000
-    if answer.status_code != 200:
-        sys.exit(f"{path} {params}: {answer.status_code} {answer.text}")
-    body: dict[str, object] = answer.json()
+def searched(client: httpx.Client, path: str, params: dict[str, str | int]) -> tuple[float, dict[str, object]]:
+    """``path`` on BIG50 with a CQP query: the ms until its answer, and the answer (complete)."""
+    took, body = timed_get(client, path, {"corpus": "big50", "syntax": "cqp", **params}, params)
     assert body["complete"], body
-    return elapsed, body
+    return took, body
 
 
 def measure(stack: DemoStack, case: Case, runs: int) -> Timing:
@@ -111,9 +91,9 @@ def measure(stack: DemoStack, case: Case, runs: int) -> Timing:
         stack.start()
         try:
             with httpx.Client(base_url=stack.url, timeout=600) as client:
-                timed_get(client, case.path, {**case.params, "q": case.warm_up})
-                new, body = timed_get(client, case.path, case.params)
-                again, _ = timed_get(client, case.path, case.params)
+                searched(client, case.path, {**case.params, "q": case.warm_up})
+                new, body = searched(client, case.path, case.params)
+                again, _ = searched(client, case.path, case.params)
             timing.new.append(new)
             timing.again.append(again)
             timing.hits = int(str(body["total"]))
@@ -121,7 +101,7 @@ def measure(stack: DemoStack, case: Case, runs: int) -> Timing:
             distinct = body.get("distinct", body.get("candidates", len(body.get("rows", []))))  # type: ignore[arg-type]
             if "hits" not in body:
                 timing.values = f"{distinct:,}" + (" (truncated)" if body.get("truncated") else "")
-            timing.peak_mb = max(timing.peak_mb, *(peak_mb(p.pid) for p in stack.processes[:2]))
+            timing.peak_mb = max(timing.peak_mb, *(peak_mb(p.pid) or math.nan for p in stack.processes[:2]))
         finally:
             stack.stop()
     return timing

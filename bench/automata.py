@@ -9,7 +9,6 @@ costs per query. Prints a markdown table (median of ``--runs`` interleaved runs,
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.cli import arguments
 from cowbird.engines.base import EngineOptions
 from cowbird.engines.native import NativeEngine
 from cowbird.engines.native.dfa import paths_may_meet, reads_labels
@@ -26,9 +26,7 @@ from tests.support import parity_queries, require_reference
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per query and simulation")
-    args = parser.parse_args()
+    args = arguments(__doc__, runs=(3, "timed runs per query and simulation"))
     registry = require_reference() / "cwb" / "registry"
     engines = {name: NativeEngine.open(registry, "ewt", EngineOptions(automaton=name)) for name in ("auto", "cqp")}
     for engine in engines.values():

@@ -78,6 +78,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -602,6 +603,32 @@ def export(number: int, kind: str, detail: str, language: str, text: Text, spot:
 # ------------------------------------------------------------------ the run
 
 
+def write_export(path: Path, provenance: Mapping[str, object], columns: list[str], rows: list[dict[str, str]]) -> None:
+    """A concordance as the search page exports it: its provenance in ``#`` lines (the first says how many
+    come before the header), then the header and the rows, tab-separated, lines ended by CRLF."""
+    with path.open("w", encoding="utf-8", newline="") as out:
+        out.write(f"# cowbird export: {len(provenance) + 1} lines of metadata starting with '#' come before "
+                  f"the header (pandas: skiprows={len(provenance) + 1}; R: skip={len(provenance) + 1})\r\n")
+        out.write("".join(f"# {key}: {json.dumps(value)}\r\n" for key, value in provenance.items()))
+        writer = csv.DictWriter(out, columns, delimiter="\t", lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def run_calf(arguments: list[str], output: Path) -> tuple[float, str, list[dict[str, str]]]:
+    """``python -m cowbird.calf.cli`` with ``arguments``, writing ``output``: the seconds it took, what it
+    said on stderr and the rows it wrote; the benchmark stops with its error output if it fails."""
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "cowbird.calf.cli", *arguments], cwd=ROOT, capture_output=True,
+                         text=True)
+    seconds = time.monotonic() - started
+    if run.returncode != 0:
+        sys.exit(f"calf failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
+    text = output.read_text(encoding="utf-8")
+    skip = int(text.split("skiprows=")[1].split(";")[0])
+    return seconds, run.stderr, list(csv.DictReader(text.splitlines()[skip:], delimiter="\t"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=1000)
@@ -627,26 +654,13 @@ def main() -> None:
                                      ("tokens", 10, [c for c in cases if c.export != "sentence"])):
             source = Path(folder) / f"web_{name}.tsv"
             provenance = {"query": "(calf_eval)", "corpus": "web", "context": context, "rows": len(group)}
-            with source.open("w", encoding="utf-8", newline="") as out:
-                out.write(f"# cowbird export: {len(provenance) + 1} lines of metadata starting with '#' come before "
-                          f"the header (pandas: skiprows={len(provenance) + 1}; R: skip={len(provenance) + 1})\r\n")
-                out.write("".join(f"# {key}: {json.dumps(value)}\r\n" for key, value in provenance.items()))
-                writer = csv.DictWriter(out, list(cases[0].row), delimiter="\t", lineterminator="\r\n")
-                writer.writeheader()
-                writer.writerows(c.row for c in group)
+            write_export(source, provenance, list(cases[0].row), [c.row for c in group])
             inputs.append(str(source))
         output = Path(folder) / "out.tsv"
-        started = time.monotonic()
-        run = subprocess.run([sys.executable, "-m", "cowbird.calf.cli", *inputs, "-o", str(output), "--concurrency",
-                              str(args.concurrency), "--search-url", f"http://127.0.0.2:{web.port}/search", "--delay",
-                              str(args.delay), "--timeout", "10"], cwd=ROOT, capture_output=True, text=True)
-        seconds = time.monotonic() - started
-        if run.returncode != 0:
-            sys.exit(f"calf failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
-        text = output.read_text(encoding="utf-8")
-        skip = int(text.split("skiprows=")[1].split(";")[0])
-        results = list(csv.DictReader(text.splitlines()[skip:], delimiter="\t"))
-    report(cases, results, seconds, args, web.requests, run.stderr)
+        seconds, stderr, results = run_calf([*inputs, "-o", str(output), "--concurrency", str(args.concurrency),
+                                             "--search-url", f"http://127.0.0.2:{web.port}/search", "--delay",
+                                             str(args.delay), "--timeout", "10"], output)
+    report(cases, results, seconds, args, web.requests, stderr)
 
 
 def report(cases: list[Case], results: list[dict[str, str]], seconds: float, args: argparse.Namespace, requests: int,
@@ -904,13 +918,7 @@ def archived_main(texts: list[Text], args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory(prefix="calf-eval-archives-") as folder:
             source = Path(folder) / "web_sentences.tsv"
             provenance = {"query": "(calf_eval --archives)", "corpus": "web", "context": "s", "rows": len(cases)}
-            with source.open("w", encoding="utf-8", newline="") as out:
-                out.write(f"# cowbird export: {len(provenance) + 1} lines of metadata starting with '#' come before "
-                          f"the header (pandas: skiprows={len(provenance) + 1}; R: skip={len(provenance) + 1})\r\n")
-                out.write("".join(f"# {key}: {json.dumps(value)}\r\n" for key, value in provenance.items()))
-                writer = csv.DictWriter(out, list(cases[0].row), delimiter="\t", lineterminator="\r\n")
-                writer.writeheader()
-                writer.writerows(c.row for c in cases)
+            write_export(source, provenance, list(cases[0].row), [c.row for c in cases])
             config = Path(folder) / "archives.toml"
             config.write_text(
                 f'[[archive]]\nname = "ia"\nkind = "cdx"\ncdx = "{ia.url}/ia/cdx"\nreplay = "{ia.url}/ia/web/"\n\n'
@@ -918,17 +926,10 @@ def archived_main(texts: list[Text], args: argparse.Namespace) -> None:
                 f'[[archive]]\nname = "cc"\nkind = "commoncrawl"\nindex = "{cc.url}/cc/"\ndata = "{cc.url}/data/"\n',
                 encoding="utf-8")
             output = Path(folder) / "out.tsv"
-            started = time.monotonic()
-            run = subprocess.run([sys.executable, "-m", "cowbird.calf.cli", str(source), "-o", str(output),
-                                  "--concurrency", str(args.concurrency), "--delay", str(args.delay), "--timeout", "10",
-                                  "--archives", str(config)], cwd=ROOT, capture_output=True, text=True)
-            seconds = time.monotonic() - started
-            if run.returncode != 0:
-                sys.exit(f"calf failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
-            text = output.read_text(encoding="utf-8")
-            skip = int(text.split("skiprows=")[1].split(";")[0])
-            results = list(csv.DictReader(text.splitlines()[skip:], delimiter="\t"))
-        archived_report(cases, results, seconds, archives, run.stderr)
+            seconds, stderr, results = run_calf([str(source), "-o", str(output), "--concurrency", str(args.concurrency),
+                                                 "--delay", str(args.delay), "--timeout", "10", "--archives",
+                                                 str(config)], output)
+        archived_report(cases, results, seconds, archives, stderr)
 
 
 def archived_report(cases: list[ArchivedCase], results: list[dict[str, str]], seconds: float,

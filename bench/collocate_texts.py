@@ -15,43 +15,27 @@ from __future__ import annotations
 
 import argparse
 import functools
-import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import ewt_in_partitions
+from bench.timing import median_ms
 from cowbird.core.analysis_merge import TextPart, collocate_texts, spilled
 from cowbird.engines.analyses import cooccurrence as module
 from cowbird.engines.analyses.spans import NO_DEADLINE
 from cowbird.engines.native import NativeEngine
-from cowbird.store import Encoder
-from tests.support import ewt_options
 
 QUERIES = ['[upos="PROPN"]', '[upos="PUNCT"]', '[word="the"] [upos="NOUN"]']
-
-
-def median_ms(action: Callable[[], object], runs: int) -> float:
-    action()
-    timings = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        timings.append((time.perf_counter() - started) * 1000)
-    return statistics.median(timings)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cowbird-texts-") as folder:
-        base = Path(folder)
-        result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=55_000)).run()
+    with ewt_in_partitions("cowbird-texts-") as (base, result):
         engines = [NativeEngine.open(base / "registry", p.id) for p in result.partitions]
         print(f"EWT in {len(engines)} partitions\n")
         print("| node work (5 partitions), window 5 | without texts | with texts | front end's merge of the texts |")

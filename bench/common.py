@@ -9,7 +9,8 @@ import secrets
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -19,10 +20,10 @@ from rich.table import Table
 from bench.encode import shuffle_corpus
 from cowbird.commands.demo import DemoStack
 from cowbird.core.manifest import Manifest, ManifestPartition
-from cowbird.store import EncodeOptions, parse_s_declaration
+from cowbird.store import EncodeOptions, Encoder, EncodeResult, parse_s_declaration
 from cowbird.store.reader import CwbCorpus
 from cowbird.store.registry import find_registry_file, parse_registry
-from tests.support import free_ports
+from tests.support import ewt_options, free_ports
 
 SPEED_TEST = [
     ("ec1", '[pos="JJ.*"] [word="plans"]'), ("ec2", '[word="long"] [pos="NN.*"]'),
@@ -56,6 +57,26 @@ def shuffle_stack(prefix: str, settings: dict[str, object], million: int,
     stack = DemoStack(base, front, (n1, n2), options, name=name, settings=settings, log_level="warning",
                       replica=False)
     return stack, options
+
+
+def generated_stack(prefix: str, tokens: int) -> DemoStack:
+    """A demo stack, prepared (not started yet), serving the demo's generated web corpus of ``tokens``
+    tokens and the sample corpus over two node processes, in a fresh temporary folder named ``prefix``…"""
+    front, n1, n2 = free_ports(3)
+    stack = DemoStack(Path(tempfile.mkdtemp(prefix=prefix)), front, (n1, n2), generated=True, web_tokens=tokens,
+                      log_level="warning")
+    stack.prepare()
+    return stack
+
+
+@contextmanager
+def ewt_in_partitions(prefix: str) -> Iterator[tuple[Path, EncodeResult]]:
+    """EWT from ``../shared/reference`` encoded, cut at text boundaries into five partitions (~55,000
+    tokens each), in a temporary folder named ``prefix``… (its ``data`` and ``registry``), removed
+    afterwards: the folder, and what the encoder answered (its partitions)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        base = Path(folder)
+        yield base, Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=55_000)).run()
 
 
 class ServedStack(DemoStack):

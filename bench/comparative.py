@@ -15,7 +15,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import big50_stack, show  # noqa: E402
+from bench.timing import timed_get  # noqa: E402
 from cowbird.commands.demo import DemoStack  # noqa: E402
 from cowbird.core.manifest import Manifest  # noqa: E402
 from tests.support import PARITY_QUERIES  # noqa: E402
@@ -63,15 +63,6 @@ def views(q: str) -> list[tuple[str, str, dict[str, str | int | list[str]]]]:
     ]
 
 
-def timed(client: httpx.Client, path: str, params: dict[str, str | int | list[str]]) -> float:
-    started = time.perf_counter()
-    answer = client.get(path, params=params)
-    took = (time.perf_counter() - started) * 1000
-    if answer.status_code != 200:
-        raise RuntimeError(f"{path} {params}: {answer.status_code} {answer.text[:300]}")
-    return took
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
@@ -88,15 +79,15 @@ def main() -> None:
         stack.start()
         try:
             with httpx.Client(base_url=stack.url, timeout=300) as client:
-                timed(client, "/api/v1/query", {"corpus": "big50", "q": "the", "limit": 100})  # nodes warm
+                timed_get(client, "/api/v1/query", {"corpus": "big50", "q": "the", "limit": 100})  # nodes warm
                 for qid, q in queries:
-                    previews.setdefault(qid, []).append(
-                        timed(client, "/api/v1/query", {"corpus": "big50", "q": q, "syntax": "cqp", "limit": 100}))
+                    asked = {"corpus": "big50", "q": q, "syntax": "cqp", "limit": 100}
+                    previews.setdefault(qid, []).append(timed_get(client, "/api/v1/query", asked)[0])
                     if previews[qid][-1] > PREVIEW_MS * 3:
                         continue  # surely not one of the queries timed: spare the views
                     for name, path, params in views(q):
                         try:
-                            times.setdefault((qid, name), []).append(timed(client, path, params))
+                            times.setdefault((qid, name), []).append(timed_get(client, path, params)[0])
                         except RuntimeError as error:
                             console.print(f"{qid} {name}: {error}")
         finally:

@@ -10,39 +10,27 @@ in the server's log (must be 0). Runs itself inside a network namespace with onl
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
+from bench.cli import arguments  # noqa: E402
+from bench.loopweb import served_web  # noqa: E402
+
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hosts", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--budgets", default="300,600,1200")
-    parser.add_argument("--delay", type=float, default=0.2)
-    args = parser.parse_args()
-    from tests.loopback import reexec_in_loopback_namespace
-
-    reexec_in_loopback_namespace()
-    from tests.crawl.loopweb import LoopWeb
-
-    web = LoopWeb(hosts=args.hosts, seed=args.seed)
-    print("| pages | strategy | good share | good | hosts | wall | crawler peak RSS | violations |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
-    with tempfile.TemporaryDirectory(prefix="crawl-focus-") as tmp, web.serve(Path(tmp)) as served:
-        seeds = Path(tmp) / "seeds.txt"
-        seeds.write_text("\n".join(served.seeds(5)) + "\n")
+    args = arguments(__doc__, hosts=300, seed=7, budgets="300,600,1200", delay=0.2)
+    with served_web(args.hosts, args.seed, "crawl-focus-") as (tmp, served, seeds):
+        print("| pages | strategy | good share | good | hosts | wall | crawler peak RSS | violations |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
         for budget in (int(b) for b in args.budgets.split(",")):
             for strategy in ("focused", "breadth"):
-                out = Path(tmp) / f"{strategy}-{budget}"
+                out = tmp / f"{strategy}-{budget}"
                 before = len(served.requests())
                 started = time.perf_counter()
                 result = subprocess.run(

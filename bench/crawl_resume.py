@@ -12,12 +12,10 @@ politeness violations. Runs itself inside a network namespace with only loopback
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,24 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
+from bench.cli import arguments  # noqa: E402
+from bench.loopweb import served_web  # noqa: E402
+
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hosts", type=int, default=300)
-    parser.add_argument("--pages", type=int, default=1000)
-    parser.add_argument("--kills", default="200,450,700")
-    parser.add_argument("--delay", type=float, default=0.2)
-    args = parser.parse_args()
-    from tests.loopback import reexec_in_loopback_namespace
-
-    reexec_in_loopback_namespace()
-    from tests.crawl.loopweb import LoopWeb
-
-    web = LoopWeb(hosts=args.hosts, seed=7)
-    with tempfile.TemporaryDirectory(prefix="crawl-resume-") as tmp, web.serve(Path(tmp)) as served:
-        out = Path(tmp) / "crawl"
-        seeds = Path(tmp) / "seeds.txt"
-        seeds.write_text("\n".join(served.seeds(5)) + "\n")
+    args = arguments(__doc__, hosts=300, pages=1000, kills="200,450,700", delay=0.2)
+    with served_web(args.hosts, 7, "crawl-resume-") as (tmp, served, seeds):
+        out = tmp / "crawl"
         command = [sys.executable, "-m", "cowbird", "crawl", str(seeds), "-o", str(out), "--allow", "127.0.0.0/8",
                    "--delay", str(args.delay), "--pages", str(args.pages), "-q"]
         started = time.perf_counter()

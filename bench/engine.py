@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import SPEED_TEST
 from bench.encode import DATA, FLAGS, shuffle_corpus
+from bench.timing import peak_mb
 from cowbird.engines import Context, EngineOptions
 from cowbird.engines.native import NativeEngine
 from tests.support import REFERENCE
@@ -197,14 +198,7 @@ class CqpChild:
 
     def peak_mb(self) -> float | None:
         """VmHWM of the child (peak resident set), from /proc."""
-        try:
-            status = Path(f"/proc/{self._process.pid}/status").read_text()
-        except OSError:
-            return None
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        return None
+        return peak_mb(self._process.pid)
 
     def close(self) -> None:
         assert self._process.stdin is not None and self._process.stdout is not None

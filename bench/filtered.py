@@ -14,7 +14,6 @@ then kept) and a headword's frequency in them.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import statistics
 import sys
@@ -28,7 +27,9 @@ from rich.console import Console
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.cli import arguments  # noqa: E402
 from bench.common import show, shuffle_stack  # noqa: E402
+from bench.timing import timed_get  # noqa: E402
 from cowbird.store.reader import CwbCorpus  # noqa: E402
 
 FILTER = "text_genre~reviews"
@@ -53,16 +54,6 @@ VIEWS: list[tuple[str, str, dict[str, str | int | list[str]]]] = [
     ),
     ("word sketch of time, modifier", "/api/v1/sketch", {"headword": "time", "relation": "modifier"}),
 ]
-
-
-def timed(client: httpx.Client, path: str, params: dict[str, str | int | list[str]]) -> tuple[float, dict[str, object]]:
-    started = time.perf_counter()
-    answer = client.get(path, params=params)
-    took = (time.perf_counter() - started) * 1000
-    if answer.status_code != 200:
-        raise RuntimeError(f"{path} {params}: {answer.status_code} {answer.text[:300]}")
-    found: dict[str, object] = answer.json()
-    return took, found
 
 
 def cpu_ms(action: Callable[[], object], runs: int) -> float:
@@ -110,10 +101,7 @@ def node_pass(registry: Path, partitions: list[str], runs: int) -> list[list[str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--million", type=int, default=10)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = arguments(__doc__, million=10, runs=5)
     console = Console(stderr=True)
     stack, _ = shuffle_stack("cowbird-bench-filtered-", {"node_timeout": 120.0, "deadline": 120.0}, args.million, 2)
     stack.prepare()  # (the demo's configuration: the penn sketch grammar)
@@ -126,8 +114,8 @@ def main() -> None:
                 cells = []
                 for filters in ([], [FILTER]):
                     asked: dict[str, str | int | list[str]] = {"corpus": corpus, **params, "filter": filters}
-                    first, found = timed(client, path, asked)  # the query evaluated, its hits kept
-                    took = statistics.median(timed(client, path, asked)[0] for _ in range(args.runs))
+                    first, found = timed_get(client, path, asked)  # the query evaluated, its hits kept
+                    took = statistics.median(timed_get(client, path, asked)[0] for _ in range(args.runs))
                     size = found.get("tokens")
                     cells += [f"{first:,.0f}", f"{took:,.0f}", "-" if size is None else f"{size:,}"]
                 rows.append([name, *cells])

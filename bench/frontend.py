@@ -11,7 +11,6 @@ Prints three tables:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -26,6 +25,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.cli import arguments
 from cowbird.commands.demo import DemoStack
 from cowbird.engines import Context
 from cowbird.engines.native import NativeEngine
@@ -33,10 +33,8 @@ from tests.support import REFERENCE, ewt_options, free_ports
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3, help="repetitions per query for medians")
-    parser.add_argument("--requests", type=int, default=320, help="requests in the concurrency test")
-    args = parser.parse_args()
+    args = arguments(__doc__, rounds=(3, "repetitions per query for medians"),
+                     requests=(320, "requests in the concurrency test"))
     if not (REFERENCE / "ewt.vrt").exists():
         sys.exit(f"{REFERENCE}/ewt.vrt not found: the benchmark needs ../shared/reference")
     queries = [line.split("\t", 1) for line in (REFERENCE / "parity" / "queries.tsv").read_text().splitlines()

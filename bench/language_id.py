@@ -19,7 +19,6 @@ into docs/building-corpora.md ("Language and connected-text quality").
 
 from __future__ import annotations
 
-import os
 import resource
 import subprocess
 import sys
@@ -202,32 +201,20 @@ def main() -> None:
 def _profiles() -> None:
     """Print the badness profiles' sources: wordfreq's top words, EWT's weighted means and spreads."""
     import re
-    from pathlib import Path
 
     import numpy as np
     from wordfreq import top_n_list, word_frequency
+
+    from bench.ewt import EWT, ewt_documents
 
     letters = re.compile(r"[^\W\d_]+")
     for language in ("de", "en", "es", "fr", "it", "nl"):
         top = [word for word in top_n_list(language, 40) if letters.fullmatch(word)][:10]
         print(language, ", ".join(f"{word} {word_frequency(word, language):.4g}" for word in top))
-    ewt = Path(os.environ.get("COWBIRD_REFERENCE")
-               or Path(__file__).resolve().parents[1] / ".." / "shared" / "reference") / "ewt.vrt"
-    if not ewt.exists():
-        print(f"{ewt} is not there: no measured spreads")
+    if not EWT.exists():
+        print(f"{EWT} is not there: no measured spreads")
         return
-    documents: list[list[str]] = []
-    current: list[str] = []
-    for line in ewt.open(encoding="utf-8"):
-        if line.startswith("<text"):
-            current = []
-        elif line.startswith("</text"):
-            if len(current) >= 150:
-                documents.append(current)
-        elif not line.startswith("<"):
-            word = line.split("\t", 1)[0].casefold()
-            if letters.fullmatch(word):
-                current.append(word)
+    documents = ewt_documents(150, str.casefold, letters.fullmatch)
     lengths = np.array([len(document) for document in documents], dtype=float)
     print(f"EWT: {len(documents)} documents of >= 150 words")
     for word in [word for word in top_n_list("en", 40) if letters.fullmatch(word)][:12]:

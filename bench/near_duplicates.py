@@ -23,16 +23,17 @@ Run: ``.venv/bin/python -m bench.near_duplicates [--grid | --scale N]``; the fig
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from bench.ewt import EWT, ewt_documents
 from cowbird.build.dedup import BANDS, ROWS, SHINGLE, THRESHOLD, exact_key, find_duplicates, save_signatures
 from cowbird.build.dedup import signature as minhash_signature
 
@@ -80,17 +81,24 @@ class Generator:
 
     def change(self, words: list[str], share: float) -> list[str]:
         """``words`` with round(share * len) changes: substitutions, insertions and deletions at random."""
-        changed = list(words)
-        for _ in range(max(1, round(share * len(words)))):
-            operation = self.random.choice(("substitute", "insert", "delete"))
-            position = self.random.randrange(len(changed))
-            if operation == "substitute":
-                changed[position] = self.document(1)[0]
-            elif operation == "insert":
-                changed.insert(position, self.document(1)[0])
-            elif len(changed) > 1:
-                del changed[position]
-        return changed
+        return edited(words, share, self.random, lambda: self.document(1)[0])
+
+
+def edited(words: list[str], share: float, rng: random.Random, new_word: Callable[[], str]) -> list[str]:
+    """``words`` with round(share * len) changes, at least one: each a substitution, an insertion or a
+    deletion (never of the last word left), chosen at random by ``rng`` at a random position; the words
+    put in from ``new_word()``."""
+    changed = list(words)
+    for _ in range(max(1, round(share * len(words)))):
+        operation = rng.choice(("substitute", "insert", "delete"))
+        position = rng.randrange(len(changed))
+        if operation == "substitute":
+            changed[position] = new_word()
+        elif operation == "insert":
+            changed.insert(position, new_word())
+        elif len(changed) > 1:
+            del changed[position]
+    return changed
 
 
 def corpus(count: int, seed: int = 66) -> tuple[list[str], dict[int, tuple[str, int]]]:
@@ -137,10 +145,6 @@ def corpus(count: int, seed: int = 66) -> tuple[list[str], dict[int, tuple[str, 
     return documents, truth
 
 
-EWT = Path(os.environ.get("COWBIRD_REFERENCE")
-           or Path(__file__).resolve().parents[1] / ".." / "shared" / "reference") / "ewt.vrt"
-
-
 def ewt_corpus(seed: int = 66) -> tuple[list[str], dict[int, tuple[str, int]]] | None:
     """Real web text: the English Web Treebank's documents of at least 100 words (read, not copied,
     from ../shared/reference/ewt.vrt), with near duplicates (a quarter each at 1, 3, 5, 10 % of words
@@ -149,31 +153,13 @@ def ewt_corpus(seed: int = 66) -> tuple[list[str], dict[int, tuple[str, int]]] |
     if not EWT.exists():
         return None
     rng = random.Random(seed)
-    documents: list[list[str]] = []
-    current: list[str] = []
-    with EWT.open(encoding="utf-8") as stream:
-        for line in stream:
-            if line.startswith("<text"):
-                current = []
-            elif line.startswith("</text"):
-                if len(current) >= 100:
-                    documents.append(current)
-            elif not line.startswith("<"):
-                current.append(line.split("\t", 1)[0])
+    documents = ewt_documents(100)
     pool = [word for document in documents for word in document]
     entries: list[tuple[float, str, list[str], int]] = [(float(n), "original", d, n) for n, d in enumerate(documents)]
     for number in range(len(documents) // 5):
         original = rng.randrange(len(documents))
         level = LEVELS[number % len(LEVELS)]
-        changed = list(documents[original])
-        for _ in range(max(1, round(level * len(changed)))):
-            operation, position = rng.randrange(3), rng.randrange(len(changed))
-            if operation == 0:
-                changed[position] = rng.choice(pool)
-            elif operation == 1:
-                changed.insert(position, rng.choice(pool))
-            else:
-                del changed[position]
+        changed = edited(documents[original], level, rng, lambda: rng.choice(pool))
         entries.append((rng.uniform(original + 0.5, len(documents)), f"{round(level * 100)} %", changed, original))
     for _ in range(len(documents) // 20):
         original = rng.randrange(len(documents))

@@ -16,37 +16,23 @@ files. No front end, no HTTP: the node's functions as ``NodeApi`` calls them.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import ewt_in_partitions
+from bench.timing import median_ms
 from cowbird.engines.analyses.cooccurrence import cooccurrence, spill
 from cowbird.engines.analyses.ngrams import ngram_rows, ngram_table
 from cowbird.engines.analyses.spans import NO_DEADLINE
 from cowbird.engines.base import Context, Hit
 from cowbird.engines.native import NativeEngine
 from cowbird.engines.results import build_lines
-from cowbird.store import Encoder
 from cowbird.store.neighbours import NEIGHBOURS_FILE
-from tests.support import ewt_options
 
 QUERIES = ['[upos="PROPN"]', '[upos="PUNCT"]', '[word="the"] [upos="NOUN"]']
-
-
-def median_ms(action: Callable[[], object], runs: int) -> float:
-    action()
-    timings = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        timings.append((time.perf_counter() - started) * 1000)
-    return statistics.median(timings)
 
 
 def measure(registry: Path, ids: list[str], runs: int) -> dict[str, tuple[float, object]]:
@@ -97,9 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cowbird-edges-") as folder:
-        base = Path(folder)
-        result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=55_000)).run()
+    with ewt_in_partitions("cowbird-edges-") as (base, result):
         ids = [p.id for p in result.partitions]
         files = sorted((base / "data").rglob(NEIGHBOURS_FILE))
         sizes = [f.stat().st_size for f in files]

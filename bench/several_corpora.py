@@ -12,13 +12,9 @@ other tree's source roots) to compare.
 
 from __future__ import annotations
 
-import argparse
 import functools
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,42 +24,19 @@ from rich.console import Console
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import show  # noqa: E402
-from cowbird.commands.demo import DemoStack  # noqa: E402
-from tests.support import free_ports  # noqa: E402
+from bench.cli import arguments  # noqa: E402
+from bench.common import generated_stack, show  # noqa: E402
+from bench.timing import median_and_answer_ms  # noqa: E402
 
 PAGE = 100
 """The search page's hits a page (``search-state.js``: ``PAGE``)."""
 BOTH = "web,sample"
 
 
-def median_ms(runs: int, call: Callable[[], Any]) -> tuple[float, Any]:
-    """The median of ``runs`` calls after one warm-up, in ms, and the last answer."""
-    answer = call()
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        answer = call()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), answer
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=int, default=300_000)
-    parser.add_argument("--runs", type=int, default=9)
-    args = parser.parse_args()
+    args = arguments(__doc__, tokens=300_000, runs=9)
     console = Console(stderr=True)
-    front, n1, n2 = free_ports(3)
-    stack = DemoStack(
-        Path(tempfile.mkdtemp(prefix="cowbird-bench-corpora-")),
-        front,
-        (n1, n2),
-        generated=True,
-        web_tokens=args.tokens,
-        log_level="warning",
-    )
-    stack.prepare()
+    stack = generated_stack("cowbird-bench-corpora-", args.tokens)
     config = stack.base / "cowbird.toml"  # the sample corpus public too
     config.write_text(
         config.read_text(encoding="utf-8").replace('access = "login"', 'access = "public"'), encoding="utf-8"
@@ -81,16 +54,16 @@ def main() -> None:
 
             for filters in ({}, {"filter": "text_genre~news"}):
                 label = "filter text_genre~news" if filters else "no filter"
-                ms, body = median_ms(
-                    args.runs, functools.partial(get, "/api/v1/query", corpus=BOTH, q="house", limit=PAGE, **filters)
+                ms, body = median_and_answer_ms(
+                    functools.partial(get, "/api/v1/query", corpus=BOTH, q="house", limit=PAGE, **filters), args.runs
                 )
                 firsts = "yes" if all("first" in c for c in body["corpora"]) else "no"
                 rows.append(["query, first page", label, f"{ms:.1f}", f"first: {firsts}"])
-                ms, body = median_ms(
-                    args.runs,
+                ms, body = median_and_answer_ms(
                     functools.partial(
                         get, "/api/v1/frequency", corpus=BOTH, q="house", by="word", on="matchend[1]", **filters
                     ),
+                    args.runs,
                 )
                 rates = "yes" if body["rows"] and "corpora_per_million" in body["rows"][0] else "no"
                 rows.append(["frequency by word after", label, f"{ms:.1f}", f"per-corpus rates: {rates}"])

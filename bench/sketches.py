@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import ServedStack, big50_stack, show  # noqa: E402
 from bench.encode import FLAGS, Measured, run_sampled, shuffle_corpus  # noqa: E402
+from bench.timing import timed_get  # noqa: E402
 from cowbird.commands.demo import DemoStack  # noqa: E402
 from cowbird.store.reader import CwbCorpus  # noqa: E402
 
@@ -80,14 +81,10 @@ def rare_lemma(registry: Path, partition: str) -> str:
 
 
 def timed(client: httpx.Client, case: Case, corpus: str = "big50") -> tuple[float, dict[str, object]]:
-    started = time.perf_counter()
-    answer = client.get(case.path, params={"corpus": corpus, **case.params})
-    elapsed = (time.perf_counter() - started) * 1000
-    if answer.status_code != 200:
-        sys.exit(f"{case.path} {case.params}: {answer.status_code} {answer.text}")
-    body: dict[str, object] = answer.json()
+    """The case on ``corpus``: the ms until its answer, and the answer (complete)."""
+    took, body = timed_get(client, case.path, {"corpus": corpus, **case.params}, case.params)
     assert body["complete"], body
-    return elapsed, body
+    return took, body
 
 
 def measure(stack: DemoStack, case: Case, runs: int, corpus: str = "big50") -> tuple[float, float, dict[str, object]]:

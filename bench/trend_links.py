@@ -11,10 +11,8 @@ compare.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -24,9 +22,8 @@ from rich.console import Console
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import show  # noqa: E402
-from cowbird.commands.demo import DemoStack  # noqa: E402
-from tests.support import free_ports  # noqa: E402
+from bench.cli import arguments  # noqa: E402
+from bench.common import generated_stack, show  # noqa: E402
 
 QUERIES = ["^house", "the"]
 """A query of about 6 % of the tokens' texts (``^house``, every form of house) and the most frequent word."""
@@ -34,15 +31,9 @@ ATTRIBUTES = ["text_year", "text_lastmod"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=int, default=2_000_000)
-    parser.add_argument("--runs", type=int, default=9)
-    args = parser.parse_args()
+    args = arguments(__doc__, tokens=2_000_000, runs=9)
     console = Console(stderr=True)
-    front, n1, n2 = free_ports(3)
-    stack = DemoStack(Path(tempfile.mkdtemp(prefix="cowbird-bench-trend-")), front, (n1, n2), generated=True,
-                      web_tokens=args.tokens, log_level="warning")
-    stack.prepare()
+    stack = generated_stack("cowbird-bench-trend-", args.tokens)
     stack.start()
     rows = []
     try:
