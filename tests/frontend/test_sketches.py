@@ -148,7 +148,9 @@ async def test_a_subcorpus_sketch_counts_its_texts_only(sketch_five: httpx.Async
 
 @pytest.mark.slow  # 1.2 s here (make quick leaves it out)
 async def test_a_sketch_downloads_as_files_with_provenance(sketch_five: httpx.AsyncClient) -> None:
-    expected = rows_of(await sketch(sketch_five, "house", limit=100_000))
+    answer_json = await sketch(sketch_five, "house", limit=100_000)
+    expected = rows_of(answer_json)
+    labels = {r["name"]: r["label"] for r in answer_json["relations"]}  # as users read them (issue 65)
     for format in ("tsv", "csv", "xlsx"):
         answer = await sketch_five.get("/api/v1/sketch", params={"corpus": CORPUS, "headword": "house",
                                                                  "format": format, "provenance": 1})
@@ -160,12 +162,14 @@ async def test_a_sketch_downloads_as_files_with_provenance(sketch_five: httpx.As
             skip = [i for i, line in enumerate(text.splitlines()) if line.startswith("#")]
             assert any("word sketch" in text.splitlines()[i] for i in skip)
             frame = pd.read_csv(io.StringIO(text), sep="\t" if format == "tsv" else ",", skiprows=len(skip),
-                                keep_default_na=False, quoting=3 if format == "tsv" else 0)
+                                keep_default_na=False)  # RFC 4180 quoting, as the files are written
         got: dict[str, list[tuple[str, int, int, float]]] = {name: [] for name in expected}
         for relation, value, f, total, score in zip(frame["relation"], frame["collocate"], frame["f"], frame["total"],
                                                     frame["log_dice"], strict=True):
             got[str(relation)].append((str(value), int(f), int(total), float(score)))
         assert got == expected
+        listed = {str(r): label for r, label in zip(frame["relation"], frame["label"], strict=True)}
+        assert listed and listed.items() <= labels.items(), format  # each relation with rows, by its label
 
 
 @pytest.mark.slow  # 1.5 s here (make quick leaves it out)

@@ -290,8 +290,8 @@ def _file(asked: SketchParameters, corpus: str, version: str | None, grammar: st
                       for r in shown},
         "rows": sum(len(r.rows) for r in shown), "complete": not failed, "failed_partitions": failed, **stamp(),
     }  # fmt: skip
-    columns = ["relation", "collocate", "f", "head_total", "total", "log_dice", "share"]
-    rows = [[r.name, c.value, c.f, r.head_total, c.total, c.log_dice, r.share] for r in shown for c in r.rows]
+    columns = ["relation", "label", "collocate", "f", "head_total", "total", "log_dice", "share"]
+    rows = [[r.name, r.label, c.value, c.f, r.head_total, c.total, c.log_dice, r.share] for r in shown for c in r.rows]
     named = repr((corpus, asked.headword, sorted(asked.relation), asked.filters, asked.min_freq, asked.limit))
     return Download(cast(Format, asked.format), columns, about if asked.provenance else None,
                     f"{corpus}_sketch", named, failed, "word sketch").whole(rows)
@@ -309,8 +309,8 @@ def _difference_file(asked: SketchDifferenceParameters, corpus: str, version: st
         "rows": sum(r.shared_total + r.only_first_total + r.only_second_total for r in shown),
         "complete": not failed, "failed_partitions": failed, **stamp(),
     }  # fmt: skip
-    columns = ["relation", "group", "collocate", "f", "other_f", "log_dice", "other_log_dice", "difference"]
-    rows = [[r.name, group, c.value, c.f, c.other_f, c.log_dice, c.other_log_dice, c.difference]
+    columns = ["relation", "label", "group", "collocate", "f", "other_f", "log_dice", "other_log_dice", "difference"]
+    rows = [[r.name, r.label, group, c.value, c.f, c.other_f, c.log_dice, c.other_log_dice, c.difference]
             for r in shown for group, listed in (("only_first", r.only_first), ("shared", r.shared),
                                                  ("only_second", r.only_second)) for c in listed]
     named = repr((corpus, asked.headword, asked.other, sorted(asked.relation), asked.filters, asked.min_freq,
