@@ -55,14 +55,8 @@ from justext.core import (
 from lxml import etree
 
 from cowbird.build.records import Block
+from cowbird.core.html import BLOCK_TAGS
 
-BLOCK_TAGS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "dir",
-    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "frameset", "h1", "h2", "h3", "h4",
-    "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "noframes", "ol", "p",
-    "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
-})  # fmt: skip
-"""Elements that start and end a block (the HTML standard's block-level elements, and table parts)."""
 SKIPPED_TAGS = frozenset({
     "script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "embed", "select",
     "option", "textarea", "button", "canvas", "audio", "video", "map", "input", "datalist", "noembed", "frame",

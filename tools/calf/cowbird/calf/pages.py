@@ -23,12 +23,8 @@ from dataclasses import dataclass
 import lxml.html
 from lxml import etree
 
-BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details", "dialog", "dir",
-    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "frameset", "h1", "h2", "h3", "h4",
-    "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu", "nav", "noframes", "ol", "p",
-    "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
-})  # fmt: skip
+from cowbird.core.html import BLOCK_TAGS
+
 SKIPPED = frozenset({"script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "embed",
                      "select", "option", "textarea", "button", "canvas", "audio", "video", "map"})
 FURNITURE_TAGS = frozenset({"nav", "footer", "aside", "menu"})
@@ -125,7 +121,7 @@ class _Walker:
             return
         furniture = tag in FURNITURE_TAGS or bool(FURNITURE_NAMES.search(
             f"{element.get('class') or ''} {element.get('id') or ''} {element.get('role') or ''}"))
-        block = tag in BLOCKS
+        block = tag in BLOCK_TAGS
         if block:
             self.close()
         self.furniture_depth += furniture
