@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.routing import APIRoute
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from cowbird.frontend.settings import AccountSettings, FrontendSettings, NodeAccess
 from cowbird.web import STATIC
@@ -65,16 +64,7 @@ class _Unconfigured(FrontendSettings):
     """The front end's settings from the keyword arguments alone: the schema is the same whatever
     the configuration, and the environment (``COWBIRD_*``) is not read."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)
+    from_keywords_only = True
 
 
 def openapi_schema() -> tuple[dict[str, Any], frozenset[Operation]]:

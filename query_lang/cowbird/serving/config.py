@@ -13,7 +13,7 @@ import tomllib
 import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, TomlConfigSettingsSource
@@ -118,7 +118,10 @@ def describe_validation_error(error: ValidationError, config: Path | None = None
 
 class LayeredSettings(BaseSettings):
     """Settings read from the keyword arguments, then the environment, then ``extra_sources``
-    (a service's own, such as the front end's old flat names; ``load_settings`` adds the TOML file)."""
+    (a service's own, such as the front end's old flat names; ``load_settings`` adds the TOML file).
+    A subclass with ``from_keywords_only`` reads the keyword arguments alone (no environment)."""
+
+    from_keywords_only: ClassVar[bool] = False
 
     @classmethod
     def extra_sources(cls, settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
@@ -133,6 +136,8 @@ class LayeredSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        if cls.from_keywords_only:
+            return (init_settings,)
         return init_settings, env_settings, *cls.extra_sources(settings_cls)
 
 
