@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from cowbird.core.errors import CorpusFormatError
+from cowbird.core.manifest import read_json
 from cowbird.store.reader import CwbCorpus
 
 NEIGHBOUR_TOKENS = 128
@@ -103,16 +104,9 @@ class Neighbours:
     def load(home: Path) -> Neighbours | None:
         """The neighbours written into a partition's home directory, or None when it has no such file."""
         path = home / NEIGHBOURS_FILE
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not path.exists():
             return None
-        except OSError as exc:
-            raise CorpusFormatError(f"cannot read {path}: {exc.strerror}") from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CorpusFormatError(f"{path} is not JSON ({exc})") from exc
+        data = read_json(path, CorpusFormatError)
         if not isinstance(data, dict) or data.get("format") != NEIGHBOURS_FORMAT:
             found = data.get("format") if isinstance(data, dict) else None
             raise CorpusFormatError(f"{path}: format {found!r} is not {NEIGHBOURS_FORMAT!r}; write it again "

@@ -9,6 +9,7 @@ instead of ``meta``) is still read.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +19,19 @@ from cowbird.core.errors import ManifestError
 
 MANIFEST_FORMAT: Literal["cowbird-manifest/2"] = "cowbird-manifest/2"
 _FORMAT_1 = "cowbird-manifest/1"
+
+
+def read_json(path: Path, error: Callable[[str], Exception], what: str = "") -> Any:
+    """The JSON value a file holds; a file that cannot be read or is not JSON raises ``error`` with one
+    line naming it (``what``: what the file is, "manifest ")."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(f"cannot read {what}{path}: {exc.strerror}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{what}{path} is not JSON ({exc})") from exc
 
 
 class ManifestPartition(BaseModel):
@@ -84,14 +98,7 @@ class Manifest(BaseModel):
     @classmethod
     def load(cls, path: Path) -> Manifest:
         """Read and check a manifest; every problem is a one-line ``ManifestError`` naming the file."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ManifestError(f"cannot read manifest {path}: {exc.strerror}") from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ManifestError(f"manifest {path} is not JSON ({exc})") from exc
+        data = read_json(path, ManifestError, "manifest ")
         if not isinstance(data, dict) or "format" not in data:
             raise ManifestError(f"manifest {path} has no 'format' member: it is not a cowbird manifest")
         try:
