@@ -14,7 +14,7 @@ import shutil
 import socket
 import threading
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,23 +208,44 @@ def _xml_text(value: str) -> str:
                            value)
 
 
-def read_tricky() -> list[TrickyToken]:
-    """Every token of tricky.vrt as cwb-encode ``-x -B`` sees it (lines in NFC, fields stripped of
-    spaces, XML entities decoded), read with plain Python, no cowbird: expected counts are taken from it."""
-    tokens: list[TrickyToken] = []
+@dataclass(frozen=True)
+class VrtToken:
+    fields: tuple[str, ...]  # its columns (word, pos, ...)
+    text: dict[str, str]  # the attributes of its <text>
+    s: dict[str, str]  # ... and of its <s>
+    text_number: int  # from 0
+    s_number: int  # from 0
+
+
+def read_vrt_tokens(path: Path) -> Iterator[VrtToken]:
+    """Every token of a VRT file as cwb-encode ``-x -B`` sees it (lines in NFC, fields stripped of
+    spaces, XML entities decoded), with its text's and sentence's attributes and numbers: read with
+    plain Python, no cowbird."""
     text: dict[str, str] = {}
-    sentence = -1
-    for raw in TRICKY_VRT.read_text(encoding="utf-8").split("\n"):  # not splitlines: U+0085 and kin are text
+    sentence: dict[str, str] = {}
+    texts = sentences = -1
+    for raw in path.read_text(encoding="utf-8").split("\n"):  # not splitlines: U+0085 and kin are text
         line = unicodedata.normalize("NFC", raw)
         if not line.strip() or line.startswith("<?"):
             continue
-        if line.startswith("<text "):
+        if line.startswith("<text ") or line == "<text>":
             text = {k: _xml_text(v) for k, v in re.findall(r'(\w+)="([^"]*)"', line)}
+            texts += 1
         elif line.startswith("<s ") or line == "<s>":
-            sentence += 1
+            sentence = {k: _xml_text(v) for k, v in re.findall(r'(\w+)="([^"]*)"', line)}
+            sentences += 1
         elif not line.startswith("<"):
-            word, pos, upos, lemma = (_xml_text(field.strip(" ")) for field in line.split("\t"))
-            tokens.append(TrickyToken(word, pos, upos, lemma, text, sentence))
+            fields = tuple(_xml_text(field.strip(" ")) for field in line.split("\t"))
+            yield VrtToken(fields, text, sentence, texts, sentences)
+
+
+def read_tricky() -> list[TrickyToken]:
+    """Every token of tricky.vrt as cwb-encode ``-x -B`` sees it (:func:`read_vrt_tokens`): expected counts
+    are taken from it."""
+    tokens: list[TrickyToken] = []
+    for token in read_vrt_tokens(TRICKY_VRT):
+        word, pos, upos, lemma = token.fields
+        tokens.append(TrickyToken(word, pos, upos, lemma, token.text, token.s_number))
     return tokens
 
 
@@ -270,15 +291,23 @@ def copy_reference_ewt(target: Path) -> Path:
 
 
 @contextmanager
-def running_demo(base: Path, **options: Any) -> Iterator[Any]:
+def running_demo(
+    base: Path, *, archive: bool = False, prepared: Callable[[Any], None] | None = None, **options: Any
+) -> Iterator[Any]:
     """The platform as ``make demo`` runs it (``cowbird.commands.demo.DemoStack``: two node processes and the
     front end on free loopback ports), quiet, stopped at the end; ``options`` go to the stack
-    (``generated=True, web_tokens=60_000``: the generated web corpus, smaller)."""
+    (``generated=True, web_tokens=60_000``: the generated web corpus, smaller). ``archive``: its stand-in
+    web archive on a free port too; ``prepared`` is given the stack once prepared, before it starts
+    (to edit its ``cowbird.toml``)."""
     from cowbird.commands.demo import DemoStack
 
-    front, node1, node2 = free_ports(3)
+    front, node1, node2, *rest = free_ports(4 if archive else 3)
+    if archive:
+        options["archive_port"] = rest[0]
     stack = DemoStack(base, front, (node1, node2), log_level="warning", **options)
     stack.prepare()
+    if prepared is not None:
+        prepared(stack)
     stack.start()
     try:
         yield stack

@@ -39,6 +39,16 @@ def expect_url_with(page: Page, *parts: str) -> None:
     expect(page).to_have_url(re.compile("".join(f"(?=.*{part})" for part in parts)))
 
 
+def reopen(page: Page, *parts: str) -> str:
+    """Once the page's URL holds every one of `parts` (as in `expect_url_with`), that URL opened again
+    from a blank page, as a reload or a shared link opens it; returns the URL."""
+    expect_url_with(page, *parts)
+    url = page.url
+    page.goto("about:blank")
+    page.goto(url)
+    return url
+
+
 def hits_shown(page: Page) -> list[str]:
     return page.locator("#kwic tbody td.match").all_inner_texts()
 

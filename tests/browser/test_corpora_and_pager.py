@@ -22,7 +22,7 @@ from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api, check_accessibility, shoot
-from tests.support import JsonObject, free_ports
+from tests.support import JsonObject, running_demo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
@@ -33,23 +33,18 @@ PAGE = 100  # the search page's hits a page (search-state.js: PAGE)
 @pytest.fixture(scope="module")
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     """The demo's generated web corpus (300,000 tokens) behind two nodes, and the sample corpus, both public."""
-    front, node1, node2 = free_ports(3)
-    stack = DemoStack(
-        tmp_path_factory.mktemp("corpora-site"),
-        front,
-        (node1, node2),
-        log_level="warning",
-        generated=True,
-        web_tokens=300_000,
-    )
-    stack.prepare()
+    with running_demo(
+        tmp_path_factory.mktemp("corpora-site"), prepared=public, generated=True, web_tokens=300_000
+    ) as stack:
+        yield stack
+
+
+def public(stack: DemoStack) -> None:
+    """The stack's corpora made public (the demo's ``cowbird.toml`` asks for a login)."""
     config = stack.base / "cowbird.toml"
     config.write_text(
         config.read_text(encoding="utf-8").replace('access = "login"', 'access = "public"'), encoding="utf-8"
     )
-    stack.start()
-    yield stack
-    stack.stop()
 
 
 def sizes(web: DemoStack) -> dict[str, int]:

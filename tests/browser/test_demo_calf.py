@@ -16,29 +16,15 @@ from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
 from tests.browser.pages import check_accessibility, shoot
-from tests.support import free_ports
+from tests.support import running_demo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
-    front, node1, node2, archive = free_ports(4)
-    stack = DemoStack(
-        tmp_path_factory.mktemp("demo-calf"),
-        front,
-        (node1, node2),
-        log_level="warning",
-        generated=True,
-        web_tokens=20_000,
-        archive_port=archive,
-    )
-    stack.prepare()
-    stack.start()
-    try:
+    with running_demo(tmp_path_factory.mktemp("demo-calf"), archive=True, generated=True, web_tokens=20_000) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 def test_the_demo_finds_a_sentence_in_its_stand_in_archive(demo: DemoStack, page: Page, tmp_path: Path) -> None:

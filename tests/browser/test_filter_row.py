@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api, check_accessibility, expect_url_with, search, shoot
-from tests.support import free_ports
+from tests.support import running_demo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
@@ -23,19 +23,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 @pytest.fixture(scope="module")
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     """The demo's generated web corpus (texts of 2005-2024) behind two nodes."""
-    front, node1, node2 = free_ports(3)
-    stack = DemoStack(
-        tmp_path_factory.mktemp("filter-site"),
-        front,
-        (node1, node2),
-        log_level="warning",
-        generated=True,
-        web_tokens=100_000,
-    )
-    stack.prepare()
-    stack.start()
-    yield stack
-    stack.stop()
+    with running_demo(tmp_path_factory.mktemp("filter-site"), generated=True, web_tokens=100_000) as stack:
+        yield stack
 
 
 def summary_total(page: Page) -> str:

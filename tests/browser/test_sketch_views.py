@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
-from tests.browser.pages import api, check_accessibility, expect_url_with, search, shoot
+from tests.browser.pages import api, check_accessibility, expect_url_with, reopen, search, shoot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
@@ -55,11 +55,8 @@ def test_a_sketch_lives_in_the_url_reloads_and_goes_back_to_the_search(
         expect(caption).to_contain_text(f"{label}: ")
     first = [r for r in at_least_two["relations"] if r["rows"]][0]
     expect(page.locator("#sk-relations table").first).to_have_attribute("data-relation", first["name"])
-    expect_url_with(page, "q=house", "sketch=house", "sketch_min=2", "corpus=sample")
-    sketched = page.url
     # a reload (or the link shared) shows the same sketch
-    page.goto("about:blank")
-    page.goto(sketched)
+    sketched = reopen(page, "q=house", "sketch=house", "sketch_min=2", "corpus=sample")
     expect(page.locator("#sketch")).to_have_attribute("open", "")
     expect(page.locator("#sk-headword")).to_have_value("house")
     expect(page.locator("#sk-min")).to_have_value("2")
@@ -97,11 +94,8 @@ def test_a_sketch_lives_in_the_url_reloads_and_goes_back_to_the_search(
     page.locator("#sk-min").fill("1")  # at its default: out of the URL
     page.locator("#sk-similar").click()
     expect(page.locator("#sk-thesaurus")).to_be_visible()
-    expect_url_with(page, "sketch=house", "sketch_similar=1")
-    similar = page.url
+    similar = reopen(page, "sketch=house", "sketch_similar=1")
     assert "sketch_min" not in similar and "sketch_other" not in similar
-    page.goto("about:blank")
-    page.goto(similar)
     expect(page.locator("#sk-thesaurus")).to_be_visible()
     expect(page.locator("#sk-relations table")).to_have_count(0)
 

@@ -25,7 +25,7 @@ from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import WEB_COMMON_WORDS, DemoStack
 from tests.browser.pages import api, check_accessibility, search, shoot
-from tests.support import JsonObject, free_ports
+from tests.support import JsonObject, running_demo
 
 pytestmark = [pytest.mark.e2e, pytest.mark.loopback]
 
@@ -36,19 +36,8 @@ SMALLEST_LABEL = 11
 @pytest.fixture(scope="module")
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoStack]:
     """The demo's generated web corpus (300,000 tokens: texts of 2005-2024) behind two nodes."""
-    front, node1, node2 = free_ports(3)
-    stack = DemoStack(
-        tmp_path_factory.mktemp("trend-gdex-site"),
-        front,
-        (node1, node2),
-        log_level="warning",
-        generated=True,
-        web_tokens=300_000,
-    )
-    stack.prepare()
-    stack.start()
-    yield stack
-    stack.stop()
+    with running_demo(tmp_path_factory.mktemp("trend-gdex-site"), generated=True, web_tokens=300_000) as stack:
+        yield stack
 
 
 CHART = """() => {

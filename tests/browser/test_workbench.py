@@ -16,7 +16,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 from cowbird.commands.demo import DemoStack
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from tests.browser.conftest import PASSWORD, USER
-from tests.browser.pages import api, check_accessibility, expect_url_with, search, shoot
+from tests.browser.pages import api, check_accessibility, expect_url_with, reopen, search, shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -352,10 +352,7 @@ def test_keywords_of_the_news_texts_against_the_others(site: DemoStack, page: Pa
     shoot(page, "keywords", tmp_path)
     check_accessibility(page)
     # the list's settings live in the URL: reload, Back and a shared link show the same list
-    expect_url_with(page, "list=1", "wl_reference=rest", "kw_p=1")
-    listed = page.url
-    page.goto("about:blank")
-    page.goto(listed)
+    reopen(page, "list=1", "wl_reference=rest", "kw_p=1")
     expect(page.locator("#wordlist")).to_have_attribute("open", "")
     expect(page.locator("#kw-p")).to_have_value("1")
     expect(page.locator("#wl-order")).to_have_value("log_ratio")

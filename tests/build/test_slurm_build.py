@@ -213,6 +213,21 @@ def fake_step(root: Path, fail: Collection[str] = ()) -> list[str]:
     return [sys.executable, str(program)]
 
 
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """A build's output folder, made."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    return folder
+
+
+def wait_for_no_jobs(cluster: SlurmCluster, seconds: float = 30) -> None:
+    """Until no job of ``cluster`` is queued or running, ``seconds`` at most (scancel takes a moment)."""
+    deadline = time.monotonic() + seconds
+    while cluster.jobs() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def ran(root: Path) -> list[str]:
     return [p.name for p in (root / "ran").iterdir()]
 
@@ -224,9 +239,7 @@ def order(root: Path) -> list[str]:
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_the_phases_run_as_dependent_array_jobs(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
+def test_the_phases_run_as_dependent_array_jobs(slurm_cluster: SlurmCluster, tmp_path: Path, out: Path) -> None:
     messages: list[str] = []
     options = SlurmOptions(partition=slurm_cluster.partition, time="10:00", mem="200M", shards_per_task=2,
                            poll_seconds=0.5, extra=("--nice=0",))
@@ -254,9 +267,7 @@ def test_the_phases_run_as_dependent_array_jobs(slurm_cluster: SlurmCluster, tmp
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_failed_task_is_named_with_its_log(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
+def test_a_failed_task_is_named_with_its_log(slurm_cluster: SlurmCluster, tmp_path: Path, out: Path) -> None:
     options = SlurmOptions(shards_per_task=2, poll_seconds=0.5, mem="200M")
     with pytest.raises(SlurmError) as failure:
         submit_build(out, 5, options, step=fake_step(tmp_path, fail={"clean-3"}), echo=lambda _: None)
@@ -268,18 +279,15 @@ def test_a_failed_task_is_named_with_its_log(slurm_cluster: SlurmCluster, tmp_pa
     assert "cowbird build: clean shard 3 failed (exit 1)" in message  # the log's last lines are shown
     assert "Run the same cowbird build again to resume" in message
     assert "dedup-all" not in order(tmp_path)  # the later phases never ran: they were cancelled
-    deadline = time.monotonic() + 30
-    while slurm_cluster.jobs() and time.monotonic() < deadline:  # scancel takes a moment
-        time.sleep(0.2)
+    wait_for_no_jobs(slurm_cluster)
     assert slurm_cluster.jobs() == []
 
 
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_build_whose_jobs_still_run_is_not_submitted_twice(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
+def test_a_build_whose_jobs_still_run_is_not_submitted_twice(
+        slurm_cluster: SlurmCluster, tmp_path: Path, out: Path) -> None:
     held = SlurmOptions(wait=False, extra=("--hold",), mem="200M")
     first = submit_build(out, 3, held, step=fake_step(tmp_path), echo=lambda _: None)
     ids = [job.job_id for job in first.jobs]
@@ -290,9 +298,7 @@ def test_a_build_whose_jobs_still_run_is_not_submitted_twice(slurm_cluster: Slur
                                          r".*jobs.tsv\): wait for them to end, or scancel them"):
         submit_build(out, 3, held, step=fake_step(tmp_path), echo=lambda _: None)
     slurm_cluster.run("scancel", *ids)
-    deadline = time.monotonic() + 30
-    while slurm_cluster.jobs() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for_no_jobs(slurm_cluster)
     again = submit_build(out, 3, SlurmOptions(poll_seconds=0.5, mem="200M"), step=fake_step(tmp_path),
                          echo=lambda _: None)
     assert len(again.jobs) == 4 and order(tmp_path)[-1] == "encode-all"
@@ -326,9 +332,7 @@ def test_more_tasks_than_the_cluster_allows_say_how_many_shards_per_task(
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_resubmission_runs_only_what_is_left(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
+def test_a_resubmission_runs_only_what_is_left(slurm_cluster: SlurmCluster, tmp_path: Path, out: Path) -> None:
     messages: list[str] = []
     pending = {"clean": {4}, "dedup": {0}, "annotate": {0, 1, 2, 3, 4}, "encode": {0}}
     submission = submit_build(out, 5, SlurmOptions(shards_per_task=2, poll_seconds=0.5, mem="200M"),

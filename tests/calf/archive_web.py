@@ -31,12 +31,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from email.utils import format_datetime, parsedate_to_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
+
+from tests.calf.web import LoopbackServer
 
 
 @dataclass
@@ -84,7 +86,7 @@ def _chunked(body: bytes, size: int = 7) -> bytes:
     return out + b"0\r\n\r\n"
 
 
-class LocalArchives:
+class LocalArchives(LoopbackServer):
     def __init__(self) -> None:
         self.captures: dict[str, list[Stored]] = {}  # the Wayback-style archive's (ia, pywb, memento)
         self.crawls: list[Crawl] = []
@@ -126,21 +128,7 @@ class LocalArchives:
                 pass
 
         self.handler = Handler
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> LocalArchives:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
     # -- what the archives hold
 

@@ -12,7 +12,6 @@ import datetime as dt
 import gzip
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +43,6 @@ SOFT_404 = html("<h1>Page not found</h1><p>Sorry, the page you are looking for d
 
 def at(year: int, month: int = 6, day: int = 1) -> dt.datetime:
     return dt.datetime(year, month, day, 10, 20, 30, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def web() -> Iterator[LocalWeb]:
-    with LocalWeb() as local:
-        yield local
-
-
-@pytest.fixture
-def archives() -> Iterator[LocalArchives]:
-    with LocalArchives() as local:
-        yield local
 
 
 def cdx(archives: LocalArchives, **extra: Any) -> ArchiveSettings:

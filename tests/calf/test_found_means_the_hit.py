@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,18 +75,6 @@ def page_with(sentence: str) -> str:
 
 def sentence_of(left: str, match: str, right: str) -> str:
     return " ".join((left, match, right))
-
-
-@pytest.fixture
-def web() -> Iterator[LocalWeb]:
-    with LocalWeb() as local:
-        yield local
-
-
-@pytest.fixture
-def archives() -> Iterator[LocalArchives]:
-    with LocalArchives() as local:
-        yield local
 
 
 def cdx(archives: LocalArchives, path: str = "ia", **extra: Any) -> ArchiveSettings:

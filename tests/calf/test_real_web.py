@@ -13,7 +13,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,12 +46,6 @@ SPEECH = [
     "Ich komme zum Schluß und danke Ihnen für Ihre Aufmerksamkeit.",
 ]
 LINE = "Schiß haben wir nicht ."  # as the corpus has it: tokens and spaces
-
-
-@pytest.fixture
-def web() -> Iterator[LocalWeb]:
-    with LocalWeb() as local:
-        yield local
 
 
 async def reconstruct(web: LocalWeb, url: str, *texts: str, search: bool = False, **fetcher: object) -> object:

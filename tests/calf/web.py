@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -45,7 +45,35 @@ def send(handler: BaseHTTPRequestHandler, answer: Answer) -> None:
         pass
 
 
-class LocalWeb:
+class LoopbackServer:
+    """An HTTP server on a free loopback port, its requests answered by ``handler``: served in a thread
+    while entered (``with``), shut down on leaving."""
+
+    scheme = "http"
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class LocalWeb(LoopbackServer):
     def __init__(self, certificate: str | None = None) -> None:
         self.pages: dict[str, Answer] = {}
         self.requests: list[str] = []
@@ -62,35 +90,16 @@ class LocalWeb:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.scheme = "http"
+        super().__init__(Handler)
         if certificate is not None:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             context.load_cert_chain(certificate)
             self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
             self.scheme = "https"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
-
-    @property
-    def port(self) -> int:
-        return int(self.server.server_address[1])
 
     def page(self, path: str, html: str, **extra: Any) -> str:
         self.pages[path] = Answer(html.encode(extra.pop("encoding", "utf-8")), **extra)
         return f"{self.url}{path}"
-
-    def __enter__(self) -> LocalWeb:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 SENTENCE = "Nobody has lived there since 1999 ."  # as the corpus has it: tokens and spaces

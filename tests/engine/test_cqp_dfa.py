@@ -7,24 +7,17 @@ prints its automaton with ``set ShowDFA on``; every query here must give the sam
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cowbird.engines.native.dfa import DfaUnavailable, build_dfa, paths_may_meet, search_string
 from cowbird.query import Meet, MuUnion, Pattern, QueryError, Tabular, parse_cqp
-from tests.realcqp import RealCqp, real_cqp
+from tests.realcqp import RealCqp
 
 pytestmark = pytest.mark.e2e  # a real cqp process prints its DFA
 
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[RealCqp]:
-    cqp = real_cqp(timeout=20.0)
-    yield cqp
-    cqp.close()
+JUDGE_SECONDS = 20.0  # what a command of the judge (tests/engine/conftest.py) may take
 
 
 def pattern_of(query: str) -> Pattern:

@@ -33,7 +33,7 @@ from cowbird.engines.native import NativeEngine
 from cowbird.query import Alternation, Pattern, QueryError, Sequence, StructuralTag, TokenPattern, canonical, parse_cqp
 from cowbird.store.compress import compress_corpus
 from cowbird.store.registry import parse_registry
-from tests.realcqp import Hits, NoAnswer, RealCqp, real_cqp
+from tests.realcqp import Hits, NoAnswer, RealCqp
 from tests.support import copy_reference_ewt, parity_hits, parity_queries, reference_cqp, require_reference
 
 pytestmark = pytest.mark.e2e  # a real cqp process answers every query
@@ -94,13 +94,6 @@ def compressed_ewt(tmp_path_factory: pytest.TempPathFactory) -> NativeEngine:
     entry = parse_registry(registry / "ewt")
     compress_corpus(entry)
     return NativeEngine.open(registry, "ewt", OPTIONS)
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[RealCqp]:
-    cqp = real_cqp(timeout=JUDGE_SECONDS)
-    yield cqp
-    cqp.close()
 
 
 GERMAPARL = "germaparl"

@@ -15,17 +15,18 @@ at the same positions).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from cowbird.engines.native import NativeEngine
 from cowbird.query import Query, parse_cqp
-from tests.realcqp import RealCqp, real_cqp
+from tests.realcqp import RealCqp
 from tests.support import ewt_cut
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # a real cqp process answers every query
+
+JUDGE_SECONDS = 60.0  # what a command of the judge (tests/engine/conftest.py) may take
 
 CUTS = (2, 7, 23, 50)
 """How many partitions each cutting aims at (the partitioner cuts before a <text> that would overflow)."""
@@ -111,13 +112,6 @@ def generated(count: int, seed: int) -> list[str]:
             query = f"MU(meet [{_test(rng)}] [{_test(rng)}] {low} {high})"
         queries.append(query)
     return queries
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[RealCqp]:
-    cqp = real_cqp(timeout=60)
-    yield cqp
-    cqp.close()
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,15 @@ class Partitioned:
     ids: list[str]
 
 
+def encode_parts(options: EncodeOptions, partitions: int | None = None) -> Partitioned:
+    """The corpus ``options`` encode, in the registry folder of its registry file; in ``partitions``
+    partitions when given."""
+    result = Encoder(options).run()
+    assert result.manifest is not None
+    assert partitions is None or len(result.partitions) == partitions, result.partitions
+    return Partitioned(options.registry_file.parent, result.manifest, [p.id for p in result.partitions])
+
+
 @functools.cache
 def engine(registry: Path, partition: str) -> NativeEngine:
     """One engine per partition for the whole test session: each holds its corpus files open (memory
@@ -51,26 +60,20 @@ def engine(registry: Path, partition: str) -> NativeEngine:
 @pytest.fixture(scope="session")
 def sample_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("sample-parts")
-    result = Encoder(sample_options(base / "data", base / "registry" / "sample", partition_tokens=40)).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(sample_options(base / "data", base / "registry" / "sample", partition_tokens=40))
 
 
 @pytest.fixture(scope="session")
 def big_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("big-parts")
-    result = Encoder(synthetic_options(base, partition_tokens=20_000)).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(synthetic_options(base, partition_tokens=20_000))
 
 
 @pytest.fixture(scope="session")
 def ewt_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     """The reference corpus EWT in two partitions (skips, or fails under CI, without the reference)."""
     base = tmp_path_factory.mktemp("ewt-parts")
-    result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=130_000)).run()
-    assert result.manifest is not None and len(result.partitions) == 2
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=130_000), 2)
 
 
 @pytest.fixture(scope="session")
@@ -78,9 +81,7 @@ def tricky_parts(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     """The in-repo corpus ``tests/fixtures/tricky.vrt`` (12,762 tokens) in two partitions: the download
     and analysis fidelity tests need no ``../shared``."""
     base = tmp_path_factory.mktemp("tricky-parts")
-    result = Encoder(tricky_options(base / "data", base / "registry" / "tricky", partition_tokens=7_000)).run()
-    assert result.manifest is not None and len(result.partitions) == 2
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(tricky_options(base / "data", base / "registry" / "tricky", partition_tokens=7_000), 2)
 
 
 def tiny_corpus(base: Path, name: str, vrt_text: str, text: str = "text:0+id+url") -> Partitioned:
@@ -93,9 +94,7 @@ def tiny_corpus(base: Path, name: str, vrt_text: str, text: str = "text:0+id+url
         s_attributes=[parse_s_declaration(text), parse_s_declaration("s:0")], charset="utf8",
         xml=True, skip_blank=True, strip_blanks=True, partition_tokens=1_000,
     )  # fmt: skip
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(options)
 
 
 async def ewt_client(parts: Partitioned, name: str = "ewt", **extra: Any) -> AsyncIterator[httpx.AsyncClient]:
@@ -240,10 +239,7 @@ TRICKY = "tricky"
 
 
 def _encode(base: Path, partition_tokens: int) -> Partitioned:
-    options = tricky_options(base / "data", base / "registry" / TRICKY, partition_tokens=partition_tokens)
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(tricky_options(base / "data", base / "registry" / TRICKY, partition_tokens=partition_tokens))
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ on a text written in two pieces whose neighbours say it runs on across the cut."
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import httpx
@@ -20,7 +19,15 @@ from cowbird.core.analysis_merge import TextPart, collocate_texts
 from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
 from cowbird.store.neighbours import Neighbours
 from tests.frontend.conftest import Partitioned, ewt_client
-from tests.frontend.test_partition_edges import NAME, TOKENS, VRT, encode, get, hits_of
+from tests.frontend.test_partition_edges import (
+    NAME,
+    TOKENS,
+    VRT,
+    clients_fixture,  # noqa: F401 - the fixture clients, used by name
+    collocations,
+    cuts_fixture,  # noqa: F401 - the fixture cuts, used by name
+    hits_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -39,30 +46,6 @@ def text_of_tokens() -> list[int]:
 
 
 TEXT_OF = text_of_tokens()
-
-
-@pytest.fixture(scope="module")
-def cut_texts(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Partitioned]:
-    """The corpus in 1, 2 and 5 partitions (cut before a text: the encoder never splits one)."""
-    found = {}
-    for count, limit in ((1, 1_000_000), (2, len(TOKENS) // 2 + 200), (5, len(TOKENS) // 5 + 60)):
-        parts = encode(tmp_path_factory.mktemp(f"texts-{count}"), limit)
-        assert len(parts.ids) == count, (count, limit, len(parts.ids))
-        found[count] = parts
-    return found
-
-
-@pytest.fixture
-async def clients(cut_texts: dict[int, Partitioned]) -> AsyncIterator[dict[int, httpx.AsyncClient]]:
-    opened: dict[int, httpx.AsyncClient] = {}
-    iterators = []
-    for count, parts in cut_texts.items():
-        iterator = ewt_client(parts, NAME)
-        iterators.append(iterator)
-        opened[count] = await iterator.__anext__()
-    yield opened
-    for iterator in iterators:
-        await anext(iterator, None)
 
 
 def expected(
@@ -88,6 +71,21 @@ def expected(
     return ({w: len(t) for w, t in texts.items()}, {w: len(window) * outside[w] / n for w in texts})
 
 
+async def check_collocates(
+    clients: dict[int, httpx.AsyncClient], texts: dict[str, int], e11: dict[str, float], q: str, **params: str | int
+) -> None:
+    """Under every cutting, the collocations of the CQP query ``q`` by word (every row, by frequency):
+    each collocate in as many texts as ``texts`` says, its E11 ``e11``'s (to 12 digits)."""
+    for count, client in clients.items():
+        body = await collocations(client, q, order="f", **params)
+        rows = body["rows"]
+        assert isinstance(rows, list)
+        assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts, count
+        for r in rows:
+            if r["f"]:
+                assert r["expected"] == pytest.approx(e11[r["value"]], rel=1e-12), (count, r["value"])
+
+
 @pytest.mark.parametrize(
     ("query", "pattern", "left", "right", "within"),
     [
@@ -103,26 +101,7 @@ async def test_each_collocates_texts_count_once_across_the_cuts(
 ) -> None:
     hits = hits_of(pattern)
     texts, e11 = expected(hits, left, right, within == "text")
-    for count, client in clients.items():
-        body = await get(
-            client,
-            "/api/v1/collocations",
-            q=query,
-            syntax="cqp",
-            attribute="word",
-            left=left,
-            right=right,
-            within=within,
-            min_freq=1,
-            limit=100_000,
-            order="f",
-        )
-        rows = body["rows"]
-        assert isinstance(rows, list)
-        assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts, count
-        for r in rows:
-            if r["f"]:
-                assert r["expected"] == pytest.approx(e11[r["value"]], rel=1e-12), (count, r["value"])
+    await check_collocates(clients, texts, e11, q=query, left=left, right=right, within=within)
 
 
 @pytest.mark.slow  # 1.3 s here (make quick leaves it out)
@@ -130,24 +109,7 @@ async def test_texts_under_a_filter_are_the_subcorpus_texts(clients: dict[int, h
     hits = [(k, k) for k, t in enumerate(TOKENS) if t.pos == "X" and t.genre == "news"]
     news = {k for k, t in enumerate(TOKENS) if t.genre == "news"}
     texts, e11 = expected(hits, 30, 30, False, news)
-    for count, client in clients.items():
-        body = await get(
-            client,
-            "/api/v1/collocations",
-            q='[pos="X"]',
-            syntax="cqp",
-            attribute="word",
-            window=30,
-            within="none",
-            filter="text_genre~news",
-            min_freq=1,
-            limit=100_000,
-            order="f",
-        )
-        rows = body["rows"]
-        assert isinstance(rows, list)
-        assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts, count
-        assert all(r["expected"] == pytest.approx(e11[r["value"]], rel=1e-12) for r in rows if r["f"])
+    await check_collocates(clients, texts, e11, q='[pos="X"]', window=30, within="none", filter="text_genre~news")
 
 
 async def test_the_file_carries_texts_and_full_precision(clients: dict[int, httpx.AsyncClient]) -> None:
@@ -251,18 +213,7 @@ async def test_a_text_across_a_cut_counts_once_end_to_end(tmp_path_factory: pyte
     hits = hits_of(["X"])
     texts, _ = expected(hits, 40, 40, False)
     async for client in ewt_client(parts, NAME):
-        body = await get(
-            client,
-            "/api/v1/collocations",
-            q='[pos="X"]',
-            syntax="cqp",
-            attribute="word",
-            window=40,
-            within="none",
-            min_freq=1,
-            limit=100_000,
-            order="f",
-        )
+        body = await collocations(client, '[pos="X"]', window=40, within="none", order="f")
         rows = body["rows"]
         assert isinstance(rows, list)
         assert {r["value"]: r["texts"] for r in rows if r["f"]} == texts

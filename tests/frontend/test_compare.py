@@ -28,6 +28,31 @@ def counts(keep: Any, attribute: str, test: Any) -> Counter[str]:
     return Counter(getattr(t, attribute) for t in read_tricky() if keep(t.text) and test(t))
 
 
+NEWS_AGAINST_BLOGS: dict[str, str | int | float] = {
+    "corpus": TRICKY,
+    "q": '[pos="NN.*"]',
+    "syntax": "cqp",
+    "filter": "text_genre~news",
+    "other_filter": "text_genre~blog|forum",
+    "by": "pos",
+    "min": 1,
+}
+"""One query over two subcorpora: nouns of the news against those of blogs and forums, by tag."""
+
+
+def news_and_blog_nouns() -> tuple[Counter[str], Counter[str]]:
+    """``NEWS_AGAINST_BLOGS``'s two sides counted from the VRT: the tags of the nouns in each."""
+    noun = re.compile("NN.*")
+    a = counts(lambda text: text["genre"] == "news", "pos", lambda t: noun.fullmatch(t.pos))
+    b = counts(lambda text: text["genre"] in ("blog", "forum"), "pos", lambda t: noun.fullmatch(t.pos))
+    return a, b
+
+
+async def compare(client: httpx.AsyncClient, **params: str | int) -> httpx.Response:
+    """``GET /api/v1/compare`` on tricky, its queries in CQP."""
+    return await client.get("/api/v1/compare", params={"corpus": TRICKY, "syntax": "cqp", **params})
+
+
 def listed(body: dict[str, Any], a: Counter[str], b: Counter[str], least: int, p: float, order: str) -> None:
     """The rows are the values whose log-likelihood passes the (Bonferroni) critical value, each side's
     most distinctive first, with the expected counts and measures."""
@@ -61,24 +86,9 @@ async def test_one_query_over_two_subcorpora_equals_an_independent_count(
     p: float,
     order: str,
 ) -> None:
-    noun = re.compile("NN.*")
-    a = counts(lambda text: text["genre"] == "news", "pos", lambda t: noun.fullmatch(t.pos))
-    b = counts(lambda text: text["genre"] in ("blog", "forum"), "pos", lambda t: noun.fullmatch(t.pos))
+    a, b = news_and_blog_nouns()
     for client in (one, five):
-        answer = await client.get(
-            "/api/v1/compare",
-            params={
-                "corpus": TRICKY,
-                "q": '[pos="NN.*"]',
-                "syntax": "cqp",
-                "filter": "text_genre~news",
-                "other_filter": "text_genre~blog|forum",
-                "by": "pos",
-                "min": 1,
-                "p": p,
-                "order": order,
-            },
-        )
+        answer = await client.get("/api/v1/compare", params={**NEWS_AGAINST_BLOGS, "p": p, "order": order})
         assert answer.status_code == 200, answer.text
         body = answer.json()
         assert body["complete"]
@@ -90,19 +100,7 @@ async def test_two_queries_by_lemma_and_their_links(five: httpx.AsyncClient) -> 
     """Adjectives against nouns by word, cut at min 4: the values in one of them only are the most key."""
     a = counts(lambda text: True, "word", lambda t: t.pos == "JJ")
     b = counts(lambda text: True, "word", lambda t: t.pos.startswith("NN"))
-    answer = await five.get(
-        "/api/v1/compare",
-        params={
-            "corpus": TRICKY,
-            "q": '[pos="JJ"]',
-            "other_q": '[pos="NN.*"]',
-            "syntax": "cqp",
-            "by": "word",
-            "min": 4,
-            "p": 1,
-            "limit": 1000,
-        },
-    )
+    answer = await compare(five, q='[pos="JJ"]', other_q='[pos="NN.*"]', by="word", min=4, p=1, limit=1000)
     assert answer.status_code == 200, answer.text
     body = answer.json()
     listed(body, a, b, 4, 1.0, "log_likelihood")
@@ -116,19 +114,7 @@ async def test_two_queries_by_lemma_and_their_links(five: httpx.AsyncClient) -> 
 
 
 async def test_the_file_and_the_refusals(five: httpx.AsyncClient) -> None:
-    answer = await five.get(
-        "/api/v1/compare",
-        params={
-            "corpus": TRICKY,
-            "q": '[pos="JJ"]',
-            "other_q": '[pos="RB"]',
-            "syntax": "cqp",
-            "by": "lemma",
-            "p": 1,
-            "format": "csv",
-            "provenance": 1,
-        },
-    )
+    answer = await compare(five, q='[pos="JJ"]', other_q='[pos="RB"]', by="lemma", p=1, format="csv", provenance=1)
     assert answer.status_code == 200, answer.text
     skip = int(re.search(r"skiprows=(\d+)", answer.text).group(1))  # type: ignore[union-attr]
     table = pd.read_csv(io.StringIO(answer.text), skiprows=skip, keep_default_na=False)
@@ -163,20 +149,10 @@ async def test_nothing_significant_names_the_setting_that_lists_rows(five: httpx
     """Nouns of the news against those of blogs and forums by tag: at p < 0.001 no tag passes, and the
     answer names the first looser p (0.01, 0.05, then 1: every value) that lists some, with how many;
     asked with it, the comparison lists exactly that many. A min no value reaches names min=1."""
-    noun = re.compile("NN.*")
-    a = counts(lambda text: text["genre"] == "news", "pos", lambda t: noun.fullmatch(t.pos))
-    b = counts(lambda text: text["genre"] in ("blog", "forum"), "pos", lambda t: noun.fullmatch(t.pos))
+    a, b = news_and_blog_nouns()
     assert kept_at(a, b, 1, 0.001) == 0  # the fixture's premise
     expected_p = next(p for p in (0.01, 0.05, 1.0) if kept_at(a, b, 1, p))
-    params: dict[str, str | int | float] = {
-        "corpus": TRICKY,
-        "q": '[pos="NN.*"]',
-        "syntax": "cqp",
-        "filter": "text_genre~news",
-        "other_filter": "text_genre~blog|forum",
-        "by": "pos",
-        "min": 1,
-    }
+    params = NEWS_AGAINST_BLOGS
     body = (await five.get("/api/v1/compare", params={**params, "p": 0.001})).json()
     assert body["rows"] == [] and body["not_significant"] == body["compared"] == len(a | b)
     hint = body["next_setting"]

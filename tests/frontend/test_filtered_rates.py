@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ import pytest
 
 from cowbird.engines.analyses.subcorpus import chosen
 from tests.frontend.conftest import TRICKY, Partitioned, engine, ewt_client
-from tests.support import TRICKY_VRT, require_reference
+from tests.support import TRICKY_VRT, read_vrt_tokens, require_reference
 
 pytestmark = pytest.mark.anyio
 
@@ -38,34 +37,14 @@ class Token:
     text_number: int
 
 
-_ENTITY = re.compile(r"&(?:#x([0-9A-Fa-f]+)|#([0-9]+)|(lt|gt|amp|quot|apos));")
-_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
-
-
-def _decoded(value: str) -> str:
-    return _ENTITY.sub(lambda m: chr(int(m[1], 16)) if m[1] else chr(int(m[2])) if m[2] else _NAMED[m[3]], value)
-
-
 @cache
 def read_vrt(path: Path) -> tuple[Token, ...]:
-    """Every token of a VRT file as cwb-encode ``-x -B`` reads it (lines in NFC, fields stripped of
-    spaces, XML entities decoded; word, pos, upos, lemma), with its text's and sentence's attributes."""
+    """Every token of a VRT file as cwb-encode ``-x -B`` reads it (:func:`read_vrt_tokens`; word, pos,
+    upos, lemma), with its text's and sentence's attributes."""
     tokens: list[Token] = []
-    text: dict[str, str] = {}
-    sentence: dict[str, str] = {}
-    texts = -1
-    for raw in path.read_text(encoding="utf-8").split("\n"):  # not splitlines: U+0085 and kin are text
-        line = unicodedata.normalize("NFC", raw)
-        if not line.strip() or line.startswith("<?"):
-            continue
-        if line.startswith("<text"):
-            text = {k: _decoded(v) for k, v in re.findall(r'(\w+)="([^"]*)"', line)}
-            texts += 1
-        elif line.startswith("<s"):
-            sentence = {k: _decoded(v) for k, v in re.findall(r'(\w+)="([^"]*)"', line)}
-        elif not line.startswith("<"):
-            word, pos, _, lemma = (_decoded(field.strip(" ")) for field in line.split("\t"))
-            tokens.append(Token(word, pos, lemma, text, sentence, texts))
+    for token in read_vrt_tokens(path):
+        word, pos, _, lemma = token.fields
+        tokens.append(Token(word, pos, lemma, token.text, token.s, token.text_number))
     return tuple(tokens)
 
 

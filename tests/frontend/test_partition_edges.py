@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cowbird.store import EncodeOptions, Encoder, parse_s_declaration
-from tests.frontend.conftest import Partitioned, ewt_client
+from cowbird.store import EncodeOptions, parse_s_declaration
+from tests.frontend.conftest import Partitioned, encode_parts, ewt_client
 
 pytestmark = pytest.mark.anyio
 
@@ -88,14 +88,12 @@ def encode(base: Path, partition_tokens: int) -> Partitioned:
         s_attributes=[parse_s_declaration("text:0+id+genre"), parse_s_declaration("s:0")], charset="utf8",
         xml=True, skip_blank=True, strip_blanks=True, partition_tokens=partition_tokens,
     )  # fmt: skip
-    result = Encoder(options).run()
-    assert result.manifest is not None
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(options)
 
 
-@pytest.fixture(scope="module")
-def cuts(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Partitioned]:
-    """The corpus in 1, 2 and 5 partitions."""
+@pytest.fixture(scope="module", name="cuts")
+def cuts_fixture(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Partitioned]:
+    """The corpus in 1, 2 and 5 partitions (cut before a text: the encoder never splits one)."""
     found = {}
     for count, limit in ((1, 1_000_000), (2, len(TOKENS) // 2 + 200), (5, len(TOKENS) // 5 + 60)):
         parts = encode(tmp_path_factory.mktemp(f"edges-{count}"), limit)
@@ -104,8 +102,9 @@ def cuts(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Partitioned]:
     return found
 
 
-@pytest.fixture
-async def clients(cuts: dict[int, Partitioned]) -> AsyncIterator[dict[int, httpx.AsyncClient]]:
+@pytest.fixture(name="clients")
+async def clients_fixture(cuts: dict[int, Partitioned]) -> AsyncIterator[dict[int, httpx.AsyncClient]]:
+    """A front end and its nodes over each cutting, by its number of partitions."""
     opened: dict[int, httpx.AsyncClient] = {}
     iterators = []
     for count, parts in cuts.items():
@@ -123,6 +122,13 @@ async def get(client: httpx.AsyncClient, path: str, **params: str | int) -> dict
     body = answer.json()
     assert isinstance(body, dict) and body.get("complete", True), body
     return body
+
+
+async def collocations(client: httpx.AsyncClient, q: str, **params: str | int) -> dict[str, object]:
+    """The answer for the collocates by word of the CQP query ``q``: every one seen once or more
+    (100,000 rows at most)."""
+    every: dict[str, str | int] = {"syntax": "cqp", "attribute": "word", "min_freq": 1, "limit": 100_000}
+    return await get(client, "/api/v1/collocations", q=q, **every, **params)
 
 
 # -- n-grams ------------------------------------------------------------------------------------------
@@ -238,19 +244,7 @@ async def test_collocation_windows_read_across_the_cuts(
     in_hits = Counter(TOKENS[p].word for a, b in hits for p in range(a, b + 1))
     tables = []
     for count, client in clients.items():
-        body = await get(
-            client,
-            "/api/v1/collocations",
-            q=query,
-            syntax="cqp",
-            attribute="word",
-            left=left,
-            right=right,
-            within="none",
-            min_freq=1,
-            limit=100_000,
-            order="f",
-        )
+        body = await collocations(client, query, left=left, right=right, within="none", order="f")
         assert body["f1"] == window and body["n"] == len(TOKENS) - inside, count
         rows = body["rows"]
         assert isinstance(rows, list)
@@ -263,22 +257,7 @@ async def test_collocation_windows_read_across_the_cuts(
 @pytest.mark.slow  # 1.8 s here (make quick leaves it out)
 async def test_windows_within_a_region_are_as_before(clients: dict[int, httpx.AsyncClient]) -> None:
     """within=text: no window leaves its text, and a partition is cut between texts."""
-    tables = [
-        (
-            await get(
-                client,
-                "/api/v1/collocations",
-                q='[pos="X"]',
-                syntax="cqp",
-                attribute="word",
-                window=20,
-                within="text",
-                min_freq=1,
-                limit=100_000,
-            )
-        )["rows"]
-        for client in clients.values()
-    ]
+    tables = [(await collocations(c, '[pos="X"]', window=20, within="text"))["rows"] for c in clients.values()]
     assert tables[0] == tables[1] == tables[2]
 
 
@@ -429,10 +408,7 @@ async def test_collocation_windows_across_the_cuts_under_a_filter(clients: dict[
     expected = Counter(TOKENS[p].word for p in window)
     tables = []
     for count, client in clients.items():
-        body = await get(
-            client, "/api/v1/collocations", q='[pos="X"]', syntax="cqp", attribute="word", window=30, within="none",
-            filter="text_genre~news", min_freq=1, limit=100_000, order="f",
-        )  # fmt: skip
+        body = await collocations(client, '[pos="X"]', window=30, within="none", filter="text_genre~news", order="f")
         rows = body["rows"]
         assert isinstance(rows, list)
         assert body["f1"] == len(window) and {r["value"]: r["f"] for r in rows} == dict(expected), count

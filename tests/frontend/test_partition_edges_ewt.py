@@ -15,8 +15,7 @@ import httpx
 import pytest
 
 from cowbird.core.manifest import Manifest
-from cowbird.store import Encoder
-from tests.frontend.conftest import Partitioned, ewt_client
+from tests.frontend.conftest import Partitioned, encode_parts, ewt_client
 from tests.support import ewt_options, require_reference
 
 pytestmark = pytest.mark.anyio
@@ -49,9 +48,7 @@ def ewt_words() -> tuple[tuple[str, str, int], ...]:
 @pytest.fixture(scope="module")
 def ewt_five(tmp_path_factory: pytest.TempPathFactory) -> Partitioned:
     base = tmp_path_factory.mktemp("ewt-five")
-    result = Encoder(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=55_000)).run()
-    assert result.manifest is not None and len(result.partitions) == 5
-    return Partitioned(base / "registry", result.manifest, [p.id for p in result.partitions])
+    return encode_parts(ewt_options(base / "data", base / "registry" / "ewt", partition_tokens=55_000), 5)
 
 
 @pytest.fixture

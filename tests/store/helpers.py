@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cowbird.store import CwbCorpus, EncodeOptions, Encoder, EncodeResult, parse_s_declaration
+from tests.support import sample_options
 
 
 def encode_text(
@@ -41,6 +42,16 @@ def encode_text(
     sink = warnings if warnings is not None else []
     result = Encoder(options, warn=sink.append).run()
     return result, tmp_path / "registry"
+
+
+def sample_whole_and_in_parts(base: Path) -> tuple[CwbCorpus, list[CwbCorpus], Path]:
+    """The sample corpus encoded whole (``sample``) and in partitions of at most 40 tokens, in one registry
+    under ``base``: the whole corpus, the partitions (as the encoder lists them) and the manifest."""
+    Encoder(sample_options(base / "whole", base / "registry" / "sample")).run()
+    result = Encoder(sample_options(base / "parts", base / "registry" / "sample", partition_tokens=40)).run()
+    assert result.manifest is not None
+    whole = CwbCorpus.open(base / "registry", "sample")
+    return whole, [CwbCorpus.open(base / "registry", p.id) for p in result.partitions], result.manifest
 
 
 def tokens(corpus: CwbCorpus, attribute: str = "word") -> list[str]:

@@ -12,21 +12,16 @@ from click.testing import CliRunner
 
 from cowbird.commands.cli import main
 from cowbird.core.errors import CorpusFormatError
-from cowbird.store import CwbCorpus, Encoder
+from cowbird.store import CwbCorpus
 from cowbird.store.neighbours import NEIGHBOURS_FILE, Neighbours, RegionMark, write_neighbours
 from cowbird.store.sketch_tables import FORMAT, current, neighbours_stamp
-from tests.store.helpers import tokens
-from tests.support import SAMPLE_VRT, sample_options
+from tests.store.helpers import sample_whole_and_in_parts, tokens
+from tests.support import SAMPLE_VRT
 
 
 @pytest.fixture(scope="module")
 def encoded(tmp_path_factory: pytest.TempPathFactory) -> tuple[CwbCorpus, list[CwbCorpus], Path]:
-    base = tmp_path_factory.mktemp("neighbours")
-    Encoder(sample_options(base / "whole", base / "registry" / "sample")).run()
-    result = Encoder(sample_options(base / "parts", base / "registry" / "sample", partition_tokens=40)).run()
-    assert result.manifest is not None
-    whole = CwbCorpus.open(base / "registry", "sample")
-    return whole, [CwbCorpus.open(base / "registry", p.id) for p in result.partitions], result.manifest
+    return sample_whole_and_in_parts(tmp_path_factory.mktemp("neighbours"))
 
 
 def test_each_partition_carries_the_whole_corpus_tokens_around_it(

@@ -7,22 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from cowbird.store import CwbCorpus, Encoder, VrtError
+from cowbird.store import CwbCorpus, VrtError
 from cowbird.store.batch import Batch
 from cowbird.store.partitioner import Partitioner
 from cowbird.store.vrt import VrtOptions, VrtReader
-from tests.store.helpers import encode_text, regions, tokens
-from tests.support import JsonObject, sample_options
+from tests.store.helpers import encode_text, regions, sample_whole_and_in_parts, tokens
+from tests.support import JsonObject
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[CwbCorpus, list[CwbCorpus], JsonObject]:
     base = tmp_path_factory.mktemp("parts")
-    Encoder(sample_options(base / "whole", base / "registry" / "sample")).run()
-    result = Encoder(sample_options(base / "parts", base / "registry" / "sample", partition_tokens=40)).run()
-    assert result.manifest is not None
-    manifest = json.loads(result.manifest.read_text())
-    whole = CwbCorpus.open(base / "registry", "sample")
+    whole, _, manifest_file = sample_whole_and_in_parts(base)
+    manifest = json.loads(manifest_file.read_text())
     parts = [CwbCorpus.open(base / "registry", p["id"]) for p in manifest["partitions"]]
     return whole, parts, manifest
 
