@@ -23,6 +23,7 @@ the page module that shows the result (``web/.../static/analysis-<name>.js``).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
@@ -134,8 +135,10 @@ def declare(analysis: HitAnalysis[Pa, An, Re]) -> HitAnalysis[Pa, An, Re]:
     return analysis
 
 
+@functools.cache
 def analyses() -> tuple[HitAnalysis[Any, Any, Any], ...]:
-    """Every declared analysis, each module of ``cowbird.core.analyses`` imported once, by name."""
+    """Every declared analysis, by name: each module of ``cowbird.core.analyses`` imported (once: the
+    table is made the first time it is asked for, a node asks it on every request)."""
     package = importlib.import_module(PACKAGE)
     for module in sorted(m.name for m in pkgutil.iter_modules(package.__path__)):
         importlib.import_module(f"{PACKAGE}.{module}")
@@ -149,5 +152,4 @@ def all_operations() -> tuple[Operation[Any, Any], ...]:
 
 def analysis_named(name: str) -> HitAnalysis[Any, Any, Any] | None:
     """The declared analysis of that name (its operation's), if one is."""
-    analyses()
-    return _DECLARED.get(name)
+    return next((a for a in analyses() if a.name == name), None)
