@@ -62,9 +62,9 @@ async def test_ttr_per_text_is_the_vrts_on_one_partition_and_on_five(
     assert len(answers[1]["partitions"]) == 5
 
 
-async def test_the_rows_are_ordered_paged_and_cut_by_min_tokens(five: httpx.AsyncClient) -> None:
+async def test_the_rows_are_ordered_paged_and_cut_by_min_size(five: httpx.AsyncClient) -> None:
     want = expected(lambda t: True, "word")
-    by_ttr = await ttr(five, q="[]", label="text_id", order="ttr", min_tokens=300)
+    by_ttr = await ttr(five, q="[]", label="text_id", order="ttr", min_size=300)
     kept = {text: (n, t) for text, (n, t) in want.items() if n >= 300}
     assert [row["label"] for row in by_ttr["rows"]] == sorted(kept, key=lambda text: kept[text][1] / kept[text][0])
     assert by_ttr["parts_with_hits"] == len(want) and by_ttr["rows_total"] == len(kept)
@@ -104,7 +104,7 @@ async def test_streamed_each_partition_then_the_result(five: httpx.AsyncClient) 
     ({"parts": "chapter"}, "parts=chapter: corpus tricky has no s-attribute 'chapter'"),
     ({"label": "text"}, "label=text: corpus tricky has no s-attribute with values named 'text'"),
     ({"order": "random"}, "order"),
-    ({"min_tokens": 0}, "min_tokens"),
+    ({"min_size": 0}, "min_size"),
 ])
 async def test_a_parameter_naming_nothing_is_refused_saying_which(five: httpx.AsyncClient, params: dict[str, Any],
                                                                   said: str) -> None:

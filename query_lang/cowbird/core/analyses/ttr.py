@@ -23,7 +23,7 @@ class TtrParameters(BaseModel):
                            description="The p-attribute whose distinct values are the types (word, lemma).")
     label: str | None = Field(None, title="Label", json_schema_extra={"x-cowbird-choose": "meta"},
                               description="Metadata shown for each part (text_id, text_url); none: its position.")
-    min_tokens: int = Field(1, ge=1, title="At least (tokens)", description=(
+    min_size: int = Field(1, ge=1, title="At least (tokens)", description=(
         "Only parts whose hits hold at least this many tokens (a TTR of few tokens says little)."))
     order: Literal["position", "ttr", "tokens"] = Field("position", title="Order", description=(
         "The rows in corpus order, by TTR (lowest first) or by tokens (most first)."))
@@ -54,7 +54,7 @@ class TtrResult(BaseModel):
     parts_attribute: str
     attribute: str
     label: str | None = Field(description="The metadata each part is labelled with, if any.")
-    parts_with_hits: int = Field(description="Parts holding hits (before min_tokens).")
+    parts_with_hits: int = Field(description="Parts holding hits (before min_size).")
     mean_ttr: float | None = Field(description="The mean TTR of the parts in the table (none without any).")
     truncated: bool = Field(description="A partition had more parts with hits than it answers: some are missing.")
     rows: list[TtrRow]
@@ -82,7 +82,7 @@ def _merge(asked: TtrParameters, answers: Sequence[tuple[str, TtrAnswer]], mergi
                    types=part.types, ttr=part.types / part.tokens)
             for p, answer in answers for part in answer.parts]
     with_hits = len(rows)
-    rows = [row for row in rows if row.tokens >= asked.min_tokens]
+    rows = [row for row in rows if row.tokens >= asked.min_size]
     if asked.order == "ttr":
         rows.sort(key=lambda row: (row.ttr, row.start))
     elif asked.order == "tokens":

@@ -1419,7 +1419,7 @@ export interface TtrResult {
   offset: number;
   partitions: PartitionResult[];
   parts_attribute: string;
-  /** Parts holding hits (before min_tokens). */
+  /** Parts holding hits (before min_size). */
   parts_with_hits: number;
   rows: TtrRow[];
   /** Rows of the whole table. */
