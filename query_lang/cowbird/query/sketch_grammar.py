@@ -550,28 +550,27 @@ def reads_past(query: Query, limit: str) -> list[str]:
 
 def _tokenless(pattern: Pattern) -> bool:
     """Whether the pattern can match without a token (only tags and lookaheads on some path)."""
-    if isinstance(pattern, TokenPattern):
-        return pattern.lookahead
-    if isinstance(pattern, StructuralTag):
-        return True
-    if isinstance(pattern, Sequence):
-        return all(_tokenless(item) for item in pattern.items)
-    if isinstance(pattern, Alternation):
-        return any(_tokenless(option) for option in pattern.options)
-    return pattern.min == 0 or _tokenless(pattern.item)
+    return _without_tokens(pattern, some_path=True)
 
 
 def _zero_width(pattern: Pattern) -> bool:
     """Whether the pattern has no token at all, only tags and lookaheads."""
+    return _without_tokens(pattern, some_path=False)
+
+
+def _without_tokens(pattern: Pattern, some_path: bool) -> bool:
+    """Whether the pattern matches without a token on some path (an alternation's option, a
+    repetition that may be empty) or on every path."""
     if isinstance(pattern, TokenPattern):
         return pattern.lookahead
     if isinstance(pattern, StructuralTag):
         return True
     if isinstance(pattern, Sequence):
-        return all(_zero_width(item) for item in pattern.items)
+        return all(_without_tokens(item, some_path) for item in pattern.items)
     if isinstance(pattern, Alternation):
-        return all(_zero_width(option) for option in pattern.options)
-    return _zero_width(pattern.item)
+        options = (_without_tokens(option, some_path) for option in pattern.options)
+        return any(options) if some_path else all(options)
+    return (some_path and pattern.min == 0) or _without_tokens(pattern.item, some_path)
 
 
 def _open_lookaheads(pattern: Pattern, open_after: bool, limit: str) -> list[TokenPattern]:
