@@ -62,6 +62,26 @@ async def test_ttr_per_text_is_the_vrts_on_one_partition_and_on_five(
     assert len(answers[1]["partitions"]) == 5
 
 
+async def test_the_tokens_of_longer_hits_count_once_each(one: httpx.AsyncClient, five: httpx.AsyncClient) -> None:
+    """Hits of several tokens: each token of each hit, once where hits overlap (``[] []`` covers every
+    token twice: each text's own ratio, as ``[]``); adjectives before nouns in one sentence: the tokens
+    of those pairs, read from the VRT."""
+    tokens = read_tricky()
+    pairs = {k for k, (a, b) in enumerate(zip(tokens, tokens[1:], strict=False))
+             if a.pos.startswith("JJ") and b.pos.startswith("NN") and a.s == b.s}
+    covered = pairs | {k + 1 for k in pairs}
+    seen: dict[str, tuple[int, set[str]]] = {}
+    for k in sorted(covered):
+        count, kinds = seen.get(tokens[k].text["id"], (0, set()))
+        seen[tokens[k].text["id"]] = (count + 1, kinds | {tokens[k].word})
+    adjective_nouns = {text: (count, len(kinds)) for text, (count, kinds) in seen.items()}
+    for query, want in (("[] []", expected(lambda t: True, "word")),
+                        ('[pos="JJ.*"] [pos="NN.*"] within s', adjective_nouns)):
+        for client in (one, five):
+            answer = await ttr(client, q=query, label="text_id")
+            assert {row["label"]: (row["tokens"], row["types"]) for row in answer["rows"]} == want, query
+
+
 async def test_the_rows_are_ordered_paged_and_cut_by_min_size(five: httpx.AsyncClient) -> None:
     want = expected(lambda t: True, "word")
     by_ttr = await ttr(five, q="[]", label="text_id", order="ttr", min_size=300)

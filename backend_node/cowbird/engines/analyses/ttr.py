@@ -26,8 +26,11 @@ def ttr(deadline: Deadline, corpus: CwbCorpus, matches: Matches, asked: TtrParam
         raise LimitExceeded(f"the {len(start):,} hits hold {cells:,} tokens, more than a node counts at once "
                             f"({MAX_SORT_CELLS:,}); narrow the query")
     deadline.check()
-    first = np.repeat(start - np.cumsum(lengths) + lengths, lengths)  # each token: its hit's start - tokens before
-    positions = np.unique(first + np.arange(cells, dtype=np.int64))
+    if cells == len(start):  # hits of one token each (q=[]): their positions, sorted and once each already
+        positions = start
+    else:  # each token of each hit: its hit's start less the tokens before it, plus its running number
+        first = np.repeat(start - np.cumsum(lengths) + lengths, lengths)
+        positions = np.unique(first + np.arange(cells, dtype=np.int64))
     regions = corpus.s_attribute(asked.parts)
     numbers = regions.region_numbers(positions)
     inside = numbers >= 0
