@@ -148,3 +148,20 @@ def test_the_declarations_check_refuses_an_impossible_answer() -> None:
                         ((honest, honest), "out of order or twice")]:
         with pytest.raises(ImpossibleAnswer, match=said):
             operation.check(request, answer(*parts), 100)
+
+
+def test_a_declaration_may_not_take_the_names_every_analysis_has() -> None:
+    """A parameter or a result field named as one of every analysis's (``limit``, ``total``) is refused
+    when the table is made, naming it, instead of being shadowed or clashing in the answer."""
+    from pydantic import Field, create_model
+
+    from cowbird.core.declared import HitAnalysis
+    from cowbird.frontend.operations import _declared
+
+    limited = create_model("LimitedParameters", __base__=TtrParameters, limit=(int, Field(3)))
+    totalled = create_model("TotalledResult", __base__=TTR.result, total=(int, Field(0)))
+    for parameters, result, said in ((limited, TTR.result, r"parameters \['limit'\]"),
+                                     (TtrParameters, totalled, r"result's fields \['total'\]")):
+        with pytest.raises(TypeError, match=said):
+            _declared(HitAnalysis("bad", "Bad", "A bad one.", "as ttr", parameters, TtrAnswer, result, TTR.check,
+                                  TTR.merge))

@@ -204,6 +204,11 @@ SUBCORPUS = PublicOperation(
 def _declared(analysis: HitAnalysis[Any, Any, Any]) -> PublicOperation:
     """A declared analysis's public operation (``cowbird.core.declared``): its parameters after those of
     every table, its result after what every analysis answers; background work, streamed, as files."""
+    for own, common, what in ((analysis.parameters, params.TableParameters, "parameters"),
+                              (analysis.result, schemas.DeclaredResult, "result's fields")):
+        taken = (set(own.model_fields) - {"rows"}) & set(common.model_fields)
+        if taken:
+            raise TypeError(f"{analysis!r}: its {what} {sorted(taken)} are every analysis's own: name them otherwise")
     title = "".join(part.capitalize() for part in analysis.name.split("_"))
     parameters = cast(type[params.TableParameters], create_model(
         f"{title}Parameters", __base__=(analysis.parameters, params.TableParameters),
