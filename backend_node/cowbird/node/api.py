@@ -108,7 +108,10 @@ def answers(operation: Operation[Rq, Rs]) -> Callable[[Handler[Rq, Rs]], Handler
 def answered() -> set[str]:
     """The names of the operations the node answers (every one of the table and every declared
     analysis with its computation: tests/node check it)."""
-    return set(_HANDLERS) | {a.name for a in analyses() if computation(a) is not None}
+    declared = analyses()
+    for analysis in declared:
+        computation(analysis)  # (refused when its module computes nothing for it)
+    return set(_HANDLERS) | {analysis.name for analysis in declared}
 
 
 def line_model(line: KwicLine, sort_key: SortValue | None = None) -> Line:

@@ -20,6 +20,9 @@ from typing import Literal, get_args
 from cowbird.core.errors import BadParameter
 from cowbird.core.gdex import GdexSpec
 
+AttributeKind = Literal["p", "s", "meta"]
+"""A p-attribute, an s-attribute, or an s-attribute whose regions carry values (``meta``)."""
+
 AnchorName = Literal["match", "matchend", "target", "keyword"]
 ANCHORS: tuple[AnchorName, ...] = get_args(AnchorName)
 

@@ -28,20 +28,18 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from cowbird.core import wire
+from cowbird.core.analysis_spec import AttributeKind
 from cowbird.core.operations import OPERATIONS, Operation, expect
 
 Pa = TypeVar("Pa", bound=BaseModel)
 An = TypeVar("An", bound=BaseModel)
 Re = TypeVar("Re", bound=BaseModel)
 
-AttributeKind = Literal["p", "s", "meta"]
-"""What a parameter names: a positional attribute (word, lemma), a structural one (text, s) or
-metadata (an s-attribute with values: text_id)."""
 
 
 class Answered(BaseModel):
@@ -61,10 +59,6 @@ class Merging:
     partitions: Sequence[tuple[str, int, int]]
     complete: bool
 
-    @property
-    def tokens(self) -> int:
-        """Tokens of the partitions that answered."""
-        return sum(size for _, _, size in self.partitions)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +79,8 @@ class HitAnalysis(Generic[Pa, An, Re]):
     merge: Callable[[Pa, Sequence[tuple[str, An]], Merging], Re]
     """The result from the answers of the partitions that answered (partition id, answer), in corpus order."""
     attributes: Callable[[Pa], dict[str, tuple[AttributeKind, str]]] = lambda _: {}
-    """The attributes its parameters name: parameter -> (kind, name), checked on the corpus first."""
+    """The attributes its parameters name: parameter -> (kind, name: a p-attribute, an s-attribute, or
+    metadata), checked on the corpus first."""
     operation: Operation[Any, Any] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from cowbird.core.declared import AttributeKind, HitAnalysis, Merging, declare
+from cowbird.core.analysis_spec import AttributeKind
+from cowbird.core.declared import HitAnalysis, Merging, declare
 from cowbird.core.operations import expect
 
 

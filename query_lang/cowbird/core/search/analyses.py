@@ -41,6 +41,7 @@ from cowbird.core.search.partitions import (
     Statuses,
     TimeLimit,
     answered_total,
+    attributes_of,
     no_attribute,
 )
 from cowbird.core.wire import (
@@ -195,9 +196,8 @@ class Analyses(Counts[P]):
         on the corpus, its request asked of every partition (with the query's subcorpus), the
         answers of those that answered merged by its ``merge``, in corpus order."""
         self.query.check_no_cut(f"a {analysis.label.lower()} analysis")
-        corpus = self.corpus
         for parameter, (kind, name) in analysis.attributes(asked).items():
-            if name not in {"p": corpus.p_attributes, "s": corpus.s_attributes, "meta": corpus.meta}[kind]:
+            if name not in attributes_of(self.corpus, kind):
                 raise UnknownAttribute(f"{parameter}={name}: {no_attribute(self.corpus, kind, name)}")
 
         async def call(partition: P, time: TimeLimit) -> Any:

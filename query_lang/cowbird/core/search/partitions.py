@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
+from cowbird.core.analysis_spec import AttributeKind
 from cowbird.core.errors import NodesUnavailable, QueryTooSlow
 from cowbird.core.operations import Operation, Rq, Rs
 from cowbird.core.wire import ExportRequest, Line
@@ -81,12 +82,11 @@ class CorpusRef(Protocol[P_co]):
         ...
 
 
-AttributeKind = Literal["p", "s", "meta"]
-"""A p-attribute, an s-attribute, or an s-attribute whose regions carry values (``meta``)."""
 _KINDS: dict[AttributeKind, str] = {"p": "p-attribute", "s": "s-attribute", "meta": "s-attribute with values named"}
 
 
-def _attributes(corpus: CorpusRef[Any], kind: AttributeKind) -> list[str]:
+def attributes_of(corpus: CorpusRef[Any], kind: AttributeKind) -> list[str]:
+    """The corpus's attributes of that kind."""
     return {"p": corpus.p_attributes, "s": corpus.s_attributes, "meta": corpus.meta}[kind]
 
 
@@ -95,9 +95,9 @@ def no_attribute(corpus: CorpusRef[Any], kind: AttributeKind, name: str) -> str:
     lacks it — over several corpora (``corpus=ewt,gp``), the ones of them without it, with what the
     first of those has: ``corpus gp has no p-attribute 'upos' (it has: word, pos, lemma); search it
     apart, or leave it out of corpus=``."""
-    lacking = [c for c in corpus.parts if name not in _attributes(c, kind)] or [corpus]
+    lacking = [c for c in corpus.parts if name not in attributes_of(c, kind)] or [corpus]
     names = ", ".join(c.name for c in lacking)
-    has = ", ".join(_attributes(lacking[0], kind)) or "none"
+    has = ", ".join(attributes_of(lacking[0], kind)) or "none"
     text = (f"corpus {names} has no {_KINDS[kind]} {name!r} "
             f"({'it' if len(lacking) == 1 else lacking[0].name} has: {has})")
     if len(lacking) < len(corpus.parts):
