@@ -24,7 +24,7 @@ from cowbird.crawl.warc import WarcFiles
 from cowbird.frontend.accounts import Accounts, Database, sqlite_url
 from cowbird.frontend.workshop import alive
 from tests.browser.conftest import PASSWORD
-from tests.browser.pages import check_accessibility, shoot
+from tests.browser.pages import check_accessibility, search, shoot
 from tests.crawl.loopweb import LoopWeb, Served
 from tests.support import free_ports
 
@@ -114,9 +114,7 @@ def test_a_linguist_crawls_builds_publishes_and_searches_a_corpus_in_the_browser
     expect(link).to_be_visible()
     link.click()
     expect(page).to_have_url(f"{site.url}/?corpus=loopde")
-    query = page.locator("#q")
-    query.fill("Stadt")
-    query.press("Enter")
+    search(page, "Stadt")  # (once the page reached by the link has loaded its modules)
     expect(page.locator("#kwic tbody tr").first).to_be_visible(timeout=30_000)
     # the crawl kept to robots.txt and every delay, and fetched no page twice over its stop and resume
     requests = site.served.requests()

@@ -100,3 +100,12 @@ def test_escape_marks_every_regex_character() -> None:
     literal = "a.b*c+d?e(f)g[h]i{j}k|l^m$n\\o"
     assert compile_pcre(f"^(?:{escape(literal)})$").search(literal) is not None
     assert escape("house") == "house"
+
+
+def test_a_value_is_searched_in_nfc_as_a_typed_one_is() -> None:
+    # U+F900 (a CJK compatibility ideograph) is U+8C48 in NFC, and "e" + U+0301 is "é": the corpus holds
+    # them so, and the boxes must search what a typed query searches
+    for written, stored in (("\uf900", "\u8c48"), ("Cafe\u0301", "Caf\u00e9")):
+        query = to_query(Boxes((Box((TokenTest("word", "is", written, False),), 1, 1),), None))
+        assert serialize(query) == f'[word="{stored}"]'
+        assert parse_cqp(serialize(query)) == query == parse_cqp(f'[word="{written}"]')

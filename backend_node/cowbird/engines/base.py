@@ -178,29 +178,29 @@ class QueryEngine(ABC):
 
     @property
     @abstractmethod
-    def corpus_id(self) -> str: ...
-
-    @property
-    @abstractmethod
-    def size(self) -> int: ...
-
-    @property
-    @abstractmethod
     def store(self) -> CwbCorpus:
-        """The memory-mapped corpus both engines build lines and analyses from."""
+        """The memory-mapped corpus both engines build lines and analyses from (and its names)."""
 
     @property
-    @abstractmethod
-    def p_attributes(self) -> list[str]: ...
+    def corpus_id(self) -> str:
+        return self.store.corpus_id
 
     @property
-    @abstractmethod
-    def s_attributes(self) -> list[str]: ...
+    def size(self) -> int:
+        return self.store.size
 
     @property
-    @abstractmethod
+    def p_attributes(self) -> list[str]:
+        return list(self.store.entry.p_attributes)
+
+    @property
+    def s_attributes(self) -> list[str]:
+        return list(self.store.entry.s_attributes)
+
+    @property
     def meta_attributes(self) -> list[str]:
         """The s-attributes whose regions carry values (``text_url``): what ``meta`` may name."""
+        return self.store.meta_attribute_names
 
     # run, first and estimate take CQP text or a query parsed already (a node parses each query once):
     # they parse it here and leave the work to _run, _first and _estimate, which get it parsed

@@ -157,28 +157,8 @@ class CwbEngine(QueryEngine):
                         pipe.close()
 
     @property
-    def corpus_id(self) -> str:
-        return self._store.corpus_id
-
-    @property
     def store(self) -> CwbCorpus:
         return self._store
-
-    @property
-    def size(self) -> int:
-        return self._store.size
-
-    @property
-    def p_attributes(self) -> list[str]:
-        return list(self._store.entry.p_attributes)
-
-    @property
-    def s_attributes(self) -> list[str]:
-        return list(self._store.entry.s_attributes)
-
-    @property
-    def meta_attributes(self) -> list[str]:
-        return self._store.meta_attribute_names
 
     def _exec(self, command: str) -> str:
         output = self._cqp.Exec(command)

@@ -81,6 +81,8 @@ class LocalPartitions:
     def __init__(self, settings: NodeSettings, engines: dict[str, QueryEngine]) -> None:
         self.api = NodeApi(PartitionService(settings, engines))
         self.settings = settings
+        self.time_limit = self.export_time_limit = settings.query_timeout  # (its Partitions' limits)
+        self.serial = False
 
     @classmethod
     def open(cls, registry: Path, partition_ids: Sequence[str], engine: EngineName = "native",
@@ -91,18 +93,6 @@ class LocalPartitions:
 
     def engine(self, partition_id: str) -> QueryEngine:
         return self.api.service.engine(partition_id)
-
-    @property
-    def time_limit(self) -> float:
-        return self.settings.query_timeout
-
-    @property
-    def export_time_limit(self) -> float:
-        return self.settings.query_timeout
-
-    @property
-    def serial(self) -> bool:
-        return False
 
     async def call(self, partition: LocalPartition, operation: Operation[Rq, Rs], request: Rq,
                    limit: TimeLimit | None = None) -> Rs:

@@ -60,6 +60,9 @@ _REF = "#/components/schemas/"
 _WIDTH = 100
 
 
+_SCALARS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}
+"""JSON Schema's scalar types as TypeScript names them."""
+
 class _Unconfigured(FrontendSettings):
     """The front end's settings from the keyword arguments alone: the schema is the same whatever
     the configuration, and the environment (``COWBIRD_*``) is not read."""
@@ -190,14 +193,8 @@ class _Writer:
         kind = node.get("type")
         if isinstance(kind, list):
             return _union(self.type({**node, "type": k}, whole, indent) for k in kind)
-        if kind == "string":
-            return "string"
-        if kind in ("integer", "number"):
-            return "number"
-        if kind == "boolean":
-            return "boolean"
-        if kind == "null":
-            return "null"
+        if kind in _SCALARS:
+            return _SCALARS[kind]
         if kind == "array":
             if "prefixItems" in node:
                 items = [self.type(item, whole, indent) for item in node["prefixItems"]]

@@ -44,6 +44,7 @@ from cowbird.query.cqp_ast import (
     TokenPattern,
 )
 from cowbird.query.cqp_ast import Pattern as AstPattern
+from cowbird.query.limits import nfc
 
 Operator = Literal["is", "is_not", "starts", "contains", "ends", "regex", "not_regex"]
 OPERATORS: tuple[Operator, ...] = get_args(Operator)
@@ -96,10 +97,11 @@ def _unescape(pattern: str) -> str | None:
 
 
 def _regex(test: TokenTest) -> tuple[bool, str]:
-    """(negated, pattern) of a test."""
-    body = escape(test.value)
+    """(negated, pattern) of a test, in NFC as the corpus is (and as a typed query is read)."""
+    value = nfc(test.value)
+    body = escape(value)
     patterns = {"is": body, "is_not": body, "starts": body + ".*", "contains": ".*" + body + ".*",
-                "ends": ".*" + body, "regex": test.value, "not_regex": test.value}
+                "ends": ".*" + body, "regex": value, "not_regex": value}
     return test.operator in ("is_not", "not_regex"), patterns[test.operator]
 
 

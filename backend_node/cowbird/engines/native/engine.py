@@ -164,28 +164,8 @@ class NativeEngine(QueryEngine):
         return cls(CwbCorpus.open(registry_dir, corpus_id), options)
 
     @property
-    def corpus_id(self) -> str:
-        return self.corpus.corpus_id
-
-    @property
     def store(self) -> CwbCorpus:
         return self.corpus.store
-
-    @property
-    def size(self) -> int:
-        return self.corpus.size
-
-    @property
-    def p_attributes(self) -> list[str]:
-        return list(self.corpus.store.entry.p_attributes)
-
-    @property
-    def s_attributes(self) -> list[str]:
-        return list(self.corpus.store.entry.s_attributes)
-
-    @property
-    def meta_attributes(self) -> list[str]:
-        return self.corpus.store.meta_attribute_names
 
     def warm(self) -> None:
         """Build the per-corpus state queries share (decoded lexicons, their sorted and folded views,

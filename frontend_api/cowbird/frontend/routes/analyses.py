@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, Literal, cast
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Response
@@ -77,7 +77,6 @@ from cowbird.query import Query as ParsedQuery
 from cowbird.query import Sequence as Succession
 
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
-T = TypeVar("T")
 
 
 

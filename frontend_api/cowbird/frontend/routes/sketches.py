@@ -41,7 +41,7 @@ from cowbird.query import Alternation, Comparison, LabelRef, Pattern, QuerySynta
 from cowbird.query.cqp_ast import Constraint, ConstraintAnd, ConstraintOr
 from cowbird.query.sketch_grammar import MATCHING_STRATEGY, SketchGrammar, View
 
-router = APIRouter(prefix="/api/v1", tags=["analyses"])
+router = APIRouter(prefix="/api/v1", tags=["word sketches"])
 T = TypeVar("T")
 
 DEFAULT_ROWS = 25

@@ -29,12 +29,8 @@ from cowbird.core.search.exports import SAMPLE_BATCH, Exports
 from cowbird.core.search.merge import SORT_KEYS_BATCH
 from cowbird.core.search.pages import Pages, Step
 from cowbird.core.search.partitions import (
-    CorpusRef,
     P,
-    P_co,
-    P_contra,
     PartitionFailure,
-    PartitionRef,
     Partitions,
     PartitionStatus,
     Progress,
@@ -52,8 +48,8 @@ from cowbird.core.search.sketches import Sketches, WordSketch
 
 __all__ = [
     "COUNT_SHARE", "MARGINALS_BYTES", "Progress", "SAMPLE_BATCH", "SORT_KEYS_BATCH",
-    "CheckedQuery", "CorpusRef", "CostEstimate", "Dispersion", "HitView", "Located", "P", "P_co", "P_contra",
-    "PartitionFailure", "PartitionRef", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
+    "CheckedQuery", "CostEstimate", "Dispersion", "HitView", "Located",
+    "PartitionFailure", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
     "TimeLimit", "WordSketch", "all_failed", "answered_total", "failed_partitions", "plan_key", "plan_sample",
     "plan_window", "settled_before", "time_class", "no_attribute",
 ]

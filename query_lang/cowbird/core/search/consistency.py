@@ -50,18 +50,8 @@ class Consistent(Generic[P]):
         self.totals: dict[Asked, int] = {}
         self.floors: dict[Asked, int] = {}  # from first answers: at least this many
         self.broken: dict[Asked, str] = {}
-
-    @property
-    def time_limit(self) -> float:
-        return self.inner.time_limit
-
-    @property
-    def export_time_limit(self) -> float:
-        return self.inner.export_time_limit
-
-    @property
-    def serial(self) -> bool:
-        return self.inner.serial
+        self.time_limit, self.export_time_limit = partitions.time_limit, partitions.export_time_limit
+        self.serial = partitions.serial
 
     async def call(self, partition: P, operation: Operation[Rq, Rs], request: Rq,
                    limit: TimeLimit | None = None) -> Rs:

@@ -29,10 +29,10 @@ import codecs
 import re
 import unicodedata
 
-import charset_normalizer
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding
 
 from cowbird.build.records import Rejected
+from cowbird.core.html import guessed_encoding
 
 PRESCAN_BYTES = 4096
 """How much of the page's start is searched for a ``<meta>`` declaration (WHATWG: 1024; Chrome reads on)."""
@@ -115,15 +115,7 @@ def _mostly_utf8(body: bytes) -> bool:
 def _detect(body: bytes) -> str:
     """The encoding of a page that declares none (or declares UTF-8 and is not): windows-1252 when it reads
     the bytes as cleanly as charset-normalizer's best guess among the web's encodings, else the best guess."""
-    sample = body[:DETECT_BYTES]
-    matches = charset_normalizer.from_bytes(sample, cp_isolation=list(WEB_ENCODINGS))
-    best = matches.best()
-    if best is None:
-        return "cp1252"
-    for match in matches:
-        if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + 0.01:
-            return "cp1252"
-    return _codec(str(best.encoding)) or "cp1252"
+    return _codec(guessed_encoding(body[:DETECT_BYTES], WEB_ENCODINGS)) or "cp1252"
 
 
 def _binary(body: bytes) -> str | None:

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-import charset_normalizer
 import httpx
 import tenacity
 from w3lib.encoding import html_to_unicode
 
+from cowbird.core.html import guessed_encoding
 from cowbird.core.lru import Lru
 from cowbird.core.version import __version__
 
@@ -137,16 +137,8 @@ def _guess(body: bytes) -> str | None:
         pass
     else:
         return "utf-8"
-    matches = charset_normalizer.from_bytes(body[:65536], cp_isolation=list(_WEB))
-    best = matches.best()
-    if best is None:
-        return "cp1252"
-    for match in matches:
-        if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + 0.01:
-            return "cp1252"
-    if best.encoding in LEGACY and _western(body[:65536]):
-        return "cp1252"
-    return str(best.encoding)
+    guessed = guessed_encoding(body[:65536], _WEB)
+    return "cp1252" if guessed in LEGACY and _western(body[:65536]) else guessed
 
 
 def decode(body: bytes, content_type: str | None) -> tuple[str, str]:
