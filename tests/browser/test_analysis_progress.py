@@ -11,7 +11,6 @@ that, while held, holds the node's analysis requests (``POST /v1/frequency``, ``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
@@ -19,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 from cowbird.commands.demo import DemoStack
 from tests.browser.pages import api
-from tests.browser.test_progressive import WAIT_S, HoldingProxy, held_stack
+from tests.browser.test_progressive import WAIT_S, HoldingProxy, held_stack_fixture
 from tests.support import JsonObject
 
 pytestmark = pytest.mark.e2e
@@ -56,11 +55,7 @@ class AnalysisHoldingProxy(HoldingProxy):
             passed.feed_eof()
 
 
-@pytest.fixture(scope="module")
-def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, AnalysisHoldingProxy]]:
-    """The stack, its last partition reached through the proxy (not held)."""
-    with held_stack(tmp_path_factory.mktemp("analysis-progress").resolve(), AnalysisHoldingProxy) as stack:
-        yield stack
+held = held_stack_fixture("held", "analysis-progress", AnalysisHoldingProxy)
 
 
 def open_search(page: Page, site: DemoStack) -> None:

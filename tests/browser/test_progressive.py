@@ -215,11 +215,19 @@ def held_stack(base: Path, make_proxy: Callable[[int], P]) -> Iterator[tuple[Dem
         proxy.stop()
 
 
-@pytest.fixture(scope="module")
-def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, HoldingProxy]]:
-    """The stack, its last partition reached through the proxy (not held)."""
-    with held_stack(tmp_path_factory.mktemp("progressive").resolve(), HoldingProxy) as held:
-        yield held
+def held_stack_fixture(name: str, folder: str, make_proxy: Callable[[int], P]) -> object:
+    """A module-scoped fixture ``name``: ``held_stack`` in a fresh temporary ``folder``, its last
+    partition reached through ``make_proxy``'s proxy (not held); ``(stack, proxy)``."""
+
+    @pytest.fixture(scope="module", name=name)
+    def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoStack, P]]:
+        with held_stack(tmp_path_factory.mktemp(folder).resolve(), make_proxy) as held:
+            yield held
+
+    return stack
+
+
+slow = held_stack_fixture("slow", "progressive", HoldingProxy)
 
 
 def start_search(page: Page, query: str) -> None:

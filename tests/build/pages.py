@@ -103,8 +103,6 @@ _EN_TIME = (
     "last week/last year/on Monday/in the morning/after the war/in the summer/at that time/"
     "two years ago/in the end/for a long time/at the weekend/in March/every day"
 ).split("/")
-_EN_NAMES = "Sarah Tom Emma James Anna David Laura Peter Helen Mark Alice Robert Claire Daniel".split()
-_EN_PLACES = "London Bristol York Leeds Oxford Cambridge Dublin Manchester Glasgow Cardiff".split()
 
 _DE_NOUNS = (  # gender:singular:dative singular
     "m:Mann m:Tag m:Weg m:Freund m:Vater m:Markt m:Garten m:Platz m:Bericht m:Plan m:Lehrer m:Nachbar "
@@ -146,8 +144,15 @@ _DE_TIME = (
     "Am Montag/Im Sommer/Letzte Woche/Vor zwei Jahren/Am Abend/Im Winter/Damals/Danach/Am Ende/"
     "Im März/Jeden Tag/Am Wochenende/Zuerst/Später"
 ).split("/")
-_DE_NAMES = "Anna Thomas Julia Peter Sabine Michael Laura Stefan Katrin Jürgen Monika Lukas Maria Frank".split()
-_DE_PLACES = "Berlin Hamburg München Köln Leipzig Dresden Bremen Kassel Bonn Erfurt Münster Würzburg".split()
+
+_NAMES = {  # first names and places, per language
+    "en": "Sarah Tom Emma James Anna David Laura Peter Helen Mark Alice Robert Claire Daniel".split(),
+    "de": "Anna Thomas Julia Peter Sabine Michael Laura Stefan Katrin Jürgen Monika Lukas Maria Frank".split(),
+}
+_PLACES = {
+    "en": "London Bristol York Leeds Oxford Cambridge Dublin Manchester Glasgow Cardiff".split(),
+    "de": "Berlin Hamburg München Köln Leipzig Dresden Bremen Kassel Bonn Erfurt Münster Würzburg".split(),
+}
 
 _DE_ART = {  # definite article by case, gender
     "nom": {"m": "der", "f": "die", "n": "das"},
@@ -178,6 +183,19 @@ def _zipf(rng: random.Random, words: Sequence[str]) -> str:
 _ZIPF_CACHE: dict[int, list[float]] = {}
 
 
+def _one_of(rng: random.Random, kinds: Sequence[tuple[float, Callable[[], str]]], otherwise: Callable[[], str]) -> str:
+    """One roll of ``rng`` picks the first kind whose bound lies above it (bounds ascending), else ``otherwise``;
+    the picked one makes the text (drawing from ``rng`` only then)."""
+    roll = rng.random()
+    return next((make for bound, make in kinds if roll < bound), otherwise)()
+
+
+def _finished(rng: random.Random, body: str, questions: float) -> str:
+    """``body`` as a sentence: capitalised, ending in a question mark (share ``questions``) or a full stop."""
+    end = "?" if rng.random() < questions else "."
+    return body[0].upper() + body[1:] + end
+
+
 # ---------------------------------------------------------------------------------------------------
 # English grammar
 
@@ -192,7 +210,7 @@ def _en_np(rng: random.Random, allow_pronoun: bool = True, subject: bool = True)
         pronoun = rng.choice(("I", "I", "he", "she", "they", "we", "it", "you"))
         return (pronoun if subject else _EN_OBJECT[pronoun]), pronoun in ("they", "we", "you")
     if roll < 0.27:
-        return rng.choice(_EN_NAMES + _EN_PLACES), False
+        return rng.choice(_NAMES["en"] + _PLACES["en"]), False
     singular, plural = _zipf(rng, _EN_NOUNS).split("/")
     is_plural = rng.random() < 0.35 and singular != plural
     noun = plural if is_plural else singular
@@ -263,24 +281,16 @@ def _en_clause(rng: random.Random, depth: int = 0) -> str:
 
 
 def _en_sentence(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.12:
-        body = f"{rng.choice(_EN_TIME)}, {_en_clause(rng)}"
-    elif roll < 0.22:
-        body = f"{rng.choice(('when', 'because', 'although', 'after', 'before', 'if'))} {_en_clause(rng, 1)}, " \
-            f"{_en_clause(rng, 1)}"
-    elif roll < 0.38:
-        body = f"{_en_clause(rng, 1)} {rng.choice(('and', 'but', 'so', 'while'))} {_en_clause(rng, 1)}"
-    elif roll < 0.43:
-        body = f"it was {_zipf(rng, _EN_ADJ)} that {_en_clause(rng, 1)}"
-    elif roll < 0.47:
-        body = f"there {rng.choice(('was', 'is'))} {_en_np(rng, allow_pronoun=False)[0]} {_en_pp(rng)}"
-    elif roll < 0.52:
-        body = f"{_en_clause(rng, 1)} in order to {rng.choice(_EN_BASE)} {_en_np(rng, subject=False)[0]}"
-    else:
-        body = _en_clause(rng)
-    end = "?" if rng.random() < 0.03 else "."
-    return body[0].upper() + body[1:] + end
+    body = _one_of(rng, (
+        (0.12, lambda: f"{rng.choice(_EN_TIME)}, {_en_clause(rng)}"),
+        (0.22, lambda: f"{rng.choice(('when', 'because', 'although', 'after', 'before', 'if'))} "
+               f"{_en_clause(rng, 1)}, {_en_clause(rng, 1)}"),
+        (0.38, lambda: f"{_en_clause(rng, 1)} {rng.choice(('and', 'but', 'so', 'while'))} {_en_clause(rng, 1)}"),
+        (0.43, lambda: f"it was {_zipf(rng, _EN_ADJ)} that {_en_clause(rng, 1)}"),
+        (0.47, lambda: f"there {rng.choice(('was', 'is'))} {_en_np(rng, allow_pronoun=False)[0]} {_en_pp(rng)}"),
+        (0.52, lambda: f"{_en_clause(rng, 1)} in order to {rng.choice(_EN_BASE)} {_en_np(rng, subject=False)[0]}"),
+    ), lambda: _en_clause(rng))
+    return _finished(rng, body, questions=0.03)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -306,7 +316,7 @@ def _de_np(rng: random.Random, case: str, allow_pronoun: bool = True) -> tuple[s
         pronoun = rng.choice(("ich", "ich", "er", "sie", "wir", "es", "man"))
         return pronoun, pronoun in ("wir",)
     if roll < 0.22:
-        return rng.choice(_DE_NAMES + _DE_PLACES), False
+        return rng.choice(_NAMES["de"] + _PLACES["de"]), False
     gender, noun = _zipf(rng, _DE_NOUNS).split(":")
     if case == "dat" and gender != "f" and noun.endswith(("Kollege",)):
         noun += "n"
@@ -410,19 +420,13 @@ def _de_sub(rng: random.Random, depth: int) -> str:
 
 
 def _de_sentence(rng: random.Random) -> str:
-    roll = rng.random()
-    if roll < 0.15:
-        body = f"{_de_main(rng, 1)}, {rng.choice(('weil', 'als', 'obwohl', 'nachdem', 'bevor', 'wenn'))} " \
-            f"{_de_sub(rng, 1)}"
-    elif roll < 0.3:
-        body = f"{_de_main(rng, 1)}, {rng.choice(('und', 'aber', 'denn', 'doch'))} {_de_main(rng, 2)}"
-    elif roll < 0.35:
-        body = f"Es gab {_de_np(rng, 'acc', allow_pronoun=False)[0]} {_de_pp(rng)}"
-    else:
-        body = _de_main(rng)
-    body = body.replace(",,", ",").replace(" ,", ",")
-    end = "?" if rng.random() < 0.02 else "."
-    return body[0].upper() + body[1:] + end
+    body = _one_of(rng, (
+        (0.15, lambda: f"{_de_main(rng, 1)}, {rng.choice(('weil', 'als', 'obwohl', 'nachdem', 'bevor', 'wenn'))} "
+               f"{_de_sub(rng, 1)}"),
+        (0.3, lambda: f"{_de_main(rng, 1)}, {rng.choice(('und', 'aber', 'denn', 'doch'))} {_de_main(rng, 2)}"),
+        (0.35, lambda: f"Es gab {_de_np(rng, 'acc', allow_pronoun=False)[0]} {_de_pp(rng)}"),
+    ), lambda: _de_main(rng))
+    return _finished(rng, body.replace(",,", ",").replace(" ,", ","), questions=0.02)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -450,7 +454,7 @@ def title(rng: random.Random, language: str) -> str:
     """A headline: a short noun phrase with a place or a time."""
     if language == "en":
         np = _en_np(rng, allow_pronoun=False)[0]
-        text = f"{np} {rng.choice(_EN_PREP)} {rng.choice(_EN_PLACES)}"
+        text = f"{np} {rng.choice(_EN_PREP)} {rng.choice(_PLACES['en'])}"
     else:
         text = f"{_de_np(rng, 'nom', allow_pronoun=False)[0]} {_de_pp(rng)}"
     return text[0].upper() + text[1:]
@@ -624,7 +628,7 @@ def _sidebar(rng: random.Random, language: str) -> str:
 
 def _comments(rng: random.Random, language: str) -> str:
     ui = _UI[language]
-    names = _EN_NAMES if language == "en" else _DE_NAMES
+    names = _NAMES[language]
     items = []
     for _ in range(rng.randint(0, 4)):
         text = " ".join(sentence(rng, language) for _ in range(rng.randint(1, 2)))
@@ -637,13 +641,23 @@ def _comments(rng: random.Random, language: str) -> str:
     return f'<section class="comments">{heading}<ol>{"".join(items)}</ol></section>\n'
 
 
+def _page(rng: random.Random, language: str, site: str, page_title: str, content: str, sidebar: bool) -> str:
+    """A whole page around ``content`` (its ``<main>``): head, header, then (``sidebar``) related articles
+    and a newsletter box, footer. Only the sidebar and the footer draw from ``rng``, in that order."""
+    aside = _sidebar(rng, language) if sidebar else ""
+    return (
+        _head(page_title, language) + "<body>\n" + _header(rng, language, site) + content + aside
+        + _footer(rng, language, site) + "</body>\n</html>\n"
+    )
+
+
 def article(rng: random.Random, language: str, paragraphs: tuple[int, int] = (4, 9),
             site: str = "The Daily Example") -> tuple[str, list[str]]:
     """A news article page: boilerplate around 4-9 (``paragraphs``) main paragraphs; ``(html, main_paragraphs)``."""
     ui = _UI[language]
     headline = title(rng, language)
     main = [paragraph(rng, language) for _ in range(rng.randint(*paragraphs))]
-    names = _EN_NAMES if language == "en" else _DE_NAMES
+    names = _NAMES[language]
     body_parts = []
     for i, text in enumerate(main):
         if i == 2 and len(main) > 4:
@@ -651,27 +665,21 @@ def article(rng: random.Random, language: str, paragraphs: tuple[int, int] = (4,
         body_parts.append(f"<p>{_e(text)}</p>")
     share = " ".join(f'<a href="#share">{_e(s)}</a>' for s in ui["share"])
     tags = ", ".join(f'<a href="/tag/{w}">{w}</a>' for w in rng.sample(_EN_ADJ if language == "en" else _DE_ADJ, 4))
-    html = (
-        _head(f"{headline} | {site}", language)
-        + "<body>\n"
-        + _header(rng, language, site)
-        + f'<main><article><h1>{_e(headline)}</h1>\n<p class="byline">{_e(ui["by"])} {_e(rng.choice(names))} '
+    content = (
+        f'<main><article><h1>{_e(headline)}</h1>\n<p class="byline">{_e(ui["by"])} {_e(rng.choice(names))} '
         f'{_e(rng.choice(names))}, {_e(ui["posted"])} {_e(_date_text(rng, language))}</p>\n'
         + "\n".join(body_parts)
         + f'\n<div class="share">{share}</div><div class="tags">{_e(ui["tags"])}: {tags}</div></article>\n'
         + _comments(rng, language)
         + "</main>\n"
-        + _sidebar(rng, language)
-        + _footer(rng, language, site)
-        + "</body>\n</html>\n"
     )
-    return html, main
+    return _page(rng, language, site, f"{headline} | {site}", content, sidebar=True), main
 
 
 def forum_thread(rng: random.Random, language: str, site: str = "Example Forum") -> tuple[str, list[str]]:
     """A forum thread: 2-6 posts (the main text, one or two paragraphs each) with user boxes and signatures."""
     ui = _UI[language]
-    names = _EN_NAMES if language == "en" else _DE_NAMES
+    names = _NAMES[language]
     topic = title(rng, language)
     main: list[str] = []
     posts = []
@@ -683,19 +691,11 @@ def forum_thread(rng: random.Random, language: str, site: str = "Example Forum")
             f'<div class="post" id="post{number}"><div class="userbox"><b>{_e(user)}</b><br>'
             f'{_e(ui["joined"])}: {_e(_date_text(rng, language))}<br>{_e(ui["posts"])}: {rng.randint(1, 5000)}</div>'
             f'<div class="postbody">{"".join(f"<p>{_e(t)}</p>" for t in texts)}</div>'
-            f'<div class="signature">-- {_e(user)} | {_e(rng.choice(_EN_PLACES if language == "en" else _DE_PLACES))}'
+            f'<div class="signature">-- {_e(user)} | {_e(rng.choice(_PLACES[language]))}'
             f'</div><a href="#quote">{_e(ui["quote"])}</a> <a href="#reply">{_e(ui["reply"])}</a></div>\n'
         )
-    html = (
-        _head(f"{topic} - {ui['forum']} - {site}", language)
-        + "<body>\n"
-        + _header(rng, language, site)
-        + f'<main><h1>{_e(topic)}</h1>\n<div class="thread">\n{"".join(posts)}</div></main>\n'
-        + _sidebar(rng, language)
-        + _footer(rng, language, site)
-        + "</body>\n</html>\n"
-    )
-    return html, main
+    content = f'<main><h1>{_e(topic)}</h1>\n<div class="thread">\n{"".join(posts)}</div></main>\n'
+    return _page(rng, language, site, f"{topic} - {ui['forum']} - {site}", content, sidebar=True), main
 
 
 def product_listing(rng: random.Random, language: str, site: str = "Example Shop") -> tuple[str, list[str]]:
@@ -717,15 +717,8 @@ def product_listing(rng: random.Random, language: str, site: str = "Example Shop
         text = sentence(rng, language) + " " + sentence(rng, language)
         main.append(text)
         intro = f"<p>{_e(text)}</p>"
-    html = (
-        _head(f"{ui['intro']} | {site}", language)
-        + "<body>\n"
-        + _header(rng, language, site)
-        + f'<main><h1>{_e(ui["intro"])}</h1>{intro}<ul class="grid">{"".join(products)}</ul></main>\n'
-        + _footer(rng, language, site)
-        + "</body>\n</html>\n"
-    )
-    return html, main
+    content = f'<main><h1>{_e(ui["intro"])}</h1>{intro}<ul class="grid">{"".join(products)}</ul></main>\n'
+    return _page(rng, language, site, f"{ui['intro']} | {site}", content, sidebar=False), main
 
 
 def tag_cloud(rng: random.Random, language: str, site: str = "Example Blog") -> tuple[str, list[str]]:
@@ -737,15 +730,8 @@ def tag_cloud(rng: random.Random, language: str, site: str = "Example Blog") -> 
         f'<a href="/tag/{_slug(w)}" style="font-size:{rng.randint(8, 30)}px">{_e(w)}</a>'
         for w in rng.sample(words, 80)
     )
-    html = (
-        _head(f"{ui['tags']} | {site}", language)
-        + "<body>\n"
-        + _header(rng, language, site)
-        + f'<main><h1>{_e(ui["tags"])}</h1><div class="tagcloud">{tags}</div></main>\n'
-        + _footer(rng, language, site)
-        + "</body>\n</html>\n"
-    )
-    return html, []
+    content = f'<main><h1>{_e(ui["tags"])}</h1><div class="tagcloud">{tags}</div></main>\n'
+    return _page(rng, language, site, f"{ui['tags']} | {site}", content, sidebar=False), []
 
 
 def big_article(rng: random.Random, language: str, size: int) -> tuple[str, list[str]]:

@@ -60,6 +60,14 @@ async def fetch(transport: httpx.MockTransport, retries: int) -> str:
     return page.html
 
 
+async def fetch_failing(answer: int | type[Exception], retries: int) -> tuple[str, list[str]]:
+    """What fetching a page says when it fails, every answer being ``answer``; and the paths asked."""
+    transport, asked = answering(answer)
+    with pytest.raises(FetchError) as failed:
+        await fetch(transport, retries=retries)
+    return str(failed.value), asked
+
+
 @pytest.mark.anyio
 async def test_a_page_is_asked_again_after_a_growing_wait_until_it_comes(waits: list[float]) -> None:
     transport, asked = answering(503, 502, 200)
@@ -80,10 +88,8 @@ async def test_a_page_is_asked_again_after_a_growing_wait_until_it_comes(waits: 
 async def test_failures_worth_another_try_are_tried_retries_times_more(
     waits: list[float], answer: int | type[Exception], why: str
 ) -> None:
-    transport, asked = answering(answer)
-    with pytest.raises(FetchError) as failed:
-        await fetch(transport, retries=3)
-    assert str(failed.value) == why  # the last attempt's failure
+    said, asked = await fetch_failing(answer, retries=3)
+    assert said == why  # the last attempt's failure
     assert len(asked) == 4 and waits == [0.5, 1.0, 2.0]
 
 
@@ -102,10 +108,8 @@ async def test_the_wait_between_attempts_stops_growing_at_8_s(waits: list[float]
     (httpx.DecodingError, "the page's compressed body is broken (mock failure)"),
 ])
 async def test_other_failures_are_not_tried_again(waits: list[float], answer: int | type[Exception], why: str) -> None:
-    transport, asked = answering(answer)
-    with pytest.raises(FetchError) as failed:
-        await fetch(transport, retries=3)
-    assert str(failed.value) == why and len(asked) == 1 and waits == []
+    said, asked = await fetch_failing(answer, retries=3)
+    assert said == why and len(asked) == 1 and waits == []
 
 
 @pytest.mark.anyio

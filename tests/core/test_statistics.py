@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -40,40 +40,47 @@ def package(name: str) -> ModuleType:
 
 
 # -- collocations: EWT, `cowbird query --collocations lemma --within s`, the first and last rows by
-# log-likelihood: (value, O11 = f, C1 = f2, E11, the scores as they were)
+# log-likelihood, column by column: the values, their O11 = f, C1 = f2 and E11, and the scores as they were
 
-GO = ("[lemma=\"go\"], window 5", 6197, 254054, [  # R1: tokens in the windows, N: tokens outside the hits
-    ("to", 515, 6309, 153.891979657868, {
-        "log_likelihood": 566.1103039115632, "mi": 1.7426543871751103, "mi3": 19.759511631316272,
-        "t_score": 15.912320582529487, "z_score": 29.109124337486197, "dice": 0.08236046697585159,
-        "log_dice": 10.398095820159448, "min_sensitivity": 0.08162941829132984}),
-    ("back", 41, 291, 7.098203531532667, {
-        "log_likelihood": 80.412811657086, "mi": 2.530098062267265, "mi3": 13.245202071503432,
-        "t_score": 5.294571089262403, "z_score": 12.724727427872125, "dice": 0.012638717632552405,
-        "log_dice": 7.693993900400811, "min_sensitivity": 0.006616104566725835}),
-    ("ahead", 12, 21, 0.5122414919662749, {
-        "log_likelihood": 60.907767271143065, "mi": 4.550066478499861, "mi3": 11.719991479942173,
-        "t_score": 3.3162302334993425, "z_score": 16.05084572638586, "dice": 0.0038597619813444837,
-        "log_dice": 5.982727599380093, "min_sensitivity": 0.0019364208487978054}),
-    (".", 157, 10904, 265.97529659048865, {
-        "log_likelihood": -55.57584664405525, "mi": -0.7605276973561176, "mi3": 13.828713800427137,
-        "t_score": -8.697175493983817, "z_score": -6.682014423579304, "dice": 0.018361499327524705,
-        "log_dice": 8.232827678566768, "min_sensitivity": 0.014398385913426265}),
-])
-ADJECTIVE_NOUN = ("[pos=\"JJ\"] [pos=\"NN.*\"], window 4", 50122, 237790, [
-    ("a", 2252, 5366, 1131.0595567517557, {
-        "log_likelihood": 1219.5553791573882, "mi": 0.9935319299487455, "mi3": 23.267514154109204,
-        "t_score": 23.621003588506316, "z_score": 33.33034445053845, "dice": 0.08117070357554787,
-        "log_dice": 10.377102928858395, "min_sensitivity": 0.04493036989745022}),
-    ("the", 3131, 11027, 2324.299987383826, {
-        "log_likelihood": 346.7840782595574, "mi": 0.42982722528466466, "mi3": 23.654642811562006,
-        "t_score": 14.416854981412328, "z_score": 16.732698040236667, "dice": 0.1024055994374397,
-        "log_dice": 10.71236650775295, "min_sensitivity": 0.06246757910697897}),
-    ("I", 606, 5054, 1065.2953782749485, {
-        "log_likelihood": -291.27139893131607, "mi": -0.813863808342787, "mi3": 17.672484158603115,
-        "t_score": -18.657599364178786, "z_score": -14.072039770539318, "dice": 0.021966072205306657,
-        "log_dice": 8.491420732033614, "min_sensitivity": 0.01209049918199593}),
-])
+
+class Collocations(NamedTuple):
+    query: str
+    r1: int
+    """Tokens in the windows."""
+    n: int
+    """Tokens outside the hits."""
+    values: list[str]
+    o11: list[int]
+    c1: list[int]
+    e11: list[float]
+    scores: dict[str, list[float]]
+    """Each measure's score of each value."""
+
+
+GO = Collocations("[lemma=\"go\"], window 5", 6197, 254054,
+    ["to", "back", "ahead", "."], [515, 41, 12, 157], [6309, 291, 21, 10904],
+    [153.891979657868, 7.098203531532667, 0.5122414919662749, 265.97529659048865], {
+        "log_likelihood": [566.1103039115632, 80.412811657086, 60.907767271143065, -55.57584664405525],
+        "mi": [1.7426543871751103, 2.530098062267265, 4.550066478499861, -0.7605276973561176],
+        "mi3": [19.759511631316272, 13.245202071503432, 11.719991479942173, 13.828713800427137],
+        "t_score": [15.912320582529487, 5.294571089262403, 3.3162302334993425, -8.697175493983817],
+        "z_score": [29.109124337486197, 12.724727427872125, 16.05084572638586, -6.682014423579304],
+        "dice": [0.08236046697585159, 0.012638717632552405, 0.0038597619813444837, 0.018361499327524705],
+        "log_dice": [10.398095820159448, 7.693993900400811, 5.982727599380093, 8.232827678566768],
+        "min_sensitivity": [0.08162941829132984, 0.006616104566725835, 0.0019364208487978054, 0.014398385913426265],
+    })
+ADJECTIVE_NOUN = Collocations("[pos=\"JJ\"] [pos=\"NN.*\"], window 4", 50122, 237790,
+    ["a", "the", "I"], [2252, 3131, 606], [5366, 11027, 5054],
+    [1131.0595567517557, 2324.299987383826, 1065.2953782749485], {
+        "log_likelihood": [1219.5553791573882, 346.7840782595574, -291.27139893131607],
+        "mi": [0.9935319299487455, 0.42982722528466466, -0.813863808342787],
+        "mi3": [23.267514154109204, 23.654642811562006, 17.672484158603115],
+        "t_score": [23.621003588506316, 14.416854981412328, -18.657599364178786],
+        "z_score": [33.33034445053845, 16.732698040236667, -14.072039770539318],
+        "dice": [0.08117070357554787, 0.1024055994374397, 0.021966072205306657],
+        "log_dice": [10.377102928858395, 10.71236650775295, 8.491420732033614],
+        "min_sensitivity": [0.04493036989745022, 0.06246757910697897, 0.01209049918199593],
+    })
 TABLES = [GO, ADJECTIVE_NOUN]
 
 # -- keywords: EWT's reviews (55,588 tokens) against its weblogs (44,382), lowercased word forms:
@@ -107,42 +114,45 @@ BANDS = [
 ]
 
 
-def ours(r1: int, n: int, rows: list[Any]) -> tuple[Any, dict[str, Any]]:
-    o11 = np.asarray([row[1] for row in rows], dtype=np.float64)
-    c1 = np.asarray([row[2] for row in rows], dtype=np.float64)
-    return scores(o11, float(r1), c1, float(n), list(MEASURES))
+def ours(table: Collocations) -> tuple[Any, dict[str, Any]]:
+    o11 = np.asarray(table.o11, dtype=np.float64)
+    c1 = np.asarray(table.c1, dtype=np.float64)
+    return scores(o11, float(table.r1), c1, float(table.n), list(MEASURES))
 
 
-@pytest.mark.parametrize(("name", "r1", "n", "rows"), TABLES)
-def test_collocation_scores_are_today_s(name: str, r1: int, n: int, rows: list[Any]) -> None:
-    e11, computed = ours(r1, n, rows)
-    for k, (value, _, _, expected, recorded) in enumerate(rows):
-        assert float(e11[k]) == pytest.approx(expected, rel=SAME), (name, value)
+@pytest.mark.parametrize("table", TABLES, ids=[table.query for table in TABLES])
+def test_collocation_scores_are_today_s(table: Collocations) -> None:
+    e11, computed = ours(table)
+    for k, (value, expected) in enumerate(zip(table.values, table.e11, strict=True)):
+        assert float(e11[k]) == pytest.approx(expected, rel=SAME), (table.query, value)
         for measure in MEASURES:
-            assert float(computed[measure][k]) == pytest.approx(recorded[measure], rel=SAME), (name, value, measure)
+            assert float(computed[measure][k]) == pytest.approx(table.scores[measure][k], rel=SAME), (
+                table.query, value, measure)
 
 
-@pytest.mark.parametrize(("name", "r1", "n", "rows"), TABLES)
-def test_collocation_scores_are_association_measures_(name: str, r1: int, n: int, rows: list[Any]) -> None:
+@pytest.mark.parametrize("table", TABLES, ids=[table.query for table in TABLES])
+def test_collocation_scores_are_association_measures_(table: Collocations) -> None:
     pd = package("pandas")
     am = package("association_measures.measures")
+    r1, n = table.r1, table.n
+    cells = list(zip(table.o11, table.c1, strict=True))
     frame = pd.DataFrame({
-        "O11": [row[1] for row in rows], "O12": [r1 - row[1] for row in rows],
-        "O21": [row[2] - row[1] for row in rows], "O22": [n - r1 - row[2] + row[1] for row in rows],
-    }, index=[row[0] for row in rows])
+        "O11": table.o11, "O12": [r1 - o11 for o11 in table.o11],
+        "O21": [c1 - o11 for o11, c1 in cells], "O22": [n - r1 - c1 + o11 for o11, c1 in cells],
+    }, index=table.values)
     theirs = am.score(frame, digits=None)
-    e11, computed = ours(r1, n, rows)
+    e11, computed = ours(table)
     assert np.allclose(e11, theirs["E11"], rtol=SAME, atol=0)
     for mine, their in (("log_likelihood", "log_likelihood"), ("t_score", "t_score"), ("z_score", "z_score"),
                         ("dice", "dice"), ("min_sensitivity", "min_sensitivity")):
-        assert np.allclose(computed[mine], theirs[their], rtol=SAME, atol=0), (name, mine)
+        assert np.allclose(computed[mine], theirs[their], rtol=SAME, atol=0), (table.query, mine)
     # MI in log2 (CQPweb's), theirs in log10; MI³ and logDice from their E11 and Dice
     assert np.allclose(computed["mi"] * math.log10(2), theirs["mutual_information"], rtol=SAME, atol=0)
     o11 = frame["O11"].to_numpy(dtype=np.float64)
     assert np.allclose(computed["mi3"], np.log2(o11**3 / theirs["E11"].to_numpy()), rtol=SAME, atol=0)
     assert np.allclose(computed["log_dice"], 14 + np.log2(theirs["dice"].to_numpy()), rtol=SAME, atol=0)
     # a word sketch's logDice (headword f(x, R), collocate f(R, y)) is the same Dice
-    sketch = [log_dice(row[1], r1, row[2]) for row in rows]
+    sketch = [log_dice(o11, r1, c1) for o11, c1 in cells]
     assert np.allclose(sketch, computed["log_dice"], rtol=SAME, atol=0)
 
 

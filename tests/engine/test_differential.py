@@ -18,7 +18,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -625,33 +625,44 @@ def regex_cases(draw: st.DrawFn) -> Case:
 # ---------------------------------------------------------------------------- the tests
 
 
-@pytest.mark.timeout(HANG)  # every generated query, on real CQP too: about 3 minutes here
-@pytest.mark.slow
-@SETTINGS
-@given(case=cases())
+Test = Callable[..., None]
+
+
+def generated(drawn: st.SearchStrategy[Case], share: int = 1) -> Callable[[Test], Test]:
+    """A generated test: slow, given cases ``drawn``, ``1/share`` of the examples asked
+    (``bench/differential.py`` divides by the same) and ``HANG`` as its time limit."""
+
+    def mark(test: Test) -> Test:
+        examples = settings(SETTINGS, max_examples=max(1, EXAMPLES // share))
+        marked: Test = pytest.mark.timeout(HANG)(pytest.mark.slow(examples(given(case=drawn)(test))))
+        return marked
+
+    return mark
+
+
+@st.composite
+def german(draw: st.DrawFn, drawn: st.SearchStrategy[Case]) -> Case:
+    """A case of ``drawn`` made of GERMAPARL1386's words, tags and regions."""
+    with vocabulary(GERMAPARL_WORDS):
+        return draw(drawn)
+
+
+@generated(cases())  # every generated query, on real CQP too: about 3 minutes here
 def test_native_engine_agrees_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)
 
 
-@pytest.mark.timeout(HANG)
-@pytest.mark.slow
-@settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
-@given(case=cases())
+@generated(cases(), share=2)
 def test_native_engine_on_a_compressed_corpus_agrees_with_real_cqp(
     compressed_ewt: NativeEngine, judge: RealCqp, case: Case
 ) -> None:
     check(compressed_ewt, judge, case)
 
 
-@pytest.mark.timeout(HANG)
-@pytest.mark.slow
-@settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
-@given(data=st.data())
+@generated(german(cases()), share=2)
 def test_native_engine_on_german_agrees_with_real_cqp(
-    germaparl: NativeEngine, germaparl_judge: RealCqp, data: st.DataObject
+    germaparl: NativeEngine, germaparl_judge: RealCqp, case: Case
 ) -> None:
-    with vocabulary(GERMAPARL_WORDS):
-        case = data.draw(cases())
     check(germaparl, germaparl_judge, case)
 
 
@@ -669,10 +680,7 @@ def marked_run_cases(draw: st.DrawFn) -> Case:
     return Case(f"{query} within s", strategy)
 
 
-@pytest.mark.timeout(HANG)  # CQP takes seconds on some (runs of [] within s): a quarter of the examples
-@pytest.mark.slow
-@settings(SETTINGS, max_examples=max(1, EXAMPLES // 4))
-@given(case=marked_run_cases())
+@generated(marked_run_cases(), share=4)  # CQP takes seconds on some (runs of [] within s): a quarter of the examples
 def test_anchors_and_labels_on_repeated_items_agree_with_real_cqp(
         ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)
@@ -686,30 +694,19 @@ def test_german_cases_agree_with_real_cqp(germaparl: NativeEngine, germaparl_jud
     check(germaparl, germaparl_judge, Case(query))
 
 
-@pytest.mark.timeout(HANG)
-@pytest.mark.slow
-@settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))
-@given(case=cooccurrence_cases())
+@generated(cooccurrence_cases(), share=2)
 def test_mu_and_tab_queries_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)
 
 
-@pytest.mark.timeout(HANG)
-@pytest.mark.slow
-@settings(SETTINGS, max_examples=max(1, EXAMPLES // 4))
-@given(data=st.data())
+@generated(german(cooccurrence_cases()), share=4)
 def test_mu_and_tab_queries_on_german_agree_with_real_cqp(
-    germaparl: NativeEngine, germaparl_judge: RealCqp, data: st.DataObject
+    germaparl: NativeEngine, germaparl_judge: RealCqp, case: Case
 ) -> None:
-    with vocabulary(GERMAPARL_WORDS):
-        case = data.draw(cooccurrence_cases())
     check(germaparl, germaparl_judge, case)
 
 
-@pytest.mark.timeout(HANG)
-@pytest.mark.slow
-@SETTINGS
-@given(case=regex_cases())
+@generated(regex_cases())
 def test_regexes_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)
 
@@ -722,6 +719,15 @@ def test_judge_reproduces_the_parity_hits(judge: RealCqp, query_id: str, query: 
 
 def fixed(name: str, query: str, reason: str, strategy: Strategy = "standard", hard_boundary: int = 500) -> object:
     return pytest.param(Case(query, strategy, hard_boundary), id=name)
+
+
+def recorded(named: list[object]) -> Callable[[Test], Test]:
+    """A test of the ``named`` cases (``fixed``), five minutes at the most."""
+
+    def mark(test: Test) -> Test:
+        return pytest.mark.timeout(300)(pytest.mark.parametrize("case", named)(test))
+
+    return mark
 
 
 # Differences the generators found and that are fixed: each stays as a regular parity case.
@@ -979,12 +985,6 @@ FIXED_DIFFERENCES = [
 ]  # fmt: skip
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("case", FIXED_DIFFERENCES)
-def test_fixed_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
-    check(ewt, judge, case)
-
-
 # A global constraint that reads only ``match`` is tested on the candidate starts before any stepping
 # (``RunSetup.split``): the same hits as CQP's test on every transition into a final state, under
 # every strategy (standard's earliest start per end, longest's and shortest's containment), with
@@ -1011,12 +1011,6 @@ START_CONSTRAINTS = [
 ]  # fmt: skip
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("case", START_CONSTRAINTS)
-def test_constraints_on_the_match_alone_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
-    check(ewt, judge, case)
-
-
 # CQP's embedded modifier before a standard query sets the strategy for it, whatever the session's:
 # each is run under another strategy than its own (Case's), so a modifier ignored is a difference
 EMBEDDED_MODIFIERS = [
@@ -1030,7 +1024,16 @@ EMBEDDED_MODIFIERS = [
 ]  # fmt: skip
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("case", EMBEDDED_MODIFIERS)
+@recorded(FIXED_DIFFERENCES)
+def test_fixed_differences(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
+
+
+@recorded(START_CONSTRAINTS)
+def test_constraints_on_the_match_alone_agree_with_real_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
+    check(ewt, judge, case)
+
+
+@recorded(EMBEDDED_MODIFIERS)
 def test_an_embedded_modifier_sets_the_strategy_as_in_cqp(ewt: NativeEngine, judge: RealCqp, case: Case) -> None:
     check(ewt, judge, case)

@@ -266,3 +266,13 @@ async def one(tricky_one: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
 async def five(tricky_five: Partitioned) -> AsyncIterator[httpx.AsyncClient]:
     async for c in ewt_client(tricky_five, TRICKY):
         yield c
+
+
+async def assert_refused_saying(client: httpx.AsyncClient, path: str, params: Mapping[str, Any],
+                                cases: Mapping[tuple[tuple[str, str], ...], str]) -> None:
+    """Each case's parameters over ``params``: ``path`` refuses them (400, 404 or 422) with an answer
+    holding the case's words."""
+    for asked, said in cases.items():
+        answer = await client.get(path, params={**params, **dict(asked)})
+        assert answer.status_code in (400, 404, 422), answer.text
+        assert said in answer.text, answer.text

@@ -253,32 +253,30 @@ def check_query(url: str, corpus: Corpus, name: str, q: str) -> int:
         return len(expected)
 
 
+QUERIES = {  # the queries each corpus is checked with (more than 20 hits each)
+    TRICKY: ('[pos="NN"]', '[pos="CD"]', '[word="\\(|\\)|\\"|-|@|\\+1"]', '[pos="DT"] [pos="JJ"]? [pos="NN.*"]',
+             '[word="[A-Z].*"]', '[pos="\\."] []'),
+    "ewt": ('[lemma="house|home|time|good"]', '[pos="CD"]', '[word="\\(|\\)|\\"|\\$|%|@|:\\)"]',
+            '[pos="JJ"] [pos="NNS"]', '[word=".*(\\.(com|org|net|html?)|@|www\\.).*"]',
+            '[upos="PUNCT"] [upos="PUNCT"]'),
+}
+
+
+def check_queries(site: tuple[str, Corpus], name: str) -> None:
+    """``check_query`` for each of ``QUERIES[name]``, each with more than 20 hits."""
+    url, corpus = site
+    for q in QUERIES[name]:
+        assert check_query(url, corpus, name, q) > 20
+
+
 @pytest.mark.timeout(300)
 def test_the_written_rules_give_the_order_and_scores_on_tricky(tricky: tuple[str, Corpus]) -> None:
-    url, corpus = tricky
-    for q in (
-        '[pos="NN"]',
-        '[pos="CD"]',
-        '[word="\\(|\\)|\\"|-|@|\\+1"]',
-        '[pos="DT"] [pos="JJ"]? [pos="NN.*"]',
-        '[word="[A-Z].*"]',
-        '[pos="\\."] []',
-    ):
-        assert check_query(url, corpus, TRICKY, q) > 20
+    check_queries(tricky, TRICKY)
 
 
 @pytest.mark.timeout(600)
 def test_the_written_rules_give_the_order_and_scores_on_ewt(ewt: tuple[str, Corpus]) -> None:
-    url, corpus = ewt
-    for q in (
-        '[lemma="house|home|time|good"]',
-        '[pos="CD"]',
-        '[word="\\(|\\)|\\"|\\$|%|@|:\\)"]',
-        '[pos="JJ"] [pos="NNS"]',
-        '[word=".*(\\.(com|org|net|html?)|@|www\\.).*"]',
-        '[upos="PUNCT"] [upos="PUNCT"]',
-    ):
-        assert check_query(url, corpus, "ewt", q) > 20
+    check_queries(ewt, "ewt")
 
 
 def test_the_rules_read_tokens_as_written() -> None:

@@ -9,6 +9,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +213,15 @@ def recording(big: Partitioned, sample: Partitioned, tmp_path: Path, estimate_se
     return node, front_client(settings, {"node-a": node.app}, {"recorded": httpx.MockTransport(node.handle)})
 
 
+async def asked_wide(big: Partitioned, sample: Partitioned, tmp_path: Path,
+                     estimate_seconds: float) -> AsyncIterator[tuple[Recorder, httpx.AsyncClient, httpx.Response]]:
+    """``recording``'s node (estimating each query at ``estimate_seconds`` a partition), a client of its
+    front end and the front end's answer to WIDE (once)."""
+    node, front = recording(big, sample, tmp_path, estimate_seconds=estimate_seconds)
+    async for client in front:
+        yield node, client, await client.get("/api/v1/query", params=WIDE)
+
+
 async def test_analyses_exports_and_deep_sorted_pages_are_background_work_previews_are_not(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
@@ -237,9 +247,7 @@ async def test_a_query_estimated_beyond_the_deadline_is_refused_with_its_estimat
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
     """The nodes estimate the query at 500 s a partition; a query may take 120 s, a node call 60 s."""
-    node, front = recording(big_parts, sample_parts, tmp_path, estimate_seconds=500.0)
-    async for client in front:
-        answer = await client.get("/api/v1/query", params=WIDE)
+    async for node, _, answer in asked_wide(big_parts, sample_parts, tmp_path, estimate_seconds=500.0):
         body = assert_problem(answer, 400, "limit_exceeded")
         assert "estimated to take 500 s" in body["detail"] and "more than the 60 s" in body["detail"]
         assert "it was not run" in body["detail"]
@@ -251,9 +259,7 @@ async def test_a_query_estimated_beyond_the_interactive_budget_runs_in_the_backg
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
     """The nodes estimate the query at 5 s a partition, beyond the interactive 2 s."""
-    node, front = recording(big_parts, sample_parts, tmp_path, estimate_seconds=5.0)
-    async for client in front:
-        plain = await client.get("/api/v1/query", params=WIDE)
+    async for node, client, plain in asked_wide(big_parts, sample_parts, tmp_path, estimate_seconds=5.0):
         assert plain.status_code == 200 and plain.headers["x-cowbird-priority"] == "background"
         assert node.priorities("/v1/count") == {"background"}
         streamed = await client.get("/api/v1/query", params={**WIDE, "stream": 1})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cowbird.query.sketch_grammar import SHIPPED, SketchGrammarError, load_grammar, parse_grammar
+from tests.query_lang.conftest import grammar_mistake
 
 GRAMMAR = """\
 # adjectives and nouns
@@ -52,13 +53,10 @@ def test_a_grammar_reads_into_cqp_with_anchors() -> None:
     ("=rel\n  1:[] 2:[]\n*SYMMETRIC\n", "3:1", "*SYMMETRIC at the end"),
 ])  # fmt: skip
 def test_every_mistake_is_named_with_its_line_and_column(text: str, where: str, message: str) -> None:
-    with pytest.raises(SketchGrammarError) as raised:
-        parse_grammar(text, "bad", "bad.wsdef")
-    assert raised.value.where == f"bad.wsdef:{where}"
-    assert message in raised.value.message
-    if raised.value.line:  # the line and a caret under the column
-        picture = raised.value.pretty().splitlines()
-        assert picture[2].index("^") - 2 == raised.value.column - 1
+    mistake = grammar_mistake(text, where, message)
+    if mistake.line:  # the line and a caret under the column
+        picture = mistake.pretty().splitlines()
+        assert picture[2].index("^") - 2 == mistake.column - 1
 
 
 def test_the_shipped_grammars_load_and_fit_their_corpora() -> None:

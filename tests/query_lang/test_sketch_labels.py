@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cowbird.commands.cli import main
-from cowbird.query.sketch_grammar import SHIPPED, SketchGrammarError, load_grammar, parse_grammar
+from cowbird.query.sketch_grammar import SHIPPED, load_grammar, parse_grammar
+from tests.query_lang.conftest import grammar_mistake
 
 LABELLED = """\
 *STRUCTLIMIT s
@@ -55,10 +56,7 @@ def test_labels_are_read_with_the_headword_written_in() -> None:
      "*LABEL '\"%w\" in …' is not unique: line 2 gives it already"),
 ])  # fmt: skip
 def test_a_misplaced_or_repeated_label_is_named_with_its_line(text: str, where: str, message: str) -> None:
-    with pytest.raises(SketchGrammarError) as raised:
-        parse_grammar(text, "bad", "bad.wsdef")
-    assert raised.value.where == f"bad.wsdef:{where}"
-    assert message in raised.value.message
+    grammar_mistake(text, where, message)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
