@@ -19,7 +19,7 @@ The rules (``docs/development.md``, "The page's API types"):
   differ has the second as ``<Name>Input``;
 - ``enum`` and ``Literal`` are unions of string literals, arrays ``T[]``, ``dict`` ``Record<string, T>``,
   ``$ref`` the other type by name, descriptions ``/** doc comments */``; types sorted by name,
-  properties by name, so that the file changes only where the schema does.
+  properties in the order their models declare them, so that the file changes only where the schema does.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class _Writer:
         inner = indent + "  "
         required = set(node.get("required", ()))
         lines = ["{"]
-        for name in sorted(node["properties"]):
+        for name in node["properties"]:
             field = node["properties"][name]
             lines += _doc(field, inner)
             key = name if _IDENTIFIER.match(name) else json.dumps(name)

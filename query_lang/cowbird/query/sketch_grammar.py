@@ -50,23 +50,8 @@ from dataclasses import dataclass, replace
 from importlib.resources import files
 from pathlib import Path
 
+from cowbird.query import cqp_ast as ast
 from cowbird.query.cqp import parse_cqp
-from cowbird.query.cqp_ast import (
-    Alternation,
-    AttributeTest,
-    LabelRef,
-    Meet,
-    MuUnion,
-    Pattern,
-    Query,
-    RegionBound,
-    Repetition,
-    Sequence,
-    StructuralTag,
-    Tabular,
-    TokenPattern,
-    marked_anchors,
-)
 from cowbird.query.cqp_serialize import serialize
 from cowbird.query.errors import QueryError
 
@@ -478,7 +463,8 @@ def _query(line: str, indent: int, defaultattr: str, structlimit: str | None, nu
         offset = error.offset if error.offset is not None else len(cqp)
         column = where[offset] if offset < len(where) else len(text)
         raise fail(number, column + 1, f"not a CQP query: {error.message}", raw) from None
-    if isinstance(query.pattern, Meet | MuUnion | Tabular) or marked_anchors(query.pattern) != {"target", "keyword"}:
+    if (isinstance(query.pattern, ast.Meet | ast.MuUnion | ast.Tabular)
+            or ast.marked_anchors(query.pattern) != {"target", "keyword"}):
         raise fail(number, indent + 1, "1: and 2: must label tokens of the query's pattern", raw)
     if structlimit is not None and query.within is None and query.within_tokens is None:
         query = replace(query, within=structlimit)
@@ -499,16 +485,16 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def attributes_read(query: Query) -> tuple[list[str], list[str]]:
+def attributes_read(query: ast.Query) -> tuple[list[str], list[str]]:
     """The attributes a query reads: of tokens (tests, ``label.attribute``) and of regions (tags,
     ``lbound``/``rbound``, ``within``)."""
     tokens: list[str] = []
     regions: list[str] = [query.within] if query.within else []
 
     def walk(node: object) -> None:
-        if isinstance(node, AttributeTest | LabelRef):
+        if isinstance(node, ast.AttributeTest | ast.LabelRef):
             tokens.append(node.attribute)
-        elif isinstance(node, StructuralTag | RegionBound):
+        elif isinstance(node, ast.StructuralTag | ast.RegionBound):
             regions.append(node.attribute)
         if isinstance(node, tuple):
             for item in node:
@@ -522,7 +508,7 @@ def attributes_read(query: Query) -> tuple[list[str], list[str]]:
     return tokens, regions
 
 
-def reads_past(query: Query, limit: str) -> list[str]:
+def reads_past(query: ast.Query, limit: str) -> list[str]:
     """What in the query can read a token outside the ``limit`` region its match lies in, each said in
     a sentence (none: the query's instances depend on the tokens of the match's region only).
 
@@ -539,55 +525,56 @@ def reads_past(query: Query, limit: str) -> list[str]:
                 f"within {query.within_count} {query.within}" if query.within_count != 1 else f"within {query.within}")
         found.append(f"it says {said}, so its tokens can lie outside the {limit} its match starts in (the grammar's "
                      f"*STRUCTLIMIT is {limit})")
-    if isinstance(query.pattern, TokenPattern | StructuralTag | Sequence | Alternation | Repetition):
+    if isinstance(query.pattern,
+                  ast.TokenPattern | ast.StructuralTag | ast.Sequence | ast.Alternation | ast.Repetition):
         for lookahead in _open_lookaheads(query.pattern, True, limit):
-            shown = serialize(Query(lookahead)).removesuffix(";")
+            shown = serialize(ast.Query(lookahead)).removesuffix(";")
             found.append(f"the lookahead {shown} can end the match, so it reads the token after the match: the first "
                          f"token of the next {limit} when the match ends its {limit}; write ( {shown} | </{limit}> ) "
                          f"for the {limit}'s end to answer there")
     return found
 
 
-def _tokenless(pattern: Pattern) -> bool:
+def _tokenless(pattern: ast.Pattern) -> bool:
     """Whether the pattern can match without a token (only tags and lookaheads on some path)."""
     return _without_tokens(pattern, some_path=True)
 
 
-def _zero_width(pattern: Pattern) -> bool:
+def _zero_width(pattern: ast.Pattern) -> bool:
     """Whether the pattern has no token at all, only tags and lookaheads."""
     return _without_tokens(pattern, some_path=False)
 
 
-def _without_tokens(pattern: Pattern, some_path: bool) -> bool:
+def _without_tokens(pattern: ast.Pattern, some_path: bool) -> bool:
     """Whether the pattern matches without a token on some path (an alternation's option, a
     repetition that may be empty) or on every path."""
-    if isinstance(pattern, TokenPattern):
+    if isinstance(pattern, ast.TokenPattern):
         return pattern.lookahead
-    if isinstance(pattern, StructuralTag):
+    if isinstance(pattern, ast.StructuralTag):
         return True
-    if isinstance(pattern, Sequence):
+    if isinstance(pattern, ast.Sequence):
         return all(_without_tokens(item, some_path) for item in pattern.items)
-    if isinstance(pattern, Alternation):
+    if isinstance(pattern, ast.Alternation):
         options = (_without_tokens(option, some_path) for option in pattern.options)
         return any(options) if some_path else all(options)
     return (some_path and pattern.min == 0) or _without_tokens(pattern.item, some_path)
 
 
-def _open_lookaheads(pattern: Pattern, open_after: bool, limit: str) -> list[TokenPattern]:
+def _open_lookaheads(pattern: ast.Pattern, open_after: bool, limit: str) -> list[ast.TokenPattern]:
     """The lookaheads of ``pattern`` that no token may follow (``open_after``: what comes after the
     pattern can be without a token), less those guarded by a ``</limit>`` alternative."""
-    if isinstance(pattern, TokenPattern):
+    if isinstance(pattern, ast.TokenPattern):
         return [pattern] if pattern.lookahead and open_after else []
-    if isinstance(pattern, StructuralTag):
+    if isinstance(pattern, ast.StructuralTag):
         return []
-    if isinstance(pattern, Sequence):
-        found: list[TokenPattern] = []
+    if isinstance(pattern, ast.Sequence):
+        found: list[ast.TokenPattern] = []
         for i, item in enumerate(pattern.items):
             after = open_after and all(_tokenless(rest) for rest in pattern.items[i + 1:])
             found += _open_lookaheads(item, after, limit)
         return found
-    if isinstance(pattern, Alternation):
-        end = StructuralTag(limit, closing=True)
+    if isinstance(pattern, ast.Alternation):
+        end = ast.StructuralTag(limit, closing=True)
         guarded = end in pattern.options
         return [lookahead for option in pattern.options if not (guarded and _zero_width(option))
                 for lookahead in _open_lookaheads(option, open_after, limit)]
