@@ -84,6 +84,7 @@ def test_a_linguist_crawls_builds_publishes_and_searches_a_corpus_in_the_browser
     log_in(page, site, BUILDER)
     page.get_by_role("link", name="Workshop").click()
     expect(page).to_have_url(f"{site.url}/workshop")
+    page.wait_for_load_state("load")  # its module attaches the form's handlers (the page's HTML comes first)
     expect(page.locator("#no-jobs")).to_be_visible()
     page.fill("#crawl-name", "loopde")
     page.fill("#crawl-seeds", "\n".join(site.served.seeds(5)))

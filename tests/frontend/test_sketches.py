@@ -354,3 +354,19 @@ async def test_sketches_are_background_work_beside_a_preview(tricky_five: Partit
         preview = await client.get("/api/v1/query", params={"corpus": CORPUS, "q": "house"})
         assert preview.status_code == 200 and len(calls) > before
         assert {priority for _, priority in calls[before:]} == {None}
+
+
+async def test_a_headword_typed_decomposed_is_the_corpus_word(sketch_five: httpx.AsyncClient) -> None:
+    # "Mu" + U+0308 (as a macOS clipboard or a PDF gives it) is the corpus's NFC "Müller", as in a query
+    composed = await sketch(sketch_five, "M\u00fcller")
+    decomposed = await sketch(sketch_five, "Mu\u0308ller")
+    assert composed["frequency"] > 0 and composed["headword"] == "M\u00fcller"
+    assert {k: v for k, v in decomposed.items() if k != "elapsed_ms"} == {
+        k: v for k, v in composed.items() if k != "elapsed_ms"}
+    both = ("Mu\u0308ller", "M\u00fcller")
+    asked = [("/api/v1/sketchdiff", {"headword": "S\u00f8ren", "other": word}) for word in both]
+    asked += [("/api/v1/thesaurus", {"headword": word}) for word in both]
+    answers = [await sketch_five.get(path, params={"corpus": CORPUS, **params}) for path, params in asked]
+    assert [a.status_code for a in answers] == [200] * 4, [a.text for a in answers]
+    same = [{k: v for k, v in a.json().items() if k != "elapsed_ms"} for a in answers]
+    assert same[0] == same[1] and same[2] == same[3] and same[1]["other"] == same[3]["headword"] == "M\u00fcller"

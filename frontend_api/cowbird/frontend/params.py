@@ -25,6 +25,7 @@ from cowbird.core.analysis_merge import MEASURES
 from cowbird.core.errors import BadParameter
 from cowbird.core.search import HitView
 from cowbird.frontend.downloads import Format
+from cowbird.query.limits import nfc
 from cowbird.serving.problems import UnknownParameters
 
 MAX_JSON_ROWS = 100_000
@@ -377,7 +378,8 @@ class SketchParameters(Parameters):
 
     corpus: str = Field(description="Corpus name (one with a sketch grammar: /api/v1/corpora lists its sketches).")
     headword: str = Field(min_length=1, max_length=1000, description=(
-        "The headword: a value of the grammar's attribute (a lemma: make, house), exactly as in the corpus."))
+        "The headword: a value of the grammar's attribute (a lemma: make, house), exactly as in the corpus "
+        "(read in Unicode NFC, as the corpus and queries are: a decomposed u + U+0308 is \u00fc)."))
     relation: list[str] = Field([], description="Only these relations (repeatable; default: every one).")
     filters: list[str] = Field([], alias="filter", description=(
         "The subcorpus: " + FILTER_FORMS + ", repeatable (each relation's instances in the texts chosen)."))
@@ -389,11 +391,21 @@ class SketchParameters(Parameters):
         "json, or one row per relation and collocate as a tsv/csv/xlsx file."))
     provenance: bool = Field(False, description="With a file: start it with what it counts and how.")
 
+    @field_validator("headword")
+    @classmethod
+    def _composed(cls, word: str) -> str:
+        return nfc(word)
+
 
 class SketchDifferenceParameters(SketchParameters):
     """``GET /api/v1/sketchdiff``."""
 
     other: str = Field(min_length=1, max_length=1000, description="The word compared with headword (a lemma).")
+
+    @field_validator("other")
+    @classmethod
+    def _other_composed(cls, word: str) -> str:
+        return nfc(word)
 
 
 class ThesaurusParameters(SketchParameters):
