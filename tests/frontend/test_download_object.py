@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import io
 
-from cowbird.frontend.downloads import Download, stamp
+import openpyxl
+
+from cowbird.frontend.downloads import XLSX_CELL, Download, stamp
 
 
 def test_a_table_file_is_named_by_what_named_it_and_says_how_complete_it_is() -> None:
@@ -41,3 +43,18 @@ def test_a_hits_file_names_its_selection_and_the_extra_headers_come_before_the_c
 def test_every_provenance_block_says_which_cowbird_wrote_it_and_when() -> None:
     made = stamp()
     assert set(made) == {"cowbird", "exported_at"} and made["exported_at"].endswith("+00:00")
+
+
+def test_a_text_longer_than_an_excel_cell_says_it_was_cut_and_the_other_formats_keep_it() -> None:
+    token = "ab" * 20_000  # 40,000 characters: a freak token of a web page (a data URL, say)
+    rows = [["x", token, 1], ["y", "short", 2]]
+    book = openpyxl.load_workbook(io.BytesIO(bytes(
+        Download("xlsx", ["left", "match", "n"], {"analysis": "hits"}, "web", "q").whole(rows).body)))
+    cut = book["rows"]["B2"].value
+    assert len(cut) == XLSX_CELL and cut.startswith(token[:30_000])
+    assert cut.endswith("[cut: 40,000 characters, an Excel cell holds 32,767; TSV, CSV and NDJSON have it whole]")
+    assert book["rows"]["B3"].value == "short" and book["rows"]["C2"].value == 1
+    assert {row[0]: row[1] for row in book["metadata"].iter_rows(values_only=True)}["cells_cut"] == "1"
+    for kind in ("tsv", "csv"):
+        text = bytes(Download(kind, ["left", "match", "n"], None, "web", "q").whole(rows).body).decode("utf-8")
+        assert token in text

@@ -13,7 +13,10 @@ Data fidelity comes first: every value reaches the file exactly as the corpus ha
   sheet named for what they are (``hits``, ``frequency``, ``keywords`` …) — text as text cells,
   never evaluated (a token ``=1+1`` or ``007`` stays what it is), counts, rates and positions as
   numbers — and, when asked, the provenance on a sheet ``metadata`` (a header row, then a field
-  and its value per row).
+  and its value per row). A text longer than an Excel cell holds (32,767 characters: a web
+  corpus's freak token, a very long match) is the one thing XLSX cannot keep: its cell ends in
+  ``[cut: N characters …]`` saying so, and the metadata's ``cells_cut`` counts them; the other
+  formats have it whole.
 - **NDJSON** has one JSON object per row (positions as numbers, metadata outside any region as
   null); the provenance, when asked, is the first line, ``{"metadata": {...}}``.
 
@@ -52,6 +55,15 @@ CHUNK = 1 << 16
 
 def _text(value: object) -> str:
     return "" if value is None else str(value)
+
+
+XLSX_CELL = 32_767
+"""The most characters an Excel cell holds (XlsxWriter would cut a longer string without a word)."""
+
+
+def _cut(text: str) -> str:
+    said = f" [cut: {len(text):,} characters, an Excel cell holds {XLSX_CELL:,}; TSV, CSV and NDJSON have it whole]"
+    return text[:XLSX_CELL - len(said)] + said
 
 
 class Writer(ABC):
@@ -161,6 +173,7 @@ class XlsxWriter(Writer):
         )  # fmt: skip
         self.sheet = self.book.add_worksheet(sheet)
         self.row = 0
+        self.cells_cut = 0
         self.closed = False
 
     def _write(self, values: Sequence[object]) -> None:
@@ -170,7 +183,11 @@ class XlsxWriter(Writer):
             elif isinstance(value, int | float) and math.isfinite(value) and abs(value) < 2**53:
                 self.sheet.write_number(self.row, column, value)  # a count, a rate, a position: a number
             else:
-                self.sheet.write_string(self.row, column, _text(value))  # text is never evaluated
+                text = _text(value)
+                if len(text) > XLSX_CELL:
+                    text = _cut(text)
+                    self.cells_cut += 1
+                self.sheet.write_string(self.row, column, text)  # text is never evaluated
         self.row += 1
 
     def start(self) -> bytes:
@@ -193,12 +210,15 @@ class XlsxWriter(Writer):
     def end(self) -> Iterator[bytes]:
         try:
             if self.provenance is not None:
+                if self.cells_cut:
+                    self.provenance = {**self.provenance, "cells_cut": self.cells_cut}
                 sheet = self.book.add_worksheet("metadata")
                 sheet.write_string(0, 0, "field")
                 sheet.write_string(0, 1, "value")
                 for number, (key, value) in enumerate(self.provenance.items(), start=1):
                     sheet.write_string(number, 0, key)
-                    sheet.write_string(number, 1, value if isinstance(value, str) else json.dumps(value))
+                    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                    sheet.write_string(number, 1, _cut(text) if len(text) > XLSX_CELL else text)
             self.book.close()
             self.closed = True
             with open(self.path, "rb") as file:
