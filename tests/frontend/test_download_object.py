@@ -52,7 +52,7 @@ def test_a_text_longer_than_an_excel_cell_says_it_was_cut_and_the_other_formats_
         Download("xlsx", ["left", "match", "n"], {"analysis": "hits"}, "web", "q").whole(rows).body)))
     cut = book["rows"]["B2"].value
     assert len(cut) == XLSX_CELL and cut.startswith(token[:30_000])
-    assert cut.endswith("[cut: 40,000 characters, an Excel cell holds 32,767; TSV, CSV and NDJSON have it whole]")
+    assert cut.endswith("[cut: 40,000 characters, an Excel cell holds 32,767; a TSV or CSV file has it whole]")
     assert book["rows"]["B3"].value == "short" and book["rows"]["C2"].value == 1
     assert {row[0]: row[1] for row in book["metadata"].iter_rows(values_only=True)}["cells_cut"] == "1"
     for kind in ("tsv", "csv"):

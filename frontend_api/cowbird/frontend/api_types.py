@@ -63,6 +63,7 @@ _WIDTH = 100
 _SCALARS = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}
 """JSON Schema's scalar types as TypeScript names them."""
 
+
 class _Unconfigured(FrontendSettings):
     """The front end's settings from the keyword arguments alone: the schema is the same whatever
     the configuration, and the environment (``COWBIRD_*``) is not read."""

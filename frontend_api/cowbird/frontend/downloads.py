@@ -62,7 +62,7 @@ XLSX_CELL = 32_767
 
 
 def _cut(text: str) -> str:
-    said = f" [cut: {len(text):,} characters, an Excel cell holds {XLSX_CELL:,}; TSV, CSV and NDJSON have it whole]"
+    said = f" [cut: {len(text):,} characters, an Excel cell holds {XLSX_CELL:,}; a TSV or CSV file has it whole]"
     return text[:XLSX_CELL - len(said)] + said
 
 

@@ -41,7 +41,6 @@ An = TypeVar("An", bound=BaseModel)
 Re = TypeVar("Re", bound=BaseModel)
 
 
-
 class Answered(BaseModel):
     """What the node adds to every declared analysis's answer (``_Answer``'s fields and its time)."""
 
@@ -58,7 +57,6 @@ class Merging:
 
     partitions: Sequence[tuple[str, int, int]]
     complete: bool
-
 
 
 @dataclass(frozen=True, eq=False)

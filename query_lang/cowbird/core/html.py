@@ -20,7 +20,7 @@ def guessed_encoding(sample: bytes, candidates: Iterable[str]) -> str:
     (its names): windows-1252 when that reads the bytes as cleanly as the best guess (a chaos within
     0.01 of it) or when nothing fits, else the best guess. It needs charset-normalizer (the calf and
     build extras)."""
-    import charset_normalizer  # noqa: PLC0415 - the base install has no page to read
+    import charset_normalizer  # here: the base install has no page to read, nor charset-normalizer
 
     matches = charset_normalizer.from_bytes(sample, cp_isolation=list(candidates))
     best = matches.best()

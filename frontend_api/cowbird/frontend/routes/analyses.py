@@ -79,7 +79,6 @@ from cowbird.query import Sequence as Succession
 router = APIRouter(prefix="/api/v1", tags=["analyses"])
 
 
-
 def _link(**params: str | list[str]) -> str:
     return "/?" + urlencode(params, doseq=True)
 
