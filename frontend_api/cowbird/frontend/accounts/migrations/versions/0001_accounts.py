@@ -5,16 +5,15 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0001"
-down_revision = None
+from cowbird.frontend.accounts.migrations.columns import STAMP, key, owner
 
-STAMP = sa.DateTime(timezone=True)
+revision, down_revision = "0001", None
 
 
 def upgrade() -> None:
     op.create_table(
         "users",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("name", sa.String(64), nullable=False, unique=True),
         sa.Column("email", sa.String(254), nullable=False),
         sa.Column("email_key", sa.String(254), nullable=False, unique=True),
@@ -29,7 +28,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "groups",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("name", sa.String(64), nullable=False, unique=True),
     )
     op.create_table(
@@ -39,8 +38,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "state_changes",
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
+        key(),
+        owner(),
         sa.Column("what", sa.String(200), nullable=False),
         sa.Column("actor", sa.String(100), nullable=False),
         sa.Column("reason", sa.Text, nullable=False),
@@ -48,8 +47,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "api_tokens",
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
+        key(),
+        owner(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("digest", sa.String(64), nullable=False, unique=True),
         sa.Column("prefix", sa.String(12), nullable=False),
@@ -60,9 +59,9 @@ def upgrade() -> None:
     )
     op.create_table(
         "web_sessions",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("digest", sa.String(64), nullable=False, unique=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
+        owner(),
         sa.Column("csrf", sa.String(64), nullable=False),
         sa.Column("created_at", STAMP, nullable=False),
         sa.Column("expires_at", STAMP, nullable=False),

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision, down_revision = "0002", "0001"
 
 
 def upgrade() -> None:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+from cowbird.frontend.accounts.migrations.columns import STAMP, key, owner
+
+revision, down_revision = "0003", "0002"
 
 
 def upgrade() -> None:
     op.create_table(
         "searches",
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
-        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        key(),
+        owner(),
+        sa.Column("at", STAMP, nullable=False),
         sa.Column("corpus", sa.String(64), nullable=False),
         sa.Column("q", sa.Text, nullable=False),
         sa.Column("syntax", sa.String(8), nullable=False),

@@ -6,17 +6,15 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+from cowbird.frontend.accounts.migrations.columns import STAMP, create_shared_table, key
+
+revision, down_revision = "0004", "0003"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_shared_table(
         "saved_searches",
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("slug", sa.String(32), nullable=False, unique=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
-        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("at", STAMP, nullable=False),
         sa.Column("name", sa.String(120), nullable=False),
         sa.Column("corpus", sa.String(64), nullable=False),
         sa.Column("url", sa.Text, nullable=False),  # the search page's query string: ?corpus=…&q=…
@@ -25,7 +23,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "line_categories",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("saved_id", sa.Integer, sa.ForeignKey("saved_searches.id", ondelete="CASCADE"), nullable=False,
                   index=True),
         sa.Column("position", sa.BigInteger, nullable=False),

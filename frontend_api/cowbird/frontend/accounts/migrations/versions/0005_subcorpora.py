@@ -6,19 +6,17 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+from cowbird.frontend.accounts.migrations.columns import STAMP, create_shared_table
+
+revision, down_revision = "0005", "0004"
 
 
 def upgrade() -> None:
-    op.create_table(
+    create_shared_table(
         "subcorpora",
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("slug", sa.String(32), nullable=False, unique=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
         sa.Column("group_id", sa.Integer, sa.ForeignKey("groups.id", ondelete="SET NULL"), nullable=True,
                   index=True),
-        sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("at", STAMP, nullable=False),
         sa.Column("name", sa.String(120), nullable=False),
         sa.Column("corpus", sa.String(64), nullable=False),
         sa.Column("filters", sa.Text, nullable=False),  # JSON: ["text_genre~news|blog", ...]

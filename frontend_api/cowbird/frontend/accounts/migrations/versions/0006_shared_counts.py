@@ -8,8 +8,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+from cowbird.frontend.accounts.migrations.columns import key
+
+revision, down_revision = "0006", "0005"
 
 
 def upgrade() -> None:
@@ -20,7 +21,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "running_queries",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("key", sa.String(1000), nullable=False, index=True),  # "user:ada", "address:10.0.0.1"
         sa.Column("process", sa.String(300), nullable=False),  # host:pid of the front end running it
         sa.Column("hold", sa.Float, nullable=False),  # the node seconds held (its estimate) while it runs
@@ -36,7 +37,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "throttle_events",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("kind", sa.String(16), nullable=False),  # pair, account, address, registration
         sa.Column("key", sa.String(1000), nullable=False),
         sa.Column("at", sa.Float, nullable=False),  # wall clock (seconds since the epoch): processes compare them

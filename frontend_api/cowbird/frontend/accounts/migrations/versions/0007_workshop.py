@@ -6,19 +6,20 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+from cowbird.frontend.accounts.migrations.columns import STAMP, key, owner
+
+revision, down_revision = "0007", "0006"
 
 
 def upgrade() -> None:
     op.create_table(
         "jobs",
         sa.Column("id", sa.String(32), primary_key=True),
-        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
+        owner(),
         sa.Column("kind", sa.String(16), nullable=False),  # crawl, build
         sa.Column("name", sa.String(64), nullable=False),
         sa.Column("directory", sa.Text, nullable=False),  # the job's directory: job.json, job.log, its data
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("created_at", STAMP, nullable=False),
     )
     op.create_table(
         "published_corpora",
@@ -30,11 +31,11 @@ def upgrade() -> None:
         sa.Column("access", sa.String(80), nullable=False),  # public, login, group:NAME
         sa.Column("manifest", sa.Text, nullable=False),
         sa.Column("partitions", sa.Text, nullable=False),  # JSON: partition id -> node URLs
-        sa.Column("published_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("published_at", STAMP, nullable=False),
     )
     version = op.create_table(
         "catalogue_version",
-        sa.Column("id", sa.Integer, primary_key=True),
+        key(),
         sa.Column("version", sa.BigInteger, nullable=False),
     )
     op.bulk_insert(version, [{"id": 1, "version": 0}])
