@@ -13,7 +13,7 @@ import pytest
 
 from cowbird.core.operations import COOCCURRENCE, COUNT, FIRST, HITS, MARGINALS, ImpossibleAnswer
 from cowbird.core.search.consistency import Consistent, InconsistentAnswer, check_hit_tokens, hit_length
-from cowbird.core.search.partitions import PartitionFailure
+from cowbird.core.search.partitions import PartitionFailure, PartitionRef
 from cowbird.core.wire import (
     CooccurrenceResponse,
     CountRequest,
@@ -31,8 +31,7 @@ Q = '[word="w7"]'
 
 
 @dataclass(frozen=True)
-class Part:
-    id: str
+class Part(PartitionRef):
     size: int = 1000
     offset: int = 0
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from cowbird.core.analysis_spec import SortKey, parse_sort
 from cowbird.core.operations import COUNT, HITS, SORT_KEYS, Operation, Rq, Rs
-from cowbird.core.search import CheckedQuery, PartitionFailure, Search, TimeLimit
+from cowbird.core.search import CheckedQuery, PartitionFailure, PartitionRef, Search, TimeLimit
 from cowbird.core.search.merge import merge
 from cowbird.core.sort_select import DIRECT_KEYS
 from cowbird.core.wire import ExportRequest, HitsRequest, Line, SortKeysRequest, SortValue
@@ -116,16 +116,9 @@ async def _all(merged: AsyncIterator[tuple[int, Line]]) -> list[tuple[int, Line]
 # -- a search's sorted pages over partitions that answer as nodes do ----------------------------------
 
 
-@dataclass(frozen=True)
-class Partition:
-    id: str
-    size: int
-    offset: int
-
-
 @dataclass
 class Corpus:
-    partitions: list[Partition]
+    partitions: list[PartitionRef]
     name: str = "merged"
     p_attributes: list[str] = field(default_factory=lambda: ["word", "lemma"])
     s_attributes: list[str] = field(default_factory=list)
@@ -153,9 +146,9 @@ class SortedLists:
         self.asked: list[str] = []
 
     def corpus(self) -> Corpus:
-        return Corpus([Partition(pid, len(keys) + 5, self.bases[pid]) for pid, keys in self.keys.items()])
+        return Corpus([PartitionRef(pid, len(keys) + 5, self.bases[pid]) for pid, keys in self.keys.items()])
 
-    async def call(self, partition: Partition, operation: Operation[Rq, Rs], request: Rq,
+    async def call(self, partition: PartitionRef, operation: Operation[Rq, Rs], request: Rq,
                    limit: TimeLimit | None = None) -> Rs:
         keys = self.keys[partition.id]
         self.asked.append(operation.name)
@@ -184,7 +177,7 @@ class SortedLists:
         last = min(len(keys), request.offset + request.limit)
         return [line(rank, keys[rank]) for rank in range(request.offset, last)]
 
-    async def export(self, partition: Partition, request: ExportRequest, expected: int,
+    async def export(self, partition: PartitionRef, request: ExportRequest, expected: int,
                      limit: TimeLimit | None = None) -> AsyncIterator[Line]:
         assert request.sort is not None and request.sort.base == partition.offset
         for found in self._lines(self.keys[partition.id], request):
@@ -200,7 +193,7 @@ class SortedLists:
         return answers
 
 
-def searched(lists: SortedLists) -> Search[Partition]:
+def searched(lists: SortedLists) -> Search[PartitionRef]:
     return Search(lists, lists.corpus(), CheckedQuery.of(parse_cqp('[word="a"]')))
 
 

@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cowbird.core.search import PartitionStatus, plan_key, plan_sample, plan_window, settled_before
+from cowbird.core.search import PartitionRef, PartitionStatus, plan_key, plan_sample, plan_window, settled_before
 from cowbird.core.search.plans import until_stable
 from tests.core.fakes import Down
 
 
 @dataclass(frozen=True)
-class Partition:
-    id: str
+class Partition(PartitionRef):
     size: int = 1000
     offset: int = 0
 

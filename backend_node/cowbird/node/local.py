@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from cowbird.core.manifest import Manifest
 from cowbird.core.operations import Operation, Rq, Rs
-from cowbird.core.search import PartitionFailure, TimeLimit
+from cowbird.core.search import PartitionFailure, PartitionRef, TimeLimit
 from cowbird.core.wire import ExportRequest, Line
 from cowbird.engines import EngineName, EngineOptions, QueryEngine, open_engine
 from cowbird.node.api import NodeApi
@@ -32,12 +32,8 @@ A_YEAR = 365 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
-class LocalPartition:
-    """A partition of a local corpus: its id (in the registry), size and first global position."""
-
-    id: str
-    size: int
-    offset: int
+class LocalPartition(PartitionRef):
+    """A partition of a local corpus (its id is the one in the registry), read in this process."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from cowbird.core.errors import BadParameter, OutOfRange, StoreError, UnknownCorpus
 from cowbird.core.lru import Lru
 from cowbird.core.manifest import Manifest, ManifestPartition
-from cowbird.core.search import CheckedQuery
+from cowbird.core.search import CheckedQuery, PartitionRef
 from cowbird.frontend.schemas import CorpusSummary, PartitionSummary
 from cowbird.frontend.settings import AccessLevel, CorpusConfig, FrontendSettings
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
@@ -32,12 +32,9 @@ from cowbird.serving.config import ConfigError
 
 
 @dataclass(frozen=True)
-class Partition:
+class Partition(PartitionRef):
     """A partition of a corpus and the nodes that serve it, in the order they are tried."""
 
-    id: str
-    size: int
-    offset: int
     nodes: tuple[str, ...]
 
 

@@ -31,6 +31,7 @@ from cowbird.core.search.pages import Pages, Step
 from cowbird.core.search.partitions import (
     P,
     PartitionFailure,
+    PartitionRef,
     Partitions,
     PartitionStatus,
     Progress,
@@ -49,7 +50,7 @@ from cowbird.core.search.sketches import Sketches, WordSketch
 __all__ = [
     "COUNT_SHARE", "MARGINALS_BYTES", "Progress", "SAMPLE_BATCH", "SORT_KEYS_BATCH",
     "CheckedQuery", "CostEstimate", "Dispersion", "HitView", "Located",
-    "PartitionFailure", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
+    "PartitionFailure", "PartitionRef", "PartitionStatus", "Partitions", "Search", "Statuses", "Step", "T",
     "TimeLimit", "WordSketch", "all_failed", "answered_total", "failed_partitions", "plan_key", "plan_sample",
     "plan_window", "settled_before", "time_class", "no_attribute",
 ]

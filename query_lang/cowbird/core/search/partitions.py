@@ -47,15 +47,14 @@ class TimeLimit:
         return TimeLimit(max(0.0, self.remaining() * share))
 
 
-class PartitionRef(Protocol):
-    """A partition as a search sees it: its id, its size and its first token's global position."""
+@dataclass(frozen=True)
+class PartitionRef:
+    """A partition as a search sees it: its id, its size and its first token's global position (where
+    its partitions are served is the caller's: a subclass adds it)."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def offset(self) -> int: ...
+    id: str
+    size: int
+    offset: int
 
 
 P = TypeVar("P", bound=PartitionRef)
