@@ -134,53 +134,62 @@ def shuffle_sentences(source: Path, target: Path, seed: int) -> int:
     return len(blocks)
 
 
-WORDS = [
-    ("house", "NN", "NOUN", "house"),
-    ("houses", "NNS", "NOUN", "house"),
-    ("party", "NN", "NOUN", "party"),
-    ("cream", "NN", "NOUN", "cream"),
-    ("time", "NN", "NOUN", "time"),
-    ("home", "NN", "NOUN", "home"),
-    ("old", "JJ", "ADJ", "old"),
-    ("good", "JJ", "ADJ", "good"),
-    ("make", "VB", "VERB", "make"),
-    ("made", "VBD", "VERB", "make"),
-    ("makes", "VBZ", "VERB", "make"),
-    ("the", "DT", "DET", "the"),
-    ("of", "IN", "ADP", "of"),
-    ("in", "IN", "ADP", "in"),
-    ("with", "IN", "ADP", "with"),
-    ("to", "IN", "ADP", "to"),
-    ("and", "CC", "CCONJ", "and"),
-    ("or", "CC", "CCONJ", "or"),
-    ("again", "RB", "ADV", "again"),
-    ("will", "MD", "AUX", "will"),
-    ("'s", "POS", "PART", "'s"),
-    ("my", "PRP$", "PRON", "my"),
-]
+def tokens(table: str) -> list[tuple[str, str, str, str]]:
+    """The tokens of a table of one token a line: its word, tag, UD tag and lemma, in columns."""
+    rows = []
+    for line in table.strip().splitlines():
+        word, tag, universal, lemma = line.split()
+        rows.append((word, tag, universal, lemma))
+    return rows
+
+
+WORDS = tokens("""
+    house   NN    NOUN   house
+    houses  NNS   NOUN   house
+    party   NN    NOUN   party
+    cream   NN    NOUN   cream
+    time    NN    NOUN   time
+    home    NN    NOUN   home
+    old     JJ    ADJ    old
+    good    JJ    ADJ    good
+    make    VB    VERB   make
+    made    VBD   VERB   make
+    makes   VBZ   VERB   make
+    the     DT    DET    the
+    of      IN    ADP    of
+    in      IN    ADP    in
+    with    IN    ADP    with
+    to      IN    ADP    to
+    and     CC    CCONJ  and
+    or      CC    CCONJ  or
+    again   RB    ADV    again
+    will    MD    AUX    will
+    's      POS   PART   's
+    my      PRP$  PRON   my
+""")
 """The generated English corpus's tokens: word, Penn tag, UD tag, lemma."""
 
-GERMAN = [
-    ("Haus", "NN", "NOUN", "Haus"),
-    ("Regierung", "NN", "NOUN", "Regierung"),
-    ("Antrag", "NN", "NOUN", "Antrag"),
-    ("Berlin", "NE", "PROPN", "Berlin"),
-    ("neue", "ADJA", "ADJ", "neu"),
-    ("gut", "ADJD", "ADJ", "gut"),
-    ("sagt", "VVFIN", "VERB", "sagen"),
-    ("gesagt", "VVPP", "VERB", "sagen"),
-    ("stellen", "VVINF", "VERB", "stellen"),
-    ("ist", "VAFIN", "AUX", "sein"),
-    ("der", "ART", "DET", "die"),
-    ("des", "ART", "DET", "die"),
-    ("von", "APPR", "ADP", "von"),
-    ("für", "APPR", "ADP", "für"),
-    ("mit", "APPR", "ADP", "mit"),
-    ("im", "APPRART", "ADP", "in"),
-    ("und", "KON", "CCONJ", "und"),
-    ("nicht", "PTKNEG", "PART", "nicht"),
-    ("oft", "ADV", "ADV", "oft"),
-]
+GERMAN = tokens("""
+    Haus       NN       NOUN   Haus
+    Regierung  NN       NOUN   Regierung
+    Antrag     NN       NOUN   Antrag
+    Berlin     NE       PROPN  Berlin
+    neue       ADJA     ADJ    neu
+    gut        ADJD     ADJ    gut
+    sagt       VVFIN    VERB   sagen
+    gesagt     VVPP     VERB   sagen
+    stellen    VVINF    VERB   stellen
+    ist        VAFIN    AUX    sein
+    der        ART      DET    die
+    des        ART      DET    die
+    von        APPR     ADP    von
+    für        APPR     ADP    für
+    mit        APPR     ADP    mit
+    im         APPRART  ADP    in
+    und        KON      CCONJ  und
+    nicht      PTKNEG   PART   nicht
+    oft        ADV      ADV    oft
+""")
 """The generated German corpus's tokens: word, STTS tag (in ``pos``), UD tag, lemma."""
 
 

@@ -205,59 +205,6 @@ def test_canonical_form(text: str, canonical_text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "message", "offset"),
-    [
-        ('[word="a" & ]', "unexpected ']'; expected an attribute test", 12),
-        ('[word="a"', "unexpected end of the query; expected ']', ')', '&' or '|'", 9),
-        ('([word="a"]', "unexpected end of the query; expected ')'", 11),
-        ('[word="a"] |', 'unexpected end of the query; expected a token such as [word="x"]', 12),
-        ('[word="a"] foo', "unexpected word 'foo'", 11),
-        ('[word "a"]', "unexpected string \"a\"; expected '=' or '!='", 6),
-        (
-            '[word="a"] within s :: match.x="y"',
-            "the global constraint '::' must come right after the pattern",
-            20,
-        ),
-        ('[word="a"', "unexpected end of the query", 9),
-        ('[word="a"]]', "unexpected ']'", 10),
-        ('[word="a["]', "invalid regular expression: missing terminating ] for character class", 8),
-        ('[a="x" & word="(b"]', "invalid regular expression: missing )", 17),
-        (
-            '[word="a\\"]',
-            'unterminated string: the closing " is missing (a backslash before a quote escapes it)',
-            6,
-        ),
-        ("[word='a]", "unterminated string: the closing ' is missing", 6),
-        ('[word="x"%q]', "unknown flag '%q'", 10),
-        ('[word="x"%cq]', "unknown flag '%q'", 11),
-        ('[word="x"%lc]', "%l (literal) cannot be combined with %c or %d", 9),
-        ("[]{3,2}", "the upper bound of {n,m} must be between 3 and 1,000", 5),
-        ("[]{0}", "the query is vacuous", 0),
-        ("[]{1001}", "a repetition count must be between 0 and 1,000", 3),
-        ("[]{99999999999999999999999}", "a repetition count must be between 0 and 1,000", 3),
-        ('[pos="DT"]?', "the query matches the empty string", 0),
-        ('[pos="DT"]* (<s> | [pos="NN"]{0})', "the query matches the empty string", 0),
-        ('[within="x"]', "'within' is a CQP keyword and cannot be used as an attribute name", 1),
-        ("[] within cut", "'cut' is a CQP keyword and cannot be used as a structural attribute", 10),
-        ("match:[]", "'match' is a CQP keyword and cannot be used as a label", 0),
-        ('[word="a"] :: b.x="y"', "label 'b' is not set in the pattern", 14),
-        ('[] a:[word="x"]', "label 'a' is set but never read", 3),
-        ('[pos="NN"] :: target.upos="NOUN"', "'target' is not set in the pattern", 14),
-        (
-            '[pos="((a{100}){100})"]',
-            "counted repetitions in a regular expression may multiply to at most 1,000",
-            15,
-        ),
-    ],
-)
-def test_syntax_errors(text: str, message: str, offset: int) -> None:
-    with pytest.raises(QuerySyntaxError) as caught:
-        parse_cqp(text)
-    assert caught.value.message.startswith(message), caught.value.message
-    assert caught.value.offset == offset
-
-
-@pytest.mark.parametrize(
     ("text", "canonical_text"),
     [
         ("a:[] [lemma = a.lemma]", "a:[] [lemma=a.lemma]"),
@@ -378,19 +325,3 @@ def test_an_embedded_modifier_sets_the_strategy(text: str, canonical_text: str, 
     assert parse_cqp(canonical_text) == query
 
 
-@pytest.mark.parametrize(
-    ("text", "message", "offset"),
-    [
-        ("(?fastest) []", "embedded modifier (?fastest) is not one CQP knows", 2),
-        ("[] (?longest) []", "comes first in the query, before its pattern", 3),
-        ("( ?longest) []", "without spaces between '(' and '?'", 0),
-        ('(?longest) MU (meet "a" "b")', "only before a standard query, not an MU or TAB query", 11),
-        ('(?longest) TAB [pos="DT"] [pos="NN"]', "only before a standard query, not an MU or TAB query", 11),
-        ("(?longest)", "unexpected end of the query", 10),
-    ],
-)
-def test_a_misplaced_or_unknown_modifier_is_refused_where_it_stands(text: str, message: str, offset: int) -> None:
-    with pytest.raises(QuerySyntaxError) as caught:
-        parse_cqp(text)
-    assert message in caught.value.message, caught.value.message
-    assert caught.value.offset == offset

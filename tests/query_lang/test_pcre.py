@@ -45,32 +45,6 @@ def test_what_a_pattern_matches(pattern: str, ignore_case: bool, yes: list[str],
     assert [matches(pattern, text, ignore_case) for text in no] == [False] * len(no)
 
 
-@pytest.mark.parametrize(
-    ("pattern", "message", "index"),
-    [
-        ("\\g1", "reference to non-existent subpattern", 0),
-        ("(?P<n>s)(?P<n>s)", "two named subpatterns have the same name", 8),
-        ("^*the", "nothing to repeat", 1),
-        ("a{2}{3}", "nothing to repeat", 4),
-        ("a+?+", "nothing to repeat", 3),
-        ("x(?x) *", "nothing to repeat", 6),
-        ("[a-\\d]", "invalid range in character class", 2),
-        ("[z-a]", "range out of order in character class", 2),
-        ("a[b", "missing terminating ] for character class", 1),
-        ("\\N{U+41}", "PCRE does not support \\N{name}", 0),
-        ("\\u0041", "PCRE does not support \\u", 0),
-        ("[[:foo:]]", "unknown POSIX class name 'foo'", 1),
-        ("\\p{Foo}", "unknown property name after \\P or \\p: 'Foo'", 0),
-        ("(a", "missing )", 2),
-        ("(?x)a # a comment runs to the line end, over CQP's )$", "missing )", 6),
-    ],
-)
-def test_what_pcre_refuses(pattern: str, message: str, index: int) -> None:
-    error = compile_error(pattern)
-    assert error is not None
-    assert (error.message, error.index) == (message, index)
-
-
 @pytest.mark.parametrize("pattern", ["\\Q", "a\\Q)|(b"])
 def test_an_open_quote_swallows_cqps_closing_bracket(pattern: str) -> None:
     """CQP wraps the value as ^(?:value)$: an unclosed \\Q takes the ``)$`` as text, and PCRE then

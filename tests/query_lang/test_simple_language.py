@@ -77,41 +77,6 @@ def test_parse_simple_ast() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("simple", "message", "offset"),
-    [
-        ("ohne 3", "distance at the end of the query", 5),
-        ("3 ohne", "distance at the start of the query", 0),
-        ("3", "distance at the start of the query", 0),
-        ("a 3 4 b", "two distances in a row", 4),
-        ("a 2 0-1 b", "two distances in a row", 4),
-        ("a 5-2 b", "in the distance 5-2 the second number must not be smaller than the first", 2),
-        ("the 0-", "0- is not a distance: a range needs two numbers", 4),
-        ("the 0- house", "0- is not a distance", 4),
-        ("", "the query is empty", 0),
-        (" \t ", "the query is empty", 0),
-        ("^", "'^' must be followed directly by a lemma", 0),
-        ("a ^ b", "'^' must be followed directly by a lemma", 2),
-        ('"abc', 'unterminated quoted term: the closing " is missing', 0),
-        ('a ^"abc', 'unterminated quoted term: the closing " is missing', 3),
-        ('"abc"def', "a quoted term must be followed by a space", 5),
-        ('""', "empty quoted term", 0),
-        ('x ^""', "empty quoted term", 3),
-        ("a 1001 b", "a distance can be at most 1,000 tokens", 2),
-        ("a 123456789012345678901234567890 b", "a distance can be at most 1,000 tokens", 2),
-        ("a\x00b", "control character U+0000", 1),
-        ('"a\tb"', "a quoted term cannot contain a tab or line break", 2),
-        ("x" * 10_001, "the query is too long", 10_000),
-    ],
-)
-def test_errors_say_what_and_where(simple: str, message: str, offset: int) -> None:
-    with pytest.raises(QuerySyntaxError) as caught:
-        translate(simple)
-    assert caught.value.message.startswith(message)
-    assert caught.value.offset == offset
-    assert caught.value.code == "query_syntax"
-
-
 def test_error_picture() -> None:
     with pytest.raises(QuerySyntaxError) as caught:
         translate("ohne 3")

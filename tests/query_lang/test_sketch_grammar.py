@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from cowbird.query.sketch_grammar import SHIPPED, SketchGrammarError, load_grammar, parse_grammar
-from tests.query_lang.conftest import grammar_mistake
 
 GRAMMAR = """\
 # adjectives and nouns
@@ -37,6 +36,16 @@ def test_a_grammar_reads_into_cqp_with_anchors() -> None:
         ("modifier", False), ("modifies", True), ("and/or", False), ("same_lemma", False)]
 
 
+def grammar_mistake(text: str, where: str, message: str) -> SketchGrammarError:
+    """The mistake ``parse_grammar`` finds in ``text`` (a grammar file ``bad.wsdef``), after checking
+    that it names the place ``where`` (line:column) and says ``message``."""
+    with pytest.raises(SketchGrammarError) as raised:
+        parse_grammar(text, "bad", "bad.wsdef")
+    assert raised.value.where == f"bad.wsdef:{where}"
+    assert message in raised.value.message
+    return raised.value
+
+
 @pytest.mark.parametrize(("text", "where", "message"), [
     ("=rel\n  1:[pos=\"NN\"] 2:[pos=\"JJ\"\n", "2:27", "not a CQP query"),
     ("=rel\n  1:[pos=\"NN\"] [pos=\"JJ\"]\n", "2:3", "no 2: (the collocate)"),
@@ -51,6 +60,15 @@ def test_a_grammar_reads_into_cqp_with_anchors() -> None:
     ("=rel\n  1:[] 2:[]\n=rel\n  1:[] 2:[]\n", "3:2", "relation 'rel' is named twice"),
     ("# nothing\n", "1:1", "the grammar has no relation"),
     ("=rel\n  1:[] 2:[]\n*SYMMETRIC\n", "3:1", "*SYMMETRIC at the end"),
+    # *LABEL, the name users read
+    ('*LABEL x\n=rel\n  1:[] 2:[]\n', "1:1", "*LABEL before any relation"),
+    ('=rel\n  1:[] 2:[]\n*LABEL x\n', "3:1", "*LABEL after the queries of relation rel"),
+    ('=rel\n*LABEL x\n*LABEL y\n  1:[] 2:[]\n', "3:1", "relation rel has its label already"),
+    ('*DUAL\n=a/b\n*LABEL x\n*LABEL y\n*LABEL z\n  1:[] 2:[]\n', "5:1", "relation a has both labels already"),
+    ('=rel\n*LABEL\n  1:[] 2:[]\n', "2:1", "*LABEL takes the text users read"),
+    ('=rel\n*LABEL ' + "x" * 81 + '\n  1:[] 2:[]\n', "2:1", "up to 80 printable characters"),
+    ('=one\n*LABEL "%w" in …\n  1:[] 2:[]\n=two\n  *LABEL "%w" in …\n  1:[] 2:[]\n', "5:3",
+     "*LABEL '\"%w\" in …' is not unique: line 2 gives it already"),
 ])  # fmt: skip
 def test_every_mistake_is_named_with_its_line_and_column(text: str, where: str, message: str) -> None:
     mistake = grammar_mistake(text, where, message)

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from cowbird.commands.cli import main
 from cowbird.query.sketch_grammar import SHIPPED, load_grammar, parse_grammar
-from tests.query_lang.conftest import grammar_mistake
 
 LABELLED = """\
 *STRUCTLIMIT s
@@ -43,20 +42,6 @@ def test_labels_are_read_with_the_headword_written_in() -> None:
         "mine.wsdef:11: relation bare: has no *LABEL: the page and the API show its id 'bare' as its name (write "
         "*LABEL text under =name, %w for the headword)"
     ]
-
-
-@pytest.mark.parametrize(("text", "where", "message"), [
-    ('*LABEL x\n=rel\n  1:[] 2:[]\n', "1:1", "*LABEL before any relation"),
-    ('=rel\n  1:[] 2:[]\n*LABEL x\n', "3:1", "*LABEL after the queries of relation rel"),
-    ('=rel\n*LABEL x\n*LABEL y\n  1:[] 2:[]\n', "3:1", "relation rel has its label already"),
-    ('*DUAL\n=a/b\n*LABEL x\n*LABEL y\n*LABEL z\n  1:[] 2:[]\n', "5:1", "relation a has both labels already"),
-    ('=rel\n*LABEL\n  1:[] 2:[]\n', "2:1", "*LABEL takes the text users read"),
-    ('=rel\n*LABEL ' + "x" * 81 + '\n  1:[] 2:[]\n', "2:1", "up to 80 printable characters"),
-    ('=one\n*LABEL "%w" in …\n  1:[] 2:[]\n=two\n  *LABEL "%w" in …\n  1:[] 2:[]\n', "5:3",
-     "*LABEL '\"%w\" in …' is not unique: line 2 gives it already"),
-])  # fmt: skip
-def test_a_misplaced_or_repeated_label_is_named_with_its_line(text: str, where: str, message: str) -> None:
-    grammar_mistake(text, where, message)
 
 
 @pytest.mark.parametrize("name", SHIPPED)
