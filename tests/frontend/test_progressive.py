@@ -77,13 +77,17 @@ async def test_the_first_page_comes_before_the_last_partition_has_counted(
     partitions that have counted, come before its count."""
     large = LargePartitions(nodes["node-a"])
     node_b = httpx.ASGITransport(app=nodes["node-b"])
-    page_sent = asyncio.Event()
+    page_sent, count_sent = asyncio.Event(), asyncio.Event()
+    last = sample_parts.ids[2]
 
     async def slow(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/v1/count":
             await large.first_answered.wait()
-            with contextlib.suppress(TimeoutError):  # (if it never comes, the order below says so)
-                await asyncio.wait_for(page_sent.wait(), 30)  # counts until the front end has sent the page
+            # counts until the front end has sent the page, and the last partition until another's count
+            # has been sent too (if they never come, the order below says so)
+            held = [page_sent] + ([count_sent] if json.loads(request.content)["partition"] == last else [])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*(event.wait() for event in held)), 30)
         return await node_b.handle_async_request(request)
 
     settings = front_settings(sample_parts, big_parts, tmp_path)
@@ -97,6 +101,8 @@ async def test_the_first_page_comes_before_the_last_partition_has_counted(
             async def sending(message: Any) -> None:
                 if message["type"] == "http.response.body" and b'"event":"page"' in message.get("body", b""):
                     page_sent.set()
+                if message["type"] == "http.response.body" and b'"event":"count"' in message.get("body", b""):
+                    count_sent.set()
                 await send(message)
 
             await front(scope, receive, sending)
@@ -105,7 +111,6 @@ async def test_the_first_page_comes_before_the_last_partition_has_counted(
         params: Params = {"corpus": "sample", "q": "[]", "syntax": "cqp", "limit": 5, "stream": 1}
         found = events(await client.get("/api/v1/query", params=params))
     kinds = [(e["event"], e.get("partition", {}).get("id")) for e in found]
-    last = sample_parts.ids[2]
     assert kinds.index(("page", None)) < kinds.index(("count", last)), kinds
     page = next(e for e in found if e["event"] == "page")
     assert [h["position"] for h in page["hits"]] == [0, 1, 2, 3, 4]
