@@ -11,7 +11,7 @@ import pytest
 
 from cowbird.core.errors import Busy
 from cowbird.engines import Deadline
-from cowbird.node.scheduler import Asker, Scheduler, _in_thread
+from cowbird.node.scheduler import Asker, FairPlaces, Scheduler, _in_thread
 from tests.clock import FakeClock, never, until
 
 BACKGROUND = Asker(background=True)
@@ -117,3 +117,61 @@ def test_the_asker_is_read_from_the_front_ends_headers() -> None:
     for malformed in ("soon", "nan", "inf", ""):  # left out: the evaluation's own start counts
         assert Asker.of({"x-cowbird-began": malformed}).began is None
     assert not Asker.of({"x-cowbird-priority": "interactive"}).background
+    assert Asker.of({"x-cowbird-viewer": "3f2a9c"}).viewer == "3f2a9c"
+    assert Asker.of({"x-cowbird-viewer": "x" * 500}).viewer == "x" * 64  # bounded
+
+
+async def test_a_background_place_goes_to_the_viewer_whose_work_used_least_cpu_here() -> None:
+    """One place. A viewer whose evaluation used 5 CPU seconds has two more waiting; a viewer with one
+    cheap evaluation comes after them, and is served first; then the heavy viewer's, in their order."""
+    places = FairPlaces(1)
+    await places.acquire("heavy")
+    order: list[str] = []
+
+    async def evaluation(viewer: str, name: str) -> None:
+        await places.acquire(viewer)
+        order.append(name)
+
+    waiting = [asyncio.ensure_future(evaluation("heavy", name)) for name in ("h2", "h3")]
+    await until(lambda: len(places.waiting.get("heavy", ())) == 2)
+    waiting.append(asyncio.ensure_future(evaluation("light", "l1")))
+    await until(lambda: "light" in places.waiting)
+    places.charge("heavy", 5.0)
+    places.leave("heavy")  # the first ends
+    places.release()
+    await until(lambda: order == ["l1"])
+    places.charge("light", 0.01)
+    places.leave("light")
+    places.release()
+    await until(lambda: order == ["l1", "h2"])
+    places.leave("heavy")
+    places.release()
+    await asyncio.gather(*waiting)
+    assert order == ["l1", "h2", "h3"]
+    places.leave("heavy")
+    places.release()
+    assert places.free == 1 and places.used == {} and places.active == {}  # nothing kept of viewers gone
+
+
+async def test_a_viewer_who_comes_back_saves_no_credit_for_the_time_away() -> None:
+    places = FairPlaces(1)
+    await places.acquire("busy")
+    places.charge("busy", 100.0)
+    waiting = asyncio.ensure_future(places.acquire("newcomer"))
+    await until(lambda: "newcomer" in places.waiting)
+    assert places.used["newcomer"] == 100.0  # the least use among those here, not 0
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    assert "newcomer" not in places.used and not places.waiting
+
+
+async def test_a_cancelled_wait_for_a_background_place_leaves_the_line() -> None:
+    places = FairPlaces(1)
+    await places.acquire("a")
+    gone = asyncio.ensure_future(places.acquire("b"))
+    await until(lambda: "b" in places.waiting)
+    gone.cancel()
+    await asyncio.gather(gone, return_exceptions=True)
+    places.leave("a")
+    places.release()
+    assert places.free == 1 and not places.waiting and places.active == {}

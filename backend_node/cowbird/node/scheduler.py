@@ -25,6 +25,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -39,6 +40,9 @@ T = TypeVar("T")
 LOWEST_PRIORITY = 19
 PRIORITY_HEADER = "x-cowbird-priority"
 BEGAN_HEADER = "x-cowbird-began"
+VIEWER_HEADER = "x-cowbird-viewer"
+"""Who the front end's request is for, as an opaque key (a hash of its fair-use key): background
+places go to the viewer whose work has used the least CPU here (``FairPlaces``)."""
 BACKGROUND_WALL = 5.0
 """Background work's deadline is in CPU seconds (``query_timeout`` of them): niced and stepping aside, its
 time on the clock says little of its cost; this many times ``query_timeout`` on the clock at most."""
@@ -66,6 +70,8 @@ class Asker:
     alike. None: when the evaluation began."""
     disconnected: Callable[[], Awaitable[bool]] | None = None
     """Tells whether the client has gone (the work is then stopped); None: nobody can go."""
+    viewer: str = ""
+    """Who the work is for (``X-Cowbird-Viewer``; empty: nobody in particular)."""
 
     @classmethod
     def of(cls, headers: Mapping[str, str], disconnected: Callable[[], Awaitable[bool]] | None = None) -> Asker:
@@ -75,11 +81,80 @@ class Asker:
         except ValueError:
             began = None
         return cls(headers.get(PRIORITY_HEADER, "") == "background",
-                   began if began is not None and math.isfinite(began) else None, disconnected)
+                   began if began is not None and math.isfinite(began) else None, disconnected,
+                   headers.get(VIEWER_HEADER, "")[:64])
 
 
 NOBODY = Asker()
 """Work asked in-process (``LocalPartitions``, the command line): interactive, nobody to go away."""
+
+
+class FairPlaces:
+    """``slots`` places for background work, shared per viewer by CPU time: a place that comes free
+    goes to the waiting viewer whose work here has used the least CPU so far (weighted fair queuing
+    on CPU seconds; among equals the one with the fewest evaluations here), first come first served
+    within one viewer. A viewer's use counts while they have
+    work here, at work or waiting; one who comes (back) starts at the least use among those, so that
+    time away is not saved up. Like ``asyncio.Semaphore``: ``locked``, ``acquire``, ``release``."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = slots
+        self.waiting: dict[str, deque[asyncio.Future[None]]] = {}
+        self.used: dict[str, float] = {}
+        self.active: dict[str, int] = {}  # evaluations of each viewer at work or waiting
+
+    def locked(self) -> bool:
+        return self.free <= 0
+
+    async def acquire(self, viewer: str = "") -> None:
+        self._arrive(viewer)
+        if self.free > 0 and not self.waiting:
+            self.free -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(viewer, deque()).append(future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():  # the place came as the wait was given up
+                self.release()
+            else:
+                line = self.waiting.get(viewer)
+                if line is not None and future in line:
+                    line.remove(future)
+                    if not line:
+                        del self.waiting[viewer]
+            self.leave(viewer)
+            raise
+
+    def release(self) -> None:
+        while self.waiting:
+            viewer = min(self.waiting, key=lambda key: (self.used.get(key, 0.0), self.active.get(key, 0)))
+            line = self.waiting[viewer]
+            future = line.popleft()
+            if not line:
+                del self.waiting[viewer]
+            if not future.cancelled():
+                future.set_result(None)  # the place passes on: ``free`` stays
+                return
+        self.free += 1
+
+    def charge(self, viewer: str, seconds: float) -> None:
+        """The viewer's work used ``seconds`` of CPU here."""
+        if viewer in self.used:
+            self.used[viewer] += seconds
+
+    def leave(self, viewer: str) -> None:
+        """One evaluation of the viewer ended (or gave up waiting)."""
+        self.active[viewer] -= 1
+        if not self.active[viewer]:
+            del self.active[viewer]
+            self.used.pop(viewer, None)
+
+    def _arrive(self, viewer: str) -> None:
+        if viewer not in self.active:
+            self.used[viewer] = min(self.used.values(), default=0.0)
+        self.active[viewer] = self.active.get(viewer, 0) + 1
 
 
 class Scheduler:
@@ -88,7 +163,7 @@ class Scheduler:
         self.memory = memory  # the node's own memory, under its budget (``memory.MemoryBudget``)
         self.clock: Clock = clock if clock is not None else MonotonicClock()  # what waits in line are timed on
         self.slots = asyncio.Semaphore(concurrent)
-        self.background_slots = asyncio.Semaphore(background)
+        self.background_slots = FairPlaces(background)
         self.interactive_now = 0  # interactive evaluations running (background work steps aside for them)
         self.background_waiting = 0
         self.queued = queued
@@ -116,12 +191,14 @@ class Scheduler:
         cancels the deadline when the client goes away)."""
         background = asker.background
         slots = self.background_slots if background else self.slots
-        await self._place(slots, background, seconds)
+        await self._place(background, seconds, asker.viewer)
         if self.memory is not None:
             try:
                 await self.memory.admit(seconds if background else self.queue_seconds)
             except BaseException:
                 slots.release()
+                if background:
+                    self.background_slots.leave(asker.viewer)
                 raise
         loop = asyncio.get_running_loop()
         pace = _Pace(self, lambda: loop.call_soon_threadsafe(slots.release), background,
@@ -147,10 +224,15 @@ class Scheduler:
             watcher.cancel()
             if not pace.gave_back:
                 slots.release()
+            if background:  # the CPU its threads used so far (a thread still stopping adds no more)
+                self.background_slots.charge(asker.viewer, sum(pace.worked.values()))
+                self.background_slots.leave(asker.viewer)
 
-    async def _place(self, slots: asyncio.Semaphore, background: bool, seconds: float) -> None:
-        """A place among ``slots``; background work waits up to its deadline, interactive work
-        ``queue_seconds``; ``busy`` when too many wait already, or the wait is over."""
+    async def _place(self, background: bool, seconds: float, viewer: str) -> None:
+        """A place: a background one for background work (``FairPlaces``: the viewer who used least
+        first), up to its deadline; an interactive one, ``queue_seconds``; ``busy`` when too many wait
+        already, or the wait is over."""
+        slots: asyncio.Semaphore | FairPlaces = self.background_slots if background else self.slots
         waiting = self.background_waiting if background else self.waiting
         what = "background work" if background else "queries"
         if slots.locked() and waiting >= self.queued:
@@ -159,7 +241,7 @@ class Scheduler:
         wait = seconds if background else self.queue_seconds
         self._waiting(background, 1)
         try:
-            await within(self.clock, wait, slots.acquire())
+            await within(self.clock, wait, self.background_slots.acquire(viewer) if background else slots.acquire())
         except TimeoutError:
             raise Busy(f"no place to run the {'background work' if background else 'query'} within {wait:g} s; "
                        "try again shortly", headers={"Retry-After": "5" if background else "2"}) from None

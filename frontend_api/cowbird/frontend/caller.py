@@ -13,6 +13,7 @@ particular (a health probe, a context line) go with a plain ``Caller()``: intera
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from cowbird.frontend.fair_use import NodeTime
@@ -27,6 +28,7 @@ class Caller:
     priority: Priority = "interactive"
     meter: NodeTime | None = None  # set while the request counts among the viewer's running queries;
     # kept after, settled: a call still stopping then is charged when it reports (``NodeTime.late``)
+    viewer: str = ""  # who it is for, as the nodes see it (``viewer_tag``): their background places go by it
 
     @property
     def background(self) -> bool:
@@ -41,6 +43,8 @@ class Caller:
         headers = {HEADER: "background"} if self.background else {}
         if self.began is not None:
             headers["X-Cowbird-Began"] = f"{self.began:.6f}"
+        if self.viewer:
+            headers["X-Cowbird-Viewer"] = self.viewer
         return headers
 
     def called(self, node_ms: float) -> None:
@@ -48,3 +52,9 @@ class Caller:
         answered; the time waited when it was given up or failed): the viewer's fair use counts it."""
         if self.meter is not None:
             self.meter.add(node_ms)
+
+
+def viewer_tag(key: str) -> str:
+    """A viewer's fair-use key as the nodes are told it: a hash, the same for every request of the
+    viewer, that says nothing of who it is."""
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
