@@ -117,6 +117,12 @@ class Timed(Protocol):
     elapsed_ms: float
 
 
+BUSY_PAUSE = 0.25
+"""Seconds before a partition whose every node said it is busy is asked again (doubling each time)..."""
+BUSY_PAUSE_MOST = 2.0
+"""... up to this many."""
+
+
 class Failover:
     """Calls to the nodes of a partition, one rule for all: attempts, failover, health, the log."""
 
@@ -248,21 +254,31 @@ class Failover:
     async def try_nodes(self, partition: Partition, send: Callable[[Call], Awaitable[T]], caller: Caller,
                         limit: TimeLimit | None = None) -> T:
         """``send(node)`` on each node of the partition in turn until one answers (nodes marked down
-        skipped: ``NodeHealth.usable``)."""
-        failures: list[NodeFailure] = []
-        for index, node in enumerate(partition.nodes):
-            if not self.health.usable(node):
-                failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
-                continue
-            try:
-                return await self.attempt(partition, node, send, limit, caller,
-                                          replica=self.replica(partition, index))
-            except NodeFailure as failure:
-                await self.after_timeout(failure, more=index + 1 < len(partition.nodes))
-                failures.append(failure)
-                if failure.final:
-                    break
-        raise combined(partition, failures)
+        skipped: ``NodeHealth.usable``). When every node said it is busy — alive, its line full or its
+        wait for a place over: the machine is loaded, nothing failed — the partition is asked again
+        after a pause (``BUSY_PAUSE``, doubling up to ``BUSY_PAUSE_MOST``) as long as the call's time
+        limit lasts: under load a request is slow, never partial."""
+        end = self.clock.now() + self.time_limit(limit, caller)
+        pause = BUSY_PAUSE
+        while True:
+            failures: list[NodeFailure] = []
+            for index, node in enumerate(partition.nodes):
+                if not self.health.usable(node):
+                    failures.append(NodeFailure(partition.id, node, "not answering (skipped until it answers again)"))
+                    continue
+                try:
+                    return await self.attempt(partition, node, send, limit, caller,
+                                              replica=self.replica(partition, index))
+                except NodeFailure as failure:
+                    await self.after_timeout(failure, more=index + 1 < len(partition.nodes))
+                    failures.append(failure)
+                    if failure.final:
+                        break
+            failed = combined(partition, failures)
+            if not failed.busy or self.clock.now() + pause >= end:
+                raise failed
+            await self.clock.sleep(pause)
+            pause = min(pause * 2, BUSY_PAUSE_MOST)
 
     def replica(self, partition: Partition, index: int) -> bool:
         """Whether a node after the ``index``-th of the partition could answer instead (not marked down)."""

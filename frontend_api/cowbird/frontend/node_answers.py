@@ -49,6 +49,7 @@ class NodeFailure(PartitionFailure):
     timed_out: bool = False
     call: str = ""  # the call's X-Cowbird-Call id (after a timeout: is the node still at work on it?)
     waited: float = 0.0  # seconds waited before the timeout
+    busy: bool = False  # the node said it is busy (its line full, or the wait for a place over): it is alive
 
     def __str__(self) -> str:
         return f"{self.partition} on {self.node}: {self.reason}"
@@ -89,6 +90,8 @@ def classify(status: int, body: bytes, partition: str, node: str) -> None:
     problem = _problem(body)
     if problem is not None and problem.code == "timeout":
         raise NodeFailure(partition, node, "the query ran out of time on the node", final=True)
+    if problem is not None and problem.code == "busy":
+        raise NodeFailure(partition, node, f"HTTP {status}: {_detail(body, status)}", busy=True)
     if problem is not None and 400 <= status < 500 and status not in (408, 429) and problem.code in QUERY_CODES:
         extra = problem.model_dump(exclude_none=True, exclude={"type", "title", "status", "detail", "code"})
         raise RejectedByNode(status, problem.code, problem.title, problem.detail, **extra)
@@ -141,4 +144,4 @@ def combined(partition: Partition, failures: list[NodeFailure]) -> NodeFailure:
         return failures[0]
     reasons = list(dict.fromkeys(f.reason for f in failures))
     return NodeFailure(partition.id, ", ".join(f.node for f in failures), "; ".join(reasons),
-                       final=any(f.final for f in failures))
+                       final=any(f.final for f in failures), busy=all(f.busy for f in failures))
