@@ -25,6 +25,9 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from cowbird.frontend.background import NICENESS, REFUND, ToBackground, is_background
+from cowbird.frontend.classing import HAND_OVER_SCOPE, HANDED_OVER
+from cowbird.frontend.operations import may_hand_over
+from cowbird.serving.asgi import HAND_OVER
 from tests.clock import wait_until
 from tests.support import assert_problem, running_demo, served_in_thread
 
@@ -51,23 +54,21 @@ def background_pid(front: int) -> int:
     return found[0]
 
 
-def test_which_requests_are_background_work() -> None:
-    assert is_background("/api/v1/frequency", b"corpus=web&q=x&by=word")
-    assert is_background("/api/v1/export", b"")
-    assert is_background("/api/v1/query", b"corpus=web&q=the&sort=right1.word&offset=1000")
-    assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=right1.word&offset=999")
-    assert not is_background("/api/v1/query", b"corpus=web&q=the&offset=5000")
-    assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=&offset=5000")
-    for path in ("trend", "compare", "sketch", "sketchdiff", "thesaurus"):  # the comparative analyses too
-        assert is_background(f"/api/v1/{path}", b"corpus=web&headword=house")
-    assert not is_background("/api/v1/estimate", b"corpus=web&q=the")
-    assert not is_background("/api/v1/subcorpus", b"corpus=web&values=text_genre")  # the subcorpus picker
-    assert not is_background("/ref/web/5", b"")
+def test_which_requests_are_background_work_by_their_path() -> None:
+    for path in ("trend", "compare", "sketch", "sketchdiff", "thesaurus", "wordlist", "keywords"):  # not estimated
+        assert is_background(f"/api/v1/{path}")
+    for path in ("frequency", "export", "query", "collocations"):  # classed by their estimated cost where asked
+        assert not is_background(f"/api/v1/{path}") and may_hand_over(f"/api/v1/{path}")
+    assert not is_background("/api/v1/estimate")
+    assert not is_background("/api/v1/subcorpus")  # the subcorpus picker
+    assert not is_background("/ref/web/5")
 
 
 @pytest.mark.e2e
 def test_background_requests_are_answered_by_the_background_process(tmp_path: Path) -> None:
-    with running_demo(tmp_path, workers=1) as demo:
+    """Every estimated request beyond the interactive budget (here: all of them) is handed over to the
+    background process, which says why; what is background by its kind is forwarded by its path."""
+    with running_demo(tmp_path, workers=1, settings={"interactive_seconds": 1e-6}) as demo:
         front = demo.processes[-1].pid
         helper = background_pid(front)
         assert os.getpriority(os.PRIO_PROCESS, helper) - os.getpriority(os.PRIO_PROCESS, front) == NICENESS
@@ -76,11 +77,16 @@ def test_background_requests_are_answered_by_the_background_process(tmp_path: Pa
             assert preview.status_code == 200 and "x-cowbird-served-by" not in preview.headers
             frequency = http.get("/api/v1/frequency", params={**SAMPLE, "by": "word", "on": "match[1]"})
             assert frequency.status_code == 200 and frequency.headers["x-cowbird-served-by"] == "background"
+            assert frequency.headers["x-cowbird-class"] == "background"
+            assert "beyond the interactive 1e-06 s" in frequency.headers["x-cowbird-class-reason"]
+            assert float(frequency.headers["x-cowbird-estimated-seconds"]) > 0
+            assert frequency.headers.get_list("x-cowbird-class") == ["background"]  # said once, by the one answering
             assert frequency.json()["total"] == preview.json()["total"]
             assert frequency.headers.get_list("date") == [frequency.headers["date"]]  # one of each header
             assert frequency.headers["x-content-type-options"] == "nosniff"
             sketch = http.get("/api/v1/sketch", params={"corpus": "sample", "headword": "house"})
             assert sketch.status_code == 200 and sketch.headers["x-cowbird-served-by"] == "background"
+            assert sketch.headers["x-cowbird-class-reason"] == "background work of its kind (not estimated)"
             assert sketch.json()["relations"], sketch.text
             compare = http.get("/api/v1/compare", params={**SAMPLE, "other_q": "a", "by": "word", "on": "match[1]",
                                                           "min": 1})
@@ -111,7 +117,7 @@ def test_background_requests_are_answered_by_the_background_process(tmp_path: Pa
 
 @pytest.mark.e2e
 def test_the_background_process_ends_with_serve(tmp_path: Path) -> None:
-    with running_demo(tmp_path, workers=2) as demo:
+    with running_demo(tmp_path, workers=2, settings={"interactive_seconds": 1e-6}) as demo:
         front = demo.processes[-1].pid
         helper = background_pid(front)
         with httpx.Client(base_url=demo.url, timeout=60) as http:
@@ -169,8 +175,11 @@ def forward(socket: str, client_leaves: bool) -> tuple[list[tuple[str, int]], li
                 first_bytes.set()
                 await asyncio.sleep(0.01)  # a slow client: the whole answer is already in from the background
 
-        async def inner(scope: Any, receive: Any, send: Any) -> None:
-            raise AssertionError("a background request is not answered here")
+        async def inner(scope: Any, receive: Any, send: Any) -> None:  # classes the export heavy: hands it over
+            assert scope[HAND_OVER_SCOPE]
+            await send({"type": "http.response.start", "status": 202,
+                        "headers": [(HAND_OVER, b"1"), (HANDED_OVER, b'{"seconds": 9.5, "reason": "estimated"}')]})
+            await send({"type": "http.response.body", "body": b""})
 
         middleware = ToBackground(inner, socket, refund=lambda key, rows: refunds.append((key, rows)))
         scope = {"type": "http", "method": "GET", "path": "/api/v1/export", "raw_path": b"/api/v1/export",

@@ -30,11 +30,15 @@ class Recording:
 
 
 async def _calls(path: str, sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI],
-                 tmp_path: Path) -> list[dict[str, str]]:
+                 tmp_path: Path, budget: float | None = None) -> list[dict[str, str]]:
+    """The node calls of one request (``budget``: the interactive budget, ``[limits] interactive_seconds``)."""
     calls: list[dict[str, str]] = []
     for app in nodes.values():
         app.add_middleware(Recording, calls=calls)
-    async for client in front_client(front_settings(sample_parts, big_parts, tmp_path), nodes):
+    settings = front_settings(sample_parts, big_parts, tmp_path)
+    if budget is not None:
+        settings.limits.interactive_seconds = budget
+    async for client in front_client(settings, nodes):
         response = await client.get(path, headers={"Authorization": f"Bearer {API_TOKEN}"})
         assert response.status_code == 200, response.text
     return calls
@@ -49,10 +53,21 @@ async def test_a_previews_node_calls_carry_its_start_and_no_priority(
     assert len({c["x-cowbird-call"] for c in calls}) == len(calls)  # one id per call
 
 
-async def test_an_analysis_is_background_work_in_every_node_call(
+async def test_an_analysis_estimated_heavy_is_background_work_in_every_node_call_after_its_estimate(
         sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path) -> None:
-    calls = await _calls("/api/v1/frequency?corpus=sample&q=house&by=word", sample_parts, big_parts, nodes, tmp_path)
+    calls = await _calls("/api/v1/frequency?corpus=sample&q=house&by=word", sample_parts, big_parts, nodes, tmp_path,
+                         budget=1e-9)
     frequency = [c for c in calls if c["path"] == "/v1/frequency"]
     assert len(frequency) == 3  # one per partition
-    assert all(c.get("x-cowbird-priority") == "background" for c in calls), calls
+    assert [c["path"] for c in calls[:3]] == ["/v1/estimate"] * 3  # the estimate that classed it
+    assert all("x-cowbird-priority" not in c for c in calls[:3])
+    assert all(c.get("x-cowbird-priority") == "background" for c in calls[3:]), calls
+    assert len({c["x-cowbird-began"] for c in calls}) == 1
+
+
+async def test_an_analysis_estimated_cheap_is_interactive_work_in_every_node_call(
+        sample_parts: Partitioned, big_parts: Partitioned, nodes: dict[str, FastAPI], tmp_path: Path) -> None:
+    calls = await _calls("/api/v1/frequency?corpus=sample&q=house&by=word", sample_parts, big_parts, nodes, tmp_path)
+    assert len([c for c in calls if c["path"] == "/v1/frequency"]) == 3
+    assert all("x-cowbird-priority" not in c for c in calls), calls
     assert len({c["x-cowbird-began"] for c in calls}) == 1

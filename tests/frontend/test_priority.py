@@ -39,6 +39,31 @@ WIDE = {"corpus": "big", "q": '[pos="P1"] []{0,40} [pos="P2"]', "syntax": "cqp"}
 
 # -- turns in the front end -------------------------------------------------------------------------
 
+async def test_a_free_slot_goes_to_the_viewer_whose_background_work_cost_least() -> None:
+    """One slot. A viewer's heavy query (estimated at 30 node seconds) is at work and three more wait;
+    a viewer with one cheap request comes last and is served next; each turn is charged what it
+    really cost when it ends, and nothing is kept of a viewer who has nothing left."""
+    lanes = Lanes(slots=1)
+    first = await lanes.turn("heavy", 30.0)
+    order: list[str] = []
+
+    async def work(key: str, name: str, cost: float) -> None:
+        turn = await lanes.turn(key, cost)
+        order.append(name)
+        assert turn.waited >= 0
+        turn.release(cost * 2)  # it cost twice its estimate
+
+    tasks = [asyncio.create_task(work("heavy", f"h{k}", 30.0)) for k in range(3)]
+    await until(lambda: lanes.queued() == 3)
+    tasks.append(asyncio.create_task(work("light", "l1", 0.1)))
+    await until(lambda: lanes.queued() == 4)
+    assert lanes.share("light") == lanes.share("heavy") == 30.0  # it starts at the least charge, not at 0
+    first.release(45.0)
+    await asyncio.gather(*tasks)
+    assert order == ["l1", "h0", "h1", "h2"]
+    assert lanes.used == {} and lanes.running == {}
+
+
 async def test_a_viewers_many_requests_take_one_share_and_viewers_take_turns() -> None:
     """Two slots. Alice sends three requests while nobody else waits: two run (the slots are idle).
     Bob and Carol come: each free slot goes to whoever has fewest at work — Bob, then Carol — before
@@ -222,21 +247,50 @@ async def asked_wide(big: Partitioned, sample: Partitioned, tmp_path: Path,
         yield node, client, await client.get("/api/v1/query", params=WIDE)
 
 
-async def test_analyses_exports_and_deep_sorted_pages_are_background_work_previews_are_not(
+async def test_cheap_analyses_exports_and_deep_sorted_pages_are_interactive_work(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
+    """Cost, not kind, classes a request: estimated within the interactive budget, a frequency list, an
+    export and a sorted page deep in the hits run at once, their node calls interactive, and say so."""
     node, front = recording(big_parts, sample_parts, tmp_path)
     async for client in front:
         preview = await client.get("/api/v1/query", params=P1)
         assert preview.status_code == 200 and "x-cowbird-priority" not in preview.headers
+        assert preview.headers["x-cowbird-class"] == "interactive"
+        assert "x-cowbird-estimated-seconds" not in preview.headers  # a query that cannot be slow: not estimated
         assert node.priorities("/v1/count") == {None}
+        deep = await client.get("/api/v1/query", params={**P1, "sort": "left1.word", "offset": DEEP_SORT})
+        assert deep.status_code == 200 and deep.headers["x-cowbird-class"] == "interactive", deep.headers
+        assert "within the interactive 0.1 s" in deep.headers["x-cowbird-class-reason"]
+        assert deep.json()["offset"] == DEEP_SORT and len(deep.json()["hits"]) == 100
+        frequency = await client.get("/api/v1/frequency", params={**P1, "by": "word"})
+        assert frequency.status_code == 200 and frequency.headers["x-cowbird-class"] == "interactive"
+        assert float(frequency.headers["x-cowbird-estimated-seconds"]) < 0.1
+        assert int(frequency.headers["x-cowbird-wait-ms"]) >= 0
+        export = await client.get("/api/v1/export", params={**P1, "limit": 50})
+        assert export.status_code == 200 and len(export.text.splitlines()) == 51
+        assert export.headers["x-cowbird-class"] == "interactive"
+        for path in ("/v1/sortkeys", "/v1/frequency", "/v1/export", "/v1/estimate"):
+            assert node.priorities(path) == {None}, path
+
+
+async def test_analyses_exports_and_deep_sorted_pages_estimated_heavy_are_background_work(
+    sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
+) -> None:
+    """The nodes estimate every query at 5 s a partition, beyond the interactive 0.1 s: the same requests
+    wait for their turn and run as background work, and say why."""
+    node, front = recording(big_parts, sample_parts, tmp_path, estimate_seconds=5.0)
+    async for client in front:
         first_sorted = await client.get("/api/v1/query", params={**P1, "sort": "left1.word"})
-        assert first_sorted.status_code == 200 and node.priorities("/v1/sortkeys") == {None}
+        assert first_sorted.status_code == 200 and node.priorities("/v1/sortkeys") == {None}  # the first pages
         deep = await client.get("/api/v1/query", params={**P1, "sort": "left1.word", "offset": DEEP_SORT})
         assert deep.status_code == 200 and deep.headers["x-cowbird-priority"] == "background"
-        assert deep.json()["offset"] == DEEP_SORT and len(deep.json()["hits"]) == 100
+        assert deep.headers["x-cowbird-class"] == "background"
+        assert "beyond the interactive 0.1 s" in deep.headers["x-cowbird-class-reason"]
         assert node.priorities("/v1/sortkeys") == {None, "background"}
-        assert (await client.get("/api/v1/frequency", params={**P1, "by": "word"})).status_code == 200
+        frequency = await client.get("/api/v1/frequency", params={**P1, "by": "word"})
+        assert frequency.status_code == 200 and frequency.headers["x-cowbird-class"] == "background"
+        assert float(frequency.headers["x-cowbird-estimated-seconds"]) >= 5
         assert node.priorities("/v1/frequency") == {"background"}
         export = await client.get("/api/v1/export", params={**P1, "limit": 50})
         assert export.status_code == 200 and len(export.text.splitlines()) == 51
@@ -258,7 +312,7 @@ async def test_a_query_estimated_beyond_the_deadline_is_refused_with_its_estimat
 async def test_a_query_estimated_beyond_the_interactive_budget_runs_in_the_background_and_says_so(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:
-    """The nodes estimate the query at 5 s a partition, beyond the interactive 2 s."""
+    """The nodes estimate the query at 5 s a partition, beyond the interactive 0.1 s."""
     async for node, client, plain in asked_wide(big_parts, sample_parts, tmp_path, estimate_seconds=5.0):
         assert plain.status_code == 200 and plain.headers["x-cowbird-priority"] == "background"
         assert node.priorities("/v1/count") == {"background"}
@@ -277,14 +331,16 @@ async def test_a_query_that_may_be_slow_and_cannot_be_estimated_is_refused_not_r
 ) -> None:
     """The nodes cannot estimate it (too busy to answer): its cost has no bound, so it is not run to find
     out (a query relating three labels once ran anyway and took a node to 10 GB) — refused with the
-    reason, no node asked to count it; once the nodes can estimate it, it runs."""
-    node, front = recording(big_parts, sample_parts, tmp_path)
+    reason, no node asked to count it; once the nodes can estimate it, it runs. A busy node is asked
+    again while the estimate's time lasts (a tenth of the 10 s deadline), as any call is."""
+    node, front = recording(big_parts, sample_parts, tmp_path, deadline=10.0)
     node.estimates_fail = True
     async for client in front:
         refused = await client.get("/api/v1/query", params=WIDE)
         assert_problem(refused, 503, "nodes_unavailable")
         assert "the node is busy" in refused.json()["detail"]
         assert node.priorities("/v1/estimate") == {None} and node.priorities("/v1/count") == set()
+        assert [path for path, _ in node.calls].count("/v1/estimate") > 3  # three partitions, asked again
         node.estimates_fail = False
         answered = await client.get("/api/v1/query", params=WIDE)
         assert answered.status_code == 200 and answered.json()["complete"], answered.text

@@ -15,8 +15,7 @@ from fastapi.routing import APIRoute
 
 from cowbird.frontend.app import create_app
 from cowbird.frontend.background import is_background
-from cowbird.frontend.operations import BY_PATH, PUBLIC_OPERATIONS, QUERY, deep_sorted
-from cowbird.frontend.priority import DEEP_SORT
+from cowbird.frontend.operations import BY_PATH, PUBLIC_OPERATIONS, may_hand_over
 from cowbird.frontend.routes.deps import Visit
 from tests.frontend.conftest import Partitioned, front_settings
 from tests.frontend.test_priority import WIDE, recording
@@ -86,7 +85,7 @@ async def test_the_openapi_description_says_each_operations_cost_merge_and_files
             assert content["application/json"]["schema"]["$ref"].endswith("/" + operation.response.__name__)
     frequency = paths["/api/v1/frequency"]["get"]
     assert frequency["description"].startswith("How often each value occurs on the hits: CQP's")
-    assert "Cost: background work" in frequency["description"]
+    assert "Cost: classed by its estimated cost" in frequency["description"]
     assert set(frequency["responses"]["200"]["content"]) == {
         "application/json", "text/tab-separated-values", "text/csv", "application/x-ndjson",
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
@@ -94,14 +93,14 @@ async def test_the_openapi_description_says_each_operations_cost_merge_and_files
 
 def test_where_each_request_runs_follows_from_the_table() -> None:
     for operation in PUBLIC_OPERATIONS:
-        assert is_background(operation.path, b"corpus=web&q=x") == (operation.cost == "background"), operation
-    assert is_background("/api/v1/query", f"corpus=web&q=the&sort=right1.word&offset={DEEP_SORT}".encode())
-    assert not is_background("/api/v1/query", f"corpus=web&q=the&sort=right1.word&offset={DEEP_SORT - 1}".encode())
-    assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=&offset=5000")
-    assert not is_background("/api/v1/query", b"corpus=web&q=the&sort=x&offset=-5000")
-    assert not is_background("/api/v1/corpora", b"") and not is_background("/api/v1/frequencyx", b"")
-    # the preview route asks the same rule of the table (a sorted page deep in the hits)
-    assert QUERY.deep is deep_sorted and deep_sorted({"sort": ["x", "left1.word"], "offset": ["1", str(DEEP_SORT)]})
+        assert is_background(operation.path) == (operation.cost == "background"), operation
+        assert may_hand_over(operation.path) == (operation.cost == "estimated"), operation
+    # classed by their estimated cost, whatever their kind: sorted pages, exports, analyses of hits
+    estimated = {operation.name for operation in PUBLIC_OPERATIONS if operation.cost == "estimated"}
+    assert {"query", "export", "frequency", "distribution", "dispersion", "collocations"} <= estimated
+    assert all(operation.per_hit > 0 for operation in PUBLIC_OPERATIONS if operation.cost == "estimated")
+    assert not is_background("/api/v1/corpora") and not is_background("/api/v1/frequencyx")
+    assert not may_hand_over("/api/v1/corpora") and not may_hand_over("/api/v1/estimate")
 
 
 async def test_an_analysis_of_a_query_that_may_be_slow_is_estimated_and_refused_past_its_limit(

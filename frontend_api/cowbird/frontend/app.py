@@ -28,6 +28,7 @@ from cowbird.frontend.accounts import Accounts, Database
 from cowbird.frontend.accounts import web as accounts_web
 from cowbird.frontend.accounts.throttle import Throttle, registrations
 from cowbird.frontend.background import FromInteractive, ToBackground
+from cowbird.frontend.classing import ClassHeaders
 from cowbird.frontend.corpora import CorpusCatalogue
 from cowbird.frontend.credentials import Credentials, refusal
 from cowbird.frontend.events import ANALYSIS_EVENTS, QUERY_EVENTS
@@ -183,6 +184,7 @@ def create_app(
     app.add_middleware(TrustedHosts, hosts=settings.trusted_hosts(), render=render)
     app.add_middleware(RequestStart)
     app.add_middleware(RequestLog, service="frontend", metrics=state.metrics)
+    app.add_middleware(ClassHeaders)  # each answer says its class and wait (classing.py)
     app.add_middleware(SecurityHeaders)
     if forwarded:
         app.add_middleware(FromInteractive)

@@ -1,26 +1,26 @@
 """Background work in a process of its own, at a lower CPU priority than the interactive one.
 
-Analyses (trends, comparisons and word sketches too), word and keyword lists, exports and sorted
-pages deep in the hits (``is_background``: the operations ``operations.py`` declares so) cost the
-front end most of its CPU: parsing and checking large node answers, merging the partitions'
-tables, writing files. In the process that answers
-previews they would share its interpreter lock and its cores with them; ``cowbird serve`` therefore
-starts one *background process* beside its interactive worker(s): the same app on a Unix socket in a
-private folder, niced (``NICENESS``), which the kernel runs only when the interactive processes leave
-it CPU.
+Background work — what its estimate classes heavy (``classing.py``), and word and keyword lists,
+word sketches, trends and comparisons by their kind — costs the front end most of its CPU: parsing
+and checking large node answers, merging the partitions' tables, writing files. In the process that
+answers previews it would share its interpreter lock and its cores with them; ``cowbird serve``
+therefore starts one *background process* beside its interactive worker(s): the same app on a Unix
+socket in a private folder, niced (``NICENESS``), which the kernel runs only when the interactive
+processes leave it CPU.
 
-An interactive process forwards each background request there unchanged (``ToBackground``, the
-outermost middleware: the background app checks, logs and answers it itself) and streams the answer
-back; a client that goes away closes the forwarded request too, which stops the work. A request whose
+An interactive process sends background work there (``ToBackground``, the outermost middleware:
+the background app checks, logs and answers it itself) and streams the answer back: what is
+background by its kind unchanged, by its path (``is_background``); what its operation classes by
+cost (``operations.may_hand_over``) after this process's app has estimated it heavy and handed it
+over (``HAND_OVER``: nothing was sent yet), with its class (``classing.HANDED_OVER``). A client that
+goes away closes the forwarded request too, which stops the work. A request whose
 credential is refused (``credentials.py``) or whose headers could not be sent on as they are is never
 forwarded: this process answers it (401, 400), so no client's header can make the forwarding fail. What only the
 interactive process knows of the connection — the client's address and port, the scheme, the
 server's address — travels in ``X-Cowbird-Forwarded`` (``FromInteractive`` restores it; the header
-of a client is dropped, never passed on). Queries estimated heavy are known only after their
-estimate: they stay in the process that estimated them, as background work there
-(``priority.Lanes``).
+of a client is dropped, never passed on). A preview estimated heavy stays in the process that
+estimated it, as background work there (``priority.Lanes``).
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -34,8 +34,9 @@ import httpx
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cowbird.core.errors import CowbirdError, HttpError, NodesUnavailable
-from cowbird.frontend.operations import runs_in_background
-from cowbird.serving.asgi import HttpMiddleware
+from cowbird.frontend.classing import HAND_OVER_SCOPE, HANDED_OVER
+from cowbird.frontend.operations import may_hand_over, runs_in_background
+from cowbird.serving.asgi import HttpMiddleware, hands_over
 from cowbird.serving.problems import problem_response
 
 FORWARDED = b"x-cowbird-forwarded"
@@ -59,10 +60,10 @@ Gate = Callable[[Scope], Awaitable[CowbirdError | None]]
 """Why a request must not be forwarded (its credential refused), or None."""
 
 
-def is_background(path: str, query_string: bytes) -> bool:
-    """Whether a GET request is background work: its public operation says so (``operations.py``:
-    an analysis, a word or keyword list, an export, or a sorted page from offset ``DEEP_SORT``)."""
-    return runs_in_background(path, query_string)
+def is_background(path: str) -> bool:
+    """Whether a GET request is background work by its path: its public operation says so
+    (``operations.py``: word and keyword lists, word sketches, trends, comparisons)."""
+    return runs_in_background(path)
 
 
 class ToBackground:
@@ -80,15 +81,20 @@ class ToBackground:
         if scope["type"] == "lifespan":
             await self._lifespan(scope, receive, send)
             return
-        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") \
-                or not is_background(scope["path"], scope["query_string"]) \
-                or (self.gate is not None and await self.gate(scope) is not None):
+        by_path = scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and is_background(scope["path"])
+        estimated = scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and may_hand_over(scope["path"])
+        if not (by_path or estimated) or (self.gate is not None and await self.gate(scope) is not None):
             await self.app(scope, receive, send)  # a refused credential: this process's own stack answers why
             return
         headers = forwardable(scope["headers"])
         if isinstance(headers, CowbirdError):
             await problem_response(headers)(scope, _nothing, send)
             return
+        if estimated:  # run here unless its estimate classes it background: then it is handed over
+            told = await self._here(scope, receive, send)
+            if told is None:
+                return
+            headers.append((HANDED_OVER, told))
         forwarding = asyncio.ensure_future(self._forward(scope, send, headers))
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
@@ -99,6 +105,20 @@ class ToBackground:
                 forwarding.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await forwarding
+
+    async def _here(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        """The request answered by this process, unless the app hands it over (``HAND_OVER``): then
+        nothing is sent, and what the app says of its class (``HANDED_OVER``) is returned."""
+        told: list[bytes] = []
+
+        async def watched(message: Message) -> None:
+            if hands_over(message):
+                told.append(dict(message.get("headers", [])).get(HANDED_OVER, b"{}"))
+            elif not told:
+                await send(message)
+
+        await self.app({**scope, HAND_OVER_SCOPE: True}, receive, watched)
+        return told[0] if told else None
 
     async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def closing_receive() -> Message:
@@ -151,7 +171,7 @@ def forwardable(raw: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]] | C
     headers = []
     for name, value in raw:
         name = name.lower()
-        if name == FORWARDED or name in HOP_BY_HOP:
+        if name in (FORWARDED, HANDED_OVER) or name in HOP_BY_HOP:
             continue
         value = value.strip(b" \t")
         if not HEADER_NAME.fullmatch(name) or not HEADER_VALUE.fullmatch(value):
@@ -180,7 +200,8 @@ class FromInteractive(HttpMiddleware):
         forwarded = dict(scope["headers"]).get(FORWARDED)
         if forwarded is not None:
             about: dict[str, Any] = json.loads(forwarded)
-            scope = {**scope, FORWARDED_SCOPE: True, "scheme": about.get("scheme", "http"),
+            scope = {**scope, FORWARDED_SCOPE: True, HANDED_OVER.decode(): dict(scope["headers"]).get(HANDED_OVER),
+                     "scheme": about.get("scheme", "http"),
                      "client": tuple(about["client"]) if about.get("client") else None,
                      "server": tuple(about["server"]) if about.get("server") else None}
 

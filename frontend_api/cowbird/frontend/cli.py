@@ -9,8 +9,9 @@ it nor start on a configuration that cannot work. ``/metrics`` sums every worker
 (``query_lang/cowbird/serving/metrics.py``: prometheus_client's multiprocess mode, in a folder made for the run).
 
 Beside the workers, ``serve`` starts the *background process* (``--no-background``: none): the same
-app on a Unix socket in a private folder, at a lower CPU priority, to which the workers forward
-analyses, word and keyword lists, exports and deep sorted pages (``frontend_api/cowbird/frontend/background.py``);
+app on a Unix socket in a private folder, at a lower CPU priority, to which the workers hand over
+background work — what is estimated beyond the interactive budget, and word and keyword lists, word
+sketches, trends and comparisons (``frontend_api/cowbird/frontend/background.py``, ``classing.py``);
 it ends with ``serve``.
 """
 
@@ -67,8 +68,9 @@ def worker_app() -> FastAPI:
               help="Front-end processes on the port; they share fair use, throttles and sessions through the "
                    "account database (use PostgreSQL for many).")
 @click.option("--background/--no-background", default=True, show_default=True,
-              help="Answer analyses, word lists, exports and deep sorted pages in a process of their own at a lower "
-                   "CPU priority, so that previews never wait for them.")
+              help="Answer background work (estimated beyond the interactive budget; word lists, sketches, trends "
+                   "and comparisons) in a process of their own at a lower CPU priority, so that interactive work "
+                   "never waits for it.")
 @click.option("--background-socket", type=click.Path(path_type=Path), default=None, hidden=True,
               help="(Started by cowbird serve itself: be the background process, on this Unix socket.)")
 @LOG_LEVEL

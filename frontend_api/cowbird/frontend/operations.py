@@ -22,10 +22,9 @@ declared one is served with the table's models.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
-from urllib.parse import parse_qs
 
 from pydantic import BaseModel, create_model
 
@@ -33,18 +32,20 @@ from cowbird.core.declared import HitAnalysis, analyses
 from cowbird.frontend import params, schemas
 from cowbird.frontend.downloads import FORMATS, MEDIA_TYPES, TABLE_FORMATS, Format
 from cowbird.frontend.events import ANALYSIS_EVENTS, QUERY_EVENTS
-from cowbird.frontend.priority import DEEP_SORT
 
 Cost = Literal["interactive", "estimated", "background"]
-"""Where an operation runs and how its cost is known before it does:
+"""How an operation is classed — interactive or background work (``classing.py``) — and where it runs:
 
-- ``interactive``: in the interactive process, in the viewer's interactive lane (an estimate, a
-  subcorpus's size);
-- ``estimated``: in the interactive process; a query that may be slow is estimated first
-  (``deps.tiered``), refused past the deadline and run as background work past the interactive
-  budget — or when ``deep`` says so of its parameters (a sorted page deep in the hits);
-- ``background``: always background work, in the background process (``background.py``), after
-  the viewer's turn (``priority.Lanes``)."""
+- ``interactive``: always interactive, in the interactive process, in the viewer's interactive lane
+  (an estimate, a subcorpus's size);
+- ``estimated``: classed by its estimated cost, whatever its kind: its query is estimated on the
+  nodes (``deps.tiered`` refuses what would pass the deadline), and the estimate's seconds plus the
+  hits it handles times its ``per_hit`` cost are its cost; within the interactive budget (``[limits]
+  interactive_seconds``) it is interactive work where it was asked, beyond it background work — in
+  the background process (``background.py`` hands it over) after the viewer's turn by cost
+  (``priority.Lanes``);
+- ``background``: always background work, in the background process, after the viewer's turn (no
+  estimate of it yet: word and keyword lists, word sketches, trends, comparisons)."""
 
 Asked = Mapping[str, Sequence[str]]
 """A request's query parameters as ``parse_qs`` reads them (name -> values, the last one counts)."""
@@ -66,8 +67,12 @@ class PublicOperation:
     stream: Literal["no", "own", "partitions"] = "no"
     """``stream=1``: not taken; answered as the route's own NDJSON events (the preview's); or as
     ``routes/prologue.py`` streams every analysis — an event per partition, then the result."""
-    deep: Callable[[Asked], bool] | None = None
-    """For ``estimated``: the parameters that make it background work without an estimate."""
+    per_hit: float = 0.0
+    """For ``estimated``: the seconds of node and front-end CPU it takes per hit it handles, beyond
+    finding the hits (an export: per line). Set from the CPU each kind of request took alone in
+    ``bench/RESULTS.md`` ("Many users at once": an export of 5,000 lines 254 ms, 51 µs a line; a sorted
+    page near offset 100,000 of 127,101 hits 88 ms, 0.7 µs a hit), rounded up; the analyses' from
+    their per-hit work (a count per hit; collocations a window of tokens around it)."""
     declared: HitAnalysis[Any, Any, Any] | None = None
     """A declared analysis's declaration (``cowbird.core.declared``), which its route serves."""
 
@@ -75,9 +80,10 @@ class PublicOperation:
     def path(self) -> str:
         return f"/api/v1/{self.name}"
 
-    def background(self, asked: Asked) -> bool:
-        """Whether a request with these parameters runs as background work before any estimate."""
-        return self.cost == "background" or (self.deep is not None and self.deep(asked))
+    @property
+    def background(self) -> bool:
+        """Whether it is background work before any estimate (in the background process)."""
+        return self.cost == "background"
 
     def responses(self) -> dict[int | str, dict[str, Any]]:
         """The OpenAPI description of its 200 answer: JSON and the files it writes, or events."""
@@ -107,21 +113,10 @@ class PublicOperation:
 
 COSTS: dict[Cost, str] = {
     "interactive": "runs at once, among the viewer's interactive queries.",
-    "estimated": "a query that may be slow is estimated first: refused past the time limit, run as background "
-                 "work past the interactive budget.",
+    "estimated": "classed by its estimated cost: its query is estimated first, refused past the time limit, run at "
+                 "once as interactive work within the interactive budget and as background work beyond it.",
     "background": "background work: it waits for the viewer's turn and runs at a lower priority.",
 }
-
-
-def _last(asked: Asked, name: str, default: str = "") -> str:
-    values = asked.get(name)
-    return values[-1].strip() if values else default
-
-
-def deep_sorted(asked: Asked) -> bool:
-    """A sorted page from offset ``DEEP_SORT`` on (the first pages of a sort stay interactive)."""
-    offset = _last(asked, "offset", "0")
-    return bool(_last(asked, "sort")) and offset.isdigit() and int(offset) >= DEEP_SORT
 
 
 SUMMED = "each partition's counts per value are summed, then ranked and cut"
@@ -130,35 +125,35 @@ QUERY = PublicOperation(
     "the partitions' totals are summed; the page is taken from the partitions that hold it, in corpus order, "
     "or merged on the sort keys (a sorted page), or drawn by one seed over all hits (a sample)",
     "A preview: the query's hits, a page at a time (KWIC lines), with each partition's total.",
-    stream="own", deep=deep_sorted)
+    stream="own", per_hit=0.7e-6)
 ESTIMATE = PublicOperation(
     "estimate", params.Searching, schemas.EstimateResult, "interactive",
     "the partitions' estimated hits are summed; the time is the slowest partition's",
     "What a query would cost before it runs: its hits (counted, or estimated from samples) and seconds.")
 EXPORT = PublicOperation(
-    "export", params.ExportParameters, None, "background",
+    "export", params.ExportParameters, None, "estimated",
     "the partitions' lines are streamed in corpus order, merged on the sort keys, or sampled by one seed",
     "The hits as a file: every line with its context and attributes, with a provenance block.",
-    formats=FORMATS)
+    formats=FORMATS, per_hit=50e-6)
 FREQUENCY = PublicOperation(
-    "frequency", params.FrequencyParameters, schemas.FrequencyResult, "background", SUMMED,
+    "frequency", params.FrequencyParameters, schemas.FrequencyResult, "estimated", SUMMED,
     "How often each value occurs on the hits (CQP's count by), per million tokens searched.",
-    formats=TABLE_FORMATS, stream="partitions")
+    formats=TABLE_FORMATS, stream="partitions", per_hit=5e-6)
 DISTRIBUTION = PublicOperation(
-    "distribution", params.DistributionParameters, schemas.DistributionResult, "background",
+    "distribution", params.DistributionParameters, schemas.DistributionResult, "estimated",
     "each partition's hits and tokens per value are summed, then the rates computed",
     "Hits per value of a structural attribute at the match, with each value's size and rate.",
-    formats=TABLE_FORMATS, stream="partitions")
+    formats=TABLE_FORMATS, stream="partitions", per_hit=5e-6)
 DISPERSION = PublicOperation(
-    "dispersion", params.DispersionParameters, schemas.DispersionResult, "background",
+    "dispersion", params.DispersionParameters, schemas.DispersionResult, "estimated",
     "each partition's hits per part and per stretch are joined, then DP is computed over the whole corpus",
     "Where the hits fall: Gries' DP over texts (or other regions) and the partitions, and hits per stretch.",
-    formats=TABLE_FORMATS, stream="partitions")
+    formats=TABLE_FORMATS, stream="partitions", per_hit=5e-6)
 COLLOCATIONS = PublicOperation(
-    "collocations", params.CollocationParameters, schemas.CollocationResult, "background",
+    "collocations", params.CollocationParameters, schemas.CollocationResult, "estimated",
     "co-occurrence and marginal counts are summed over the partitions before any association measure",
     "Collocates of the hits in a window, with their association measures.",
-    formats=TABLE_FORMATS, stream="partitions")
+    formats=TABLE_FORMATS, stream="partitions", per_hit=40e-6)
 TREND = PublicOperation(
     "trend", params.TrendParameters, schemas.TrendResult, "background",
     "each partition's hits and tokens per period are summed, then rates and Wilson bands computed",
@@ -215,8 +210,8 @@ def _declared(analysis: HitAnalysis[Any, Any, Any]) -> PublicOperation:
         __doc__=f"``GET /api/v1/{analysis.name}``."))
     result = create_model(f"{title}Result", __base__=(analysis.result, schemas.DeclaredResult),
                           __doc__=analysis.summary)
-    return PublicOperation(analysis.name, parameters, result, "background", analysis.merged, analysis.summary,
-                           formats=TABLE_FORMATS, stream="partitions", declared=analysis)
+    return PublicOperation(analysis.name, parameters, result, "estimated", analysis.merged, analysis.summary,
+                           formats=TABLE_FORMATS, stream="partitions", per_hit=10e-6, declared=analysis)
 
 
 DECLARED: tuple[PublicOperation, ...] = tuple(_declared(analysis) for analysis in analyses())
@@ -229,12 +224,15 @@ PUBLIC_OPERATIONS: tuple[PublicOperation, ...] = (
 BY_PATH: dict[str, PublicOperation] = {operation.path: operation for operation in PUBLIC_OPERATIONS}
 
 
-def runs_in_background(path: str, query_string: bytes) -> bool:
-    """Whether a GET request is background work from its path and parameters alone (before any
-    estimate): its operation's ``background``."""
+def runs_in_background(path: str) -> bool:
+    """Whether a GET request is background work from its path alone (before any estimate): its
+    operation's ``background``."""
     operation = BY_PATH.get(path)
-    if operation is None:
-        return False
-    if operation.cost == "background":
-        return True
-    return operation.deep is not None and operation.deep(parse_qs(query_string.decode("latin-1")))
+    return operation is not None and operation.background
+
+
+def may_hand_over(path: str) -> bool:
+    """Whether a request is classed by its estimated cost: run where it was asked, it may be handed
+    over to the background process once estimated heavy."""
+    operation = BY_PATH.get(path)
+    return operation is not None and operation.cost == "estimated"

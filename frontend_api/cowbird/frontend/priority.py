@@ -1,10 +1,10 @@
-"""Interactive first, fairly: which requests are background work, and how they take turns.
+"""Interactive first, fairly by cost: how background work takes turns.
 
-Requests are of two classes. *Interactive*: a preview, a count, the first sorted pages, context,
-``/ref``, an estimate, the subcorpus picker — what a person waits for. *Background*: analyses
-(frequency, distribution, collocations, dispersion, trends, comparisons, word sketches and their
-differences, the thesaurus, word and keyword lists), exports, sorted pages deep in the hits
-(``DEEP_SORT`` and beyond), and queries estimated beyond the interactive budget. Background work:
+Requests are of two classes (``classing.py`` decides which by the estimated cost, not by the kind of
+request). *Interactive*: what a person waits for and what is estimated cheap — a preview, a count, an
+estimate, the subcorpus picker, a sorted page, an export or an analysis within the interactive
+budget. *Background*: what is estimated beyond it, and word and keyword lists, word sketches, trends
+and comparisons (not estimated yet). Background work:
 
 - waits longer (``BACKGROUND_TIME``), the nodes counting its cost in CPU seconds;
 - is marked for the nodes (``X-Cowbird-Priority: background``, from the request's
@@ -12,14 +12,13 @@ differences, the thesaurus, word and keyword lists), exports, sorted pages deep 
   lowest CPU priority, stepping aside at each deadline check while interactive work runs
   (``cowbird.node.scheduler``);
 - takes turns in the front end (:class:`Lanes`): at most ``slots`` background requests of this
-  process at work at once, shared **per viewer**, not per request — a free slot goes to the waiting
-  viewer with the fewest requests at work, among equals the one served longest ago (round robin over
-  viewers, first come first served within one) —, so a viewer's ten analyses take one share
-  while others wait, and the idle slots when nobody does.
+  process at work at once, shared **per viewer by cost** — weighted fair queuing on node seconds: a
+  free slot goes to the waiting viewer whose background work has been charged least —, so a viewer's
+  ten heavy requests take one share while others wait, a viewer with one cheap request is served
+  next, and the idle slots go to whoever waits.
 
 The lanes are per front-end process; with several processes each shares out its own slots.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -39,26 +38,41 @@ steps aside, so its time on the clock says little of its cost), with this many t
 
 @dataclass
 class Turn:
-    """A background request's turn: :meth:`release` (once) gives it to the next viewer in line."""
+    """A background request's turn: :meth:`release` (once) gives it to the next viewer in line. It was
+    charged its estimated node seconds (``charged``) when it began; released, it is charged what it
+    spent instead."""
 
     lanes: Lanes
     key: str
+    charged: float = 0.0
+    waited: float = 0.0
+    """Seconds it waited for its turn."""
     released: bool = False
 
-    def release(self) -> None:
+    def release(self, spent: float | None = None) -> None:
+        """The turn ends, having cost ``spent`` node seconds (None: as estimated)."""
         if not self.released:
             self.released = True
-            self.lanes._done(self.key)
+            self.lanes._done(self.key, self.charged if spent is None else spent, self.charged)
 
 
 @dataclass
 class Lanes:
-    """Background turns, ``slots`` at once, shared out per viewer key (the fewest at work first)."""
+    """Background turns, ``slots`` at once, shared out per viewer key by cost: a free slot goes to the
+    waiting viewer whose background work has cost least so far (weighted fair queuing on node seconds).
+
+    Each viewer's *use* is the node seconds of their background work while they have any at work or
+    waiting: a turn adds its estimate when it begins and, when it ends, what it really cost in its
+    place. A viewer who comes (back) starts at the least use among those at work or waiting, never
+    below — time spent idle is not saved up —, so a viewer's ten heavy requests take one share and a
+    viewer with one cheap request is served next. Among equal uses: the fewest at work, then the one
+    served longest ago, then the first in line."""
 
     slots: int
     running: dict[str, int] = field(default_factory=dict)
-    waiting: OrderedDict[str, deque[asyncio.Future[None]]] = field(default_factory=OrderedDict)
+    waiting: OrderedDict[str, deque[tuple[asyncio.Future[None], float]]] = field(default_factory=OrderedDict)
     served: dict[str, int] = field(default_factory=dict)  # when each viewer at work or waiting last got a turn
+    used: dict[str, float] = field(default_factory=dict)  # node seconds of each viewer at work or waiting
     turns: int = 0
 
     @property
@@ -68,51 +82,70 @@ class Lanes:
     def queued(self) -> int:
         return sum(len(line) for line in self.waiting.values())
 
-    async def turn(self, key: str) -> Turn:
-        """Wait for this viewer's turn at background work (the caller marks the request as background:
-        ``Caller.priority``). Cancelled while waiting (the client went), it leaves the line."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.waiting.setdefault(key, deque()).append(future)
+    async def turn(self, key: str, cost: float = 0.0) -> Turn:
+        """Wait for this viewer's turn at background work that is estimated to cost ``cost`` node seconds
+        (the caller marks the request as background: ``Caller.priority``). Cancelled while waiting (the
+        client went), it leaves the line."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        began = loop.time()
+        if key not in self.used:
+            self.used[key] = min(self.used.values(), default=0.0)
+        self.waiting.setdefault(key, deque()).append((future, cost))
         self._dispatch()
         try:
             await future
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():  # the turn came just as the client went
-                self._done(key)
+                self._done(key, 0.0, cost)
             else:
                 self._leave(key, future)
             raise
-        return Turn(self, key)
+        return Turn(self, key, cost, loop.time() - began)
+
+    def share(self, key: str) -> float:
+        """The node seconds this viewer's background work has been charged while at work or waiting."""
+        return self.used.get(key, 0.0)
+
+    def _forget(self, key: str) -> None:
+        if not self.running.get(key) and key not in self.waiting:
+            self.served.pop(key, None)  # gone: nothing to remember of it
+            self.used.pop(key, None)
 
     def _leave(self, key: str, future: asyncio.Future[None]) -> None:
         line = self.waiting.get(key)
-        if line is not None and future in line:
-            line.remove(future)
+        if line is not None:
+            for entry in line:
+                if entry[0] is future:
+                    line.remove(entry)
+                    break
             if not line:
                 del self.waiting[key]
-                if not self.running.get(key):
-                    self.served.pop(key, None)
+                self._forget(key)
 
-    def _done(self, key: str) -> None:
+    def _done(self, key: str, spent: float, charged: float) -> None:
+        self.used[key] = self.used.get(key, 0.0) + max(0.0, spent) - charged
         self.running[key] -= 1
         if not self.running[key]:
             del self.running[key]
-            if key not in self.waiting:
-                self.served.pop(key, None)  # gone: nothing to remember of it
+            self._forget(key)
         self._dispatch()
 
     def _dispatch(self) -> None:
-        """Give free slots to the viewers who wait: the fewest at work first, then the one served
-        longest ago (never: first), then the first in line."""
+        """Give free slots to the viewers who wait: the least use first, then the fewest at work, then
+        the one served longest ago (never: first), then the first in line."""
         while self.busy < self.slots and self.waiting:
-            chosen = min(self.waiting, key=lambda key: (self.running.get(key, 0), self.served.get(key, -1)))
+            chosen = min(self.waiting, key=lambda key: (self.used.get(key, 0.0), self.running.get(key, 0),
+                                                        self.served.get(key, -1)))
             self.turns += 1
             self.served[chosen] = self.turns
             line = self.waiting.pop(chosen)
-            future = line.popleft()
+            future, cost = line.popleft()
             if line:  # the viewer's next request waits at the end of the round
                 self.waiting[chosen] = line
             if future.cancelled():
+                self._forget(chosen)
                 continue
             self.running[chosen] = self.running.get(chosen, 0) + 1
+            self.used[chosen] = self.used.get(chosen, 0.0) + cost
             future.set_result(None)

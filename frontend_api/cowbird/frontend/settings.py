@@ -181,12 +181,15 @@ class LimitSettings(_Group):
         "Widest context (tokens each side) one concordance line may be widened to in place "
         "(/api/v1/context); below the nodes' max_context_tokens, and across a cut at most the 128 tokens each "
         "partition carries of its neighbours."))
-    interactive_seconds: float = Field(2.0, gt=0, description=(
-        "A query estimated to take longer on the nodes runs as background work (beside interactive work, never "
-        "in its place); one estimated beyond deadline is refused with its estimate before it runs."))
+    interactive_seconds: float = Field(0.1, gt=0, description=(
+        "The interactive budget: a request estimated to cost more (its query's estimated seconds on the nodes, "
+        "plus its hits' work: classing.py) runs as background work (beside interactive work, never in its "
+        "place), one within it at once as interactive work, whatever its kind; one estimated beyond deadline "
+        "is refused with its estimate before it runs."))
     background_slots: int = Field(3, ge=1, description=(
-        "Background requests (analyses, exports, deep sorted pages, queries estimated heavy) one front-end process "
-        "works on at once, shared per user (the fewest at work first); interactive ones never wait for them."))
+        "Background requests (estimated beyond the interactive budget, or background work of their kind) one "
+        "front-end process works on at once, shared per user by cost (the least node seconds first); interactive "
+        "ones never wait for them."))
     confirm_seconds: float = Field(30.0, gt=0, description=(
         "A query estimated to take longer (/api/v1/estimate) is run by the search page only after the user "
         "confirms it."))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class HttpMiddleware:
@@ -19,3 +19,15 @@ class HttpMiddleware:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One HTTP request; the app is ``self.app``."""
         raise NotImplementedError
+
+
+HAND_OVER = b"x-cowbird-hand-over"
+"""A response header between a front end's app and its front door only: the request is not answered
+here but handed over to the background process (``cowbird.frontend.background``); the request log
+leaves such a response out (the background process logs the answer)."""
+
+
+def hands_over(message: Message) -> bool:
+    """Whether a response's start is a hand-over (``HAND_OVER``), not an answer."""
+    return message["type"] == "http.response.start" and any(
+        name.lower() == HAND_OVER for name, _ in message.get("headers", []))

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode
 import click
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cowbird.serving.asgi import HttpMiddleware
+from cowbird.serving.asgi import HttpMiddleware, hands_over
 from cowbird.serving.metrics import Metrics
 
 REQUESTS = logging.getLogger("cowbird.requests")
@@ -106,11 +106,13 @@ class RequestLog(HttpMiddleware):
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         status = 500
+        handed = False
 
         async def record(message: Message) -> None:
-            nonlocal status
+            nonlocal status, handed
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                handed = hands_over(message)
             await send(message)
 
         if self.metrics is not None:
@@ -119,16 +121,18 @@ class RequestLog(HttpMiddleware):
             await self.app(scope, receive, record)
         finally:
             if self.metrics is not None:
-                route = self.metrics.route(scope)
                 self.metrics.running.labels(self.service).dec()
-                self.metrics.requests.labels(self.service, route, str(status)).inc()
-                self.metrics.latency.labels(self.service, route).observe(time.perf_counter() - started)
-            if REQUESTS.isEnabledFor(logging.INFO):
-                state = scope.get("state", {})
-                fields = {"service": self.service, "method": scope.get("method", ""), "path": safe_path(scope),
-                          "status": status, "ms": round((time.perf_counter() - started) * 1000, 1),
-                          "user": state.get("log_user") or "anonymous"}
-                for key in ("corpus", "partition", "hits"):
-                    if state.get(f"log_{key}") is not None:
-                        fields[key] = state[f"log_{key}"]
-                REQUESTS.info("%s %s %s", fields["method"], fields["path"], status, extra={"fields": fields})
+            if not handed:  # a hand-over is not an answer: the background process answers it, and logs it
+                if self.metrics is not None:
+                    route = self.metrics.route(scope)
+                    self.metrics.requests.labels(self.service, route, str(status)).inc()
+                    self.metrics.latency.labels(self.service, route).observe(time.perf_counter() - started)
+                if REQUESTS.isEnabledFor(logging.INFO):
+                    state = scope.get("state", {})
+                    fields = {"service": self.service, "method": scope.get("method", ""), "path": safe_path(scope),
+                              "status": status, "ms": round((time.perf_counter() - started) * 1000, 1),
+                              "user": state.get("log_user") or "anonymous"}
+                    for key in ("corpus", "partition", "hits"):
+                        if state.get(f"log_{key}") is not None:
+                            fields[key] = state[f"log_{key}"]
+                    REQUESTS.info("%s %s %s", fields["method"], fields["path"], status, extra={"fields": fields})

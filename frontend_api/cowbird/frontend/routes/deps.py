@@ -10,7 +10,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Query, Request, Response
 from sqlalchemy.exc import SQLAlchemyError
 
 from cowbird.core.errors import (
@@ -23,13 +23,23 @@ from cowbird.core.errors import (
 from cowbird.core.search import CostEstimate, HitView, Progress
 from cowbird.frontend.accounts import Accounts, DatabaseError
 from cowbird.frontend.accounts.web import SESSION_COOKIE, current_session
-from cowbird.frontend.caller import Caller
+from cowbird.frontend.background import FORWARDED_SCOPE
+from cowbird.frontend.caller import Caller, viewer_tag
+from cowbird.frontend.classing import (
+    HAND_OVER_SCOPE,
+    HANDED_OVER,
+    Classed,
+    class_by_cost,
+    class_by_seconds,
+    classing_of,
+)
 from cowbird.frontend.corpora import CorpusCatalogue, CorpusEntry
 from cowbird.frontend.credentials import VIEWER_STATE, presented_token, token_viewer, viewer_of
 from cowbird.frontend.failover import began
 from cowbird.frontend.fair_use import FairUse, NodeTime
 from cowbird.frontend.fanout import NodeClient, RequestNodes
 from cowbird.frontend.hits import NodeSearch, search_of
+from cowbird.frontend.operations import QUERY, PublicOperation
 from cowbird.frontend.params import Parameters, Searching
 from cowbird.frontend.priority import BACKGROUND_TIME, Turn
 from cowbird.frontend.querying import build_query
@@ -39,6 +49,7 @@ from cowbird.frontend.state import frontend_state
 from cowbird.frontend.subcorpora import S, in_subcorpus
 from cowbird.frontend.viewer import ANONYMOUS, Viewer
 from cowbird.query.cqp_ast import may_be_slow
+from cowbird.serving.asgi import HAND_OVER
 
 T = TypeVar("T")
 
@@ -214,21 +225,14 @@ def not_bounded(why: str) -> LimitExceeded:
         "labels related to each other, within s")
 
 
-def background_work(request: Request, cost: CostEstimate | None, deep_sort: bool = False) -> bool:
-    """Whether a query runs as background work: a sorted page deep in the hits, or a query that may be
-    slow (``tiered`` gave ``cost``) estimated beyond the interactive budget (``[limits]
-    interactive_seconds``) or not estimated at all."""
-    budget = frontend_state(request).settings.limits.interactive_seconds
-    return deep_sort or (cost is not None and (cost.seconds is None or cost.seconds > budget))
-
-
-async def background_turn(request: Request, caller: Caller, key: str, deadline: float) -> Turn:
-    """Wait for the viewer's turn at background work (``priority.Lanes``: slots shared per viewer);
-    the request and its node calls are background from now on (``caller.priority``). Stopped when
-    the client goes; ``503 busy`` after the (stretched) ``deadline`` in line."""
+async def background_turn(request: Request, caller: Caller, key: str, deadline: float, cost: float = 0.0) -> Turn:
+    """Wait for the viewer's turn at background work (``priority.Lanes``: slots shared per viewer by
+    cost; ``cost``: its estimated node seconds); the request and its node calls are background from
+    now on (``caller.priority``). Stopped when the client goes; ``503 busy`` after the (stretched)
+    ``deadline`` in line."""
     caller.priority = "background"
     try:
-        return await until_disconnected(request, caller, frontend_state(request).lanes.turn(key), deadline)
+        return await until_disconnected(request, caller, frontend_state(request).lanes.turn(key, cost), deadline)
     except DeadlinePassed:
         raise Busy(f"background work (analyses, exports, deep sorted pages) waited {caller.stretched(deadline):g} s "
                    "for its turn; try again later", headers={"Retry-After": "30"}) from None
@@ -311,6 +315,8 @@ class Visit:
     caller: Caller = field(default_factory=Caller)
     progress: Progress | None = None
     streamed: bool = False
+    classed: Classed | None = None
+    """The request's class (``classify``); None: as each ``run`` says (``background``)."""
 
     @property
     def nodes(self) -> RequestNodes:
@@ -369,13 +375,19 @@ class Visit:
         (``tiered``), unless its estimate is ``known``. Work refused or never started is closed, not
         left to warn."""
         deadline = self.limits.deadline if deadline is None else deadline
+        if self.classed is not None:
+            background = self.classed.background
+            known = known if known is not None else self.classed.estimate
         with ExitStack() as slot:
             try:
+                asked = asyncio.get_running_loop().time()
                 if search is not None and known is None:
                     known = await tiered(self.request, self.caller, self.user, self.key, search, background)
                 await self.admit(slot, search, deadline=deadline, known=known, reads=reads, what=what)
                 if background:
-                    slot.callback((await background_turn(self.request, self.caller, self.key, deadline)).release)
+                    turn = await self.background_turn(deadline, known)
+                    slot.callback(lambda: turn.release(self.node_seconds()))
+                self.waited(asyncio.get_running_loop().time() - asked)
             except BaseException:
                 work.close()  # never started (refused, or the client went while it waited)
                 raise
@@ -392,9 +404,75 @@ class Visit:
         return await until_disconnected(self.request, self.caller, work, deadline,
                                         None if search is None else stall_key(search), self.streamed)
 
-    async def background_turn(self, deadline: float) -> Turn:
-        """The viewer's turn at background work; this request is background work from now on."""
-        return await background_turn(self.request, self.caller, self.key, deadline)
+    async def background_turn(self, deadline: float, known: CostEstimate | None = None) -> Turn:
+        """The viewer's turn at background work, charged its estimated cost (the estimate ``known``, or
+        the class's) until it ends; this request is background work from now on."""
+        seconds = self.classed.seconds if self.classed is not None else None
+        if seconds is None and known is not None:
+            seconds = known.cpu_seconds if known.cpu_seconds is not None else known.seconds
+        return await background_turn(self.request, self.caller, self.key, deadline, seconds or 0.0)
+
+    def node_seconds(self) -> float | None:
+        """The node seconds this request's calls have cost so far (None: not metered)."""
+        return None if self.caller.meter is None else self.caller.meter.ms / 1000
+
+    def waited(self, seconds: float) -> None:
+        """How long the request's work waited before it began (its answer says it: ``classing``)."""
+        classing = classing_of(self.request.scope)
+        if classing is not None:
+            classing.waited = seconds if classing.waited is None else classing.waited + seconds
+
+    def class_preview(self, cost: CostEstimate | None, deep: bool) -> bool:
+        """Class a preview, and say whether it is background work: a query that may be slow (``tiered``
+        gave ``cost``) estimated beyond the interactive budget (``[limits] interactive_seconds``) or
+        not estimated at all; a sorted page deep in the hits (``deep``: from ``DEEP_SORT`` on) by its
+        cost, its estimated hits' sort keys included (True while it is not estimated yet)."""
+        budget = self.limits.interactive_seconds
+        if deep and cost is not None:
+            self.classed = class_by_cost(cost, QUERY.per_hit, budget)
+        elif deep:
+            return True
+        elif cost is None:
+            self.classed = Classed("interactive", "a query that cannot be slow (not estimated)")
+        elif cost.seconds is None:
+            self.classed = Classed("background", "a query the engine does not estimate (MU, TAB)", cost)
+        else:
+            self.classed = class_by_seconds(cost.seconds, budget, cost)
+        classing = classing_of(self.request.scope)
+        if classing is not None:
+            classing.classed = self.classed
+        return self.classed.background
+
+    async def classify(self, operation: PublicOperation, asked: Parameters) -> Response | None:
+        """Class the request by its operation and, for an ``estimated`` one, by its estimated cost
+        (``classing.py``); the class holds for every ``run`` of the request and its answer says it.
+        Work classed background in a process that can hand it over is handed over: the hand-over
+        response is returned, for the route's answer."""
+        scope = self.request.scope
+        if scope.get(FORWARDED_SCOPE):
+            self.classed = Classed.from_handed_over(scope.get(HANDED_OVER.decode()))
+        elif operation.cost == "interactive":
+            self.classed = Classed("interactive", "interactive work of its kind (never estimated)")
+        elif operation.cost == "background":
+            self.classed = Classed("background", "background work of its kind (not estimated)")
+        elif isinstance(asked, Searching) and operation.name != "query":  # a preview classes its sorted pages
+            _, search = self.search(asked)
+            not_stalled(self.request, search)  # a query that just ran out of time: refused before any estimate
+            if may_be_slow(search.query.query):  # refused past the background time limit
+                estimate = await tiered(self.request, self.caller, self.user, self.key, search, background=True)
+                assert estimate is not None
+            else:
+                estimate = await estimated(self.request, self.caller, self.user, self.key, search)
+            rows = getattr(asked, "sample", None) or getattr(asked, "limit", None) or self.limits.browser_export_limit
+            handled = int(rows) if operation.name == "export" else None  # an export handles its rows, at most
+            self.classed = class_by_cost(estimate, operation.per_hit, self.limits.interactive_seconds, handled)
+        classing = classing_of(scope)
+        if classing is not None:
+            classing.classed = self.classed
+        if self.classed is not None and self.classed.background and scope.get(HAND_OVER_SCOPE):
+            return Response(status_code=202, headers={HAND_OVER.decode(): "1",
+                                                      HANDED_OVER.decode(): self.classed.handed_over().decode()})
+        return None
 
     def logged(self, corpus: str, hits: int | None = None) -> None:
         """What the request log says the request searched (and found)."""
@@ -404,7 +482,9 @@ class Visit:
 
 
 def visit(request: Request, user: CurrentUser, quota: Quota, catalogue: Corpora, nodes: Nodes) -> Visit:
-    return Visit(request, user, quota, catalogue, nodes, Caller(began=began(request.scope)))
+    made = Visit(request, user, quota, catalogue, nodes, Caller(began=began(request.scope)))
+    made.caller.viewer = viewer_tag(made.key)
+    return made
 
 
 Visitor = Annotated[Visit, Depends(visit)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from typing import Annotated, Any
@@ -77,9 +78,14 @@ async def export(visit: Visitor, asked: Annotated[ExportParameters, Query()]) ->
     key = visit.key
     slot = ExitStack()  # the export runs (counts as one of the viewer's queries) until its last byte
     try:
-        await visit.admit(slot, search, deadline=settings.limits.export_deadline,
+        asked_at = time.monotonic()
+        known = visit.classed.estimate if visit.classed is not None else None
+        await visit.admit(slot, search, deadline=settings.limits.export_deadline, known=known,
                           lease=settings.limits.export_deadline + LEASE_MARGIN)
-        slot.callback((await visit.background_turn(settings.limits.deadline)).release)
+        if visit.classed is None or visit.classed.background:  # a small export is interactive work
+            turn = await visit.background_turn(settings.limits.deadline, known)
+            slot.callback(lambda: turn.release(visit.node_seconds()))
+        visit.waited(time.monotonic() - asked_at)
         statuses = await visit.until_disconnected(search.count(), settings.limits.deadline, search)
         total = answered_total(statuses)
         written = min(rows, total) if sample is not None else max(0, min(rows, total - offset))

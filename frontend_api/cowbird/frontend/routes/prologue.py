@@ -71,6 +71,9 @@ def _prologue(operation: PublicOperation, route: R) -> R:
     async def answer(*args: Any, **kwargs: Any) -> Any:
         visit: Visit = kwargs["visit"]
         asked = kwargs["asked"] = await visit.subcorpus(kwargs["asked"])
+        handed_over = await visit.classify(operation, asked)
+        if handed_over is not None:
+            return handed_over
         if operation.stream == "partitions" and asked.stream:
             again = {**kwargs, "asked": asked.model_copy(update={"stream": False})}
             return await _streamed(asked, visit, lambda streaming: route(*args, **{**again, "visit": streaming}))

@@ -26,7 +26,7 @@ from cowbird.frontend.hits import NodeSearch, partition_result, public_hit
 from cowbird.frontend.operations import ESTIMATE, QUERY
 from cowbird.frontend.params import PreviewParameters, Searching, split
 from cowbird.frontend.priority import DEEP_SORT, Lanes
-from cowbird.frontend.routes.deps import Visitor, background_work, estimated, ndjson_line, tiered
+from cowbird.frontend.routes.deps import Visitor, estimated, ndjson_line, tiered
 from cowbird.frontend.routes.prologue import declared
 from cowbird.frontend.schemas import CorpusTotal, EstimateResult, Hit, QueryResult
 from cowbird.frontend.state import frontend_state
@@ -69,7 +69,10 @@ async def query(
     preview = Preview(request, user, asked, target, search, started, order, visit.caller)
     # a query that may be slow: estimated, refused past the deadline
     cost = await tiered(request, visit.caller, user, key, search)
-    background = background_work(request, cost, deep_sort=order is not None and offset >= DEEP_SORT)
+    background = visit.class_preview(cost, deep=order is not None and offset >= DEEP_SORT)
+    if background and cost is None:  # a sorted page deep in the hits, classed by cost: estimated
+        cost = await estimated(request, visit.caller, user, key, search)
+        background = visit.class_preview(cost, deep=True)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
         try:
