@@ -50,7 +50,6 @@ async def test_a_free_slot_goes_to_the_viewer_whose_background_work_cost_least()
     async def work(key: str, name: str, cost: float) -> None:
         turn = await lanes.turn(key, cost)
         order.append(name)
-        assert turn.waited >= 0
         turn.release(cost * 2)  # it cost twice its estimate
 
     tasks = [asyncio.create_task(work("heavy", f"h{k}", 30.0)) for k in range(3)]

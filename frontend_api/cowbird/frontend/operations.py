@@ -22,7 +22,6 @@ declared one is served with the table's models.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -46,10 +45,6 @@ Cost = Literal["interactive", "estimated", "background"]
   (``priority.Lanes``);
 - ``background``: always background work, in the background process, after the viewer's turn (no
   estimate of it yet: word and keyword lists, word sketches, trends, comparisons)."""
-
-Asked = Mapping[str, Sequence[str]]
-"""A request's query parameters as ``parse_qs`` reads them (name -> values, the last one counts)."""
-
 
 @dataclass(frozen=True, eq=False)
 class PublicOperation:

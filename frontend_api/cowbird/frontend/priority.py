@@ -45,8 +45,6 @@ class Turn:
     lanes: Lanes
     key: str
     charged: float = 0.0
-    waited: float = 0.0
-    """Seconds it waited for its turn."""
     released: bool = False
 
     def release(self, spent: float | None = None) -> None:
@@ -86,9 +84,7 @@ class Lanes:
         """Wait for this viewer's turn at background work that is estimated to cost ``cost`` node seconds
         (the caller marks the request as background: ``Caller.priority``). Cancelled while waiting (the
         client went), it leaves the line."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        began = loop.time()
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if key not in self.used:
             self.used[key] = min(self.used.values(), default=0.0)
         self.waiting.setdefault(key, deque()).append((future, cost))
@@ -101,7 +97,7 @@ class Lanes:
             else:
                 self._leave(key, future)
             raise
-        return Turn(self, key, cost, loop.time() - began)
+        return Turn(self, key, cost)
 
     def share(self, key: str) -> float:
         """The node seconds this viewer's background work has been charged while at work or waiting."""

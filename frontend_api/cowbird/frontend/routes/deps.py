@@ -425,13 +425,11 @@ class Visit:
     def class_preview(self, cost: CostEstimate | None, deep: bool) -> bool:
         """Class a preview, and say whether it is background work: a query that may be slow (``tiered``
         gave ``cost``) estimated beyond the interactive budget (``[limits] interactive_seconds``) or
-        not estimated at all; a sorted page deep in the hits (``deep``: from ``DEEP_SORT`` on) by its
-        cost, its estimated hits' sort keys included (True while it is not estimated yet)."""
+        not estimated at all; a sorted page deep in the hits (``deep``: from ``DEEP_SORT`` on, ``cost``
+        its estimate) by its cost, its estimated hits' sort keys included."""
         budget = self.limits.interactive_seconds
         if deep and cost is not None:
             self.classed = class_by_cost(cost, QUERY.per_hit, budget)
-        elif deep:
-            return True
         elif cost is None:
             self.classed = Classed("interactive", "a query that cannot be slow (not estimated)")
         elif cost.seconds is None:

@@ -6,7 +6,10 @@ parameter and answer models, files and events in the OpenAPI description, its co
 
 1. the parameters checked by their model (FastAPI, before the route: ``params.py``), the viewer
    found and the request's visit made (``deps.Visitor``: credential, fair-use key, corpora, nodes);
-2. a saved subcorpus (``subcorpus=ID``) expanded into filters (``Visit.subcorpus``);
+2. a saved subcorpus (``subcorpus=ID``) expanded into filters (``Visit.subcorpus``), and the
+   request classed interactive or background by its operation and estimated cost
+   (``Visit.classify``, ``classing.py``): background work is handed over to the background process
+   where there is one;
 3. ``stream=1`` answered as events where the operation streams its partitions (``_streamed``);
 4. the route itself, whose work goes through ``Visit.run`` (or ``Visit.admit`` for a stream): a
    query that may be slow estimated and refused past the deadline (``deps.tiered``), its cost

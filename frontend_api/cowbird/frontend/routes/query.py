@@ -69,10 +69,10 @@ async def query(
     preview = Preview(request, user, asked, target, search, started, order, visit.caller)
     # a query that may be slow: estimated, refused past the deadline
     cost = await tiered(request, visit.caller, user, key, search)
-    background = visit.class_preview(cost, deep=order is not None and offset >= DEEP_SORT)
-    if background and cost is None:  # a sorted page deep in the hits, classed by cost: estimated
+    deep = order is not None and offset >= DEEP_SORT
+    if deep and cost is None:  # a sorted page deep in the hits is classed by its cost: estimated
         cost = await estimated(request, visit.caller, user, key, search)
-        background = visit.class_preview(cost, deep=True)
+    background = visit.class_preview(cost, deep)
     if asked.stream:
         slot = ExitStack()  # the stream runs (counts as one of the viewer's queries) until its last event
         try:
