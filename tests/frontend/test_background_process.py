@@ -82,6 +82,10 @@ def test_background_requests_are_answered_by_the_background_process(tmp_path: Pa
             assert float(frequency.headers["x-cowbird-estimated-seconds"]) > 0
             assert frequency.headers.get_list("x-cowbird-class") == ["background"]  # said once, by the one answering
             assert frequency.json()["total"] == preview.json()["total"]
+            streamed = http.get("/api/v1/frequency", params={**SAMPLE, "by": "word", "on": "match[1]", "stream": 1})
+            assert streamed.status_code == 200 and streamed.headers["x-cowbird-served-by"] == "background"
+            events = [json.loads(line) for line in streamed.text.splitlines()]
+            assert events[0]["event"] == "started" and events[-1]["total"] == preview.json()["total"]
             assert frequency.headers.get_list("date") == [frequency.headers["date"]]  # one of each header
             assert frequency.headers["x-content-type-options"] == "nosniff"
             sketch = http.get("/api/v1/sketch", params={"corpus": "sample", "headword": "house"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Awaitable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypeVar
@@ -441,11 +441,13 @@ class Visit:
             classing.classed = self.classed
         return self.classed.background
 
-    async def classify(self, operation: PublicOperation, asked: Parameters) -> Response | None:
+    async def classify(self, operation: PublicOperation, asked: Parameters,
+                       answering: Callable[[], bool] = lambda: False) -> Response | None:
         """Class the request by its operation and, for an ``estimated`` one, by its estimated cost
         (``classing.py``); the class holds for every ``run`` of the request and its answer says it.
-        Work classed background in a process that can hand it over is handed over: the hand-over
-        response is returned, for the route's answer."""
+        Work classed background in a process that can hand it over is handed over — unless its answer
+        has begun meanwhile (``answering``: a streamed analysis starts its events while its estimate
+        runs): the hand-over response is returned, for the route's answer."""
         scope = self.request.scope
         if scope.get(FORWARDED_SCOPE):
             self.classed = Classed.from_handed_over(scope.get(HANDED_OVER.decode()))
@@ -467,7 +469,7 @@ class Visit:
         classing = classing_of(scope)
         if classing is not None:
             classing.classed = self.classed
-        if self.classed is not None and self.classed.background and scope.get(HAND_OVER_SCOPE):
+        if self.classed is not None and self.classed.background and scope.get(HAND_OVER_SCOPE) and not answering():
             return Response(status_code=202, headers={HAND_OVER.decode(): "1",
                                                       HANDED_OVER.decode(): self.classed.handed_over().decode()})
         return None

@@ -40,6 +40,7 @@ from cowbird.frontend.hits import partition_result
 from cowbird.frontend.operations import PublicOperation
 from cowbird.frontend.params import DispersionParameters, TableParameters
 from cowbird.frontend.routes.deps import Visit, ndjson_line
+from cowbird.serving.asgi import hands_over
 from cowbird.serving.problems import problem_body
 
 R = TypeVar("R", bound=Callable[..., Awaitable[Any]])
@@ -74,12 +75,22 @@ def _prologue(operation: PublicOperation, route: R) -> R:
     async def answer(*args: Any, **kwargs: Any) -> Any:
         visit: Visit = kwargs["visit"]
         asked = kwargs["asked"] = await visit.subcorpus(kwargs["asked"])
+        if operation.stream == "partitions" and asked.stream:
+            again = {**kwargs, "asked": asked.model_copy(update={"stream": False})}
+
+            async def classed_then_run(streaming: Visit, answering: Callable[[], bool]) -> BaseModel | Response:
+                # classed inside the stream's work: its events start after FIRST_EVENT_SECONDS even while
+                # the estimate runs (then it can no longer be handed over, and runs here)
+                handed_over = await streaming.classify(operation, asked, answering)
+                if handed_over is not None:
+                    return handed_over
+                result: BaseModel | Response = await route(*args, **{**again, "visit": streaming})
+                return result
+
+            return await _streamed(asked, visit, classed_then_run)
         handed_over = await visit.classify(operation, asked)
         if handed_over is not None:
             return handed_over
-        if operation.stream == "partitions" and asked.stream:
-            again = {**kwargs, "asked": asked.model_copy(update={"stream": False})}
-            return await _streamed(asked, visit, lambda streaming: route(*args, **{**again, "visit": streaming}))
         return await route(*args, **kwargs)
 
     return answer  # type: ignore[return-value]
@@ -90,7 +101,7 @@ FIRST_EVENT_SECONDS = 1.0
 
 
 async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
-                    work: Callable[[Visit], Awaitable[BaseModel | Response]]) -> StreamingResponse:
+                    work: Callable[[Visit, Callable[[], bool]], Awaitable[BaseModel | Response]]) -> Response:
     """An analysis as NDJSON events: ``started``, a ``partition`` event as each partition answers (or
     fails), then the ``result`` (the plain answer) or an ``error``. What fails before any partition
     has answered or ``FIRST_EVENT_SECONDS`` have passed (a bad parameter, an unknown attribute) is a
@@ -106,13 +117,18 @@ async def _streamed(asked: TableParameters | DispersionParameters, visit: Visit,
         arrived.set()
 
     # the work reports each partition's answer; the stream's response watches the client
-    task = asyncio.ensure_future(work(replace(visit, progress=report, streamed=True)))
+    answering = False
+    task = asyncio.ensure_future(work(replace(visit, progress=report, streamed=True), lambda: answering))
     waiter = asyncio.ensure_future(arrived.wait())
     first: list[asyncio.Future[Any]] = [task, waiter]
     await asyncio.wait(first, timeout=FIRST_EVENT_SECONDS, return_when=asyncio.FIRST_COMPLETED)
     waiter.cancel()
     if not answers and task.done():
-        task.result()  # its problem, as a plain answer (raises), or a result without partitions
+        result = task.result()  # its problem, as a plain answer (raises), or a result without partitions
+        if isinstance(result, Response) and hands_over({"type": "http.response.start",
+                                                        "headers": result.raw_headers}):
+            return result  # classed background before anything was sent: handed over
+    answering = True
     return StreamingResponse(_analysis_events(task, answers, arrived, partitions), media_type="application/x-ndjson",
                              headers={"Cache-Control": "no-store"})
 
