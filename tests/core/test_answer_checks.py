@@ -140,3 +140,14 @@ def test_cooccurrence_rows_add_up_to_the_positions() -> None:
         with pytest.raises(ImpossibleAnswer, match="summing to"):
             COOCCURRENCE.check(request, honest.model_copy(update=lie), 10)
     COOCCURRENCE.check(request, honest.model_copy(update={"f": [2, 1, 0], "truncated": True}), 10)
+
+
+def test_a_searchs_time_limits_are_its_partitions_as_they_are_now() -> None:
+    """A request classed background after its search was made waits longer from then on: the search's
+    time limits follow its partitions' (a copy taken when the search was made cut every background
+    preview's node calls at the interactive 90 s, and under load they came back partial)."""
+    inner = Scripted()
+    consistent = Consistent(inner)
+    assert (consistent.time_limit, consistent.export_time_limit) == (10.0, 10.0)
+    inner.time_limit, inner.export_time_limit = 50.0, 3600.0  # the request became background work
+    assert (consistent.time_limit, consistent.export_time_limit) == (50.0, 3600.0)

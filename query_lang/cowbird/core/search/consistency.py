@@ -50,8 +50,17 @@ class Consistent(Generic[P]):
         self.totals: dict[Asked, int] = {}
         self.floors: dict[Asked, int] = {}  # from first answers: at least this many
         self.broken: dict[Asked, str] = {}
-        self.time_limit, self.export_time_limit = partitions.time_limit, partitions.export_time_limit
         self.serial = partitions.serial
+
+    @property
+    def time_limit(self) -> float:
+        """The inner partitions' limit as it is now (a request classed background after its search was
+        made waits longer: a copy made then cut its background queries at the interactive limit)."""
+        return self.inner.time_limit
+
+    @property
+    def export_time_limit(self) -> float:
+        return self.inner.export_time_limit
 
     async def call(self, partition: P, operation: Operation[Rq, Rs], request: Rq,
                    limit: TimeLimit | None = None) -> Rs:
