@@ -88,3 +88,18 @@ def test_an_outright_count_past_the_estimates_time_is_scaled_from_the_ranges_it_
     scaled = web.estimate(query)
     assert not scaled.exact and scaled.sampled == ESTIMATE_FIRST / web.size
     assert scaled.hits is not None and exact.hits / 3 <= scaled.hits <= exact.hits * 3
+
+
+@pytest.mark.slow
+def test_an_estimate_cut_short_by_the_clock_says_it_would_not_be_the_same_again(
+    web: NativeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An estimate cut by its own CPU time is what the query costs, and is the same next time; one cut
+    by the clock (a busy node: its thread got little of a core) is not, and says so (the node keeps
+    only the first kind)."""
+    from cowbird.engines.native import engine as native
+
+    query = '[pos="DT"] []{0,3} [pos="NN"]'
+    assert web.estimate(query).repeatable and web.estimate(MILDER).repeatable
+    monkeypatch.setattr(native, "ESTIMATE_WALL", 0.0)  # on the clock, no time at all
+    assert not web.estimate(MILDER).repeatable

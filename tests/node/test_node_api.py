@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -274,3 +275,36 @@ async def test_the_front_ends_priority_header_puts_work_in_the_background_line(
         assert "as many background work as it may" in background.json()["detail"]
         for route in ("/v1/count", "/v1/hits"):
             assert (await client.post(route, json=body)).status_code == 200
+
+
+async def test_an_estimate_asked_again_is_the_one_kept_unless_a_busy_clock_cut_it(
+    sample_registry: Path, big_registry: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An estimate reads up to a second of a partition: asked again (a reload, a refused query tried
+    again, many users' same query) it is the kept one, at no cost — unless the node's clock cut it short
+    (a busy node), which says nothing about the query: that one is estimated anew."""
+    from dataclasses import replace
+
+    from cowbird.engines.native import NativeEngine
+
+    estimated = NativeEngine.estimate
+    calls: list[str] = []
+    busy = [False]
+
+    def counted(self: NativeEngine, *args: Any, **kwargs: Any) -> Any:
+        calls.append(self.corpus_id)
+        found = estimated(self, *args, **kwargs)
+        return replace(found, repeatable=False) if busy[0] else found
+
+    monkeypatch.setattr(NativeEngine, "estimate", counted)
+    app = make_app(sample_registry, big_registry)
+    async for client in client_for(app):
+        request = {"partition": "big", "query": '[pos="P1"] []'}
+        first = (await client.post("/v1/estimate", json=request)).json()
+        again = (await client.post("/v1/estimate", json=request)).json()
+        assert len(calls) == 1 and first["hits"] == again["hits"] == 12_000 and first["exact"]
+        busy[0] = True
+        other = {"partition": "big", "query": '[pos="P2"] []'}
+        for _ in range(2):
+            assert (await client.post("/v1/estimate", json=other)).status_code == 200
+        assert len(calls) == 3  # cut by the clock: not kept

@@ -104,13 +104,16 @@ class Estimate:
     ``hits``: the estimated number of hits (None: this engine or query cannot be estimated); ``exact``:
     the query was cheap enough to count outright; ``seconds``: the estimated time of the whole
     evaluation; ``candidates``: at most how many start positions the evaluation reads; ``sampled``:
-    the share of the partition read for the estimate (1.0: all of it)."""
+    the share of the partition read for the estimate (1.0: all of it); ``repeatable``: the same query
+    on the same partition would be estimated alike (False: the estimate was cut short by its time on
+    the clock, which says how busy the node was, not what the query is)."""
 
     hits: int | None
     exact: bool
     seconds: float | None
     candidates: int | None = None
     sampled: float = 0.0
+    repeatable: bool = True
 
 
 @dataclass(frozen=True)

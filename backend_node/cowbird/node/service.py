@@ -53,6 +53,10 @@ NGRAM_TABLES_KEPT = 3
 BYTES_PER_HIT = 24
 REFUSALS_KEPT = 256
 """Queries refused for their size, remembered so that asking again costs nothing."""
+ESTIMATES_KEPT = 1024
+"""Estimates kept, so that asking again (a page reloaded, a query refused and tried again, the same
+query of many users) costs nothing: an estimate of a query that may be slow reads up to a second of
+a partition (``ESTIMATE_SECONDS``), and under load those seconds were a third of a node's CPU."""
 CHECKED_KEPT = 1024
 """Query texts kept parsed (their canonical text and AST), most recently used first."""
 SORT_ORDERS_KEPT = 8
@@ -91,6 +95,8 @@ class PartitionService:
         # (their reasons' text only: an exception would keep its traceback's frames, and with them the
         # arrays the evaluation held when it was refused)
         self.refused: Lru[ResultKey, str] = Lru(REFUSALS_KEPT)
+        # estimates that the same query would get again (not those cut short by a busy node's clock)
+        self.estimates: Lru[ResultKey, Estimate] = Lru(ESTIMATES_KEPT)
         # counted n-grams, kept for the requests of one word list that follow (a few, as they are large)
         self.ngram_tables: Lru[NgramKey, NgramTable] = Lru(NGRAM_TABLES_KEPT)
         # relation tables of word sketches: counted ones by their bytes, saved ones mapped (cheap to hold)
@@ -277,14 +283,21 @@ class PartitionService:
         known exactly and costs nothing more."""
         engine = self.engine(partition)
         text, parsed = self.check(query)
-        cached = self.cache.get((engine.corpus_id, text, strategy, hard_boundary))
+        key = (engine.corpus_id, text, strategy, hard_boundary)
+        cached = self.cache.get(key)
         if cached is not None:
             return text, Estimate(cached.total, True, 0.0, None, 1.0)
+        known = self.estimates.get(key)
+        if known is not None:
+            return text, known
 
         def work(deadline: Deadline) -> Estimate:
             return engine.estimate(parsed, strategy, hard_boundary, deadline)
 
-        return text, await self.scheduler.run(work, self.settings.query_timeout, _watching(asker), asker)
+        found = await self.scheduler.run(work, self.settings.query_timeout, _watching(asker), asker, probe=True)
+        if found.repeatable:
+            self.estimates.put(key, found)
+        return text, found
 
     def check_request(self, limit: int, maximum: int, context: Context) -> None:
         if limit > maximum:

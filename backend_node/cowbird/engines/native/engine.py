@@ -139,10 +139,12 @@ class _EstimateBudget(Deadline):
         self.outer = outer
         self.cpu = seconds
         self.began: dict[int, float] = {}  # each thread's CPU clock when it first checked
+        self.by_clock = False  # cut short by its time on the clock (a busy node), not by its own time
 
     def check_time(self) -> None:
         self.outer.check_time()
         if self.at is not None and time.monotonic() > self.at:
+            self.by_clock = True
             raise _Spent
         now = time.thread_time()
         if now - self.began.setdefault(threading.get_ident(), now) > self.cpu:
@@ -308,12 +310,18 @@ class NativeEngine(QueryEngine):
                 return whole
             wanted = max(0, query.cut)
             share = 1.0 if whole.hits <= wanted else wanted / whole.hits  # a cut stops reading once it has them
-            return Estimate(min(wanted, whole.hits), whole.exact and whole.hits <= wanted, whole.seconds * share,
-                            whole.candidates, whole.sampled)
+            return replace(whole, hits=min(wanted, whole.hits), exact=whole.exact and whole.hits <= wanted,
+                           seconds=whole.seconds * share)
         started = time.thread_time()  # its work is this thread's: CPU time, whatever else the node runs
         # the sample's simulation checks the estimate's own time at every step, not only the query's:
         # one range of a hopeless query (three labels over two wide repetitions) took 53 s
         budget = _EstimateBudget(deadline, ESTIMATE_SECONDS)
+        found = self._sampled(query, strategy, hard_boundary, budget, started)
+        return replace(found, repeatable=not budget.by_clock)
+
+    def _sampled(self, query: Query, strategy: Strategy, hard_boundary: int, budget: _EstimateBudget,
+                 started: float) -> Estimate:
+        """The estimate of ``_estimate`` within its budget (``started``: its thread's CPU clock then)."""
         try:
             runner = self._prepared(query, strategy, hard_boundary, budget)
         except _Spent:
