@@ -65,6 +65,8 @@ REFUSALS: Counter[str] = Counter()
 """The 4xx answers by kind, status and the first words of their detail."""
 PARTIAL: Counter[str] = Counter()
 """The 200 answers by kind that left a partition out (a partition failed)."""
+REASONS: Counter[str] = Counter()
+"""What the partitions left out of partial answers said, by kind, class and the answer's time."""
 CLASSES: Counter[tuple[str, str]] = Counter()
 """The 200 answers by kind and by the class they say they ran in (``X-Cowbird-Class``)."""
 ALONE_KINDS = ("cheap", "deep sort", "analysis", "export")
@@ -124,8 +126,12 @@ async def one(client: httpx.AsyncClient, kind: str, rng: random.Random) -> tuple
         CLASSES[(family, answer.headers.get("x-cowbird-class", "?"))] += 1
         if answer.headers.get("content-type", "").startswith("application/json"):
             parts = answer.json().get("partitions") or []
-            if any(isinstance(p, dict) and p.get("status") == "failed" for p in parts):
+            failed = [p for p in parts if isinstance(p, dict) and p.get("status") == "failed"]
+            if failed:
                 PARTIAL[family] += 1
+                for part in failed:
+                    REASONS[f"{family} ({answer.headers.get('x-cowbird-class', '?')}, "
+                            f"{time.perf_counter() - started:.0f} s): {str(part.get('error'))[:160]}"] += 1
     return answer.status_code, time.perf_counter() - started
 
 
@@ -306,6 +312,7 @@ def main() -> None:
         singles = {kind: asyncio.run(alone(demo.url, args.alone, args.seed + 1, kind, solo)) for kind in singles}
         CLASSES.clear()
         PARTIAL.clear()
+        REASONS.clear()
         REFUSALS.clear()
         busy_before, total_before = busy_cpu()
         roles_before = process_cpu()
@@ -361,6 +368,8 @@ def report(args: argparse.Namespace, kinds: list[tuple[str, float]], statuses: d
         print(f"- {count} × {refusal}")
     for kind, count in PARTIAL.most_common():
         print(f"- {count} partial answer(s) of kind {kind}")
+    for reason, count in REASONS.most_common(6):
+        print(f"  - {count} × {reason}")
     shares = sampler.shares
     if shares:
         print(f"\ncores busy while the load ran (every {sampler.every:g} s, every client with a request at work): "

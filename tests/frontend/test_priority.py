@@ -140,8 +140,12 @@ async def test_background_work_never_takes_an_interactive_place() -> None:
     assert list(await asyncio.gather(first, second)) == ["background", "background"]
 
 
-async def test_background_work_steps_aside_at_its_checks_while_interactive_work_runs() -> None:
+async def test_background_work_steps_aside_at_its_checks_while_interactive_work_takes_every_core() -> None:
+    """Work-conserving: background work pauses at its checks only while this node's interactive
+    evaluations are at work on every core (those paused for a heavy place use none); with a core
+    left free it goes on at once, at the lowest priority."""
     scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
+    scheduler.cores = 2
     paused: list[float] = []
 
     def checking(deadline: Deadline) -> None:
@@ -159,9 +163,17 @@ async def test_background_work_steps_aside_at_its_checks_while_interactive_work_
     await as_background()
     alone = max(paused)
     paused.clear()
-    scheduler.interactive_now = 1  # an interactive evaluation is running
+    scheduler.interactive_now = 1  # an interactive evaluation is running: a core is left
     await as_background()
-    assert alone < 0.01 and min(paused) >= 0.04  # each check gave way (up to 50 ms), then moved on
+    assert alone < 0.01 and max(paused) < 0.01
+    paused.clear()
+    scheduler.interactive_now = 2  # on both cores
+    await as_background()
+    assert min(paused) >= 0.04  # each check gave way (up to 50 ms), then moved on
+    paused.clear()
+    scheduler.interactive_paused = 1  # one of them waits for the heavy place
+    await as_background()
+    assert max(paused) < 0.01
 
 
 async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,6 +184,7 @@ async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait(monkey
     # the work before its CPU seconds are spent
     monkeypatch.setattr(scheduler_module, "lower_priority", lambda thread: None)
     scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
+    scheduler.cores = 1
 
     async def nothing(deadline: Deadline) -> None:
         await never()

@@ -6,6 +6,7 @@ once."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,27 @@ async def test_a_query_is_heavy_by_the_work_it_did_not_by_the_clock() -> None:
 
     assert await scheduler.run(waits, 10, watch) is True
     assert await scheduler.run(works, 10, watch) is False
+
+
+async def test_an_estimate_past_heavy_after_gives_its_place_back_but_waits_for_no_heavy_place() -> None:
+    """An estimate (a probe) is bounded by its own CPU time: one that runs past ``heavy_after`` hands
+    its place to short queries, but does not wait for the heavy place behind a heavy query (under load
+    estimates waited there until the front end gave up on them and refused the request)."""
+    from cowbird.node.scheduler import Scheduler
+
+    scheduler = Scheduler(concurrent=1, queued=4, queue_seconds=5, heavy=1, heavy_after=0.2)
+    assert scheduler.heavy.acquire(blocking=False)  # a heavy query holds the one heavy place
+
+    def works(deadline: Deadline) -> tuple[bool, int]:  # 0.3 s of CPU
+        until = time.thread_time() + 0.3
+        while time.thread_time() < until:
+            deadline.check()
+        wait_until(lambda: not scheduler.slots.locked(), timeout=10, every=0.01, what="the place given back")
+        return scheduler.slots.locked(), scheduler.heavy_running()
+
+    async def watch(deadline: Deadline) -> None:
+        await never()
+
+    assert await asyncio.wait_for(scheduler.run(works, 10, watch, probe=True), 10) == (False, 0)
+    assert scheduler.heavy_running() == 0 and not scheduler.slots.locked()
+    scheduler.heavy.release()  # the heavy place was never taken twice (a bounded semaphore would say so)

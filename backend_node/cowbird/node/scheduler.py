@@ -49,9 +49,17 @@ time on the clock says little of its cost; this many times ``query_timeout`` on 
 LOOK_SECONDS = 0.005
 """How often (monotonic time) an evaluation's CPU time is read at its deadline checks while it is short."""
 STEP_ASIDE_SECONDS = 0.002
-"""How long background work pauses at a deadline check while interactive work runs..."""
+"""How long background work pauses at a deadline check while interactive work takes every core..."""
 STEP_ASIDE_MOST = 0.05
 """... and at most this long at one check, so that it still moves on under a stream of previews."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least one."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 HEAVY_LOOK_SECONDS = 0.05
 """How often an evaluation waiting for a heavy place looks whether it must stop (its deadline, its client,
 the memory budget telling it to give way)."""
@@ -165,6 +173,8 @@ class Scheduler:
         self.slots = asyncio.Semaphore(concurrent)
         self.background_slots = FairPlaces(background)
         self.interactive_now = 0  # interactive evaluations running (background work steps aside for them)
+        self.interactive_paused = 0  # of which heavy ones waiting for a heavy place: they use no core
+        self.cores = usable_cores()  # interactive evaluations at work on as many: background work pauses
         self.background_waiting = 0
         self.queued = queued
         self.queue_seconds = queue_seconds
@@ -182,13 +192,24 @@ class Scheduler:
         with self._count_lock:
             self._heavy_now += by
 
+    def _paused_changed(self, by: int) -> None:
+        with self._count_lock:
+            self.interactive_paused += by
+
+    def interactive_working(self) -> int:
+        """Interactive evaluations at work now (not those paused for a heavy place)."""
+        return self.interactive_now - self.interactive_paused
+
     async def run(
         self, work: Callable[[Deadline], T], seconds: float, watch: Callable[[Deadline], Coroutine[Any, Any, None]],
-        asker: Asker = NOBODY,
+        asker: Asker = NOBODY, probe: bool = False,
     ) -> T:
         """``work(deadline)`` in a thread of its own once a place is free (an interactive one, or a
         background one for the asker's background work); ``watch(deadline)`` is started next to it (it
-        cancels the deadline when the client goes away)."""
+        cancels the deadline when the client goes away). A ``probe`` (an estimate: bounded by its own
+        CPU time) never becomes heavy: past ``heavy_after`` it gives its place back to short queries,
+        but it neither waits for a heavy place (behind heavy queries, whose cost the front end is
+        waiting for it to tell) nor runs at the lowest priority."""
         background = asker.background
         slots = self.background_slots if background else self.slots
         await self._place(background, seconds, asker.viewer)
@@ -202,7 +223,7 @@ class Scheduler:
                 raise
         loop = asyncio.get_running_loop()
         pace = _Pace(self, lambda: loop.call_soon_threadsafe(slots.release), background,
-                     cpu_budget=seconds if background else None, began=asker.began)
+                     cpu_budget=seconds if background else None, began=asker.began, probe=probe)
         deadline = Deadline(seconds * BACKGROUND_WALL if background else seconds, pace)
         pace.deadline = deadline
         watcher = asyncio.ensure_future(watch(deadline))
@@ -259,7 +280,8 @@ class _Pace:
     """Called at every check of one evaluation's deadline, in whichever thread does the work."""
 
     def __init__(self, scheduler: Scheduler, give_back: Callable[[], object], background: bool = False,
-                 cpu_budget: float | None = None, began: float | None = None) -> None:
+                 cpu_budget: float | None = None, began: float | None = None, probe: bool = False) -> None:
+        self.probe = probe  # an estimate: never heavy (``Scheduler.run``)
         self.cpu_budget = cpu_budget  # background work: its deadline in CPU seconds of its threads
         # over the memory budget the youngest paused evaluation gives way: by its front-end request's
         # start where the front end said it (the same on every node), else by its own
@@ -301,6 +323,11 @@ class _Pace:
             raise QueryTimeout(f"the query took more than {self.cpu_budget:g} s of the node's CPU and was stopped")
         if not self.gave_back and spent < self.scheduler.heavy_after:
             return
+        if self.probe:  # an estimate past heavy_after: its place to short queries, but no heavy place to wait for
+            if not self.gave_back:
+                self.gave_back = True
+                self.give_back()
+            return
         with self.lock:
             if not self.gave_back:  # this evaluation is heavy from now on
                 self.gave_back = True
@@ -313,6 +340,9 @@ class _Pace:
             memory = self.scheduler.memory if not self.holds_heavy else None
             # it frees no memory while it waits, and holds its arrays: over the budget it may give way
             ticket = memory.hold(self.began) if memory is not None else None
+            paused = not self.background and not self.holds_heavy
+            if paused:
+                self.scheduler._paused_changed(1)
             try:
                 while not self.holds_heavy:  # wait for a heavy place, still stoppable meanwhile
                     self.holds_heavy = self.scheduler.heavy.acquire(timeout=HEAVY_LOOK_SECONDS)
@@ -322,20 +352,32 @@ class _Pace:
                         if self.deadline is not None:
                             self.deadline.check_time()
             finally:
+                if paused:
+                    self.scheduler._paused_changed(-1)
                 if memory is not None and ticket is not None:
                     memory.release(ticket)
 
     def _step_aside(self) -> None:
-        """Background work: its thread at the lowest priority, and a pause (out of the interpreter
-        lock) while interactive evaluations run, at most ``STEP_ASIDE_MOST`` a check."""
+        """Background work: its thread at the lowest priority (the operating system gives interactive
+        threads, of any process, the cores first), and at every check work-conserving room for
+        interactive evaluations of this node: while they are at work on every core it pauses (out of
+        the interpreter lock) at most ``STEP_ASIDE_MOST``; while fewer are, it only hands the
+        interpreter lock over (they take it at once) and goes on, on the cores they leave free."""
         thread = threading.get_ident()
         if thread not in self.lowered_threads:
             lower_priority(threading.get_native_id())
             self.lowered_threads.add(thread)
+        scheduler = self.scheduler
+        working = scheduler.interactive_working()
+        if not working:
+            return
         waited = 0.0
-        while self.scheduler.interactive_now > 0 and waited < STEP_ASIDE_MOST:
+        while working >= scheduler.cores and waited < STEP_ASIDE_MOST:
             time.sleep(STEP_ASIDE_SECONDS)
             waited += STEP_ASIDE_SECONDS
+            working = scheduler.interactive_working()
+        if not waited:
+            time.sleep(0)  # the interpreter lock to an interactive thread that waits for it
 
     def finish_after(self, work: Callable[[], T]) -> T:
         if self.scheduler.memory is not None:
@@ -345,7 +387,7 @@ class _Pace:
         finally:
             if self.holds_heavy:
                 self.scheduler.heavy.release()
-            if self.gave_back:
+            if self.gave_back and not self.probe:
                 self.scheduler._heavy_changed(-1)
             if self.scheduler.memory is not None:
                 self.scheduler.memory.ended()
