@@ -65,6 +65,8 @@ REFUSALS: Counter[str] = Counter()
 """The 4xx answers by kind, status and the first words of their detail."""
 PARTIAL: Counter[str] = Counter()
 """The 200 answers by kind that left a partition out (a partition failed)."""
+WAITS: defaultdict[str, list[float]] = defaultdict(list)
+"""The seconds each 200 answer says its work waited in the front end before it began (``X-Cowbird-Wait-Ms``)."""
 REASONS: Counter[str] = Counter()
 """What the partitions left out of partial answers said, by kind, class and the answer's time."""
 CLASSES: Counter[tuple[str, str]] = Counter()
@@ -124,6 +126,8 @@ async def one(client: httpx.AsyncClient, kind: str, rng: random.Random) -> tuple
             REFUSALS[f"{family} {answer.status_code}: {detail[:90]}"] += 1
     elif answer.status_code == 200:
         CLASSES[(family, answer.headers.get("x-cowbird-class", "?"))] += 1
+        with contextlib.suppress(ValueError):
+            WAITS[family].append(float(answer.headers.get("x-cowbird-wait-ms", "nan")) / 1000)
         if answer.headers.get("content-type", "").startswith("application/json"):
             parts = answer.json().get("partitions") or []
             failed = [p for p in parts if isinstance(p, dict) and p.get("status") == "failed"]
@@ -313,6 +317,7 @@ def main() -> None:
         CLASSES.clear()
         PARTIAL.clear()
         REASONS.clear()
+        WAITS.clear()
         REFUSALS.clear()
         busy_before, total_before = busy_cpu()
         roles_before = process_cpu()
@@ -349,8 +354,9 @@ def report(args: argparse.Namespace, kinds: list[tuple[str, float]], statuses: d
     print(f"\n{args.clients} clients ({args.think:g} s between requests), {elapsed:.0f} s, {total} requests "
           f"({total / elapsed:.1f}/s); 5xx or broken (not counting those given up): {errors}; "
           f"partial answers (a partition left out): {sum(PARTIAL.values())}\n")
-    print("| kind | requests | statuses | classes of the 200s | alone p50 | under load p50 / p95 | target p95 |")
-    print("|---|---:|---|---|---:|---:|---|")
+    print("| kind | requests | statuses | classes of the 200s | alone p50 | under load p50 / p95 | target p95 "
+          "| front-end wait p50 / p95 |")
+    print("|---|---:|---|---|---:|---:|---|---:|")
     for kind, _ in kinds:
         counts = statuses[kind]
         shown = ", ".join(f"{s}: {n}" for s, n in sorted(counts.items(), key=str))
@@ -361,7 +367,8 @@ def report(args: argparse.Namespace, kinds: list[tuple[str, float]], statuses: d
         met = "" if target is None or not under else " met" if percentile(under, 0.95) <= target else " missed"
         print(f"| {kind} | {sum(counts.values())} | {shown} | {classes} | {_ms(single)} | "
               f"{_ms(percentile(under, 0.5))} / {_ms(percentile(under, 0.95))} | "
-              f"{'—' if target is None else _ms(target)}{met} |")
+              f"{'—' if target is None else _ms(target)}{met} | "
+              f"{_ms(percentile(WAITS[kind], 0.5))} / {_ms(percentile(WAITS[kind], 0.95))} |")
     for failure, count in FAILURES.most_common():
         print(f"- {count} × {failure}")
     for refusal, count in REFUSALS.most_common(6):

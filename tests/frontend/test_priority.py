@@ -63,6 +63,38 @@ async def test_a_free_slot_goes_to_the_viewer_whose_background_work_cost_least()
     assert lanes.used == {} and lanes.running == {}
 
 
+async def test_short_background_work_never_waits_behind_long_work() -> None:
+    """Two slots, one of them at most for long work (estimated at 2 node seconds or more). Alice's
+    heavy query holds the long slot; Bob's heavy query waits for it, and Carol's 0.2-s analysis,
+    which came after Bob's, takes the free slot at once; Bob's runs when Alice's ends."""
+    lanes = Lanes(slots=2, long_slots=1)
+    order: list[str] = []
+    gates: dict[str, asyncio.Event] = {}
+
+    async def work(key: str, cost: float) -> None:
+        turn = await lanes.turn(key, cost)
+        order.append(key)
+        gates[key] = asyncio.Event()
+        await gates[key].wait()
+        turn.release(cost)
+
+    tasks = [asyncio.create_task(work("alice", 30.0))]
+    await until(lambda: order == ["alice"])
+    tasks.append(asyncio.create_task(work("bob", 10.0)))
+    await until(lambda: lanes.queued() == 1)
+    tasks.append(asyncio.create_task(work("carol", 0.2)))
+    await until(lambda: order == ["alice", "carol"])
+    assert lanes.queued() == 1 and lanes.long_running == 1  # bob waits though a slot is free
+    gates["carol"].set()
+    await until(lambda: lanes.busy == 1)
+    assert order == ["alice", "carol"]
+    gates["alice"].set()
+    await until(lambda: order == ["alice", "carol", "bob"])
+    gates["bob"].set()
+    await asyncio.gather(*tasks)
+    assert lanes.busy == 0 and lanes.long_running == 0 and not lanes.waiting
+
+
 async def test_a_viewers_many_requests_take_one_share_and_viewers_take_turns() -> None:
     """Two slots. Alice sends three requests while nobody else waits: two run (the slots are idle).
     Bob and Carol come: each free slot goes to whoever has fewest at work — Bob, then Carol — before

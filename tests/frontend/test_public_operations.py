@@ -103,6 +103,30 @@ def test_where_each_request_runs_follows_from_the_table() -> None:
     assert not may_hand_over("/api/v1/corpora") and not may_hand_over("/api/v1/estimate")
 
 
+@pytest.mark.parametrize(("name", "hits", "handled", "interactive"), [
+    ("frequency", 2_897, None, True),  # 31 ms alone on the demo
+    ("frequency", 73_438, None, False),  # 171 ms
+    ("collocations", 125_405, None, True),  # 66 ms
+    ("distribution", 19_847, None, True),  # 60 ms
+    ("export", 125_405, 1_000, True),  # 1,000 lines
+    ("export", 125_405, 5_000, False),  # 5,000 lines: 155 ms
+])
+def test_a_request_is_classed_by_its_measured_cost_not_its_kind(
+    name: str, hits: int, handled: int | None, interactive: bool
+) -> None:
+    """An operation's cost is its query's estimated seconds, its measured fixed seconds and its
+    measured seconds per hit it handles (``bench/per_hit.py``): within the interactive 0.1 s an
+    analysis or an export is interactive work, beyond it background work, whatever its kind."""
+    from cowbird.core.search import CostEstimate
+    from cowbird.frontend.classing import class_by_cost
+
+    operation = next(operation for operation in PUBLIC_OPERATIONS if operation.name == name)
+    estimate = CostEstimate(hits, True, 0.001, 0.001, [])
+    classed = class_by_cost(estimate, operation.per_hit, 0.1, handled, operation.fixed)
+    assert classed.background is not interactive, classed.reason
+    assert classed.seconds is not None and classed.seconds > 0.001 + operation.fixed
+
+
 async def test_an_analysis_of_a_query_that_may_be_slow_is_estimated_and_refused_past_its_limit(
     sample_parts: Partitioned, big_parts: Partitioned, tmp_path: Path
 ) -> None:

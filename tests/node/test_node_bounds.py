@@ -211,3 +211,30 @@ async def test_an_estimate_past_heavy_after_gives_its_place_back_but_waits_for_n
     assert await asyncio.wait_for(scheduler.run(works, 10, watch, probe=True), 10) == (False, 0)
     assert scheduler.heavy_running() == 0 and not scheduler.slots.locked()
     scheduler.heavy.release()  # the heavy place was never taken twice (a bounded semaphore would say so)
+
+
+async def test_background_work_of_a_few_tenths_of_a_second_never_waits_for_the_heavy_place(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Background work becomes heavy after ``LONG_AFTER`` CPU seconds, not ``heavy_after``: an analysis
+    of 0.4 s runs to its end while a heavy query holds the one heavy place (it waited there for the
+    heavy query's minutes, and analyses took 7 s under load)."""
+    from cowbird.node import scheduler as scheduler_module
+    from cowbird.node.scheduler import LONG_AFTER, Asker, Scheduler
+
+    monkeypatch.setattr(scheduler_module, "lower_priority", lambda thread: None)  # not starved by other tests
+    scheduler = Scheduler(concurrent=1, queued=4, queue_seconds=5, heavy=1, heavy_after=0.2, background=1)
+    assert scheduler.heavy.acquire(blocking=False)  # a heavy query holds the one heavy place
+    assert LONG_AFTER > 0.4
+
+    def works(deadline: Deadline) -> int:
+        until = time.thread_time() + 0.4
+        while time.thread_time() < until:
+            deadline.check()
+        return scheduler.heavy_running()
+
+    async def watch(deadline: Deadline) -> None:
+        await never()
+
+    assert await asyncio.wait_for(scheduler.run(works, 10, watch, Asker(background=True)), 10) == 0
+    scheduler.heavy.release()

@@ -13,9 +13,13 @@ Work the front end marks as *background* (``X-Cowbird-Priority: background``: an
 deep sorted pages, queries estimated heavy; :attr:`Asker.background`, read by the routes) never
 takes an interactive place: at most ``max_background_queries`` run at once, in line for up to their
 deadline, their threads at the lowest CPU priority from the start, and at each deadline check they
-step aside (a few milliseconds, out of the GIL) while interactive evaluations are running.
-Background work that becomes heavy gives its background place back and takes its turn among the
-heavy ones like any other, so that one long query cannot hold the places analyses and exports need.
+step aside (a few milliseconds, out of the GIL) while interactive evaluations are at work on every
+core — with a core left free they go on (work-conserving: no core idles while work waits).
+Background work that becomes heavy — after ``LONG_AFTER`` CPU seconds, not ``heavy_after_seconds``,
+so that analyses and exports of a few tenths of a second never do — gives its background place back
+and takes its turn among the heavy ones like any other, so that one long query cannot hold the
+places analyses and exports need. An estimate (a *probe*, bounded by its own CPU time) past
+``heavy_after_seconds`` gives its place back but never waits for a heavy place.
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+LONG_AFTER = 2.0
+"""Background work becomes heavy (gives its background place to other background work and waits for
+a heavy place) after this many CPU seconds, not ``heavy_after``: an analysis of a common word (0.3 s)
+never waits behind a heavy query's minutes for the one heavy place."""
 HEAVY_LOOK_SECONDS = 0.05
 """How often an evaluation waiting for a heavy place looks whether it must stop (its deadline, its client,
 the memory budget telling it to give way)."""
@@ -321,7 +329,7 @@ class _Pace:
         spent = sum(self.worked.values())
         if self.cpu_budget is not None and spent > self.cpu_budget:
             raise QueryTimeout(f"the query took more than {self.cpu_budget:g} s of the node's CPU and was stopped")
-        if not self.gave_back and spent < self.scheduler.heavy_after:
+        if not self.gave_back and spent < (LONG_AFTER if self.background else self.scheduler.heavy_after):
             return
         if self.probe:  # an estimate past heavy_after: its place to short queries, but no heavy place to wait for
             if not self.gave_back:

@@ -158,7 +158,9 @@ def create_app(
                                 context_processors=[accounts_web.page_context, workshop.workshop_link])
     state = app.state.frontend = FrontendState(settings, catalogue, Metrics(), Accounts(database), settings.mailer(),
                                                fair_use, templates, Throttle(database), registrations(database),
-                                               Lanes(settings.limits.background_slots))
+                                               Lanes(settings.limits.background_slots,
+                                                     min(settings.limits.long_background_slots,
+                                                         settings.limits.background_slots)))
     if settings.workshop.enabled:  # crawls and builds in the browser (docs/workshop.md)
         state.workshop = Workshop(settings.workshop, database, token, lambda: set(catalogue.configured))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

@@ -104,20 +104,23 @@ def classing_of(scope: Scope) -> Classing | None:
     return found if isinstance(found, Classing) else None
 
 
-def cost_seconds(estimate: CostEstimate, per_hit: float, handled: int | None = None) -> float | None:
+def cost_seconds(estimate: CostEstimate, per_hit: float, handled: int | None = None,
+                 fixed: float = 0.0) -> float | None:
     """A request's estimated cost: its query's estimated seconds plus ``per_hit`` seconds for each hit
-    it handles (``handled``, at most the estimated hits: an export's rows; None: every hit). None when
-    the estimate cannot tell (the hits or the time unknown)."""
+    it handles (``handled``, at most the estimated hits: an export's rows; None: every hit) plus its
+    ``fixed`` seconds (``PublicOperation``'s measured costs). None when the estimate cannot tell (the
+    hits or the time unknown)."""
     if estimate.hits is None or estimate.seconds is None:
         return None
     hits = estimate.hits if handled is None else min(handled, estimate.hits)
-    return estimate.seconds + hits * per_hit
+    return estimate.seconds + fixed + hits * per_hit
 
 
-def class_by_cost(estimate: CostEstimate, per_hit: float, budget: float, handled: int | None = None) -> Classed:
+def class_by_cost(estimate: CostEstimate, per_hit: float, budget: float, handled: int | None = None,
+                  fixed: float = 0.0) -> Classed:
     """Interactive within ``budget`` seconds of estimated cost (``cost_seconds``), background beyond it
     or unknown."""
-    return class_by_seconds(cost_seconds(estimate, per_hit, handled), budget, estimate)
+    return class_by_seconds(cost_seconds(estimate, per_hit, handled, fixed), budget, estimate)
 
 
 def class_by_seconds(seconds: float | None, budget: float, estimate: CostEstimate | None = None) -> Classed:

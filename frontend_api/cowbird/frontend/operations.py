@@ -63,11 +63,13 @@ class PublicOperation:
     """``stream=1``: not taken; answered as the route's own NDJSON events (the preview's); or as
     ``routes/prologue.py`` streams every analysis — an event per partition, then the result."""
     per_hit: float = 0.0
-    """For ``estimated``: the seconds of node and front-end CPU it takes per hit it handles, beyond
-    finding the hits (an export: per line). Set from the CPU each kind of request took alone in
-    ``bench/RESULTS.md`` ("Many users at once": an export of 5,000 lines 254 ms, 51 µs a line; a sorted
-    page near offset 100,000 of 127,101 hits 88 ms, 0.7 µs a hit), rounded up; the analyses' from
-    their per-hit work (a count per hit; collocations a window of tokens around it)."""
+    """For ``estimated``: the seconds it takes alone per hit it handles beyond finding the hits (an
+    export: per line) ..."""
+    fixed: float = 0.0
+    """... and the seconds it takes whatever the hits (its calls, merging, the answer). Both measured
+    alone on the demo by ``bench/per_hit.py`` — the slope and intercept of its time over queries of
+    3,000 to 125,000 hits (``bench/RESULTS.md``, "Cost per hit") — rounded up; a sorted page's
+    per-hit cost from its sort keys (0.7 µs a hit near offset 100,000 of 127,101 hits)."""
     declared: HitAnalysis[Any, Any, Any] | None = None
     """A declared analysis's declaration (``cowbird.core.declared``), which its route serves."""
 
@@ -129,26 +131,26 @@ EXPORT = PublicOperation(
     "export", params.ExportParameters, None, "estimated",
     "the partitions' lines are streamed in corpus order, merged on the sort keys, or sampled by one seed",
     "The hits as a file: every line with its context and attributes, with a provenance block.",
-    formats=FORMATS, per_hit=50e-6)
+    formats=FORMATS, per_hit=20e-6, fixed=0.06)
 FREQUENCY = PublicOperation(
     "frequency", params.FrequencyParameters, schemas.FrequencyResult, "estimated", SUMMED,
     "How often each value occurs on the hits (CQP's count by), per million tokens searched.",
-    formats=TABLE_FORMATS, stream="partitions", per_hit=5e-6)
+    formats=TABLE_FORMATS, stream="partitions", per_hit=2.5e-6, fixed=0.02)
 DISTRIBUTION = PublicOperation(
     "distribution", params.DistributionParameters, schemas.DistributionResult, "estimated",
     "each partition's hits and tokens per value are summed, then the rates computed",
     "Hits per value of a structural attribute at the match, with each value's size and rate.",
-    formats=TABLE_FORMATS, stream="partitions", per_hit=5e-6)
+    formats=TABLE_FORMATS, stream="partitions", per_hit=3.5e-6, fixed=0.02)
 DISPERSION = PublicOperation(
     "dispersion", params.DispersionParameters, schemas.DispersionResult, "estimated",
     "each partition's hits per part and per stretch are joined, then DP is computed over the whole corpus",
     "Where the hits fall: Gries' DP over texts (or other regions) and the partitions, and hits per stretch.",
-    formats=TABLE_FORMATS, stream="partitions", per_hit=5e-6)
+    formats=TABLE_FORMATS, stream="partitions", per_hit=0.2e-6, fixed=0.02)
 COLLOCATIONS = PublicOperation(
     "collocations", params.CollocationParameters, schemas.CollocationResult, "estimated",
     "co-occurrence and marginal counts are summed over the partitions before any association measure",
     "Collocates of the hits in a window, with their association measures.",
-    formats=TABLE_FORMATS, stream="partitions", per_hit=40e-6)
+    formats=TABLE_FORMATS, stream="partitions", per_hit=0.5e-6, fixed=0.03)
 TREND = PublicOperation(
     "trend", params.TrendParameters, schemas.TrendResult, "background",
     "each partition's hits and tokens per period are summed, then rates and Wilson bands computed",

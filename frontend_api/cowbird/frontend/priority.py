@@ -28,6 +28,9 @@ from typing import Literal
 
 Priority = Literal["interactive", "background"]
 HEADER = "X-Cowbird-Priority"
+LONG_SECONDS = 2.0
+"""Background work estimated at this many node seconds or more is long: it takes at most
+``[limits] long_background_slots`` of the background turns at once (``Lanes``)."""
 DEEP_SORT = 1_000
 """Sorted pages from this offset on are background work (the first pages of a sort stay interactive)."""
 BACKGROUND_TIME = 5.0
@@ -46,12 +49,13 @@ class Turn:
     key: str
     charged: float = 0.0
     released: bool = False
+    long: bool = False  # one of the long turns (``Lanes.long_slots``)
 
     def release(self, spent: float | None = None) -> None:
         """The turn ends, having cost ``spent`` node seconds (None: as estimated)."""
         if not self.released:
             self.released = True
-            self.lanes._done(self.key, self.charged if spent is None else spent, self.charged)
+            self.lanes._done(self.key, self.charged if spent is None else spent, self.charged, self.long)
 
 
 @dataclass
@@ -64,14 +68,22 @@ class Lanes:
     place. A viewer who comes (back) starts at the least use among those at work or waiting, never
     below — time spent idle is not saved up —, so a viewer's ten heavy requests take one share and a
     viewer with one cheap request is served next. Among equal uses: the fewest at work, then the one
-    served longest ago, then the first in line."""
+    served longest ago, then the first in line.
+
+    *Long* turns — estimated at ``long_seconds`` of node time or more (a heavy query, a wide export) —
+    take at most ``long_slots`` of the slots at once: the others stay for short background work (an
+    analysis of a common word), which never waits behind minutes of heavy queries, only its turn
+    among short ones; a long turn that finds its slots taken waits while short ones go past it."""
 
     slots: int
+    long_slots: int = 1
+    long_seconds: float = LONG_SECONDS
     running: dict[str, int] = field(default_factory=dict)
     waiting: OrderedDict[str, deque[tuple[asyncio.Future[None], float]]] = field(default_factory=OrderedDict)
     served: dict[str, int] = field(default_factory=dict)  # when each viewer at work or waiting last got a turn
     used: dict[str, float] = field(default_factory=dict)  # node seconds of each viewer at work or waiting
     turns: int = 0
+    long_running: int = 0  # long turns at work
 
     @property
     def busy(self) -> int:
@@ -93,11 +105,15 @@ class Lanes:
             await future
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():  # the turn came just as the client went
-                self._done(key, 0.0, cost)
+                self._done(key, 0.0, cost, self.is_long(cost))
             else:
                 self._leave(key, future)
             raise
-        return Turn(self, key, cost)
+        return Turn(self, key, cost, long=self.is_long(cost))
+
+    def is_long(self, cost: float) -> bool:
+        """Whether a turn of this estimated cost is a long one (``long_slots``)."""
+        return cost >= self.long_seconds
 
     def share(self, key: str) -> float:
         """The node seconds this viewer's background work has been charged while at work or waiting."""
@@ -119,8 +135,10 @@ class Lanes:
                 del self.waiting[key]
                 self._forget(key)
 
-    def _done(self, key: str, spent: float, charged: float) -> None:
+    def _done(self, key: str, spent: float, charged: float, long: bool = False) -> None:
         self.used[key] = self.used.get(key, 0.0) + max(0.0, spent) - charged
+        if long:
+            self.long_running -= 1
         self.running[key] -= 1
         if not self.running[key]:
             del self.running[key]
@@ -129,10 +147,15 @@ class Lanes:
 
     def _dispatch(self) -> None:
         """Give free slots to the viewers who wait: the least use first, then the fewest at work, then
-        the one served longest ago (never: first), then the first in line."""
+        the one served longest ago (never: first), then the first in line; a viewer whose next request
+        is long waits while the long slots are taken."""
         while self.busy < self.slots and self.waiting:
-            chosen = min(self.waiting, key=lambda key: (self.used.get(key, 0.0), self.running.get(key, 0),
-                                                        self.served.get(key, -1)))
+            room = self.long_running < self.long_slots
+            ready = [key for key, line in self.waiting.items() if room or not self.is_long(line[0][1])]
+            if not ready:
+                break
+            chosen = min(ready, key=lambda key: (self.used.get(key, 0.0), self.running.get(key, 0),
+                                                 self.served.get(key, -1)))
             self.turns += 1
             self.served[chosen] = self.turns
             line = self.waiting.pop(chosen)
@@ -143,5 +166,6 @@ class Lanes:
                 self._forget(chosen)
                 continue
             self.running[chosen] = self.running.get(chosen, 0) + 1
+            self.long_running += self.is_long(cost)
             self.used[chosen] = self.used.get(chosen, 0.0) + cost
             future.set_result(None)

@@ -190,6 +190,9 @@ class LimitSettings(_Group):
         "Background requests (estimated beyond the interactive budget, or background work of their kind) one "
         "front-end process works on at once, shared per user by cost (the least node seconds first); interactive "
         "ones never wait for them."))
+    long_background_slots: int = Field(1, ge=1, description=(
+        "Of background_slots, how many may go to long work at once (estimated at 2 node seconds or more: a heavy "
+        "query, a wide export): the others stay for short background work, which never waits behind it."))
     confirm_seconds: float = Field(30.0, gt=0, description=(
         "A query estimated to take longer (/api/v1/estimate) is run by the search page only after the user "
         "confirms it."))

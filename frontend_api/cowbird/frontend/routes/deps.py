@@ -465,7 +465,8 @@ class Visit:
                 estimate = await estimated(self.request, self.caller, self.user, self.key, search)
             rows = getattr(asked, "sample", None) or getattr(asked, "limit", None) or self.limits.browser_export_limit
             handled = int(rows) if operation.name == "export" else None  # an export handles its rows, at most
-            self.classed = class_by_cost(estimate, operation.per_hit, self.limits.interactive_seconds, handled)
+            self.classed = class_by_cost(estimate, operation.per_hit, self.limits.interactive_seconds, handled,
+                                         operation.fixed)
         classing = classing_of(scope)
         if classing is not None:
             classing.classed = self.classed
