@@ -170,6 +170,8 @@ async def run(url: str, clients: int, seconds: float, seed: int, think: float, k
         headers = {"Authorization": f"Bearer {tokens[number]}"} if tokens else {}
         async with httpx.AsyncClient(base_url=url, timeout=300, limits=httpx.Limits(max_connections=1),
                                      headers=headers) as client:
+            if think:  # people do not all come in the same instant: arrivals spread over one pause
+                await asyncio.sleep(rng.uniform(0, think))
             while time.monotonic() < stop:
                 kind = rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
                 patience = rng.uniform(0.05, 2.0) if kind != "cheap" and rng.random() < vanish else None
@@ -184,8 +186,8 @@ async def run(url: str, clients: int, seconds: float, seed: int, think: float, k
                 statuses[kind][status] += 1
                 if status == 200:
                     took[kind].append(elapsed)
-                if think:
-                    await asyncio.sleep(think)
+                if think:  # people do not think in step: a random pause of that mean (no waves of 32 at once)
+                    await asyncio.sleep(rng.expovariate(1 / think))
 
     finished = asyncio.Event()
     watcher = asyncio.ensure_future(sampler.run(finished)) if sampler is not None else None
@@ -283,7 +285,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--think", type=float, default=0.0,
-                        help="seconds a client waits after an answer before its next request (0: back to back)")
+                        help="mean seconds a client waits after an answer before its next request, drawn at "
+                             "random (exponential) for each (0: back to back)")
     parser.add_argument("--without", action="append", default=[], choices=[k for k, _ in KINDS if k != "cheap"],
                         help="leave a kind of request out (repeatable), to see what slows the cheap previews")
     parser.add_argument("--comparative", type=float, default=0.0, metavar="SHARE",

@@ -208,13 +208,41 @@ async def test_background_work_steps_aside_at_its_checks_while_interactive_work_
     assert max(paused) < 0.01
 
 
+async def test_background_work_runs_niced_and_heavy_work_nicer_still() -> None:
+    """Background work's threads run at niceness 10 (``BACKGROUND_PRIORITY``), below interactive
+    work; heavy evaluations at 19, below short background work."""
+    import os
+
+    from cowbird.node.scheduler import BACKGROUND_PRIORITY, LOWEST_PRIORITY
+
+    scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=0.05, background=1)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+
+    def niceness(deadline: Deadline) -> int:
+        deadline.check()
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def heavy(deadline: Deadline) -> int:
+        until = time.thread_time() + 0.2
+        while time.thread_time() < until:
+            deadline.check()
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    async def nothing(deadline: Deadline) -> None:
+        await never()
+
+    assert await scheduler.run(niceness, 10, nothing, BACKGROUND) == max(base, BACKGROUND_PRIORITY)
+    assert await scheduler.run(niceness, 10, nothing) == base
+    assert await scheduler.run(heavy, 10, nothing) == LOWEST_PRIORITY
+
+
 async def test_background_work_is_stopped_by_its_cpu_time_not_by_its_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     """A node's deadline for background work is in CPU seconds: paused behind interactive work for
     longer than its deadline it goes on; spinning past it, it is stopped."""
     # its threads keep their priority here: at the lowest, any other busy process on the machine (the
     # other pytest-xdist worker) starves them, and the wall-clock cap (5 times the CPU seconds) ends
     # the work before its CPU seconds are spent
-    monkeypatch.setattr(scheduler_module, "lower_priority", lambda thread: None)
+    monkeypatch.setattr(scheduler_module, "lower_priority", lambda thread, *niceness: None)
     scheduler = Scheduler(concurrent=2, queued=8, queue_seconds=5, heavy=1, heavy_after=10, background=1)
     scheduler.cores = 1
 

@@ -12,7 +12,8 @@ make a ``[word="dog"]`` wait, however busy the machine.
 Work the front end marks as *background* (``X-Cowbird-Priority: background``: analyses, exports,
 deep sorted pages, queries estimated heavy; :attr:`Asker.background`, read by the routes) never
 takes an interactive place: at most ``max_background_queries`` run at once, in line for up to their
-deadline, their threads at the lowest CPU priority from the start, and at each deadline check they
+deadline, their threads at a low CPU priority from the start (``BACKGROUND_PRIORITY``; the lowest once
+heavy), and at each deadline check they
 step aside (a few milliseconds, out of the GIL) while interactive evaluations are at work on every
 core — with a core left free they go on (work-conserving: no core idles while work waits).
 Background work that becomes heavy — after ``LONG_AFTER`` CPU seconds, not ``heavy_after_seconds``,
@@ -42,6 +43,9 @@ from cowbird.serving.clock import Clock, MonotonicClock, within
 
 T = TypeVar("T")
 LOWEST_PRIORITY = 19
+BACKGROUND_PRIORITY = 10
+"""Background work's niceness until it becomes heavy (then ``LOWEST_PRIORITY``): an analysis of a few
+tenths of a second gets the cores before a heavy query's minutes, and interactive work before both."""
 PRIORITY_HEADER = "x-cowbird-priority"
 BEGAN_HEADER = "x-cowbird-began"
 VIEWER_HEADER = "x-cowbird-viewer"
@@ -373,7 +377,7 @@ class _Pace:
         interpreter lock over (they take it at once) and goes on, on the cores they leave free."""
         thread = threading.get_ident()
         if thread not in self.lowered_threads:
-            lower_priority(threading.get_native_id())
+            lower_priority(threading.get_native_id(), BACKGROUND_PRIORITY)
             self.lowered_threads.add(thread)
         scheduler = self.scheduler
         working = scheduler.interactive_working()
@@ -402,9 +406,9 @@ class _Pace:
                 self.scheduler.memory.after()
 
 
-def lower_priority(thread: int) -> None:
+def lower_priority(thread: int, niceness: int = LOWEST_PRIORITY) -> None:
     try:
-        os.setpriority(os.PRIO_PROCESS, thread, LOWEST_PRIORITY)  # Linux: one thread's niceness
+        os.setpriority(os.PRIO_PROCESS, thread, niceness)  # Linux: one thread's niceness
     except (OSError, AttributeError):
         pass
 
