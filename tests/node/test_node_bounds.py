@@ -222,7 +222,8 @@ async def test_background_work_of_a_few_tenths_of_a_second_never_waits_for_the_h
     from cowbird.node import scheduler as scheduler_module
     from cowbird.node.scheduler import LONG_AFTER, Asker, Scheduler
 
-    monkeypatch.setattr(scheduler_module, "lower_priority", lambda thread, *niceness: None)  # not starved by other tests
+    # not starved by the other tests at the lowest priority
+    monkeypatch.setattr(scheduler_module, "lower_priority", lambda thread, *niceness: None)
     scheduler = Scheduler(concurrent=1, queued=4, queue_seconds=5, heavy=1, heavy_after=0.2, background=1)
     assert scheduler.heavy.acquire(blocking=False)  # a heavy query holds the one heavy place
     assert LONG_AFTER > 0.4
