@@ -226,3 +226,12 @@ def test_a_stream_gives_the_hits_in_pieces_each_with_a_floor(sample_registry: Pa
     modified = parse_cqp('(?longest) [pos="JJ.*"]* [pos="NN.*"]')
     assert sorted(hit for piece, _ in ranged.stream(modified) for hit in pairs(piece)) == pairs(
         whole.evaluate(modified, "longest"))
+
+
+def test_a_repetition_of_a_thousand_tokens_is_planned_without_recursion(sample_registry: Path) -> None:
+    """How far ahead a match may read is found over the automaton's states without recursion: a
+    ``[]{1000}`` (the longest repetition the syntax allows) is a chain of 1,000 states, and the
+    recursive walk raised RecursionError (a 500 to the user)."""
+    engine = NativeEngine.open(sample_registry, "sample")
+    assert engine.run("[]{3,} []{1000}").total == 0  # the sample's texts are shorter
+    assert not engine.estimate("[]{3,} []{1000}").exact or engine.estimate("[]{3,} []{1000}").hits == 0

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -260,6 +261,12 @@ def sketch_rows(corpus: CwbCorpus, attribute: str, table: RelationTable, headwor
 # -- saved tables -----------------------------------------------------------------------------------
 
 
+_LOADING = threading.Lock()
+"""One ``np.load`` at a time: it reads each file's header with ``ast.literal_eval``, and CPython 3.11's
+AST constructor is not safe in two threads at once ("AST constructor recursion depth mismatch",
+python/cpython#106905: partitions' tables loaded in the node's worker threads together)."""
+
+
 def saved(corpus: CwbCorpus, key: str) -> RelationTable | None:
     """The table saved under ``key`` for this corpus, mapped, or None."""
     folder = tables_directory(corpus) / key
@@ -271,7 +278,8 @@ def saved(corpus: CwbCorpus, key: str) -> RelationTable | None:
         return None  # from another build of the corpus: not believed
 
     def load(name: str) -> Any:
-        return np.load(folder / f"{name}.npy", mmap_mode="r")
+        with _LOADING:
+            return np.load(folder / f"{name}.npy", mmap_mode="r")
 
     table = RelationTable(load("heads"), load("colls"), load("counts"), load("by_coll"), int(described["instances"]))
     # mapped, not computed: a sketch reads only the pages of its headword's rows

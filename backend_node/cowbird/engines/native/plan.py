@@ -502,27 +502,25 @@ class Planner:
         """At most how many tokens a match of this pass consumes after its first state (None: no
         bound, a loop): how far ahead of a row its tokens may be worth reading."""
         states, follow = self.automaton.states, self.automaton.follow
-        longest: dict[int, int | None] = {}
-        visiting: set[int] = set()
-
-        def after(i: int) -> int | None:  # tokens on the longest way on from state i (i excluded)
-            if i in longest:
-                return longest[i]
-            if i in visiting:
-                return None
-            visiting.add(i)
-            best: int | None = 0
-            for k in follow[i]:
-                rest = after(k)
-                if rest is None or best is None:
-                    best = None
-                    continue
-                best = max(best, rest + (1 if states[k].is_token else 0))
-            visiting.discard(i)
-            longest[i] = best
-            return best
-
-        return after(first)
+        # depth first without recursion (a []{1000} is a chain of 1,000 states); a state met again on
+        # the way to it is a loop: no bound
+        longest: dict[int, int] = {}  # tokens on the longest way on from a state (the state excluded)
+        on_way = {first}
+        stack = [(first, iter(follow[first]))]
+        while stack:
+            i, ahead = stack[-1]
+            for k in ahead:
+                if k in on_way:
+                    return None
+                if k not in longest:
+                    on_way.add(k)
+                    stack.append((k, iter(follow[k])))
+                    break
+            else:
+                stack.pop()
+                on_way.discard(i)
+                longest[i] = max((longest[k] + (1 if states[k].is_token else 0) for k in follow[i]), default=0)
+        return longest[first]
 
     def consumes_after(self, first: int) -> bool:
         """Whether a match of this pass can consume tokens after its first state (else the
