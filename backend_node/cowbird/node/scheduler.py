@@ -370,7 +370,7 @@ class _Pace:
                     memory.release(ticket)
 
     def _step_aside(self) -> None:
-        """Background work: its thread at the lowest priority (the operating system gives interactive
+        """Background work: its thread at ``BACKGROUND_PRIORITY`` (the operating system gives interactive
         threads, of any process, the cores first), and at every check work-conserving room for
         interactive evaluations of this node: while they are at work on every core it pauses (out of
         the interpreter lock) at most ``STEP_ASIDE_MOST``; while fewer are, it only hands the
